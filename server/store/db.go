@@ -1,0 +1,149 @@
+// Package store is gw's persistence: bun models and the queries over them, on
+// embedded SQLite or PostgreSQL. Every method runs on whatever bun.IDB the
+// Store was made with, so the service layer decides where transactions begin.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"github.com/uptrace/bun/migrate"
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
+
+	"github.com/gw-gateway/gw/migrations"
+)
+
+// Open connects to databaseURL, or, when it is empty, to the embedded SQLite
+// file gw.db inside dataDir (created if needed).
+func Open(ctx context.Context, databaseURL, dataDir string) (*bun.DB, error) {
+	var db *bun.DB
+	switch {
+	case databaseURL == "":
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("create data dir: %w", err)
+		}
+		sqldb, err := sql.Open("sqlite", SQLiteDSN(filepath.Join(dataDir, "gw.db")))
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		db = bun.NewDB(sqldb, sqlitedialect.New())
+	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
+		sqldb, err := sql.Open("pgx", databaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		sqldb.SetMaxOpenConns(20)
+		db = bun.NewDB(sqldb, pgdialect.New())
+	case strings.HasPrefix(databaseURL, "sqlite://"), strings.HasPrefix(databaseURL, "file:"):
+		path := strings.TrimPrefix(strings.TrimPrefix(databaseURL, "sqlite://"), "file:")
+		if i := strings.IndexByte(path, '?'); i >= 0 {
+			path = path[:i]
+		}
+		sqldb, err := sql.Open("sqlite", SQLiteDSN(path))
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		db = bun.NewDB(sqldb, sqlitedialect.New())
+	default:
+		return nil, fmt.Errorf("unsupported database URL scheme (want postgres://, sqlite:// or empty for the embedded default)")
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to database: %w", redactErr(err, databaseURL))
+	}
+	return db, nil
+}
+
+// SQLiteDSN is the connection string for an embedded database file: foreign
+// keys on, WAL so readers never wait on the writer, a busy timeout instead of
+// immediate SQLITE_BUSY, and IMMEDIATE transactions so a read-then-write
+// transaction cannot deadlock upgrading its lock.
+func SQLiteDSN(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// redactErr keeps a password in the URL out of error messages.
+func redactErr(err error, databaseURL string) error {
+	u, perr := url.Parse(databaseURL)
+	if perr != nil || u.User == nil {
+		return err
+	}
+	if pw, ok := u.User.Password(); ok && pw != "" && strings.Contains(err.Error(), pw) {
+		return fmt.Errorf("%s", strings.ReplaceAll(err.Error(), pw, "xxxxx"))
+	}
+	return err
+}
+
+// Migrator returns bun's migrator over the embedded migrations.
+func Migrator(db *bun.DB) (*migrate.Migrator, error) {
+	ms, err := migrations.New()
+	if err != nil {
+		return nil, err
+	}
+	return migrate.NewMigrator(db, ms, migrate.WithMarkAppliedOnSuccess(true)), nil
+}
+
+// Migrate brings the schema up to date and returns the names it applied.
+func Migrate(ctx context.Context, db *bun.DB) ([]string, error) {
+	m, err := Migrator(db)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Init(ctx); err != nil {
+		return nil, fmt.Errorf("init migrations table: %w", err)
+	}
+	if err := m.Lock(ctx); err != nil {
+		return nil, fmt.Errorf("lock migrations: %w", err)
+	}
+	defer m.Unlock(ctx) //nolint:errcheck // unlock failure leaves a lock row an operator can clear
+	group, err := m.Migrate(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	var names []string
+	for _, mig := range group.Migrations {
+		names = append(names, mig.Name)
+	}
+	return names, nil
+}
+
+// MigrationStatus lists each known migration and whether it is applied.
+type MigrationStatus struct {
+	Name    string
+	Applied bool
+}
+
+// Status reports the migrations applied and pending.
+func Status(ctx context.Context, db *bun.DB) ([]MigrationStatus, error) {
+	m, err := Migrator(db)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Init(ctx); err != nil {
+		return nil, fmt.Errorf("init migrations table: %w", err)
+	}
+	ms, err := m.MigrationsWithStatus(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migration status: %w", err)
+	}
+	out := make([]MigrationStatus, 0, len(ms))
+	for _, mig := range ms {
+		out = append(out, MigrationStatus{Name: mig.Name, Applied: mig.IsApplied()})
+	}
+	return out, nil
+}

@@ -1,0 +1,211 @@
+package store
+
+import (
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Strings is a list stored as JSON text, the same on both dialects.
+type Strings []string
+
+// Value implements driver.Valuer.
+func (s Strings) Value() (driver.Value, error) {
+	if s == nil {
+		s = Strings{}
+	}
+	b, err := json.Marshal([]string(s))
+	return string(b), err
+}
+
+// Scan implements sql.Scanner.
+func (s *Strings) Scan(src any) error {
+	var b []byte
+	switch v := src.(type) {
+	case string:
+		b = []byte(v)
+	case []byte:
+		b = v
+	case nil:
+		*s = nil
+		return nil
+	default:
+		return fmt.Errorf("scan Strings from %T", src)
+	}
+	return json.Unmarshal(b, (*[]string)(s))
+}
+
+// JSONMap is an object stored as JSON text.
+type JSONMap map[string]any
+
+// Value implements driver.Valuer.
+func (m JSONMap) Value() (driver.Value, error) {
+	if m == nil {
+		return "{}", nil
+	}
+	b, err := json.Marshal(map[string]any(m))
+	return string(b), err
+}
+
+// Scan implements sql.Scanner.
+func (m *JSONMap) Scan(src any) error {
+	var b []byte
+	switch v := src.(type) {
+	case string:
+		b = []byte(v)
+	case []byte:
+		b = v
+	case nil:
+		*m = nil
+		return nil
+	default:
+		return fmt.Errorf("scan JSONMap from %T", src)
+	}
+	return json.Unmarshal(b, (*map[string]any)(m))
+}
+
+// Now is the store's notion of the current time: UTC, truncated to the
+// microsecond PostgreSQL keeps, so what is written reads back identical.
+func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// InstanceState is the single row of instance-wide state.
+type InstanceState struct {
+	bun.BaseModel `bun:"table:instance_state"`
+
+	ID             int        `bun:"id,pk"`
+	CursorKey      string     `bun:"cursor_key"`
+	SetupTokenHash *string    `bun:"setup_token_hash"`
+	BootstrappedAt *time.Time `bun:"bootstrapped_at"`
+	CreatedAt      time.Time  `bun:"created_at"`
+}
+
+// Organization is a tenant.
+type Organization struct {
+	bun.BaseModel `bun:"table:organizations"`
+
+	ID        uuid.UUID `bun:"id,pk,type:uuid"`
+	Name      string    `bun:"name"`
+	Slug      string    `bun:"slug"`
+	CreatedAt time.Time `bun:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at"`
+}
+
+// User is a person or a service account.
+type User struct {
+	bun.BaseModel `bun:"table:users"`
+
+	ID             uuid.UUID  `bun:"id,pk,type:uuid"`
+	Email          string     `bun:"email"`
+	Name           string     `bun:"name"`
+	PasswordHash   *string    `bun:"password_hash"`
+	InstanceRole   string     `bun:"instance_role"`
+	ServiceAccount bool       `bun:"service_account"`
+	ManagingOrgID  *uuid.UUID `bun:"managing_org_id,type:uuid"`
+	CreatedAt      time.Time  `bun:"created_at"`
+	UpdatedAt      time.Time  `bun:"updated_at"`
+}
+
+// Membership places a user in an organization.
+type Membership struct {
+	bun.BaseModel `bun:"table:memberships"`
+
+	OrgID     uuid.UUID `bun:"org_id,pk,type:uuid"`
+	UserID    uuid.UUID `bun:"user_id,pk,type:uuid"`
+	Role      string    `bun:"role"`
+	Status    string    `bun:"status"`
+	CreatedAt time.Time `bun:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at"`
+}
+
+// Workspace groups keys, credentials and policies inside an organization.
+type Workspace struct {
+	bun.BaseModel `bun:"table:workspaces"`
+
+	ID        uuid.UUID `bun:"id,pk,type:uuid"`
+	OrgID     uuid.UUID `bun:"org_id,type:uuid"`
+	Name      string    `bun:"name"`
+	Slug      string    `bun:"slug"`
+	CreatedAt time.Time `bun:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at"`
+}
+
+// WorkspaceMember places a user in a workspace.
+type WorkspaceMember struct {
+	bun.BaseModel `bun:"table:workspace_members"`
+
+	WorkspaceID uuid.UUID `bun:"workspace_id,pk,type:uuid"`
+	UserID      uuid.UUID `bun:"user_id,pk,type:uuid"`
+	Role        string    `bun:"role"`
+	CreatedAt   time.Time `bun:"created_at"`
+	UpdatedAt   time.Time `bun:"updated_at"`
+}
+
+// ManagementKey is a control-plane credential; only its hash is stored.
+type ManagementKey struct {
+	bun.BaseModel `bun:"table:management_keys"`
+
+	ID          uuid.UUID  `bun:"id,pk,type:uuid"`
+	UserID      uuid.UUID  `bun:"user_id,type:uuid"`
+	OrgID       *uuid.UUID `bun:"org_id,type:uuid"`
+	WorkspaceID *uuid.UUID `bun:"workspace_id,type:uuid"`
+	ParentID    *uuid.UUID `bun:"parent_id,type:uuid"`
+	Prefix      string     `bun:"prefix"`
+	TokenHash   string     `bun:"token_hash"`
+	Permissions Strings    `bun:"permissions,type:text"`
+	Label       string     `bun:"label"`
+	ExpiresAt   *time.Time `bun:"expires_at"`
+	RevokedAt   *time.Time `bun:"revoked_at"`
+	CreatedAt   time.Time  `bun:"created_at"`
+	UpdatedAt   time.Time  `bun:"updated_at"`
+}
+
+// Session is a browser sign-in; only its hash is stored.
+type Session struct {
+	bun.BaseModel `bun:"table:sessions"`
+
+	ID        uuid.UUID `bun:"id,pk,type:uuid"`
+	UserID    uuid.UUID `bun:"user_id,type:uuid"`
+	TokenHash string    `bun:"token_hash"`
+	CreatedAt time.Time `bun:"created_at"`
+	ExpiresAt time.Time `bun:"expires_at"`
+}
+
+// Invitation asks someone, by email, to join an organization.
+type Invitation struct {
+	bun.BaseModel `bun:"table:invitations"`
+
+	ID         uuid.UUID  `bun:"id,pk,type:uuid"`
+	OrgID      uuid.UUID  `bun:"org_id,type:uuid"`
+	Email      string     `bun:"email"`
+	Role       string     `bun:"role"`
+	TokenHash  string     `bun:"token_hash"`
+	InvitedBy  *uuid.UUID `bun:"invited_by,type:uuid"`
+	AcceptedBy *uuid.UUID `bun:"accepted_by,type:uuid"`
+	ExpiresAt  time.Time  `bun:"expires_at"`
+	AcceptedAt *time.Time `bun:"accepted_at"`
+	RevokedAt  *time.Time `bun:"revoked_at"`
+	CreatedAt  time.Time  `bun:"created_at"`
+	UpdatedAt  time.Time  `bun:"updated_at"`
+}
+
+// AuditEvent records one mutation.
+type AuditEvent struct {
+	bun.BaseModel `bun:"table:audit_events"`
+
+	ID          uuid.UUID  `bun:"id,pk,type:uuid"`
+	OrgID       *uuid.UUID `bun:"org_id,type:uuid"`
+	WorkspaceID *uuid.UUID `bun:"workspace_id,type:uuid"`
+	ActorType   string     `bun:"actor_type"`
+	ActorID     *uuid.UUID `bun:"actor_id,type:uuid"`
+	ActorKeyID  *uuid.UUID `bun:"actor_key_id,type:uuid"`
+	Action      string     `bun:"action"`
+	TargetType  string     `bun:"target_type"`
+	TargetID    string     `bun:"target_id"`
+	RequestID   string     `bun:"request_id"`
+	Details     JSONMap    `bun:"details,type:text"`
+	CreatedAt   time.Time  `bun:"created_at"`
+}

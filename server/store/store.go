@@ -1,0 +1,114 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Store runs queries on a database or inside one transaction.
+type Store struct {
+	db   bun.IDB
+	root *bun.DB
+}
+
+// New wraps an open database.
+func New(db *bun.DB) *Store { return &Store{db: db, root: db} }
+
+// DB is the underlying database handle.
+func (s *Store) DB() *bun.DB { return s.root }
+
+// InTx runs fn in a transaction, or in the current one when s is already
+// transactional, so operations compose.
+func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
+	if _, ok := s.db.(bun.Tx); ok {
+		return fn(s)
+	}
+	return s.root.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		return fn(&Store{db: tx, root: s.root})
+	})
+}
+
+// PageKey is a sort position in a keyset-paginated collection.
+type PageKey struct {
+	CreatedAt time.Time
+	ID        uuid.UUID
+}
+
+// PageQuery asks for up to Limit items after the position After.
+type PageQuery struct {
+	After *PageKey
+	Limit int
+}
+
+// paginate applies keyset pagination on (created_at, id) and fetches one
+// extra row so the caller knows whether a next page exists. A position
+// compares by value, so deleting the boundary row does not break traversal.
+func paginate(q *bun.SelectQuery, alias string, p PageQuery, desc bool) *bun.SelectQuery {
+	col := func(c string) string {
+		if alias == "" {
+			return c
+		}
+		return alias + "." + c
+	}
+	op, dir := ">", "ASC"
+	if desc {
+		op, dir = "<", "DESC"
+	}
+	if p.After != nil {
+		q = q.Where(fmt.Sprintf("(%s, %s) %s (?, ?)", col("created_at"), col("id"), op), p.After.CreatedAt, p.After.ID)
+	}
+	return q.OrderExpr(fmt.Sprintf("%s %s, %s %s", col("created_at"), dir, col("id"), dir)).Limit(int64(p.Limit + 1))
+}
+
+// trimPage cuts the extra row and returns the key of the last kept item.
+func trimPage[T any](items []T, limit int, key func(T) PageKey) ([]T, *PageKey) {
+	if len(items) <= limit {
+		return items, nil
+	}
+	items = items[:limit]
+	k := key(items[len(items)-1])
+	return items, &k
+}
+
+// GetInstanceState reads the instance row, creating it on first use. The
+// insert is idempotent, so replicas starting together agree on one row.
+func (s *Store) GetInstanceState(ctx context.Context) (*InstanceState, error) {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("read random: %w", err)
+	}
+	row := &InstanceState{ID: 1, CursorKey: hex.EncodeToString(key), CreatedAt: Now()}
+	if _, err := s.db.NewInsert().Model(row).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
+		return nil, fmt.Errorf("create instance state: %w", mapErr(err))
+	}
+	st := new(InstanceState)
+	if err := s.db.NewSelect().Model(st).Where("id = 1").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("read instance state: %w", mapErr(err))
+	}
+	return st, nil
+}
+
+// SetSetupToken replaces the one-time setup token hash (nil clears it).
+func (s *Store) SetSetupToken(ctx context.Context, hash *string) error {
+	_, err := s.db.NewUpdate().Model((*InstanceState)(nil)).Set("setup_token_hash = ?", hash).Where("id = 1").Exec(ctx)
+	return mapErr(err)
+}
+
+// MarkBootstrapped records the first owner's creation. It succeeds for
+// exactly one caller: the update is conditional on the instance being empty.
+func (s *Store) MarkBootstrapped(ctx context.Context, at time.Time) (bool, error) {
+	res, err := s.db.NewUpdate().Model((*InstanceState)(nil)).
+		Set("bootstrapped_at = ?", at).Set("setup_token_hash = NULL").
+		Where("id = 1").Where("bootstrapped_at IS NULL").Exec(ctx)
+	if err != nil {
+		return false, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}

@@ -1,0 +1,200 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// CreateOrganization inserts an organization; a taken slug is ErrConflict.
+func (s *Store) CreateOrganization(ctx context.Context, o *Organization) error {
+	_, err := s.db.NewInsert().Model(o).Exec(ctx)
+	return mapErr(err)
+}
+
+// GetOrganization finds an organization by id.
+func (s *Store) GetOrganization(ctx context.Context, id uuid.UUID) (*Organization, error) {
+	o := new(Organization)
+	err := s.db.NewSelect().Model(o).Where("id = ?", id).Scan(ctx)
+	return o, mapErr(err)
+}
+
+// GetOrganizationByRef finds an organization by UUID or slug.
+func (s *Store) GetOrganizationByRef(ctx context.Context, ref string) (*Organization, error) {
+	if id, err := uuid.Parse(ref); err == nil && len(ref) == 36 {
+		return s.GetOrganization(ctx, id)
+	}
+	o := new(Organization)
+	err := s.db.NewSelect().Model(o).Where("slug = ?", ref).Scan(ctx)
+	return o, mapErr(err)
+}
+
+// ListOrganizations pages through organizations; when memberOf is set, only
+// those where that user has a membership.
+func (s *Store) ListOrganizations(ctx context.Context, memberOf *uuid.UUID, p PageQuery) ([]Organization, *PageKey, error) {
+	var out []Organization
+	q := s.db.NewSelect().Model(&out)
+	if memberOf != nil {
+		q = q.Where("id IN (?)", s.db.NewSelect().Model((*Membership)(nil)).Column("org_id").Where("user_id = ?", *memberOf))
+	}
+	if err := paginate(q, "", p, false).Scan(ctx); err != nil {
+		return nil, nil, mapErr(err)
+	}
+	items, next := trimPage(out, p.Limit, func(o Organization) PageKey { return PageKey{o.CreatedAt, o.ID} })
+	return items, next, nil
+}
+
+// UpdateOrganization writes name, slug and updated_at.
+func (s *Store) UpdateOrganization(ctx context.Context, o *Organization) error {
+	_, err := s.db.NewUpdate().Model(o).Column("name", "slug", "updated_at").WherePK().Exec(ctx)
+	return mapErr(err)
+}
+
+// DeleteOrganization removes an organization; its workspaces, memberships,
+// keys, invitations and service accounts go with it (foreign keys cascade).
+func (s *Store) DeleteOrganization(ctx context.Context, id uuid.UUID) error {
+	res, err := s.db.NewDelete().Model((*Organization)(nil)).Where("id = ?", id).Exec(ctx)
+	return affectedOne(res, err)
+}
+
+func affectedOne(res interface{ RowsAffected() (int64, error) }, err error) error {
+	if err != nil {
+		return mapErr(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// CreateWorkspace inserts a workspace; a slug taken in the organization is
+// ErrConflict.
+func (s *Store) CreateWorkspace(ctx context.Context, w *Workspace) error {
+	_, err := s.db.NewInsert().Model(w).Exec(ctx)
+	return mapErr(err)
+}
+
+// GetWorkspaceByRef finds a workspace of an organization by UUID or slug.
+func (s *Store) GetWorkspaceByRef(ctx context.Context, orgID uuid.UUID, ref string) (*Workspace, error) {
+	w := new(Workspace)
+	q := s.db.NewSelect().Model(w).Where("org_id = ?", orgID)
+	if id, err := uuid.Parse(ref); err == nil && len(ref) == 36 {
+		q = q.Where("id = ?", id)
+	} else {
+		q = q.Where("slug = ?", ref)
+	}
+	return w, mapErr(q.Scan(ctx))
+}
+
+// GetWorkspace finds a workspace by id.
+func (s *Store) GetWorkspace(ctx context.Context, id uuid.UUID) (*Workspace, error) {
+	w := new(Workspace)
+	return w, mapErr(s.db.NewSelect().Model(w).Where("id = ?", id).Scan(ctx))
+}
+
+// WorkspaceFilter narrows ListWorkspaces.
+type WorkspaceFilter struct {
+	OrgID uuid.UUID
+	// MemberID, when set, keeps workspaces where this user is a member.
+	MemberID *uuid.UUID
+	// OnlyID, when set, keeps just this workspace.
+	OnlyID *uuid.UUID
+}
+
+// ListWorkspaces returns an organization's workspaces, oldest first.
+func (s *Store) ListWorkspaces(ctx context.Context, f WorkspaceFilter) ([]Workspace, error) {
+	out := []Workspace{}
+	q := s.db.NewSelect().Model(&out).Where("org_id = ?", f.OrgID)
+	if f.MemberID != nil {
+		q = q.Where("id IN (?)", s.db.NewSelect().Model((*WorkspaceMember)(nil)).Column("workspace_id").Where("user_id = ?", *f.MemberID))
+	}
+	if f.OnlyID != nil {
+		q = q.Where("id = ?", *f.OnlyID)
+	}
+	err := q.OrderExpr("created_at ASC, id ASC").Scan(ctx)
+	return out, mapErr(err)
+}
+
+// UpdateWorkspace writes name, slug and updated_at.
+func (s *Store) UpdateWorkspace(ctx context.Context, w *Workspace) error {
+	_, err := s.db.NewUpdate().Model(w).Column("name", "slug", "updated_at").WherePK().Exec(ctx)
+	return mapErr(err)
+}
+
+// DeleteWorkspace removes a workspace with its memberships, keys and
+// credentials (cascading); usage events have no foreign key and stay.
+func (s *Store) DeleteWorkspace(ctx context.Context, id uuid.UUID) error {
+	res, err := s.db.NewDelete().Model((*Workspace)(nil)).Where("id = ?", id).Exec(ctx)
+	return affectedOne(res, err)
+}
+
+// CreateUser inserts a user; a taken email is ErrConflict.
+func (s *Store) CreateUser(ctx context.Context, u *User) error {
+	_, err := s.db.NewInsert().Model(u).Exec(ctx)
+	return mapErr(err)
+}
+
+// GetUser finds a user by id.
+func (s *Store) GetUser(ctx context.Context, id uuid.UUID) (*User, error) {
+	u := new(User)
+	return u, mapErr(s.db.NewSelect().Model(u).Where("id = ?", id).Scan(ctx))
+}
+
+// GetUserByEmail finds a user by (normalised, lower-case) email.
+func (s *Store) GetUserByEmail(ctx context.Context, email string) (*User, error) {
+	u := new(User)
+	return u, mapErr(s.db.NewSelect().Model(u).Where("email = ?", email).Scan(ctx))
+}
+
+// ListUsers returns every user, oldest first.
+func (s *Store) ListUsers(ctx context.Context) ([]User, error) {
+	out := []User{}
+	err := s.db.NewSelect().Model(&out).OrderExpr("created_at ASC, id ASC").Scan(ctx)
+	return out, mapErr(err)
+}
+
+// UpdateUserRole sets a user's instance role.
+func (s *Store) UpdateUserRole(ctx context.Context, id uuid.UUID, role string, at time.Time) error {
+	res, err := s.db.NewUpdate().Model((*User)(nil)).Set("instance_role = ?", role).Set("updated_at = ?", at).Where("id = ?", id).Exec(ctx)
+	return affectedOne(res, err)
+}
+
+// CountInstanceOwners counts users holding the instance owner role.
+func (s *Store) CountInstanceOwners(ctx context.Context) (int, error) {
+	n, err := s.db.NewSelect().Model((*User)(nil)).Where("instance_role = 'owner'").Count(ctx)
+	return int(n), mapErr(err)
+}
+
+// DeleteUser removes a user (used for service accounts); keys, sessions and
+// memberships cascade.
+func (s *Store) DeleteUser(ctx context.Context, id uuid.UUID) error {
+	res, err := s.db.NewDelete().Model((*User)(nil)).Where("id = ?", id).Exec(ctx)
+	return affectedOne(res, err)
+}
+
+// UserOrgs maps each of the given users to the organizations they belong to.
+func (s *Store) UserOrgs(ctx context.Context, userIDs []uuid.UUID) (map[uuid.UUID][]uuid.UUID, error) {
+	out := make(map[uuid.UUID][]uuid.UUID, len(userIDs))
+	if len(userIDs) == 0 {
+		return out, nil
+	}
+	var rows []Membership
+	err := s.db.NewSelect().Model(&rows).Where("user_id IN (?)", bun.In(userIDs)).OrderExpr("created_at ASC, org_id ASC").Scan(ctx)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	for _, m := range rows {
+		out[m.UserID] = append(out[m.UserID], m.OrgID)
+	}
+	return out, nil
+}
+
+// ListServiceAccounts returns the service accounts an organization manages.
+func (s *Store) ListServiceAccounts(ctx context.Context, orgID uuid.UUID) ([]User, error) {
+	out := []User{}
+	err := s.db.NewSelect().Model(&out).Where("service_account").Where("managing_org_id = ?", orgID).
+		OrderExpr("created_at ASC, id ASC").Scan(ctx)
+	return out, mapErr(err)
+}

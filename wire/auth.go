@@ -1,0 +1,141 @@
+package wire
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Credentials signs a person in.
+type Credentials struct {
+	Email    string `json:"email" jsonschema:"minLength=3,maxLength=254"`
+	Password string `json:"password" jsonschema:"minLength=8,maxLength=256"`
+}
+
+// Signup creates a person's account.
+type Signup struct {
+	Email    string `json:"email" jsonschema:"minLength=3,maxLength=254"`
+	Password string `json:"password" jsonschema:"minLength=8,maxLength=256"`
+	Name     string `json:"name,omitempty" jsonschema:"maxLength=100"`
+}
+
+// SessionResult answers sign-in and sign-up; the session itself travels in
+// the svc_session cookie.
+type SessionResult struct {
+	User      User      `json:"user"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// Me describes the caller: who, through which credential, with what rights.
+type Me struct {
+	User        User           `json:"user"`
+	Credential  string         `json:"credential" jsonschema:"enum=session,enum=management_key"`
+	Key         *ManagementKey `json:"key"`
+	Memberships []Membership   `json:"memberships"`
+}
+
+// LoggedOut answers logout.
+type LoggedOut struct {
+	LoggedOut bool `json:"logged_out"`
+}
+
+// Bootstrap creates the first instance owner on an empty instance.
+type Bootstrap struct {
+	Token            string `json:"token"`
+	Email            string `json:"email" jsonschema:"minLength=3,maxLength=254"`
+	Password         string `json:"password" jsonschema:"minLength=8,maxLength=256"`
+	Name             string `json:"name,omitempty" jsonschema:"maxLength=100"`
+	OrganizationName string `json:"organization_name,omitempty" jsonschema:"maxLength=100"`
+	WorkspaceName    string `json:"workspace_name,omitempty" jsonschema:"maxLength=100"`
+}
+
+// BootstrapResult is what bootstrap made, with an instance key shown once
+// so automation can go on without a browser.
+type BootstrapResult struct {
+	User          User          `json:"user"`
+	Organization  Organization  `json:"organization"`
+	Workspace     Workspace     `json:"workspace"`
+	ManagementKey ManagementKey `json:"management_key"`
+}
+
+// BootstrapStatus says whether the instance still awaits its first owner.
+type BootstrapStatus struct {
+	Bootstrapped bool `json:"bootstrapped"`
+}
+
+// Invitation asks a person, by email, to join an organization. Token is
+// present only when the invitation is issued or reissued.
+type Invitation struct {
+	ID         uuid.UUID  `json:"id"`
+	OrgID      uuid.UUID  `json:"org_id"`
+	Email      string     `json:"email"`
+	Role       string     `json:"role" jsonschema:"enum=owner,enum=admin,enum=member,enum=viewer"`
+	Status     string     `json:"status" jsonschema:"enum=pending,enum=accepted,enum=revoked,enum=expired"`
+	InvitedBy  *uuid.UUID `json:"invited_by"`
+	AcceptedBy *uuid.UUID `json:"accepted_by"`
+	ExpiresAt  time.Time  `json:"expires_at"`
+	AcceptedAt *time.Time `json:"accepted_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	Token      string     `json:"token,omitempty"`
+}
+
+// InvitationCreate issues an invitation.
+type InvitationCreate struct {
+	Email string `json:"email" jsonschema:"minLength=3,maxLength=254"`
+	Role  string `json:"role" jsonschema:"enum=owner,enum=admin,enum=member,enum=viewer"`
+}
+
+// InvitationAccept redeems an invitation token. A signed-in caller joins as
+// themselves; otherwise Password (and optionally Name) create the account.
+type InvitationAccept struct {
+	Token    string `json:"token"`
+	Password string `json:"password,omitempty" jsonschema:"minLength=8,maxLength=256"`
+	Name     string `json:"name,omitempty" jsonschema:"maxLength=100"`
+}
+
+// InvitationAccepted is the membership an accepted invitation made.
+type InvitationAccepted struct {
+	User       User       `json:"user"`
+	Membership Membership `json:"membership"`
+}
+
+// AuditEvent records one mutation. It never carries a secret.
+type AuditEvent struct {
+	ID        uuid.UUID      `json:"id"`
+	Action    string         `json:"action"`
+	Actor     AuditActor     `json:"actor"`
+	Target    AuditTarget    `json:"target"`
+	Scope     AuditScope     `json:"scope"`
+	RequestID string         `json:"request_id"`
+	Details   map[string]any `json:"details"`
+	CreatedAt time.Time      `json:"created_at"`
+}
+
+// AuditActor is who did it: a user (or service account) and the key used.
+type AuditActor struct {
+	Type  string     `json:"type" jsonschema:"enum=user,enum=service_account,enum=system"`
+	ID    *uuid.UUID `json:"id"`
+	KeyID *uuid.UUID `json:"key_id"`
+}
+
+// AuditTarget is what it was done to.
+type AuditTarget struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// AuditScope is where it happened.
+type AuditScope struct {
+	Level       string     `json:"level" jsonschema:"enum=instance,enum=organization,enum=workspace"`
+	OrgID       *uuid.UUID `json:"org_id"`
+	WorkspaceID *uuid.UUID `json:"workspace_id"`
+}
+
+// EnrollmentChoice is an organization, with its workspaces, where the caller
+// may approve a CLI authorization.
+type EnrollmentChoice struct {
+	Organization Organization `json:"organization"`
+	Workspaces   []Workspace  `json:"workspaces"`
+}

@@ -1,0 +1,175 @@
+// Package wire defines every JSON shape of gw's management API once. The
+// server encodes these, the client decodes them, and the OpenAPI document is
+// generated from them; nothing else describes the wire.
+package wire
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Envelope wraps every successful management response exactly once.
+type Envelope[T any] struct {
+	Data T `json:"data"`
+}
+
+// Page wraps one page of a growing collection.
+type Page[T any] struct {
+	Data []T     `json:"data"`
+	Page PageRef `json:"page"`
+}
+
+// PageRef points to the next page; NextCursor is null on the last page.
+type PageRef struct {
+	NextCursor *string `json:"next_cursor"`
+}
+
+// ErrorDetail is the body of every non-validation control-plane error.
+type ErrorDetail struct {
+	Detail string `json:"detail"`
+}
+
+// ValidationIssue is one item of a 422 body.
+type ValidationIssue struct {
+	Loc   []any          `json:"loc"`
+	Msg   string         `json:"msg"`
+	Type  string         `json:"type"`
+	Input any            `json:"input,omitempty"`
+	Ctx   map[string]any `json:"ctx,omitempty"`
+}
+
+// ValidationError is the body of a 422 with per-field problems.
+type ValidationError struct {
+	Detail []ValidationIssue `json:"detail"`
+}
+
+// Organization is a tenant.
+type Organization struct {
+	ID        uuid.UUID `json:"id"`
+	Name      string    `json:"name"`
+	Slug      string    `json:"slug"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// OrganizationCreate is the body that creates an organization.
+type OrganizationCreate struct {
+	Name string `json:"name" jsonschema:"minLength=1,maxLength=100"`
+	Slug string `json:"slug,omitempty" jsonschema:"minLength=1,maxLength=63,pattern=^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"`
+}
+
+// OrganizationUpdate changes an organization's name or slug.
+type OrganizationUpdate struct {
+	Name *string `json:"name,omitempty" jsonschema:"minLength=1,maxLength=100"`
+	Slug *string `json:"slug,omitempty" jsonschema:"minLength=1,maxLength=63,pattern=^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"`
+}
+
+// Workspace is spec 2.2.
+type Workspace struct {
+	ID        uuid.UUID `json:"id"`
+	OrgID     uuid.UUID `json:"org_id"`
+	Name      string    `json:"name"`
+	Slug      string    `json:"slug"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// WorkspaceCreate is the body that creates a workspace.
+type WorkspaceCreate struct {
+	Name string `json:"name" jsonschema:"minLength=1,maxLength=100"`
+	Slug string `json:"slug,omitempty" jsonschema:"minLength=1,maxLength=63,pattern=^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"`
+}
+
+// WorkspaceUpdate changes a workspace's name or slug.
+type WorkspaceUpdate struct {
+	Name *string `json:"name,omitempty" jsonschema:"minLength=1,maxLength=100"`
+	Slug *string `json:"slug,omitempty" jsonschema:"minLength=1,maxLength=63,pattern=^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"`
+}
+
+// Deleted is the result of deleting a workspace or an organization.
+type Deleted struct {
+	ID        uuid.UUID `json:"id"`
+	DeletedAt time.Time `json:"deleted_at"`
+}
+
+// User is a principal: a person or a service account (spec 2.5).
+type User struct {
+	ID             uuid.UUID   `json:"id"`
+	Email          string      `json:"email"`
+	Name           string      `json:"name"`
+	InstanceRole   string      `json:"instance_role" jsonschema:"enum=owner,enum=admin,enum=member"`
+	ServiceAccount bool        `json:"service_account"`
+	ManagingOrgID  *uuid.UUID  `json:"managing_org_id"`
+	CreatedAt      time.Time   `json:"created_at"`
+	UpdatedAt      time.Time   `json:"updated_at"`
+	Orgs           []uuid.UUID `json:"orgs"`
+}
+
+// UserUpdate changes a user's instance role.
+type UserUpdate struct {
+	InstanceRole string `json:"instance_role" jsonschema:"enum=owner,enum=admin,enum=member"`
+}
+
+// Membership is a principal's place in an organization (spec 2.5).
+type Membership struct {
+	UserID uuid.UUID `json:"user_id"`
+	OrgID  uuid.UUID `json:"org_id"`
+	Role   string    `json:"role" jsonschema:"enum=owner,enum=admin,enum=member,enum=viewer"`
+	Status string    `json:"status" jsonschema:"enum=active,enum=invited,enum=suspended"`
+}
+
+// Member is an organization member as listed: the membership plus who it is.
+type Member struct {
+	UserID         uuid.UUID `json:"user_id"`
+	OrgID          uuid.UUID `json:"org_id"`
+	Email          string    `json:"email"`
+	Name           string    `json:"name"`
+	ServiceAccount bool      `json:"service_account"`
+	Role           string    `json:"role" jsonschema:"enum=owner,enum=admin,enum=member,enum=viewer"`
+	Status         string    `json:"status" jsonschema:"enum=active,enum=invited,enum=suspended"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// MemberAdd adds an existing user to an organization, by id or email.
+type MemberAdd struct {
+	UserID *uuid.UUID `json:"user_id,omitempty"`
+	Email  string     `json:"email,omitempty"`
+	Role   string     `json:"role" jsonschema:"enum=owner,enum=admin,enum=member,enum=viewer"`
+}
+
+// MemberUpdate changes a member's role or status.
+type MemberUpdate struct {
+	Role   *string `json:"role,omitempty" jsonschema:"enum=owner,enum=admin,enum=member,enum=viewer"`
+	Status *string `json:"status,omitempty" jsonschema:"enum=active,enum=suspended"`
+}
+
+// WorkspaceMember is a principal's place in a workspace.
+type WorkspaceMember struct {
+	WorkspaceID uuid.UUID `json:"workspace_id"`
+	UserID      uuid.UUID `json:"user_id"`
+	Email       string    `json:"email"`
+	Name        string    `json:"name"`
+	Role        string    `json:"role" jsonschema:"enum=admin,enum=member,enum=viewer"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// WorkspaceMemberAdd adds an organization member to a workspace.
+type WorkspaceMemberAdd struct {
+	UserID uuid.UUID `json:"user_id"`
+	Role   string    `json:"role" jsonschema:"enum=admin,enum=member,enum=viewer"`
+}
+
+// WorkspaceMemberUpdate changes a workspace member's role.
+type WorkspaceMemberUpdate struct {
+	Role string `json:"role" jsonschema:"enum=admin,enum=member,enum=viewer"`
+}
+
+// Candidate is an organization member who may be added to a workspace.
+type Candidate struct {
+	UserID uuid.UUID `json:"user_id"`
+	Email  string    `json:"email"`
+	Name   string    `json:"name"`
+}
