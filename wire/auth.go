@@ -30,7 +30,7 @@ type SessionResult struct {
 type Me struct {
 	User        User           `json:"user"`
 	Credential  string         `json:"credential" jsonschema:"enum=session,enum=management_key"`
-	Key         *ManagementKey `json:"key"`
+	Key         *ManagementKey `json:"key" jsonschema:"nullable"`
 	Memberships []Membership   `json:"memberships"`
 }
 
@@ -71,11 +71,11 @@ type Invitation struct {
 	Email      string     `json:"email"`
 	Role       string     `json:"role" jsonschema:"enum=owner,enum=admin,enum=member,enum=viewer"`
 	Status     string     `json:"status" jsonschema:"enum=pending,enum=accepted,enum=revoked,enum=expired"`
-	InvitedBy  *uuid.UUID `json:"invited_by"`
-	AcceptedBy *uuid.UUID `json:"accepted_by"`
+	InvitedBy  *uuid.UUID `json:"invited_by" jsonschema:"nullable"`
+	AcceptedBy *uuid.UUID `json:"accepted_by" jsonschema:"nullable"`
 	ExpiresAt  time.Time  `json:"expires_at"`
-	AcceptedAt *time.Time `json:"accepted_at"`
-	RevokedAt  *time.Time `json:"revoked_at"`
+	AcceptedAt *time.Time `json:"accepted_at" jsonschema:"nullable"`
+	RevokedAt  *time.Time `json:"revoked_at" jsonschema:"nullable"`
 	CreatedAt  time.Time  `json:"created_at"`
 	UpdatedAt  time.Time  `json:"updated_at"`
 	Token      string     `json:"token,omitempty"`
@@ -116,8 +116,8 @@ type AuditEvent struct {
 // AuditActor is who did it: a user (or service account) and the key used.
 type AuditActor struct {
 	Type  string     `json:"type" jsonschema:"enum=user,enum=service_account,enum=system"`
-	ID    *uuid.UUID `json:"id"`
-	KeyID *uuid.UUID `json:"key_id"`
+	ID    *uuid.UUID `json:"id" jsonschema:"nullable"`
+	KeyID *uuid.UUID `json:"key_id" jsonschema:"nullable"`
 }
 
 // AuditTarget is what it was done to.
@@ -129,8 +129,8 @@ type AuditTarget struct {
 // AuditScope is where it happened.
 type AuditScope struct {
 	Level       string     `json:"level" jsonschema:"enum=instance,enum=organization,enum=workspace"`
-	OrgID       *uuid.UUID `json:"org_id"`
-	WorkspaceID *uuid.UUID `json:"workspace_id"`
+	OrgID       *uuid.UUID `json:"org_id" jsonschema:"nullable"`
+	WorkspaceID *uuid.UUID `json:"workspace_id" jsonschema:"nullable"`
 }
 
 // EnrollmentChoice is an organization, with its workspaces, where the caller

@@ -23,22 +23,22 @@ const (
 // KeyScope says where a management key is valid.
 type KeyScope struct {
 	Level       string     `json:"level" jsonschema:"enum=instance,enum=organization,enum=workspace"`
-	OrgID       *uuid.UUID `json:"org_id"`
-	WorkspaceID *uuid.UUID `json:"workspace_id"`
+	OrgID       *uuid.UUID `json:"org_id" jsonschema:"nullable"`
+	WorkspaceID *uuid.UUID `json:"workspace_id" jsonschema:"nullable"`
 }
 
 // ManagementKey is spec 2.4. Token is present only in the creating response.
 type ManagementKey struct {
 	ID          uuid.UUID  `json:"id"`
 	UserID      uuid.UUID  `json:"user_id"`
-	OrgID       *uuid.UUID `json:"org_id"`
-	WorkspaceID *uuid.UUID `json:"workspace_id"`
-	ParentID    *uuid.UUID `json:"parent_id"`
+	OrgID       *uuid.UUID `json:"org_id" jsonschema:"nullable"`
+	WorkspaceID *uuid.UUID `json:"workspace_id" jsonschema:"nullable"`
+	ParentID    *uuid.UUID `json:"parent_id" jsonschema:"nullable"`
 	Prefix      string     `json:"prefix"`
 	Permissions []string   `json:"permissions"`
 	Label       string     `json:"label"`
-	ExpiresAt   *time.Time `json:"expires_at"`
-	RevokedAt   *time.Time `json:"revoked_at"`
+	ExpiresAt   *time.Time `json:"expires_at" jsonschema:"nullable"`
+	RevokedAt   *time.Time `json:"revoked_at" jsonschema:"nullable"`
 	CreatedAt   time.Time  `json:"created_at"`
 	UpdatedAt   time.Time  `json:"updated_at"`
 	Scope       KeyScope   `json:"scope"`

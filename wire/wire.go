@@ -22,7 +22,7 @@ type Page[T any] struct {
 
 // PageRef points to the next page; NextCursor is null on the last page.
 type PageRef struct {
-	NextCursor *string `json:"next_cursor"`
+	NextCursor *string `json:"next_cursor" jsonschema:"nullable"`
 }
 
 // ErrorDetail is the body of every non-validation control-plane error.
@@ -100,7 +100,7 @@ type User struct {
 	Name           string      `json:"name"`
 	InstanceRole   string      `json:"instance_role" jsonschema:"enum=owner,enum=admin,enum=member"`
 	ServiceAccount bool        `json:"service_account"`
-	ManagingOrgID  *uuid.UUID  `json:"managing_org_id"`
+	ManagingOrgID  *uuid.UUID  `json:"managing_org_id" jsonschema:"nullable"`
 	CreatedAt      time.Time   `json:"created_at"`
 	UpdatedAt      time.Time   `json:"updated_at"`
 	Orgs           []uuid.UUID `json:"orgs"`

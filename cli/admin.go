@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gw-gateway/gw/server/api"
+	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/store"
+)
+
+// AdminCreateKeyOptions configure gw admin create-key.
+type AdminCreateKeyOptions struct {
+	IO *IOStreams
+	DBOptions
+	Email       string
+	Permissions []string
+	Label       string
+}
+
+// NewCmdAdmin builds `gw admin`, the operator's direct-database commands.
+func NewCmdAdmin(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{Use: "admin", Short: "Operator commands that work on the database directly"}
+	cmd.AddCommand(NewCmdAdminCreateKey(f, nil))
+	return cmd
+}
+
+// NewCmdAdminCreateKey builds `gw admin create-key`.
+func NewCmdAdminCreateKey(f *Factory, runF func(context.Context, *AdminCreateKeyOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "create-key",
+		Short: "Print a new instance-scope management key (recovery; needs database access)",
+		Long: `Mint an instance-scope management key directly in the database and print it
+once. For recovery when no credential is left; the key belongs to an instance
+owner (--email, or the first owner).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := newViper(cmd)
+			if err != nil {
+				return err
+			}
+			opts := &AdminCreateKeyOptions{IO: f.IO, DBOptions: readDBOptions(v), Email: v.GetString("email"), Label: v.GetString("label")}
+			for _, p := range v.GetStringSlice("permissions") {
+				if p = strings.TrimSpace(p); p != "" {
+					opts.Permissions = append(opts.Permissions, p)
+				}
+			}
+			if len(opts.Permissions) == 0 {
+				opts.Permissions = auth.Names()
+			}
+			for _, p := range opts.Permissions {
+				if !auth.Known(p) {
+					return usageError{fmt.Errorf("unknown permission %q (see docs/permissions.md)", p)}
+				}
+			}
+			if opts.Label == "" {
+				return usageError{fmt.Errorf("--label is required")}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return adminCreateKeyRun(cmd.Context(), opts)
+		},
+	}
+	addDBFlags(cmd)
+	cmd.Flags().StringSlice("permissions", nil, "comma-separated permissions (default: all 31)")
+	cmd.Flags().String("label", "", "where the key will live, e.g. recovery (1 to 80 characters)")
+	cmd.Flags().String("email", "", "instance owner or admin who owns the key (default: the first owner)")
+	return cmd
+}
+
+func adminCreateKeyRun(ctx context.Context, opts *AdminCreateKeyOptions) error {
+	db, err := openDB(ctx, opts.DBOptions)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := store.Migrate(ctx, db); err != nil {
+		return err
+	}
+	k, err := api.CreateRecoveryKey(ctx, store.New(db), opts.Email, opts.Permissions, opts.Label)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "created instance key %s (%s) for user %s; it is shown only once:\n", k.ID, k.Prefix, k.UserID)
+	_, err = fmt.Fprintln(opts.IO.Out, k.Token)
+	return err
+}

@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+	"github.com/uptrace/bun"
+
+	"github.com/gw-gateway/gw/server/store"
+)
+
+// DBOptions locate the database.
+type DBOptions struct {
+	DataDir     string
+	DatabaseURL string
+}
+
+func addDBFlags(cmd *cobra.Command) {
+	cmd.Flags().String("data-dir", "", "directory for the embedded database and keys (default $XDG_DATA_HOME/gw) [GW_DATA_DIR]")
+	cmd.Flags().String("database-url", "", "postgres://… to use PostgreSQL; empty for embedded SQLite in the data dir [GW_DATABASE_URL]")
+}
+
+func readDBOptions(v *viper.Viper) DBOptions {
+	o := DBOptions{DataDir: v.GetString("data-dir"), DatabaseURL: v.GetString("database-url")}
+	if o.DataDir == "" {
+		o.DataDir = defaultDataDir()
+	}
+	return o
+}
+
+func defaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "gw")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "gw")
+	}
+	return "gw-data"
+}
+
+// openDB opens the configured database.
+func openDB(ctx context.Context, o DBOptions) (*bun.DB, error) {
+	db, err := store.Open(ctx, o.DatabaseURL, o.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return db, nil
+}

@@ -1,0 +1,19 @@
+package cli
+
+import (
+	"io"
+	"os"
+)
+
+// IOStreams carries a command's input and outputs, so tests can capture
+// them: data goes to Out, progress and prompts to ErrOut.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// SystemIO returns the process's standard streams.
+func SystemIO() *IOStreams {
+	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+}

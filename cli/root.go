@@ -1,0 +1,82 @@
+// Package cli is gw's command tree. Each command is an options struct, a
+// constructor taking the Factory and an optional runF (so tests can check
+// flag parsing), and a run function.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes (documented in README.md).
+const (
+	ExitOK    = 0
+	ExitError = 1
+	ExitUsage = 2
+	ExitAuth  = 4
+)
+
+// usageError marks a mistake in how a command was called.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// NewRootCmd builds the command tree.
+func NewRootCmd(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "gw",
+		Short:         "gw is an LLM routing gateway: server and client in one binary",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(f.IO.In)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(
+		NewCmdServe(f, nil),
+		NewCmdVersion(f),
+		NewCmdDB(f),
+		NewCmdAdmin(f),
+	)
+	return root
+}
+
+// Main runs gw with the process's arguments and returns the exit code.
+func Main() int {
+	f := &Factory{IO: SystemIO(), Getenv: os.Getenv}
+	return Run(context.Background(), f, os.Args[1:])
+}
+
+// Run executes the command tree with args and maps the outcome to an exit
+// code.
+func Run(ctx context.Context, f *Factory, args []string) int {
+	root := NewRootCmd(f)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintln(f.IO.ErrOut, "error:", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsageError(err) {
+		return ExitUsage
+	}
+	return ExitError
+}
+
+// isCobraUsageError recognises the argument errors cobra makes itself.
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	for _, prefix := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "invalid argument"} {
+		if len(msg) >= len(prefix) && msg[:len(prefix)] == prefix {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,66 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/validate"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// Error is a control-plane error with a status and a sentence for the user.
+type Error struct {
+	Status int
+	Detail string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%d: %s", e.Status, e.Detail) }
+
+func errorf(status int, format string, args ...any) *Error {
+	return &Error{Status: status, Detail: fmt.Sprintf(format, args...)}
+}
+
+var (
+	errUnauthenticated = &Error{http.StatusUnauthorized, "authentication required"}
+	errInvalidCursor   = &Error{http.StatusUnprocessableEntity, "invalid cursor"}
+)
+
+// writeError is the one place that turns an error into the spec's error
+// bodies: un-enveloped, {"detail": "..."} or pydantic-style items.
+func writeError(w http.ResponseWriter, log *slog.Logger, requestID string, err error) {
+	if ve, ok := validate.AsError(err); ok {
+		items := make([]wire.ValidationIssue, len(ve.Issues))
+		for i, is := range ve.Issues {
+			items[i] = wire.ValidationIssue(is)
+		}
+		writeJSON(w, http.StatusUnprocessableEntity, wire.ValidationError{Detail: items})
+		return
+	}
+	var ae *Error
+	switch {
+	case errors.As(err, &ae):
+		if ae.Status == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="gw"`)
+		}
+		writeJSON(w, ae.Status, wire.ErrorDetail{Detail: ae.Detail})
+	case errors.Is(err, store.ErrNotFound):
+		writeJSON(w, http.StatusNotFound, wire.ErrorDetail{Detail: "not found"})
+	case errors.Is(err, store.ErrConflict):
+		writeJSON(w, http.StatusConflict, wire.ErrorDetail{Detail: "conflict with an existing resource"})
+	default:
+		log.Error("request failed", "request_id", requestID, "error", err)
+		writeJSON(w, http.StatusInternalServerError, wire.ErrorDetail{Detail: "internal server error (request id " + requestID + ")"})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,105 @@
+package api
+
+import (
+	"github.com/google/uuid"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"github.com/gw-gateway/gw/server/validate"
+)
+
+// Shared field rules, so every resource names and slugs the same way.
+var (
+	nameRule  = validate.StringRule{Min: 1, Max: 100}
+	slugRule  = validate.StringRule{Min: 1, Max: 63, Pattern: regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$`)}
+	labelRule = validate.StringRule{Min: 1, Max: 80}
+	emailRule = validate.StringRule{Min: 3, Max: 254, Pattern: regexp.MustCompile(`^[^@\s]+@[^@\s]+$`)}
+	// Passwords: long enough to resist guessing; capped so hashing cost is
+	// bounded.
+	passwordRule = validate.StringRule{Min: 8, Max: 256}
+)
+
+// readSlug reads an optional slug. A slug shaped like a UUID is refused:
+// paths accept either, and must never be ambiguous.
+func readSlug(o *validate.Object) *string {
+	slug := optionalString(o, "slug", slugRule)
+	if slug != nil {
+		if _, err := uuid.Parse(*slug); err == nil {
+			o.Errors().Add(o.Loc().With("slug"), "value_error", "Value error, a slug must not have the form of a UUID", *slug, nil)
+			return nil
+		}
+	}
+	return slug
+}
+
+// optionalString reads an optional string member.
+func optionalString(o *validate.Object, name string, rule validate.StringRule) *string {
+	v, ok := o.Raw(name)
+	if !ok {
+		return nil
+	}
+	s, good := validate.String(v, o.Loc().With(name), rule, o.Errors())
+	if !good {
+		return nil
+	}
+	return &s
+}
+
+// requiredString reads a required string member.
+func requiredString(o *validate.Object, name string, rule validate.StringRule) string {
+	v, ok := o.Require(name)
+	if !ok {
+		return ""
+	}
+	s, _ := validate.String(v, o.Loc().With(name), rule, o.Errors())
+	return s
+}
+
+// requiredLiteral reads a required member that must be one of allowed.
+func requiredLiteral(o *validate.Object, name string, allowed []string) string {
+	v, ok := o.Require(name)
+	if !ok {
+		return ""
+	}
+	s, _ := validate.Literal(v, o.Loc().With(name), allowed, o.Errors())
+	return s
+}
+
+// optionalLiteral reads an optional member that must be one of allowed.
+func optionalLiteral(o *validate.Object, name string, allowed []string) *string {
+	v, ok := o.Raw(name)
+	if !ok {
+		return nil
+	}
+	s, good := validate.Literal(v, o.Loc().With(name), allowed, o.Errors())
+	if !good {
+		return nil
+	}
+	return &s
+}
+
+// slugify derives a URL slug from a display name: "Acme Labs!" → "acme-labs".
+func slugify(name, fallback string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	s := strings.TrimRight(b.String(), "-")
+	if len(s) > 50 {
+		s = strings.TrimRight(s[:50], "-")
+	}
+	if s == "" {
+		s = fallback
+	}
+	return s
+}
+
+func normalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }

@@ -1,0 +1,241 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/invopop/jsonschema"
+
+	"github.com/gw-gateway/gw/wire"
+)
+
+// APIVersion is the version of the management interface (spec §9).
+const APIVersion = "0.1.0"
+
+// Tags are the endpoint groups of spec §1, in its order. Every route's tag
+// must be one of them.
+var Tags = []string{
+	"Auth", "Enrollment", "Instance Organizations", "Instance Users", "Instance Management Keys",
+	"Instance Model Catalog", "Instance Provider Credentials", "Data Plane Instances", "Instance Activity",
+	"OSS self-hosting bootstrap", "Organization Settings", "Members", "Service Accounts", "Invitations",
+	"Workspaces", "Management Keys", "Provider Credentials", "Usage Events", "Reports", "Activity",
+	"Model Catalog", "Workspace Settings", "Workspace Policies", "Workspace Members",
+	"Workspace Management Keys", "Workspace Playground", "Workspace Inference Keys",
+	"Workspace Provider Credentials", "Workspace Usage Events", "Workspace Model Catalog", "Data Plane API",
+}
+
+var pathParam = regexp.MustCompile(`\{([a-z_]+)(?:\.\.\.)?\}`)
+
+var pathParamDocs = map[string]string{
+	"org_id":        "Organization UUID or slug.",
+	"workspace_ref": "Workspace UUID or slug.",
+}
+
+func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
+	// The route table is fixed once the server is built, so the document is
+	// rendered on first request and reused.
+	s.openapiOnce.Do(func() {
+		s.openapiBody, _ = json.Marshal(s.OpenAPI())
+	})
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(s.openapiBody)
+}
+
+// OpenAPI returns the OpenAPI 3.1 document of the management API.
+func (s *Server) OpenAPI() map[string]any {
+	schemas := map[string]any{}
+	ref := schemaRefs(schemas)
+
+	paths := map[string]map[string]any{}
+	for _, rt := range s.routes {
+		op := map[string]any{
+			"tags":        []string{rt.Tag},
+			"summary":     rt.Summary,
+			"operationId": operationID(rt),
+			"responses":   responses(rt, ref),
+		}
+		if perms := permissionNote(rt); perms != "" {
+			op["description"] = perms
+			op["x-gw-permissions"] = rt.Perms
+		}
+		if rt.Access == Public {
+			op["security"] = []any{}
+		}
+		var params []any
+		for _, m := range pathParam.FindAllStringSubmatch(rt.Path, -1) {
+			desc := pathParamDocs[m[1]]
+			if desc == "" {
+				desc = "UUID."
+			}
+			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "description": desc,
+				"schema": map[string]any{"type": "string"}})
+		}
+		for _, q := range rt.Query {
+			sch := map[string]any{"type": "string"}
+			if q.Integer {
+				sch = map[string]any{"type": "integer", "minimum": 1, "maximum": 200, "default": 50}
+			}
+			params = append(params, map[string]any{"name": q.Name, "in": "query", "required": false, "description": q.Description, "schema": sch})
+		}
+		if params != nil {
+			op["parameters"] = params
+		}
+		if rt.Body != nil {
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
+				"application/json": map[string]any{"schema": ref(rt.Body)}}}
+		}
+		if paths[rt.Path] == nil {
+			paths[rt.Path] = map[string]any{}
+		}
+		paths[rt.Path][strings.ToLower(rt.Method)] = op
+	}
+	paths["/api/v1/openapi.json"] = map[string]any{"get": map[string]any{
+		"tags": []string{"Auth"}, "summary": "This document", "operationId": "get_openapi", "security": []any{},
+		"responses": map[string]any{"200": map[string]any{"description": "The OpenAPI document.",
+			"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}}},
+	}}
+
+	ref(wire.ErrorDetail{})
+	ref(wire.ValidationError{})
+	tags := make([]any, len(Tags))
+	for i, t := range Tags {
+		tags[i] = map[string]any{"name": t}
+	}
+	return map[string]any{
+		"openapi": "3.1.0",
+		"info": map[string]any{
+			"title":       "gw control plane",
+			"version":     APIVersion,
+			"description": "Management API of the gw LLM gateway. Successful responses are {data: …}; errors are {detail: …}.",
+		},
+		"servers": []any{map[string]any{"url": "/"}},
+		"tags":    tags,
+		"paths":   paths,
+		"components": map[string]any{
+			"schemas": schemas,
+			"securitySchemes": map[string]any{
+				"managementKey": map[string]any{"type": "http", "scheme": "bearer", "description": "A management key, sk-cp-…"},
+				"session": map[string]any{"type": "apiKey", "in": "cookie", "name": SessionCookie,
+					"description": "Browser session; requests must also send X-Requested-With: XMLHttpRequest."},
+			},
+		},
+		"security": []any{map[string]any{"managementKey": []any{}}, map[string]any{"session": []any{}}},
+	}
+}
+
+func permissionNote(rt *Route) string {
+	if len(rt.Perms) == 0 {
+		return ""
+	}
+	names := make([]string, len(rt.Perms))
+	for i, p := range rt.Perms {
+		names[i] = "`" + string(p) + "`"
+	}
+	if rt.AnyPerm {
+		return "Permission: one of " + strings.Join(names, ", ") + "."
+	}
+	return "Permission: " + strings.Join(names, " and ") + "."
+}
+
+func operationID(rt *Route) string {
+	p := strings.TrimPrefix(rt.Path, "/api/v1/")
+	p = pathParam.ReplaceAllString(p, "by_$1")
+	p = strings.NewReplacer("/", "_", "-", "_").Replace(p)
+	return strings.ToLower(rt.Method) + "_" + p
+}
+
+func responses(rt *Route, ref func(any) map[string]any) map[string]any {
+	var data map[string]any
+	if rt.Result != nil {
+		data = ref(rt.Result)
+	}
+	var body map[string]any
+	if rt.Paginated {
+		body = map[string]any{"type": "object", "additionalProperties": false, "required": []string{"data", "page"},
+			"properties": map[string]any{
+				"data": map[string]any{"type": "array", "items": data},
+				"page": ref(wire.PageRef{}),
+			}}
+	} else {
+		body = map[string]any{"type": "object", "additionalProperties": false, "required": []string{"data"},
+			"properties": map[string]any{"data": data}}
+	}
+	errBody := func(desc string) map[string]any {
+		return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{
+			"schema": map[string]any{"$ref": "#/components/schemas/ErrorDetail"}}}}
+	}
+	out := map[string]any{
+		"200": map[string]any{"description": "Success.", "content": map[string]any{"application/json": map[string]any{"schema": body}}},
+		"422": map[string]any{"description": "Validation error, or an invalid cursor ({detail: \"invalid cursor\"}).",
+			"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"oneOf": []any{
+				map[string]any{"$ref": "#/components/schemas/ValidationError"},
+				map[string]any{"$ref": "#/components/schemas/ErrorDetail"},
+			}}}}},
+	}
+	if rt.Access != Public {
+		out["401"] = errBody("Authentication failed.")
+	}
+	if rt.Access == Scoped {
+		out["403"] = errBody("The credential lacks the permission, or its scope does not cover the URL.")
+	}
+	if strings.Contains(rt.Path, "{") {
+		out["404"] = errBody("Not found.")
+	}
+	if rt.Method != "GET" {
+		out["409"] = errBody("Conflicts with the current state.")
+	}
+	return out
+}
+
+// schemaRefs returns a function that reflects a wire type into the
+// components (once per type) and returns a schema referring to it; a slice
+// yields an array of references.
+func schemaRefs(components map[string]any) func(any) map[string]any {
+	r := &jsonschema.Reflector{
+		Anonymous: true,
+		Mapper: func(t reflect.Type) *jsonschema.Schema {
+			if t == reflect.TypeOf(uuid.UUID{}) {
+				return &jsonschema.Schema{Type: "string", Format: "uuid"}
+			}
+			return nil
+		},
+	}
+	return func(v any) map[string]any {
+		t := reflect.TypeOf(v)
+		if t.Kind() == reflect.Slice {
+			return map[string]any{"type": "array", "items": schemaRefsOne(r, components, t.Elem())}
+		}
+		return schemaRefsOne(r, components, t)
+	}
+}
+
+func schemaRefsOne(r *jsonschema.Reflector, components map[string]any, t reflect.Type) map[string]any {
+	s := r.ReflectFromType(t)
+	raw, _ := json.Marshal(s)
+	text := strings.ReplaceAll(string(raw), "#/$defs/", "#/components/schemas/")
+	var doc map[string]any
+	_ = json.Unmarshal([]byte(text), &doc)
+	defs, _ := doc["$defs"].(map[string]any)
+	names := make([]string, 0, len(defs))
+	for name := range defs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if _, ok := components[name]; !ok {
+			components[name] = defs[name]
+		}
+	}
+	if ref, ok := doc["$ref"].(string); ok {
+		return map[string]any{"$ref": ref}
+	}
+	delete(doc, "$schema")
+	delete(doc, "$id")
+	delete(doc, "$defs")
+	return doc
+}

@@ -1,0 +1,251 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/store"
+)
+
+// SessionCookie is the browser session cookie's name (spec §5).
+const SessionCookie = "svc_session"
+
+// Principal is the authenticated caller: a user, and the management key or
+// browser session it came through.
+type Principal struct {
+	User    *store.User
+	Key     *store.ManagementKey // nil for a session
+	Session *store.Session       // nil for a key
+	// For a scoped key, the slugs of its organization and workspace, so a
+	// URL naming them by slug can be compared without a lookup.
+	keyOrgSlug, keyWorkspaceSlug string
+}
+
+// KeyScope is the scope of the caller's key; sessions act at instance scope
+// bounded only by their roles.
+func (p *Principal) KeyScope() auth.Scope {
+	if p.Key == nil {
+		return auth.Scope{Level: auth.LevelInstance}
+	}
+	return keyScope(p.Key)
+}
+
+func keyScope(k *store.ManagementKey) auth.Scope {
+	switch {
+	case k.WorkspaceID != nil:
+		return auth.Scope{Level: auth.LevelWorkspace, OrgID: *k.OrgID, WorkspaceID: *k.WorkspaceID}
+	case k.OrgID != nil:
+		return auth.Scope{Level: auth.LevelOrganization, OrgID: *k.OrgID}
+	default:
+		return auth.Scope{Level: auth.LevelInstance}
+	}
+}
+
+// Ceiling is the key's permission ceiling, or every permission for a session.
+func (p *Principal) Ceiling() auth.Set {
+	if p.Key == nil {
+		return auth.NewSet(auth.All...)
+	}
+	return auth.SetOf(p.Key.Permissions)
+}
+
+// keyStatus derives a key's status from its timestamps.
+func keyStatus(k *store.ManagementKey, now time.Time) string {
+	switch {
+	case k.RevokedAt != nil:
+		return "revoked"
+	case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
+		return "expired"
+	default:
+		return "active"
+	}
+}
+
+// authenticate reads the caller's credential: a bearer management key or the
+// session cookie (which must come with the CSRF header).
+func (s *Server) authenticate(req *Request) (*Principal, error) {
+	ctx := req.ctx
+	if h := req.R.Header.Get("Authorization"); h != "" {
+		scheme, token, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+			return nil, errorf(http.StatusUnauthorized, "the Authorization header must be \"Bearer <management key>\"")
+		}
+		return s.authenticateKey(req, strings.TrimSpace(token))
+	}
+	c, err := req.R.Cookie(SessionCookie)
+	if err != nil || c.Value == "" {
+		return nil, errUnauthenticated
+	}
+	se, err := s.store.GetSessionByHash(ctx, auth.HashToken(c.Value))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !time.Now().Before(se.ExpiresAt)) {
+		return nil, errorf(http.StatusUnauthorized, "session expired or signed out; sign in again")
+	}
+	if err != nil {
+		return nil, err
+	}
+	// A cross-site form cannot set this header, so it proves same-origin
+	// script; without it, a cookie alone could be ridden by another site.
+	if !strings.EqualFold(req.R.Header.Get("X-Requested-With"), "XMLHttpRequest") {
+		return nil, errorf(http.StatusForbidden, "cookie-authenticated requests must send the header X-Requested-With: XMLHttpRequest")
+	}
+	u, err := s.store.GetUser(ctx, se.UserID)
+	if err != nil {
+		return nil, err
+	}
+	return &Principal{User: u, Session: se}, nil
+}
+
+func (s *Server) authenticateKey(req *Request, token string) (*Principal, error) {
+	ctx := req.ctx
+	switch {
+	case strings.HasPrefix(token, auth.InferenceKeyPrefix):
+		return nil, errorf(http.StatusUnauthorized, "inference keys are not accepted by the control plane; use a management key (sk-cp-…)")
+	case !strings.HasPrefix(token, auth.ManagementKeyPrefix):
+		return nil, errorf(http.StatusUnauthorized, "invalid management key")
+	}
+	k, err := s.store.GetManagementKeyByHash(ctx, auth.HashToken(token))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errorf(http.StatusUnauthorized, "invalid management key")
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch keyStatus(k, time.Now()) {
+	case "revoked":
+		return nil, errorf(http.StatusUnauthorized, "management key %s has been revoked", k.Prefix)
+	case "expired":
+		return nil, errorf(http.StatusUnauthorized, "management key %s has expired", k.Prefix)
+	}
+	u, err := s.store.GetUser(ctx, k.UserID)
+	if err != nil {
+		return nil, err
+	}
+	p := &Principal{User: u, Key: k}
+	if k.OrgID != nil {
+		o, err := s.store.GetOrganization(ctx, *k.OrgID)
+		if err != nil {
+			return nil, err
+		}
+		p.keyOrgSlug = o.Slug
+	}
+	if k.WorkspaceID != nil {
+		w, err := s.store.GetWorkspace(ctx, *k.WorkspaceID)
+		if err != nil {
+			return nil, err
+		}
+		p.keyWorkspaceSlug = w.Slug
+	}
+	return p, nil
+}
+
+var errScope = errorf(http.StatusForbidden, "the management key's scope does not cover this resource")
+
+// authorize resolves the URL's organization and workspace, computes the
+// caller's rights there and checks the route's permission.
+//
+// Existence is never revealed to outsiders: a scoped key naming another
+// organization is refused before any lookup (403 whether or not it exists),
+// and a session user who belongs nowhere in the organization gets the same
+// 404 as for one that does not exist.
+func (s *Server) authorize(req *Request, rt *Route) error {
+	ctx := req.ctx
+	p := req.P
+	level := rt.Level()
+	ks := p.KeyScope()
+	orgRef, wsRef := req.R.PathValue("org_id"), req.R.PathValue("workspace_ref")
+
+	switch ks.Level {
+	case auth.LevelOrganization:
+		if level == auth.LevelInstance || !refersTo(orgRef, ks.OrgID, p.keyOrgSlug) {
+			return errScope
+		}
+	case auth.LevelWorkspace:
+		if level == auth.LevelInstance || !refersTo(orgRef, ks.OrgID, p.keyOrgSlug) {
+			return errScope
+		}
+		if level == auth.LevelOrganization && !rt.NarrowerKeys {
+			return errScope
+		}
+		if level == auth.LevelWorkspace && !refersTo(wsRef, ks.WorkspaceID, p.keyWorkspaceSlug) {
+			return errScope
+		}
+	}
+
+	facts := auth.RoleFacts{InstanceRole: p.User.InstanceRole}
+	if level != auth.LevelInstance {
+		org, err := s.store.GetOrganizationByRef(ctx, orgRef)
+		if errors.Is(err, store.ErrNotFound) {
+			return errorf(http.StatusNotFound, "organization %q not found", orgRef)
+		}
+		if err != nil {
+			return err
+		}
+		req.Org = org
+		m, err := s.store.GetMembership(ctx, org.ID, p.User.ID)
+		switch {
+		case err == nil && m.Status == auth.MembershipActive:
+			facts.OrgRole = m.Role
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		if auth.RoleRights(facts, auth.LevelOrganization).Len() == 0 {
+			return errorf(http.StatusNotFound, "organization %q not found", orgRef)
+		}
+	}
+	if level == auth.LevelWorkspace {
+		ws, err := s.store.GetWorkspaceByRef(ctx, req.Org.ID, wsRef)
+		if errors.Is(err, store.ErrNotFound) {
+			return errorf(http.StatusNotFound, "workspace %q not found", wsRef)
+		}
+		if err != nil {
+			return err
+		}
+		req.WS = ws
+		wm, err := s.store.GetWorkspaceMember(ctx, ws.ID, p.User.ID)
+		switch {
+		case err == nil:
+			facts.WorkspaceRole = wm.Role
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		if auth.RoleRights(facts, auth.LevelWorkspace).Len() == 0 {
+			return errorf(http.StatusNotFound, "workspace %q not found", wsRef)
+		}
+	}
+
+	req.Rights = auth.RoleRights(facts, level).Intersect(p.Ceiling())
+	return checkPerms(req.Rights, rt.Perms, rt.AnyPerm)
+}
+
+func checkPerms(rights auth.Set, perms []auth.Permission, any bool) error {
+	var missing []string
+	for _, perm := range perms {
+		if rights.Has(perm) {
+			if any {
+				return nil
+			}
+			continue
+		}
+		missing = append(missing, string(perm))
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if any {
+		return errorf(http.StatusForbidden, "missing permission: one of %s is required", strings.Join(missing, ", "))
+	}
+	return errorf(http.StatusForbidden, "missing permission: %s", strings.Join(missing, ", "))
+}
+
+// refersTo reports whether a path reference names the given id or slug.
+func refersTo(ref string, id uuid.UUID, slug string) bool {
+	if parsed, err := uuid.Parse(ref); err == nil && len(ref) == 36 {
+		return parsed == id
+	}
+	return ref == slug
+}

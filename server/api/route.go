@@ -1,0 +1,206 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/validate"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// Access says what credential a route needs.
+type Access int
+
+const (
+	// Scoped routes need a credential that covers the URL's scope and holds
+	// the route's permission. The scope follows from the path parameters.
+	Scoped Access = iota
+	// Authenticated routes need any valid credential and act on the caller.
+	Authenticated
+	// Public routes need none (a credential, if sent, is still read).
+	Public
+)
+
+// QueryParam documents one query parameter.
+type QueryParam struct {
+	Name, Description string
+	Integer           bool
+}
+
+// Route is one operation: its place, its rules, its documentation and its
+// handler, together, so that no route exists without its documentation.
+type Route struct {
+	Method, Path string
+	Tag, Summary string
+	Access       Access
+	// Perms must all be held, or, with AnyPerm, at least one.
+	Perms   []auth.Permission
+	AnyPerm bool
+	// NarrowerKeys lets a key scoped to a workspace of the organization call
+	// an organization route (the route then narrows what it returns).
+	NarrowerKeys bool
+	// Body and Result are zero values of the wire types, for the document.
+	Body      any
+	Result    any
+	Paginated bool
+	Query     []QueryParam
+	Handle    func(*Request) (any, error)
+}
+
+// Level is the scope level of the route's URL.
+func (rt *Route) Level() auth.Level {
+	switch {
+	case strings.Contains(rt.Path, "{workspace_ref}"):
+		return auth.LevelWorkspace
+	case strings.Contains(rt.Path, "{org_id}"):
+		return auth.LevelOrganization
+	default:
+		return auth.LevelInstance
+	}
+}
+
+// Request is one call, as the handler sees it.
+type Request struct {
+	ctx    context.Context
+	W      http.ResponseWriter
+	R      *http.Request
+	ID     string
+	P      *Principal
+	Org    *store.Organization
+	WS     *store.Workspace
+	Rights auth.Set
+	s      *Server
+}
+
+// Context is the request's context.
+func (r *Request) Context() context.Context { return r.ctx }
+
+// page is what handlers of paginated routes return.
+type page[T any] struct {
+	items []T
+	next  *string
+}
+
+func (p page[T]) envelope() any {
+	if p.items == nil {
+		p.items = []T{}
+	}
+	return wire.Page[T]{Data: p.items, Page: wire.PageRef{NextCursor: p.next}}
+}
+
+type paged interface{ envelope() any }
+
+func (s *Server) handler(rt *Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
+		req := &Request{ctx: hr.Context(), W: w, R: hr, ID: requestID(hr), s: s}
+		w.Header().Set("X-Request-Id", req.ID)
+		w.Header().Set("Cache-Control", "no-store")
+		if err := s.admit(req, rt); err != nil {
+			writeError(w, s.log, req.ID, err)
+			return
+		}
+		result, err := rt.Handle(req)
+		if err != nil {
+			writeError(w, s.log, req.ID, err)
+			return
+		}
+		if p, ok := result.(paged); ok {
+			writeJSON(w, http.StatusOK, p.envelope())
+			return
+		}
+		writeJSON(w, http.StatusOK, wire.Envelope[any]{Data: result})
+	})
+}
+
+// admit authenticates the caller and, for scoped routes, resolves the scope
+// and checks the permission. It fails closed.
+func (s *Server) admit(req *Request, rt *Route) error {
+	p, err := s.authenticate(req)
+	switch {
+	case rt.Access == Public:
+		if err == nil {
+			req.P = p
+		}
+		return nil
+	case err != nil:
+		return err
+	}
+	req.P = p
+	if rt.Access == Authenticated {
+		return nil
+	}
+	return s.authorize(req, rt)
+}
+
+// maxBody bounds request bodies; the largest legitimate one (a policy with
+// 100 rules of 1000 names) is well under this.
+const maxBody = 4 << 20
+
+// body reads and strictly validates a JSON object body. read is called with
+// the object even when other problems were found, so that every problem is
+// reported at once.
+func (r *Request) body(read func(o *validate.Object)) error {
+	data, err := io.ReadAll(http.MaxBytesReader(r.W, r.R.Body, maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errorf(http.StatusRequestEntityTooLarge, "request body exceeds %d bytes", mbe.Limit)
+		}
+		return errorf(http.StatusBadRequest, "reading request body: %v", err)
+	}
+	v, err := validate.ParseJSON(data, validate.Loc{"body"})
+	if err != nil {
+		return err
+	}
+	var errs validate.Errors
+	if o := validate.ReadObject(v, validate.Loc{"body"}, &errs); o != nil {
+		read(o)
+		o.Close()
+	}
+	return errs.Err()
+}
+
+// pathUUID parses a UUID path parameter, answering 422 when it is not one.
+func (r *Request) pathUUID(name string) (uuid.UUID, error) {
+	var errs validate.Errors
+	id, _ := validate.UUIDString(r.R.PathValue(name), validate.Loc{"path", name}, &errs)
+	return id, errs.Err()
+}
+
+// pageQuery reads limit and cursor for a collection bound to binding.
+func (r *Request) pageQuery(binding string) (store.PageQuery, error) {
+	q := r.R.URL.Query()
+	p := store.PageQuery{Limit: 50}
+	if raw, ok := q["limit"]; ok {
+		var errs validate.Errors
+		n, _ := validate.IntString(raw[0], validate.Loc{"query", "limit"}, validate.IntRule{Min: validate.Bound(1), Max: validate.Bound(200)}, &errs)
+		if err := errs.Err(); err != nil {
+			return p, err
+		}
+		p.Limit = int(n)
+	}
+	if raw, ok := q["cursor"]; ok {
+		key, ok := r.s.cursors.open(binding, raw[0])
+		if !ok {
+			return p, errInvalidCursor
+		}
+		p.After = key
+	}
+	return p, nil
+}
+
+// nextCursor seals the key of a page's last item, if there is a next page.
+func (r *Request) nextCursor(binding string, k *store.PageKey) *string {
+	if k == nil {
+		return nil
+	}
+	c := r.s.cursors.seal(binding, *k)
+	return &c
+}

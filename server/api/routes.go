@@ -1,0 +1,23 @@
+package api
+
+// allRoutes is the whole management API. Every route carries its tag,
+// summary, permission and wire types, from which the OpenAPI document is
+// generated.
+func (s *Server) allRoutes() []*Route {
+	var all []*Route
+	for _, group := range [][]*Route{
+		s.authRoutes(),
+		s.bootstrapRoutes(),
+		s.organizationRoutes(),
+		s.userRoutes(),
+		s.keyRoutes(),
+		s.memberRoutes(),
+		s.invitationRoutes(),
+		s.serviceAccountRoutes(),
+		s.workspaceRoutes(),
+		s.activityRoutes(),
+	} {
+		all = append(all, group...)
+	}
+	return all
+}

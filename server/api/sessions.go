@@ -1,0 +1,213 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/validate"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// sessionTTL is how long a browser stays signed in.
+const sessionTTL = 14 * 24 * time.Hour
+
+func (s *Server) authRoutes() []*Route {
+	const tag = "Auth"
+	return []*Route{
+		{Method: "POST", Path: "/api/v1/auth/signup", Tag: tag, Access: Public, Summary: "Create an account and sign in (sets the svc_session cookie)",
+			Body: wire.Signup{}, Result: wire.SessionResult{}, Handle: s.signup},
+		{Method: "POST", Path: "/api/v1/auth/login", Tag: tag, Access: Public, Summary: "Sign in with email and password (sets the svc_session cookie)",
+			Body: wire.Credentials{}, Result: wire.SessionResult{}, Handle: s.login},
+		{Method: "POST", Path: "/api/v1/auth/logout", Tag: tag, Access: Authenticated, Summary: "Sign out (ends the browser session)",
+			Result: wire.LoggedOut{}, Handle: s.logout},
+		{Method: "GET", Path: "/api/v1/auth/me", Tag: tag, Access: Authenticated, Summary: "Describe the caller, its credential and memberships",
+			Result: wire.Me{}, Handle: s.me},
+		{Method: "GET", Path: "/api/v1/enrollment/choices", Tag: "Enrollment", Access: Authenticated,
+			Summary: "Organizations, with their workspaces, where the caller may approve a CLI authorization",
+			Result: []wire.EnrollmentChoice{}, Handle: s.enrollmentChoices},
+	}
+}
+
+// startSession creates a session for userID and sets its cookie.
+func (s *Server) startSession(tx *store.Store, r *Request, userID uuid.UUID) error {
+	token, _, hash := auth.NewToken(auth.SessionPrefix)
+	now := store.Now()
+	se := &store.Session{ID: uuid.New(), UserID: userID, TokenHash: hash, CreatedAt: now, ExpiresAt: now.Add(sessionTTL)}
+	if err := tx.CreateSession(r.ctx, se); err != nil {
+		return err
+	}
+	http.SetCookie(r.W, &http.Cookie{
+		Name: SessionCookie, Value: token, Path: "/", Expires: se.ExpiresAt, MaxAge: int(sessionTTL.Seconds()),
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secureCookies(r),
+	})
+	return nil
+}
+
+func (s *Server) secureCookies(r *Request) bool {
+	return r.R.TLS != nil || strings.HasPrefix(s.opts.PublicURL, "https://")
+}
+
+func readCredentials(o *validate.Object) (email, password string) {
+	email = normalizeEmail(requiredString(o, "email", emailRule))
+	password = requiredString(o, "password", passwordRule)
+	return email, password
+}
+
+func (s *Server) signup(r *Request) (any, error) {
+	if s.opts.SignupDisabled {
+		return nil, errorf(http.StatusForbidden, "sign-up is disabled on this instance; ask an administrator for an invitation")
+	}
+	var email, password, name string
+	if err := r.body(func(o *validate.Object) {
+		email, password = readCredentials(o)
+		if p := optionalString(o, "name", validate.StringRule{Max: 100}); p != nil {
+			name = *p
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if name == "" {
+		name = email
+	}
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		return nil, err
+	}
+	now := store.Now()
+	u := &store.User{ID: uuid.New(), Email: email, Name: name, PasswordHash: &hash, InstanceRole: auth.InstanceMember, CreatedAt: now, UpdatedAt: now}
+	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
+		if err := tx.CreateUser(r.ctx, u); errors.Is(err, store.ErrConflict) {
+			return errorf(http.StatusConflict, "an account with this email already exists; sign in instead")
+		} else if err != nil {
+			return err
+		}
+		if err := s.startSession(tx, r, u.ID); err != nil {
+			return err
+		}
+		return r.audit(tx, auditEntry{Action: "user.signed_up", TargetType: "user", TargetID: u.ID.String(),
+			Details: map[string]any{"email": email}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return wire.SessionResult{User: toUser(u, nil), ExpiresAt: now.Add(sessionTTL)}, nil
+}
+
+func (s *Server) login(r *Request) (any, error) {
+	var email, password string
+	if err := r.body(func(o *validate.Object) { email, password = readCredentials(o) }); err != nil {
+		return nil, err
+	}
+	bad := errorf(http.StatusUnauthorized, "invalid email or password")
+	u, err := s.store.GetUserByEmail(r.ctx, email)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (u.PasswordHash == nil || u.DeletedAt != nil)) {
+		auth.BurnPasswordCheck(password)
+		return nil, bad
+	}
+	if err != nil {
+		return nil, err
+	}
+	ok, err := auth.CheckPassword(*u.PasswordHash, password)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, bad
+	}
+	err = s.store.InTx(r.ctx, func(tx *store.Store) error { return s.startSession(tx, r, u.ID) })
+	if err != nil {
+		return nil, err
+	}
+	orgs, err := s.store.UserOrgs(r.ctx, []uuid.UUID{u.ID})
+	if err != nil {
+		return nil, err
+	}
+	return wire.SessionResult{User: toUser(u, orgs[u.ID]), ExpiresAt: store.Now().Add(sessionTTL)}, nil
+}
+
+func (s *Server) logout(r *Request) (any, error) {
+	if r.P.Session == nil {
+		return nil, errorf(http.StatusBadRequest, "logout ends a browser session; to retire a management key, revoke it")
+	}
+	if err := s.store.DeleteSession(r.ctx, r.P.Session.ID); err != nil {
+		return nil, err
+	}
+	http.SetCookie(r.W, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: s.secureCookies(r)})
+	return wire.LoggedOut{LoggedOut: true}, nil
+}
+
+func (s *Server) me(r *Request) (any, error) {
+	ms, err := s.store.ListUserMemberships(r.ctx, r.P.User.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := wire.Me{Credential: "session", Memberships: make([]wire.Membership, len(ms))}
+	orgIDs := make([]uuid.UUID, len(ms))
+	for i := range ms {
+		out.Memberships[i] = toMembership(&ms[i])
+		orgIDs[i] = ms[i].OrgID
+	}
+	out.User = toUser(r.P.User, orgIDs)
+	if r.P.Key != nil {
+		out.Credential = "management_key"
+		k := toManagementKey(r.P.Key, time.Now())
+		out.Key = &k
+	}
+	return out, nil
+}
+
+// enrollmentChoices lists where the caller could approve a CLI
+// authorization: organizations they actively belong to (all of them for
+// instance staff), each with the workspaces they can see there.
+func (s *Server) enrollmentChoices(r *Request) (any, error) {
+	var orgs []store.Organization
+	staff := auth.InstanceRoleRights(r.P.User.InstanceRole).Has(auth.OrganizationsRead)
+	var p store.PageQuery
+	p.Limit = 1000
+	var memberOf *uuid.UUID
+	if !staff {
+		memberOf = &r.P.User.ID
+	}
+	for {
+		batch, next, err := s.store.ListOrganizations(r.ctx, memberOf, p)
+		if err != nil {
+			return nil, err
+		}
+		orgs = append(orgs, batch...)
+		if next == nil {
+			break
+		}
+		p.After = next
+	}
+	out := []wire.EnrollmentChoice{}
+	for i := range orgs {
+		org := &orgs[i]
+		f := store.WorkspaceFilter{OrgID: org.ID}
+		if !staff {
+			m, err := s.store.GetMembership(r.ctx, org.ID, r.P.User.ID)
+			if err != nil || m.Status != auth.MembershipActive {
+				continue
+			}
+			if !auth.OrgRoleCoversWorkspaces(m.Role) {
+				f.MemberID = &r.P.User.ID
+			}
+		}
+		wss, err := s.store.ListWorkspaces(r.ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		choice := wire.EnrollmentChoice{Organization: toOrganization(org), Workspaces: make([]wire.Workspace, len(wss))}
+		for j := range wss {
+			choice.Workspaces[j] = toWorkspace(&wss[j])
+		}
+		out = append(out, choice)
+	}
+	return out, nil
+}

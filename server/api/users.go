@@ -1,0 +1,99 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/validate"
+	"github.com/gw-gateway/gw/wire"
+)
+
+func (s *Server) userRoutes() []*Route {
+	const tag, base = "Instance Users", "/api/v1/instance/users"
+	return []*Route{
+		{Method: "GET", Path: base, Tag: tag, Summary: "List users and service accounts",
+			Perms: []auth.Permission{auth.PrincipalsRead}, Result: []wire.User{}, Handle: s.listUsers},
+		{Method: "GET", Path: base + "/{user_id}", Tag: tag, Summary: "Get a user",
+			Perms: []auth.Permission{auth.PrincipalsRead}, Result: wire.User{}, Handle: s.getUser},
+		{Method: "PATCH", Path: base + "/{user_id}", Tag: tag, Summary: "Change a user's instance role",
+			Perms: []auth.Permission{auth.PrincipalsManage}, Body: wire.UserUpdate{}, Result: wire.User{}, Handle: s.updateUser},
+	}
+}
+
+func (s *Server) listUsers(r *Request) (any, error) {
+	users, err := s.store.ListUsers(r.ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.usersWithOrgs(r, users)
+}
+
+func (s *Server) pathUser(r *Request) (*store.User, error) {
+	id, err := r.pathUUID("user_id")
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.store.GetUser(r.ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errorf(http.StatusNotFound, "user %s not found", id)
+	}
+	return u, err
+}
+
+func (s *Server) getUser(r *Request) (any, error) {
+	u, err := s.pathUser(r)
+	if err != nil {
+		return nil, err
+	}
+	users, err := s.usersWithOrgs(r, []store.User{*u})
+	if err != nil {
+		return nil, err
+	}
+	return users[0], nil
+}
+
+func (s *Server) updateUser(r *Request) (any, error) {
+	u, err := s.pathUser(r)
+	if err != nil {
+		return nil, err
+	}
+	var role string
+	if err := r.body(func(o *validate.Object) {
+		role = requiredLiteral(o, "instance_role", auth.InstanceRoles)
+	}); err != nil {
+		return nil, err
+	}
+	if (role == auth.InstanceOwner || u.InstanceRole == auth.InstanceOwner) && r.P.User.InstanceRole != auth.InstanceOwner {
+		return nil, errorf(http.StatusForbidden, "only an instance owner can grant or change the owner role")
+	}
+	if u.ServiceAccount && role != auth.InstanceMember {
+		return nil, errorf(http.StatusConflict, "service accounts act within their organization and cannot hold an instance role")
+	}
+	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
+		if u.InstanceRole == auth.InstanceOwner && role != auth.InstanceOwner {
+			n, err := tx.CountInstanceOwners(r.ctx)
+			if err != nil {
+				return err
+			}
+			if n <= 1 {
+				return errorf(http.StatusConflict, "the instance must keep at least one owner")
+			}
+		}
+		u.InstanceRole, u.UpdatedAt = role, store.Now()
+		if err := tx.UpdateUserRole(r.ctx, u.ID, role, u.UpdatedAt); err != nil {
+			return err
+		}
+		return r.audit(tx, auditEntry{Action: "user.role_changed", TargetType: "user", TargetID: u.ID.String(),
+			Details: map[string]any{"instance_role": role}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	users, err := s.usersWithOrgs(r, []store.User{*u})
+	if err != nil {
+		return nil, err
+	}
+	return users[0], nil
+}
