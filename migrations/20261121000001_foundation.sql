@@ -27,6 +27,8 @@ CREATE TABLE users (
     instance_role   TEXT NOT NULL,
     service_account {{.Bool}} NOT NULL DEFAULT FALSE,
     managing_org_id {{.UUID}} REFERENCES organizations (id) ON DELETE CASCADE,
+    -- Deleted service accounts stay, so their revoked keys still read back.
+    deleted_at      {{.Time}},
     created_at      {{.Time}} NOT NULL,
     updated_at      {{.Time}} NOT NULL
 );

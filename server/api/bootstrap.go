@@ -21,7 +21,7 @@ func (s *Server) bootstrapRoutes() []*Route {
 			Result: wire.BootstrapStatus{}, Handle: s.bootstrapStatus},
 		{Method: "POST", Path: "/api/v1/bootstrap", Tag: tag, Access: Public,
 			Summary: "Create the first instance owner, a default organization and workspace (needs the one-time setup token)",
-			Body: wire.Bootstrap{}, Result: wire.BootstrapResult{}, Handle: s.bootstrap},
+			Body:    wire.Bootstrap{}, Result: wire.BootstrapResult{}, Handle: s.bootstrap},
 	}
 }
 

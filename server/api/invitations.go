@@ -31,7 +31,7 @@ func (s *Server) invitationRoutes() []*Route {
 			Perms: []auth.Permission{auth.MembersManage}, Result: wire.Invitation{}, Handle: s.revokeInvitation},
 		{Method: "POST", Path: "/api/v1/invitations/accept", Tag: tag, Access: Public,
 			Summary: "Accept an invitation: signed in as the invited email, or creating the account with a password",
-			Body: wire.InvitationAccept{}, Result: wire.InvitationAccepted{}, Handle: s.acceptInvitation},
+			Body:    wire.InvitationAccept{}, Result: wire.InvitationAccepted{}, Handle: s.acceptInvitation},
 	}
 }
 

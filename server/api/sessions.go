@@ -30,7 +30,7 @@ func (s *Server) authRoutes() []*Route {
 			Result: wire.Me{}, Handle: s.me},
 		{Method: "GET", Path: "/api/v1/enrollment/choices", Tag: "Enrollment", Access: Authenticated,
 			Summary: "Organizations, with their workspaces, where the caller may approve a CLI authorization",
-			Result: []wire.EnrollmentChoice{}, Handle: s.enrollmentChoices},
+			Result:  []wire.EnrollmentChoice{}, Handle: s.enrollmentChoices},
 	}
 }
 

@@ -147,3 +147,6 @@ func (s Set) Sorted() []string {
 	}
 	return out
 }
+
+// Len is the number of permissions in the set.
+func (s Set) Len() int { return len(s) }

@@ -105,6 +105,7 @@ type User struct {
 	InstanceRole   string     `bun:"instance_role"`
 	ServiceAccount bool       `bun:"service_account"`
 	ManagingOrgID  *uuid.UUID `bun:"managing_org_id,type:uuid"`
+	DeletedAt      *time.Time `bun:"deleted_at"`
 	CreatedAt      time.Time  `bun:"created_at"`
 	UpdatedAt      time.Time  `bun:"updated_at"`
 }

@@ -167,11 +167,24 @@ func (s *Store) CountInstanceOwners(ctx context.Context) (int, error) {
 	return int(n), mapErr(err)
 }
 
-// DeleteUser removes a user (used for service accounts); keys, sessions and
-// memberships cascade.
-func (s *Store) DeleteUser(ctx context.Context, id uuid.UUID) error {
-	res, err := s.db.NewDelete().Model((*User)(nil)).Where("id = ?", id).Exec(ctx)
-	return affectedOne(res, err)
+// DeleteServiceAccount retires a service account: its keys are revoked, its
+// memberships and sessions removed, and the record kept (marked deleted) so
+// the revoked keys still read back with their owner.
+func (s *Store) DeleteServiceAccount(ctx context.Context, id uuid.UUID, at time.Time) error {
+	res, err := s.db.NewUpdate().Model((*User)(nil)).Set("deleted_at = ?", at).Set("updated_at = ?", at).
+		Where("id = ?", id).Where("service_account").Where("deleted_at IS NULL").Exec(ctx)
+	if err := affectedOne(res, err); err != nil {
+		return err
+	}
+	if _, err := s.db.NewUpdate().Model((*ManagementKey)(nil)).Set("revoked_at = ?", at).Set("updated_at = ?", at).
+		Where("user_id = ?", id).Where("revoked_at IS NULL").Exec(ctx); err != nil {
+		return mapErr(err)
+	}
+	if _, err := s.db.NewDelete().Model((*WorkspaceMember)(nil)).Where("user_id = ?", id).Exec(ctx); err != nil {
+		return mapErr(err)
+	}
+	_, err = s.db.NewDelete().Model((*Membership)(nil)).Where("user_id = ?", id).Exec(ctx)
+	return mapErr(err)
 }
 
 // UserOrgs maps each of the given users to the organizations they belong to.
@@ -194,7 +207,19 @@ func (s *Store) UserOrgs(ctx context.Context, userIDs []uuid.UUID) (map[uuid.UUI
 // ListServiceAccounts returns the service accounts an organization manages.
 func (s *Store) ListServiceAccounts(ctx context.Context, orgID uuid.UUID) ([]User, error) {
 	out := []User{}
-	err := s.db.NewSelect().Model(&out).Where("service_account").Where("managing_org_id = ?", orgID).
+	err := s.db.NewSelect().Model(&out).Where("service_account").Where("managing_org_id = ?", orgID).Where("deleted_at IS NULL").
 		OrderExpr("created_at ASC, id ASC").Scan(ctx)
 	return out, mapErr(err)
+}
+
+// OrganizationSlugTaken reports whether an organization uses slug.
+func (s *Store) OrganizationSlugTaken(ctx context.Context, slug string) (bool, error) {
+	ok, err := s.db.NewSelect().Model((*Organization)(nil)).Where("slug = ?", slug).Exists(ctx)
+	return ok, mapErr(err)
+}
+
+// WorkspaceSlugTaken reports whether a workspace of the organization uses slug.
+func (s *Store) WorkspaceSlugTaken(ctx context.Context, orgID uuid.UUID, slug string) (bool, error) {
+	ok, err := s.db.NewSelect().Model((*Workspace)(nil)).Where("org_id = ?", orgID).Where("slug = ?", slug).Exists(ctx)
+	return ok, mapErr(err)
 }
