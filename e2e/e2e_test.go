@@ -1,0 +1,266 @@
+// Package e2e drives the real gw binary: it builds it, starts gw serve on a
+// free port and talks to it over HTTP, as a user would.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server/store/storetest"
+	"github.com/gw-gateway/gw/wire"
+)
+
+var gwBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gw-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	gwBin = filepath.Join(dir, "gw")
+	build := exec.Command("go", "build", "-o", gwBin, "../cmd/gw")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build gw: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// server is a running gw serve process.
+type server struct {
+	cmd  *exec.Cmd
+	URL  string
+	logs *strings.Builder
+	done chan error
+}
+
+var servingLine = regexp.MustCompile(`msg="gw serving" addr=(\S+)`)
+
+// startServe runs gw serve on a free port with extra environment and waits
+// until it is listening.
+func startServe(tb testing.TB, env ...string) *server {
+	tb.Helper()
+	cmd := exec.Command(gwBin, "serve", "--addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	s := &server{cmd: cmd, logs: &strings.Builder{}, done: make(chan error, 1)}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			s.logs.WriteString(line + "\n")
+			if m := servingLine.FindStringSubmatch(line); m != nil {
+				addr <- m[1]
+			}
+		}
+		s.done <- cmd.Wait()
+	}()
+	select {
+	case a := <-addr:
+		s.URL = "http://" + a
+	case err := <-s.done:
+		tb.Fatalf("gw serve exited early: %v\n%s", err, s.logs)
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		tb.Fatalf("gw serve did not start\n%s", s.logs)
+	}
+	tb.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-s.done
+		}
+	})
+	return s
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (s *server) stop(tb testing.TB) {
+	tb.Helper()
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.done:
+		if err != nil {
+			tb.Fatalf("gw serve exited with %v\n%s", err, s.logs)
+		}
+	case <-time.After(30 * time.Second):
+		tb.Fatalf("gw serve did not shut down\n%s", s.logs)
+	}
+}
+
+func runGW(t *testing.T, env []string, args ...string) (string, string) {
+	t.Helper()
+	cmd := exec.Command(gwBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("gw %v: %v\n%s%s", args, err, out.String(), errOut.String())
+	}
+	return out.String(), errOut.String()
+}
+
+func TestServeEndToEnd(t *testing.T) {
+	for _, d := range storetest.Dialects(t) {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			env := []string{"GW_DATA_DIR=" + t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_e2e"}
+			if d == storetest.Postgres {
+				url, err := storetest.URL(t, d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				env = append(env, "GW_DATABASE_URL="+url)
+			}
+			srv := startServe(t, env...)
+			if !strings.Contains(srv.logs.String(), "/setup?token=setup_e2e") {
+				t.Errorf("serve did not log the setup URL:\n%s", srv.logs)
+			}
+
+			anon, err := client.New(client.Options{Server: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_e2e", Email: "ops@example.com", Password: "a long passphrase"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_e2e", Email: "x@example.com", Password: "a long passphrase"}); !client.IsStatus(err, 409) {
+				t.Fatalf("second bootstrap: %v", err)
+			}
+
+			owner, _ := client.New(client.Options{Server: srv.URL, Token: boot.ManagementKey.Token})
+			me, err := owner.Me(ctx)
+			if err != nil || me.User.Email != "ops@example.com" || me.Credential != "management_key" {
+				t.Fatalf("me: %+v %v", me, err)
+			}
+			ws, err := owner.CreateWorkspace(ctx, "default", wire.WorkspaceCreate{Name: "Research"})
+			if err != nil || ws.Slug != "research" {
+				t.Fatalf("create workspace: %+v %v", ws, err)
+			}
+			list, err := owner.ListWorkspaces(ctx, boot.Organization.ID.String())
+			if err != nil || len(list) != 2 {
+				t.Fatalf("list workspaces: %+v %v", list, err)
+			}
+			ciKey, err := owner.CreateOrgKey(ctx, "default", wire.ManagementKeyCreate{Permissions: []string{"workspaces.read"}, Label: "ci"})
+			if err != nil || !strings.HasPrefix(ciKey.Token, "sk-cp-") {
+				t.Fatalf("create key: %+v %v", ciKey, err)
+			}
+			ci, _ := client.New(client.Options{Server: srv.URL, Token: ciKey.Token})
+			if _, err := ci.ListWorkspaces(ctx, "default"); err != nil {
+				t.Fatalf("ci key: %v", err)
+			}
+			if _, err := ci.CreateWorkspace(ctx, "default", wire.WorkspaceCreate{Name: "nope"}); !client.IsStatus(err, 403) {
+				t.Fatalf("ci key creating a workspace: %v", err)
+			}
+			if _, err := owner.RevokeOrgKey(ctx, "default", ciKey.ID.String()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ci.ListWorkspaces(ctx, "default"); !client.IsStatus(err, 401) {
+				t.Fatalf("revoked key: %v", err)
+			}
+
+			// Recovery works beside a running server.
+			token, _ := runGW(t, env, "admin", "create-key", "--label", "recovery", "--permissions", "organizations.read")
+			rec, _ := client.New(client.Options{Server: srv.URL, Token: strings.TrimSpace(token)})
+			if page, err := rec.ListOrganizations(ctx, 10, ""); err != nil || len(page.Data) != 1 {
+				t.Fatalf("recovery key: %+v %v", page, err)
+			}
+			out, _ := runGW(t, env, "db", "status")
+			if !strings.Contains(out, "applied") || strings.Contains(out, "pending") {
+				t.Fatalf("db status:\n%s", out)
+			}
+
+			srv.stop(t)
+			if strings.Contains(srv.logs.String(), boot.ManagementKey.Token) || strings.Contains(srv.logs.String(), "a long passphrase") {
+				t.Fatal("a secret reached the server log")
+			}
+
+			// A restart keeps everything and asks for no setup.
+			srv = startServe(t, env...)
+			if strings.Contains(srv.logs.String(), "setup_url") {
+				t.Fatalf("restart asked for setup again:\n%s", srv.logs)
+			}
+			owner, _ = client.New(client.Options{Server: srv.URL, Token: boot.ManagementKey.Token})
+			if list, err := owner.ListWorkspaces(ctx, "default"); err != nil || len(list) != 2 {
+				t.Fatalf("after restart: %+v %v", list, err)
+			}
+			srv.stop(t)
+		})
+	}
+}
+
+func TestServeBootstrapFromFlags(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pw, []byte("automation secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServe(t, "GW_DATA_DIR="+dir, "GW_BOOTSTRAP_EMAIL=robot@example.com", "GW_BOOTSTRAP_PASSWORD_FILE="+pw)
+	resp, err := http.Post(srv.URL+"/api/v1/auth/login", "application/json",
+		strings.NewReader(`{"email":"robot@example.com","password":"automation secret"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("login after flag bootstrap: %d %s", resp.StatusCode, body)
+	}
+	srv.stop(t)
+}
+
+// BenchmarkColdStart measures gw serve on a fresh SQLite data dir from
+// exec to the first 200, against the baseline of exec'ing `gw version`.
+func BenchmarkColdStart(b *testing.B) {
+	b.Run("baseline_gw_version", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if err := exec.Command(gwBin, "version").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("serve_to_first_200", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			start := time.Now()
+			srv := startServe(b, "GW_DATA_DIR="+b.TempDir())
+			for {
+				resp, err := http.Get(srv.URL + "/api/v1/bootstrap")
+				if err == nil {
+					resp.Body.Close()
+					if resp.StatusCode == 200 {
+						break
+					}
+				}
+				if time.Since(start) > 30*time.Second {
+					b.Fatal("no 200 within 30s")
+				}
+			}
+			b.StopTimer()
+			srv.stop(b)
+			b.StartTimer()
+		}
+	})
+}

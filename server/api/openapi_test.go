@@ -1,0 +1,123 @@
+package api_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gw-gateway/gw/server/api"
+	"github.com/gw-gateway/gw/server/store/storetest"
+	"github.com/gw-gateway/gw/wire"
+)
+
+func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.SQLite), api.Options{})
+	raw := e.must("GET", "/api/v1/openapi.json", "", nil)
+	var doc struct {
+		OpenAPI string `json:"openapi"`
+		Info    struct {
+			Version string `json:"version"`
+		} `json:"info"`
+		Paths      map[string]map[string]map[string]any `json:"paths"`
+		Components struct {
+			Schemas map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.OpenAPI != "3.1.0" || doc.Info.Version != "0.1.0" {
+		t.Fatalf("openapi %q version %q", doc.OpenAPI, doc.Info.Version)
+	}
+
+	documented := map[string]bool{}
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			documented[strings.ToUpper(method)+" "+path] = true
+		}
+	}
+	for _, rt := range e.api.Routes() {
+		key := rt.Method + " " + rt.Path
+		op, ok := doc.Paths[rt.Path][strings.ToLower(rt.Method)]
+		if !ok {
+			t.Errorf("route %s has no documented operation", key)
+			continue
+		}
+		delete(documented, key)
+		tags, _ := op["tags"].([]any)
+		if len(tags) != 1 || !slices.Contains(api.Tags, tags[0].(string)) {
+			t.Errorf("%s: tag %v is not one of the spec's groups", key, tags)
+		}
+		if s, _ := op["summary"].(string); s == "" {
+			t.Errorf("%s: no summary", key)
+		}
+		resp, _ := op["responses"].(map[string]any)
+		if _, ok := resp["200"]; !ok {
+			t.Errorf("%s: no 200 response", key)
+		}
+		if rt.Body != nil && op["requestBody"] == nil {
+			t.Errorf("%s: request body not documented", key)
+		}
+		if rt.Result == nil {
+			t.Errorf("%s: result type not declared", key)
+		}
+	}
+	delete(documented, "GET /api/v1/openapi.json")
+	for key := range documented {
+		t.Errorf("documented operation %s has no route", key)
+	}
+
+	// Every $ref resolves.
+	for _, ref := range findRefs(raw) {
+		name := strings.TrimPrefix(ref, "#/components/schemas/")
+		if _, ok := doc.Components.Schemas[name]; !ok {
+			t.Errorf("dangling $ref %s", ref)
+		}
+	}
+}
+
+func findRefs(raw []byte) []string {
+	var refs []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				if s, ok := c.(string); ok && k == "$ref" {
+					refs = append(refs, s)
+				}
+				walk(c)
+			}
+		case []any:
+			for _, c := range x {
+				walk(c)
+			}
+		}
+	}
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	walk(v)
+	return refs
+}
+
+// TestWireNullableFieldsAreDocumented keeps the schema honest: a pointer
+// field that is always present (no omitempty) can be null on the wire, so it
+// must say so.
+func TestWireNullableFieldsAreDocumented(t *testing.T) {
+	types := []any{wire.ManagementKey{}, wire.User{}, wire.Invitation{}, wire.AuditEvent{}, wire.AuditActor{},
+		wire.AuditScope{}, wire.KeyScope{}, wire.PageRef{}, wire.Me{}}
+	for _, v := range types {
+		rt := reflect.TypeOf(v)
+		for i := 0; i < rt.NumField(); i++ {
+			f := rt.Field(i)
+			if f.Type.Kind() != reflect.Pointer || strings.Contains(f.Tag.Get("json"), "omitempty") {
+				continue
+			}
+			if !strings.Contains(f.Tag.Get("jsonschema"), "nullable") {
+				t.Errorf("%s.%s can be null but its schema does not say nullable", rt.Name(), f.Name)
+			}
+		}
+	}
+}
