@@ -66,4 +66,3 @@ func (c *Client) CreateOrgKey(ctx context.Context, org string, in wire.Managemen
 func (c *Client) RevokeOrgKey(ctx context.Context, org, keyID string) (wire.ManagementKey, error) {
 	return getData[wire.ManagementKey](ctx, c, "POST", "/api/v1/organizations/"+esc(org)+"/management-keys/"+esc(keyID)+"/revoke", nil, nil)
 }
-
