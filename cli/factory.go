@@ -8,11 +8,9 @@ import (
 )
 
 // Factory hands commands their dependencies. Tests build one with fake
-// streams and environment.
+// streams; configuration comes from flags and the GW_ environment.
 type Factory struct {
 	IO *IOStreams
-	// Getenv reads the environment (os.Getenv in production).
-	Getenv func(string) string
 }
 
 // newViper is the one configuration reader of a command: flags bound, GW_

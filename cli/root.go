@@ -49,7 +49,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 
 // Main runs gw with the process's arguments and returns the exit code.
 func Main() int {
-	f := &Factory{IO: SystemIO(), Getenv: os.Getenv}
+	f := &Factory{IO: SystemIO()}
 	return Run(context.Background(), f, os.Args[1:])
 }
 

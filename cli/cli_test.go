@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func testFactory() (*Factory, *bytes.Buffer, *bytes.Buffer) {
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	return &Factory{IO: &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}}, out, errOut
+}
+
+func TestServeFlags(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		wantErr string
+		check   func(t *testing.T, o *ServeOptions)
+	}{
+		{name: "defaults", check: func(t *testing.T, o *ServeOptions) {
+			if o.Addr != "127.0.0.1:8080" || o.DatabaseURL != "" || o.LogFormat != "text" || o.ShutdownTimeout != 30*time.Second {
+				t.Errorf("defaults: %+v", o)
+			}
+			if !strings.HasSuffix(o.DataDir, "gw") {
+				t.Errorf("data dir %q", o.DataDir)
+			}
+		}},
+		{name: "flags", args: []string{"--addr", ":9", "--database-url", "postgres://x/y", "--log-format", "json", "--disable-signup"},
+			check: func(t *testing.T, o *ServeOptions) {
+				if o.Addr != ":9" || o.DatabaseURL != "postgres://x/y" || o.LogFormat != "json" || !o.DisableSignup {
+					t.Errorf("flags: %+v", o)
+				}
+			}},
+		{name: "env", env: map[string]string{"GW_ADDR": "127.0.0.1:7000", "GW_DATA_DIR": "/tmp/d", "GW_BOOTSTRAP_TOKEN": "tok"},
+			check: func(t *testing.T, o *ServeOptions) {
+				if o.Addr != "127.0.0.1:7000" || o.DataDir != "/tmp/d" || o.BootstrapToken != "tok" {
+					t.Errorf("env: %+v", o)
+				}
+			}},
+		{name: "flag beats env", args: []string{"--addr", ":1"}, env: map[string]string{"GW_ADDR": ":2"},
+			check: func(t *testing.T, o *ServeOptions) {
+				if o.Addr != ":1" {
+					t.Errorf("addr %q", o.Addr)
+				}
+			}},
+		{name: "bad log format", args: []string{"--log-format", "xml"}, wantErr: "--log-format"},
+		{name: "half bootstrap", args: []string{"--bootstrap-email", "a@b.c"}, wantErr: "go together"},
+		{name: "positional", args: []string{"extra"}, wantErr: "unknown command"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			f, _, _ := testFactory()
+			var got *ServeOptions
+			cmd := NewCmdServe(f, func(_ context.Context, o *ServeOptions) error { got = o; return nil })
+			cmd.SetArgs(c.args)
+			cmd.SetOut(&bytes.Buffer{})
+			cmd.SetErr(&bytes.Buffer{})
+			err := cmd.Execute()
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, got)
+		})
+	}
+}
+
+func TestAdminCreateKeyFlags(t *testing.T) {
+	f, _, _ := testFactory()
+	var got *AdminCreateKeyOptions
+	cmd := NewCmdAdminCreateKey(f, func(_ context.Context, o *AdminCreateKeyOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--label", "recovery", "--permissions", "organizations.read, audit.read"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Label != "recovery" || strings.Join(got.Permissions, ",") != "organizations.read,audit.read" {
+		t.Fatalf("%+v", got)
+	}
+	cmd = NewCmdAdminCreateKey(f, func(context.Context, *AdminCreateKeyOptions) error { return nil })
+	cmd.SetArgs([]string{"--label", "x", "--permissions", "root.all"})
+	cmd.SetErr(&bytes.Buffer{})
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "unknown permission") {
+		t.Fatalf("unknown permission: %v", err)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"version"}, ExitOK},
+		{[]string{"no-such-command"}, ExitUsage},
+		{[]string{"serve", "--no-such-flag"}, ExitUsage},
+		{[]string{"admin", "create-key"}, ExitUsage},
+		{[]string{"db", "status", "--database-url", "mysql://nope"}, ExitError},
+	}
+	for _, c := range cases {
+		f, out, errOut := testFactory()
+		if got := Run(context.Background(), f, c.args); got != c.code {
+			t.Errorf("gw %v: exit %d, want %d (%s%s)", c.args, got, c.code, out, errOut)
+		}
+	}
+	f, out, _ := testFactory()
+	Run(context.Background(), f, []string{"version"})
+	if !strings.HasPrefix(out.String(), "gw ") {
+		t.Fatalf("version output %q", out)
+	}
+}
+
+func TestDBMigrateAndStatus(t *testing.T) {
+	dir := t.TempDir()
+	f, out, errOut := testFactory()
+	if code := Run(context.Background(), f, []string{"db", "migrate", "--data-dir", dir}); code != 0 {
+		t.Fatalf("migrate: %d %s", code, errOut)
+	}
+	if !strings.Contains(out.String(), "applied 2026") {
+		t.Fatalf("migrate output %q", out)
+	}
+	f, out, _ = testFactory()
+	Run(context.Background(), f, []string{"db", "status", "--data-dir", dir})
+	if !strings.HasPrefix(out.String(), "applied") {
+		t.Fatalf("status output %q", out)
+	}
+}
