@@ -115,7 +115,11 @@ func ParseJSON(data []byte, root Loc) (any, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, jsonInvalid(root, err, dec.InputOffset())
+		offset := dec.InputOffset()
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			offset = int64(len(data)) // truncated: the problem is at the end
+		}
+		return nil, jsonInvalid(root, err, offset)
 	}
 	// Trailing data after the first value is malformed JSON too.
 	if _, err := dec.Token(); err != io.EOF {

@@ -34,6 +34,14 @@ func TestParseJSONErrors(t *testing.T) {
 	}
 }
 
+func TestTruncatedJSONPointsAtTheEnd(t *testing.T) {
+	_, err := ParseJSON([]byte(`{"target":`), Loc{"body"})
+	ve, _ := AsError(err)
+	if ve == nil || ve.Issues[0].Loc[1] != 10 {
+		t.Fatalf("got %v", err)
+	}
+}
+
 func TestObjectReportsEverythingAtOnce(t *testing.T) {
 	v := parse(t, `{"name":"","count":1.5,"flag":"yes","extra":1,"list":[1,"x"],"kind":"nope"}`)
 	var errs Errors

@@ -1,0 +1,217 @@
+// Package catalog is gw's provider and model catalog: which upstream
+// providers exist, how to reach them, and what each model can do and costs.
+//
+// A catalog is data, not code. The default one is embedded in the binary
+// (default.yaml) and an operator may replace it with `gw catalog import -f
+// FILE`; both go through Parse, so an imported file is held to exactly the
+// rules the shipped one is. The package is pure: no I/O beyond the embedded
+// file, no clock, no globals that change after start.
+//
+// Money never touches float64. Prices are decimal strings (USD per million
+// tokens), arithmetic uses exact decimals, and a request's cost comes out as
+// integer nano-dollars (1e-9 USD), the unit the usage tables store.
+package catalog
+
+import (
+	"slices"
+	"strings"
+)
+
+// Kind is the wire protocol an upstream speaks; it selects the adapter in
+// server/providers, not the company behind the endpoint.
+type Kind string
+
+const (
+	// KindOpenAI is api.openai.com itself, whose Chat Completions dialect has
+	// parameters (max_completion_tokens, reasoning_effort, the developer
+	// role) that look-alike servers do not all accept.
+	KindOpenAI Kind = "openai"
+	// KindAnthropic is the Anthropic Messages API.
+	KindAnthropic Kind = "anthropic"
+	// KindGoogle is the Gemini API (generateContent).
+	KindGoogle Kind = "google"
+	// KindOpenAICompatible is the common subset of Chat Completions spoken by
+	// Mistral, DeepSeek, Groq and self-hosted servers (vLLM, Ollama, llama.cpp).
+	KindOpenAICompatible Kind = "openai-compatible"
+)
+
+// Capability is something a request may require of a model (spec §2.8); a
+// route whose model lacks a required capability is rejected.
+type Capability string
+
+const (
+	CapabilityStreaming        Capability = "streaming"
+	CapabilityTools            Capability = "tools"
+	CapabilityReasoning        Capability = "reasoning"
+	CapabilityStructuredOutput Capability = "structured_output"
+)
+
+// Modality is a kind of input content a model accepts (spec §2.8).
+type Modality string
+
+const (
+	ModalityText  Modality = "text"
+	ModalityImage Modality = "image"
+	ModalityAudio Modality = "audio"
+	ModalityVideo Modality = "video"
+	ModalityPDF   Modality = "pdf"
+)
+
+// The closed vocabularies, in the order the spec lists them. They are
+// unexported so no caller can widen them at run time; the accessors below
+// hand out copies.
+var (
+	kinds        = []Kind{KindOpenAI, KindAnthropic, KindGoogle, KindOpenAICompatible}
+	capabilities = []Capability{CapabilityStreaming, CapabilityTools, CapabilityReasoning, CapabilityStructuredOutput}
+	modalities   = []Modality{ModalityText, ModalityImage, ModalityAudio, ModalityVideo, ModalityPDF}
+)
+
+// Kinds lists every provider kind.
+func Kinds() []Kind { return slices.Clone(kinds) }
+
+// Capabilities lists the capability vocabulary in spec order.
+func Capabilities() []Capability { return slices.Clone(capabilities) }
+
+// Modalities lists the modality vocabulary in spec order.
+func Modalities() []Modality { return slices.Clone(modalities) }
+
+// ValidKind reports whether s names a provider kind.
+func ValidKind(s string) bool { return slices.Contains(kinds, Kind(s)) }
+
+// ValidCapability reports whether s is in the capability vocabulary.
+func ValidCapability(s string) bool { return slices.Contains(capabilities, Capability(s)) }
+
+// ValidModality reports whether s is in the modality vocabulary.
+func ValidModality(s string) bool { return slices.Contains(modalities, Modality(s)) }
+
+// Catalog is a validated set of providers and their models.
+//
+// Both slices are sorted by ID; Parse, New and Default guarantee it, and the
+// lookups binary-search on it, so build catalogs through those functions
+// rather than by hand.
+type Catalog struct {
+	Providers []Provider `json:"providers" yaml:"providers"`
+	Models    []Model    `json:"models" yaml:"models"`
+}
+
+// Provider is one upstream endpoint family.
+type Provider struct {
+	// ID is the first segment of every model ID of this provider; it never
+	// contains a slash, so a model ID splits unambiguously at its first one.
+	ID   string `json:"id" yaml:"id"`
+	Name string `json:"name" yaml:"name"`
+	Kind Kind   `json:"kind" yaml:"kind"`
+	// BaseURL is the API root the adapter appends resource paths to
+	// (/chat/completions, /messages, /models/{m}:generateContent), so it
+	// carries the version segment and no trailing slash. It is empty only
+	// for openai-compatible providers, whose credentials supply the URL
+	// because every self-hosted server lives somewhere else.
+	BaseURL string `json:"base_url,omitempty" yaml:"base_url,omitempty"`
+}
+
+// Model is one model as a provider serves it.
+type Model struct {
+	// ID is "<provider>/<upstream model>"; the upstream part may itself
+	// contain slashes (groq/meta-llama/llama-4-scout-17b-16e-instruct).
+	ID       string `json:"id" yaml:"id"`
+	Provider string `json:"provider" yaml:"provider"`
+	Name     string `json:"name" yaml:"name"`
+	// ContextWindow counts input and output tokens together.
+	ContextWindow   int64        `json:"context_window" yaml:"context_window"`
+	MaxOutputTokens int64        `json:"max_output_tokens" yaml:"max_output_tokens"`
+	Pricing         Pricing      `json:"pricing" yaml:"pricing"`
+	Capabilities    []Capability `json:"capabilities" yaml:"capabilities"`
+	Modalities      []Modality   `json:"modalities" yaml:"modalities"`
+	// Created is the release date as a Unix timestamp; it fills the
+	// `created` member of the OpenAI model object served by discovery.
+	// Zero means unknown.
+	Created int64 `json:"created" yaml:"created"`
+}
+
+// Pricing holds list prices in USD per million tokens as decimal strings
+// (DecimalPattern), so that the wire, the files and the arithmetic all see
+// the exact value an operator wrote.
+//
+// The four token categories are disjoint: InputPerMTok applies only to input
+// that was neither read from nor written to a prompt cache. Where a provider
+// bills no separate cache-write rate, the catalog repeats the input price,
+// which is what such a write costs; a zero price really means free.
+type Pricing struct {
+	InputPerMTok      string `json:"input_per_mtok" yaml:"input_per_mtok"`
+	OutputPerMTok     string `json:"output_per_mtok" yaml:"output_per_mtok"`
+	CacheReadPerMTok  string `json:"cache_read_per_mtok" yaml:"cache_read_per_mtok"`
+	CacheWritePerMTok string `json:"cache_write_per_mtok" yaml:"cache_write_per_mtok"`
+}
+
+// UpstreamModel is the model name to send to the provider: the ID without
+// its "<provider>/" prefix.
+func (m Model) UpstreamModel() string {
+	return strings.TrimPrefix(m.ID, m.Provider+"/")
+}
+
+// HasCapability reports whether the model offers c.
+func (m Model) HasCapability(c Capability) bool { return slices.Contains(m.Capabilities, c) }
+
+// HasModality reports whether the model accepts input of modality md.
+func (m Model) HasModality(md Modality) bool { return slices.Contains(m.Modalities, md) }
+
+// Model looks a model up by its full ID. The returned value shares its
+// slices with the catalog; treat them as read-only.
+func (c *Catalog) Model(id string) (Model, bool) {
+	i, ok := slices.BinarySearchFunc(c.Models, id, func(m Model, id string) int { return strings.Compare(m.ID, id) })
+	if !ok {
+		return Model{}, false
+	}
+	return c.Models[i], true
+}
+
+// Provider looks a provider up by ID.
+func (c *Catalog) Provider(id string) (Provider, bool) {
+	i, ok := slices.BinarySearchFunc(c.Providers, id, func(p Provider, id string) int { return strings.Compare(p.ID, id) })
+	if !ok {
+		return Provider{}, false
+	}
+	return c.Providers[i], true
+}
+
+// ModelsByProvider returns the models of one provider in ID order, as a new
+// slice (nil when there are none). Because every ID starts with
+// "<provider>/", one provider's models form a contiguous run of the sorted
+// list, which a binary search finds without looking at the others.
+func (c *Catalog) ModelsByProvider(provider string) []Model {
+	prefix := provider + "/"
+	lo, _ := slices.BinarySearchFunc(c.Models, prefix, func(m Model, p string) int { return strings.Compare(m.ID, p) })
+	hi := lo
+	for hi < len(c.Models) && strings.HasPrefix(c.Models[hi].ID, prefix) {
+		hi++
+	}
+	if lo == hi {
+		return nil
+	}
+	return cloneModels(c.Models[lo:hi])
+}
+
+// Clone returns a deep copy, so the copy can be edited (say, before an
+// import is written) without disturbing readers of the original.
+func (c *Catalog) Clone() *Catalog {
+	if c == nil {
+		return nil
+	}
+	return &Catalog{
+		Providers: slices.Clone(c.Providers),
+		Models:    cloneModels(c.Models),
+	}
+}
+
+func cloneModels(ms []Model) []Model {
+	if ms == nil {
+		return nil
+	}
+	out := make([]Model, len(ms))
+	for i, m := range ms {
+		m.Capabilities = slices.Clone(m.Capabilities)
+		m.Modalities = slices.Clone(m.Modalities)
+		out[i] = m
+	}
+	return out
+}

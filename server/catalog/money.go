@@ -1,0 +1,110 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/shopspring/decimal"
+)
+
+// NanoPerUSD is the number of nano-dollars in a dollar, the unit costs are
+// stored in: integers sum exactly on every database, and 1e-9 USD resolves
+// a single token of the cheapest model.
+const NanoPerUSD = 1_000_000_000
+
+// CostNanoUSD prices one request: each token count times its per-million
+// price, summed exactly and rounded once, half to even, to a whole
+// nano-dollar (DESIGN §3). Rounding the sum rather than each term keeps the
+// cost of a request independent of how its tokens were split.
+//
+// The counts are disjoint (see Pricing): inputTokens excludes tokens read
+// from or written to the cache. It fails on a negative count, a price that
+// is not a decimal string, or a cost beyond int64 (about 9.2 billion USD).
+func (p Pricing) CostNanoUSD(inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens int64) (int64, error) {
+	counts := [4]int64{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}
+	total := decimal.Zero
+	for i, f := range p.fields() {
+		price, err := parsePrice(f.value)
+		if err != nil {
+			return 0, fmt.Errorf("catalog: pricing.%s: %w", f.name, err)
+		}
+		if counts[i] < 0 {
+			return 0, fmt.Errorf("catalog: negative token count %d for %s", counts[i], f.name)
+		}
+		total = total.Add(price.Mul(decimal.NewFromInt(counts[i])))
+	}
+	// USD per 1e6 tokens × tokens = 1e-6 USD units; 1e-6 USD is 1e3 nano.
+	nano := total.Shift(3).RoundBank(0)
+	n := nano.BigInt()
+	if !n.IsInt64() {
+		return 0, errors.New("catalog: cost does not fit in int64 nano-dollars")
+	}
+	return n.Int64(), nil
+}
+
+func parsePrice(s string) (decimal.Decimal, error) {
+	if msg, _ := priceProblem(s); msg != "" {
+		return decimal.Decimal{}, errors.New(msg)
+	}
+	return decimal.NewFromString(s)
+}
+
+// FormatNanoUSD renders nano-dollars as a USD decimal string for the wire
+// (cost_usd): the shortest exact form, with no trailing fractional zeros and
+// no exponent. 123450 → "0.00012345", 1_500_000_000 → "1.5",
+// 2_000_000_000 → "2", 0 → "0", -5 → "-0.000000005".
+func FormatNanoUSD(n int64) string {
+	// Through uint64 so that math.MinInt64 negates without overflow.
+	u := uint64(n)
+	sign := ""
+	if n < 0 {
+		u, sign = -u, "-"
+	}
+	whole, frac := u/NanoPerUSD, u%NanoPerUSD
+	s := sign + strconv.FormatUint(whole, 10)
+	if frac == 0 {
+		return s
+	}
+	digits := fmt.Sprintf("%09d", frac)
+	return s + "." + strings.TrimRight(digits, "0")
+}
+
+// ParseNanoUSD is the inverse of FormatNanoUSD, for USD amounts operators
+// write (budgets, ceilings): an optional "-", digits, and at most nine
+// fractional digits that matter. Trailing zeros beyond the ninth place are
+// accepted; anything finer than a nano-dollar is refused rather than
+// rounded, since a silently rounded limit is a wrong limit.
+func ParseNanoUSD(s string) (int64, error) {
+	body, neg := strings.CutPrefix(s, "-")
+	if !decimalRE.MatchString(body) || len(body) > maxPriceLen {
+		return 0, fmt.Errorf("catalog: %q is not a decimal USD amount", s)
+	}
+	whole, frac, _ := strings.Cut(body, ".")
+	frac = strings.TrimRight(frac, "0")
+	if len(frac) > 9 {
+		return 0, fmt.Errorf("catalog: %q is finer than a nano-dollar (1e-9 USD)", s)
+	}
+	w, err := strconv.ParseUint(whole, 10, 64)
+	if err != nil || w > math.MaxInt64/NanoPerUSD+1 {
+		return 0, fmt.Errorf("catalog: %q does not fit in int64 nano-dollars", s)
+	}
+	var f uint64
+	if frac != "" {
+		f, _ = strconv.ParseUint(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
+	}
+	u := w*NanoPerUSD + f
+	limit := uint64(math.MaxInt64)
+	if neg {
+		limit++ // -math.MinInt64 is one more than math.MaxInt64
+	}
+	if u > limit {
+		return 0, fmt.Errorf("catalog: %q does not fit in int64 nano-dollars", s)
+	}
+	if neg {
+		return int64(-u), nil
+	}
+	return int64(u), nil
+}
