@@ -17,6 +17,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/api"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/web"
 )
 
 // ServeOptions configure gw serve.
@@ -131,7 +132,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 
 	srv := &http.Server{
-		Handler:           withAccessLog(log, newMux(apiServer)),
+		Handler:           withAccessLog(log, newMux(apiServer, web.Handler(log, apiServer.SetupDone))),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		// Long enough for a streamed model response; a stuck client is cut.
@@ -188,9 +189,10 @@ func bootstrapOnStart(ctx context.Context, log *slog.Logger, s *api.Server, opts
 	return nil
 }
 
-func newMux(apiServer http.Handler) http.Handler {
+func newMux(apiServer, pages http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", apiServer)
+	mux.Handle("/setup", pages)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))

@@ -33,6 +33,16 @@ func (s *Server) bootstrapStatus(r *Request) (any, error) {
 	return wire.BootstrapStatus{Bootstrapped: st.BootstrappedAt != nil}, nil
 }
 
+// SetupDone reports whether the instance has its first owner (for the
+// setup page).
+func (s *Server) SetupDone(r *http.Request) (bool, error) {
+	st, err := s.store.GetInstanceState(r.Context())
+	if err != nil {
+		return false, err
+	}
+	return st.BootstrappedAt != nil, nil
+}
+
 // ErrAlreadyBootstrapped is returned by a second bootstrap.
 var ErrAlreadyBootstrapped = errorf(http.StatusConflict, "the instance is already bootstrapped; sign in instead")
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
@@ -79,6 +80,11 @@ func trimPage[T any](items []T, limit int, key func(T) PageKey) ([]T, *PageKey) 
 // GetInstanceState reads the instance row, creating it on first use. The
 // insert is idempotent, so replicas starting together agree on one row.
 func (s *Store) GetInstanceState(ctx context.Context) (*InstanceState, error) {
+	st := new(InstanceState)
+	err := s.db.NewSelect().Model(st).Where("id = 1").Scan(ctx)
+	if err == nil || !errors.Is(mapErr(err), ErrNotFound) {
+		return st, mapErr(err)
+	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("read random: %w", err)
@@ -87,7 +93,6 @@ func (s *Store) GetInstanceState(ctx context.Context) (*InstanceState, error) {
 	if _, err := s.db.NewInsert().Model(row).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
 		return nil, fmt.Errorf("create instance state: %w", mapErr(err))
 	}
-	st := new(InstanceState)
 	if err := s.db.NewSelect().Model(st).Where("id = 1").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("read instance state: %w", mapErr(err))
 	}
