@@ -81,6 +81,9 @@ type InstanceState struct {
 	SetupTokenHash *string    `bun:"setup_token_hash"`
 	BootstrappedAt *time.Time `bun:"bootstrapped_at"`
 	CreatedAt      time.Time  `bun:"created_at"`
+	// The bundle signing key pair; the private half is sealed.
+	BundlePublicKey        *string `bun:"bundle_public_key"`
+	BundlePrivateKeySealed *string `bun:"bundle_private_key_sealed"`
 }
 
 // Organization is a tenant.
@@ -209,4 +212,98 @@ type AuditEvent struct {
 	RequestID   string     `bun:"request_id"`
 	Details     JSONMap    `bun:"details,type:text"`
 	CreatedAt   time.Time  `bun:"created_at"`
+}
+
+// CatalogProvider is an upstream provider of the model catalog.
+type CatalogProvider struct {
+	bun.BaseModel `bun:"table:catalog_providers"`
+
+	ID        string     `bun:"id,pk"`
+	Name      string     `bun:"name"`
+	Kind      string     `bun:"kind"`
+	BaseURL   string     `bun:"base_url"`
+	RetiredAt *time.Time `bun:"retired_at"`
+	CreatedAt time.Time  `bun:"created_at"`
+	UpdatedAt time.Time  `bun:"updated_at"`
+}
+
+// CatalogModel is a model of the catalog; prices are decimal strings.
+type CatalogModel struct {
+	bun.BaseModel `bun:"table:catalog_models"`
+
+	ID                string     `bun:"id,pk"`
+	Provider          string     `bun:"provider"`
+	Name              string     `bun:"name"`
+	ContextWindow     int64      `bun:"context_window"`
+	MaxOutputTokens   int64      `bun:"max_output_tokens"`
+	InputPerMTok      string     `bun:"input_per_mtok"`
+	OutputPerMTok     string     `bun:"output_per_mtok"`
+	CacheReadPerMTok  string     `bun:"cache_read_per_mtok"`
+	CacheWritePerMTok string     `bun:"cache_write_per_mtok"`
+	Capabilities      Strings    `bun:"capabilities,type:text"`
+	Modalities        Strings    `bun:"modalities,type:text"`
+	Released          int64      `bun:"released"`
+	RetiredAt         *time.Time `bun:"retired_at"`
+	CreatedAt         time.Time  `bun:"created_at"`
+	UpdatedAt         time.Time  `bun:"updated_at"`
+}
+
+// ProviderCredential is an upstream API secret at platform (no org),
+// organization or workspace scope. The secret is sealed.
+type ProviderCredential struct {
+	bun.BaseModel `bun:"table:provider_credentials"`
+
+	ID           uuid.UUID  `bun:"id,pk,type:uuid"`
+	OrgID        *uuid.UUID `bun:"org_id,type:uuid"`
+	WorkspaceID  *uuid.UUID `bun:"workspace_id,type:uuid"`
+	Provider     string     `bun:"provider"`
+	Label        string     `bun:"label"`
+	BaseURL      *string    `bun:"base_url"`
+	SecretSealed string     `bun:"secret_sealed"`
+	SecretHint   string     `bun:"secret_hint"`
+	CreatedAt    time.Time  `bun:"created_at"`
+	UpdatedAt    time.Time  `bun:"updated_at"`
+}
+
+// InferenceKey is a data-plane credential; only its hash is stored.
+type InferenceKey struct {
+	bun.BaseModel `bun:"table:inference_keys"`
+
+	ID          uuid.UUID  `bun:"id,pk,type:uuid"`
+	OrgID       uuid.UUID  `bun:"org_id,type:uuid"`
+	WorkspaceID uuid.UUID  `bun:"workspace_id,type:uuid"`
+	UserID      uuid.UUID  `bun:"user_id,type:uuid"`
+	Name        string     `bun:"name"`
+	Prefix      string     `bun:"prefix"`
+	TokenHash   string     `bun:"token_hash"`
+	ExpiresAt   *time.Time `bun:"expires_at"`
+	RevokedAt   *time.Time `bun:"revoked_at"`
+	CreatedAt   time.Time  `bun:"created_at"`
+	UpdatedAt   time.Time  `bun:"updated_at"`
+}
+
+// Policy is a workspace policy; Definition is its canonical JSON.
+type Policy struct {
+	bun.BaseModel `bun:"table:policies"`
+
+	ID          uuid.UUID `bun:"id,pk,type:uuid"`
+	OrgID       uuid.UUID `bun:"org_id,type:uuid"`
+	WorkspaceID uuid.UUID `bun:"workspace_id,type:uuid"`
+	Name        string    `bun:"name"`
+	Enabled     bool      `bun:"enabled"`
+	Definition  string    `bun:"definition"`
+	CreatedAt   time.Time `bun:"created_at"`
+	UpdatedAt   time.Time `bun:"updated_at"`
+}
+
+// Bundle is an organization's latest compiled, signed bundle.
+type Bundle struct {
+	bun.BaseModel `bun:"table:bundles"`
+
+	OrgID      uuid.UUID `bun:"org_id,pk,type:uuid"`
+	Version    int64     `bun:"version"`
+	Hash       string    `bun:"hash"`
+	Signature  string    `bun:"signature"`
+	Body       string    `bun:"body"`
+	CompiledAt time.Time `bun:"compiled_at"`
 }
