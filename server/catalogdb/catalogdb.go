@@ -1,0 +1,140 @@
+// Package catalogdb keeps the model catalog in the database: it seeds an
+// empty instance from the embedded default, loads what is in force, and
+// imports a whole catalog file. The catalog package stays pure; this is the
+// bridge to the store.
+package catalogdb
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/store"
+)
+
+// Seed loads the embedded default catalog into an empty catalog table. It
+// does nothing once any provider exists, so operators' edits survive
+// restarts and upgrades.
+func Seed(ctx context.Context, st *store.Store) error {
+	return st.InTx(ctx, func(tx *store.Store) error {
+		n, err := tx.CountCatalogProviders(ctx)
+		if err != nil || n > 0 {
+			return err
+		}
+		def, err := catalog.Default()
+		if err != nil {
+			return fmt.Errorf("embedded catalog: %w", err)
+		}
+		return Import(ctx, tx, def, store.Now())
+	})
+}
+
+// Import writes every provider and model of c (inserting or replacing by
+// id). Entries absent from c are left as they are; retiring is explicit.
+func Import(ctx context.Context, st *store.Store, c *catalog.Catalog, now time.Time) error {
+	return st.InTx(ctx, func(tx *store.Store) error {
+		for _, p := range c.Providers {
+			row := ProviderRow(p, now)
+			if err := tx.UpsertCatalogProvider(ctx, &row); err != nil {
+				return fmt.Errorf("provider %s: %w", p.ID, err)
+			}
+		}
+		for _, m := range c.Models {
+			row := ModelRow(m, now)
+			if err := tx.UpsertCatalogModel(ctx, &row); err != nil {
+				return fmt.Errorf("model %s: %w", m.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Rows are the stored catalog, retired entries included.
+type Rows struct {
+	Providers []store.CatalogProvider
+	Models    []store.CatalogModel
+}
+
+// LoadRows reads the stored catalog.
+func LoadRows(ctx context.Context, st *store.Store) (Rows, error) {
+	ps, err := st.ListCatalogProviders(ctx)
+	if err != nil {
+		return Rows{}, fmt.Errorf("list providers: %w", err)
+	}
+	ms, err := st.ListCatalogModels(ctx)
+	if err != nil {
+		return Rows{}, fmt.Errorf("list models: %w", err)
+	}
+	return Rows{Providers: ps, Models: ms}, nil
+}
+
+// Active builds the catalog in force: providers and models not retired (a
+// retired provider retires its models).
+func (r Rows) Active() (*catalog.Catalog, error) {
+	live := map[string]bool{}
+	var providers []catalog.Provider
+	for _, p := range r.Providers {
+		if p.RetiredAt == nil {
+			live[p.ID] = true
+			providers = append(providers, Provider(p))
+		}
+	}
+	var models []catalog.Model
+	for _, m := range r.Models {
+		if m.RetiredAt == nil && live[m.Provider] {
+			models = append(models, Model(m))
+		}
+	}
+	c, err := catalog.New(providers, models)
+	if err != nil {
+		return nil, fmt.Errorf("stored catalog is inconsistent: %w", err)
+	}
+	return c, nil
+}
+
+// Provider converts a stored provider.
+func Provider(p store.CatalogProvider) catalog.Provider {
+	return catalog.Provider{ID: p.ID, Name: p.Name, Kind: catalog.Kind(p.Kind), BaseURL: p.BaseURL}
+}
+
+// Model converts a stored model.
+func Model(m store.CatalogModel) catalog.Model {
+	caps := make([]catalog.Capability, len(m.Capabilities))
+	for i, c := range m.Capabilities {
+		caps[i] = catalog.Capability(c)
+	}
+	mods := make([]catalog.Modality, len(m.Modalities))
+	for i, md := range m.Modalities {
+		mods[i] = catalog.Modality(md)
+	}
+	return catalog.Model{
+		ID: m.ID, Provider: m.Provider, Name: m.Name, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
+		Pricing: catalog.Pricing{InputPerMTok: m.InputPerMTok, OutputPerMTok: m.OutputPerMTok,
+			CacheReadPerMTok: m.CacheReadPerMTok, CacheWritePerMTok: m.CacheWritePerMTok},
+		Capabilities: caps, Modalities: mods, Created: m.Released,
+	}
+}
+
+// ProviderRow converts a catalog provider for storage.
+func ProviderRow(p catalog.Provider, now time.Time) store.CatalogProvider {
+	return store.CatalogProvider{ID: p.ID, Name: p.Name, Kind: string(p.Kind), BaseURL: p.BaseURL, CreatedAt: now, UpdatedAt: now}
+}
+
+// ModelRow converts a catalog model for storage.
+func ModelRow(m catalog.Model, now time.Time) store.CatalogModel {
+	caps := make(store.Strings, len(m.Capabilities))
+	for i, c := range m.Capabilities {
+		caps[i] = string(c)
+	}
+	mods := make(store.Strings, len(m.Modalities))
+	for i, md := range m.Modalities {
+		mods[i] = string(md)
+	}
+	return store.CatalogModel{
+		ID: m.ID, Provider: m.Provider, Name: m.Name, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
+		InputPerMTok: m.Pricing.InputPerMTok, OutputPerMTok: m.Pricing.OutputPerMTok,
+		CacheReadPerMTok: m.Pricing.CacheReadPerMTok, CacheWritePerMTok: m.Pricing.CacheWritePerMTok,
+		Capabilities: caps, Modalities: mods, Released: m.Created, CreatedAt: now, UpdatedAt: now,
+	}
+}
