@@ -51,8 +51,21 @@ type Route struct {
 	Result    any
 	Paginated bool
 	Query     []QueryParam
-	Handle    func(*Request) (any, error)
+	// Bundle says whether a successful call changes what the data plane
+	// must know, so the affected bundles are recompiled and admitted.
+	Bundle bundleEffect
+	Handle func(*Request) (any, error)
 }
+
+type bundleEffect int
+
+const (
+	bundleNone bundleEffect = iota
+	// bundleScope refreshes the request's organization, or every
+	// organization for an instance-scope route (the catalog, platform
+	// credentials).
+	bundleScope
+)
 
 // Level is the scope level of the route's URL.
 func (rt *Route) Level() auth.Level {
@@ -110,6 +123,9 @@ func (s *Server) handler(rt *Route) http.Handler {
 		if err != nil {
 			writeError(w, s.log, req.ID, err)
 			return
+		}
+		if rt.Bundle == bundleScope {
+			s.refreshBundles(req)
 		}
 		if p, ok := result.(paged); ok {
 			writeJSON(w, http.StatusOK, p.envelope())

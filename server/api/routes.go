@@ -16,6 +16,10 @@ func (s *Server) allRoutes() []*Route {
 		s.serviceAccountRoutes(),
 		s.workspaceRoutes(),
 		s.activityRoutes(),
+		s.catalogRoutes(),
+		s.credentialRoutes(),
+		s.inferenceKeyRoutes(),
+		s.policyRoutes(),
 	} {
 		all = append(all, group...)
 	}

@@ -12,8 +12,12 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+
+	"github.com/google/uuid"
 	"sync"
 
+	"github.com/gw-gateway/gw/server/catalogdb"
+	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
 )
 
@@ -26,6 +30,18 @@ type Options struct {
 	// Version is reported in the OpenAPI document's x-gw-version.
 	Version string
 	Logger  *slog.Logger
+	// Keyring seals provider secrets.
+	Keyring *secrets.Keyring
+	// Bundles recompiles and admits organizations' bundles after changes;
+	// nil when no data plane is attached.
+	Bundles BundleRefresher
+}
+
+// BundleRefresher recompiles an organization's bundle and hands it to the
+// data plane.
+type BundleRefresher interface {
+	Refresh(ctx context.Context, orgID uuid.UUID) error
+	RefreshAll(ctx context.Context) error
 }
 
 // Server holds the API's dependencies.
@@ -46,6 +62,20 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Keyring == nil {
+		// Tests and tools that never store a provider secret need no key
+		// file; a secret sealed with this throwaway key dies with the process.
+		k, err := secrets.GenerateKey()
+		if err != nil {
+			return nil, err
+		}
+		opts.Keyring = secrets.NewKeyring(k)
+	}
+	// The embedded default catalog fills an empty catalog; operators' edits
+	// are never overwritten.
+	if err := catalogdb.Seed(ctx, st); err != nil {
+		return nil, fmt.Errorf("seed catalog: %w", err)
+	}
 	state, err := st.GetInstanceState(ctx)
 	if err != nil {
 		return nil, err
@@ -64,6 +94,24 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Server, error) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
 	})
 	return s, nil
+}
+
+// refreshBundles runs after a committed change. The change stands even if
+// the refresh fails (the data plane keeps its last good bundle, and the next
+// change or restart recompiles), so a failure is logged, not returned.
+func (s *Server) refreshBundles(r *Request) {
+	if s.opts.Bundles == nil {
+		return
+	}
+	var err error
+	if r.Org != nil {
+		err = s.opts.Bundles.Refresh(r.ctx, r.Org.ID)
+	} else {
+		err = s.opts.Bundles.RefreshAll(r.ctx)
+	}
+	if err != nil {
+		s.log.Error("bundle refresh failed", "request_id", r.ID, "error", err)
+	}
 }
 
 // ServeHTTP serves /api/v1.

@@ -1,0 +1,307 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/catalogdb"
+	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/validate"
+	"github.com/gw-gateway/gw/wire"
+)
+
+func (s *Server) catalogRoutes() []*Route {
+	read := []auth.Permission{auth.CatalogRead}
+	manage := []auth.Permission{auth.CatalogManage}
+	const inst = "/api/v1/instance/catalog"
+	return []*Route{
+		{Method: "GET", Path: inst, Tag: "Instance Model Catalog", Summary: "The whole catalog, retired entries included",
+			Perms: read, Result: wire.Catalog{}, Handle: s.getInstanceCatalog},
+		{Method: "POST", Path: inst + "/import", Tag: "Instance Model Catalog",
+			Summary: "Import a catalog document ({providers, models}); entries are added or replaced by id",
+			Perms: manage, Body: wire.Catalog{}, Result: wire.CatalogImportResult{}, Bundle: bundleScope, Handle: s.importCatalog},
+		{Method: "POST", Path: inst + "/providers", Tag: "Instance Model Catalog", Summary: "Add or replace a provider",
+			Perms: manage, Body: wire.CatalogProvider{}, Result: wire.CatalogProvider{}, Bundle: bundleScope, Handle: s.putCatalogProvider},
+		{Method: "DELETE", Path: inst + "/providers/{provider_id}", Tag: "Instance Model Catalog", Summary: "Retire a provider (and so its models)",
+			Perms: manage, Result: wire.CatalogProvider{}, Bundle: bundleScope, Handle: s.retireCatalogProvider},
+		{Method: "POST", Path: inst + "/models", Tag: "Instance Model Catalog", Summary: "Add or replace a model",
+			Perms: manage, Body: wire.CatalogModel{}, Result: wire.CatalogModel{}, Bundle: bundleScope, Handle: s.putCatalogModel},
+		{Method: "DELETE", Path: inst + "/models/{model_id...}", Tag: "Instance Model Catalog", Summary: "Retire a model",
+			Perms: manage, Result: wire.CatalogModel{}, Bundle: bundleScope, Handle: s.retireCatalogModel},
+		{Method: "GET", Path: "/api/v1/organizations/{org_id}/catalog", Tag: "Model Catalog",
+			Summary: "The catalog in force, with whether a credential is configured where the organization can use it",
+			Perms: read, Result: wire.Catalog{}, Handle: s.getScopedCatalog},
+		{Method: "GET", Path: orgWS + "/{workspace_ref}/catalog", Tag: "Workspace Model Catalog",
+			Summary: "The catalog in force, with whether a credential is configured where the workspace can use it",
+			Perms: read, Result: wire.Catalog{}, Handle: s.getScopedCatalog},
+	}
+}
+
+func toCatalogProvider(p store.CatalogProvider) wire.CatalogProvider {
+	return wire.CatalogProvider{ID: p.ID, Name: p.Name, Kind: p.Kind, BaseURL: p.BaseURL, RetiredAt: p.RetiredAt}
+}
+
+func toCatalogModel(m store.CatalogModel) wire.CatalogModel {
+	caps, mods := []string(m.Capabilities), []string(m.Modalities)
+	if caps == nil {
+		caps = []string{}
+	}
+	if mods == nil {
+		mods = []string{}
+	}
+	return wire.CatalogModel{ID: m.ID, Provider: m.Provider, Name: m.Name, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
+		Pricing: wire.Pricing{InputPerMTok: m.InputPerMTok, OutputPerMTok: m.OutputPerMTok, CacheReadPerMTok: m.CacheReadPerMTok,
+			CacheWritePerMTok: m.CacheWritePerMTok},
+		Capabilities: caps, Modalities: mods, Created: m.Released, RetiredAt: m.RetiredAt}
+}
+
+func (s *Server) getInstanceCatalog(r *Request) (any, error) {
+	rows, err := catalogdb.LoadRows(r.ctx, s.store)
+	if err != nil {
+		return nil, err
+	}
+	out := wire.Catalog{Providers: make([]wire.CatalogProvider, len(rows.Providers)), Models: make([]wire.CatalogModel, len(rows.Models))}
+	for i, p := range rows.Providers {
+		out.Providers[i] = toCatalogProvider(p)
+	}
+	for i, m := range rows.Models {
+		out.Models[i] = toCatalogModel(m)
+	}
+	return out, nil
+}
+
+// getScopedCatalog shows the catalog in force to an organization or a
+// workspace, marking which models it could use: those whose provider has a
+// credential at platform scope, at the organization, or (for a workspace)
+// in that workspace.
+func (s *Server) getScopedCatalog(r *Request) (any, error) {
+	rows, err := catalogdb.LoadRows(r.ctx, s.store)
+	if err != nil {
+		return nil, err
+	}
+	creds, err := s.store.CredentialsForOrg(r.ctx, r.Org.ID)
+	if err != nil {
+		return nil, err
+	}
+	usable := map[string]bool{}
+	for _, c := range creds {
+		if c.WorkspaceID == nil || (r.WS != nil && *c.WorkspaceID == r.WS.ID) {
+			usable[c.Provider] = true
+		}
+	}
+	live := map[string]bool{}
+	out := wire.Catalog{Providers: []wire.CatalogProvider{}, Models: []wire.CatalogModel{}}
+	for _, p := range rows.Providers {
+		if p.RetiredAt == nil {
+			live[p.ID] = true
+			out.Providers = append(out.Providers, toCatalogProvider(p))
+		}
+	}
+	for _, m := range rows.Models {
+		if m.RetiredAt == nil && live[m.Provider] {
+			wm := toCatalogModel(m)
+			available := usable[m.Provider]
+			wm.Available = &available
+			out.Models = append(out.Models, wm)
+		}
+	}
+	return out, nil
+}
+
+// catalogError turns the catalog package's problems into validation items
+// under body.
+func catalogError(err error) error {
+	var ve *catalog.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	var errs validate.Errors
+	for _, p := range ve.Problems {
+		loc := validate.Loc{"body"}.With(p.Loc...)
+		typ := p.Type
+		if typ == "" {
+			typ = "value_error"
+		}
+		errs.Add(loc, typ, p.Msg, nil, nil)
+	}
+	return errs.Err()
+}
+
+func (s *Server) importCatalog(r *Request) (any, error) {
+	data, err := io.ReadAll(http.MaxBytesReader(r.W, r.R.Body, maxBody))
+	if err != nil {
+		return nil, errorf(http.StatusRequestEntityTooLarge, "catalog document exceeds %d bytes", maxBody)
+	}
+	c, err := catalog.Parse(data)
+	if err != nil {
+		return nil, catalogError(err)
+	}
+	if err := s.checkAgainstStored(r, c); err != nil {
+		return nil, err
+	}
+	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
+		if err := catalogdb.Import(r.ctx, tx, c, store.Now()); err != nil {
+			return err
+		}
+		return r.audit(tx, auditEntry{Action: "catalog.imported", TargetType: "catalog", TargetID: "catalog",
+			Details: map[string]any{"providers": len(c.Providers), "models": len(c.Models)}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return wire.CatalogImportResult{Providers: len(c.Providers), Models: len(c.Models)}, nil
+}
+
+// checkAgainstStored validates the result of merging c into the stored
+// catalog, so a partial document cannot leave models without providers.
+func (s *Server) checkAgainstStored(r *Request, c *catalog.Catalog) error {
+	rows, err := catalogdb.LoadRows(r.ctx, s.store)
+	if err != nil {
+		return err
+	}
+	providers := map[string]catalog.Provider{}
+	for _, p := range rows.Providers {
+		providers[p.ID] = catalogdb.Provider(p)
+	}
+	for _, p := range c.Providers {
+		providers[p.ID] = p
+	}
+	models := map[string]catalog.Model{}
+	for _, m := range rows.Models {
+		models[m.ID] = catalogdb.Model(m)
+	}
+	for _, m := range c.Models {
+		models[m.ID] = m
+	}
+	ps := make([]catalog.Provider, 0, len(providers))
+	for _, p := range providers {
+		ps = append(ps, p)
+	}
+	ms := make([]catalog.Model, 0, len(models))
+	for _, m := range models {
+		ms = append(ms, m)
+	}
+	_, err = catalog.New(ps, ms)
+	return catalogError(err)
+}
+
+// putOne validates a single provider or model document as a one-entry
+// catalog merged into the stored one, then writes it.
+func (s *Server) putCatalogEntry(r *Request, wrap func(data []byte) []byte) (*catalog.Catalog, error) {
+	data, err := io.ReadAll(http.MaxBytesReader(r.W, r.R.Body, maxBody))
+	if err != nil {
+		return nil, errorf(http.StatusRequestEntityTooLarge, "document exceeds %d bytes", maxBody)
+	}
+	if _, err := validate.ParseJSON(data, validate.Loc{"body"}); err != nil {
+		return nil, err
+	}
+	c, err := catalog.Parse(wrap(data))
+	if err != nil {
+		return nil, unwrapEntryLoc(catalogError(err))
+	}
+	if err := s.checkAgainstStored(r, c); err != nil {
+		return nil, unwrapEntryLoc(err)
+	}
+	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
+		if err := catalogdb.Import(r.ctx, tx, c, store.Now()); err != nil {
+			return err
+		}
+		target := ""
+		if len(c.Providers) > 0 {
+			target = c.Providers[0].ID
+		}
+		if len(c.Models) > 0 {
+			target = c.Models[0].ID
+		}
+		return r.audit(tx, auditEntry{Action: "catalog.entry_saved", TargetType: "catalog", TargetID: target})
+	})
+	return c, err
+}
+
+// unwrapEntryLoc drops the ["providers", 0] / ["models", 0] of the
+// one-entry wrapper from validation locations.
+func unwrapEntryLoc(err error) error {
+	ve, ok := validate.AsError(err)
+	if !ok {
+		return err
+	}
+	for i, is := range ve.Issues {
+		if len(is.Loc) >= 3 && is.Loc[2] == 0 {
+			ve.Issues[i].Loc = append([]any{"body"}, is.Loc[3:]...)
+		}
+	}
+	return ve
+}
+
+func (s *Server) putCatalogProvider(r *Request) (any, error) {
+	c, err := s.putCatalogEntry(r, func(d []byte) []byte { return append(append([]byte(`{"providers":[`), d...), "]}"...) })
+	if err != nil {
+		return nil, err
+	}
+	p := c.Providers[0]
+	return wire.CatalogProvider{ID: p.ID, Name: p.Name, Kind: string(p.Kind), BaseURL: p.BaseURL}, nil
+}
+
+func (s *Server) putCatalogModel(r *Request) (any, error) {
+	c, err := s.putCatalogEntry(r, func(d []byte) []byte { return append(append([]byte(`{"providers":[],"models":[`), d...), "]}"...) })
+	if err != nil {
+		return nil, err
+	}
+	return toCatalogModel(catalogdb.ModelRow(c.Models[0], time.Time{})), nil
+}
+
+func (s *Server) retireCatalogProvider(r *Request) (any, error) {
+	id := r.R.PathValue("provider_id")
+	var out wire.CatalogProvider
+	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
+		rows, err := catalogdb.LoadRows(r.ctx, tx)
+		if err != nil {
+			return err
+		}
+		for _, p := range rows.Providers {
+			if p.ID == id {
+				if p.RetiredAt == nil {
+					now := store.Now()
+					p.RetiredAt, p.UpdatedAt = &now, now
+					if err := tx.UpsertCatalogProvider(r.ctx, &p); err != nil {
+						return err
+					}
+				}
+				out = toCatalogProvider(p)
+				return r.audit(tx, auditEntry{Action: "catalog.provider_retired", TargetType: "catalog_provider", TargetID: id})
+			}
+		}
+		return errorf(http.StatusNotFound, "provider %q not found in the catalog", id)
+	})
+	return out, err
+}
+
+func (s *Server) retireCatalogModel(r *Request) (any, error) {
+	id := r.R.PathValue("model_id")
+	var out wire.CatalogModel
+	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
+		rows, err := catalogdb.LoadRows(r.ctx, tx)
+		if err != nil {
+			return err
+		}
+		for _, m := range rows.Models {
+			if m.ID == id {
+				if m.RetiredAt == nil {
+					now := store.Now()
+					m.RetiredAt, m.UpdatedAt = &now, now
+					if err := tx.UpsertCatalogModel(r.ctx, &m); err != nil {
+						return err
+					}
+				}
+				out = toCatalogModel(m)
+				return r.audit(tx, auditEntry{Action: "catalog.model_retired", TargetType: "catalog_model", TargetID: id})
+			}
+		}
+		return errorf(http.StatusNotFound, "model %q not found in the catalog", id)
+	})
+	return out, err
+}

@@ -1,0 +1,158 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/validate"
+	"github.com/gw-gateway/gw/wire"
+)
+
+func (s *Server) inferenceKeyRoutes() []*Route {
+	const tag, base = "Workspace Inference Keys", orgWS + "/{workspace_ref}/inference-keys"
+	return []*Route{
+		{Method: "POST", Path: base, Tag: tag, Summary: "Issue an inference key (sk-gw-…, shown once)",
+			Perms: []auth.Permission{auth.InferenceKeysManage}, Body: wire.InferenceKeyCreate{}, Result: wire.InferenceKey{},
+			Bundle: bundleScope, Handle: s.createInferenceKey},
+		{Method: "GET", Path: base, Tag: tag, Summary: "List the workspace's inference keys (complete set, metadata only)",
+			Perms: []auth.Permission{auth.InferenceKeysRead}, Result: []wire.InferenceKey{}, Handle: s.listInferenceKeys},
+		{Method: "GET", Path: base + "/{key_id}", Tag: tag, Summary: "Get an inference key (metadata only)",
+			Perms: []auth.Permission{auth.InferenceKeysRead}, Result: wire.InferenceKey{}, Handle: s.getInferenceKey},
+		{Method: "POST", Path: base + "/{key_id}/revoke", Tag: tag, Summary: "Revoke an inference key (idempotent)",
+			Perms: []auth.Permission{auth.InferenceKeysManage}, Result: wire.InferenceKey{}, Bundle: bundleScope, Handle: s.revokeInferenceKey},
+	}
+}
+
+func toInferenceKey(k *store.InferenceKey, now time.Time) wire.InferenceKey {
+	status := wire.KeyActive
+	switch {
+	case k.RevokedAt != nil:
+		status = wire.KeyRevoked
+	case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
+		status = wire.KeyExpired
+	}
+	return wire.InferenceKey{ID: k.ID, OrgID: k.OrgID, WorkspaceID: k.WorkspaceID, UserID: k.UserID, Name: k.Name, Prefix: k.Prefix,
+		ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt, Status: status}
+}
+
+func (s *Server) createInferenceKey(r *Request) (any, error) {
+	var name string
+	var expires *time.Time
+	owner := r.P.User.ID
+	if err := r.body(func(o *validate.Object) {
+		name = requiredString(o, "name", nameRule)
+		expires = readFutureTime(o, "expires_at", time.Now())
+		if v, ok := o.Raw("user_id"); ok && v != nil {
+			if id, ok := validate.UUID(v, o.Loc().With("user_id"), o.Errors()); ok {
+				owner = id
+			}
+		}
+	}); err != nil {
+		return nil, err
+	}
+	var out wire.InferenceKey
+	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
+		// The owner must be an active member: the bundle serves only keys of
+		// active members, and policies target keys by their owner.
+		m, err := tx.GetMembership(r.ctx, r.Org.ID, owner)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status != auth.MembershipActive) {
+			return validate.Single(validate.Loc{"body", "user_id"}, "value_error",
+				"Value error, the key's owner must be an active member of the organization", owner.String(), nil)
+		}
+		if err != nil {
+			return err
+		}
+		token, prefix, hash := auth.NewToken(auth.InferenceKeyPrefix)
+		now := store.Now()
+		k := &store.InferenceKey{ID: uuid.New(), OrgID: r.Org.ID, WorkspaceID: r.WS.ID, UserID: owner, Name: name, Prefix: prefix,
+			TokenHash: hash, ExpiresAt: expires, CreatedAt: now, UpdatedAt: now}
+		if err := tx.CreateInferenceKey(r.ctx, k); err != nil {
+			return err
+		}
+		out = toInferenceKey(k, time.Now())
+		out.Token = token
+		return r.audit(tx, auditEntry{Action: "inference_key.issued", TargetType: "inference_key", TargetID: k.ID.String(),
+			Details: map[string]any{"name": name, "prefix": prefix, "user_id": owner.String()}})
+	})
+	return out, err
+}
+
+// readFutureTime reads an optional date-time member that must lie ahead.
+func readFutureTime(o *validate.Object, name string, now time.Time) *time.Time {
+	v, ok := o.Raw(name)
+	if !ok || v == nil {
+		return nil
+	}
+	t, ok := validate.DateTime(v, o.Loc().With(name), o.Errors())
+	if !ok {
+		return nil
+	}
+	if !t.After(now) {
+		o.Errors().Add(o.Loc().With(name), "value_error", "Value error, "+name+" must be in the future", v, nil)
+		return nil
+	}
+	t = t.Truncate(time.Microsecond)
+	return &t
+}
+
+func (s *Server) listInferenceKeys(r *Request) (any, error) {
+	keys, err := s.store.ListInferenceKeys(r.ctx, r.WS.ID)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	out := make([]wire.InferenceKey, len(keys))
+	for i := range keys {
+		out[i] = toInferenceKey(&keys[i], now)
+	}
+	return out, nil
+}
+
+func (s *Server) pathInferenceKey(tx *store.Store, r *Request) (*store.InferenceKey, error) {
+	id, err := r.pathUUID("key_id")
+	if err != nil {
+		return nil, err
+	}
+	k, err := tx.GetInferenceKey(r.ctx, r.WS.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errorf(http.StatusNotFound, "inference key %s not found", id)
+	}
+	return k, err
+}
+
+func (s *Server) getInferenceKey(r *Request) (any, error) {
+	k, err := s.pathInferenceKey(s.store, r)
+	if err != nil {
+		return nil, err
+	}
+	return toInferenceKey(k, time.Now()), nil
+}
+
+func (s *Server) revokeInferenceKey(r *Request) (any, error) {
+	var out wire.InferenceKey
+	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
+		k, err := s.pathInferenceKey(tx, r)
+		if err != nil {
+			return err
+		}
+		if k.RevokedAt == nil {
+			now := store.Now()
+			if err := tx.RevokeInferenceKey(r.ctx, k.ID, now); err != nil {
+				return err
+			}
+			k.RevokedAt, k.UpdatedAt = &now, now
+			if err := r.audit(tx, auditEntry{Action: "inference_key.revoked", TargetType: "inference_key", TargetID: k.ID.String(),
+				Details: map[string]any{"name": k.Name, "prefix": k.Prefix}}); err != nil {
+				return err
+			}
+		}
+		out = toInferenceKey(k, time.Now())
+		return nil
+	})
+	return out, err
+}

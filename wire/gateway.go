@@ -1,0 +1,157 @@
+package wire
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/policy"
+)
+
+// Credential scope levels (the words policies' credential_access uses).
+const (
+	CredentialPlatform     = "platform"
+	CredentialOrganization = "org"
+	CredentialWorkspace    = "workspace"
+)
+
+// CredentialScope says where a provider credential is configured.
+type CredentialScope struct {
+	Level       string     `json:"level" jsonschema:"enum=platform,enum=org,enum=workspace"`
+	OrgID       *uuid.UUID `json:"org_id" jsonschema:"nullable"`
+	WorkspaceID *uuid.UUID `json:"workspace_id" jsonschema:"nullable"`
+}
+
+// ProviderCredential is an upstream API credential, as metadata: the
+// secret itself is never returned.
+type ProviderCredential struct {
+	ID       uuid.UUID       `json:"id"`
+	Scope    CredentialScope `json:"scope"`
+	Provider string          `json:"provider"`
+	Label    string          `json:"label"`
+	BaseURL  *string         `json:"base_url" jsonschema:"nullable"`
+	// SecretHint is the secret's last four characters, to tell keys apart.
+	SecretHint string    `json:"secret_hint"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// ProviderCredentialCreate configures a credential.
+type ProviderCredentialCreate struct {
+	Provider string `json:"provider" jsonschema:"minLength=1,maxLength=255"`
+	Label    string `json:"label" jsonschema:"minLength=1,maxLength=80"`
+	Secret   string `json:"secret" jsonschema:"minLength=1,maxLength=8192"`
+	BaseURL  string `json:"base_url,omitempty" jsonschema:"format=uri,maxLength=2048"`
+}
+
+// ProviderCredentialUpdate changes a credential's label, secret or base URL.
+type ProviderCredentialUpdate struct {
+	Label   *string `json:"label,omitempty" jsonschema:"minLength=1,maxLength=80"`
+	Secret  *string `json:"secret,omitempty" jsonschema:"minLength=1,maxLength=8192"`
+	BaseURL *string `json:"base_url,omitempty" jsonschema:"maxLength=2048"`
+}
+
+// InferenceKey is a workspace's data-plane key. Token is present only in
+// the creating response.
+type InferenceKey struct {
+	ID          uuid.UUID  `json:"id"`
+	OrgID       uuid.UUID  `json:"org_id"`
+	WorkspaceID uuid.UUID  `json:"workspace_id"`
+	UserID      uuid.UUID  `json:"user_id"`
+	Name        string     `json:"name"`
+	Prefix      string     `json:"prefix"`
+	ExpiresAt   *time.Time `json:"expires_at" jsonschema:"nullable"`
+	RevokedAt   *time.Time `json:"revoked_at" jsonschema:"nullable"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	Status      string     `json:"status" jsonschema:"enum=active,enum=revoked,enum=expired"`
+	Token       string     `json:"token,omitempty"`
+}
+
+// InferenceKeyCreate issues an inference key, owned by the caller or by
+// the given organization member.
+type InferenceKeyCreate struct {
+	Name      string     `json:"name" jsonschema:"minLength=1,maxLength=100"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	UserID    *uuid.UUID `json:"user_id,omitempty"`
+}
+
+// Policy is spec 2.3's PolicyOut.
+type Policy struct {
+	ID          uuid.UUID         `json:"id"`
+	OrgID       uuid.UUID         `json:"org_id"`
+	WorkspaceID uuid.UUID         `json:"workspace_id"`
+	Name        string            `json:"name"`
+	Enabled     bool              `json:"enabled"`
+	Definition  policy.Definition `json:"definition"`
+	CreatedAt   time.Time         `json:"created_at"`
+	UpdatedAt   time.Time         `json:"updated_at"`
+}
+
+// PolicyCreate creates a policy; enabled defaults to true.
+type PolicyCreate struct {
+	Name       string            `json:"name" jsonschema:"minLength=1,maxLength=100"`
+	Enabled    *bool             `json:"enabled,omitempty"`
+	Definition policy.Definition `json:"definition"`
+}
+
+// PolicyUpdate replaces any of a policy's name, enabled flag or definition.
+type PolicyUpdate struct {
+	Name       *string            `json:"name,omitempty" jsonschema:"minLength=1,maxLength=100"`
+	Enabled    *bool              `json:"enabled,omitempty"`
+	Definition *policy.Definition `json:"definition,omitempty"`
+}
+
+// PolicyCandidate is a user or inference key a selected_users or
+// selected_keys target may name.
+type PolicyCandidate struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	Kind  string `json:"kind" jsonschema:"enum=user,enum=key"`
+}
+
+// CatalogProvider is a provider of the model catalog.
+type CatalogProvider struct {
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	Kind      string     `json:"kind" jsonschema:"enum=openai,enum=anthropic,enum=google,enum=openai-compatible"`
+	BaseURL   string     `json:"base_url"`
+	RetiredAt *time.Time `json:"retired_at" jsonschema:"nullable"`
+}
+
+// Pricing is per million tokens, as decimal strings (USD).
+type Pricing struct {
+	InputPerMTok      string `json:"input_per_mtok"`
+	OutputPerMTok     string `json:"output_per_mtok"`
+	CacheReadPerMTok  string `json:"cache_read_per_mtok"`
+	CacheWritePerMTok string `json:"cache_write_per_mtok"`
+}
+
+// CatalogModel is a model of the catalog.
+type CatalogModel struct {
+	ID              string     `json:"id"`
+	Provider        string     `json:"provider"`
+	Name            string     `json:"name"`
+	ContextWindow   int64      `json:"context_window"`
+	MaxOutputTokens int64      `json:"max_output_tokens"`
+	Pricing         Pricing    `json:"pricing"`
+	Capabilities    []string   `json:"capabilities"`
+	Modalities      []string   `json:"modalities"`
+	Created         int64      `json:"created"`
+	RetiredAt       *time.Time `json:"retired_at" jsonschema:"nullable"`
+	// Available says whether a provider credential is configured where the
+	// reader (organization or workspace) can use it.
+	Available *bool `json:"available,omitempty"`
+}
+
+// Catalog is the whole model catalog.
+type Catalog struct {
+	Providers []CatalogProvider `json:"providers"`
+	Models    []CatalogModel    `json:"models"`
+}
+
+// CatalogImportResult counts what an import wrote.
+type CatalogImportResult struct {
+	Providers int `json:"providers"`
+	Models    int `json:"models"`
+}
