@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -23,7 +24,7 @@ func (s *Server) catalogRoutes() []*Route {
 			Perms: read, Result: wire.Catalog{}, Handle: s.getInstanceCatalog},
 		{Method: "POST", Path: inst + "/import", Tag: "Instance Model Catalog",
 			Summary: "Import a catalog document ({providers, models}); entries are added or replaced by id",
-			Perms: manage, Body: wire.Catalog{}, Result: wire.CatalogImportResult{}, Bundle: bundleScope, Handle: s.importCatalog},
+			Perms:   manage, Body: wire.Catalog{}, Result: wire.CatalogImportResult{}, Bundle: bundleScope, Handle: s.importCatalog},
 		{Method: "POST", Path: inst + "/providers", Tag: "Instance Model Catalog", Summary: "Add or replace a provider",
 			Perms: manage, Body: wire.CatalogProvider{}, Result: wire.CatalogProvider{}, Bundle: bundleScope, Handle: s.putCatalogProvider},
 		{Method: "DELETE", Path: inst + "/providers/{provider_id}", Tag: "Instance Model Catalog", Summary: "Retire a provider (and so its models)",
@@ -34,10 +35,10 @@ func (s *Server) catalogRoutes() []*Route {
 			Perms: manage, Result: wire.CatalogModel{}, Bundle: bundleScope, Handle: s.retireCatalogModel},
 		{Method: "GET", Path: "/api/v1/organizations/{org_id}/catalog", Tag: "Model Catalog",
 			Summary: "The catalog in force, with whether a credential is configured where the organization can use it",
-			Perms: read, Result: wire.Catalog{}, Handle: s.getScopedCatalog},
+			Perms:   read, Result: wire.Catalog{}, Handle: s.getScopedCatalog},
 		{Method: "GET", Path: orgWS + "/{workspace_ref}/catalog", Tag: "Workspace Model Catalog",
 			Summary: "The catalog in force, with whether a credential is configured where the workspace can use it",
-			Perms: read, Result: wire.Catalog{}, Handle: s.getScopedCatalog},
+			Perms:   read, Result: wire.Catalog{}, Handle: s.getScopedCatalog},
 	}
 }
 
@@ -189,9 +190,11 @@ func (s *Server) checkAgainstStored(r *Request, c *catalog.Catalog) error {
 	return catalogError(err)
 }
 
-// putOne validates a single provider or model document as a one-entry
-// catalog merged into the stored one, then writes it.
-func (s *Server) putCatalogEntry(r *Request, wrap func(data []byte) []byte) (*catalog.Catalog, error) {
+// putCatalogEntry validates one provider or model document (wrapped into a
+// catalog document by wrap, so the catalog package checks it) merged into
+// the stored catalog, then writes only that entry.
+func (s *Server) putCatalogEntry(r *Request, wrap func(entry []byte, stored catalogdb.Rows) ([]byte, error),
+	pick func(c *catalog.Catalog) *catalog.Catalog) (*catalog.Catalog, error) {
 	data, err := io.ReadAll(http.MaxBytesReader(r.W, r.R.Body, maxBody))
 	if err != nil {
 		return nil, errorf(http.StatusRequestEntityTooLarge, "document exceeds %d bytes", maxBody)
@@ -199,38 +202,47 @@ func (s *Server) putCatalogEntry(r *Request, wrap func(data []byte) []byte) (*ca
 	if _, err := validate.ParseJSON(data, validate.Loc{"body"}); err != nil {
 		return nil, err
 	}
-	c, err := catalog.Parse(wrap(data))
+	rows, err := catalogdb.LoadRows(r.ctx, s.store)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := wrap(data, rows)
+	if err != nil {
+		return nil, err
+	}
+	parsed, err := catalog.Parse(doc)
 	if err != nil {
 		return nil, unwrapEntryLoc(catalogError(err))
 	}
-	if err := s.checkAgainstStored(r, c); err != nil {
+	entry := pick(parsed)
+	if err := s.checkAgainstStored(r, entry); err != nil {
 		return nil, unwrapEntryLoc(err)
 	}
 	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
-		if err := catalogdb.Import(r.ctx, tx, c, store.Now()); err != nil {
+		if err := catalogdb.Import(r.ctx, tx, entry, store.Now()); err != nil {
 			return err
 		}
 		target := ""
-		if len(c.Providers) > 0 {
-			target = c.Providers[0].ID
+		for _, p := range entry.Providers {
+			target = p.ID
 		}
-		if len(c.Models) > 0 {
-			target = c.Models[0].ID
+		for _, m := range entry.Models {
+			target = m.ID
 		}
 		return r.audit(tx, auditEntry{Action: "catalog.entry_saved", TargetType: "catalog", TargetID: target})
 	})
-	return c, err
+	return entry, err
 }
 
-// unwrapEntryLoc drops the ["providers", 0] / ["models", 0] of the
-// one-entry wrapper from validation locations.
+// unwrapEntryLoc drops the ["providers", i] / ["models", 0] of the wrapper
+// document from validation locations.
 func unwrapEntryLoc(err error) error {
 	ve, ok := validate.AsError(err)
 	if !ok {
 		return err
 	}
 	for i, is := range ve.Issues {
-		if len(is.Loc) >= 3 && is.Loc[2] == 0 {
+		if len(is.Loc) >= 3 {
 			ve.Issues[i].Loc = append([]any{"body"}, is.Loc[3:]...)
 		}
 	}
@@ -238,7 +250,11 @@ func unwrapEntryLoc(err error) error {
 }
 
 func (s *Server) putCatalogProvider(r *Request) (any, error) {
-	c, err := s.putCatalogEntry(r, func(d []byte) []byte { return append(append([]byte(`{"providers":[`), d...), "]}"...) })
+	c, err := s.putCatalogEntry(r,
+		func(d []byte, _ catalogdb.Rows) ([]byte, error) {
+			return append(append([]byte(`{"providers":[`), d...), "]}"...), nil
+		},
+		func(c *catalog.Catalog) *catalog.Catalog { return c })
 	if err != nil {
 		return nil, err
 	}
@@ -246,8 +262,23 @@ func (s *Server) putCatalogProvider(r *Request) (any, error) {
 	return wire.CatalogProvider{ID: p.ID, Name: p.Name, Kind: string(p.Kind), BaseURL: p.BaseURL}, nil
 }
 
+// putCatalogModel checks the model inside a document that lists the stored
+// providers (the catalog package resolves its provider there) and writes
+// the model alone.
 func (s *Server) putCatalogModel(r *Request) (any, error) {
-	c, err := s.putCatalogEntry(r, func(d []byte) []byte { return append(append([]byte(`{"providers":[],"models":[`), d...), "]}"...) })
+	c, err := s.putCatalogEntry(r,
+		func(d []byte, stored catalogdb.Rows) ([]byte, error) {
+			ps := make([]catalog.Provider, len(stored.Providers))
+			for i, p := range stored.Providers {
+				ps[i] = catalogdb.Provider(p)
+			}
+			providers, err := json.Marshal(ps)
+			if err != nil {
+				return nil, err
+			}
+			return []byte(`{"providers":` + string(providers) + `,"models":[` + string(d) + `]}`), nil
+		},
+		func(c *catalog.Catalog) *catalog.Catalog { return &catalog.Catalog{Models: c.Models} })
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,10 @@ func (c cursorCodec) open(binding, cursor string) (*store.PageKey, bool) {
 	if !ok {
 		return nil, false
 	}
-	enc := base64.RawURLEncoding
+	// Strict: the unused low bits of a final character must be zero, else
+	// several spellings would decode to the same bytes and an edited cursor
+	// would still open.
+	enc := base64.RawURLEncoding.Strict()
 	body, err1 := enc.DecodeString(payload)
 	mac, err2 := enc.DecodeString(sig)
 	if err1 != nil || err2 != nil || !hmac.Equal(mac, c.mac(body)) {

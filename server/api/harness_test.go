@@ -192,3 +192,5 @@ func jsonPath(t *testing.T, raw []byte, path string) any {
 	}
 	return v
 }
+
+func jsonUnmarshal(raw []byte, v any) error { return json.Unmarshal(raw, v) }

@@ -155,6 +155,9 @@ func (s *Server) listKeys(r *Request) (any, error) {
 		}
 		f.UserID = &id
 	}
+	if !managesOthersKeys(r) {
+		f.UserID = &r.P.User.ID
+	}
 	keys, err := s.store.ListManagementKeys(r.ctx, f)
 	if err != nil {
 		return nil, err
@@ -184,10 +187,18 @@ func (s *Server) scopedKey(tx *store.Store, r *Request) (*store.ManagementKey, e
 	}
 	f := keyFilter(r)
 	if (f.OrgID != nil && (k.OrgID == nil || *k.OrgID != *f.OrgID)) ||
-		(f.WorkspaceID != nil && (k.WorkspaceID == nil || *k.WorkspaceID != *f.WorkspaceID)) {
+		(f.WorkspaceID != nil && (k.WorkspaceID == nil || *k.WorkspaceID != *f.WorkspaceID)) ||
+		(!managesOthersKeys(r) && k.UserID != r.P.User.ID) {
 		return nil, notFound
 	}
 	return k, nil
+}
+
+// managesOthersKeys reports whether the caller may see and revoke keys of
+// other principals here: only those who manage members (or principals) do;
+// everyone else sees their own keys only.
+func managesOthersKeys(r *Request) bool {
+	return r.Rights.Has(auth.MembersManage) || r.Rights.Has(auth.PrincipalsManage)
 }
 
 func (s *Server) getKey(r *Request) (any, error) {
