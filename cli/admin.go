@@ -24,7 +24,7 @@ type AdminCreateKeyOptions struct {
 // NewCmdAdmin builds `gw admin`, the operator's direct-database commands.
 func NewCmdAdmin(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Operator commands that work on the database directly"}
-	cmd.AddCommand(NewCmdAdminCreateKey(f, nil))
+	cmd.AddCommand(NewCmdAdminCreateKey(f, nil), NewCmdAdminRotateSecretKey(f, nil))
 	return cmd
 }
 

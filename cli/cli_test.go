@@ -3,9 +3,17 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/reseal"
+	"github.com/gw-gateway/gw/server/secrets"
+	"github.com/gw-gateway/gw/server/store"
 )
 
 func testFactory() (*Factory, *bytes.Buffer, *bytes.Buffer) {
@@ -133,5 +141,60 @@ func TestDBMigrateAndStatus(t *testing.T) {
 	Run(context.Background(), f, []string{"db", "status", "--data-dir", dir})
 	if !strings.HasPrefix(out.String(), "applied") {
 		t.Fatalf("status output %q", out)
+	}
+}
+
+func TestRotateSecretKey(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f, _, errOut := testFactory()
+	if code := Run(ctx, f, []string{"db", "migrate", "--data-dir", dir}); code != 0 {
+		t.Fatalf("migrate: %s", errOut)
+	}
+	keyFile := filepath.Join(dir, "secret.key")
+	old, err := loadKeyring(SecretOptions{KeyFile: keyFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := openDB(ctx, DBOptions{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(db)
+	now := store.Now()
+	c := &store.ProviderCredential{ID: uuid.New(), Provider: "openai", Label: "x", CreatedAt: now, UpdatedAt: now}
+	c.SecretSealed, _ = old.Seal([]byte("upstream"), reseal.CredentialAAD(c.ID))
+	if err := st.CreateProviderCredential(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	f, out, errOut := testFactory()
+	if code := Run(ctx, f, []string{"admin", "rotate-secret-key", "--data-dir", dir}); code != 0 {
+		t.Fatalf("rotate: %s", errOut)
+	}
+	if !strings.Contains(out.String(), "re-sealed 1 secrets") {
+		t.Fatalf("output %q", out)
+	}
+	newRing, err := loadKeyring(SecretOptions{KeyFile: keyFile})
+	if err != nil || newRing.CurrentID() == old.CurrentID() {
+		t.Fatalf("key file not replaced: %v", err)
+	}
+	if _, err := os.Stat(keyFile + ".previous"); err != nil {
+		t.Fatalf("old key not kept: %v", err)
+	}
+	db, _ = openDB(ctx, DBOptions{DataDir: dir})
+	defer db.Close()
+	got, _ := store.New(db).GetProviderCredential(ctx, c.ID)
+	raw, _ := os.ReadFile(keyFile)
+	onlyNew, _ := secrets.ParseKey(string(raw))
+	if plain, err := secrets.NewKeyring(onlyNew).Open(got.SecretSealed, reseal.CredentialAAD(c.ID)); err != nil || string(plain) != "upstream" {
+		t.Fatalf("credential under the new key: %q %v", plain, err)
+	}
+
+	f, _, errOut = testFactory()
+	t.Setenv("GW_SECRET_KEY", onlyNew.Encode())
+	if code := Run(ctx, f, []string{"admin", "rotate-secret-key", "--data-dir", dir}); code != ExitUsage {
+		t.Fatalf("env key without --new-key-file: exit %d %s", code, errOut)
 	}
 }

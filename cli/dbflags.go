@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/viper"
 	"github.com/uptrace/bun"
 
+	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
 )
 
@@ -49,4 +50,33 @@ func openDB(ctx context.Context, o DBOptions) (*bun.DB, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	return db, nil
+}
+
+// SecretOptions locate the secret key that seals provider secrets.
+type SecretOptions struct {
+	// Key is GW_SECRET_KEY (64 hex digits or base64 of 32 bytes); it wins
+	// over the file.
+	Key string
+	// KeyFile defaults to <data dir>/secret.key, created 0600 if absent.
+	KeyFile string
+}
+
+func addSecretFlags(cmd *cobra.Command) {
+	cmd.Flags().String("secret-key-file", "", "file holding the key that seals provider secrets (default DATA_DIR/secret.key, created if absent) [GW_SECRET_KEY_FILE; or GW_SECRET_KEY=<64 hex digits>]")
+}
+
+func readSecretOptions(v *viper.Viper, db DBOptions) SecretOptions {
+	o := SecretOptions{Key: v.GetString("secret-key"), KeyFile: v.GetString("secret-key-file")}
+	if o.KeyFile == "" {
+		o.KeyFile = filepath.Join(db.DataDir, "secret.key")
+	}
+	return o
+}
+
+func loadKeyring(o SecretOptions) (*secrets.Keyring, error) {
+	kr, err := secrets.LoadKeyring(o.Key, secrets.KeyFiles{Current: o.KeyFile})
+	if err != nil {
+		return nil, fmt.Errorf("load secret key: %w", err)
+	}
+	return kr, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/catalogdb"
+	"github.com/gw-gateway/gw/server/reseal"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
@@ -83,7 +84,7 @@ func secretHint(secret string) string {
 	return "…" + string(r[len(r)-4:])
 }
 
-func credentialAAD(id uuid.UUID) string { return "provider_credential:" + id.String() }
+func credentialAAD(id uuid.UUID) string { return reseal.CredentialAAD(id) }
 
 // readBaseURL checks an upstream base URL: absolute http(s), no embedded
 // credentials (they belong in the sealed secret), no query or fragment.

@@ -244,3 +244,14 @@ func WriteKeyFile(path string, k Key) error {
 	}
 	return nil
 }
+
+// Keys returns every key of the ring, the current one first.
+func (kr *Keyring) Keys() []Key {
+	out := []Key{kr.current}
+	for id, k := range kr.byID {
+		if id != kr.current.ID {
+			out = append(out, k)
+		}
+	}
+	return out
+}
