@@ -116,4 +116,3 @@ func rotateSecretKeyRun(ctx context.Context, opts *RotateSecretKeyOptions) error
 	fmt.Fprintf(opts.IO.Out, "re-sealed %d secrets with key %s; set GW_SECRET_KEY to the new key and restart the servers\n", n, next.ID)
 	return nil
 }
-
