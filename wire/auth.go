@@ -139,3 +139,59 @@ type EnrollmentChoice struct {
 	Organization Organization `json:"organization"`
 	Workspaces   []Workspace  `json:"workspaces"`
 }
+
+// CLIStart begins a device-style CLI sign-in.
+type CLIStart struct {
+	// Label names the requesting device, e.g. "gw on laptop"; it becomes
+	// the delivered key's label.
+	Label string `json:"label,omitempty" jsonschema:"minLength=1,maxLength=80"`
+}
+
+// CLIStarted tells the CLI what to show and how to poll.
+type CLIStarted struct {
+	PollSecret      string    `json:"poll_secret"`
+	UserCode        string    `json:"user_code"`
+	VerificationURL string    `json:"verification_url"`
+	IntervalSeconds int       `json:"interval_seconds"`
+	ExpiresAt       time.Time `json:"expires_at"`
+}
+
+// CLIApprove approves a CLI sign-in for a scope (from a browser session).
+type CLIApprove struct {
+	UserCode    string     `json:"user_code"`
+	OrgID       string     `json:"org_id" jsonschema:"description=Organization UUID or slug"`
+	WorkspaceID *uuid.UUID `json:"workspace_id,omitempty"`
+}
+
+// CLIDeny refuses a CLI sign-in.
+type CLIDeny struct {
+	UserCode string `json:"user_code"`
+}
+
+// CLIPoll asks how a CLI sign-in stands. The CLI's current management key,
+// if it has one, travels in the Authorization header and is revoked when
+// the new key replaces it.
+type CLIPoll struct {
+	PollSecret string `json:"poll_secret"`
+}
+
+// CLIPollResult is spec 2.7. Token is set once, on the poll that delivers.
+type CLIPollResult struct {
+	Status          string     `json:"status" jsonschema:"enum=pending,enum=approved,enum=denied,enum=expired,enum=consumed,enum=slow_down"`
+	IntervalSeconds int        `json:"interval_seconds"`
+	Scope           *string    `json:"scope" jsonschema:"nullable,enum=organization,enum=workspace"`
+	Token           *string    `json:"token" jsonschema:"nullable"`
+	OrgID           *uuid.UUID `json:"org_id" jsonschema:"nullable"`
+	OrgName         *string    `json:"org_name" jsonschema:"nullable"`
+	WorkspaceID     *uuid.UUID `json:"workspace_id" jsonschema:"nullable"`
+	// ReplacedKeyID is the CLI's previous key, revoked by this delivery.
+	ReplacedKeyID *uuid.UUID `json:"replaced_key_id" jsonschema:"nullable"`
+}
+
+// CLIAuthorization describes a pending sign-in to the approval page.
+type CLIAuthorization struct {
+	UserCode  string    `json:"user_code"`
+	Label     string    `json:"label"`
+	Status    string    `json:"status" jsonschema:"enum=pending,enum=approved,enum=denied,enum=expired,enum=consumed"`
+	ExpiresAt time.Time `json:"expires_at"`
+}

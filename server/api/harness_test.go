@@ -194,3 +194,23 @@ func jsonPath(t *testing.T, raw []byte, path string) any {
 }
 
 func jsonUnmarshal(raw []byte, v any) error { return json.Unmarshal(raw, v) }
+
+func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
+
+// login signs a person in and returns the session cookie value.
+func (e *env) login(email, password string) (wire.SessionResult, string) {
+	e.t.Helper()
+	resp := e.doResp("POST", "/api/v1/auth/login", "", map[string]any{"email": email, "password": password})
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		e.t.Fatalf("login %s: %d %s", email, resp.StatusCode, raw)
+	}
+	for _, c := range resp.Cookies() {
+		if c.Name == api.SessionCookie {
+			return decodeData[wire.SessionResult](e.t, raw), c.Value
+		}
+	}
+	e.t.Fatal("login set no session cookie")
+	return wire.SessionResult{}, ""
+}

@@ -307,3 +307,24 @@ type Bundle struct {
 	Body       string    `bun:"body"`
 	CompiledAt time.Time `bun:"compiled_at"`
 }
+
+// CLIAuthorization is one device-style CLI sign-in.
+type CLIAuthorization struct {
+	bun.BaseModel `bun:"table:cli_authorizations"`
+
+	ID              uuid.UUID  `bun:"id,pk,type:uuid"`
+	PollSecretHash  string     `bun:"poll_secret_hash"`
+	UserCode        string     `bun:"user_code"`
+	Label           string     `bun:"label"`
+	Status          string     `bun:"status"`
+	IntervalSeconds int        `bun:"interval_seconds"`
+	UserID          *uuid.UUID `bun:"user_id,type:uuid"`
+	OrgID           *uuid.UUID `bun:"org_id,type:uuid"`
+	WorkspaceID     *uuid.UUID `bun:"workspace_id,type:uuid"`
+	Permissions     Strings    `bun:"permissions,type:text"`
+	KeyID           *uuid.UUID `bun:"key_id,type:uuid"`
+	LastPollAt      *time.Time `bun:"last_poll_at"`
+	ExpiresAt       time.Time  `bun:"expires_at"`
+	DecidedAt       *time.Time `bun:"decided_at"`
+	CreatedAt       time.Time  `bun:"created_at"`
+}
