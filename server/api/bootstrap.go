@@ -50,7 +50,7 @@ func (s *Server) bootstrap(r *Request) (any, error) {
 	var in BootstrapInput
 	var token string
 	if err := r.body(func(o *validate.Object) {
-		token = requiredString(o, "token", validate.StringRule{Min: 1, Max: 256})
+		token = requiredString(o, "token", validate.StringRule{Min: 1, Max: 256, Secret: true})
 		in.Email, in.Password = readCredentials(o)
 		in.Name = stringOr(optionalString(o, "name", validate.StringRule{Max: 100}), "")
 		in.OrganizationName = stringOr(optionalString(o, "organization_name", nameRule), "")

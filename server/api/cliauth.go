@@ -248,7 +248,7 @@ var errLostDelivery = errors.New("another poll delivered the key")
 func (s *Server) cliPoll(r *Request) (any, error) {
 	var secret string
 	if err := r.body(func(o *validate.Object) {
-		secret = requiredString(o, "poll_secret", validate.StringRule{Min: 1, Max: 256})
+		secret = requiredString(o, "poll_secret", validate.StringRule{Min: 1, Max: 256, Secret: true})
 	}); err != nil {
 		return nil, err
 	}

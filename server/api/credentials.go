@@ -46,7 +46,7 @@ func (s *Server) credentialRoutes() []*Route {
 
 var (
 	credentialLabelRule  = validate.StringRule{Min: 1, Max: 80}
-	credentialSecretRule = validate.StringRule{Min: 1, Max: 8192}
+	credentialSecretRule = validate.StringRule{Min: 1, Max: 8192, Secret: true}
 	baseURLRule          = validate.StringRule{Min: 1, Max: 2048}
 )
 

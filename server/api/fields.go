@@ -14,10 +14,11 @@ var (
 	nameRule  = validate.StringRule{Min: 1, Max: 100}
 	slugRule  = validate.StringRule{Min: 1, Max: 63, Pattern: regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$`)}
 	labelRule = validate.StringRule{Min: 1, Max: 80}
-	emailRule = validate.StringRule{Min: 3, Max: 254, Pattern: regexp.MustCompile(`^[^@\s]+@[^@\s]+$`)}
+	// Surrounding spaces are allowed here and trimmed by normalizeEmail.
+	emailRule = validate.StringRule{Min: 3, Max: 254, Pattern: regexp.MustCompile(`^\s*[^@\s]+@[^@\s]+\s*$`)}
 	// Passwords: long enough to resist guessing; capped so hashing cost is
 	// bounded.
-	passwordRule = validate.StringRule{Min: 8, Max: 256}
+	passwordRule = validate.StringRule{Min: 8, Max: 256, Secret: true}
 )
 
 // readSlug reads an optional slug. A slug shaped like a UUID is refused:

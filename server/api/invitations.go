@@ -100,6 +100,11 @@ func (s *Server) reissueInvitation(r *Request) (any, error) {
 		if inv.AcceptedAt != nil {
 			return errorf(http.StatusConflict, "invitation %s was already accepted", inv.ID)
 		}
+		// A reissue hands the caller a fresh token: for an owner invitation
+		// that is granting the owner role, which only owners may do.
+		if inv.Role == auth.OrgOwner && !s.mayGrantOwner(r) {
+			return errOwnerOnly
+		}
 		token, _, hash := auth.NewToken(auth.InvitationPrefix)
 		now := store.Now()
 		// The old token stops working: its hash is replaced.
@@ -146,7 +151,7 @@ func (s *Server) acceptInvitation(r *Request) (any, error) {
 	var token, name string
 	var password *string
 	if err := r.body(func(o *validate.Object) {
-		token = requiredString(o, "token", validate.StringRule{Min: 1, Max: 256})
+		token = requiredString(o, "token", validate.StringRule{Min: 1, Max: 256, Secret: true})
 		password = optionalString(o, "password", passwordRule)
 		if p := optionalString(o, "name", validate.StringRule{Max: 100}); p != nil {
 			name = *p
@@ -216,6 +221,8 @@ func (s *Server) acceptInvitation(r *Request) (any, error) {
 			if err := s.startSession(tx, r, u.ID); err != nil {
 				return err
 			}
+			// The invitee created the account: they are the actor, not "system".
+			r.P = &Principal{User: u}
 		}
 		out = wire.InvitationAccepted{User: toUser(u, nil), Membership: toMembership(m)}
 		return r.audit(tx, auditEntry{Action: "invitation.accepted", TargetType: "invitation", TargetID: inv.ID.String(),

@@ -70,6 +70,10 @@ const (
 // Level is the scope level of the route's URL.
 func (rt *Route) Level() auth.Level {
 	switch {
+	case strings.HasPrefix(rt.Path, "/api/v1/instance/"):
+		// Instance routes may name an organization, but act with instance
+		// rights (spec §5 rule 3); their handlers resolve it themselves.
+		return auth.LevelInstance
 	case strings.Contains(rt.Path, "{workspace_ref}"):
 		return auth.LevelWorkspace
 	case strings.Contains(rt.Path, "{org_id}"):

@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
+	"regexp"
 
 	"github.com/google/uuid"
 	"sync"
@@ -121,10 +121,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // its completeness test).
 func (s *Server) Routes() []*Route { return s.routes }
 
+var safeRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
+
 // requestID keeps a caller-supplied X-Request-Id when it is sane, so logs
 // correlate across hops, and makes one otherwise.
 func requestID(r *http.Request) string {
-	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 && !strings.ContainsAny(id, "\r\n") {
+	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 && safeRequestID.MatchString(id) {
 		return id
 	}
 	b := make([]byte, 12)

@@ -51,7 +51,7 @@ func (s *Server) createServiceAccount(r *Request) (any, error) {
 		now := store.Now()
 		id := uuid.New()
 		sa := &store.User{
-			ID: id, Email: "sa-" + id.String()[:8] + "@" + r.Org.Slug + ".service-accounts.invalid", Name: name,
+			ID: id, Email: "sa-" + id.String() + "@" + r.Org.Slug + ".service-accounts.invalid", Name: name,
 			InstanceRole: auth.InstanceMember, ServiceAccount: true, ManagingOrgID: &r.Org.ID, CreatedAt: now, UpdatedAt: now,
 		}
 		if err := tx.CreateUser(r.ctx, sa); err != nil {

@@ -90,6 +90,8 @@ func (s *Server) signup(r *Request) (any, error) {
 		if err := s.startSession(tx, r, u.ID); err != nil {
 			return err
 		}
+		// The new user signed themselves up: they are the actor, not "system".
+		r.P = &Principal{User: u}
 		return r.audit(tx, auditEntry{Action: "user.signed_up", TargetType: "user", TargetID: u.ID.String(),
 			Details: map[string]any{"email": email}})
 	})

@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/store"
@@ -27,6 +28,9 @@ func (s *Server) listUsers(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Deleted service accounts are kept only so their revoked keys read
+	// back with an owner; they are no longer users.
+	users = slices.DeleteFunc(users, func(u store.User) bool { return u.DeletedAt != nil })
 	return s.usersWithOrgs(r, users)
 }
 
@@ -36,7 +40,7 @@ func (s *Server) pathUser(r *Request) (*store.User, error) {
 		return nil, err
 	}
 	u, err := s.store.GetUser(r.ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && u.DeletedAt != nil) {
 		return nil, errorf(http.StatusNotFound, "user %s not found", id)
 	}
 	return u, err

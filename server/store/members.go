@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 // CreateMembership adds a user to an organization; a duplicate is ErrConflict.
@@ -67,11 +69,28 @@ func (s *Store) DeleteMembership(ctx context.Context, orgID, userID uuid.UUID) e
 	return mapErr(err)
 }
 
-// CountOrgOwners counts the active owners of an organization.
+// CountOrgOwners counts the active owners of an organization. Inside a
+// transaction it holds their rows (see countLocked), so two owners demoting
+// each other at once cannot both pass a last-owner check.
 func (s *Store) CountOrgOwners(ctx context.Context, orgID uuid.UUID) (int, error) {
-	n, err := s.db.NewSelect().Model((*Membership)(nil)).Where("org_id = ?", orgID).
-		Where("role = 'owner'").Where("status = 'active'").Count(ctx)
-	return int(n), mapErr(err)
+	return s.countLocked(ctx, s.db.NewSelect().Model((*Membership)(nil)).Column("user_id").Where("org_id = ?", orgID).
+		Where("role = 'owner'").Where("status = 'active'").OrderExpr("user_id"))
+}
+
+// countLocked counts the rows of q, locking them on PostgreSQL: a concurrent
+// transaction counting the same rows waits for this one and then sees its
+// writes (READ COMMITTED re-checks locked rows). A fixed row order keeps two
+// lockers from deadlocking. SQLite needs no lock: gw opens its transactions
+// IMMEDIATE, so writers are already serialized.
+func (s *Store) countLocked(ctx context.Context, q *bun.SelectQuery) (int, error) {
+	if s.db.Dialect().Name() == dialect.PG {
+		q = q.For("UPDATE")
+	}
+	var ids []uuid.UUID
+	if err := q.Scan(ctx, &ids); err != nil {
+		return 0, mapErr(err)
+	}
+	return len(ids), nil
 }
 
 // AddWorkspaceMember adds a user to a workspace; a duplicate is ErrConflict.

@@ -32,12 +32,14 @@ func (s *Store) GetOrganizationByRef(ctx context.Context, ref string) (*Organiza
 }
 
 // ListOrganizations pages through organizations; when memberOf is set, only
-// those where that user has a membership.
+// those where that user has an active membership (a suspended member has no
+// access, so the organization is not theirs to list).
 func (s *Store) ListOrganizations(ctx context.Context, memberOf *uuid.UUID, p PageQuery) ([]Organization, *PageKey, error) {
 	var out []Organization
 	q := s.db.NewSelect().Model(&out)
 	if memberOf != nil {
-		q = q.Where("id IN (?)", s.db.NewSelect().Model((*Membership)(nil)).Column("org_id").Where("user_id = ?", *memberOf))
+		q = q.Where("id IN (?)", s.db.NewSelect().Model((*Membership)(nil)).Column("org_id").
+			Where("user_id = ?", *memberOf).Where("status = 'active'"))
 	}
 	if err := paginate(q, "", p, false).Scan(ctx); err != nil {
 		return nil, nil, mapErr(err)
@@ -161,10 +163,10 @@ func (s *Store) UpdateUserRole(ctx context.Context, id uuid.UUID, role string, a
 	return affectedOne(res, err)
 }
 
-// CountInstanceOwners counts users holding the instance owner role.
+// CountInstanceOwners counts users holding the instance owner role, holding
+// their rows inside a transaction like CountOrgOwners.
 func (s *Store) CountInstanceOwners(ctx context.Context) (int, error) {
-	n, err := s.db.NewSelect().Model((*User)(nil)).Where("instance_role = 'owner'").Count(ctx)
-	return int(n), mapErr(err)
+	return s.countLocked(ctx, s.db.NewSelect().Model((*User)(nil)).Column("id").Where("instance_role = 'owner'").OrderExpr("id"))
 }
 
 // DeleteServiceAccount retires a service account: its keys are revoked, its

@@ -85,6 +85,9 @@ func (o *Object) Close() {
 type StringRule struct {
 	Min, Max int // Max 0 means unbounded
 	Pattern  *regexp.Regexp
+	// Secret keeps the value out of the input: a 422 must not echo
+	// a password or an API key back.
+	Secret bool
 }
 
 // String checks that v is a string within the rule.
@@ -95,17 +98,21 @@ func String(v any, loc Loc, r StringRule, errs *Errors) (string, bool) {
 		return "", false
 	}
 	n := utf8.RuneCountInString(s)
+	input := any(s)
+	if r.Secret {
+		input = nil
+	}
 	switch {
 	case n < r.Min:
-		errs.Add(loc, "string_too_short", fmt.Sprintf("String should have at least %d %s", r.Min, plural(r.Min, "character")), s,
+		errs.Add(loc, "string_too_short", fmt.Sprintf("String should have at least %d %s", r.Min, plural(r.Min, "character")), input,
 			map[string]any{"min_length": r.Min})
 		return s, false
 	case r.Max > 0 && n > r.Max:
-		errs.Add(loc, "string_too_long", fmt.Sprintf("String should have at most %d %s", r.Max, plural(r.Max, "character")), s,
+		errs.Add(loc, "string_too_long", fmt.Sprintf("String should have at most %d %s", r.Max, plural(r.Max, "character")), input,
 			map[string]any{"max_length": r.Max})
 		return s, false
 	case r.Pattern != nil && !r.Pattern.MatchString(s):
-		errs.Add(loc, "string_pattern_mismatch", fmt.Sprintf("String should match pattern '%s'", r.Pattern.String()), s,
+		errs.Add(loc, "string_pattern_mismatch", fmt.Sprintf("String should match pattern '%s'", r.Pattern.String()), input,
 			map[string]any{"pattern": r.Pattern.String()})
 		return s, false
 	}
