@@ -11,6 +11,8 @@ type IOStreams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
+	// ForceTerminal makes tables aligned as on a terminal (tests).
+	ForceTerminal bool
 }
 
 // SystemIO returns the process's standard streams.

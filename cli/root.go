@@ -10,6 +10,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gw-gateway/gw/client"
 )
 
 // Exit codes (documented in README.md).
@@ -38,6 +40,11 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
+	addGlobalFlags(root)
+	f.globals = root
+	if f.Browser == nil {
+		f.Browser = systemBrowser{}
+	}
 	root.AddCommand(
 		NewCmdServe(f, nil),
 		NewCmdVersion(f),
@@ -64,7 +71,11 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	}
 	fmt.Fprintln(f.IO.ErrOut, "error:", err)
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsageError(err) {
+	var ae *client.APIError
+	switch {
+	case errors.Is(err, errNotLoggedIn), errors.As(err, &ae) && ae.Status == 401:
+		return ExitAuth
+	case errors.As(err, &ue) || isCobraUsageError(err):
 		return ExitUsage
 	}
 	return ExitError

@@ -192,7 +192,8 @@ func bootstrapOnStart(ctx context.Context, log *slog.Logger, s *api.Server, opts
 func newMux(apiServer, pages http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", apiServer)
-	mux.Handle("/setup", pages)
+	// Everything else is the browser pages (setup, sign-in, CLI approval).
+	mux.Handle("/", pages)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+	"golang.org/x/term"
+)
+
+// Output formats of list and get commands.
+const (
+	OutputTable = "table"
+	OutputJSON  = "json"
+	OutputYAML  = "yaml"
+)
+
+func addOutputFlag(cmd *cobra.Command, target *string) {
+	cmd.Flags().StringVarP(target, "output", "o", OutputTable, "output format: table, json or yaml")
+}
+
+func checkOutput(format string) error {
+	switch format {
+	case OutputTable, OutputJSON, OutputYAML:
+		return nil
+	}
+	return usageError{fmt.Errorf("--output must be table, json or yaml, not %q", format)}
+}
+
+// Table is what a command shows in table form.
+type Table struct {
+	Headers []string
+	Rows    [][]string
+}
+
+// Print writes data in the chosen format: the wire JSON (or YAML of it)
+// for machines, a table for people. Tables are aligned on a terminal and
+// tab-separated when piped, so they stay easy to cut and awk.
+func (f *Factory) Print(format string, data any, table func() Table) error {
+	switch format {
+	case OutputJSON:
+		enc := json.NewEncoder(f.IO.Out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(data)
+	case OutputYAML:
+		// Through JSON, so YAML shows the wire names and shapes exactly.
+		raw, err := json.Marshal(data)
+		if err != nil {
+			return err
+		}
+		var generic any
+		if err := json.Unmarshal(raw, &generic); err != nil {
+			return err
+		}
+		return yaml.NewEncoder(f.IO.Out).Encode(generic)
+	}
+	t := table()
+	if f.IO.IsTerminal() {
+		w := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, strings.ToUpper(strings.Join(t.Headers, "\t")))
+		for _, row := range t.Rows {
+			fmt.Fprintln(w, strings.Join(row, "\t"))
+		}
+		return w.Flush()
+	}
+	for _, row := range t.Rows {
+		if _, err := fmt.Fprintln(f.IO.Out, strings.Join(row, "\t")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// IsTerminal reports whether Out is a terminal.
+func (s *IOStreams) IsTerminal() bool {
+	if s.ForceTerminal {
+		return true
+	}
+	file, ok := s.Out.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
+}
+
+// CanPrompt reports whether a person can answer prompts (In and ErrOut
+// are a terminal).
+func (s *IOStreams) CanPrompt() bool {
+	in, ok := s.In.(*os.File)
+	return ok && term.IsTerminal(int(in.Fd()))
+}
+
+// Confirm asks a yes/no question on the terminal; without one it refuses
+// and tells the user to pass --yes.
+func (f *Factory) Confirm(question string, yes bool) error {
+	if yes {
+		return nil
+	}
+	if !f.IO.CanPrompt() {
+		return usageError{fmt.Errorf("%s: refusing without a terminal to confirm; pass --yes", question)}
+	}
+	fmt.Fprintf(f.IO.ErrOut, "%s [y/N] ", question)
+	var answer string
+	_, _ = fmt.Fscanln(f.IO.In, &answer)
+	if a := strings.ToLower(strings.TrimSpace(answer)); a == "y" || a == "yes" {
+		return nil
+	}
+	return usageError{fmt.Errorf("cancelled")}
+}
+
