@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/invopop/jsonschema"
 
+	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -199,8 +200,12 @@ func schemaRefs(components map[string]any) func(any) map[string]any {
 	r := &jsonschema.Reflector{
 		Anonymous: true,
 		Mapper: func(t reflect.Type) *jsonschema.Schema {
-			if t == reflect.TypeOf(uuid.UUID{}) {
+			switch t {
+			case reflect.TypeOf(uuid.UUID{}):
 				return &jsonschema.Schema{Type: "string", Format: "uuid"}
+			case reflect.TypeOf(policy.Definition{}):
+				addPolicySchema(components)
+				return &jsonschema.Schema{Ref: "#/components/schemas/PolicyDefinition"}
 			}
 			return nil
 		},
@@ -212,6 +217,28 @@ func schemaRefs(components map[string]any) func(any) map[string]any {
 		}
 		return schemaRefsOne(r, components, t)
 	}
+}
+
+// addPolicySchema adds the policy package's own JSON Schema of
+// PolicyDefinition (checked against its parser there), its $defs renamed
+// Policy<Name> so they cannot collide with wire types.
+func addPolicySchema(components map[string]any) {
+	if _, ok := components["PolicyDefinition"]; ok {
+		return
+	}
+	text := strings.ReplaceAll(string(policy.JSONSchema()), "#/$defs/", "#/components/schemas/Policy")
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(text), &doc); err != nil {
+		panic("policy.JSONSchema is not JSON: " + err.Error()) // the policy package's tests parse it
+	}
+	defs, _ := doc["$defs"].(map[string]any)
+	for name, def := range defs {
+		components["Policy"+name] = def
+	}
+	delete(doc, "$defs")
+	delete(doc, "$schema")
+	delete(doc, "$id")
+	components["PolicyDefinition"] = doc
 }
 
 func schemaRefsOne(r *jsonschema.Reflector, components map[string]any, t reflect.Type) map[string]any {

@@ -121,3 +121,17 @@ func TestWireNullableFieldsAreDocumented(t *testing.T) {
 		}
 	}
 }
+
+// The policy definition is described by the policy package's own schema
+// (held to the parser there), not by reflecting Go fields.
+func TestOpenAPIPolicyDefinition(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.SQLite), api.Options{})
+	raw := e.must("GET", "/api/v1/openapi.json", "", nil)
+	policyOut := jsonPath(t, raw, "components.schemas.Policy.properties.definition.$ref")
+	if policyOut != "#/components/schemas/PolicyDefinition" {
+		t.Fatalf("Policy.definition: %v", policyOut)
+	}
+	if jsonPath(t, raw, "components.schemas.PolicyDefinition.properties.rules.maxItems") != float64(100) {
+		t.Fatalf("PolicyDefinition lacks its rules bound: %v", jsonPath(t, raw, "components.schemas.PolicyDefinition"))
+	}
+}

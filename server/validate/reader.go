@@ -3,7 +3,7 @@ package validate
 import (
 	"encoding/json"
 	"fmt"
-	"math"
+	"math/big"
 	"regexp"
 	"sort"
 	"strconv"
@@ -127,8 +127,10 @@ type IntRule struct {
 // Bound is a helper for IntRule literals.
 func Bound(n int64) *int64 { return &n }
 
-// Int checks that v is a whole JSON number within the rule. Strings and
-// booleans are refused: the wire is JSON, and there is no lax mode.
+// Int checks that v is a whole JSON number within the rule. The number is
+// read exactly (as a rational), so 2.0 and 1e3 are whole while
+// 2.0000000000000001 is not; strings and booleans are refused: the wire is
+// JSON, and there is no lax mode.
 func Int(v any, loc Loc, r IntRule, errs *Errors) (int64, bool) {
 	num, ok := v.(json.Number)
 	if !ok {
@@ -137,17 +139,19 @@ func Int(v any, loc Loc, r IntRule, errs *Errors) (int64, bool) {
 	}
 	n, err := num.Int64()
 	if err != nil {
-		f, ferr := num.Float64()
+		rat, ok := new(big.Rat).SetString(num.String())
 		switch {
-		case ferr == nil && f != math.Trunc(f):
+		case !ok:
+			errs.Add(loc, "int_parsing", "Input should be a valid integer, unable to parse string as an integer", num.String(), nil)
+			return 0, false
+		case !rat.IsInt():
 			errs.Add(loc, "int_from_float", "Input should be a valid integer, got a number with a fractional part", numberInput(num), nil)
 			return 0, false
-		case ferr == nil && math.Abs(f) < 1<<63:
-			n = int64(f) // 1e3 or 2.0: whole, in range
-		default:
-			errs.Add(loc, "int_parsing", "Input should be a valid integer, unable to parse string as an integer", numberInput(num), nil)
+		case !rat.Num().IsInt64():
+			errs.Add(loc, "int_parsing_size", "Unable to parse input string as an integer, exceeded maximum size", numberInput(num), nil)
 			return 0, false
 		}
+		n = rat.Num().Int64()
 	}
 	return n, checkIntBounds(n, loc, r, errs)
 }
