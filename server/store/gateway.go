@@ -210,15 +210,20 @@ func (s *Store) GetBundle(ctx context.Context, orgID uuid.UUID) (*Bundle, error)
 	return b, mapErr(s.db.NewSelect().Model(b).Where("org_id = ?", orgID).Scan(ctx))
 }
 
-// SaveBundle stores a newly compiled bundle; it only ever moves the version
-// forward, so two compilers racing cannot regress it.
-func (s *Store) SaveBundle(ctx context.Context, b *Bundle) error {
-	_, err := s.db.NewInsert().Model(b).
+// SaveBundle stores a newly compiled bundle unless the stored one's version
+// is already b's or later, and reports whether it stored it: version only
+// moves forward, and a compiler that loses a race learns it and starts over.
+func (s *Store) SaveBundle(ctx context.Context, b *Bundle) (bool, error) {
+	res, err := s.db.NewInsert().Model(b).
 		On("CONFLICT (org_id) DO UPDATE").
 		Set("version = EXCLUDED.version, hash = EXCLUDED.hash, signature = EXCLUDED.signature, body = EXCLUDED.body, compiled_at = EXCLUDED.compiled_at").
-		Where("bundles.version < EXCLUDED.version").
+		Where("?TableAlias.version < EXCLUDED.version").
 		Exec(ctx)
-	return mapErr(err)
+	if err != nil {
+		return false, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // ListBundles returns every organization's latest bundle.

@@ -1,0 +1,81 @@
+// Package bundle compiles what a data plane must know about one
+// organization into a signed, versioned document, and verifies such a
+// document before a data plane admits it (DESIGN §7).
+//
+// A bundle carries the organization's workspaces, its active inference keys
+// (hashes only), its enabled policies, the catalog in force and its provider
+// credential references, the secrets still sealed. The control plane signs
+// it with an Ed25519 key every replica shares; a data plane that holds the
+// public key admits nothing else.
+package bundle
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/policy"
+)
+
+// Format is the body layout this build writes and the only one it admits.
+// It changes when a member changes meaning, so an old data plane refuses a
+// bundle it would misread instead of serving it wrongly.
+const Format = 1
+
+// Body is a bundle's content. Every list is sorted by id and never null, so
+// equal content always encodes to equal bytes and so to an equal hash.
+type Body struct {
+	Format     int       `json:"format"`
+	OrgID      uuid.UUID `json:"org_id"`
+	Version    int64     `json:"version"`
+	CompiledAt time.Time `json:"compiled_at"`
+
+	Workspaces  []Workspace     `json:"workspaces"`
+	Keys        []Key           `json:"keys"`
+	Policies    []Policy        `json:"policies"`
+	Catalog     catalog.Catalog `json:"catalog"`
+	Credentials []Credential    `json:"credentials"`
+}
+
+// Workspace is one workspace of the organization.
+type Workspace struct {
+	ID   uuid.UUID `json:"id"`
+	Slug string    `json:"slug"`
+	Name string    `json:"name"`
+}
+
+// Key is an active inference key: unrevoked, and owned by an active member.
+// Expiry is left to the data plane, which checks it on every request, so a
+// key expiring needs no recompile.
+type Key struct {
+	ID          uuid.UUID  `json:"id"`
+	WorkspaceID uuid.UUID  `json:"workspace_id"`
+	OwnerID     uuid.UUID  `json:"owner_id"`
+	TokenHash   string     `json:"token_hash"`
+	ExpiresAt   *time.Time `json:"expires_at"`
+}
+
+// Policy is an enabled workspace policy. Its definition is typed: it encodes
+// to the canonical JSON of the spec's shape and decodes as strictly as the
+// management API reads it (policy.Definition's UnmarshalJSON runs the same
+// parser as policy.ParseDefinitionJSON), so a bundle cannot carry a
+// definition the API would have refused.
+type Policy struct {
+	ID          uuid.UUID         `json:"id"`
+	WorkspaceID uuid.UUID         `json:"workspace_id"`
+	Name        string            `json:"name"`
+	Definition  policy.Definition `json:"definition"`
+}
+
+// Credential is a reference to a provider credential the organization may
+// use. SecretSealed is the secret exactly as stored, sealed: the compiler
+// never opens it, and only the component that calls the provider will.
+type Credential struct {
+	ID           uuid.UUID              `json:"id"`
+	Scope        policy.CredentialScope `json:"scope"`
+	WorkspaceID  *uuid.UUID             `json:"workspace_id"`
+	Provider     string                 `json:"provider"`
+	BaseURL      *string                `json:"base_url"`
+	SecretSealed string                 `json:"secret_sealed"`
+}

@@ -1,0 +1,146 @@
+package bundle
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/catalogdb"
+	"github.com/gw-gateway/gw/server/policy"
+	"github.com/gw-gateway/gw/server/store"
+)
+
+// readContent reads everything an organization's bundle carries, leaving
+// Version and CompiledAt zero: they are decided once the content is known to
+// have changed.
+//
+// Keys, policies and credentials of a workspace the workspace list lacks
+// are left out. On PostgreSQL each read sees its own snapshot, so a
+// workspace created or deleted between two reads could otherwise leave a
+// dangling reference, and the bundle would fail its checks; leaving them out
+// is safe, because the change that made them will be compiled next.
+func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*Body, error) {
+	body := &Body{Format: Format, OrgID: orgID}
+
+	workspaces, err := st.ListWorkspaces(ctx, store.WorkspaceFilter{OrgID: orgID})
+	if err != nil {
+		return nil, fmt.Errorf("list workspaces: %w", err)
+	}
+	listed := make(map[uuid.UUID]bool, len(workspaces))
+	body.Workspaces = make([]Workspace, len(workspaces))
+	for i, w := range workspaces {
+		body.Workspaces[i] = Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name}
+		listed[w.ID] = true
+	}
+	sortByID(body.Workspaces, func(w Workspace) uuid.UUID { return w.ID })
+
+	keys, err := st.ActiveInferenceKeysForOrg(ctx, orgID)
+	if err != nil {
+		return nil, fmt.Errorf("list inference keys: %w", err)
+	}
+	body.Keys = make([]Key, 0, len(keys))
+	for _, k := range keys {
+		if listed[k.WorkspaceID] {
+			body.Keys = append(body.Keys, Key{ID: k.ID, WorkspaceID: k.WorkspaceID, OwnerID: k.UserID, TokenHash: k.TokenHash, ExpiresAt: utc(k.ExpiresAt)})
+		}
+	}
+	sortByID(body.Keys, func(k Key) uuid.UUID { return k.ID })
+
+	if body.Policies, err = readPolicies(ctx, st, orgID, listed); err != nil {
+		return nil, err
+	}
+
+	rows, err := catalogdb.LoadRows(ctx, st)
+	if err != nil {
+		return nil, fmt.Errorf("load catalog: %w", err)
+	}
+	active, err := rows.Active()
+	if err != nil {
+		return nil, err
+	}
+	body.Catalog = *active
+
+	if body.Credentials, err = readCredentials(ctx, st, orgID, listed); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+func readPolicies(ctx context.Context, st *store.Store, orgID uuid.UUID, listed map[uuid.UUID]bool) ([]Policy, error) {
+	rows, err := st.EnabledPoliciesForOrg(ctx, orgID)
+	if err != nil {
+		return nil, fmt.Errorf("list policies: %w", err)
+	}
+	out := make([]Policy, 0, len(rows))
+	for _, p := range rows {
+		if !listed[p.WorkspaceID] {
+			continue
+		}
+		// A definition that no longer parses stops the compile rather than
+		// being left out: dropping a policy could drop a deny.
+		def, err := policy.ParseDefinitionJSON([]byte(p.Definition))
+		if err != nil {
+			return nil, fmt.Errorf("policy %s (%q): stored definition does not parse: %w", p.ID, p.Name, err)
+		}
+		out = append(out, Policy{ID: p.ID, WorkspaceID: p.WorkspaceID, Name: p.Name, Definition: def})
+	}
+	sortByID(out, func(p Policy) uuid.UUID { return p.ID })
+	return out, nil
+}
+
+// readCredentials lists the platform credentials and the organization's
+// own, each with the scope its row encodes: no organization is platform, an
+// organization alone is org, both are workspace.
+func readCredentials(ctx context.Context, st *store.Store, orgID uuid.UUID, listed map[uuid.UUID]bool) ([]Credential, error) {
+	rows, err := st.CredentialsForOrg(ctx, orgID)
+	if err != nil {
+		return nil, fmt.Errorf("list provider credentials: %w", err)
+	}
+	out := make([]Credential, 0, len(rows))
+	for _, c := range rows {
+		var scope policy.CredentialScope
+		switch {
+		case c.OrgID == nil && c.WorkspaceID == nil:
+			scope = policy.ScopePlatform
+		case c.OrgID != nil && c.WorkspaceID == nil:
+			scope = policy.ScopeOrg
+		case c.OrgID != nil:
+			if !listed[*c.WorkspaceID] {
+				continue
+			}
+			scope = policy.ScopeWorkspace
+		default:
+			return nil, fmt.Errorf("provider credential %s names a workspace but no organization", c.ID)
+		}
+		out = append(out, Credential{
+			ID: c.ID, Scope: scope, WorkspaceID: c.WorkspaceID, Provider: c.Provider,
+			BaseURL: c.BaseURL, SecretSealed: c.SecretSealed,
+		})
+	}
+	sortByID(out, func(c Credential) uuid.UUID { return c.ID })
+	return out, nil
+}
+
+// sortByID orders by the id's bytes, which is also the order of its text.
+// The store's ORDER BY is not used for this: the dialects order uuids
+// differently, and the body must not depend on the database.
+func sortByID[T any](items []T, id func(T) uuid.UUID) {
+	slices.SortFunc(items, func(a, b T) int {
+		ia, ib := id(a), id(b)
+		return bytes.Compare(ia[:], ib[:])
+	})
+}
+
+// utc normalizes a stored time, since drivers return times in the process's
+// zone, and the body's bytes must not depend on where it was compiled.
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

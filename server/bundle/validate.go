@@ -1,0 +1,133 @@
+package bundle
+
+import (
+	"encoding/hex"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/policy"
+)
+
+// validate checks what the JSON decoder cannot: the format, the catalog's
+// own rules, and that every reference points into the bundle. Compile runs
+// it before signing, so the control plane never stores a bundle its data
+// planes would refuse.
+func (b *Body) validate() error {
+	if b.Format != Format {
+		return invalid("format %d is not supported (this build reads format %d)", b.Format, Format)
+	}
+	if b.OrgID == uuid.Nil {
+		return invalid("org_id is missing")
+	}
+	if b.Version < 1 {
+		return invalid("version %d is not positive", b.Version)
+	}
+	if b.CompiledAt.IsZero() {
+		return invalid("compiled_at is missing")
+	}
+	if b.Workspaces == nil || b.Keys == nil || b.Policies == nil || b.Credentials == nil {
+		return invalid("workspaces, keys, policies and credentials must all be lists")
+	}
+	workspaces := make(map[uuid.UUID]bool, len(b.Workspaces))
+	for _, w := range b.Workspaces {
+		if w.ID == uuid.Nil || workspaces[w.ID] {
+			return invalid("workspace id %s is missing or repeated", w.ID)
+		}
+		workspaces[w.ID] = true
+	}
+	if err := validateKeys(b.Keys, workspaces); err != nil {
+		return err
+	}
+	if err := validatePolicies(b.Policies, workspaces); err != nil {
+		return err
+	}
+	if err := validateCredentials(b.Credentials, workspaces); err != nil {
+		return err
+	}
+	// The catalog is rebuilt through catalog.New, which enforces every rule
+	// an imported catalog file meets and leaves it sorted for lookups.
+	c, err := catalog.New(b.Catalog.Providers, b.Catalog.Models)
+	if err != nil {
+		return invalid("%v", err)
+	}
+	b.Catalog = *c
+	return nil
+}
+
+func validateKeys(keys []Key, workspaces map[uuid.UUID]bool) error {
+	ids := make(map[uuid.UUID]bool, len(keys))
+	hashes := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		switch {
+		case k.ID == uuid.Nil || ids[k.ID]:
+			return invalid("key id %s is missing or repeated", k.ID)
+		case !workspaces[k.WorkspaceID]:
+			return invalid("key %s belongs to workspace %s, which the bundle does not list", k.ID, k.WorkspaceID)
+		case k.OwnerID == uuid.Nil:
+			return invalid("key %s has no owner", k.ID)
+		case !isTokenHash(k.TokenHash) || hashes[k.TokenHash]:
+			return invalid("key %s has a malformed or repeated token hash", k.ID)
+		}
+		ids[k.ID] = true
+		hashes[k.TokenHash] = true
+	}
+	return nil
+}
+
+// isTokenHash reports whether s is what auth.HashToken produces: 64
+// lower-case hex digits.
+func isTokenHash(s string) bool {
+	if len(s) != 64 || strings.ToLower(s) != s {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
+
+func validatePolicies(policies []Policy, workspaces map[uuid.UUID]bool) error {
+	ids := make(map[uuid.UUID]bool, len(policies))
+	for _, p := range policies {
+		switch {
+		case p.ID == uuid.Nil || ids[p.ID]:
+			return invalid("policy id %s is missing or repeated", p.ID)
+		case !workspaces[p.WorkspaceID]:
+			return invalid("policy %s belongs to workspace %s, which the bundle does not list", p.ID, p.WorkspaceID)
+		case p.Name == "":
+			return invalid("policy %s has no name", p.ID)
+		// A parsed definition always has a target and at least one rule;
+		// a zero one means the member was absent.
+		case p.Definition.Target.Kind == "" || len(p.Definition.Rules) == 0:
+			return invalid("policy %s has no definition", p.ID)
+		}
+		ids[p.ID] = true
+	}
+	return nil
+}
+
+func validateCredentials(creds []Credential, workspaces map[uuid.UUID]bool) error {
+	ids := make(map[uuid.UUID]bool, len(creds))
+	for _, c := range creds {
+		if c.ID == uuid.Nil || ids[c.ID] {
+			return invalid("credential id %s is missing or repeated", c.ID)
+		}
+		ids[c.ID] = true
+		if c.Provider == "" || c.SecretSealed == "" {
+			return invalid("credential %s lacks a provider or a secret", c.ID)
+		}
+		switch c.Scope {
+		case policy.ScopePlatform, policy.ScopeOrg:
+			if c.WorkspaceID != nil {
+				return invalid("credential %s of scope %s names a workspace", c.ID, c.Scope)
+			}
+		case policy.ScopeWorkspace:
+			if c.WorkspaceID == nil || !workspaces[*c.WorkspaceID] {
+				return invalid("credential %s belongs to a workspace the bundle does not list", c.ID)
+			}
+		default:
+			return invalid("credential %s has scope %q; want platform, org or workspace", c.ID, c.Scope)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package dataplane
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gw-gateway/gw/server/auth"
+)
+
+// Paths of the discovery endpoints.
+const (
+	modelsPath      = "/inf/v1/models"
+	modelPathPrefix = modelsPath + "/"
+)
+
+// ServeHTTP answers /inf/v1. Routing is a prefix match on the decoded path
+// rather than a ServeMux pattern because model ids contain slashes and
+// clients send them either raw (openai/gpt-4o-mini) or escaped
+// (openai%2Fgpt-4o-mini, as the OpenAI SDKs do): r.URL.Path holds both
+// decoded alike.
+func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !p.ready.Load() {
+		errNotReady.write(w)
+		return
+	}
+	path := r.URL.Path
+	switch {
+	case path == modelsPath:
+		p.serveModelList(w, r)
+	case strings.HasPrefix(path, modelPathPrefix):
+		p.serveModel(w, r, path[len(modelPathPrefix):])
+	default:
+		unknownURL(r).write(w)
+	}
+}
+
+// serveModelList answers GET /inf/v1/models with the key's pre-encoded list.
+func (p *Plane) serveModelList(w http.ResponseWriter, r *http.Request) {
+	key, refusal := p.authenticate(r)
+	if refusal == nil && r.Method != http.MethodGet {
+		refusal = errMethodNotAllowed
+	}
+	if refusal != nil {
+		refusal.write(w)
+		return
+	}
+	key.models.list.write(w)
+}
+
+// serveModel answers GET /inf/v1/models/{model_id...}.
+func (p *Plane) serveModel(w http.ResponseWriter, r *http.Request, id string) {
+	key, refusal := p.authenticate(r)
+	if refusal == nil && r.Method != http.MethodGet {
+		refusal = errMethodNotAllowed
+	}
+	if refusal != nil {
+		refusal.write(w)
+		return
+	}
+	if obj, ok := key.models.byID[id]; ok {
+		obj.write(w)
+		return
+	}
+	modelNotFound(id).write(w)
+}
+
+// authenticate finds the request's inference key, or the 401 to answer.
+// The token's prefix says what it is before any lookup, so a management
+// key is refused with a message that says so.
+func (p *Plane) authenticate(r *http.Request) (*admittedKey, *response) {
+	token, ok := bearerToken(r.Header.Get("Authorization"))
+	switch {
+	case !ok:
+		return nil, errMissingKey
+	case strings.HasPrefix(token, auth.ManagementKeyPrefix):
+		return nil, errManagementKey
+	case !strings.HasPrefix(token, auth.InferenceKeyPrefix):
+		return nil, errInvalidKey
+	}
+	key := p.state.Load().keys[auth.HashToken(token)]
+	switch {
+	case key == nil:
+		return nil, errInvalidKey
+	case key.expires && !p.now().Before(key.expiresAt):
+		return nil, errExpiredKey
+	}
+	return key, nil
+}
+
+// bearerToken reads "Bearer <token>"; the scheme is case-insensitive
+// (RFC 9110 §11.1).
+func bearerToken(header string) (string, bool) {
+	const scheme = "Bearer "
+	if len(header) <= len(scheme) || !strings.EqualFold(header[:len(scheme)], scheme) {
+		return "", false
+	}
+	token := strings.TrimSpace(header[len(scheme):])
+	return token, token != ""
+}

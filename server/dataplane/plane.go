@@ -1,0 +1,139 @@
+// Package dataplane serves /inf/v1 from admitted bundles (DESIGN §8).
+//
+// A Plane holds the verified bundle of every organization together with a
+// runtime index built once at admission: inference keys by token hash, and
+// for each key the models it may see, already encoded as the bytes a
+// response carries. A request therefore reads only memory: no database, no
+// secret, no provider (spec 4.9 rule 5).
+package dataplane
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/bundle"
+)
+
+// Options configure a Plane.
+type Options struct {
+	// Now is the clock key expiry is checked against; time.Now when nil.
+	Now func() time.Time
+}
+
+// Plane is the data plane's state: what it has admitted and whether it may
+// serve. Requests read it without locks: admissions build a new snapshot and
+// swap it in atomically, so a request sees one bundle per organization,
+// never half of one.
+type Plane struct {
+	pub   ed25519.PublicKey
+	now   func() time.Time
+	ready atomic.Bool
+	state atomic.Pointer[snapshot]
+	// writeMu orders admissions so none is lost between load and swap.
+	writeMu sync.Mutex
+}
+
+// ErrStale is returned for a bundle not newer than the one admitted for its
+// organization. The admitted bundle stays in force.
+var ErrStale = errors.New("bundle is not newer than the admitted one")
+
+// ErrForgotten is returned for a bundle of an organization the plane was
+// told is deleted.
+var ErrForgotten = errors.New("organization was deleted")
+
+// NewPlane returns a plane that admits bundles signed by pub. It answers 503
+// to every request until MarkReady.
+func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
+	p := &Plane{pub: pub, now: opts.Now}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	p.state.Store(emptySnapshot())
+	return p
+}
+
+// MarkReady lets the plane serve. Call it once the initial bundles are
+// admitted, so no key is refused merely because its bundle has not arrived.
+func (p *Plane) MarkReady() { p.ready.Store(true) }
+
+// Ready reports whether the plane serves requests.
+func (p *Plane) Ready() bool { return p.ready.Load() }
+
+// Admit verifies s and, if it is newer than the organization's admitted
+// bundle, makes it the one in force. Re-admitting the bundle in force is a
+// no-op. A bundle that fails verification (bundle.ErrInvalid), is stale
+// (ErrStale) or belongs to a deleted organization (ErrForgotten) changes
+// nothing.
+func (p *Plane) Admit(s bundle.Signed) error {
+	return p.AdmitAll([]bundle.Signed{s})
+}
+
+// AdmitAll admits several bundles with one swap, which is what a start-up
+// or a full resync wants: the key index is copied once, not once per
+// organization. Bundles that fail are skipped and their errors joined; the
+// others are admitted.
+func (p *Plane) AdmitAll(bundles []bundle.Signed) error {
+	var errs []error
+	prepared := make([]*admitted, 0, len(bundles))
+	for _, s := range bundles {
+		a, err := p.prepare(s)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("organization %s, version %d: %w", s.OrgID, s.Version, err))
+		case a != nil:
+			prepared = append(prepared, a)
+		}
+	}
+	if len(prepared) > 0 {
+		p.writeMu.Lock()
+		next, refused := p.state.Load().with(prepared)
+		p.state.Store(next)
+		p.writeMu.Unlock()
+		errs = append(errs, refused...)
+	}
+	return errors.Join(errs...)
+}
+
+// prepare verifies a bundle and builds its index, outside the write lock:
+// that is the expensive part, and admissions of different organizations
+// need not wait for each other's. It returns nil, nil for the bundle
+// already in force.
+func (p *Plane) prepare(s bundle.Signed) (*admitted, error) {
+	// A cheap check first, on the unverified envelope: it only avoids work,
+	// the decision is taken again under the lock.
+	cur := p.state.Load()
+	if err := cur.admissible(s.OrgID, s.Version, s.Hash); err != nil || cur.inForce(s.OrgID, s.Version, s.Hash) {
+		return nil, err
+	}
+	body, err := bundle.Verify(s, p.pub)
+	if err != nil {
+		return nil, err
+	}
+	return buildAdmitted(body, s.Hash)
+}
+
+// Forget drops a deleted organization's bundle and refuses its bundles from
+// then on: organization ids are never reused, and a compile that raced the
+// deletion must not bring the organization back.
+func (p *Plane) Forget(orgID uuid.UUID) {
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
+	p.state.Store(p.state.Load().without(orgID))
+}
+
+// Versions returns the admitted bundle version of each organization, for
+// heartbeats and status pages.
+func (p *Plane) Versions() map[uuid.UUID]int64 {
+	orgs := p.state.Load().orgs
+	out := make(map[uuid.UUID]int64, len(orgs))
+	for id, a := range orgs {
+		out[id] = a.version
+	}
+	return out
+}
