@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/pkg/browser"
@@ -21,7 +22,12 @@ type Browser interface {
 
 type systemBrowser struct{}
 
-func (systemBrowser) Open(url string) error { return browser.OpenURL(url) }
+// Open hands the URL to the desktop. The opener's own output goes to
+// stderr: stdout carries only the command's data.
+func (systemBrowser) Open(url string) error {
+	browser.Stdout = os.Stderr
+	return browser.OpenURL(url)
+}
 
 // Factory hands commands their dependencies, built lazily so --help and
 // version never touch a config file, a network or a database.

@@ -109,4 +109,3 @@ func (f *Factory) Confirm(question string, yes bool) error {
 	}
 	return usageError{fmt.Errorf("cancelled")}
 }
-

@@ -50,6 +50,22 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdVersion(f),
 		NewCmdDB(f),
 		NewCmdAdmin(f),
+		NewCmdLogin(f, nil),
+		NewCmdLogout(f, nil),
+		NewCmdWhoami(f, nil),
+		NewCmdContext(f),
+		NewCmdPolicies(f),
+		NewCmdOrgs(f),
+		NewCmdWorkspaces(f),
+		NewCmdMembers(f),
+		NewCmdInvitations(f),
+		NewCmdServiceAccounts(f),
+		NewCmdKeys(f),
+		NewCmdInferenceKeys(f),
+		NewCmdCredentials(f),
+		NewCmdCatalog(f),
+		NewCmdModels(f),
+		NewCmdActivity(f),
 	)
 	return root
 }

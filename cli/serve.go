@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gw-gateway/gw/server/api"
+	"github.com/gw-gateway/gw/server/bundle"
+	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/web"
 )
@@ -24,6 +27,7 @@ import (
 type ServeOptions struct {
 	IO *IOStreams
 	DBOptions
+	SecretOptions
 	Addr                  string
 	PublicURL             string
 	LogFormat             string
@@ -50,9 +54,11 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 			if err != nil {
 				return err
 			}
+			db := readDBOptions(v)
 			opts := &ServeOptions{
 				IO:                    f.IO,
-				DBOptions:             readDBOptions(v),
+				DBOptions:             db,
+				SecretOptions:         readSecretOptions(v, db),
 				Addr:                  v.GetString("addr"),
 				PublicURL:             v.GetString("public-url"),
 				LogFormat:             v.GetString("log-format"),
@@ -77,6 +83,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 	fl := cmd.Flags()
 	fl.String("addr", "127.0.0.1:8080", "address to listen on [GW_ADDR]")
 	addDBFlags(cmd)
+	addSecretFlags(cmd)
 	fl.String("public-url", "", "URL browsers use to reach this server (default http://ADDR) [GW_PUBLIC_URL]")
 	fl.String("log-format", "text", "log format: text or json [GW_LOG_FORMAT]")
 	fl.String("bootstrap-email", "", "create the first instance owner with this email on an empty instance [GW_BOOTSTRAP_EMAIL]")
@@ -121,7 +128,23 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		publicURL = "http://" + ln.Addr().String()
 	}
 
-	apiServer, err := api.New(ctx, store.New(db), api.Options{PublicURL: publicURL, SignupDisabled: opts.DisableSignup, Logger: log, Version: Version()})
+	st := store.New(db)
+	keyring, err := loadKeyring(opts.SecretOptions)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	signer, err := bundle.SigningKey(ctx, st, keyring)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("bundle signing key: %w", err)
+	}
+	// The data plane runs in process: bundles are compiled and admitted
+	// directly after every change, without HTTP.
+	plane := dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{})
+	refresher := &dataplane.Refresher{Compiler: &bundle.Compiler{Store: st, Signer: signer}, Plane: plane, Store: st}
+	apiServer, err := api.New(ctx, st, api.Options{PublicURL: publicURL, SignupDisabled: opts.DisableSignup, Logger: log,
+		Version: Version(), Keyring: keyring, Bundles: refresher})
 	if err != nil {
 		ln.Close()
 		return err
@@ -130,9 +153,15 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		ln.Close()
 		return err
 	}
+	// Every organization's bundle is admitted before /inf/v1 answers; one
+	// that fails keeps the others serving (and is logged).
+	if err := refresher.RefreshAll(ctx); err != nil {
+		log.Error("initial bundle refresh", "error", err)
+	}
+	plane.MarkReady()
 
 	srv := &http.Server{
-		Handler:           withAccessLog(log, newMux(apiServer, web.Handler(log, apiServer.SetupDone))),
+		Handler:           withAccessLog(log, newMux(apiServer, plane, web.Handler(log, apiServer.SetupDone))),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		// Long enough for a streamed model response; a stuck client is cut.
@@ -189,9 +218,10 @@ func bootstrapOnStart(ctx context.Context, log *slog.Logger, s *api.Server, opts
 	return nil
 }
 
-func newMux(apiServer, pages http.Handler) http.Handler {
+func newMux(apiServer, dataPlane, pages http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", apiServer)
+	mux.Handle("/inf/v1/", dataPlane)
 	// Everything else is the browser pages (setup, sign-in, CLI approval).
 	mux.Handle("/", pages)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

@@ -61,8 +61,3 @@ func (c *Client) DeleteWorkspace(ctx context.Context, org, ws string) (wire.Dele
 func (c *Client) CreateOrgKey(ctx context.Context, org string, in wire.ManagementKeyCreate) (wire.ManagementKey, error) {
 	return getData[wire.ManagementKey](ctx, c, "POST", "/api/v1/organizations/"+esc(org)+"/management-keys", nil, in)
 }
-
-// RevokeOrgKey revokes an organization's management key.
-func (c *Client) RevokeOrgKey(ctx context.Context, org, keyID string) (wire.ManagementKey, error) {
-	return getData[wire.ManagementKey](ctx, c, "POST", "/api/v1/organizations/"+esc(org)+"/management-keys/"+esc(keyID)+"/revoke", nil, nil)
-}

@@ -17,6 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/wire"
@@ -175,11 +178,35 @@ func TestServeEndToEnd(t *testing.T) {
 			if _, err := ci.CreateWorkspace(ctx, "default", wire.WorkspaceCreate{Name: "nope"}); !client.IsStatus(err, 403) {
 				t.Fatalf("ci key creating a workspace: %v", err)
 			}
-			if _, err := owner.RevokeOrgKey(ctx, "default", ciKey.ID.String()); err != nil {
+			if _, err := owner.RevokeManagementKey(ctx, client.OrgScope("default"), ciKey.ID.String()); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := ci.ListWorkspaces(ctx, "default"); !client.IsStatus(err, 401) {
 				t.Fatalf("revoked key: %v", err)
+			}
+
+			// Discovery on the data plane of the same process, through the
+			// official OpenAI SDK: only models with a credential, in id order.
+			if _, err := owner.CreateCredential(ctx, client.Scope{Org: "default"}, wire.ProviderCredentialCreate{
+				Provider: "anthropic", Label: "main", Secret: "sk-ant-e2e-secret-value"}); err != nil {
+				t.Fatalf("credential: %v", err)
+			}
+			ik, err := owner.CreateInferenceKey(ctx, "default", "default", wire.InferenceKeyCreate{Name: "e2e"})
+			if err != nil {
+				t.Fatalf("inference key: %v", err)
+			}
+			sdk := openai.NewClient(option.WithBaseURL(srv.URL+"/inf/v1/"), option.WithAPIKey(ik.Token), option.WithMaxRetries(0))
+			models, err := sdk.Models.List(ctx)
+			if err != nil || len(models.Data) == 0 {
+				t.Fatalf("discovery: %v", err)
+			}
+			for i, m := range models.Data {
+				if !strings.HasPrefix(m.ID, "anthropic/") || (i > 0 && models.Data[i-1].ID >= m.ID) {
+					t.Fatalf("discovery list out of rule: %v", models.Data)
+				}
+			}
+			if m, err := sdk.Models.Get(ctx, models.Data[0].ID); err != nil || m.ID != models.Data[0].ID {
+				t.Fatalf("discovery get %s: %v", models.Data[0].ID, err)
 			}
 
 			// Recovery works beside a running server.

@@ -1,7 +1,9 @@
-// Package web serves gw's few browser pages (first-run setup now; sign-in
-// and CLI approval later) from embedded templates with no external assets.
-// Pages only render; every action is a call to /api/v1 from the page, which
-// sends X-Requested-With like any browser client must.
+// Package web serves gw's few browser pages (first-run setup, sign-in,
+// sign-up and CLI approval) from embedded templates with no external
+// assets. Pages only render; every action is a call to /api/v1 from the
+// page, which sends X-Requested-With like any browser client must. Forms
+// that carry a password say method="post" so that, should the script fail,
+// the browser never puts the password into a URL.
 package web
 
 import (
@@ -9,12 +11,26 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 )
 
 //go:embed templates/*.html
 var files embed.FS
 
-var pages = template.Must(template.ParseFS(files, "templates/*.html"))
+// Each page is the layout plus its own "content"; they are parsed apart
+// because every page defines that same template name.
+var pages = map[string]*template.Template{}
+
+func init() {
+	for _, name := range []string{"index", "setup", "signin", "signup", "authorize"} {
+		pages[name] = template.Must(template.ParseFS(files, "templates/layout.html", "templates/"+name+".html"))
+	}
+}
+
+// sessionCookie is the browser session cookie the API sets at sign-in
+// (spec §5 names it).
+const sessionCookie = "svc_session"
 
 // SetupState tells the setup page whether the instance has an owner.
 type SetupState func(r *http.Request) (bootstrapped bool, err error)
@@ -22,6 +38,9 @@ type SetupState func(r *http.Request) (bootstrapped bool, err error)
 // Handler serves the pages.
 func Handler(log *slog.Logger, state SetupState) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		render(w, log, "index", map[string]any{"Title": "Home"})
+	})
 	mux.HandleFunc("GET /setup", func(w http.ResponseWriter, r *http.Request) {
 		done, err := state(r)
 		if err != nil {
@@ -29,20 +48,101 @@ func Handler(log *slog.Logger, state SetupState) http.Handler {
 			http.Error(w, "internal server error", http.StatusInternalServerError)
 			return
 		}
-		render(w, log, map[string]any{"Title": "Set up", "Bootstrapped": done, "Token": r.URL.Query().Get("token")})
+		render(w, log, "setup", map[string]any{"Title": "Set up", "Bootstrapped": done, "Token": r.URL.Query().Get("token")})
 	})
+	mux.HandleFunc("GET /signin", func(w http.ResponseWriter, r *http.Request) {
+		next := SafeNext(r.URL.Query().Get("next"))
+		render(w, log, "signin", map[string]any{"Title": "Sign in", "Next": next, "SignupURL": withNext("/signup", next)})
+	})
+	mux.HandleFunc("GET /signup", func(w http.ResponseWriter, r *http.Request) {
+		next := SafeNext(r.URL.Query().Get("next"))
+		render(w, log, "signup", map[string]any{"Title": "Create an account", "Next": next, "SigninURL": withNext("/signin", next)})
+	})
+	mux.HandleFunc("GET /cli/authorize", authorizePage(log))
 	return mux
 }
 
-func render(w http.ResponseWriter, log *slog.Logger, data map[string]any) {
+func authorizePage(log *slog.Logger) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		signin := withNext("/signin", r.URL.RequestURI())
+		// Without any session cookie there is nothing to check: go to
+		// sign-in at once. A cookie that turns out stale is caught by the
+		// page itself (its first API call answers 401).
+		if c, err := r.Cookie(sessionCookie); err != nil || c.Value == "" {
+			http.Redirect(w, r, signin, http.StatusSeeOther)
+			return
+		}
+		q := r.URL.Query()
+		data := map[string]any{"Title": "Authorize the CLI", "SigninURL": signin,
+			"OrgHint": q.Get("org"), "WorkspaceHint": q.Get("workspace")}
+		if raw := strings.TrimSpace(q.Get("code")); raw != "" {
+			if code, ok := normalizeCode(raw); ok {
+				data["Code"] = code
+			} else {
+				data["BadCode"] = raw
+			}
+		}
+		render(w, log, "authorize", data)
+	}
+}
+
+// normalizeCode accepts a user code as people type it (any case, with or
+// without the dash, surrounding spaces) and rejects anything that cannot
+// be one, so the page never builds API paths from arbitrary text.
+func normalizeCode(raw string) (string, bool) {
+	s := strings.ToUpper(strings.ReplaceAll(raw, "-", ""))
+	if len(s) != 8 {
+		return "", false
+	}
+	for _, c := range s {
+		if c < 'A' || c > 'Z' {
+			return "", false
+		}
+	}
+	return s[:4] + "-" + s[4:], true
+}
+
+// SafeNext returns where to go after signing in: raw when it is a path on
+// this site, else "/". Only a single leading slash is allowed, so
+// "//evil.example" and "/\evil.example" (which browsers read as another
+// host) and absolute URLs cannot send a freshly signed-in person, or their
+// session's trust, elsewhere.
+func SafeNext(raw string) string {
+	if raw == "" || raw[0] != '/' || len(raw) > 2048 {
+		return "/"
+	}
+	if len(raw) > 1 && (raw[1] == '/' || raw[1] == '\\') {
+		return "/"
+	}
+	if strings.ContainsFunc(raw, func(r rune) bool { return r == '\\' || r < 0x20 || r == 0x7f }) {
+		return "/"
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
+		return "/"
+	}
+	return raw
+}
+
+func withNext(page, next string) string {
+	if next == "" || next == "/" {
+		return page
+	}
+	return page + "?next=" + url.QueryEscape(next)
+}
+
+func render(w http.ResponseWriter, log *slog.Logger, page string, data map[string]any) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	// The page's own inline script is all it runs; nothing may frame it.
+	// The page's own inline script is all it runs; nothing may frame it
+	// (an approval page in a frame could be clickjacked into approving).
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline' 'self'; style-src 'unsafe-inline'; frame-ancestors 'none'")
 	w.Header().Set("X-Frame-Options", "DENY")
-	// The setup token is in the URL; keep it out of Referer headers.
+	// Setup tokens and sign-in codes are in URLs; keep them out of Referer
+	// headers.
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	if err := pages.ExecuteTemplate(w, "layout", data); err != nil {
-		log.Error("render page", "error", err)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if err := pages[page].ExecuteTemplate(w, "layout", data); err != nil {
+		log.Error("render page", "page", page, "error", err)
 	}
 }

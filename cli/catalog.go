@@ -1,0 +1,267 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// NewCmdCatalog builds `gw catalog`.
+func NewCmdCatalog(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{Use: "catalog", Short: "Show and maintain the model catalog: providers, models, prices, capabilities"}
+	cmd.AddCommand(
+		NewCmdCatalogList(f, nil),
+		NewCmdCatalogImport(f, nil),
+		NewCmdCatalogRetire(f, nil),
+	)
+	return cmd
+}
+
+func catalogModelTable(ms []wire.CatalogModel) Table {
+	t := Table{Headers: []string{"id", "provider", "context", "input_per_mtok", "output_per_mtok", "capabilities", "state"}}
+	for _, m := range ms {
+		state := "active"
+		switch {
+		case m.RetiredAt != nil:
+			state = "retired"
+		case m.Available != nil && !*m.Available:
+			// No credential where the reader could use it: listed, but a
+			// request for it would find no upstream.
+			state = "no-credential"
+		case m.Available != nil:
+			state = "available"
+		}
+		t.Rows = append(t.Rows, []string{m.ID, m.Provider, strconv.FormatInt(m.ContextWindow, 10), m.Pricing.InputPerMTok,
+			m.Pricing.OutputPerMTok, orDash(strings.Join(m.Capabilities, ",")), state})
+	}
+	return t
+}
+
+func catalogProviderTable(ps []wire.CatalogProvider) Table {
+	t := Table{Headers: []string{"id", "name", "kind", "base_url", "state"}}
+	for _, p := range ps {
+		state := "active"
+		if p.RetiredAt != nil {
+			state = "retired"
+		}
+		t.Rows = append(t.Rows, []string{p.ID, p.Name, p.Kind, orDash(p.BaseURL), state})
+	}
+	return t
+}
+
+// CatalogListOptions configure gw catalog list.
+type CatalogListOptions struct {
+	f      *Factory
+	Output string
+	Scope  string
+	// Providers shows the providers instead of the models (tables only:
+	// json and yaml always carry both).
+	Providers bool
+}
+
+// NewCmdCatalogList builds `gw catalog list`.
+func NewCmdCatalogList(f *Factory, runF func(context.Context, *CatalogListOptions) error) *cobra.Command {
+	opts := &CatalogListOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "list [--scope instance|org|workspace] [--providers]",
+		Short: "List the catalog's models (or providers)",
+		Long: `List the model catalog. At org or workspace scope it is the catalog in force,
+each model marked available when a provider credential is configured where
+that scope can use it; at instance scope it is the whole catalog, retired
+entries included. --output json or yaml prints the catalog document
+({providers, models}) as the server returns it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if err := oneOf("scope", opts.Scope, "instance", "org", "workspace"); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return catalogListRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	cmd.Flags().StringVar(&opts.Scope, "scope", "org", "instance (everything, retired included), org or workspace (what is in force there)")
+	cmd.Flags().BoolVar(&opts.Providers, "providers", false, "list the providers instead of the models")
+	return cmd
+}
+
+func catalogListRun(ctx context.Context, opts *CatalogListOptions) error {
+	c, s, err := opts.f.AuthedClient()
+	if err != nil {
+		return err
+	}
+	scope, err := scopeFor(s, opts.Scope, "instance")
+	if err != nil {
+		return err
+	}
+	cat, err := c.GetCatalog(ctx, scope)
+	if err != nil {
+		return err
+	}
+	return opts.f.Print(opts.Output, cat, func() Table {
+		if opts.Providers {
+			return catalogProviderTable(cat.Providers)
+		}
+		return catalogModelTable(cat.Models)
+	})
+}
+
+// CatalogImportOptions configure gw catalog import.
+type CatalogImportOptions struct {
+	f      *Factory
+	Output string
+	// File is the document's path; "-" reads standard input.
+	File   string
+	DryRun bool
+}
+
+// NewCmdCatalogImport builds `gw catalog import`.
+func NewCmdCatalogImport(f *Factory, runF func(context.Context, *CatalogImportOptions) error) *cobra.Command {
+	opts := &CatalogImportOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "import -f FILE [--dry-run]",
+		Short: "Import a catalog document (YAML or JSON); entries are added or replaced by id",
+		Long: `Import a catalog document of providers and models, in the format of gw's
+embedded default catalog. The file is validated here first with the same
+code the server uses, so every problem is reported at once without a
+round trip; --dry-run stops after that. Needs catalog.manage at instance scope.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if err := requireFlags(cmd.Flags(), "file"); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return catalogImportRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	cmd.Flags().StringVarP(&opts.File, "file", "f", "", `catalog document to import ("-" for standard input)`)
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "validate the document without importing it")
+	return cmd
+}
+
+func catalogImportRun(ctx context.Context, opts *CatalogImportOptions) error {
+	var doc []byte
+	var err error
+	if opts.File == "-" {
+		doc, err = io.ReadAll(opts.f.IO.In)
+	} else {
+		doc, err = os.ReadFile(opts.File)
+	}
+	if err != nil {
+		return fmt.Errorf("read catalog document: %w", err)
+	}
+	parsed, err := catalog.Parse(doc)
+	if err != nil {
+		var ve *catalog.ValidationError
+		if errors.As(err, &ve) {
+			for _, p := range ve.Problems {
+				fmt.Fprintln(opts.f.IO.ErrOut, "  "+p.Error())
+			}
+			return fmt.Errorf("%s: %d problem(s); nothing imported", opts.File, len(ve.Problems))
+		}
+		return err
+	}
+	counts := wire.CatalogImportResult{Providers: len(parsed.Providers), Models: len(parsed.Models)}
+	if opts.DryRun {
+		fmt.Fprintf(opts.f.IO.ErrOut, "%s is valid: %d providers, %d models (dry run, nothing imported)\n", opts.File, counts.Providers, counts.Models)
+		return opts.f.Print(opts.Output, counts, func() Table { return importTable(counts) })
+	}
+	c, _, err := opts.f.AuthedClient()
+	if err != nil {
+		return err
+	}
+	res, err := c.ImportCatalog(ctx, doc)
+	if err != nil {
+		return err
+	}
+	return opts.f.Print(opts.Output, res, func() Table { return importTable(res) })
+}
+
+func importTable(r wire.CatalogImportResult) Table {
+	return detailTable("providers", strconv.Itoa(r.Providers), "models", strconv.Itoa(r.Models))
+}
+
+// CatalogRetireOptions configure gw catalog retire.
+type CatalogRetireOptions struct {
+	f      *Factory
+	Output string
+	// Model is the model id (it may contain slashes), or empty with
+	// Provider.
+	Model    string
+	Provider string
+	Yes      bool
+}
+
+// NewCmdCatalogRetire builds `gw catalog retire`.
+func NewCmdCatalogRetire(f *Factory, runF func(context.Context, *CatalogRetireOptions) error) *cobra.Command {
+	opts := &CatalogRetireOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "retire MODEL_ID | --provider PROVIDER_ID",
+		Short: "Retire a model, or a provider with all its models; requests for them stop routing",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				opts.Model = args[0]
+			}
+			if (opts.Model == "") == (opts.Provider == "") {
+				return usageError{errors.New("name exactly one of a MODEL_ID argument or --provider PROVIDER_ID")}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return catalogRetireRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	cmd.Flags().StringVar(&opts.Provider, "provider", "", "retire this provider and so every model of it")
+	addYesFlag(cmd, &opts.Yes)
+	return cmd
+}
+
+func catalogRetireRun(ctx context.Context, opts *CatalogRetireOptions) error {
+	c, _, err := opts.f.AuthedClient()
+	if err != nil {
+		return err
+	}
+	if opts.Provider != "" {
+		if err := opts.f.Confirm(fmt.Sprintf("Retire provider %s and every model of it?", opts.Provider), opts.Yes); err != nil {
+			return err
+		}
+		p, err := c.RetireCatalogProvider(ctx, opts.Provider)
+		if err != nil {
+			return err
+		}
+		return opts.f.Print(opts.Output, p, func() Table { return catalogProviderTable([]wire.CatalogProvider{p}) })
+	}
+	if err := opts.f.Confirm(fmt.Sprintf("Retire model %s?", opts.Model), opts.Yes); err != nil {
+		return err
+	}
+	m, err := c.RetireCatalogModel(ctx, opts.Model)
+	if err != nil {
+		return err
+	}
+	return opts.f.Print(opts.Output, m, func() Table { return catalogModelTable([]wire.CatalogModel{m}) })
+}

@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gw-gateway/gw/cli/config"
+)
+
+// ContextOptions configure the gw context subcommands.
+type ContextOptions struct {
+	IO     *IOStreams
+	Config func() (*config.File, error)
+	Print  func(format string, data any, table func() Table) error
+	Output string
+	// Name is the context a use or delete acts on.
+	Name string
+}
+
+// contextView is a context as listed: never its token, which stays in the
+// 0600 file.
+type contextView struct {
+	Name      string `json:"name"`
+	Current   bool   `json:"current"`
+	Server    string `json:"server"`
+	Org       string `json:"org"`
+	Workspace string `json:"workspace"`
+	KeyID     string `json:"key_id"`
+	LoggedIn  bool   `json:"logged_in"`
+}
+
+// NewCmdContext builds `gw context`.
+func NewCmdContext(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "context",
+		Short: "List, switch and delete configuration contexts",
+		Long: `A context is a server with a management key and a default organization and
+workspace, stored in $XDG_CONFIG_HOME/gw/config.yaml. gw login creates or
+updates one and makes it current; commands use the current one unless
+--context (or GW_CONTEXT) names another.`,
+	}
+	cmd.AddCommand(NewCmdContextList(f, nil), NewCmdContextUse(f, nil), NewCmdContextDelete(f, nil))
+	return cmd
+}
+
+func newContextOptions(f *Factory) *ContextOptions {
+	return &ContextOptions{IO: f.IO, Config: f.Config, Print: f.Print}
+}
+
+// completeContextNames offers the stored context names for NAME.
+func completeContextNames(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		cfg, err := f.Config()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		return cfg.Names(), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// NewCmdContextList builds `gw context list`.
+func NewCmdContextList(f *Factory, runF func(context.Context, *ContextOptions) error) *cobra.Command {
+	opts := newContextOptions(f)
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List contexts; the current one is marked",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return contextListRun(opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func contextListRun(opts *ContextOptions) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	views := []contextView{}
+	for _, n := range cfg.Names() {
+		c := cfg.Contexts[n]
+		views = append(views, contextView{Name: n, Current: n == cfg.CurrentContext, Server: c.Server, Org: c.Org,
+			Workspace: c.Workspace, KeyID: c.KeyID, LoggedIn: c.Token != ""})
+	}
+	if len(views) == 0 && opts.Output == OutputTable {
+		fmt.Fprintln(opts.IO.ErrOut, "No contexts yet: run gw login --server URL.")
+		return nil
+	}
+	return opts.Print(opts.Output, views, func() Table {
+		t := Table{Headers: []string{"current", "name", "server", "org", "workspace", "logged in"}}
+		for _, v := range views {
+			cur, in := "", "no"
+			if v.Current {
+				cur = "*"
+			}
+			if v.LoggedIn {
+				in = "yes"
+			}
+			t.Rows = append(t.Rows, []string{cur, v.Name, v.Server, dashIfEmpty(v.Org), dashIfEmpty(v.Workspace), in})
+		}
+		return t
+	})
+}
+
+// dashIfEmpty keeps empty table cells visible, so columns stay aligned for
+// awk when piped.
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// NewCmdContextUse builds `gw context use NAME`.
+func NewCmdContextUse(f *Factory, runF func(context.Context, *ContextOptions) error) *cobra.Command {
+	opts := newContextOptions(f)
+	return &cobra.Command{
+		Use:               "use NAME",
+		Short:             "Make a context the current one",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeContextNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return contextUseRun(opts)
+		},
+	}
+}
+
+func contextUseRun(opts *ContextOptions) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	if err := cfg.Use(opts.Name); err != nil {
+		return usageError{err}
+	}
+	if err := cfg.Save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Switched to context %q (%s).\n", opts.Name, cfg.Contexts[opts.Name].Server)
+	return nil
+}
+
+// NewCmdContextDelete builds `gw context delete NAME`.
+func NewCmdContextDelete(f *Factory, runF func(context.Context, *ContextOptions) error) *cobra.Command {
+	opts := newContextOptions(f)
+	return &cobra.Command{
+		Use:     "delete NAME",
+		Aliases: []string{"rm"},
+		Short:   "Delete a context from the configuration file (its key is not revoked; see gw logout)",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return contextDeleteRun(opts)
+		},
+		ValidArgsFunction: completeContextNames(f),
+	}
+}
+
+func contextDeleteRun(opts *ContextOptions) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	entry := cfg.Contexts[opts.Name]
+	if err := cfg.Delete(opts.Name); err != nil {
+		return usageError{err}
+	}
+	if err := cfg.Save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Deleted context %q.\n", opts.Name)
+	if entry.Token != "" {
+		// Deleting only forgets: say so, since the key may still be used by
+		// anyone who has a copy.
+		fmt.Fprintf(opts.IO.ErrOut, "Its key %s was not revoked and stays valid on %s; gw logout --context NAME revokes a key before deleting.\n",
+			entry.KeyID, entry.Server)
+	}
+	if cfg.CurrentContext == "" && len(cfg.Contexts) > 0 {
+		fmt.Fprintln(opts.IO.ErrOut, "No context is current now; pick one with gw context use NAME.")
+	}
+	return nil
+}

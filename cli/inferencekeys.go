@@ -1,0 +1,250 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gw-gateway/gw/wire"
+)
+
+// NewCmdInferenceKeys builds `gw inference-keys`.
+func NewCmdInferenceKeys(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "inference-keys",
+		Aliases: []string{"ik"},
+		Short:   "Manage a workspace's inference keys (sk-gw-…), which call models on the data plane",
+	}
+	cmd.AddCommand(
+		NewCmdInferenceKeysList(f, nil),
+		NewCmdInferenceKeysGet(f, nil),
+		NewCmdInferenceKeysCreate(f, nil),
+		NewCmdInferenceKeysRevoke(f, nil),
+	)
+	return cmd
+}
+
+func inferenceKeyTable(ks ...wire.InferenceKey) Table {
+	t := Table{Headers: []string{"id", "prefix", "name", "status", "user_id", "expires", "created"}}
+	for _, k := range ks {
+		t.Rows = append(t.Rows, []string{k.ID.String(), k.Prefix, k.Name, k.Status, k.UserID.String(), timeCell(k.ExpiresAt), timeCell(&k.CreatedAt)})
+	}
+	return t
+}
+
+func inferenceKeyDetail(k wire.InferenceKey) Table {
+	return detailTable("id", k.ID.String(), "prefix", k.Prefix, "name", k.Name, "status", k.Status,
+		"org_id", k.OrgID.String(), "workspace_id", k.WorkspaceID.String(), "user_id", k.UserID.String(),
+		"expires_at", timeCell(k.ExpiresAt), "revoked_at", timeCell(k.RevokedAt),
+		"created_at", timeCell(&k.CreatedAt), "updated_at", timeCell(&k.UpdatedAt))
+}
+
+// InferenceKeysListOptions configure gw inference-keys list.
+type InferenceKeysListOptions struct {
+	f      *Factory
+	Output string
+}
+
+// NewCmdInferenceKeysList builds `gw inference-keys list`.
+func NewCmdInferenceKeysList(f *Factory, runF func(context.Context, *InferenceKeysListOptions) error) *cobra.Command {
+	opts := &InferenceKeysListOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the workspace's inference keys (metadata only)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return inferenceKeysListRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func inferenceKeysListRun(ctx context.Context, opts *InferenceKeysListOptions) error {
+	c, s, err := opts.f.AuthedClient()
+	if err != nil {
+		return err
+	}
+	org, ws, err := s.RequireWorkspace()
+	if err != nil {
+		return err
+	}
+	ks, err := c.ListInferenceKeys(ctx, org, ws)
+	if err != nil {
+		return err
+	}
+	return opts.f.Print(opts.Output, ks, func() Table { return inferenceKeyTable(ks...) })
+}
+
+// InferenceKeysGetOptions configure gw inference-keys get.
+type InferenceKeysGetOptions struct {
+	f      *Factory
+	Output string
+	ID     string
+}
+
+// NewCmdInferenceKeysGet builds `gw inference-keys get`.
+func NewCmdInferenceKeysGet(f *Factory, runF func(context.Context, *InferenceKeysGetOptions) error) *cobra.Command {
+	opts := &InferenceKeysGetOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "get KEY_ID",
+		Short: "Show an inference key's metadata",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			opts.ID = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return inferenceKeysGetRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func inferenceKeysGetRun(ctx context.Context, opts *InferenceKeysGetOptions) error {
+	c, s, err := opts.f.AuthedClient()
+	if err != nil {
+		return err
+	}
+	org, ws, err := s.RequireWorkspace()
+	if err != nil {
+		return err
+	}
+	k, err := c.GetInferenceKey(ctx, org, ws, opts.ID)
+	if err != nil {
+		return err
+	}
+	return opts.f.Print(opts.Output, k, func() Table { return inferenceKeyDetail(k) })
+}
+
+// InferenceKeysCreateOptions configure gw inference-keys create.
+type InferenceKeysCreateOptions struct {
+	f      *Factory
+	Output string
+	Name   string
+	// User is the owner (UUID or email of an organization member); empty
+	// means the caller.
+	User      string
+	ExpiresAt *time.Time
+}
+
+// NewCmdInferenceKeysCreate builds `gw inference-keys create`.
+func NewCmdInferenceKeysCreate(f *Factory, runF func(context.Context, *InferenceKeysCreateOptions) error) *cobra.Command {
+	opts := &InferenceKeysCreateOptions{f: f}
+	var expiry expiryFlags
+	cmd := &cobra.Command{
+		Use:   "create --name NAME [--user USER] [--expires-in 90d]",
+		Short: "Issue an inference key in the workspace; prints its token once",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if err := requireFlags(cmd.Flags(), "name"); err != nil {
+				return err
+			}
+			var err error
+			if opts.ExpiresAt, err = expiry.resolve(time.Now()); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return inferenceKeysCreateRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	cmd.Flags().StringVar(&opts.Name, "name", "", "what the key is for (1 to 100 characters)")
+	cmd.Flags().StringVar(&opts.User, "user", "", "owner: an active organization member (UUID or email; default: you)")
+	addExpiryFlags(cmd, &expiry)
+	return cmd
+}
+
+func inferenceKeysCreateRun(ctx context.Context, opts *InferenceKeysCreateOptions) error {
+	c, s, err := opts.f.AuthedClient()
+	if err != nil {
+		return err
+	}
+	org, ws, err := s.RequireWorkspace()
+	if err != nil {
+		return err
+	}
+	in := wire.InferenceKeyCreate{Name: opts.Name, ExpiresAt: opts.ExpiresAt}
+	if opts.User != "" {
+		id, err := memberRef(ctx, c, org, opts.User)
+		if err != nil {
+			return err
+		}
+		in.UserID = &id
+	}
+	k, err := c.CreateInferenceKey(ctx, org, ws, in)
+	if err != nil {
+		return err
+	}
+	if opts.Output == OutputTable {
+		fmt.Fprintf(opts.f.IO.ErrOut, "Issued inference key %s (%s) in workspace %s.\n", k.ID, k.Prefix, ws)
+	}
+	return opts.f.printOnce(opts.Output, "inference key", k.Token, k, func() Table { return inferenceKeyDetail(k) })
+}
+
+// InferenceKeysRevokeOptions configure gw inference-keys revoke.
+type InferenceKeysRevokeOptions struct {
+	f      *Factory
+	Output string
+	ID     string
+	Yes    bool
+}
+
+// NewCmdInferenceKeysRevoke builds `gw inference-keys revoke`.
+func NewCmdInferenceKeysRevoke(f *Factory, runF func(context.Context, *InferenceKeysRevokeOptions) error) *cobra.Command {
+	opts := &InferenceKeysRevokeOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "revoke KEY_ID",
+		Short: "Revoke an inference key (idempotent); requests with it are refused",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			opts.ID = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return inferenceKeysRevokeRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	addYesFlag(cmd, &opts.Yes)
+	return cmd
+}
+
+func inferenceKeysRevokeRun(ctx context.Context, opts *InferenceKeysRevokeOptions) error {
+	c, s, err := opts.f.AuthedClient()
+	if err != nil {
+		return err
+	}
+	org, ws, err := s.RequireWorkspace()
+	if err != nil {
+		return err
+	}
+	if err := opts.f.Confirm(fmt.Sprintf("Revoke inference key %s? Requests using it will be refused.", opts.ID), opts.Yes); err != nil {
+		return err
+	}
+	k, err := c.RevokeInferenceKey(ctx, org, ws, opts.ID)
+	if err != nil {
+		return err
+	}
+	return opts.f.Print(opts.Output, k, func() Table { return inferenceKeyDetail(k) })
+}

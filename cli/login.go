@@ -1,0 +1,457 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gw-gateway/gw/cli/config"
+	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// LoginOptions configure gw login.
+type LoginOptions struct {
+	IO         *IOStreams
+	Config     func() (*config.File, error)
+	Browser    Browser
+	HTTPClient *http.Client
+
+	// Server is the gw server to log in to; empty means the target
+	// context's server.
+	Server string
+	// Context names the configuration context that receives the key; empty
+	// means one already pointing at Server, else a name made from its host.
+	Context string
+	// Org and Workspace are preselected on the approval page; the person
+	// approving has the last word.
+	Org       string
+	Workspace string
+	Label     string
+	NoBrowser bool
+
+	// Sleep waits between polls; tests replace it to run without real time.
+	// It returns early with ctx's error when ctx ends.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// authFlowError ends a sign-in the person (or the clock) refused. It maps to
+// exit code 4 like any failed authentication: Run recognises errNotLoggedIn.
+type authFlowError struct{ msg string }
+
+func (e authFlowError) Error() string        { return e.msg }
+func (e authFlowError) Is(target error) bool { return target == errNotLoggedIn }
+
+// NewCmdLogin builds `gw login`.
+func NewCmdLogin(f *Factory, runF func(context.Context, *LoginOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "login",
+		Short: "Log in to a gw server through the browser and store a management key",
+		Long: `Log in to a gw server, device style: gw asks the server for a one-time code,
+opens the approval page in your browser (or prints its URL with --no-browser),
+and waits while you sign in, check the code and pick the organization (and
+optionally the workspace) the key is for. The approved management key is
+stored in a configuration context, which becomes the current one.
+
+Logging in again to the same context replaces its key: the server revokes the
+old one when it delivers the new one, provided both are for the same user and
+scope.
+
+Exit status 4 when the sign-in is denied, expires or was already delivered.`,
+		Example: `  gw login --server https://gw.example.com
+  gw login --no-browser --org acme --workspace research
+  gw login --context staging --server https://gw.staging.example.com`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := newViper(cmd)
+			if err != nil {
+				return err
+			}
+			opts := &LoginOptions{
+				IO: f.IO, Config: f.Config, Browser: f.Browser, HTTPClient: f.HTTPClient,
+				Server:    strings.TrimRight(v.GetString("server"), "/"),
+				Context:   v.GetString("context"),
+				Org:       v.GetString("org"),
+				Workspace: v.GetString("workspace"),
+				Label:     v.GetString("label"),
+				NoBrowser: v.GetBool("no-browser"),
+				Sleep:     sleepCtx,
+			}
+			if opts.Workspace != "" && opts.Org == "" {
+				return usageError{errors.New("--workspace needs --org")}
+			}
+			if n := len([]rune(opts.Label)); n > 80 {
+				return usageError{fmt.Errorf("--label is %d characters; at most 80", n)}
+			}
+			if opts.Server != "" {
+				if _, err := parseServerURL(opts.Server); err != nil {
+					return usageError{err}
+				}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return loginRun(cmd.Context(), opts)
+		},
+	}
+	// These shadow the global flags of the same names: for login they say
+	// where to log in and what to preselect, not which credential to use.
+	fl := cmd.Flags()
+	fl.String("server", "", "gw server URL (default: the context's server) [GW_SERVER]")
+	fl.String("context", "", "context to store the key in (default: the one for this server, else the server's host) [GW_CONTEXT]")
+	fl.String("org", "", "organization to preselect on the approval page (UUID or slug) [GW_ORG]")
+	fl.String("workspace", "", "workspace to preselect on the approval page (UUID or slug) [GW_WORKSPACE]")
+	fl.String("label", "", "name of this device on the approval page and the key's label (default: gw on <hostname>) [GW_LABEL]")
+	fl.Bool("no-browser", false, "do not open a browser; print the URL and code only [GW_NO_BROWSER]")
+	return cmd
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func parseServerURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("invalid server URL %q: want http(s)://host[:port]", raw)
+	}
+	return u, nil
+}
+
+func defaultLabel() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		return "gw CLI"
+	}
+	label := "gw on " + host
+	if r := []rune(label); len(r) > 80 {
+		label = string(r[:80])
+	}
+	return label
+}
+
+// loginTarget picks the context that receives the key and the server to
+// ask: an explicit context, else the one already pointing at the server
+// (the current one first), else a new one named after the server's host.
+func loginTarget(cfg *config.File, server, name string) (string, string, error) {
+	if server == "" {
+		switch {
+		case name != "" && cfg.Contexts[name] != nil:
+			server = cfg.Contexts[name].Server
+		case name == "" && cfg.Current() != nil:
+			name, server = cfg.CurrentContext, cfg.Current().Server
+		}
+		if server == "" {
+			return "", "", usageError{errors.New("no server: pass --server URL (or set GW_SERVER)")}
+		}
+	}
+	server = strings.TrimRight(server, "/")
+	u, err := parseServerURL(server)
+	if err != nil {
+		return "", "", usageError{err}
+	}
+	if name != "" {
+		return name, server, nil
+	}
+	if cur := cfg.Current(); cur != nil && strings.TrimRight(cur.Server, "/") == server {
+		return cfg.CurrentContext, server, nil
+	}
+	for _, n := range cfg.Names() {
+		if strings.TrimRight(cfg.Contexts[n].Server, "/") == server {
+			return n, server, nil
+		}
+	}
+	return u.Host, server, nil
+}
+
+// pollFailureLimit is how many polls in a row may fail to reach the server
+// (a restart, a flaky network) before gw login gives up.
+const pollFailureLimit = 5
+
+func loginRun(ctx context.Context, opts *LoginOptions) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	name, server, err := loginTarget(cfg, opts.Server, opts.Context)
+	if err != nil {
+		return err
+	}
+	// The context's present key goes along on the poll so the server can
+	// revoke it in the same step that delivers its replacement.
+	var previous *config.Context
+	if c := cfg.Contexts[name]; c != nil && c.Token != "" && strings.TrimRight(c.Server, "/") == server {
+		previous = c
+	}
+	c, err := client.New(client.Options{Server: server, Version: Version(), HTTPClient: opts.HTTPClient})
+	if err != nil {
+		return usageError{err}
+	}
+	label := opts.Label
+	if label == "" {
+		label = defaultLabel()
+	}
+	started, err := c.CLIStart(ctx, label)
+	if err != nil {
+		return fmt.Errorf("start sign-in at %s: %w", server, err)
+	}
+	verify := verificationURL(started.VerificationURL, opts.Org, opts.Workspace)
+	errOut := opts.IO.ErrOut
+	fmt.Fprintf(errOut, "One-time code: %s\n", started.UserCode)
+	fmt.Fprintf(errOut, "Approve this sign-in in your browser at:\n  %s\n", verify)
+	if !opts.NoBrowser && opts.Browser != nil {
+		if err := opts.Browser.Open(verify); err != nil {
+			fmt.Fprintf(errOut, "Could not open a browser (%v); open the URL above yourself.\n", err)
+		}
+	}
+	fmt.Fprintf(errOut, "Waiting for approval (the code expires at %s)…\n", started.ExpiresAt.Local().Format("15:04:05"))
+
+	res, err := pollApproval(ctx, opts, c, started, previous)
+	if err != nil {
+		return err
+	}
+	token := *res.Token
+	entry := &config.Context{Server: server, Token: token}
+	if res.OrgID != nil {
+		entry.Org = res.OrgID.String()
+	}
+	if res.WorkspaceID != nil {
+		entry.Workspace = res.WorkspaceID.String()
+	}
+	// The key is delivered once: keep it even if describing it fails.
+	who := ""
+	keyClient, err := client.New(client.Options{Server: server, Token: token, Version: Version(), HTTPClient: opts.HTTPClient})
+	if err == nil {
+		var me wire.Me
+		if me, err = keyClient.Me(ctx); err == nil && me.Key != nil {
+			entry.KeyID, who = me.Key.ID.String(), me.User.Email
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(errOut, "warning: could not describe the new key: %v\n", err)
+	}
+	cfg.Contexts[name] = entry
+	cfg.CurrentContext = name
+	if err := cfg.Save(); err != nil {
+		return fmt.Errorf("the key was delivered but could not be stored: %w", err)
+	}
+
+	scope := "organization"
+	if res.OrgName != nil {
+		scope += " " + *res.OrgName
+	}
+	if res.WorkspaceID != nil {
+		scope += ", workspace " + res.WorkspaceID.String()
+	}
+	if who != "" {
+		who = " as " + who
+	}
+	fmt.Fprintf(errOut, "Logged in to %s%s for %s (context %q, key %s).\n", server, who, scope, name, entry.KeyID)
+	switch {
+	case res.ReplacedKeyID != nil:
+		fmt.Fprintf(errOut, "Replaced previous key %s; the server revoked it.\n", res.ReplacedKeyID)
+	case previous != nil && stillValid(ctx, opts, server, previous.Token):
+		// The server replaces only a key of the same user and scope; any
+		// other stays valid, and this context no longer holds it.
+		fmt.Fprintf(errOut, "Note: the previous key of context %q (id %s) is for another user or scope, so it was not replaced and stays valid.\n",
+			name, previous.KeyID)
+	}
+	return nil
+}
+
+// stillValid reports whether the server still accepts token (a key it did
+// not replace may have been revoked or have expired already).
+func stillValid(ctx context.Context, opts *LoginOptions, server, token string) bool {
+	c, err := client.New(client.Options{Server: server, Token: token, Version: Version(), HTTPClient: opts.HTTPClient})
+	if err != nil {
+		return false
+	}
+	_, err = c.Me(ctx)
+	return !client.IsStatus(err, http.StatusUnauthorized)
+}
+
+// verificationURL adds the organization and workspace to preselect; the
+// approval page treats them as suggestions only.
+func verificationURL(base, org, ws string) string {
+	if org == "" {
+		return base
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	q := u.Query()
+	q.Set("org", org)
+	if ws != "" {
+		q.Set("workspace", ws)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// pollApproval polls until the sign-in is decided. It waits the server's
+// interval before every poll and adopts a longer one when told slow_down.
+func pollApproval(ctx context.Context, opts *LoginOptions, c *client.Client, started wire.CLIStarted, previous *config.Context) (wire.CLIPollResult, error) {
+	interval := time.Duration(max(started.IntervalSeconds, 1)) * time.Second
+	currentKey := ""
+	if previous != nil {
+		currentKey = previous.Token
+	}
+	failures := 0
+	for {
+		if err := opts.Sleep(ctx, interval); err != nil {
+			return wire.CLIPollResult{}, err
+		}
+		res, err := c.CLIPoll(ctx, started.PollSecret, currentKey)
+		if err != nil {
+			if ctx.Err() != nil || !transient(err) || failures+1 >= pollFailureLimit {
+				return res, fmt.Errorf("poll sign-in: %w", err)
+			}
+			failures++
+			fmt.Fprintf(opts.IO.ErrOut, "warning: poll failed (%v); retrying\n", err)
+			continue
+		}
+		failures = 0
+		if next := time.Duration(res.IntervalSeconds) * time.Second; next > interval {
+			interval = next
+		}
+		switch res.Status {
+		case "pending":
+		case "slow_down":
+			fmt.Fprintf(opts.IO.ErrOut, "The server asked to poll less often; now every %s.\n", interval)
+		case "approved":
+			if res.Token == nil || *res.Token == "" {
+				return res, errors.New("the server approved the sign-in but delivered no key")
+			}
+			return res, nil
+		case "denied":
+			return res, authFlowError{"the sign-in was denied in the browser"}
+		case "expired":
+			return res, authFlowError{"the code expired before it was approved; run gw login again"}
+		case "consumed":
+			return res, authFlowError{"this sign-in's key was already delivered to another poll; run gw login again"}
+		default:
+			return res, fmt.Errorf("the server answered an unknown sign-in status %q", res.Status)
+		}
+	}
+}
+
+// transient tells failures worth another poll (no answer, or the server
+// briefly unwell) from answers that will not change.
+func transient(err error) bool {
+	var ae *client.APIError
+	if !errors.As(err, &ae) {
+		return true
+	}
+	return ae.Status >= 500 || ae.Status == http.StatusTooManyRequests
+}
+
+// LogoutOptions configure gw logout.
+type LogoutOptions struct {
+	IO         *IOStreams
+	Config     func() (*config.File, error)
+	HTTPClient *http.Client
+	// Context is the context to log out of; empty means the current one.
+	Context string
+}
+
+// NewCmdLogout builds `gw logout`.
+func NewCmdLogout(f *Factory, runF func(context.Context, *LogoutOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "logout",
+		Short: "Revoke the context's management key and forget it",
+		Long: `Revoke the management key of a context (the current one by default) on its
+server and remove it from the configuration file. The context keeps its server,
+so a later gw login goes back there. A key the server no longer accepts is
+simply forgotten.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := newViper(cmd)
+			if err != nil {
+				return err
+			}
+			opts := &LogoutOptions{IO: f.IO, Config: f.Config, HTTPClient: f.HTTPClient, Context: v.GetString("context")}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return logoutRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().String("context", "", "context to log out of (default: the current one) [GW_CONTEXT]")
+	return cmd
+}
+
+func logoutRun(ctx context.Context, opts *LogoutOptions) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	name := opts.Context
+	if name == "" {
+		name = cfg.CurrentContext
+	}
+	if name == "" {
+		return errNotLoggedIn
+	}
+	entry := cfg.Contexts[name]
+	if entry == nil {
+		return usageError{fmt.Errorf("no context named %q in %s", name, cfg.Path())}
+	}
+	errOut := opts.IO.ErrOut
+	if entry.Token == "" {
+		fmt.Fprintf(errOut, "Context %q is already logged out.\n", name)
+		return nil
+	}
+	c, err := client.New(client.Options{Server: entry.Server, Token: entry.Token, Version: Version(), HTTPClient: opts.HTTPClient})
+	if err != nil {
+		return err
+	}
+	// The key's own description says where it lives, so the revoke goes to
+	// the endpoint of its scope, the one place a scoped key may act.
+	outcome := "its key was already revoked or expired"
+	me, err := c.Me(ctx)
+	switch {
+	case client.IsStatus(err, http.StatusUnauthorized):
+	case err != nil:
+		return fmt.Errorf("could not reach %s to revoke the key, so it is kept (retry, or drop it unrevoked with gw context delete %s): %w",
+			entry.Server, name, err)
+	case me.Key == nil:
+		return fmt.Errorf("%s did not describe the context's credential as a management key", entry.Server)
+	default:
+		scope, err := client.ScopeOfKey(me.Key.Scope)
+		if err == nil {
+			_, err = c.RevokeManagementKey(ctx, scope, me.Key.ID.String())
+		}
+		switch {
+		case err == nil:
+			outcome = "key " + me.Key.ID.String() + " revoked"
+		case client.IsStatus(err, http.StatusUnauthorized):
+		case client.IsStatus(err, http.StatusForbidden):
+			// A key without management-keys.revoke cannot retire itself;
+			// forgetting it is still what the person asked for.
+			outcome = "key " + me.Key.ID.String() + " NOT revoked: it lacks management-keys.revoke; it stays valid until it expires or an administrator revokes it"
+		default:
+			return fmt.Errorf("revoke key %s: %w", me.Key.ID, err)
+		}
+	}
+	entry.Token, entry.KeyID = "", ""
+	if err := cfg.Save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(errOut, "Logged out of context %q (%s): %s.\n", name, entry.Server, outcome)
+	return nil
+}

@@ -1,0 +1,800 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/spf13/cobra"
+
+	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server/policy"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// NewCmdPolicies builds `gw policies`, the workspace's inference policies.
+func NewCmdPolicies(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "policies",
+		Short: "Manage the workspace's inference policies declaratively",
+		Long: `Inference policies decide which models a workspace's inference keys may use,
+at what price, with which limits, budgets and fallbacks (DESIGN §6).
+
+Keep them in a file and apply it: gw policies apply -f policies.yaml creates,
+updates, enables or disables the workspace's policies to match the file,
+matching them by name, and says "no changes" when they already match.`,
+	}
+	cmd.AddCommand(
+		NewCmdPoliciesList(f, nil),
+		NewCmdPoliciesGet(f, nil),
+		NewCmdPoliciesApply(f, nil),
+		NewCmdPoliciesDiff(f, nil),
+		NewCmdPoliciesDelete(f, nil),
+		NewCmdPoliciesExplain(f, nil),
+	)
+	return cmd
+}
+
+// policiesClient is the authenticated client and the effective
+// organization and workspace, which every policies command needs.
+func policiesClient(f *Factory) (*client.Client, string, string, error) {
+	c, s, err := f.AuthedClient()
+	if err != nil {
+		return nil, "", "", err
+	}
+	org, ws, err := s.RequireWorkspace()
+	if err != nil {
+		return nil, "", "", err
+	}
+	return c, org, ws, nil
+}
+
+// PoliciesListOptions configure gw policies list.
+type PoliciesListOptions struct {
+	Factory *Factory
+	Output  string
+}
+
+// NewCmdPoliciesList builds `gw policies list`.
+func NewCmdPoliciesList(f *Factory, runF func(context.Context, *PoliciesListOptions) error) *cobra.Command {
+	opts := &PoliciesListOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the workspace's policies",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return policiesListRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func policiesListRun(ctx context.Context, opts *PoliciesListOptions) error {
+	c, org, ws, err := policiesClient(opts.Factory)
+	if err != nil {
+		return err
+	}
+	ps, err := c.ListPolicies(ctx, org, ws)
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(ps, func(a, b wire.Policy) int { return strings.Compare(a.Name, b.Name) })
+	return opts.Factory.Print(opts.Output, ps, func() Table {
+		t := Table{Headers: []string{"name", "id", "enabled", "target", "rules", "updated"}}
+		for _, p := range ps {
+			t.Rows = append(t.Rows, []string{p.Name, p.ID.String(), strconv.FormatBool(p.Enabled), describePolicyTarget(p.Definition.Target),
+				strconv.Itoa(len(p.Definition.Rules)), p.UpdatedAt.UTC().Format(time.RFC3339)})
+		}
+		return t
+	})
+}
+
+func describePolicyTarget(t policy.Target) string {
+	switch t.Kind {
+	case policy.TargetSelectedUsers:
+		return fmt.Sprintf("%s (%d)", t.Kind, len(t.UserIDs))
+	case policy.TargetSelectedKeys:
+		return fmt.Sprintf("%s (%d)", t.Kind, len(t.KeyIDs))
+	}
+	return string(t.Kind)
+}
+
+// findPolicy resolves NAME_OR_ID among the workspace's policies. An id
+// wins over a name, since a name could look like another policy's id but
+// an id is never ambiguous.
+func findPolicy(ctx context.Context, c *client.Client, org, ws, ref string) (*wire.Policy, error) {
+	ps, err := c.ListPolicies(ctx, org, ws)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ps {
+		if strings.EqualFold(ps[i].ID.String(), ref) {
+			return &ps[i], nil
+		}
+	}
+	for i := range ps {
+		if ps[i].Name == ref {
+			return &ps[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no policy named %q (or with that id) in workspace %s", ref, ws)
+}
+
+// PoliciesGetOptions configure gw policies get.
+type PoliciesGetOptions struct {
+	Factory *Factory
+	Output  string
+	Ref     string
+}
+
+// NewCmdPoliciesGet builds `gw policies get`.
+func NewCmdPoliciesGet(f *Factory, runF func(context.Context, *PoliciesGetOptions) error) *cobra.Command {
+	opts := &PoliciesGetOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "get NAME_OR_ID",
+		Short: "Show one policy with its definition",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			opts.Ref = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return policiesGetRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func policiesGetRun(ctx context.Context, opts *PoliciesGetOptions) error {
+	c, org, ws, err := policiesClient(opts.Factory)
+	if err != nil {
+		return err
+	}
+	p, err := findPolicy(ctx, c, org, ws, opts.Ref)
+	if err != nil {
+		return err
+	}
+	if opts.Output != OutputTable {
+		return opts.Factory.Print(opts.Output, p, nil)
+	}
+	// One policy reads best as its fields and its definition, not as a
+	// one-row table that could not show the definition.
+	def, err := definitionYAML(p.Definition)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "name:       %s\nid:         %s\nenabled:    %t\ncreated_at: %s\nupdated_at: %s\ndefinition:\n",
+		p.Name, p.ID, p.Enabled, p.CreatedAt.UTC().Format(time.RFC3339), p.UpdatedAt.UTC().Format(time.RFC3339))
+	for _, line := range policyLines(def) {
+		b.WriteString("  " + line + "\n")
+	}
+	_, err = io.WriteString(opts.Factory.IO.Out, b.String())
+	return err
+}
+
+// PoliciesApplyOptions configure gw policies apply and gw policies diff.
+type PoliciesApplyOptions struct {
+	Factory *Factory
+	File    string
+	Prune   bool
+	DryRun  bool
+	Yes     bool
+	// DiffOnly: gw policies diff, which plans and reports through its exit
+	// code.
+	DiffOnly bool
+}
+
+const policyFileHelp = `The file (YAML or JSON; -f - reads stdin) holds one policy or a list of them:
+
+  - name: allow-cheap          # identifies the policy in the workspace
+    enabled: true              # optional, default true
+    definition:                # exactly as the API takes it (spec 2.3)
+      target: {kind: workspace}
+      rules:
+        - match: {kind: all_requests}
+          action: {kind: models, names: [openai/gpt-4o-mini]}
+  - name: cap-costs
+    definition:
+      target: {kind: workspace}
+      rules:
+        - match: {kind: all_requests}
+          action: {kind: price_limit, max_input_price_per_mtok: "1.00", max_output_price_per_mtok: "4.00"}
+
+Policies are matched to the workspace's by name; names must be unique in the
+file. Every policy is validated locally, with the server's own parser, before
+anything is sent; problems are reported as FILE: policy "NAME" (#N): LOCATION.
+A policy is unchanged when its definition (compared in canonical form) and its
+enabled flag equal the workspace's.`
+
+func addApplyFlags(cmd *cobra.Command, opts *PoliciesApplyOptions) {
+	cmd.Flags().StringVarP(&opts.File, "file", "f", "", "policy file, YAML or JSON (- for stdin)")
+	cmd.Flags().BoolVar(&opts.Prune, "prune", false, "also delete the workspace's policies that the file does not name")
+}
+
+// checkApplyFlags reports a missing -f as a usage error (exit 2) rather
+// than cobra's required-flag error (exit 1), which diff would report as
+// "there are changes".
+func checkApplyFlags(opts *PoliciesApplyOptions) error {
+	if opts.File == "" {
+		return usageError{errors.New("-f FILE is required (- reads stdin)")}
+	}
+	return nil
+}
+
+// NewCmdPoliciesApply builds `gw policies apply`.
+func NewCmdPoliciesApply(f *Factory, runF func(context.Context, *PoliciesApplyOptions) error) *cobra.Command {
+	opts := &PoliciesApplyOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE",
+		Short: "Make the workspace's policies match a file",
+		Long: `Create, update, enable or disable the workspace's policies so that they match
+FILE, after showing what will change. Applying the same file twice changes
+nothing the second time and says "no changes".
+
+` + policyFileHelp + `
+
+Policies in the workspace but not in the file are left alone, unless --prune
+is given: then they are deleted, after a confirmation on a terminal (--yes
+confirms without one). --dry-run shows the plan and changes nothing.`,
+		Example: `  gw policies apply -f policies.yaml
+  gw policies apply -f policies.yaml --dry-run
+  gw policies apply -f policies.yaml --prune --yes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkApplyFlags(opts); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return policiesApplyRun(cmd.Context(), opts)
+		},
+	}
+	addApplyFlags(cmd, opts)
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "confirm deletions (--prune) without asking")
+	return cmd
+}
+
+// NewCmdPoliciesDiff builds `gw policies diff`.
+func NewCmdPoliciesDiff(f *Factory, runF func(context.Context, *PoliciesApplyOptions) error) *cobra.Command {
+	opts := &PoliciesApplyOptions{Factory: f, DiffOnly: true}
+	cmd := &cobra.Command{
+		Use:   "diff -f FILE",
+		Short: "Show what apply -f FILE would change, and change nothing",
+		Long: `Show what gw policies apply -f FILE would change, and change nothing.
+
+Exit status, as diff(1): 0 when the workspace matches the file; 1 when there
+are changes (stderr then says how many) or the server could not be asked; 2
+when the file is invalid or the command was misused; 4 when authentication
+failed.
+
+` + policyFileHelp,
+		Example: `  gw policies diff -f policies.yaml && echo "in sync"`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkApplyFlags(opts); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return policiesApplyRun(cmd.Context(), opts)
+		},
+	}
+	addApplyFlags(cmd, opts)
+	return cmd
+}
+
+// policiesDifferError is diff's "there are changes": exit status 1, like
+// diff(1). The plan on stdout is the real answer; this only sets the status.
+type policiesDifferError struct {
+	file    string
+	changes int
+}
+
+func (e policiesDifferError) Error() string {
+	return fmt.Sprintf("the workspace differs from %s: %d %s", e.file, e.changes, policyPlural(e.changes, "change", "changes"))
+}
+
+func policiesApplyRun(ctx context.Context, opts *PoliciesApplyOptions) error {
+	streams := opts.Factory.IO
+	// The file is read and validated before any client exists, so a bad
+	// file never costs a request.
+	file, specs, err := readPolicyFile(opts.File, streams.In)
+	if err != nil {
+		return err
+	}
+	c, org, ws, err := policiesClient(opts.Factory)
+	if err != nil {
+		return err
+	}
+	current, err := c.ListPolicies(ctx, org, ws)
+	if err != nil {
+		return err
+	}
+	plan, err := planPolicies(file, specs, current, opts.Prune)
+	if err != nil {
+		return err
+	}
+	if err := plan.render(streams.Out); err != nil {
+		return err
+	}
+	switch {
+	case opts.DiffOnly:
+		if len(plan.Steps) > 0 {
+			return policiesDifferError{file: file, changes: len(plan.Steps)}
+		}
+		return nil
+	case len(plan.Steps) == 0:
+		return nil
+	case opts.DryRun:
+		fmt.Fprintln(streams.ErrOut, "dry run: nothing was changed")
+		return nil
+	}
+	if n := plan.count(stepDelete); n > 0 {
+		q := fmt.Sprintf("delete %d %s not in %s from workspace %s?", n, policyPlural(n, "policy", "policies"), file, ws)
+		if err := opts.Factory.Confirm(q, opts.Yes); err != nil {
+			return err
+		}
+	}
+	for i, s := range plan.Steps {
+		msg, err := applyStep(ctx, c, org, ws, s)
+		if err != nil {
+			return fmt.Errorf("%s policy %q: %w (%d of %d changes were applied before it)", s.Kind, s.Name, err, i, len(plan.Steps))
+		}
+		fmt.Fprintln(streams.Out, msg)
+	}
+	fmt.Fprintf(streams.ErrOut, "applied %d %s to workspace %s\n", len(plan.Steps), policyPlural(len(plan.Steps), "change", "changes"), ws)
+	return nil
+}
+
+// applyStep makes one change and says what it did.
+func applyStep(ctx context.Context, c *client.Client, org, ws string, s planStep) (string, error) {
+	switch s.Kind {
+	case stepCreate:
+		enabled := s.Spec.Enabled
+		p, err := c.CreatePolicy(ctx, org, ws, wire.PolicyCreate{Name: s.Name, Enabled: &enabled, Definition: s.Spec.Definition})
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("created policy %q (%s)", p.Name, p.ID), nil
+	case stepUpdate:
+		in := wire.PolicyUpdate{Definition: &s.Spec.Definition}
+		if s.EnabledChanged {
+			in.Enabled = &s.Spec.Enabled
+		}
+		p, err := c.UpdatePolicy(ctx, org, ws, s.Current.ID.String(), in)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("updated policy %q (%s)", p.Name, p.ID), nil
+	case stepEnable:
+		p, err := c.EnablePolicy(ctx, org, ws, s.Current.ID.String())
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("enabled policy %q (%s)", p.Name, p.ID), nil
+	case stepDisable:
+		p, err := c.DisablePolicy(ctx, org, ws, s.Current.ID.String())
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("disabled policy %q (%s)", p.Name, p.ID), nil
+	case stepDelete:
+		if _, err := c.DeletePolicy(ctx, org, ws, s.Current.ID.String()); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("deleted policy %q (%s)", s.Name, s.Current.ID), nil
+	}
+	return "", fmt.Errorf("unknown plan step %q", s.Kind)
+}
+
+// PoliciesDeleteOptions configure gw policies delete.
+type PoliciesDeleteOptions struct {
+	Factory *Factory
+	Ref     string
+	Yes     bool
+}
+
+// NewCmdPoliciesDelete builds `gw policies delete`.
+func NewCmdPoliciesDelete(f *Factory, runF func(context.Context, *PoliciesDeleteOptions) error) *cobra.Command {
+	opts := &PoliciesDeleteOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "delete NAME_OR_ID",
+		Short: "Delete a policy (asks on a terminal; --yes otherwise)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Ref = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return policiesDeleteRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "delete without asking")
+	return cmd
+}
+
+func policiesDeleteRun(ctx context.Context, opts *PoliciesDeleteOptions) error {
+	c, org, ws, err := policiesClient(opts.Factory)
+	if err != nil {
+		return err
+	}
+	p, err := findPolicy(ctx, c, org, ws, opts.Ref)
+	if err != nil {
+		return err
+	}
+	if err := opts.Factory.Confirm(fmt.Sprintf("delete policy %q (%s) from workspace %s?", p.Name, p.ID, ws), opts.Yes); err != nil {
+		return err
+	}
+	if _, err := c.DeletePolicy(ctx, org, ws, p.ID.String()); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(opts.Factory.IO.Out, "deleted policy %q (%s)\n", p.Name, p.ID)
+	return err
+}
+
+// PoliciesExplainOptions configure gw policies explain.
+type PoliciesExplainOptions struct {
+	Factory      *Factory
+	Key          string
+	Model        string
+	Stream       bool
+	Capabilities []policy.Capability
+	Phase        policy.Phase
+	Output       string
+}
+
+// NewCmdPoliciesExplain builds `gw policies explain`.
+func NewCmdPoliciesExplain(f *Factory, runF func(context.Context, *PoliciesExplainOptions) error) *cobra.Command {
+	opts := &PoliciesExplainOptions{Factory: f}
+	var caps []string
+	var phase string
+	cmd := &cobra.Command{
+		Use:   "explain --key KEY --model MODEL",
+		Short: "Explain what the workspace's policies do to a request",
+		Long: `Evaluate the workspace's policies for one request, exactly as the data plane
+does (the same evaluator, run here), and show which policy and rule admits,
+narrows or denies it, and why, then the verdict.
+
+The request is described by the inference key that sends it (an id, or a
+name that picks out one key; its owner is looked up, for selected_users
+targets), the model (its provider and prices come from the workspace's
+catalog), and at inference whether it streams and which capabilities it
+needs. --phase discovery asks instead whether the model is listed to the key,
+which applies only the rules that need no request.
+
+The scopes where the model's provider has a credential are read from the
+provider credential lists; a list the caller may not read is assumed to have
+one, and the output says so. --output json or yaml prints the decision.`,
+		Example: `  gw policies explain --key ci-runner --model openai/gpt-4o-mini
+  gw policies explain --key 3f6c… --model anthropic/claude-sonnet-4-5-20250929 --stream --capability tools
+  gw policies explain --key 3f6c… --model openai/gpt-4o --phase discovery -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if opts.Key == "" || opts.Model == "" {
+				return usageError{errors.New("--key and --model are required")}
+			}
+			p, err := policy.ParsePhase(phase)
+			if err != nil {
+				return usageError{fmt.Errorf("--phase must be inference or discovery, not %q", phase)}
+			}
+			opts.Phase = p
+			opts.Capabilities = nil
+			for _, c := range caps {
+				for _, part := range strings.Split(c, ",") {
+					cp, err := policy.ParseCapability(strings.TrimSpace(part))
+					if err != nil {
+						return usageError{fmt.Errorf("--capability must be tools, reasoning or structured_output, not %q", part)}
+					}
+					if !slices.Contains(opts.Capabilities, cp) {
+						opts.Capabilities = append(opts.Capabilities, cp)
+					}
+				}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return policiesExplainRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Key, "key", "", "the inference key that sends the request: its id, or its name")
+	cmd.Flags().StringVar(&opts.Model, "model", "", "catalog id of the model, e.g. openai/gpt-4o-mini")
+	cmd.Flags().BoolVar(&opts.Stream, "stream", false, "the request streams (inference phase)")
+	cmd.Flags().StringArrayVar(&caps, "capability", nil, "a capability the request needs: tools, reasoning or structured_output (repeatable)")
+	cmd.Flags().StringVar(&phase, "phase", string(policy.PhaseInference), "inference (a request) or discovery (model listing)")
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+// policyExplanation is everything explain found out, for printing.
+type policyExplanation struct {
+	Key      wire.InferenceKey
+	Model    wire.CatalogModel
+	Request  policy.Request
+	Policies []wire.Policy
+	Decision policy.Decision
+	// ScopeNotes say which credential scopes were assumed, and why.
+	ScopeNotes []string
+}
+
+func policiesExplainRun(ctx context.Context, opts *PoliciesExplainOptions) error {
+	c, org, ws, err := policiesClient(opts.Factory)
+	if err != nil {
+		return err
+	}
+	key, err := findInferenceKey(ctx, c, org, ws, opts.Key)
+	if err != nil {
+		return err
+	}
+	cat, err := c.GetCatalog(ctx, client.WorkspaceScope(org, ws))
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(cat.Models, func(m wire.CatalogModel) bool { return m.ID == opts.Model })
+	if i < 0 {
+		return fmt.Errorf("model %q is not in the workspace's catalog (retired models are not listed)", opts.Model)
+	}
+	model := cat.Models[i]
+	in, err := decimal.NewFromString(model.Pricing.InputPerMTok)
+	if err != nil {
+		return fmt.Errorf("catalog input price of %s: %w", model.ID, err)
+	}
+	out, err := decimal.NewFromString(model.Pricing.OutputPerMTok)
+	if err != nil {
+		return fmt.Errorf("catalog output price of %s: %w", model.ID, err)
+	}
+	scopes, notes, err := policyCredentialScopes(ctx, c, org, ws, model)
+	if err != nil {
+		return err
+	}
+	ps, err := c.ListPolicies(ctx, org, ws)
+	if err != nil {
+		return err
+	}
+	req := policy.Request{
+		Phase: opts.Phase, KeyID: key.ID.String(), OwnerUserID: key.UserID,
+		Model: model.ID, Provider: model.Provider, InputPricePerMTok: in, OutputPricePerMTok: out,
+		Stream: opts.Stream, Capabilities: opts.Capabilities, CredentialScopes: scopes,
+	}
+	evaluated := make([]policy.Policy, len(ps))
+	for i, p := range ps {
+		evaluated[i] = policy.Policy{ID: p.ID, Name: p.Name, Enabled: p.Enabled, Definition: p.Definition}
+	}
+	d := policy.Evaluate(evaluated, req)
+	if opts.Output != OutputTable {
+		return opts.Factory.Print(opts.Output, d, nil)
+	}
+	return writePolicyExplanation(opts.Factory.IO.Out, policyExplanation{Key: key, Model: model, Request: req, Policies: ps, Decision: d, ScopeNotes: notes})
+}
+
+// findInferenceKey resolves --key: an id, or a name, which is what people
+// remember. Names need not be unique, so a name must pick out one key, or
+// one active key among several (a rotated key keeps its name).
+func findInferenceKey(ctx context.Context, c *client.Client, org, ws, ref string) (wire.InferenceKey, error) {
+	if _, err := uuid.Parse(ref); err == nil {
+		k, err := c.GetInferenceKey(ctx, org, ws, ref)
+		if client.IsStatus(err, http.StatusNotFound) {
+			return k, fmt.Errorf("no inference key %s in workspace %s", ref, ws)
+		}
+		return k, err
+	}
+	keys, err := c.ListInferenceKeys(ctx, org, ws)
+	if err != nil {
+		return wire.InferenceKey{}, err
+	}
+	var named, active []wire.InferenceKey
+	for _, k := range keys {
+		if k.Name == ref {
+			named = append(named, k)
+			if k.Status == wire.KeyActive {
+				active = append(active, k)
+			}
+		}
+	}
+	switch {
+	case len(named) == 1:
+		return named[0], nil
+	case len(active) == 1:
+		return active[0], nil
+	case len(named) == 0:
+		return wire.InferenceKey{}, fmt.Errorf("no inference key named %q in workspace %s", ref, ws)
+	}
+	ids := make([]string, len(named))
+	for i, k := range named {
+		ids[i] = k.ID.String() + " (" + k.Status + ")"
+	}
+	return wire.InferenceKey{}, usageError{fmt.Errorf("%d inference keys are named %q; pass one of their ids: %s", len(named), ref, strings.Join(ids, ", "))}
+}
+
+// policyCredentialScopes says in which scopes the model's provider has a
+// credential the workspace may use. The catalog's `available` tells
+// whether there is any; the three credential lists tell where. A list the
+// caller may not read (instance credentials need an instance key) is
+// assumed to hold one, so explain never denies for a credential it cannot
+// see, and the notes say what was assumed.
+func policyCredentialScopes(ctx context.Context, c *client.Client, org, ws string, m wire.CatalogModel) ([]policy.CredentialScope, []string, error) {
+	all := []policy.CredentialScope{policy.ScopePlatform, policy.ScopeOrg, policy.ScopeWorkspace}
+	if m.Available == nil {
+		return all, []string{"the catalog did not say whether a credential exists; all three scopes assumed"}, nil
+	}
+	if !*m.Available {
+		return []policy.CredentialScope{}, nil, nil
+	}
+	lists := []struct {
+		scope policy.CredentialScope
+		at    client.Scope
+	}{
+		{policy.ScopePlatform, client.InstanceScope()},
+		{policy.ScopeOrg, client.OrgScope(org)},
+		{policy.ScopeWorkspace, client.WorkspaceScope(org, ws)},
+	}
+	var scopes []policy.CredentialScope
+	var notes []string
+	for _, l := range lists {
+		creds, err := c.ListCredentials(ctx, l.at)
+		var ae *client.APIError
+		if errors.As(err, &ae) && (ae.Status == http.StatusForbidden || ae.Status == http.StatusNotFound) {
+			scopes = append(scopes, l.scope)
+			notes = append(notes, fmt.Sprintf("%s credentials are not readable with this key; a %s credential is assumed", l.scope, l.scope))
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if slices.ContainsFunc(creds, func(c wire.ProviderCredential) bool { return c.Provider == m.Provider }) {
+			scopes = append(scopes, l.scope)
+		}
+	}
+	if len(scopes) == 0 {
+		// The catalog saw a credential the lists did not (one was deleted
+		// in between): assume rather than deny on a stale read.
+		return all, []string{"the catalog reports a credential but none was found; all three scopes assumed"}, nil
+	}
+	return scopes, notes, nil
+}
+
+// writePolicyExplanation prints the request, every applied rule with its
+// effect, the policies that did not apply and why, then the verdict.
+func writePolicyExplanation(w io.Writer, x policyExplanation) error {
+	var b strings.Builder
+	req, d := x.Request, x.Decision
+	fmt.Fprintf(&b, "request:     model %s (provider %s; %s in / %s out per MTok)\n", req.Model, req.Provider,
+		x.Model.Pricing.InputPerMTok, x.Model.Pricing.OutputPerMTok)
+	if req.Phase == policy.PhaseDiscovery {
+		b.WriteString("phase:       discovery (listing models: stream, capabilities and request-only rules do not apply)\n")
+	} else {
+		caps := "none"
+		if len(req.Capabilities) > 0 {
+			caps = joinPolicyEnums(req.Capabilities)
+		}
+		fmt.Fprintf(&b, "phase:       inference, stream %t, capabilities %s\n", req.Stream, caps)
+	}
+	fmt.Fprintf(&b, "key:         %s %q (%s), owner %s\n", x.Key.ID, x.Key.Name, x.Key.Status, x.Key.UserID)
+	if x.Key.Status != wire.KeyActive {
+		fmt.Fprintf(&b, "             the data plane refuses a %s key before any policy applies\n", x.Key.Status)
+	}
+	scopes := "none"
+	if len(req.CredentialScopes) > 0 {
+		scopes = joinPolicyEnums(req.CredentialScopes)
+	}
+	fmt.Fprintf(&b, "credentials: %s\n", scopes)
+	for _, n := range x.ScopeNotes {
+		fmt.Fprintf(&b, "             (%s)\n", n)
+	}
+
+	b.WriteString("\n")
+	if len(d.Reasons) == 0 {
+		b.WriteString("no rule applies to this request\n")
+	} else {
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "POLICY\tRULE\tACTION\tEFFECT\tWHY")
+		for _, r := range d.Reasons {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", r.PolicyName, r.RuleIndex, r.Action, r.Effect, r.Detail)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if idle := idlePolicies(x); len(idle) > 0 {
+		b.WriteString("\nnot applied:\n")
+		for _, line := range idle {
+			b.WriteString("  " + line + "\n")
+		}
+	}
+
+	b.WriteString("\n")
+	if d.Allowed {
+		b.WriteString("verdict: allowed\n")
+	} else {
+		fmt.Fprintf(&b, "verdict: denied: %s\n", d.DenyMessage)
+	}
+	if d.MaxInputPricePerMTok != nil {
+		fmt.Fprintf(&b, "  price ceilings: %s in / %s out per MTok\n", d.MaxInputPricePerMTok, d.MaxOutputPricePerMTok)
+	}
+	if d.MaxOutputTokens > 0 {
+		fmt.Fprintf(&b, "  max output tokens: %d\n", d.MaxOutputTokens)
+	}
+	if len(d.CredentialScopes) > 0 && len(d.CredentialScopes) < len(req.CredentialScopes) {
+		fmt.Fprintf(&b, "  credentials used: %s only\n", joinPolicyEnums(d.CredentialScopes))
+	}
+	if d.StrictParameters {
+		b.WriteString("  strict parameter checks\n")
+	}
+	for _, bu := range d.Budgets {
+		fmt.Fprintf(&b, "  budget: %s USD per %s, %s (policy %q, rule %d)\n", bu.AmountUSD, bu.Period, bu.Aggregation, bu.PolicyName, bu.RuleIndex)
+	}
+	if fb := d.Fallback; fb != nil {
+		fmt.Fprintf(&b, "  fallback: %s on %s, at most %d attempts, %d ms timeout (policy %q, rule %d)\n",
+			strings.Join(fb.Models, ", "), joinPolicyEnums(fb.On), fb.MaxAttempts, fb.TimeoutMS, fb.PolicyName, fb.RuleIndex)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// idlePolicies says, for each policy no rule of which applied, why not.
+// Evaluate reports only what applied; the reason a policy did not is read
+// off its enabled flag and target here, which is description, not a second
+// evaluation: the verdict above comes from Evaluate alone.
+func idlePolicies(x policyExplanation) []string {
+	applied := map[string]bool{}
+	for _, r := range x.Decision.Reasons {
+		applied[r.PolicyID.String()] = true
+	}
+	var out []string
+	ps := slices.Clone(x.Policies)
+	slices.SortFunc(ps, func(a, b wire.Policy) int { return strings.Compare(a.Name, b.Name) })
+	for _, p := range ps {
+		if applied[p.ID.String()] {
+			continue
+		}
+		t := p.Definition.Target
+		why := "its target covers this key, but none of its rules matches this request"
+		if x.Request.Phase == policy.PhaseDiscovery {
+			why = "its target covers this key, but none of its rules matches, or they apply at inference only"
+		}
+		switch {
+		case !p.Enabled:
+			why = "disabled"
+		case t.Kind == policy.TargetSelectedUsers && !slices.Contains(t.UserIDs, x.Request.OwnerUserID):
+			why = "selected_users target does not include the key's owner"
+		case t.Kind == policy.TargetSelectedKeys && !slices.Contains(t.KeyIDs, x.Request.KeyID):
+			why = "selected_keys target does not include this key"
+		}
+		out = append(out, fmt.Sprintf("%s: %s", p.Name, why))
+	}
+	return out
+}
+
+func joinPolicyEnums[T ~string](items []T) string {
+	parts := make([]string, len(items))
+	for i, v := range items {
+		parts[i] = string(v)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,275 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// Helpers shared by the resource command groups (orgs, workspaces, members,
+// keys, credentials, catalog, activity, …).
+
+// resourcePaging is how a paginated list (organizations, activity) is read:
+// one page by default, --all follows next_cursor to the end.
+type resourcePaging struct {
+	// Limit is the page size (1 to 200); 0 leaves it to the server (50).
+	Limit int
+	// All follows the cursors through every page.
+	All bool
+	// Cursor starts from a page.next_cursor a previous call printed.
+	Cursor string
+}
+
+func addPagingFlags(cmd *cobra.Command, p *resourcePaging) {
+	cmd.Flags().IntVar(&p.Limit, "limit", 0, "page size, 1 to 200 (default: the server's, 50); without --all only one page is shown")
+	cmd.Flags().BoolVar(&p.All, "all", false, "follow the cursors and show every page")
+	cmd.Flags().StringVar(&p.Cursor, "cursor", "", "start at this page.next_cursor of an earlier listing")
+}
+
+func (p resourcePaging) check() error {
+	if p.Limit != 0 && (p.Limit < 1 || p.Limit > 200) {
+		return usageError{fmt.Errorf("--limit must be between 1 and 200, not %d", p.Limit)}
+	}
+	return nil
+}
+
+// followPages reads one page, or every page with --all. When a single page
+// leaves more behind, it says so on stderr with the cursor to go on from,
+// so a person is not misled into thinking the list is complete and a
+// script can page on its own.
+func followPages[T any](ctx context.Context, p resourcePaging, errOut io.Writer, fetch func(ctx context.Context, limit int, cursor string) (wire.Page[T], error)) ([]T, error) {
+	items := []T{}
+	cursor := p.Cursor
+	for {
+		page, err := fetch(ctx, p.Limit, cursor)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, page.Data...)
+		next := page.Page.NextCursor
+		if next == nil || *next == "" {
+			return items, nil
+		}
+		if !p.All {
+			fmt.Fprintf(errOut, "more results: pass --all, or --cursor %s for the next page\n", *next)
+			return items, nil
+		}
+		cursor = *next
+	}
+}
+
+// exclusiveFlags fails when more than one of the named flags was set. It
+// is a usage error (exit 2), which cobra's own flag groups do not give.
+func exclusiveFlags(fs *pflag.FlagSet, names ...string) error {
+	var set []string
+	for _, n := range names {
+		if fs.Changed(n) {
+			set = append(set, "--"+n)
+		}
+	}
+	if len(set) > 1 {
+		return usageError{fmt.Errorf("%s cannot be used together", strings.Join(set, " and "))}
+	}
+	return nil
+}
+
+// requireFlags fails, as a usage error, when a named flag was not set.
+func requireFlags(fs *pflag.FlagSet, names ...string) error {
+	var missing []string
+	for _, n := range names {
+		if !fs.Changed(n) {
+			missing = append(missing, "--"+n)
+		}
+	}
+	if len(missing) > 0 {
+		return usageError{fmt.Errorf("required flag(s) %s not set", strings.Join(missing, ", "))}
+	}
+	return nil
+}
+
+// oneOf checks an enumerated flag value.
+func oneOf(flag, value string, allowed ...string) error {
+	for _, a := range allowed {
+		if value == a {
+			return nil
+		}
+	}
+	return usageError{fmt.Errorf("--%s must be one of %s, not %q", flag, strings.Join(allowed, ", "), value)}
+}
+
+// expiryFlags set a key's expiry, relative (--expires-in) or absolute
+// (--expires-at); neither means the key does not expire.
+type expiryFlags struct {
+	In string
+	At string
+}
+
+func addExpiryFlags(cmd *cobra.Command, e *expiryFlags) {
+	cmd.Flags().StringVar(&e.In, "expires-in", "", "expire after this long, e.g. 90d, 12h or 30m")
+	cmd.Flags().StringVar(&e.At, "expires-at", "", "expire at this time (RFC 3339, e.g. 2026-12-31T00:00:00Z)")
+}
+
+// resolve turns the flags into a time; now anchors --expires-in.
+func (e expiryFlags) resolve(now time.Time) (*time.Time, error) {
+	switch {
+	case e.In != "" && e.At != "":
+		return nil, usageError{errors.New("--expires-in and --expires-at cannot be used together")}
+	case e.In != "":
+		d, err := parseLifetime(e.In)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--expires-in: %w", err)}
+		}
+		t := now.Add(d).UTC().Truncate(time.Second)
+		return &t, nil
+	case e.At != "":
+		t, err := time.Parse(time.RFC3339, e.At)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--expires-at must be an RFC 3339 time such as 2026-12-31T00:00:00Z: %v", err)}
+		}
+		if !t.After(now) {
+			return nil, usageError{fmt.Errorf("--expires-at %s is not in the future", e.At)}
+		}
+		return &t, nil
+	}
+	return nil, nil
+}
+
+// parseLifetime is time.ParseDuration plus whole days ("90d"), the unit
+// key lifetimes are usually thought in.
+func parseLifetime(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("%q is not a positive number of days", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration such as 90d, 12h or 30m", s)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q is not positive", s)
+	}
+	return d, nil
+}
+
+// permissionList splits comma-separated --permissions values and checks
+// each name locally, so a typo fails before anything is sent.
+func permissionList(values []string) ([]string, error) {
+	var out []string
+	for _, v := range values {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p == "" {
+				continue
+			}
+			if !auth.Known(p) {
+				return nil, usageError{fmt.Errorf("unknown permission %q (see docs/permissions.md)", p)}
+			}
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil, usageError{errors.New("--permissions needs at least one permission")}
+	}
+	return out, nil
+}
+
+// scopeFor maps a --scope word to where the resource lives, taking the
+// organization and workspace from the settings. instanceWord is what the
+// group calls the instance level ("instance" for keys and activity,
+// "platform" for provider credentials).
+func scopeFor(s Settings, level, instanceWord string) (client.Scope, error) {
+	switch level {
+	case instanceWord:
+		return client.InstanceScope(), nil
+	case "org":
+		org, err := s.RequireOrg()
+		return client.OrgScope(org), err
+	case "workspace":
+		org, ws, err := s.RequireWorkspace()
+		return client.WorkspaceScope(org, ws), err
+	}
+	return client.Scope{}, usageError{fmt.Errorf("--scope must be %s, org or workspace, not %q", instanceWord, level)}
+}
+
+// memberRef resolves a user given by UUID or by email to the UUID of an
+// organization member; emails are looked up in the member list so people
+// need not copy UUIDs around.
+func memberRef(ctx context.Context, c *client.Client, org, ref string) (uuid.UUID, error) {
+	if id, err := uuid.Parse(ref); err == nil {
+		return id, nil
+	}
+	if !strings.Contains(ref, "@") {
+		return uuid.Nil, usageError{fmt.Errorf("%q is neither a user UUID nor an email address", ref)}
+	}
+	members, err := c.ListMembers(ctx, org)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	for _, m := range members {
+		if strings.EqualFold(m.Email, ref) {
+			return m.UserID, nil
+		}
+	}
+	return uuid.Nil, fmt.Errorf("no member of organization %s has the email %s", org, ref)
+}
+
+// printOnce shows a secret that the server returns only in this response:
+// the secret alone on stdout (so `TOKEN=$(gw … create)` works), the warning
+// on stderr. In json or yaml the whole object, secret included, is the data.
+func (f *Factory) printOnce(format, what, secret string, data any, table func() Table) error {
+	fmt.Fprintf(f.IO.ErrOut, "The %s is shown only once; store it now, it cannot be read back.\n", what)
+	if format != OutputTable {
+		return f.Print(format, data, table)
+	}
+	_, err := fmt.Fprintln(f.IO.Out, secret)
+	return err
+}
+
+// detailTable is the table of one object: a row per field.
+func detailTable(pairs ...string) Table {
+	t := Table{Headers: []string{"field", "value"}}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		t.Rows = append(t.Rows, []string{pairs[i], pairs[i+1]})
+	}
+	return t
+}
+
+// timeCell formats a timestamp for a table; nil (never) is "-".
+func timeCell(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func at(t time.Time) *time.Time { return &t }
+
+// uuidCell formats an optional UUID for a table.
+func uuidCell(id *uuid.UUID) string {
+	if id == nil {
+		return "-"
+	}
+	return id.String()
+}
+
+// orDash keeps empty table cells visible (and awk columns aligned).
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

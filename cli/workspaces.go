@@ -1,0 +1,300 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gw-gateway/gw/wire"
+)
+
+// NewCmdWorkspaces builds `gw workspaces`.
+func NewCmdWorkspaces(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{Use: "workspaces", Aliases: []string{"ws"}, Short: "Manage the workspaces of an organization"}
+	cmd.AddCommand(
+		NewCmdWorkspacesList(f, nil),
+		NewCmdWorkspacesGet(f, nil),
+		NewCmdWorkspacesCreate(f, nil),
+		NewCmdWorkspacesUpdate(f, nil),
+		NewCmdWorkspacesDelete(f, nil),
+		NewCmdWorkspaceMembers(f),
+	)
+	return cmd
+}
+
+func workspaceTable(wss ...wire.Workspace) Table {
+	t := Table{Headers: []string{"id", "slug", "name", "created"}}
+	for _, w := range wss {
+		t.Rows = append(t.Rows, []string{w.ID.String(), w.Slug, w.Name, timeCell(&w.CreatedAt)})
+	}
+	return t
+}
+
+func workspaceDetail(w wire.Workspace) Table {
+	return detailTable("id", w.ID.String(), "org_id", w.OrgID.String(), "slug", w.Slug, "name", w.Name,
+		"created_at", timeCell(&w.CreatedAt), "updated_at", timeCell(&w.UpdatedAt))
+}
+
+// WorkspacesListOptions configure gw workspaces list.
+type WorkspacesListOptions struct {
+	f      *Factory
+	Output string
+}
+
+// NewCmdWorkspacesList builds `gw workspaces list`.
+func NewCmdWorkspacesList(f *Factory, runF func(context.Context, *WorkspacesListOptions) error) *cobra.Command {
+	opts := &WorkspacesListOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the workspaces of the organization that you can read",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return workspacesListRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func workspacesListRun(ctx context.Context, opts *WorkspacesListOptions) error {
+	c, s, err := opts.f.AuthedClient()
+	if err != nil {
+		return err
+	}
+	org, err := s.RequireOrg()
+	if err != nil {
+		return err
+	}
+	wss, err := c.ListWorkspaces(ctx, org)
+	if err != nil {
+		return err
+	}
+	return opts.f.Print(opts.Output, wss, func() Table { return workspaceTable(wss...) })
+}
+
+// WorkspacesGetOptions configure gw workspaces get.
+type WorkspacesGetOptions struct {
+	f      *Factory
+	Output string
+	// Workspace is the argument; empty means the effective workspace.
+	Workspace string
+}
+
+// NewCmdWorkspacesGet builds `gw workspaces get`.
+func NewCmdWorkspacesGet(f *Factory, runF func(context.Context, *WorkspacesGetOptions) error) *cobra.Command {
+	opts := &WorkspacesGetOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "get [WORKSPACE]",
+		Short: "Show a workspace (default: the current one)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				opts.Workspace = args[0]
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return workspacesGetRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+// workspaceArg is the organization and the workspace a command names, or
+// the effective workspace.
+func workspaceArg(s Settings, given string) (string, string, error) {
+	if given == "" {
+		return s.RequireWorkspace()
+	}
+	org, err := s.RequireOrg()
+	return org, given, err
+}
+
+func workspacesGetRun(ctx context.Context, opts *WorkspacesGetOptions) error {
+	c, s, err := opts.f.AuthedClient()
+	if err != nil {
+		return err
+	}
+	org, ws, err := workspaceArg(s, opts.Workspace)
+	if err != nil {
+		return err
+	}
+	w, err := c.GetWorkspace(ctx, org, ws)
+	if err != nil {
+		return err
+	}
+	return opts.f.Print(opts.Output, w, func() Table { return workspaceDetail(w) })
+}
+
+// WorkspacesCreateOptions configure gw workspaces create.
+type WorkspacesCreateOptions struct {
+	f      *Factory
+	Output string
+	Name   string
+	Slug   string
+}
+
+// NewCmdWorkspacesCreate builds `gw workspaces create`.
+func NewCmdWorkspacesCreate(f *Factory, runF func(context.Context, *WorkspacesCreateOptions) error) *cobra.Command {
+	opts := &WorkspacesCreateOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "create --name NAME [--slug SLUG]",
+		Short: "Create a workspace in the organization",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if err := requireFlags(cmd.Flags(), "name"); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return workspacesCreateRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	cmd.Flags().StringVar(&opts.Name, "name", "", "display name (1 to 100 characters)")
+	cmd.Flags().StringVar(&opts.Slug, "slug", "", "URL name, unique in the organization (default: derived from the name)")
+	return cmd
+}
+
+func workspacesCreateRun(ctx context.Context, opts *WorkspacesCreateOptions) error {
+	c, s, err := opts.f.AuthedClient()
+	if err != nil {
+		return err
+	}
+	org, err := s.RequireOrg()
+	if err != nil {
+		return err
+	}
+	w, err := c.CreateWorkspace(ctx, org, wire.WorkspaceCreate{Name: opts.Name, Slug: opts.Slug})
+	if err != nil {
+		return err
+	}
+	return opts.f.Print(opts.Output, w, func() Table { return workspaceDetail(w) })
+}
+
+// WorkspacesUpdateOptions configure gw workspaces update.
+type WorkspacesUpdateOptions struct {
+	f         *Factory
+	Output    string
+	Workspace string
+	Name      *string
+	Slug      *string
+}
+
+// NewCmdWorkspacesUpdate builds `gw workspaces update`.
+func NewCmdWorkspacesUpdate(f *Factory, runF func(context.Context, *WorkspacesUpdateOptions) error) *cobra.Command {
+	opts := &WorkspacesUpdateOptions{f: f}
+	var name, slug string
+	cmd := &cobra.Command{
+		Use:   "update [WORKSPACE] [--name NAME] [--slug SLUG]",
+		Short: "Rename a workspace or change its slug (default: the current one)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				opts.Workspace = args[0]
+			}
+			if cmd.Flags().Changed("name") {
+				opts.Name = &name
+			}
+			if cmd.Flags().Changed("slug") {
+				opts.Slug = &slug
+			}
+			if opts.Name == nil && opts.Slug == nil {
+				return usageError{fmt.Errorf("nothing to change: pass --name or --slug")}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return workspacesUpdateRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	cmd.Flags().StringVar(&name, "name", "", "new display name")
+	cmd.Flags().StringVar(&slug, "slug", "", "new slug; configurations using the old one stop working")
+	return cmd
+}
+
+func workspacesUpdateRun(ctx context.Context, opts *WorkspacesUpdateOptions) error {
+	c, s, err := opts.f.AuthedClient()
+	if err != nil {
+		return err
+	}
+	org, ws, err := workspaceArg(s, opts.Workspace)
+	if err != nil {
+		return err
+	}
+	w, err := c.UpdateWorkspace(ctx, org, ws, wire.WorkspaceUpdate{Name: opts.Name, Slug: opts.Slug})
+	if err != nil {
+		return err
+	}
+	return opts.f.Print(opts.Output, w, func() Table { return workspaceDetail(w) })
+}
+
+// WorkspacesDeleteOptions configure gw workspaces delete.
+type WorkspacesDeleteOptions struct {
+	f         *Factory
+	Output    string
+	Workspace string
+	Yes       bool
+}
+
+// NewCmdWorkspacesDelete builds `gw workspaces delete`.
+func NewCmdWorkspacesDelete(f *Factory, runF func(context.Context, *WorkspacesDeleteOptions) error) *cobra.Command {
+	opts := &WorkspacesDeleteOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "delete WORKSPACE",
+		Short: "Delete a workspace with its memberships, inference keys and credentials (usage history stays)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			opts.Workspace = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return workspacesDeleteRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	addYesFlag(cmd, &opts.Yes)
+	return cmd
+}
+
+func workspacesDeleteRun(ctx context.Context, opts *WorkspacesDeleteOptions) error {
+	c, s, err := opts.f.AuthedClient()
+	if err != nil {
+		return err
+	}
+	org, err := s.RequireOrg()
+	if err != nil {
+		return err
+	}
+	q := fmt.Sprintf("Delete workspace %s of %s with its inference keys and credentials?", opts.Workspace, org)
+	if err := opts.f.Confirm(q, opts.Yes); err != nil {
+		return err
+	}
+	d, err := c.DeleteWorkspace(ctx, org, opts.Workspace)
+	if err != nil {
+		return err
+	}
+	return opts.f.Print(opts.Output, d, func() Table { return deletedTable(d) })
+}
