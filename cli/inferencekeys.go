@@ -42,30 +42,11 @@ func inferenceKeyDetail(k wire.InferenceKey) Table {
 }
 
 // InferenceKeysListOptions configure gw inference-keys list.
-type InferenceKeysListOptions struct {
-	f      *Factory
-	Output string
-}
+type InferenceKeysListOptions = ListOptions
 
 // NewCmdInferenceKeysList builds `gw inference-keys list`.
 func NewCmdInferenceKeysList(f *Factory, runF func(context.Context, *InferenceKeysListOptions) error) *cobra.Command {
-	opts := &InferenceKeysListOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the workspace's inference keys (metadata only)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return inferenceKeysListRun(cmd.Context(), opts)
-		},
-	}
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
+	return newListCmd(f, "List the workspace's inference keys (metadata only)", runF, inferenceKeysListRun)
 }
 
 func inferenceKeysListRun(ctx context.Context, opts *InferenceKeysListOptions) error {
@@ -85,32 +66,11 @@ func inferenceKeysListRun(ctx context.Context, opts *InferenceKeysListOptions) e
 }
 
 // InferenceKeysGetOptions configure gw inference-keys get.
-type InferenceKeysGetOptions struct {
-	f      *Factory
-	Output string
-	ID     string
-}
+type InferenceKeysGetOptions = IDOptions
 
 // NewCmdInferenceKeysGet builds `gw inference-keys get`.
 func NewCmdInferenceKeysGet(f *Factory, runF func(context.Context, *InferenceKeysGetOptions) error) *cobra.Command {
-	opts := &InferenceKeysGetOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "get KEY_ID",
-		Short: "Show an inference key's metadata",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
-				return err
-			}
-			opts.ID = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return inferenceKeysGetRun(cmd.Context(), opts)
-		},
-	}
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
+	return newIDCmd(f, "get KEY_ID", "Show an inference key's metadata", runF, inferenceKeysGetRun)
 }
 
 func inferenceKeysGetRun(ctx context.Context, opts *InferenceKeysGetOptions) error {
@@ -200,34 +160,11 @@ func inferenceKeysCreateRun(ctx context.Context, opts *InferenceKeysCreateOption
 }
 
 // InferenceKeysRevokeOptions configure gw inference-keys revoke.
-type InferenceKeysRevokeOptions struct {
-	f      *Factory
-	Output string
-	ID     string
-	Yes    bool
-}
+type InferenceKeysRevokeOptions = IDOptions
 
 // NewCmdInferenceKeysRevoke builds `gw inference-keys revoke`.
 func NewCmdInferenceKeysRevoke(f *Factory, runF func(context.Context, *InferenceKeysRevokeOptions) error) *cobra.Command {
-	opts := &InferenceKeysRevokeOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "revoke KEY_ID",
-		Short: "Revoke an inference key (idempotent); requests with it are refused",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
-				return err
-			}
-			opts.ID = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return inferenceKeysRevokeRun(cmd.Context(), opts)
-		},
-	}
-	addOutputFlag(cmd, &opts.Output)
-	addYesFlag(cmd, &opts.Yes)
-	return cmd
+	return newDestructiveIDCmd(f, "revoke KEY_ID", "Revoke an inference key (idempotent); requests with it are refused", runF, inferenceKeysRevokeRun)
 }
 
 func inferenceKeysRevokeRun(ctx context.Context, opts *InferenceKeysRevokeOptions) error {

@@ -35,30 +35,11 @@ func invitationTable(invs ...wire.Invitation) Table {
 }
 
 // InvitationsListOptions configure gw invitations list.
-type InvitationsListOptions struct {
-	f      *Factory
-	Output string
-}
+type InvitationsListOptions = ListOptions
 
 // NewCmdInvitationsList builds `gw invitations list`.
 func NewCmdInvitationsList(f *Factory, runF func(context.Context, *InvitationsListOptions) error) *cobra.Command {
-	opts := &InvitationsListOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the organization's invitations (tokens are never shown again)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return invitationsListRun(cmd.Context(), opts)
-		},
-	}
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
+	return newListCmd(f, "List the organization's invitations (tokens are never shown again)", runF, invitationsListRun)
 }
 
 func invitationsListRun(ctx context.Context, opts *InvitationsListOptions) error {
@@ -139,32 +120,11 @@ func printInvitationToken(f *Factory, format string, inv wire.Invitation) error 
 }
 
 // InvitationsReissueOptions configure gw invitations reissue.
-type InvitationsReissueOptions struct {
-	f      *Factory
-	Output string
-	ID     string
-}
+type InvitationsReissueOptions = IDOptions
 
 // NewCmdInvitationsReissue builds `gw invitations reissue`.
 func NewCmdInvitationsReissue(f *Factory, runF func(context.Context, *InvitationsReissueOptions) error) *cobra.Command {
-	opts := &InvitationsReissueOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "reissue INVITATION_ID",
-		Short: "Issue a new token and expiry for an invitation; the old token stops working",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
-				return err
-			}
-			opts.ID = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return invitationsReissueRun(cmd.Context(), opts)
-		},
-	}
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
+	return newIDCmd(f, "reissue INVITATION_ID", "Issue a new token and expiry for an invitation; the old token stops working", runF, invitationsReissueRun)
 }
 
 func invitationsReissueRun(ctx context.Context, opts *InvitationsReissueOptions) error {
@@ -184,34 +144,11 @@ func invitationsReissueRun(ctx context.Context, opts *InvitationsReissueOptions)
 }
 
 // InvitationsRevokeOptions configure gw invitations revoke.
-type InvitationsRevokeOptions struct {
-	f      *Factory
-	Output string
-	ID     string
-	Yes    bool
-}
+type InvitationsRevokeOptions = IDOptions
 
 // NewCmdInvitationsRevoke builds `gw invitations revoke`.
 func NewCmdInvitationsRevoke(f *Factory, runF func(context.Context, *InvitationsRevokeOptions) error) *cobra.Command {
-	opts := &InvitationsRevokeOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "revoke INVITATION_ID",
-		Short: "Revoke a pending invitation",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
-				return err
-			}
-			opts.ID = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return invitationsRevokeRun(cmd.Context(), opts)
-		},
-	}
-	addOutputFlag(cmd, &opts.Output)
-	addYesFlag(cmd, &opts.Yes)
-	return cmd
+	return newDestructiveIDCmd(f, "revoke INVITATION_ID", "Revoke a pending invitation", runF, invitationsRevokeRun)
 }
 
 func invitationsRevokeRun(ctx context.Context, opts *InvitationsRevokeOptions) error {

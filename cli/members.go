@@ -60,30 +60,11 @@ func workspaceMemberTable(ms ...wire.WorkspaceMember) Table {
 }
 
 // MembersListOptions configure gw members list.
-type MembersListOptions struct {
-	f      *Factory
-	Output string
-}
+type MembersListOptions = ListOptions
 
 // NewCmdMembersList builds `gw members list`.
 func NewCmdMembersList(f *Factory, runF func(context.Context, *MembersListOptions) error) *cobra.Command {
-	opts := &MembersListOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the organization's members, people and service accounts",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return membersListRun(cmd.Context(), opts)
-		},
-	}
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
+	return newListCmd(f, "List the organization's members, people and service accounts", runF, membersListRun)
 }
 
 func membersListRun(ctx context.Context, opts *MembersListOptions) error {
@@ -283,30 +264,11 @@ func membersRemoveRun(ctx context.Context, opts *MembersRemoveOptions) error {
 }
 
 // WorkspaceMembersListOptions configure gw workspaces members list.
-type WorkspaceMembersListOptions struct {
-	f      *Factory
-	Output string
-}
+type WorkspaceMembersListOptions = ListOptions
 
 // NewCmdWorkspaceMembersList builds `gw workspaces members list`.
 func NewCmdWorkspaceMembersList(f *Factory, runF func(context.Context, *WorkspaceMembersListOptions) error) *cobra.Command {
-	opts := &WorkspaceMembersListOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the workspace's members",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return workspaceMembersListRun(cmd.Context(), opts)
-		},
-	}
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
+	return newListCmd(f, "List the workspace's members", runF, workspaceMembersListRun)
 }
 
 func workspaceMembersListRun(ctx context.Context, opts *WorkspaceMembersListOptions) error {

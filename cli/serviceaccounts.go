@@ -41,30 +41,11 @@ func serviceAccountDetail(u wire.User) Table {
 }
 
 // ServiceAccountsListOptions configure gw service-accounts list.
-type ServiceAccountsListOptions struct {
-	f      *Factory
-	Output string
-}
+type ServiceAccountsListOptions = ListOptions
 
 // NewCmdServiceAccountsList builds `gw service-accounts list`.
 func NewCmdServiceAccountsList(f *Factory, runF func(context.Context, *ServiceAccountsListOptions) error) *cobra.Command {
-	opts := &ServiceAccountsListOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the organization's service accounts",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return serviceAccountsListRun(cmd.Context(), opts)
-		},
-	}
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
+	return newListCmd(f, "List the organization's service accounts", runF, serviceAccountsListRun)
 }
 
 func serviceAccountsListRun(ctx context.Context, opts *ServiceAccountsListOptions) error {
@@ -84,32 +65,11 @@ func serviceAccountsListRun(ctx context.Context, opts *ServiceAccountsListOption
 }
 
 // ServiceAccountsGetOptions configure gw service-accounts get.
-type ServiceAccountsGetOptions struct {
-	f      *Factory
-	Output string
-	ID     string
-}
+type ServiceAccountsGetOptions = IDOptions
 
 // NewCmdServiceAccountsGet builds `gw service-accounts get`.
 func NewCmdServiceAccountsGet(f *Factory, runF func(context.Context, *ServiceAccountsGetOptions) error) *cobra.Command {
-	opts := &ServiceAccountsGetOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "get ID",
-		Short: "Show a service account",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
-				return err
-			}
-			opts.ID = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return serviceAccountsGetRun(cmd.Context(), opts)
-		},
-	}
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
+	return newIDCmd(f, "get ID", "Show a service account", runF, serviceAccountsGetRun)
 }
 
 func serviceAccountsGetRun(ctx context.Context, opts *ServiceAccountsGetOptions) error {
@@ -212,34 +172,11 @@ func serviceAccountsCreateRun(ctx context.Context, opts *ServiceAccountsCreateOp
 }
 
 // ServiceAccountsDeleteOptions configure gw service-accounts delete.
-type ServiceAccountsDeleteOptions struct {
-	f      *Factory
-	Output string
-	ID     string
-	Yes    bool
-}
+type ServiceAccountsDeleteOptions = IDOptions
 
 // NewCmdServiceAccountsDelete builds `gw service-accounts delete`.
 func NewCmdServiceAccountsDelete(f *Factory, runF func(context.Context, *ServiceAccountsDeleteOptions) error) *cobra.Command {
-	opts := &ServiceAccountsDeleteOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "delete ID",
-		Short: "Delete a service account and revoke its keys",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
-				return err
-			}
-			opts.ID = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return serviceAccountsDeleteRun(cmd.Context(), opts)
-		},
-	}
-	addOutputFlag(cmd, &opts.Output)
-	addYesFlag(cmd, &opts.Yes)
-	return cmd
+	return newDestructiveIDCmd(f, "delete ID", "Delete a service account and revoke its keys", runF, serviceAccountsDeleteRun)
 }
 
 func serviceAccountsDeleteRun(ctx context.Context, opts *ServiceAccountsDeleteOptions) error {

@@ -37,30 +37,11 @@ func workspaceDetail(w wire.Workspace) Table {
 }
 
 // WorkspacesListOptions configure gw workspaces list.
-type WorkspacesListOptions struct {
-	f      *Factory
-	Output string
-}
+type WorkspacesListOptions = ListOptions
 
 // NewCmdWorkspacesList builds `gw workspaces list`.
 func NewCmdWorkspacesList(f *Factory, runF func(context.Context, *WorkspacesListOptions) error) *cobra.Command {
-	opts := &WorkspacesListOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the workspaces of the organization that you can read",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return workspacesListRun(cmd.Context(), opts)
-		},
-	}
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
+	return newListCmd(f, "List the workspaces of the organization that you can read", runF, workspacesListRun)
 }
 
 func workspacesListRun(ctx context.Context, opts *WorkspacesListOptions) error {
