@@ -1,0 +1,58 @@
+package client
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/gw-gateway/gw/wire"
+)
+
+// UsageQuery narrows a usage report (spec 4.6). Empty fields are not sent;
+// the server's defaults apply (period 30d, timezone UTC).
+type UsageQuery struct {
+	WorkspaceID          string
+	Period               string // today, 7d, 30d, month_to_date, custom
+	Timezone             string // IANA name, e.g. Europe/Paris
+	StartDate, EndDate   string // YYYY-MM-DD, for custom
+	StartAt, EndAt       string // RFC 3339, for custom
+	OwnerID              string
+	ManagementKeyID      string
+	ModelID              string
+	ProviderID           string
+	ProviderCredentialID string
+}
+
+func (q UsageQuery) values() url.Values {
+	v := url.Values{}
+	set := func(k, val string) {
+		if val != "" {
+			v.Set(k, val)
+		}
+	}
+	set("workspace_id", q.WorkspaceID)
+	set("period", q.Period)
+	set("timezone", q.Timezone)
+	set("start_date", q.StartDate)
+	set("end_date", q.EndDate)
+	set("start_at", q.StartAt)
+	set("end_at", q.EndAt)
+	set("owner_id", q.OwnerID)
+	set("management_key_id", q.ManagementKeyID)
+	set("model_id", q.ModelID)
+	set("provider_id", q.ProviderID)
+	set("provider_credential_id", q.ProviderCredentialID)
+	return v
+}
+
+// UsageReport reads an organization's usage report.
+func (c *Client) UsageReport(ctx context.Context, org string, q UsageQuery) (wire.UsageReport, error) {
+	return getData[wire.UsageReport](ctx, c, "GET", "/api/v1/organizations/"+esc(org)+"/reports/usage", q.values(), nil)
+}
+
+// UsageBreakdown splits the report's period by one dimension: model,
+// provider, owner, inference_key or workspace.
+func (c *Client) UsageBreakdown(ctx context.Context, org, by string, q UsageQuery) (wire.UsageBreakdown, error) {
+	v := q.values()
+	v.Set("by", by)
+	return getData[wire.UsageBreakdown](ctx, c, "GET", "/api/v1/organizations/"+esc(org)+"/reports/usage/breakdown", v, nil)
+}

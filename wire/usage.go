@@ -1,0 +1,111 @@
+package wire
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// UsageEvent is one model request as the data plane recorded it. Cost is
+// exact: a decimal string in USD.
+type UsageEvent struct {
+	ID                   uuid.UUID  `json:"id"`
+	OrgID                uuid.UUID  `json:"org_id"`
+	WorkspaceID          uuid.UUID  `json:"workspace_id"`
+	InferenceKeyID       *uuid.UUID `json:"inference_key_id" jsonschema:"nullable"`
+	ManagementKeyID      *uuid.UUID `json:"management_key_id" jsonschema:"nullable"`
+	OwnerID              *uuid.UUID `json:"owner_id" jsonschema:"nullable"`
+	Model                string     `json:"model"`
+	Provider             string     `json:"provider"`
+	ProviderCredentialID *uuid.UUID `json:"provider_credential_id" jsonschema:"nullable"`
+	InputTokens          int64      `json:"input_tokens"`
+	OutputTokens         int64      `json:"output_tokens"`
+	CacheReadTokens      int64      `json:"cache_read_tokens"`
+	CacheWriteTokens     int64      `json:"cache_write_tokens"`
+	CostUSD              string     `json:"cost_usd"`
+	Status               string     `json:"status" jsonschema:"enum=ok,enum=error,enum=denied"`
+	LatencyMS            int64      `json:"latency_ms"`
+	OccurredAt           time.Time  `json:"occurred_at"`
+	ReceivedAt           time.Time  `json:"received_at"`
+}
+
+// UsageEventIn is one event a data plane ships. The id makes ingestion
+// idempotent: an event sent twice is stored once.
+type UsageEventIn struct {
+	ID                   uuid.UUID  `json:"id"`
+	OrgID                uuid.UUID  `json:"org_id"`
+	WorkspaceID          uuid.UUID  `json:"workspace_id"`
+	InferenceKeyID       *uuid.UUID `json:"inference_key_id,omitempty"`
+	ManagementKeyID      *uuid.UUID `json:"management_key_id,omitempty"`
+	OwnerID              *uuid.UUID `json:"owner_id,omitempty"`
+	Model                string     `json:"model"`
+	Provider             string     `json:"provider"`
+	ProviderCredentialID *uuid.UUID `json:"provider_credential_id,omitempty"`
+	InputTokens          int64      `json:"input_tokens" jsonschema:"minimum=0"`
+	OutputTokens         int64      `json:"output_tokens" jsonschema:"minimum=0"`
+	CacheReadTokens      int64      `json:"cache_read_tokens" jsonschema:"minimum=0"`
+	CacheWriteTokens     int64      `json:"cache_write_tokens" jsonschema:"minimum=0"`
+	CostUSD              string     `json:"cost_usd" jsonschema:"pattern=^\\d+(?:\\.\\d{1\\,9})?$"`
+	Status               string     `json:"status" jsonschema:"enum=ok,enum=error,enum=denied"`
+	LatencyMS            int64      `json:"latency_ms" jsonschema:"minimum=0"`
+	OccurredAt           time.Time  `json:"occurred_at"`
+}
+
+// UsageIngest is a batch of events from a data plane.
+type UsageIngest struct {
+	Events []UsageEventIn `json:"events" jsonschema:"minItems=1,maxItems=1000"`
+}
+
+// UsageIngestResult counts what a batch stored and what was already there.
+type UsageIngestResult struct {
+	Accepted   int `json:"accepted"`
+	Duplicates int `json:"duplicates"`
+}
+
+// UsageCounters are spec 2.6's counters.
+type UsageCounters struct {
+	Requests         int64  `json:"requests"`
+	InputTokens      int64  `json:"input_tokens"`
+	OutputTokens     int64  `json:"output_tokens"`
+	CacheReadTokens  int64  `json:"cache_read_tokens"`
+	CacheWriteTokens int64  `json:"cache_write_tokens"`
+	CostUSD          string `json:"cost_usd"`
+}
+
+// UsageDay is one local day of a report.
+type UsageDay struct {
+	Date time.Time `json:"date"`
+	UsageCounters
+}
+
+// UsagePeriod is the report's window and the one it is compared with.
+type UsagePeriod struct {
+	StartAt         time.Time `json:"start_at"`
+	EndAt           time.Time `json:"end_at"`
+	PreviousStartAt time.Time `json:"previous_start_at"`
+	PreviousEndAt   time.Time `json:"previous_end_at"`
+	Timezone        string    `json:"timezone"`
+}
+
+// UsageReport is spec 2.6.
+type UsageReport struct {
+	Totals     UsageCounters `json:"totals"`
+	Comparison UsageCounters `json:"comparison"`
+	Daily      []UsageDay    `json:"daily"`
+	Period     UsagePeriod   `json:"period"`
+	UpdatedAt  time.Time     `json:"updated_at"`
+}
+
+// UsageBreakdownRow is one model, provider, owner or key of a breakdown.
+type UsageBreakdownRow struct {
+	Key string `json:"key"`
+	UsageCounters
+}
+
+// UsageBreakdown splits a report's period by one dimension, largest cost
+// first.
+type UsageBreakdown struct {
+	By     string              `json:"by" jsonschema:"enum=model,enum=provider,enum=owner,enum=inference_key,enum=workspace"`
+	Period UsagePeriod         `json:"period"`
+	Rows   []UsageBreakdownRow `json:"rows"`
+}
