@@ -109,3 +109,39 @@ type UsageBreakdown struct {
 	Period UsagePeriod         `json:"period"`
 	Rows   []UsageBreakdownRow `json:"rows"`
 }
+
+// SignedBundle is an organization's compiled bundle as data planes fetch
+// it. Body is the exact signed bytes (base64 in JSON).
+type SignedBundle struct {
+	OrgID     uuid.UUID `json:"org_id"`
+	Version   int64     `json:"version"`
+	Hash      string    `json:"hash"`
+	Signature string    `json:"signature"`
+	Body      []byte    `json:"body"`
+}
+
+// DataPlaneBundles is what a data plane polls: every organization's latest
+// bundle and the key they are signed with (data planes should pin it).
+type DataPlaneBundles struct {
+	PublicKey string         `json:"public_key"`
+	Bundles   []SignedBundle `json:"bundles"`
+}
+
+// Heartbeat is a data plane's periodic report.
+type Heartbeat struct {
+	ID             string           `json:"id" jsonschema:"minLength=1,maxLength=100"`
+	Version        string           `json:"version" jsonschema:"minLength=1,maxLength=100"`
+	BundleVersions map[string]int64 `json:"bundle_versions"`
+	SpoolDepth     int64            `json:"spool_depth" jsonschema:"minimum=0"`
+}
+
+// DataPlaneInstance is a data plane as its last heartbeat described it.
+type DataPlaneInstance struct {
+	ID             string           `json:"id"`
+	Version        string           `json:"version"`
+	BundleVersions map[string]int64 `json:"bundle_versions"`
+	SpoolDepth     int64            `json:"spool_depth"`
+	Status         string           `json:"status" jsonschema:"enum=healthy,enum=stale"`
+	FirstSeenAt    time.Time        `json:"first_seen_at"`
+	LastSeenAt     time.Time        `json:"last_seen_at"`
+}

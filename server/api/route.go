@@ -131,6 +131,10 @@ func (s *Server) handler(rt *Route) http.Handler {
 		if rt.Bundle == bundleScope {
 			s.refreshBundles(req)
 		}
+		if _, ok := result.(notModified); ok {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
 		if p, ok := result.(paged); ok {
 			writeJSON(w, http.StatusOK, p.envelope())
 			return

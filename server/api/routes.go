@@ -21,6 +21,8 @@ func (s *Server) allRoutes() []*Route {
 		s.credentialRoutes(),
 		s.inferenceKeyRoutes(),
 		s.policyRoutes(),
+		s.usageRoutes(),
+		s.dataPlaneRoutes(),
 	} {
 		all = append(all, group...)
 	}

@@ -20,7 +20,7 @@ func (s *Store) ListAuditEvents(ctx context.Context, orgID *uuid.UUID, p PageQue
 	if orgID != nil {
 		q = q.Where("org_id = ?", *orgID)
 	}
-	if err := paginate(q, "", p, true).Scan(ctx); err != nil {
+	if err := paginate(q, p, true).Scan(ctx); err != nil {
 		return nil, nil, mapErr(err)
 	}
 	items, next := trimPage(out, p.Limit, func(e AuditEvent) PageKey { return PageKey{e.CreatedAt, e.ID} })

@@ -328,3 +328,40 @@ type CLIAuthorization struct {
 	DecidedAt       *time.Time `bun:"decided_at"`
 	CreatedAt       time.Time  `bun:"created_at"`
 }
+
+// UsageEvent is one model request; cost in integer nano-dollars.
+type UsageEvent struct {
+	bun.BaseModel `bun:"table:usage_events"`
+
+	ID                   uuid.UUID  `bun:"id,pk,type:uuid"`
+	OrgID                uuid.UUID  `bun:"org_id,type:uuid"`
+	WorkspaceID          uuid.UUID  `bun:"workspace_id,type:uuid"`
+	InferenceKeyID       *uuid.UUID `bun:"inference_key_id,type:uuid"`
+	ManagementKeyID      *uuid.UUID `bun:"management_key_id,type:uuid"`
+	OwnerID              *uuid.UUID `bun:"owner_id,type:uuid"`
+	Model                string     `bun:"model"`
+	Provider             string     `bun:"provider"`
+	ProviderCredentialID *uuid.UUID `bun:"provider_credential_id,type:uuid"`
+	InputTokens          int64      `bun:"input_tokens"`
+	OutputTokens         int64      `bun:"output_tokens"`
+	CacheReadTokens      int64      `bun:"cache_read_tokens"`
+	CacheWriteTokens     int64      `bun:"cache_write_tokens"`
+	CostNanoUSD          int64      `bun:"cost_nano_usd"`
+	Status               string     `bun:"status"`
+	LatencyMS            int64      `bun:"latency_ms"`
+	OccurredAt           time.Time  `bun:"occurred_at"`
+	Bucket               int64      `bun:"bucket"`
+	ReceivedAt           time.Time  `bun:"received_at"`
+}
+
+// DataPlane is a data-plane instance as its last heartbeat described it.
+type DataPlane struct {
+	bun.BaseModel `bun:"table:data_planes"`
+
+	ID             string    `bun:"id,pk"`
+	Version        string    `bun:"version"`
+	BundleVersions JSONMap   `bun:"bundle_versions,type:text"`
+	SpoolDepth     int64     `bun:"spool_depth"`
+	FirstSeenAt    time.Time `bun:"first_seen_at"`
+	LastSeenAt     time.Time `bun:"last_seen_at"`
+}

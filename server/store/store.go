@@ -50,21 +50,20 @@ type PageQuery struct {
 // paginate applies keyset pagination on (created_at, id) and fetches one
 // extra row so the caller knows whether a next page exists. A position
 // compares by value, so deleting the boundary row does not break traversal.
-func paginate(q *bun.SelectQuery, alias string, p PageQuery, desc bool) *bun.SelectQuery {
-	col := func(c string) string {
-		if alias == "" {
-			return c
-		}
-		return alias + "." + c
-	}
+func paginate(q *bun.SelectQuery, p PageQuery, desc bool) *bun.SelectQuery {
+	return paginateOn(q, "created_at", p, desc)
+}
+
+// paginateOn is paginate on another time column.
+func paginateOn(q *bun.SelectQuery, timeCol string, p PageQuery, desc bool) *bun.SelectQuery {
 	op, dir := ">", "ASC"
 	if desc {
 		op, dir = "<", "DESC"
 	}
 	if p.After != nil {
-		q = q.Where(fmt.Sprintf("(%s, %s) %s (?, ?)", col("created_at"), col("id"), op), p.After.CreatedAt, p.After.ID)
+		q = q.Where(fmt.Sprintf("(%s, id) %s (?, ?)", timeCol, op), p.After.CreatedAt, p.After.ID)
 	}
-	return q.OrderExpr(fmt.Sprintf("%s %s, %s %s", col("created_at"), dir, col("id"), dir)).Limit(int64(p.Limit + 1))
+	return q.OrderExpr(fmt.Sprintf("%s %s, id %s", timeCol, dir, dir)).Limit(int64(p.Limit + 1))
 }
 
 // trimPage cuts the extra row and returns the key of the last kept item.

@@ -41,7 +41,7 @@ func (s *Store) ListOrganizations(ctx context.Context, memberOf *uuid.UUID, p Pa
 		q = q.Where("id IN (?)", s.db.NewSelect().Model((*Membership)(nil)).Column("org_id").
 			Where("user_id = ?", *memberOf).Where("status = 'active'"))
 	}
-	if err := paginate(q, "", p, false).Scan(ctx); err != nil {
+	if err := paginate(q, p, false).Scan(ctx); err != nil {
 		return nil, nil, mapErr(err)
 	}
 	items, next := trimPage(out, p.Limit, func(o Organization) PageKey { return PageKey{o.CreatedAt, o.ID} })

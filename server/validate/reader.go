@@ -336,3 +336,14 @@ func plural(n int, word string) string {
 	}
 	return word + "s"
 }
+
+// Keys lists the object's member names, sorted, for objects whose members
+// are data (a map) rather than a fixed set of fields. Read them with Raw.
+func (o *Object) Keys() []string {
+	keys := make([]string, 0, len(o.m))
+	for k := range o.m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

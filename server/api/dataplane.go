@@ -1,0 +1,225 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/validate"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// heartbeatStale is how long after its last heartbeat a data plane is
+// reported stale (a few missed beats).
+const heartbeatStale = 60 * time.Second
+
+// maxIngestBatch bounds one usage batch.
+const maxIngestBatch = 1000
+
+func (s *Server) dataPlaneRoutes() []*Route {
+	const tag = "Data Plane API"
+	return []*Route{
+		{Method: "GET", Path: "/api/v1/data-plane/bundles", Tag: tag,
+			Summary: "Every organization's latest signed bundle; send the ETag back in If-None-Match for a 304 when nothing changed",
+			Perms:   []auth.Permission{auth.BundlesRead}, Result: wire.DataPlaneBundles{}, Handle: s.pollBundles},
+		{Method: "POST", Path: "/api/v1/data-plane/usage-events", Tag: tag,
+			Summary: "Ingest a batch of usage events (idempotent on event id)",
+			Perms:   []auth.Permission{auth.UsageIngest}, Body: wire.UsageIngest{}, Result: wire.UsageIngestResult{}, Handle: s.ingestUsage},
+		{Method: "POST", Path: "/api/v1/data-plane/heartbeats", Tag: tag, Summary: "Record a data plane's heartbeat",
+			Perms: []auth.Permission{auth.DataPlanesHeartbeat}, Body: wire.Heartbeat{}, Result: wire.DataPlaneInstance{}, Handle: s.heartbeat},
+		{Method: "GET", Path: "/api/v1/instance/data-planes", Tag: "Data Plane Instances",
+			Summary: "Data planes and their state (complete set)",
+			Perms:   []auth.Permission{auth.DataPlanesRead}, Result: []wire.DataPlaneInstance{}, Handle: s.listDataPlanes},
+	}
+}
+
+func (s *Server) pollBundles(r *Request) (any, error) {
+	rows, err := s.store.ListBundles(r.ctx)
+	if err != nil {
+		return nil, err
+	}
+	state, err := s.store.GetInstanceState(r.ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := wire.DataPlaneBundles{Bundles: make([]wire.SignedBundle, len(rows))}
+	if state.BundlePublicKey != nil {
+		out.PublicKey = *state.BundlePublicKey
+	}
+	h := sha256.New()
+	for i, b := range rows {
+		out.Bundles[i] = wire.SignedBundle{OrgID: b.OrgID, Version: b.Version, Hash: b.Hash, Signature: b.Signature, Body: []byte(b.Body)}
+		fmt.Fprintf(h, "%s:%d:%s;", b.OrgID, b.Version, b.Hash)
+	}
+	etag := `"` + hex.EncodeToString(h.Sum(nil))[:32] + `"`
+	r.W.Header().Set("ETag", etag)
+	if match := r.R.Header.Get("If-None-Match"); match != "" && match == etag {
+		return notModified{}, nil
+	}
+	return out, nil
+}
+
+// notModified answers 304 with no body.
+type notModified struct{}
+
+var (
+	heartbeatIDRule = validate.StringRule{Min: 1, Max: 100, Pattern: regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)}
+	costRule        = validate.StringRule{Min: 1, Max: 40, Pattern: regexp.MustCompile(`^\d+(?:\.\d{1,9})?$`)}
+	modelRefRule    = validate.StringRule{Min: 1, Max: 255}
+	usageStatuses   = []string{"ok", "error", "denied"}
+	nonNegative     = validate.IntRule{Min: validate.Bound(0)}
+)
+
+func (s *Server) ingestUsage(r *Request) (any, error) {
+	var events []store.UsageEvent
+	now := store.Now()
+	if err := r.body(func(o *validate.Object) {
+		v, ok := o.Require("events")
+		if !ok {
+			return
+		}
+		validate.List(v, o.Loc().With("events"), validate.ListRule{Min: 1, Max: maxIngestBatch}, o.Errors(), func(item any, loc validate.Loc) {
+			if e, ok := readUsageEvent(item, loc, o.Errors(), now); ok {
+				events = append(events, e)
+			}
+		})
+	}); err != nil {
+		return nil, err
+	}
+	stored, err := s.store.InsertUsageEvents(r.ctx, events)
+	if err != nil {
+		return nil, err
+	}
+	return wire.UsageIngestResult{Accepted: stored, Duplicates: len(events) - stored}, nil
+}
+
+// readUsageEvent reads one shipped event strictly.
+func readUsageEvent(v any, loc validate.Loc, errs *validate.Errors, now time.Time) (store.UsageEvent, bool) {
+	o := validate.ReadObject(v, loc, errs)
+	if o == nil {
+		return store.UsageEvent{}, false
+	}
+	before := errs.Len()
+	var e store.UsageEvent
+	reqUUID := func(name string) uuid.UUID {
+		if v, ok := o.Require(name); ok {
+			id, _ := validate.UUID(v, loc.With(name), errs)
+			return id
+		}
+		return uuid.Nil
+	}
+	optUUID := func(name string) *uuid.UUID {
+		if v, ok := o.Raw(name); ok && v != nil {
+			if id, ok := validate.UUID(v, loc.With(name), errs); ok {
+				return &id
+			}
+		}
+		return nil
+	}
+	count := func(name string) int64 {
+		if v, ok := o.Require(name); ok {
+			n, _ := validate.Int(v, loc.With(name), nonNegative, errs)
+			return n
+		}
+		return 0
+	}
+	e.ID, e.OrgID, e.WorkspaceID = reqUUID("id"), reqUUID("org_id"), reqUUID("workspace_id")
+	e.InferenceKeyID, e.ManagementKeyID, e.OwnerID = optUUID("inference_key_id"), optUUID("management_key_id"), optUUID("owner_id")
+	e.ProviderCredentialID = optUUID("provider_credential_id")
+	e.Model = requiredString(o, "model", modelRefRule)
+	e.Provider = requiredString(o, "provider", modelRefRule)
+	e.InputTokens, e.OutputTokens = count("input_tokens"), count("output_tokens")
+	e.CacheReadTokens, e.CacheWriteTokens = count("cache_read_tokens"), count("cache_write_tokens")
+	e.LatencyMS = count("latency_ms")
+	// The pattern already limits the fraction to nano-dollars; parsing can
+	// still fail on a sum too large for int64.
+	if cost := requiredString(o, "cost_usd", costRule); costRule.Pattern.MatchString(cost) {
+		n, err := catalog.ParseNanoUSD(cost)
+		if err != nil {
+			errs.Add(loc.With("cost_usd"), "value_error", "Value error, "+err.Error(), cost, nil)
+		}
+		e.CostNanoUSD = n
+	}
+	e.Status = requiredLiteral(o, "status", usageStatuses)
+	if v, ok := o.Require("occurred_at"); ok {
+		if t, ok := validate.DateTime(v, loc.With("occurred_at"), errs); ok {
+			e.OccurredAt = t.Truncate(time.Microsecond)
+		}
+	}
+	o.Close()
+	e.Bucket, e.ReceivedAt = store.UsageBucket(e.OccurredAt), now
+	return e, errs.Len() == before
+}
+
+func (s *Server) heartbeat(r *Request) (any, error) {
+	d := &store.DataPlane{BundleVersions: store.JSONMap{}}
+	if err := r.body(func(o *validate.Object) {
+		d.ID = requiredString(o, "id", heartbeatIDRule)
+		d.Version = requiredString(o, "version", validate.StringRule{Min: 1, Max: 100})
+		if v, ok := o.Require("bundle_versions"); ok {
+			if bo := validate.ReadObject(v, o.Loc().With("bundle_versions"), o.Errors()); bo != nil {
+				keys := bo.Keys()
+				for _, k := range keys {
+					raw, _ := bo.Raw(k)
+					kl := bo.Loc().With(k)
+					if _, ok := validate.UUIDString(k, kl, o.Errors()); ok {
+						if n, ok := validate.Int(raw, kl, nonNegative, o.Errors()); ok {
+							d.BundleVersions[k] = n
+						}
+					}
+				}
+			}
+		}
+		if v, ok := o.Require("spool_depth"); ok {
+			d.SpoolDepth, _ = validate.Int(v, o.Loc().With("spool_depth"), nonNegative, o.Errors())
+		}
+	}); err != nil {
+		return nil, err
+	}
+	now := store.Now()
+	d.FirstSeenAt, d.LastSeenAt = now, now
+	if err := s.store.RecordHeartbeat(r.ctx, d); err != nil {
+		return nil, err
+	}
+	return toDataPlane(d, now), nil
+}
+
+func toDataPlane(d *store.DataPlane, now time.Time) wire.DataPlaneInstance {
+	versions := map[string]int64{}
+	for k, v := range d.BundleVersions {
+		switch n := v.(type) {
+		case int64:
+			versions[k] = n
+		case float64:
+			versions[k] = int64(n)
+		}
+	}
+	status := "healthy"
+	if now.Sub(d.LastSeenAt) > heartbeatStale {
+		status = "stale"
+	}
+	return wire.DataPlaneInstance{ID: d.ID, Version: d.Version, BundleVersions: versions, SpoolDepth: d.SpoolDepth, Status: status,
+		FirstSeenAt: d.FirstSeenAt, LastSeenAt: d.LastSeenAt}
+}
+
+func (s *Server) listDataPlanes(r *Request) (any, error) {
+	ds, err := s.store.ListDataPlanes(r.ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	sort.Slice(ds, func(i, j int) bool { return ds[i].ID < ds[j].ID })
+	out := make([]wire.DataPlaneInstance, len(ds))
+	for i := range ds {
+		out[i] = toDataPlane(&ds[i], now)
+	}
+	return out, nil
+}

@@ -1,0 +1,226 @@
+package api
+
+import (
+	"errors"
+	"time"
+	_ "time/tzdata" // report time zones must resolve on hosts without a zoneinfo database
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/usage"
+	"github.com/gw-gateway/gw/server/validate"
+	"github.com/gw-gateway/gw/wire"
+)
+
+func (s *Server) usageRoutes() []*Route {
+	read := []auth.Permission{auth.UsageRead}
+	pageQ := []QueryParam{
+		{Name: "limit", Description: "Page size, 1 to 200 (default 50).", Integer: true},
+		{Name: "cursor", Description: "The opaque page.next_cursor of the previous page."},
+	}
+	reportQ := []QueryParam{
+		{Name: "workspace_id", Description: "Only this workspace (UUID)."},
+		{Name: "period", Description: "today, 7d, 30d (default), month_to_date or custom."},
+		{Name: "timezone", Description: "IANA time zone of the days, e.g. Europe/Paris (default UTC)."},
+		{Name: "start_date", Description: "First day of a custom period, YYYY-MM-DD (with end_date)."},
+		{Name: "end_date", Description: "Last day (inclusive) of a custom period, YYYY-MM-DD."},
+		{Name: "start_at", Description: "Start of a custom period, RFC 3339 (with end_at)."},
+		{Name: "end_at", Description: "End (exclusive) of a custom period, RFC 3339."},
+		{Name: "owner_id", Description: "Only keys owned by this principal (UUID)."},
+		{Name: "management_key_id", Description: "Only requests made with this management key (UUID)."},
+		{Name: "model_id", Description: "Only this model, e.g. openai/gpt-4o."},
+		{Name: "provider_id", Description: "Only this provider, e.g. openai."},
+		{Name: "provider_credential_id", Description: "Only requests served with this provider credential (UUID)."},
+	}
+	return []*Route{
+		{Method: "GET", Path: "/api/v1/organizations/{org_id}/reports/usage", Tag: "Reports",
+			Summary: "Usage report: totals, the previous period for comparison, and daily counters",
+			Perms:   read, Result: wire.UsageReport{}, Query: reportQ, Handle: s.usageReport},
+		{Method: "GET", Path: "/api/v1/organizations/{org_id}/reports/usage/breakdown", Tag: "Reports",
+			Summary: "The report's period split by model, provider, owner, inference key or workspace",
+			Perms:   read, Result: wire.UsageBreakdown{},
+			Query:   append([]QueryParam{{Name: "by", Description: "model, provider, owner, inference_key or workspace."}}, reportQ...),
+			Handle:  s.usageBreakdown},
+		{Method: "GET", Path: "/api/v1/organizations/{org_id}/usage-events", Tag: "Usage Events",
+			Summary: "List the organization's usage events, newest first",
+			Perms:   read, Result: wire.UsageEvent{}, Paginated: true, Query: pageQ, Handle: s.listUsageEvents},
+		{Method: "GET", Path: orgWS + "/{workspace_ref}/usage-events", Tag: "Workspace Usage Events",
+			Summary: "List the workspace's usage events, newest first",
+			Perms:   read, Result: wire.UsageEvent{}, Paginated: true, Query: pageQ, Handle: s.listUsageEvents},
+	}
+}
+
+// reportQuery is a parsed report query: the window and the filter.
+type reportQuery struct {
+	window usage.Window
+	filter store.UsageFilter
+}
+
+// readReportQuery parses spec 4.6's query parameters, reporting every
+// problem at once.
+func (r *Request) readReportQuery(now time.Time) (reportQuery, error) {
+	q := r.R.URL.Query()
+	var errs validate.Errors
+	loc := func(name string) validate.Loc { return validate.Loc{"query", name} }
+	id := func(name string) *uuid.UUID {
+		if !q.Has(name) {
+			return nil
+		}
+		v, ok := validate.UUIDString(q.Get(name), loc(name), &errs)
+		if !ok {
+			return nil
+		}
+		return &v
+	}
+	at := func(name string) *time.Time {
+		if !q.Has(name) {
+			return nil
+		}
+		t, ok := validate.DateTime(q.Get(name), loc(name), &errs)
+		if !ok {
+			return nil
+		}
+		return &t
+	}
+	period := usage.DefaultPeriod
+	if q.Has("period") {
+		period, _ = validate.Literal(q.Get("period"), loc("period"), usage.Periods, &errs)
+	}
+	tz := time.UTC
+	if name := q.Get("timezone"); name != "" {
+		l, err := time.LoadLocation(name)
+		if err != nil || name == "Local" {
+			errs.Add(loc("timezone"), "value_error", "Value error, unknown time zone; use an IANA name such as Europe/Paris", name, nil)
+		} else {
+			tz = l
+		}
+	}
+	custom := usage.Custom{StartDate: q.Get("start_date"), EndDate: q.Get("end_date"), StartAt: at("start_at"), EndAt: at("end_at")}
+	out := reportQuery{filter: store.UsageFilter{
+		OrgID: r.Org.ID, WorkspaceID: id("workspace_id"), OwnerID: id("owner_id"), ManagementKeyID: id("management_key_id"),
+		ProviderCredentialID: id("provider_credential_id"), Model: q.Get("model_id"), Provider: q.Get("provider_id"),
+	}}
+	if errs.Len() > 0 {
+		return out, errs.Err()
+	}
+	w, err := usage.WindowFor(period, tz, now, custom)
+	if err != nil {
+		name := "period"
+		if errors.Is(err, usage.ErrCustomRange) {
+			name = "start_date"
+			if custom.StartAt != nil || custom.EndAt != nil {
+				name = "start_at"
+			}
+		}
+		return out, validate.Single(loc(name), "value_error", "Value error, "+err.Error(), nil, nil)
+	}
+	out.window = w
+	return out, nil
+}
+
+func toCounters(s store.UsageSums) wire.UsageCounters {
+	return wire.UsageCounters{Requests: s.Requests, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
+		CacheReadTokens: s.CacheReadTokens, CacheWriteTokens: s.CacheWriteTokens, CostUSD: catalog.FormatNanoUSD(s.CostNanoUSD)}
+}
+
+func toPeriod(w usage.Window) wire.UsagePeriod {
+	return wire.UsagePeriod{StartAt: w.Start, EndAt: w.End, PreviousStartAt: w.PrevStart, PreviousEndAt: w.PrevEnd, Timezone: w.Location.String()}
+}
+
+func (s *Server) usageReport(r *Request) (any, error) {
+	now := time.Now()
+	rq, err := r.readReportQuery(now)
+	if err != nil {
+		return nil, err
+	}
+	f := rq.filter
+	f.From, f.To = rq.window.Start.UTC(), rq.window.End.UTC()
+	buckets, err := s.store.SumUsageByBucket(r.ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	prev := rq.filter
+	prev.From, prev.To = rq.window.PrevStart.UTC(), rq.window.PrevEnd.UTC()
+	comparison, err := s.store.SumUsage(r.ctx, prev)
+	if err != nil {
+		return nil, err
+	}
+	out := wire.UsageReport{Comparison: toCounters(comparison), Period: toPeriod(rq.window), UpdatedAt: now.UTC().Truncate(time.Microsecond)}
+	var totals store.UsageSums
+	for _, d := range usage.Days(rq.window, buckets) {
+		totals.Add(d.Sums)
+		out.Daily = append(out.Daily, wire.UsageDay{Date: d.Date, UsageCounters: toCounters(d.Sums)})
+	}
+	if out.Daily == nil {
+		out.Daily = []wire.UsageDay{}
+	}
+	out.Totals = toCounters(totals)
+	return out, nil
+}
+
+func (s *Server) usageBreakdown(r *Request) (any, error) {
+	var errs validate.Errors
+	by := "model"
+	if r.R.URL.Query().Has("by") {
+		by, _ = validate.Literal(r.R.URL.Query().Get("by"), validate.Loc{"query", "by"}, store.UsageDimensionNames, &errs)
+	}
+	now := time.Now()
+	rq, err := r.readReportQuery(now)
+	if err != nil || errs.Len() > 0 {
+		if ve, ok := validate.AsError(err); ok {
+			for _, is := range ve.Issues {
+				errs.Add(is.Loc, is.Type, is.Msg, is.Input, is.Ctx)
+			}
+		}
+		return nil, errs.Err()
+	}
+	f := rq.filter
+	f.From, f.To = rq.window.Start.UTC(), rq.window.End.UTC()
+	groups, err := s.store.SumUsageBy(r.ctx, f, by)
+	if err != nil {
+		return nil, err
+	}
+	out := wire.UsageBreakdown{By: by, Period: toPeriod(rq.window), Rows: make([]wire.UsageBreakdownRow, 0, len(groups))}
+	for _, g := range groups {
+		key := ""
+		if g.Key != nil {
+			key = *g.Key
+		}
+		out.Rows = append(out.Rows, wire.UsageBreakdownRow{Key: key, UsageCounters: toCounters(g.UsageSums)})
+	}
+	return out, nil
+}
+
+func toUsageEvent(e *store.UsageEvent) wire.UsageEvent {
+	return wire.UsageEvent{
+		ID: e.ID, OrgID: e.OrgID, WorkspaceID: e.WorkspaceID, InferenceKeyID: e.InferenceKeyID, ManagementKeyID: e.ManagementKeyID,
+		OwnerID: e.OwnerID, Model: e.Model, Provider: e.Provider, ProviderCredentialID: e.ProviderCredentialID,
+		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens,
+		CostUSD: catalog.FormatNanoUSD(e.CostNanoUSD), Status: e.Status, LatencyMS: e.LatencyMS, OccurredAt: e.OccurredAt, ReceivedAt: e.ReceivedAt,
+	}
+}
+
+func (s *Server) listUsageEvents(r *Request) (any, error) {
+	binding := "usage:org:" + r.Org.ID.String()
+	var wsID *uuid.UUID
+	if r.WS != nil {
+		wsID = &r.WS.ID
+		binding = "usage:ws:" + r.WS.ID.String()
+	}
+	pq, err := r.pageQuery(binding)
+	if err != nil {
+		return nil, err
+	}
+	events, next, err := s.store.ListUsageEvents(r.ctx, r.Org.ID, wsID, pq)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wire.UsageEvent, len(events))
+	for i := range events {
+		out[i] = toUsageEvent(&events[i])
+	}
+	return page[wire.UsageEvent]{items: out, next: r.nextCursor(binding, next)}, nil
+}
