@@ -83,7 +83,7 @@ func TestDaysFoldBucketsInLocalTime(t *testing.T) {
 	buckets := []store.UsageBucketSums{
 		{Bucket: at("2026-06-02T18:15:00Z"), UsageSums: store.UsageSums{Requests: 1, CostNanoUSD: 5}}, // June 2, 23:45 local
 		{Bucket: at("2026-06-02T18:30:00Z"), UsageSums: store.UsageSums{Requests: 2, CostNanoUSD: 7}}, // June 3, 00:00 local
-		{Bucket: at("2026-05-01T00:00:00Z"), UsageSums: store.UsageSums{Requests: 9}},                  // outside
+		{Bucket: at("2026-05-01T00:00:00Z"), UsageSums: store.UsageSums{Requests: 9}},                 // outside
 	}
 	days := Days(w, buckets)
 	if len(days) != 7 || days[0].Date.Format(time.DateOnly) != "2026-05-28" {
