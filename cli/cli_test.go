@@ -58,6 +58,19 @@ func TestServeFlags(t *testing.T) {
 		{name: "bad log format", args: []string{"--log-format", "xml"}, wantErr: "--log-format"},
 		{name: "half bootstrap", args: []string{"--bootstrap-email", "a@b.c"}, wantErr: "go together"},
 		{name: "positional", args: []string{"extra"}, wantErr: "unknown command"},
+		{name: "role all by default", check: func(t *testing.T, o *ServeOptions) {
+			if o.Role != RoleAll || o.PollInterval != 5*time.Second || o.HeartbeatInterval != 10*time.Second {
+				t.Errorf("role defaults: %+v", o)
+			}
+		}},
+		{name: "data plane", args: []string{"--role", "data-plane", "--control-plane-url", "http://cp:8080", "--token", "sk-cp-x", "--poll-interval", "1s"},
+			check: func(t *testing.T, o *ServeOptions) {
+				if o.Role != RoleDataPlane || o.ControlPlaneURL != "http://cp:8080" || o.Token != "sk-cp-x" || o.PollInterval != time.Second {
+					t.Errorf("data plane: %+v", o)
+				}
+			}},
+		{name: "data plane needs its control plane", args: []string{"--role", "data-plane"}, wantErr: "--control-plane-url"},
+		{name: "unknown role", args: []string{"--role", "edge"}, wantErr: "--role must be"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,12 +10,15 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/api"
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/dataplane"
@@ -36,6 +39,14 @@ type ServeOptions struct {
 	BootstrapToken        string
 	DisableSignup         bool
 	ShutdownTimeout       time.Duration
+
+	Role              string
+	ControlPlaneURL   string
+	Token             string
+	BundlePublicKey   string
+	DataPlaneID       string
+	PollInterval      time.Duration
+	HeartbeatInterval time.Duration
 }
 
 // NewCmdServe builds `gw serve`.
@@ -67,6 +78,16 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 				BootstrapToken:        v.GetString("bootstrap-token"),
 				DisableSignup:         v.GetBool("disable-signup"),
 				ShutdownTimeout:       v.GetDuration("shutdown-timeout"),
+				Role:                  v.GetString("role"),
+				ControlPlaneURL:       v.GetString("control-plane-url"),
+				Token:                 v.GetString("token"),
+				BundlePublicKey:       v.GetString("bundle-public-key"),
+				DataPlaneID:           v.GetString("data-plane-id"),
+				PollInterval:          v.GetDuration("poll-interval"),
+				HeartbeatInterval:     v.GetDuration("heartbeat-interval"),
+			}
+			if err := checkRole(opts); err != nil {
+				return err
 			}
 			if opts.LogFormat != "text" && opts.LogFormat != "json" {
 				return usageError{fmt.Errorf("--log-format must be text or json, not %q", opts.LogFormat)}
@@ -91,7 +112,30 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 	fl.String("bootstrap-token", "", "use this one-time setup token instead of a random one [GW_BOOTSTRAP_TOKEN]")
 	fl.Bool("disable-signup", false, "refuse self-service sign-up [GW_DISABLE_SIGNUP]")
 	fl.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may finish on shutdown [GW_SHUTDOWN_TIMEOUT]")
+	fl.String("role", RoleAll, "all (control plane and data plane), control-plane, or data-plane [GW_ROLE]")
+	fl.String("control-plane-url", "", "data-plane role: the control plane's URL [GW_CONTROL_PLANE_URL]")
+	fl.String("token", "", "data-plane role: an instance management key with bundles.read, usage.ingest, data-planes.heartbeat [GW_TOKEN]")
+	fl.String("bundle-public-key", "", "data-plane role: pin the bundle signing key (hex or base64; default: pinned on first contact) [GW_BUNDLE_PUBLIC_KEY]")
+	fl.String("data-plane-id", "", "data-plane role: name in heartbeats (default: host name and a random suffix) [GW_DATA_PLANE_ID]")
+	fl.Duration("poll-interval", 5*time.Second, "data-plane role: how often to poll bundles [GW_POLL_INTERVAL]")
+	fl.Duration("heartbeat-interval", 10*time.Second, "data-plane role: how often to send a heartbeat [GW_HEARTBEAT_INTERVAL]")
 	return cmd
+}
+
+func checkRole(o *ServeOptions) error {
+	switch o.Role {
+	case RoleAll, RoleControlPlane:
+		return nil
+	case RoleDataPlane:
+		if o.ControlPlaneURL == "" || o.Token == "" {
+			return usageError{errors.New("--role data-plane needs --control-plane-url and --token")}
+		}
+		if o.PollInterval <= 0 || o.HeartbeatInterval <= 0 {
+			return usageError{errors.New("--poll-interval and --heartbeat-interval must be positive")}
+		}
+		return nil
+	}
+	return usageError{fmt.Errorf("--role must be all, control-plane or data-plane, not %q", o.Role)}
 }
 
 func newLogger(w *IOStreams, format string) *slog.Logger {
@@ -101,67 +145,161 @@ func newLogger(w *IOStreams, format string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w.ErrOut, nil))
 }
 
+// Roles of gw serve.
+const (
+	RoleAll          = "all"
+	RoleControlPlane = "control-plane"
+	RoleDataPlane    = "data-plane"
+)
+
 func serveRun(ctx context.Context, opts *ServeOptions) error {
 	log := newLogger(opts.IO, opts.LogFormat)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	db, err := openDB(ctx, opts.DBOptions)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	applied, err := store.Migrate(ctx, db)
-	if err != nil {
-		return err
-	}
-	if len(applied) > 0 {
-		log.Info("database migrated", "applied", applied)
-	}
-
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", opts.Addr, err)
 	}
+	defer ln.Close()
 	publicURL := strings.TrimRight(opts.PublicURL, "/")
 	if publicURL == "" {
 		publicURL = "http://" + ln.Addr().String()
 	}
+	var handler http.Handler
+	if opts.Role == RoleDataPlane {
+		handler, err = startDataPlane(ctx, log, opts)
+	} else {
+		var closeDB func()
+		handler, closeDB, err = startControlPlane(ctx, log, opts, publicURL)
+		if closeDB != nil {
+			defer closeDB()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return serveHTTP(ctx, log, ln, handler, opts, publicURL)
+}
 
+// startControlPlane opens the database and builds /api/v1 and the pages,
+// with the data plane in the process for role all.
+func startControlPlane(ctx context.Context, log *slog.Logger, opts *ServeOptions, publicURL string) (http.Handler, func(), error) {
+	db, err := openDB(ctx, opts.DBOptions)
+	if err != nil {
+		return nil, nil, err
+	}
+	closeDB := func() { db.Close() }
+	applied, err := store.Migrate(ctx, db)
+	if err != nil {
+		return nil, closeDB, err
+	}
+	if len(applied) > 0 {
+		log.Info("database migrated", "applied", applied)
+	}
 	st := store.New(db)
 	keyring, err := loadKeyring(opts.SecretOptions)
 	if err != nil {
-		ln.Close()
-		return err
+		return nil, closeDB, err
 	}
 	signer, err := bundle.SigningKey(ctx, st, keyring)
 	if err != nil {
-		ln.Close()
-		return fmt.Errorf("bundle signing key: %w", err)
+		return nil, closeDB, fmt.Errorf("bundle signing key: %w", err)
 	}
-	// The data plane runs in process: bundles are compiled and admitted
-	// directly after every change, without HTTP.
-	plane := dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{})
-	refresher := &dataplane.Refresher{Compiler: &bundle.Compiler{Store: st, Signer: signer}, Plane: plane, Store: st}
+	compiler := &bundle.Compiler{Store: st, Signer: signer}
+	var bundles api.BundleRefresher = &bundle.Publisher{Compiler: compiler, Store: st}
+	var plane *dataplane.Plane
+	if opts.Role == RoleAll {
+		// The data plane runs in process: bundles are compiled and admitted
+		// directly after every change, without HTTP.
+		plane = dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{})
+		bundles = &dataplane.Refresher{Compiler: compiler, Plane: plane, Store: st}
+	}
 	apiServer, err := api.New(ctx, st, api.Options{PublicURL: publicURL, SignupDisabled: opts.DisableSignup, Logger: log,
-		Version: Version(), Keyring: keyring, Bundles: refresher})
+		Version: Version(), Keyring: keyring, Bundles: bundles})
 	if err != nil {
-		ln.Close()
-		return err
+		return nil, closeDB, err
 	}
 	if err := bootstrapOnStart(ctx, log, apiServer, opts, publicURL); err != nil {
-		ln.Close()
-		return err
+		return nil, closeDB, err
 	}
-	// Every organization's bundle is admitted before /inf/v1 answers; one
-	// that fails keeps the others serving (and is logged).
-	if err := refresher.RefreshAll(ctx); err != nil {
+	// Every organization's bundle is compiled (and, in process, admitted)
+	// before serving; one that fails keeps the others going (and is logged).
+	if err := bundles.RefreshAll(ctx); err != nil {
 		log.Error("initial bundle refresh", "error", err)
 	}
-	plane.MarkReady()
+	mux := http.NewServeMux()
+	mux.Handle("/api/v1/", apiServer)
+	if plane != nil {
+		plane.MarkReady()
+		mux.Handle("/inf/v1/", plane)
+	}
+	// Everything else is the browser pages (setup, sign-in, CLI approval).
+	mux.Handle("/", web.Handler(log, apiServer.SetupDone))
+	mux.HandleFunc("GET /healthz", healthz)
+	return mux, closeDB, nil
+}
 
+// startDataPlane runs a data plane apart from the control plane: no
+// database, bundles polled over the management API with one instance key,
+// the last admitted set kept in the data dir.
+func startDataPlane(ctx context.Context, log *slog.Logger, opts *ServeOptions) (http.Handler, error) {
+	c, err := client.New(client.Options{Server: opts.ControlPlaneURL, Token: opts.Token, Version: Version()})
+	if err != nil {
+		return nil, fmt.Errorf("--control-plane-url: %w", err)
+	}
+	stateDir := filepath.Join(opts.DataDir, "dataplane")
+	pub, err := dataplane.SigningKey(ctx, c, stateDir, opts.BundlePublicKey, opts.PollInterval, log)
+	if err != nil {
+		return nil, err
+	}
+	id := opts.DataPlaneID
+	if id == "" {
+		if id, err = dataPlaneID(stateDir); err != nil {
+			return nil, err
+		}
+	}
+	plane := dataplane.NewPlane(pub, dataplane.Options{})
+	remote := &dataplane.Remote{Client: c, Plane: plane, ID: id, Version: Version(), StateDir: stateDir,
+		PollInterval: opts.PollInterval, HeartbeatInterval: opts.HeartbeatInterval, Log: log}
+	if err := remote.LoadCached(); err != nil {
+		log.Warn("cached bundles", "error", err)
+	}
+	go remote.Run(ctx)
+	log.Info("data plane", "id", id, "control_plane", opts.ControlPlaneURL)
+	mux := http.NewServeMux()
+	mux.Handle("/inf/v1/", plane)
+	mux.HandleFunc("GET /healthz", healthz)
+	return mux, nil
+}
+
+// dataPlaneID names this data plane for heartbeats: the host name and a
+// random suffix, kept in the state dir so restarts keep the name.
+func dataPlaneID(stateDir string) (string, error) {
+	path := filepath.Join(stateDir, "id")
+	if raw, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(raw)), nil
+	}
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "dp"
+	}
+	id := host + "-" + uuid.NewString()[:8]
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return "", err
+	}
+	return id, os.WriteFile(path, []byte(id+"\n"), 0o600)
+}
+
+func healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+}
+
+// serveHTTP serves until the context ends, then shuts down gracefully.
+func serveHTTP(ctx context.Context, log *slog.Logger, ln net.Listener, handler http.Handler, opts *ServeOptions, publicURL string) error {
 	srv := &http.Server{
-		Handler:           withAccessLog(log, newMux(apiServer, plane, web.Handler(log, apiServer.SetupDone))),
+		Handler:           withAccessLog(log, handler),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		// Long enough for a streamed model response; a stuck client is cut.
@@ -171,7 +309,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("gw serving", "addr", ln.Addr().String(), "public_url", publicURL, "version", Version())
+	log.Info("gw serving", "addr", ln.Addr().String(), "role", opts.Role, "public_url", publicURL, "version", Version())
 
 	select {
 	case err := <-errc:
@@ -216,19 +354,6 @@ func bootstrapOnStart(ctx context.Context, log *slog.Logger, s *api.Server, opts
 			"api", "POST "+publicURL+"/api/v1/bootstrap with {token, email, password}")
 	}
 	return nil
-}
-
-func newMux(apiServer, dataPlane, pages http.Handler) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", apiServer)
-	mux.Handle("/inf/v1/", dataPlane)
-	// Everything else is the browser pages (setup, sign-in, CLI approval).
-	mux.Handle("/", pages)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
-	})
-	return mux
 }
 
 type statusRecorder struct {

@@ -1,0 +1,49 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/gw-gateway/gw/wire"
+)
+
+// PollBundles fetches every organization's bundle unless etag still
+// matches, in which case it reports notModified and returns nothing else.
+func (c *Client) PollBundles(ctx context.Context, etag string) (b wire.DataPlaneBundles, newETag string, notModified bool, err error) {
+	req := c.r.R().SetContext(ctx)
+	if etag != "" {
+		req.SetHeader("If-None-Match", etag)
+	}
+	resp, err := req.Get("/api/v1/data-plane/bundles")
+	if err != nil {
+		return b, "", false, fmt.Errorf("poll bundles: %w", err)
+	}
+	if resp.StatusCode() == http.StatusNotModified {
+		return b, etag, true, nil
+	}
+	if resp.IsError() {
+		return b, "", false, decodeError(resp)
+	}
+	var env wire.Envelope[wire.DataPlaneBundles]
+	if err := json.Unmarshal(resp.Body(), &env); err != nil {
+		return b, "", false, fmt.Errorf("poll bundles: decoding response: %w", err)
+	}
+	return env.Data, resp.Header().Get("ETag"), false, nil
+}
+
+// Heartbeat reports a data plane's state.
+func (c *Client) Heartbeat(ctx context.Context, hb wire.Heartbeat) (wire.DataPlaneInstance, error) {
+	return getData[wire.DataPlaneInstance](ctx, c, "POST", "/api/v1/data-plane/heartbeats", nil, hb)
+}
+
+// IngestUsage ships a batch of usage events (idempotent on event id).
+func (c *Client) IngestUsage(ctx context.Context, events []wire.UsageEventIn) (wire.UsageIngestResult, error) {
+	return getData[wire.UsageIngestResult](ctx, c, "POST", "/api/v1/data-plane/usage-events", nil, wire.UsageIngest{Events: events})
+}
+
+// ListDataPlanes lists data-plane instances and their state.
+func (c *Client) ListDataPlanes(ctx context.Context) ([]wire.DataPlaneInstance, error) {
+	return getData[[]wire.DataPlaneInstance](ctx, c, "GET", "/api/v1/instance/data-planes", nil, nil)
+}

@@ -1,0 +1,93 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// TestSplitPlanes runs the control plane and a data plane as separate
+// processes: the data plane pins the signing key, polls bundles, serves
+// discovery, reports heartbeats, follows a revocation, and after a restart
+// serves its cached bundles with the control plane gone.
+func TestSplitPlanes(t *testing.T) {
+	ctx := context.Background()
+	cp := startServe(t, "GW_ROLE=control-plane", "GW_DATA_DIR="+t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_split")
+	if resp, err := http.Get(cp.URL + "/inf/v1/models"); err != nil || resp.StatusCode != 404 {
+		t.Fatalf("control-plane role serves /inf/v1: %v %v", resp.StatusCode, err)
+	}
+	anon, _ := client.New(client.Options{Server: cp.URL})
+	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_split", Email: "ops@example.com", Password: "a long passphrase"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _ := client.New(client.Options{Server: cp.URL, Token: boot.ManagementKey.Token})
+	if _, err := owner.CreateCredential(ctx, client.OrgScope("default"), wire.ProviderCredentialCreate{Provider: "openai", Label: "x", Secret: "sk-split"}); err != nil {
+		t.Fatal(err)
+	}
+	ik, err := owner.CreateInferenceKey(ctx, "default", "default", wire.InferenceKeyCreate{Name: "split"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dpKey, err := owner.CreateManagementKey(ctx, client.InstanceScope(), wire.ManagementKeyCreate{
+		Permissions: []string{"bundles.read", "usage.ingest", "data-planes.heartbeat"}, Label: "data-plane"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dpDir := t.TempDir()
+	dpEnv := []string{"GW_ROLE=data-plane", "GW_CONTROL_PLANE_URL=" + cp.URL, "GW_TOKEN=" + dpKey.Token, "GW_DATA_DIR=" + dpDir,
+		"GW_POLL_INTERVAL=200ms", "GW_HEARTBEAT_INTERVAL=200ms", "GW_DATA_PLANE_ID=dp-test"}
+	dp := startServe(t, dpEnv...)
+
+	models := func(url string) (int, int) {
+		req, _ := http.NewRequest("GET", url+"/inf/v1/models", nil)
+		req.Header.Set("Authorization", "Bearer "+ik.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, 0
+		}
+		defer resp.Body.Close()
+		var body struct{ Data []struct{ ID string } }
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		return resp.StatusCode, len(body.Data)
+	}
+	waitFor(t, "discovery on the data plane", func() bool { st, n := models(dp.URL); return st == 200 && n > 0 })
+	waitFor(t, "a heartbeat", func() bool {
+		list, err := owner.ListDataPlanes(ctx)
+		return err == nil && len(list) == 1 && list[0].ID == "dp-test" && len(list[0].BundleVersions) == 1
+	})
+	if _, err := owner.RevokeInferenceKey(ctx, "default", "default", ik.ID.String()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the revocation to reach the data plane", func() bool { st, _ := models(dp.URL); return st == 401 })
+
+	// With the control plane gone, a restarted data plane serves what it
+	// cached (the revoked key stays refused).
+	dp.stop(t)
+	cp.stop(t)
+	dp = startServe(t, dpEnv...)
+	if st, _ := models(dp.URL); st != 401 {
+		t.Fatalf("cached bundle after restart: %d", st)
+	}
+	if !strings.Contains(dp.logs.String(), "bundle poll failed") {
+		waitFor(t, "a failed poll to be logged", func() bool { return strings.Contains(dp.logs.String(), "bundle poll failed") })
+	}
+	dp.stop(t)
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,231 @@
+package dataplane
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server/bundle"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// Remote keeps a data plane that runs apart from the control plane in step
+// with it: it polls bundles, admits them, keeps the last admitted set on
+// disk (so a restart serves without the control plane), and sends
+// heartbeats. Everything it needs from the control plane goes through the
+// management API with one instance-scope key.
+type Remote struct {
+	Client  *client.Client
+	Plane   *Plane
+	ID      string
+	Version string
+	// StateDir holds the last admitted bundles and the pinned signing key.
+	StateDir          string
+	PollInterval      time.Duration
+	HeartbeatInterval time.Duration
+	Log               *slog.Logger
+	// SpoolDepth reports the usage events waiting to be shipped, if any.
+	SpoolDepth func() int64
+
+	etag string
+}
+
+const (
+	bundlesFile = "bundles.json"
+	pinnedFile  = "bundle-public-key"
+)
+
+// ParsePublicKey reads an Ed25519 public key given as hex or base64.
+func ParsePublicKey(s string) (ed25519.PublicKey, error) {
+	s = strings.TrimSpace(s)
+	for _, dec := range []func(string) ([]byte, error){hex.DecodeString, base64.StdEncoding.DecodeString, base64.RawStdEncoding.DecodeString} {
+		if raw, err := dec(s); err == nil && len(raw) == ed25519.PublicKeySize {
+			return ed25519.PublicKey(raw), nil
+		}
+	}
+	return nil, errors.New("bundle public key must be 32 bytes, hex or base64")
+}
+
+// SigningKey settles which key bundles must be signed with: the operator's
+// (pinned), else the one this data plane pinned earlier, else the one the
+// control plane announces on first contact, which is then pinned so a
+// later change is refused rather than trusted.
+func SigningKey(ctx context.Context, c *client.Client, stateDir, given string, retry time.Duration, log *slog.Logger) (ed25519.PublicKey, error) {
+	if given != "" {
+		return ParsePublicKey(given)
+	}
+	pinPath := filepath.Join(stateDir, pinnedFile)
+	if raw, err := os.ReadFile(pinPath); err == nil {
+		return ParsePublicKey(string(raw))
+	}
+	for {
+		b, _, _, err := c.PollBundles(ctx, "")
+		if err == nil && b.PublicKey != "" {
+			pub, err := ParsePublicKey(b.PublicKey)
+			if err != nil {
+				return nil, fmt.Errorf("control plane announced a bad signing key: %w", err)
+			}
+			if err := writeFileAtomic(pinPath, []byte(b.PublicKey+"\n")); err != nil {
+				return nil, err
+			}
+			log.Info("pinned the control plane's bundle signing key", "file", pinPath)
+			return pub, nil
+		}
+		if err == nil {
+			err = errors.New("the control plane has no signing key yet")
+		}
+		if client.IsStatus(err, 401) || client.IsStatus(err, 403) {
+			return nil, fmt.Errorf("the control plane refused the data plane's key: %w", err)
+		}
+		log.Warn("waiting for the control plane", "error", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(retry):
+		}
+	}
+}
+
+// LoadCached admits the bundles saved by the last run and marks the plane
+// ready if there were any, so a restart serves before the control plane
+// answers.
+func (r *Remote) LoadCached() error {
+	raw, err := os.ReadFile(filepath.Join(r.StateDir, bundlesFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read cached bundles: %w", err)
+	}
+	var cached wire.DataPlaneBundles
+	if err := json.Unmarshal(raw, &cached); err != nil {
+		return fmt.Errorf("cached bundles are corrupt: %w", err)
+	}
+	err = r.Plane.AdmitAll(signedOf(cached.Bundles))
+	r.Plane.MarkReady()
+	return err
+}
+
+func signedOf(bs []wire.SignedBundle) []bundle.Signed {
+	out := make([]bundle.Signed, len(bs))
+	for i, b := range bs {
+		out[i] = bundle.Signed{OrgID: b.OrgID, Version: b.Version, Hash: b.Hash, Signature: b.Signature, Body: b.Body}
+	}
+	return out
+}
+
+// Sync polls once: admits what changed, forgets organizations the control
+// plane no longer lists, and saves what it admitted.
+func (r *Remote) Sync(ctx context.Context) error {
+	b, etag, notModified, err := r.Client.PollBundles(ctx, r.etag)
+	if err != nil {
+		return err
+	}
+	if notModified {
+		return nil
+	}
+	admitErr := r.Plane.AdmitAll(signedOf(b.Bundles))
+	listed := make(map[uuid.UUID]bool, len(b.Bundles))
+	for _, s := range b.Bundles {
+		listed[s.OrgID] = true
+	}
+	for org := range r.Plane.Versions() {
+		if !listed[org] {
+			r.Plane.Forget(org)
+		}
+	}
+	r.Plane.MarkReady()
+	raw, err := json.Marshal(b)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(r.StateDir, bundlesFile), raw); err != nil {
+		return err
+	}
+	// A bundle that failed admission is retried on the next change only if
+	// the ETag moves; remember it only when everything was admitted.
+	if admitErr == nil {
+		r.etag = etag
+	}
+	return admitErr
+}
+
+// Heartbeat reports the admitted versions and spool depth.
+func (r *Remote) Heartbeat(ctx context.Context) error {
+	versions := map[string]int64{}
+	for org, v := range r.Plane.Versions() {
+		versions[org.String()] = v
+	}
+	var depth int64
+	if r.SpoolDepth != nil {
+		depth = r.SpoolDepth()
+	}
+	_, err := r.Client.Heartbeat(ctx, wire.Heartbeat{ID: r.ID, Version: r.Version, BundleVersions: versions, SpoolDepth: depth})
+	return err
+}
+
+// Run polls and beats until ctx ends; failures are logged and retried on
+// the next tick, while the plane keeps serving what it admitted.
+func (r *Remote) Run(ctx context.Context) {
+	poll := time.NewTicker(r.PollInterval)
+	beat := time.NewTicker(r.HeartbeatInterval)
+	defer poll.Stop()
+	defer beat.Stop()
+	r.tick(ctx, r.Sync, "bundle poll")
+	r.tick(ctx, r.Heartbeat, "heartbeat")
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-poll.C:
+			r.tick(ctx, r.Sync, "bundle poll")
+		case <-beat.C:
+			r.tick(ctx, r.Heartbeat, "heartbeat")
+		}
+	}
+}
+
+func (r *Remote) tick(ctx context.Context, fn func(context.Context) error, what string) {
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := fn(cctx); err != nil && ctx.Err() == nil {
+		r.Log.Warn(what+" failed", "error", err)
+	}
+}
+
+// writeFileAtomic writes data to path through a temporary file and a
+// rename, with mode 0600, so a crash never leaves half a file.
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
