@@ -126,7 +126,15 @@ func (s *Server) cliDescribe(r *Request) (any, error) {
 
 var errNotPending = errorf(http.StatusConflict, "this CLI sign-in is no longer awaiting approval; start again with gw login")
 
+// errSessionOnly keeps CLI approval a person's act in a browser: a key
+// approving would mint keys outside the issuing rules (no parent, no
+// expiry bound).
+var errSessionOnly = errorf(http.StatusForbidden, "CLI sign-ins are approved or denied from a browser session, not with a management key")
+
 func (s *Server) cliApprove(r *Request) (any, error) {
+	if r.P.Session == nil {
+		return nil, errSessionOnly
+	}
 	var code, orgRef string
 	var wsID *uuid.UUID
 	if err := r.body(func(o *validate.Object) {
@@ -214,6 +222,9 @@ func (s *Server) approvalScope(tx *store.Store, r *Request, orgRef string, wsID 
 }
 
 func (s *Server) cliDeny(r *Request) (any, error) {
+	if r.P.Session == nil {
+		return nil, errSessionOnly
+	}
 	var code string
 	if err := r.body(func(o *validate.Object) {
 		code = requiredString(o, "user_code", validate.StringRule{Min: 1, Max: 16})
@@ -311,7 +322,7 @@ func (s *Server) cliDeliver(r *Request, a *store.CLIAuthorization, out wire.CLIP
 		r.Org = org
 		r.P = &Principal{User: &store.User{ID: *a.UserID}}
 		if current != nil && current.UserID == *a.UserID && sameUUID(current.OrgID, a.OrgID) && sameUUID(current.WorkspaceID, a.WorkspaceID) {
-			if err := tx.RevokeManagementKey(r.ctx, current.ID, now); err != nil {
+			if _, err := tx.RevokeManagementKey(r.ctx, current.ID, now); err != nil {
 				return err
 			}
 			out.ReplacedKeyID = &current.ID

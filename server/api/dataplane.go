@@ -189,7 +189,12 @@ func (s *Server) heartbeat(r *Request) (any, error) {
 	if err := s.store.RecordHeartbeat(r.ctx, d); err != nil {
 		return nil, err
 	}
-	return toDataPlane(d, now), nil
+	// Read back: first_seen_at is the first heartbeat's, not this one's.
+	stored, err := s.store.GetDataPlane(r.ctx, d.ID)
+	if err != nil {
+		return nil, err
+	}
+	return toDataPlane(stored, now), nil
 }
 
 func toDataPlane(d *store.DataPlane, now time.Time) wire.DataPlaneInstance {

@@ -55,6 +55,11 @@ func (s *Server) createInferenceKey(r *Request) (any, error) {
 	}); err != nil {
 		return nil, err
 	}
+	// Policies target keys by owner: a key for someone else would carry
+	// their policies, not the caller's, so only member managers may.
+	if owner != r.P.User.ID && !managesOthersKeys(r) {
+		return nil, errorf(http.StatusForbidden, "issuing an inference key for another member needs members.manage or principals.manage")
+	}
 	var out wire.InferenceKey
 	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
 		// The owner must be an active member: the bundle serves only keys of
@@ -140,16 +145,19 @@ func (s *Server) revokeInferenceKey(r *Request) (any, error) {
 		if err != nil {
 			return err
 		}
-		if k.RevokedAt == nil {
-			now := store.Now()
-			if err := tx.RevokeInferenceKey(r.ctx, k.ID, now); err != nil {
-				return err
-			}
-			k.RevokedAt, k.UpdatedAt = &now, now
+		revoked, err := tx.RevokeInferenceKey(r.ctx, k.ID, store.Now())
+		if err != nil {
+			return err
+		}
+		if revoked {
 			if err := r.audit(tx, auditEntry{Action: "inference_key.revoked", TargetType: "inference_key", TargetID: k.ID.String(),
 				Details: map[string]any{"name": k.Name, "prefix": k.Prefix}}); err != nil {
 				return err
 			}
+		}
+		// Read back: a concurrent revoke may have set the time first.
+		if k, err = tx.GetInferenceKey(r.ctx, r.WS.ID, k.ID); err != nil {
+			return err
 		}
 		out = toInferenceKey(k, time.Now())
 		return nil

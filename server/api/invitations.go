@@ -56,8 +56,8 @@ func (s *Server) createInvitation(r *Request) (any, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if role == auth.OrgOwner && !s.mayGrantOwner(r) {
-		return nil, errOwnerOnly
+	if err := mayGrant(r, auth.OrgRoleRights(role)); err != nil {
+		return nil, err
 	}
 	token, _, hash := auth.NewToken(auth.InvitationPrefix)
 	now := store.Now()
@@ -102,8 +102,8 @@ func (s *Server) reissueInvitation(r *Request) (any, error) {
 		}
 		// A reissue hands the caller a fresh token: for an owner invitation
 		// that is granting the owner role, which only owners may do.
-		if inv.Role == auth.OrgOwner && !s.mayGrantOwner(r) {
-			return errOwnerOnly
+		if err := mayGrant(r, auth.OrgRoleRights(inv.Role)); err != nil {
+			return err
 		}
 		token, _, hash := auth.NewToken(auth.InvitationPrefix)
 		now := store.Now()

@@ -155,7 +155,7 @@ func (s *Server) listKeys(r *Request) (any, error) {
 		}
 		f.UserID = &id
 	}
-	if !managesOthersKeys(r) {
+	if r.Org != nil && !managesOthersKeys(r) {
 		f.UserID = &r.P.User.ID
 	}
 	keys, err := s.store.ListManagementKeys(r.ctx, f)
@@ -188,15 +188,16 @@ func (s *Server) scopedKey(tx *store.Store, r *Request) (*store.ManagementKey, e
 	f := keyFilter(r)
 	if (f.OrgID != nil && (k.OrgID == nil || *k.OrgID != *f.OrgID)) ||
 		(f.WorkspaceID != nil && (k.WorkspaceID == nil || *k.WorkspaceID != *f.WorkspaceID)) ||
-		(!managesOthersKeys(r) && k.UserID != r.P.User.ID) {
+		(r.Org != nil && !managesOthersKeys(r) && k.UserID != r.P.User.ID) {
 		return nil, notFound
 	}
 	return k, nil
 }
 
 // managesOthersKeys reports whether the caller may see and revoke keys of
-// other principals here: only those who manage members (or principals) do;
-// everyone else sees their own keys only.
+// other principals in an organization or workspace: only those who manage
+// members (or principals) do; everyone else sees their own keys only. At
+// instance scope management-keys.read shows every key (spec 4.5).
 func managesOthersKeys(r *Request) bool {
 	return r.Rights.Has(auth.MembersManage) || r.Rights.Has(auth.PrincipalsManage)
 }
@@ -216,16 +217,19 @@ func (s *Server) revokeKey(r *Request) (any, error) {
 		if err != nil {
 			return err
 		}
-		if k.RevokedAt == nil {
-			now := store.Now()
-			if err := tx.RevokeManagementKey(r.ctx, k.ID, now); err != nil {
-				return err
-			}
-			k.RevokedAt, k.UpdatedAt = &now, now
+		revoked, err := tx.RevokeManagementKey(r.ctx, k.ID, store.Now())
+		if err != nil {
+			return err
+		}
+		if revoked {
 			if err := r.audit(tx, auditEntry{Action: "management_key.revoked", TargetType: "management_key", TargetID: k.ID.String(),
 				Details: map[string]any{"label": k.Label, "prefix": k.Prefix}}); err != nil {
 				return err
 			}
+		}
+		// Read back: a concurrent revoke may have set the time first.
+		if k, err = tx.GetManagementKey(r.ctx, k.ID); err != nil {
+			return err
 		}
 		out = toManagementKey(k, time.Now())
 		return nil

@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -43,17 +44,16 @@ func (s *Server) listMembers(r *Request) (any, error) {
 	return out, nil
 }
 
-// mayGrantOwner reports whether the caller may make or unmake owners: only
-// owners (of the organization or the instance) can.
-func (s *Server) mayGrantOwner(r *Request) bool {
-	if r.P.User.InstanceRole == auth.InstanceOwner || r.P.User.InstanceRole == auth.InstanceAdmin {
-		return true
+// mayGrant refuses to grant, change or take away a role carrying
+// permissions the caller does not hold here: a key or person can never make
+// anyone more powerful than themselves, nor unmake someone who is (so only
+// owners make or unmake owners).
+func mayGrant(r *Request, role auth.Set) error {
+	if missing := r.Rights.Missing(role.Sorted()); len(missing) > 0 {
+		return errorf(http.StatusForbidden, "cannot grant or change a role holding permissions the caller lacks here: %s", strings.Join(missing, ", "))
 	}
-	m, err := s.store.GetMembership(r.ctx, r.Org.ID, r.P.User.ID)
-	return err == nil && m.Role == auth.OrgOwner && m.Status == auth.MembershipActive
+	return nil
 }
-
-var errOwnerOnly = errorf(http.StatusForbidden, "only an owner can grant or change the owner role")
 
 func (s *Server) addMember(r *Request) (any, error) {
 	var userID *uuid.UUID
@@ -73,8 +73,8 @@ func (s *Server) addMember(r *Request) (any, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if role == auth.OrgOwner && !s.mayGrantOwner(r) {
-		return nil, errOwnerOnly
+	if err := mayGrant(r, auth.OrgRoleRights(role)); err != nil {
+		return nil, err
 	}
 	var out wire.Member
 	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
@@ -153,9 +153,13 @@ func (s *Server) updateMember(r *Request) (any, error) {
 		if err != nil {
 			return err
 		}
-		touchesOwner := row.Role == auth.OrgOwner || (role != nil && *role == auth.OrgOwner)
-		if touchesOwner && !s.mayGrantOwner(r) {
-			return errOwnerOnly
+		if err := mayGrant(r, auth.OrgRoleRights(row.Role)); err != nil {
+			return err
+		}
+		if role != nil {
+			if err := mayGrant(r, auth.OrgRoleRights(*role)); err != nil {
+				return err
+			}
 		}
 		if (role != nil && *role != auth.OrgOwner) || (status != nil && *status != auth.MembershipActive) {
 			if err := keepAnOwner(tx, r, row); err != nil {
@@ -171,6 +175,11 @@ func (s *Server) updateMember(r *Request) (any, error) {
 		row.UpdatedAt = store.Now()
 		if err := tx.UpdateMembership(r.ctx, &row.Membership); err != nil {
 			return err
+		}
+		if row.Status == auth.MembershipSuspended {
+			if err := tx.RevokeUserOrgKeys(r.ctx, r.Org.ID, userID, row.UpdatedAt); err != nil {
+				return err
+			}
 		}
 		out = toMember(row)
 		return r.audit(tx, auditEntry{Action: "member.updated", TargetType: "user", TargetID: userID.String(),
@@ -190,8 +199,8 @@ func (s *Server) removeMember(r *Request) (any, error) {
 		if err != nil {
 			return err
 		}
-		if row.Role == auth.OrgOwner && !s.mayGrantOwner(r) {
-			return errOwnerOnly
+		if err := mayGrant(r, auth.OrgRoleRights(row.Role)); err != nil {
+			return err
 		}
 		if err := keepAnOwner(tx, r, row); err != nil {
 			return err

@@ -62,28 +62,22 @@ func (s *Server) createOrganization(r *Request) (any, error) {
 	}
 	now := store.Now()
 	org := &store.Organization{ID: uuid.New(), Name: name, CreatedAt: now, UpdatedAt: now}
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		var err error
-		org.Slug, err = pickSlug(slug, slugify(name, "org"), func(s string) (bool, error) { return tx.OrganizationSlugTaken(r.ctx, s) })
-		if err != nil {
-			return err
-		}
-		if err := tx.CreateOrganization(r.ctx, org); err != nil {
-			return slugConflict(err, org.Slug)
-		}
-		// The creator owns what they create, unless they act for the
-		// instance (staff) and are not meant to join every organization.
-		if r.P.User.InstanceRole == auth.InstanceMember || r.P.User.ServiceAccount {
-			if err := tx.CreateMembership(r.ctx, &store.Membership{OrgID: org.ID, UserID: r.P.User.ID, Role: auth.OrgOwner,
-				Status: auth.MembershipActive, CreatedAt: now, UpdatedAt: now}); err != nil {
+	err := retryDerivedSlug(slug, func() error {
+		return s.store.InTx(r.ctx, func(tx *store.Store) error {
+			var err error
+			org.Slug, err = pickSlug(slug, slugify(name, "org"), func(s string) (bool, error) { return tx.OrganizationSlugTaken(r.ctx, s) })
+			if err != nil {
 				return err
 			}
-		}
-		return r.audit(tx, auditEntry{Action: "organization.created", TargetType: "organization", TargetID: org.ID.String(),
-			OrgID: &org.ID, Details: map[string]any{"name": org.Name, "slug": org.Slug}})
+			if err := tx.CreateOrganization(r.ctx, org); err != nil {
+				return err
+			}
+			return r.audit(tx, auditEntry{Action: "organization.created", TargetType: "organization", TargetID: org.ID.String(),
+				OrgID: &org.ID, Details: map[string]any{"name": org.Name, "slug": org.Slug}})
+		})
 	})
 	if err != nil {
-		return nil, err
+		return nil, slugConflict(err, org.Slug)
 	}
 	return toOrganization(org), nil
 }
@@ -108,6 +102,18 @@ func pickSlug(given *string, derived string, taken func(string) (bool, error)) (
 	return "", errorf(http.StatusConflict, "could not derive a free slug from the name; give one explicitly")
 }
 
+// retryDerivedSlug reruns a create whose derived slug was taken by a
+// concurrent create between the lookup and the insert (on PostgreSQL the
+// failed insert aborts the transaction, so the whole transaction reruns).
+// A slug the caller chose is never retried: its clash is the caller's 409.
+func retryDerivedSlug(given *string, create func() error) error {
+	err := create()
+	for attempt := 0; given == nil && errors.Is(err, store.ErrConflict) && attempt < 3; attempt++ {
+		err = create()
+	}
+	return err
+}
+
 func slugConflict(err error, slug string) error {
 	if errors.Is(err, store.ErrConflict) {
 		return errorf(http.StatusConflict, "slug %q is already taken", slug)
@@ -121,7 +127,8 @@ func (s *Server) listAllOrganizations(r *Request) (any, error) {
 
 func (s *Server) listMyOrganizations(r *Request) (any, error) {
 	ks := r.P.KeyScope()
-	staff := auth.InstanceRoleRights(r.P.User.InstanceRole).Has(auth.OrganizationsRead) && ks.Level == auth.LevelInstance
+	staff := auth.InstanceRoleRights(r.P.User.InstanceRole).Has(auth.OrganizationsRead) && ks.Level == auth.LevelInstance &&
+		r.P.Ceiling().Has(auth.OrganizationsRead)
 	if staff {
 		return s.listOrganizations(r, nil)
 	}

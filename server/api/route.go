@@ -116,9 +116,8 @@ type paged interface{ envelope() any }
 
 func (s *Server) handler(rt *Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
-		req := &Request{ctx: hr.Context(), W: w, R: hr, ID: requestID(hr), s: s}
-		w.Header().Set("X-Request-Id", req.ID)
-		w.Header().Set("Cache-Control", "no-store")
+		// ServeHTTP settled the request id and the common headers.
+		req := &Request{ctx: hr.Context(), W: w, R: hr, ID: hr.Header.Get("X-Request-Id"), s: s}
 		if err := s.admit(req, rt); err != nil {
 			writeError(w, s.log, req.ID, err)
 			return
@@ -152,7 +151,7 @@ func (s *Server) admit(req *Request, rt *Route) error {
 		if err == nil {
 			req.P = p
 		}
-		return nil
+		return refuseFormPost(req, rt)
 	case err != nil:
 		return err
 	}
@@ -163,9 +162,27 @@ func (s *Server) admit(req *Request, rt *Route) error {
 	return s.authorize(req, rt)
 }
 
-// maxBody bounds request bodies; the largest legitimate one (a policy with
-// 100 rules of 1000 names) is well under this.
-const maxBody = 4 << 20
+// refuseFormPost answers 415 when a public endpoint taking JSON receives
+// one of the content types a cross-site HTML form can send: such a page
+// could otherwise sign a visitor in to an account of the attacker's (login
+// CSRF). Authenticated endpoints are covered by the X-Requested-With rule.
+func refuseFormPost(req *Request, rt *Route) error {
+	if rt.Body == nil {
+		return nil
+	}
+	ct := strings.ToLower(req.R.Header.Get("Content-Type"))
+	for _, form := range []string{"application/x-www-form-urlencoded", "multipart/form-data", "text/plain"} {
+		if strings.HasPrefix(ct, form) {
+			return errorf(http.StatusUnsupportedMediaType, "send the body as JSON with Content-Type: application/json")
+		}
+	}
+	return nil
+}
+
+// maxBody bounds request bodies. The largest legitimate one is a policy at
+// the spec's limits (100 rules, each with 1000 names of 255 characters):
+// about 51 MB of JSON. Bodies are read only after authentication.
+const maxBody = 64 << 20
 
 // body reads and strictly validates a JSON object body. read is called with
 // the object even when other problems were found, so that every problem is

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"strings"
 
 	"github.com/google/uuid"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/gw-gateway/gw/server/catalogdb"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/wire"
 )
 
 // Options configure the API.
@@ -90,32 +92,62 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Server, error) {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.handler(rt))
 	}
 	s.mux.HandleFunc("GET /api/v1/openapi.json", s.serveOpenAPI)
-	s.mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
-	})
 	return s, nil
 }
 
 // refreshBundles runs after a committed change. The change stands even if
-// the refresh fails (the data plane keeps its last good bundle, and the next
-// change or restart recompiles), so a failure is logged, not returned.
+// the refresh fails (the data plane keeps its last good bundle until the
+// periodic reconciliation of gw serve recompiles), so a failure is logged,
+// not returned.
 func (s *Server) refreshBundles(r *Request) {
 	if s.opts.Bundles == nil {
 		return
 	}
+	// The change is committed: the refresh must not die with the request
+	// when the client hangs up.
+	ctx := context.WithoutCancel(r.ctx)
 	var err error
 	if r.Org != nil {
-		err = s.opts.Bundles.Refresh(r.ctx, r.Org.ID)
+		err = s.opts.Bundles.Refresh(ctx, r.Org.ID)
 	} else {
-		err = s.opts.Bundles.RefreshAll(r.ctx)
+		err = s.opts.Bundles.RefreshAll(ctx)
 	}
 	if err != nil {
 		s.log.Error("bundle refresh failed", "request_id", r.ID, "error", err)
 	}
 }
 
-// ServeHTTP serves /api/v1.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP serves /api/v1. Every answer carries a request id and
+// no-store; a path no route knows is a JSON 404, and a known path with
+// another method a JSON 405 naming the allowed ones.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := requestID(r)
+	r.Header.Set("X-Request-Id", id)
+	w.Header().Set("X-Request-Id", id)
+	w.Header().Set("Cache-Control", "no-store")
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		if allowed := s.allowedMethods(r); len(allowed) > 0 {
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+			writeJSON(w, http.StatusMethodNotAllowed, wire.ErrorDetail{Detail: "Method Not Allowed"})
+			return
+		}
+		writeJSON(w, http.StatusNotFound, wire.ErrorDetail{Detail: "Not Found"})
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) allowedMethods(r *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
 
 // Routes lists every route the API registers (for the OpenAPI document and
 // its completeness test).

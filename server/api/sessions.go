@@ -170,7 +170,8 @@ func (s *Server) me(r *Request) (any, error) {
 // instance staff), each with the workspaces they can see there.
 func (s *Server) enrollmentChoices(r *Request) (any, error) {
 	var orgs []store.Organization
-	staff := auth.InstanceRoleRights(r.P.User.InstanceRole).Has(auth.OrganizationsRead)
+	staff := auth.InstanceRoleRights(r.P.User.InstanceRole).Has(auth.OrganizationsRead) &&
+		r.P.KeyScope().Level == auth.LevelInstance && r.P.Ceiling().Has(auth.OrganizationsRead)
 	var p store.PageQuery
 	p.Limit = 1000
 	var memberOf *uuid.UUID

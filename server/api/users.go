@@ -69,6 +69,11 @@ func (s *Server) updateUser(r *Request) (any, error) {
 	}); err != nil {
 		return nil, err
 	}
+	for _, granted := range []string{role, u.InstanceRole} {
+		if err := mayGrant(r, auth.InstanceRoleRights(granted)); err != nil {
+			return nil, err
+		}
+	}
 	if (role == auth.InstanceOwner || u.InstanceRole == auth.InstanceOwner) && r.P.User.InstanceRole != auth.InstanceOwner {
 		return nil, errorf(http.StatusForbidden, "only an instance owner can grant or change the owner role")
 	}

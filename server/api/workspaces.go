@@ -58,20 +58,22 @@ func (s *Server) createWorkspace(r *Request) (any, error) {
 	}
 	now := store.Now()
 	ws := &store.Workspace{ID: uuid.New(), OrgID: r.Org.ID, Name: name, CreatedAt: now, UpdatedAt: now}
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		var err error
-		ws.Slug, err = pickSlug(slug, slugify(name, "workspace"), func(s string) (bool, error) { return tx.WorkspaceSlugTaken(r.ctx, r.Org.ID, s) })
-		if err != nil {
-			return err
-		}
-		if err := tx.CreateWorkspace(r.ctx, ws); err != nil {
-			return slugConflict(err, ws.Slug)
-		}
-		return r.audit(tx, auditEntry{Action: "workspace.created", TargetType: "workspace", TargetID: ws.ID.String(),
-			WorkspaceID: &ws.ID, Details: map[string]any{"name": ws.Name, "slug": ws.Slug}})
+	err := retryDerivedSlug(slug, func() error {
+		return s.store.InTx(r.ctx, func(tx *store.Store) error {
+			var err error
+			ws.Slug, err = pickSlug(slug, slugify(name, "workspace"), func(s string) (bool, error) { return tx.WorkspaceSlugTaken(r.ctx, r.Org.ID, s) })
+			if err != nil {
+				return err
+			}
+			if err := tx.CreateWorkspace(r.ctx, ws); err != nil {
+				return err
+			}
+			return r.audit(tx, auditEntry{Action: "workspace.created", TargetType: "workspace", TargetID: ws.ID.String(),
+				WorkspaceID: &ws.ID, Details: map[string]any{"name": ws.Name, "slug": ws.Slug}})
+		})
 	})
 	if err != nil {
-		return nil, err
+		return nil, slugConflict(err, ws.Slug)
 	}
 	return toWorkspace(ws), nil
 }
@@ -199,6 +201,9 @@ func (s *Server) addWorkspaceMember(r *Request) (any, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if err := mayGrant(r, auth.WorkspaceRoleRights(role)); err != nil {
+		return nil, err
+	}
 	var row *store.WorkspaceMemberRow
 	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
 		m, err := tx.GetMembership(r.ctx, r.Org.ID, userID)
@@ -240,8 +245,16 @@ func (s *Server) updateWorkspaceMember(r *Request) (any, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if err := mayGrant(r, auth.WorkspaceRoleRights(role)); err != nil {
+		return nil, err
+	}
 	var out wire.WorkspaceMember
 	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
+		if current, err := tx.GetWorkspaceMember(r.ctx, r.WS.ID, userID); err == nil {
+			if err := mayGrant(r, auth.WorkspaceRoleRights(current.Role)); err != nil {
+				return err
+			}
+		}
 		if err := tx.UpdateWorkspaceMember(r.ctx, r.WS.ID, userID, role, store.Now()); errors.Is(err, store.ErrNotFound) {
 			return errorf(http.StatusNotFound, "user %s is not a member of the workspace", userID)
 		} else if err != nil {
@@ -278,6 +291,9 @@ func (s *Server) removeWorkspaceMember(r *Request) (any, error) {
 		if out, err = s.workspaceMember(tx, r, userID); errors.Is(err, store.ErrNotFound) {
 			return errorf(http.StatusNotFound, "user %s is not a member of the workspace", userID)
 		} else if err != nil {
+			return err
+		}
+		if err := mayGrant(r, auth.WorkspaceRoleRights(out.Role)); err != nil {
 			return err
 		}
 		if err := tx.DeleteWorkspaceMember(r.ctx, r.WS.ID, userID); err != nil {

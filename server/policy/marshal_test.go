@@ -69,7 +69,7 @@ func TestMarshalTargets(t *testing.T) {
 
 func TestDefinitionRoundTrip(t *testing.T) {
 	body := defJSON(`{"kind":"selected_users","user_ids":["6F9619FF-8B86-4011-B42D-00C04FC964FF"]}`,
-		`{"match":{"kind":"request","models":["openai/gpt-4o"]},"action":{"kind":"models","names":["openai/gpt-4o"]}}`,
+		`{"match":{"kind":"request","stream":null,"models":["openai/gpt-4o"]},"action":{"kind":"models","names":["openai/gpt-4o"]}}`,
 		priceJSON(`"007.50"`, `"0"`),
 		budgetJSON(`"1.000"`, `"day"`, `"per_key"`),
 		act("request_limits", `"max_output_tokens":2.0`),

@@ -129,11 +129,11 @@ func parseRule(v any, loc validate.Loc, errs *validate.Errors) Rule {
 	return r
 }
 
-// parseMatch reads a match. The spec's table calls the request members both
-// "required" and "default empty list"; we read that as pydantic does for a
-// field with a default: optional on input, always present on output. So an
-// absent models or capabilities is [], an absent stream is null, and the
-// marshaller always writes all three.
+// parseMatch reads a match. The spec's table calls models and capabilities
+// both "required" and "default empty list"; we read that as pydantic does
+// for a field with a default: optional on input ([] when absent), always
+// present on output. stream has no default: "boolean or null, required", so
+// it must be given, null meaning either.
 func parseMatch(v any, loc validate.Loc, errs *validate.Errors) Match {
 	o, kind, ok := readUnion(v, loc, errs, matchKinds)
 	if !ok {
@@ -146,14 +146,11 @@ func parseMatch(v any, loc validate.Loc, errs *validate.Errors) Match {
 		optional(o, "models", func(v any, loc validate.Loc) {
 			m.Models = list(v, loc, validate.ListRule{Max: MaxMatchModels}, errs, stringOf(nameRule))
 		})
-		optional(o, "stream", func(v any, loc validate.Loc) {
-			if v == nil {
-				return
-			}
-			if b, ok := validate.Bool(v, loc, errs); ok {
+		if v, ok := o.Require("stream"); ok && v != nil {
+			if b, ok := validate.Bool(v, loc.With("stream"), errs); ok {
 				m.Stream = &b
 			}
-		})
+		}
 		optional(o, "capabilities", func(v any, loc validate.Loc) {
 			m.Capabilities = list(v, loc, validate.ListRule{Max: len(capabilities)}, errs, literalOf(capabilities))
 		})

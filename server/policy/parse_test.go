@@ -72,18 +72,18 @@ func TestParseDefinitionBoundaries(t *testing.T) {
 		{"key_id 255 runes of 2 bytes", defJSON(`{"kind":"selected_keys","key_ids":[`+quote(strings.Repeat("é", 255))+`]}`, denyRule), nil},
 
 		// request match
-		{"match models 0", wsDef(matchRule(`{"kind":"request","models":[]}`)), nil},
-		{"match models 1000", wsDef(matchRule(`{"kind":"request","models":` + strs(1000, 10) + `}`)), nil},
-		{"match models 1001", wsDef(matchRule(`{"kind":"request","models":` + strs(1001, 10) + `}`)), []issueKey{{m0 + ".models", "too_long"}}},
-		{"match model 256 chars", wsDef(matchRule(`{"kind":"request","models":` + strs(1, 256) + `}`)), []issueKey{{m0 + ".models[0]", "string_too_long"}}},
-		{"match model empty", wsDef(matchRule(`{"kind":"request","models":[""]}`)), []issueKey{{m0 + ".models[0]", "string_too_short"}}},
-		{"match members omitted", wsDef(matchRule(`{"kind":"request"}`)), nil},
+		{"match models 0", wsDef(matchRule(`{"kind":"request","stream":null,"models":[]}`)), nil},
+		{"match models 1000", wsDef(matchRule(`{"kind":"request","stream":null,"models":` + strs(1000, 10) + `}`)), nil},
+		{"match models 1001", wsDef(matchRule(`{"kind":"request","stream":null,"models":` + strs(1001, 10) + `}`)), []issueKey{{m0 + ".models", "too_long"}}},
+		{"match model 256 chars", wsDef(matchRule(`{"kind":"request","stream":null,"models":` + strs(1, 256) + `}`)), []issueKey{{m0 + ".models[0]", "string_too_long"}}},
+		{"match model empty", wsDef(matchRule(`{"kind":"request","stream":null,"models":[""]}`)), []issueKey{{m0 + ".models[0]", "string_too_short"}}},
+		{"match members omitted", wsDef(matchRule(`{"kind":"request","stream":null}`)), nil},
 		{"match stream null", wsDef(matchRule(`{"kind":"request","models":[],"stream":null,"capabilities":[]}`)), nil},
 		{"match stream true", wsDef(matchRule(`{"kind":"request","stream":true}`)), nil},
 		{"match stream not bool", wsDef(matchRule(`{"kind":"request","stream":"yes"}`)), []issueKey{{m0 + ".stream", "bool_type"}}},
-		{"capabilities 3", wsDef(matchRule(`{"kind":"request","capabilities":["tools","reasoning","structured_output"]}`)), nil},
-		{"capabilities 4", wsDef(matchRule(`{"kind":"request","capabilities":["tools","reasoning","structured_output","tools"]}`)), []issueKey{{m0 + ".capabilities", "too_long"}}},
-		{"capability streaming", wsDef(matchRule(`{"kind":"request","capabilities":["streaming"]}`)), []issueKey{{m0 + ".capabilities[0]", "literal_error"}}},
+		{"capabilities 3", wsDef(matchRule(`{"kind":"request","stream":null,"capabilities":["tools","reasoning","structured_output"]}`)), nil},
+		{"capabilities 4", wsDef(matchRule(`{"kind":"request","stream":null,"capabilities":["tools","reasoning","structured_output","tools"]}`)), []issueKey{{m0 + ".capabilities", "too_long"}}},
+		{"capability streaming", wsDef(matchRule(`{"kind":"request","stream":null,"capabilities":["streaming"]}`)), []issueKey{{m0 + ".capabilities[0]", "literal_error"}}},
 		{"all_requests with models", wsDef(matchRule(`{"kind":"all_requests","models":[]}`)), []issueKey{{m0 + ".models", "extra_forbidden"}}},
 
 		// models / providers names 1..1000, each 1..255
@@ -176,6 +176,7 @@ func TestParseDefinitionBoundaries(t *testing.T) {
 		{"action kind missing", wsDef(ruleJSON(`{"names":["a"]}`)), []issueKey{{a0, "union_tag_not_found"}}},
 
 		// required members
+		{"request match without stream", wsDef(matchRule(`{"kind":"request","models":["a"]}`)), []issueKey{{m0 + ".stream", "missing"}}},
 		{"definition empty", `{}`, []issueKey{{root + ".target", "missing"}, {root + ".rules", "missing"}}},
 		{"definition not object", `[]`, []issueKey{{root, "model_type"}}},
 		{"rule empty", wsDef(`{}`), []issueKey{{r0 + ".match", "missing"}, {r0 + ".action", "missing"}}},
@@ -203,7 +204,7 @@ func TestParseDefinitionBoundaries(t *testing.T) {
 func TestParseDefinitionReportsEverything(t *testing.T) {
 	body := defJSON(`{"kind":"selected_keys","key_ids":[""],"x":1}`,
 		act("models", `"names":[]`),
-		`{"match":{"kind":"request","capabilities":["vision"]},"action":{"kind":"request_limits","max_output_tokens":0}}`,
+		`{"match":{"kind":"request","stream":null,"capabilities":["vision"]},"action":{"kind":"request_limits","max_output_tokens":0}}`,
 		fallbackJSON(`[]`, `["timeout"]`, "9", "100"),
 		fallbackJSON(`["a"]`, `["timeout"]`, "2", "50"),
 		ruleJSON(`{"kind":"nope"}`),
@@ -262,7 +263,7 @@ func TestParseDefinitionIssueShape(t *testing.T) {
 func TestParseDefinitionValues(t *testing.T) {
 	body := defJSON(`{"kind":"selected_users","user_ids":["6F9619FF-8B86-4011-B42D-00C04FC964FF"]}`,
 		`{"match":{"kind":"request","models":["openai/gpt-4o"],"stream":false,"capabilities":["tools"]},"action":{"kind":"models","names":["openai/gpt-4o"]}}`,
-		`{"match":{"kind":"request"},"action":{"kind":"providers","names":["openai"]}}`,
+		`{"match":{"kind":"request","stream":null},"action":{"kind":"providers","names":["openai"]}}`,
 		act("deny", `"message":"blocked"`),
 		act("strict_parameters", ""),
 		priceJSON(`"2.50"`, `"10"`),

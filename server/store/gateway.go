@@ -158,11 +158,12 @@ func (s *Store) ActiveInferenceKeysForOrg(ctx context.Context, orgID uuid.UUID) 
 	return out, mapErr(err)
 }
 
-// RevokeInferenceKey sets revoked_at once (idempotent).
-func (s *Store) RevokeInferenceKey(ctx context.Context, id uuid.UUID, at time.Time) error {
-	_, err := s.db.NewUpdate().Model((*InferenceKey)(nil)).Set("revoked_at = ?", at).Set("updated_at = ?", at).
+// RevokeInferenceKey sets revoked_at once and reports whether this call
+// did (idempotent; concurrent revokes agree on one time).
+func (s *Store) RevokeInferenceKey(ctx context.Context, id uuid.UUID, at time.Time) (bool, error) {
+	res, err := s.db.NewUpdate().Model((*InferenceKey)(nil)).Set("revoked_at = ?", at).Set("updated_at = ?", at).
 		Where("id = ?", id).Where("revoked_at IS NULL").Exec(ctx)
-	return mapErr(err)
+	return rowsChanged(res, err)
 }
 
 // CreatePolicy inserts a policy; a name taken in the workspace is ErrConflict.

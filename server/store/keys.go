@@ -51,12 +51,21 @@ func (s *Store) ListManagementKeys(ctx context.Context, f KeyFilter) ([]Manageme
 	return out, mapErr(err)
 }
 
-// RevokeManagementKey sets revoked_at once; revoking again keeps the first
-// time, so the operation is idempotent.
-func (s *Store) RevokeManagementKey(ctx context.Context, id uuid.UUID, at time.Time) error {
-	_, err := s.db.NewUpdate().Model((*ManagementKey)(nil)).Set("revoked_at = ?", at).Set("updated_at = ?", at).
+// RevokeManagementKey sets revoked_at once and reports whether this call
+// did; revoking again keeps the first time, so the operation is idempotent
+// and concurrent revokes agree on one time.
+func (s *Store) RevokeManagementKey(ctx context.Context, id uuid.UUID, at time.Time) (bool, error) {
+	res, err := s.db.NewUpdate().Model((*ManagementKey)(nil)).Set("revoked_at = ?", at).Set("updated_at = ?", at).
 		Where("id = ?", id).Where("revoked_at IS NULL").Exec(ctx)
-	return mapErr(err)
+	return rowsChanged(res, err)
+}
+
+func rowsChanged(res interface{ RowsAffected() (int64, error) }, err error) (bool, error) {
+	if err != nil {
+		return false, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
 // CreateSession inserts a browser session.

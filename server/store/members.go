@@ -64,7 +64,14 @@ func (s *Store) DeleteMembership(ctx context.Context, orgID, userID uuid.UUID) e
 	if _, err := s.db.NewDelete().Model((*WorkspaceMember)(nil)).Where("user_id = ?", userID).Where("workspace_id IN (?)", wsIDs).Exec(ctx); err != nil {
 		return mapErr(err)
 	}
-	_, err = s.db.NewUpdate().Model((*ManagementKey)(nil)).Set("revoked_at = ?", Now()).Set("updated_at = ?", Now()).
+	return s.RevokeUserOrgKeys(ctx, orgID, userID, Now())
+}
+
+// RevokeUserOrgKeys revokes a user's management keys scoped to an
+// organization or its workspaces (on removal or suspension: a member who
+// comes back gets new keys, not the old ones revived).
+func (s *Store) RevokeUserOrgKeys(ctx context.Context, orgID, userID uuid.UUID, at time.Time) error {
+	_, err := s.db.NewUpdate().Model((*ManagementKey)(nil)).Set("revoked_at = ?", at).Set("updated_at = ?", at).
 		Where("user_id = ?", userID).Where("org_id = ?", orgID).Where("revoked_at IS NULL").Exec(ctx)
 	return mapErr(err)
 }

@@ -163,3 +163,9 @@ func (s *Store) ListDataPlanes(ctx context.Context) ([]DataPlane, error) {
 	out := []DataPlane{}
 	return out, mapErr(s.db.NewSelect().Model(&out).OrderExpr("id ASC").Scan(ctx))
 }
+
+// GetDataPlane reads one data plane's last heartbeat.
+func (s *Store) GetDataPlane(ctx context.Context, id string) (*DataPlane, error) {
+	d := new(DataPlane)
+	return d, mapErr(s.db.NewSelect().Model(d).Where("id = ?", id).Scan(ctx))
+}

@@ -100,7 +100,8 @@ func (o *Org) Key(ws, owner uuid.UUID, expiresAt *time.Time) (token string, id u
 // RevokeKey revokes an inference key.
 func (o *Org) RevokeKey(id uuid.UUID) {
 	o.t.Helper()
-	must(o.t, o.St.RevokeInferenceKey(context.Background(), id, store.Now()))
+	_, err := o.St.RevokeInferenceKey(context.Background(), id, store.Now())
+	must(o.t, err)
 }
 
 // Policy creates a policy from its definition's JSON, which must be valid:
