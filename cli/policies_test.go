@@ -479,7 +479,7 @@ func TestPoliciesExplain(t *testing.T) {
   definition:
     target: {kind: selected_keys, key_ids: [`+key.ID.String()+`]}
     rules:
-      - match: {kind: request, models: [openai/gpt-4o]}
+      - match: {kind: request, models: [openai/gpt-4o], stream: null}
         action: {kind: deny, message: gpt-4o is reserved for production keys}
 - name: cap-costs
   definition:

@@ -66,6 +66,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdCatalog(f),
 		NewCmdModels(f),
 		NewCmdActivity(f),
+		NewCmdUsage(f),
 	)
 	return root
 }

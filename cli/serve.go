@@ -47,6 +47,8 @@ type ServeOptions struct {
 	DataPlaneID       string
 	PollInterval      time.Duration
 	HeartbeatInterval time.Duration
+	// BundleRefreshInterval paces the control plane's reconciliation.
+	BundleRefreshInterval time.Duration
 }
 
 // NewCmdServe builds `gw serve`.
@@ -85,6 +87,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 				DataPlaneID:           v.GetString("data-plane-id"),
 				PollInterval:          v.GetDuration("poll-interval"),
 				HeartbeatInterval:     v.GetDuration("heartbeat-interval"),
+				BundleRefreshInterval: v.GetDuration("bundle-refresh-interval"),
 			}
 			if err := checkRole(opts); err != nil {
 				return err
@@ -119,12 +122,16 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 	fl.String("data-plane-id", "", "data-plane role: name in heartbeats (default: host name and a random suffix) [GW_DATA_PLANE_ID]")
 	fl.Duration("poll-interval", 5*time.Second, "data-plane role: how often to poll bundles [GW_POLL_INTERVAL]")
 	fl.Duration("heartbeat-interval", 10*time.Second, "data-plane role: how often to send a heartbeat [GW_HEARTBEAT_INTERVAL]")
+	fl.Duration("bundle-refresh-interval", 15*time.Second, "how often the control plane recompiles bundles to catch missed changes [GW_BUNDLE_REFRESH_INTERVAL]")
 	return cmd
 }
 
 func checkRole(o *ServeOptions) error {
 	switch o.Role {
 	case RoleAll, RoleControlPlane:
+		if o.BundleRefreshInterval <= 0 {
+			return usageError{errors.New("--bundle-refresh-interval must be positive")}
+		}
 		return nil
 	case RoleDataPlane:
 		if o.ControlPlaneURL == "" || o.Token == "" {
@@ -228,6 +235,24 @@ func startControlPlane(ctx context.Context, log *slog.Logger, opts *ServeOptions
 	if err := bundles.RefreshAll(ctx); err != nil {
 		log.Error("initial bundle refresh", "error", err)
 	}
+	// Changes normally refresh bundles at once; this loop catches what that
+	// missed (a refresh that failed, or a change made on another replica
+	// sharing the database). Compiling unchanged content is cheap and keeps
+	// the version.
+	go func() {
+		t := time.NewTicker(opts.BundleRefreshInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := bundles.RefreshAll(ctx); err != nil && ctx.Err() == nil {
+					log.Warn("periodic bundle refresh", "error", err)
+				}
+			}
+		}
+	}()
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", apiServer)
 	if plane != nil {

@@ -94,6 +94,10 @@ func New(opts Options) (*Client, error) {
 		version = "dev"
 	}
 	r := resty.NewWithClient(hc).
+		// Failures come back as errors for the caller to report; resty's own
+		// log lines would only duplicate them on stderr (and draw across a
+		// full-screen dashboard).
+		SetLogger(silentLogger{}).
 		SetBaseURL(strings.TrimRight(opts.Server, "/")).
 		SetHeader("User-Agent", "gw/"+version).
 		SetHeader("Accept", "application/json").
@@ -120,6 +124,12 @@ func New(opts Options) (*Client, error) {
 	}
 	return &Client{r: r}, nil
 }
+
+type silentLogger struct{}
+
+func (silentLogger) Errorf(string, ...any) {}
+func (silentLogger) Warnf(string, ...any)  {}
+func (silentLogger) Debugf(string, ...any) {}
 
 // do sends a request and decodes the {data} envelope into out (if non-nil).
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any) error {

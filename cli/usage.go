@@ -1,0 +1,333 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/tui"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// dashboardPeriods are the periods the dashboard switches between; a
+// custom range needs dates, which only `gw usage report` takes.
+var dashboardPeriods = []string{"today", "7d", "30d", "month_to_date"}
+
+// reportPeriods are the report's periods (spec 4.6).
+var reportPeriods = append(append([]string{}, dashboardPeriods...), "custom")
+
+// UsageOptions configure gw usage, the dashboard.
+type UsageOptions struct {
+	f               *Factory
+	Period          string
+	Timezone        string
+	WorkspaceFilter string
+	Refresh         time.Duration
+}
+
+// NewCmdUsage builds `gw usage` (the dashboard) with `gw usage report`.
+func NewCmdUsage(f *Factory) *cobra.Command {
+	cmd := NewCmdUsageDashboard(f, nil)
+	cmd.AddCommand(NewCmdUsageReport(f, nil))
+	return cmd
+}
+
+// NewCmdUsageDashboard builds the `gw usage` command itself.
+func NewCmdUsageDashboard(f *Factory, runF func(context.Context, *UsageOptions) error) *cobra.Command {
+	opts := &UsageOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "usage [--period P] [--timezone TZ] [--workspace-filter WS] [--refresh 30s]",
+		Short: "Usage dashboard: totals against the previous period, daily chart, breakdowns",
+		Long: `Show the organization's usage in an interactive dashboard: totals against the
+previous period, a daily chart, and a breakdown by model, provider, owner,
+inference key or workspace. Keys: 1-4 or p switch the period, tab the
+breakdown, enter filters by the selected row, w cycles the workspace filter,
+c clears the filters, m switches the chart's metric, r refreshes, ? shows
+every key, q quits.
+
+It needs a terminal; scripts use gw usage report (--json).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := oneOf("period", opts.Period, dashboardPeriods...); err != nil {
+				return err
+			}
+			if opts.Refresh < 0 || (opts.Refresh > 0 && opts.Refresh < time.Second) {
+				return usageError{fmt.Errorf("--refresh must be 0 (off) or at least 1s, not %s", opts.Refresh)}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return usageDashboardRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Period, "period", "30d", "period to start with: today, 7d, 30d or month_to_date")
+	fl.StringVar(&opts.Timezone, "timezone", "", "IANA time zone that cuts the days, e.g. Europe/Paris (default: the server's, UTC)")
+	fl.StringVar(&opts.WorkspaceFilter, "workspace-filter", "", "start filtered to one workspace (UUID or slug)")
+	fl.DurationVar(&opts.Refresh, "refresh", tui.DefaultRefresh, "auto refresh interval; 0 turns it off")
+	return cmd
+}
+
+// errNeedsTerminal is the answer to `gw usage` in a pipe or a script:
+// the dashboard draws on a terminal and reads keys from one.
+var errNeedsTerminal = usageError{errors.New("gw usage is an interactive dashboard and needs a terminal; use gw usage report (with --json for scripts)")}
+
+func usageDashboardRun(ctx context.Context, opts *UsageOptions) error {
+	ios := opts.f.IO
+	if !ios.IsTerminal() || !ios.CanPrompt() {
+		return errNeedsTerminal
+	}
+	c, s, err := opts.f.AuthedClient()
+	if err != nil {
+		return err
+	}
+	org, err := s.RequireOrg()
+	if err != nil {
+		return err
+	}
+	ws, err := resolveWorkspaceFilter(ctx, c, org, opts.WorkspaceFilter)
+	if err != nil {
+		return err
+	}
+	return tui.Run(ctx, tui.Options{
+		Source:      tui.ClientSource{Client: c, Org: org},
+		Org:         org,
+		Period:      opts.Period,
+		Timezone:    opts.Timezone,
+		WorkspaceID: ws,
+		Refresh:     opts.Refresh,
+	}, ios.In, ios.Out)
+}
+
+// resolveWorkspaceFilter turns a workspace slug into its id: the report
+// filters on workspace_id, while people know their workspaces by slug.
+func resolveWorkspaceFilter(ctx context.Context, c *client.Client, org, ws string) (string, error) {
+	if ws == "" {
+		return "", nil
+	}
+	if _, err := uuid.Parse(ws); err == nil {
+		return ws, nil
+	}
+	w, err := c.GetWorkspace(ctx, org, ws)
+	if err != nil {
+		return "", fmt.Errorf("--workspace-filter %s: %w", ws, err)
+	}
+	return w.ID.String(), nil
+}
+
+// UsageReportOptions configure gw usage report.
+type UsageReportOptions struct {
+	f               *Factory
+	Period          string
+	Timezone        string
+	StartDate       string
+	EndDate         string
+	Model           string
+	Provider        string
+	Owner           string
+	ManagementKey   string
+	Credential      string
+	WorkspaceFilter string
+	By              string
+	Output          string
+}
+
+// NewCmdUsageReport builds `gw usage report`, the dashboard's data for
+// scripts and pipes.
+func NewCmdUsageReport(f *Factory, runF func(context.Context, *UsageReportOptions) error) *cobra.Command {
+	opts := &UsageReportOptions{f: f}
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "report [--period P | --start-date D --end-date D] [filters] [--by DIMENSION] [--json | -o table|json|yaml]",
+		Short: "Print the usage report (totals, previous period, days) or a breakdown",
+		Long: `Print the organization's usage report: one row per day, then the totals, the
+previous period's totals and the change. With --by, print the period split by
+model, provider, owner, inference_key or workspace instead, largest cost
+first. --json (or -o json) prints the API's report as it is.
+
+A custom range is --start-date and --end-date (YYYY-MM-DD, both included),
+which imply --period custom.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fl := cmd.Flags()
+			if asJSON {
+				if fl.Changed("output") && opts.Output != OutputJSON {
+					return usageError{fmt.Errorf("--json and --output %s disagree", opts.Output)}
+				}
+				opts.Output = OutputJSON
+			}
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if opts.By != "" {
+				if err := oneOf("by", opts.By, tui.Dimensions...); err != nil {
+					return err
+				}
+			}
+			if err := opts.checkPeriod(fl.Changed("period")); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return usageReportRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	addOutputFlag(cmd, &opts.Output)
+	fl.BoolVar(&asJSON, "json", false, "print JSON (same as --output json)")
+	fl.StringVar(&opts.Period, "period", "30d", "today, 7d, 30d, month_to_date or custom")
+	fl.StringVar(&opts.Timezone, "timezone", "", "IANA time zone that cuts the days, e.g. Europe/Paris (default: the server's, UTC)")
+	fl.StringVar(&opts.StartDate, "start-date", "", "first day of a custom range, YYYY-MM-DD")
+	fl.StringVar(&opts.EndDate, "end-date", "", "last day of a custom range, YYYY-MM-DD")
+	fl.StringVar(&opts.Model, "model", "", "only this model, e.g. openai/gpt-4o-mini")
+	fl.StringVar(&opts.Provider, "provider", "", "only this provider")
+	fl.StringVar(&opts.Owner, "owner", "", "only requests of keys owned by this user (UUID)")
+	fl.StringVar(&opts.ManagementKey, "management-key", "", "only requests made with this management key (UUID)")
+	fl.StringVar(&opts.Credential, "credential", "", "only requests served with this provider credential (UUID)")
+	fl.StringVar(&opts.WorkspaceFilter, "workspace-filter", "", "only this workspace (UUID or slug)")
+	fl.StringVar(&opts.By, "by", "", "print a breakdown by model, provider, owner, inference_key or workspace")
+	return cmd
+}
+
+// checkPeriod validates the period and the custom range together. Dates
+// imply a custom period; any other explicit period with dates is a
+// contradiction worth refusing rather than guessing.
+func (o *UsageReportOptions) checkPeriod(periodSet bool) error {
+	if err := oneOf("period", o.Period, reportPeriods...); err != nil {
+		return err
+	}
+	dates := o.StartDate != "" || o.EndDate != ""
+	if dates && !periodSet {
+		o.Period = "custom"
+	}
+	switch {
+	case dates && o.Period != "custom":
+		return usageError{fmt.Errorf("--start-date and --end-date make a custom range; drop --period %s", o.Period)}
+	case o.Period == "custom" && (o.StartDate == "" || o.EndDate == ""):
+		return usageError{errors.New("a custom range needs both --start-date and --end-date")}
+	case !dates:
+		return nil
+	}
+	start, err := time.Parse(time.DateOnly, o.StartDate)
+	if err != nil {
+		return usageError{fmt.Errorf("--start-date must be YYYY-MM-DD, not %q", o.StartDate)}
+	}
+	end, err := time.Parse(time.DateOnly, o.EndDate)
+	if err != nil {
+		return usageError{fmt.Errorf("--end-date must be YYYY-MM-DD, not %q", o.EndDate)}
+	}
+	if end.Before(start) {
+		return usageError{fmt.Errorf("--end-date %s is before --start-date %s", o.EndDate, o.StartDate)}
+	}
+	return nil
+}
+
+func (o *UsageReportOptions) query(workspaceID string) client.UsageQuery {
+	return client.UsageQuery{
+		WorkspaceID:          workspaceID,
+		Period:               o.Period,
+		Timezone:             o.Timezone,
+		StartDate:            o.StartDate,
+		EndDate:              o.EndDate,
+		OwnerID:              o.Owner,
+		ManagementKeyID:      o.ManagementKey,
+		ModelID:              o.Model,
+		ProviderID:           o.Provider,
+		ProviderCredentialID: o.Credential,
+	}
+}
+
+func usageReportRun(ctx context.Context, opts *UsageReportOptions) error {
+	c, s, err := opts.f.AuthedClient()
+	if err != nil {
+		return err
+	}
+	org, err := s.RequireOrg()
+	if err != nil {
+		return err
+	}
+	ws, err := resolveWorkspaceFilter(ctx, c, org, opts.WorkspaceFilter)
+	if err != nil {
+		return err
+	}
+	q := opts.query(ws)
+	out := opts.f.IO
+	if opts.By != "" {
+		b, err := c.UsageBreakdown(ctx, org, opts.By, q)
+		if err != nil {
+			return err
+		}
+		if opts.Output == OutputTable && out.IsTerminal() {
+			fmt.Fprintf(out.Out, "Usage by %s, %s\n\n", opts.By, periodLine(b.Period))
+		}
+		return opts.f.Print(opts.Output, b, func() Table { return usageBreakdownTable(b) })
+	}
+	r, err := c.UsageReport(ctx, org, q)
+	if err != nil {
+		return err
+	}
+	// The period and time zone are not in the rows; on a terminal a title
+	// says them. Piped, the rows stay clean for cut and awk.
+	if opts.Output == OutputTable && out.IsTerminal() {
+		fmt.Fprintf(out.Out, "Usage %s, compared with %s\n\n", periodLine(r.Period),
+			tui.DateRange(r.Period.PreviousStartAt, r.Period.PreviousEndAt, r.Period.Timezone))
+	}
+	return opts.f.Print(opts.Output, r, func() Table { return usageReportTable(r) })
+}
+
+func periodLine(p wire.UsagePeriod) string {
+	tz := p.Timezone
+	if tz == "" {
+		tz = "UTC"
+	}
+	return tui.DateRange(p.StartAt, p.EndAt, p.Timezone) + " (" + tz + ")"
+}
+
+var usageColumns = []string{"requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd"}
+
+// usageCells are the counters as the API gives them: exact integers and
+// the exact decimal cost, so the table sums to the same as --json.
+func usageCells(c wire.UsageCounters) []string {
+	return []string{
+		fmt.Sprint(c.Requests), fmt.Sprint(c.InputTokens), fmt.Sprint(c.OutputTokens),
+		fmt.Sprint(c.CacheReadTokens), fmt.Sprint(c.CacheWriteTokens), c.CostUSD,
+	}
+}
+
+// usageReportTable: a row per day, then total, previous (the comparison
+// period's totals) and change. Summary rows come last and are named in the
+// first column, so a script can take the days with a date match.
+func usageReportTable(r wire.UsageReport) Table {
+	t := Table{Headers: append([]string{"date"}, usageColumns...)}
+	for _, d := range r.Daily {
+		t.Rows = append(t.Rows, append([]string{d.Date.Format(time.DateOnly)}, usageCells(d.UsageCounters)...))
+	}
+	cur, prev := r.Totals, r.Comparison
+	t.Rows = append(t.Rows,
+		append([]string{"total"}, usageCells(cur)...),
+		append([]string{"previous"}, usageCells(prev)...),
+		[]string{"change",
+			tui.ChangeInt(cur.Requests, prev.Requests), tui.ChangeInt(cur.InputTokens, prev.InputTokens),
+			tui.ChangeInt(cur.OutputTokens, prev.OutputTokens), tui.ChangeInt(cur.CacheReadTokens, prev.CacheReadTokens),
+			tui.ChangeInt(cur.CacheWriteTokens, prev.CacheWriteTokens), tui.ChangeCost(cur.CostUSD, prev.CostUSD)},
+	)
+	return t
+}
+
+func usageBreakdownTable(b wire.UsageBreakdown) Table {
+	by := b.By
+	if by == "" {
+		by = "key"
+	}
+	t := Table{Headers: append([]string{by}, usageColumns...)}
+	for _, r := range b.Rows {
+		t.Rows = append(t.Rows, append([]string{orDash(r.Key)}, usageCells(r.UsageCounters)...))
+	}
+	return t
+}

@@ -1,0 +1,286 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/table"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/shopspring/decimal"
+
+	"github.com/gw-gateway/gw/wire"
+)
+
+// Dimensions are the breakdowns the server offers, in the order tab
+// cycles them.
+var Dimensions = []string{"model", "provider", "owner", "inference_key", "workspace"}
+
+func dimensionTitle(by string) string {
+	if by == "inference_key" {
+		return "inference key"
+	}
+	return by
+}
+
+// breakdownView is the table of the period split by one dimension. It owns
+// its keys: tab and shift+tab ask the root for another dimension, enter
+// asks to filter by the selected row, the rest moves through the table.
+type breakdownView struct {
+	ctx     *ProgramContext
+	by      string // the dimension shown, or being loaded
+	data    *wire.UsageBreakdown
+	dataBy  string // the dimension data holds; differs from by while a switch loads
+	loading bool
+	table   table.Model
+	width   int
+	height  int
+}
+
+var _ component = (*breakdownView)(nil)
+
+func newBreakdownView(ctx *ProgramContext, by string) *breakdownView {
+	t := table.New(table.WithFocused(true))
+	t.SetStyles(table.Styles{Header: ctx.Styles.Header, Cell: ctx.Styles.Cell, Selected: ctx.Styles.Selected})
+	return &breakdownView{ctx: ctx, by: by, table: t}
+}
+
+func (b *breakdownView) Init() tea.Cmd { return nil }
+
+func (b *breakdownView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return b, nil
+	}
+	switch {
+	case key.Matches(k, b.ctx.Keys.NextBy):
+		return b, emit(byChangedMsg{by: b.step(1)})
+	case key.Matches(k, b.ctx.Keys.PrevBy):
+		return b, emit(byChangedMsg{by: b.step(-1)})
+	case key.Matches(k, b.filterKey()):
+		if row, ok := b.selected(); ok && row.Key != "" {
+			return b, emit(filterRowMsg{by: b.dataBy, key: row.Key})
+		}
+		return b, nil
+	}
+	var cmd tea.Cmd
+	b.table, cmd = b.table.Update(msg)
+	return b, cmd
+}
+
+// emit wraps a message in a command: how a component asks the root for
+// something only the root can do (load data, change the query).
+func emit(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+
+func (b *breakdownView) step(delta int) string {
+	i := 0
+	for j, d := range Dimensions {
+		if d == b.by {
+			i = j
+		}
+	}
+	return Dimensions[(i+delta+len(Dimensions))%len(Dimensions)]
+}
+
+// filterKey is enter, switched off for inference keys: the report has no
+// query parameter for them (spec 4.6), so there is nothing to filter on.
+func (b *breakdownView) filterKey() key.Binding {
+	k := b.ctx.Keys.FilterRow
+	k.SetEnabled(b.dataBy == b.by && b.dataBy != "inference_key")
+	return k
+}
+
+func (b *breakdownView) selected() (wire.UsageBreakdownRow, bool) {
+	i := b.table.Cursor()
+	if b.data == nil || b.dataBy != b.by || i < 0 || i >= len(b.data.Rows) {
+		return wire.UsageBreakdownRow{}, false
+	}
+	return b.data.Rows[i], true
+}
+
+func (b *breakdownView) ShortHelp() []key.Binding {
+	return []key.Binding{b.ctx.Keys.NextBy, b.filterKey(), b.table.KeyMap.LineUp, b.table.KeyMap.LineDown}
+}
+
+func (b *breakdownView) FullHelp() [][]key.Binding {
+	return append([][]key.Binding{{b.ctx.Keys.NextBy, b.ctx.Keys.PrevBy, b.filterKey()}}, b.table.KeyMap.FullHelp()...)
+}
+
+// SetBy starts showing another dimension; its rows arrive with SetData.
+func (b *breakdownView) SetBy(by string) {
+	b.by = by
+	b.loading = true
+	if b.dataBy != by {
+		b.table.SetRows(nil)
+		b.table.SetCursor(0)
+	}
+}
+
+// SetLoading marks a refresh of the current dimension in flight.
+func (b *breakdownView) SetLoading(loading bool) { b.loading = loading }
+
+// SetData shows a loaded breakdown. The cursor stays where it was when
+// the dimension did not change, so an auto refresh does not move it.
+func (b *breakdownView) SetData(by string, d wire.UsageBreakdown) {
+	if b.dataBy != by {
+		b.table.SetCursor(0)
+	}
+	b.data, b.dataBy, b.loading = &d, by, false
+	b.fill()
+}
+
+// Need is how many lines the breakdown would use to show every row (title,
+// header, rows), or 0 while it has nothing to show; the root gives the
+// chart whatever the table does not need.
+func (b *breakdownView) Need() int {
+	if b.data == nil || b.dataBy != b.by {
+		return 0
+	}
+	return 2 + max(len(b.data.Rows), 1)
+}
+
+// Relabel re-renders the rows after names were resolved.
+func (b *breakdownView) Relabel() { b.fill() }
+
+func (b *breakdownView) SetSize(width, height int) {
+	b.width, b.height = width, height
+	b.table.SetWidth(width)
+	b.table.SetHeight(max(height-1, 1)) // the title line
+	b.fill()
+}
+
+// Column widths. Counts are compact (at most seven characters), so the
+// numeric columns stay narrow and the name column keeps the rest; the
+// cache columns go first when the screen is too narrow for all.
+const (
+	numWidth   = 9
+	costWidth  = 10
+	shareWidth = 6
+	cellPad    = 2 // the Cell style's padding, one each side
+	minName    = 24
+)
+
+type breakdownColumn struct {
+	title string
+	width int
+	value func(r wire.UsageBreakdownRow, c rowContext) string
+}
+
+// rowContext is what a cell needs beyond its row: the row's share of the
+// cost, and the decimals the cost column uses for every row.
+type rowContext struct {
+	share      string
+	costPlaces int32
+}
+
+func (b *breakdownView) columnSet() []breakdownColumn {
+	count := func(title string, f func(wire.UsageCounters) int64) breakdownColumn {
+		return breakdownColumn{title, numWidth, func(r wire.UsageBreakdownRow, _ rowContext) string { return formatCompact(f(r.UsageCounters)) }}
+	}
+	cols := []breakdownColumn{
+		count("Requests", func(c wire.UsageCounters) int64 { return c.Requests }),
+		count("Input", func(c wire.UsageCounters) int64 { return c.InputTokens }),
+		count("Output", func(c wire.UsageCounters) int64 { return c.OutputTokens }),
+		count("Cache rd", func(c wire.UsageCounters) int64 { return c.CacheReadTokens }),
+		count("Cache wr", func(c wire.UsageCounters) int64 { return c.CacheWriteTokens }),
+		{"Cost", costWidth, func(r wire.UsageBreakdownRow, c rowContext) string {
+			return formatCostPlaces(parseCost(r.CostUSD), c.costPlaces)
+		}},
+		{"Share", shareWidth, func(_ wire.UsageBreakdownRow, c rowContext) string { return c.share }},
+	}
+	// Narrower screens drop the cache columns, then input and output;
+	// requests, cost and share always stay.
+	for _, set := range [][]breakdownColumn{cols, append(cols[:3:3], cols[5:]...), {cols[0], cols[5], cols[6]}} {
+		fixed := 0
+		for _, c := range set {
+			fixed += c.width + cellPad
+		}
+		if b.width-fixed-cellPad >= minName {
+			return set
+		}
+	}
+	return []breakdownColumn{cols[0], cols[5], cols[6]}
+}
+
+func (b *breakdownView) nameWidth(cols []breakdownColumn) int {
+	w := b.width - cellPad
+	for _, c := range cols {
+		w -= c.width + cellPad
+	}
+	return max(w, 1)
+}
+
+func (b *breakdownView) columns() []table.Column {
+	cols := b.columnSet()
+	out := []table.Column{{Title: strings.ToUpper(dimensionTitle(b.by)[:1]) + dimensionTitle(b.by)[1:], Width: b.nameWidth(cols)}}
+	for _, c := range cols {
+		// Numbers are right-aligned by padding them to the column width;
+		// bubbles' table itself only aligns left.
+		out = append(out, table.Column{Title: fmt.Sprintf("%*s", c.width, c.title), Width: c.width})
+	}
+	return out
+}
+
+// fill renders the rows. bubbles' table renders as soon as columns or
+// rows change and expects every row to have a cell per column, so the old
+// rows go before the column set (which depends on the width) changes; the
+// cursor is put back afterwards.
+func (b *breakdownView) fill() {
+	cursor := b.table.Cursor()
+	b.table.SetRows(nil)
+	b.table.SetColumns(b.columns())
+	if b.data == nil || b.dataBy != b.by {
+		return
+	}
+	total, largest := decimal.Zero, decimal.Zero
+	for _, r := range b.data.Rows {
+		cost := parseCost(r.CostUSD)
+		total, largest = total.Add(cost), decimal.Max(largest, cost)
+	}
+	places := costPlaces(largest)
+	cols := b.columnSet()
+	rows := make([]table.Row, len(b.data.Rows))
+	for i, r := range b.data.Rows {
+		share := "—"
+		if !total.IsZero() {
+			share = parseCost(r.CostUSD).Div(total).Mul(decimal.NewFromInt(100)).StringFixed(1) + "%"
+		}
+		row := table.Row{b.ctx.Label(r.Key)}
+		for _, c := range cols {
+			row = append(row, fmt.Sprintf("%*s", c.width, c.value(r, rowContext{share: share, costPlaces: places})))
+		}
+		rows[i] = row
+	}
+	b.table.SetRows(rows)
+	b.table.SetCursor(cursor)
+}
+
+func (b *breakdownView) View() string {
+	if b.width <= 0 || b.height <= 0 {
+		return ""
+	}
+	st := b.ctx.Styles
+	title := st.Section.Render("By " + dimensionTitle(b.by))
+	var note string
+	switch {
+	case b.loading && (b.data == nil || b.dataBy != b.by):
+		note = "loading…"
+	case b.data != nil && b.dataBy == b.by:
+		note = fmt.Sprintf("%d rows", len(b.data.Rows))
+		if len(b.data.Rows) == 1 {
+			note = "1 row"
+		}
+	}
+	if note != "" {
+		title += st.Faint.Render("  " + note)
+	}
+	lines := []string{ansi.Truncate(title, b.width, "…")}
+	switch {
+	case b.data != nil && b.dataBy == b.by && len(b.data.Rows) == 0:
+		lines = append(lines, st.Faint.Render("no usage in this period"))
+	case b.data != nil && b.dataBy == b.by && b.height > 1:
+		lines = append(lines, b.table.View())
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,71 @@
+package tui
+
+import (
+	"context"
+	"errors"
+
+	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// Source is where the dashboard reads usage: the API client in gw, a fake
+// in tests. Only commands call it, never Update or View.
+type Source interface {
+	Report(ctx context.Context, q client.UsageQuery) (wire.UsageReport, error)
+	Breakdown(ctx context.Context, by string, q client.UsageQuery) (wire.UsageBreakdown, error)
+}
+
+// Labeler is what a Source may also offer: names for the ids a breakdown
+// shows (workspaces, owners, inference keys). The dashboard works without
+// it; ids are simply shown as they are.
+type Labeler interface {
+	Labels(ctx context.Context) (map[string]string, error)
+}
+
+// ClientSource reads one organization's usage through the API client.
+type ClientSource struct {
+	Client *client.Client
+	Org    string
+}
+
+var (
+	_ Source  = ClientSource{}
+	_ Labeler = ClientSource{}
+)
+
+// Report reads the usage report (spec 4.6).
+func (s ClientSource) Report(ctx context.Context, q client.UsageQuery) (wire.UsageReport, error) {
+	return s.Client.UsageReport(ctx, s.Org, q)
+}
+
+// Breakdown splits the report's period by one dimension.
+func (s ClientSource) Breakdown(ctx context.Context, by string, q client.UsageQuery) (wire.UsageBreakdown, error) {
+	return s.Client.UsageBreakdown(ctx, s.Org, by, q)
+}
+
+// Labels names workspaces, members (by email) and inference keys. Each
+// list needs its own read permission, and a key that holds usage.read
+// alone may be refused some of them; whatever could be read is returned,
+// together with the errors, so the dashboard names what it can.
+func (s ClientSource) Labels(ctx context.Context) (map[string]string, error) {
+	labels := map[string]string{}
+	var errs []error
+	members, err := s.Client.ListMembers(ctx, s.Org)
+	errs = append(errs, err)
+	for _, m := range members {
+		labels[m.UserID.String()] = m.Email
+	}
+	workspaces, err := s.Client.ListWorkspaces(ctx, s.Org)
+	errs = append(errs, err)
+	for _, ws := range workspaces {
+		labels[ws.ID.String()] = ws.Name
+		// One request per workspace: fine at the scale of an
+		// organization's workspaces, and done once, in the background.
+		keys, err := s.Client.ListInferenceKeys(ctx, s.Org, ws.ID.String())
+		errs = append(errs, err)
+		for _, k := range keys {
+			labels[k.ID.String()] = k.Name + " (" + k.Prefix + "…)"
+		}
+	}
+	return labels, errors.Join(errs...)
+}
