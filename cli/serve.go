@@ -22,8 +22,10 @@ import (
 	"github.com/gw-gateway/gw/server/api"
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/dataplane"
+	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/web"
+	"github.com/gw-gateway/gw/wire"
 )
 
 // ServeOptions configure gw serve.
@@ -196,7 +198,19 @@ func startControlPlane(ctx context.Context, log *slog.Logger, opts *ServeOptions
 	if err != nil {
 		return nil, nil, err
 	}
-	closeDB := func() { db.Close() }
+	var sink *dataplane.StoreSink
+	// Runs after the HTTP server has drained: usage still buffered is
+	// written before the database closes.
+	closeDB := func() {
+		if sink != nil {
+			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := sink.Close(cctx); err != nil {
+				log.Error("flushing usage events", "error", err)
+			}
+		}
+		db.Close()
+	}
 	applied, err := store.Migrate(ctx, db)
 	if err != nil {
 		return nil, closeDB, err
@@ -219,7 +233,8 @@ func startControlPlane(ctx context.Context, log *slog.Logger, opts *ServeOptions
 	if opts.Role == RoleAll {
 		// The data plane runs in process: bundles are compiled and admitted
 		// directly after every change, without HTTP.
-		plane = dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{})
+		sink = dataplane.NewStoreSink(st, dataplane.StoreSinkOptions{Logger: log})
+		plane = dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{Keyring: keyring, Usage: sink, Logger: log})
 		bundles = &dataplane.Refresher{Compiler: compiler, Plane: plane, Store: st}
 	}
 	apiServer, err := api.New(ctx, st, api.Options{PublicURL: publicURL, SignupDisabled: opts.DisableSignup, Logger: log,
@@ -284,9 +299,27 @@ func startDataPlane(ctx context.Context, log *slog.Logger, opts *ServeOptions) (
 			return nil, err
 		}
 	}
-	plane := dataplane.NewPlane(pub, dataplane.Options{})
+	// Provider secrets arrive sealed in the bundles: the data plane needs the
+	// control plane's secret key (GW_SECRET_KEY or --secret-key-file) to use
+	// them. Usage goes to a local spool first and is shipped from there.
+	var keyring *secrets.Keyring
+	if _, statErr := os.Stat(opts.KeyFile); opts.Key == "" && statErr != nil {
+		// A generated key could open nothing the control plane sealed.
+		log.Warn("no secret key (GW_SECRET_KEY or --secret-key-file): chat completions answer 503, discovery works")
+	} else if keyring, err = loadKeyring(opts.SecretOptions); err != nil {
+		return nil, err
+	}
+	spool, err := dataplane.OpenSpool(filepath.Join(stateDir, "usage.spool"), func(ctx context.Context, evs []wire.UsageEventIn) error {
+		_, err := c.IngestUsage(ctx, evs)
+		return err
+	}, log)
+	if err != nil {
+		return nil, err
+	}
+	go spool.Run(ctx, opts.PollInterval)
+	plane := dataplane.NewPlane(pub, dataplane.Options{Keyring: keyring, Usage: spool, Logger: log})
 	remote := &dataplane.Remote{Client: c, Plane: plane, ID: id, Version: Version(), StateDir: stateDir,
-		PollInterval: opts.PollInterval, HeartbeatInterval: opts.HeartbeatInterval, Log: log}
+		PollInterval: opts.PollInterval, HeartbeatInterval: opts.HeartbeatInterval, Log: log, SpoolDepth: spool.Depth}
 	if err := remote.LoadCached(); err != nil {
 		log.Warn("cached bundles", "error", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server/providers/providerstest"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -209,6 +210,10 @@ func TestServeEndToEnd(t *testing.T) {
 				t.Fatalf("discovery get %s: %v", models.Data[0].ID, err)
 			}
 
+			// A chat completion through the same SDK, to a fake OpenAI
+			// upstream; its usage reaches the report with its exact cost.
+			chatThroughGateway(t, owner, sdk, func() {})
+
 			// Recovery works beside a running server.
 			token, _ := runGW(t, env, "admin", "create-key", "--label", "recovery", "--permissions", "organizations.read")
 			rec, _ := client.New(client.Options{Server: srv.URL, Token: strings.TrimSpace(token)})
@@ -237,6 +242,35 @@ func TestServeEndToEnd(t *testing.T) {
 			srv.stop(t)
 		})
 	}
+}
+
+// chatThroughGateway configures an OpenAI credential pointing at a fake
+// upstream, sends one chat completion through the gateway with sdk, and
+// waits for its usage event in the organization's report. synced returns
+// once the gateway has the credential (at once in process).
+func chatThroughGateway(t *testing.T, owner *client.Client, sdk openai.Client, synced func()) {
+	t.Helper()
+	ctx := context.Background()
+	up := providerstest.NewOpenAI(t, "sk-upstream-e2e")
+	up.Enqueue(providerstest.Reply{Text: "hello from upstream", Usage: providerstest.Usage{Input: 1234, Output: 567}})
+	base := up.BaseURL()
+	if _, err := owner.CreateCredential(ctx, client.WorkspaceScope("default", "default"), wire.ProviderCredentialCreate{
+		Provider: "openai", Label: "fake", Secret: up.Key, BaseURL: base}); err != nil {
+		t.Fatalf("credential: %v", err)
+	}
+	synced()
+	resp, err := sdk.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+		Model:    "openai/gpt-4o-mini",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
+	})
+	if err != nil || len(resp.Choices) != 1 || resp.Choices[0].Message.Content != "hello from upstream" {
+		t.Fatalf("chat completion: %+v %v", resp, err)
+	}
+	waitFor(t, "the usage event in the report", func() bool {
+		r, err := owner.UsageReport(ctx, "default", client.UsageQuery{Period: "today", ModelID: "openai/gpt-4o-mini"})
+		// 1234 × $0.15 + 567 × $0.60 per million tokens, exactly.
+		return err == nil && r.Totals.Requests == 1 && r.Totals.CostUSD == "0.0005253"
+	})
 }
 
 func TestServeBootstrapFromFlags(t *testing.T) {

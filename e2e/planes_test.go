@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -18,7 +21,9 @@ import (
 // serves its cached bundles with the control plane gone.
 func TestSplitPlanes(t *testing.T) {
 	ctx := context.Background()
-	cp := startServe(t, "GW_ROLE=control-plane", "GW_DATA_DIR="+t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_split")
+	// Both planes hold the secret key: provider secrets travel sealed.
+	secretKey := "GW_SECRET_KEY=" + strings.Repeat("ab", 32)
+	cp := startServe(t, "GW_ROLE=control-plane", "GW_DATA_DIR="+t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_split", secretKey)
 	if resp, err := http.Get(cp.URL + "/inf/v1/models"); err != nil || resp.StatusCode != 404 {
 		t.Fatalf("control-plane role serves /inf/v1: %v %v", resp.StatusCode, err)
 	}
@@ -42,7 +47,7 @@ func TestSplitPlanes(t *testing.T) {
 	}
 	dpDir := t.TempDir()
 	dpEnv := []string{"GW_ROLE=data-plane", "GW_CONTROL_PLANE_URL=" + cp.URL, "GW_TOKEN=" + dpKey.Token, "GW_DATA_DIR=" + dpDir,
-		"GW_POLL_INTERVAL=200ms", "GW_HEARTBEAT_INTERVAL=200ms", "GW_DATA_PLANE_ID=dp-test"}
+		"GW_POLL_INTERVAL=200ms", "GW_HEARTBEAT_INTERVAL=200ms", "GW_DATA_PLANE_ID=dp-test", secretKey}
 	dp := startServe(t, dpEnv...)
 
 	models := func(url string) (int, int) {
@@ -62,6 +67,20 @@ func TestSplitPlanes(t *testing.T) {
 		list, err := owner.ListDataPlanes(ctx)
 		return err == nil && len(list) == 1 && list[0].ID == "dp-test" && len(list[0].BundleVersions) == 1
 	})
+	// Inference on the data plane: its usage is spooled, shipped and
+	// reported by the control plane.
+	sdk := openai.NewClient(option.WithBaseURL(dp.URL+"/inf/v1/"), option.WithAPIKey(ik.Token), option.WithMaxRetries(0))
+	chatThroughGateway(t, owner, sdk, func() {
+		waitFor(t, "the data plane to admit the current bundle", func() bool {
+			b, _, _, err := owner.PollBundles(ctx, "")
+			list, err2 := owner.ListDataPlanes(ctx)
+			if err != nil || err2 != nil || len(b.Bundles) != 1 || len(list) != 1 {
+				return false
+			}
+			return list[0].BundleVersions[b.Bundles[0].OrgID.String()] == b.Bundles[0].Version
+		})
+	})
+
 	if _, err := owner.RevokeInferenceKey(ctx, "default", "default", ik.ID.String()); err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,11 @@ import (
 	"github.com/gw-gateway/gw/server/auth"
 )
 
-// Paths of the discovery endpoints.
+// Paths of the discovery and inference endpoints.
 const (
-	modelsPath      = "/inf/v1/models"
-	modelPathPrefix = modelsPath + "/"
+	modelsPath          = "/inf/v1/models"
+	modelPathPrefix     = modelsPath + "/"
+	chatCompletionsPath = "/inf/v1/chat/completions"
 )
 
 // ServeHTTP answers /inf/v1. Routing is a prefix match on the decoded path
@@ -29,6 +30,8 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveModelList(w, r)
 	case strings.HasPrefix(path, modelPathPrefix):
 		p.serveModel(w, r, path[len(modelPathPrefix):])
+	case path == chatCompletionsPath:
+		p.serveChatCompletions(w, r)
 	default:
 		unknownURL(r).write(w)
 	}

@@ -21,6 +21,7 @@ func buildAdmitted(b *bundle.Body, hash string) (*admitted, error) {
 		return nil, err
 	}
 	available := newCredentialIndex(b).availability(b.Workspaces, models)
+	routes := newInferenceOrg(b, models)
 	verdicts := evaluatePolicies(b.Policies, models, available)
 
 	views := map[string]*modelView{}
@@ -34,7 +35,7 @@ func buildAdmitted(b *bundle.Body, hash string) (*admitted, error) {
 			views[string(set)] = view
 		}
 		for _, k := range g.keys {
-			ak := &admittedKey{orgID: b.OrgID, models: view}
+			ak := &admittedKey{orgID: b.OrgID, models: view, inference: routes.key(k)}
 			if k.ExpiresAt != nil {
 				ak.expires, ak.expiresAt = true, *k.ExpiresAt
 			}

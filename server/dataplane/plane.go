@@ -3,14 +3,17 @@
 // A Plane holds the verified bundle of every organization together with a
 // runtime index built once at admission: inference keys by token hash, and
 // for each key the models it may see, already encoded as the bytes a
-// response carries. A request therefore reads only memory: no database, no
-// secret, no provider (spec 4.9 rule 5).
+// response carries. A discovery request therefore reads only memory: no
+// database, no secret, no provider (spec 4.9 rule 5). A chat completion
+// (inference.go) reads memory too; it opens a credential's secret, once
+// per bundle, and calls the provider.
 package dataplane
 
 import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,12 +21,31 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/bundle"
+	"github.com/gw-gateway/gw/server/providers"
+	"github.com/gw-gateway/gw/server/secrets"
 )
 
 // Options configure a Plane.
 type Options struct {
 	// Now is the clock key expiry is checked against; time.Now when nil.
 	Now func() time.Time
+
+	// Keyring opens provider credential secrets, and Usage receives one
+	// event per chat completion. Inference needs both: without them the
+	// plane serves discovery only and chat completions answer 503.
+	Keyring *secrets.Keyring
+	Usage   UsageSink
+	// Upstreams are the provider adapters; providers.NewSet(nil) when nil.
+	Upstreams *providers.Set
+	// UpstreamTimeout bounds an upstream call that no fallback rule times
+	// (DefaultUpstreamTimeout when 0): a non-streaming call whole, a
+	// streaming one until its first chunk.
+	UpstreamTimeout time.Duration
+	// MaxRequestBytes bounds a chat completion's body
+	// (DefaultMaxRequestBytes when 0).
+	MaxRequestBytes int64
+	// Logger receives upstream failures and fallbacks; never a secret.
+	Logger *slog.Logger
 }
 
 // Plane is the data plane's state: what it has admitted and whether it may
@@ -37,6 +59,8 @@ type Plane struct {
 	state atomic.Pointer[snapshot]
 	// writeMu orders admissions so none is lost between load and swap.
 	writeMu sync.Mutex
+	// inference holds what chat completions need beyond the bundles.
+	inference inferenceConfig
 }
 
 // ErrStale is returned for a bundle not newer than the one admitted for its
@@ -50,7 +74,7 @@ var ErrForgotten = errors.New("organization was deleted")
 // NewPlane returns a plane that admits bundles signed by pub. It answers 503
 // to every request until MarkReady.
 func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
-	p := &Plane{pub: pub, now: opts.Now}
+	p := &Plane{pub: pub, now: opts.Now, inference: newInferenceConfig(opts)}
 	if p.now == nil {
 		p.now = time.Now
 	}

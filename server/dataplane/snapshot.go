@@ -37,6 +37,9 @@ type admittedKey struct {
 	// models is what this key may discover, shared by every key to which
 	// the same policies apply.
 	models *modelView
+	// inference is what a chat completion needs to know of the key beyond
+	// discovery: its ids, workspace, policies and organization (route.go).
+	inference *inferenceKey
 }
 
 func emptySnapshot() *snapshot {

@@ -1,0 +1,435 @@
+package dataplane
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/policy"
+	"github.com/gw-gateway/gw/server/providers"
+	"github.com/gw-gateway/gw/server/secrets"
+)
+
+// DefaultUpstreamTimeout bounds an upstream call that no fallback rule
+// times. It matches gw serve's write timeout: a response cannot outlive it
+// anyway.
+const DefaultUpstreamTimeout = 10 * time.Minute
+
+// DefaultMaxRequestBytes bounds a chat completion's body. Images and PDFs
+// travel inline as base64, so it is generous.
+const DefaultMaxRequestBytes = 32 << 20
+
+// inferenceConfig is what chat completions need beyond the bundles.
+type inferenceConfig struct {
+	keyring   *secrets.Keyring
+	usage     UsageSink
+	upstreams *providers.Set
+	timeout   time.Duration
+	maxBody   int64
+	log       *slog.Logger
+}
+
+func newInferenceConfig(opts Options) inferenceConfig {
+	c := inferenceConfig{keyring: opts.Keyring, usage: opts.Usage, upstreams: opts.Upstreams,
+		timeout: opts.UpstreamTimeout, maxBody: opts.MaxRequestBytes, log: opts.Logger}
+	if c.upstreams == nil {
+		c.upstreams = providers.NewSet(nil)
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultUpstreamTimeout
+	}
+	if c.maxBody <= 0 {
+		c.maxBody = DefaultMaxRequestBytes
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func (c *inferenceConfig) enabled() bool { return c.keyring != nil && c.usage != nil }
+
+// errAttemptTimeout is the cause an attempt's context is cancelled with
+// when its time is up, which tells a timeout from a caller who left.
+var errAttemptTimeout = errors.New("upstream attempt timed out")
+
+// serveChatCompletions answers POST /inf/v1/chat/completions.
+//
+// The order of refusals is deliberate: the key (401), the method, the body
+// (400), the model's visibility (404, the same answer as discovery gives,
+// so an unknown and a hidden model stay indistinguishable), then the
+// policies in the inference phase (403), strict parameters, capabilities
+// and limits (400). Only then is a secret opened and an upstream called.
+// Every request that got as far as a visible model leaves one usage event.
+func (p *Plane) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
+	started := time.Now()
+	key, refusal := p.authenticate(r)
+	switch {
+	case refusal != nil:
+	case r.Method != http.MethodPost:
+		refusal = errPostOnly
+	case !p.inference.enabled():
+		refusal = errInferenceNotConfigured
+	}
+	if refusal != nil {
+		refusal.write(w)
+		return
+	}
+	x := &exchange{p: p, w: w, r: r, key: key.inference, view: key.models, started: started,
+		occurred: p.now().UTC().Truncate(time.Microsecond), id: uuid.New()}
+	// The usage event's id, so a caller's report of a request can be
+	// found in the usage records.
+	w.Header().Set("X-Request-Id", x.id.String())
+	x.serve()
+}
+
+// exchange is one chat completion in flight.
+type exchange struct {
+	p        *Plane
+	w        http.ResponseWriter
+	r        *http.Request
+	key      *inferenceKey
+	view     *modelView
+	started  time.Time
+	occurred time.Time
+	id       uuid.UUID
+
+	req *providers.ChatRequest
+	// caps are the request's capabilities in the policy vocabulary.
+	caps []policy.Capability
+}
+
+// route is a model the request may be sent to, with everything decided
+// about sending it there.
+type route struct {
+	model    *routeModel
+	decision policy.Decision
+	adapter  providers.Adapter
+	cred     *upstreamCredential
+	// maxTokens is the output limit a request_limits policy imposes; 0
+	// leaves the request's own.
+	maxTokens int64
+}
+
+func (x *exchange) serve() {
+	body, err := io.ReadAll(http.MaxBytesReader(x.w, x.r.Body, x.p.inference.maxBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			errBodyTooLarge(tooLarge.Limit).write(x.w)
+			return
+		}
+		invalidRequest("", "invalid_body", "The request body could not be read.").write(x.w)
+		return
+	}
+	req, err := providers.ParseChatRequest(body)
+	if err != nil {
+		writeInvalid(x.w, err)
+		return
+	}
+	x.req = req
+	for _, c := range req.Capabilities() {
+		if c != catalog.CapabilityStreaming {
+			x.caps = append(x.caps, policy.Capability(c))
+		}
+	}
+	m := x.visible(req.Model)
+	if m == nil {
+		modelNotFound(req.Model).write(x.w)
+		return
+	}
+	rt, refusal := x.route(m)
+	if refusal != nil {
+		x.record(m, nil, providers.Usage{}, statusDenied)
+		refusal.write(x.w)
+		return
+	}
+	x.run(rt)
+}
+
+// visible returns the model if the key may use it: it is in the key's
+// discovery view, which already applied allowlists, price ceilings,
+// unconditional denies and credential eligibility.
+func (x *exchange) visible(id string) *routeModel {
+	if _, ok := x.view.byID[id]; !ok {
+		return nil
+	}
+	return x.key.org.models[id]
+}
+
+// route decides whether and how the request may go to model m, or returns
+// the refusal.
+func (x *exchange) route(m *routeModel) (*route, *response) {
+	req, key := x.req, x.key
+	d := policy.Evaluate(key.policies, policy.Request{
+		Phase: policy.PhaseInference, KeyID: key.idString, OwnerUserID: key.owner,
+		Model: m.model.ID, Provider: m.model.Provider, InputPricePerMTok: m.input, OutputPricePerMTok: m.output,
+		Stream: req.Stream, Capabilities: x.caps,
+		CredentialScopes: key.org.credentials.eligible(key.workspace, m.model.Provider),
+	})
+	if !d.Allowed {
+		return nil, policyDenied(d.DenyMessage)
+	}
+	if d.StrictParameters {
+		if unknown := req.UnknownMembers(); len(unknown) > 0 {
+			return nil, invalidRequest(unknown[0], "unknown_parameter",
+				"Unrecognized request argument supplied: "+unknown[0]+". A strict_parameters policy applies to this request.")
+		}
+	}
+	for _, c := range req.Capabilities() {
+		if !m.model.HasCapability(c) {
+			return nil, invalidRequest(capabilityParam[c], "unsupported_capability",
+				"The model '"+m.model.ID+"' does not support "+string(c)+", which this request requires.")
+		}
+	}
+	for _, md := range req.Modalities() {
+		if !m.model.HasModality(md) {
+			return nil, invalidRequest("messages", "unsupported_modality",
+				"The model '"+m.model.ID+"' does not accept "+string(md)+" input.")
+		}
+	}
+	adapter, ok := x.p.inference.upstreams.For(m.kind)
+	if !ok {
+		return nil, errProviderKind(m.model.Provider, m.kind)
+	}
+	rt := &route{model: m, decision: d, adapter: adapter}
+	if limit := d.MaxOutputTokens; limit > 0 && (req.MaxTokens == 0 || req.MaxTokens > limit) {
+		if req.MaxTokens > limit && d.StrictParameters {
+			return nil, invalidRequest(x.maxTokensParam(), "max_tokens_exceeded",
+				"max_tokens is "+strconv.FormatInt(req.MaxTokens, 10)+"; a policy limits output to "+strconv.FormatInt(limit, 10)+" tokens.")
+		}
+		rt.maxTokens = limit
+	}
+	if err := adapter.Check(rt.call(req, "", ""), d.StrictParameters); err != nil {
+		return nil, invalidResponse(err)
+	}
+	rt.cred = key.org.credentials.pick(key.workspace, m.model.Provider, d.CredentialScopes)
+	if rt.cred == nil {
+		// Evaluate allows a request only when a usable scope has a
+		// credential, so this is a bundle that contradicts itself.
+		return nil, policyDenied("no credential for model '" + m.model.ID + "' is available")
+	}
+	return rt, nil
+}
+
+// call is the upstream call along the route.
+func (rt *route) call(req *providers.ChatRequest, baseURL, secret string) *providers.Call {
+	m := rt.model.model
+	return &providers.Call{
+		Request: req, UpstreamModel: m.UpstreamModel(), ResponseModel: m.ID,
+		BaseURL: baseURL, Secret: secret, MaxTokens: rt.maxTokens, DefaultMaxTokens: m.MaxOutputTokens,
+	}
+}
+
+// capabilityParam names the request member that required a capability.
+var capabilityParam = map[catalog.Capability]string{
+	catalog.CapabilityStreaming:        "stream",
+	catalog.CapabilityTools:            "tools",
+	catalog.CapabilityReasoning:        "reasoning_effort",
+	catalog.CapabilityStructuredOutput: "response_format",
+}
+
+func (x *exchange) maxTokensParam() string {
+	if _, ok := x.req.Members["max_completion_tokens"]; ok {
+		return "max_completion_tokens"
+	}
+	return "max_tokens"
+}
+
+// run calls the upstream of the first route and, when it fails in a way
+// the request's fallback rule names, the fallback models in order, each
+// re-checked as if it had been asked for, until one answers or the rule's
+// attempts are spent. Once a stream has started, there is no falling back:
+// the caller has already read part of an answer.
+func (x *exchange) run(first *route) {
+	fb := first.decision.Fallback
+	timeout, attempts := x.p.inference.timeout, 1
+	var candidates []string
+	if fb != nil {
+		timeout, attempts, candidates = time.Duration(fb.TimeoutMS)*time.Millisecond, fb.MaxAttempts, fb.Models
+	}
+	rt := first
+	for n := 1; ; n++ {
+		failure := x.attempt(rt, timeout)
+		if failure == nil {
+			return
+		}
+		var next *route
+		if fb != nil && n < attempts && slices.Contains(fb.On, trigger(failure.Kind)) {
+			next, candidates = x.nextCandidate(candidates)
+		}
+		if next == nil {
+			x.fail(rt, failure)
+			return
+		}
+		x.p.inference.log.Warn("upstream failed; falling back",
+			"request_id", x.id, "model", rt.model.model.ID, "error", failure.Error(), "fallback_model", next.model.model.ID, "attempt", n+1)
+		rt = next
+	}
+}
+
+// nextCandidate returns the first remaining fallback model the request may
+// be routed to, and the candidates after it. A candidate the key may not
+// see, or that policies, capabilities or limits refuse for this request,
+// is skipped: a fallback never does what asking for the model directly
+// would not.
+func (x *exchange) nextCandidate(candidates []string) (*route, []string) {
+	for len(candidates) > 0 {
+		id := candidates[0]
+		candidates = candidates[1:]
+		m := x.visible(id)
+		if m == nil {
+			continue
+		}
+		if rt, refusal := x.route(m); refusal == nil {
+			return rt, candidates
+		}
+	}
+	return nil, nil
+}
+
+// trigger maps an upstream failure to the fallback trigger it is.
+func trigger(k providers.ErrorKind) policy.FallbackTrigger {
+	switch k {
+	case providers.RateLimited:
+		return policy.TriggerRateLimited
+	case providers.Unavailable:
+		return policy.TriggerUpstreamUnavailable
+	case providers.Timeout:
+		return policy.TriggerTimeout
+	}
+	return ""
+}
+
+// attempt sends the request along rt. It returns nil when the exchange is
+// over, answered and recorded, and the failure otherwise, with nothing
+// written yet.
+func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
+	m := rt.model
+	secret, err := rt.cred.open(x.p.inference.keyring)
+	if err != nil {
+		// The error names neither the secret nor the sealed value.
+		x.p.inference.log.Error("provider credential cannot be opened", "request_id", x.id, "credential_id", rt.cred.id, "error", err)
+		x.record(m, rt.cred, providers.Usage{}, statusError)
+		errCredentialUnavailable(m.model.ID).write(x.w)
+		return nil
+	}
+	baseURL := rt.cred.baseURL
+	if baseURL == "" {
+		baseURL = m.baseURL
+	}
+	if baseURL == "" {
+		return &providers.Error{Kind: providers.Unavailable, Message: "no base URL is configured for provider " + m.model.Provider}
+	}
+	call := rt.call(x.req, baseURL, secret)
+	if x.req.Stream {
+		return x.stream(rt, call, timeout)
+	}
+	ctx, cancel := context.WithTimeoutCause(x.r.Context(), timeout, errAttemptTimeout)
+	defer cancel()
+	c, err := rt.adapter.Complete(ctx, call)
+	if err != nil {
+		return x.failure(ctx, rt, err)
+	}
+	h := x.w.Header()
+	h["Content-Type"] = contentTypeJSON
+	h["Cache-Control"] = noStore
+	h["Content-Length"] = []string{strconv.Itoa(len(c.Body))}
+	x.w.WriteHeader(http.StatusOK)
+	_, _ = x.w.Write(c.Body)
+	x.record(m, rt.cred, c.Usage, statusOK)
+	return nil
+}
+
+// stream relays a streaming answer. The attempt's timeout runs until the
+// first chunk: up to then nothing is written and another model may still
+// answer; after it, the stream lasts as long as the caller stays.
+func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration) *providers.Error {
+	ctx, cancel := context.WithCancelCause(x.r.Context())
+	defer cancel(nil)
+	timer := time.AfterFunc(timeout, func() { cancel(errAttemptTimeout) })
+	s, err := rt.adapter.Stream(ctx, call)
+	if err != nil {
+		timer.Stop()
+		return x.failure(ctx, rt, err)
+	}
+	defer s.Close()
+	first, err := s.Recv()
+	if !timer.Stop() {
+		return &providers.Error{Kind: providers.Timeout, Cause: errAttemptTimeout}
+	}
+	if err == io.EOF {
+		return &providers.Error{Kind: providers.Unavailable, Message: "the upstream stream ended without a chunk"}
+	}
+	if err != nil {
+		return x.failure(ctx, rt, err)
+	}
+
+	out := startEventStream(x.w)
+	status := statusOK
+	for chunk := first; ; {
+		if err := out.data(chunk); err != nil {
+			// The caller is gone; stopping here ends the upstream call.
+			status = statusError
+			break
+		}
+		chunk, err = s.Recv()
+		if err == io.EOF {
+			_ = out.done()
+			break
+		}
+		if err != nil {
+			status = statusError
+			f := x.failure(ctx, rt, err)
+			if f.Kind != providers.Canceled {
+				x.p.inference.log.Warn("upstream stream failed", "request_id", x.id, "model", rt.model.model.ID, "error", f.Error())
+				_ = out.data(streamErrorData(rt.model.model.ID, f))
+			}
+			break
+		}
+	}
+	x.record(rt.model, rt.cred, s.Usage(), status)
+	return nil
+}
+
+// failure classifies an adapter's error. The attempt's own deadline makes
+// a timeout whatever the adapter saw (a stream's is a cancellation).
+func (x *exchange) failure(ctx context.Context, rt *route, err error) *providers.Error {
+	if errors.Is(context.Cause(ctx), errAttemptTimeout) {
+		return &providers.Error{Kind: providers.Timeout, Cause: errAttemptTimeout}
+	}
+	var f *providers.Error
+	if errors.As(err, &f) {
+		return f
+	}
+	var inv *providers.InvalidRequestError
+	if errors.As(err, &inv) {
+		// Check has passed this request, so this is not expected; it is
+		// still the request's fault, and no fallback would fare better.
+		return &providers.Error{Kind: providers.Rejected, Status: http.StatusBadRequest, Message: inv.Message, Param: inv.Param, Code: inv.Code}
+	}
+	return &providers.Error{Kind: providers.Unavailable, Cause: err}
+}
+
+// fail answers with the last upstream failure and records the request.
+func (x *exchange) fail(rt *route, f *providers.Error) {
+	m := rt.model.model
+	if f.Kind != providers.Canceled {
+		x.p.inference.log.Warn("upstream failed", "request_id", x.id, "model", m.ID, "provider", m.Provider,
+			"credential_id", rt.cred.id, "error", f.Error())
+	}
+	x.record(rt.model, rt.cred, providers.Usage{}, statusError)
+	if f.Kind == providers.Canceled {
+		// Nobody is left to read an answer.
+		return
+	}
+	upstreamFailure(m.ID, f).write(x.w)
+}

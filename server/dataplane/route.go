@@ -1,0 +1,176 @@
+package dataplane
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/gw-gateway/gw/server/bundle"
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/policy"
+	"github.com/gw-gateway/gw/server/reseal"
+	"github.com/gw-gateway/gw/server/secrets"
+)
+
+// inferenceOrg is what chat completions need of one admitted bundle beyond
+// discovery's views: the catalog by model id with each model's upstream,
+// the credentials by scope and provider, and each workspace's policies.
+// Like the rest of the runtime index it is built once at admission and
+// only read afterwards, except for the secrets it opens on first use.
+type inferenceOrg struct {
+	orgID       uuid.UUID
+	models      map[string]*routeModel
+	credentials *credentialSet
+	policies    map[uuid.UUID][]policy.Policy
+}
+
+// routeModel is a catalog model with what routing needs at hand.
+type routeModel struct {
+	model catalog.Model
+	kind  catalog.Kind
+	// baseURL is the provider's API root; a credential's own URL wins.
+	baseURL       string
+	input, output decimal.Decimal
+}
+
+// inferenceKey is an inference key as a chat completion needs it.
+type inferenceKey struct {
+	org       *inferenceOrg
+	id        uuid.UUID
+	idString  string // policy targets name keys by their id as a string
+	workspace uuid.UUID
+	owner     uuid.UUID
+	// policies are the key's workspace's; Evaluate applies their targets.
+	policies []policy.Policy
+}
+
+// newInferenceOrg builds the inference index of a bundle; models is the
+// bundle's catalog as prepareModels parsed it, in the same order.
+func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
+	o := &inferenceOrg{
+		orgID:       b.OrgID,
+		models:      make(map[string]*routeModel, len(models)),
+		credentials: newCredentialSet(b.Credentials),
+		policies:    map[uuid.UUID][]policy.Policy{},
+	}
+	providers := make(map[string]catalog.Provider, len(b.Catalog.Providers))
+	for _, p := range b.Catalog.Providers {
+		providers[p.ID] = p
+	}
+	for i, m := range b.Catalog.Models {
+		p := providers[m.Provider]
+		o.models[m.ID] = &routeModel{model: m, kind: p.Kind, baseURL: p.BaseURL, input: models[i].input, output: models[i].output}
+	}
+	for _, p := range b.Policies {
+		// A bundle carries enabled policies only.
+		o.policies[p.WorkspaceID] = append(o.policies[p.WorkspaceID], policy.Policy{ID: p.ID, Name: p.Name, Enabled: true, Definition: p.Definition})
+	}
+	return o
+}
+
+func (o *inferenceOrg) key(k bundle.Key) *inferenceKey {
+	return &inferenceKey{org: o, id: k.ID, idString: k.ID.String(), workspace: k.WorkspaceID, owner: k.OwnerID, policies: o.policies[k.WorkspaceID]}
+}
+
+// upstreamCredential is a provider credential of the bundle. Its secret
+// stays sealed until a request needs it; it is then opened once and kept
+// for as long as this bundle is in force. A new bundle builds new
+// credentials, so a rotated or revoked secret is never served from here:
+// the cache is keyed, in effect, by credential id and sealed value.
+type upstreamCredential struct {
+	id      uuid.UUID
+	scope   policy.CredentialScope
+	baseURL string
+	sealed  string
+
+	once   sync.Once
+	secret string
+	err    error
+}
+
+// open returns the plaintext secret.
+func (c *upstreamCredential) open(kr *secrets.Keyring) (string, error) {
+	c.once.Do(func() {
+		pt, err := kr.Open(c.sealed, reseal.CredentialAAD(c.id))
+		c.secret, c.err = string(pt), err
+	})
+	return c.secret, c.err
+}
+
+// credentialSet indexes credentials by scope and provider; within one
+// scope and provider they are in id order (bundles sort them), and the
+// first is used.
+type credentialSet struct {
+	platform, org map[string][]*upstreamCredential
+	workspace     map[uuid.UUID]map[string][]*upstreamCredential
+}
+
+func newCredentialSet(creds []bundle.Credential) *credentialSet {
+	s := &credentialSet{platform: map[string][]*upstreamCredential{}, org: map[string][]*upstreamCredential{},
+		workspace: map[uuid.UUID]map[string][]*upstreamCredential{}}
+	for _, c := range creds {
+		uc := &upstreamCredential{id: c.ID, scope: c.Scope, sealed: c.SecretSealed}
+		if c.BaseURL != nil {
+			uc.baseURL = strings.TrimRight(*c.BaseURL, "/")
+		}
+		switch c.Scope {
+		case policy.ScopePlatform:
+			s.platform[c.Provider] = append(s.platform[c.Provider], uc)
+		case policy.ScopeOrg:
+			s.org[c.Provider] = append(s.org[c.Provider], uc)
+		case policy.ScopeWorkspace:
+			byProvider := s.workspace[*c.WorkspaceID]
+			if byProvider == nil {
+				byProvider = map[string][]*upstreamCredential{}
+				s.workspace[*c.WorkspaceID] = byProvider
+			}
+			byProvider[c.Provider] = append(byProvider[c.Provider], uc)
+		}
+	}
+	return s
+}
+
+// eligible lists the scopes in which a key of workspace ws finds a
+// credential for provider, in platform, org, workspace order (what
+// policy.Request.CredentialScopes wants).
+func (s *credentialSet) eligible(ws uuid.UUID, provider string) []policy.CredentialScope {
+	var out []policy.CredentialScope
+	if len(s.platform[provider]) > 0 {
+		out = append(out, policy.ScopePlatform)
+	}
+	if len(s.org[provider]) > 0 {
+		out = append(out, policy.ScopeOrg)
+	}
+	if len(s.workspace[ws][provider]) > 0 {
+		out = append(out, policy.ScopeWorkspace)
+	}
+	return out
+}
+
+// pick chooses the credential to call provider with among the allowed
+// scopes, the narrowest first: a workspace's own credential, then the
+// organization's, then the platform's. An operator who gives a workspace
+// its own key means that workspace to use it.
+func (s *credentialSet) pick(ws uuid.UUID, provider string, allowed []policy.CredentialScope) *upstreamCredential {
+	for _, scope := range []policy.CredentialScope{policy.ScopeWorkspace, policy.ScopeOrg, policy.ScopePlatform} {
+		if !slices.Contains(allowed, scope) {
+			continue
+		}
+		var list []*upstreamCredential
+		switch scope {
+		case policy.ScopeWorkspace:
+			list = s.workspace[ws][provider]
+		case policy.ScopeOrg:
+			list = s.org[provider]
+		case policy.ScopePlatform:
+			list = s.platform[provider]
+		}
+		if len(list) > 0 {
+			return list[0]
+		}
+	}
+	return nil
+}

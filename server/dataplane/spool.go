@@ -1,0 +1,185 @@
+package dataplane
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/gw-gateway/gw/wire"
+)
+
+// Spool is a remote data plane's usage sink. Every event is appended to a
+// local file before anything else, so none is lost while the control plane
+// is unreachable or the process restarts; a shipper sends them in batches.
+// Ingestion is idempotent on event id, so a batch sent again after a crash
+// between sending and forgetting it is still counted once.
+//
+// Shipping works on a snapshot: the live file is renamed aside (appends go
+// on into a fresh one), the aside file is sent, then removed. A snapshot
+// that could not be sent stays and is sent first next time.
+type Spool struct {
+	path string
+	ship func(context.Context, []wire.UsageEventIn) error
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	f       *os.File
+	pending int64 // events written and not yet shipped
+}
+
+// spoolBatch is the largest batch the ingest endpoint takes.
+const spoolBatch = 1000
+
+// OpenSpool opens (or creates) the spool at path; ship sends one batch.
+func OpenSpool(path string, ship func(context.Context, []wire.UsageEventIn) error, log *slog.Logger) (*Spool, error) {
+	s := &Spool{path: path, ship: ship, log: log}
+	for _, p := range []string{path, s.aside()} {
+		events, err := readSpool(p, log)
+		if err != nil {
+			return nil, err
+		}
+		s.pending += int64(len(events))
+	}
+	if err := s.reopen(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Spool) aside() string { return s.path + ".shipping" }
+
+func (s *Spool) reopen() error {
+	f, err := os.OpenFile(s.path, os.O_CREATE|os.O_APPEND|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("open usage spool: %w", err)
+	}
+	// A crash mid-write leaves a torn last line; end it, so the next event
+	// starts a line of its own instead of being glued to the fragment.
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
+			_, _ = f.Write([]byte{'\n'})
+		}
+	}
+	s.f = f
+	return nil
+}
+
+// Record appends one event. It never blocks on the network; a failed write
+// is logged (the request it describes has been served already).
+func (s *Spool) Record(e wire.UsageEventIn) {
+	line, err := json.Marshal(e)
+	if err != nil {
+		s.log.Error("usage spool: encode event", "error", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.f.Write(append(line, '\n')); err != nil {
+		s.log.Error("usage spool: write event", "error", err)
+		return
+	}
+	s.pending++
+}
+
+// Depth is how many events wait to be shipped (for heartbeats).
+func (s *Spool) Depth() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending
+}
+
+// Ship sends everything spooled so far.
+func (s *Spool) Ship(ctx context.Context) error {
+	if _, err := os.Stat(s.aside()); errors.Is(err, os.ErrNotExist) {
+		if err := s.rotate(); err != nil {
+			return err
+		}
+	}
+	events, err := readSpool(s.aside(), s.log)
+	if err != nil {
+		return err
+	}
+	for start := 0; start < len(events); start += spoolBatch {
+		end := min(start+spoolBatch, len(events))
+		if err := s.ship(ctx, events[start:end]); err != nil {
+			return fmt.Errorf("ship usage: %w", err)
+		}
+	}
+	if err := os.Remove(s.aside()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	s.mu.Lock()
+	s.pending -= int64(len(events))
+	s.mu.Unlock()
+	return nil
+}
+
+// rotate moves the live file aside and starts a fresh one.
+func (s *Spool) rotate() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.f.Sync(); err != nil {
+		return err
+	}
+	if err := s.f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(s.path, s.aside()); err != nil {
+		_ = s.reopen()
+		return fmt.Errorf("rotate usage spool: %w", err)
+	}
+	return s.reopen()
+}
+
+// Run ships every interval until ctx ends, then once more.
+func (s *Spool) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := s.Ship(cctx); err != nil {
+				s.log.Warn("usage left in the spool for the next start", "error", err, "events", s.Depth())
+			}
+			cancel()
+			return
+		case <-t.C:
+			if err := s.Ship(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("usage shipping failed; kept in the spool", "error", err, "events", s.Depth())
+			}
+		}
+	}
+}
+
+// readSpool reads the events of a spool file; a torn last line (a crash
+// mid-write) is skipped with a warning.
+func readSpool(path string, log *slog.Logger) ([]wire.UsageEventIn, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []wire.UsageEventIn
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var e wire.UsageEventIn
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			log.Warn("usage spool: skipping an unreadable line", "error", err)
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,82 @@
+package dataplane
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/wire"
+)
+
+func TestSpoolLosesNothingAndShipsOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "usage.spool")
+	up := true
+	shipped := map[uuid.UUID]int{}
+	ship := func(_ context.Context, evs []wire.UsageEventIn) error {
+		if !up {
+			return errors.New("control plane unreachable")
+		}
+		for _, e := range evs {
+			shipped[e.ID]++
+		}
+		return nil
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := OpenSpool(path, ship, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []uuid.UUID
+	record := func(n int) {
+		for i := 0; i < n; i++ {
+			id := uuid.New()
+			ids = append(ids, id)
+			s.Record(wire.UsageEventIn{ID: id, Model: "openai/gpt-4o", CostUSD: "0.001", Status: "ok"})
+		}
+	}
+	record(3)
+	up = false
+	if err := s.Ship(context.Background()); err == nil || s.Depth() != 3 {
+		t.Fatalf("ship while down: %v, depth %d", err, s.Depth())
+	}
+	record(1200) // more than one batch, written while the snapshot waits
+
+	// A restart keeps everything.
+	s, err = OpenSpool(path, ship, log)
+	if err != nil || s.Depth() != 1203 {
+		t.Fatalf("reopen: %v, depth %d", err, s.Depth())
+	}
+	up = true
+	for s.Depth() > 0 {
+		if err := s.Ship(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range ids {
+		if shipped[id] != 1 {
+			t.Fatalf("event shipped %d times", shipped[id])
+		}
+	}
+	if len(shipped) != 1203 {
+		t.Fatalf("%d events shipped", len(shipped))
+	}
+	// A crash mid-write leaves a torn line: after the restart it is
+	// skipped and the events around it are shipped.
+	record(1)
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o600)
+	_, _ = f.WriteString(`{"id":"broken`)
+	f.Close()
+	if s, err = OpenSpool(path, ship, log); err != nil {
+		t.Fatal(err)
+	}
+	record(1)
+	if err := s.Ship(context.Background()); err != nil || len(shipped) != 1205 || s.Depth() != 0 {
+		t.Fatalf("after a torn line: %v, %d shipped", err, len(shipped))
+	}
+}

@@ -1,0 +1,190 @@
+package providers
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+)
+
+// anthropicStream translates a Messages event stream into
+// chat.completion.chunk objects:
+//
+//	message_start                    → a chunk with the assistant role
+//	content_block_start (tool_use)   → a tool call's id and name
+//	content_block_delta text_delta   → content
+//	content_block_delta input_json…  → a tool call's arguments, piece by piece
+//	message_delta                    → the finish reason
+//	message_stop                     → the usage chunk, if the client asked
+//
+// Thinking blocks and pings produce nothing.
+type anthropicStream struct {
+	body io.ReadCloser
+	sse  *sseReader
+	call *Call
+
+	id      string
+	created int64
+	usage   anthropicUsage
+	// tools maps a content block's index to its tool call's index among
+	// the tool calls: OpenAI numbers tool calls, not content blocks.
+	tools map[int]int
+	done  bool
+}
+
+// anthropicEvent is any Messages stream event; each type fills its part.
+type anthropicEvent struct {
+	Type    string `json:"type"`
+	Message *struct {
+		ID    string         `json:"id"`
+		Usage anthropicUsage `json:"usage"`
+	} `json:"message"`
+	Index        int `json:"index"`
+	ContentBlock *struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+		Name string `json:"name"`
+		Text string `json:"text"`
+	} `json:"content_block"`
+	Delta *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *anthropicUsage       `json:"usage"`
+	Error *anthropicErrorObject `json:"error"`
+}
+
+func (s *anthropicStream) Recv() ([]byte, error) {
+	for !s.done {
+		_, data, err := s.sse.next()
+		if err != nil {
+			s.done = true
+			if err == io.EOF {
+				// A Messages stream always ends with message_stop; one that
+				// ends before it was cut off.
+				return nil, &Error{Kind: Unavailable, Message: "the upstream stream ended before message_stop"}
+			}
+			return nil, transportError(err)
+		}
+		var ev anthropicEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			s.done = true
+			return nil, &Error{Kind: Unavailable, Message: "the upstream sent an event that is not JSON"}
+		}
+		if out, ok := s.translate(&ev); ok {
+			return out, nil
+		}
+		if ev.Type == "error" {
+			s.done = true
+			e := &Error{Kind: Unavailable}
+			if ev.Error != nil {
+				e.Kind = anthropicStreamKind(ev.Error.Type)
+				ev.Error.fill(e, s.call.Secret)
+			}
+			return nil, e
+		}
+	}
+	return nil, io.EOF
+}
+
+// translate turns one event into a chunk, or reports that it yields none.
+func (s *anthropicStream) translate(ev *anthropicEvent) ([]byte, bool) {
+	switch ev.Type {
+	case "message_start":
+		if ev.Message != nil {
+			s.id = ev.Message.ID
+			s.usage = ev.Message.Usage
+		}
+		s.created = time.Now().Unix()
+		empty := ""
+		return s.chunk(chunkDelta{Role: "assistant", Content: &empty}, nil), true
+	case "content_block_start":
+		b := ev.ContentBlock
+		switch {
+		case b == nil:
+		case b.Type == "tool_use":
+			i := len(s.tools)
+			s.tools[ev.Index] = i
+			tc := chunkToolCall{Index: i, ID: b.ID, Type: "function"}
+			tc.Function.Name = b.Name
+			return s.chunk(chunkDelta{ToolCalls: []chunkToolCall{tc}}, nil), true
+		case b.Type == "text" && b.Text != "":
+			return s.chunk(chunkDelta{Content: &b.Text}, nil), true
+		}
+	case "content_block_delta":
+		d := ev.Delta
+		switch {
+		case d == nil:
+		case d.Type == "text_delta" && d.Text != "":
+			return s.chunk(chunkDelta{Content: &d.Text}, nil), true
+		case d.Type == "input_json_delta" && d.PartialJSON != "":
+			i, ok := s.tools[ev.Index]
+			if !ok {
+				break
+			}
+			tc := chunkToolCall{Index: i}
+			tc.Function.Arguments = d.PartialJSON
+			return s.chunk(chunkDelta{ToolCalls: []chunkToolCall{tc}}, nil), true
+		}
+	case "message_delta":
+		if ev.Usage != nil {
+			s.usage.merge(*ev.Usage)
+		}
+		if ev.Delta != nil && ev.Delta.StopReason != "" {
+			reason := finishReason(ev.Delta.StopReason)
+			return s.chunk(chunkDelta{}, &reason), true
+		}
+	case "message_stop":
+		s.done = true
+		if s.call.Request.IncludeUsage {
+			u := s.usage.chat()
+			return mustMarshal(streamChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created,
+				Model: s.call.ResponseModel, Choices: []chunkChoice{}, Usage: &u}), true
+		}
+	}
+	return nil, false
+}
+
+func (s *anthropicStream) chunk(d chunkDelta, finish *string) []byte {
+	return mustMarshal(streamChunk{
+		ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.call.ResponseModel,
+		Choices: []chunkChoice{{Delta: d, FinishReason: finish}},
+	})
+}
+
+func (s *anthropicStream) Usage() Usage { return s.usage.usage() }
+
+func (s *anthropicStream) Close() error { return s.body.Close() }
+
+// streamChunk is OpenAI's chat.completion.chunk.
+type streamChunk struct {
+	ID      string        `json:"id"`
+	Object  string        `json:"object"`
+	Created int64         `json:"created"`
+	Model   string        `json:"model"`
+	Choices []chunkChoice `json:"choices"`
+	Usage   *chatUsage    `json:"usage,omitempty"`
+}
+
+type chunkChoice struct {
+	Index        int        `json:"index"`
+	Delta        chunkDelta `json:"delta"`
+	FinishReason *string    `json:"finish_reason"`
+}
+
+type chunkDelta struct {
+	Role      string          `json:"role,omitempty"`
+	Content   *string         `json:"content,omitempty"`
+	ToolCalls []chunkToolCall `json:"tool_calls,omitempty"`
+}
+
+type chunkToolCall struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}

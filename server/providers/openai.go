@@ -1,0 +1,401 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Dialect is the variant of Chat Completions an OpenAI-shaped upstream
+// speaks.
+type Dialect int
+
+const (
+	// DialectOpenAI is api.openai.com: the output limit is
+	// max_completion_tokens (its reasoning models refuse max_tokens).
+	DialectOpenAI Dialect = iota
+	// DialectCompatible is the common subset look-alike servers (Mistral,
+	// DeepSeek, Groq, vLLM, Ollama) accept: max_tokens, and no developer
+	// role.
+	DialectCompatible
+	// DialectGoogle is Gemini's OpenAI-compatible endpoint, {base}/openai,
+	// which speaks the compatible dialect.
+	DialectGoogle
+)
+
+// OpenAI calls upstreams that speak Chat Completions. The client's request
+// goes through member for member, so parameters gw does not know of (a
+// vLLM server's top_k, say) reach the server; only the model, the output
+// limit, the stream options and, for look-alikes, the developer role are
+// rewritten.
+type OpenAI struct {
+	Client  *http.Client
+	Dialect Dialect
+
+	// noStreamOptions holds the base URLs of upstreams that refuse
+	// stream_options (Mistral answers 422 extra_forbidden, and reports a
+	// stream's usage unasked), so each costs one refused request per
+	// process rather than one per stream.
+	noStreamOptions sync.Map
+}
+
+// Check accepts every request: the upstream speaks the client's protocol,
+// so whatever it cannot do, it says itself.
+func (a *OpenAI) Check(*Call, bool) error { return nil }
+
+// Complete implements Adapter.
+func (a *OpenAI) Complete(ctx context.Context, call *Call) (*Completion, error) {
+	resp, err := a.send(ctx, call, noStream)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, transportError(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, &Error{Kind: Unavailable, Status: resp.StatusCode, Message: "the upstream's answer is not a JSON object"}
+	}
+	var u Usage
+	if rawUsage, ok := m["usage"]; ok {
+		u = decodeOpenAIUsage(rawUsage)
+	}
+	m["model"] = jsonString(call.ResponseModel)
+	body, err := json.Marshal(m)
+	if err != nil {
+		return nil, &Error{Kind: Unavailable, Status: resp.StatusCode, Message: "the upstream's answer is not valid JSON"}
+	}
+	return &Completion{Body: body, Usage: u}, nil
+}
+
+// Stream implements Adapter.
+func (a *OpenAI) Stream(ctx context.Context, call *Call) (ChunkStream, error) {
+	_, refuses := a.noStreamOptions.Load(call.BaseURL)
+	resp, err := a.send(ctx, call, streamWithOptions(!refuses))
+	var e *Error
+	if !refuses && errors.As(err, &e) && refusesStreamOptions(e) {
+		a.noStreamOptions.Store(call.BaseURL, true)
+		resp, err = a.send(ctx, call, streamWithOptions(false))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &openAIStream{body: resp.Body, sse: newSSEReader(resp.Body), call: call}, nil
+}
+
+// streamMode says whether and how to ask for a stream.
+type streamMode int
+
+const (
+	noStream streamMode = iota
+	streamWithUsage
+	streamBare
+)
+
+func streamWithOptions(ok bool) streamMode {
+	if ok {
+		return streamWithUsage
+	}
+	return streamBare
+}
+
+// refusesStreamOptions recognizes an upstream's refusal of the
+// stream_options member gw added.
+func refusesStreamOptions(e *Error) bool {
+	return e.Kind == Rejected && (e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity) &&
+		strings.Contains(e.Message, "stream_options")
+}
+
+func (a *OpenAI) url(base string) string {
+	if a.Dialect == DialectGoogle {
+		return trimBase(base) + "/openai/chat/completions"
+	}
+	return trimBase(base) + "/chat/completions"
+}
+
+func (a *OpenAI) send(ctx context.Context, call *Call, stream streamMode) (*http.Response, error) {
+	body, err := a.body(call, stream)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url(call.BaseURL), bytes.NewReader(body))
+	if err != nil {
+		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
+	}
+	req.Header.Set("Authorization", "Bearer "+call.Secret)
+	req.Header.Set("Content-Type", "application/json")
+	if stream != noStream {
+		req.Header.Set("Accept", "text/event-stream")
+	} else {
+		req.Header.Set("Accept", "application/json")
+	}
+	resp, err := a.Client.Do(req)
+	if err != nil {
+		return nil, transportError(err)
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		return nil, openAIStatusError(resp, call.Secret)
+	}
+	return resp, nil
+}
+
+// body is the upstream request: the client's members with the model,
+// output limit and streaming members rewritten.
+func (a *OpenAI) body(call *Call, stream streamMode) ([]byte, error) {
+	req := call.Request
+	m := make(map[string]json.RawMessage, len(req.Members)+2)
+	maps.Copy(m, req.Members)
+	m["model"] = jsonString(call.UpstreamModel)
+
+	limit := req.MaxTokens
+	if call.MaxTokens > 0 {
+		limit = call.MaxTokens
+	}
+	delete(m, "max_tokens")
+	delete(m, "max_completion_tokens")
+	if limit > 0 {
+		name := "max_tokens"
+		if a.Dialect == DialectOpenAI {
+			name = "max_completion_tokens"
+		}
+		m[name] = json.RawMessage(strconv.FormatInt(limit, 10))
+	}
+
+	switch stream {
+	case streamBare:
+		m["stream"] = json.RawMessage("true")
+		delete(m, "stream_options")
+	case streamWithUsage:
+		m["stream"] = json.RawMessage("true")
+		// Usage arrives in a final chunk only when asked for; gw always
+		// needs it, and drops that chunk again for a client that did not
+		// ask (openAIStream.Recv).
+		opts := map[string]json.RawMessage{}
+		if raw, ok := req.Members["stream_options"]; ok {
+			_ = json.Unmarshal(raw, &opts) // already checked to be an object or null
+			if opts == nil {
+				opts = map[string]json.RawMessage{}
+			}
+		}
+		opts["include_usage"] = json.RawMessage("true")
+		m["stream_options"] = mustMarshal(opts)
+	}
+
+	if a.Dialect != DialectOpenAI && slices.ContainsFunc(req.Messages, func(msg Message) bool { return msg.Role == "developer" }) {
+		// Look-alike servers know the developer role's predecessor only.
+		var msgs []map[string]json.RawMessage
+		if err := json.Unmarshal(req.Members["messages"], &msgs); err != nil {
+			return nil, invalid("messages", "invalid_value", "'messages' must be an array of message objects.")
+		}
+		for _, msg := range msgs {
+			if string(msg["role"]) == `"developer"` {
+				msg["role"] = json.RawMessage(`"system"`)
+			}
+		}
+		m["messages"] = mustMarshal(msgs)
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		return nil, invalid("", "invalid_json", "The request body is not valid JSON.")
+	}
+	return body, nil
+}
+
+// openAIStream relays an upstream's chunks with gw's model id, noting
+// usage as it passes.
+type openAIStream struct {
+	body  io.ReadCloser
+	sse   *sseReader
+	call  *Call
+	usage Usage
+	done  bool
+}
+
+func (s *openAIStream) Recv() ([]byte, error) {
+	for !s.done {
+		_, data, err := s.sse.next()
+		switch {
+		case err == io.EOF:
+			// Some servers end without [DONE]; a stream that ends
+			// cleanly has ended.
+			s.done = true
+			return nil, io.EOF
+		case err != nil:
+			s.done = true
+			return nil, transportError(err)
+		case bytes.Equal(data, []byte("[DONE]")):
+			s.done = true
+			return nil, io.EOF
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(data, &m); err != nil || m == nil {
+			s.done = true
+			return nil, &Error{Kind: Unavailable, Message: "the upstream sent an event that is not a JSON object"}
+		}
+		if raw, ok := m["error"]; ok && !isNull(raw) {
+			s.done = true
+			e := &Error{Kind: Unavailable}
+			fillOpenAIError(e, raw, s.call.Secret)
+			return nil, e
+		}
+		if raw, ok := m["usage"]; ok && !isNull(raw) {
+			s.usage = decodeOpenAIUsage(raw)
+		} else if raw, ok := m["x_groq"]; ok {
+			// Groq reports a stream's usage in its own member.
+			var xg struct {
+				Usage json.RawMessage `json:"usage"`
+			}
+			if json.Unmarshal(raw, &xg) == nil && len(xg.Usage) > 0 && !isNull(xg.Usage) {
+				s.usage = decodeOpenAIUsage(xg.Usage)
+			}
+		}
+		if !s.call.Request.IncludeUsage {
+			if string(bytes.TrimSpace(m["choices"])) == "[]" {
+				// The usage chunk gw asked for on the client's behalf.
+				continue
+			}
+			delete(m, "usage")
+		}
+		m["model"] = jsonString(s.call.ResponseModel)
+		out, err := json.Marshal(m)
+		if err != nil {
+			s.done = true
+			return nil, &Error{Kind: Unavailable, Message: "the upstream sent an event that is not valid JSON"}
+		}
+		return out, nil
+	}
+	return nil, io.EOF
+}
+
+func (s *openAIStream) Usage() Usage { return s.usage }
+
+func (s *openAIStream) Close() error { return s.body.Close() }
+
+// openAIUsage is Chat Completions' usage object; DeepSeek reports its cache
+// hits in members of its own.
+type openAIUsage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	TotalTokens         int64 `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details,omitempty"`
+	PromptCacheHitTokens int64 `json:"prompt_cache_hit_tokens,omitempty"`
+}
+
+// decodeOpenAIUsage converts usage to gw's disjoint categories: OpenAI's
+// prompt_tokens include the cached ones.
+func decodeOpenAIUsage(raw json.RawMessage) Usage {
+	var u openAIUsage
+	if json.Unmarshal(raw, &u) != nil {
+		return Usage{}
+	}
+	cached := u.PromptCacheHitTokens
+	if u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens > 0 {
+		cached = u.PromptTokensDetails.CachedTokens
+	}
+	cached = max(0, min(cached, u.PromptTokens))
+	return Usage{
+		InputTokens:     max(0, u.PromptTokens-cached),
+		OutputTokens:    max(0, u.CompletionTokens),
+		CacheReadTokens: cached,
+	}
+}
+
+// openAIStatusError reads an upstream's error answer. Look-alike servers
+// shape errors in several ways; the message is taken from whichever is
+// found: {"error":{"message",…}} (OpenAI), {"error":"…"}, {"message",…}
+// (Mistral), [{"error":{…}}] (Gemini), {"detail":"…"} (FastAPI servers).
+func openAIStatusError(resp *http.Response, secret string) *Error {
+	e := &Error{Kind: statusKind(resp.StatusCode), Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '[' {
+		var list []json.RawMessage
+		if json.Unmarshal(raw, &list) == nil && len(list) > 0 {
+			raw = list[0]
+		}
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) != nil {
+		return e
+	}
+	switch {
+	case top["error"] != nil:
+		fillOpenAIError(e, top["error"], secret)
+	case top["message"] != nil:
+		fillOpenAIError(e, raw, secret)
+	case top["detail"] != nil:
+		var detail string
+		if json.Unmarshal(top["detail"], &detail) == nil {
+			e.Message = redact(detail, secret)
+		}
+	}
+	return e
+}
+
+// fillOpenAIError reads an error object, or a bare error string, into e.
+func fillOpenAIError(e *Error, raw json.RawMessage, secret string) {
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		e.Message = redact(text, secret)
+		return
+	}
+	var obj struct {
+		Message json.RawMessage `json:"message"`
+		Type    json.RawMessage `json:"type"`
+		Param   json.RawMessage `json:"param"`
+		Code    json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(raw, &obj) != nil {
+		return
+	}
+	// Mistral's message is sometimes an object (pydantic's detail list);
+	// its JSON text still says what was wrong.
+	msg := stringOrEmpty(obj.Message)
+	if msg == "" && len(obj.Message) > 0 && !isNull(obj.Message) {
+		msg = compactJSON(obj.Message)
+	}
+	e.Message = redact(msg, secret)
+	e.Type = stringOrEmpty(obj.Type)
+	e.Param = redact(stringOrEmpty(obj.Param), secret)
+	// Gemini's code is the HTTP status as a number; only a string code
+	// is one in OpenAI's sense.
+	e.Code = redact(stringOrEmpty(obj.Code), secret)
+}
+
+func stringOrEmpty(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+func jsonString(s string) json.RawMessage { return mustMarshal(s) }
+
+// mustMarshal encodes values whose encoding cannot fail: strings, and maps
+// of values that were decoded from JSON a moment ago.
+func mustMarshal(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("providers: encoding: " + err.Error())
+	}
+	return b
+}
+
+// trimBase drops a trailing slash so resource paths can be appended.
+func trimBase(base string) string { return strings.TrimRight(base, "/") }

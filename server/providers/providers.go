@@ -1,0 +1,141 @@
+// Package providers calls upstream model APIs on behalf of the data plane.
+//
+// Clients speak OpenAI Chat Completions to gw (DESIGN §8); an Adapter turns
+// such a request into its upstream's protocol and the answer back into
+// OpenAI's shapes, so the data plane handles every provider alike: it parses
+// the request once (ParseChatRequest), picks a model and a credential, and
+// hands the adapter a Call. Adapters report the tokens each call used in
+// gw's disjoint categories (see catalog.Pricing), which is what usage is
+// priced from, and classify failures (Error) so the data plane can decide on
+// a fallback.
+//
+// The package does no routing, policy or bookkeeping, and it never logs: a
+// Call carries a provider secret, and nothing here writes one anywhere but
+// into the upstream request's header.
+package providers
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/gw-gateway/gw/server/catalog"
+)
+
+// Adapter calls one kind of upstream API.
+type Adapter interface {
+	// Check reports, as an *InvalidRequestError, what in the call's
+	// request this upstream cannot do, given the call's limits (its model,
+	// URL and secret are not needed). With strict set, members the adapter
+	// would otherwise leave out of the upstream request count too: a
+	// strict_parameters policy promises the caller that nothing they sent
+	// is silently dropped. Check is pure, so the data plane can ask it
+	// about fallback candidates before trying them.
+	Check(call *Call, strict bool) error
+	// Complete makes a non-streaming call and returns the answer as an
+	// OpenAI chat.completion.
+	Complete(ctx context.Context, call *Call) (*Completion, error)
+	// Stream starts a streaming call. It returns once the upstream has
+	// accepted the request (an error before that is a normal *Error), and
+	// the stream yields OpenAI chat.completion.chunk objects.
+	Stream(ctx context.Context, call *Call) (ChunkStream, error)
+}
+
+// Call is one upstream request.
+type Call struct {
+	// Request is the client's request, already checked by the adapter.
+	Request *ChatRequest
+	// UpstreamModel is the model id the upstream knows (catalog
+	// Model.UpstreamModel); ResponseModel is the id the client is shown,
+	// gw's own (catalog Model.ID), so a client can tell which model of a
+	// fallback chain answered.
+	UpstreamModel string
+	ResponseModel string
+	// BaseURL is the API root, without a trailing slash (the credential's
+	// URL, else the catalog provider's).
+	BaseURL string
+	// Secret is the opened provider credential.
+	Secret string
+	// MaxTokens, when positive, is the output limit to send whatever the
+	// request said (a request_limits policy). DefaultMaxTokens is what to
+	// send to an API that requires a limit when neither MaxTokens nor the
+	// request sets one: the model's maximum output.
+	MaxTokens        int64
+	DefaultMaxTokens int64
+}
+
+// Completion is a non-streaming answer.
+type Completion struct {
+	// Body is an OpenAI chat.completion object, encoded, its model set to
+	// the call's ResponseModel.
+	Body  []byte
+	Usage Usage
+}
+
+// ChunkStream is a streaming answer, one chat.completion.chunk at a time.
+type ChunkStream interface {
+	// Recv returns the next chunk, encoded, or io.EOF after the last one.
+	// Any other error is an *Error; the stream is over after it.
+	Recv() ([]byte, error)
+	// Usage is what the upstream reported so far; after io.EOF, the
+	// stream's total.
+	Usage() Usage
+	// Close releases the upstream connection; it may be called at any time
+	// and more than once.
+	Close() error
+}
+
+// Usage counts a call's tokens in the catalog's disjoint categories:
+// InputTokens excludes the input read from or written to a prompt cache.
+type Usage struct {
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+}
+
+// Set holds one adapter per provider kind, sharing one HTTP client.
+type Set struct {
+	byKind map[catalog.Kind]Adapter
+}
+
+// NewSet returns the adapters of every supported kind. client may be nil
+// for NewHTTPClient's.
+func NewSet(client *http.Client) *Set {
+	if client == nil {
+		client = NewHTTPClient()
+	}
+	return &Set{byKind: map[catalog.Kind]Adapter{
+		catalog.KindOpenAI:           &OpenAI{Client: client, Dialect: DialectOpenAI},
+		catalog.KindOpenAICompatible: &OpenAI{Client: client, Dialect: DialectCompatible},
+		// Gemini is served through its OpenAI-compatible endpoint, which
+		// speaks the compatible dialect under {base}/openai.
+		catalog.KindGoogle:    &OpenAI{Client: client, Dialect: DialectGoogle},
+		catalog.KindAnthropic: &Anthropic{Client: client},
+	}}
+}
+
+// For returns the adapter for kind.
+func (s *Set) For(kind catalog.Kind) (Adapter, bool) {
+	a, ok := s.byKind[kind]
+	return a, ok
+}
+
+// NewHTTPClient returns the client adapters use by default. It has no
+// overall timeout: a long generation is legitimate, and the data plane
+// bounds each call with its context instead. Connections are pooled
+// generously per host, since nearly all traffic goes to a handful of API
+// hosts.
+func NewHTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          1000,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}}
+}

@@ -1,0 +1,152 @@
+package providerstest
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+)
+
+// Anthropic is a fake Messages API: POST /v1/messages (base URL
+// URL+"/v1"), x-api-key and anthropic-version headers, JSON or SSE
+// answers in the event sequence the real API sends.
+type Anthropic struct {
+	*fake
+}
+
+// NewAnthropic starts a fake that accepts the secret key.
+func NewAnthropic(t testing.TB, key string) *Anthropic {
+	return &Anthropic{newFake(t, key, func(f *fake) http.Handler { return anthropicHandler{f} })}
+}
+
+// BaseURL is the API root to configure, as for https://api.anthropic.com/v1.
+func (a *Anthropic) BaseURL() string { return a.URL + "/v1" }
+
+type anthropicHandler struct{ f *fake }
+
+func (h anthropicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+		anthropicError(w, http.StatusNotFound, "not_found_error", "Not found")
+		return
+	}
+	if r.Header.Get("X-Api-Key") != h.f.Key {
+		anthropicError(w, http.StatusUnauthorized, "authentication_error", "invalid x-api-key "+r.Header.Get("X-Api-Key"))
+		return
+	}
+	if r.Header.Get("Anthropic-Version") == "" {
+		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required")
+		return
+	}
+	req, reply, err := h.f.receive(r)
+	if err != nil {
+		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "There was an issue with the request body: not JSON")
+		return
+	}
+	model, _ := req.Body["model"].(string)
+	maxTokens, _ := req.Body["max_tokens"].(float64)
+	msgs, _ := req.Body["messages"].([]any)
+	switch {
+	case model == "":
+		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "model: Field required")
+		return
+	case maxTokens < 1:
+		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "max_tokens: Field required")
+		return
+	case len(msgs) == 0:
+		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "messages: at least one message is required")
+		return
+	}
+	if !wait(r, reply.Delay) {
+		return
+	}
+	if reply.Status != 0 && reply.Status != http.StatusOK {
+		if reply.RetryAfter != "" {
+			w.Header().Set("Retry-After", reply.RetryAfter)
+		}
+		anthropicError(w, reply.Status, anthropicErrorType(reply.Status), reply.Message)
+		return
+	}
+	stop := map[string]string{"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}[finish(reply)]
+	if stream, _ := req.Body["stream"].(bool); stream {
+		h.stream(w, model, reply, stop)
+		return
+	}
+	var content []any
+	if reply.Text != "" {
+		content = append(content, map[string]any{"type": "text", "text": reply.Text})
+	}
+	for _, tc := range reply.ToolCalls {
+		content = append(content, map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": rawJSON(tc.Arguments)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": content,
+		"stop_reason": stop, "stop_sequence": nil, "usage": anthropicUsage(reply.Usage, reply.Usage.Output),
+	})
+}
+
+func (h anthropicHandler) stream(w http.ResponseWriter, model string, reply Reply, stop string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil, "usage": anthropicUsage(reply.Usage, 1),
+	}})
+	index := 0
+	if reply.Text != "" {
+		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{"type": "text", "text": ""}})
+		sse(w, "ping", map[string]any{"type": "ping"})
+		for i, p := range pieces(reply.Text, reply.ChunkSize) {
+			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "text_delta", "text": p}})
+			if i == 0 && reply.BreakStream {
+				sse(w, "error", map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}})
+				return
+			}
+		}
+		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+		index++
+	}
+	for _, tc := range reply.ToolCalls {
+		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": index,
+			"content_block": map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": map[string]any{}}})
+		for _, p := range pieces(tc.Arguments, 8) {
+			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "input_json_delta", "partial_json": p}})
+		}
+		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+		index++
+	}
+	sse(w, "message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": reply.Usage.Output}})
+	sse(w, "message_stop", map[string]any{"type": "message_stop"})
+}
+
+func anthropicUsage(u Usage, output int64) map[string]any {
+	return map[string]any{"input_tokens": u.Input, "output_tokens": output,
+		"cache_creation_input_tokens": u.CacheWrite, "cache_read_input_tokens": u.CacheRead}
+}
+
+func anthropicError(w http.ResponseWriter, status int, typ, message string) {
+	writeJSON(w, status, map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": message}})
+}
+
+func anthropicErrorType(status int) string {
+	switch status {
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case 529:
+		return "overloaded_error"
+	case http.StatusBadRequest:
+		return "invalid_request_error"
+	}
+	if status >= 500 {
+		return "api_error"
+	}
+	return fmt.Sprintf("error_%d", status)
+}
+
+// rawJSON decodes tool arguments for a tool_use block's input.
+func rawJSON(s string) any {
+	var v any
+	if err := jsonUnmarshal(s, &v); err != nil {
+		return map[string]any{}
+	}
+	return v
+}

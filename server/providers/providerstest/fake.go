@@ -1,0 +1,194 @@
+// Package providerstest runs fake upstreams for tests: an OpenAI Chat
+// Completions server and an Anthropic Messages server on 127.0.0.1, each
+// speaking its real wire protocol (JSON answers, SSE streams with usage,
+// error bodies), answering from a script of replies and recording what they
+// were sent.
+package providerstest
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Reply is what a fake answers to one request.
+type Reply struct {
+	// Status, when not 0 or 200, makes the answer an error in the
+	// protocol's shape, with Message and RetryAfter.
+	Status     int
+	Message    string
+	RetryAfter string
+	// Delay holds the answer back (a slow upstream); the request's
+	// cancellation ends the wait.
+	Delay time.Duration
+	// Text is the assistant's text; a stream sends it in pieces of
+	// ChunkSize bytes (4 when 0).
+	Text      string
+	ChunkSize int
+	ToolCalls []ToolCall
+	// Usage is reported in the answer; the cache counts go where the
+	// protocol puts them.
+	Usage Usage
+	// FinishReason is OpenAI's word (stop, length, tool_calls); the
+	// Anthropic fake translates it. "stop" when empty, or "tool_calls"
+	// with ToolCalls.
+	FinishReason string
+	// BreakStream, in a stream, sends an error event after the first
+	// piece of text instead of finishing.
+	BreakStream bool
+}
+
+// ToolCall is a tool call the assistant makes.
+type ToolCall struct {
+	ID, Name, Arguments string
+}
+
+// Usage is a reply's token counts, in gw's disjoint categories.
+type Usage struct {
+	Input, Output, CacheRead, CacheWrite int64
+}
+
+// Request is what a fake received.
+type Request struct {
+	Path   string
+	Header http.Header
+	// Body is the request body decoded into generic JSON values.
+	Body map[string]any
+	Raw  []byte
+}
+
+// fake is the part both fakes share: the script, the record, the server.
+type fake struct {
+	*httptest.Server
+	// Key is the secret the fake accepts.
+	Key string
+
+	mu       sync.Mutex
+	queue    []Reply
+	fallback Reply
+	received []Request
+}
+
+func newFake(t testing.TB, key string, handler func(f *fake) http.Handler) *fake {
+	f := &fake{Key: key, fallback: Reply{Text: "Hello from the fake.", Usage: Usage{Input: 12, Output: 5}}}
+	f.Server = httptest.NewServer(handler(f))
+	t.Cleanup(f.Server.Close)
+	return f
+}
+
+// Enqueue adds replies for the next requests, in order; once they are
+// used up the default reply answers.
+func (f *fake) Enqueue(replies ...Reply) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.queue = append(f.queue, replies...)
+}
+
+// SetDefault sets the reply given when the queue is empty.
+func (f *fake) SetDefault(r Reply) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fallback = r
+}
+
+// Requests returns what the fake received so far.
+func (f *fake) Requests() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Request(nil), f.received...)
+}
+
+// Last returns the last request received; it fails the test if there was
+// none.
+func (f *fake) Last(t testing.TB) Request {
+	t.Helper()
+	reqs := f.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the fake upstream received no request")
+	}
+	return reqs[len(reqs)-1]
+}
+
+// receive records a request and returns the reply for it.
+func (f *fake) receive(r *http.Request) (Request, Reply, error) {
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return Request{}, Reply{}, err
+	}
+	req := Request{Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw}
+	if err := json.Unmarshal(raw, &req.Body); err != nil {
+		return req, Reply{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.received = append(f.received, req)
+	reply := f.fallback
+	if len(f.queue) > 0 {
+		reply, f.queue = f.queue[0], f.queue[1:]
+	}
+	return req, reply, nil
+}
+
+// wait sleeps for the reply's delay, or until the caller gives up; it
+// reports whether to answer.
+func wait(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	select {
+	case <-time.After(d):
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// pieces splits text into the stream's content deltas.
+func pieces(text string, size int) []string {
+	if size <= 0 {
+		size = 4
+	}
+	var out []string
+	for len(text) > size {
+		out = append(out, text[:size])
+		text = text[size:]
+	}
+	if text != "" {
+		out = append(out, text)
+	}
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// sse writes one server-sent event and flushes it.
+func sse(w http.ResponseWriter, event string, v any) {
+	b, _ := json.Marshal(v)
+	if event != "" {
+		_, _ = io.WriteString(w, "event: "+event+"\n")
+	}
+	_, _ = io.WriteString(w, "data: "+string(b)+"\n\n")
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func finish(r Reply) string {
+	switch {
+	case r.FinishReason != "":
+		return r.FinishReason
+	case len(r.ToolCalls) > 0:
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
