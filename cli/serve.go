@@ -237,6 +237,22 @@ func startControlPlane(ctx context.Context, log *slog.Logger, opts *ServeOptions
 		plane = dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{Keyring: keyring, Usage: sink, Logger: log})
 		bundles = &dataplane.Refresher{Compiler: compiler, Plane: plane, Store: st}
 	}
+	if plane != nil && strings.HasPrefix(opts.DatabaseURL, "postgres") {
+		// Replicas sharing PostgreSQL announce changes; each refreshes its
+		// data plane on hearing one (the periodic refresh stays as the
+		// safety net).
+		go store.ListenBundleChanges(ctx, opts.DatabaseURL, log, func(org uuid.UUID) {
+			var err error
+			if org == uuid.Nil {
+				err = bundles.RefreshAll(ctx)
+			} else {
+				err = bundles.Refresh(ctx, org)
+			}
+			if err != nil {
+				log.Warn("bundle refresh on notification", "error", err)
+			}
+		})
+	}
 	apiServer, err := api.New(ctx, st, api.Options{PublicURL: publicURL, SignupDisabled: opts.DisableSignup, Logger: log,
 		Version: Version(), Keyring: keyring, Bundles: bundles})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -109,4 +111,52 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestReplicasSharePostgres runs two gw serve replicas on one PostgreSQL
+// database, with periodic refresh effectively off: a change made on one
+// reaches the other's data plane through LISTEN/NOTIFY.
+func TestReplicasSharePostgres(t *testing.T) {
+	if !slices.Contains(storetest.Dialects(t), storetest.Postgres) {
+		t.Skip("needs PostgreSQL (GW_TEST_DATABASE_URL)")
+	}
+	ctx := context.Background()
+	url, err := storetest.URL(t, storetest.Postgres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"GW_DATABASE_URL=" + url, "GW_SECRET_KEY=" + strings.Repeat("cd", 32), "GW_BUNDLE_REFRESH_INTERVAL=1h",
+		"GW_BOOTSTRAP_TOKEN=setup_replicas"}
+	a := startServe(t, append(env, "GW_DATA_DIR="+t.TempDir())...)
+	b := startServe(t, append(env, "GW_DATA_DIR="+t.TempDir())...)
+	anon, _ := client.New(client.Options{Server: a.URL})
+	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_replicas", Email: "ops@example.com", Password: "a long passphrase"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _ := client.New(client.Options{Server: a.URL, Token: boot.ManagementKey.Token})
+	if _, err := owner.CreateCredential(ctx, client.OrgScope("default"), wire.ProviderCredentialCreate{Provider: "openai", Label: "x", Secret: "sk-r"}); err != nil {
+		t.Fatal(err)
+	}
+	ik, err := owner.CreateInferenceKey(ctx, "default", "default", wire.InferenceKeyCreate{Name: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := func(url string) int {
+		req, _ := http.NewRequest("GET", url+"/inf/v1/models", nil)
+		req.Header.Set("Authorization", "Bearer "+ik.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	waitFor(t, "replica B to learn the key made on A", func() bool { return status(b.URL) == 200 })
+	if _, err := owner.RevokeInferenceKey(ctx, "default", "default", ik.ID.String()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "replica B to learn the revocation made on A", func() bool { return status(b.URL) == 401 })
+	a.stop(t)
+	b.stop(t)
 }

@@ -107,13 +107,20 @@ func (s *Server) refreshBundles(r *Request) {
 	// when the client hangs up.
 	ctx := context.WithoutCancel(r.ctx)
 	var err error
+	changed := uuid.Nil // every organization
 	if r.Org != nil {
-		err = s.opts.Bundles.Refresh(ctx, r.Org.ID)
+		changed = r.Org.ID
+		err = s.opts.Bundles.Refresh(ctx, changed)
 	} else {
 		err = s.opts.Bundles.RefreshAll(ctx)
 	}
 	if err != nil {
 		s.log.Error("bundle refresh failed", "request_id", r.ID, "error", err)
+	}
+	// Other replicas on the same PostgreSQL refresh their data planes now
+	// instead of at their next periodic refresh.
+	if err := s.store.NotifyBundleChanged(ctx, changed); err != nil {
+		s.log.Warn("bundle change notification failed", "request_id", r.ID, "error", err)
 	}
 }
 
