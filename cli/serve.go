@@ -176,14 +176,15 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		publicURL = "http://" + ln.Addr().String()
 	}
 	var handler http.Handler
+	var cleanup func()
 	if opts.Role == RoleDataPlane {
-		handler, err = startDataPlane(ctx, log, opts)
+		handler, cleanup, err = startDataPlane(ctx, log, opts)
 	} else {
-		var closeDB func()
-		handler, closeDB, err = startControlPlane(ctx, log, opts, publicURL)
-		if closeDB != nil {
-			defer closeDB()
-		}
+		handler, cleanup, err = startControlPlane(ctx, log, opts, publicURL)
+	}
+	// Runs after serveHTTP has drained the requests: their usage is in.
+	if cleanup != nil {
+		defer cleanup()
 	}
 	if err != nil {
 		return err
@@ -299,20 +300,20 @@ func startControlPlane(ctx context.Context, log *slog.Logger, opts *ServeOptions
 // startDataPlane runs a data plane apart from the control plane: no
 // database, bundles polled over the management API with one instance key,
 // the last admitted set kept in the data dir.
-func startDataPlane(ctx context.Context, log *slog.Logger, opts *ServeOptions) (http.Handler, error) {
+func startDataPlane(ctx context.Context, log *slog.Logger, opts *ServeOptions) (http.Handler, func(), error) {
 	c, err := client.New(client.Options{Server: opts.ControlPlaneURL, Token: opts.Token, Version: Version()})
 	if err != nil {
-		return nil, fmt.Errorf("--control-plane-url: %w", err)
+		return nil, nil, fmt.Errorf("--control-plane-url: %w", err)
 	}
 	stateDir := filepath.Join(opts.DataDir, "dataplane")
 	pub, err := dataplane.SigningKey(ctx, c, stateDir, opts.BundlePublicKey, opts.PollInterval, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	id := opts.DataPlaneID
 	if id == "" {
 		if id, err = dataPlaneID(stateDir); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	// Provider secrets arrive sealed in the bundles: the data plane needs the
@@ -323,14 +324,14 @@ func startDataPlane(ctx context.Context, log *slog.Logger, opts *ServeOptions) (
 		// A generated key could open nothing the control plane sealed.
 		log.Warn("no secret key (GW_SECRET_KEY or --secret-key-file): chat completions answer 503, discovery works")
 	} else if keyring, err = loadKeyring(opts.SecretOptions); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	spool, err := dataplane.OpenSpool(filepath.Join(stateDir, "usage.spool"), func(ctx context.Context, evs []wire.UsageEventIn) error {
 		_, err := c.IngestUsage(ctx, evs)
 		return err
 	}, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	go spool.Run(ctx, opts.PollInterval)
 	plane := dataplane.NewPlane(pub, dataplane.Options{Keyring: keyring, Usage: spool, Logger: log})
@@ -343,8 +344,23 @@ func startDataPlane(ctx context.Context, log *slog.Logger, opts *ServeOptions) (
 	log.Info("data plane", "id", id, "control_plane", opts.ControlPlaneURL)
 	mux := http.NewServeMux()
 	mux.Handle("/inf/v1/", plane)
-	mux.HandleFunc("GET /healthz", healthz)
-	return mux, nil
+	// Not ready until a bundle is admitted: a load balancer must not send
+	// traffic that would only get 503s.
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if !plane.Ready() {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"status":"waiting for bundles"}` + "\n"))
+			return
+		}
+		healthz(w, r)
+	})
+	closeSpool := func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = spool.Close(cctx)
+	}
+	return mux, closeSpool, nil
 }
 
 // dataPlaneID names this data plane for heartbeats: the host name and a

@@ -221,6 +221,13 @@ func (s *Server) updateCredential(r *Request) (any, error) {
 		} else {
 			baseURL = readBaseURL(o)
 		}
+		// The secret goes wherever base_url points: changing the
+		// destination without re-entering the secret would let anyone
+		// who manages the credential send its secret to a host of theirs.
+		if (baseURL != nil || clearBaseURL) && secret == nil && !o.Has("secret") {
+			o.Errors().Add(o.Loc().With("secret"), "missing",
+				"Field required: changing base_url needs the secret again, so it is never sent to a new host unasked", nil, nil)
+		}
 	}); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
@@ -73,9 +74,11 @@ type notModified struct{}
 var (
 	heartbeatIDRule = validate.StringRule{Min: 1, Max: 100, Pattern: regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)}
 	costRule        = validate.StringRule{Min: 1, Max: 40, Pattern: regexp.MustCompile(`^\d+(?:\.\d{1,9})?$`)}
-	modelRefRule    = validate.StringRule{Min: 1, Max: 255}
+	modelRefRule    = validate.StringRule{Min: 1, Max: catalog.MaxModelIDLen}
 	usageStatuses   = []string{"ok", "error", "denied"}
-	nonNegative     = validate.IntRule{Min: validate.Bound(0)}
+	// Counts are bounded as the providers' adapters bound them, so sums
+	// over years of events fit the report's int64.
+	nonNegative = validate.IntRule{Min: validate.Bound(0), Max: validate.Bound(providers.MaxTokenCount)}
 )
 
 func (s *Server) ingestUsage(r *Request) (any, error) {

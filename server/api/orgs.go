@@ -108,7 +108,7 @@ func pickSlug(given *string, derived string, taken func(string) (bool, error)) (
 // A slug the caller chose is never retried: its clash is the caller's 409.
 func retryDerivedSlug(given *string, create func() error) error {
 	err := create()
-	for attempt := 0; given == nil && errors.Is(err, store.ErrConflict) && attempt < 3; attempt++ {
+	for attempt := 0; given == nil && errors.Is(err, store.ErrConflict) && attempt < 10; attempt++ {
 		err = create()
 	}
 	return err

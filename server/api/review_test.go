@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gw-gateway/gw/wire"
 )
@@ -173,6 +174,35 @@ func TestHeartbeatKeepsFirstSeen(t *testing.T) {
 		again := decodeData[wire.DataPlaneInstance](t, e.must("POST", "/api/v1/data-plane/heartbeats", e.ownerKey, hb))
 		if !again.FirstSeenAt.Equal(first.FirstSeenAt) || again.LastSeenAt.Before(first.LastSeenAt) {
 			t.Fatalf("first %+v, again %+v", first, again)
+		}
+	})
+}
+
+// A credential's destination cannot change without its secret being given
+// again: otherwise whoever manages it could send the sealed secret to a
+// host of theirs.
+func TestCredentialBaseURLNeedsTheSecret(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		base := "/api/v1/organizations/default/provider-credentials"
+		c := decodeData[wire.ProviderCredential](t, e.must("POST", base, e.ownerKey,
+			map[string]any{"provider": "openai", "label": "x", "secret": "sk-real-0123456789abcdef", "base_url": "https://legit.example/v1"}))
+		code, raw := e.do("PATCH", base+"/"+c.ID.String(), e.ownerKey, map[string]any{"base_url": "https://evil.example/v1"})
+		if code != 422 || !containsAll(issueSet(t, raw), []string{"body.secret:missing"}) {
+			t.Fatalf("moving the secret: %d %s", code, raw)
+		}
+		if code, _ := e.do("PATCH", base+"/"+c.ID.String(), e.ownerKey, map[string]any{"base_url": nil}); code != 422 {
+			t.Fatalf("clearing base_url without the secret: %d", code)
+		}
+		e.must("PATCH", base+"/"+c.ID.String(), e.ownerKey, map[string]any{"base_url": "https://new.example/v1", "secret": "sk-new-0123456789abcdef"})
+	})
+}
+
+func TestIngestBoundsTokenCounts(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		ev := e.usageEvent(time.Now(), "openai/gpt-4o", 1<<62, 1, "1")
+		code, raw := e.do("POST", "/api/v1/data-plane/usage-events", e.ownerKey, map[string]any{"events": []any{ev}})
+		if code != 422 || !containsAll(issueSet(t, raw), []string{"body.events.0.input_tokens:less_than_equal"}) {
+			t.Fatalf("huge token count: %d %s", code, raw)
 		}
 	})
 }

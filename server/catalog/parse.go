@@ -378,10 +378,12 @@ var decimalRE = regexp.MustCompile(DecimalPattern)
 // the decimal arithmetic on a request path cheap.
 const maxPriceLen = 32
 
-const (
-	maxNameLen    = 200
-	maxModelIDLen = 256
-)
+const maxNameLen = 200
+
+// MaxModelIDLen bounds a model id: policies name models in strings of at
+// most 255 characters (spec §8), so no longer id could ever be governed.
+// Usage ingestion uses the same bound.
+const MaxModelIDLen = 255
 
 var (
 	// A provider ID is the first segment of a model ID, so it must not
@@ -468,8 +470,8 @@ func checkModel(ps *problemList, i int, m Model, providers, seen map[string]int)
 	switch {
 	case m.ID == "":
 		ps.add("", "missing", "is required", at("id")...)
-	case len(m.ID) > maxModelIDLen:
-		ps.add(id, "string_too_long", fmt.Sprintf("is longer than %d characters", maxModelIDLen), at("id")...)
+	case len(m.ID) > MaxModelIDLen:
+		ps.add(id, "string_too_long", fmt.Sprintf("is longer than %d characters", MaxModelIDLen), at("id")...)
 	default:
 		prefix, upstream, found := strings.Cut(m.ID, "/")
 		switch {

@@ -151,7 +151,7 @@ func TestParseRejectsBadCatalogs(t *testing.T) {
 		{"model id with space", func(c *Catalog) { c.Models[0].ID = "openai/gpt 4o" },
 			`model part "gpt 4o"`, "string_pattern_mismatch", nil, 0},
 		{"model id too long", func(c *Catalog) { c.Models[0].ID = "openai/" + strings.Repeat("x", 250) },
-			`id is longer than 256 characters`, "string_too_long", nil, 0},
+			`id is longer than 255 characters`, "string_too_long", nil, 0},
 		{"duplicate model", func(c *Catalog) { c.Models = append(c.Models, c.Models[0]) },
 			`models[2] (openai/gpt-4o): id "openai/gpt-4o" is also the id of models[0]`, "value_error", []any{"models", 2, "id"}, 0},
 		{"unknown provider", func(c *Catalog) { c.Models[0].ID = "azure/gpt-4o"; c.Models[0].Provider = "azure" },

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -353,8 +354,19 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 // first chunk: up to then nothing is written and another model may still
 // answer; after it, the stream lasts as long as the caller stays.
 func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration) *providers.Error {
-	ctx, cancel := context.WithCancelCause(x.r.Context())
+	// The upstream call outlives the caller once the answer has begun: the
+	// upstream bills the whole answer, and OpenAI-kind upstreams report
+	// usage only in their last chunk. Before the first chunk, a caller who
+	// leaves ends the call (nothing has been answered yet).
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(x.r.Context()))
 	defer cancel(nil)
+	var answering atomic.Bool
+	stopWatch := context.AfterFunc(x.r.Context(), func() {
+		if !answering.Load() {
+			cancel(context.Canceled)
+		}
+	})
+	defer stopWatch()
 	timer := time.AfterFunc(timeout, func() { cancel(errAttemptTimeout) })
 	s, err := rt.adapter.Stream(ctx, call)
 	if err != nil {
@@ -363,6 +375,7 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	}
 	defer s.Close()
 	first, err := s.Recv()
+	answering.Store(true)
 	if !timer.Stop() {
 		return &providers.Error{Kind: providers.Timeout, Cause: errAttemptTimeout}
 	}
@@ -375,21 +388,29 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 
 	out := startEventStream(x.w)
 	status := statusOK
+	callerGone := false
 	for chunk := first; ; {
-		if err := out.data(chunk); err != nil {
-			// The caller is gone; stopping here ends the upstream call.
-			status = statusError
-			break
+		if !callerGone {
+			if err := out.data(chunk); err != nil {
+				// The caller is gone: read on, without writing, until the
+				// upstream ends (bounded), so the usage event carries what
+				// was spent.
+				callerGone, status = true, statusError
+				drain := time.AfterFunc(streamDrainLimit, func() { cancel(errDrainLimit) })
+				defer drain.Stop()
+			}
 		}
 		chunk, err = s.Recv()
 		if err == io.EOF {
-			_ = out.done()
+			if !callerGone {
+				_ = out.done()
+			}
 			break
 		}
 		if err != nil {
 			status = statusError
 			f := x.failure(ctx, rt, err)
-			if f.Kind != providers.Canceled {
+			if f.Kind != providers.Canceled && !callerGone {
 				x.p.inference.log.Warn("upstream stream failed", "request_id", x.id, "model", rt.model.model.ID, "error", f.Error())
 				_ = out.data(streamErrorData(rt.model.model.ID, f))
 			}
@@ -399,6 +420,12 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	x.record(rt.model, rt.cred, s.Usage(), status)
 	return nil
 }
+
+// streamDrainLimit bounds how long a stream whose caller left is read on
+// for its usage.
+const streamDrainLimit = 2 * time.Minute
+
+var errDrainLimit = errors.New("stopped reading an abandoned stream")
 
 // failure classifies an adapter's error. The attempt's own deadline makes
 // a timeout whatever the adapter saw (a stream's is a cancellation).

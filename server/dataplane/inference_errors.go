@@ -120,7 +120,9 @@ func upstreamError(model string, f *providers.Error) (int, apiError) {
 func upstreamFailure(model string, f *providers.Error) *response {
 	status, e := upstreamError(model, f)
 	var extra []headerField
-	if f.RetryAfter != "" && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
+	// An unavailable upstream's Retry-After (a 503 there) is as useful on
+	// our 502 as a rate limit's is on our 429.
+	if f.RetryAfter != "" && (status == http.StatusTooManyRequests || status == http.StatusBadGateway) {
 		extra = append(extra, headerField{"Retry-After", []string{f.RetryAfter}})
 	}
 	return errorResponse(status, e, extra...)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -97,6 +98,9 @@ func (s *Spool) Depth() int64 {
 
 // Ship sends everything spooled so far.
 func (s *Spool) Ship(ctx context.Context) error {
+	if s.Depth() == 0 {
+		return nil
+	}
 	if _, err := os.Stat(s.aside()); errors.Is(err, os.ErrNotExist) {
 		if err := s.rotate(); err != nil {
 			return err
@@ -108,7 +112,7 @@ func (s *Spool) Ship(ctx context.Context) error {
 	}
 	for start := 0; start < len(events); start += spoolBatch {
 		end := min(start+spoolBatch, len(events))
-		if err := s.ship(ctx, events[start:end]); err != nil {
+		if err := s.shipBatch(ctx, events[start:end]); err != nil {
 			return fmt.Errorf("ship usage: %w", err)
 		}
 	}
@@ -119,6 +123,58 @@ func (s *Spool) Ship(ctx context.Context) error {
 	s.pending -= int64(len(events))
 	s.mu.Unlock()
 	return nil
+}
+
+// shipBatch sends a batch. When the control plane refuses it for good (a
+// 4xx other than authentication or throttling: a malformed event, or a
+// newer data plane's field the control plane does not know), the events
+// are sent one by one and those refused are set aside in a .rejected file
+// with an error in the log, so one bad event cannot hold back all usage
+// behind it. Transient failures leave the batch to be retried.
+func (s *Spool) shipBatch(ctx context.Context, batch []wire.UsageEventIn) error {
+	err := s.ship(ctx, batch)
+	if !permanentRefusal(err) {
+		return err
+	}
+	for _, e := range batch {
+		err := s.ship(ctx, []wire.UsageEventIn{e})
+		switch {
+		case permanentRefusal(err):
+			s.log.Error("usage event refused by the control plane; set aside", "event", e.ID, "error", err, "file", s.path+".rejected")
+			if werr := appendLine(s.path+".rejected", e); werr != nil {
+				return werr
+			}
+		case err != nil:
+			return err
+		}
+	}
+	return nil
+}
+
+func permanentRefusal(err error) bool {
+	var ae *client.APIError
+	if !errors.As(err, &ae) || ae.Status < 400 || ae.Status >= 500 {
+		return false
+	}
+	switch ae.Status {
+	case 401, 403, 408, 429:
+		return false
+	}
+	return true
+}
+
+func appendLine(path string, e wire.UsageEventIn) error {
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.Write(append(line, '\n'))
+	return err
 }
 
 // rotate moves the live file aside and starts a fresh one.
@@ -138,18 +194,14 @@ func (s *Spool) rotate() error {
 	return s.reopen()
 }
 
-// Run ships every interval until ctx ends, then once more.
+// Run ships every interval until ctx ends. The last events are shipped by
+// Close, once the server has finished its requests.
 func (s *Spool) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			if err := s.Ship(cctx); err != nil {
-				s.log.Warn("usage left in the spool for the next start", "error", err, "events", s.Depth())
-			}
-			cancel()
 			return
 		case <-t.C:
 			if err := s.Ship(ctx); err != nil && ctx.Err() == nil {
@@ -157,6 +209,18 @@ func (s *Spool) Run(ctx context.Context, interval time.Duration) {
 			}
 		}
 	}
+}
+
+// Close ships what is left (after the server has drained its requests, so
+// their events are in) and closes the file; what cannot be shipped stays
+// for the next start.
+func (s *Spool) Close(ctx context.Context) error {
+	if err := s.Ship(ctx); err != nil {
+		s.log.Warn("usage left in the spool for the next start", "error", err, "events", s.Depth())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.f.Close()
 }
 
 // readSpool reads the events of a spool file; a torn last line (a crash

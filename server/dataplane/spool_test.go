@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -78,5 +80,42 @@ func TestSpoolLosesNothingAndShipsOnce(t *testing.T) {
 	record(1)
 	if err := s.Ship(context.Background()); err != nil || len(shipped) != 1205 || s.Depth() != 0 {
 		t.Fatalf("after a torn line: %v, %d shipped", err, len(shipped))
+	}
+}
+
+// A permanently refused event is set aside; the rest keeps flowing.
+func TestSpoolSetsAsideRefusedEvents(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "usage.spool")
+	var shipped []string
+	ship := func(_ context.Context, evs []wire.UsageEventIn) error {
+		for _, e := range evs {
+			if e.Status == "poison" {
+				return &client.APIError{Status: 422, Detail: "validation failed"}
+			}
+		}
+		for _, e := range evs {
+			shipped = append(shipped, e.Status)
+		}
+		return nil
+	}
+	s, err := OpenSpool(path, ship, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Record(wire.UsageEventIn{ID: uuid.New(), Status: "ok"})
+	s.Record(wire.UsageEventIn{ID: uuid.New(), Status: "poison"})
+	s.Record(wire.UsageEventIn{ID: uuid.New(), Status: "ok"})
+	if err := s.Ship(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.Record(wire.UsageEventIn{ID: uuid.New(), Status: "ok"})
+	if err := s.Ship(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(shipped) != 3 || s.Depth() != 0 {
+		t.Fatalf("shipped %v, depth %d", shipped, s.Depth())
+	}
+	if raw, err := os.ReadFile(path + ".rejected"); err != nil || !strings.Contains(string(raw), "poison") {
+		t.Fatalf("rejected file: %q %v", raw, err)
 	}
 }

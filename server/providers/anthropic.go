@@ -21,7 +21,7 @@ const structuredOutputsBeta = "structured-outputs-2025-11-13"
 // no counterpart for. They are left out of the upstream request, unless a
 // strict_parameters policy applies, which refuses them instead.
 var anthropicIgnored = []string{
-	"audio", "frequency_penalty", "logit_bias", "logprobs", "metadata", "modalities", "prediction",
+	"audio", "frequency_penalty", "function_call", "logit_bias", "logprobs", "metadata", "modalities", "prediction",
 	"presence_penalty", "prompt_cache_key", "safety_identifier", "seed", "service_tier", "store",
 	"top_logprobs", "verbosity", "web_search_options",
 }
@@ -78,7 +78,7 @@ func (a *Anthropic) Complete(ctx context.Context, call *Call) (*Completion, erro
 		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
+	raw, err := readAnswer(resp.Body)
 	if err != nil {
 		return nil, transportError(err)
 	}
@@ -526,8 +526,8 @@ type anthropicUsage struct {
 // usage: Anthropic's categories are already disjoint.
 func (u anthropicUsage) usage() Usage {
 	return Usage{
-		InputTokens: max(0, u.InputTokens), OutputTokens: max(0, u.OutputTokens),
-		CacheReadTokens: max(0, u.CacheReadInputTokens), CacheWriteTokens: max(0, u.CacheCreationInputTokens),
+		InputTokens: tokens(u.InputTokens), OutputTokens: tokens(u.OutputTokens),
+		CacheReadTokens: tokens(u.CacheReadInputTokens), CacheWriteTokens: tokens(u.CacheCreationInputTokens),
 	}
 }
 

@@ -58,7 +58,7 @@ func (a *OpenAI) Complete(ctx context.Context, call *Call) (*Completion, error) 
 		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
+	raw, err := readAnswer(resp.Body)
 	if err != nil {
 		return nil, transportError(err)
 	}
@@ -307,9 +307,9 @@ func decodeOpenAIUsage(raw json.RawMessage) Usage {
 	}
 	cached = max(0, min(cached, u.PromptTokens))
 	return Usage{
-		InputTokens:     max(0, u.PromptTokens-cached),
-		OutputTokens:    max(0, u.CompletionTokens),
-		CacheReadTokens: cached,
+		InputTokens:     tokens(u.PromptTokens - cached),
+		OutputTokens:    tokens(u.CompletionTokens),
+		CacheReadTokens: tokens(cached),
 	}
 }
 

@@ -16,8 +16,11 @@ package providers
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net"
 	"net/http"
+	"syscall"
 	"time"
 
 	"github.com/gw-gateway/gw/server/catalog"
@@ -95,6 +98,13 @@ type Usage struct {
 	CacheWriteTokens int64
 }
 
+// MaxTokenCount bounds any token count an upstream reports: far above any
+// real request, low enough that sums over years of events fit an int64.
+const MaxTokenCount = 1_000_000_000_000
+
+// tokens clamps an upstream's count into [0, MaxTokenCount].
+func tokens(n int64) int64 { return max(0, min(n, MaxTokenCount)) }
+
 // Set holds one adapter per provider kind, sharing one HTTP client.
 type Set struct {
 	byKind map[catalog.Kind]Adapter
@@ -127,15 +137,50 @@ func (s *Set) For(kind catalog.Kind) (Adapter, bool) {
 // bounds each call with its context instead. Connections are pooled
 // generously per host, since nearly all traffic goes to a handful of API
 // hosts.
+//
+// Redirects are not followed: an upstream answering with one would carry
+// the provider key (x-api-key survives cross-host redirects) somewhere it
+// was not configured to go. Link-local addresses (cloud metadata services)
+// are refused at dial time; loopback and private ones stay allowed, since
+// self-hosted upstreams (vLLM, Ollama) live there.
 func NewHTTPClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          1000,
-		MaxIdleConnsPerHost:   256,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}}
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: refuseLinkLocal}
+	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           dialer.DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          1000,
+			MaxIdleConnsPerHost:   256,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+		}}
+}
+
+// errLinkLocal refuses a dial to a link-local address.
+var errLinkLocal = errors.New("upstream address is link-local (metadata services are not upstreams)")
+
+func refuseLinkLocal(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); ip != nil && (ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified()) {
+		return errLinkLocal
+	}
+	return nil
+}
+
+// maxAnswerBody bounds an upstream's answer read into memory, so a
+// misbehaving upstream cannot exhaust the shared data plane.
+const maxAnswerBody = 64 << 20
+
+// readAnswer reads an answer body up to maxAnswerBody.
+func readAnswer(r io.Reader) ([]byte, error) {
+	raw, err := io.ReadAll(io.LimitReader(r, maxAnswerBody+1))
+	if err == nil && len(raw) > maxAnswerBody {
+		return nil, &Error{Kind: Unavailable, Message: "the upstream's answer exceeds 64 MiB"}
+	}
+	return raw, err
 }

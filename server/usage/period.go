@@ -48,22 +48,22 @@ var ErrCustomRange = errors.New("invalid custom period")
 // span of equal length before it.
 func WindowFor(period string, loc *time.Location, now time.Time, c Custom) (Window, error) {
 	now = now.In(loc)
-	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
+	y, m, d := now.Date()
 	w := Window{End: now, Location: loc}
 	switch period {
 	case "today":
-		w.Start = midnight
-		w.PrevStart, w.PrevEnd = midnight.AddDate(0, 0, -1), now.AddDate(0, 0, -1)
+		w.Start = LocalMidnight(y, m, d, loc)
+		w.PrevStart, w.PrevEnd = LocalMidnight(y, m, d-1, loc), now.AddDate(0, 0, -1)
 	case "7d", "30d":
 		days := 7
 		if period == "30d" {
 			days = 30
 		}
-		w.Start = midnight.AddDate(0, 0, -(days - 1))
-		w.PrevStart, w.PrevEnd = w.Start.AddDate(0, 0, -days), w.End.AddDate(0, 0, -days)
+		w.Start = LocalMidnight(y, m, d-(days-1), loc)
+		w.PrevStart, w.PrevEnd = LocalMidnight(y, m, d-(2*days-1), loc), w.End.AddDate(0, 0, -days)
 	case "month_to_date":
-		w.Start = time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, loc)
-		w.PrevStart = w.Start.AddDate(0, -1, 0)
+		w.Start = LocalMidnight(y, m, 1, loc)
+		w.PrevStart = LocalMidnight(y, m-1, 1, loc)
 		w.PrevEnd = w.PrevStart.Add(now.Sub(w.Start))
 		if w.PrevEnd.After(w.Start) {
 			w.PrevEnd = w.Start
@@ -84,12 +84,13 @@ func customWindow(w *Window, c Custom, loc *time.Location) error {
 		if c.StartDate == "" || c.EndDate == "" {
 			return fmt.Errorf("%w: start_date and end_date go together", ErrCustomRange)
 		}
-		s, err1 := time.ParseInLocation(time.DateOnly, c.StartDate, loc)
-		e, err2 := time.ParseInLocation(time.DateOnly, c.EndDate, loc)
+		s, err1 := time.Parse(time.DateOnly, c.StartDate)
+		e, err2 := time.Parse(time.DateOnly, c.EndDate)
 		if err1 != nil || err2 != nil {
 			return fmt.Errorf("%w: dates must be YYYY-MM-DD", ErrCustomRange)
 		}
-		w.Start, w.End = s, e.AddDate(0, 0, 1)
+		w.Start = LocalMidnight(s.Year(), s.Month(), s.Day(), loc)
+		w.End = LocalMidnight(e.Year(), e.Month(), e.Day()+1, loc)
 	case c.StartAt != nil || c.EndAt != nil:
 		if c.StartAt == nil || c.EndAt == nil {
 			return fmt.Errorf("%w: start_at and end_at go together", ErrCustomRange)
@@ -121,9 +122,14 @@ type Day struct {
 func Days(w Window, buckets []store.UsageBucketSums) []Day {
 	var days []Day
 	index := map[string]int{}
-	for d := dayOf(w.Start, w.Location); d.Before(w.End); d = d.AddDate(0, 0, 1) {
-		index[d.Format(time.DateOnly)] = len(days)
-		days = append(days, Day{Date: d})
+	y, m, d := w.Start.In(w.Location).Date()
+	for i := 0; ; i++ {
+		day := LocalMidnight(y, m, d+i, w.Location)
+		if !day.Before(w.End) {
+			break
+		}
+		index[day.Format(time.DateOnly)] = len(days)
+		days = append(days, Day{Date: day})
 	}
 	for _, b := range buckets {
 		t := time.Unix(b.Bucket*store.UsageBucketSeconds, 0).In(w.Location)
@@ -134,7 +140,17 @@ func Days(w Window, buckets []store.UsageBucketSums) []Day {
 	return days
 }
 
-func dayOf(t time.Time, loc *time.Location) time.Time {
-	t = t.In(loc)
-	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, loc)
+// LocalMidnight is the first instant of the calendar day y-m-d in loc
+// (out-of-range days normalise, as time.Date's do). Where a day begins with
+// a daylight-saving gap (clocks jump from 23:59:59 to 01:00, as in Santiago
+// or Beirut), midnight does not exist and time.Date would give 23:00 of the
+// day before; the day then starts at the end of the gap.
+func LocalMidnight(y int, m time.Month, d int, loc *time.Location) time.Time {
+	want := time.Date(y, m, d, 12, 0, 0, 0, loc) // noon always exists
+	t := time.Date(y, m, d, 0, 0, 0, 0, loc)
+	for i := 0; i < 8 && t.Day() != want.Day(); i++ {
+		t = t.Add(15 * time.Minute)
+		t = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), 0, 0, loc)
+	}
+	return t
 }

@@ -2,6 +2,7 @@ package usage
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,5 +92,33 @@ func TestDaysFoldBucketsInLocalTime(t *testing.T) {
 	}
 	if days[5].Sums.Requests != 1 || days[6].Sums.Requests != 2 || days[6].Sums.CostNanoUSD != 7 {
 		t.Fatalf("folding: %+v %+v", days[5].Sums, days[6].Sums)
+	}
+}
+
+// In Santiago, DST begins at midnight on 2025-09-07: that day starts at
+// 01:00, and the days around it must not shift or merge.
+func TestDaysAcrossAMidnightDSTGap(t *testing.T) {
+	santiago := mustLoc(t, "America/Santiago")
+	now := time.Date(2025, 9, 10, 12, 0, 0, 0, santiago)
+	w, err := WindowFor("7d", santiago, now, Custom{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket := store.UsageBucket(time.Date(2025, 9, 10, 10, 0, 0, 0, santiago))
+	days := Days(w, []store.UsageBucketSums{{Bucket: bucket, UsageSums: store.UsageSums{Requests: 1}}})
+	var dates []string
+	for _, d := range days {
+		dates = append(dates, d.Date.Format("01-02T15:04"))
+	}
+	want := []string{"09-04T00:00", "09-05T00:00", "09-06T00:00", "09-07T01:00", "09-08T00:00", "09-09T00:00", "09-10T00:00"}
+	if strings.Join(dates, " ") != strings.Join(want, " ") {
+		t.Fatalf("days %v, want %v", dates, want)
+	}
+	if days[6].Sums.Requests != 1 {
+		t.Fatalf("the last day lost its usage: %+v", days[6])
+	}
+	c, err := WindowFor("custom", santiago, now, Custom{StartDate: "2025-09-07", EndDate: "2025-09-07"})
+	if err != nil || c.Start.Format("01-02T15:04") != "09-07T01:00" || c.End.Format("01-02T15:04") != "09-08T00:00" {
+		t.Fatalf("custom day across the gap: %v – %v (%v)", c.Start, c.End, err)
 	}
 }
