@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -62,7 +63,8 @@ func (s *Server) pollBundles(r *Request) (any, error) {
 	}
 	etag := `"` + hex.EncodeToString(h.Sum(nil))[:32] + `"`
 	r.W.Header().Set("ETag", etag)
-	if match := r.R.Header.Get("If-None-Match"); match != "" && match == etag {
+	// A proxy may hand the tag back weak (W/"…"); the bytes are the same.
+	if match := strings.TrimPrefix(r.R.Header.Get("If-None-Match"), "W/"); match != "" && match == etag {
 		return notModified{}, nil
 	}
 	return out, nil

@@ -85,9 +85,18 @@ func (r *Request) readReportQuery(now time.Time) (reportQuery, error) {
 		}
 		return &t
 	}
+	// Dates or instants without a period mean a custom one; with another
+	// period they would be silently ignored, so they are refused.
+	customGiven := q.Has("start_date") || q.Has("end_date") || q.Has("start_at") || q.Has("end_at")
 	period := usage.DefaultPeriod
+	if customGiven {
+		period = "custom"
+	}
 	if q.Has("period") {
 		period, _ = validate.Literal(q.Get("period"), loc("period"), usage.Periods, &errs)
+		if customGiven && period != "custom" {
+			errs.Add(loc("period"), "value_error", "Value error, start_date, end_date, start_at and end_at need period=custom", period, nil)
+		}
 	}
 	tz := time.UTC
 	if name := q.Get("timezone"); name != "" {

@@ -91,7 +91,7 @@ func TestUsageReport(t *testing.T) {
 		}
 		from := now.Add(-3 * day).Format(time.DateOnly)
 		to := now.Format(time.DateOnly)
-		r = decodeData[wire.UsageReport](t, e.must("GET", "/api/v1/organizations/default/reports/usage?period=custom&start_date="+from+"&end_date="+to, e.ownerKey, nil))
+		r = decodeData[wire.UsageReport](t, e.must("GET", "/api/v1/organizations/default/reports/usage?start_date="+from+"&end_date="+to, e.ownerKey, nil))
 		if r.Totals.Requests != 2 || len(r.Daily) != 4 {
 			t.Fatalf("custom: %+v, %d days", r.Totals, len(r.Daily))
 		}
@@ -102,6 +102,7 @@ func TestUsageReport(t *testing.T) {
 			"period=custom":                     "query.start_date:value_error",
 			"period=custom&start_at=2026-01-01": "query.start_at:datetime_parsing",
 			"period=custom&start_date=2026-02-01&end_date=2026-01-01": "query.start_date:value_error",
+			"period=7d&start_date=2026-01-01&end_date=2026-01-02":     "query.period:value_error",
 		}
 		for q, want := range cases {
 			st, raw := e.do("GET", "/api/v1/organizations/default/reports/usage?"+q, e.ownerKey, nil)
