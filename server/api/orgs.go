@@ -206,29 +206,38 @@ func (s *Server) getOrganization(r *Request) (any, error) {
 	return toOrganization(r.Org), nil
 }
 
-func (s *Server) updateOrganization(r *Request) (any, error) {
-	var name, slug *string
+// readRename reads a {name?, slug?} body into name and slug and returns
+// the before/after details for the audit event.
+func (r *Request) readRename(name, slug *string) (map[string]any, error) {
+	var newName, newSlug *string
 	if err := r.body(func(o *validate.Object) {
-		name = optionalString(o, "name", nameRule)
-		slug = readSlug(o)
+		newName = optionalString(o, "name", nameRule)
+		newSlug = readSlug(o)
 	}); err != nil {
 		return nil, err
 	}
-	org := *r.Org
-	before := map[string]any{"name": org.Name, "slug": org.Slug}
-	if name != nil {
-		org.Name = *name
+	before := map[string]any{"name": *name, "slug": *slug}
+	if newName != nil {
+		*name = *newName
 	}
-	if slug != nil {
-		org.Slug = *slug
+	if newSlug != nil {
+		*slug = *newSlug
+	}
+	return map[string]any{"before": before, "after": map[string]any{"name": *name, "slug": *slug}}, nil
+}
+
+func (s *Server) updateOrganization(r *Request) (any, error) {
+	org := *r.Org
+	details, err := r.readRename(&org.Name, &org.Slug)
+	if err != nil {
+		return nil, err
 	}
 	org.UpdatedAt = store.Now()
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
+	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
 		if err := tx.UpdateOrganization(r.ctx, &org); err != nil {
 			return slugConflict(err, org.Slug)
 		}
-		return r.audit(tx, auditEntry{Action: "organization.updated", TargetType: "organization", TargetID: org.ID.String(),
-			Details: map[string]any{"before": before, "after": map[string]any{"name": org.Name, "slug": org.Slug}}})
+		return r.audit(tx, auditEntry{Action: "organization.updated", TargetType: "organization", TargetID: org.ID.String(), Details: details})
 	})
 	if err != nil {
 		return nil, err

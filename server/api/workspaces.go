@@ -117,28 +117,17 @@ func (s *Server) getWorkspace(r *Request) (any, error) {
 }
 
 func (s *Server) updateWorkspace(r *Request) (any, error) {
-	var name, slug *string
-	if err := r.body(func(o *validate.Object) {
-		name = optionalString(o, "name", nameRule)
-		slug = readSlug(o)
-	}); err != nil {
+	ws := *r.WS
+	details, err := r.readRename(&ws.Name, &ws.Slug)
+	if err != nil {
 		return nil, err
 	}
-	ws := *r.WS
-	before := map[string]any{"name": ws.Name, "slug": ws.Slug}
-	if name != nil {
-		ws.Name = *name
-	}
-	if slug != nil {
-		ws.Slug = *slug
-	}
 	ws.UpdatedAt = store.Now()
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
+	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
 		if err := tx.UpdateWorkspace(r.ctx, &ws); err != nil {
 			return slugConflict(err, ws.Slug)
 		}
-		return r.audit(tx, auditEntry{Action: "workspace.updated", TargetType: "workspace", TargetID: ws.ID.String(),
-			Details: map[string]any{"before": before, "after": map[string]any{"name": ws.Name, "slug": ws.Slug}}})
+		return r.audit(tx, auditEntry{Action: "workspace.updated", TargetType: "workspace", TargetID: ws.ID.String(), Details: details})
 	})
 	if err != nil {
 		return nil, err
