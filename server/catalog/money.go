@@ -24,15 +24,40 @@ const NanoPerUSD = 1_000_000_000
 // from or written to the cache. It fails on a negative count, a price that
 // is not a decimal string, or a cost beyond int64 (about 9.2 billion USD).
 func (p Pricing) CostNanoUSD(inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens int64) (int64, error) {
-	counts := [4]int64{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}
-	total := decimal.Zero
+	pp, err := p.Parse()
+	if err != nil {
+		return 0, err
+	}
+	return pp.CostNanoUSD(inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens)
+}
+
+// ParsedPricing is a Pricing read into exact decimals once, for a path that
+// prices many requests (the data plane parses at admission, not per call).
+type ParsedPricing struct {
+	prices [4]decimal.Decimal // in the order of Pricing.fields
+	names  [4]string
+}
+
+// Parse reads the four prices.
+func (p Pricing) Parse() (ParsedPricing, error) {
+	var pp ParsedPricing
 	for i, f := range p.fields() {
 		price, err := parsePrice(f.value)
 		if err != nil {
-			return 0, fmt.Errorf("catalog: pricing.%s: %w", f.name, err)
+			return ParsedPricing{}, fmt.Errorf("catalog: pricing.%s: %w", f.name, err)
 		}
+		pp.prices[i], pp.names[i] = price, f.name
+	}
+	return pp, nil
+}
+
+// CostNanoUSD is Pricing.CostNanoUSD on parsed prices.
+func (pp ParsedPricing) CostNanoUSD(inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens int64) (int64, error) {
+	counts := [4]int64{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}
+	total := decimal.Zero
+	for i, price := range pp.prices {
 		if counts[i] < 0 {
-			return 0, fmt.Errorf("catalog: negative token count %d for %s", counts[i], f.name)
+			return 0, fmt.Errorf("catalog: negative token count %d for %s", counts[i], pp.names[i])
 		}
 		total = total.Add(price.Mul(decimal.NewFromInt(counts[i])))
 	}

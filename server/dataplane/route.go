@@ -34,6 +34,8 @@ type routeModel struct {
 	// baseURL is the provider's API root; a credential's own URL wins.
 	baseURL       string
 	input, output decimal.Decimal
+	// pricing prices the usage event of each request, parsed once here.
+	pricing catalog.ParsedPricing
 }
 
 // inferenceKey is an inference key as a chat completion needs it.
@@ -62,7 +64,11 @@ func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 	}
 	for i, m := range b.Catalog.Models {
 		p := providers[m.Provider]
-		o.models[m.ID] = &routeModel{model: m, kind: p.Kind, baseURL: p.BaseURL, input: models[i].input, output: models[i].output}
+		// Verification already checked every price (catalog.New), so
+		// parsing cannot fail here.
+		pricing, _ := m.Pricing.Parse()
+		o.models[m.ID] = &routeModel{model: m, kind: p.Kind, baseURL: p.BaseURL, input: models[i].input, output: models[i].output,
+			pricing: pricing}
 	}
 	for _, p := range b.Policies {
 		// A bundle carries enabled policies only.

@@ -41,11 +41,13 @@ const spoolBatch = 1000
 func OpenSpool(path string, ship func(context.Context, []wire.UsageEventIn) error, log *slog.Logger) (*Spool, error) {
 	s := &Spool{path: path, ship: ship, log: log}
 	for _, p := range []string{path, s.aside()} {
-		events, err := readSpool(p, log)
+		err := eachSpoolBatch(p, log, func(batch []wire.UsageEventIn) error {
+			s.pending += int64(len(batch))
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		s.pending += int64(len(events))
 	}
 	if err := s.reopen(); err != nil {
 		return nil, err
@@ -106,21 +108,24 @@ func (s *Spool) Ship(ctx context.Context) error {
 			return err
 		}
 	}
-	events, err := readSpool(s.aside(), s.log)
-	if err != nil {
-		return err
-	}
-	for start := 0; start < len(events); start += spoolBatch {
-		end := min(start+spoolBatch, len(events))
-		if err := s.shipBatch(ctx, events[start:end]); err != nil {
+	// Read and send a batch at a time: after a long outage the backlog may
+	// be far larger than memory should hold.
+	shipped := 0
+	err := eachSpoolBatch(s.aside(), s.log, func(batch []wire.UsageEventIn) error {
+		if err := s.shipBatch(ctx, batch); err != nil {
 			return fmt.Errorf("ship usage: %w", err)
 		}
+		shipped += len(batch)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if err := os.Remove(s.aside()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	s.mu.Lock()
-	s.pending -= int64(len(events))
+	s.pending -= int64(shipped)
 	s.mu.Unlock()
 	return nil
 }
@@ -223,18 +228,19 @@ func (s *Spool) Close(ctx context.Context) error {
 	return s.f.Close()
 }
 
-// readSpool reads the events of a spool file; a torn last line (a crash
-// mid-write) is skipped with a warning.
-func readSpool(path string, log *slog.Logger) ([]wire.UsageEventIn, error) {
+// eachSpoolBatch reads a spool file's events in batches of spoolBatch and
+// hands each to fn, which must not keep the slice (it is reused); a torn
+// line (a crash mid-write) is skipped with a warning.
+func eachSpoolBatch(path string, log *slog.Logger, fn func([]wire.UsageEventIn) error) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
-	var out []wire.UsageEventIn
+	batch := make([]wire.UsageEventIn, 0, spoolBatch)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -243,7 +249,18 @@ func readSpool(path string, log *slog.Logger) ([]wire.UsageEventIn, error) {
 			log.Warn("usage spool: skipping an unreadable line", "error", err)
 			continue
 		}
-		out = append(out, e)
+		if batch = append(batch, e); len(batch) == spoolBatch {
+			if err := fn(batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
 	}
-	return out, sc.Err()
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if len(batch) > 0 {
+		return fn(batch)
+	}
+	return nil
 }

@@ -35,7 +35,7 @@ const (
 // tokens priced at the catalog's prices for the model that answered,
 // exactly (catalog.Pricing.CostNanoUSD).
 func (x *exchange) record(m *routeModel, cred *upstreamCredential, u providers.Usage, status string) {
-	nano, err := m.model.Pricing.CostNanoUSD(u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens)
+	nano, err := m.pricing.CostNanoUSD(u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens)
 	if err != nil {
 		// Prices are validated when a catalog is imported and counts are
 		// never negative, so this is a bug; the tokens still count.
