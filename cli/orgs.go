@@ -199,7 +199,7 @@ type OrgsUpdateOptions struct {
 // NewCmdOrgsUpdate builds `gw orgs update`.
 func NewCmdOrgsUpdate(f *Factory, runF func(context.Context, *OrgsUpdateOptions) error) *cobra.Command {
 	opts := &OrgsUpdateOptions{f: f}
-	var name, slug string
+	var rename renameFlags
 	cmd := &cobra.Command{
 		Use:   "update [ORG] [--name NAME] [--slug SLUG]",
 		Short: "Rename an organization or change its slug (default: the current one)",
@@ -211,16 +211,9 @@ func NewCmdOrgsUpdate(f *Factory, runF func(context.Context, *OrgsUpdateOptions)
 			if len(args) == 1 {
 				opts.Org = args[0]
 			}
-			// Only what was given is sent, so an update never resets a
-			// field the user did not mention.
-			if cmd.Flags().Changed("name") {
-				opts.Name = &name
-			}
-			if cmd.Flags().Changed("slug") {
-				opts.Slug = &slug
-			}
-			if opts.Name == nil && opts.Slug == nil {
-				return usageError{fmt.Errorf("nothing to change: pass --name or --slug")}
+			var err error
+			if opts.Name, opts.Slug, err = rename.read(cmd); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -229,8 +222,7 @@ func NewCmdOrgsUpdate(f *Factory, runF func(context.Context, *OrgsUpdateOptions)
 		},
 	}
 	addOutputFlag(cmd, &opts.Output)
-	cmd.Flags().StringVar(&name, "name", "", "new display name")
-	cmd.Flags().StringVar(&slug, "slug", "", "new slug; links and configurations using the old one stop working")
+	rename.add(cmd)
 	return cmd
 }
 

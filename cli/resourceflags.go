@@ -256,8 +256,6 @@ func timeCell(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-func at(t time.Time) *time.Time { return &t }
-
 // uuidCell formats an optional UUID for a table.
 func uuidCell(id *uuid.UUID) string {
 	if id == nil {
@@ -272,4 +270,27 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// renameFlags are an update command's --name and --slug.
+type renameFlags struct{ name, slug string }
+
+func (r *renameFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&r.name, "name", "", "new display name")
+	cmd.Flags().StringVar(&r.slug, "slug", "", "new slug; links and configurations using the old one stop working")
+}
+
+// read returns only what was given, so an update never resets a field the
+// user did not mention; giving neither is a usage error.
+func (r *renameFlags) read(cmd *cobra.Command) (name, slug *string, err error) {
+	if cmd.Flags().Changed("name") {
+		name = &r.name
+	}
+	if cmd.Flags().Changed("slug") {
+		slug = &r.slug
+	}
+	if name == nil && slug == nil {
+		return nil, nil, usageError{errors.New("nothing to change: pass --name or --slug")}
+	}
+	return name, slug, nil
 }

@@ -180,7 +180,7 @@ type WorkspacesUpdateOptions struct {
 // NewCmdWorkspacesUpdate builds `gw workspaces update`.
 func NewCmdWorkspacesUpdate(f *Factory, runF func(context.Context, *WorkspacesUpdateOptions) error) *cobra.Command {
 	opts := &WorkspacesUpdateOptions{f: f}
-	var name, slug string
+	var rename renameFlags
 	cmd := &cobra.Command{
 		Use:   "update [WORKSPACE] [--name NAME] [--slug SLUG]",
 		Short: "Rename a workspace or change its slug (default: the current one)",
@@ -192,14 +192,9 @@ func NewCmdWorkspacesUpdate(f *Factory, runF func(context.Context, *WorkspacesUp
 			if len(args) == 1 {
 				opts.Workspace = args[0]
 			}
-			if cmd.Flags().Changed("name") {
-				opts.Name = &name
-			}
-			if cmd.Flags().Changed("slug") {
-				opts.Slug = &slug
-			}
-			if opts.Name == nil && opts.Slug == nil {
-				return usageError{fmt.Errorf("nothing to change: pass --name or --slug")}
+			var err error
+			if opts.Name, opts.Slug, err = rename.read(cmd); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -208,8 +203,7 @@ func NewCmdWorkspacesUpdate(f *Factory, runF func(context.Context, *WorkspacesUp
 		},
 	}
 	addOutputFlag(cmd, &opts.Output)
-	cmd.Flags().StringVar(&name, "name", "", "new display name")
-	cmd.Flags().StringVar(&slug, "slug", "", "new slug; configurations using the old one stop working")
+	rename.add(cmd)
 	return cmd
 }
 

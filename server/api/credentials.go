@@ -30,15 +30,15 @@ func (s *Server) credentialRoutes() []*Route {
 	for _, p := range places {
 		routes = append(routes,
 			&Route{Method: "POST", Path: p.prefix, Tag: p.tag, Summary: "Configure a provider credential (the secret is sealed and never returned)",
-				Perms: manage, Body: wire.ProviderCredentialCreate{}, Result: wire.ProviderCredential{}, Bundle: bundleScope, Handle: s.createCredential},
+				Perms: manage, Body: wire.ProviderCredentialCreate{}, Result: wire.ProviderCredential{}, RefreshesBundles: true, Handle: s.createCredential},
 			&Route{Method: "GET", Path: p.prefix, Tag: p.tag, Summary: "List provider credentials (complete set, metadata only)",
 				Perms: read, Result: []wire.ProviderCredential{}, Handle: s.listCredentials},
 			&Route{Method: "GET", Path: p.prefix + "/{credential_id}", Tag: p.tag, Summary: "Get a provider credential (metadata only)",
 				Perms: read, Result: wire.ProviderCredential{}, Handle: s.getCredential},
 			&Route{Method: "PATCH", Path: p.prefix + "/{credential_id}", Tag: p.tag, Summary: "Change a credential's label, secret or base URL",
-				Perms: manage, Body: wire.ProviderCredentialUpdate{}, Result: wire.ProviderCredential{}, Bundle: bundleScope, Handle: s.updateCredential},
+				Perms: manage, Body: wire.ProviderCredentialUpdate{}, Result: wire.ProviderCredential{}, RefreshesBundles: true, Handle: s.updateCredential},
 			&Route{Method: "DELETE", Path: p.prefix + "/{credential_id}", Tag: p.tag, Summary: "Delete a provider credential",
-				Perms: manage, Result: wire.Deleted{}, Bundle: bundleScope, Handle: s.deleteCredential},
+				Perms: manage, Result: wire.Deleted{}, RefreshesBundles: true, Handle: s.deleteCredential},
 		)
 	}
 	return routes

@@ -18,13 +18,13 @@ func (s *Server) inferenceKeyRoutes() []*Route {
 	return []*Route{
 		{Method: "POST", Path: base, Tag: tag, Summary: "Issue an inference key (sk-gw-…, shown once)",
 			Perms: []auth.Permission{auth.InferenceKeysManage}, Body: wire.InferenceKeyCreate{}, Result: wire.InferenceKey{},
-			Bundle: bundleScope, Handle: s.createInferenceKey},
+			RefreshesBundles: true, Handle: s.createInferenceKey},
 		{Method: "GET", Path: base, Tag: tag, Summary: "List the workspace's inference keys (complete set, metadata only)",
 			Perms: []auth.Permission{auth.InferenceKeysRead}, Result: []wire.InferenceKey{}, Handle: s.listInferenceKeys},
 		{Method: "GET", Path: base + "/{key_id}", Tag: tag, Summary: "Get an inference key (metadata only)",
 			Perms: []auth.Permission{auth.InferenceKeysRead}, Result: wire.InferenceKey{}, Handle: s.getInferenceKey},
 		{Method: "POST", Path: base + "/{key_id}/revoke", Tag: tag, Summary: "Revoke an inference key (idempotent)",
-			Perms: []auth.Permission{auth.InferenceKeysManage}, Result: wire.InferenceKey{}, Bundle: bundleScope, Handle: s.revokeInferenceKey},
+			Perms: []auth.Permission{auth.InferenceKeysManage}, Result: wire.InferenceKey{}, RefreshesBundles: true, Handle: s.revokeInferenceKey},
 	}
 }
 

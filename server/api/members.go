@@ -21,9 +21,9 @@ func (s *Server) memberRoutes() []*Route {
 		{Method: "POST", Path: base, Tag: tag, Summary: "Add an existing user to the organization",
 			Perms: []auth.Permission{auth.MembersManage}, Body: wire.MemberAdd{}, Result: wire.Member{}, Handle: s.addMember},
 		{Method: "PATCH", Path: base + "/{user_id}", Tag: tag, Summary: "Change a member's role or status",
-			Perms: []auth.Permission{auth.MembersManage}, Body: wire.MemberUpdate{}, Result: wire.Member{}, Bundle: bundleScope, Handle: s.updateMember},
+			Perms: []auth.Permission{auth.MembersManage}, Body: wire.MemberUpdate{}, Result: wire.Member{}, RefreshesBundles: true, Handle: s.updateMember},
 		{Method: "DELETE", Path: base + "/{user_id}", Tag: tag, Summary: "Remove a member (their keys in the organization are revoked)",
-			Perms: []auth.Permission{auth.MembersManage}, Result: wire.Member{}, Bundle: bundleScope, Handle: s.removeMember},
+			Perms: []auth.Permission{auth.MembersManage}, Result: wire.Member{}, RefreshesBundles: true, Handle: s.removeMember},
 	}
 }
 

@@ -29,7 +29,7 @@ func (s *Server) organizationRoutes() []*Route {
 		{Method: "PATCH", Path: "/api/v1/instance/organizations/{org_id}", Tag: tag, Summary: "Update an organization",
 			Perms: []auth.Permission{auth.OrganizationsUpdate}, Body: wire.OrganizationUpdate{}, Result: wire.Organization{}, Handle: s.updateOrganizationByInstance},
 		{Method: "DELETE", Path: "/api/v1/instance/organizations/{org_id}", Tag: tag, Summary: "Delete an organization",
-			Perms: []auth.Permission{auth.OrganizationsDelete}, Result: wire.Deleted{}, Bundle: bundleScope, Handle: s.deleteOrganizationByInstance},
+			Perms: []auth.Permission{auth.OrganizationsDelete}, Result: wire.Deleted{}, RefreshesBundles: true, Handle: s.deleteOrganizationByInstance},
 		// The same collection at /api/v1/organizations: creating needs the
 		// instance permission; listing shows the organizations the caller
 		// belongs to (all of them for instance staff).
@@ -43,7 +43,7 @@ func (s *Server) organizationRoutes() []*Route {
 		{Method: "PATCH", Path: "/api/v1/organizations/{org_id}", Tag: "Organization Settings", Summary: "Update the organization",
 			Perms: []auth.Permission{auth.OrganizationsUpdate}, Body: wire.OrganizationUpdate{}, Result: wire.Organization{}, Handle: s.updateOrganization},
 		{Method: "DELETE", Path: "/api/v1/organizations/{org_id}", Tag: "Organization Settings", Summary: "Delete the organization",
-			Perms: []auth.Permission{auth.OrganizationsDelete}, Result: wire.Deleted{}, Bundle: bundleScope, Handle: s.deleteOrganization},
+			Perms: []auth.Permission{auth.OrganizationsDelete}, Result: wire.Deleted{}, RefreshesBundles: true, Handle: s.deleteOrganization},
 		{Method: "GET", Path: "/api/v1/organizations/{org_id}/settings", Tag: "Organization Settings", Summary: "Get organization settings",
 			Perms: []auth.Permission{auth.OrganizationsRead}, Result: wire.Organization{}, Handle: s.getOrganization},
 		{Method: "PATCH", Path: "/api/v1/organizations/{org_id}/settings", Tag: "Organization Settings", Summary: "Update organization settings (name, slug)",

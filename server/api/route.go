@@ -51,21 +51,13 @@ type Route struct {
 	Result    any
 	Paginated bool
 	Query     []QueryParam
-	// Bundle says whether a successful call changes what the data plane
-	// must know, so the affected bundles are recompiled and admitted.
-	Bundle bundleEffect
-	Handle func(*Request) (any, error)
-}
-
-type bundleEffect int
-
-const (
-	bundleNone bundleEffect = iota
-	// bundleScope refreshes the request's organization, or every
-	// organization for an instance-scope route (the catalog, platform
+	// RefreshesBundles says a successful call changes what data planes
+	// must know: the request's organization's bundle is recompiled (every
+	// organization's for an instance route: the catalog, platform
 	// credentials).
-	bundleScope
-)
+	RefreshesBundles bool
+	Handle           func(*Request) (any, error)
+}
 
 // Level is the scope level of the route's URL.
 func (rt *Route) Level() auth.Level {
@@ -127,7 +119,7 @@ func (s *Server) handler(rt *Route) http.Handler {
 			writeError(w, s.log, req.ID, err)
 			return
 		}
-		if rt.Bundle == bundleScope {
+		if rt.RefreshesBundles {
 			s.refreshBundles(req)
 		}
 		if _, ok := result.(notModified); ok {

@@ -24,7 +24,7 @@ func (s *Server) serviceAccountRoutes() []*Route {
 		{Method: "GET", Path: base + "/{user_id}", Tag: tag, Summary: "Get a service account",
 			Perms: []auth.Permission{auth.MembersRead}, Result: wire.User{}, Handle: s.getServiceAccount},
 		{Method: "DELETE", Path: base + "/{user_id}", Tag: tag, Summary: "Delete a service account and revoke its keys",
-			Perms: []auth.Permission{auth.MembersManage}, Result: wire.Deleted{}, Bundle: bundleScope, Handle: s.deleteServiceAccount},
+			Perms: []auth.Permission{auth.MembersManage}, Result: wire.Deleted{}, RefreshesBundles: true, Handle: s.deleteServiceAccount},
 	}
 }
 

@@ -25,14 +25,14 @@ func (s *Server) workspaceRoutes() []*Route {
 		{Method: "GET", Path: orgWS + "/{workspace_ref}", Tag: tag, Summary: "Get a workspace",
 			Perms: []auth.Permission{auth.WorkspacesRead}, Result: wire.Workspace{}, Handle: s.getWorkspace},
 		{Method: "PATCH", Path: orgWS + "/{workspace_ref}", Tag: tag, Summary: "Update a workspace",
-			Perms: []auth.Permission{auth.WorkspacesUpdate}, Body: wire.WorkspaceUpdate{}, Result: wire.Workspace{}, Bundle: bundleScope, Handle: s.updateWorkspace},
+			Perms: []auth.Permission{auth.WorkspacesUpdate}, Body: wire.WorkspaceUpdate{}, Result: wire.Workspace{}, RefreshesBundles: true, Handle: s.updateWorkspace},
 		{Method: "DELETE", Path: orgWS + "/{workspace_ref}", Tag: tag, Summary: "Delete a workspace with its memberships, keys and credentials",
-			Perms: []auth.Permission{auth.WorkspacesDelete}, Result: wire.Deleted{}, Bundle: bundleScope, Handle: s.deleteWorkspace},
+			Perms: []auth.Permission{auth.WorkspacesDelete}, Result: wire.Deleted{}, RefreshesBundles: true, Handle: s.deleteWorkspace},
 
 		{Method: "GET", Path: orgWS + "/{workspace_ref}/settings", Tag: "Workspace Settings", Summary: "Get workspace settings",
 			Perms: []auth.Permission{auth.WorkspacesRead}, Result: wire.Workspace{}, Handle: s.getWorkspace},
 		{Method: "PATCH", Path: orgWS + "/{workspace_ref}/settings", Tag: "Workspace Settings", Summary: "Update workspace settings (name, slug)",
-			Perms: []auth.Permission{auth.WorkspacesUpdate}, Body: wire.WorkspaceUpdate{}, Result: wire.Workspace{}, Bundle: bundleScope, Handle: s.updateWorkspace},
+			Perms: []auth.Permission{auth.WorkspacesUpdate}, Body: wire.WorkspaceUpdate{}, Result: wire.Workspace{}, RefreshesBundles: true, Handle: s.updateWorkspace},
 
 		{Method: "GET", Path: orgWS + "/{workspace_ref}/members", Tag: "Workspace Members", Summary: "List workspace members",
 			Perms: []auth.Permission{auth.MembersRead}, Result: []wire.WorkspaceMember{}, Handle: s.listWorkspaceMembers},
