@@ -24,9 +24,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gw-gateway/gw/server/api"
-	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/dataplane"
+	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/reseal"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
@@ -59,12 +59,12 @@ func newResEnv(t *testing.T) *resEnv {
 		t.Fatal(err)
 	}
 	kr := secrets.NewKeyring(key)
-	signer, err := bundle.SigningKey(ctx, st, kr)
+	signer, err := publish.SigningKey(ctx, st, kr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	plane := dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{})
-	refresher := &dataplane.Refresher{Compiler: &bundle.Compiler{Store: st, Signer: signer}, Plane: plane, Store: st}
+	refresher := &publish.Refresher{Compiler: &publish.Compiler{Store: st, Signer: signer}, Plane: plane, Store: st}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s, err := api.New(ctx, st, api.Options{Keyring: kr, Bundles: refresher, Logger: logger})
 	if err != nil {

@@ -20,8 +20,8 @@ import (
 
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/api"
-	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/dataplane"
+	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/web"
@@ -224,19 +224,19 @@ func startControlPlane(ctx context.Context, log *slog.Logger, opts *ServeOptions
 	if err != nil {
 		return nil, closeDB, err
 	}
-	signer, err := bundle.SigningKey(ctx, st, keyring)
+	signer, err := publish.SigningKey(ctx, st, keyring)
 	if err != nil {
 		return nil, closeDB, fmt.Errorf("bundle signing key: %w", err)
 	}
-	compiler := &bundle.Compiler{Store: st, Signer: signer}
-	var bundles api.BundleRefresher = &bundle.Publisher{Compiler: compiler, Store: st}
+	compiler := &publish.Compiler{Store: st, Signer: signer}
+	var bundles api.BundleRefresher = &publish.Publisher{Compiler: compiler, Store: st}
 	var plane *dataplane.Plane
 	if opts.Role == RoleAll {
 		// The data plane runs in process: bundles are compiled and admitted
 		// directly after every change, without HTTP.
 		sink = dataplane.NewStoreSink(st, dataplane.StoreSinkOptions{Logger: log})
 		plane = dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{Keyring: keyring, Usage: sink, Logger: log})
-		bundles = &dataplane.Refresher{Compiler: compiler, Plane: plane, Store: st}
+		bundles = &publish.Refresher{Compiler: compiler, Plane: plane, Store: st}
 	}
 	if plane != nil && strings.HasPrefix(opts.DatabaseURL, "postgres") {
 		// Replicas sharing PostgreSQL announce changes; each refreshes its

@@ -10,11 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/gw-gateway/gw/server/store"
 )
 
 // Signed is a bundle as it travels and is stored: the body bytes exactly as
@@ -85,7 +82,7 @@ func Verify(s Signed, pub ed25519.PublicKey) (*Body, error) {
 	if body.Version != s.Version {
 		return nil, invalid("body has version %d, envelope says %d", body.Version, s.Version)
 	}
-	if err := body.validate(); err != nil {
+	if err := body.Validate(); err != nil {
 		return nil, err
 	}
 	return body, nil
@@ -104,16 +101,4 @@ func decodeBody(data []byte) (*Body, error) {
 		return nil, invalid("body has trailing data")
 	}
 	return body, nil
-}
-
-// FromRow is the stored form of a bundle as it travels.
-func FromRow(b *store.Bundle) Signed {
-	return Signed{OrgID: b.OrgID, Version: b.Version, Hash: b.Hash, Signature: b.Signature, Body: []byte(b.Body)}
-}
-
-func (s Signed) row(compiledAt time.Time) *store.Bundle {
-	return &store.Bundle{
-		OrgID: s.OrgID, Version: s.Version, Hash: s.Hash, Signature: s.Signature,
-		Body: string(s.Body), CompiledAt: compiledAt,
-	}
 }

@@ -14,7 +14,7 @@ import (
 // own rules, and that every reference points into the bundle. Compile runs
 // it before signing, so the control plane never stores a bundle its data
 // planes would refuse.
-func (b *Body) validate() error {
+func (b *Body) Validate() error {
 	if b.Format != Format {
 		return invalid("format %d is not supported (this build reads format %d)", b.Format, Format)
 	}

@@ -15,11 +15,11 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 
-	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/bundle/bundletest"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/catalogdb"
 	"github.com/gw-gateway/gw/server/dataplane"
+	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/store"
 )
 
@@ -29,7 +29,7 @@ type env struct {
 	db      *bun.DB
 	st      *store.Store
 	plane   *dataplane.Plane
-	refresh *dataplane.Refresher
+	refresh *publish.Refresher
 	catalog *catalog.Catalog
 	clock   *clock
 }
@@ -39,7 +39,7 @@ func newEnv(t *testing.T, db *bun.DB) *env {
 	ctx := context.Background()
 	st := store.New(db)
 	bundletest.SeedCatalog(t, st)
-	key, err := bundle.SigningKey(ctx, st, bundletest.Keyring(t))
+	key, err := publish.SigningKey(ctx, st, bundletest.Keyring(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func newEnv(t *testing.T, db *bun.DB) *env {
 	plane := dataplane.NewPlane(key.Public().(ed25519.PublicKey), dataplane.Options{Now: c.Now})
 	e := &env{
 		db: db, st: st, plane: plane, catalog: cat, clock: c,
-		refresh: &dataplane.Refresher{Compiler: &bundle.Compiler{Store: st, Signer: key}, Plane: plane, Store: st},
+		refresh: &publish.Refresher{Compiler: &publish.Compiler{Store: st, Signer: key}, Plane: plane, Store: st},
 	}
 	return e
 }

@@ -19,10 +19,10 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/gw-gateway/gw/server/auth"
-	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/bundle/bundletest"
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
+	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/reseal"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
@@ -45,7 +45,7 @@ type infEnv struct {
 	st      *store.Store
 	kr      *secrets.Keyring
 	plane   *dataplane.Plane
-	refresh *dataplane.Refresher
+	refresh *publish.Refresher
 	usage   *captureSink
 	log     *syncBuffer
 	srv     *httptest.Server
@@ -71,7 +71,7 @@ func newInfEnv(t *testing.T, db *bun.DB, opts ...infOptions) *infEnv {
 	st := store.New(db)
 	bundletest.SeedCatalog(t, st)
 	kr := bundletest.Keyring(t)
-	key, err := bundle.SigningKey(ctx, st, kr)
+	key, err := publish.SigningKey(ctx, st, kr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func newInfEnv(t *testing.T, db *bun.DB, opts ...infOptions) *infEnv {
 		f(&o)
 	}
 	e.plane = dataplane.NewPlane(key.Public().(ed25519.PublicKey), o)
-	e.refresh = &dataplane.Refresher{Compiler: &bundle.Compiler{Store: st, Signer: key}, Plane: e.plane, Store: st}
+	e.refresh = &publish.Refresher{Compiler: &publish.Compiler{Store: st, Signer: key}, Plane: e.plane, Store: st}
 
 	e.org = bundletest.NewOrg(t, st, kr, "acme")
 	e.ws = e.org.Workspace("main")

@@ -18,9 +18,9 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/uptrace/bun"
 
-	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
+	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/wire"
@@ -562,12 +562,12 @@ func TestChatCompletionsRefusals(t *testing.T) {
 		e.usage.wait(t, 1)
 
 		// A plane without a keyring or a usage sink serves discovery only.
-		signer, err := bundle.SigningKey(context.Background(), e.st, e.kr)
+		signer, err := publish.SigningKey(context.Background(), e.st, e.kr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		bare := dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{})
-		refresh := &dataplane.Refresher{Compiler: &bundle.Compiler{Store: e.st, Signer: signer}, Plane: bare, Store: e.st}
+		refresh := &publish.Refresher{Compiler: &publish.Compiler{Store: e.st, Signer: signer}, Plane: bare, Store: e.st}
 		if err := refresh.RefreshAll(context.Background()); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package bundle
+package publish
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 // Publisher keeps stored bundles current for data planes that poll them:
 // the control-plane role, where no data plane runs in the process. (With
-// one in the process, dataplane.Refresher also admits what it compiles.)
+// one in the process, publish.Refresher also admits what it compiles.)
 type Publisher struct {
 	Compiler *Compiler
 	Store    *store.Store

@@ -1,4 +1,4 @@
-package bundle
+package publish
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package bundle_test
+package publish_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/bundle/bundletest"
+	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
@@ -27,7 +27,7 @@ func TestSigningKeyIsCreatedOnceAndShared(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range keys {
 			wg.Go(func() {
-				k, err := bundle.SigningKey(ctx, st, kr)
+				k, err := publish.SigningKey(ctx, st, kr)
 				if err != nil {
 					t.Error(err)
 				}
@@ -40,7 +40,7 @@ func TestSigningKeyIsCreatedOnceAndShared(t *testing.T) {
 				t.Fatal("replicas ended up with different signing keys")
 			}
 		}
-		again, err := bundle.SigningKey(ctx, st, kr)
+		again, err := publish.SigningKey(ctx, st, kr)
 		if err != nil || !again.Equal(keys[0]) {
 			t.Fatalf("second read: %v, same key %v", err, again.Equal(keys[0]))
 		}
@@ -54,7 +54,7 @@ func TestSigningKeyIsCreatedOnceAndShared(t *testing.T) {
 		}
 
 		// Another instance key cannot open it, and says so.
-		if _, err := bundle.SigningKey(ctx, st, bundletest.Keyring(t)); !errors.Is(err, secrets.ErrCannotOpen) {
+		if _, err := publish.SigningKey(ctx, st, bundletest.Keyring(t)); !errors.Is(err, secrets.ErrCannotOpen) {
 			t.Fatalf("foreign keyring: got %v, want ErrCannotOpen", err)
 		}
 	})

@@ -1,4 +1,4 @@
-package bundle
+package publish
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/catalogdb"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/store"
@@ -23,32 +24,32 @@ import (
 // workspace created or deleted between two reads could otherwise leave a
 // dangling reference, and the bundle would fail its checks; leaving them out
 // is safe, because the change that made them will be compiled next.
-func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*Body, error) {
-	body := &Body{Format: Format, OrgID: orgID}
+func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle.Body, error) {
+	body := &bundle.Body{Format: bundle.Format, OrgID: orgID}
 
 	workspaces, err := st.ListWorkspaces(ctx, store.WorkspaceFilter{OrgID: orgID})
 	if err != nil {
 		return nil, fmt.Errorf("list workspaces: %w", err)
 	}
 	listed := make(map[uuid.UUID]bool, len(workspaces))
-	body.Workspaces = make([]Workspace, len(workspaces))
+	body.Workspaces = make([]bundle.Workspace, len(workspaces))
 	for i, w := range workspaces {
-		body.Workspaces[i] = Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name}
+		body.Workspaces[i] = bundle.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name}
 		listed[w.ID] = true
 	}
-	sortByID(body.Workspaces, func(w Workspace) uuid.UUID { return w.ID })
+	sortByID(body.Workspaces, func(w bundle.Workspace) uuid.UUID { return w.ID })
 
 	keys, err := st.ActiveInferenceKeysForOrg(ctx, orgID)
 	if err != nil {
 		return nil, fmt.Errorf("list inference keys: %w", err)
 	}
-	body.Keys = make([]Key, 0, len(keys))
+	body.Keys = make([]bundle.Key, 0, len(keys))
 	for _, k := range keys {
 		if listed[k.WorkspaceID] {
-			body.Keys = append(body.Keys, Key{ID: k.ID, WorkspaceID: k.WorkspaceID, OwnerID: k.UserID, TokenHash: k.TokenHash, ExpiresAt: utc(k.ExpiresAt)})
+			body.Keys = append(body.Keys, bundle.Key{ID: k.ID, WorkspaceID: k.WorkspaceID, OwnerID: k.UserID, TokenHash: k.TokenHash, ExpiresAt: utc(k.ExpiresAt)})
 		}
 	}
-	sortByID(body.Keys, func(k Key) uuid.UUID { return k.ID })
+	sortByID(body.Keys, func(k bundle.Key) uuid.UUID { return k.ID })
 
 	if body.Policies, err = readPolicies(ctx, st, orgID, listed); err != nil {
 		return nil, err
@@ -70,12 +71,12 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*Body, 
 	return body, nil
 }
 
-func readPolicies(ctx context.Context, st *store.Store, orgID uuid.UUID, listed map[uuid.UUID]bool) ([]Policy, error) {
+func readPolicies(ctx context.Context, st *store.Store, orgID uuid.UUID, listed map[uuid.UUID]bool) ([]bundle.Policy, error) {
 	rows, err := st.EnabledPoliciesForOrg(ctx, orgID)
 	if err != nil {
 		return nil, fmt.Errorf("list policies: %w", err)
 	}
-	out := make([]Policy, 0, len(rows))
+	out := make([]bundle.Policy, 0, len(rows))
 	for _, p := range rows {
 		if !listed[p.WorkspaceID] {
 			continue
@@ -86,21 +87,21 @@ func readPolicies(ctx context.Context, st *store.Store, orgID uuid.UUID, listed 
 		if err != nil {
 			return nil, fmt.Errorf("policy %s (%q): stored definition does not parse: %w", p.ID, p.Name, err)
 		}
-		out = append(out, Policy{ID: p.ID, WorkspaceID: p.WorkspaceID, Name: p.Name, Definition: def})
+		out = append(out, bundle.Policy{ID: p.ID, WorkspaceID: p.WorkspaceID, Name: p.Name, Definition: def})
 	}
-	sortByID(out, func(p Policy) uuid.UUID { return p.ID })
+	sortByID(out, func(p bundle.Policy) uuid.UUID { return p.ID })
 	return out, nil
 }
 
 // readCredentials lists the platform credentials and the organization's
 // own, each with the scope its row encodes: no organization is platform, an
 // organization alone is org, both are workspace.
-func readCredentials(ctx context.Context, st *store.Store, orgID uuid.UUID, listed map[uuid.UUID]bool) ([]Credential, error) {
+func readCredentials(ctx context.Context, st *store.Store, orgID uuid.UUID, listed map[uuid.UUID]bool) ([]bundle.Credential, error) {
 	rows, err := st.CredentialsForOrg(ctx, orgID)
 	if err != nil {
 		return nil, fmt.Errorf("list provider credentials: %w", err)
 	}
-	out := make([]Credential, 0, len(rows))
+	out := make([]bundle.Credential, 0, len(rows))
 	for _, c := range rows {
 		var scope policy.CredentialScope
 		switch {
@@ -116,12 +117,12 @@ func readCredentials(ctx context.Context, st *store.Store, orgID uuid.UUID, list
 		default:
 			return nil, fmt.Errorf("provider credential %s names a workspace but no organization", c.ID)
 		}
-		out = append(out, Credential{
+		out = append(out, bundle.Credential{
 			ID: c.ID, Scope: scope, WorkspaceID: c.WorkspaceID, Provider: c.Provider,
 			BaseURL: c.BaseURL, SecretSealed: c.SecretSealed,
 		})
 	}
-	sortByID(out, func(c Credential) uuid.UUID { return c.ID })
+	sortByID(out, func(c bundle.Credential) uuid.UUID { return c.ID })
 	return out, nil
 }
 

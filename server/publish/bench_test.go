@@ -1,4 +1,4 @@
-package bundle_test
+package publish_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/bundle/bundletest"
+	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
 )
@@ -29,11 +30,11 @@ func BenchmarkCompile(b *testing.B) {
 	if err := syn.Seed(ctx, st, kr); err != nil {
 		b.Fatal(err)
 	}
-	key, err := bundle.SigningKey(ctx, st, kr)
+	key, err := publish.SigningKey(ctx, st, kr)
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := &bundle.Compiler{Store: st, Signer: key}
+	c := &publish.Compiler{Store: st, Signer: key}
 	first, err := c.Compile(ctx, syn.Body.OrgID)
 	if err != nil {
 		b.Fatal(err)

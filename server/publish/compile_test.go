@@ -1,4 +1,4 @@
-package bundle_test
+package publish_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/gw-gateway/gw/server/bundle/bundletest"
 	"github.com/gw-gateway/gw/server/catalogdb"
 	"github.com/gw-gateway/gw/server/policy"
+	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
 )
@@ -29,7 +30,7 @@ const (
 // compileEnv is a migrated database with a seeded catalog and a compiler.
 type compileEnv struct {
 	st       *store.Store
-	compiler *bundle.Compiler
+	compiler *publish.Compiler
 	pub      ed25519.PublicKey
 	org      *bundletest.Org
 }
@@ -38,12 +39,12 @@ func newCompileEnv(t *testing.T, db *bun.DB) *compileEnv {
 	t.Helper()
 	st, kr := store.New(db), bundletest.Keyring(t)
 	bundletest.SeedCatalog(t, st)
-	key, err := bundle.SigningKey(context.Background(), st, kr)
+	key, err := publish.SigningKey(context.Background(), st, kr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &compileEnv{
-		st: st, compiler: &bundle.Compiler{Store: st, Signer: key},
+		st: st, compiler: &publish.Compiler{Store: st, Signer: key},
 		pub: key.Public().(ed25519.PublicKey), org: bundletest.NewOrg(t, st, kr, "acme"),
 	}
 }
@@ -152,7 +153,7 @@ func TestCompileCarriesWhatTheDataPlaneNeeds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bundle.FromRow(stored).Hash != s.Hash || stored.Version != 1 {
+		if stored.Hash != s.Hash || stored.Version != 1 {
 			t.Fatalf("stored bundle v%d %s, returned %s", stored.Version, stored.Hash, s.Hash)
 		}
 		for _, list := range [][]uuid.UUID{

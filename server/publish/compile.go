@@ -1,4 +1,4 @@
-package bundle
+package publish
 
 import (
 	"bytes"
@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/store"
 )
 
@@ -36,7 +38,7 @@ const maxCompileAttempts = 5
 //
 // An organization that does not exist gives an error wrapping
 // store.ErrNotFound.
-func (c *Compiler) Compile(ctx context.Context, orgID uuid.UUID) (*Signed, error) {
+func (c *Compiler) Compile(ctx context.Context, orgID uuid.UUID) (*bundle.Signed, error) {
 	for range maxCompileAttempts {
 		signed, raced, err := c.compileOnce(ctx, orgID)
 		if err != nil || !raced {
@@ -50,9 +52,9 @@ func (c *Compiler) Compile(ctx context.Context, orgID uuid.UUID) (*Signed, error
 // stores a new version unless another compiler stored one since our read;
 // raced reports that it did. The stored bundle is read first so that any
 // bundle stored after it makes our write fail.
-func (c *Compiler) compileOnce(ctx context.Context, orgID uuid.UUID) (out *Signed, raced bool, err error) {
+func (c *Compiler) compileOnce(ctx context.Context, orgID uuid.UUID) (out *bundle.Signed, raced bool, err error) {
 	var prev *store.Bundle
-	var body *Body
+	var body *bundle.Body
 	// One transaction, so that on SQLite every read sees one snapshot.
 	err = c.Store.InTx(ctx, func(tx *store.Store) error {
 		if _, err := tx.GetOrganization(ctx, orgID); err != nil {
@@ -72,7 +74,7 @@ func (c *Compiler) compileOnce(ctx context.Context, orgID uuid.UUID) (out *Signe
 		return nil, false, err
 	}
 	if prev != nil && sameContent(prev, body) {
-		signed := FromRow(prev)
+		signed := signedFromRow(prev)
 		return &signed, false, nil
 	}
 	body.Version = 1
@@ -80,14 +82,14 @@ func (c *Compiler) compileOnce(ctx context.Context, orgID uuid.UUID) (out *Signe
 		body.Version = prev.Version + 1
 	}
 	body.CompiledAt = store.Now()
-	if err := body.validate(); err != nil {
+	if err := body.Validate(); err != nil {
 		return nil, false, fmt.Errorf("compiled bundle fails its own checks: %w", err)
 	}
-	signed, err := Sign(body, c.Signer)
+	signed, err := bundle.Sign(body, c.Signer)
 	if err != nil {
 		return nil, false, err
 	}
-	stored, err := c.Store.SaveBundle(ctx, signed.row(body.CompiledAt))
+	stored, err := c.Store.SaveBundle(ctx, storedRow(signed, body.CompiledAt))
 	if err != nil {
 		return nil, false, fmt.Errorf("store bundle: %w", err)
 	}
@@ -103,9 +105,21 @@ func (c *Compiler) compileOnce(ctx context.Context, orgID uuid.UUID) (out *Signe
 // decode the stored body. Should the encodings differ for any reason other
 // than content (a new build writing a new format, say), the answer is
 // "different" and the cost one needless version.
-func sameContent(prev *store.Bundle, next *Body) bool {
+func sameContent(prev *store.Bundle, next *bundle.Body) bool {
 	candidate := *next
 	candidate.Version, candidate.CompiledAt = prev.Version, prev.CompiledAt.UTC()
 	data, err := json.Marshal(&candidate)
 	return err == nil && bytes.Equal(data, []byte(prev.Body))
+}
+
+// signedFromRow is the stored form of a bundle as it travels.
+func signedFromRow(b *store.Bundle) bundle.Signed {
+	return bundle.Signed{OrgID: b.OrgID, Version: b.Version, Hash: b.Hash, Signature: b.Signature, Body: []byte(b.Body)}
+}
+
+func storedRow(s bundle.Signed, compiledAt time.Time) *store.Bundle {
+	return &store.Bundle{
+		OrgID: s.OrgID, Version: s.Version, Hash: s.Hash, Signature: s.Signature,
+		Body: string(s.Body), CompiledAt: compiledAt,
+	}
 }

@@ -1,4 +1,4 @@
-package dataplane
+package publish
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/bundle"
+	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/store"
 )
 
@@ -15,8 +16,8 @@ import (
 // (gw serve with both roles): after a change it compiles the organization's
 // bundle and admits it, without HTTP.
 type Refresher struct {
-	Compiler *bundle.Compiler
-	Plane    *Plane
+	Compiler *Compiler
+	Plane    *dataplane.Plane
 	Store    *store.Store
 }
 
@@ -32,7 +33,7 @@ func (r *Refresher) Refresh(ctx context.Context, orgID uuid.UUID) error {
 	case err != nil:
 		return err
 	}
-	if err := r.Plane.Admit(*s); err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrForgotten) {
+	if err := r.Plane.Admit(*s); err != nil && !errors.Is(err, dataplane.ErrStale) && !errors.Is(err, dataplane.ErrForgotten) {
 		return err
 	}
 	return nil
@@ -91,7 +92,7 @@ func withoutStale(err error) []error {
 	}
 	var out []error
 	for _, e := range all {
-		if !errors.Is(e, ErrStale) && !errors.Is(e, ErrForgotten) {
+		if !errors.Is(e, dataplane.ErrStale) && !errors.Is(e, dataplane.ErrForgotten) {
 			out = append(out, e)
 		}
 	}
