@@ -1,6 +1,7 @@
-// Package bundle compiles what a data plane must know about one
-// organization into a signed, versioned document, and verifies such a
-// document before a data plane admits it (DESIGN §7).
+// Package bundle is the format of what a data plane must know about one
+// organization: a signed, versioned document, and its verification before a
+// data plane admits it (DESIGN §7). It links no database: compiling bundles
+// is the control plane's work (server/publish).
 //
 // A bundle carries the organization's workspaces, its active inference keys
 // (hashes only), its enabled policies, the catalog in force and its provider
