@@ -16,10 +16,10 @@ import (
 
 // dashboardPeriods are the periods the dashboard switches between; a
 // custom range needs dates, which only `gw usage report` takes.
-var dashboardPeriods = []string{"today", "7d", "30d", "month_to_date"}
+var dashboardPeriods = wire.UsageDatelessPeriods
 
 // reportPeriods are the report's periods (spec 4.6).
-var reportPeriods = append(append([]string{}, dashboardPeriods...), "custom")
+var reportPeriods = wire.UsagePeriods
 
 // UsageOptions configure gw usage, the dashboard.
 type UsageOptions struct {

@@ -15,7 +15,7 @@ import (
 
 // Dimensions are the breakdowns the server offers, in the order tab
 // cycles them.
-var Dimensions = []string{"model", "provider", "owner", "inference_key", "workspace"}
+var Dimensions = wire.UsageDimensions
 
 func dimensionTitle(by string) string {
 	if by == "inference_key" {

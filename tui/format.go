@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gw-gateway/gw/wire"
 	"github.com/shopspring/decimal"
 )
 
@@ -145,7 +146,7 @@ func ChangeCost(cur, prev string) string {
 
 // periodNames are the periods the dashboard switches between, in the order
 // `p` cycles them; custom ranges belong to `gw usage report`.
-var periodNames = []string{"today", "7d", "30d", "month_to_date"}
+var periodNames = wire.UsageDatelessPeriods
 
 // periodTitle names a period in the header.
 func periodTitle(p string) string {

@@ -145,3 +145,18 @@ type DataPlaneInstance struct {
 	FirstSeenAt    time.Time        `json:"first_seen_at"`
 	LastSeenAt     time.Time        `json:"last_seen_at"`
 }
+
+// The vocabulary of usage, defined once for the server, the client and the
+// dashboard.
+var (
+	// UsagePeriods are the report periods of spec 4.6.
+	UsagePeriods = []string{"today", "7d", "30d", "month_to_date", "custom"}
+	// UsageDatelessPeriods are the periods that need no dates (all but
+	// custom), the ones the dashboard cycles through.
+	UsageDatelessPeriods = UsagePeriods[:4:4]
+	// UsageDimensions are what a breakdown may split a report by.
+	UsageDimensions = []string{"model", "provider", "owner", "inference_key", "workspace"}
+	// UsageStatuses are a usage event's statuses: ok, error (the upstream
+	// failed or the caller left mid-answer) and denied (gw refused it).
+	UsageStatuses = []string{"ok", "error", "denied"}
+)

@@ -12,9 +12,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
-	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/usage"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -22,9 +22,6 @@ import (
 // heartbeatStale is how long after its last heartbeat a data plane is
 // reported stale (a few missed beats).
 const heartbeatStale = 60 * time.Second
-
-// maxIngestBatch bounds one usage batch.
-const maxIngestBatch = 1000
 
 func (s *Server) dataPlaneRoutes() []*Route {
 	const tag = "Data Plane API"
@@ -75,45 +72,39 @@ type notModified struct{}
 
 var (
 	heartbeatIDRule = validate.StringRule{Min: 1, Max: 100, Pattern: regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)}
-	costRule        = validate.StringRule{Min: 1, Max: 40, Pattern: regexp.MustCompile(`^\d+(?:\.\d{1,9})?$`)}
-	modelRefRule    = validate.StringRule{Min: 1, Max: catalog.MaxModelIDLen}
-	usageStatuses   = []string{"ok", "error", "denied"}
 	// Counts are bounded as the providers' adapters bound them, so sums
 	// over years of events fit the report's int64.
 	nonNegative = validate.IntRule{Min: validate.Bound(0), Max: validate.Bound(providers.MaxTokenCount)}
 )
 
+// ingestUsage decodes a batch; usage.Ingest checks and stores it.
 func (s *Server) ingestUsage(r *Request) (any, error) {
-	var events []store.UsageEvent
-	now := store.Now()
+	var events []wire.UsageEventIn
 	if err := r.body(func(o *validate.Object) {
 		v, ok := o.Require("events")
 		if !ok {
 			return
 		}
-		validate.List(v, o.Loc().With("events"), validate.ListRule{Min: 1, Max: maxIngestBatch}, o.Errors(), func(item any, loc validate.Loc) {
-			if e, ok := readUsageEvent(item, loc, o.Errors(), now); ok {
+		validate.List(v, o.Loc().With("events"), validate.ListRule{Min: 1, Max: usage.MaxIngestBatch}, o.Errors(), func(item any, loc validate.Loc) {
+			if e, ok := readUsageEvent(item, loc, o.Errors()); ok {
 				events = append(events, e)
 			}
 		})
 	}); err != nil {
 		return nil, err
 	}
-	stored, err := s.store.InsertUsageEvents(r.ctx, events)
-	if err != nil {
-		return nil, err
-	}
-	return wire.UsageIngestResult{Accepted: stored, Duplicates: len(events) - stored}, nil
+	return usage.Ingest(r.ctx, s.store, events)
 }
 
-// readUsageEvent reads one shipped event strictly.
-func readUsageEvent(v any, loc validate.Loc, errs *validate.Errors, now time.Time) (store.UsageEvent, bool) {
+// readUsageEvent reads one shipped event strictly: the members and their
+// JSON types here, then usage.Check's rules, every problem reported.
+func readUsageEvent(v any, loc validate.Loc, errs *validate.Errors) (wire.UsageEventIn, bool) {
 	o := validate.ReadObject(v, loc, errs)
 	if o == nil {
-		return store.UsageEvent{}, false
+		return wire.UsageEventIn{}, false
 	}
 	before := errs.Len()
-	var e store.UsageEvent
+	var e wire.UsageEventIn
 	reqUUID := func(name string) uuid.UUID {
 		if v, ok := o.Require(name); ok {
 			id, _ := validate.UUID(v, loc.With(name), errs)
@@ -131,37 +122,51 @@ func readUsageEvent(v any, loc validate.Loc, errs *validate.Errors, now time.Tim
 	}
 	count := func(name string) int64 {
 		if v, ok := o.Require(name); ok {
-			n, _ := validate.Int(v, loc.With(name), nonNegative, errs)
+			n, _ := validate.Int(v, loc.With(name), validate.IntRule{}, errs)
 			return n
 		}
 		return 0
 	}
+	str := func(name string) string {
+		if v, ok := o.Require(name); ok {
+			s, _ := validate.String(v, loc.With(name), validate.StringRule{}, errs)
+			return s
+		}
+		return ""
+	}
 	e.ID, e.OrgID, e.WorkspaceID = reqUUID("id"), reqUUID("org_id"), reqUUID("workspace_id")
 	e.InferenceKeyID, e.ManagementKeyID, e.OwnerID = optUUID("inference_key_id"), optUUID("management_key_id"), optUUID("owner_id")
 	e.ProviderCredentialID = optUUID("provider_credential_id")
-	e.Model = requiredString(o, "model", modelRefRule)
-	e.Provider = requiredString(o, "provider", modelRefRule)
+	e.Model, e.Provider = str("model"), str("provider")
 	e.InputTokens, e.OutputTokens = count("input_tokens"), count("output_tokens")
 	e.CacheReadTokens, e.CacheWriteTokens = count("cache_read_tokens"), count("cache_write_tokens")
 	e.LatencyMS = count("latency_ms")
-	// The pattern already limits the fraction to nano-dollars; parsing can
-	// still fail on a sum too large for int64.
-	if cost := requiredString(o, "cost_usd", costRule); costRule.Pattern.MatchString(cost) {
-		n, err := catalog.ParseNanoUSD(cost)
-		if err != nil {
-			errs.Add(loc.With("cost_usd"), "value_error", "Value error, "+err.Error(), cost, nil)
-		}
-		e.CostNanoUSD = n
-	}
-	e.Status = requiredLiteral(o, "status", usageStatuses)
+	e.CostUSD, e.Status = str("cost_usd"), str("status")
 	if v, ok := o.Require("occurred_at"); ok {
-		if t, ok := validate.DateTime(v, loc.With("occurred_at"), errs); ok {
-			e.OccurredAt = t.Truncate(time.Microsecond)
-		}
+		e.OccurredAt, _ = validate.DateTime(v, loc.With("occurred_at"), errs)
 	}
 	o.Close()
-	e.Bucket, e.ReceivedAt = store.UsageBucket(e.OccurredAt), now
-	return e, errs.Len() == before
+	// A member already reported (missing, or of the wrong JSON type) is
+	// not reported again by the rules; the others' problems all are.
+	reported := map[string]bool{}
+	for _, is := range errs.Issues()[before:] {
+		if len(is.Loc) > len(loc) {
+			if name, ok := is.Loc[len(loc)].(string); ok {
+				reported[name] = true
+			}
+		}
+	}
+	if bad := usage.Check(e); bad != nil {
+		for _, p := range bad.Problems {
+			if !reported[p.Field] {
+				errs.Add(loc.With(p.Field), p.Type, p.Msg, p.Input, nil)
+			}
+		}
+	}
+	if errs.Len() > before {
+		return e, false
+	}
+	return e, true
 }
 
 func (s *Server) heartbeat(r *Request) (any, error) {

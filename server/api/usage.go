@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
-	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/usage"
 	"github.com/gw-gateway/gw/server/validate"
@@ -53,15 +52,9 @@ func (s *Server) usageRoutes() []*Route {
 	}
 }
 
-// reportQuery is a parsed report query: the window and the filter.
-type reportQuery struct {
-	window usage.Window
-	filter store.UsageFilter
-}
-
 // readReportQuery parses spec 4.6's query parameters, reporting every
 // problem at once.
-func (r *Request) readReportQuery(now time.Time) (reportQuery, error) {
+func (r *Request) readReportQuery(now time.Time) (usage.Query, error) {
 	q := r.R.URL.Query()
 	var errs validate.Errors
 	loc := func(name string) validate.Loc { return validate.Loc{"query", name} }
@@ -108,7 +101,7 @@ func (r *Request) readReportQuery(now time.Time) (reportQuery, error) {
 		}
 	}
 	custom := usage.Custom{StartDate: q.Get("start_date"), EndDate: q.Get("end_date"), StartAt: at("start_at"), EndAt: at("end_at")}
-	out := reportQuery{filter: store.UsageFilter{
+	out := usage.Query{Filter: store.UsageFilter{
 		OrgID: r.Org.ID, WorkspaceID: id("workspace_id"), OwnerID: id("owner_id"), ManagementKeyID: id("management_key_id"),
 		ProviderCredentialID: id("provider_credential_id"), Model: q.Get("model_id"), Provider: q.Get("provider_id"),
 	}}
@@ -126,58 +119,26 @@ func (r *Request) readReportQuery(now time.Time) (reportQuery, error) {
 		}
 		return out, validate.Single(loc(name), "value_error", "Value error, "+err.Error(), nil, nil)
 	}
-	out.window = w
+	out.Window = w
 	return out, nil
-}
-
-func toCounters(s store.UsageSums) wire.UsageCounters {
-	return wire.UsageCounters{Requests: s.Requests, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
-		CacheReadTokens: s.CacheReadTokens, CacheWriteTokens: s.CacheWriteTokens, CostUSD: catalog.FormatNanoUSD(s.CostNanoUSD)}
-}
-
-func toPeriod(w usage.Window) wire.UsagePeriod {
-	return wire.UsagePeriod{StartAt: w.Start, EndAt: w.End, PreviousStartAt: w.PrevStart, PreviousEndAt: w.PrevEnd, Timezone: w.Location.String()}
 }
 
 func (s *Server) usageReport(r *Request) (any, error) {
 	now := time.Now()
-	rq, err := r.readReportQuery(now)
+	q, err := r.readReportQuery(now)
 	if err != nil {
 		return nil, err
 	}
-	f := rq.filter
-	f.From, f.To = rq.window.Start.UTC(), rq.window.End.UTC()
-	buckets, err := s.store.SumUsageByBucket(r.ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	prev := rq.filter
-	prev.From, prev.To = rq.window.PrevStart.UTC(), rq.window.PrevEnd.UTC()
-	comparison, err := s.store.SumUsage(r.ctx, prev)
-	if err != nil {
-		return nil, err
-	}
-	out := wire.UsageReport{Comparison: toCounters(comparison), Period: toPeriod(rq.window), UpdatedAt: now.UTC().Truncate(time.Microsecond)}
-	var totals store.UsageSums
-	for _, d := range usage.Days(rq.window, buckets) {
-		totals.Add(d.Sums)
-		out.Daily = append(out.Daily, wire.UsageDay{Date: d.Date, UsageCounters: toCounters(d.Sums)})
-	}
-	if out.Daily == nil {
-		out.Daily = []wire.UsageDay{}
-	}
-	out.Totals = toCounters(totals)
-	return out, nil
+	return usage.Report(r.ctx, s.store, q, now)
 }
 
 func (s *Server) usageBreakdown(r *Request) (any, error) {
 	var errs validate.Errors
 	by := "model"
 	if r.R.URL.Query().Has("by") {
-		by, _ = validate.Literal(r.R.URL.Query().Get("by"), validate.Loc{"query", "by"}, store.UsageDimensionNames, &errs)
+		by, _ = validate.Literal(r.R.URL.Query().Get("by"), validate.Loc{"query", "by"}, wire.UsageDimensions, &errs)
 	}
-	now := time.Now()
-	rq, err := r.readReportQuery(now)
+	q, err := r.readReportQuery(time.Now())
 	if err != nil || errs.Len() > 0 {
 		if ve, ok := validate.AsError(err); ok {
 			for _, is := range ve.Issues {
@@ -186,30 +147,7 @@ func (s *Server) usageBreakdown(r *Request) (any, error) {
 		}
 		return nil, errs.Err()
 	}
-	f := rq.filter
-	f.From, f.To = rq.window.Start.UTC(), rq.window.End.UTC()
-	groups, err := s.store.SumUsageBy(r.ctx, f, by)
-	if err != nil {
-		return nil, err
-	}
-	out := wire.UsageBreakdown{By: by, Period: toPeriod(rq.window), Rows: make([]wire.UsageBreakdownRow, 0, len(groups))}
-	for _, g := range groups {
-		key := ""
-		if g.Key != nil {
-			key = *g.Key
-		}
-		out.Rows = append(out.Rows, wire.UsageBreakdownRow{Key: key, UsageCounters: toCounters(g.UsageSums)})
-	}
-	return out, nil
-}
-
-func toUsageEvent(e *store.UsageEvent) wire.UsageEvent {
-	return wire.UsageEvent{
-		ID: e.ID, OrgID: e.OrgID, WorkspaceID: e.WorkspaceID, InferenceKeyID: e.InferenceKeyID, ManagementKeyID: e.ManagementKeyID,
-		OwnerID: e.OwnerID, Model: e.Model, Provider: e.Provider, ProviderCredentialID: e.ProviderCredentialID,
-		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens,
-		CostUSD: catalog.FormatNanoUSD(e.CostNanoUSD), Status: e.Status, LatencyMS: e.LatencyMS, OccurredAt: e.OccurredAt, ReceivedAt: e.ReceivedAt,
-	}
+	return usage.Breakdown(r.ctx, s.store, q, by)
 }
 
 func (s *Server) listUsageEvents(r *Request) (any, error) {
@@ -229,7 +167,7 @@ func (s *Server) listUsageEvents(r *Request) (any, error) {
 	}
 	out := make([]wire.UsageEvent, len(events))
 	for i := range events {
-		out[i] = toUsageEvent(&events[i])
+		out[i] = usage.Event(&events[i])
 	}
 	return page[wire.UsageEvent]{items: out, next: r.nextCursor(binding, next)}, nil
 }

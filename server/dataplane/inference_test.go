@@ -23,6 +23,7 @@ import (
 	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
+	"github.com/gw-gateway/gw/server/usage"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -587,7 +588,7 @@ func TestChatCompletionsRefusals(t *testing.T) {
 func TestUsageCostIsExact(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db)
-		sink := dataplane.NewStoreSink(e.st, dataplane.StoreSinkOptions{FlushInterval: time.Hour})
+		sink := usage.NewStoreSink(e.st, usage.StoreSinkOptions{FlushInterval: time.Hour})
 		e.usage.forward = sink
 		e.sync(t)
 		for _, tc := range []struct {
@@ -643,7 +644,7 @@ func TestStoreSinkBatches(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db)
 		e.sync(t)
-		sink := dataplane.NewStoreSink(e.st, dataplane.StoreSinkOptions{FlushInterval: time.Hour, BatchSize: 3})
+		sink := usage.NewStoreSink(e.st, usage.StoreSinkOptions{FlushInterval: time.Hour, BatchSize: 3})
 		ev := usageEvent(e)
 		count := func() int {
 			rows, _, err := e.st.ListUsageEvents(context.Background(), e.org.ID, nil, pageOf(100))

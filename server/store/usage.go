@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/gw-gateway/gw/wire"
 	"github.com/uptrace/bun"
 )
 
@@ -117,7 +118,7 @@ type UsageGroupSums struct {
 }
 
 // UsageDimensionNames are the breakdown dimensions, in the order shown.
-var UsageDimensionNames = []string{"model", "provider", "owner", "inference_key", "workspace"}
+var UsageDimensionNames = wire.UsageDimensions
 
 // UsageDimensions are the columns a breakdown may group by.
 var UsageDimensions = map[string]string{

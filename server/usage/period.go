@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/wire"
 )
 
 // Periods are the report periods of spec 4.6.
-var Periods = []string{"today", "7d", "30d", "month_to_date", "custom"}
+var Periods = wire.UsagePeriods
 
 // DefaultPeriod is used when the query names none.
 const DefaultPeriod = "30d"

@@ -89,6 +89,9 @@ func (e *Errors) Add(loc Loc, typ, msg string, input any, ctx map[string]any) {
 // Len is the number of issues so far.
 func (e *Errors) Len() int { return len(e.issues) }
 
+// Issues returns the problems so far, in the order they were added.
+func (e *Errors) Issues() []Issue { return e.issues }
+
 // Err returns nil when nothing was reported, else an *Error with every issue.
 func (e *Errors) Err() error {
 	if len(e.issues) == 0 {

@@ -1,4 +1,4 @@
-package dataplane
+package spool
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func TestSpoolLosesNothingAndShipsOnce(t *testing.T) {
 		return nil
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s, err := OpenSpool(path, ship, log)
+	s, err := Open(path, ship, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestSpoolLosesNothingAndShipsOnce(t *testing.T) {
 	record(1200) // more than one batch, written while the snapshot waits
 
 	// A restart keeps everything.
-	s, err = OpenSpool(path, ship, log)
+	s, err = Open(path, ship, log)
 	if err != nil || s.Depth() != 1203 {
 		t.Fatalf("reopen: %v, depth %d", err, s.Depth())
 	}
@@ -74,7 +74,7 @@ func TestSpoolLosesNothingAndShipsOnce(t *testing.T) {
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o600)
 	_, _ = f.WriteString(`{"id":"broken`)
 	f.Close()
-	if s, err = OpenSpool(path, ship, log); err != nil {
+	if s, err = Open(path, ship, log); err != nil {
 		t.Fatal(err)
 	}
 	record(1)
@@ -98,7 +98,7 @@ func TestSpoolSetsAsideRefusedEvents(t *testing.T) {
 		}
 		return nil
 	}
-	s, err := OpenSpool(path, ship, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s, err := Open(path, ship, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

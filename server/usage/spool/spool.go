@@ -1,4 +1,7 @@
-package dataplane
+// Package spool is a remote data plane's usage sink: an append-only file
+// that events reach before anything else, shipped to the control plane in
+// batches. It links no database.
+package spool
 
 import (
 	"bufio"
@@ -38,7 +41,7 @@ type Spool struct {
 const spoolBatch = 1000
 
 // OpenSpool opens (or creates) the spool at path; ship sends one batch.
-func OpenSpool(path string, ship func(context.Context, []wire.UsageEventIn) error, log *slog.Logger) (*Spool, error) {
+func Open(path string, ship func(context.Context, []wire.UsageEventIn) error, log *slog.Logger) (*Spool, error) {
 	s := &Spool{path: path, ship: ship, log: log}
 	for _, p := range []string{path, s.aside()} {
 		err := eachSpoolBatch(p, log, func(batch []wire.UsageEventIn) error {

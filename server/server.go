@@ -1,0 +1,442 @@
+// Package server assembles gw serve: the control plane (/api/v1 and the
+// sign-in pages) with, for role all, the data plane in the same process, or
+// a remote data plane alone. A Server owns every part it starts, and Run
+// shuts them down in order: the HTTP server drains its requests, every
+// background loop is joined, buffered usage is flushed to the database or
+// the spool, and only then is the database closed.
+package server
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server/api"
+	"github.com/gw-gateway/gw/server/dataplane"
+	"github.com/gw-gateway/gw/server/publish"
+	"github.com/gw-gateway/gw/server/secrets"
+	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/usage"
+	"github.com/gw-gateway/gw/server/usage/spool"
+	"github.com/gw-gateway/gw/server/web"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// Roles of gw serve.
+const (
+	RoleAll          = "all"
+	RoleControlPlane = "control-plane"
+	RoleDataPlane    = "data-plane"
+)
+
+// Config is what a Server is assembled from. The caller opens the
+// database (control plane roles) and loads the keyring; the Server owns
+// the database from New on and closes it last.
+type Config struct {
+	Role      string
+	Version   string
+	Logger    *slog.Logger
+	PublicURL string // empty: http:// and the listener's address
+
+	// DB and DatabaseURL: the control plane's database (roles all and
+	// control-plane); DatabaseURL tells PostgreSQL replicas apart for
+	// LISTEN/NOTIFY.
+	DB          *bun.DB
+	DatabaseURL string
+	// Keyring seals and opens provider secrets; a remote data plane without
+	// one serves discovery only.
+	Keyring *secrets.Keyring
+
+	DisableSignup bool
+	// Bootstrap, when set, creates the first owner at start.
+	Bootstrap *api.BootstrapInput
+	// BootstrapToken replaces the random one-time setup token.
+	BootstrapToken string
+	// PrintBootstrapKey writes the bootstrap owner's management key to
+	// BootstrapKeyOut, once, when Bootstrap creates the owner.
+	PrintBootstrapKey bool
+	BootstrapKeyOut   io.Writer
+
+	BundleRefreshInterval time.Duration
+
+	// Remote data plane.
+	ControlPlaneURL   string
+	Token             string
+	BundlePublicKey   string
+	DataPlaneID       string
+	StateDir          string
+	PollInterval      time.Duration
+	HeartbeatInterval time.Duration
+
+	ShutdownTimeout time.Duration
+}
+
+// Server is an assembled gw serve.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	handler http.Handler
+
+	// loops run from Run until the HTTP server has drained.
+	loops []func(context.Context)
+	// flush runs after the loops are joined, in order: buffered usage
+	// first, then the database.
+	flush []func(context.Context) error
+}
+
+// New assembles the server for cfg.Role. On error, whatever was opened is
+// closed, the database included.
+func New(ctx context.Context, cfg Config) (s *Server, err error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s = &Server{cfg: cfg, log: cfg.Logger}
+	defer func() {
+		if err != nil {
+			s.runFlush(context.Background())
+		}
+	}()
+	if cfg.Role == RoleDataPlane {
+		err = s.assembleDataPlane(ctx)
+	} else {
+		err = s.assembleControlPlane(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Handler is the server's HTTP handler, for tests that serve it themselves.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+func (s *Server) assembleControlPlane(ctx context.Context) error {
+	db := s.cfg.DB
+	if db == nil {
+		return errors.New("the control plane needs a database")
+	}
+	var sink *usage.StoreSink
+	s.flush = append(s.flush, func(ctx context.Context) error {
+		// The sink writes what it holds before the database goes.
+		var err error
+		if sink != nil {
+			if err = sink.Close(ctx); err != nil {
+				err = fmt.Errorf("flushing usage events: %w", err)
+			}
+		}
+		return errors.Join(err, db.Close())
+	})
+	applied, err := store.Migrate(ctx, db)
+	if err != nil {
+		return err
+	}
+	if len(applied) > 0 {
+		s.log.Info("database migrated", "applied", applied)
+	}
+	st := store.New(db)
+	signer, err := publish.SigningKey(ctx, st, s.cfg.Keyring)
+	if err != nil {
+		return fmt.Errorf("bundle signing key: %w", err)
+	}
+	compiler := &publish.Compiler{Store: st, Signer: signer}
+	var bundles api.BundleRefresher = &publish.Publisher{Compiler: compiler, Store: st}
+	var plane *dataplane.Plane
+	if s.cfg.Role == RoleAll {
+		// The data plane runs in process: bundles are compiled and admitted
+		// directly after every change, without HTTP.
+		sink = usage.NewStoreSink(st, usage.StoreSinkOptions{Logger: s.log})
+		plane = dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{Keyring: s.cfg.Keyring, Usage: sink, Logger: s.log})
+		bundles = &publish.Refresher{Compiler: compiler, Plane: plane, Store: st}
+	}
+	if plane != nil && strings.HasPrefix(s.cfg.DatabaseURL, "postgres") {
+		// Replicas sharing PostgreSQL announce changes; each refreshes its
+		// data plane on hearing one (the periodic refresh stays as the
+		// safety net).
+		s.loops = append(s.loops, func(ctx context.Context) {
+			store.ListenBundleChanges(ctx, s.cfg.DatabaseURL, s.log, func(org uuid.UUID) {
+				var err error
+				if org == uuid.Nil {
+					err = bundles.RefreshAll(ctx)
+				} else {
+					err = bundles.Refresh(ctx, org)
+				}
+				if err != nil && ctx.Err() == nil {
+					s.log.Warn("bundle refresh on notification", "error", err)
+				}
+			})
+		})
+	}
+	apiServer, err := api.New(ctx, st, api.Options{PublicURL: s.cfg.PublicURL, SignupDisabled: s.cfg.DisableSignup, Logger: s.log,
+		Version: s.cfg.Version, Keyring: s.cfg.Keyring, Bundles: bundles})
+	if err != nil {
+		return err
+	}
+	if err := s.bootstrap(ctx, apiServer); err != nil {
+		return err
+	}
+	// Every organization's bundle is compiled (and, in process, admitted)
+	// before serving; one that fails keeps the others going (and is logged).
+	if err := bundles.RefreshAll(ctx); err != nil {
+		s.log.Error("initial bundle refresh", "error", err)
+	}
+	// Changes normally refresh bundles at once; this loop catches what that
+	// missed (a refresh that failed, or a change made on another replica
+	// sharing the database). Compiling unchanged content is cheap and keeps
+	// the version.
+	s.loops = append(s.loops, func(ctx context.Context) {
+		every(ctx, s.cfg.BundleRefreshInterval, func() {
+			if err := bundles.RefreshAll(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("periodic bundle refresh", "error", err)
+			}
+		})
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/api/v1/", apiServer)
+	if plane != nil {
+		plane.MarkReady()
+		mux.Handle("/inf/v1/", plane)
+	}
+	// Everything else is the browser pages (setup, sign-in, CLI approval).
+	mux.Handle("/", web.Handler(s.log, apiServer.SetupDone))
+	mux.HandleFunc("GET /healthz", healthz)
+	s.handler = mux
+	return nil
+}
+
+// bootstrap creates the first owner from the configuration, or logs the
+// one-time setup URL while the instance has no owner.
+func (s *Server) bootstrap(ctx context.Context, apiServer *api.Server) error {
+	if in := s.cfg.Bootstrap; in != nil {
+		res, err := apiServer.Bootstrap(ctx, *in)
+		switch {
+		case api.IsAlreadyBootstrapped(err):
+			s.log.Info("instance already bootstrapped; --bootstrap-email ignored")
+			return nil
+		case err != nil:
+			return fmt.Errorf("bootstrap: %w", err)
+		}
+		s.log.Info("instance bootstrapped", "owner", res.User.Email, "organization", res.Organization.Slug, "workspace", res.Workspace.Slug)
+		if s.cfg.PrintBootstrapKey && s.cfg.BootstrapKeyOut != nil {
+			// The one time this key is ever shown; never through the logger.
+			_, err := fmt.Fprintf(s.cfg.BootstrapKeyOut, "bootstrap management key (instance scope, all permissions; shown once): %s\n", res.ManagementKey.Token)
+			return err
+		}
+		s.log.Info("to get a management key: gw login --server " + s.publicURL() + " (as " + res.User.Email +
+			"), or restart with --bootstrap-print-key on an empty instance, or gw admin create-key on this machine")
+		return nil
+	}
+	token, err := apiServer.PrepareSetup(ctx, s.cfg.BootstrapToken)
+	if err != nil {
+		return err
+	}
+	if token != "" {
+		s.log.Warn("this instance has no owner yet; finish setup within this run",
+			"setup_url", s.publicURL()+"/setup?token="+token,
+			"api", "POST "+s.publicURL()+"/api/v1/bootstrap with {token, email, password}")
+	}
+	return nil
+}
+
+func (s *Server) publicURL() string { return strings.TrimRight(s.cfg.PublicURL, "/") }
+
+// assembleDataPlane runs a data plane apart from the control plane: no
+// database, bundles polled over the management API with one instance key,
+// the last admitted set kept in the state dir.
+func (s *Server) assembleDataPlane(ctx context.Context) error {
+	c, err := client.New(client.Options{Server: s.cfg.ControlPlaneURL, Token: s.cfg.Token, Version: s.cfg.Version})
+	if err != nil {
+		return fmt.Errorf("--control-plane-url: %w", err)
+	}
+	stateDir := s.cfg.StateDir
+	pub, err := dataplane.SigningKey(ctx, c, stateDir, s.cfg.BundlePublicKey, s.cfg.PollInterval, s.log)
+	if err != nil {
+		return err
+	}
+	id := s.cfg.DataPlaneID
+	if id == "" {
+		if id, err = dataPlaneID(stateDir); err != nil {
+			return err
+		}
+	}
+	if s.cfg.Keyring == nil {
+		// A generated key could open nothing the control plane sealed.
+		s.log.Warn("no secret key (GW_SECRET_KEY or --secret-key-file): chat completions answer 503, discovery works")
+	}
+	// Usage goes to a local spool first and is shipped from there.
+	sp, err := spool.Open(filepath.Join(stateDir, "usage.spool"), func(ctx context.Context, evs []wire.UsageEventIn) error {
+		_, err := c.IngestUsage(ctx, evs)
+		return err
+	}, s.log)
+	if err != nil {
+		return err
+	}
+	s.flush = append(s.flush, sp.Close)
+	s.loops = append(s.loops, func(ctx context.Context) { sp.Run(ctx, s.cfg.PollInterval) })
+	plane := dataplane.NewPlane(pub, dataplane.Options{Keyring: s.cfg.Keyring, Usage: sp, Logger: s.log})
+	remote := &dataplane.Remote{Client: c, Plane: plane, ID: id, Version: s.cfg.Version, StateDir: stateDir,
+		PollInterval: s.cfg.PollInterval, HeartbeatInterval: s.cfg.HeartbeatInterval, Log: s.log, SpoolDepth: sp.Depth}
+	if err := remote.LoadCached(); err != nil {
+		s.log.Warn("cached bundles", "error", err)
+	}
+	s.loops = append(s.loops, remote.Run)
+	s.log.Info("data plane", "id", id, "control_plane", s.cfg.ControlPlaneURL)
+	mux := http.NewServeMux()
+	mux.Handle("/inf/v1/", plane)
+	// Not ready until a bundle is admitted: a load balancer must not send
+	// traffic that would only get 503s.
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if !plane.Ready() {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"status":"waiting for bundles"}` + "\n"))
+			return
+		}
+		healthz(w, r)
+	})
+	s.handler = mux
+	return nil
+}
+
+// Run serves on ln until ctx ends, then shuts down in order: the HTTP
+// server stops accepting and lets requests finish (within
+// ShutdownTimeout), the background loops are stopped and joined, then
+// buffered usage is flushed and the database closed. Run owns ln.
+func (s *Server) Run(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           withAccessLog(s.log, s.handler),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		// Long enough for a streamed model response; a stuck client is cut.
+		WriteTimeout: 10 * time.Minute,
+		IdleTimeout:  2 * time.Minute,
+		ErrorLog:     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	// The loops outlive ctx: they stop only once the requests have drained,
+	// since a request may still need a bundle refresh or the spool.
+	loopCtx, stopLoops := context.WithCancel(context.Background())
+	defer stopLoops()
+	var loops errgroup.Group
+	for _, loop := range s.loops {
+		loops.Go(func() error { loop(loopCtx); return nil })
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	s.log.Info("gw serving", "addr", ln.Addr().String(), "role", s.cfg.Role, "public_url", s.publicURL(), "version", s.cfg.Version)
+
+	var errs []error
+	select {
+	case err := <-serveErr:
+		errs = append(errs, fmt.Errorf("serve: %w", err))
+	case <-ctx.Done():
+		s.log.Info("shutting down", "timeout", s.cfg.ShutdownTimeout)
+		sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		if err := srv.Shutdown(sctx); err != nil {
+			errs = append(errs, fmt.Errorf("graceful shutdown: %w", err))
+			// Whatever is still open is cut now; its handlers return.
+			_ = srv.Close()
+		}
+		cancel()
+	}
+	stopLoops()
+	_ = loops.Wait()
+	fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.runFlush(fctx); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Close releases what New opened, for a server that is never Run.
+func (s *Server) Close(ctx context.Context) error { return s.runFlush(ctx) }
+
+func (s *Server) runFlush(ctx context.Context) error {
+	var errs []error
+	for _, f := range s.flush {
+		if err := f(ctx); err != nil {
+			s.log.Error("shutdown", "error", err)
+			errs = append(errs, err)
+		}
+	}
+	s.flush = nil
+	return errors.Join(errs...)
+}
+
+// every calls fn every interval until ctx ends.
+func every(ctx context.Context, interval time.Duration, fn func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn()
+		}
+	}
+}
+
+// dataPlaneID names this data plane for heartbeats: the host name and a
+// random suffix, kept in the state dir so restarts keep the name.
+func dataPlaneID(stateDir string) (string, error) {
+	path := filepath.Join(stateDir, "id")
+	if raw, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(raw)), nil
+	}
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "dp"
+	}
+	id := host + "-" + uuid.NewString()[:8]
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return "", err
+	}
+	return id, os.WriteFile(path, []byte(id+"\n"), 0o600)
+}
+
+func healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// withAccessLog logs one line per request: never headers or bodies, which
+// carry secrets.
+func withAccessLog(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+			"duration_ms", time.Since(start).Milliseconds(), "request_id", w.Header().Get("X-Request-Id"))
+	})
+}

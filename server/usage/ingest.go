@@ -1,0 +1,143 @@
+package usage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/providers"
+	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// MaxIngestBatch bounds one batch a data plane ships.
+const MaxIngestBatch = 1000
+
+// costPattern is a cost as events carry it: exact USD, at most nano-dollars.
+var costPattern = regexp.MustCompile(`^\d+(?:\.\d{1,9})?$`)
+
+// FieldError is one problem with one member of an event. Field is the
+// member's JSON name, Type the validation word of DESIGN §5.
+type FieldError struct {
+	Field, Type, Msg string
+	Input            any
+}
+
+func (e FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// InvalidEvent lists every problem of one event.
+type InvalidEvent struct{ Problems []FieldError }
+
+func (e *InvalidEvent) Error() string {
+	msgs := make([]error, len(e.Problems))
+	for i, p := range e.Problems {
+		msgs[i] = p
+	}
+	return "invalid usage event: " + errors.Join(msgs...).Error()
+}
+
+// Check applies the rules every stored event obeys, whichever way it
+// arrived (shipped by a remote data plane or recorded in process): ids
+// present, model and provider ids of catalog length, counts within what an
+// upstream can report, an exact non-negative cost, a known status. It
+// reports every problem at once, nil when there is none.
+func Check(e wire.UsageEventIn) *InvalidEvent {
+	var out []FieldError
+	add := func(field, typ, msg string, input any) {
+		out = append(out, FieldError{Field: field, Type: typ, Msg: msg, Input: input})
+	}
+	for field, id := range map[string]uuid.UUID{"id": e.ID, "org_id": e.OrgID, "workspace_id": e.WorkspaceID} {
+		if id == uuid.Nil {
+			add(field, "value_error", "Value error, must not be the nil UUID", id.String())
+		}
+	}
+	for field, v := range map[string]string{"model": e.Model, "provider": e.Provider} {
+		switch n := len([]rune(v)); {
+		case n < 1:
+			add(field, "string_too_short", "String should have at least 1 character", v)
+		case n > catalog.MaxModelIDLen:
+			add(field, "string_too_long", fmt.Sprintf("String should have at most %d characters", catalog.MaxModelIDLen), v)
+		}
+	}
+	for field, n := range map[string]int64{
+		"input_tokens": e.InputTokens, "output_tokens": e.OutputTokens, "cache_read_tokens": e.CacheReadTokens,
+		"cache_write_tokens": e.CacheWriteTokens, "latency_ms": e.LatencyMS,
+	} {
+		switch {
+		case n < 0:
+			add(field, "greater_than_equal", "Input should be greater than or equal to 0", n)
+		case n > providers.MaxTokenCount:
+			add(field, "less_than_equal", fmt.Sprintf("Input should be less than or equal to %d", int64(providers.MaxTokenCount)), n)
+		}
+	}
+	if !costPattern.MatchString(e.CostUSD) {
+		add("cost_usd", "string_pattern_mismatch", "String should match pattern '"+costPattern.String()+"'", e.CostUSD)
+	} else if _, err := catalog.ParseNanoUSD(e.CostUSD); err != nil {
+		// The pattern limits the fraction; the sum can still overflow.
+		add("cost_usd", "value_error", "Value error, "+err.Error(), e.CostUSD)
+	}
+	if !slices.Contains(wire.UsageStatuses, e.Status) {
+		add("status", "literal_error", "Input should be 'ok', 'error' or 'denied'", e.Status)
+	}
+	if e.OccurredAt.IsZero() {
+		add("occurred_at", "missing", "Field required", nil)
+	}
+	if out == nil {
+		return nil
+	}
+	// Maps iterate in random order; problems are reported in a stable one.
+	slices.SortFunc(out, func(a, b FieldError) int {
+		switch {
+		case a.Field < b.Field:
+			return -1
+		case a.Field > b.Field:
+			return 1
+		}
+		return 0
+	})
+	return &InvalidEvent{Problems: out}
+}
+
+// Row converts a checked event into its stored form: the one conversion
+// of an event to a row, for events shipped over HTTP and recorded in
+// process alike.
+func Row(e wire.UsageEventIn, received time.Time) (store.UsageEvent, error) {
+	if bad := Check(e); bad != nil {
+		return store.UsageEvent{}, bad
+	}
+	nano, _ := catalog.ParseNanoUSD(e.CostUSD)
+	occurred := e.OccurredAt.UTC().Truncate(time.Microsecond)
+	return store.UsageEvent{
+		ID: e.ID, OrgID: e.OrgID, WorkspaceID: e.WorkspaceID,
+		InferenceKeyID: e.InferenceKeyID, ManagementKeyID: e.ManagementKeyID, OwnerID: e.OwnerID,
+		Model: e.Model, Provider: e.Provider, ProviderCredentialID: e.ProviderCredentialID,
+		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens,
+		CostNanoUSD: nano, Status: e.Status, LatencyMS: e.LatencyMS,
+		OccurredAt: occurred, Bucket: store.UsageBucket(occurred), ReceivedAt: received.UTC(),
+	}, nil
+}
+
+// Ingest stores a batch of events, each checked and converted by Row. It
+// is idempotent on event id: a batch shipped twice is counted once.
+func Ingest(ctx context.Context, st *store.Store, events []wire.UsageEventIn) (wire.UsageIngestResult, error) {
+	received := store.Now()
+	rows := make([]store.UsageEvent, len(events))
+	for i, e := range events {
+		row, err := Row(e, received)
+		if err != nil {
+			return wire.UsageIngestResult{}, fmt.Errorf("event %d: %w", i, err)
+		}
+		rows[i] = row
+	}
+	stored, err := st.InsertUsageEvents(ctx, rows)
+	if err != nil {
+		return wire.UsageIngestResult{}, err
+	}
+	return wire.UsageIngestResult{Accepted: stored, Duplicates: len(rows) - stored}, nil
+}

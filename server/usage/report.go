@@ -1,0 +1,82 @@
+package usage
+
+import (
+	"context"
+	"time"
+
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// Query is a report's question: the period window and what to count.
+// Filter's From and To are set from the window.
+type Query struct {
+	Window Window
+	Filter store.UsageFilter
+}
+
+// Report answers spec 4.6: totals and daily counters over the window, and
+// the previous window's totals for comparison.
+func Report(ctx context.Context, st *store.Store, q Query, now time.Time) (wire.UsageReport, error) {
+	f := q.Filter
+	f.From, f.To = q.Window.Start.UTC(), q.Window.End.UTC()
+	buckets, err := st.SumUsageByBucket(ctx, f)
+	if err != nil {
+		return wire.UsageReport{}, err
+	}
+	prev := q.Filter
+	prev.From, prev.To = q.Window.PrevStart.UTC(), q.Window.PrevEnd.UTC()
+	comparison, err := st.SumUsage(ctx, prev)
+	if err != nil {
+		return wire.UsageReport{}, err
+	}
+	out := wire.UsageReport{Comparison: Counters(comparison), Period: period(q.Window), UpdatedAt: now.UTC().Truncate(time.Microsecond),
+		Daily: []wire.UsageDay{}}
+	var totals store.UsageSums
+	for _, d := range Days(q.Window, buckets) {
+		totals.Add(d.Sums)
+		out.Daily = append(out.Daily, wire.UsageDay{Date: d.Date, UsageCounters: Counters(d.Sums)})
+	}
+	out.Totals = Counters(totals)
+	return out, nil
+}
+
+// Breakdown splits the window's counters by one of wire.UsageDimensions.
+func Breakdown(ctx context.Context, st *store.Store, q Query, by string) (wire.UsageBreakdown, error) {
+	f := q.Filter
+	f.From, f.To = q.Window.Start.UTC(), q.Window.End.UTC()
+	groups, err := st.SumUsageBy(ctx, f, by)
+	if err != nil {
+		return wire.UsageBreakdown{}, err
+	}
+	out := wire.UsageBreakdown{By: by, Period: period(q.Window), Rows: make([]wire.UsageBreakdownRow, 0, len(groups))}
+	for _, g := range groups {
+		key := ""
+		if g.Key != nil {
+			key = *g.Key
+		}
+		out.Rows = append(out.Rows, wire.UsageBreakdownRow{Key: key, UsageCounters: Counters(g.UsageSums)})
+	}
+	return out, nil
+}
+
+// Counters are stored sums as spec 2.6's counters.
+func Counters(s store.UsageSums) wire.UsageCounters {
+	return wire.UsageCounters{Requests: s.Requests, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
+		CacheReadTokens: s.CacheReadTokens, CacheWriteTokens: s.CacheWriteTokens, CostUSD: catalog.FormatNanoUSD(s.CostNanoUSD)}
+}
+
+func period(w Window) wire.UsagePeriod {
+	return wire.UsagePeriod{StartAt: w.Start, EndAt: w.End, PreviousStartAt: w.PrevStart, PreviousEndAt: w.PrevEnd, Timezone: w.Location.String()}
+}
+
+// Event is a stored event as the API lists it.
+func Event(e *store.UsageEvent) wire.UsageEvent {
+	return wire.UsageEvent{
+		ID: e.ID, OrgID: e.OrgID, WorkspaceID: e.WorkspaceID, InferenceKeyID: e.InferenceKeyID, ManagementKeyID: e.ManagementKeyID,
+		OwnerID: e.OwnerID, Model: e.Model, Provider: e.Provider, ProviderCredentialID: e.ProviderCredentialID,
+		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens,
+		CostUSD: catalog.FormatNanoUSD(e.CostNanoUSD), Status: e.Status, LatencyMS: e.LatencyMS, OccurredAt: e.OccurredAt, ReceivedAt: e.ReceivedAt,
+	}
+}

@@ -1,0 +1,171 @@
+package usage
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// StoreSinkOptions tune a StoreSink; zero values take the defaults.
+type StoreSinkOptions struct {
+	// FlushInterval is the longest an event waits (1 s).
+	FlushInterval time.Duration
+	// BatchSize flushes early once this many events wait (100).
+	BatchSize int
+	// MaxPending bounds the events kept while the database refuses them
+	// (100,000); beyond it the oldest are dropped, and logged.
+	MaxPending int
+	Logger     *slog.Logger
+}
+
+// StoreSink writes usage events to the database in batches, for a data
+// plane in the control plane's process (gw serve with both roles): every
+// second, or as soon as 100 events wait, and on Close. Record only
+// appends to memory. A failed write keeps its events for the next flush;
+// inserts are idempotent on event id, so a batch that was written although
+// the write reported an error is not counted twice.
+type StoreSink struct {
+	st   *store.Store
+	opts StoreSinkOptions
+
+	mu      sync.Mutex
+	pending []wire.UsageEventIn
+	closed  bool
+	dropped int
+
+	// flushMu keeps one flush at a time, so a flush that fails puts its
+	// events back before the next takes any.
+	flushMu sync.Mutex
+	wake    chan struct{}
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+// NewStoreSink starts a sink writing to st.
+func NewStoreSink(st *store.Store, opts StoreSinkOptions) *StoreSink {
+	if opts.FlushInterval <= 0 {
+		opts.FlushInterval = time.Second
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 100
+	}
+	if opts.MaxPending <= 0 {
+		opts.MaxPending = 100_000
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &StoreSink{st: st, opts: opts, wake: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+	go s.loop()
+	return s
+}
+
+// Record implements UsageSink.
+func (s *StoreSink) Record(e wire.UsageEventIn) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.opts.Logger.Error("usage event recorded after the sink closed; it is lost", "event_id", e.ID)
+		return
+	}
+	s.pending = append(s.pending, e)
+	full := len(s.pending) >= s.opts.BatchSize
+	s.mu.Unlock()
+	if full {
+		select {
+		case s.wake <- struct{}{}:
+		default: // a flush is already due
+		}
+	}
+}
+
+func (s *StoreSink) loop() {
+	defer close(s.stopped)
+	t := time.NewTicker(s.opts.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		case <-s.wake:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := s.Flush(ctx); err != nil {
+			s.opts.Logger.Error("writing usage events; they are kept for the next attempt", "error", err)
+		}
+		cancel()
+	}
+}
+
+// Flush writes every waiting event now.
+func (s *StoreSink) Flush(ctx context.Context) error {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
+	s.mu.Lock()
+	batch := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+
+	received := store.Now()
+	events := make([]wire.UsageEventIn, 0, len(batch))
+	rows := make([]store.UsageEvent, 0, len(batch))
+	for _, e := range batch {
+		row, err := Row(e, received)
+		if err != nil {
+			s.opts.Logger.Error("usage event cannot be stored; it is dropped", "event_id", e.ID, "error", err)
+			continue
+		}
+		events, rows = append(events, e), append(rows, row)
+	}
+	// A few hundred rows per statement keeps far below either database's
+	// limit on bound parameters.
+	const perInsert = 500
+	for start := 0; start < len(rows); start += perInsert {
+		end := min(start+perInsert, len(rows))
+		if _, err := s.st.InsertUsageEvents(ctx, rows[start:end]); err != nil {
+			s.requeue(events[start:])
+			return err
+		}
+	}
+	return nil
+}
+
+// requeue puts events back ahead of those recorded since, within
+// MaxPending.
+func (s *StoreSink) requeue(events []wire.UsageEventIn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = append(events[:len(events):len(events)], s.pending...)
+	if over := len(s.pending) - s.opts.MaxPending; over > 0 {
+		s.pending = s.pending[over:]
+		s.dropped += over
+		s.opts.Logger.Error("usage events dropped: the database has refused them for too long", "dropped", over, "dropped_total", s.dropped)
+	}
+}
+
+// Close stops the background flushes and writes what waits. Call it after
+// the HTTP server has shut down, so no request records after it.
+func (s *StoreSink) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	close(s.stop)
+	<-s.stopped
+	if err := s.Flush(ctx); err != nil {
+		s.mu.Lock()
+		lost := len(s.pending)
+		s.mu.Unlock()
+		return fmt.Errorf("usage: %d events could not be written: %w", lost, err)
+	}
+	return nil
+}
