@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gw-gateway/gw/server/api"
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
 )
 
@@ -81,11 +81,11 @@ func adminCreateKeyRun(ctx context.Context, opts *AdminCreateKeyOptions) error {
 	if _, err := store.Migrate(ctx, db); err != nil {
 		return err
 	}
-	k, err := api.CreateRecoveryKey(ctx, store.New(db), opts.Email, opts.Permissions, opts.Label)
+	k, token, err := backend.CreateRecoveryKey(ctx, store.New(db), backend.System("gw admin create-key"), opts.Email, opts.Permissions, opts.Label)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "created instance key %s (%s) for user %s; it is shown only once:\n", k.ID, k.Prefix, k.UserID)
-	_, err = fmt.Fprintln(opts.IO.Out, k.Token)
+	_, err = fmt.Fprintln(opts.IO.Out, token)
 	return err
 }

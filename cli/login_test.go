@@ -26,6 +26,7 @@ import (
 	"github.com/gw-gateway/gw/cli/config"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/api"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/wire"
@@ -198,11 +199,16 @@ func newLoginEnv(t *testing.T) *loginEnv {
 	db := storetest.Open(t, storetest.SQLite)
 	ts := httptest.NewUnstartedServer(nil)
 	e := &loginEnv{t: t, URL: "http://" + ts.Listener.Addr().String(), db: db}
-	s, err := api.New(ctx, store.New(db), api.Options{PublicURL: e.URL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	st := store.New(db)
+	s, err := api.New(ctx, st, api.Options{PublicURL: e.URL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.boot, err = s.Bootstrap(ctx, api.BootstrapInput{Email: ownerEmail, Password: ownerPassword}); err != nil {
+	booted, err := backend.Bootstrap(ctx, st, backend.System("test"), backend.BootstrapInput{Email: ownerEmail, Password: ownerPassword}, nil)
+	if err == nil {
+		e.boot = api.BootstrapResult(booted)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	ts.Config.Handler = s

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/api"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
@@ -151,7 +152,11 @@ func newPolicyAPI(t *testing.T) *policyAPI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	boot, err := s.Bootstrap(ctx, api.BootstrapInput{Email: "owner@example.com", Password: "correct horse battery"})
+	booted, err := backend.Bootstrap(ctx, st, backend.System("test"), backend.BootstrapInput{Email: "owner@example.com", Password: "correct horse battery"}, nil)
+	boot := wire.BootstrapResult{}
+	if err == nil {
+		boot = api.BootstrapResult(booted)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gw-gateway/gw/server/api"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/publish"
@@ -70,7 +71,11 @@ func newResEnv(t *testing.T) *resEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	boot, err := s.Bootstrap(ctx, api.BootstrapInput{Email: "owner@example.com", Password: "correct horse battery"})
+	booted, err := backend.Bootstrap(ctx, st, backend.System("test"), backend.BootstrapInput{Email: "owner@example.com", Password: "correct horse battery"}, nil)
+	boot := wire.BootstrapResult{}
+	if err == nil {
+		boot = api.BootstrapResult(booted)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

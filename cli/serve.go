@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gw-gateway/gw/server"
-	"github.com/gw-gateway/gw/server/api"
+	"github.com/gw-gateway/gw/server/backend"
 )
 
 // ServeOptions configure gw serve.
@@ -190,7 +190,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		if err != nil {
 			return fmt.Errorf("read bootstrap password file: %w", err)
 		}
-		cfg.Bootstrap = &api.BootstrapInput{Email: opts.BootstrapEmail, Password: strings.TrimRight(string(pw), "\r\n")}
+		cfg.Bootstrap = &backend.BootstrapInput{Email: opts.BootstrapEmail, Password: strings.TrimRight(string(pw), "\r\n")}
 	}
 	if opts.Role == RoleDataPlane {
 		// Provider secrets arrive sealed in the bundles: the data plane needs

@@ -26,6 +26,7 @@ import (
 
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/api"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/secrets"
@@ -63,7 +64,7 @@ type Config struct {
 
 	DisableSignup bool
 	// Bootstrap, when set, creates the first owner at start.
-	Bootstrap *api.BootstrapInput
+	Bootstrap *backend.BootstrapInput
 	// BootstrapToken replaces the random one-time setup token.
 	BootstrapToken string
 	// PrintBootstrapKey writes the bootstrap owner's management key to
@@ -185,7 +186,7 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.bootstrap(ctx, apiServer); err != nil {
+	if err := s.bootstrap(ctx, st, apiServer); err != nil {
 		return err
 	}
 	// Every organization's bundle is compiled (and, in process, admitted)
@@ -219,11 +220,11 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 
 // bootstrap creates the first owner from the configuration, or logs the
 // one-time setup URL while the instance has no owner.
-func (s *Server) bootstrap(ctx context.Context, apiServer *api.Server) error {
+func (s *Server) bootstrap(ctx context.Context, st *store.Store, apiServer *api.Server) error {
 	if in := s.cfg.Bootstrap; in != nil {
-		res, err := apiServer.Bootstrap(ctx, *in)
+		res, err := backend.Bootstrap(ctx, st, backend.System("gw serve --bootstrap-email"), *in, nil)
 		switch {
-		case api.IsAlreadyBootstrapped(err):
+		case errors.Is(err, backend.ErrAlreadyBootstrapped):
 			s.log.Info("instance already bootstrapped; --bootstrap-email ignored")
 			return nil
 		case err != nil:
@@ -232,7 +233,7 @@ func (s *Server) bootstrap(ctx context.Context, apiServer *api.Server) error {
 		s.log.Info("instance bootstrapped", "owner", res.User.Email, "organization", res.Organization.Slug, "workspace", res.Workspace.Slug)
 		if s.cfg.PrintBootstrapKey && s.cfg.BootstrapKeyOut != nil {
 			// The one time this key is ever shown; never through the logger.
-			_, err := fmt.Fprintf(s.cfg.BootstrapKeyOut, "bootstrap management key (instance scope, all permissions; shown once): %s\n", res.ManagementKey.Token)
+			_, err := fmt.Fprintf(s.cfg.BootstrapKeyOut, "bootstrap management key (instance scope, all permissions; shown once): %s\n", res.Token)
 			return err
 		}
 		s.log.Info("to get a management key: gw login --server " + s.publicURL() + " (as " + res.User.Email +

@@ -3,43 +3,34 @@ package api
 import (
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
 )
 
-// auditEntry describes one mutation for the audit log. Details must never
-// hold a secret: callers pass names, ids, roles and permissions only.
-type auditEntry struct {
-	Action     string
-	TargetType string
-	TargetID   string
-	// OrgID and WorkspaceID default to the request's resolved scope.
-	OrgID, WorkspaceID *uuid.UUID
-	Details            map[string]any
+// auditEntry describes one mutation for the audit log; its OrgID and
+// WorkspaceID default to the request's resolved scope.
+type auditEntry = backend.AuditEntry
+
+// actor is who makes the request, for the audit log: the principal and the
+// key it authenticated with, or the system for unauthenticated routes.
+func (r *Request) actor() backend.Actor {
+	if r.P == nil {
+		return backend.Actor{Type: "system", RequestID: r.ID}
+	}
+	var keyID *uuid.UUID
+	if r.P.Key != nil {
+		keyID = &r.P.Key.ID
+	}
+	return backend.User(r.P.User.ID, r.P.User.ServiceAccount, keyID, r.ID)
 }
 
-// audit records e in the same transaction as the mutation it describes, so
-// the log can neither miss a change nor record one that rolled back.
+// audit records e in the same transaction as the mutation it describes.
 func (r *Request) audit(tx *store.Store, e auditEntry) error {
-	ev := &store.AuditEvent{
-		ID: uuid.New(), OrgID: e.OrgID, WorkspaceID: e.WorkspaceID,
-		ActorType: "system", Action: e.Action, TargetType: e.TargetType, TargetID: e.TargetID,
-		RequestID: r.ID, Details: store.JSONMap(e.Details), CreatedAt: store.Now(),
+	if e.OrgID == nil && r.Org != nil {
+		e.OrgID = &r.Org.ID
 	}
-	if ev.OrgID == nil && r.Org != nil {
-		ev.OrgID = &r.Org.ID
+	if e.WorkspaceID == nil && r.WS != nil {
+		e.WorkspaceID = &r.WS.ID
 	}
-	if ev.WorkspaceID == nil && r.WS != nil {
-		ev.WorkspaceID = &r.WS.ID
-	}
-	if r.P != nil {
-		ev.ActorType = "user"
-		if r.P.User.ServiceAccount {
-			ev.ActorType = "service_account"
-		}
-		ev.ActorID = &r.P.User.ID
-		if r.P.Key != nil {
-			ev.ActorKeyID = &r.P.Key.ID
-		}
-	}
-	return tx.InsertAuditEvent(r.ctx, ev)
+	return backend.Audit(r.ctx, tx, r.actor(), e)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/api"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
 )
@@ -33,10 +34,11 @@ func BenchmarkListWorkspaces(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			boot, err := s.Bootstrap(ctx, api.BootstrapInput{Email: "bench@example.com", Password: "benchmark password"})
+			booted, err := backend.Bootstrap(ctx, st, backend.System("benchmark"), backend.BootstrapInput{Email: "bench@example.com", Password: "benchmark password"}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
+			boot := api.BootstrapResult(booted)
 			srv := httptest.NewServer(s)
 			defer srv.Close()
 			orgID := boot.Organization.ID

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
@@ -79,95 +80,30 @@ func stringOr(p *string, def string) string {
 }
 
 // BootstrapInput describes the first owner and the default tenancy.
-type BootstrapInput struct {
-	Email, Password, Name           string
-	OrganizationName, WorkspaceName string
-}
+type BootstrapInput = backend.BootstrapInput
 
-// Bootstrap creates the first owner without HTTP (gw serve
-// --bootstrap-email). It fails with ErrAlreadyBootstrapped when the
-// instance has an owner already.
-func (s *Server) Bootstrap(ctx context.Context, in BootstrapInput) (wire.BootstrapResult, error) {
-	in.Email = normalizeEmail(in.Email)
-	var errs validate.Errors
-	validate.String(in.Email, validate.Loc{"bootstrap", "email"}, emailRule, &errs)
-	validate.String(in.Password, validate.Loc{"bootstrap", "password"}, passwordRule, &errs)
-	if err := errs.Err(); err != nil {
-		return wire.BootstrapResult{}, err
-	}
-	res, err := s.runBootstrap(ctx, nil, in)
-	if err != nil {
-		return wire.BootstrapResult{}, err
-	}
-	return res.(wire.BootstrapResult), nil
-}
-
+// runBootstrap bootstraps for a request: the first owner is signed in
+// with a session in the same transaction.
 func (s *Server) runBootstrap(ctx context.Context, r *Request, in BootstrapInput) (any, error) {
-	if in.Name == "" {
-		in.Name = in.Email
-	}
-	if in.OrganizationName == "" {
-		in.OrganizationName = "Default"
-	}
-	if in.WorkspaceName == "" {
-		in.WorkspaceName = "Default"
-	}
-	hash, err := auth.HashPassword(in.Password)
-	if err != nil {
-		return nil, err
-	}
-	if r == nil {
-		// Out-of-band bootstrap: a request-shaped context for the audit log.
-		r = &Request{ctx: ctx, ID: "bootstrap", s: s}
-	}
-	now := store.Now()
-	u := &store.User{ID: uuid.New(), Email: in.Email, Name: in.Name, PasswordHash: &hash, InstanceRole: auth.InstanceOwner, CreatedAt: now, UpdatedAt: now}
-	org := &store.Organization{ID: uuid.New(), Name: in.OrganizationName, Slug: slugify(in.OrganizationName, "default"), CreatedAt: now, UpdatedAt: now}
-	ws := &store.Workspace{ID: uuid.New(), OrgID: org.ID, Name: in.WorkspaceName, Slug: slugify(in.WorkspaceName, "default"), CreatedAt: now, UpdatedAt: now}
-	var out wire.BootstrapResult
-	err = s.store.InTx(ctx, func(tx *store.Store) error {
-		// Exactly one bootstrap wins: the conditional update is the gate.
-		won, err := tx.MarkBootstrapped(ctx, now)
-		if err != nil {
-			return err
-		}
-		if !won {
-			return ErrAlreadyBootstrapped
-		}
-		if err := tx.CreateUser(ctx, u); err != nil {
-			return err
-		}
-		if err := tx.CreateOrganization(ctx, org); err != nil {
-			return err
-		}
-		if err := tx.CreateMembership(ctx, &store.Membership{OrgID: org.ID, UserID: u.ID, Role: auth.OrgOwner, Status: auth.MembershipActive,
-			CreatedAt: now, UpdatedAt: now}); err != nil {
-			return err
-		}
-		if err := tx.CreateWorkspace(ctx, ws); err != nil {
-			return err
-		}
-		r.P = &Principal{User: u}
-		r.Rights = auth.NewSet(auth.All...)
-		k, token, err := s.issueKey(tx, r, u.ID, keyInput{Permissions: auth.Names(), Label: "bootstrap"})
-		if err != nil {
-			return err
-		}
-		if r.W != nil {
-			if err := s.startSession(tx, r, u.ID); err != nil {
-				return err
-			}
-		}
-		out = wire.BootstrapResult{User: toUser(u, []uuid.UUID{org.ID}), Organization: toOrganization(org), Workspace: toWorkspace(ws),
-			ManagementKey: toManagementKey(k, time.Now())}
-		out.ManagementKey.Token = token
-		return r.audit(tx, auditEntry{Action: "instance.bootstrapped", TargetType: "user", TargetID: u.ID.String(),
-			OrgID: &org.ID, Details: map[string]any{"email": u.Email, "organization": org.Slug, "workspace": ws.Slug}})
+	res, err := backend.Bootstrap(ctx, s.store, backend.Actor{Type: "system", RequestID: r.ID}, in, func(tx *store.Store, b *backend.Bootstrapped) error {
+		return s.startSession(tx, r, b.User.ID)
 	})
+	if errors.Is(err, backend.ErrAlreadyBootstrapped) {
+		return nil, ErrAlreadyBootstrapped
+	}
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return BootstrapResult(res), nil
+}
+
+// BootstrapResult is a bootstrap's outcome as the API answers it, the
+// management key's token included (shown this once).
+func BootstrapResult(b *backend.Bootstrapped) wire.BootstrapResult {
+	out := wire.BootstrapResult{User: toUser(b.User, []uuid.UUID{b.Organization.ID}), Organization: toOrganization(b.Organization),
+		Workspace: toWorkspace(b.Workspace), ManagementKey: toManagementKey(b.Key, time.Now())}
+	out.ManagementKey.Token = b.Token
+	return out
 }
 
 // PrepareSetup makes the one-time setup token for an instance that has no
@@ -192,6 +128,3 @@ func (s *Server) PrepareSetup(ctx context.Context, given string) (string, error)
 	}
 	return token, nil
 }
-
-// IsAlreadyBootstrapped reports whether err is a second bootstrap.
-func IsAlreadyBootstrapped(err error) bool { return errors.Is(err, ErrAlreadyBootstrapped) }

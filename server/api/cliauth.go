@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
@@ -305,11 +306,12 @@ func (s *Server) cliDeliver(r *Request, a *store.CLIAuthorization, out wire.CLIP
 		if org, err = tx.GetOrganization(r.ctx, *a.OrgID); err != nil {
 			return err
 		}
-		tokenStr, prefix, hash := auth.NewToken(auth.ManagementKeyPrefix)
 		now := store.Now()
-		k := &store.ManagementKey{ID: uuid.New(), UserID: *a.UserID, OrgID: a.OrgID, WorkspaceID: a.WorkspaceID, Prefix: prefix,
-			TokenHash: hash, Permissions: a.Permissions, Label: a.Label, CreatedAt: now, UpdatedAt: now}
-		if err := tx.CreateManagementKey(r.ctx, k); err != nil {
+		// The key is the approving user's, made on their approval.
+		actor := backend.User(*a.UserID, false, nil, r.ID)
+		k, tokenStr, err := backend.MintManagementKey(r.ctx, tx, actor, backend.KeySpec{Owner: *a.UserID, OrgID: a.OrgID,
+			WorkspaceID: a.WorkspaceID, Permissions: a.Permissions, Label: a.Label, Via: "cli_authorization"})
+		if err != nil {
 			return err
 		}
 		won, err := tx.ConsumeCLIAuthorization(r.ctx, a.ID, k.ID)
@@ -332,9 +334,7 @@ func (s *Server) cliDeliver(r *Request, a *store.CLIAuthorization, out wire.CLIP
 			}
 		}
 		token = tokenStr
-		return r.audit(tx, auditEntry{Action: "management_key.issued", TargetType: "management_key", TargetID: k.ID.String(),
-			WorkspaceID: a.WorkspaceID, Details: map[string]any{"label": k.Label, "prefix": k.Prefix, "permissions": []string(k.Permissions),
-				"user_id": a.UserID.String(), "via": "cli_authorization"}})
+		return nil
 	})
 	if errors.Is(err, errLostDelivery) {
 		out.Status = store.CLIConsumed

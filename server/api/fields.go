@@ -1,11 +1,11 @@
 package api
 
 import (
-	"github.com/google/uuid"
 	"regexp"
-	"strings"
-	"unicode"
 
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/validate"
 )
 
@@ -15,10 +15,8 @@ var (
 	slugRule  = validate.StringRule{Min: 1, Max: 63, Pattern: regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$`)}
 	labelRule = validate.StringRule{Min: 1, Max: 80}
 	// Surrounding spaces are allowed here and trimmed by normalizeEmail.
-	emailRule = validate.StringRule{Min: 3, Max: 254, Pattern: regexp.MustCompile(`^\s*[^@\s]+@[^@\s]+\s*$`)}
-	// Passwords: long enough to resist guessing; capped so hashing cost is
-	// bounded.
-	passwordRule = validate.StringRule{Min: 8, Max: 256, Secret: true}
+	emailRule    = backend.EmailRule
+	passwordRule = backend.PasswordRule
 )
 
 // readSlug reads an optional slug. A slug shaped like a UUID is refused:
@@ -81,26 +79,6 @@ func optionalLiteral(o *validate.Object, name string, allowed []string) *string 
 }
 
 // slugify derives a URL slug from a display name: "Acme Labs!" → "acme-labs".
-func slugify(name, fallback string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(name) {
-		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	s := strings.TrimRight(b.String(), "-")
-	if len(s) > 50 {
-		s = strings.TrimRight(s[:50], "-")
-	}
-	if s == "" {
-		s = fallback
-	}
-	return s
-}
+func slugify(name, fallback string) string { return backend.Slugify(name, fallback) }
 
-func normalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+func normalizeEmail(s string) string { return backend.NormalizeEmail(s) }

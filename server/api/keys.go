@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
@@ -90,23 +91,14 @@ func (s *Server) issueKey(tx *store.Store, r *Request, owner uuid.UUID, in keyIn
 				k.ExpiresAt.Format(time.RFC3339))
 		}
 	}
-	token, prefix, hash := auth.NewToken(auth.ManagementKeyPrefix)
-	now := store.Now()
-	k := &store.ManagementKey{
-		ID: uuid.New(), UserID: owner, ParentID: parent, Prefix: prefix, TokenHash: hash,
-		Permissions: orderedPermissions(in.Permissions), Label: in.Label, ExpiresAt: in.ExpiresAt, CreatedAt: now, UpdatedAt: now,
-	}
+	spec := backend.KeySpec{Owner: owner, ParentID: parent, Permissions: in.Permissions, Label: in.Label, ExpiresAt: in.ExpiresAt}
 	if r.Org != nil {
-		k.OrgID = &r.Org.ID
+		spec.OrgID = &r.Org.ID
 	}
 	if r.WS != nil {
-		k.WorkspaceID = &r.WS.ID
+		spec.WorkspaceID = &r.WS.ID
 	}
-	if err := tx.CreateManagementKey(r.ctx, k); err != nil {
-		return nil, "", err
-	}
-	err := r.audit(tx, auditEntry{Action: "management_key.issued", TargetType: "management_key", TargetID: k.ID.String(),
-		Details: map[string]any{"label": k.Label, "prefix": k.Prefix, "permissions": []string(k.Permissions), "user_id": owner.String()}})
+	k, token, err := backend.MintManagementKey(r.ctx, tx, r.actor(), spec)
 	return k, token, err
 }
 

@@ -14,8 +14,9 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/google/uuid"
 	"sync"
+
+	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/catalogdb"
 	"github.com/gw-gateway/gw/server/secrets"
