@@ -47,3 +47,14 @@ func (c *Client) IngestUsage(ctx context.Context, events []wire.UsageEventIn) (w
 func (c *Client) ListDataPlanes(ctx context.Context) ([]wire.DataPlaneInstance, error) {
 	return getData[[]wire.DataPlaneInstance](ctx, c, "GET", "/api/v1/instance/data-planes", nil, nil)
 }
+
+// LeaseBudgets asks for budget leases, reports spend and gives back unused
+// allowance (DESIGN §6).
+func (c *Client) LeaseBudgets(ctx context.Context, req wire.BudgetLeases) (wire.BudgetLeaseResult, error) {
+	return getData[wire.BudgetLeaseResult](ctx, c, "POST", "/api/v1/data-plane/budget-leases", nil, req)
+}
+
+// ListBudgets reads the state of a workspace's budgets.
+func (c *Client) ListBudgets(ctx context.Context, org, ws string) ([]wire.BudgetState, error) {
+	return getData[[]wire.BudgetState](ctx, c, "GET", "/api/v1/organizations/"+org+"/workspaces/"+ws+"/budgets", nil, nil)
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/api"
 	"github.com/gw-gateway/gw/server/backend"
+	"github.com/gw-gateway/gw/server/budgets"
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/secrets"
@@ -160,7 +161,9 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 		// The data plane runs in process: bundles are compiled and admitted
 		// directly after every change, without HTTP.
 		sink = usage.NewStoreSink(st, usage.StoreSinkOptions{Logger: s.log})
-		plane = dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{Keyring: s.cfg.Keyring, Usage: sink, Logger: s.log})
+		plane = dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{Keyring: s.cfg.Keyring, Usage: sink, Logger: s.log,
+			Budgets: &budgets.Leases{Store: st}, BudgetHolder: "local-" + uuid.NewString()})
+		s.loops = append(s.loops, func(ctx context.Context) { syncBudgets(ctx, plane, s.log) })
 		bundles = &publish.Refresher{Compiler: compiler, Plane: plane, Store: st}
 	}
 	if plane != nil && strings.HasPrefix(s.cfg.DatabaseURL, "postgres") {
@@ -287,7 +290,9 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 	}
 	s.flush = append(s.flush, sp.Close)
 	s.loops = append(s.loops, func(ctx context.Context) { sp.Run(ctx, s.cfg.PollInterval) })
-	plane := dataplane.NewPlane(pub, dataplane.Options{Keyring: s.cfg.Keyring, Usage: sp, Logger: s.log})
+	plane := dataplane.NewPlane(pub, dataplane.Options{Keyring: s.cfg.Keyring, Usage: sp, Logger: s.log,
+		Budgets: budgetClient{c}, BudgetHolder: id + "-" + uuid.NewString()[:8]})
+	s.loops = append(s.loops, func(ctx context.Context) { syncBudgets(ctx, plane, s.log) })
 	remote := &dataplane.Remote{Client: c, Plane: plane, ID: id, Version: s.cfg.Version, StateDir: stateDir,
 		PollInterval: s.cfg.PollInterval, HeartbeatInterval: s.cfg.HeartbeatInterval, Log: s.log, SpoolDepth: sp.Depth}
 	if err := remote.LoadCached(); err != nil {
@@ -375,6 +380,29 @@ func (s *Server) runFlush(ctx context.Context) error {
 	}
 	s.flush = nil
 	return errors.Join(errs...)
+}
+
+// budgetSyncInterval paces the reports of spend to the control plane and
+// the return of unused budget leases.
+const budgetSyncInterval = 2 * time.Second
+
+func syncBudgets(ctx context.Context, plane *dataplane.Plane, log *slog.Logger) {
+	every(ctx, budgetSyncInterval, func() {
+		if err := plane.SyncBudgets(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("budget sync", "error", err)
+		}
+	})
+}
+
+// budgetClient asks the control plane for budget leases over HTTP.
+type budgetClient struct{ c *client.Client }
+
+func (b budgetClient) Lease(ctx context.Context, holder string, asks []wire.BudgetLeaseAsk) ([]wire.BudgetLeaseGrant, error) {
+	res, err := b.c.LeaseBudgets(ctx, wire.BudgetLeases{Holder: holder, Asks: asks})
+	if err != nil {
+		return nil, err
+	}
+	return res.Grants, nil
 }
 
 // every calls fn every interval until ctx ends.

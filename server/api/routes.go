@@ -23,6 +23,7 @@ func (s *Server) allRoutes() []*Route {
 		s.policyRoutes(),
 		s.usageRoutes(),
 		s.dataPlaneRoutes(),
+		s.budgetRoutes(),
 	} {
 		all = append(all, group...)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/secrets"
+	"github.com/gw-gateway/gw/server/spend"
 )
 
 // DefaultUpstreamTimeout bounds an upstream call that no fallback rule
@@ -106,6 +107,13 @@ type exchange struct {
 	req *providers.ChatRequest
 	// caps are the request's capabilities in the policy vocabulary.
 	caps []policy.Capability
+	// inputTokens bounds the request's input tokens, for budgets.
+	inputTokens int64
+	// budget holds the cost bound of the attempt in flight against the
+	// request's budgets; record settles it to the exact cost.
+	budget *spend.Reservation
+	// deniedReason says why gw refused the request, for its usage event.
+	deniedReason string
 }
 
 // route is a model the request may be sent to, with everything decided
@@ -137,6 +145,7 @@ func (x *exchange) serve() {
 		return
 	}
 	x.req = req
+	x.inputTokens = inputBound(body)
 	for _, c := range req.Capabilities() {
 		if c != catalog.CapabilityStreaming {
 			x.caps = append(x.caps, policy.Capability(c))
@@ -148,6 +157,9 @@ func (x *exchange) serve() {
 		return
 	}
 	rt, refusal := x.route(m)
+	if refusal == nil {
+		refusal = x.reserve(rt)
+	}
 	if refusal != nil {
 		x.record(m, nil, providers.Usage{}, statusDenied)
 		refusal.write(x.w)
@@ -271,6 +283,8 @@ func (x *exchange) run(first *route) {
 			x.fail(rt, failure)
 			return
 		}
+		// The failed attempt's reservation is gone; the next model's was
+		// made when it was chosen.
 		x.p.inference.log.Warn("upstream failed; falling back",
 			"request_id", x.id, "model", rt.model.model.ID, "error", failure.Error(), "fallback_model", next.model.model.ID, "attempt", n+1)
 		rt = next
@@ -291,7 +305,16 @@ func (x *exchange) nextCandidate(candidates []string) (*route, []string) {
 			continue
 		}
 		if rt, refusal := x.route(m); refusal == nil {
-			return rt, candidates
+			// A candidate the budgets cannot take is skipped like one the
+			// policies refuse; the attempt before it gives back its bound
+			// only once a candidate holds one, so the answer is never
+			// left without a reservation.
+			prev := x.budget
+			if x.reserve(rt) == nil {
+				prev.Settle(0)
+				return rt, candidates
+			}
+			x.budget = prev
 		}
 	}
 	return nil, nil

@@ -19,6 +19,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/budgets"
 	"github.com/gw-gateway/gw/server/bundle/bundletest"
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
@@ -77,7 +78,7 @@ func newInfEnv(t *testing.T, db *bun.DB, opts ...infOptions) *infEnv {
 	}
 	e := &infEnv{db: db, st: st, kr: kr, usage: &captureSink{}, log: &syncBuffer{}}
 	o := dataplane.Options{
-		Keyring: kr, Usage: e.usage, UpstreamTimeout: 10 * time.Second,
+		Keyring: kr, Usage: e.usage, UpstreamTimeout: 10 * time.Second, Budgets: &budgets.Leases{Store: st},
 		Logger: slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	for _, f := range opts {

@@ -23,6 +23,7 @@ import (
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/secrets"
+	"github.com/gw-gateway/gw/server/spend"
 )
 
 // Options configure a Plane.
@@ -46,6 +47,12 @@ type Options struct {
 	MaxRequestBytes int64
 	// Logger receives upstream failures and fallbacks; never a secret.
 	Logger *slog.Logger
+	// Budgets grants budget leases; without it a request that a budget
+	// rule matches is refused (no spend can be proven to fit).
+	Budgets BudgetSource
+	// BudgetHolder names this process to the lease source; a restarted
+	// process must use a new name (DESIGN §6).
+	BudgetHolder string
 }
 
 // Plane is the data plane's state: what it has admitted and whether it may
@@ -61,6 +68,8 @@ type Plane struct {
 	writeMu sync.Mutex
 	// inference holds what chat completions need beyond the bundles.
 	inference inferenceConfig
+	// budgets admits requests within the budget leases held.
+	budgets budgetState
 }
 
 // ErrStale is returned for a bundle not newer than the one admitted for its
@@ -78,6 +87,11 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	if p.now == nil {
 		p.now = time.Now
 	}
+	holder := opts.BudgetHolder
+	if holder == "" {
+		holder = "dp-" + uuid.NewString()
+	}
+	p.budgets = budgetState{ledger: spend.NewLedger(), source: opts.Budgets, holder: holder, now: p.now}
 	p.state.Store(emptySnapshot())
 	return p
 }

@@ -36,6 +36,10 @@ func (x *exchange) record(m *routeModel, cred *upstreamCredential, u providers.U
 		x.p.inference.log.Error("pricing a request", "request_id", x.id, "model", m.model.ID, "error", err)
 		nano = 0
 	}
+	// The reservation, if any, becomes the exact cost; the bound it held
+	// is free again.
+	x.budget.Settle(nano)
+	x.budget = nil
 	key := x.key
 	e := wire.UsageEventIn{
 		ID: x.id, OrgID: key.org.orgID, WorkspaceID: key.workspace, InferenceKeyID: &key.id, OwnerID: &key.owner,

@@ -1,0 +1,95 @@
+package server_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/gw-gateway/gw"
+
+// pkg is what go list says of one package.
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+// listPackages runs go list on patterns, non-test files only: boundaries
+// are about what the shipped binary links.
+func listPackages(t *testing.T, patterns ...string) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", append([]string{"list", "-json=ImportPath,Imports,Deps"}, patterns...)...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// TestImportBoundaries keeps the architecture's seams (DESIGN §2): a
+// remote data plane never links the database, the client side links
+// nothing of the server, and policy evaluation does no I/O.
+func TestImportBoundaries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	rules := []struct {
+		from      []string
+		forbidden func(dep string) bool
+		why       string
+	}{
+		{
+			from: []string{module + "/server/dataplane", module + "/server/bundle", module + "/server/usage/spool"},
+			forbidden: func(dep string) bool {
+				return dep == module+"/server/store" || strings.HasPrefix(dep, module+"/server/store/")
+			},
+			why: "the data plane serves from admitted bundles and never links the database",
+		},
+		{
+			from:      []string{module + "/client", module + "/tui", module + "/wire"},
+			forbidden: func(dep string) bool { return strings.HasPrefix(dep, module+"/server/") },
+			why:       "the client side links nothing of the server",
+		},
+	}
+	for _, rule := range rules {
+		for _, p := range listPackages(t, rule.from...) {
+			for _, dep := range p.Deps {
+				if rule.forbidden(dep) {
+					t.Errorf("%s links %s: %s", p.ImportPath, dep, rule.why)
+				}
+			}
+		}
+	}
+
+	// server/policy and every package of ours it links may import no
+	// package that does I/O. The standard library's fmt links os, so the
+	// rule is on direct imports of our own packages.
+	io := map[string]bool{
+		"os": true, "os/exec": true, "net": true, "net/http": true, "database/sql": true, "io/fs": true,
+		"path/filepath": true, "log": true, "log/slog": true, "syscall": true,
+	}
+	policy := listPackages(t, module+"/server/policy")
+	var ours []string
+	for _, dep := range append([]string{module + "/server/policy"}, policy[0].Deps...) {
+		if strings.HasPrefix(dep, module+"/") {
+			ours = append(ours, dep)
+		}
+	}
+	for _, p := range listPackages(t, ours...) {
+		for _, imp := range p.Imports {
+			if io[imp] || strings.HasPrefix(imp, module+"/server/store") || strings.HasPrefix(imp, module+"/client") {
+				t.Errorf("%s (linked by server/policy) imports %s: policy evaluation does no I/O", p.ImportPath, imp)
+			}
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package dataplane_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/providers/providerstest"
+	"github.com/gw-gateway/gw/server/store/storetest"
+)
+
+// budgetRule is a budget rule matching every request.
+func budgetRule(amount, period, aggregation string) string {
+	return `{"match":{"kind":"all_requests"},"action":{"kind":"budget","amount_usd":"` + amount + `","period":"` + period +
+		`","aggregation":"` + aggregation + `"}}`
+}
+
+const budgetRequest = `{"model":"` + gptMini + `","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`
+
+// okCost sums the cost of the ok events.
+func okCost(t *testing.T, e *infEnv) int64 {
+	var total int64
+	for _, ev := range e.usage.snapshot() {
+		if ev.Status != "ok" {
+			continue
+		}
+		n, err := catalog.ParseNanoUSD(ev.CostUSD)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += n
+	}
+	return total
+}
+
+func TestBudgetOfZeroRefusesEverything(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.policy(t, budgetRule("0", "day", "shared"))
+		e.sync(t)
+		got := e.postError(t, budgetRequest, http.StatusTooManyRequests)
+		if got.Error.Code == nil || *got.Error.Code != "budget_exceeded" || !strings.Contains(got.Error.Message, "resets at") {
+			t.Fatalf("refusal %+v", got.Error)
+		}
+		if evs := e.usage.wait(t, 1); evs[0].Status != "denied" {
+			t.Fatalf("event %+v", evs[0])
+		}
+		if n := len(e.openai.Requests()); n != 0 {
+			t.Fatalf("%d upstream calls for a refused request", n)
+		}
+	})
+}
+
+// TestBudgetHoldsUnderConcurrency: 50 callers at once on a shared budget
+// never push the spend past the amount, and once they stop, the budget
+// refuses only when the next request's bound truly does not fit.
+func TestBudgetHoldsUnderConcurrency(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		const amount = "0.002"
+		e.policy(t, budgetRule(amount, "day", "shared"))
+		e.sync(t)
+		replies := make([]providerstest.Reply, 400)
+		for i := range replies {
+			replies[i] = providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 1000, Output: 10}}
+		}
+		e.openai.Enqueue(replies...)
+
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		refused, other := 0, 0
+		for range 50 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 4 {
+					resp := e.post(t, budgetRequest)
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					mu.Lock()
+					switch {
+					case resp.StatusCode == http.StatusOK:
+					case resp.StatusCode == http.StatusTooManyRequests && strings.Contains(string(b), "budget_exceeded"):
+						refused++
+					default:
+						other++
+						t.Errorf("unexpected answer %d %s", resp.StatusCode, b)
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		e.usage.wait(t, 200)
+		limit, _ := catalog.ParseNanoUSD(amount)
+		spent := okCost(t, e)
+		if spent > limit {
+			t.Fatalf("overshoot: spent %d nano-dollars of %d", spent, limit)
+		}
+		if refused == 0 {
+			t.Fatal("no request was refused")
+		}
+		// The request's bound at gpt-4o-mini's prices: what a refusal needs.
+		inTokens := int64(len(budgetRequest)) + 2000
+		bound := inTokens*150 + 10*600 + 1 // $0.15 and $0.60 per MTok are 150 and 600 nano-dollars a token
+		if limit-spent >= bound+1 {
+			// Room is left: a request now must be admitted.
+			resp := e.post(t, budgetRequest)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("refused with %d of %d nano-dollars left (bound %d)", limit-spent, limit, bound)
+			}
+		}
+	})
+}
+
+func TestBudgetPerKeyCountsEachKey(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		// Room for one request per key (its bound), not two.
+		e.policy(t, budgetRule("0.0004", "month", "per_key"))
+		second, _ := e.org.Key(e.ws, e.owner, nil)
+		e.sync(t)
+		big := providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 1000, Output: 10}}
+		e.openai.Enqueue(big, big, big)
+		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
+			t.Fatalf("first key's first request: %d", resp.StatusCode)
+		}
+		e.postError(t, budgetRequest, http.StatusTooManyRequests)
+		e.token = second
+		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
+			t.Fatalf("second key's first request: %d", resp.StatusCode)
+		}
+	})
+}

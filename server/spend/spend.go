@@ -1,0 +1,293 @@
+// Package spend keeps budgets hard (DESIGN §6): before a request goes
+// upstream it reserves an upper bound of the request's cost against every
+// budget counter that applies, and is refused when one of them cannot take
+// it; when the request ends, the reservation settles to the exact cost.
+//
+// A data plane may only spend what the control plane has granted it: each
+// counter's allowance is a lease, a slice of the budget's remainder, and
+// the Ledger admits only within the leases it holds. While the control
+// plane is unreachable the ledger keeps admitting within those leases, so
+// the total across every data plane can never pass the amount.
+//
+// The package is pure: the clock is passed in, leases arrive through the
+// caller. Amounts are integer nano-dollars, as the database stores them.
+package spend
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Period is a budget period: UTC calendar days or months.
+type Period string
+
+// Budget periods (spec 2.3).
+const (
+	Day   Period = "day"
+	Month Period = "month"
+)
+
+// Bounds is the period containing now, [start, end), in UTC: a budget
+// rolls over exactly at midnight UTC, or at midnight UTC on the first of
+// the month.
+func Bounds(p Period, now time.Time) (start, end time.Time) {
+	y, m, d := now.UTC().Date()
+	if p == Month {
+		start = time.Date(y, m, 1, 0, 0, 0, 0, time.UTC)
+		return start, start.AddDate(0, 1, 0)
+	}
+	start = time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	return start, start.AddDate(0, 0, 1)
+}
+
+// Counter names one budget's spend: a policy's budget of one period and
+// aggregation, shared by everything the policy targets, or one inference
+// key's (per_key). A policy edited mid-period keeps its counter, and so
+// the period's spend, whatever else changes in it.
+type Counter struct {
+	PolicyID    uuid.UUID
+	Period      Period
+	Aggregation string    // shared or per_key
+	KeyID       uuid.UUID // per_key only
+}
+
+func (c Counter) String() string {
+	if c.Aggregation == "per_key" {
+		return fmt.Sprintf("%s/%s/per_key/%s", c.PolicyID, c.Period, c.KeyID)
+	}
+	return fmt.Sprintf("%s/%s/shared", c.PolicyID, c.Period)
+}
+
+// Claim is one budget a request counts against.
+type Claim struct {
+	Counter Counter
+	// LimitNano is the budget's amount in nano-dollars.
+	LimitNano int64
+	// PolicyName names the budget in refusals.
+	PolicyName string
+}
+
+// Refusal says which budget refused a request and when it resets.
+type Refusal struct {
+	Claim   Claim
+	ResetAt time.Time
+	// Unreachable: the budget might have had room, but no lease could be
+	// had (the control plane is unreachable and the leases held are spent).
+	Unreachable bool
+}
+
+func (r *Refusal) Error() string {
+	return fmt.Sprintf("budget %q is exhausted until %s", r.Claim.PolicyName, r.ResetAt.Format(time.RFC3339))
+}
+
+// Ask is a lease request for one counter: Want more nano-dollars granted,
+// having spent Used in the period (settled), giving back Return.
+type Ask struct {
+	Counter     Counter
+	Claim       Claim
+	PeriodStart time.Time
+	Want        int64
+	Used        int64
+	Return      int64
+}
+
+// Grant is the control plane's answer for one counter: what this holder
+// has been granted in the period in all, and what it is known to have
+// used. The ledger's allowance is Granted.
+type Grant struct {
+	Counter     Counter
+	PeriodStart time.Time
+	Granted     int64
+	Used        int64
+}
+
+type counter struct {
+	start, end time.Time
+	claim      Claim
+	granted    int64 // leased to this holder in the period, in all
+	used       int64 // settled spend in the period
+	reserved   int64 // outstanding reservations
+	// reported is the used amount last told to the control plane.
+	reported int64
+	// returning is allowance given back that the control plane has not
+	// yet acknowledged; it is no longer the ledger's to spend.
+	returning int64
+}
+
+func (c *counter) free() int64 { return c.granted - c.used - c.reserved }
+
+// Ledger is one data plane's view of its budget counters. It is safe for
+// concurrent use.
+type Ledger struct {
+	mu       sync.Mutex
+	counters map[Counter]*counter
+}
+
+// NewLedger returns an empty ledger.
+func NewLedger() *Ledger { return &Ledger{counters: map[Counter]*counter{}} }
+
+// Reservation holds an upper bound against some counters until Settle.
+type Reservation struct {
+	l     *Ledger
+	bound int64
+	held  []held
+	done  bool
+}
+
+type held struct {
+	c     *counter
+	start time.Time
+}
+
+// Reserve holds bound against every claim, all or nothing. When a counter
+// lacks allowance, Reserve returns nil and the asks that would cover the
+// shortfall; the caller obtains leases, applies them with Apply, and calls
+// Reserve again. A second shortfall is a refusal (see Refuse).
+func (l *Ledger) Reserve(now time.Time, claims []Claim, bound int64) (*Reservation, []Ask) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var asks []Ask
+	cs := make([]*counter, len(claims))
+	for i, cl := range claims {
+		c := l.counterLocked(now, cl)
+		cs[i] = c
+		if short := bound - c.free(); short > 0 {
+			asks = append(asks, Ask{Counter: cl.Counter, Claim: c.claim, PeriodStart: c.start, Want: short, Used: c.used})
+		}
+	}
+	if len(asks) > 0 {
+		return nil, asks
+	}
+	r := &Reservation{l: l, bound: bound, held: make([]held, len(cs))}
+	for i, c := range cs {
+		c.reserved += bound
+		r.held[i] = held{c: c, start: c.start}
+	}
+	return r, nil
+}
+
+// counterLocked finds or makes the claim's counter, rolled over to now's
+// period: a new period starts with nothing granted, used or reserved
+// (reservations of the old period settle into it, see Settle).
+func (l *Ledger) counterLocked(now time.Time, cl Claim) *counter {
+	c := l.counters[cl.Counter]
+	start, end := Bounds(cl.Counter.Period, now)
+	if c == nil || !c.start.Equal(start) {
+		c = &counter{start: start, end: end}
+		l.counters[cl.Counter] = c
+	}
+	// An edited amount applies at once; the spend stays.
+	c.claim = cl
+	return c
+}
+
+// Refuse names the first claim that cannot take bound, for the refusal.
+func (l *Ledger) Refuse(now time.Time, claims []Claim, bound int64, unreachable bool) *Refusal {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, cl := range claims {
+		c := l.counterLocked(now, cl)
+		if bound > c.free() {
+			return &Refusal{Claim: cl, ResetAt: c.end, Unreachable: unreachable}
+		}
+	}
+	return &Refusal{Claim: claims[0], ResetAt: l.counterLocked(now, claims[0]).end, Unreachable: unreachable}
+}
+
+// Apply records grants from the control plane. A grant for a period the
+// ledger has left behind is ignored. Used only ever grows: the control
+// plane may know of spend this process has not seen (before a restart).
+func (l *Ledger) Apply(gs []Grant) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, g := range gs {
+		c := l.counters[g.Counter]
+		if c == nil || !c.start.Equal(g.PeriodStart) {
+			continue
+		}
+		// The control plane's total still counts what is being returned.
+		c.granted = max(c.granted, g.Granted-c.returning)
+		c.used = max(c.used, g.Used)
+		c.reported = max(c.reported, g.Used)
+	}
+}
+
+// Settle turns the reservation into the exact cost. A cost above the
+// bound (which the bound's definition rules out) is still counted whole.
+// Settling twice does nothing.
+func (r *Reservation) Settle(cost int64) {
+	if r == nil {
+		return
+	}
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	if r.done {
+		return
+	}
+	r.done = true
+	for _, h := range r.held {
+		h.c.reserved -= r.bound
+		h.c.used += cost
+	}
+}
+
+// Sync lists, for the periodic report to the control plane, every counter
+// of the current periods whose used amount changed or that holds
+// allowance beyond keep (what no reservation holds): that excess leaves
+// the ledger at once, before it is sent, so it can never be spent here
+// and elsewhere both. Counters of past periods are dropped.
+func (l *Ledger) Sync(now time.Time, keep func(Claim) int64) []Ask {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []Ask
+	for id, c := range l.counters {
+		if !now.Before(c.end) && c.reserved == 0 {
+			delete(l.counters, id)
+			continue
+		}
+		if ret := max(0, c.free()-keep(c.claim)); ret > 0 {
+			c.granted -= ret
+			c.returning += ret
+		}
+		if c.returning == 0 && c.used == c.reported {
+			continue
+		}
+		out = append(out, Ask{Counter: id, Claim: c.claim, PeriodStart: c.start, Used: c.used, Return: c.returning})
+	}
+	return out
+}
+
+// Synced marks asks from Sync as taken by the control plane.
+func (l *Ledger) Synced(asks []Ask) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, a := range asks {
+		c := l.counters[a.Counter]
+		if c == nil || !c.start.Equal(a.PeriodStart) {
+			continue
+		}
+		c.returning -= min(c.returning, a.Return)
+		c.reported = max(c.reported, a.Used)
+	}
+}
+
+// State is one counter as this ledger sees it.
+type State struct {
+	Counter                 Counter
+	Start, End              time.Time
+	Granted, Used, Reserved int64
+}
+
+// States lists the ledger's counters.
+func (l *Ledger) States() []State {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]State, 0, len(l.counters))
+	for id, c := range l.counters {
+		out = append(out, State{Counter: id, Start: c.start, End: c.end, Granted: c.granted, Used: c.used, Reserved: c.reserved})
+	}
+	return out
+}

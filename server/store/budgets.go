@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+)
+
+// BudgetCounter is one budget's counter in one period.
+type BudgetCounter struct {
+	bun.BaseModel `bun:"table:budget_counters"`
+
+	Counter        string     `bun:"counter,pk"`
+	PeriodStart    time.Time  `bun:"period_start,pk"`
+	OrgID          uuid.UUID  `bun:"org_id,type:uuid"`
+	PolicyID       uuid.UUID  `bun:"policy_id,type:uuid"`
+	PolicyName     string     `bun:"policy_name"`
+	InferenceKeyID *uuid.UUID `bun:"inference_key_id,type:uuid"`
+	PeriodEnd      time.Time  `bun:"period_end"`
+	LimitNanoUSD   int64      `bun:"limit_nano_usd"`
+	SeededNanoUSD  int64      `bun:"seeded_nano_usd"`
+	CreatedAt      time.Time  `bun:"created_at"`
+	UpdatedAt      time.Time  `bun:"updated_at"`
+}
+
+// BudgetLease is what one holder (a data plane) was granted of a counter
+// in its period, and what it reported using.
+type BudgetLease struct {
+	bun.BaseModel `bun:"table:budget_leases"`
+
+	Counter        string    `bun:"counter,pk"`
+	PeriodStart    time.Time `bun:"period_start,pk"`
+	Holder         string    `bun:"holder,pk"`
+	GrantedNanoUSD int64     `bun:"granted_nano_usd"`
+	UsedNanoUSD    int64     `bun:"used_nano_usd"`
+	UpdatedAt      time.Time `bun:"updated_at"`
+}
+
+// LockBudgetCounter reads a counter for update: on PostgreSQL the row is
+// locked until the transaction ends; SQLite transactions are serialized
+// already (_txlock=immediate). ErrNotFound when it does not exist.
+func (s *Store) LockBudgetCounter(ctx context.Context, counter string, start time.Time) (*BudgetCounter, error) {
+	c := new(BudgetCounter)
+	q := s.db.NewSelect().Model(c).Where("counter = ?", counter).Where("period_start = ?", start.UTC())
+	if s.db.Dialect().Name() == dialect.PG {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, mapErr(err)
+	}
+	return c, nil
+}
+
+// CreateBudgetCounter inserts a counter; one that exists already is
+// ErrConflict (another replica made it first).
+func (s *Store) CreateBudgetCounter(ctx context.Context, c *BudgetCounter) error {
+	_, err := s.db.NewInsert().Model(c).Exec(ctx)
+	return mapErr(err)
+}
+
+// UpdateBudgetCounter writes a counter's limit and name (a policy edited
+// mid-period keeps its spend, not its old amount).
+func (s *Store) UpdateBudgetCounter(ctx context.Context, c *BudgetCounter) error {
+	_, err := s.db.NewUpdate().Model(c).Column("limit_nano_usd", "policy_name", "updated_at").WherePK().Exec(ctx)
+	return mapErr(err)
+}
+
+// ListBudgetLeases returns every holder's lease of a counter's period.
+func (s *Store) ListBudgetLeases(ctx context.Context, counter string, start time.Time) ([]BudgetLease, error) {
+	var out []BudgetLease
+	err := s.db.NewSelect().Model(&out).Where("counter = ?", counter).Where("period_start = ?", start.UTC()).OrderExpr("holder").Scan(ctx)
+	return out, mapErr(err)
+}
+
+// SaveBudgetLease inserts or replaces a holder's lease.
+func (s *Store) SaveBudgetLease(ctx context.Context, l *BudgetLease) error {
+	_, err := s.db.NewInsert().Model(l).
+		On("CONFLICT (counter, period_start, holder) DO UPDATE").
+		Set("granted_nano_usd = EXCLUDED.granted_nano_usd").Set("used_nano_usd = EXCLUDED.used_nano_usd").
+		Set("updated_at = EXCLUDED.updated_at").Exec(ctx)
+	return mapErr(err)
+}
+
+// ListBudgetCounters returns the counters of some policies whose period
+// contains at, for the budget state view.
+func (s *Store) ListBudgetCounters(ctx context.Context, policyIDs []uuid.UUID, at time.Time) ([]BudgetCounter, error) {
+	var out []BudgetCounter
+	if len(policyIDs) == 0 {
+		return out, nil
+	}
+	err := s.db.NewSelect().Model(&out).Where("policy_id IN (?)", bun.In(policyIDs)).
+		Where("period_start <= ?", at.UTC()).Where("period_end > ?", at.UTC()).OrderExpr("counter").Scan(ctx)
+	return out, mapErr(err)
+}
+
+// SumUsageCost is the cost of the events that f selects, for seeding a
+// budget counter from the usage already recorded in its period.
+func (s *Store) SumUsageCost(ctx context.Context, f UsageFilter, ownerIDs []uuid.UUID, keyIDs []uuid.UUID, models []string) (int64, error) {
+	var out struct {
+		Cost int64 `bun:"cost"`
+	}
+	if (ownerIDs != nil && len(ownerIDs) == 0) || (keyIDs != nil && len(keyIDs) == 0) {
+		return 0, nil // a target naming nobody covers no event
+	}
+	q := f.apply(s.db.NewSelect().Model((*UsageEvent)(nil)).ColumnExpr("COALESCE(SUM(cost_nano_usd), 0) AS cost"))
+	if ownerIDs != nil {
+		q = q.Where("owner_id IN (?)", bun.In(ownerIDs))
+	}
+	if keyIDs != nil {
+		q = q.Where("inference_key_id IN (?)", bun.In(keyIDs))
+	}
+	if len(models) > 0 {
+		q = q.Where("model IN (?)", bun.In(models))
+	}
+	err := q.Scan(ctx, &out)
+	return out.Cost, mapErr(err)
+}
