@@ -40,6 +40,10 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
+	// Print reads the running command's flags (was --output given?).
+	// Cobra runs only the nearest PersistentPreRun: a subcommand that
+	// defines one must set f.running too.
+	root.PersistentPreRun = func(cmd *cobra.Command, args []string) { f.running = cmd }
 	addGlobalFlags(root)
 	f.globals = root
 	if f.Browser == nil {
