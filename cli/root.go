@@ -51,7 +51,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	}
 	root.AddCommand(
 		NewCmdServe(f, nil),
-		NewCmdVersion(f),
+		NewCmdVersion(f, nil),
 		NewCmdDB(f),
 		NewCmdAdmin(f),
 		NewCmdLogin(f, nil),
