@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -38,36 +39,74 @@ func NewCmdDB(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	status := &cobra.Command{
+	addDBFlags(migrate)
+	cmd.AddCommand(migrate, NewCmdDBStatus(f, nil))
+	return cmd
+}
+
+// DBStatusOptions configure `gw db status`.
+type DBStatusOptions struct {
+	DBOptions
+	Output string
+}
+
+// MigrationState is one migration as `gw db status -o json|yaml` shows it.
+type MigrationState struct {
+	Name    string `json:"name"`
+	Applied bool   `json:"applied"`
+}
+
+// NewCmdDBStatus builds `gw db status`. It only reads: a database that is
+// not there is an error, never created.
+func NewCmdDBStatus(f *Factory, runF func(context.Context, *DBStatusOptions) error) *cobra.Command {
+	opts := &DBStatusOptions{}
+	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "List migrations and whether each is applied",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
 			v, err := newViper(cmd)
 			if err != nil {
 				return err
 			}
-			db, err := openDB(cmd.Context(), readDBOptions(v))
-			if err != nil {
-				return err
+			opts.DBOptions = readDBOptions(v)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			defer db.Close()
-			st, err := store.Status(cmd.Context(), db)
-			if err != nil {
-				return err
-			}
-			for _, m := range st {
-				state := "pending"
-				if m.Applied {
-					state = "applied"
-				}
-				fmt.Fprintf(f.IO.Out, "%-8s %s\n", state, m.Name)
-			}
-			return nil
+			return dbStatusRun(cmd.Context(), f, opts)
 		},
 	}
-	addDBFlags(migrate)
-	addDBFlags(status)
-	cmd.AddCommand(migrate, status)
+	addDBFlags(cmd)
+	addOutputFlag(cmd, &opts.Output)
 	return cmd
+}
+
+func dbStatusRun(ctx context.Context, f *Factory, opts *DBStatusOptions) error {
+	db, err := openExistingDB(ctx, opts.DBOptions)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	st, err := store.Status(ctx, db)
+	if err != nil {
+		return err
+	}
+	states := make([]MigrationState, len(st))
+	for i, m := range st {
+		states[i] = MigrationState{Name: m.Name, Applied: m.Applied}
+	}
+	return f.Print(opts.Output, states, func() Table {
+		t := Table{Headers: []string{"state", "migration"}, Empty: "no migrations"}
+		for _, m := range states {
+			state := "pending"
+			if m.Applied {
+				state = "applied"
+			}
+			t.Rows = append(t.Rows, []string{state, m.Name})
+		}
+		return t
+	})
 }

@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -50,6 +53,41 @@ func openDB(ctx context.Context, o DBOptions) (*bun.DB, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	return db, nil
+}
+
+// openExistingDB opens the configured database for a command that only
+// reads it. Opening an embedded database creates it (and its directory), so
+// a mistyped --data-dir would have shown a fresh, empty database; here a
+// missing file is an error that names the path.
+func openExistingDB(ctx context.Context, o DBOptions) (*bun.DB, error) {
+	if path := o.sqlitePath(); path != "" {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no database at %s: check --data-dir or --database-url (gw db migrate or gw serve creates one)", path)
+		} else if err != nil {
+			return nil, fmt.Errorf("open database: %w", err)
+		}
+	}
+	return openDB(ctx, o)
+}
+
+// sqlitePath is the file of an embedded or sqlite:// database, as
+// store.Open reads it; empty for PostgreSQL and in-memory databases.
+func (o DBOptions) sqlitePath() string {
+	if o.DatabaseURL == "" {
+		return filepath.Join(o.DataDir, "gw.db")
+	}
+	if !strings.HasPrefix(o.DatabaseURL, "sqlite://") && !strings.HasPrefix(o.DatabaseURL, "file:") {
+		return ""
+	}
+	path := strings.TrimPrefix(strings.TrimPrefix(o.DatabaseURL, "sqlite://"), "file:")
+	query := ""
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path, query = path[:i], path[i:]
+	}
+	if path == "" || strings.HasPrefix(path, ":memory:") || strings.Contains(query, "mode=memory") {
+		return ""
+	}
+	return path
 }
 
 // SecretOptions locate the secret key that seals provider secrets.

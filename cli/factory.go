@@ -40,6 +40,7 @@ type Factory struct {
 	HTTPClient *http.Client
 
 	globals *cobra.Command // the root, whose persistent flags are global
+	running *cobra.Command // the command being run, once its flags are parsed
 	cfg     *config.File
 }
 

@@ -36,11 +36,17 @@ func checkOutput(format string) error {
 type Table struct {
 	Headers []string
 	Rows    [][]string
+	// Empty is said on stderr when there are no rows, e.g. "no
+	// inference keys"; unset, a list command says "no" and its group's
+	// name (see emptyMessage).
+	Empty string
 }
 
 // Print writes data in the chosen format: the wire JSON (or YAML of it)
-// for machines, a table for people. Tables are aligned on a terminal and
-// tab-separated when piped, so they stay easy to cut and awk.
+// for machines, a table for people. Tables are aligned under a header on a
+// terminal, or when -o table was given by name; otherwise, piped, they are
+// tab-separated rows without a header, so they stay easy to cut and awk.
+// An empty table says so on stderr, leaving stdout empty.
 func (f *Factory) Print(format string, data any, table func() Table) error {
 	switch format {
 	case OutputJSON:
@@ -61,7 +67,15 @@ func (f *Factory) Print(format string, data any, table func() Table) error {
 		return yaml.NewEncoder(f.IO.Out).Encode(generic)
 	}
 	t := table()
-	if f.IO.IsTerminal() {
+	if len(t.Rows) == 0 {
+		msg := t.Empty
+		if msg == "" {
+			msg = emptyMessage(f.running)
+		}
+		_, err := fmt.Fprintln(f.IO.ErrOut, msg)
+		return err
+	}
+	if f.IO.IsTerminal() || f.outputFlagGiven() {
 		w := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, strings.ToUpper(strings.Join(t.Headers, "\t")))
 		for _, row := range t.Rows {
@@ -75,6 +89,32 @@ func (f *Factory) Print(format string, data any, table func() Table) error {
 		}
 	}
 	return nil
+}
+
+// outputFlagGiven reports whether the running command was given --output
+// by name: a person asking for a table gets its header even when piped.
+func (f *Factory) outputFlagGiven() bool {
+	if f.running == nil {
+		return false
+	}
+	fl := f.running.Flags().Lookup("output")
+	return fl != nil && fl.Changed
+}
+
+// emptyNouns name what a group lists where its name does not.
+var emptyNouns = map[string]string{"catalog": "catalog entries"}
+
+// emptyMessage is what an empty table of cmd says: `gw inference-keys
+// list` says "no inference keys".
+func emptyMessage(cmd *cobra.Command) string {
+	if cmd == nil || cmd.Name() != "list" || cmd.Parent() == nil || !cmd.Parent().HasParent() {
+		return "nothing to show"
+	}
+	group := cmd.Parent().Name()
+	if noun, ok := emptyNouns[group]; ok {
+		return "no " + noun
+	}
+	return "no " + strings.ReplaceAll(group, "-", " ")
 }
 
 // IsTerminal reports whether Out is a terminal.

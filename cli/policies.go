@@ -233,8 +233,8 @@ func addApplyFlags(cmd *cobra.Command, opts *PoliciesApplyOptions) {
 }
 
 // checkApplyFlags reports a missing -f as a usage error (exit 2) rather
-// than cobra's required-flag error (exit 1), which diff would report as
-// "there are changes".
+// than as cobra's required-flag error, which would exit 1 as if the
+// server had failed.
 func checkApplyFlags(opts *PoliciesApplyOptions) error {
 	if opts.File == "" {
 		return usageError{errors.New("-f FILE is required (- reads stdin)")}
@@ -259,7 +259,8 @@ is given: then they are deleted, after a confirmation on a terminal (--yes
 confirms without one). --dry-run shows the plan and changes nothing.`,
 		Example: `  gw policies apply -f policies.yaml
   gw policies apply -f policies.yaml --dry-run
-  gw policies apply -f policies.yaml --prune --yes`,
+  gw policies apply -f policies.yaml --prune --yes
+  gw policies get allow-cheap -o json | jq '{name, enabled, definition}' | gw policies apply -f -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkApplyFlags(opts); err != nil {
@@ -285,14 +286,21 @@ func NewCmdPoliciesDiff(f *Factory, runF func(context.Context, *PoliciesApplyOpt
 		Short: "Show what apply -f FILE would change, and change nothing",
 		Long: `Show what gw policies apply -f FILE would change, and change nothing.
 
-Exit status, as diff(1): 0 when the workspace matches the file; 1 when there
-are changes (stderr then says how many) or the server could not be asked; 2
-when the file is invalid or the command was misused; 4 when authentication
-failed.
+Exit status: 0 when the workspace matches the file; 3 when it differs (the
+plan is on stdout, the number of changes on stderr); 1 when the comparison
+failed (server unreachable, server error, no such workspace); 2 when the file
+is invalid or the command was misused; 4 when authentication failed. diff(1)
+says "differs" with 1, which gw uses for every error.
 
 ` + policyFileHelp,
-		Example: `  gw policies diff -f policies.yaml && echo "in sync"`,
-		Args:    cobra.NoArgs,
+		Example: `  gw policies diff -f policies.yaml
+  gw policies diff -f policies.yaml --prune
+
+  # in CI: fail on drift, and tell drift from a failed check
+  gw policies diff -f policies.yaml; status=$?
+  [ $status -eq 3 ] && echo "workspace drifted from policies.yaml"
+  exit $status`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkApplyFlags(opts); err != nil {
 				return err
@@ -307,12 +315,15 @@ failed.
 	return cmd
 }
 
-// policiesDifferError is diff's "there are changes": exit status 1, like
-// diff(1). The plan on stdout is the real answer; this only sets the status.
+// policiesDifferError is diff's "there are changes": exit status 3
+// (ExitDiffers), apart from failures. The plan on stdout is the real
+// answer; this sets the status and says how many on stderr.
 type policiesDifferError struct {
 	file    string
 	changes int
 }
+
+func (e policiesDifferError) exitStatus() int { return ExitDiffers }
 
 func (e policiesDifferError) Error() string {
 	return fmt.Sprintf("the workspace differs from %s: %d %s", e.file, e.changes, policyPlural(e.changes, "change", "changes"))

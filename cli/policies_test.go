@@ -319,7 +319,10 @@ func TestPoliciesApply(t *testing.T) {
 	edited := strings.Replace(twoPolicies, "openai/gpt-4.1-nano]", "openai/gpt-4.1-nano, openai/o3-mini]", 1)
 	edited = strings.Replace(edited, "  enabled: false\n", "", 1)
 	file = e.write("policies.yaml", edited)
-	out, _ = e.mustRun(1, "", "policies", "diff", "-f", file)
+	out, errOut := e.mustRun(ExitDiffers, "", "policies", "diff", "-f", file)
+	if strings.TrimSpace(errOut) != "the workspace differs from "+file+": 2 changes" {
+		t.Errorf("diff stderr %q", errOut)
+	}
 	wantContains(t, "diff of the edit", out,
 		`~ update policy "allow-cheap" (`+before["allow-cheap"].ID.String()+`): definition`,
 		"    --- workspace\n    +++ "+file+"\n    @@ ",
@@ -357,7 +360,7 @@ func TestPoliciesApply(t *testing.T) {
 	onlyFirst := e.write("first.yaml", edited[:strings.Index(edited, "- name: cap-costs")])
 	out, _ = e.mustRun(0, "", "policies", "apply", "-f", onlyFirst)
 	wantContains(t, "apply without prune", out, "no changes", `note: 1 workspace policy not in `+onlyFirst+` is kept (--prune deletes them): "cap-costs"`)
-	out, _ = e.mustRun(1, "", "policies", "diff", "-f", onlyFirst, "--prune")
+	out, _ = e.mustRun(ExitDiffers, "", "policies", "diff", "-f", onlyFirst, "--prune")
 	wantContains(t, "diff --prune", out, `- delete policy "cap-costs" (`+after["cap-costs"].ID.String()+`): not in `+onlyFirst, "    -       kind: price_limit\n")
 	_, errOut = e.mustRun(ExitUsage, "", "policies", "apply", "-f", onlyFirst, "--prune")
 	wantContains(t, "prune without a terminal", errOut, "pass --yes")
@@ -666,4 +669,36 @@ func TestPolicyUnifiedDiff(t *testing.T) {
 	if d := policyUnifiedDiff("a", "b", nil, []string{"x"}); d != "--- a\n+++ b\n@@ -0,0 +1 @@\n+x\n" {
 		t.Fatalf("from empty: %q", d)
 	}
+}
+
+// diff's "there are changes" (3) is told apart from "the comparison
+// failed" (1), a bad file (2) and a refused key (4).
+func TestPoliciesDiffExitCodes(t *testing.T) {
+	e := newPolicyAPI(t)
+	file := e.write("policies.yaml", twoPolicies)
+	out, errOut := e.mustRun(ExitDiffers, "", "policies", "diff", "-f", file)
+	wantContains(t, "diff of a new file", out, `+ create policy "allow-cheap"`)
+	if strings.Contains(errOut, "error") {
+		t.Errorf("differences reported as an error: %q", errOut)
+	}
+	e.mustRun(ExitOK, "", "policies", "apply", "-f", file)
+	e.mustRun(ExitOK, "", "policies", "diff", "-f", file)
+
+	t.Setenv("GW_WORKSPACE", "no-such-workspace")
+	_, errOut = e.mustRun(ExitError, "", "policies", "diff", "-f", file)
+	wantContains(t, "diff in a missing workspace", errOut, "error:")
+	t.Setenv("GW_WORKSPACE", "default")
+
+	e.mustRun(ExitUsage, "", "policies", "diff", "-f", e.write("bad.yaml", "just text\n"))
+
+	t.Setenv("GW_TOKEN", "gw_mk_not-a-real-key")
+	e.mustRun(ExitAuth, "", "policies", "diff", "-f", file)
+
+	// A server that is not there is a failure, not a difference.
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	t.Setenv("GW_TOKEN", e.token)
+	t.Setenv("GW_SERVER", down.URL)
+	_, errOut = e.mustRun(ExitError, "", "policies", "diff", "-f", file)
+	wantContains(t, "diff without a server", errOut, "error:")
 }

@@ -14,12 +14,16 @@ import (
 	"github.com/gw-gateway/gw/client"
 )
 
-// Exit codes (documented in README.md).
+// Exit codes (documented in README.md and docs/cli.md).
 const (
 	ExitOK    = 0
 	ExitError = 1
 	ExitUsage = 2
-	ExitAuth  = 4
+	// ExitDiffers is a comparison's "there are differences" (gw policies
+	// diff). diff(1) uses 1, which is taken here by errors, and scripts
+	// must tell "out of sync" from "could not tell".
+	ExitDiffers = 3
+	ExitAuth    = 4
 )
 
 // usageError marks a mistake in how a command was called.
@@ -27,6 +31,13 @@ type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
+
+// exitStatus is an outcome that is no failure but has its own exit code,
+// such as policies diff finding differences.
+type exitStatus interface {
+	error
+	exitStatus() int
+}
 
 // NewRootCmd builds the command tree.
 func NewRootCmd(f *Factory) *cobra.Command {
@@ -40,6 +51,10 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
+	// Print reads the running command's flags (was --output given?).
+	// Cobra runs only the nearest PersistentPreRun: a subcommand that
+	// defines one must set f.running too.
+	root.PersistentPreRun = func(cmd *cobra.Command, args []string) { f.running = cmd }
 	addGlobalFlags(root)
 	f.globals = root
 	if f.Browser == nil {
@@ -47,7 +62,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	}
 	root.AddCommand(
 		NewCmdServe(f, nil),
-		NewCmdVersion(f),
+		NewCmdVersion(f, nil),
 		NewCmdDB(f),
 		NewCmdAdmin(f),
 		NewCmdLogin(f, nil),
@@ -85,6 +100,11 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	var st exitStatus
+	if errors.As(err, &st) {
+		fmt.Fprintln(f.IO.ErrOut, err)
+		return st.exitStatus()
 	}
 	fmt.Fprintln(f.IO.ErrOut, "error:", err)
 	var ue usageError

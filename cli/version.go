@@ -22,15 +22,47 @@ func Version() string {
 	return "dev"
 }
 
+// VersionInfo is what `gw version -o json|yaml` prints.
+type VersionInfo struct {
+	Version string `json:"version"`
+	Go      string `json:"go"`
+	OS      string `json:"os"`
+	Arch    string `json:"arch"`
+}
+
+// VersionOptions configure `gw version`.
+type VersionOptions struct {
+	IO     *IOStreams
+	Output string
+}
+
 // NewCmdVersion prints the version; it never touches a database.
-func NewCmdVersion(f *Factory) *cobra.Command {
-	return &cobra.Command{
+func NewCmdVersion(f *Factory, runF func(*VersionOptions) error) *cobra.Command {
+	opts := &VersionOptions{IO: f.IO}
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print gw's version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := fmt.Fprintf(f.IO.Out, "gw %s (%s, %s/%s)\n", Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			return err
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return versionRun(f, opts)
 		},
 	}
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func versionRun(f *Factory, opts *VersionOptions) error {
+	v := VersionInfo{Version: Version(), Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if opts.Output == OutputTable {
+		// One line for people and bug reports, on a terminal or not.
+		_, err := fmt.Fprintf(opts.IO.Out, "gw %s (%s, %s/%s)\n", v.Version, v.Go, v.OS, v.Arch)
+		return err
+	}
+	return f.Print(opts.Output, v, nil)
 }

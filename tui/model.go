@@ -136,6 +136,7 @@ func New(opts Options) *Model {
 
 // Run shows the dashboard on a terminal until the user quits or ctx ends.
 func Run(ctx context.Context, opts Options, in io.Reader, out io.Writer) error {
+	queryTerminal(out)
 	p := tea.NewProgram(New(opts), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen())
 	_, err := p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
