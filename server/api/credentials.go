@@ -102,6 +102,24 @@ func readBaseURL(o *validate.Object) *string {
 	return s
 }
 
+const baseURLRequired = "Field required: the provider has no base URL in the model catalog, so the credential must give one"
+
+// catalogBaseURL is the URL the catalog gives provider, retired or not
+// (its credentials keep working until the bundle drops them); "" when it
+// gives none.
+func catalogBaseURL(ctx context.Context, st *store.Store, provider string) (string, error) {
+	rows, err := catalogdb.LoadRows(ctx, st)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range rows.Providers {
+		if p.ID == provider {
+			return catalogdb.Provider(p).BaseURL, nil
+		}
+	}
+	return "", nil
+}
+
 // activeProviders is the set of providers in force, for validating
 // credentials.
 func (s *Server) activeProviders(ctx context.Context) (map[string]catalog.Provider, error) {
@@ -135,8 +153,11 @@ func (s *Server) createCredential(r *Request) (any, error) {
 		case provider != "" && !known:
 			o.Errors().Add(o.Loc().With("provider"), "value_error",
 				"Value error, unknown provider; it must be a provider of the model catalog", provider, nil)
-		case known && p.Kind == catalog.KindOpenAICompatible && baseURL == nil && !o.Has("base_url"):
-			o.Errors().Add(o.Loc().With("base_url"), "missing", "Field required for an openai-compatible provider", nil, nil)
+		case known && p.BaseURL == "" && !o.Has("base_url"):
+			// The catalog's URL is the default (Mistral, Groq, an imported
+			// provider with one); only a provider without one, like the
+			// generic openai-compatible, needs the credential to say where.
+			o.Errors().Add(o.Loc().With("base_url"), "missing", baseURLRequired, nil, nil)
 		}
 	}); err != nil {
 		return nil, err
@@ -248,6 +269,19 @@ func (s *Server) updateCredential(r *Request) (any, error) {
 			}
 			c.SecretHint = secretHint(*secret)
 			changed = append(changed, "secret")
+		}
+		if clearBaseURL && c.BaseURL != nil {
+			// Cleared, the credential falls back to the catalog's URL;
+			// without one it could reach nothing.
+			fallback, err := catalogBaseURL(r.ctx, tx, c.Provider)
+			if err != nil {
+				return err
+			}
+			if fallback == "" {
+				var errs validate.Errors
+				errs.Add(validate.Loc{"body", "base_url"}, "missing", baseURLRequired, nil, nil)
+				return errs.Err()
+			}
 		}
 		if baseURL != nil || clearBaseURL {
 			c.BaseURL = baseURL

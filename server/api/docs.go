@@ -24,7 +24,7 @@ func (s *Server) EndpointTableMarkdown() string {
 		if rt.Paginated {
 			needs += " (paginated)"
 		}
-		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", rt.Method, rt.Path, rt.Tag, needs)
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", rt.Method, rt.DocPath(), rt.Tag, needs)
 	}
 	return b.String()
 }

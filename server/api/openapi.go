@@ -30,11 +30,16 @@ var Tags = []string{
 	"Workspace Provider Credentials", "Workspace Usage Events", "Workspace Model Catalog", "Data Plane API",
 }
 
-var pathParam = regexp.MustCompile(`\{([a-z_]+)(?:\.\.\.)?\}`)
+// pathParam matches a path parameter of a route's Path; the second group
+// is ServeMux's "..." of a wildcard that takes the rest of the path.
+var pathParam = regexp.MustCompile(`\{([a-z_]+)(\.\.\.)?\}`)
 
 var pathParamDocs = map[string]string{
 	"org_id":        "Organization UUID or slug.",
 	"workspace_ref": "Workspace UUID or slug.",
+	"model_id":      "Model id, e.g. openai/gpt-4o-mini.",
+	"provider_id":   "Provider id, e.g. openai.",
+	"user_code":     "The code the CLI showed, e.g. BCDF-GHJK.",
 }
 
 func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
@@ -73,6 +78,10 @@ func (s *Server) OpenAPI() map[string]any {
 			if desc == "" {
 				desc = "UUID."
 			}
+			if m[2] != "" {
+				// Sent raw (a/b) or escaped (a%2Fb); both are read alike.
+				desc += " It may contain slashes, sent as they are or escaped as %2F."
+			}
 			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "description": desc,
 				"schema": map[string]any{"type": "string"}})
 		}
@@ -90,10 +99,11 @@ func (s *Server) OpenAPI() map[string]any {
 			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
 				"application/json": map[string]any{"schema": ref(rt.Body)}}}
 		}
-		if paths[rt.Path] == nil {
-			paths[rt.Path] = map[string]any{}
+		path := rt.DocPath()
+		if paths[path] == nil {
+			paths[path] = map[string]any{}
 		}
-		paths[rt.Path][strings.ToLower(rt.Method)] = op
+		paths[path][strings.ToLower(rt.Method)] = op
 	}
 	paths["/api/v1/openapi.json"] = map[string]any{"get": map[string]any{
 		"tags": []string{"Auth"}, "summary": "This document", "operationId": "get_openapi", "security": []any{},

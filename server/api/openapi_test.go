@@ -39,8 +39,8 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		}
 	}
 	for _, rt := range e.api.Routes() {
-		key := rt.Method + " " + rt.Path
-		op, ok := doc.Paths[rt.Path][strings.ToLower(rt.Method)]
+		key := rt.Method + " " + rt.DocPath()
+		op, ok := doc.Paths[rt.DocPath()][strings.ToLower(rt.Method)]
 		if !ok {
 			t.Errorf("route %s has no documented operation", key)
 			continue

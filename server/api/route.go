@@ -59,6 +59,13 @@ type Route struct {
 	Handle           func(*Request) (any, error)
 }
 
+// DocPath is the route's path as the OpenAPI document and docs/api.md show
+// it. A ServeMux wildcard that takes the rest of the path, {name...}, is
+// shown as {name}: OpenAPI path templates have no such syntax, and linters
+// reject a parameter name with dots in it. The parameter's description
+// says that it may contain slashes.
+func (rt *Route) DocPath() string { return strings.ReplaceAll(rt.Path, "...}", "}") }
+
 // Level is the scope level of the route's URL.
 func (rt *Route) Level() auth.Level {
 	switch {

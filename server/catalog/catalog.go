@@ -103,9 +103,10 @@ type Provider struct {
 	Kind Kind   `json:"kind" yaml:"kind"`
 	// BaseURL is the API root the adapter appends resource paths to
 	// (/chat/completions, /messages, /models/{m}:generateContent), so it
-	// carries the version segment and no trailing slash. It is empty only
-	// for openai-compatible providers, whose credentials supply the URL
-	// because every self-hosted server lives somewhere else.
+	// carries the version segment and no trailing slash. It is the default
+	// for the provider's credentials, which may give their own. Only an
+	// openai-compatible provider may leave it empty (every self-hosted
+	// server lives somewhere else); its credentials must then give one.
 	BaseURL string `json:"base_url,omitempty" yaml:"base_url,omitempty"`
 }
 

@@ -59,15 +59,14 @@ var (
 	}, headerField{"Allow", []string{http.MethodGet}})
 )
 
-// modelNotFound is the one answer for a model that does not exist and for
-// one the key may not see: the two must be indistinguishable (spec 4.9
-// rule 6), so both come from here, with nothing but the requested id in it.
-func modelNotFound(id string) *response {
-	return errorResponse(http.StatusNotFound, apiError{
-		Message: "The model '" + id + "' does not exist or you do not have access to it.",
-		Type:    typeInvalidRequest, Param: ref("model"), Code: ref("model_not_found"),
-	})
-}
+// errModelNotFound is the one answer for a model that does not exist and
+// for one the key may not see, on discovery and inference alike. The two
+// must be indistinguishable (spec 4.9 rule 6), so it is the same bytes for
+// every id: echoing the id would vary the body and its length with it.
+var errModelNotFound = errorResponse(http.StatusNotFound, apiError{
+	Message: "The model does not exist or you do not have access to it.",
+	Type:    typeInvalidRequest, Param: ref("model"), Code: ref("model_not_found"),
+})
 
 func unknownURL(r *http.Request) *response {
 	return errorResponse(http.StatusNotFound, apiError{

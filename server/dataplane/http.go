@@ -64,7 +64,7 @@ func (p *Plane) serveModel(w http.ResponseWriter, r *http.Request, id string) {
 		obj.write(w)
 		return
 	}
-	modelNotFound(id).write(w)
+	errModelNotFound.write(w)
 }
 
 // authenticate finds the request's inference key, or the 401 to answer.

@@ -153,7 +153,7 @@ func (x *exchange) serve() {
 	}
 	m := x.visible(req.Model)
 	if m == nil {
-		modelNotFound(req.Model).write(x.w)
+		errModelNotFound.write(x.w)
 		return
 	}
 	rt, refusal := x.route(m)
