@@ -13,9 +13,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/gw-gateway/gw/server/api"
-	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
+	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
@@ -110,12 +110,12 @@ func TestCredentialWithoutBaseURLRoutesToTheCatalogsURL(t *testing.T) {
 		}
 		kr := secrets.NewKeyring(key)
 		st := store.New(db)
-		signer, err := bundle.SigningKey(ctx, st, kr)
+		signer, err := publish.SigningKey(ctx, st, kr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		plane := dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{Keyring: kr, Usage: &usageSink{}})
-		refresher := &dataplane.Refresher{Compiler: &bundle.Compiler{Store: st, Signer: signer}, Plane: plane, Store: st}
+		refresher := &publish.Refresher{Compiler: &publish.Compiler{Store: st, Signer: signer}, Plane: plane, Store: st}
 		e := newEnv(t, db, api.Options{Keyring: kr, Bundles: refresher})
 		if err := refresher.RefreshAll(ctx); err != nil {
 			t.Fatal(err)
