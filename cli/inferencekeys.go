@@ -70,7 +70,7 @@ type InferenceKeysGetOptions = IDOptions
 
 // NewCmdInferenceKeysGet builds `gw inference-keys get`.
 func NewCmdInferenceKeysGet(f *Factory, runF func(context.Context, *InferenceKeysGetOptions) error) *cobra.Command {
-	return newIDCmd(f, "get KEY_ID", "Show an inference key's metadata", runF, inferenceKeysGetRun)
+	return newIDCmd(f, "get KEY", "Show an inference key's metadata (KEY: id, name or prefix)", runF, inferenceKeysGetRun)
 }
 
 func inferenceKeysGetRun(ctx context.Context, opts *InferenceKeysGetOptions) error {
@@ -82,7 +82,11 @@ func inferenceKeysGetRun(ctx context.Context, opts *InferenceKeysGetOptions) err
 	if err != nil {
 		return err
 	}
-	k, err := c.GetInferenceKey(ctx, org, ws, opts.ID)
+	id, err := resolveInferenceKey(ctx, c, org, ws, opts.ID)
+	if err != nil {
+		return err
+	}
+	k, err := c.GetInferenceKey(ctx, org, ws, id)
 	if err != nil {
 		return err
 	}
@@ -164,7 +168,7 @@ type InferenceKeysRevokeOptions = IDOptions
 
 // NewCmdInferenceKeysRevoke builds `gw inference-keys revoke`.
 func NewCmdInferenceKeysRevoke(f *Factory, runF func(context.Context, *InferenceKeysRevokeOptions) error) *cobra.Command {
-	return newDestructiveIDCmd(f, "revoke KEY_ID", "Revoke an inference key (idempotent); requests with it are refused", runF, inferenceKeysRevokeRun)
+	return newDestructiveIDCmd(f, "revoke KEY", "Revoke an inference key (id, name or prefix; idempotent); requests with it are refused", runF, inferenceKeysRevokeRun)
 }
 
 func inferenceKeysRevokeRun(ctx context.Context, opts *InferenceKeysRevokeOptions) error {
@@ -176,10 +180,14 @@ func inferenceKeysRevokeRun(ctx context.Context, opts *InferenceKeysRevokeOption
 	if err != nil {
 		return err
 	}
-	if err := opts.f.Confirm(fmt.Sprintf("Revoke inference key %s? Requests using it will be refused.", opts.ID), opts.Yes); err != nil {
+	id, err := resolveInferenceKey(ctx, c, org, ws, opts.ID)
+	if err != nil {
 		return err
 	}
-	k, err := c.RevokeInferenceKey(ctx, org, ws, opts.ID)
+	if err := opts.f.Confirm(fmt.Sprintf("Revoke inference key %s (%s)? Requests using it will be refused.", opts.ID, id), opts.Yes); err != nil {
+		return err
+	}
+	k, err := c.RevokeInferenceKey(ctx, org, ws, id)
 	if err != nil {
 		return err
 	}

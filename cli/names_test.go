@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gw-gateway/gw/wire"
+)
+
+// TestNamesWhereIdsAreAccepted: keys and service accounts are reached by
+// the names people gave them, against the real API; UUIDs still work, an
+// ambiguous name lists the candidates' ids, an unknown one says so.
+func TestNamesWhereIdsAreAccepted(t *testing.T) {
+	e := newResEnv(t)
+
+	// Inference keys.
+	e.ok("inference-keys", "create", "--name", "my-app")
+	k := decodeJSONOut[wire.InferenceKey](t, e.ok("inference-keys", "get", "my-app", "-o", "json"))
+	if k.Name != "my-app" || k.Status != wire.KeyActive {
+		t.Fatalf("get by name: %+v", k)
+	}
+	byPrefix := decodeJSONOut[wire.InferenceKey](t, e.ok("inference-keys", "get", k.Prefix, "-o", "json"))
+	byID := decodeJSONOut[wire.InferenceKey](t, e.ok("inference-keys", "get", k.ID.String(), "-o", "json"))
+	if byPrefix.ID != k.ID || byID.ID != k.ID {
+		t.Fatalf("by prefix %s, by id %s, want %s", byPrefix.ID, byID.ID, k.ID)
+	}
+	r := e.code(ExitError, "", "inference-keys", "get", "nope")
+	mustContain(t, "not found", r.errOut, `no inference key named "nope"`)
+
+	// A second active namesake makes the name ambiguous: both ids are listed.
+	e.ok("inference-keys", "create", "--name", "my-app")
+	r = e.code(ExitUsage, "", "inference-keys", "revoke", "my-app", "--yes")
+	mustContain(t, "ambiguous", r.errOut, `"my-app" names 2 inference keys`, k.ID.String(), "pass one of their ids")
+	rk := decodeJSONOut[wire.InferenceKey](t, e.ok("inference-keys", "revoke", k.ID.String(), "--yes", "-o", "json"))
+	if rk.Status != wire.KeyRevoked {
+		t.Fatalf("revoke by id: %+v", rk)
+	}
+	// One active namesake left: the name reaches it, not the revoked one.
+	other := decodeJSONOut[wire.InferenceKey](t, e.ok("inference-keys", "revoke", "my-app", "--yes", "-o", "json"))
+	if other.ID == k.ID || other.Status != wire.KeyRevoked {
+		t.Fatalf("revoke by name after rotation: %+v", other)
+	}
+
+	// Management keys.
+	e.ok("keys", "create", "--permissions", "workspaces.read", "--label", "ci")
+	mk := decodeJSONOut[wire.ManagementKey](t, e.ok("keys", "get", "ci", "-o", "json"))
+	if mk.Label != "ci" {
+		t.Fatalf("get by label: %+v", mk)
+	}
+	// At instance scope the listing spans scopes; the label still resolves.
+	inst := decodeJSONOut[wire.ManagementKey](t, e.ok("keys", "get", "ci", "--scope", "instance", "-o", "json"))
+	if inst.ID != mk.ID {
+		t.Fatalf("instance scope: %s, want %s", inst.ID, mk.ID)
+	}
+	rmk := decodeJSONOut[wire.ManagementKey](t, e.ok("keys", "revoke", "ci", "--yes", "-o", "json"))
+	if rmk.ID != mk.ID || rmk.Status != wire.KeyRevoked {
+		t.Fatalf("revoke by label: %+v", rmk)
+	}
+	r = e.code(ExitError, "", "keys", "get", "laptop")
+	mustContain(t, "not found", r.errOut, `no management key named "laptop" in organization default`)
+
+	// Service accounts.
+	e.ok("service-accounts", "create", "--name", "ci-bot", "--permissions", "organizations.read")
+	u := decodeJSONOut[wire.User](t, e.ok("service-accounts", "get", "ci-bot", "-o", "json"))
+	if u.Name != "ci-bot" || !u.ServiceAccount {
+		t.Fatalf("get by name: %+v", u)
+	}
+	e.ok("service-accounts", "create", "--name", "ci-bot", "--permissions", "organizations.read")
+	r = e.code(ExitUsage, "", "service-accounts", "delete", "ci-bot", "--yes")
+	mustContain(t, "ambiguous", r.errOut, `"ci-bot" names 2 service accounts`, u.ID.String())
+	e.ok("service-accounts", "delete", u.ID.String(), "--yes")
+	left := decodeJSONOut[wire.User](t, e.ok("service-accounts", "get", "ci-bot", "-o", "json"))
+	if left.ID == u.ID {
+		t.Fatal("a deleted service account resolved")
+	}
+	if out := e.ok("service-accounts", "delete", "ci-bot", "--yes"); !strings.Contains(out, left.ID.String()) {
+		t.Fatalf("delete by name: %s", out)
+	}
+}
