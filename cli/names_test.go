@@ -1,9 +1,18 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/tui"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -75,5 +84,61 @@ func TestNamesWhereIdsAreAccepted(t *testing.T) {
 	}
 	if out := e.ok("service-accounts", "delete", "ci-bot", "--yes"); !strings.Contains(out, left.ID.String()) {
 		t.Fatalf("delete by name: %s", out)
+	}
+}
+
+// TestUsageNamesForPeople: breakdowns by workspace, owner and inference
+// key name their rows in tables and keep the ids in json; the dashboard's
+// header names the organization the context holds by id.
+func TestUsageNamesForPeople(t *testing.T) {
+	e := newResEnv(t)
+	key := decodeJSONOut[wire.InferenceKey](t, e.ok("inference-keys", "create", "--name", "my-app", "-o", "json"))
+	org, ws, owner := e.boot.Organization.ID, e.boot.Workspace.ID, e.boot.User.ID
+	body, _ := json.Marshal(map[string]any{"events": []any{map[string]any{
+		"id": uuid.NewString(), "org_id": org, "workspace_id": ws, "owner_id": owner, "inference_key_id": key.ID,
+		"model": "openai/gpt-4o-mini", "provider": "openai", "input_tokens": 10, "output_tokens": 1,
+		"cache_read_tokens": 0, "cache_write_tokens": 0, "cost_usd": "0.001", "status": "ok", "latency_ms": 5,
+		"occurred_at": "2026-03-10T09:00:00Z"}}})
+	req, _ := http.NewRequest("POST", e.url+"/api/v1/data-plane/usage-events", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+e.boot.ManagementKey.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("ingest: %s", resp.Status)
+	}
+	rng := []string{"usage", "report", "--start-date", "2026-03-10", "--end-date", "2026-03-10", "--by"}
+	for by, want := range map[string]string{
+		"workspace":     e.boot.Workspace.Name,
+		"owner":         "owner@example.com",
+		"inference_key": "my-app (" + key.Prefix + "…)",
+	} {
+		rows := tableRows(e.ok(append(rng, by)...))
+		if len(rows) != 1 || rows[0][0] != want {
+			t.Errorf("--by %s: rows %q, want the first cell %q", by, rows, want)
+		}
+		b := decodeJSONOut[wire.UsageBreakdown](t, e.ok(append(rng, by, "-o", "json")...))
+		if len(b.Rows) != 1 || uuid.Validate(b.Rows[0].Key) != nil {
+			t.Errorf("--by %s json: %+v, want the id", by, b.Rows)
+		}
+	}
+
+	// The context holds the organization's id, as gw login stores it.
+	c, err := client.New(client.Options{Server: e.url, Token: e.boot.ManagementKey.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, err := dashboardOptions(context.Background(), c, org.String(), &UsageOptions{Period: "30d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tui.New(to)
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	header := strings.SplitN(m.View(), "\n", 2)[0]
+	if !strings.Contains(header, "gw usage · "+e.boot.Organization.Name+" ·") || strings.Contains(header, org.String()) {
+		t.Fatalf("dashboard header %q", header)
 	}
 }
