@@ -111,7 +111,13 @@ func NewCmdInferenceKeysCreate(f *Factory, runF func(context.Context, *Inference
 	cmd := &cobra.Command{
 		Use:   "create --name NAME [--user USER] [--expires-in 90d]",
 		Short: "Issue an inference key in the workspace; prints its token once",
-		Args:  cobra.NoArgs,
+		Example: `  # the token alone goes to stdout, ready for a secret store
+  GW_INFERENCE_KEY=$(gw inference-keys create --name my-app --expires-in 90d)
+  # a key owned by a colleague, in another workspace
+  gw inference-keys create --name batch-jobs --user alice@example.com --workspace research
+  # the whole record, token included, for automation
+  gw inference-keys create --name ci --expires-at 2026-12-31T00:00:00Z -o json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(opts.Output); err != nil {
 				return err

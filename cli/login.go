@@ -66,9 +66,12 @@ scope. A previous key for another scope or user is revoked by gw itself, with
 that key, before it is forgotten (on a terminal you are asked first).
 
 Exit status 4 when the sign-in is denied, expires or was already delivered.`,
-		Example: `  gw login --server https://gw.example.com
+		Example: `  # first time: opens the browser, stores the key in a context named after the host
+  gw login --server https://gw.example.com
+  # over SSH: print the URL and code, preselect a workspace
   gw login --no-browser --org acme --workspace research
-  gw login --context staging --server https://gw.staging.example.com`,
+  # a second server in its own context, labelled for the approval page
+  gw login --context staging --server https://gw.staging.example.com --label "laptop (staging)"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, err := newViper(cmd)

@@ -142,3 +142,23 @@ func TestUsageNamesForPeople(t *testing.T) {
 		t.Fatalf("dashboard header %q", header)
 	}
 }
+
+// TestHelpExamples: the commands people start with show examples in
+// --help (and --help touches no server).
+func TestHelpExamples(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"login", "--help"}, "gw login --no-browser --org acme --workspace research"},
+		{[]string{"credentials", "create", "--help"}, "gw credentials create --provider openai --label main"},
+		{[]string{"inference-keys", "create", "--help"}, "GW_INFERENCE_KEY=$(gw inference-keys create --name my-app --expires-in 90d)"},
+		{[]string{"usage", "--help"}, "gw usage report --by model --period month_to_date"},
+	} {
+		f, out, errOut := testFactory()
+		if code := Run(context.Background(), f, c.args); code != ExitOK {
+			t.Fatalf("gw %v: exit %d: %s", c.args, code, errOut)
+		}
+		mustContain(t, strings.Join(c.args, " "), out.String(), "Examples:\n", c.want)
+	}
+}

@@ -51,6 +51,10 @@ c clears the filters, m switches the chart's metric, r refreshes, ? shows
 every key, q quits.
 
 It needs a terminal; scripts use gw usage report (--json).`,
+		Example: `  gw usage
+  gw usage --period 7d --timezone Europe/Paris --workspace-filter research
+  gw usage report --by model --period month_to_date
+  gw usage report --start-date 2026-03-01 --end-date 2026-03-31 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := oneOf("period", opts.Period, dashboardPeriods...); err != nil {
