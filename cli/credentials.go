@@ -189,7 +189,13 @@ func NewCmdCredentialsCreate(f *Factory, runF func(context.Context, *Credentials
 	cmd := &cobra.Command{
 		Use:   "create --provider ID --label LABEL [--base-url URL] [--secret-file FILE | --secret-stdin]",
 		Short: "Configure a provider credential; the secret is prompted for, or read from a file or stdin",
-		Args:  cobra.NoArgs,
+		Example: `  # prompted for on the terminal, never echoed
+  gw credentials create --provider openai --label main
+  # from a secret manager, for this workspace only
+  vault kv get -field=key secret/anthropic | gw credentials create --provider anthropic --label team --scope workspace --secret-stdin
+  # an OpenAI-compatible gateway of your own
+  gw credentials create --provider openai --label proxy --base-url https://llm-proxy.internal/v1 --secret-file ./proxy.key`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(opts.Output); err != nil {
 				return err

@@ -70,7 +70,7 @@ type InferenceKeysGetOptions = IDOptions
 
 // NewCmdInferenceKeysGet builds `gw inference-keys get`.
 func NewCmdInferenceKeysGet(f *Factory, runF func(context.Context, *InferenceKeysGetOptions) error) *cobra.Command {
-	return newIDCmd(f, "get KEY_ID", "Show an inference key's metadata", runF, inferenceKeysGetRun)
+	return newIDCmd(f, "get KEY", "Show an inference key's metadata (KEY: id, name or prefix)", runF, inferenceKeysGetRun)
 }
 
 func inferenceKeysGetRun(ctx context.Context, opts *InferenceKeysGetOptions) error {
@@ -82,7 +82,11 @@ func inferenceKeysGetRun(ctx context.Context, opts *InferenceKeysGetOptions) err
 	if err != nil {
 		return err
 	}
-	k, err := c.GetInferenceKey(ctx, org, ws, opts.ID)
+	id, err := resolveInferenceKey(ctx, c, org, ws, opts.ID)
+	if err != nil {
+		return err
+	}
+	k, err := c.GetInferenceKey(ctx, org, ws, id)
 	if err != nil {
 		return err
 	}
@@ -107,7 +111,13 @@ func NewCmdInferenceKeysCreate(f *Factory, runF func(context.Context, *Inference
 	cmd := &cobra.Command{
 		Use:   "create --name NAME [--user USER] [--expires-in 90d]",
 		Short: "Issue an inference key in the workspace; prints its token once",
-		Args:  cobra.NoArgs,
+		Example: `  # the token alone goes to stdout, ready for a secret store
+  GW_INFERENCE_KEY=$(gw inference-keys create --name my-app --expires-in 90d)
+  # a key owned by a colleague, in another workspace
+  gw inference-keys create --name batch-jobs --user alice@example.com --workspace research
+  # the whole record, token included, for automation
+  gw inference-keys create --name ci --expires-at 2026-12-31T00:00:00Z -o json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(opts.Output); err != nil {
 				return err
@@ -164,7 +174,7 @@ type InferenceKeysRevokeOptions = IDOptions
 
 // NewCmdInferenceKeysRevoke builds `gw inference-keys revoke`.
 func NewCmdInferenceKeysRevoke(f *Factory, runF func(context.Context, *InferenceKeysRevokeOptions) error) *cobra.Command {
-	return newDestructiveIDCmd(f, "revoke KEY_ID", "Revoke an inference key (idempotent); requests with it are refused", runF, inferenceKeysRevokeRun)
+	return newDestructiveIDCmd(f, "revoke KEY", "Revoke an inference key (id, name or prefix; idempotent); requests with it are refused", runF, inferenceKeysRevokeRun)
 }
 
 func inferenceKeysRevokeRun(ctx context.Context, opts *InferenceKeysRevokeOptions) error {
@@ -176,10 +186,14 @@ func inferenceKeysRevokeRun(ctx context.Context, opts *InferenceKeysRevokeOption
 	if err != nil {
 		return err
 	}
-	if err := opts.f.Confirm(fmt.Sprintf("Revoke inference key %s? Requests using it will be refused.", opts.ID), opts.Yes); err != nil {
+	id, err := resolveInferenceKey(ctx, c, org, ws, opts.ID)
+	if err != nil {
 		return err
 	}
-	k, err := c.RevokeInferenceKey(ctx, org, ws, opts.ID)
+	if err := opts.f.Confirm(fmt.Sprintf("Revoke inference key %s (%s)? Requests using it will be refused.", opts.ID, id), opts.Yes); err != nil {
+		return err
+	}
+	k, err := c.RevokeInferenceKey(ctx, org, ws, id)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -179,7 +180,10 @@ type InvitationsAcceptOptions struct {
 	// configured (which would otherwise accept as its user).
 	NewAccount bool
 	Name       string
-	Password   secretInput
+	// Email signs in to an existing account with its password and accepts
+	// as it; without it gw asks for it when the account turns out to exist.
+	Email    string
+	Password secretInput
 }
 
 // NewCmdInvitationsAccept builds `gw invitations accept`.
@@ -187,13 +191,18 @@ func NewCmdInvitationsAccept(f *Factory, runF func(context.Context, *Invitations
 	opts := &InvitationsAcceptOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "accept TOKEN",
-		Short: "Accept an invitation: as the signed-in user, or creating the account with a password",
+		Short: "Accept an invitation: as the signed-in user, by signing in with a password, or creating the account",
 		Long: `Accept an invitation with the token it came with.
 
 With a credential configured (gw login, or GW_TOKEN) the invitation is accepted
 by its user, whose email must be the invited one. Without one, or with
---new-account, the account is created: the password is asked for on the
+--new-account, the account is created when none has the invited email. When
+one does (someone who has an account but belongs to no organization yet, and
+so cannot gw login), gw signs in to it with its email (--email, or asked on
+the terminal) and password, and accepts as it. Passwords are asked for on the
 terminal, or read from --password-file or --password-stdin.`,
+		Example: `  gw invitations accept inv_… --password-file ~/.gw-password
+  gw invitations accept inv_… --email bob@example.com --password-stdin < pw.txt`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(opts.Output); err != nil {
@@ -201,6 +210,9 @@ terminal, or read from --password-file or --password-stdin.`,
 			}
 			opts.Token = args[0]
 			if err := exclusiveFlags(cmd.Flags(), "password-file", "password-stdin"); err != nil {
+				return err
+			}
+			if err := exclusiveFlags(cmd.Flags(), "email", "new-account"); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -212,7 +224,8 @@ terminal, or read from --password-file or --password-stdin.`,
 	addOutputFlag(cmd, &opts.Output)
 	cmd.Flags().BoolVar(&opts.NewAccount, "new-account", false, "create the invitee's account even if a credential is configured")
 	cmd.Flags().StringVar(&opts.Name, "name", "", "display name of the new account")
-	addSecretInputFlags(cmd, &opts.Password, "password", "new account's password")
+	cmd.Flags().StringVar(&opts.Email, "email", "", "sign in to your existing account with this email (and its password) and accept as it")
+	addSecretInputFlags(cmd, &opts.Password, "password", "password (the new account's, or your account's with --email)")
 	return cmd
 }
 
@@ -221,26 +234,115 @@ func invitationsAcceptRun(ctx context.Context, opts *InvitationsAcceptOptions) e
 	if err != nil {
 		return err
 	}
-	in := wire.InvitationAccept{Token: opts.Token}
-	creating := opts.NewAccount || s.Token == "" || opts.Password.given()
-	if creating {
-		// The server treats any credential as "accept as this user", so
-		// an account is created only on an unauthenticated call.
-		if c, err = client.New(client.Options{Server: s.Server, Version: Version(), HTTPClient: opts.f.HTTPClient}); err != nil {
-			return err
-		}
-		if in.Password, err = readNewPassword(opts.f.IO, opts.Password); err != nil {
-			return err
-		}
-		in.Name = opts.Name
+	if opts.Email != "" {
+		return acceptSignedIn(ctx, opts, s.Server, opts.Email)
 	}
-	res, err := c.AcceptInvitation(ctx, in)
+	if !opts.NewAccount && s.Token != "" && !opts.Password.given() {
+		res, err := c.AcceptInvitation(ctx, wire.InvitationAccept{Token: opts.Token})
+		if err != nil {
+			return err
+		}
+		return printAccepted(opts, res)
+	}
+	// The server treats any credential as "accept as this user", so the
+	// rest goes without one. A first call without a password changes
+	// nothing and says which way is open: a missing password means the
+	// account is to be created; a conflict, that it exists and its owner
+	// must sign in.
+	anon, err := client.New(client.Options{Server: s.Server, Version: Version(), HTTPClient: opts.f.HTTPClient})
 	if err != nil {
 		return err
 	}
-	if creating {
-		fmt.Fprintf(opts.f.IO.ErrOut, "Created the account %s; sign in with gw login.\n", res.User.Email)
+	in := wire.InvitationAccept{Token: opts.Token}
+	_, err = anon.AcceptInvitation(ctx, in)
+	switch {
+	case accountExists(err):
+		if opts.NewAccount {
+			return fmt.Errorf("%w (drop --new-account; gw then signs in to it)", err)
+		}
+		email, err := promptEmail(opts.f.IO)
+		if err != nil {
+			return err
+		}
+		return acceptSignedIn(ctx, opts, s.Server, email)
+	case !passwordMissing(err):
+		return err // the token is unknown, spent or expired; nothing was accepted
 	}
+	if in.Password, err = readNewPassword(opts.f.IO, opts.Password); err != nil {
+		return err
+	}
+	in.Name = opts.Name
+	res, err := anon.AcceptInvitation(ctx, in)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.f.IO.ErrOut, "Created the account %s; sign in with gw login.\n", res.User.Email)
+	return printAccepted(opts, res)
+}
+
+// accountExists recognises the server's refusal to create an account for
+// an email that has one.
+func accountExists(err error) bool {
+	var ae *client.APIError
+	return errors.As(err, &ae) && ae.Status == http.StatusConflict && strings.Contains(ae.Detail, "sign in")
+}
+
+// passwordMissing recognises the 422 asking for the new account's password.
+func passwordMissing(err error) bool {
+	var ae *client.APIError
+	if !errors.As(err, &ae) || ae.Status != http.StatusUnprocessableEntity {
+		return false
+	}
+	for _, is := range ae.Issues {
+		if len(is.Loc) > 0 && is.Loc[len(is.Loc)-1] == "password" {
+			return true
+		}
+	}
+	return false
+}
+
+func promptEmail(ios *IOStreams) (string, error) {
+	if !ios.CanPrompt() {
+		return "", usageError{errors.New("an account with the invited email exists: pass --email EMAIL (with --password-file or --password-stdin) to sign in to it and accept")}
+	}
+	fmt.Fprint(ios.ErrOut, "An account with the invited email exists. Its email: ")
+	var email string
+	_, _ = fmt.Fscanln(ios.In, &email)
+	if email = strings.TrimSpace(email); email == "" {
+		return "", usageError{errors.New("no email given")}
+	}
+	return email, nil
+}
+
+// acceptSignedIn accepts as an existing account. gw login cannot help a
+// person who belongs to no organization (a key is always for one), so gw
+// signs in the way the browser does: a session from email and password,
+// used for this one call and ended right after.
+func acceptSignedIn(ctx context.Context, opts *InvitationsAcceptOptions, server, email string) error {
+	ios := opts.f.IO
+	pw, err := opts.Password.read(ios, "password", "Password for "+email+": ")
+	if err != nil {
+		return err
+	}
+	sc, err := client.New(client.Options{Server: server, Version: Version(), HTTPClient: opts.f.HTTPClient})
+	if err != nil {
+		return err
+	}
+	if _, err := sc.Login(ctx, wire.Credentials{Email: email, Password: pw}); err != nil {
+		return fmt.Errorf("sign in as %s: %w", email, err)
+	}
+	defer func() { _, _ = sc.Logout(context.WithoutCancel(ctx)) }()
+	res, err := sc.AcceptInvitation(ctx, wire.InvitationAccept{Token: opts.Token})
+	if err != nil {
+		return err
+	}
+	org := newNameBook(sc).orgName(ctx, res.Membership.OrgID.String())
+	fmt.Fprintf(ios.ErrOut, "Signed in as %s and joined organization %s as %s. Get a key for it with: gw login --server %s\n",
+		res.User.Email, org, res.Membership.Role, server)
+	return printAccepted(opts, res)
+}
+
+func printAccepted(opts *InvitationsAcceptOptions, res wire.InvitationAccepted) error {
 	return opts.f.Print(opts.Output, res, func() Table {
 		return detailTable("user_id", res.User.ID.String(), "email", res.User.Email, "org_id", res.Membership.OrgID.String(),
 			"role", res.Membership.Role, "status", res.Membership.Status)

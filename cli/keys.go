@@ -154,8 +154,8 @@ type KeysGetOptions struct {
 func NewCmdKeysGet(f *Factory, runF func(context.Context, *KeysGetOptions) error) *cobra.Command {
 	opts := &KeysGetOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "get KEY_ID [--scope instance|org|workspace]",
-		Short: "Show a management key's metadata and permissions",
+		Use:   "get KEY [--scope instance|org|workspace]",
+		Short: "Show a management key's metadata and permissions (KEY: id, label or prefix)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(opts.Output); err != nil {
@@ -185,7 +185,11 @@ func keysGetRun(ctx context.Context, opts *KeysGetOptions) error {
 	if err != nil {
 		return err
 	}
-	k, err := c.GetManagementKey(ctx, scope, opts.ID)
+	id, err := resolveManagementKey(ctx, c, scope, opts.ID)
+	if err != nil {
+		return err
+	}
+	k, err := c.GetManagementKey(ctx, scope, id)
 	if err != nil {
 		return err
 	}
@@ -277,8 +281,8 @@ type KeysRevokeOptions struct {
 func NewCmdKeysRevoke(f *Factory, runF func(context.Context, *KeysRevokeOptions) error) *cobra.Command {
 	opts := &KeysRevokeOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "revoke KEY_ID [--scope instance|org|workspace]",
-		Short: "Revoke a management key (idempotent); anything using it stops working",
+		Use:   "revoke KEY [--scope instance|org|workspace]",
+		Short: "Revoke a management key (id, label or prefix; idempotent); anything using it stops working",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(opts.Output); err != nil {
@@ -309,10 +313,14 @@ func keysRevokeRun(ctx context.Context, opts *KeysRevokeOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := opts.f.Confirm(fmt.Sprintf("Revoke management key %s? Anything using it stops working.", opts.ID), opts.Yes); err != nil {
+	id, err := resolveManagementKey(ctx, c, scope, opts.ID)
+	if err != nil {
 		return err
 	}
-	k, err := c.RevokeManagementKey(ctx, scope, opts.ID)
+	if err := opts.f.Confirm(fmt.Sprintf("Revoke management key %s (%s)? Anything using it stops working.", opts.ID, id), opts.Yes); err != nil {
+		return err
+	}
+	k, err := c.RevokeManagementKey(ctx, scope, id)
 	if err != nil {
 		return err
 	}

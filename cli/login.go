@@ -62,12 +62,16 @@ stored in a configuration context, which becomes the current one.
 
 Logging in again to the same context replaces its key: the server revokes the
 old one when it delivers the new one, provided both are for the same user and
-scope.
+scope. A previous key for another scope or user is revoked by gw itself, with
+that key, before it is forgotten (on a terminal you are asked first).
 
 Exit status 4 when the sign-in is denied, expires or was already delivered.`,
-		Example: `  gw login --server https://gw.example.com
+		Example: `  # first time: opens the browser, stores the key in a context named after the host
+  gw login --server https://gw.example.com
+  # over SSH: print the URL and code, preselect a workspace
   gw login --no-browser --org acme --workspace research
-  gw login --context staging --server https://gw.staging.example.com`,
+  # a second server in its own context, labelled for the approval page
+  gw login --context staging --server https://gw.staging.example.com --label "laptop (staging)"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, err := newViper(cmd)
@@ -244,44 +248,97 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 	if err != nil {
 		fmt.Fprintf(errOut, "warning: could not describe the new key: %v\n", err)
 	}
+	// A previous key the server did not replace (another scope, another
+	// user) would be forgotten while still valid: nobody could revoke it
+	// short of finding it in a listing. It is retired first, with its own
+	// credential, while this context still knows it.
+	if previous != nil && res.ReplacedKeyID == nil {
+		retirePreviousKey(ctx, opts, cfg, name, server, previous)
+	}
 	cfg.Contexts[name] = entry
 	cfg.CurrentContext = name
 	if err := cfg.Save(); err != nil {
 		return fmt.Errorf("the key was delivered but could not be stored: %w", err)
 	}
 
-	scope := "organization"
-	if res.OrgName != nil {
-		scope += " " + *res.OrgName
+	scope := "organization "
+	if res.OrgName != nil && *res.OrgName != "" {
+		scope += *res.OrgName
+	} else if keyClient != nil {
+		scope += orDash(newNameBook(keyClient).orgName(ctx, entry.Org))
 	}
 	if res.WorkspaceID != nil {
-		scope += ", workspace " + res.WorkspaceID.String()
+		ws := res.WorkspaceID.String()
+		if keyClient != nil {
+			ws = newNameBook(keyClient).workspaceName(ctx, entry.Org, ws)
+		}
+		scope += ", workspace " + ws
 	}
 	if who != "" {
 		who = " as " + who
 	}
 	fmt.Fprintf(errOut, "Logged in to %s%s for %s (context %q, key %s).\n", server, who, scope, name, entry.KeyID)
-	switch {
-	case res.ReplacedKeyID != nil:
+	if res.ReplacedKeyID != nil {
 		fmt.Fprintf(errOut, "Replaced previous key %s; the server revoked it.\n", res.ReplacedKeyID)
-	case previous != nil && stillValid(ctx, opts, server, previous.Token):
-		// The server replaces only a key of the same user and scope; any
-		// other stays valid, and this context no longer holds it.
-		fmt.Fprintf(errOut, "Note: the previous key of context %q (id %s) is for another user or scope, so it was not replaced and stays valid.\n",
-			name, previous.KeyID)
 	}
 	return nil
 }
 
-// stillValid reports whether the server still accepts token (a key it did
-// not replace may have been revoked or have expired already).
-func stillValid(ctx context.Context, opts *LoginOptions, server, token string) bool {
-	c, err := client.New(client.Options{Server: server, Token: token, Version: Version(), HTTPClient: opts.HTTPClient})
-	if err != nil {
-		return false
+// retirePreviousKey revokes the key a context held before a login that
+// replaced it with a key the server did not swap for it (another scope
+// or user), and says which key that was. Best effort: the new key is
+// already delivered, so failures are reported, never fatal. On a terminal
+// the person is asked first; a script gets the safe default, revocation.
+func retirePreviousKey(ctx context.Context, opts *LoginOptions, cfg *config.File, name, server string, previous *config.Context) {
+	errOut := opts.IO.ErrOut
+	for _, other := range cfg.Names() {
+		if other != name && cfg.Contexts[other].Token == previous.Token {
+			fmt.Fprintf(errOut, "The previous key of context %q is also context %q's; it was kept.\n", name, other)
+			return
+		}
 	}
-	_, err = c.Me(ctx)
-	return !client.IsStatus(err, http.StatusUnauthorized)
+	old, err := client.New(client.Options{Server: server, Token: previous.Token, Version: Version(), HTTPClient: opts.HTTPClient})
+	if err != nil {
+		return
+	}
+	me, err := old.Me(ctx)
+	switch {
+	case client.IsStatus(err, http.StatusUnauthorized):
+		return // already revoked or expired: nothing left to retire
+	case err != nil:
+		fmt.Fprintf(errOut, "warning: could not reach %s to revoke the previous key %s of context %q; it stays valid: %v\n",
+			server, orDash(previous.KeyID), name, err)
+		return
+	case me.Key == nil:
+		return
+	}
+	k := me.Key
+	desc := fmt.Sprintf("%q (%s…, %s", k.Label, k.Prefix, newNameBook(old).scopeLine(ctx, k.Scope))
+	if me.User.Email != "" {
+		desc += ", " + me.User.Email
+	}
+	desc += ")"
+	if opts.IO.CanPrompt() {
+		fmt.Fprintf(errOut, "Context %q held another key, %s. Revoke it? [Y/n] ", name, desc)
+		var answer string
+		_, _ = fmt.Fscanln(opts.IO.In, &answer)
+		if a := strings.ToLower(strings.TrimSpace(answer)); a == "n" || a == "no" {
+			fmt.Fprintf(errOut, "Kept the previous key %s (id %s); it stays valid, and context %q no longer holds it.\n", desc, k.ID, name)
+			return
+		}
+	}
+	scope, err := client.ScopeOfKey(k.Scope)
+	if err == nil {
+		_, err = old.RevokeManagementKey(ctx, scope, k.ID.String())
+	}
+	switch {
+	case err == nil:
+		fmt.Fprintf(errOut, "Revoked the previous key of context %q: %s.\n", name, desc)
+	case client.IsStatus(err, http.StatusForbidden):
+		fmt.Fprintf(errOut, "Could not revoke the previous key %s (id %s): it lacks management-keys.revoke; it stays valid until it expires or an administrator revokes it.\n", desc, k.ID)
+	default:
+		fmt.Fprintf(errOut, "warning: could not revoke the previous key %s (id %s); it stays valid: %v\n", desc, k.ID, err)
+	}
 }
 
 // verificationURL adds the organization and workspace to preselect; the

@@ -415,10 +415,15 @@ func TestLoginRunApproveAndRelogin(t *testing.T) {
 	if code := Run(ctx, f, []string{"whoami"}); code != 0 {
 		t.Fatalf("whoami: %d %s", code, errOut)
 	}
-	for _, want := range []string{ownerEmail, first.KeyID, "organization org=" + e.boot.Organization.ID.String(), "management-keys.revoke", "never", "context\t" + name} {
+	// People read names: the organization's id appears only in json.
+	for _, want := range []string{ownerEmail, first.KeyID, "scope\torganization Default\n", "membership\tDefault owner (active)",
+		"management-keys.revoke", "never", "context\t" + name} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("whoami lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out.String(), e.boot.Organization.ID.String()) {
+		t.Errorf("whoami shows the organization's id:\n%s", out)
 	}
 	f, out, _ = testFactory()
 	f.ConfigPath = cfgPath
@@ -426,7 +431,8 @@ func TestLoginRunApproveAndRelogin(t *testing.T) {
 		t.Fatal("whoami json")
 	}
 	var got wire.Me
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.Key == nil || got.Key.ID.String() != first.KeyID {
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || got.Key == nil || got.Key.ID.String() != first.KeyID ||
+		got.Key.Scope.OrgID == nil || *got.Key.Scope.OrgID != e.boot.Organization.ID {
 		t.Fatalf("whoami json: %v\n%s", err, out)
 	}
 
@@ -545,10 +551,11 @@ func TestLogoutOfRevokedKey(t *testing.T) {
 	}
 }
 
-// A re-login that the server does not treat as a replacement (another
-// scope) says the old key stays valid; one whose old key is already dead
-// says nothing about it.
-func TestReloginWithoutReplacement(t *testing.T) {
+// A re-login to another scope, which the server does not treat as a
+// replacement, has gw revoke the previous key with that key itself before
+// the context forgets it, and say which key it was; one whose old key is
+// already dead says nothing about it. The success line names the scope.
+func TestReloginToAnotherScopeRevokesThePreviousKey(t *testing.T) {
 	e := newLoginEnv(t)
 	ctx := context.Background()
 	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
@@ -559,6 +566,10 @@ func TestReloginWithoutReplacement(t *testing.T) {
 		t.Fatal(res.err)
 	}
 	orgKey := res.cfg.Current()
+	orgMe, err := e.keyClient(orgKey.Token).Me(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	br = newApprover(t, e.URL)
 	br.workspace = &e.boot.Workspace.ID
@@ -567,14 +578,21 @@ func TestReloginWithoutReplacement(t *testing.T) {
 	if res.err != nil {
 		t.Fatal(res.err)
 	}
-	if !strings.Contains(res.errOut, "Note: the previous key of context") || !strings.Contains(res.errOut, orgKey.KeyID+") is for another user or scope") ||
-		strings.Contains(res.errOut, "Replaced") {
-		t.Fatalf("scope change:\n%s", res.errOut)
+	want := fmt.Sprintf("Revoked the previous key of context %q: %q (%s…, organization %s, %s).",
+		res.cfg.CurrentContext, orgMe.Key.Label, orgMe.Key.Prefix, e.boot.Organization.Name, ownerEmail)
+	if !strings.Contains(res.errOut, want) || strings.Contains(res.errOut, "Replaced") {
+		t.Fatalf("scope change: want %q in\n%s", want, res.errOut)
 	}
-	if _, err := e.keyClient(orgKey.Token).Me(ctx); err != nil {
-		t.Fatalf("the organization key should stay valid: %v", err)
+	if !strings.Contains(res.errOut, "for organization "+e.boot.Organization.Name+", workspace "+e.boot.Workspace.Name+" (") {
+		t.Fatalf("the success line does not name the workspace:\n%s", res.errOut)
+	}
+	if _, err := e.keyClient(orgKey.Token).Me(ctx); !client.IsStatus(err, http.StatusUnauthorized) {
+		t.Fatalf("the organization key should be revoked: %v", err)
 	}
 	wsKey := res.cfg.Current()
+	if _, err := e.keyClient(wsKey.Token).Me(ctx); err != nil {
+		t.Fatalf("the new key: %v", err)
+	}
 
 	owner := e.keyClient(e.boot.ManagementKey.Token)
 	if _, err := owner.RevokeManagementKey(ctx, client.WorkspaceScope(e.boot.Organization.ID.String(), e.boot.Workspace.ID.String()), wsKey.KeyID); err != nil {
@@ -586,7 +604,7 @@ func TestReloginWithoutReplacement(t *testing.T) {
 	if res.err != nil {
 		t.Fatal(res.err)
 	}
-	if strings.Contains(res.errOut, "Note:") || strings.Contains(res.errOut, "Replaced") {
+	if strings.Contains(res.errOut, "previous key") || strings.Contains(res.errOut, "Replaced") {
 		t.Fatalf("dead previous key:\n%s", res.errOut)
 	}
 }

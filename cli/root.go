@@ -83,6 +83,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdActivity(f),
 		NewCmdUsage(f),
 	)
+	addDynamicCompletion(f, root)
 	return root
 }
 

@@ -69,7 +69,7 @@ type ServiceAccountsGetOptions = IDOptions
 
 // NewCmdServiceAccountsGet builds `gw service-accounts get`.
 func NewCmdServiceAccountsGet(f *Factory, runF func(context.Context, *ServiceAccountsGetOptions) error) *cobra.Command {
-	return newIDCmd(f, "get ID", "Show a service account", runF, serviceAccountsGetRun)
+	return newIDCmd(f, "get ACCOUNT", "Show a service account (ACCOUNT: id, name or email)", runF, serviceAccountsGetRun)
 }
 
 func serviceAccountsGetRun(ctx context.Context, opts *ServiceAccountsGetOptions) error {
@@ -81,7 +81,11 @@ func serviceAccountsGetRun(ctx context.Context, opts *ServiceAccountsGetOptions)
 	if err != nil {
 		return err
 	}
-	u, err := c.GetServiceAccount(ctx, org, opts.ID)
+	id, err := resolveServiceAccount(ctx, c, org, opts.ID)
+	if err != nil {
+		return err
+	}
+	u, err := c.GetServiceAccount(ctx, org, id)
 	if err != nil {
 		return err
 	}
@@ -176,7 +180,7 @@ type ServiceAccountsDeleteOptions = IDOptions
 
 // NewCmdServiceAccountsDelete builds `gw service-accounts delete`.
 func NewCmdServiceAccountsDelete(f *Factory, runF func(context.Context, *ServiceAccountsDeleteOptions) error) *cobra.Command {
-	return newDestructiveIDCmd(f, "delete ID", "Delete a service account and revoke its keys", runF, serviceAccountsDeleteRun)
+	return newDestructiveIDCmd(f, "delete ACCOUNT", "Delete a service account (id, name or email) and revoke its keys", runF, serviceAccountsDeleteRun)
 }
 
 func serviceAccountsDeleteRun(ctx context.Context, opts *ServiceAccountsDeleteOptions) error {
@@ -188,10 +192,14 @@ func serviceAccountsDeleteRun(ctx context.Context, opts *ServiceAccountsDeleteOp
 	if err != nil {
 		return err
 	}
-	if err := opts.f.Confirm(fmt.Sprintf("Delete service account %s and revoke its keys?", opts.ID), opts.Yes); err != nil {
+	id, err := resolveServiceAccount(ctx, c, org, opts.ID)
+	if err != nil {
 		return err
 	}
-	d, err := c.DeleteServiceAccount(ctx, org, opts.ID)
+	if err := opts.f.Confirm(fmt.Sprintf("Delete service account %s (%s) and revoke its keys?", opts.ID, id), opts.Yes); err != nil {
+		return err
+	}
+	d, err := c.DeleteServiceAccount(ctx, org, id)
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,10 @@ c clears the filters, m switches the chart's metric, r refreshes, ? shows
 every key, q quits.
 
 It needs a terminal; scripts use gw usage report (--json).`,
+		Example: `  gw usage
+  gw usage --period 7d --timezone Europe/Paris --workspace-filter research
+  gw usage report --by model --period month_to_date
+  gw usage report --start-date 2026-03-01 --end-date 2026-03-31 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := oneOf("period", opts.Period, dashboardPeriods...); err != nil {
@@ -90,18 +94,28 @@ func usageDashboardRun(ctx context.Context, opts *UsageOptions) error {
 	if err != nil {
 		return err
 	}
-	ws, err := resolveWorkspaceFilter(ctx, c, org, opts.WorkspaceFilter)
+	to, err := dashboardOptions(ctx, c, org, opts)
 	if err != nil {
 		return err
 	}
-	return tui.Run(ctx, tui.Options{
+	return tui.Run(ctx, to, ios.In, ios.Out)
+}
+
+// dashboardOptions prepares the dashboard. Its header names the
+// organization: the context usually holds the id login stored.
+func dashboardOptions(ctx context.Context, c *client.Client, org string, opts *UsageOptions) (tui.Options, error) {
+	ws, err := resolveWorkspaceFilter(ctx, c, org, opts.WorkspaceFilter)
+	if err != nil {
+		return tui.Options{}, err
+	}
+	return tui.Options{
 		Source:      tui.ClientSource{Client: c, Org: org},
-		Org:         org,
+		Org:         newNameBook(c).orgName(ctx, org),
 		Period:      opts.Period,
 		Timezone:    opts.Timezone,
 		WorkspaceID: ws,
 		Refresh:     opts.Refresh,
-	}, ios.In, ios.Out)
+	}, nil
 }
 
 // resolveWorkspaceFilter turns a workspace slug into its id: the report
@@ -266,7 +280,9 @@ func usageReportRun(ctx context.Context, opts *UsageReportOptions) error {
 		if opts.Output == OutputTable && out.IsTerminal() {
 			fmt.Fprintf(out.Out, "Usage by %s, %s\n\n", opts.By, periodLine(b.Period))
 		}
-		return opts.f.Print(opts.Output, b, func() Table { return usageBreakdownTable(b) })
+		return opts.f.Print(opts.Output, b, func() Table {
+			return usageBreakdownTable(b, breakdownLabeler(ctx, newNameBook(c), org, ws, opts.By))
+		})
 	}
 	r, err := c.UsageReport(ctx, org, q)
 	if err != nil {
@@ -320,14 +336,33 @@ func usageReportTable(r wire.UsageReport) Table {
 	return t
 }
 
-func usageBreakdownTable(b wire.UsageBreakdown) Table {
+// breakdownLabeler names the rows of a breakdown whose keys are ids
+// (workspaces, owners, inference keys); models and providers are names
+// already. Only the table calls it: json and yaml keep the ids.
+func breakdownLabeler(ctx context.Context, b *nameBook, org, workspace, by string) func(string) string {
+	switch by {
+	case "workspace":
+		return func(id string) string { return b.workspaceName(ctx, org, id) }
+	case "owner":
+		return func(id string) string { return b.memberName(ctx, org, id) }
+	case "inference_key":
+		return func(id string) string { return b.inferenceKeyName(ctx, org, workspace, id) }
+	}
+	return func(key string) string { return key }
+}
+
+func usageBreakdownTable(b wire.UsageBreakdown, label func(string) string) Table {
 	by := b.By
 	if by == "" {
 		by = "key"
 	}
 	t := Table{Headers: append([]string{by}, usageColumns...)}
 	for _, r := range b.Rows {
-		t.Rows = append(t.Rows, append([]string{orDash(r.Key)}, usageCells(r.UsageCounters)...))
+		cell := r.Key
+		if cell != "" {
+			cell = label(cell)
+		}
+		t.Rows = append(t.Rows, append([]string{orDash(cell)}, usageCells(r.UsageCounters)...))
 	}
 	return t
 }

@@ -53,12 +53,13 @@ func whoamiRun(ctx context.Context, opts *WhoamiOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.Print(opts.Output, me, func() Table { return whoamiTable(me, s) })
+	return opts.Print(opts.Output, me, func() Table { return whoamiTable(ctx, newNameBook(c), me, s) })
 }
 
 // whoamiTable shows the answer as field/value rows: one record reads
-// better down the page than across it.
-func whoamiTable(me wire.Me, s Settings) Table {
+// better down the page than across it. Organizations and workspaces are
+// named; --output json keeps their ids.
+func whoamiTable(ctx context.Context, names *nameBook, me wire.Me, s Settings) Table {
 	t := Table{Headers: []string{"field", "value"}}
 	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
 	principal := me.User.Email
@@ -74,14 +75,7 @@ func whoamiTable(me wire.Me, s Settings) Table {
 	if k := me.Key; k != nil {
 		add("credential", "management key "+k.Prefix+"… ("+k.Label+")")
 		add("key_id", k.ID.String())
-		scope := k.Scope.Level
-		if k.Scope.OrgID != nil {
-			scope += " org=" + k.Scope.OrgID.String()
-		}
-		if k.Scope.WorkspaceID != nil {
-			scope += " workspace=" + k.Scope.WorkspaceID.String()
-		}
-		add("scope", scope)
+		add("scope", names.scopeLine(ctx, k.Scope))
 		add("permissions", strings.Join(k.Permissions, ","))
 		expires := "never"
 		if k.ExpiresAt != nil {
@@ -93,7 +87,7 @@ func whoamiTable(me wire.Me, s Settings) Table {
 		add("credential", me.Credential)
 	}
 	for _, m := range me.Memberships {
-		add("membership", m.OrgID.String()+" "+m.Role+" ("+m.Status+")")
+		add("membership", names.orgName(ctx, m.OrgID.String())+" "+m.Role+" ("+m.Status+")")
 	}
 	add("server", s.Server)
 	if s.Context != "" {

@@ -272,7 +272,7 @@ func TestBrowserLogin(t *testing.T) {
 	if code := login.wait(t); code != 0 {
 		t.Fatalf("gw login exited %d\n%s", code, login.errText())
 	}
-	if !contains(login.errText(), "Logged in to "+srv.URL+" as "+email+" for organization Acme, workspace "+research.ID.String()) {
+	if !contains(login.errText(), "Logged in to "+srv.URL+" as "+email+" for organization Acme, workspace Research (") {
 		t.Errorf("gw login said:\n%s", login.errText())
 	}
 
@@ -296,7 +296,7 @@ func TestBrowserLogin(t *testing.T) {
 	}
 	env := []string{"XDG_CONFIG_HOME=" + configHome, "GW_CONTEXT=", "GW_SERVER=", "GW_TOKEN="}
 	out, _ := runGW(t, env, "whoami")
-	if !contains(out, email, "workspace="+research.ID.String()) {
+	if !contains(out, email, "scope\tworkspace Research in organization Acme") {
 		t.Fatalf("whoami:\n%s", out)
 	}
 

@@ -1,0 +1,227 @@
+package cli
+
+import (
+	"context"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Dynamic shell completion lists what the current context can see, through
+// the API: organization and workspace slugs, policy names, key and service
+// account names. Completion runs on every <TAB>, so it must never print:
+// any failure (no server, not logged in, a permission the key lacks) is
+// ShellCompDirectiveError, which shells take as "no suggestions".
+
+// completer lists candidates as "value\tdescription" lines.
+type completer func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error)
+
+// positionalCompleters name, by command path below the root, what the
+// first positional argument completes to. They live in one table rather
+// than in each constructor because some of those commands are built by
+// shared helpers (newIDCmd) or live in files of other command groups.
+var positionalCompleters = map[string]completer{
+	"orgs get":                        completeOrgs,
+	"orgs update":                     completeOrgs,
+	"orgs delete":                     completeOrgs,
+	"workspaces get":                  completeWorkspaces,
+	"workspaces update":               completeWorkspaces,
+	"workspaces delete":               completeWorkspaces,
+	"policies get":                    completePolicies,
+	"policies delete":                 completePolicies,
+	"inference-keys get":              completeInferenceKeys,
+	"inference-keys revoke":           completeInferenceKeys,
+	"keys get":                        completeManagementKeys,
+	"keys revoke":                     completeManagementKeys,
+	"service-accounts get":            completeServiceAccounts,
+	"service-accounts delete":         completeServiceAccounts,
+	"usage --workspace-filter":        completeWorkspaces,
+	"usage report --workspace-filter": completeWorkspaces,
+}
+
+// addDynamicCompletion wires the completers into a built command tree:
+// the global --org and --workspace flags, login's own, and the positional
+// arguments of positionalCompleters.
+func addDynamicCompletion(f *Factory, root *cobra.Command) {
+	_ = root.RegisterFlagCompletionFunc("org", completion(f, completeOrgs))
+	_ = root.RegisterFlagCompletionFunc("workspace", completion(f, completeWorkspaces))
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		path := strings.TrimPrefix(cmd.CommandPath(), root.Name()+" ")
+		if c, ok := positionalCompleters[path]; ok && cmd.ValidArgsFunction == nil {
+			complete := completion(f, c)
+			cmd.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+				if len(args) > 0 {
+					return nil, cobra.ShellCompDirectiveNoFileComp
+				}
+				return complete(cmd, args, toComplete)
+			}
+		}
+		for flag, c := range positionalCompleters {
+			if p, name, ok := strings.Cut(flag, " --"); ok && p == path {
+				_ = cmd.RegisterFlagCompletionFunc(name, completion(f, c))
+			}
+		}
+		if path == "login" {
+			_ = cmd.RegisterFlagCompletionFunc("org", completion(f, completeOrgs))
+			_ = cmd.RegisterFlagCompletionFunc("workspace", completion(f, completeWorkspaces))
+		}
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// completion adapts a completer to cobra: candidates filtered by what was
+// typed, no file names, and silence on error.
+func completion(f *Factory, c completer) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		ctx := cmd.Context()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		all, err := c(ctx, f, cmd)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		var out []string
+		for _, cand := range all {
+			if value, _, _ := strings.Cut(cand, "\t"); value != "" && strings.HasPrefix(value, toComplete) {
+				out = append(out, cand)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+func candidate(value, desc string) string {
+	if desc == "" || desc == value {
+		return value
+	}
+	// A tab ends the value for the shell; one inside the description
+	// would cut it short.
+	return value + "\t" + strings.ReplaceAll(desc, "\t", " ")
+}
+
+func completeOrgs(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+	c, _, err := f.AuthedClient()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	cursor := ""
+	for range 5 { // a shell waits for this; a few pages of 200 are plenty
+		p, err := c.ListOrganizations(ctx, 200, cursor)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range p.Data {
+			out = append(out, candidate(o.Slug, o.Name))
+		}
+		if p.Page.NextCursor == nil || *p.Page.NextCursor == "" {
+			break
+		}
+		cursor = *p.Page.NextCursor
+	}
+	return out, nil
+}
+
+func completeWorkspaces(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+	c, s, err := f.AuthedClient()
+	if err != nil {
+		return nil, err
+	}
+	org, err := s.RequireOrg()
+	if err != nil {
+		return nil, err
+	}
+	ws, err := c.ListWorkspaces(ctx, org)
+	var out []string
+	for _, w := range ws {
+		out = append(out, candidate(w.Slug, w.Name))
+	}
+	return out, err
+}
+
+func completePolicies(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+	c, s, err := f.AuthedClient()
+	if err != nil {
+		return nil, err
+	}
+	org, ws, err := s.RequireWorkspace()
+	if err != nil {
+		return nil, err
+	}
+	ps, err := c.ListPolicies(ctx, org, ws)
+	var out []string
+	for _, p := range ps {
+		state := "enabled"
+		if !p.Enabled {
+			state = "disabled"
+		}
+		out = append(out, candidate(p.Name, state))
+	}
+	return out, err
+}
+
+func completeInferenceKeys(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+	c, s, err := f.AuthedClient()
+	if err != nil {
+		return nil, err
+	}
+	org, ws, err := s.RequireWorkspace()
+	if err != nil {
+		return nil, err
+	}
+	ks, err := c.ListInferenceKeys(ctx, org, ws)
+	var out []string
+	for _, k := range ks {
+		if k.Status == "active" {
+			out = append(out, candidate(k.Name, k.Prefix+"…"))
+		}
+	}
+	return out, err
+}
+
+// completeManagementKeys lists the labels of the keys at the command's
+// --scope, the place the command itself will look.
+func completeManagementKeys(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+	c, s, err := f.AuthedClient()
+	if err != nil {
+		return nil, err
+	}
+	level, err := cmd.Flags().GetString("scope")
+	if err != nil {
+		return nil, err
+	}
+	scope, err := scopeFor(s, level, "instance")
+	if err != nil {
+		return nil, err
+	}
+	ks, err := c.ListManagementKeys(ctx, scope, "")
+	var out []string
+	for _, k := range ks {
+		if k.Status == "active" {
+			out = append(out, candidate(k.Label, k.Prefix+"…"))
+		}
+	}
+	return out, err
+}
+
+func completeServiceAccounts(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+	c, s, err := f.AuthedClient()
+	if err != nil {
+		return nil, err
+	}
+	org, err := s.RequireOrg()
+	if err != nil {
+		return nil, err
+	}
+	us, err := c.ListServiceAccounts(ctx, org)
+	var out []string
+	for _, u := range us {
+		out = append(out, candidate(u.Name, u.Email))
+	}
+	return out, err
+}
