@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -98,8 +99,8 @@ func policiesListRun(ctx context.Context, opts *PoliciesListOptions) error {
 	return opts.Factory.Print(opts.Output, ps, func() Table {
 		t := Table{Headers: []string{"name", "id", "enabled", "target", "rules", "updated"}}
 		for _, p := range ps {
-			t.Rows = append(t.Rows, []string{p.Name, p.ID.String(), strconv.FormatBool(p.Enabled), describePolicyTarget(p.Definition.Target),
-				strconv.Itoa(len(p.Definition.Rules)), p.UpdatedAt.UTC().Format(time.RFC3339)})
+			t.Rows = append(t.Rows, []string{p.Name, p.ID.String(), strconv.FormatBool(p.Enabled), describePolicyTarget(policyDef(p).Target),
+				strconv.Itoa(len(policyDef(p).Rules)), p.UpdatedAt.UTC().Format(time.RFC3339)})
 		}
 		return t
 	})
@@ -179,7 +180,7 @@ func policiesGetRun(ctx context.Context, opts *PoliciesGetOptions) error {
 	}
 	// One policy reads best as its fields and its definition, not as a
 	// one-row table that could not show the definition.
-	def, err := definitionYAML(p.Definition)
+	def, err := definitionYAML(policyDef(*p))
 	if err != nil {
 		return err
 	}
@@ -386,13 +387,13 @@ func applyStep(ctx context.Context, c *client.Client, org, ws string, s planStep
 	switch s.Kind {
 	case stepCreate:
 		enabled := s.Spec.Enabled
-		p, err := c.CreatePolicy(ctx, org, ws, wire.PolicyCreate{Name: s.Name, Enabled: &enabled, Definition: s.Spec.Definition})
+		p, err := c.CreatePolicy(ctx, org, ws, wire.PolicyCreate{Name: s.Name, Enabled: &enabled, Definition: wireDefinition(s.Spec.Definition)})
 		if err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("created policy %q (%s)", p.Name, p.ID), nil
 	case stepUpdate:
-		in := wire.PolicyUpdate{Definition: &s.Spec.Definition}
+		in := wire.PolicyUpdate{Definition: wireDefinition(s.Spec.Definition)}
 		if s.EnabledChanged {
 			in.Enabled = &s.Spec.Enabled
 		}
@@ -595,7 +596,7 @@ func policiesExplainRun(ctx context.Context, opts *PoliciesExplainOptions) error
 	}
 	evaluated := make([]policy.Policy, len(ps))
 	for i, p := range ps {
-		evaluated[i] = policy.Policy{ID: p.ID, Name: p.Name, Enabled: p.Enabled, Definition: p.Definition}
+		evaluated[i] = policy.Policy{ID: p.ID, Name: p.Name, Enabled: p.Enabled, Definition: policyDef(p)}
 	}
 	d := policy.Evaluate(evaluated, req)
 	if opts.Output != OutputTable {
@@ -784,7 +785,7 @@ func idlePolicies(x policyExplanation) []string {
 		if applied[p.ID.String()] {
 			continue
 		}
-		t := p.Definition.Target
+		t := policyDef(p).Target
 		why := "its target covers this key, but none of its rules matches this request"
 		if x.Request.Phase == policy.PhaseDiscovery {
 			why = "its target covers this key, but none of its rules matches, or they apply at inference only"
@@ -808,4 +809,22 @@ func joinPolicyEnums[T ~string](items []T) string {
 		parts[i] = string(v)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// policyDef parses a policy's definition as the server returned it; the
+// server stores only definitions that parse, so a failure leaves the zero
+// definition (no target, no rules) rather than stopping a listing.
+func policyDef(p wire.Policy) policy.Definition {
+	var d policy.Definition
+	_ = json.Unmarshal(p.Definition, &d)
+	return d
+}
+
+// wireDefinition is a parsed definition as the API takes it.
+func wireDefinition(d policy.Definition) wire.PolicyDefinition {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil // a parsed definition always marshals
+	}
+	return b
 }

@@ -339,7 +339,7 @@ func TestPoliciesApply(t *testing.T) {
 	if m := e.mutations(); len(m) != 0 {
 		t.Fatalf("dry run mutated: %v", m)
 	}
-	if p := e.policies(); p["cap-costs"].Enabled || len(p["allow-cheap"].Definition.Rules[0].Action.Names) != 2 {
+	if p := e.policies(); p["cap-costs"].Enabled || len(policyDef(p["allow-cheap"]).Rules[0].Action.Names) != 2 {
 		t.Fatalf("dry run changed the policies: %+v", p)
 	}
 
@@ -349,7 +349,7 @@ func TestPoliciesApply(t *testing.T) {
 		t.Fatalf("apply of the edit sent %v", m)
 	}
 	after := e.policies()
-	if !after["cap-costs"].Enabled || strings.Join(after["allow-cheap"].Definition.Rules[0].Action.Names, ",") != "openai/gpt-4o-mini,openai/gpt-4.1-nano,openai/o3-mini" {
+	if !after["cap-costs"].Enabled || strings.Join(policyDef(after["allow-cheap"]).Rules[0].Action.Names, ",") != "openai/gpt-4o-mini,openai/gpt-4.1-nano,openai/o3-mini" {
 		t.Fatalf("after the edit: %+v", after)
 	}
 	out, _ = e.mustRun(0, "", "policies", "apply", "-f", file)

@@ -463,14 +463,14 @@ func planPolicies(file string, specs []policySpec, current []wire.Policy, prune 
 		if err != nil {
 			return nil, err
 		}
-		have, err := canonicalDefinition(cur.Definition)
+		have, err := canonicalDefinition(policyDef(*cur))
 		if err != nil {
 			return nil, err
 		}
 		enabledChanged := cur.Enabled != spec.Enabled
 		switch {
 		case want != have:
-			before, err := definitionYAML(cur.Definition)
+			before, err := definitionYAML(policyDef(*cur))
 			if err != nil {
 				return nil, err
 			}
@@ -493,7 +493,7 @@ func planPolicies(file string, specs []policySpec, current []wire.Policy, prune 
 			plan.Unmanaged = append(plan.Unmanaged, *cur)
 			continue
 		}
-		before, err := definitionYAML(cur.Definition)
+		before, err := definitionYAML(policyDef(*cur))
 		if err != nil {
 			return nil, err
 		}

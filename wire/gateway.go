@@ -1,11 +1,10 @@
 package wire
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/gw-gateway/gw/server/policy"
 )
 
 // Credential scope levels (the words policies' credential_access uses).
@@ -78,28 +77,28 @@ type InferenceKeyCreate struct {
 
 // Policy is spec 2.3's PolicyOut.
 type Policy struct {
-	ID          uuid.UUID         `json:"id"`
-	OrgID       uuid.UUID         `json:"org_id"`
-	WorkspaceID uuid.UUID         `json:"workspace_id"`
-	Name        string            `json:"name"`
-	Enabled     bool              `json:"enabled"`
-	Definition  policy.Definition `json:"definition"`
-	CreatedAt   time.Time         `json:"created_at"`
-	UpdatedAt   time.Time         `json:"updated_at"`
+	ID          uuid.UUID        `json:"id"`
+	OrgID       uuid.UUID        `json:"org_id"`
+	WorkspaceID uuid.UUID        `json:"workspace_id"`
+	Name        string           `json:"name"`
+	Enabled     bool             `json:"enabled"`
+	Definition  PolicyDefinition `json:"definition"`
+	CreatedAt   time.Time        `json:"created_at"`
+	UpdatedAt   time.Time        `json:"updated_at"`
 }
 
 // PolicyCreate creates a policy; enabled defaults to true.
 type PolicyCreate struct {
-	Name       string            `json:"name" jsonschema:"minLength=1,maxLength=100"`
-	Enabled    *bool             `json:"enabled,omitempty"`
-	Definition policy.Definition `json:"definition"`
+	Name       string           `json:"name" jsonschema:"minLength=1,maxLength=100"`
+	Enabled    *bool            `json:"enabled,omitempty"`
+	Definition PolicyDefinition `json:"definition"`
 }
 
 // PolicyUpdate replaces any of a policy's name, enabled flag or definition.
 type PolicyUpdate struct {
-	Name       *string            `json:"name,omitempty" jsonschema:"minLength=1,maxLength=100"`
-	Enabled    *bool              `json:"enabled,omitempty"`
-	Definition *policy.Definition `json:"definition,omitempty"`
+	Name       *string          `json:"name,omitempty" jsonschema:"minLength=1,maxLength=100"`
+	Enabled    *bool            `json:"enabled,omitempty"`
+	Definition PolicyDefinition `json:"definition,omitempty"`
 }
 
 // PolicyCandidate is a user or inference key a selected_users or
@@ -154,4 +153,24 @@ type Catalog struct {
 type CatalogImportResult struct {
 	Providers int `json:"providers"`
 	Models    int `json:"models"`
+}
+
+// PolicyDefinition is a policy's definition (spec 2.3) as JSON: its schema
+// is PolicyDefinition in the OpenAPI document, and server/policy parses and
+// validates it. Wire shapes link nothing of the server, so the definition
+// travels as the JSON it is; nil is absent (omitted on update).
+type PolicyDefinition json.RawMessage
+
+// MarshalJSON writes the definition as it is (null when empty).
+func (d PolicyDefinition) MarshalJSON() ([]byte, error) {
+	if len(d) == 0 {
+		return []byte("null"), nil
+	}
+	return d, nil
+}
+
+// UnmarshalJSON keeps a copy of the definition's JSON.
+func (d *PolicyDefinition) UnmarshalJSON(b []byte) error {
+	*d = append((*d)[:0], b...)
+	return nil
 }

@@ -213,7 +213,7 @@ func schemaRefs(components map[string]any) func(any) map[string]any {
 			switch t {
 			case reflect.TypeOf(uuid.UUID{}):
 				return &jsonschema.Schema{Type: "string", Format: "uuid"}
-			case reflect.TypeOf(policy.Definition{}):
+			case reflect.TypeOf(wire.PolicyDefinition{}):
 				addPolicySchema(components)
 				return &jsonschema.Schema{Ref: "#/components/schemas/PolicyDefinition"}
 			}

@@ -45,8 +45,13 @@ func toPolicy(p *store.Policy) (wire.Policy, error) {
 	if err := json.Unmarshal([]byte(p.Definition), &def); err != nil {
 		return wire.Policy{}, fmt.Errorf("stored definition of policy %s: %w", p.ID, err)
 	}
+	// Parsed and written again, so the answer is the canonical form.
+	text, err := json.Marshal(def)
+	if err != nil {
+		return wire.Policy{}, err
+	}
 	return wire.Policy{ID: p.ID, OrgID: p.OrgID, WorkspaceID: p.WorkspaceID, Name: p.Name, Enabled: p.Enabled,
-		Definition: def, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}, nil
+		Definition: text, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}, nil
 }
 
 func readDefinition(o *validate.Object, required bool) *policy.Definition {

@@ -11,7 +11,6 @@ import (
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/policy"
-	"github.com/gw-gateway/gw/server/reseal"
 	"github.com/gw-gateway/gw/server/secrets"
 )
 
@@ -100,7 +99,7 @@ type upstreamCredential struct {
 // open returns the plaintext secret.
 func (c *upstreamCredential) open(kr *secrets.Keyring) (string, error) {
 	c.once.Do(func() {
-		pt, err := kr.Open(c.sealed, reseal.CredentialAAD(c.id))
+		pt, err := kr.Open(c.sealed, secrets.CredentialAAD(c.id))
 		c.secret, c.err = string(pt), err
 	})
 	return c.secret, c.err

@@ -14,7 +14,7 @@ import (
 const BundleKeyAAD = "bundle_signing_key"
 
 // CredentialAAD binds a provider credential's sealed secret to its row.
-func CredentialAAD(id fmt.Stringer) string { return "provider_credential:" + id.String() }
+func CredentialAAD(id fmt.Stringer) string { return secrets.CredentialAAD(id) }
 
 // All re-seals, in one transaction, every value not sealed with the
 // keyring's current key, opening it with whichever key of the ring sealed

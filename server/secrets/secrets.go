@@ -255,3 +255,7 @@ func (kr *Keyring) Keys() []Key {
 	}
 	return out
 }
+
+// CredentialAAD binds a provider credential's sealed secret to its id, so a
+// sealed value copied onto another credential does not open.
+func CredentialAAD(id fmt.Stringer) string { return "provider_credential:" + id.String() }
