@@ -116,7 +116,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 	fl.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may finish on shutdown [GW_SHUTDOWN_TIMEOUT]")
 	fl.String("role", RoleAll, "all (control plane and data plane), control-plane, or data-plane [GW_ROLE]")
 	fl.String("control-plane-url", "", "data-plane role: the control plane's URL [GW_CONTROL_PLANE_URL]")
-	fl.String("token", "", "data-plane role: an instance management key with bundles.read, usage.ingest, data-planes.heartbeat [GW_TOKEN]")
+	fl.String("token", "", "data-plane role: an instance management key with bundles.read, usage.ingest, data-planes.heartbeat, policy-state.sync (budget leases) [GW_TOKEN]")
 	fl.String("bundle-public-key", "", "data-plane role: pin the bundle signing key (hex or base64; default: pinned on first contact) [GW_BUNDLE_PUBLIC_KEY]")
 	fl.String("data-plane-id", "", "data-plane role: name in heartbeats (default: host name and a random suffix) [GW_DATA_PLANE_ID]")
 	fl.Duration("poll-interval", 5*time.Second, "data-plane role: how often to poll bundles [GW_POLL_INTERVAL]")
