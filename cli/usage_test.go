@@ -99,7 +99,7 @@ func TestUsageReportFlags(t *testing.T) {
 		{name: "bad date", args: []string{"--start-date", "04/01/2026", "--end-date", "2026-04-30"}, wantErr: "--start-date must be YYYY-MM-DD"},
 		{name: "backwards range", args: []string{"--start-date", "2026-04-30", "--end-date", "2026-04-01"}, wantErr: "is before --start-date"},
 		{name: "bad period", args: []string{"--period", "yesterday"}, wantErr: "--period must be one of today, 7d, 30d, month_to_date, custom"},
-		{name: "bad by", args: []string{"--by", "region"}, wantErr: "--by must be one of model, provider, owner, inference_key, workspace"},
+		{name: "bad by", args: []string{"--by", "region"}, wantErr: "--by must be one of model, requested_model, provider, owner, inference_key, workspace"},
 		{name: "bad output", args: []string{"-o", "csv"}, wantErr: badOutput},
 		{name: "positional", args: []string{"x"}, wantErr: "unknown command"},
 	})

@@ -17,7 +17,8 @@ type UsageQuery struct {
 	StartAt, EndAt       string // RFC 3339, for custom
 	OwnerID              string
 	ManagementKeyID      string
-	ModelID              string
+	ModelID              string // the model that answered
+	RequestedModelID     string // the model asked for, whichever answered
 	ProviderID           string
 	ProviderCredentialID string
 }
@@ -39,6 +40,7 @@ func (q UsageQuery) values() url.Values {
 	set("owner_id", q.OwnerID)
 	set("management_key_id", q.ManagementKeyID)
 	set("model_id", q.ModelID)
+	set("requested_model_id", q.RequestedModelID)
 	set("provider_id", q.ProviderID)
 	set("provider_credential_id", q.ProviderCredentialID)
 	return v
@@ -50,7 +52,7 @@ func (c *Client) UsageReport(ctx context.Context, org string, q UsageQuery) (wir
 }
 
 // UsageBreakdown splits the report's period by one dimension: model,
-// provider, owner, inference_key or workspace.
+// requested_model, provider, owner, inference_key or workspace.
 func (c *Client) UsageBreakdown(ctx context.Context, org, by string, q UsageQuery) (wire.UsageBreakdown, error) {
 	v := q.values()
 	v.Set("by", by)

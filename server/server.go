@@ -98,6 +98,9 @@ type Server struct {
 	// flush runs after the loops are joined, in order: buffered usage
 	// first, then the database.
 	flush []func(context.Context) error
+	// plane is the data plane, when this server runs one: at the shutdown
+	// deadline its in-flight requests are ended and metered.
+	plane *dataplane.Plane
 }
 
 // New assembles the server for cfg.Role. On error, whatever was opened is
@@ -164,6 +167,7 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 		plane = dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{Keyring: s.cfg.Keyring, Usage: sink, Logger: s.log,
 			Budgets: &budgets.Leases{Store: st}, BudgetHolder: "local-" + uuid.NewString()})
 		s.loops = append(s.loops, func(ctx context.Context) { syncBudgets(ctx, plane, s.log) })
+		s.plane = plane
 		bundles = &publish.Refresher{Compiler: compiler, Plane: plane, Store: st}
 	}
 	if plane != nil && strings.HasPrefix(s.cfg.DatabaseURL, "postgres") {
@@ -293,6 +297,7 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 	plane := dataplane.NewPlane(pub, dataplane.Options{Keyring: s.cfg.Keyring, Usage: sp, Logger: s.log,
 		Budgets: budgetClient{c}, BudgetHolder: id + "-" + uuid.NewString()[:8]})
 	s.loops = append(s.loops, func(ctx context.Context) { syncBudgets(ctx, plane, s.log) })
+	s.plane = plane
 	remote := &dataplane.Remote{Client: c, Plane: plane, ID: id, Version: s.cfg.Version, StateDir: stateDir,
 		PollInterval: s.cfg.PollInterval, HeartbeatInterval: s.cfg.HeartbeatInterval, Log: s.log, SpoolDepth: sp.Depth}
 	if err := remote.LoadCached(); err != nil {
@@ -352,6 +357,15 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 		if err := srv.Shutdown(sctx); err != nil {
 			errs = append(errs, fmt.Errorf("graceful shutdown: %w", err))
+			if s.plane != nil {
+				// Streams still running end with an error event and are
+				// metered while their callers can still read it.
+				ectx, cancelEnd := context.WithTimeout(context.Background(), endInFlightTimeout)
+				if err := s.plane.EndInFlight(ectx); err != nil {
+					errs = append(errs, err)
+				}
+				cancelEnd()
+			}
 			// Whatever is still open is cut now; its handlers return.
 			_ = srv.Close()
 		}
@@ -366,6 +380,10 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	return errors.Join(errs...)
 }
+
+// endInFlightTimeout bounds how long, after the shutdown deadline, the
+// data plane's requests get to end and record their usage.
+const endInFlightTimeout = 5 * time.Second
 
 // Close releases what New opened, for a server that is never Run.
 func (s *Server) Close(ctx context.Context) error { return s.runFlush(ctx) }

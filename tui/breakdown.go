@@ -18,8 +18,12 @@ import (
 var Dimensions = wire.UsageDimensions
 
 func dimensionTitle(by string) string {
-	if by == "inference_key" {
+	switch by {
+	case "inference_key":
 		return "inference key"
+	case "requested_model":
+		// model is the model that answered; they differ after a fallback.
+		return "requested model"
 	}
 	return by
 }
@@ -83,11 +87,12 @@ func (b *breakdownView) step(delta int) string {
 	return Dimensions[(i+delta+len(Dimensions))%len(Dimensions)]
 }
 
-// filterKey is enter, switched off for inference keys: the report has no
-// query parameter for them (spec 4.6), so there is nothing to filter on.
+// filterKey is enter, switched off for inference keys, which the report
+// has no query parameter for (spec 4.6), and for requested models, which
+// the dashboard's filters do not offer: there is nothing to filter on.
 func (b *breakdownView) filterKey() key.Binding {
 	k := b.ctx.Keys.FilterRow
-	k.SetEnabled(b.dataBy == b.by && b.dataBy != "inference_key")
+	k.SetEnabled(b.dataBy == b.by && b.dataBy != "inference_key" && b.dataBy != "requested_model")
 	return k
 }
 

@@ -382,12 +382,16 @@ func TestStaleAnswerIsDropped(t *testing.T) {
 func TestBreakdownSwitch(t *testing.T) {
 	d := startFake(t, Options{})
 	d.key("tab")
+	d.mustShow("By requested model")
+	d.mustNotShow("enter filter") // the dashboard has no requested-model filter
+	d.key("tab")
 	if q := d.src.lastCall(t, "breakdown:provider"); q.Period != "30d" {
 		t.Fatalf("provider breakdown query %+v", q)
 	}
 	d.mustShow("By provider", "openai", "anthropic", "2 rows")
 	d.mustNotShow("openai/gpt-4o")
 
+	d.key("shift+tab")
 	d.key("shift+tab")
 	d.mustShow("By model", "openai/gpt-4o")
 
@@ -408,10 +412,10 @@ func TestBreakdownShowsLoadingWhileSwitching(t *testing.T) {
 		t.Fatalf("tab: %v", msgs)
 	}
 	_, load := d.m.Update(msgs[0])
-	d.mustShow("By provider", "loading…")
+	d.mustShow("By requested model", "loading…")
 	d.mustNotShow("openai/gpt-4o")
 	d.run(load)
-	d.mustShow("By provider", "openai")
+	d.mustShow("By requested model")
 }
 
 func TestErrorKeepsLastGoodData(t *testing.T) {
@@ -545,6 +549,7 @@ func TestFilterByRowAndClear(t *testing.T) {
 	}
 	d.mustShow("filters: model anthropic/claude-sonnet-4")
 
+	d.key("tab")
 	d.key("tab")
 	d.key("enter") // openai, the first provider
 	if q := d.src.lastCall(t, "report"); q.ProviderID != "openai" || q.ModelID != "anthropic/claude-sonnet-4" {

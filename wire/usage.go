@@ -27,6 +27,29 @@ type UsageEvent struct {
 	LatencyMS            int64      `json:"latency_ms"`
 	OccurredAt           time.Time  `json:"occurred_at"`
 	ReceivedAt           time.Time  `json:"received_at"`
+	// RequestID is the answer's X-Request-Id; Endpoint the API answered
+	// (chat.completions). Both are null on events of older data planes.
+	RequestID *string `json:"request_id" jsonschema:"nullable"`
+	Endpoint  *string `json:"endpoint" jsonschema:"nullable"`
+	// Reason says why a request was denied or ended in error, as a code
+	// of gw's (policy_denied, rate_limited, stream_truncated, client_gone,
+	// shutdown, …); null for ok. Never upstream text.
+	Reason *string `json:"reason" jsonschema:"nullable"`
+	// RequestedModel is the model asked for; Model is the one that
+	// answered, or the last one tried. They differ after a fallback.
+	RequestedModel string `json:"requested_model"`
+	// Attempts are the upstream calls made, in order; empty for a request
+	// refused before any.
+	Attempts []UsageAttempt `json:"attempts"`
+}
+
+// UsageAttempt is one upstream call of a request: the model and provider
+// tried, how it failed (null: it answered), and how long it took.
+type UsageAttempt struct {
+	Model     string  `json:"model"`
+	Provider  string  `json:"provider"`
+	Failure   *string `json:"failure" jsonschema:"nullable,enum=rate_limited,enum=upstream_unavailable,enum=timeout,enum=upstream_error,enum=credential_unavailable,enum=client_gone,enum=shutdown"`
+	LatencyMS int64   `json:"latency_ms" jsonschema:"minimum=0"`
 }
 
 // UsageEventIn is one event a data plane ships. The id makes ingestion
@@ -49,6 +72,13 @@ type UsageEventIn struct {
 	Status               string     `json:"status" jsonschema:"enum=ok,enum=error,enum=denied"`
 	LatencyMS            int64      `json:"latency_ms" jsonschema:"minimum=0"`
 	OccurredAt           time.Time  `json:"occurred_at"`
+	// The members below are optional, so older data planes' events are
+	// still taken; see UsageEvent.
+	RequestID      *string        `json:"request_id,omitempty" jsonschema:"maxLength=100"`
+	Endpoint       *string        `json:"endpoint,omitempty" jsonschema:"pattern=^[a-z][a-z0-9_.]{0\\,63}$"`
+	Reason         *string        `json:"reason,omitempty" jsonschema:"pattern=^[a-z][a-z0-9_]{0\\,63}$"`
+	RequestedModel string         `json:"requested_model,omitempty"`
+	Attempts       []UsageAttempt `json:"attempts,omitempty" jsonschema:"maxItems=20"`
 }
 
 // UsageIngest is a batch of events from a data plane.
@@ -105,7 +135,7 @@ type UsageBreakdownRow struct {
 // UsageBreakdown splits a report's period by one dimension, largest cost
 // first.
 type UsageBreakdown struct {
-	By     string              `json:"by" jsonschema:"enum=model,enum=provider,enum=owner,enum=inference_key,enum=workspace"`
+	By     string              `json:"by" jsonschema:"enum=model,enum=requested_model,enum=provider,enum=owner,enum=inference_key,enum=workspace"`
 	Period UsagePeriod         `json:"period"`
 	Rows   []UsageBreakdownRow `json:"rows"`
 }
@@ -155,8 +185,18 @@ var (
 	// custom), the ones the dashboard cycles through.
 	UsageDatelessPeriods = UsagePeriods[:4:4]
 	// UsageDimensions are what a breakdown may split a report by.
-	UsageDimensions = []string{"model", "provider", "owner", "inference_key", "workspace"}
+	// model is the model that answered, requested_model the one asked for.
+	UsageDimensions = []string{"model", "requested_model", "provider", "owner", "inference_key", "workspace"}
 	// UsageStatuses are a usage event's statuses: ok, error (the upstream
 	// failed or the caller left mid-answer) and denied (gw refused it).
 	UsageStatuses = []string{"ok", "error", "denied"}
+	// UsageAttemptFailures are how an upstream attempt can fail
+	// (UsageAttempt.Failure): rate_limited (the upstream answered 429),
+	// upstream_unavailable (5xx, no connection, a stream cut off),
+	// timeout, upstream_error (the upstream refused the request or gw's
+	// credential), credential_unavailable (gw could not open its
+	// credential), client_gone (the caller left) and shutdown (the
+	// gateway stopped).
+	UsageAttemptFailures = []string{"rate_limited", "upstream_unavailable", "timeout", "upstream_error",
+		"credential_unavailable", "client_gone", "shutdown"}
 )

@@ -145,6 +145,28 @@ func readUsageEvent(v any, loc validate.Loc, errs *validate.Errors) (wire.UsageE
 	if v, ok := o.Require("occurred_at"); ok {
 		e.OccurredAt, _ = validate.DateTime(v, loc.With("occurred_at"), errs)
 	}
+	// The attribution members are optional (older data planes send none);
+	// null is the same as absent.
+	optStr := func(name string) *string {
+		if v, ok := o.Raw(name); ok && v != nil {
+			if s, ok := validate.String(v, loc.With(name), validate.StringRule{}, errs); ok {
+				return &s
+			}
+		}
+		return nil
+	}
+	e.RequestID, e.Endpoint, e.Reason = optStr("request_id"), optStr("endpoint"), optStr("reason")
+	if m := optStr("requested_model"); m != nil {
+		e.RequestedModel = *m
+	}
+	if v, ok := o.Raw("attempts"); ok && v != nil {
+		e.Attempts = []wire.UsageAttempt{}
+		validate.List(v, loc.With("attempts"), validate.ListRule{Max: usage.MaxAttempts}, errs, func(item any, aloc validate.Loc) {
+			if a, ok := readUsageAttempt(item, aloc, errs); ok {
+				e.Attempts = append(e.Attempts, a)
+			}
+		})
+	}
 	o.Close()
 	// A member already reported (missing, or of the wrong JSON type) is
 	// not reported again by the rules; the others' problems all are.
@@ -159,7 +181,7 @@ func readUsageEvent(v any, loc validate.Loc, errs *validate.Errors) (wire.UsageE
 	if bad := usage.Check(e); bad != nil {
 		for _, p := range bad.Problems {
 			if !reported[p.Field] {
-				errs.Add(loc.With(p.Field), p.Type, p.Msg, p.Input, nil)
+				errs.Add(loc.With(p.Field).With(p.Sub...), p.Type, p.Msg, p.Input, nil)
 			}
 		}
 	}
@@ -167,6 +189,35 @@ func readUsageEvent(v any, loc validate.Loc, errs *validate.Errors) (wire.UsageE
 		return e, false
 	}
 	return e, true
+}
+
+// readUsageAttempt reads one member of an event's attempt chain: its JSON
+// types here, its rules in usage.Check.
+func readUsageAttempt(v any, loc validate.Loc, errs *validate.Errors) (wire.UsageAttempt, bool) {
+	o := validate.ReadObject(v, loc, errs)
+	if o == nil {
+		return wire.UsageAttempt{}, false
+	}
+	before := errs.Len()
+	var a wire.UsageAttempt
+	for _, m := range []struct {
+		name string
+		dst  *string
+	}{{"model", &a.Model}, {"provider", &a.Provider}} {
+		if v, ok := o.Require(m.name); ok {
+			*m.dst, _ = validate.String(v, loc.With(m.name), validate.StringRule{}, errs)
+		}
+	}
+	if v, ok := o.Require("failure"); ok && v != nil {
+		if f, ok := validate.String(v, loc.With("failure"), validate.StringRule{}, errs); ok {
+			a.Failure = &f
+		}
+	}
+	if v, ok := o.Require("latency_ms"); ok {
+		a.LatencyMS, _ = validate.Int(v, loc.With("latency_ms"), validate.IntRule{}, errs)
+	}
+	o.Close()
+	return a, errs.Len() == before
 }
 
 func (s *Server) heartbeat(r *Request) (any, error) {

@@ -1,13 +1,18 @@
 package api
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"strconv"
 	"time"
 	_ "time/tzdata" // report time zones must resolve on hosts without a zoneinfo database
 
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/usage"
 	"github.com/gw-gateway/gw/server/validate"
@@ -30,25 +35,35 @@ func (s *Server) usageRoutes() []*Route {
 		{Name: "end_at", Description: "End (exclusive) of a custom period, RFC 3339."},
 		{Name: "owner_id", Description: "Only keys owned by this principal (UUID)."},
 		{Name: "management_key_id", Description: "Only requests made with this management key (UUID)."},
-		{Name: "model_id", Description: "Only this model, e.g. openai/gpt-4o."},
+		{Name: "model_id", Description: "Only this model (the one that answered), e.g. openai/gpt-4o."},
+		{Name: "requested_model_id", Description: "Only requests that asked for this model, whichever answered."},
 		{Name: "provider_id", Description: "Only this provider, e.g. openai."},
 		{Name: "provider_credential_id", Description: "Only requests served with this provider credential (UUID)."},
 	}
+	// The events list takes the report's names for the filters it shares.
+	eventsQ := append(pageQ[:len(pageQ):len(pageQ)],
+		QueryParam{Name: "inference_key_id", Description: "Only requests made with this inference key (UUID)."},
+		QueryParam{Name: "model_id", Description: "Only this model (the one that answered), e.g. openai/gpt-4o."},
+		QueryParam{Name: "provider_id", Description: "Only this provider, e.g. openai."},
+		QueryParam{Name: "status", Description: "Only events of this status: ok, error or denied."},
+		QueryParam{Name: "start_at", Description: "Only events that occurred at or after this instant, RFC 3339."},
+		QueryParam{Name: "end_at", Description: "Only events that occurred before this instant, RFC 3339."},
+	)
 	return []*Route{
 		{Method: "GET", Path: "/api/v1/organizations/{org_id}/reports/usage", Tag: "Reports",
 			Summary: "Usage report: totals, the previous period for comparison, and daily counters",
 			Perms:   read, Result: wire.UsageReport{}, Query: reportQ, Handle: s.usageReport},
 		{Method: "GET", Path: "/api/v1/organizations/{org_id}/reports/usage/breakdown", Tag: "Reports",
-			Summary: "The report's period split by model, provider, owner, inference key or workspace",
+			Summary: "The report's period split by model, requested model, provider, owner, inference key or workspace",
 			Perms:   read, Result: wire.UsageBreakdown{},
-			Query:  append([]QueryParam{{Name: "by", Description: "model, provider, owner, inference_key or workspace."}}, reportQ...),
+			Query:  append([]QueryParam{{Name: "by", Description: "model (the one that answered), requested_model, provider, owner, inference_key or workspace."}}, reportQ...),
 			Handle: s.usageBreakdown},
 		{Method: "GET", Path: "/api/v1/organizations/{org_id}/usage-events", Tag: "Usage Events",
 			Summary: "List the organization's usage events, newest first",
-			Perms:   read, Result: wire.UsageEvent{}, Paginated: true, Query: pageQ, Handle: s.listUsageEvents},
+			Perms:   read, Result: wire.UsageEvent{}, Paginated: true, Query: eventsQ, Handle: s.listUsageEvents},
 		{Method: "GET", Path: orgWS + "/{workspace_ref}/usage-events", Tag: "Workspace Usage Events",
 			Summary: "List the workspace's usage events, newest first",
-			Perms:   read, Result: wire.UsageEvent{}, Paginated: true, Query: pageQ, Handle: s.listUsageEvents},
+			Perms:   read, Result: wire.UsageEvent{}, Paginated: true, Query: eventsQ, Handle: s.listUsageEvents},
 	}
 }
 
@@ -104,6 +119,7 @@ func (r *Request) readReportQuery(now time.Time) (usage.Query, error) {
 	out := usage.Query{Filter: store.UsageFilter{
 		OrgID: r.Org.ID, WorkspaceID: id("workspace_id"), OwnerID: id("owner_id"), ManagementKeyID: id("management_key_id"),
 		ProviderCredentialID: id("provider_credential_id"), Model: q.Get("model_id"), Provider: q.Get("provider_id"),
+		RequestedModel: q.Get("requested_model_id"),
 	}}
 	if errs.Len() > 0 {
 		return out, errs.Err()
@@ -150,18 +166,89 @@ func (s *Server) usageBreakdown(r *Request) (any, error) {
 	return usage.Breakdown(r.ctx, s.store, q, by)
 }
 
-func (s *Server) listUsageEvents(r *Request) (any, error) {
-	binding := "usage:org:" + r.Org.ID.String()
-	var wsID *uuid.UUID
+// readEventsFilter reads the events list's filters, reporting every bad
+// value at once: a filter that does not parse is refused, never ignored.
+func (r *Request) readEventsFilter() (store.UsageFilter, error) {
+	q := r.R.URL.Query()
+	var errs validate.Errors
+	loc := func(name string) validate.Loc { return validate.Loc{"query", name} }
+	f := store.UsageFilter{OrgID: r.Org.ID}
 	if r.WS != nil {
-		wsID = &r.WS.ID
-		binding = "usage:ws:" + r.WS.ID.String()
+		f.WorkspaceID = &r.WS.ID
 	}
+	if q.Has("inference_key_id") {
+		if v, ok := validate.UUIDString(q.Get("inference_key_id"), loc("inference_key_id"), &errs); ok {
+			f.InferenceKeyID = &v
+		}
+	}
+	for _, m := range []struct {
+		name string
+		dst  *string
+	}{{"model_id", &f.Model}, {"provider_id", &f.Provider}} {
+		if q.Has(m.name) {
+			*m.dst, _ = validate.String(q.Get(m.name), loc(m.name), validate.StringRule{Min: 1, Max: catalog.MaxModelIDLen}, &errs)
+		}
+	}
+	if q.Has("status") {
+		f.Status, _ = validate.Literal(q.Get("status"), loc("status"), wire.UsageStatuses, &errs)
+	}
+	for _, m := range []struct {
+		name string
+		dst  *time.Time
+	}{{"start_at", &f.From}, {"end_at", &f.To}} {
+		if q.Has(m.name) {
+			*m.dst, _ = validate.DateTime(q.Get(m.name), loc(m.name), &errs)
+		}
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
+		errs.Add(loc("end_at"), "value_error", "Value error, end_at must be after start_at", q.Get("end_at"), nil)
+	}
+	f.From, f.To = f.From.UTC(), f.To.UTC()
+	return f, errs.Err()
+}
+
+// eventsBinding binds a page cursor to its collection and its filter: a
+// cursor is a position in one filtered list, and would skip or repeat
+// events in another. The filter enters as a digest, which keeps cursors
+// short whatever the filter's length.
+func eventsBinding(f store.UsageFilter) string {
+	binding := "usage:org:" + f.OrgID.String()
+	if f.WorkspaceID != nil {
+		binding = "usage:ws:" + f.WorkspaceID.String()
+	}
+	h := sha256.New()
+	for _, part := range []string{optID(f.InferenceKeyID), f.Model, f.Provider, f.Status, instant(f.From), instant(f.To)} {
+		// Length-prefixed, so no two filters spell the same bytes.
+		fmt.Fprintf(h, "%d:%s;", len(part), part)
+	}
+	return binding + ":" + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+func optID(id *uuid.UUID) string {
+	if id == nil {
+		return ""
+	}
+	return id.String()
+}
+
+func instant(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return strconv.FormatInt(t.UnixMicro(), 10)
+}
+
+func (s *Server) listUsageEvents(r *Request) (any, error) {
+	f, err := r.readEventsFilter()
+	if err != nil {
+		return nil, err
+	}
+	binding := eventsBinding(f)
 	pq, err := r.pageQuery(binding)
 	if err != nil {
 		return nil, err
 	}
-	events, next, err := s.store.ListUsageEvents(r.ctx, r.Org.ID, wsID, pq)
+	events, next, err := s.store.ListUsageEvents(r.ctx, f, pq)
 	if err != nil {
 		return nil, err
 	}

@@ -122,7 +122,6 @@ func (x *exchange) reserve(rt *route) *response {
 		}
 	}
 	if refusal, ok := err.(*spend.Refusal); ok {
-		x.deniedReason = "budget_exceeded: " + refusal.Claim.PolicyName
 		return budgetExceeded(refusal)
 	}
 	if err != nil {

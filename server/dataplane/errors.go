@@ -23,9 +23,13 @@ const (
 func ref(s string) *string { return &s }
 
 func errorResponse(status int, e apiError, extra ...headerField) *response {
-	return newResponse(status, mustJSON(struct {
+	r := newResponse(status, mustJSON(struct {
 		Error apiError `json:"error"`
 	}{e}), extra...)
+	if e.Code != nil {
+		r.code = *e.Code
+	}
+	return r
 }
 
 // The constant errors, encoded once.

@@ -18,6 +18,7 @@ import (
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/spend"
+	"github.com/gw-gateway/gw/wire"
 )
 
 // DefaultUpstreamTimeout bounds an upstream call that no fallback rule
@@ -70,9 +71,14 @@ var errAttemptTimeout = errors.New("upstream attempt timed out")
 // so an unknown and a hidden model stay indistinguishable), then the
 // policies in the inference phase (403), strict parameters, capabilities
 // and limits (400). Only then is a secret opened and an upstream called.
-// Every request that got as far as a visible model leaves one usage event.
+// Every request that got as far as a visible model leaves exactly one
+// usage event, whatever happens after (exchange.finish).
 func (p *Plane) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
 	started := time.Now()
+	// Counted from the start, so EndInFlight waits for this request's event
+	// however far it gets.
+	p.flights.Add(1)
+	defer p.flights.Add(-1)
 	key, refusal := p.authenticate(r)
 	switch {
 	case refusal != nil:
@@ -110,10 +116,17 @@ type exchange struct {
 	// inputTokens bounds the request's input tokens, for budgets.
 	inputTokens int64
 	// budget holds the cost bound of the attempt in flight against the
-	// request's budgets; record settles it to the exact cost.
+	// request's budgets; finish settles it to the exact cost.
 	budget *spend.Reservation
-	// deniedReason says why gw refused the request, for its usage event.
-	deniedReason string
+
+	// requested is the visible model asked for; from then on the request
+	// is metered. attempts is the chain of upstream calls made (the last
+	// one open while attemptOpen), finished whether finish has run.
+	requested      *routeModel
+	attempts       []wire.UsageAttempt
+	attemptStarted time.Time
+	attemptOpen    bool
+	finished       bool
 }
 
 // route is a model the request may be sent to, with everything decided
@@ -156,16 +169,35 @@ func (x *exchange) serve() {
 		errModelNotFound.write(x.w)
 		return
 	}
+	x.requested = m
+	// Every path below finishes the exchange; should one not (a bug, or a
+	// panic on the way), the request is still metered, as an error.
+	defer func() {
+		if !x.finished {
+			x.p.inference.log.Error("a request ended without finishing; it is recorded as an error", "request_id", x.id)
+			x.finish(outcome{status: statusError, reason: reasonInternal, model: x.lastModel(), failure: failUnavailable})
+		}
+	}()
 	rt, refusal := x.route(m)
 	if refusal == nil {
 		refusal = x.reserve(rt)
 	}
 	if refusal != nil {
-		x.record(m, nil, providers.Usage{}, statusDenied)
+		x.finish(outcome{status: statusDenied, reason: refusalReason(refusal), model: m})
 		refusal.write(x.w)
 		return
 	}
 	x.run(rt)
+}
+
+// lastModel is the model of the last attempt, else the one asked for.
+func (x *exchange) lastModel() *routeModel {
+	if n := len(x.attempts); n > 0 {
+		if m := x.key.org.models[x.attempts[n-1].Model]; m != nil {
+			return m
+		}
+	}
+	return x.requested
 }
 
 // visible returns the model if the key may use it: it is in the key's
@@ -285,6 +317,7 @@ func (x *exchange) run(first *route) {
 		}
 		// The failed attempt's reservation is gone; the next model's was
 		// made when it was chosen.
+		x.closeAttempt(failureKind(failure))
 		x.p.inference.log.Warn("upstream failed; falling back",
 			"request_id", x.id, "model", rt.model.model.ID, "error", failure.Error(), "fallback_model", next.model.model.ID, "attempt", n+1)
 		rt = next
@@ -338,11 +371,13 @@ func trigger(k providers.ErrorKind) policy.FallbackTrigger {
 // written yet.
 func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	m := rt.model
+	x.startAttempt(m)
 	secret, err := rt.cred.open(x.p.inference.keyring)
 	if err != nil {
 		// The error names neither the secret nor the sealed value.
 		x.p.inference.log.Error("provider credential cannot be opened", "request_id", x.id, "credential_id", rt.cred.id, "error", err)
-		x.record(m, rt.cred, providers.Usage{}, statusError)
+		x.finish(outcome{status: statusError, reason: failCredential, failure: failCredential, model: m, cred: rt.cred})
+		x.setAttemptHeaders(nil)
 		errCredentialUnavailable(m.model.ID).write(x.w)
 		return nil
 	}
@@ -359,23 +394,33 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	}
 	ctx, cancel := context.WithTimeoutCause(x.r.Context(), timeout, errAttemptTimeout)
 	defer cancel()
+	ctx, stop := x.p.withShutdown(ctx)
+	defer stop()
 	c, err := rt.adapter.Complete(ctx, call)
 	if err != nil {
 		return x.failure(ctx, rt, err)
 	}
+	// Recorded before the answer is written: a caller who has read it can
+	// count on its event.
+	x.finish(outcome{status: statusOK, model: m, cred: rt.cred, usage: c.Usage})
+	x.setAttemptHeaders(m)
 	h := x.w.Header()
 	h["Content-Type"] = contentTypeJSON
 	h["Cache-Control"] = noStore
 	h["Content-Length"] = []string{strconv.Itoa(len(c.Body))}
 	x.w.WriteHeader(http.StatusOK)
 	_, _ = x.w.Write(c.Body)
-	x.record(m, rt.cred, c.Usage, statusOK)
 	return nil
 }
 
 // stream relays a streaming answer. The attempt's timeout runs until the
 // first chunk: up to then nothing is written and another model may still
-// answer; after it, the stream lasts as long as the caller stays.
+// answer; after it, the stream lasts as long as the caller stays, or until
+// the gateway's shutdown deadline.
+//
+// A stream ends with [DONE] only when the upstream's ended whole; one that
+// broke off or was cut short ends with an error event, which the OpenAI
+// SDKs report as an error, and is metered as an error.
 func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration) *providers.Error {
 	// The upstream call outlives the caller once the answer has begun: the
 	// upstream bills the whole answer, and OpenAI-kind upstreams report
@@ -383,6 +428,8 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	// leaves ends the call (nothing has been answered yet).
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(x.r.Context()))
 	defer cancel(nil)
+	ctx, stop := x.p.withShutdown(ctx)
+	defer stop()
 	var answering atomic.Bool
 	stopWatch := context.AfterFunc(x.r.Context(), func() {
 		if !answering.Load() {
@@ -409,8 +456,9 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 		return x.failure(ctx, rt, err)
 	}
 
+	x.setAttemptHeaders(rt.model)
 	out := startEventStream(x.w)
-	status := statusOK
+	o := outcome{status: statusOK, model: rt.model, cred: rt.cred}
 	callerGone := false
 	for chunk := first; ; {
 		if !callerGone {
@@ -418,30 +466,39 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 				// The caller is gone: read on, without writing, until the
 				// upstream ends (bounded), so the usage event carries what
 				// was spent.
-				callerGone, status = true, statusError
+				callerGone = true
+				o.status, o.reason, o.failure = statusError, failClientGone, failClientGone
 				drain := time.AfterFunc(streamDrainLimit, func() { cancel(errDrainLimit) })
 				defer drain.Stop()
 			}
 		}
 		chunk, err = s.Recv()
 		if err == io.EOF {
+			o.usage = s.Usage()
+			x.finish(o)
 			if !callerGone {
 				_ = out.done()
 			}
-			break
+			return nil
 		}
 		if err != nil {
-			status = statusError
 			f := x.failure(ctx, rt, err)
-			if f.Kind != providers.Canceled && !callerGone {
+			o.usage = s.Usage()
+			if !callerGone {
+				kind := failureKind(f)
+				o.status, o.failure, o.reason = statusError, kind, kind
+				if errors.Is(f, providers.ErrStreamTruncated) {
+					o.reason = reasonTruncated
+				}
 				x.p.inference.log.Warn("upstream stream failed", "request_id", x.id, "model", rt.model.model.ID, "error", f.Error())
+			}
+			x.finish(o)
+			if !callerGone {
 				_ = out.data(streamErrorData(rt.model.model.ID, f))
 			}
-			break
+			return nil
 		}
 	}
-	x.record(rt.model, rt.cred, s.Usage(), status)
-	return nil
 }
 
 // streamDrainLimit bounds how long a stream whose caller left is read on
@@ -453,8 +510,11 @@ var errDrainLimit = errors.New("stopped reading an abandoned stream")
 // failure classifies an adapter's error. The attempt's own deadline makes
 // a timeout whatever the adapter saw (a stream's is a cancellation).
 func (x *exchange) failure(ctx context.Context, rt *route, err error) *providers.Error {
-	if errors.Is(context.Cause(ctx), errAttemptTimeout) {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errAttemptTimeout):
 		return &providers.Error{Kind: providers.Timeout, Cause: errAttemptTimeout}
+	case errors.Is(cause, errShuttingDown):
+		return &providers.Error{Kind: providers.Canceled, Cause: errShuttingDown}
 	}
 	var f *providers.Error
 	if errors.As(err, &f) {
@@ -469,17 +529,20 @@ func (x *exchange) failure(ctx context.Context, rt *route, err error) *providers
 	return &providers.Error{Kind: providers.Unavailable, Cause: err}
 }
 
-// fail answers with the last upstream failure and records the request.
+// fail records the request as ended by the last upstream failure, then
+// answers with it.
 func (x *exchange) fail(rt *route, f *providers.Error) {
 	m := rt.model.model
-	if f.Kind != providers.Canceled {
+	kind := failureKind(f)
+	if kind != failClientGone {
 		x.p.inference.log.Warn("upstream failed", "request_id", x.id, "model", m.ID, "provider", m.Provider,
 			"credential_id", rt.cred.id, "error", f.Error())
 	}
-	x.record(rt.model, rt.cred, providers.Usage{}, statusError)
-	if f.Kind == providers.Canceled {
+	x.finish(outcome{status: statusError, reason: kind, failure: kind, model: rt.model, cred: rt.cred})
+	if kind == failClientGone {
 		// Nobody is left to read an answer.
 		return
 	}
+	x.setAttemptHeaders(nil)
 	upstreamFailure(m.ID, f).write(x.w)
 }

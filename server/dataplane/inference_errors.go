@@ -83,6 +83,10 @@ func errCredentialUnavailable(model string) *response {
 // the adapter); the other kinds are described by gw, so nothing an
 // upstream says about its credential reaches the caller.
 func upstreamError(model string, f *providers.Error) (int, apiError) {
+	if errors.Is(f, errShuttingDown) {
+		return http.StatusServiceUnavailable, apiError{Type: typeServer, Code: ref("gateway_shutting_down"),
+			Message: "The gateway is shutting down; retry the request."}
+	}
 	switch f.Kind {
 	case providers.RateLimited:
 		return http.StatusTooManyRequests, apiError{Type: typeRateLimit, Code: ref("upstream_rate_limited"),
@@ -122,8 +126,12 @@ func upstreamFailure(model string, f *providers.Error) *response {
 	var extra []headerField
 	// An unavailable upstream's Retry-After (a 503 there) is as useful on
 	// our 502 as a rate limit's is on our 429.
-	if f.RetryAfter != "" && (status == http.StatusTooManyRequests || status == http.StatusBadGateway) {
+	switch {
+	case f.RetryAfter != "" && (status == http.StatusTooManyRequests || status == http.StatusBadGateway):
 		extra = append(extra, headerField{"Retry-After", []string{f.RetryAfter}})
+	case errors.Is(f, errShuttingDown):
+		// Another replica, or this one restarted, can take it at once.
+		extra = append(extra, headerField{"Retry-After", []string{"1"}})
 	}
 	return errorResponse(status, e, extra...)
 }

@@ -623,7 +623,7 @@ func TestUsageCostIsExact(t *testing.T) {
 		if err := sink.Close(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		rows, _, err := e.st.ListUsageEvents(context.Background(), e.org.ID, nil, pageOf(100))
+		rows, _, err := e.st.ListUsageEvents(context.Background(), store.UsageFilter{OrgID: e.org.ID}, pageOf(100))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -647,7 +647,7 @@ func TestStoreSinkBatches(t *testing.T) {
 		sink := usage.NewStoreSink(e.st, usage.StoreSinkOptions{FlushInterval: time.Hour, BatchSize: 3})
 		ev := usageEvent(e)
 		count := func() int {
-			rows, _, err := e.st.ListUsageEvents(context.Background(), e.org.ID, nil, pageOf(100))
+			rows, _, err := e.st.ListUsageEvents(context.Background(), store.UsageFilter{OrgID: e.org.ID}, pageOf(100))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@
 package dataplane
 
 import (
+	"context"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
@@ -70,6 +71,12 @@ type Plane struct {
 	inference inferenceConfig
 	// budgets admits requests within the budget leases held.
 	budgets budgetState
+
+	// base is cancelled, with errShuttingDown, when in-flight chat
+	// completions must end (EndInFlight); flights counts them.
+	base    context.Context
+	endBase context.CancelCauseFunc
+	flights atomic.Int64
 }
 
 // ErrStale is returned for a bundle not newer than the one admitted for its
@@ -84,6 +91,7 @@ var ErrForgotten = errors.New("organization was deleted")
 // to every request until MarkReady.
 func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	p := &Plane{pub: pub, now: opts.Now, inference: newInferenceConfig(opts)}
+	p.base, p.endBase = context.WithCancelCause(context.Background())
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -94,6 +102,35 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	p.budgets = budgetState{ledger: spend.NewLedger(), source: opts.Budgets, holder: holder, now: p.now}
 	p.state.Store(emptySnapshot())
 	return p
+}
+
+// EndInFlight ends the chat completions in flight, for a server whose
+// shutdown deadline has come: each ends at once (a stream with an error
+// event, a call not yet answered with a 503) and records its usage event.
+// It returns when all have, or with ctx's error if ctx ends first. Call it
+// before cutting the connections (http.Server.Close), so the callers read
+// how their requests ended and nothing already served goes unmetered.
+// Requests that arrive afterwards end the same way.
+func (p *Plane) EndInFlight(ctx context.Context) error {
+	p.endBase(errShuttingDown)
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for p.flights.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d chat completions still in flight: %w", p.flights.Load(), ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// withShutdown returns ctx, cancelled with errShuttingDown when the plane
+// ends its in-flight requests, and the function that releases the link.
+func (p *Plane) withShutdown(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(p.base, func() { cancel(errShuttingDown) })
+	return ctx, func() { stop(); cancel(nil) }
 }
 
 // MarkReady lets the plane serve. Call it once the initial bundles are

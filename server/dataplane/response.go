@@ -16,6 +16,9 @@ type response struct {
 	// saves an allocation per header per request; nothing downstream edits
 	// a value slice in place.
 	header []headerField
+	// code is the error code of an error response, which a usage event
+	// keeps as the reason a request was refused.
+	code string
 }
 
 type headerField struct {

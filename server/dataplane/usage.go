@@ -1,6 +1,9 @@
 package dataplane
 
 import (
+	"errors"
+	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/gw-gateway/gw/server/catalog"
@@ -9,8 +12,8 @@ import (
 )
 
 // UsageSink receives one usage event per chat completion (DESIGN §7).
-// Record runs on the request path, after the answer is written, and must
-// not block: a sink buffers and ships in the background.
+// Record runs on the request path, before the answer's last byte is
+// written, and must not block: a sink buffers and ships in the background.
 type UsageSink interface {
 	Record(wire.UsageEventIn)
 }
@@ -18,18 +21,137 @@ type UsageSink interface {
 // Usage event statuses (wire.UsageEvent.Status).
 const (
 	statusOK = "ok"
-	// statusError: the upstream failed, or the caller left mid-answer.
+	// statusError: the upstream failed, the caller left mid-answer, or the
+	// gateway shut down.
 	statusError = "error"
 	// statusDenied: gw refused the request for a model the key may see
 	// (a policy, strict parameters, a missing capability or modality).
 	statusDenied = "denied"
 )
 
-// record hands the request's usage event to the sink. The cost is the
-// tokens priced at the catalog's prices for the model that answered,
-// exactly (catalog.Pricing.CostNanoUSD).
-func (x *exchange) record(m *routeModel, cred *upstreamCredential, u providers.Usage, status string) {
-	nano, err := m.pricing.CostNanoUSD(u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens)
+// endpointChatCompletions names the endpoint in usage events.
+const endpointChatCompletions = "chat.completions"
+
+// How an upstream attempt failed (wire.UsageAttemptFailures), and the
+// reasons beyond them a request can end in error for.
+const (
+	failRateLimited   = "rate_limited"
+	failUnavailable   = "upstream_unavailable"
+	failTimeout       = "timeout"
+	failUpstreamError = "upstream_error"
+	failCredential    = "credential_unavailable"
+	failClientGone    = "client_gone"
+	failShutdown      = "shutdown"
+
+	// reasonTruncated: the upstream's stream ended before its terminal
+	// event, after part of the answer was relayed.
+	reasonTruncated = "stream_truncated"
+	// reasonInternal: the exchange ended without saying how (a bug).
+	reasonInternal = "internal_error"
+)
+
+// errShuttingDown is the cause the plane's base context is cancelled with
+// when the server's shutdown deadline is reached.
+var errShuttingDown = errors.New("the gateway is shutting down")
+
+// failureKind is an upstream failure in the attempt chain's vocabulary.
+func failureKind(f *providers.Error) string {
+	if errors.Is(f, errShuttingDown) {
+		return failShutdown
+	}
+	switch f.Kind {
+	case providers.RateLimited:
+		return failRateLimited
+	case providers.Timeout:
+		return failTimeout
+	case providers.Rejected, providers.Unauthorized:
+		return failUpstreamError
+	case providers.Canceled:
+		return failClientGone
+	}
+	return failUnavailable
+}
+
+// outcome is how a request ended, for its usage event.
+type outcome struct {
+	status string
+	// reason is a code of gw's saying why the request was denied or ended
+	// in error; empty for ok.
+	reason string
+	// model is the model that answered, or the last one tried or refused;
+	// cred the credential it was called with, if any.
+	model *routeModel
+	cred  *upstreamCredential
+	usage providers.Usage
+	// failure is how the current attempt failed, if one is in flight and
+	// did (failureKind's words); empty when it answered.
+	failure string
+}
+
+// startAttempt opens the attempt chain's next entry: model m is about to
+// be called.
+func (x *exchange) startAttempt(m *routeModel) {
+	x.closeAttempt("")
+	x.attempts = append(x.attempts, wire.UsageAttempt{Model: m.model.ID, Provider: m.model.Provider})
+	x.attemptStarted, x.attemptOpen = time.Now(), true
+}
+
+// closeAttempt ends the open attempt, if any, with how it failed ("" when
+// it answered).
+func (x *exchange) closeAttempt(failure string) {
+	if !x.attemptOpen {
+		return
+	}
+	a := &x.attempts[len(x.attempts)-1]
+	a.LatencyMS = time.Since(x.attemptStarted).Milliseconds()
+	if failure != "" {
+		a.Failure = &failure
+	}
+	x.attemptOpen = false
+}
+
+// setAttemptHeaders tells the caller which model answered and after how
+// many attempts, before the answer's status line is written.
+func (x *exchange) setAttemptHeaders(answered *routeModel) {
+	h := x.w.Header()
+	if answered != nil {
+		h["X-Gw-Model"] = []string{answered.model.ID}
+	}
+	h["X-Gw-Attempts"] = []string{strconv.Itoa(len(x.attempts))}
+}
+
+// reasonCode keeps a refusal's code as a reason only if it is a plain
+// code: gw writes every refusal code, but a reason must never carry free
+// text, and the ingest rules would refuse it.
+var reasonCode = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+func refusalReason(r *response) string {
+	if reasonCode.MatchString(r.code) {
+		return r.code
+	}
+	return "invalid_request"
+}
+
+// finish is the one point where a request that reached routing ends: it
+// builds the request's single usage event and hands it to the sink. Every
+// path through the exchange calls it exactly once, before the answer's
+// last byte is written, so a caller who has read the whole answer can
+// count on its event having been recorded (and a second call is a bug,
+// ignored). What else must happen once per request when it ends (a budget
+// reservation's settlement to o's exact cost, a rate limit's token
+// accounting) belongs here.
+//
+// The cost is the tokens priced at the catalog's prices for the model that
+// answered, exactly (catalog.Pricing.CostNanoUSD).
+func (x *exchange) finish(o outcome) {
+	if x.finished {
+		x.p.inference.log.Error("a request finished twice; the second outcome is ignored", "request_id", x.id, "status", o.status, "reason", o.reason)
+		return
+	}
+	x.finished = true
+	x.closeAttempt(o.failure)
+	m := o.model
+	nano, err := m.pricing.CostNanoUSD(o.usage.InputTokens, o.usage.OutputTokens, o.usage.CacheReadTokens, o.usage.CacheWriteTokens)
 	if err != nil {
 		// Prices are validated when a catalog is imported and counts are
 		// never negative, so this is a bug; the tokens still count.
@@ -41,15 +163,26 @@ func (x *exchange) record(m *routeModel, cred *upstreamCredential, u providers.U
 	x.budget.Settle(nano)
 	x.budget = nil
 	key := x.key
+	u := o.usage
+	requestID, endpoint := x.id.String(), endpointChatCompletions
 	e := wire.UsageEventIn{
 		ID: x.id, OrgID: key.org.orgID, WorkspaceID: key.workspace, InferenceKeyID: &key.id, OwnerID: &key.owner,
 		Model: m.model.ID, Provider: m.model.Provider,
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
-		CostUSD: catalog.FormatNanoUSD(nano), Status: status,
+		CostUSD: catalog.FormatNanoUSD(nano), Status: o.status,
 		LatencyMS: time.Since(x.started).Milliseconds(), OccurredAt: x.occurred,
+		RequestID: &requestID, Endpoint: &endpoint, RequestedModel: x.requested.model.ID,
+		Attempts: append([]wire.UsageAttempt{}, x.attempts...),
 	}
-	if cred != nil {
-		e.ProviderCredentialID = &cred.id
+	if o.status != statusOK {
+		reason := o.reason
+		if reason == "" {
+			reason = reasonInternal
+		}
+		e.Reason = &reason
+	}
+	if o.cred != nil {
+		e.ProviderCredentialID = &o.cred.id
 	}
 	x.p.inference.usage.Record(e)
 }

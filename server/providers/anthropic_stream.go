@@ -63,7 +63,7 @@ func (s *anthropicStream) Recv() ([]byte, error) {
 			if err == io.EOF {
 				// A Messages stream always ends with message_stop; one that
 				// ends before it was cut off.
-				return nil, &Error{Kind: Unavailable, Message: "the upstream stream ended before message_stop"}
+				return nil, &Error{Kind: Unavailable, Message: "the upstream stream ended before message_stop", Cause: ErrStreamTruncated}
 			}
 			return nil, transportError(err)
 		}

@@ -52,6 +52,11 @@ func (k ErrorKind) String() string {
 	return "unknown"
 }
 
+// ErrStreamTruncated is the Cause of a stream that ended without the
+// protocol's terminal event: the upstream died mid-answer, so what was
+// relayed is not the whole answer and must not be passed off as one.
+var ErrStreamTruncated = errors.New("the upstream stream ended before its terminal event")
+
 // Error is an upstream call that failed.
 type Error struct {
 	Kind ErrorKind

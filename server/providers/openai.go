@@ -220,6 +220,9 @@ type openAIStream struct {
 	call  *Call
 	usage Usage
 	done  bool
+	// finished: a chunk carried a finish_reason, so the answer is whole
+	// even if [DONE] never comes.
+	finished bool
 }
 
 func (s *openAIStream) Recv() ([]byte, error) {
@@ -227,9 +230,12 @@ func (s *openAIStream) Recv() ([]byte, error) {
 		_, data, err := s.sse.next()
 		switch {
 		case err == io.EOF:
-			// Some servers end without [DONE]; a stream that ends
-			// cleanly has ended.
+			// Some servers end without [DONE]; a stream that ends after a
+			// finish_reason has ended. One that ends before was cut off.
 			s.done = true
+			if !s.finished {
+				return nil, &Error{Kind: Unavailable, Message: "the upstream stream ended before its last chunk", Cause: ErrStreamTruncated}
+			}
 			return nil, io.EOF
 		case err != nil:
 			s.done = true
@@ -248,6 +254,9 @@ func (s *openAIStream) Recv() ([]byte, error) {
 			e := &Error{Kind: Unavailable}
 			fillOpenAIError(e, raw, s.call.Secret)
 			return nil, e
+		}
+		if !s.finished {
+			s.finished = hasFinishReason(m["choices"])
 		}
 		if raw, ok := m["usage"]; ok && !isNull(raw) {
 			s.usage = decodeOpenAIUsage(raw)
@@ -276,6 +285,22 @@ func (s *openAIStream) Recv() ([]byte, error) {
 		return out, nil
 	}
 	return nil, io.EOF
+}
+
+// hasFinishReason reports whether a chunk's choices carry a finish_reason.
+func hasFinishReason(raw json.RawMessage) bool {
+	var choices []struct {
+		FinishReason *string `json:"finish_reason"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &choices) != nil {
+		return false
+	}
+	for _, c := range choices {
+		if c.FinishReason != nil && *c.FinishReason != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *openAIStream) Usage() Usage { return s.usage }

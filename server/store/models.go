@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"github.com/gw-gateway/gw/wire"
 )
 
 // Strings is a list stored as JSON text, the same on both dialects.
@@ -352,6 +354,42 @@ type UsageEvent struct {
 	OccurredAt           time.Time  `bun:"occurred_at"`
 	Bucket               int64      `bun:"bucket"`
 	ReceivedAt           time.Time  `bun:"received_at"`
+	RequestID            *string    `bun:"request_id"`
+	Endpoint             *string    `bun:"endpoint"`
+	Reason               *string    `bun:"reason"`
+	RequestedModel       string     `bun:"requested_model"`
+	// Attempts is the upstream attempt chain, stored as JSON text.
+	Attempts UsageAttempts `bun:"attempts,type:text"`
+}
+
+// UsageAttempts is an event's attempt chain as stored: a JSON array; NULL
+// on events stored before attempts were recorded.
+type UsageAttempts []wire.UsageAttempt
+
+// Value implements driver.Valuer.
+func (a UsageAttempts) Value() (driver.Value, error) {
+	if a == nil {
+		return "[]", nil
+	}
+	b, err := json.Marshal([]wire.UsageAttempt(a))
+	return string(b), err
+}
+
+// Scan implements sql.Scanner.
+func (a *UsageAttempts) Scan(src any) error {
+	var b []byte
+	switch v := src.(type) {
+	case string:
+		b = []byte(v)
+	case []byte:
+		b = v
+	case nil:
+		*a = nil
+		return nil
+	default:
+		return fmt.Errorf("scan UsageAttempts from %T", src)
+	}
+	return json.Unmarshal(b, (*[]wire.UsageAttempt)(a))
 }
 
 // DataPlane is a data-plane instance as its last heartbeat described it.

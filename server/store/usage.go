@@ -31,7 +31,8 @@ func (s *Store) InsertUsageEvents(ctx context.Context, events []UsageEvent) (int
 }
 
 // UsageFilter selects the events of an organization in [From, To) with
-// optional narrowing; zero fields do not filter.
+// optional narrowing; zero fields do not filter (a zero From or To leaves
+// that end open).
 type UsageFilter struct {
 	OrgID                uuid.UUID
 	From, To             time.Time
@@ -40,12 +41,21 @@ type UsageFilter struct {
 	InferenceKeyID       *uuid.UUID
 	ManagementKeyID      *uuid.UUID
 	ProviderCredentialID *uuid.UUID
-	Model                string
-	Provider             string
+	// Model is the model that answered, RequestedModel the one asked for.
+	Model          string
+	RequestedModel string
+	Provider       string
+	Status         string
 }
 
 func (f UsageFilter) apply(q *bun.SelectQuery) *bun.SelectQuery {
-	q = q.Where("org_id = ?", f.OrgID).Where("occurred_at >= ?", f.From).Where("occurred_at < ?", f.To)
+	q = q.Where("org_id = ?", f.OrgID)
+	if !f.From.IsZero() {
+		q = q.Where("occurred_at >= ?", f.From)
+	}
+	if !f.To.IsZero() {
+		q = q.Where("occurred_at < ?", f.To)
+	}
 	for col, v := range map[string]*uuid.UUID{
 		"workspace_id": f.WorkspaceID, "owner_id": f.OwnerID, "inference_key_id": f.InferenceKeyID,
 		"management_key_id": f.ManagementKeyID, "provider_credential_id": f.ProviderCredentialID,
@@ -57,8 +67,14 @@ func (f UsageFilter) apply(q *bun.SelectQuery) *bun.SelectQuery {
 	if f.Model != "" {
 		q = q.Where("model = ?", f.Model)
 	}
+	if f.RequestedModel != "" {
+		q = q.Where("requested_model = ?", f.RequestedModel)
+	}
 	if f.Provider != "" {
 		q = q.Where("provider = ?", f.Provider)
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
 	}
 	return q
 }
@@ -122,7 +138,7 @@ var UsageDimensionNames = wire.UsageDimensions
 
 // UsageDimensions are the columns a breakdown may group by.
 var UsageDimensions = map[string]string{
-	"model": "model", "provider": "provider", "owner": "owner_id",
+	"model": "model", "requested_model": "requested_model", "provider": "provider", "owner": "owner_id",
 	"inference_key": "inference_key_id", "workspace": "workspace_id",
 }
 
@@ -136,14 +152,11 @@ func (s *Store) SumUsageBy(ctx context.Context, f UsageFilter, dimension string)
 	return out, mapErr(err)
 }
 
-// ListUsageEvents pages through an organization's (or a workspace's)
-// events, newest first.
-func (s *Store) ListUsageEvents(ctx context.Context, orgID uuid.UUID, wsID *uuid.UUID, p PageQuery) ([]UsageEvent, *PageKey, error) {
+// ListUsageEvents pages through the filtered events of an organization (or
+// of a workspace, with f.WorkspaceID), newest first.
+func (s *Store) ListUsageEvents(ctx context.Context, f UsageFilter, p PageQuery) ([]UsageEvent, *PageKey, error) {
 	var out []UsageEvent
-	q := s.db.NewSelect().Model(&out).Where("org_id = ?", orgID)
-	if wsID != nil {
-		q = q.Where("workspace_id = ?", *wsID)
-	}
+	q := f.apply(s.db.NewSelect().Model(&out))
 	if err := paginateOn(q, "occurred_at", p, true).Scan(ctx); err != nil {
 		return nil, nil, mapErr(err)
 	}

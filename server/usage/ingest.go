@@ -13,6 +13,7 @@ import (
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -22,14 +23,37 @@ const MaxIngestBatch = 1000
 // costPattern is a cost as events carry it: exact USD, at most nano-dollars.
 var costPattern = regexp.MustCompile(`^\d+(?:\.\d{1,9})?$`)
 
+// endpointPattern and reasonPattern keep an event's endpoint and reason
+// codes: lower-case words, never free text, so no upstream message (which
+// may echo a secret) can be stored as a reason.
+var (
+	endpointPattern = regexp.MustCompile(`^[a-z][a-z0-9_.]{0,63}$`)
+	reasonPattern   = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+)
+
+// MaxRequestIDLen bounds a request id; MaxAttempts an attempt chain (a
+// fallback rule allows 5, with room for what later versions may try).
+const (
+	MaxRequestIDLen = 100
+	MaxAttempts     = 20
+)
+
 // FieldError is one problem with one member of an event. Field is the
-// member's JSON name, Type the validation word of DESIGN §5.
+// member's JSON name, Sub the path inside it (an attempt's [0, "model"]),
+// Type the validation word of DESIGN §5.
 type FieldError struct {
 	Field, Type, Msg string
+	Sub              []any
 	Input            any
 }
 
-func (e FieldError) Error() string { return e.Field + ": " + e.Msg }
+func (e FieldError) Error() string {
+	name := e.Field
+	for _, p := range e.Sub {
+		name += "." + fmt.Sprint(p)
+	}
+	return name + ": " + e.Msg
+}
 
 // InvalidEvent lists every problem of one event.
 type InvalidEvent struct{ Problems []FieldError }
@@ -88,11 +112,14 @@ func Check(e wire.UsageEventIn) *InvalidEvent {
 	if e.OccurredAt.IsZero() {
 		add("occurred_at", "missing", "Field required", nil)
 	}
+	checkAttribution(e, add, func(field string, sub []any, typ, msg string, input any) {
+		out = append(out, FieldError{Field: field, Sub: sub, Type: typ, Msg: msg, Input: input})
+	})
 	if out == nil {
 		return nil
 	}
 	// Maps iterate in random order; problems are reported in a stable one.
-	slices.SortFunc(out, func(a, b FieldError) int {
+	slices.SortStableFunc(out, func(a, b FieldError) int {
 		switch {
 		case a.Field < b.Field:
 			return -1
@@ -104,6 +131,58 @@ func Check(e wire.UsageEventIn) *InvalidEvent {
 	return &InvalidEvent{Problems: out}
 }
 
+// checkAttribution checks the members that say which request an event is
+// and how it was served. Each is optional, for older data planes.
+func checkAttribution(e wire.UsageEventIn, add func(field, typ, msg string, input any), addSub func(field string, sub []any, typ, msg string, input any)) {
+	if e.RequestID != nil {
+		switch n := len([]rune(*e.RequestID)); {
+		case n < 1:
+			add("request_id", "string_too_short", "String should have at least 1 character", *e.RequestID)
+		case n > MaxRequestIDLen:
+			add("request_id", "string_too_long", fmt.Sprintf("String should have at most %d characters", MaxRequestIDLen), *e.RequestID)
+		}
+	}
+	if e.Endpoint != nil && !endpointPattern.MatchString(*e.Endpoint) {
+		add("endpoint", "string_pattern_mismatch", "String should match pattern '"+endpointPattern.String()+"'", *e.Endpoint)
+	}
+	if e.Reason != nil {
+		switch {
+		case !reasonPattern.MatchString(*e.Reason):
+			add("reason", "string_pattern_mismatch", "String should match pattern '"+reasonPattern.String()+"'", *e.Reason)
+		case e.Status == "ok":
+			add("reason", "value_error", "Value error, a request that ended ok has no reason", *e.Reason)
+		}
+	}
+	if n := len([]rune(e.RequestedModel)); n > catalog.MaxModelIDLen {
+		add("requested_model", "string_too_long", fmt.Sprintf("String should have at most %d characters", catalog.MaxModelIDLen), e.RequestedModel)
+	}
+	if len(e.Attempts) > MaxAttempts {
+		add("attempts", "too_long", fmt.Sprintf("List should have at most %d items", MaxAttempts), len(e.Attempts))
+	}
+	for i, a := range e.Attempts {
+		at := func(member, typ, msg string, input any) {
+			addSub("attempts", []any{i, member}, typ, msg, input)
+		}
+		for _, m := range []struct{ member, v string }{{"model", a.Model}, {"provider", a.Provider}} {
+			switch n := len([]rune(m.v)); {
+			case n < 1:
+				at(m.member, "string_too_short", "String should have at least 1 character", m.v)
+			case n > catalog.MaxModelIDLen:
+				at(m.member, "string_too_long", fmt.Sprintf("String should have at most %d characters", catalog.MaxModelIDLen), m.v)
+			}
+		}
+		if a.Failure != nil && !slices.Contains(wire.UsageAttemptFailures, *a.Failure) {
+			at("failure", "literal_error", "Input should be "+validate.QuoteList(wire.UsageAttemptFailures)+" or null", *a.Failure)
+		}
+		switch {
+		case a.LatencyMS < 0:
+			at("latency_ms", "greater_than_equal", "Input should be greater than or equal to 0", a.LatencyMS)
+		case a.LatencyMS > providers.MaxTokenCount:
+			at("latency_ms", "less_than_equal", fmt.Sprintf("Input should be less than or equal to %d", int64(providers.MaxTokenCount)), a.LatencyMS)
+		}
+	}
+}
+
 // Row converts a checked event into its stored form: the one conversion
 // of an event to a row, for events shipped over HTTP and recorded in
 // process alike.
@@ -112,6 +191,12 @@ func Row(e wire.UsageEventIn, received time.Time) (store.UsageEvent, error) {
 		return store.UsageEvent{}, bad
 	}
 	nano, _ := catalog.ParseNanoUSD(e.CostUSD)
+	// An older data plane does not say which model was asked for; the one
+	// that answered is the best account of it.
+	requested := e.RequestedModel
+	if requested == "" {
+		requested = e.Model
+	}
 	occurred := e.OccurredAt.UTC().Truncate(time.Microsecond)
 	return store.UsageEvent{
 		ID: e.ID, OrgID: e.OrgID, WorkspaceID: e.WorkspaceID,
@@ -120,6 +205,8 @@ func Row(e wire.UsageEventIn, received time.Time) (store.UsageEvent, error) {
 		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens,
 		CostNanoUSD: nano, Status: e.Status, LatencyMS: e.LatencyMS,
 		OccurredAt: occurred, Bucket: store.UsageBucket(occurred), ReceivedAt: received.UTC(),
+		RequestID: e.RequestID, Endpoint: e.Endpoint, Reason: e.Reason, RequestedModel: requested,
+		Attempts: store.UsageAttempts(slices.Clone(e.Attempts)),
 	}, nil
 }
 

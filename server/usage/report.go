@@ -73,10 +73,19 @@ func period(w Window) wire.UsagePeriod {
 
 // Event is a stored event as the API lists it.
 func Event(e *store.UsageEvent) wire.UsageEvent {
-	return wire.UsageEvent{
+	out := wire.UsageEvent{
 		ID: e.ID, OrgID: e.OrgID, WorkspaceID: e.WorkspaceID, InferenceKeyID: e.InferenceKeyID, ManagementKeyID: e.ManagementKeyID,
 		OwnerID: e.OwnerID, Model: e.Model, Provider: e.Provider, ProviderCredentialID: e.ProviderCredentialID,
 		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens,
 		CostUSD: catalog.FormatNanoUSD(e.CostNanoUSD), Status: e.Status, LatencyMS: e.LatencyMS, OccurredAt: e.OccurredAt, ReceivedAt: e.ReceivedAt,
+		RequestID: e.RequestID, Endpoint: e.Endpoint, Reason: e.Reason, RequestedModel: e.RequestedModel,
+		Attempts: []wire.UsageAttempt(e.Attempts),
 	}
+	if out.Attempts == nil {
+		out.Attempts = []wire.UsageAttempt{}
+	}
+	if out.RequestedModel == "" {
+		out.RequestedModel = e.Model
+	}
+	return out
 }

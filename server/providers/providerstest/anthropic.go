@@ -67,7 +67,7 @@ func (h anthropicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	stop := map[string]string{"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}[finish(reply)]
 	if stream, _ := req.Body["stream"].(bool); stream {
-		h.stream(w, model, reply, stop)
+		h.stream(w, r, model, reply, stop)
 		return
 	}
 	var content []any
@@ -83,7 +83,7 @@ func (h anthropicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (h anthropicHandler) stream(w http.ResponseWriter, model string, reply Reply, stop string) {
+func (h anthropicHandler) stream(w http.ResponseWriter, r *http.Request, model string, reply Reply, stop string) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
@@ -98,6 +98,12 @@ func (h anthropicHandler) stream(w http.ResponseWriter, model string, reply Repl
 			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "text_delta", "text": p}})
 			if i == 0 && reply.BreakStream {
 				sse(w, "error", map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}})
+				return
+			}
+			if i == 0 && reply.TruncateStream {
+				return
+			}
+			if i == 0 && !hold(r, reply.Hold) {
 				return
 			}
 		}

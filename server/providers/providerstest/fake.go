@@ -40,6 +40,14 @@ type Reply struct {
 	// BreakStream, in a stream, sends an error event after the first
 	// piece of text instead of finishing.
 	BreakStream bool
+	// TruncateStream, in a stream, closes the connection after the first
+	// piece of text without the protocol's terminal event, as an upstream
+	// that dies mid-answer does.
+	TruncateStream bool
+	// Hold, in a stream, waits after the first piece of text until it is
+	// closed (or the caller leaves) before going on: a long answer, kept
+	// in flight for as long as a test needs.
+	Hold <-chan struct{}
 }
 
 // ToolCall is a tool call the assistant makes.
@@ -141,6 +149,19 @@ func wait(r *http.Request, d time.Duration) bool {
 	}
 	select {
 	case <-time.After(d):
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// hold waits on a reply's Hold, if any; it reports whether to go on.
+func hold(r *http.Request, c <-chan struct{}) bool {
+	if c == nil {
+		return true
+	}
+	select {
+	case <-c:
 		return true
 	case <-r.Context().Done():
 		return false

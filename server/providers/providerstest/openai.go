@@ -58,7 +58,7 @@ func (h openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if stream, _ := req.Body["stream"].(bool); stream {
 		opts, _ := req.Body["stream_options"].(map[string]any)
 		includeUsage, _ := opts["include_usage"].(bool)
-		h.stream(w, model, reply, includeUsage)
+		h.stream(w, r, model, reply, includeUsage)
 		return
 	}
 	msg := map[string]any{"role": "assistant", "content": reply.Text, "refusal": nil}
@@ -81,7 +81,7 @@ func (h openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (h openAIHandler) stream(w http.ResponseWriter, model string, reply Reply, includeUsage bool) {
+func (h openAIHandler) stream(w http.ResponseWriter, r *http.Request, model string, reply Reply, includeUsage bool) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	created := time.Now().Unix()
@@ -99,6 +99,12 @@ func (h openAIHandler) stream(w http.ResponseWriter, model string, reply Reply, 
 		sse(w, "", chunk(map[string]any{"content": p}, nil))
 		if i == 0 && reply.BreakStream {
 			sse(w, "", map[string]any{"error": map[string]any{"message": "The server had an error while processing your request.", "type": "server_error"}})
+			return
+		}
+		if i == 0 && reply.TruncateStream {
+			return
+		}
+		if i == 0 && !hold(r, reply.Hold) {
 			return
 		}
 	}

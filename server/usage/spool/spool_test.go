@@ -119,3 +119,41 @@ func TestSpoolSetsAsideRefusedEvents(t *testing.T) {
 		t.Fatalf("rejected file: %q %v", raw, err)
 	}
 }
+
+// The spool keeps every member of an event, the attempt chain included,
+// across a restart: what is shipped is what was recorded.
+func TestSpoolCarriesAttribution(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "usage.spool")
+	var shipped []wire.UsageEventIn
+	ship := func(_ context.Context, evs []wire.UsageEventIn) error {
+		shipped = append(shipped, evs...)
+		return nil
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := Open(path, ship, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requestID, endpoint, reason, failure := "3b1f", "chat.completions", "stream_truncated", "rate_limited"
+	in := wire.UsageEventIn{ID: uuid.New(), Model: "anthropic/claude-haiku-4-5", Provider: "anthropic", CostUSD: "0.001", Status: "error",
+		RequestID: &requestID, Endpoint: &endpoint, Reason: &reason, RequestedModel: "openai/gpt-4o",
+		Attempts: []wire.UsageAttempt{
+			{Model: "openai/gpt-4o", Provider: "openai", Failure: &failure, LatencyMS: 12},
+			{Model: "anthropic/claude-haiku-4-5", Provider: "anthropic", LatencyMS: 340},
+		}}
+	s.Record(in)
+	if s, err = Open(path, ship, log); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ship(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(shipped) != 1 {
+		t.Fatalf("shipped %d events", len(shipped))
+	}
+	got := shipped[0]
+	if *got.RequestID != requestID || *got.Endpoint != endpoint || *got.Reason != reason || got.RequestedModel != in.RequestedModel ||
+		len(got.Attempts) != 2 || *got.Attempts[0].Failure != failure || got.Attempts[1].Failure != nil || got.Attempts[1].LatencyMS != 340 {
+		t.Fatalf("shipped %+v", got)
+	}
+}
