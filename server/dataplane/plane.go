@@ -22,6 +22,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/providers"
+	"github.com/gw-gateway/gw/server/ratelimit"
 	"github.com/gw-gateway/gw/server/secrets"
 )
 
@@ -46,6 +47,10 @@ type Options struct {
 	MaxRequestBytes int64
 	// Logger receives upstream failures and fallbacks; never a secret.
 	Logger *slog.Logger
+	// RateLimits grants this plane its share of each key's per-minute
+	// limits (ratelimit.Local, the whole limit, when nil). With several
+	// data planes, a lease source must slice the limits between them.
+	RateLimits ratelimit.Source
 }
 
 // Plane is the data plane's state: what it has admitted and whether it may
@@ -61,6 +66,9 @@ type Plane struct {
 	writeMu sync.Mutex
 	// inference holds what chat completions need beyond the bundles.
 	inference inferenceConfig
+	// limiter counts each rate-limited key's requests and tokens; it
+	// outlives admissions, so a new bundle does not reset a minute.
+	limiter *ratelimit.Limiter
 }
 
 // ErrStale is returned for a bundle not newer than the one admitted for its
@@ -78,6 +86,7 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	if p.now == nil {
 		p.now = time.Now
 	}
+	p.limiter = ratelimit.New(opts.RateLimits, p.now)
 	p.state.Store(emptySnapshot())
 	return p
 }

@@ -48,4 +48,5 @@ func (x *exchange) record(m *routeModel, cred *upstreamCredential, u providers.U
 		e.ProviderCredentialID = &cred.id
 	}
 	x.p.inference.usage.Record(e)
+	x.spendTokens(u)
 }
