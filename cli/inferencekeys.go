@@ -21,6 +21,7 @@ func NewCmdInferenceKeys(f *Factory) *cobra.Command {
 		NewCmdInferenceKeysList(f, nil),
 		NewCmdInferenceKeysGet(f, nil),
 		NewCmdInferenceKeysCreate(f, nil),
+		NewCmdInferenceKeysUpdate(f, nil),
 		NewCmdInferenceKeysRevoke(f, nil),
 	)
 	return cmd
@@ -37,7 +38,7 @@ func inferenceKeyTable(ks ...wire.InferenceKey) Table {
 func inferenceKeyDetail(k wire.InferenceKey) Table {
 	return detailTable("id", k.ID.String(), "prefix", k.Prefix, "name", k.Name, "status", k.Status,
 		"org_id", k.OrgID.String(), "workspace_id", k.WorkspaceID.String(), "user_id", k.UserID.String(),
-		"expires_at", timeCell(k.ExpiresAt), "revoked_at", timeCell(k.RevokedAt),
+		"expires_at", timeCell(k.ExpiresAt), "revoked_at", timeCell(k.RevokedAt), "rate_limits", rateLimitsCell(k.RateLimits),
 		"created_at", timeCell(&k.CreatedAt), "updated_at", timeCell(&k.UpdatedAt))
 }
 
@@ -100,16 +101,18 @@ type InferenceKeysCreateOptions struct {
 	Name   string
 	// User is the owner (UUID or email of an organization member); empty
 	// means the caller.
-	User      string
-	ExpiresAt *time.Time
+	User       string
+	ExpiresAt  *time.Time
+	RateLimits RateLimitChange
 }
 
 // NewCmdInferenceKeysCreate builds `gw inference-keys create`.
 func NewCmdInferenceKeysCreate(f *Factory, runF func(context.Context, *InferenceKeysCreateOptions) error) *cobra.Command {
 	opts := &InferenceKeysCreateOptions{f: f}
 	var expiry expiryFlags
+	var limits rateLimitFlags
 	cmd := &cobra.Command{
-		Use:   "create --name NAME [--user USER] [--expires-in 90d]",
+		Use:   "create --name NAME [--user USER] [--expires-in 90d] [--rpm N] [--tpm N]",
 		Short: "Issue an inference key in the workspace; prints its token once",
 		Example: `  # the token alone goes to stdout, ready for a secret store
   GW_INFERENCE_KEY=$(gw inference-keys create --name my-app --expires-in 90d)
@@ -129,6 +132,9 @@ func NewCmdInferenceKeysCreate(f *Factory, runF func(context.Context, *Inference
 			if opts.ExpiresAt, err = expiry.resolve(time.Now()); err != nil {
 				return err
 			}
+			if opts.RateLimits, err = limits.read(cmd); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -139,6 +145,7 @@ func NewCmdInferenceKeysCreate(f *Factory, runF func(context.Context, *Inference
 	cmd.Flags().StringVar(&opts.Name, "name", "", "what the key is for (1 to 100 characters)")
 	cmd.Flags().StringVar(&opts.User, "user", "", "owner: an active organization member (UUID or email; default: you)")
 	addExpiryFlags(cmd, &expiry)
+	limits.add(cmd)
 	return cmd
 }
 
@@ -152,6 +159,9 @@ func inferenceKeysCreateRun(ctx context.Context, opts *InferenceKeysCreateOption
 		return err
 	}
 	in := wire.InferenceKeyCreate{Name: opts.Name, ExpiresAt: opts.ExpiresAt}
+	if !opts.RateLimits.Empty() {
+		in.RateLimits = opts.RateLimits.apply(nil)
+	}
 	if opts.User != "" {
 		id, err := memberRef(ctx, c, org, opts.User)
 		if err != nil {

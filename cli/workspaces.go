@@ -33,7 +33,7 @@ func workspaceTable(wss ...wire.Workspace) Table {
 
 func workspaceDetail(w wire.Workspace) Table {
 	return detailTable("id", w.ID.String(), "org_id", w.OrgID.String(), "slug", w.Slug, "name", w.Name,
-		"created_at", timeCell(&w.CreatedAt), "updated_at", timeCell(&w.UpdatedAt))
+		"rate_limits", rateLimitsCell(w.RateLimits), "created_at", timeCell(&w.CreatedAt), "updated_at", timeCell(&w.UpdatedAt))
 }
 
 // WorkspacesListOptions configure gw workspaces list.
@@ -175,15 +175,18 @@ type WorkspacesUpdateOptions struct {
 	Workspace string
 	Name      *string
 	Slug      *string
+	// RateLimits are the workspace's default and ceiling for its keys.
+	RateLimits RateLimitChange
 }
 
 // NewCmdWorkspacesUpdate builds `gw workspaces update`.
 func NewCmdWorkspacesUpdate(f *Factory, runF func(context.Context, *WorkspacesUpdateOptions) error) *cobra.Command {
 	opts := &WorkspacesUpdateOptions{f: f}
 	var rename renameFlags
+	var limits rateLimitFlags
 	cmd := &cobra.Command{
-		Use:   "update [WORKSPACE] [--name NAME] [--slug SLUG]",
-		Short: "Rename a workspace or change its slug (default: the current one)",
+		Use:   "update [WORKSPACE] [--name NAME] [--slug SLUG] [--rpm N] [--tpm N] [--no-rate-limits]",
+		Short: "Rename a workspace, change its slug or its keys' rate limits (default: the current one)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(opts.Output); err != nil {
@@ -193,8 +196,14 @@ func NewCmdWorkspacesUpdate(f *Factory, runF func(context.Context, *WorkspacesUp
 				opts.Workspace = args[0]
 			}
 			var err error
-			if opts.Name, opts.Slug, err = rename.read(cmd); err != nil {
+			if opts.RateLimits, err = limits.read(cmd); err != nil {
 				return err
+			}
+			// Rate limits alone are a change too.
+			if opts.RateLimits.Empty() || cmd.Flags().Changed("name") || cmd.Flags().Changed("slug") {
+				if opts.Name, opts.Slug, err = rename.read(cmd); err != nil {
+					return err
+				}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -204,6 +213,7 @@ func NewCmdWorkspacesUpdate(f *Factory, runF func(context.Context, *WorkspacesUp
 	}
 	addOutputFlag(cmd, &opts.Output)
 	rename.add(cmd)
+	limits.add(cmd)
 	return cmd
 }
 
@@ -216,7 +226,15 @@ func workspacesUpdateRun(ctx context.Context, opts *WorkspacesUpdateOptions) err
 	if err != nil {
 		return err
 	}
-	w, err := c.UpdateWorkspace(ctx, org, ws, wire.WorkspaceUpdate{Name: opts.Name, Slug: opts.Slug})
+	in := wire.WorkspaceUpdate{Name: opts.Name, Slug: opts.Slug}
+	if !opts.RateLimits.Empty() {
+		cur, err := c.GetWorkspaceSettings(ctx, org, ws)
+		if err != nil {
+			return err
+		}
+		in.RateLimits = opts.RateLimits.apply(cur.RateLimits)
+	}
+	w, err := c.UpdateWorkspace(ctx, org, ws, in)
 	if err != nil {
 		return err
 	}

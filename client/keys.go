@@ -48,6 +48,11 @@ func (c *Client) CreateInferenceKey(ctx context.Context, org, ws string, in wire
 	return getData[wire.InferenceKey](ctx, c, "POST", wsPath(org, ws)+"/inference-keys", nil, in)
 }
 
+// UpdateInferenceKey renames an inference key or changes its rate limits.
+func (c *Client) UpdateInferenceKey(ctx context.Context, org, ws, id string, in wire.InferenceKeyUpdate) (wire.InferenceKey, error) {
+	return getData[wire.InferenceKey](ctx, c, "PATCH", wsPath(org, ws)+"/inference-keys/"+esc(id), nil, in)
+}
+
 // RevokeInferenceKey revokes an inference key (idempotent).
 func (c *Client) RevokeInferenceKey(ctx context.Context, org, ws, id string) (wire.InferenceKey, error) {
 	return getData[wire.InferenceKey](ctx, c, "POST", wsPath(org, ws)+"/inference-keys/"+esc(id)+"/revoke", nil, nil)

@@ -75,7 +75,18 @@ func (c *Client) GetWorkspace(ctx context.Context, org, ws string) (wire.Workspa
 	return getData[wire.Workspace](ctx, c, "GET", wsPath(org, ws), nil, nil)
 }
 
-// UpdateWorkspace changes a workspace's name or slug.
+// GetWorkspaceSettings reads a workspace's settings (the workspace record,
+// rate limits included).
+func (c *Client) GetWorkspaceSettings(ctx context.Context, org, ws string) (wire.Workspace, error) {
+	return getData[wire.Workspace](ctx, c, "GET", wsPath(org, ws)+"/settings", nil, nil)
+}
+
+// UpdateWorkspaceSettings changes a workspace's name, slug or rate limits.
+func (c *Client) UpdateWorkspaceSettings(ctx context.Context, org, ws string, in wire.WorkspaceUpdate) (wire.Workspace, error) {
+	return getData[wire.Workspace](ctx, c, "PATCH", wsPath(org, ws)+"/settings", nil, in)
+}
+
+// UpdateWorkspace changes a workspace's name, slug or rate limits.
 func (c *Client) UpdateWorkspace(ctx context.Context, org, ws string, in wire.WorkspaceUpdate) (wire.Workspace, error) {
 	return getData[wire.Workspace](ctx, c, "PATCH", wsPath(org, ws), nil, in)
 }

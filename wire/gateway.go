@@ -61,10 +61,13 @@ type InferenceKey struct {
 	Prefix      string     `json:"prefix"`
 	ExpiresAt   *time.Time `json:"expires_at" jsonschema:"nullable"`
 	RevokedAt   *time.Time `json:"revoked_at" jsonschema:"nullable"`
-	CreatedAt   time.Time  `json:"created_at"`
-	UpdatedAt   time.Time  `json:"updated_at"`
-	Status      string     `json:"status" jsonschema:"enum=active,enum=revoked,enum=expired"`
-	Token       string     `json:"token,omitempty"`
+	// RateLimits are the key's own limits; a key without them has its
+	// workspace's, and a key's limits never exceed its workspace's.
+	RateLimits *RateLimits `json:"rate_limits" jsonschema:"nullable"`
+	CreatedAt  time.Time   `json:"created_at"`
+	UpdatedAt  time.Time   `json:"updated_at"`
+	Status     string      `json:"status" jsonschema:"enum=active,enum=revoked,enum=expired"`
+	Token      string      `json:"token,omitempty"`
 }
 
 // InferenceKeyCreate issues an inference key, owned by the caller or by
@@ -73,6 +76,14 @@ type InferenceKeyCreate struct {
 	Name      string     `json:"name" jsonschema:"minLength=1,maxLength=100"`
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	UserID    *uuid.UUID `json:"user_id,omitempty"`
+	// RateLimits may not exceed the workspace's.
+	RateLimits *RateLimits `json:"rate_limits,omitempty" jsonschema:"nullable"`
+}
+
+// InferenceKeyUpdate renames a key or changes its rate limits.
+type InferenceKeyUpdate struct {
+	Name       *string     `json:"name,omitempty" jsonschema:"minLength=1,maxLength=100"`
+	RateLimits *RateLimits `json:"rate_limits,omitempty" jsonschema:"nullable"`
 }
 
 // Policy is spec 2.3's PolicyOut.

@@ -67,12 +67,23 @@ type OrganizationUpdate struct {
 
 // Workspace is spec 2.2.
 type Workspace struct {
-	ID        uuid.UUID `json:"id"`
-	OrgID     uuid.UUID `json:"org_id"`
-	Name      string    `json:"name"`
-	Slug      string    `json:"slug"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID    uuid.UUID `json:"id"`
+	OrgID uuid.UUID `json:"org_id"`
+	Name  string    `json:"name"`
+	Slug  string    `json:"slug"`
+	// RateLimits are the workspace's per-minute limits: the limits of
+	// every key without its own, and the ceiling of the keys' own.
+	RateLimits *RateLimits `json:"rate_limits" jsonschema:"nullable"`
+	CreatedAt  time.Time   `json:"created_at"`
+	UpdatedAt  time.Time   `json:"updated_at"`
+}
+
+// RateLimits are per-minute limits of requests and of tokens (input plus
+// output) in fixed UTC minutes; a null member is no limit. In an update,
+// a null rate_limits clears both and an absent member keeps its value.
+type RateLimits struct {
+	RequestsPerMinute *int64 `json:"requests_per_minute" jsonschema:"nullable,minimum=1"`
+	TokensPerMinute   *int64 `json:"tokens_per_minute" jsonschema:"nullable,minimum=1"`
 }
 
 // WorkspaceCreate is the body that creates a workspace.
@@ -81,10 +92,11 @@ type WorkspaceCreate struct {
 	Slug string `json:"slug,omitempty" jsonschema:"minLength=1,maxLength=63,pattern=^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"`
 }
 
-// WorkspaceUpdate changes a workspace's name or slug.
+// WorkspaceUpdate changes a workspace's name, slug or rate limits.
 type WorkspaceUpdate struct {
-	Name *string `json:"name,omitempty" jsonschema:"minLength=1,maxLength=100"`
-	Slug *string `json:"slug,omitempty" jsonschema:"minLength=1,maxLength=63,pattern=^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"`
+	Name       *string     `json:"name,omitempty" jsonschema:"minLength=1,maxLength=100"`
+	Slug       *string     `json:"slug,omitempty" jsonschema:"minLength=1,maxLength=63,pattern=^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"`
+	RateLimits *RateLimits `json:"rate_limits,omitempty" jsonschema:"nullable"`
 }
 
 // Deleted is the result of deleting a workspace or an organization.

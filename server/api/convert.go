@@ -14,7 +14,8 @@ func toOrganization(o *store.Organization) wire.Organization {
 }
 
 func toWorkspace(w *store.Workspace) wire.Workspace {
-	return wire.Workspace{ID: w.ID, OrgID: w.OrgID, Name: w.Name, Slug: w.Slug, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+	return wire.Workspace{ID: w.ID, OrgID: w.OrgID, Name: w.Name, Slug: w.Slug, RateLimits: toRateLimits(w.RateLimits),
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
 }
 
 func toUser(u *store.User, orgs []uuid.UUID) wire.User {

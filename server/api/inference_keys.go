@@ -23,6 +23,9 @@ func (s *Server) inferenceKeyRoutes() []*Route {
 			Perms: []auth.Permission{auth.InferenceKeysRead}, Result: []wire.InferenceKey{}, Handle: s.listInferenceKeys},
 		{Method: "GET", Path: base + "/{key_id}", Tag: tag, Summary: "Get an inference key (metadata only)",
 			Perms: []auth.Permission{auth.InferenceKeysRead}, Result: wire.InferenceKey{}, Handle: s.getInferenceKey},
+		{Method: "PATCH", Path: base + "/{key_id}", Tag: tag, Summary: "Rename an inference key or change its rate limits",
+			Perms: []auth.Permission{auth.InferenceKeysManage}, Body: wire.InferenceKeyUpdate{}, Result: wire.InferenceKey{},
+			RefreshesBundles: true, Handle: s.updateInferenceKey},
 		{Method: "POST", Path: base + "/{key_id}/revoke", Tag: tag, Summary: "Revoke an inference key (idempotent)",
 			Perms: []auth.Permission{auth.InferenceKeysManage}, Result: wire.InferenceKey{}, RefreshesBundles: true, Handle: s.revokeInferenceKey},
 	}
@@ -37,12 +40,14 @@ func toInferenceKey(k *store.InferenceKey, now time.Time) wire.InferenceKey {
 		status = wire.KeyExpired
 	}
 	return wire.InferenceKey{ID: k.ID, OrgID: k.OrgID, WorkspaceID: k.WorkspaceID, UserID: k.UserID, Name: k.Name, Prefix: k.Prefix,
-		ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt, Status: status}
+		ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, RateLimits: toRateLimits(k.RateLimits), CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt,
+		Status: status}
 }
 
 func (s *Server) createInferenceKey(r *Request) (any, error) {
 	var name string
 	var expires *time.Time
+	var limitsIn rateLimitsInput
 	owner := r.P.User.ID
 	if err := r.body(func(o *validate.Object) {
 		name = requiredString(o, "name", nameRule)
@@ -52,7 +57,12 @@ func (s *Server) createInferenceKey(r *Request) (any, error) {
 				owner = id
 			}
 		}
+		limitsIn = readRateLimits(o)
 	}); err != nil {
+		return nil, err
+	}
+	limits := limitsIn.onto(store.RateLimits{})
+	if err := checkWithinWorkspace(limitsIn, limits, r.WS.RateLimits); err != nil {
 		return nil, err
 	}
 	// Policies target keys by owner: a key for someone else would carry
@@ -75,14 +85,14 @@ func (s *Server) createInferenceKey(r *Request) (any, error) {
 		token, prefix, hash := auth.NewToken(auth.InferenceKeyPrefix)
 		now := store.Now()
 		k := &store.InferenceKey{ID: uuid.New(), OrgID: r.Org.ID, WorkspaceID: r.WS.ID, UserID: owner, Name: name, Prefix: prefix,
-			TokenHash: hash, ExpiresAt: expires, CreatedAt: now, UpdatedAt: now}
+			TokenHash: hash, ExpiresAt: expires, RateLimits: limits, CreatedAt: now, UpdatedAt: now}
 		if err := tx.CreateInferenceKey(r.ctx, k); err != nil {
 			return err
 		}
 		out = toInferenceKey(k, time.Now())
 		out.Token = token
 		return r.audit(tx, auditEntry{Action: "inference_key.issued", TargetType: "inference_key", TargetID: k.ID.String(),
-			Details: map[string]any{"name": name, "prefix": prefix, "user_id": owner.String()}})
+			Details: map[string]any{"name": name, "prefix": prefix, "user_id": owner.String(), "rate_limits": rateLimitsDetail(limits)}})
 	})
 	return out, err
 }
@@ -136,6 +146,42 @@ func (s *Server) getInferenceKey(r *Request) (any, error) {
 		return nil, err
 	}
 	return toInferenceKey(k, time.Now()), nil
+}
+
+func (s *Server) updateInferenceKey(r *Request) (any, error) {
+	var name *string
+	var limitsIn rateLimitsInput
+	if err := r.body(func(o *validate.Object) {
+		name = optionalString(o, "name", nameRule)
+		limitsIn = readRateLimits(o)
+	}); err != nil {
+		return nil, err
+	}
+	var out wire.InferenceKey
+	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
+		k, err := s.pathInferenceKey(tx, r)
+		if err != nil {
+			return err
+		}
+		// Members the body left out keep their stored values.
+		limits := limitsIn.onto(k.RateLimits)
+		if err := checkWithinWorkspace(limitsIn, limits, r.WS.RateLimits); err != nil {
+			return err
+		}
+		before := map[string]any{"name": k.Name, "rate_limits": rateLimitsDetail(k.RateLimits)}
+		if name != nil {
+			k.Name = *name
+		}
+		k.RateLimits = limits
+		k.UpdatedAt = store.Now()
+		if err := tx.UpdateInferenceKey(r.ctx, k); err != nil {
+			return err
+		}
+		out = toInferenceKey(k, time.Now())
+		return r.audit(tx, auditEntry{Action: "inference_key.updated", TargetType: "inference_key", TargetID: k.ID.String(),
+			Details: map[string]any{"before": before, "after": map[string]any{"name": k.Name, "rate_limits": rateLimitsDetail(k.RateLimits)}}})
+	})
+	return out, err
 }
 
 func (s *Server) revokeInferenceKey(r *Request) (any, error) {

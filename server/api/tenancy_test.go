@@ -600,7 +600,7 @@ func TestBootstrapFlow(t *testing.T) {
 		tnWantStatus(t, "bootstrap", r, 200)
 		res := decodeData[wire.BootstrapResult](t, r.body)
 		m := tnWantKeys(t, "bootstrap result", tnData(t, r.body), "user", "organization", "workspace", "management_key")
-		tnWantKeys(t, "bootstrap workspace", m["workspace"], "id", "org_id", "name", "slug", "created_at", "updated_at")
+		tnWantKeys(t, "bootstrap workspace", m["workspace"], "id", "org_id", "name", "slug", "rate_limits", "created_at", "updated_at")
 		if res.User.Email != "root@example.com" || res.User.InstanceRole != auth.InstanceOwner || res.User.ServiceAccount {
 			t.Fatalf("bootstrap user: %+v", res.User)
 		}
@@ -910,7 +910,7 @@ func TestWorkspaces(t *testing.T) {
 		org := e.boot.Organization.ID
 		e.must("POST", "/api/v1/instance/organizations", k, map[string]any{"name": "Other", "slug": "other"})
 		other := decodeData[wire.Organization](t, e.must("GET", "/api/v1/organizations/other", k, nil))
-		wsShape := []string{"id", "org_id", "name", "slug", "created_at", "updated_at"}
+		wsShape := []string{"id", "org_id", "name", "slug", "rate_limits", "created_at", "updated_at"}
 		base := "/api/v1/organizations/default/workspaces"
 
 		type wcase struct {

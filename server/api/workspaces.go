@@ -31,7 +31,7 @@ func (s *Server) workspaceRoutes() []*Route {
 
 		{Method: "GET", Path: orgWS + "/{workspace_ref}/settings", Tag: "Workspace Settings", Summary: "Get workspace settings",
 			Perms: []auth.Permission{auth.WorkspacesRead}, Result: wire.Workspace{}, Handle: s.getWorkspace},
-		{Method: "PATCH", Path: orgWS + "/{workspace_ref}/settings", Tag: "Workspace Settings", Summary: "Update workspace settings (name, slug)",
+		{Method: "PATCH", Path: orgWS + "/{workspace_ref}/settings", Tag: "Workspace Settings", Summary: "Update workspace settings (name, slug, rate limits)",
 			Perms: []auth.Permission{auth.WorkspacesUpdate}, Body: wire.WorkspaceUpdate{}, Result: wire.Workspace{}, RefreshesBundles: true, Handle: s.updateWorkspace},
 
 		{Method: "GET", Path: orgWS + "/{workspace_ref}/members", Tag: "Workspace Members", Summary: "List workspace members",
@@ -118,12 +118,30 @@ func (s *Server) getWorkspace(r *Request) (any, error) {
 
 func (s *Server) updateWorkspace(r *Request) (any, error) {
 	ws := *r.WS
-	details, err := r.readRename(&ws.Name, &ws.Slug)
-	if err != nil {
+	var name, slug *string
+	var limitsIn rateLimitsInput
+	if err := r.body(func(o *validate.Object) {
+		name = optionalString(o, "name", nameRule)
+		slug = readSlug(o)
+		limitsIn = readRateLimits(o)
+	}); err != nil {
 		return nil, err
 	}
+	before := map[string]any{"name": ws.Name, "slug": ws.Slug, "rate_limits": rateLimitsDetail(ws.RateLimits)}
+	if name != nil {
+		ws.Name = *name
+	}
+	if slug != nil {
+		ws.Slug = *slug
+	}
+	// Lowering a workspace's limits below its keys' own is allowed: the
+	// keys keep their records and the lower of the two applies
+	// (publish computes each key's effective limits; docs/rate-limits.md).
+	ws.RateLimits = limitsIn.onto(ws.RateLimits)
 	ws.UpdatedAt = store.Now()
-	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
+	details := map[string]any{"before": before,
+		"after": map[string]any{"name": ws.Name, "slug": ws.Slug, "rate_limits": rateLimitsDetail(ws.RateLimits)}}
+	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
 		if err := tx.UpdateWorkspace(r.ctx, &ws); err != nil {
 			return slugConflict(err, ws.Slug)
 		}

@@ -44,6 +44,10 @@ type Workspace struct {
 	ID   uuid.UUID `json:"id"`
 	Slug string    `json:"slug"`
 	Name string    `json:"name"`
+
+	// RateLimits are the workspace's settings, for reference: its keys
+	// carry their effective limits already.
+	RateLimits *RateLimits `json:"rate_limits,omitempty"`
 }
 
 // Key is an active inference key: unrevoked, and owned by an active member.
@@ -55,6 +59,21 @@ type Key struct {
 	OwnerID     uuid.UUID  `json:"owner_id"`
 	TokenHash   string     `json:"token_hash"`
 	ExpiresAt   *time.Time `json:"expires_at"`
+
+	// RateLimits are the limits a data plane enforces for the key: for
+	// each member, the lower of the key's own and its workspace's, either
+	// when only one is set, absent when neither is.
+	RateLimits *RateLimits `json:"rate_limits,omitempty"`
+}
+
+// RateLimits are per-minute limits, each at least 1; 0 (absent) is none.
+// Members are omitted when empty, so a bundle without limits encodes as it
+// did before they existed; a data plane too old to know them refuses a
+// bundle that has them (unknown members are refused) rather than serving
+// its keys unlimited.
+type RateLimits struct {
+	RequestsPerMinute int64 `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int64 `json:"tokens_per_minute,omitempty"`
 }
 
 // Policy is an enabled workspace policy. Its definition is typed: it encodes

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"encoding/hex"
+	"fmt"
 	"strings"
 
 	"github.com/google/uuid"
@@ -31,13 +32,21 @@ func (b *Body) Validate() error {
 		return invalid("workspaces, keys, policies and credentials must all be lists")
 	}
 	workspaces := make(map[uuid.UUID]bool, len(b.Workspaces))
+	limits := make(map[uuid.UUID]*RateLimits, len(b.Workspaces))
 	for _, w := range b.Workspaces {
 		if w.ID == uuid.Nil || workspaces[w.ID] {
 			return invalid("workspace id %s is missing or repeated", w.ID)
 		}
+		if err := w.RateLimits.validate(); err != nil {
+			return invalid("workspace %s: %v", w.ID, err)
+		}
 		workspaces[w.ID] = true
+		limits[w.ID] = w.RateLimits
 	}
 	if err := validateKeys(b.Keys, workspaces); err != nil {
+		return err
+	}
+	if err := validateKeyLimits(b.Keys, limits); err != nil {
 		return err
 	}
 	if err := validatePolicies(b.Policies, workspaces); err != nil {
@@ -74,6 +83,47 @@ func validateKeys(keys []Key, workspaces map[uuid.UUID]bool) error {
 		hashes[k.TokenHash] = true
 	}
 	return nil
+}
+
+// validate checks that every member is at least 1 and that an object is
+// not empty (no limits is an absent object, so equal content encodes to
+// equal bytes).
+func (l *RateLimits) validate() error {
+	switch {
+	case l == nil:
+		return nil
+	case l.RequestsPerMinute < 0 || l.TokensPerMinute < 0:
+		return fmt.Errorf("rate limits %+v are negative", *l)
+	case l.RequestsPerMinute == 0 && l.TokensPerMinute == 0:
+		return fmt.Errorf("rate_limits is present but empty")
+	}
+	return nil
+}
+
+// validateKeyLimits checks that a key's effective limits are well formed
+// and within its workspace's: the compiler takes the lower of the two, so
+// a key above its workspace is a bundle that was not compiled by it.
+func validateKeyLimits(keys []Key, workspaces map[uuid.UUID]*RateLimits) error {
+	for _, k := range keys {
+		if err := k.RateLimits.validate(); err != nil {
+			return invalid("key %s: %v", k.ID, err)
+		}
+		ws := workspaces[k.WorkspaceID]
+		if ws == nil {
+			continue
+		}
+		if k.RateLimits == nil || exceeds(k.RateLimits.RequestsPerMinute, ws.RequestsPerMinute) ||
+			exceeds(k.RateLimits.TokensPerMinute, ws.TokensPerMinute) {
+			return invalid("key %s has rate limits above its workspace's", k.ID)
+		}
+	}
+	return nil
+}
+
+// exceeds reports whether a key's limit is above the workspace's ceiling
+// (0 is none: no key limit is above no ceiling, and none is above any).
+func exceeds(key, ceiling int64) bool {
+	return ceiling > 0 && (key == 0 || key > ceiling)
 }
 
 // isTokenHash reports whether s is what auth.HashToken produces: 64

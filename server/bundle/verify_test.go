@@ -193,6 +193,32 @@ func TestVerifyRefuses(t *testing.T) {
 			b.Keys[0].TokenHash = "sk-gw-plaintext"
 			return sign(t, b)
 		}},
+		{"negative rate limit", func(t *testing.T) bundle.Signed {
+			b := valid(t)
+			b.Keys[0].RateLimits = &bundle.RateLimits{RequestsPerMinute: -1}
+			return sign(t, b)
+		}},
+		{"empty rate limits", func(t *testing.T) bundle.Signed {
+			b := valid(t)
+			b.Workspaces[0].RateLimits = &bundle.RateLimits{}
+			return sign(t, b)
+		}},
+		{"key rate limits above its workspace's", func(t *testing.T) bundle.Signed {
+			b := valid(t)
+			for i := range b.Workspaces {
+				b.Workspaces[i].RateLimits = &bundle.RateLimits{TokensPerMinute: 100}
+			}
+			b.Keys[0].RateLimits = &bundle.RateLimits{TokensPerMinute: 101}
+			return sign(t, b)
+		}},
+		{"key without the limits its workspace sets", func(t *testing.T) bundle.Signed {
+			b := valid(t)
+			b.Workspaces[0].RateLimits = &bundle.RateLimits{RequestsPerMinute: 5}
+			for i := range b.Keys {
+				b.Keys[i].RateLimits = &bundle.RateLimits{TokensPerMinute: 10}
+			}
+			return sign(t, b)
+		}},
 		{"repeated key id", func(t *testing.T) bundle.Signed {
 			b := valid(t)
 			b.Keys[1].ID = b.Keys[0].ID

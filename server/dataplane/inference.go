@@ -91,6 +91,9 @@ func (p *Plane) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
 		refusal.write(w)
 		return
 	}
+	if !p.admitRate(w, key.inference) {
+		return
+	}
 	x := &exchange{p: p, w: w, r: r, key: key.inference, view: key.models, started: started,
 		occurred: p.now().UTC().Truncate(time.Microsecond), id: uuid.New()}
 	// The usage event's id, so a caller's report of a request can be

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/providers"
+	"github.com/gw-gateway/gw/server/ratelimit"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/spend"
 )
@@ -54,6 +55,10 @@ type Options struct {
 	// BudgetHolder names this process to the lease source; a restarted
 	// process must use a new name (DESIGN §6).
 	BudgetHolder string
+	// RateLimits grants this plane its share of each key's per-minute
+	// limits (ratelimit.Local, the whole limit, when nil). With several
+	// data planes, a lease source must slice the limits between them.
+	RateLimits ratelimit.Source
 }
 
 // Plane is the data plane's state: what it has admitted and whether it may
@@ -77,6 +82,9 @@ type Plane struct {
 	base    context.Context
 	endBase context.CancelCauseFunc
 	flights atomic.Int64
+	// limiter counts each rate-limited key's requests and tokens; it
+	// outlives admissions, so a new bundle does not reset a minute.
+	limiter *ratelimit.Limiter
 }
 
 // ErrStale is returned for a bundle not newer than the one admitted for its
@@ -100,6 +108,7 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 		holder = "dp-" + uuid.NewString()
 	}
 	p.budgets = budgetState{ledger: spend.NewLedger(), source: opts.Budgets, holder: holder, now: p.now}
+	p.limiter = ratelimit.New(opts.RateLimits, p.now)
 	p.state.Store(emptySnapshot())
 	return p
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/policy"
+	"github.com/gw-gateway/gw/server/ratelimit"
 	"github.com/gw-gateway/gw/server/secrets"
 )
 
@@ -46,6 +47,8 @@ type inferenceKey struct {
 	owner     uuid.UUID
 	// policies are the key's workspace's; Evaluate applies their targets.
 	policies []policy.Policy
+	// limits are the key's effective rate limits (ratelimit.go).
+	limits ratelimit.Limits
 }
 
 // newInferenceOrg builds the inference index of a bundle; models is the
@@ -77,7 +80,8 @@ func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 }
 
 func (o *inferenceOrg) key(k bundle.Key) *inferenceKey {
-	return &inferenceKey{org: o, id: k.ID, idString: k.ID.String(), workspace: k.WorkspaceID, owner: k.OwnerID, policies: o.policies[k.WorkspaceID]}
+	return &inferenceKey{org: o, id: k.ID, idString: k.ID.String(), workspace: k.WorkspaceID, owner: k.OwnerID, policies: o.policies[k.WorkspaceID],
+		limits: keyLimits(k.RateLimits)}
 }
 
 // upstreamCredential is a provider credential of the bundle. Its secret

@@ -185,4 +185,5 @@ func (x *exchange) finish(o outcome) {
 		e.ProviderCredentialID = &o.cred.id
 	}
 	x.p.inference.usage.Record(e)
+	x.spendTokens(u)
 }

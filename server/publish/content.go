@@ -32,10 +32,12 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 		return nil, fmt.Errorf("list workspaces: %w", err)
 	}
 	listed := make(map[uuid.UUID]bool, len(workspaces))
+	wsLimits := make(map[uuid.UUID]store.RateLimits, len(workspaces))
 	body.Workspaces = make([]bundle.Workspace, len(workspaces))
 	for i, w := range workspaces {
-		body.Workspaces[i] = bundle.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name}
+		body.Workspaces[i] = bundle.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name, RateLimits: bundleRateLimits(w.RateLimits)}
 		listed[w.ID] = true
+		wsLimits[w.ID] = w.RateLimits
 	}
 	sortByID(body.Workspaces, func(w bundle.Workspace) uuid.UUID { return w.ID })
 
@@ -46,7 +48,8 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	body.Keys = make([]bundle.Key, 0, len(keys))
 	for _, k := range keys {
 		if listed[k.WorkspaceID] {
-			body.Keys = append(body.Keys, bundle.Key{ID: k.ID, WorkspaceID: k.WorkspaceID, OwnerID: k.UserID, TokenHash: k.TokenHash, ExpiresAt: utc(k.ExpiresAt)})
+			body.Keys = append(body.Keys, bundle.Key{ID: k.ID, WorkspaceID: k.WorkspaceID, OwnerID: k.UserID, TokenHash: k.TokenHash, ExpiresAt: utc(k.ExpiresAt),
+				RateLimits: bundleRateLimits(effectiveRateLimits(k.RateLimits, wsLimits[k.WorkspaceID]))})
 		}
 	}
 	sortByID(body.Keys, func(k bundle.Key) uuid.UUID { return k.ID })
@@ -69,6 +72,38 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 		return nil, err
 	}
 	return body, nil
+}
+
+// effectiveRateLimits are the limits a key is held to: for each member the
+// lower of its own and its workspace's, or whichever is set. Taking the
+// minimum here, rather than refusing a workspace limit below its keys', is
+// what lets a workspace be tightened at once without editing every key.
+func effectiveRateLimits(key, ws store.RateLimits) store.RateLimits {
+	return store.RateLimits{RPM: lower(key.RPM, ws.RPM), TPM: lower(key.TPM, ws.TPM)}
+}
+
+func lower(a, b *int64) *int64 {
+	switch {
+	case a == nil:
+		return b
+	case b == nil || *a <= *b:
+		return a
+	}
+	return b
+}
+
+func bundleRateLimits(l store.RateLimits) *bundle.RateLimits {
+	if l.RPM == nil && l.TPM == nil {
+		return nil
+	}
+	out := &bundle.RateLimits{}
+	if l.RPM != nil {
+		out.RequestsPerMinute = *l.RPM
+	}
+	if l.TPM != nil {
+		out.TokensPerMinute = *l.TPM
+	}
+	return out
 }
 
 func readPolicies(ctx context.Context, st *store.Store, orgID uuid.UUID, listed map[uuid.UUID]bool) ([]bundle.Policy, error) {

@@ -27,6 +27,12 @@ func (s *Store) ListInferenceKeys(ctx context.Context, wsID uuid.UUID) ([]Infere
 	return out, mapErr(err)
 }
 
+// UpdateInferenceKey writes a key's name, rate limits and updated_at.
+func (s *Store) UpdateInferenceKey(ctx context.Context, k *InferenceKey) error {
+	res, err := s.db.NewUpdate().Model(k).Column("name", "rate_limit_rpm", "rate_limit_tpm", "updated_at").WherePK().Exec(ctx)
+	return affectedOne(res, err)
+}
+
 // ActiveInferenceKeysForOrg returns the organization's unrevoked keys whose
 // owners are active members (a removed or suspended member's keys stop).
 func (s *Store) ActiveInferenceKeysForOrg(ctx context.Context, orgID uuid.UUID) ([]InferenceKey, error) {

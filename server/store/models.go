@@ -99,6 +99,12 @@ type Organization struct {
 	UpdatedAt time.Time `bun:"updated_at"`
 }
 
+// RateLimits are per-minute limits of requests and tokens; nil is none.
+type RateLimits struct {
+	RPM *int64 `bun:"rpm"`
+	TPM *int64 `bun:"tpm"`
+}
+
 // User is a person or a service account.
 type User struct {
 	bun.BaseModel `bun:"table:users"`
@@ -137,6 +143,9 @@ type Workspace struct {
 	Slug      string    `bun:"slug"`
 	CreatedAt time.Time `bun:"created_at"`
 	UpdatedAt time.Time `bun:"updated_at"`
+
+	// RateLimits are the default and the ceiling of its keys' limits.
+	RateLimits RateLimits `bun:"embed:rate_limit_"`
 }
 
 // WorkspaceMember places a user in a workspace.
@@ -280,6 +289,7 @@ type InferenceKey struct {
 	TokenHash   string     `bun:"token_hash"`
 	ExpiresAt   *time.Time `bun:"expires_at"`
 	RevokedAt   *time.Time `bun:"revoked_at"`
+	RateLimits  RateLimits `bun:"embed:rate_limit_"`
 	CreatedAt   time.Time  `bun:"created_at"`
 	UpdatedAt   time.Time  `bun:"updated_at"`
 }

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gw-gateway/gw/wire"
+)
+
+// InferenceKeysUpdateOptions configure gw inference-keys update.
+type InferenceKeysUpdateOptions struct {
+	f          *Factory
+	Output     string
+	ID         string
+	Name       *string
+	RateLimits RateLimitChange
+}
+
+// NewCmdInferenceKeysUpdate builds `gw inference-keys update`.
+func NewCmdInferenceKeysUpdate(f *Factory, runF func(context.Context, *InferenceKeysUpdateOptions) error) *cobra.Command {
+	opts := &InferenceKeysUpdateOptions{f: f}
+	var name string
+	var limits rateLimitFlags
+	cmd := &cobra.Command{
+		Use:   "update KEY_ID [--name NAME] [--rpm N] [--tpm N] [--no-rate-limits]",
+		Short: "Rename an inference key or change its rate limits (never above the workspace's)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			opts.ID = args[0]
+			if cmd.Flags().Changed("name") {
+				opts.Name = &name
+			}
+			var err error
+			if opts.RateLimits, err = limits.read(cmd); err != nil {
+				return err
+			}
+			if opts.Name == nil && opts.RateLimits.Empty() {
+				return usageError{errors.New("nothing to change: pass --name, --rpm, --tpm or --no-rate-limits")}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return inferenceKeysUpdateRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	cmd.Flags().StringVar(&name, "name", "", "new name (1 to 100 characters)")
+	limits.add(cmd)
+	return cmd
+}
+
+func inferenceKeysUpdateRun(ctx context.Context, opts *InferenceKeysUpdateOptions) error {
+	c, s, err := opts.f.AuthedClient()
+	if err != nil {
+		return err
+	}
+	org, ws, err := s.RequireWorkspace()
+	if err != nil {
+		return err
+	}
+	in := wire.InferenceKeyUpdate{Name: opts.Name}
+	if !opts.RateLimits.Empty() {
+		// The body carries both limits, so the one not mentioned is sent
+		// as it stands.
+		cur, err := c.GetInferenceKey(ctx, org, ws, opts.ID)
+		if err != nil {
+			return err
+		}
+		in.RateLimits = opts.RateLimits.apply(cur.RateLimits)
+	}
+	k, err := c.UpdateInferenceKey(ctx, org, ws, opts.ID, in)
+	if err != nil {
+		return err
+	}
+	return opts.f.Print(opts.Output, k, func() Table { return inferenceKeyDetail(k) })
+}
