@@ -73,21 +73,17 @@ func grantOne(ctx context.Context, tx *store.Store, holder string, a wire.Budget
 		return wire.BudgetLeaseGrant{}, err
 	}
 	mine := &store.BudgetLease{Counter: a.Counter, PeriodStart: start, Holder: holder}
-	committed := c.SeededNanoUSD
+	var others []spend.Lease
 	for i := range leases {
 		if leases[i].Holder == holder {
 			mine = &leases[i]
 			continue
 		}
-		committed += max(leases[i].GrantedNanoUSD, leases[i].UsedNanoUSD)
+		others = append(others, spend.Lease{Granted: leases[i].GrantedNanoUSD, Used: leases[i].UsedNanoUSD})
 	}
-	mine.UsedNanoUSD = max(mine.UsedNanoUSD, a.UsedNanoUSD)
-	// What is given back leaves the grant, never below what was used.
-	mine.GrantedNanoUSD = max(mine.UsedNanoUSD, mine.GrantedNanoUSD-a.ReturnNanoUSD)
-	committed += mine.GrantedNanoUSD
-	if free := c.LimitNanoUSD - committed; free > 0 && a.WantNanoUSD > 0 {
-		mine.GrantedNanoUSD += min(free, a.WantNanoUSD)
-	}
+	next := spend.GrantLease(c.LimitNanoUSD, c.SeededNanoUSD, others, spend.Lease{Granted: mine.GrantedNanoUSD, Used: mine.UsedNanoUSD},
+		a.WantNanoUSD, a.UsedNanoUSD, a.ReturnNanoUSD)
+	mine.GrantedNanoUSD, mine.UsedNanoUSD = next.Granted, next.Used
 	mine.UpdatedAt = now
 	if err := tx.SaveBudgetLease(ctx, mine); err != nil {
 		return wire.BudgetLeaseGrant{}, err

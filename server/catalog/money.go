@@ -133,3 +133,22 @@ func ParseNanoUSD(s string) (int64, error) {
 	}
 	return int64(u), nil
 }
+
+// CeilNanoPerMTok returns the input, output, cache-read and cache-write
+// prices in nano-dollars per million tokens, rounded up: integers that an
+// upper bound of a request's cost can be computed with, without decimals.
+// A price too large for that (above ~$18 billion per million tokens) is
+// reported as the largest value.
+func (pp ParsedPricing) CeilNanoPerMTok() [4]uint64 {
+	var out [4]uint64
+	limit := decimal.NewFromUint64(math.MaxUint64)
+	for i, p := range pp.prices {
+		n := p.Shift(9).Ceil()
+		if n.GreaterThan(limit) {
+			out[i] = math.MaxUint64
+			continue
+		}
+		out[i] = n.BigInt().Uint64()
+	}
+	return out
+}

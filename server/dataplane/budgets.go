@@ -3,8 +3,12 @@ package dataplane
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -69,32 +73,57 @@ func outputCap(rt *route, requested int64) int64 {
 	return outputFallback
 }
 
+// boundPrices are a model's prices in nano-dollars per million tokens,
+// rounded up: the dearest of its input, cache-read and cache-write prices,
+// and its output price.
+type boundPrices struct{ input, output uint64 }
+
+func boundPricesOf(p catalog.ParsedPricing) boundPrices {
+	n := p.CeilNanoPerMTok() // input, output, cache read, cache write
+	return boundPrices{input: max(n[0], n[2], n[3]), output: n[1]}
+}
+
 // costBound is an upper bound of what the request can cost on rt: every
-// input token at the dearest of the input, cache-read and cache-write
-// prices, every possible output token at the output price, and one
-// nano-dollar for the rounding of the event's cost.
+// input token at the dearest input-side price, every possible output token
+// at the output price (prices rounded up), each product rounded up, and
+// one nano-dollar for the rounding of the event's cost. Integer arithmetic
+// in 128 bits: no decimals on the hot path, no overflow.
 func costBound(rt *route, inTokens, outTokens int64) (int64, error) {
-	p := rt.model.pricing
-	var dearest int64
-	for _, in := range [][4]int64{{inTokens, 0, 0, 0}, {0, 0, inTokens, 0}, {0, 0, 0, inTokens}} {
-		c, err := p.CostNanoUSD(in[0], in[1], in[2], in[3])
-		if err != nil {
-			return 0, err
-		}
-		dearest = max(dearest, c)
-	}
-	out, err := p.CostNanoUSD(0, outTokens, 0, 0)
+	p := rt.model.bound
+	in, err := ceilPerMillion(uint64(max(inTokens, 0)), p.input)
 	if err != nil {
 		return 0, err
 	}
-	return dearest + out + 1, nil
+	out, err := ceilPerMillion(uint64(max(outTokens, 0)), p.output)
+	if err != nil {
+		return 0, err
+	}
+	if in > math.MaxInt64/2 || out > math.MaxInt64/2 {
+		return 0, errBoundTooLarge
+	}
+	return int64(in + out + 1), nil
+}
+
+var errBoundTooLarge = errors.New("the request's cost bound does not fit in int64 nano-dollars")
+
+// ceilPerMillion is ceil(tokens × pricePerMillion / 1,000,000).
+func ceilPerMillion(tokens, pricePerMillion uint64) (uint64, error) {
+	hi, lo := bits.Mul64(tokens, pricePerMillion)
+	if hi >= 1_000_000 {
+		return 0, errBoundTooLarge
+	}
+	q, r := bits.Div64(hi, lo, 1_000_000)
+	if r > 0 {
+		q++
+	}
+	return q, nil
 }
 
 // claims are the budget counters a routed request counts against.
 func (x *exchange) claims(d policy.Decision) ([]spend.Claim, error) {
 	out := make([]spend.Claim, 0, len(d.Budgets))
 	for _, b := range d.Budgets {
-		limit, err := catalog.ParseNanoUSD(b.AmountUSD.Text)
+		limit, err := x.p.budgets.limitNano(b.AmountUSD.Text)
 		if err != nil {
 			return nil, fmt.Errorf("budget of policy %s: %w", b.PolicyName, err)
 		}
@@ -137,6 +166,22 @@ type budgetState struct {
 	source BudgetSource
 	holder string
 	now    func() time.Time
+	// limits caches budget amounts parsed into nano-dollars: policies
+	// carry them as decimal text, and parsing decimals on every request
+	// costs more than the rest of admission.
+	limits sync.Map // string → int64
+}
+
+func (b *budgetState) limitNano(amount string) (int64, error) {
+	if v, ok := b.limits.Load(amount); ok {
+		return v.(int64), nil
+	}
+	n, err := catalog.ParseNanoUSD(amount)
+	if err != nil {
+		return 0, err
+	}
+	b.limits.Store(amount, n)
+	return n, nil
 }
 
 func (b *budgetState) reserve(ctx context.Context, x *exchange, claims []spend.Claim, bound int64) (*spend.Reservation, error) {
@@ -234,7 +279,7 @@ func fromWireGrants(asks []spend.Ask, grants []wire.BudgetLeaseGrant) []spend.Gr
 // beyond a slice per counter, so other data planes can have it. Run it
 // every few seconds; a failed report is retried on the next.
 func (p *Plane) SyncBudgets(ctx context.Context) error {
-	b := p.budgets
+	b := &p.budgets
 	if b.source == nil {
 		return nil
 	}

@@ -135,6 +135,12 @@ func benchPost(b *testing.B, client *http.Client, url, token, body string) {
 // benchBundle signs a one-workspace organization with an openai credential
 // at baseURL and a typical workspace policy, without a database.
 func benchBundle(b *testing.B, baseURL string) (string, bundle.Signed, ed25519.PublicKey, *secrets.Keyring) {
+	return benchBundleWith(b, baseURL, "", nil)
+}
+
+// benchBundleWith is benchBundle with extra rules in the policy and rate
+// limits on the key.
+func benchBundleWith(b *testing.B, baseURL, extraRules string, limits *bundle.RateLimits) (string, bundle.Signed, ed25519.PublicKey, *secrets.Keyring) {
 	b.Helper()
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -154,14 +160,15 @@ func benchBundle(b *testing.B, baseURL string) (string, bundle.Signed, ed25519.P
 	def, err := policy.ParseDefinitionJSON([]byte(`{"target":{"kind":"workspace"},"rules":[
 		{"match":{"kind":"all_requests"},"action":{"kind":"models","names":["openai/gpt-4o-mini","openai/gpt-4o","anthropic/claude-haiku-4-5-20251001"]}},
 		{"match":{"kind":"all_requests"},"action":{"kind":"request_limits","max_output_tokens":4096}},
-		{"match":{"kind":"all_requests"},"action":{"kind":"fallback","models":["openai/gpt-4o"],"on":["rate_limited"],"max_attempts":2,"timeout_ms":30000}}]}`))
+		{"match":{"kind":"all_requests"},"action":{"kind":"fallback","models":["openai/gpt-4o"],"on":["rate_limited"],"max_attempts":2,"timeout_ms":30000}}`+
+		extraRules+`]}`))
 	if err != nil {
 		b.Fatal(err)
 	}
 	body := &bundle.Body{
 		Format: bundle.Format, OrgID: uuid.New(), Version: 1, CompiledAt: time.Now().UTC(),
 		Workspaces:  []bundle.Workspace{{ID: ws, Slug: "main", Name: "Main"}},
-		Keys:        []bundle.Key{{ID: uuid.New(), WorkspaceID: ws, OwnerID: uuid.New(), TokenHash: hash}},
+		Keys:        []bundle.Key{{ID: uuid.New(), WorkspaceID: ws, OwnerID: uuid.New(), TokenHash: hash, RateLimits: limits}},
 		Policies:    []bundle.Policy{{ID: uuid.New(), WorkspaceID: ws, Name: "typical", Definition: def}},
 		Catalog:     *cat,
 		Credentials: []bundle.Credential{{ID: credID, Scope: policy.ScopeOrg, Provider: "openai", BaseURL: &baseURL, SecretSealed: sealed}},

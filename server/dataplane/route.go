@@ -36,6 +36,8 @@ type routeModel struct {
 	input, output decimal.Decimal
 	// pricing prices the usage event of each request, parsed once here.
 	pricing catalog.ParsedPricing
+	// bound prices a request's cost bound for budgets, without decimals.
+	bound boundPrices
 }
 
 // inferenceKey is an inference key as a chat completion needs it.
@@ -70,7 +72,7 @@ func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 		// parsing cannot fail here.
 		pricing, _ := m.Pricing.Parse()
 		o.models[m.ID] = &routeModel{model: m, kind: p.Kind, baseURL: p.BaseURL, input: models[i].input, output: models[i].output,
-			pricing: pricing}
+			pricing: pricing, bound: boundPricesOf(pricing)}
 	}
 	for _, p := range b.Policies {
 		// A bundle carries enabled policies only.

@@ -291,3 +291,27 @@ func (l *Ledger) States() []State {
 	}
 	return out
 }
+
+// Lease is one holder's share of a counter in one period: all it was ever
+// granted, and the spend it reported.
+type Lease struct{ Granted, Used int64 }
+
+// GrantLease is the control plane's decision for one holder's ask: used
+// only grows; what is given back leaves the grant, never below what was
+// used; then as much of want is granted as the amount leaves free after
+// the seed and every lease (each counting the larger of its grant and its
+// spend). Since a holder spends only within its grant, seed plus the sum
+// of the leases bounds the counter's total spend, and the grants never
+// take it past limit.
+func GrantLease(limit, seeded int64, others []Lease, mine Lease, want, used, ret int64) Lease {
+	mine.Used = max(mine.Used, used)
+	mine.Granted = max(mine.Used, mine.Granted-ret)
+	committed := seeded + mine.Granted
+	for _, o := range others {
+		committed += max(o.Granted, o.Used)
+	}
+	if free := limit - committed; free > 0 && want > 0 {
+		mine.Granted += min(free, want)
+	}
+	return mine
+}
