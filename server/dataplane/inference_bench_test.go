@@ -160,8 +160,8 @@ func benchBundleWith(b *testing.B, baseURL, extraRules string, limits *bundle.Ra
 	def, err := policy.ParseDefinitionJSON([]byte(`{"target":{"kind":"workspace"},"rules":[
 		{"match":{"kind":"all_requests"},"action":{"kind":"models","names":["openai/gpt-4o-mini","openai/gpt-4o","anthropic/claude-haiku-4-5-20251001"]}},
 		{"match":{"kind":"all_requests"},"action":{"kind":"request_limits","max_output_tokens":4096}},
-		{"match":{"kind":"all_requests"},"action":{"kind":"fallback","models":["openai/gpt-4o"],"on":["rate_limited"],"max_attempts":2,"timeout_ms":30000}}`+
-		extraRules+`]}`))
+		{"match":{"kind":"all_requests"},"action":{"kind":"fallback","models":["openai/gpt-4o"],"on":["rate_limited"],"max_attempts":2,"timeout_ms":30000}}` +
+		extraRules + `]}`))
 	if err != nil {
 		b.Fatal(err)
 	}
