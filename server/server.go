@@ -212,6 +212,15 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 			}
 		})
 	})
+	// Lease state of ended periods (rate-limit minutes above all) is
+	// pruned, on every replica: deleting twice is harmless.
+	s.loops = append(s.loops, func(ctx context.Context) {
+		every(ctx, 10*time.Minute, func() {
+			if _, err := st.PruneBudgetLeases(ctx, time.Now().Add(-time.Hour)); err != nil && ctx.Err() == nil {
+				s.log.Warn("pruning budget leases", "error", err)
+			}
+		})
+	})
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", apiServer)
 	if plane != nil {

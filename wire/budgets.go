@@ -19,13 +19,18 @@ type BudgetLeases struct {
 // BudgetLeaseAsk is one counter's part of a lease request. The scope
 // members say which usage events already recorded in the period count
 // against the counter when the control plane first sees it.
+//
+// The same mechanism carries rate limits (Kind rate_limit): a counter per
+// inference key, dimension and minute (period minute), whose amounts are
+// requests or tokens instead of nano-dollars, and which has no seed.
 type BudgetLeaseAsk struct {
+	Kind           string      `json:"kind,omitempty" jsonschema:"enum=budget,enum=rate_limit"`
 	Counter        string      `json:"counter" jsonschema:"minLength=1,maxLength=200"`
 	OrgID          uuid.UUID   `json:"org_id"`
 	WorkspaceID    uuid.UUID   `json:"workspace_id"`
 	PolicyID       uuid.UUID   `json:"policy_id"`
 	PolicyName     string      `json:"policy_name"`
-	Period         string      `json:"period" jsonschema:"enum=day,enum=month"`
+	Period         string      `json:"period" jsonschema:"enum=day,enum=month,enum=minute"`
 	InferenceKeyID *uuid.UUID  `json:"inference_key_id,omitempty"`
 	PeriodStart    time.Time   `json:"period_start"`
 	LimitNanoUSD   int64       `json:"limit_nano_usd" jsonschema:"minimum=0"`
@@ -44,6 +49,10 @@ type BudgetLeaseGrant struct {
 	PeriodStart    time.Time `json:"period_start"`
 	GrantedNanoUSD int64     `json:"granted_nano_usd"`
 	UsedNanoUSD    int64     `json:"used_nano_usd"`
+	// OthersNanoUSD is what the seed and every other holder have of the
+	// counter (each lease counting the larger of its grant and its
+	// spend): the limit less this is the most the holder could still get.
+	OthersNanoUSD int64 `json:"others_nano_usd"`
 }
 
 // BudgetLeaseResult answers BudgetLeases, one grant per ask.
@@ -69,3 +78,9 @@ type BudgetState struct {
 	PeriodStart    time.Time  `json:"period_start"`
 	PeriodEnd      time.Time  `json:"period_end"`
 }
+
+// Lease kinds (BudgetLeaseAsk.Kind); empty is a budget.
+const (
+	LeaseBudget    = "budget"
+	LeaseRateLimit = "rate_limit"
+)

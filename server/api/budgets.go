@@ -87,11 +87,18 @@ func readLeaseAsk(v any, loc validate.Loc, errs *validate.Errors) (wire.BudgetLe
 		}
 		return 0
 	}
+	if v, ok := o.Raw("kind"); ok && v != nil {
+		a.Kind, _ = validate.Literal(v, loc.With("kind"), []string{wire.LeaseBudget, wire.LeaseRateLimit}, errs)
+	}
 	a.Counter = requiredString(o, "counter", counterRule)
 	a.OrgID, a.WorkspaceID, a.PolicyID = id("org_id"), id("workspace_id"), id("policy_id")
 	a.PolicyName = requiredString(o, "policy_name", validate.StringRule{Max: 200})
 	if v, ok := o.Require("period"); ok {
-		a.Period, _ = validate.Literal(v, loc.With("period"), []string{"day", "month"}, errs)
+		periods := []string{"day", "month"}
+		if a.Kind == wire.LeaseRateLimit {
+			periods = []string{"minute"}
+		}
+		a.Period, _ = validate.Literal(v, loc.With("period"), periods, errs)
 	}
 	if v, ok := o.Raw("inference_key_id"); ok && v != nil {
 		if u, ok := validate.UUID(v, loc.With("inference_key_id"), errs); ok {

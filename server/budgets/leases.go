@@ -74,12 +74,14 @@ func grantOne(ctx context.Context, tx *store.Store, holder string, a wire.Budget
 	}
 	mine := &store.BudgetLease{Counter: a.Counter, PeriodStart: start, Holder: holder}
 	var others []spend.Lease
+	othersTotal := c.SeededNanoUSD
 	for i := range leases {
 		if leases[i].Holder == holder {
 			mine = &leases[i]
 			continue
 		}
 		others = append(others, spend.Lease{Granted: leases[i].GrantedNanoUSD, Used: leases[i].UsedNanoUSD})
+		othersTotal += max(leases[i].GrantedNanoUSD, leases[i].UsedNanoUSD)
 	}
 	next := spend.GrantLease(c.LimitNanoUSD, c.SeededNanoUSD, others, spend.Lease{Granted: mine.GrantedNanoUSD, Used: mine.UsedNanoUSD},
 		a.WantNanoUSD, a.UsedNanoUSD, a.ReturnNanoUSD)
@@ -88,7 +90,8 @@ func grantOne(ctx context.Context, tx *store.Store, holder string, a wire.Budget
 	if err := tx.SaveBudgetLease(ctx, mine); err != nil {
 		return wire.BudgetLeaseGrant{}, err
 	}
-	return wire.BudgetLeaseGrant{Counter: a.Counter, PeriodStart: start, GrantedNanoUSD: mine.GrantedNanoUSD, UsedNanoUSD: mine.UsedNanoUSD}, nil
+	return wire.BudgetLeaseGrant{Counter: a.Counter, PeriodStart: start, GrantedNanoUSD: mine.GrantedNanoUSD, UsedNanoUSD: mine.UsedNanoUSD,
+		OthersNanoUSD: othersTotal}, nil
 }
 
 // newCounter makes a counter, seeded with the cost of the usage events
@@ -101,10 +104,13 @@ func newCounter(ctx context.Context, tx *store.Store, a wire.BudgetLeaseAsk, now
 	if !start.Equal(a.PeriodStart.UTC()) {
 		return nil, fmt.Errorf("period_start %s does not start a %s", a.PeriodStart.Format(time.RFC3339), a.Period)
 	}
-	f := store.UsageFilter{OrgID: a.OrgID, From: start, To: end, WorkspaceID: &a.WorkspaceID, InferenceKeyID: a.InferenceKeyID}
-	seed, err := tx.SumUsageCost(ctx, f, a.OwnerIDs, a.KeyIDs, a.Models)
-	if err != nil {
-		return nil, fmt.Errorf("seed from usage events: %w", err)
+	var seed int64
+	if a.Kind != wire.LeaseRateLimit {
+		f := store.UsageFilter{OrgID: a.OrgID, From: start, To: end, WorkspaceID: &a.WorkspaceID, InferenceKeyID: a.InferenceKeyID}
+		var err error
+		if seed, err = tx.SumUsageCost(ctx, f, a.OwnerIDs, a.KeyIDs, a.Models); err != nil {
+			return nil, fmt.Errorf("seed from usage events: %w", err)
+		}
 	}
 	c := &store.BudgetCounter{Counter: a.Counter, PeriodStart: start, OrgID: a.OrgID, PolicyID: a.PolicyID, PolicyName: a.PolicyName,
 		InferenceKeyID: a.InferenceKeyID, PeriodEnd: end, LimitNanoUSD: a.LimitNanoUSD, SeededNanoUSD: seed, CreatedAt: now, UpdatedAt: now}

@@ -91,7 +91,10 @@ func (p *Plane) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
 		refusal.write(w)
 		return
 	}
-	if !p.admitRate(w, key.inference) {
+	release := p.topUp(r.Context(), key.inference)
+	admitted := p.admitRate(w, key.inference)
+	release()
+	if !admitted {
 		return
 	}
 	x := &exchange{p: p, w: w, r: r, key: key.inference, view: key.models, started: started,

@@ -47,6 +47,8 @@ type infEnv struct {
 	kr      *secrets.Keyring
 	plane   *dataplane.Plane
 	refresh *publish.Refresher
+	signer  ed25519.PrivateKey
+	opts    dataplane.Options
 	usage   *captureSink
 	log     *syncBuffer
 	srv     *httptest.Server
@@ -85,6 +87,7 @@ func newInfEnv(t *testing.T, db *bun.DB, opts ...infOptions) *infEnv {
 		f(&o)
 	}
 	e.plane = dataplane.NewPlane(key.Public().(ed25519.PublicKey), o)
+	e.signer, e.opts = key, o
 	e.refresh = &publish.Refresher{Compiler: &publish.Compiler{Store: st, Signer: key}, Plane: e.plane, Store: st}
 
 	e.org = bundletest.NewOrg(t, st, kr, "acme")
@@ -106,6 +109,23 @@ func newInfEnv(t *testing.T, db *bun.DB, opts ...infOptions) *infEnv {
 		}
 	})
 	return e
+}
+
+// anotherPlane is a second data plane with the same options and lease
+// source (the same control plane), serving the same bundles: another
+// process of the deployment.
+func (e *infEnv) anotherPlane(t *testing.T) *httptest.Server {
+	t.Helper()
+	o := e.opts
+	o.BudgetHolder = "second-" + uuid.NewString()[:8]
+	p := dataplane.NewPlane(e.signer.Public().(ed25519.PublicKey), o)
+	r := &publish.Refresher{Compiler: e.refresh.Compiler, Plane: p, Store: e.st}
+	if err := r.RefreshAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 // credential stores a provider credential with its own base URL, sealed

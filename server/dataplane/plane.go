@@ -85,6 +85,8 @@ type Plane struct {
 	// limiter counts each rate-limited key's requests and tokens; it
 	// outlives admissions, so a new bundle does not reset a minute.
 	limiter *ratelimit.Limiter
+	// rateLeases tops up the limiter's grants from the control plane.
+	rateLeases *rateLeases
 }
 
 // ErrStale is returned for a bundle not newer than the one admitted for its
@@ -108,7 +110,13 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 		holder = "dp-" + uuid.NewString()
 	}
 	p.budgets = budgetState{ledger: spend.NewLedger(), source: opts.Budgets, holder: holder, now: p.now}
-	p.limiter = ratelimit.New(opts.RateLimits, p.now)
+	rates := opts.RateLimits
+	if rates == nil && opts.Budgets != nil {
+		// Rate limits hold across data planes through the same leases.
+		p.rateLeases = newRateLeases(opts.Budgets, holder, p.inference.log)
+		rates = p.rateLeases
+	}
+	p.limiter = ratelimit.New(rates, p.now)
 	p.state.Store(emptySnapshot())
 	return p
 }

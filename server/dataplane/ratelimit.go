@@ -29,6 +29,15 @@ func (p *Plane) admitRate(w http.ResponseWriter, key *inferenceKey) bool {
 		return true
 	}
 	d := p.limiter.Admit(key.id, key.limits)
+	if r := p.rateLeases; r != nil {
+		win, usedReq, usedTok := p.limiter.Used(key.id)
+		if d.Requests.Limit > 0 {
+			d.Requests.Remaining = r.remaining(rateSlot{key.id, ratelimit.Requests, win}, d.Requests.Limit, usedReq)
+		}
+		if d.Tokens.Limit > 0 {
+			d.Tokens.Remaining = r.remaining(rateSlot{key.id, ratelimit.Tokens, win}, d.Tokens.Limit, usedTok)
+		}
+	}
 	h := w.Header()
 	if d.Requests.Limit > 0 {
 		setRateHeaders(h, "X-Ratelimit-Limit-Requests", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests", d.Requests)

@@ -239,3 +239,16 @@ func (m *meter) status(limit int64, untilEnd time.Duration) Status {
 	}
 	return st
 }
+
+// Used reports what key has spent in the current window, for a lease
+// source that tops its allowance up before it runs out.
+func (l *Limiter) Used(key uuid.UUID) (w Window, requests, tokens int64) {
+	w = WindowOf(l.now())
+	s := &l.shards[key[15]%shardCount]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.keys[key]; c != nil && c.window == w {
+		return w, c.requests.used, c.tokens.used
+	}
+	return w, 0, 0
+}

@@ -28,6 +28,8 @@ type Period string
 const (
 	Day   Period = "day"
 	Month Period = "month"
+	// Minute is a rate limit's window, which the same leases carry.
+	Minute Period = "minute"
 )
 
 // Bounds is the period containing now, [start, end), in UTC: a budget
@@ -35,6 +37,10 @@ const (
 // the month.
 func Bounds(p Period, now time.Time) (start, end time.Time) {
 	y, m, d := now.UTC().Date()
+	if p == Minute {
+		start = now.UTC().Truncate(time.Minute)
+		return start, start.Add(time.Minute)
+	}
 	if p == Month {
 		start = time.Date(y, m, 1, 0, 0, 0, 0, time.UTC)
 		return start, start.AddDate(0, 1, 0)

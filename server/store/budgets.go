@@ -118,3 +118,23 @@ func (s *Store) SumUsageCost(ctx context.Context, f UsageFilter, ownerIDs []uuid
 	err := q.Scan(ctx, &out)
 	return out.Cost, mapErr(err)
 }
+
+// PruneBudgetLeases deletes the counters and leases of periods that ended
+// before cutoff: rate-limit minutes and budget days and months alike.
+func (s *Store) PruneBudgetLeases(ctx context.Context, cutoff time.Time) (int64, error) {
+	var n int64
+	err := s.InTx(ctx, func(tx *Store) error {
+		if _, err := tx.db.NewDelete().TableExpr("budget_leases").
+			Where("EXISTS (SELECT 1 FROM budget_counters c WHERE c.counter = budget_leases.counter AND c.period_start = budget_leases.period_start AND c.period_end < ?)", cutoff.UTC()).
+			Exec(ctx); err != nil {
+			return mapErr(err)
+		}
+		res, err := tx.db.NewDelete().TableExpr("budget_counters").Where("period_end < ?", cutoff.UTC()).Exec(ctx)
+		if err != nil {
+			return mapErr(err)
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	return n, err
+}
