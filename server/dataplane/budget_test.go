@@ -1,17 +1,24 @@
 package dataplane_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/gw-gateway/gw/server/budgets"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
+	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
+	"github.com/gw-gateway/gw/server/usage"
+	"github.com/gw-gateway/gw/wire"
 )
 
 // budgetRule is a budget rule matching every request.
@@ -136,5 +143,68 @@ func TestBudgetPerKeyCountsEachKey(t *testing.T) {
 		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
 			t.Fatalf("second key's first request: %d", resp.StatusCode)
 		}
+	})
+}
+
+// TestBudgetCountsThePeriodsSpendSoFar: a budget set mid-day counts the
+// day's usage already recorded (seeded from usage events); a restarted
+// plane (a new lease holder) cannot spend what its predecessor was granted
+// again; a policy edited mid-period keeps the spend and takes its new
+// amount at once.
+func TestBudgetCountsThePeriodsSpendSoFar(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		ctx := context.Background()
+		// $0.001 spent today with the key before the budget existed.
+		now := store.Now()
+		ev := wire.UsageEventIn{ID: uuid.New(), OrgID: e.org.ID, WorkspaceID: e.ws, InferenceKeyID: &e.keyID, OwnerID: &e.owner,
+			Model: gptMini, Provider: "openai", InputTokens: 1, CostUSD: "0.001", Status: "ok", OccurredAt: now}
+		row, err := usage.Row(ev, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.st.InsertUsageEvents(ctx, []store.UsageEvent{row}); err != nil {
+			t.Fatal(err)
+		}
+		// Room for $0.0012: the seed leaves less than one request's bound
+		// (about $0.00032).
+		id := e.org.Policy(e.ws, "daily-cap", true, `{"target":{"kind":"workspace"},"rules":[`+budgetRule("0.0012", "day", "shared")+`]}`)
+		e.sync(t)
+		got := e.postError(t, budgetRequest, http.StatusTooManyRequests)
+		if !strings.Contains(got.Error.Message, `"daily-cap"`) {
+			t.Fatalf("refusal names no policy: %s", got.Error.Message)
+		}
+		// The amount raised mid-day: the spend stays, the room is new.
+		p, err := e.st.GetPolicy(ctx, e.ws, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Definition = `{"target":{"kind":"workspace"},"rules":[` + budgetRule("0.0020", "day", "shared") + `]}`
+		if err := e.st.UpdatePolicy(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		e.sync(t)
+		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
+			t.Fatalf("after raising the amount: %d", resp.StatusCode)
+		}
+		// A restarted plane: a new holder, whose predecessor's grant stays
+		// counted. $0.001 seed + the first plane's grant leave no room for
+		// a second grant of a bound.
+		other := e.anotherPlane(t)
+		status, body := postTo(t, other.URL, e.token, budgetRequest)
+		limit, _ := catalog.ParseNanoUSD("0.0020")
+		states, err := (&budgets.Leases{Store: e.st}).States(ctx, e.ws, time.Now())
+		if err != nil || len(states) != 1 {
+			t.Fatalf("states %+v %v", states, err)
+		}
+		spent, _ := catalog.ParseNanoUSD(states[0].SpentUSD)
+		reserved, _ := catalog.ParseNanoUSD(states[0].ReservedUSD)
+		if spent+reserved > limit {
+			t.Fatalf("state past the amount: %+v", states[0])
+		}
+		if status == http.StatusOK && spent < 1_000_000 {
+			t.Fatalf("the seed is not counted: %+v", states[0])
+		}
+		_ = body
 	})
 }
