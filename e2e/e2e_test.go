@@ -60,7 +60,14 @@ var servingLine = regexp.MustCompile(`msg="gw serving" addr=(\S+)`)
 // until it is listening.
 func startServe(tb testing.TB, env ...string) *server {
 	tb.Helper()
-	cmd := exec.Command(gwBin, "serve", "--addr", "127.0.0.1:0")
+	return startServeAt(tb, "127.0.0.1:0", env...)
+}
+
+// startServeAt is startServe on a given address, for a process that must
+// come back where its peers expect it.
+func startServeAt(tb testing.TB, addr string, env ...string) *server {
+	tb.Helper()
+	cmd := exec.Command(gwBin, "serve", "--addr", addr)
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -70,20 +77,20 @@ func startServe(tb testing.TB, env ...string) *server {
 		tb.Fatal(err)
 	}
 	s := &server{cmd: cmd, logs: &strings.Builder{}, done: make(chan error, 1)}
-	addr := make(chan string, 1)
+	serving := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			line := sc.Text()
 			s.logs.WriteString(line + "\n")
 			if m := servingLine.FindStringSubmatch(line); m != nil {
-				addr <- m[1]
+				serving <- m[1]
 			}
 		}
 		s.done <- cmd.Wait()
 	}()
 	select {
-	case a := <-addr:
+	case a := <-serving:
 		s.URL = "http://" + a
 	case err := <-s.done:
 		tb.Fatalf("gw serve exited early: %v\n%s", err, s.logs)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -294,10 +295,22 @@ func (p *Plane) SyncBudgets(ctx context.Context) error {
 			LimitNanoUSD: a.Claim.LimitNano, UsedNanoUSD: a.Used, ReturnNanoUSD: a.Return}
 	}
 	if _, err := b.source.Lease(ctx, b.holder, out); err != nil {
+		if notSent(err) {
+			// Nobody else can have what this plane gives back until the
+			// control plane is reachable: keep serving within it.
+			b.ledger.Unsent(asks)
+		}
 		return fmt.Errorf("budget sync: %w", err)
 	}
 	b.ledger.Synced(asks)
 	return nil
+}
+
+// notSent says err certainly came before any byte of the request left:
+// the control plane could not be dialled.
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // budgetExceeded is the refusal of a request that no budget lease can

@@ -98,6 +98,9 @@ type Ask struct {
 	Want        int64
 	Used        int64
 	Return      int64
+	// Moved is what the Sync that made this ask took out of the ledger's
+	// allowance into Return (see Unsent).
+	Moved int64
 }
 
 // Grant is the control plane's answer for one counter: what this holder
@@ -254,14 +257,15 @@ func (l *Ledger) Sync(now time.Time, keep func(Claim) int64) []Ask {
 			delete(l.counters, id)
 			continue
 		}
-		if ret := max(0, c.free()-keep(c.claim)); ret > 0 {
+		ret := max(0, c.free()-keep(c.claim))
+		if ret > 0 {
 			c.granted -= ret
 			c.returning += ret
 		}
 		if c.returning == 0 && c.used == c.reported {
 			continue
 		}
-		out = append(out, Ask{Counter: id, Claim: c.claim, PeriodStart: c.start, Used: c.used, Return: c.returning})
+		out = append(out, Ask{Counter: id, Claim: c.claim, PeriodStart: c.start, Used: c.used, Return: c.returning, Moved: ret})
 	}
 	return out
 }
@@ -277,6 +281,26 @@ func (l *Ledger) Synced(asks []Ask) {
 		}
 		c.returning -= min(c.returning, a.Return)
 		c.reported = max(c.reported, a.Used)
+	}
+}
+
+// Unsent takes back what the Sync that made asks moved out of the
+// allowance, when the asks certainly never reached the control plane (it
+// could not be dialled): while the control plane is down, allowance given
+// back could go to no other data plane, and would only make this one
+// refuse requests its leases cover. What earlier, unacknowledged syncs
+// moved stays given back: the control plane may have taken it.
+func (l *Ledger) Unsent(asks []Ask) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, a := range asks {
+		c := l.counters[a.Counter]
+		if c == nil || !c.start.Equal(a.PeriodStart) {
+			continue
+		}
+		back := min(c.returning, a.Moved)
+		c.returning -= back
+		c.granted += back
 	}
 }
 
