@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/gw-gateway/gw/client"
@@ -121,7 +122,13 @@ func forecastBudgets(ctx context.Context, c *client.Client, org, ws string, stat
 	var spend *tui.RecentSpend
 	var note string
 	// The report filters by workspace id; the context often holds a slug.
-	id, err := resolveWorkspaceFilter(ctx, c, org, ws)
+	id, err := ws, error(nil)
+	if uuid.Validate(ws) != nil {
+		var w wire.Workspace
+		if w, err = c.GetWorkspace(ctx, org, ws); err == nil {
+			id = w.ID.String()
+		}
+	}
 	if err == nil {
 		var s tui.RecentSpend
 		s, err = tui.ReadRecentSpend(ctx, tui.ClientSource{Client: c, Org: org}, id, tui.HasPerKey(states))
