@@ -190,8 +190,20 @@ func policiesGetRun(ctx context.Context, opts *PoliciesGetOptions) error {
 	for _, line := range policyLines(def) {
 		b.WriteString("  " + line + "\n")
 	}
-	_, err = io.WriteString(opts.Factory.IO.Out, b.String())
-	return err
+	if _, err := io.WriteString(opts.Factory.IO.Out, b.String()); err != nil {
+		return err
+	}
+	// The budgets' state is for people reading the policy; -o json and
+	// -o yaml stay the API's policy resource, which scripts and
+	// gw policies apply read, and gw budgets -o json has the state.
+	if hasBudgetRules(policyDef(*p)) {
+		return writePolicyBudgets(ctx, opts.Factory.IO.Out, c, org, ws, p)
+	}
+	return nil
+}
+
+func hasBudgetRules(d policy.Definition) bool {
+	return slices.ContainsFunc(d.Rules, func(r policy.Rule) bool { return r.Action.Kind == policy.ActionBudget })
 }
 
 // PoliciesApplyOptions configure gw policies apply and gw policies diff.

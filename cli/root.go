@@ -70,6 +70,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdWhoami(f, nil),
 		NewCmdContext(f),
 		NewCmdPolicies(f),
+		NewCmdBudgets(f, nil),
 		NewCmdOrgs(f),
 		NewCmdWorkspaces(f),
 		NewCmdMembers(f),

@@ -28,6 +28,9 @@ type UsageOptions struct {
 	Timezone        string
 	WorkspaceFilter string
 	Refresh         time.Duration
+	// workspace is the context's (or --workspace): the budgets panel's
+	// while no workspace filter is set.
+	workspace string
 }
 
 // NewCmdUsage builds `gw usage` (the dashboard) with `gw usage report`.
@@ -94,6 +97,7 @@ func usageDashboardRun(ctx context.Context, opts *UsageOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.workspace = s.Workspace
 	to, err := dashboardOptions(ctx, c, org, opts)
 	if err != nil {
 		return err
@@ -108,14 +112,21 @@ func dashboardOptions(ctx context.Context, c *client.Client, org string, opts *U
 	if err != nil {
 		return tui.Options{}, err
 	}
-	return tui.Options{
+	to := tui.Options{
 		Source:      tui.ClientSource{Client: c, Org: org},
 		Org:         newNameBook(c).orgName(ctx, org),
 		Period:      opts.Period,
 		Timezone:    opts.Timezone,
 		WorkspaceID: ws,
 		Refresh:     opts.Refresh,
-	}, nil
+	}
+	// Best effort: without the workspace's id the budgets panel cannot
+	// filter the spend its forecasts need; the dashboard is still worth
+	// showing without it.
+	if opts.workspace != "" {
+		to.BudgetWorkspaceID, _ = resolveWorkspaceFilter(ctx, c, org, opts.workspace)
+	}
+	return to, nil
 }
 
 // resolveWorkspaceFilter turns a workspace slug into its id: the report

@@ -48,6 +48,13 @@ type Options struct {
 	// Clock is the zone the "updated" time is shown in; nil means the
 	// machine's own.
 	Clock *time.Location
+	// BudgetWorkspaceID is the workspace whose budgets the budgets panel
+	// shows while no workspace filter is set (with one, the filtered
+	// workspace's); empty: none then. The panel needs a Source that is
+	// also a BudgetSource.
+	BudgetWorkspaceID string
+	// Now is the clock budget forecasts count from; nil means time.Now.
+	Now func() time.Time
 }
 
 // state is the screen the root shows.
@@ -92,12 +99,16 @@ type Model struct {
 	// the only one whose answer is still wanted.
 	seq                                    int
 	reportSeq, breakdownSeq, workspacesSeq int
+	budgetsSeq                             int
+	budgetWorkspace                        string
+	now                                    func() time.Time
 	reportPending, breakdownPending        bool
 	tickGen                                int
 
 	totals    *totalsView
 	chart     *chartView
 	breakdown *breakdownView
+	budgets   *budgetsView
 	help      help.Model
 }
 
@@ -118,6 +129,12 @@ func New(opts Options) *Model {
 		errs:     map[loadKind]error{},
 		clock:    opts.Clock,
 		help:     help.New(),
+
+		budgetWorkspace: opts.BudgetWorkspaceID,
+		now:             opts.Now,
+	}
+	if m.now == nil {
+		m.now = time.Now
 	}
 	if m.clock == nil {
 		m.clock = time.Local
@@ -131,6 +148,7 @@ func New(opts Options) *Model {
 	m.totals = newTotalsView(ctx)
 	m.chart = newChartView(ctx)
 	m.breakdown = newBreakdownView(ctx, m.by)
+	m.budgets = newBudgetsView(ctx)
 	return m
 }
 
@@ -169,7 +187,7 @@ func (m *Model) query() client.UsageQuery {
 
 // reload issues every load for the current query.
 func (m *Model) reload() tea.Cmd {
-	return tea.Batch(m.loadReport(), m.loadBreakdown(), m.loadWorkspaces())
+	return tea.Batch(m.loadReport(), m.loadBreakdown(), m.loadWorkspaces(), m.loadBudgets())
 }
 
 func (m *Model) next() int { m.seq++; return m.seq }
@@ -243,6 +261,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.seq == m.workspacesSeq {
 			m.workspaces = msg.ids
 			m.clearErr(loadWorkspaces)
+		}
+		return m, nil
+
+	case budgetsLoadedMsg:
+		if msg.seq == m.budgetsSeq {
+			m.budgets.SetData(msg)
+			m.layout() // the panel's line count takes from the chart
 		}
 		return m, nil
 
@@ -425,7 +450,8 @@ func (m *Model) layout() {
 	// The totals choose their form from the room there is (boxes or a
 	// small table); the chart and the table share what they leave.
 	m.totals.SetSize(w, h-headerHeight-statusHeight-lipgloss.Height(m.helpView()))
-	rest := h - headerHeight - statusHeight - lipgloss.Height(m.helpView()) - m.totals.Height()
+	m.budgets.SetSize(w, 0)
+	rest := h - headerHeight - statusHeight - lipgloss.Height(m.helpView()) - m.totals.Height() - m.budgets.Height()
 	chartHeight := 0
 	if rest >= noChartBelow {
 		chartHeight = max(rest/2, minChart)
@@ -510,6 +536,9 @@ func (m *Model) View() string {
 			"", st.Faint.Render("r retries · q quits"))
 	default:
 		lines = append(lines, m.totals.View())
+		if b := m.budgets.View(); b != "" {
+			lines = append(lines, b)
+		}
 		if c := m.chart.View(); c != "" {
 			lines = append(lines, c)
 		}

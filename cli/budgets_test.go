@@ -1,0 +1,313 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server/budgets"
+	"github.com/gw-gateway/gw/server/spend"
+	"github.com/gw-gateway/gw/tui"
+	"github.com/gw-gateway/gw/wire"
+)
+
+func TestBudgetsFlags(t *testing.T) {
+	for _, args := range [][]string{{}, {"-o", "json"}, {"list", "--output", "yaml"}} {
+		f, _, _ := testFactory()
+		var got *BudgetsOptions
+		cmd := NewCmdBudgets(f, func(_ context.Context, o *BudgetsOptions) error { got = o; return nil })
+		cmd.SetArgs(args)
+		cmd.SetOut(&bytes.Buffer{})
+		if err := cmd.Execute(); err != nil || got == nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	f, _, _ := testFactory()
+	cmd := NewCmdBudgets(f, func(context.Context, *BudgetsOptions) error { return nil })
+	cmd.SetArgs([]string{"-o", "csv"})
+	cmd.SetErr(&bytes.Buffer{})
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--output must be") {
+		t.Fatalf("-o csv: %v", err)
+	}
+}
+
+// budgetsEnv is the real server with three budgets in the default
+// workspace: a roomy shared one no request has touched, a tight shared one
+// and a daily per_key one that a data plane has leased and spent from,
+// and usage in the last hours: 700 USD by the key "ci", 70 without a key.
+type budgetsEnv struct {
+	*resEnv
+	key                    wire.InferenceKey
+	roomy, tight, perKeyID uuid.UUID
+}
+
+const budgetPolicies = `
+- name: roomy
+  definition:
+    target: {kind: workspace}
+    rules:
+      - match: {kind: all_requests}
+        action: {kind: budget, amount_usd: "1000000", period: month, aggregation: shared}
+- name: tight
+  definition:
+    target: {kind: workspace}
+    rules:
+      - match: {kind: all_requests}
+        action: {kind: budget, amount_usd: "10", period: month, aggregation: shared}
+- name: per-key
+  definition:
+    target: {kind: workspace}
+    rules:
+      - match: {kind: all_requests}
+        action: {kind: budget, amount_usd: "5", period: day, aggregation: per_key}
+- name: no-budget
+  definition:
+    target: {kind: workspace}
+    rules:
+      - match: {kind: all_requests}
+        action: {kind: models, names: [openai/gpt-4o-mini]}
+`
+
+func newBudgetsEnv(t *testing.T) *budgetsEnv {
+	e := &budgetsEnv{resEnv: newResEnv(t)}
+	ctx := context.Background()
+	e.key = decodeJSONOut[wire.InferenceKey](t, e.ok("inference-keys", "create", "--name", "ci", "-o", "json"))
+	file := filepath.Join(t.TempDir(), "p.yaml")
+	if err := os.WriteFile(file, []byte(budgetPolicies), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("policies", "apply", "-f", file)
+	for _, p := range decodeJSONOut[[]wire.Policy](t, e.ok("policies", "list", "-o", "json")) {
+		switch p.Name {
+		case "roomy":
+			e.roomy = p.ID
+		case "tight":
+			e.tight = p.ID
+		case "per-key":
+			e.perKeyID = p.ID
+		}
+	}
+	// A data plane's leases, as server/dataplane asks for them: tight has
+	// spent 9.99 and holds 0.005 more; the key has spent 1 of its 5 today.
+	org, ws := e.boot.Organization.ID, e.boot.Workspace.ID
+	now := time.Now()
+	ask := func(policy uuid.UUID, name string, period spend.Period, agg string, key *uuid.UUID, limit, used, want int64) wire.BudgetLeaseAsk {
+		c := spend.Counter{PolicyID: policy, Period: period, Aggregation: agg}
+		if key != nil {
+			c.KeyID = *key
+		}
+		start, _ := spend.Bounds(period, now)
+		return wire.BudgetLeaseAsk{Counter: c.String(), OrgID: org, WorkspaceID: ws, PolicyID: policy, PolicyName: name,
+			Period: string(period), InferenceKeyID: key, PeriodStart: start, LimitNanoUSD: limit, UsedNanoUSD: used, WantNanoUSD: want}
+	}
+	if _, err := (&budgets.Leases{Store: e.st}).Lease(ctx, "dp-1", []wire.BudgetLeaseAsk{
+		ask(e.tight, "tight", spend.Month, "shared", nil, 10e9, 9_990_000_000, 5_000_000),
+		ask(e.perKeyID, "per-key", spend.Day, "per_key", &e.key.ID, 5e9, 1e9, 0),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Recorded after the counters began, so their spend stays the
+	// data plane's: the usage only sets the forecasts' rate.
+	at := now.Add(-time.Hour).UTC().Format(time.RFC3339)
+	event := func(key *uuid.UUID, cost string) map[string]any {
+		ev := map[string]any{"id": uuid.NewString(), "org_id": org, "workspace_id": ws, "owner_id": e.boot.User.ID,
+			"model": "openai/gpt-4o-mini", "provider": "openai", "input_tokens": 10, "output_tokens": 1,
+			"cache_read_tokens": 0, "cache_write_tokens": 0, "cost_usd": cost, "status": "ok", "latency_ms": 5, "occurred_at": at}
+		if key != nil {
+			ev["inference_key_id"] = key
+		}
+		return ev
+	}
+	body, _ := json.Marshal(map[string]any{"events": []any{event(&e.key.ID, "700"), event(nil, "70")}})
+	req, _ := http.NewRequest("POST", e.url+"/api/v1/data-plane/usage-events", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+e.boot.ManagementKey.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("ingest: %s", resp.Status)
+	}
+	return e
+}
+
+// wantRunsOutSoon checks a forecast of a budget whose rest lasts minutes
+// at the rate: it runs out within them, unless the period ends first
+// (a test run in the last minutes of a day or month).
+func wantRunsOutSoon(t *testing.T, name string, b budgetOut, within time.Duration) {
+	t.Helper()
+	now := time.Now()
+	if time.Until(b.PeriodEnd) < within {
+		if b.Forecast.Outcome != tui.OutcomeLastsPeriod && b.Forecast.Outcome != tui.OutcomeRunsOut {
+			t.Errorf("%s: %+v", name, b.Forecast)
+		}
+		return
+	}
+	at := b.Forecast.RunsOutAt
+	if b.Forecast.Outcome != tui.OutcomeRunsOut || at == nil || at.Before(now.Add(-2*time.Minute)) || at.After(now.Add(within)) {
+		t.Errorf("%s: forecast %+v, want a run-out within %s", name, b.Forecast, within)
+	}
+}
+
+// TestBudgetsRun: gw budgets lists each budget's state with the key's name
+// for per_key rows and a forecast at the last 7 days' rate; json and yaml
+// are the API's states with a forecast member.
+func TestBudgetsRun(t *testing.T) {
+	e := newResEnv(t)
+	r := e.code(ExitOK, "", "budgets")
+	if r.out != "" || !strings.Contains(r.errOut, "no budgets in workspace default") {
+		t.Fatalf("no budgets: %+v", r)
+	}
+
+	be := newBudgetsEnv(t)
+	rows := tableRows(be.ok("budgets"))
+	byPolicy := map[string][]string{}
+	for _, r := range rows {
+		byPolicy[r[0]] = r
+	}
+	if len(rows) != 3 {
+		t.Fatalf("rows %q", rows)
+	}
+	keyName := "ci (" + be.key.Prefix + "…)"
+	// policy period aggregation key amount spent reserved remaining resets forecast
+	want := map[string][]string{
+		"roomy":   {"roomy", "month", "shared", "-", "1000000", "0", "0", "1000000"},
+		"tight":   {"tight", "month", "shared", "-", "10", "9.99", "0.005", "0.005"},
+		"per-key": {"per-key", "day", "per_key", keyName, "5", "1", "0", "4"},
+	}
+	for name, w := range want {
+		got := byPolicy[name]
+		if len(got) != 10 || strings.Join(got[:8], "|") != strings.Join(w, "|") {
+			t.Errorf("%s: %q, want %q…", name, got, w)
+			continue
+		}
+		if !strings.HasSuffix(got[8], ":00 UTC") {
+			t.Errorf("%s resets at %q", name, got[8])
+		}
+	}
+	if f := byPolicy["roomy"][9]; f != "lasts the period" {
+		t.Errorf("roomy forecast %q", f)
+	}
+
+	out := decodeJSONOut[[]budgetOut](t, be.ok("budgets", "-o", "json"))
+	states := map[string]budgetOut{}
+	for _, b := range out {
+		states[b.PolicyName] = b
+	}
+	if b := states["roomy"]; b.Forecast.Outcome != tui.OutcomeLastsPeriod || b.Forecast.RunsOutAt != nil ||
+		b.Forecast.RateUSDPerDay == nil || b.Counter != "" {
+		t.Errorf("roomy: %+v", b)
+	}
+	// tight has 0.01 left at ≥ 110 USD a day (770 over at most 7 days):
+	// out within 8 seconds, cut to the minute.
+	wantRunsOutSoon(t, "tight", states["tight"], time.Minute)
+	// The key has 4 left at ≥ 100 USD a day (its 700): within 58 minutes.
+	wantRunsOutSoon(t, "per-key", states["per-key"], time.Hour)
+	if k := states["per-key"].InferenceKeyID; k == nil || *k != be.key.ID {
+		t.Errorf("per-key row's key %v", k)
+	}
+	for _, b := range out {
+		if row := byPolicy[b.PolicyName]; row[9] != (tui.Forecast{Outcome: b.Forecast.Outcome, At: derefTime(b.Forecast.RunsOutAt)}).String() {
+			t.Errorf("%s: table says %q, json %+v", b.PolicyName, row[9], b.Forecast)
+		}
+	}
+	raw := genericJSON(t, be.ok("budgets", "-o", "json")).([]any)[0].(map[string]any)
+	for _, member := range []string{"policy_id", "amount_usd", "remaining_usd", "period_end", "forecast"} {
+		if _, ok := raw[member]; !ok {
+			t.Errorf("json lacks %s: %v", member, raw)
+		}
+	}
+	mustContain(t, "yaml", be.ok("budgets", "-o", "yaml"), "policy_name: tight", "forecast:\n", "outcome: ")
+	// A header on request, as the other lists.
+	mustContain(t, "-o table", be.ok("budgets", "-o", "table"), "POLICY", "RESETS_AT", "FORECAST")
+}
+
+// TestBudgetsWithoutUsageRead: a key that may read policies but not usage
+// still sees the budgets; the forecast is "?" and stderr says why.
+func TestBudgetsWithoutUsageRead(t *testing.T) {
+	e := newBudgetsEnv(t)
+	k := decodeJSONOut[wire.ManagementKey](t, e.ok("keys", "create", "--scope", "workspace", "--permissions",
+		"policies.read,workspaces.read,inference-keys.read", "--label", "policies-only", "-o", "json"))
+	t.Setenv("GW_TOKEN", k.Token)
+	r := e.code(ExitOK, "", "budgets")
+	mustContain(t, "stderr", r.errOut, "no forecast: this key may not read the workspace's usage (usage.read)")
+	for _, row := range tableRows(r.out) {
+		if row[9] != "?" {
+			t.Errorf("forecast without usage: %q", row)
+		}
+	}
+}
+
+// TestPoliciesGetBudgets: gw policies get shows the state of a policy's
+// budgets in a budgets section, only for a policy with budget rules, and
+// leaves -o json the API's policy.
+func TestPoliciesGetBudgets(t *testing.T) {
+	e := newBudgetsEnv(t)
+	out := e.ok("policies", "get", "per-key")
+	mustContain(t, "get per-key", out, "budgets:\n  PERIOD  ", "REMAINING_USD", "\n  day ", "per_key", "ci ("+e.key.Prefix+"…)")
+	if strings.Contains(out, "roomy") || strings.Contains(out, "tight") {
+		t.Errorf("another policy's budgets:\n%s", out)
+	}
+	mustContain(t, "get roomy", e.ok("policies", "get", "roomy"), "budgets:\n", "lasts the period")
+	if out := e.ok("policies", "get", "no-budget"); strings.Contains(out, "budgets:") {
+		t.Errorf("budgets section without budget rules:\n%s", out)
+	}
+	raw := genericJSON(t, e.ok("policies", "get", "tight", "-o", "json")).(map[string]any)
+	if _, ok := raw["budgets"]; ok {
+		t.Errorf("-o json gained budgets: %v", raw)
+	}
+	if out := e.ok("policies", "get", "tight", "-o", "yaml"); strings.Contains(out, "spent") {
+		t.Errorf("-o yaml gained the state:\n%s", out)
+	}
+}
+
+// TestUsageDashboardBudgets: gw usage shows the context workspace's
+// budgets, read from the real server.
+func TestUsageDashboardBudgets(t *testing.T) {
+	e := newBudgetsEnv(t)
+	c, err := client.New(client.Options{Server: e.url, Token: e.boot.ManagementKey.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, err := dashboardOptions(context.Background(), c, e.boot.Organization.ID.String(),
+		&UsageOptions{Period: "30d", workspace: e.boot.Workspace.Slug})
+	if err != nil || to.BudgetWorkspaceID != e.boot.Workspace.ID.String() {
+		t.Fatalf("budget workspace %q: %v", to.BudgetWorkspaceID, err)
+	}
+	m := tui.New(to)
+	m.Update(tea.WindowSizeMsg{Width: 140, Height: 50})
+	var drive func(tea.Cmd)
+	drive = func(cmd tea.Cmd) {
+		if cmd == nil {
+			return
+		}
+		msg := cmd()
+		if batch, ok := msg.(tea.BatchMsg); ok {
+			for _, c := range batch {
+				drive(c)
+			}
+			return
+		}
+		if msg != nil {
+			_, next := m.Update(msg)
+			drive(next)
+		}
+	}
+	drive(m.Init())
+	view := ansi.Strip(m.View())
+	mustContain(t, "dashboard", view, "Budgets · "+e.boot.Workspace.Name, "roomy", "$0.00 / $1,000,000.00", "lasts the period",
+		"tight", "$9.99 / $10.00", "per-key · ci ("+e.key.Prefix+"…)")
+}
