@@ -3,7 +3,9 @@
 -- period. seeded_nano_usd is what usage events had already recorded for it
 -- when the counter was first asked for. Each data plane (holder) is granted
 -- slices of the remainder: granted is all it was ever granted in the
--- period, used what it reported spending. A holder never spends beyond its
+-- period less what it gave back, used what it reported spending, returned
+-- all it gave back (asks carry it cumulative: one received twice returns
+-- once). A holder never spends beyond its
 -- grant, so seeded + the sum of max(granted, used) bounds every spend.
 CREATE TABLE budget_counters (
     counter         TEXT NOT NULL,
@@ -27,6 +29,7 @@ CREATE TABLE budget_leases (
     holder          TEXT NOT NULL,
     granted_nano_usd BIGINT NOT NULL,
     used_nano_usd   BIGINT NOT NULL,
+    returned_nano_usd BIGINT NOT NULL,
     updated_at      {{.Time}} NOT NULL,
     PRIMARY KEY (counter, period_start, holder)
 );

@@ -8,7 +8,7 @@ import (
 
 // BudgetLeases is a data plane's request for budget leases (DESIGN §6): for
 // each counter, more allowance wanted, what it has spent in the period,
-// and allowance it gives back. Holder names the data plane's process; a
+// and all the allowance it has given back. Holder names the data plane's process; a
 // restarted process is a new holder, so what an earlier one was granted
 // stays counted.
 type BudgetLeases struct {
@@ -39,7 +39,9 @@ type BudgetLeaseAsk struct {
 	Models         []string    `json:"models,omitempty"`
 	WantNanoUSD    int64       `json:"want_nano_usd" jsonschema:"minimum=0"`
 	UsedNanoUSD    int64       `json:"used_nano_usd" jsonschema:"minimum=0"`
-	ReturnNanoUSD  int64       `json:"return_nano_usd" jsonschema:"minimum=0"`
+	// ReturnedNanoUSD is all the holder has given back of the counter in
+	// the period: cumulative, so an ask received twice gives back once.
+	ReturnedNanoUSD int64 `json:"returned_nano_usd" jsonschema:"minimum=0"`
 }
 
 // BudgetLeaseGrant is the holder's lease of one counter after the request:
@@ -49,6 +51,8 @@ type BudgetLeaseGrant struct {
 	PeriodStart    time.Time `json:"period_start"`
 	GrantedNanoUSD int64     `json:"granted_nano_usd"`
 	UsedNanoUSD    int64     `json:"used_nano_usd"`
+	// ReturnedNanoUSD is what the control plane has taken back in all.
+	ReturnedNanoUSD int64 `json:"returned_nano_usd"`
 	// OthersNanoUSD is what the seed and every other holder have of the
 	// counter (each lease counting the larger of its grant and its
 	// spend): the limit less this is the most the holder could still get.

@@ -119,7 +119,7 @@ func readLeaseAsk(v any, loc validate.Loc, errs *validate.Errors) (wire.BudgetLe
 			}
 		})
 	}
-	a.WantNanoUSD, a.UsedNanoUSD, a.ReturnNanoUSD = nano("want_nano_usd"), nano("used_nano_usd"), nano("return_nano_usd")
+	a.WantNanoUSD, a.UsedNanoUSD, a.ReturnedNanoUSD = nano("want_nano_usd"), nano("used_nano_usd"), nano("returned_nano_usd")
 	o.Close()
 	return a, errs.Len() == before
 }

@@ -80,17 +80,18 @@ func grantOne(ctx context.Context, tx *store.Store, holder string, a wire.Budget
 			mine = &leases[i]
 			continue
 		}
-		others = append(others, spend.Lease{Granted: leases[i].GrantedNanoUSD, Used: leases[i].UsedNanoUSD})
+		others = append(others, spend.Lease{Granted: leases[i].GrantedNanoUSD, Used: leases[i].UsedNanoUSD, Returned: leases[i].ReturnedNanoUSD})
 		othersTotal += max(leases[i].GrantedNanoUSD, leases[i].UsedNanoUSD)
 	}
-	next := spend.GrantLease(c.LimitNanoUSD, c.SeededNanoUSD, others, spend.Lease{Granted: mine.GrantedNanoUSD, Used: mine.UsedNanoUSD},
-		a.WantNanoUSD, a.UsedNanoUSD, a.ReturnNanoUSD)
-	mine.GrantedNanoUSD, mine.UsedNanoUSD = next.Granted, next.Used
+	next := spend.GrantLease(c.LimitNanoUSD, c.SeededNanoUSD, others,
+		spend.Lease{Granted: mine.GrantedNanoUSD, Used: mine.UsedNanoUSD, Returned: mine.ReturnedNanoUSD},
+		a.WantNanoUSD, a.UsedNanoUSD, a.ReturnedNanoUSD)
+	mine.GrantedNanoUSD, mine.UsedNanoUSD, mine.ReturnedNanoUSD = next.Granted, next.Used, next.Returned
 	mine.UpdatedAt = now
 	if err := tx.SaveBudgetLease(ctx, mine); err != nil {
 		return wire.BudgetLeaseGrant{}, err
 	}
-	return wire.BudgetLeaseGrant{Counter: a.Counter, PeriodStart: start, GrantedNanoUSD: mine.GrantedNanoUSD, UsedNanoUSD: mine.UsedNanoUSD,
+	return wire.BudgetLeaseGrant{Counter: a.Counter, PeriodStart: start, GrantedNanoUSD: mine.GrantedNanoUSD, UsedNanoUSD: mine.UsedNanoUSD, ReturnedNanoUSD: mine.ReturnedNanoUSD,
 		OthersNanoUSD: othersTotal}, nil
 }
 

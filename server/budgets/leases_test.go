@@ -35,9 +35,14 @@ func TestLeasesAreSharedAndPruned(t *testing.T) {
 		}
 		// a used 20 and gives back 40: b can have it.
 		back := ask
-		back.WantNanoUSD, back.UsedNanoUSD, back.ReturnNanoUSD = 0, 20, 40
+		back.WantNanoUSD, back.UsedNanoUSD, back.ReturnedNanoUSD = 0, 20, 40
 		if g, err = (&budgets.Leases{Store: st}).Lease(ctx, "a", []wire.BudgetLeaseAsk{back}); err != nil || g[0].GrantedNanoUSD != 30 {
 			t.Fatalf("a returns: %+v %v", g, err)
+		}
+		// The same ask again (its reply was lost): nothing is given back twice.
+		if g, err = (&budgets.Leases{Store: st}).Lease(ctx, "a", []wire.BudgetLeaseAsk{back}); err != nil ||
+			g[0].GrantedNanoUSD != 30 || g[0].ReturnedNanoUSD != 40 {
+			t.Fatalf("a returns twice: %+v %v", g, err)
 		}
 		if g, err = (&budgets.Leases{Store: st}).Lease(ctx, "b", []wire.BudgetLeaseAsk{ask}); err != nil || g[0].GrantedNanoUSD != 70 {
 			t.Fatalf("b again: %+v %v", g, err)

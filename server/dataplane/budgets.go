@@ -171,6 +171,9 @@ type budgetState struct {
 	// carry them as decimal text, and parsing decimals on every request
 	// costs more than the rest of admission.
 	limits sync.Map // string → int64
+
+	fetchMu  sync.Mutex
+	fetching map[spend.Counter]chan struct{}
 }
 
 func (b *budgetState) limitNano(amount string) (int64, error) {
@@ -186,34 +189,82 @@ func (b *budgetState) limitNano(amount string) (int64, error) {
 }
 
 func (b *budgetState) reserve(ctx context.Context, x *exchange, claims []spend.Claim, bound int64) (*spend.Reservation, error) {
-	now := b.now()
-	r, asks := b.ledger.Reserve(now, claims, bound)
-	if r != nil {
-		return r, nil
-	}
-	if b.source == nil {
-		return nil, b.ledger.Refuse(now, claims, bound, true)
-	}
-	// Ask for the shortfall and a slice more, so the next requests are
-	// admitted from memory: a tenth of the budget, or this request's bound
-	// if larger, never more than the control plane has left.
-	wire := make([]wire.BudgetLeaseAsk, len(asks))
-	for i, a := range asks {
-		slice := max(a.Claim.LimitNano/10, bound)
-		wire[i] = x.leaseAsk(a, a.Want+slice)
-	}
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseTimeout)
 	defer cancel()
-	grants, err := b.source.Lease(lctx, b.holder, wire)
+	for {
+		now := b.now()
+		r, asks := b.ledger.Reserve(now, claims, bound)
+		if r != nil {
+			return r, nil
+		}
+		if b.source == nil {
+			return nil, b.ledger.Refuse(now, claims, bound, true)
+		}
+		// One ask at a time per counter: a burst of requests that do not
+		// fit waits for the ask in flight and looks again, rather than
+		// each asking for a slice (which would hand one plane the whole
+		// budget in a burst).
+		wait, done := b.claimFetch(asks)
+		if wait != nil {
+			select {
+			case <-wait:
+				continue
+			case <-lctx.Done():
+				return nil, b.ledger.Refuse(now, claims, bound, true)
+			}
+		}
+		err := b.fetch(lctx, x, asks, bound)
+		done()
+		if err != nil {
+			x.p.inference.log.Warn("budget lease refused or unreachable; serving within the leases held", "request_id", x.id, "error", err)
+			return nil, b.ledger.Refuse(now, claims, bound, true)
+		}
+		if r, _ := b.ledger.Reserve(now, claims, bound); r != nil {
+			return r, nil
+		}
+		return nil, b.ledger.Refuse(now, claims, bound, false)
+	}
+}
+
+// fetch asks for the shortfall and a slice more, so the next requests are
+// admitted from memory: a tenth of the budget, or this request's bound if
+// larger, never more than the control plane has left.
+func (b *budgetState) fetch(ctx context.Context, x *exchange, asks []spend.Ask, bound int64) error {
+	out := make([]wire.BudgetLeaseAsk, len(asks))
+	for i, a := range asks {
+		out[i] = x.leaseAsk(a, a.Want+max(a.Claim.LimitNano/10, bound))
+	}
+	grants, err := b.source.Lease(ctx, b.holder, out)
 	if err != nil {
-		x.p.inference.log.Warn("budget lease refused or unreachable; serving within the leases held", "request_id", x.id, "error", err)
-		return nil, b.ledger.Refuse(now, claims, bound, true)
+		return err
 	}
 	b.ledger.Apply(fromWireGrants(asks, grants))
-	if r, _ := b.ledger.Reserve(now, claims, bound); r != nil {
-		return r, nil
+	return nil
+}
+
+// claimFetch returns a channel to wait on when one of the asks' counters
+// is being fetched already; otherwise it marks them all as being fetched
+// and returns the func that ends the fetch.
+func (b *budgetState) claimFetch(asks []spend.Ask) (wait <-chan struct{}, done func()) {
+	b.fetchMu.Lock()
+	defer b.fetchMu.Unlock()
+	for _, a := range asks {
+		if ch, ok := b.fetching[a.Counter]; ok {
+			return ch, nil
+		}
 	}
-	return nil, b.ledger.Refuse(now, claims, bound, false)
+	ch := make(chan struct{})
+	for _, a := range asks {
+		b.fetching[a.Counter] = ch
+	}
+	return nil, func() {
+		b.fetchMu.Lock()
+		defer b.fetchMu.Unlock()
+		for _, a := range asks {
+			delete(b.fetching, a.Counter)
+		}
+		close(ch)
+	}
 }
 
 // leaseAsk describes a counter to the control plane, with the scope its
@@ -221,7 +272,7 @@ func (b *budgetState) reserve(ctx context.Context, x *exchange, claims []spend.C
 func (x *exchange) leaseAsk(a spend.Ask, want int64) wire.BudgetLeaseAsk {
 	out := wire.BudgetLeaseAsk{Counter: a.Counter.String(), OrgID: x.key.org.orgID, WorkspaceID: x.key.workspace,
 		PolicyID: a.Counter.PolicyID, PolicyName: a.Claim.PolicyName, Period: string(a.Counter.Period), PeriodStart: a.PeriodStart,
-		LimitNanoUSD: a.Claim.LimitNano, WantNanoUSD: want, UsedNanoUSD: a.Used, ReturnNanoUSD: a.Return}
+		LimitNanoUSD: a.Claim.LimitNano, WantNanoUSD: want, UsedNanoUSD: a.Used, ReturnedNanoUSD: a.Returned}
 	if a.Counter.Aggregation == string(policy.AggregationPerKey) {
 		id := a.Counter.KeyID
 		out.InferenceKeyID = &id
@@ -270,7 +321,7 @@ func fromWireGrants(asks []spend.Ask, grants []wire.BudgetLeaseGrant) []spend.Gr
 	out := make([]spend.Grant, 0, len(grants))
 	for _, g := range grants {
 		if c, ok := byName[g.Counter]; ok {
-			out = append(out, spend.Grant{Counter: c, PeriodStart: g.PeriodStart.UTC(), Granted: g.GrantedNanoUSD, Used: g.UsedNanoUSD})
+			out = append(out, spend.Grant{Counter: c, PeriodStart: g.PeriodStart.UTC(), Granted: g.GrantedNanoUSD, Used: g.UsedNanoUSD, Returned: g.ReturnedNanoUSD})
 		}
 	}
 	return out
@@ -292,7 +343,7 @@ func (p *Plane) SyncBudgets(ctx context.Context) error {
 	for i, a := range asks {
 		out[i] = wire.BudgetLeaseAsk{Counter: a.Counter.String(), OrgID: uuid.Nil, PolicyID: a.Counter.PolicyID,
 			PolicyName: a.Claim.PolicyName, Period: string(a.Counter.Period), PeriodStart: a.PeriodStart,
-			LimitNanoUSD: a.Claim.LimitNano, UsedNanoUSD: a.Used, ReturnNanoUSD: a.Return}
+			LimitNanoUSD: a.Claim.LimitNano, UsedNanoUSD: a.Used, ReturnedNanoUSD: a.Returned}
 	}
 	if _, err := b.source.Lease(ctx, b.holder, out); err != nil {
 		if notSent(err) {

@@ -109,7 +109,8 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	if holder == "" {
 		holder = "dp-" + uuid.NewString()
 	}
-	p.budgets = budgetState{ledger: spend.NewLedger(), source: opts.Budgets, holder: holder, now: p.now}
+	p.budgets = budgetState{ledger: spend.NewLedger(), source: opts.Budgets, holder: holder, now: p.now,
+		fetching: map[spend.Counter]chan struct{}{}}
 	rates := opts.RateLimits
 	if rates == nil && opts.Budgets != nil {
 		// Rate limits hold across data planes through the same leases.

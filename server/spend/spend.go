@@ -90,16 +90,19 @@ func (r *Refusal) Error() string {
 }
 
 // Ask is a lease request for one counter: Want more nano-dollars granted,
-// having spent Used in the period (settled), giving back Return.
+// having spent Used in the period (settled), having given back Returned in all.
 type Ask struct {
 	Counter     Counter
 	Claim       Claim
 	PeriodStart time.Time
 	Want        int64
 	Used        int64
-	Return      int64
+	// Returned is all this holder has given back in the period, in all:
+	// cumulative, so an ask the control plane receives twice (a reply
+	// lost, the ask sent again) gives nothing back twice.
+	Returned int64
 	// Moved is what the Sync that made this ask took out of the ledger's
-	// allowance into Return (see Unsent).
+	// allowance (see Unsent).
 	Moved int64
 }
 
@@ -111,6 +114,8 @@ type Grant struct {
 	PeriodStart time.Time
 	Granted     int64
 	Used        int64
+	// Returned is what the control plane has taken back in all.
+	Returned int64
 }
 
 type counter struct {
@@ -121,9 +126,10 @@ type counter struct {
 	reserved   int64 // outstanding reservations
 	// reported is the used amount last told to the control plane.
 	reported int64
-	// returning is allowance given back that the control plane has not
-	// yet acknowledged; it is no longer the ledger's to spend.
-	returning int64
+	// returned is all the allowance given back in the period (no longer
+	// the ledger's to spend), acked what of it the control plane has
+	// confirmed taking back.
+	returned, acked int64
 }
 
 func (c *counter) free() int64 { return c.granted - c.used - c.reserved }
@@ -217,8 +223,10 @@ func (l *Ledger) Apply(gs []Grant) {
 		if c == nil || !c.start.Equal(g.PeriodStart) {
 			continue
 		}
-		// The control plane's total still counts what is being returned.
-		c.granted = max(c.granted, g.Granted-c.returning)
+		// The control plane's grant still counts what it has not yet taken
+		// back.
+		c.acked = max(c.acked, g.Returned)
+		c.granted = max(c.granted, g.Granted-(c.returned-c.acked))
 		c.used = max(c.used, g.Used)
 		c.reported = max(c.reported, g.Used)
 	}
@@ -260,12 +268,12 @@ func (l *Ledger) Sync(now time.Time, keep func(Claim) int64) []Ask {
 		ret := max(0, c.free()-keep(c.claim))
 		if ret > 0 {
 			c.granted -= ret
-			c.returning += ret
+			c.returned += ret
 		}
-		if c.returning == 0 && c.used == c.reported {
+		if c.returned == c.acked && c.used == c.reported {
 			continue
 		}
-		out = append(out, Ask{Counter: id, Claim: c.claim, PeriodStart: c.start, Used: c.used, Return: c.returning, Moved: ret})
+		out = append(out, Ask{Counter: id, Claim: c.claim, PeriodStart: c.start, Used: c.used, Returned: c.returned, Moved: ret})
 	}
 	return out
 }
@@ -279,7 +287,7 @@ func (l *Ledger) Synced(asks []Ask) {
 		if c == nil || !c.start.Equal(a.PeriodStart) {
 			continue
 		}
-		c.returning -= min(c.returning, a.Return)
+		c.acked = max(c.acked, a.Returned)
 		c.reported = max(c.reported, a.Used)
 	}
 }
@@ -298,9 +306,11 @@ func (l *Ledger) Unsent(asks []Ask) {
 		if c == nil || !c.start.Equal(a.PeriodStart) {
 			continue
 		}
-		back := min(c.returning, a.Moved)
-		c.returning -= back
-		c.granted += back
+		// Only if nothing since has counted on it being given back.
+		if c.returned == a.Returned && c.returned-c.acked >= a.Moved {
+			c.returned -= a.Moved
+			c.granted += a.Moved
+		}
 	}
 }
 
@@ -322,20 +332,25 @@ func (l *Ledger) States() []State {
 	return out
 }
 
-// Lease is one holder's share of a counter in one period: all it was ever
-// granted, and the spend it reported.
-type Lease struct{ Granted, Used int64 }
+// Lease is one holder's share of a counter in one period: what it holds
+// granted (all it was granted, less what it gave back), the spend it
+// reported, and all it gave back.
+type Lease struct{ Granted, Used, Returned int64 }
 
 // GrantLease is the control plane's decision for one holder's ask: used
-// only grows; what is given back leaves the grant, never below what was
+// only grows; what is newly given back (returned is cumulative, so an ask
+// received twice returns once) leaves the grant, never below what was
 // used; then as much of want is granted as the amount leaves free after
 // the seed and every lease (each counting the larger of its grant and its
 // spend). Since a holder spends only within its grant, seed plus the sum
 // of the leases bounds the counter's total spend, and the grants never
 // take it past limit.
-func GrantLease(limit, seeded int64, others []Lease, mine Lease, want, used, ret int64) Lease {
+func GrantLease(limit, seeded int64, others []Lease, mine Lease, want, used, returned int64) Lease {
 	mine.Used = max(mine.Used, used)
-	mine.Granted = max(mine.Used, mine.Granted-ret)
+	if returned > mine.Returned {
+		mine.Granted = max(mine.Used, mine.Granted-(returned-mine.Returned))
+		mine.Returned = returned
+	}
 	committed := seeded + mine.Granted
 	for _, o := range others {
 		committed += max(o.Granted, o.Used)

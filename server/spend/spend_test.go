@@ -44,9 +44,9 @@ func (g *grantor) grant(holder string, a Ask, want int64) Grant {
 			others = append(others, l)
 		}
 	}
-	next := GrantLease(g.limit, g.seed, others, g.leases[holder], want, a.Used, a.Return)
+	next := GrantLease(g.limit, g.seed, others, g.leases[holder], want, a.Used, a.Returned)
 	g.leases[holder] = next
-	return Grant{Counter: a.Counter, PeriodStart: a.PeriodStart, Granted: next.Granted, Used: next.Used}
+	return Grant{Counter: a.Counter, PeriodStart: a.PeriodStart, Granted: next.Granted, Used: next.Used, Returned: next.Returned}
 }
 
 // free is what the grantor could still grant anyone.
@@ -70,7 +70,7 @@ type holder struct {
 // bound), syncs and restarts, and checks after every step that the spend
 // of all of them together (with the seed) stays within the amount, and
 // that every refusal was forced: neither the ledger nor the control plane
-// had room for the request's bound.
+// had room for the request's bound. Syncs are lost, repeated or never sent.
 func TestAdmissionNeverOvershootsNorRefusesFalsely(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	for seed := uint64(0); seed < 300; seed++ {
@@ -99,7 +99,7 @@ func TestAdmissionNeverOvershootsNorRefusesFalsely(t *testing.T) {
 				if r == nil {
 					local := h.ledger.States()[0]
 					if room := local.Granted - local.Used - local.Reserved + g.free(); room >= bound {
-						t.Fatalf("seed %d step %d: refused a bound of %d with %d of room", seed, step, bound, room)
+						t.Fatalf("seed %d step %d: refused a bound of %d with %d of room (local %+v, grantor %+v free %d)", seed, step, bound, room, local, g.leases[h.name], g.free())
 					}
 					continue
 				}
@@ -112,12 +112,27 @@ func TestAdmissionNeverOvershootsNorRefusesFalsely(t *testing.T) {
 				h.open[i].Settle(rng.Int64N(h.bounds[i] + 1))
 				h.open = append(h.open[:i], h.open[i+1:]...)
 				h.bounds = append(h.bounds[:i], h.bounds[i+1:]...)
-			case op < 9: // the periodic sync
+			case op < 9: // the periodic sync, over an unreliable network
 				asks := h.ledger.Sync(now, func(c Claim) int64 { return c.LimitNano / 10 })
-				for _, a := range asks {
-					g.grant(h.name, a, 0)
+				switch rng.IntN(4) {
+				case 0: // never sent: the control plane could not be dialled
+					h.ledger.Unsent(asks)
+				case 1: // received, the reply lost: sent again next time
+					for _, a := range asks {
+						g.grant(h.name, a, 0)
+					}
+				case 2: // received twice
+					for _, a := range asks {
+						g.grant(h.name, a, 0)
+						g.grant(h.name, a, 0)
+					}
+					h.ledger.Synced(asks)
+				default:
+					for _, a := range asks {
+						g.grant(h.name, a, 0)
+					}
+					h.ledger.Synced(asks)
 				}
-				h.ledger.Synced(asks)
 			default: // the process restarts: in-flight requests settle, a new holder takes over
 				for i, r := range h.open {
 					r.Settle(h.bounds[i])
@@ -215,6 +230,7 @@ func BenchmarkReserveSettle(b *testing.B) {
 		r.Settle(500)
 	}
 }
+
 // TestUnsentReturnStaysSpendable: allowance a sync gives back while the
 // control plane cannot be dialled stays this ledger's to spend; what an
 // earlier sync, maybe received, gave back stays given back.
@@ -231,13 +247,13 @@ func TestUnsentReturnStaysSpendable(t *testing.T) {
 
 	// A sync that may have reached the control plane: its return stays out.
 	first := l.Sync(now, keep)
-	if len(first) != 1 || first[0].Return != 70 || first[0].Moved != 70 {
+	if len(first) != 1 || first[0].Returned != 70 || first[0].Moved != 70 {
 		t.Fatalf("first sync %+v", first)
 	}
 	// Nothing new to give back; the pending return is resent, undialled.
 	l.Apply([]Grant{{Counter: cl.Counter, PeriodStart: start, Granted: 80}})
 	second := l.Sync(now, keep)
-	if len(second) != 1 || second[0].Return != 70 || second[0].Moved != 0 {
+	if len(second) != 1 || second[0].Returned != 70 || second[0].Moved != 0 {
 		t.Fatalf("second sync %+v", second)
 	}
 	l.Unsent(second)

@@ -36,7 +36,10 @@ type BudgetLease struct {
 	Holder         string    `bun:"holder,pk"`
 	GrantedNanoUSD int64     `bun:"granted_nano_usd"`
 	UsedNanoUSD    int64     `bun:"used_nano_usd"`
-	UpdatedAt      time.Time `bun:"updated_at"`
+	// ReturnedNanoUSD is all the holder gave back: asks carry it
+	// cumulative, so one received twice gives back once.
+	ReturnedNanoUSD int64     `bun:"returned_nano_usd"`
+	UpdatedAt       time.Time `bun:"updated_at"`
 }
 
 // LockBudgetCounter reads a counter for update: on PostgreSQL the row is
@@ -80,6 +83,7 @@ func (s *Store) SaveBudgetLease(ctx context.Context, l *BudgetLease) error {
 	_, err := s.db.NewInsert().Model(l).
 		On("CONFLICT (counter, period_start, holder) DO UPDATE").
 		Set("granted_nano_usd = EXCLUDED.granted_nano_usd").Set("used_nano_usd = EXCLUDED.used_nano_usd").
+		Set("returned_nano_usd = EXCLUDED.returned_nano_usd").
 		Set("updated_at = EXCLUDED.updated_at").Exec(ctx)
 	return mapErr(err)
 }
