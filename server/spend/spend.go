@@ -130,6 +130,10 @@ type counter struct {
 	// the ledger's to spend), acked what of it the control plane has
 	// confirmed taking back.
 	returned, acked int64
+	// missed is the largest bound that did not fit since the last sync:
+	// allowance below it is stranded here (requests that size cannot use
+	// it), so the next sync gives it all back for other planes to use.
+	missed int64
 }
 
 func (c *counter) free() int64 { return c.granted - c.used - c.reserved }
@@ -171,6 +175,7 @@ func (l *Ledger) Reserve(now time.Time, claims []Claim, bound int64) (*Reservati
 		cs[i] = c
 		if short := bound - c.free(); short > 0 {
 			asks = append(asks, Ask{Counter: cl.Counter, Claim: c.claim, PeriodStart: c.start, Want: short, Used: c.used})
+			c.missed = max(c.missed, bound)
 		}
 	}
 	if len(asks) > 0 {
@@ -253,9 +258,10 @@ func (r *Reservation) Settle(cost int64) {
 
 // Sync lists, for the periodic report to the control plane, every counter
 // of the current periods whose used amount changed or that holds
-// allowance beyond keep (what no reservation holds): that excess leaves
-// the ledger at once, before it is sent, so it can never be spent here
-// and elsewhere both. Counters of past periods are dropped.
+// allowance beyond keep (what no reservation holds), or allowance too
+// small for a request that missed since the last sync (all of it): that
+// excess leaves the ledger at once, before it is sent, so it can never be
+// spent here and elsewhere both. Counters of past periods are dropped.
 func (l *Ledger) Sync(now time.Time, keep func(Claim) int64) []Ask {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -265,7 +271,12 @@ func (l *Ledger) Sync(now time.Time, keep func(Claim) int64) []Ask {
 			delete(l.counters, id)
 			continue
 		}
-		ret := max(0, c.free()-keep(c.claim))
+		kept := keep(c.claim)
+		if c.missed > c.free() {
+			kept = 0
+		}
+		c.missed = 0
+		ret := max(0, c.free()-kept)
 		if ret > 0 {
 			c.granted -= ret
 			c.returned += ret
