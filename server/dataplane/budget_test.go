@@ -208,3 +208,35 @@ func TestBudgetCountsThePeriodsSpendSoFar(t *testing.T) {
 		_ = body
 	})
 }
+
+// TestBudgetRollsOverAtMidnightUTC: a day's budget spent by 23:59:59.999
+// UTC admits again at 00:00:00 UTC, and a month's at the first of the
+// next month, not a nanosecond before.
+func TestBudgetRollsOverAtMidnightUTC(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		clk := &fakeClock{}
+		clk.set(time.Date(2026, 11, 30, 23, 59, 59, 999_000_000, time.UTC))
+		e := newInfEnv(t, db, withClock(clk.now))
+		// Room for one request's bound, not two (each costs $0.000156).
+		e.policy(t, budgetRule("0.0004", "day", "shared"))
+		e.policy(t, budgetRule("0.0006", "month", "shared"))
+		e.sync(t)
+		big := providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 1000, Output: 10}}
+		e.openai.Enqueue(big, big, big, big)
+		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
+			t.Fatalf("first request: %d", resp.StatusCode)
+		}
+		got := e.postError(t, budgetRequest, http.StatusTooManyRequests)
+		if !strings.Contains(got.Error.Message, "2026-12-01T00:00:00Z") {
+			t.Fatalf("refusal does not say when the day resets: %s", got.Error.Message)
+		}
+		// Midnight UTC, the first of December: a new day and a new month.
+		clk.set(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
+			t.Fatalf("after midnight: %d", resp.StatusCode)
+		}
+		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("the new day's budget is spent too: %d", resp.StatusCode)
+		}
+	})
+}
