@@ -359,9 +359,11 @@ type Lease struct{ Granted, Used, Returned int64 }
 func GrantLease(limit, seeded int64, others []Lease, mine Lease, want, used, returned int64) Lease {
 	mine.Used = max(mine.Used, used)
 	if returned > mine.Returned {
-		mine.Granted = max(mine.Used, mine.Granted-(returned-mine.Returned))
+		mine.Granted -= returned - mine.Returned
 		mine.Returned = returned
 	}
+	// What was spent was held: a grant is never below the spend.
+	mine.Granted = max(mine.Granted, mine.Used)
 	committed := seeded + mine.Granted
 	for _, o := range others {
 		committed += max(o.Granted, o.Used)
