@@ -219,7 +219,7 @@ func NewCmdCredentialsCreate(f *Factory, runF func(context.Context, *Credentials
 	addCredentialScopeFlag(cmd, &opts.Scope)
 	cmd.Flags().StringVar(&opts.Provider, "provider", "", "catalog provider id, e.g. openai or anthropic (see gw catalog list --providers)")
 	cmd.Flags().StringVar(&opts.Label, "label", "", "a name to tell credentials apart (1 to 80 characters)")
-	cmd.Flags().StringVar(&opts.BaseURL, "base-url", "", "upstream base URL (required for openai-compatible providers)")
+	cmd.Flags().StringVar(&opts.BaseURL, "base-url", "", "upstream base URL (default: the catalog provider's; required only for a provider the catalog gives none, e.g. openai-compatible)")
 	addSecretInputFlags(cmd, &opts.Secret, "secret", "provider API key")
 	return cmd
 }

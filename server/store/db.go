@@ -14,6 +14,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/migrate"
@@ -134,8 +135,27 @@ func Status(ctx context.Context, db *bun.DB) ([]MigrationStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Init(ctx); err != nil {
-		return nil, fmt.Errorf("init migrations table: %w", err)
+	// A read: the bookkeeping table is not created here. Without it,
+	// nothing was ever applied.
+	var exists bool
+	if db.Dialect().Name() == dialect.PG {
+		err = db.NewRaw("SELECT to_regclass('bun_migrations') IS NOT NULL").Scan(ctx, &exists)
+	} else {
+		err = db.NewRaw("SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'bun_migrations'").Scan(ctx, &exists)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read migrations table: %w", err)
+	}
+	if !exists {
+		all, err := migrations.New()
+		if err != nil {
+			return nil, err
+		}
+		out := []MigrationStatus{}
+		for _, mig := range all.Sorted() {
+			out = append(out, MigrationStatus{Name: mig.Name})
+		}
+		return out, nil
 	}
 	ms, err := m.MigrationsWithStatus(ctx)
 	if err != nil {

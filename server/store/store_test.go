@@ -99,3 +99,38 @@ func TestTimesRoundTrip(t *testing.T) {
 		}
 	})
 }
+
+// TestStatusIsARead: the status of a database never migrated lists every
+// migration as pending and creates nothing, not even bun's bookkeeping
+// table.
+func TestStatusIsARead(t *testing.T) {
+	for _, d := range storetest.Dialects(t) {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			url, err := storetest.URL(t, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db, err := store.Open(ctx, url, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			st, err := store.Status(ctx, db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st) == 0 || st[0].Applied {
+				t.Fatalf("status %+v", st)
+			}
+			var tables int
+			q := "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+			if d != storetest.SQLite {
+				q = "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
+			}
+			if err := db.NewRaw(q).Scan(ctx, &tables); err != nil || tables != 0 {
+				t.Fatalf("status created %d tables (%v)", tables, err)
+			}
+		})
+	}
+}
