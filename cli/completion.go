@@ -4,6 +4,9 @@ import (
 	"context"
 	"strings"
 
+	"github.com/gw-gateway/gw/wire"
+
+	"github.com/gw-gateway/gw/client"
 	"github.com/spf13/cobra"
 )
 
@@ -127,7 +130,9 @@ func completeOrgs(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, 
 	return out, nil
 }
 
-func completeWorkspaces(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+// inOrg lists something of the context's organization and turns each
+// item into a completion candidate (nil drops it).
+func inOrg[T any](ctx context.Context, f *Factory, list func(*client.Client, context.Context, string) ([]T, error), cand func(T) *string) ([]string, error) {
 	c, s, err := f.AuthedClient()
 	if err != nil {
 		return nil, err
@@ -136,15 +141,12 @@ func completeWorkspaces(ctx context.Context, f *Factory, _ *cobra.Command) ([]st
 	if err != nil {
 		return nil, err
 	}
-	ws, err := c.ListWorkspaces(ctx, org)
-	var out []string
-	for _, w := range ws {
-		out = append(out, candidate(w.Slug, w.Name))
-	}
-	return out, err
+	items, err := list(c, ctx, org)
+	return candidates(items, cand), err
 }
 
-func completePolicies(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+// inWorkspace is inOrg for something of the context's workspace.
+func inWorkspace[T any](ctx context.Context, f *Factory, list func(*client.Client, context.Context, string, string) ([]T, error), cand func(T) *string) ([]string, error) {
 	c, s, err := f.AuthedClient()
 	if err != nil {
 		return nil, err
@@ -153,35 +155,43 @@ func completePolicies(ctx context.Context, f *Factory, _ *cobra.Command) ([]stri
 	if err != nil {
 		return nil, err
 	}
-	ps, err := c.ListPolicies(ctx, org, ws)
+	items, err := list(c, ctx, org, ws)
+	return candidates(items, cand), err
+}
+
+func candidates[T any](items []T, cand func(T) *string) []string {
 	var out []string
-	for _, p := range ps {
+	for _, it := range items {
+		if c := cand(it); c != nil {
+			out = append(out, *c)
+		}
+	}
+	return out
+}
+
+func some(s string) *string { return &s }
+
+func completeWorkspaces(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+	return inOrg(ctx, f, (*client.Client).ListWorkspaces, func(w wire.Workspace) *string { return some(candidate(w.Slug, w.Name)) })
+}
+
+func completePolicies(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+	return inWorkspace(ctx, f, (*client.Client).ListPolicies, func(p wire.Policy) *string {
 		state := "enabled"
 		if !p.Enabled {
 			state = "disabled"
 		}
-		out = append(out, candidate(p.Name, state))
-	}
-	return out, err
+		return some(candidate(p.Name, state))
+	})
 }
 
 func completeInferenceKeys(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
-	c, s, err := f.AuthedClient()
-	if err != nil {
-		return nil, err
-	}
-	org, ws, err := s.RequireWorkspace()
-	if err != nil {
-		return nil, err
-	}
-	ks, err := c.ListInferenceKeys(ctx, org, ws)
-	var out []string
-	for _, k := range ks {
-		if k.Status == "active" {
-			out = append(out, candidate(k.Name, k.Prefix+"…"))
+	return inWorkspace(ctx, f, (*client.Client).ListInferenceKeys, func(k wire.InferenceKey) *string {
+		if k.Status != "active" {
+			return nil
 		}
-	}
-	return out, err
+		return some(candidate(k.Name, k.Prefix+"…"))
+	})
 }
 
 // completeManagementKeys lists the labels of the keys at the command's
@@ -210,18 +220,5 @@ func completeManagementKeys(ctx context.Context, f *Factory, cmd *cobra.Command)
 }
 
 func completeServiceAccounts(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
-	c, s, err := f.AuthedClient()
-	if err != nil {
-		return nil, err
-	}
-	org, err := s.RequireOrg()
-	if err != nil {
-		return nil, err
-	}
-	us, err := c.ListServiceAccounts(ctx, org)
-	var out []string
-	for _, u := range us {
-		out = append(out, candidate(u.Name, u.Email))
-	}
-	return out, err
+	return inOrg(ctx, f, (*client.Client).ListServiceAccounts, func(u wire.User) *string { return some(candidate(u.Name, u.Email)) })
 }

@@ -204,6 +204,15 @@ func (l *Ledger) counterLocked(now time.Time, cl Claim) *counter {
 	return c
 }
 
+// inPeriod is the counter if the ledger still counts the period that
+// starts at start; answers about a period left behind change nothing.
+func (l *Ledger) inPeriod(id Counter, start time.Time) *counter {
+	if c := l.counters[id]; c != nil && c.start.Equal(start) {
+		return c
+	}
+	return nil
+}
+
 // Refuse names the first claim that cannot take bound, for the refusal.
 func (l *Ledger) Refuse(now time.Time, claims []Claim, bound int64, unreachable bool) *Refusal {
 	l.mu.Lock()
@@ -224,8 +233,8 @@ func (l *Ledger) Apply(gs []Grant) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, g := range gs {
-		c := l.counters[g.Counter]
-		if c == nil || !c.start.Equal(g.PeriodStart) {
+		c := l.inPeriod(g.Counter, g.PeriodStart)
+		if c == nil {
 			continue
 		}
 		// The control plane's grant still counts what it has not yet taken
@@ -294,8 +303,8 @@ func (l *Ledger) Synced(asks []Ask) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, a := range asks {
-		c := l.counters[a.Counter]
-		if c == nil || !c.start.Equal(a.PeriodStart) {
+		c := l.inPeriod(a.Counter, a.PeriodStart)
+		if c == nil {
 			continue
 		}
 		c.acked = max(c.acked, a.Returned)
@@ -313,8 +322,8 @@ func (l *Ledger) Unsent(asks []Ask) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, a := range asks {
-		c := l.counters[a.Counter]
-		if c == nil || !c.start.Equal(a.PeriodStart) {
+		c := l.inPeriod(a.Counter, a.PeriodStart)
+		if c == nil {
 			continue
 		}
 		// Only if nothing since has counted on it being given back.

@@ -25,21 +25,7 @@ func (s Strings) Value() (driver.Value, error) {
 }
 
 // Scan implements sql.Scanner.
-func (s *Strings) Scan(src any) error {
-	var b []byte
-	switch v := src.(type) {
-	case string:
-		b = []byte(v)
-	case []byte:
-		b = v
-	case nil:
-		*s = nil
-		return nil
-	default:
-		return fmt.Errorf("scan Strings from %T", src)
-	}
-	return json.Unmarshal(b, (*[]string)(s))
-}
+func (s *Strings) Scan(src any) error { return scanJSON(src, "Strings", (*[]string)(s)) }
 
 // JSONMap is an object stored as JSON text.
 type JSONMap map[string]any
@@ -54,7 +40,11 @@ func (m JSONMap) Value() (driver.Value, error) {
 }
 
 // Scan implements sql.Scanner.
-func (m *JSONMap) Scan(src any) error {
+func (m *JSONMap) Scan(src any) error { return scanJSON(src, "JSONMap", (*map[string]any)(m)) }
+
+// scanJSON reads a column of JSON text into dst; NULL leaves dst's zero
+// value.
+func scanJSON[T any](src any, name string, dst *T) error {
 	var b []byte
 	switch v := src.(type) {
 	case string:
@@ -62,12 +52,13 @@ func (m *JSONMap) Scan(src any) error {
 	case []byte:
 		b = v
 	case nil:
-		*m = nil
+		var zero T
+		*dst = zero
 		return nil
 	default:
-		return fmt.Errorf("scan JSONMap from %T", src)
+		return fmt.Errorf("scan %s from %T", name, src)
 	}
-	return json.Unmarshal(b, (*map[string]any)(m))
+	return json.Unmarshal(b, dst)
 }
 
 // Now is the store's notion of the current time: UTC, truncated to the
@@ -387,19 +378,7 @@ func (a UsageAttempts) Value() (driver.Value, error) {
 
 // Scan implements sql.Scanner.
 func (a *UsageAttempts) Scan(src any) error {
-	var b []byte
-	switch v := src.(type) {
-	case string:
-		b = []byte(v)
-	case []byte:
-		b = v
-	case nil:
-		*a = nil
-		return nil
-	default:
-		return fmt.Errorf("scan UsageAttempts from %T", src)
-	}
-	return json.Unmarshal(b, (*[]wire.UsageAttempt)(a))
+	return scanJSON(src, "UsageAttempts", (*[]wire.UsageAttempt)(a))
 }
 
 // DataPlane is a data-plane instance as its last heartbeat described it.
