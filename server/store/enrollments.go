@@ -133,3 +133,13 @@ func (s *Store) BundlesOf(ctx context.Context, orgIDs []uuid.UUID) ([]Bundle, er
 	}
 	return out, mapErr(s.db.NewSelect().Model(&out).Where("org_id IN (?)", bun.In(orgIDs)).OrderExpr("org_id ASC").Scan(ctx))
 }
+
+// RenewEnrollment makes a revoked enrollment a pending request again,
+// with the key pair and management key of the data plane asking now.
+func (s *Store) RenewEnrollment(ctx context.Context, id, publicKey, fingerprint string, keyID uuid.UUID, at time.Time) error {
+	res, err := s.db.NewUpdate().Model((*DataPlaneEnrollment)(nil)).
+		Set("public_key = ?", publicKey).Set("fingerprint = ?", fingerprint).Set("key_id = ?", keyID).
+		Set("status = ?", EnrollmentPending).Set("requested_at = ?", at).Set("approved_at = NULL").Set("updated_at = ?", at).
+		Where("data_plane_id = ?", id).Where("status = ?", EnrollmentRevoked).Exec(ctx)
+	return affectedOne(res, err)
+}
