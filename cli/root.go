@@ -84,6 +84,9 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdActivity(f),
 		NewCmdUsage(f),
 	)
+	// After the groups above, so that it joins a data-planes group if one
+	// is there.
+	addDataPlaneEnrollment(f, root)
 	addDynamicCompletion(f, root)
 	return root
 }

@@ -116,9 +116,9 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 	fl.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may finish on shutdown [GW_SHUTDOWN_TIMEOUT]")
 	fl.String("role", RoleAll, "all (control plane and data plane), control-plane, or data-plane [GW_ROLE]")
 	fl.String("control-plane-url", "", "data-plane role: the control plane's URL [GW_CONTROL_PLANE_URL]")
-	fl.String("token", "", "data-plane role: an instance management key with bundles.read, usage.ingest, data-planes.heartbeat, policy-state.sync (budget leases) [GW_TOKEN]")
+	fl.String("token", "", "data-plane role: an instance management key with bundles.read, usage.ingest, data-planes.heartbeat, policy-state.sync (budget leases); the data plane is enrolled with it (gw data-planes enroll) [GW_TOKEN]")
 	fl.String("bundle-public-key", "", "data-plane role: pin the bundle signing key (hex or base64; default: pinned on first contact) [GW_BUNDLE_PUBLIC_KEY]")
-	fl.String("data-plane-id", "", "data-plane role: name in heartbeats (default: host name and a random suffix) [GW_DATA_PLANE_ID]")
+	fl.String("data-plane-id", "", "data-plane role: name in heartbeats and enrollment (default: host name and a random suffix, kept in the state dir) [GW_DATA_PLANE_ID]")
 	fl.Duration("poll-interval", 5*time.Second, "data-plane role: how often to poll bundles [GW_POLL_INTERVAL]")
 	fl.Duration("heartbeat-interval", 10*time.Second, "data-plane role: how often to send a heartbeat [GW_HEARTBEAT_INTERVAL]")
 	fl.Duration("bundle-refresh-interval", 15*time.Second, "how often the control plane recompiles bundles to catch missed changes [GW_BUNDLE_REFRESH_INTERVAL]")
@@ -193,13 +193,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		cfg.Bootstrap = &backend.BootstrapInput{Email: opts.BootstrapEmail, Password: strings.TrimRight(string(pw), "\r\n")}
 	}
 	if opts.Role == RoleDataPlane {
-		// Provider secrets arrive sealed in the bundles: the data plane needs
-		// the control plane's secret key to use them, and without one serves
-		// discovery only.
-		if _, statErr := os.Stat(opts.KeyFile); opts.Key != "" || statErr == nil {
-			if cfg.Keyring, err = loadKeyring(opts.SecretOptions); err != nil {
-				return err
-			}
+		// Provider secrets arrive sealed to the data plane's own key
+		// (enrollment): the master key has no business on this host.
+		if opts.Key != "" {
+			log.Warn("GW_SECRET_KEY is not used by a data plane (its secrets are sealed to its own key): remove it from this host")
 		}
 	} else {
 		if cfg.Keyring, err = loadKeyring(opts.SecretOptions); err != nil {

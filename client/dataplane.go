@@ -9,10 +9,11 @@ import (
 	"github.com/gw-gateway/gw/wire"
 )
 
-// PollBundles fetches every organization's bundle unless etag still
-// matches, in which case it reports notModified and returns nothing else.
-func (c *Client) PollBundles(ctx context.Context, etag string) (b wire.DataPlaneBundles, newETag string, notModified bool, err error) {
-	req := c.r.R().SetContext(ctx)
+// PollBundles fetches the bundles of the organizations the data plane
+// dataPlaneID is enrolled for, unless etag still matches, in which case it
+// reports notModified and returns nothing else.
+func (c *Client) PollBundles(ctx context.Context, dataPlaneID, etag string) (b wire.DataPlaneBundles, newETag string, notModified bool, err error) {
+	req := c.r.R().SetContext(ctx).SetQueryParam("data_plane_id", dataPlaneID)
 	if etag != "" {
 		req.SetHeader("If-None-Match", etag)
 	}

@@ -138,10 +138,12 @@ func budgetAcrossDataPlanes(t *testing.T, d storetest.Dialect) {
 	var dps []*server
 	for _, id := range []string{"dp-a", "dp-b"} {
 		dps = append(dps, startServe(t, "GW_ROLE=data-plane", "GW_CONTROL_PLANE_URL="+cp.URL, "GW_TOKEN="+dpKey.Token,
-			"GW_DATA_DIR="+t.TempDir(), "GW_POLL_INTERVAL=200ms", "GW_HEARTBEAT_INTERVAL=200ms", "GW_DATA_PLANE_ID="+id, secretKey))
+			"GW_DATA_DIR="+t.TempDir(), "GW_POLL_INTERVAL=200ms", "GW_HEARTBEAT_INTERVAL=200ms", "GW_DATA_PLANE_ID="+id))
+		enrollDataPlane(t, owner, id, "default")
 	}
+	dpc, _ := client.New(client.Options{Server: cp.URL, Token: dpKey.Token})
 	waitFor(t, "both data planes to admit the current bundle", func() bool {
-		b, _, _, err := owner.PollBundles(ctx, "")
+		b, _, _, err := dpc.PollBundles(ctx, "dp-a", "")
 		list, err2 := owner.ListDataPlanes(ctx)
 		if err != nil || err2 != nil || len(b.Bundles) != 1 || len(list) != 2 {
 			return false

@@ -23,7 +23,8 @@ import (
 // serves its cached bundles with the control plane gone.
 func TestSplitPlanes(t *testing.T) {
 	ctx := context.Background()
-	// Both planes hold the secret key: provider secrets travel sealed.
+	// Only the control plane holds the master key: the data plane's
+	// secrets are sealed to its own (enrollment_test.go).
 	secretKey := "GW_SECRET_KEY=" + strings.Repeat("ab", 32)
 	cp := startServe(t, "GW_ROLE=control-plane", "GW_DATA_DIR="+t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_split", secretKey)
 	if resp, err := http.Get(cp.URL + "/inf/v1/models"); err != nil || resp.StatusCode != 404 {
@@ -49,8 +50,10 @@ func TestSplitPlanes(t *testing.T) {
 	}
 	dpDir := t.TempDir()
 	dpEnv := []string{"GW_ROLE=data-plane", "GW_CONTROL_PLANE_URL=" + cp.URL, "GW_TOKEN=" + dpKey.Token, "GW_DATA_DIR=" + dpDir,
-		"GW_POLL_INTERVAL=200ms", "GW_HEARTBEAT_INTERVAL=200ms", "GW_DATA_PLANE_ID=dp-test", secretKey}
+		"GW_POLL_INTERVAL=200ms", "GW_HEARTBEAT_INTERVAL=200ms", "GW_DATA_PLANE_ID=dp-test"}
 	dp := startServe(t, dpEnv...)
+	enrollDataPlane(t, owner, "dp-test", "default")
+	dpc, _ := client.New(client.Options{Server: cp.URL, Token: dpKey.Token})
 
 	models := func(url string) (int, int) {
 		req, _ := http.NewRequest("GET", url+"/inf/v1/models", nil)
@@ -74,7 +77,7 @@ func TestSplitPlanes(t *testing.T) {
 	sdk := openai.NewClient(option.WithBaseURL(dp.URL+"/inf/v1/"), option.WithAPIKey(ik.Token), option.WithMaxRetries(0))
 	chatThroughGateway(t, owner, sdk, func() {
 		waitFor(t, "the data plane to admit the current bundle", func() bool {
-			b, _, _, err := owner.PollBundles(ctx, "")
+			b, _, _, err := dpc.PollBundles(ctx, "dp-test", "")
 			list, err2 := owner.ListDataPlanes(ctx)
 			if err != nil || err2 != nil || len(b.Bundles) != 1 || len(list) != 1 {
 				return false

@@ -59,8 +59,8 @@ type Config struct {
 	// LISTEN/NOTIFY.
 	DB          *bun.DB
 	DatabaseURL string
-	// Keyring seals and opens provider secrets; a remote data plane without
-	// one serves discovery only.
+	// Keyring seals and opens provider secrets (roles all and
+	// control-plane); a remote data plane uses its own key instead.
 	Keyring *secrets.Keyring
 
 	DisableSignup bool
@@ -272,16 +272,23 @@ func (s *Server) publicURL() string { return strings.TrimRight(s.cfg.PublicURL, 
 
 // assembleDataPlane runs a data plane apart from the control plane: no
 // database, bundles polled over the management API with one instance key,
-// the last admitted set kept in the state dir.
+// the last admitted set kept in the state dir. It holds its own key pair
+// (created on first start) and is enrolled for chosen organizations; their
+// secrets arrive sealed to it, so the master key is never needed here. It
+// serves at once: 503 bundle_not_ready until a bundle is admitted.
 func (s *Server) assembleDataPlane(ctx context.Context) error {
 	c, err := client.New(client.Options{Server: s.cfg.ControlPlaneURL, Token: s.cfg.Token, Version: s.cfg.Version})
 	if err != nil {
 		return fmt.Errorf("--control-plane-url: %w", err)
 	}
 	stateDir := s.cfg.StateDir
-	pub, err := dataplane.SigningKey(ctx, c, stateDir, s.cfg.BundlePublicKey, s.cfg.PollInterval, s.log)
+	pub, err := dataplane.PinnedSigningKey(stateDir, s.cfg.BundlePublicKey)
 	if err != nil {
 		return err
+	}
+	key, created, err := secrets.LoadDataPlaneKey(filepath.Join(stateDir, "data-plane-key"))
+	if err != nil {
+		return fmt.Errorf("data-plane key: %w", err)
 	}
 	id := s.cfg.DataPlaneID
 	if id == "" {
@@ -289,10 +296,7 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 			return err
 		}
 	}
-	if s.cfg.Keyring == nil {
-		// A generated key could open nothing the control plane sealed.
-		s.log.Warn("no secret key (GW_SECRET_KEY or --secret-key-file): chat completions answer 503, discovery works")
-	}
+	s.log.Info("data-plane key", "fingerprint", key.Public().Fingerprint(), "created", created)
 	// Usage goes to a local spool first and is shipped from there.
 	sp, err := spool.Open(filepath.Join(stateDir, "usage.spool"), func(ctx context.Context, evs []wire.UsageEventIn) error {
 		_, err := c.IngestUsage(ctx, evs)
@@ -303,12 +307,12 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 	}
 	s.flush = append(s.flush, sp.Close)
 	s.loops = append(s.loops, func(ctx context.Context) { sp.Run(ctx, s.cfg.PollInterval) })
-	plane := dataplane.NewPlane(pub, dataplane.Options{Keyring: s.cfg.Keyring, Usage: sp, Logger: s.log,
+	plane := dataplane.NewPlane(pub, dataplane.Options{Keyring: key, Usage: sp, Logger: s.log,
 		Budgets: budgetClient{c}, BudgetHolder: id + "-" + uuid.NewString()[:8]})
 	s.loops = append(s.loops, func(ctx context.Context) { syncBudgets(ctx, plane, s.log) })
 	s.plane = plane
 	remote := &dataplane.Remote{Client: c, Plane: plane, ID: id, Version: s.cfg.Version, StateDir: stateDir,
-		PollInterval: s.cfg.PollInterval, HeartbeatInterval: s.cfg.HeartbeatInterval, Log: s.log, SpoolDepth: sp.Depth}
+		PollInterval: s.cfg.PollInterval, HeartbeatInterval: s.cfg.HeartbeatInterval, Log: s.log, SpoolDepth: sp.Depth, Key: key}
 	if err := remote.LoadCached(); err != nil {
 		s.log.Warn("cached bundles", "error", err)
 	}

@@ -150,11 +150,14 @@ type SignedBundle struct {
 	Body      []byte    `json:"body"`
 }
 
-// DataPlaneBundles is what a data plane polls: every organization's latest
-// bundle and the key they are signed with (data planes should pin it).
+// DataPlaneBundles is what a data plane polls: the latest bundle of every
+// organization it is enrolled for, and the key they are signed with (data
+// planes should pin it). Enrollment is the poller's enrollment status; only
+// an approved data plane receives bundles.
 type DataPlaneBundles struct {
-	PublicKey string         `json:"public_key"`
-	Bundles   []SignedBundle `json:"bundles"`
+	PublicKey  string         `json:"public_key"`
+	Enrollment string         `json:"enrollment" jsonschema:"enum=pending,enum=approved,enum=revoked"`
+	Bundles    []SignedBundle `json:"bundles"`
 }
 
 // Heartbeat is a data plane's periodic report.

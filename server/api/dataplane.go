@@ -1,12 +1,8 @@
 package api
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"regexp"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -25,10 +21,11 @@ const heartbeatStale = 60 * time.Second
 
 func (s *Server) dataPlaneRoutes() []*Route {
 	const tag = "Data Plane API"
-	return []*Route{
+	return append([]*Route{
 		{Method: "GET", Path: "/api/v1/data-plane/bundles", Tag: tag,
-			Summary: "Every organization's latest signed bundle; send the ETag back in If-None-Match for a 304 when nothing changed",
-			Perms:   []auth.Permission{auth.BundlesRead}, Result: wire.DataPlaneBundles{}, Handle: s.pollBundles},
+			Summary: "The latest signed bundle of each organization the data plane is enrolled for, secrets sealed to its key; send the ETag back in If-None-Match for a 304 when nothing changed",
+			Perms:   []auth.Permission{auth.BundlesRead}, Result: wire.DataPlaneBundles{}, Handle: s.pollBundles,
+			Query: []QueryParam{{Name: "data_plane_id", Description: "The enrolled data plane polling (required)."}}},
 		{Method: "POST", Path: "/api/v1/data-plane/usage-events", Tag: tag,
 			Summary: "Ingest a batch of usage events (idempotent on event id)",
 			Perms:   []auth.Permission{auth.UsageIngest}, Body: wire.UsageIngest{}, Result: wire.UsageIngestResult{}, Handle: s.ingestUsage},
@@ -37,34 +34,7 @@ func (s *Server) dataPlaneRoutes() []*Route {
 		{Method: "GET", Path: "/api/v1/instance/data-planes", Tag: "Data Plane Instances",
 			Summary: "Data planes and their state (complete set)",
 			Perms:   []auth.Permission{auth.DataPlanesRead}, Result: []wire.DataPlaneInstance{}, Handle: s.listDataPlanes},
-	}
-}
-
-func (s *Server) pollBundles(r *Request) (any, error) {
-	rows, err := s.store.ListBundles(r.ctx)
-	if err != nil {
-		return nil, err
-	}
-	state, err := s.store.GetInstanceState(r.ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := wire.DataPlaneBundles{Bundles: make([]wire.SignedBundle, len(rows))}
-	if state.BundlePublicKey != nil {
-		out.PublicKey = *state.BundlePublicKey
-	}
-	h := sha256.New()
-	for i, b := range rows {
-		out.Bundles[i] = wire.SignedBundle{OrgID: b.OrgID, Version: b.Version, Hash: b.Hash, Signature: b.Signature, Body: []byte(b.Body)}
-		fmt.Fprintf(h, "%s:%d:%s;", b.OrgID, b.Version, b.Hash)
-	}
-	etag := `"` + hex.EncodeToString(h.Sum(nil))[:32] + `"`
-	r.W.Header().Set("ETag", etag)
-	// A proxy may hand the tag back weak (W/"…"); the bytes are the same.
-	if match := strings.TrimPrefix(r.R.Header.Get("If-None-Match"), "W/"); match != "" && match == etag {
-		return notModified{}, nil
-	}
-	return out, nil
+	}, s.enrollmentRoutes()...)
 }
 
 // notModified answers 304 with no body.

@@ -40,6 +40,7 @@ var pathParamDocs = map[string]string{
 	"model_id":      "Model id, e.g. openai/gpt-4o-mini.",
 	"provider_id":   "Provider id, e.g. openai.",
 	"user_code":     "The code the CLI showed, e.g. BCDF-GHJK.",
+	"data_plane_id": "A data plane's id, as in its heartbeats.",
 }
 
 func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -154,14 +155,21 @@ func TestUsageEventsSurviveWorkspaceDeletionAndPage(t *testing.T) {
 
 func TestDataPlaneBundlesAndHeartbeats(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
-		raw := e.must("GET", "/api/v1/data-plane/bundles", e.ownerKey, nil)
-		resp := e.doResp("GET", "/api/v1/data-plane/bundles", e.ownerKey, nil)
+		// Polling is for an enrolled data plane (enrollment_test.go).
+		dp, err := secrets.GenerateDataPlaneKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.must("POST", "/api/v1/data-plane/enrollments", e.ownerKey, map[string]any{"id": "dp-1", "public_key": dp.Public().String()})
+		const poll = "/api/v1/data-plane/bundles?data_plane_id=dp-1"
+		raw := e.must("GET", poll, e.ownerKey, nil)
+		resp := e.doResp("GET", poll, e.ownerKey, nil)
 		etag := resp.Header.Get("ETag")
 		resp.Body.Close()
 		if etag == "" || jsonPath(t, raw, "data.bundles") == nil {
 			t.Fatalf("bundles: %s (etag %q)", raw, etag)
 		}
-		req, _ := http.NewRequest("GET", e.srv.URL+"/api/v1/data-plane/bundles", nil)
+		req, _ := http.NewRequest("GET", e.srv.URL+poll, nil)
 		req.Header.Set("Authorization", "Bearer "+e.ownerKey)
 		req.Header.Set("If-None-Match", etag)
 		r2, err := http.DefaultClient.Do(req)

@@ -16,7 +16,6 @@ import (
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/providers"
-	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -32,7 +31,7 @@ const DefaultMaxRequestBytes = 32 << 20
 
 // inferenceConfig is what chat completions need beyond the bundles.
 type inferenceConfig struct {
-	keyring   *secrets.Keyring
+	keyring   SecretOpener
 	usage     UsageSink
 	upstreams *providers.Set
 	timeout   time.Duration

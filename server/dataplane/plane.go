@@ -24,7 +24,6 @@ import (
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/ratelimit"
-	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/spend"
 )
 
@@ -33,10 +32,12 @@ type Options struct {
 	// Now is the clock key expiry is checked against; time.Now when nil.
 	Now func() time.Time
 
-	// Keyring opens provider credential secrets, and Usage receives one
-	// event per chat completion. Inference needs both: without them the
-	// plane serves discovery only and chat completions answer 503.
-	Keyring *secrets.Keyring
+	// Keyring opens provider credential secrets (the master keyring in
+	// process; a remote data plane's own key, to which its bundles' secrets
+	// are sealed), and Usage receives one event per chat completion.
+	// Inference needs both: without them the plane serves discovery only
+	// and chat completions answer 503.
+	Keyring SecretOpener
 	Usage   UsageSink
 	// Upstreams are the provider adapters; providers.NewSet(nil) when nil.
 	Upstreams *providers.Set
@@ -61,12 +62,20 @@ type Options struct {
 	RateLimits ratelimit.Source
 }
 
+// SecretOpener opens a sealed provider secret bound to aad:
+// *secrets.Keyring or *secrets.DataPlaneKey.
+type SecretOpener interface {
+	Open(sealed, aad string) ([]byte, error)
+}
+
 // Plane is the data plane's state: what it has admitted and whether it may
 // serve. Requests read it without locks: admissions build a new snapshot and
 // swap it in atomically, so a request sees one bundle per organization,
 // never half of one.
 type Plane struct {
-	pub   ed25519.PublicKey
+	// pub verifies bundles; a remote data plane may learn it after start
+	// (SetSigningKey), and admits nothing until then.
+	pub   atomic.Pointer[ed25519.PublicKey]
 	now   func() time.Time
 	ready atomic.Bool
 	state atomic.Pointer[snapshot]
@@ -97,10 +106,13 @@ var ErrStale = errors.New("bundle is not newer than the admitted one")
 // told is deleted.
 var ErrForgotten = errors.New("organization was deleted")
 
-// NewPlane returns a plane that admits bundles signed by pub. It answers 503
-// to every request until MarkReady.
+// NewPlane returns a plane that admits bundles signed by pub (nil: none
+// until SetSigningKey). It answers 503 to every request until MarkReady.
 func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
-	p := &Plane{pub: pub, now: opts.Now, inference: newInferenceConfig(opts)}
+	p := &Plane{now: opts.Now, inference: newInferenceConfig(opts)}
+	if pub != nil {
+		p.SetSigningKey(pub)
+	}
 	p.base, p.endBase = context.WithCancelCause(context.Background())
 	if p.now == nil {
 		p.now = time.Now
@@ -150,6 +162,12 @@ func (p *Plane) withShutdown(ctx context.Context) (context.Context, func()) {
 	stop := context.AfterFunc(p.base, func() { cancel(errShuttingDown) })
 	return ctx, func() { stop(); cancel(nil) }
 }
+
+// SetSigningKey sets the key bundles must be signed with.
+func (p *Plane) SetSigningKey(pub ed25519.PublicKey) { p.pub.Store(&pub) }
+
+// HasSigningKey reports whether the plane knows the bundle signing key.
+func (p *Plane) HasSigningKey() bool { return p.pub.Load() != nil }
 
 // MarkReady lets the plane serve. Call it once the initial bundles are
 // admitted, so no key is refused merely because its bundle has not arrived.
@@ -204,7 +222,11 @@ func (p *Plane) prepare(s bundle.Signed) (*admitted, error) {
 	if err := cur.admissible(s.OrgID, s.Version, s.Hash); err != nil || cur.inForce(s.OrgID, s.Version, s.Hash) {
 		return nil, err
 	}
-	body, err := bundle.Verify(s, p.pub)
+	pub := p.pub.Load()
+	if pub == nil {
+		return nil, errors.New("the bundle signing key is not known yet")
+	}
+	body, err := bundle.Verify(s, *pub)
 	if err != nil {
 		return nil, err
 	}
@@ -218,6 +240,20 @@ func (p *Plane) Forget(orgID uuid.UUID) {
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
 	p.state.Store(p.state.Load().without(orgID))
+}
+
+// Withdraw drops an organization's bundle without refusing its later
+// ones: a remote data plane no longer enrolled for the organization may be
+// enrolled for it again.
+func (p *Plane) Withdraw(orgID uuid.UUID) {
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
+	cur := p.state.Load()
+	next := cur.without(orgID)
+	if !cur.forgotten[orgID] {
+		delete(next.forgotten, orgID)
+	}
+	p.state.Store(next)
 }
 
 // Versions returns the admitted bundle version of each organization, for

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/bundle"
+	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -38,8 +39,12 @@ type Remote struct {
 	Log               *slog.Logger
 	// SpoolDepth reports the usage events waiting to be shipped, if any.
 	SpoolDepth func() int64
+	// Key is this data plane's own key pair: its bundles' secrets are
+	// sealed to the public half.
+	Key *secrets.DataPlaneKey
 
-	etag string
+	etag      string
+	requested bool
 }
 
 const (
@@ -58,44 +63,46 @@ func ParsePublicKey(s string) (ed25519.PublicKey, error) {
 	return nil, errors.New("bundle public key must be 32 bytes, hex or base64")
 }
 
-// SigningKey settles which key bundles must be signed with: the operator's
-// (pinned), else the one this data plane pinned earlier, else the one the
-// control plane announces on first contact, which is then pinned so a
-// later change is refused rather than trusted.
-func SigningKey(ctx context.Context, c *client.Client, stateDir, given string, retry time.Duration, log *slog.Logger) (ed25519.PublicKey, error) {
+// PinnedSigningKey is the key bundles must be signed with when it is
+// already settled: the operator's (given), else the one this data plane
+// pinned on an earlier run. nil means neither: the first poll brings the
+// control plane's, which is then pinned, so a later change is refused
+// rather than trusted. It never waits for the control plane: a fresh data
+// plane answers 503 bundle_not_ready until its first bundle is admitted.
+func PinnedSigningKey(stateDir, given string) (ed25519.PublicKey, error) {
 	if given != "" {
 		return ParsePublicKey(given)
 	}
-	pinPath := filepath.Join(stateDir, pinnedFile)
-	if raw, err := os.ReadFile(pinPath); err == nil {
-		return ParsePublicKey(string(raw))
+	raw, err := os.ReadFile(filepath.Join(stateDir, pinnedFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
 	}
-	for {
-		b, _, _, err := c.PollBundles(ctx, "")
-		if err == nil && b.PublicKey != "" {
-			pub, err := ParsePublicKey(b.PublicKey)
-			if err != nil {
-				return nil, fmt.Errorf("control plane announced a bad signing key: %w", err)
-			}
-			if err := writeFileAtomic(pinPath, []byte(b.PublicKey+"\n")); err != nil {
-				return nil, err
-			}
-			log.Info("pinned the control plane's bundle signing key", "file", pinPath)
-			return pub, nil
-		}
-		if err == nil {
-			err = errors.New("the control plane has no signing key yet")
-		}
-		if client.IsStatus(err, 401) || client.IsStatus(err, 403) {
-			return nil, fmt.Errorf("the control plane refused the data plane's key: %w", err)
-		}
-		log.Warn("waiting for the control plane", "error", err)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(retry):
-		}
+	if err != nil {
+		return nil, err
 	}
+	return ParsePublicKey(string(raw))
+}
+
+// pin adopts the signing key the control plane announced, on first
+// contact only.
+func (r *Remote) pin(announced string) error {
+	if r.Plane.HasSigningKey() {
+		return nil
+	}
+	if announced == "" {
+		return errors.New("the control plane has no signing key yet")
+	}
+	pub, err := ParsePublicKey(announced)
+	if err != nil {
+		return fmt.Errorf("control plane announced a bad signing key: %w", err)
+	}
+	path := filepath.Join(r.StateDir, pinnedFile)
+	if err := writeFileAtomic(path, []byte(announced+"\n")); err != nil {
+		return err
+	}
+	r.Plane.SetSigningKey(pub)
+	r.Log.Info("pinned the control plane's bundle signing key", "file", path)
+	return nil
 }
 
 // LoadCached admits the bundles saved by the last run and marks the plane
@@ -126,27 +133,73 @@ func signedOf(bs []wire.SignedBundle) []bundle.Signed {
 	return out
 }
 
-// Sync polls once: admits what changed, forgets organizations the control
-// plane no longer lists, and saves what it admitted.
+// enroll asks the control plane to enroll this data plane with its public
+// key, once per run (repeating is harmless), and says what an admin must
+// check before approving it.
+func (r *Remote) enroll(ctx context.Context) error {
+	if r.requested {
+		return nil
+	}
+	e, err := r.Client.RequestEnrollment(ctx, wire.DataPlaneEnrollmentRequest{ID: r.ID, PublicKey: r.Key.Public().String()})
+	if err != nil {
+		return fmt.Errorf("ask to be enrolled: %w", err)
+	}
+	r.requested = true
+	if e.Status != "approved" {
+		r.Log.Warn("this data plane is not enrolled yet; an instance admin approves it with: gw data-planes enroll "+r.ID+
+			" --org ORG --fingerprint "+e.Fingerprint, "status", e.Status, "fingerprint", e.Fingerprint)
+	}
+	return nil
+}
+
+// Sync asks to be enrolled if it has not yet, polls once, admits what
+// changed, withdraws organizations the control plane no longer sends (no
+// longer enrolled, or deleted), and saves what it admitted. A revoked
+// enrollment withdraws everything, the cache included.
 func (r *Remote) Sync(ctx context.Context) error {
-	b, etag, notModified, err := r.Client.PollBundles(ctx, r.etag)
+	if err := r.enroll(ctx); err != nil {
+		return err
+	}
+	b, etag, notModified, err := r.Client.PollBundles(ctx, r.ID, r.etag)
+	if client.IsStatus(err, 404) {
+		// The enrollment is gone (or was never stored): ask again.
+		r.requested = false
+	}
 	if err != nil {
 		return err
 	}
 	if notModified {
 		return nil
 	}
-	admitErr := r.Plane.AdmitAll(signedOf(b.Bundles))
+	if err := r.pin(b.PublicKey); err != nil {
+		return err
+	}
+	if b.Enrollment == "pending" {
+		r.etag = etag
+		return nil
+	}
+	// Each enrollment poll seals the secrets afresh, so the bytes (and
+	// hash) of a version differ from poll to poll; the version is what
+	// says whether anything changed.
+	admitted := r.Plane.Versions()
+	fresh := make([]wire.SignedBundle, 0, len(b.Bundles))
 	listed := make(map[uuid.UUID]bool, len(b.Bundles))
 	for _, s := range b.Bundles {
 		listed[s.OrgID] = true
+		if v, ok := admitted[s.OrgID]; !ok || s.Version > v {
+			fresh = append(fresh, s)
+		}
 	}
-	for org := range r.Plane.Versions() {
+	admitErr := r.Plane.AdmitAll(signedOf(fresh))
+	for org := range admitted {
 		if !listed[org] {
-			r.Plane.Forget(org)
+			r.Plane.Withdraw(org)
 		}
 	}
 	r.Plane.MarkReady()
+	if b.Enrollment == "revoked" {
+		r.Log.Warn("this data plane's enrollment is revoked: it serves no organization")
+	}
 	raw, err := json.Marshal(b)
 	if err != nil {
 		return err

@@ -103,7 +103,7 @@ type upstreamCredential struct {
 }
 
 // open returns the plaintext secret.
-func (c *upstreamCredential) open(kr *secrets.Keyring) (string, error) {
+func (c *upstreamCredential) open(kr SecretOpener) (string, error) {
 	c.once.Do(func() {
 		pt, err := kr.Open(c.sealed, secrets.CredentialAAD(c.id))
 		c.secret, c.err = string(pt), err

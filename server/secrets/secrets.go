@@ -215,7 +215,11 @@ func readKeyFile(path string) (Key, error) {
 }
 
 // WriteKeyFile writes a key atomically with mode 0600.
-func WriteKeyFile(path string, k Key) error {
+func WriteKeyFile(path string, k Key) error { return writeSecretFile(path, k.Encode()+"\n") }
+
+// writeSecretFile writes text atomically with mode 0600, in a directory
+// created 0700 if missing.
+func writeSecretFile(path, text string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("create key dir: %w", err)
 	}
@@ -228,7 +232,7 @@ func WriteKeyFile(path string, k Key) error {
 		tmp.Close()
 		return fmt.Errorf("write key file: %w", err)
 	}
-	if _, err := tmp.WriteString(k.Encode() + "\n"); err != nil {
+	if _, err := tmp.WriteString(text); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write key file: %w", err)
 	}

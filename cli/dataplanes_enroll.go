@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gw-gateway/gw/wire"
+)
+
+// The enrollment commands of gw data-planes. They live apart from the
+// group's list and get so that either file can change without the other:
+// addDataPlaneEnrollment attaches them to whatever "data-planes" group the
+// root already has, and makes the group only when there is none.
+
+// addDataPlaneEnrollment adds enroll, enrollments and revoke to root's
+// data-planes group.
+func addDataPlaneEnrollment(f *Factory, root *cobra.Command) {
+	var group *cobra.Command
+	for _, c := range root.Commands() {
+		if c.Name() == "data-planes" {
+			group = c
+		}
+	}
+	if group == nil {
+		group = &cobra.Command{Use: "data-planes", Aliases: []string{"dataplanes"}, Short: "Manage remote data planes and their enrollment"}
+		root.AddCommand(group)
+	}
+	AddDataPlaneEnrollmentCommands(f, group)
+}
+
+// AddDataPlaneEnrollmentCommands adds the enrollment commands to a
+// data-planes group.
+func AddDataPlaneEnrollmentCommands(f *Factory, group *cobra.Command) {
+	group.AddCommand(NewCmdDataPlanesEnrollments(f, nil), NewCmdDataPlanesEnroll(f, nil), NewCmdDataPlanesRevoke(f, nil))
+}
+
+func enrollmentTable(es ...wire.DataPlaneEnrollment) Table {
+	t := Table{Headers: []string{"data plane", "status", "fingerprint", "organizations", "requested"},
+		Empty: "no data plane has asked to be enrolled"}
+	for _, e := range es {
+		t.Rows = append(t.Rows, []string{e.DataPlaneID, e.Status, e.Fingerprint, enrollmentOrgs(e), timeCell(&e.RequestedAt)})
+	}
+	return t
+}
+
+func enrollmentOrgs(e wire.DataPlaneEnrollment) string {
+	slugs := make([]string, len(e.Organizations))
+	for i, o := range e.Organizations {
+		slugs[i] = o.Slug
+	}
+	if len(slugs) == 0 {
+		return "-"
+	}
+	return strings.Join(slugs, ",")
+}
+
+// DataPlanesEnrollmentsOptions configure gw data-planes enrollments.
+type DataPlanesEnrollmentsOptions struct {
+	f      *Factory
+	Output string
+}
+
+// NewCmdDataPlanesEnrollments builds `gw data-planes enrollments`.
+func NewCmdDataPlanesEnrollments(f *Factory, runF func(context.Context, *DataPlanesEnrollmentsOptions) error) *cobra.Command {
+	opts := &DataPlanesEnrollmentsOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "enrollments",
+		Short: "List data planes' enrollments: pending requests, approved and revoked data planes",
+		Long: `List every data plane that asked to be enrolled, with its key's fingerprint
+(compare it with the one the data plane logs at start) and the organizations
+it receives bundles for.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			c, _, err := opts.f.AuthedClient()
+			if err != nil {
+				return err
+			}
+			es, err := c.ListEnrollments(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return opts.f.Print(opts.Output, es, func() Table { return enrollmentTable(es...) })
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+// DataPlanesEnrollOptions configure gw data-planes enroll.
+type DataPlanesEnrollOptions struct {
+	f           *Factory
+	ID          string
+	Orgs        []string
+	Fingerprint string
+	Output      string
+}
+
+// NewCmdDataPlanesEnroll builds `gw data-planes enroll`.
+func NewCmdDataPlanesEnroll(f *Factory, runF func(context.Context, *DataPlanesEnrollOptions) error) *cobra.Command {
+	opts := &DataPlanesEnrollOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "enroll <data-plane-id> --org ORG [--org ORG...]",
+		Short: "Enroll a data plane for chosen organizations (their provider secrets are sealed to its key)",
+		Long: `Approve a data plane's enrollment for exactly the organizations given
+(replacing any earlier set). Its next bundle poll carries those
+organizations' bundles, each provider secret sealed to the data plane's own
+public key; it receives nothing of any other organization.
+
+The data plane asks to be enrolled when it starts, and logs its key's
+fingerprint. Pass that fingerprint with --fingerprint to approve only the
+key you checked. Needs provider-credentials.manage at instance scope.`,
+		Example: `  gw data-planes enroll dp-eu-1 --org acme --fingerprint 3f2a...`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ID = args[0]
+			if len(opts.Orgs) == 0 {
+				return usageError{errors.New("name at least one organization with --org")}
+			}
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			c, _, err := opts.f.AuthedClient()
+			if err != nil {
+				return err
+			}
+			req := wire.DataPlaneEnrollmentApprove{Organizations: opts.Orgs}
+			if opts.Fingerprint != "" {
+				req.Fingerprint = &opts.Fingerprint
+			}
+			e, err := c.ApproveEnrollment(cmd.Context(), opts.ID, req)
+			if err != nil {
+				return err
+			}
+			return opts.f.Print(opts.Output, e, func() Table { return enrollmentTable(e) })
+		},
+	}
+	cmd.Flags().StringSliceVar(&opts.Orgs, "org", nil, "an organization (slug or UUID) the data plane serves; repeat or separate with commas")
+	cmd.Flags().StringVar(&opts.Fingerprint, "fingerprint", "", "the data plane's key fingerprint, as it logged it: refuse any other key")
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+// DataPlanesRevokeOptions configure gw data-planes revoke.
+type DataPlanesRevokeOptions struct {
+	f      *Factory
+	ID     string
+	Yes    bool
+	Output string
+}
+
+// NewCmdDataPlanesRevoke builds `gw data-planes revoke`.
+func NewCmdDataPlanesRevoke(f *Factory, runF func(context.Context, *DataPlanesRevokeOptions) error) *cobra.Command {
+	opts := &DataPlanesRevokeOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "revoke <data-plane-id>",
+		Short: "Revoke a data plane's enrollment: its next poll carries no bundle and it stops serving",
+		Long: `Revoke a data plane's enrollment. Its next bundle poll carries no bundle: it
+drops every organization it served (and its cache of them) and refuses
+their keys. Secrets it already received stay on its host: rotate the provider
+credentials of its organizations if the host is not trusted any more.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ID = args[0]
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			if err := opts.f.Confirm("Revoke the enrollment of data plane "+opts.ID+"?", opts.Yes); err != nil {
+				return err
+			}
+			c, _, err := opts.f.AuthedClient()
+			if err != nil {
+				return err
+			}
+			e, err := c.RevokeEnrollment(cmd.Context(), opts.ID)
+			if err != nil {
+				return err
+			}
+			return opts.f.Print(opts.Output, e, func() Table { return enrollmentTable(e) })
+		},
+	}
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}

@@ -1,0 +1,36 @@
+package publish
+
+import (
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gw-gateway/gw/server/bundle"
+	"github.com/gw-gateway/gw/server/secrets"
+	"github.com/gw-gateway/gw/server/store"
+)
+
+// ForDataPlane turns a stored bundle into the one an enrolled data plane
+// receives: every provider secret re-sealed from the master key to the
+// data plane's public key, and the body signed again. The version stays
+// the stored one: the content is the same, only the sealing differs, so
+// a data plane that admitted this version has nothing new to admit.
+//
+// Sealing is randomized, so two calls give different bytes (and hashes)
+// for one version; data planes compare versions, not hashes, of what an
+// enrollment poll brings (dataplane.Remote).
+func ForDataPlane(row *store.Bundle, kr *secrets.Keyring, signer ed25519.PrivateKey, to secrets.DataPlanePublicKey) (bundle.Signed, error) {
+	var body bundle.Body
+	if err := json.Unmarshal([]byte(row.Body), &body); err != nil {
+		return bundle.Signed{}, fmt.Errorf("stored bundle of organization %s does not parse: %w", row.OrgID, err)
+	}
+	for i := range body.Credentials {
+		c := &body.Credentials[i]
+		sealed, err := kr.Reseal(c.SecretSealed, secrets.CredentialAAD(c.ID), to)
+		if err != nil {
+			return bundle.Signed{}, fmt.Errorf("provider credential %s: %w", c.ID, err)
+		}
+		c.SecretSealed = sealed
+	}
+	return bundle.Sign(&body, signer)
+}

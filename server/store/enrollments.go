@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Enrollment states of a data plane.
+const (
+	EnrollmentPending  = "pending"
+	EnrollmentApproved = "approved"
+	EnrollmentRevoked  = "revoked"
+)
+
+// DataPlaneEnrollment is a remote data plane's enrollment: its public key,
+// the management key it polls with, and (once approved) the organizations
+// whose bundles it receives.
+type DataPlaneEnrollment struct {
+	bun.BaseModel `bun:"table:data_plane_enrollments"`
+
+	DataPlaneID string     `bun:"data_plane_id,pk"`
+	PublicKey   string     `bun:"public_key"`
+	Fingerprint string     `bun:"fingerprint"`
+	KeyID       *uuid.UUID `bun:"key_id,type:uuid"`
+	Status      string     `bun:"status"`
+	RequestedAt time.Time  `bun:"requested_at"`
+	ApprovedAt  *time.Time `bun:"approved_at"`
+	RevokedAt   *time.Time `bun:"revoked_at"`
+	UpdatedAt   time.Time  `bun:"updated_at"`
+
+	// OrgIDs are read from data_plane_enrollment_orgs, in id order.
+	OrgIDs []uuid.UUID `bun:"-"`
+}
+
+type enrollmentOrg struct {
+	bun.BaseModel `bun:"table:data_plane_enrollment_orgs"`
+
+	DataPlaneID string    `bun:"data_plane_id,pk"`
+	OrgID       uuid.UUID `bun:"org_id,pk,type:uuid"`
+}
+
+// RequestEnrollment records e as pending unless the data plane already
+// has an enrollment, and returns the one stored: the caller compares keys,
+// since a data plane's key is never replaced under an enrollment.
+func (s *Store) RequestEnrollment(ctx context.Context, e *DataPlaneEnrollment) (*DataPlaneEnrollment, error) {
+	if _, err := s.db.NewInsert().Model(e).On("CONFLICT (data_plane_id) DO NOTHING").Exec(ctx); err != nil {
+		return nil, mapErr(err)
+	}
+	return s.GetEnrollment(ctx, e.DataPlaneID)
+}
+
+// GetEnrollment reads one enrollment with its organizations.
+func (s *Store) GetEnrollment(ctx context.Context, id string) (*DataPlaneEnrollment, error) {
+	e := new(DataPlaneEnrollment)
+	if err := s.db.NewSelect().Model(e).Where("data_plane_id = ?", id).Scan(ctx); err != nil {
+		return nil, mapErr(err)
+	}
+	orgs := []enrollmentOrg{}
+	if err := s.db.NewSelect().Model(&orgs).Where("data_plane_id = ?", id).OrderExpr("org_id ASC").Scan(ctx); err != nil {
+		return nil, mapErr(err)
+	}
+	e.OrgIDs = make([]uuid.UUID, len(orgs))
+	for i, o := range orgs {
+		e.OrgIDs[i] = o.OrgID
+	}
+	return e, nil
+}
+
+// ListEnrollments returns every enrollment with its organizations.
+func (s *Store) ListEnrollments(ctx context.Context) ([]DataPlaneEnrollment, error) {
+	out := []DataPlaneEnrollment{}
+	if err := s.db.NewSelect().Model(&out).OrderExpr("data_plane_id ASC").Scan(ctx); err != nil {
+		return nil, mapErr(err)
+	}
+	orgs := []enrollmentOrg{}
+	if err := s.db.NewSelect().Model(&orgs).OrderExpr("data_plane_id ASC, org_id ASC").Scan(ctx); err != nil {
+		return nil, mapErr(err)
+	}
+	byID := map[string][]uuid.UUID{}
+	for _, o := range orgs {
+		byID[o.DataPlaneID] = append(byID[o.DataPlaneID], o.OrgID)
+	}
+	for i := range out {
+		out[i].OrgIDs = byID[out[i].DataPlaneID]
+		if out[i].OrgIDs == nil {
+			out[i].OrgIDs = []uuid.UUID{}
+		}
+	}
+	return out, nil
+}
+
+// ApproveEnrollment enrolls the data plane for exactly orgIDs (replacing
+// any earlier set), also after a revocation. Call it in a transaction.
+func (s *Store) ApproveEnrollment(ctx context.Context, id string, orgIDs []uuid.UUID, at time.Time) error {
+	res, err := s.db.NewUpdate().Model((*DataPlaneEnrollment)(nil)).
+		Set("status = ?", EnrollmentApproved).Set("approved_at = ?", at).Set("revoked_at = NULL").Set("updated_at = ?", at).
+		Where("data_plane_id = ?", id).Exec(ctx)
+	if err := affectedOne(res, err); err != nil {
+		return err
+	}
+	if _, err := s.db.NewDelete().Model((*enrollmentOrg)(nil)).Where("data_plane_id = ?", id).Exec(ctx); err != nil {
+		return mapErr(err)
+	}
+	if len(orgIDs) == 0 {
+		return nil
+	}
+	rows := make([]enrollmentOrg, len(orgIDs))
+	for i, o := range orgIDs {
+		rows[i] = enrollmentOrg{DataPlaneID: id, OrgID: o}
+	}
+	_, err = s.db.NewInsert().Model(&rows).Exec(ctx)
+	return mapErr(err)
+}
+
+// RevokeEnrollment stops the data plane's bundles, keeping the record of
+// what it was enrolled for; it reports whether this call revoked it.
+func (s *Store) RevokeEnrollment(ctx context.Context, id string, at time.Time) (bool, error) {
+	res, err := s.db.NewUpdate().Model((*DataPlaneEnrollment)(nil)).
+		Set("status = ?", EnrollmentRevoked).Set("revoked_at = ?", at).Set("updated_at = ?", at).
+		Where("data_plane_id = ?", id).Where("status <> ?", EnrollmentRevoked).Exec(ctx)
+	return rowsChanged(res, err)
+}
+
+// BundlesOf returns the latest bundles of the given organizations (those
+// that have one).
+func (s *Store) BundlesOf(ctx context.Context, orgIDs []uuid.UUID) ([]Bundle, error) {
+	out := []Bundle{}
+	if len(orgIDs) == 0 {
+		return out, nil
+	}
+	return out, mapErr(s.db.NewSelect().Model(&out).Where("org_id IN (?)", bun.In(orgIDs)).OrderExpr("org_id ASC").Scan(ctx))
+}
+
+// RenewEnrollment makes a revoked enrollment a pending request again,
+// with the key pair and management key of the data plane asking now.
+func (s *Store) RenewEnrollment(ctx context.Context, id, publicKey, fingerprint string, keyID uuid.UUID, at time.Time) error {
+	res, err := s.db.NewUpdate().Model((*DataPlaneEnrollment)(nil)).
+		Set("public_key = ?", publicKey).Set("fingerprint = ?", fingerprint).Set("key_id = ?", keyID).
+		Set("status = ?", EnrollmentPending).Set("requested_at = ?", at).Set("approved_at = NULL").Set("updated_at = ?", at).
+		Where("data_plane_id = ?", id).Where("status = ?", EnrollmentRevoked).Exec(ctx)
+	return affectedOne(res, err)
+}
