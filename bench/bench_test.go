@@ -1,0 +1,38 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary play the upstream and the proxy, as the
+// harness binary does when it re-executes itself.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "-role" {
+		os.Exit(childMain(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// TestHarnessSmoke runs every scenario for a moment with tiny counts: the
+// harness starts its processes, configures gw, measures, reports, and
+// finds every request in gw's usage report. It proves the harness works,
+// not how fast anything is.
+func TestHarnessSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts gw")
+	}
+	var out strings.Builder
+	err := run(config{Duration: 200 * time.Millisecond, Rounds: 2, Conns: 2, Rate: 20, PacedMS: 1, Chunks: 3,
+		MaxRequests: 40, Scenarios: []string{"nonstream", "stream", "latency", "open"}, Out: &out})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"gw / proxy req/s", "gw adds over direct", "gw adds over proxy", "| gw |", "usage: gw's report counts"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
