@@ -465,9 +465,20 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	out := startEventStream(x.w)
 	o := outcome{status: statusOK, model: rt.model, cred: rt.cred}
 	callerGone := false
+	// A stream that can tell a whole chunk is already buffered lets the
+	// chunks of one upstream read go out in one write and flush.
+	pending, _ := s.(interface{ Pending() bool })
 	for chunk := first; ; {
 		if !callerGone {
-			if err := out.data(chunk); err != nil {
+			out.add(chunk)
+			// Writes that coalesce are fewer, and a write to a connection
+			// the caller closed may still succeed into the kernel's buffer;
+			// the request's context says at once that the caller left.
+			err := x.r.Context().Err()
+			if err == nil && (pending == nil || !pending.Pending()) {
+				err = out.send()
+			}
+			if err != nil {
 				// The caller is gone: read on, without writing, until the
 				// upstream ends (bounded), so the usage event carries what
 				// was spent.

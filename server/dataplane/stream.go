@@ -6,8 +6,9 @@ import (
 )
 
 // eventStream writes a chat completion stream the way OpenAI does:
-// "data: {chunk}\n\n" per chunk, "data: [DONE]\n\n" at the end, each
-// flushed at once so tokens reach the caller as they arrive.
+// "data: {chunk}\n\n" per chunk, "data: [DONE]\n\n" at the end, flushed
+// as soon as no further chunk is already at hand, so tokens reach the
+// caller as they arrive.
 type eventStream struct {
 	w   http.ResponseWriter
 	rc  *http.ResponseController
@@ -31,22 +32,37 @@ func startEventStream(w http.ResponseWriter) *eventStream {
 	return &eventStream{w: w, rc: http.NewResponseController(w)}
 }
 
-// data sends one event; the payload is compact JSON, which has no newline
-// to break the event apart.
-func (s *eventStream) data(payload []byte) error {
-	s.buf = append(append(append(s.buf[:0], "data: "...), payload...), "\n\n"...)
-	if _, err := s.w.Write(s.buf); err != nil {
+// add queues one event; the payload is compact JSON, which has no
+// newline to break the event apart.
+func (s *eventStream) add(payload []byte) {
+	s.buf = append(append(append(s.buf, "data: "...), payload...), "\n\n"...)
+}
+
+// send writes and flushes what is queued, in one write: the events an
+// upstream delivered together reach the caller together, at the cost of
+// one write and one flush instead of one per event.
+func (s *eventStream) send() error {
+	if len(s.buf) == 0 {
+		return nil
+	}
+	_, err := s.w.Write(s.buf)
+	s.buf = s.buf[:0]
+	if err != nil {
 		return err
 	}
 	return s.flush()
 }
 
-// done ends the stream.
+// data sends one event, with any queued before it.
+func (s *eventStream) data(payload []byte) error {
+	s.add(payload)
+	return s.send()
+}
+
+// done ends the stream, with any events queued before the end.
 func (s *eventStream) done() error {
-	if _, err := s.w.Write(doneEvent); err != nil {
-		return err
-	}
-	return s.flush()
+	s.buf = append(s.buf, doneEvent...)
+	return s.send()
 }
 
 func (s *eventStream) flush() error {

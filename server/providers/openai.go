@@ -223,7 +223,17 @@ type openAIStream struct {
 	// finished: a chunk carried a finish_reason, so the answer is whole
 	// even if [DONE] never comes.
 	finished bool
+	// model is the client's model id, encoded once per stream; members and
+	// compact are scratch space reused from chunk to chunk.
+	model   json.RawMessage
+	members []jsonMember
+	compact bytes.Buffer
 }
+
+// Pending reports whether a whole event is already buffered, so the next
+// Recv returns without waiting on the upstream: the caller may hold the
+// chunk it has and write both at once.
+func (s *openAIStream) Pending() bool { return !s.done && s.sse.ready() }
 
 func (s *openAIStream) Recv() ([]byte, error) {
 	for !s.done {
@@ -244,63 +254,93 @@ func (s *openAIStream) Recv() ([]byte, error) {
 			s.done = true
 			return nil, io.EOF
 		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(data, &m); err != nil || m == nil {
+		// The chunk is relayed as the upstream wrote it, with the model
+		// member rewritten in the bytes: no decode into a map, no re-encode.
+		if !json.Valid(data) {
 			s.done = true
 			return nil, &Error{Kind: Unavailable, Message: "the upstream sent an event that is not a JSON object"}
 		}
-		if raw, ok := m["error"]; ok && !isNull(raw) {
+		if bytes.IndexByte(data, '\n') >= 0 {
+			// An event's data spread over lines: compact it, so that the
+			// relayed event is one data line.
+			s.compact.Reset()
+			_ = json.Compact(&s.compact, data)
+			data = s.compact.Bytes()
+		}
+		var ok bool
+		s.members, ok = objectMembers(s.members[:0], data)
+		if !ok {
+			s.done = true
+			return nil, &Error{Kind: Unavailable, Message: "the upstream sent an event that is not a JSON object"}
+		}
+		var choices, usage, xGroq, errObj json.RawMessage
+		for _, m := range s.members {
+			switch {
+			case isKey(m.key, "choices"):
+				choices = m.value
+			case isKey(m.key, "usage"):
+				usage = m.value
+			case isKey(m.key, "x_groq"):
+				xGroq = m.value
+			case isKey(m.key, "error"):
+				errObj = m.value
+			}
+		}
+		if errObj != nil && !isNull(errObj) {
 			s.done = true
 			e := &Error{Kind: Unavailable}
-			fillOpenAIError(e, raw, s.call.Secret)
+			fillOpenAIError(e, errObj, s.call.Secret)
 			return nil, e
 		}
 		if !s.finished {
-			s.finished = hasFinishReason(m["choices"])
+			s.finished = choicesFinished(choices)
 		}
-		if raw, ok := m["usage"]; ok && !isNull(raw) {
-			s.usage = decodeOpenAIUsage(raw)
-		} else if raw, ok := m["x_groq"]; ok {
+		if usage != nil && !isNull(usage) {
+			s.usage = decodeOpenAIUsage(usage)
+		} else if xGroq != nil {
 			// Groq reports a stream's usage in its own member.
 			var xg struct {
 				Usage json.RawMessage `json:"usage"`
 			}
-			if json.Unmarshal(raw, &xg) == nil && len(xg.Usage) > 0 && !isNull(xg.Usage) {
+			if json.Unmarshal(xGroq, &xg) == nil && len(xg.Usage) > 0 && !isNull(xg.Usage) {
 				s.usage = decodeOpenAIUsage(xg.Usage)
 			}
 		}
-		if !s.call.Request.IncludeUsage {
-			if string(bytes.TrimSpace(m["choices"])) == "[]" {
-				// The usage chunk gw asked for on the client's behalf.
+		dropUsage := !s.call.Request.IncludeUsage
+		if dropUsage && string(bytes.TrimSpace(choices)) == "[]" {
+			// The usage chunk gw asked for on the client's behalf.
+			continue
+		}
+		if s.model == nil {
+			s.model = jsonString(s.call.ResponseModel)
+		}
+		// A fresh slice per chunk: callers may keep it.
+		out := make([]byte, 0, len(data)+len(s.model)+16)
+		out = append(out, '{')
+		sawModel := false
+		for _, m := range s.members {
+			if dropUsage && isKey(m.key, "usage") {
 				continue
 			}
-			delete(m, "usage")
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(append(out, m.key...), ':')
+			if isKey(m.key, "model") {
+				out, sawModel = append(out, s.model...), true
+			} else {
+				out = append(out, m.value...)
+			}
 		}
-		m["model"] = jsonString(s.call.ResponseModel)
-		out, err := json.Marshal(m)
-		if err != nil {
-			s.done = true
-			return nil, &Error{Kind: Unavailable, Message: "the upstream sent an event that is not valid JSON"}
+		if !sawModel {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(append(out, `"model":`...), s.model...)
 		}
-		return out, nil
+		return append(out, '}'), nil
 	}
 	return nil, io.EOF
-}
-
-// hasFinishReason reports whether a chunk's choices carry a finish_reason.
-func hasFinishReason(raw json.RawMessage) bool {
-	var choices []struct {
-		FinishReason *string `json:"finish_reason"`
-	}
-	if len(raw) == 0 || json.Unmarshal(raw, &choices) != nil {
-		return false
-	}
-	for _, c := range choices {
-		if c.FinishReason != nil && *c.FinishReason != "" {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *openAIStream) Usage() Usage { return s.usage }

@@ -18,7 +18,7 @@ import (
 
 const secret = "sk-upstream-secret-0123456789"
 
-func parse(t *testing.T, body string) *providers.ChatRequest {
+func parse(t testing.TB, body string) *providers.ChatRequest {
 	t.Helper()
 	req, err := providers.ParseChatRequest([]byte(body))
 	if err != nil {
@@ -27,7 +27,7 @@ func parse(t *testing.T, body string) *providers.ChatRequest {
 	return req
 }
 
-func call(t *testing.T, base, body string) *providers.Call {
+func call(t testing.TB, base, body string) *providers.Call {
 	t.Helper()
 	return &providers.Call{Request: parse(t, body), UpstreamModel: "up-model", ResponseModel: "gw/model", BaseURL: base, Secret: secret, DefaultMaxTokens: 1000}
 }
@@ -233,7 +233,7 @@ func TestOpenAIErrorsAreClassified(t *testing.T) {
 	}
 }
 
-func newServer(t *testing.T, h http.Handler) string {
+func newServer(t testing.TB, h http.Handler) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

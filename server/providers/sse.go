@@ -12,17 +12,50 @@ const maxSSELine = 16 << 20
 
 // sseReader reads server-sent events (the WHATWG event-stream format):
 // "field: value" lines, data lines joined by newlines, a blank line ending
-// an event, lines starting with ':' ignored.
+// an event, lines starting with ':' ignored. It reads through a
+// bufio.Reader rather than a Scanner so that it can tell (ready) whether
+// a whole event is already buffered.
 type sseReader struct {
-	sc    *bufio.Scanner
+	r     *bufio.Reader
 	event string
 	data  bytes.Buffer
+	// long pieces together a line longer than r's buffer.
+	long []byte
+	err  error
 }
 
 func newSSEReader(r io.Reader) *sseReader {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxSSELine)
-	return &sseReader{sc: sc}
+	return &sseReader{r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// line returns the next line without its line ending, valid until the
+// next call.
+func (s *sseReader) line() ([]byte, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	line, err := s.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		s.long = append(s.long[:0], line...)
+		for err == bufio.ErrBufferFull {
+			line, err = s.r.ReadSlice('\n')
+			s.long = append(s.long, line...)
+			if len(s.long) > maxSSELine {
+				s.err = bufio.ErrTooLong
+				return nil, s.err
+			}
+		}
+		line = s.long
+	}
+	if err != nil {
+		// The last line may end without a newline; it is still a line.
+		s.err = err
+		if len(line) == 0 {
+			return nil, err
+		}
+	}
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	return bytes.TrimSuffix(line, []byte("\r")), nil
 }
 
 // next returns the next event's type and data. The data is valid until the
@@ -33,8 +66,11 @@ func (s *sseReader) next() (string, []byte, error) {
 	s.event = ""
 	s.data.Reset()
 	hasData := false
-	for s.sc.Scan() {
-		line := s.sc.Bytes()
+	for {
+		line, err := s.line()
+		if err != nil {
+			return "", nil, err
+		}
 		if len(line) == 0 {
 			if hasData {
 				return s.event, s.data.Bytes(), nil
@@ -58,8 +94,11 @@ func (s *sseReader) next() (string, []byte, error) {
 			hasData = true
 		}
 	}
-	if err := s.sc.Err(); err != nil {
-		return "", nil, err
-	}
-	return "", nil, io.EOF
+}
+
+// ready reports whether the buffer holds a whole event (through its blank
+// line), so that next would return without reading.
+func (s *sseReader) ready() bool {
+	b, _ := s.r.Peek(s.r.Buffered())
+	return bytes.Contains(b, []byte("\n\n")) || bytes.Contains(b, []byte("\n\r\n"))
 }
