@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/gw-gateway/gw/server/auth"
 )
 
@@ -39,6 +41,7 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveModelList answers GET /inf/v1/models with the key's pre-encoded list.
 func (p *Plane) serveModelList(w http.ResponseWriter, r *http.Request) {
+	setRequestID(w, r, uuid.New())
 	key, refusal := p.authenticate(r)
 	if refusal == nil && r.Method != http.MethodGet {
 		refusal = errMethodNotAllowed
@@ -52,6 +55,7 @@ func (p *Plane) serveModelList(w http.ResponseWriter, r *http.Request) {
 
 // serveModel answers GET /inf/v1/models/{model_id...}.
 func (p *Plane) serveModel(w http.ResponseWriter, r *http.Request, id string) {
+	setRequestID(w, r, uuid.New())
 	key, refusal := p.authenticate(r)
 	if refusal == nil && r.Method != http.MethodGet {
 		refusal = errMethodNotAllowed
