@@ -3,6 +3,7 @@ package dataplane
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -160,4 +161,9 @@ func (s chatStream) chunk(data []byte) error   { return s.data(data) }
 func (s chatStream) end(providers.Usage) error { return s.done() }
 func (s chatStream) fail(m string, f *providers.Error) error {
 	return s.data(streamErrorData(m, f))
+}
+
+func sortedStrings(s []string) []string {
+	slices.Sort(s)
+	return s
 }
