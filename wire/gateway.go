@@ -139,16 +139,18 @@ type Pricing struct {
 
 // CatalogModel is a model of the catalog.
 type CatalogModel struct {
-	ID              string     `json:"id"`
-	Provider        string     `json:"provider"`
-	Name            string     `json:"name"`
-	ContextWindow   int64      `json:"context_window"`
-	MaxOutputTokens int64      `json:"max_output_tokens"`
-	Pricing         Pricing    `json:"pricing"`
-	Capabilities    []string   `json:"capabilities"`
-	Modalities      []string   `json:"modalities"`
-	Created         int64      `json:"created"`
-	RetiredAt       *time.Time `json:"retired_at" jsonschema:"nullable"`
+	ID              string   `json:"id"`
+	Provider        string   `json:"provider"`
+	Name            string   `json:"name"`
+	ContextWindow   int64    `json:"context_window"`
+	MaxOutputTokens int64    `json:"max_output_tokens"`
+	Pricing         Pricing  `json:"pricing"`
+	Capabilities    []string `json:"capabilities"`
+	Modalities      []string `json:"modalities"`
+	// Type is "embedding" for embedding models; left out for chat models.
+	Type      string     `json:"type,omitempty" jsonschema:"enum=embedding"`
+	Created   int64      `json:"created"`
+	RetiredAt *time.Time `json:"retired_at" jsonschema:"nullable"`
 	// Available says whether a provider credential is configured where the
 	// reader (organization or workspace) can use it.
 	Available *bool `json:"available,omitempty"`

@@ -57,7 +57,7 @@ func toCatalogModel(m store.CatalogModel) wire.CatalogModel {
 	return wire.CatalogModel{ID: m.ID, Provider: m.Provider, Name: m.Name, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
 		Pricing: wire.Pricing{InputPerMTok: m.InputPerMTok, OutputPerMTok: m.OutputPerMTok, CacheReadPerMTok: m.CacheReadPerMTok,
 			CacheWritePerMTok: m.CacheWritePerMTok},
-		Capabilities: caps, Modalities: mods, Created: m.Released, RetiredAt: m.RetiredAt}
+		Capabilities: caps, Modalities: mods, Type: m.ModelType, Created: m.Released, RetiredAt: m.RetiredAt}
 }
 
 func (s *Server) getInstanceCatalog(r *Request) (any, error) {

@@ -46,6 +46,17 @@ const (
 	CapabilityStructuredOutput Capability = "structured_output"
 )
 
+// ModelType says which endpoints a model serves. Chat models (the zero
+// value, written "chat" or left out) answer chat completions, responses and
+// messages; embedding models answer embeddings only. The two never stand
+// in for each other: a request for one on the other's endpoint is refused.
+type ModelType string
+
+const (
+	ModelTypeChat      ModelType = "chat"
+	ModelTypeEmbedding ModelType = "embedding"
+)
+
 // Modality is a kind of input content a model accepts (spec §2.8).
 type Modality string
 
@@ -123,6 +134,10 @@ type Model struct {
 	Pricing         Pricing      `json:"pricing" yaml:"pricing"`
 	Capabilities    []Capability `json:"capabilities" yaml:"capabilities"`
 	Modalities      []Modality   `json:"modalities" yaml:"modalities"`
+	// Type is chat (empty) or embedding. Left out of the encoding for
+	// chat models, so catalogs and bundles written before it existed keep
+	// their bytes and hashes.
+	Type ModelType `json:"type,omitempty" yaml:"type,omitempty"`
 	// Created is the release date as a Unix timestamp; it fills the
 	// `created` member of the OpenAI model object served by discovery.
 	// Zero means unknown.
@@ -152,6 +167,9 @@ func (m Model) UpstreamModel() string {
 
 // HasCapability reports whether the model offers c.
 func (m Model) HasCapability(c Capability) bool { return slices.Contains(m.Capabilities, c) }
+
+// Embeds reports whether the model is an embedding model.
+func (m Model) Embeds() bool { return m.Type == ModelTypeEmbedding }
 
 // HasModality reports whether the model accepts input of modality md.
 func (m Model) HasModality(md Modality) bool { return slices.Contains(m.Modalities, md) }

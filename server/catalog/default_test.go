@@ -79,8 +79,11 @@ func TestDefaultModelsAreConsistent(t *testing.T) {
 		if m.UpstreamModel() == "" || m.Provider+"/"+m.UpstreamModel() != m.ID {
 			t.Errorf("%s: upstream model %q does not rebuild the id", m.ID, m.UpstreamModel())
 		}
-		if !m.HasModality(ModalityText) || !m.HasCapability(CapabilityStreaming) {
-			t.Errorf("%s: every default model takes text and streams", m.ID)
+		if !m.HasModality(ModalityText) || (!m.Embeds() && !m.HasCapability(CapabilityStreaming)) {
+			t.Errorf("%s: every default model takes text, and every chat model streams", m.ID)
+		}
+		if m.Embeds() && (len(m.Capabilities) > 0 || m.Pricing.OutputPerMTok != "0") {
+			t.Errorf("%s: an embedding model has no capabilities and no output to price", m.ID)
 		}
 		if m.Created <= 0 {
 			t.Errorf("%s: created %d; the default catalog knows every release date", m.ID, m.Created)

@@ -143,6 +143,10 @@ func New(providers []Provider, models []Model) (*Catalog, error) {
 		if m.Capabilities == nil {
 			m.Capabilities = []Capability{}
 		}
+		if m.Type == ModelTypeChat {
+			// One spelling of a chat model, so equal catalogs encode alike.
+			m.Type = ""
+		}
 	}
 	if c.Models == nil {
 		c.Models = []Model{}
@@ -532,6 +536,11 @@ func checkModel(ps *problemList, i int, m Model, providers, seen map[string]int)
 		case slices.Contains(m.Modalities[:j], md):
 			ps.add(id, "value_error", fmt.Sprintf("%q is listed twice", md), at("modalities", j)...)
 		}
+	}
+	switch m.Type {
+	case "", ModelTypeChat, ModelTypeEmbedding:
+	default:
+		ps.add(id, "literal_error", fmt.Sprintf("%q is not a model type; want chat or embedding", m.Type), at("type")...)
 	}
 	if m.Created < 0 {
 		ps.add(id, "greater_than_equal", fmt.Sprintf("must not be negative, got %d", m.Created), at("created")...)

@@ -249,6 +249,7 @@ func TestModelObject(t *testing.T) {
 				"cache_read_per_mtok": m.Pricing.CacheReadPerMTok, "cache_write_per_mtok": m.Pricing.CacheWritePerMTok,
 			},
 			"capabilities": toAny(m.Capabilities), "modalities": toAny(m.Modalities),
+			"type": "chat", "endpoints": []any{"chat/completions", "responses", "messages"},
 		}
 		gotJSON, _ := json.Marshal(got)
 		wantJSON, _ := json.Marshal(want)

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/gw-gateway/gw/server/auth"
 )
 
@@ -12,6 +14,10 @@ const (
 	modelsPath          = "/inf/v1/models"
 	modelPathPrefix     = modelsPath + "/"
 	chatCompletionsPath = "/inf/v1/chat/completions"
+	responsesPath       = "/inf/v1/responses"
+	messagesPath        = "/inf/v1/messages"
+	countTokensPath     = "/inf/v1/messages/count_tokens"
+	embeddingsPath      = "/inf/v1/embeddings"
 )
 
 // ServeHTTP answers /inf/v1. Routing is a prefix match on the decoded path
@@ -32,6 +38,14 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveModel(w, r, path[len(modelPathPrefix):])
 	case path == chatCompletionsPath:
 		p.serveChatCompletions(w, r)
+	case path == responsesPath:
+		p.serveInference(w, r, responsesDialect{})
+	case path == messagesPath:
+		p.serveInference(w, r, messagesDialect{})
+	case path == countTokensPath:
+		p.serveCountTokens(w, r)
+	case path == embeddingsPath:
+		p.serveInference(w, r, embeddingsDialect{})
 	default:
 		unknownURL(r).write(w)
 	}
@@ -39,6 +53,7 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveModelList answers GET /inf/v1/models with the key's pre-encoded list.
 func (p *Plane) serveModelList(w http.ResponseWriter, r *http.Request) {
+	setRequestID(w, r, uuid.New())
 	key, refusal := p.authenticate(r)
 	if refusal == nil && r.Method != http.MethodGet {
 		refusal = errMethodNotAllowed
@@ -52,6 +67,7 @@ func (p *Plane) serveModelList(w http.ResponseWriter, r *http.Request) {
 
 // serveModel answers GET /inf/v1/models/{model_id...}.
 func (p *Plane) serveModel(w http.ResponseWriter, r *http.Request, id string) {
+	setRequestID(w, r, uuid.New())
 	key, refusal := p.authenticate(r)
 	if refusal == nil && r.Method != http.MethodGet {
 		refusal = errMethodNotAllowed
@@ -72,6 +88,11 @@ func (p *Plane) serveModel(w http.ResponseWriter, r *http.Request, id string) {
 // key is refused with a message that says so.
 func (p *Plane) authenticate(r *http.Request) (*admittedKey, *response) {
 	token, ok := bearerToken(r.Header.Get("Authorization"))
+	if !ok {
+		// The Anthropic SDKs and Claude Code send their key as x-api-key.
+		token = strings.TrimSpace(r.Header.Get("X-Api-Key"))
+		ok = token != ""
+	}
 	switch {
 	case !ok:
 		return nil, errMissingKey

@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -64,6 +65,12 @@ func (c *inferenceConfig) enabled() bool { return c.keyring != nil && c.usage !=
 var errAttemptTimeout = errors.New("upstream attempt timed out")
 
 // serveChatCompletions answers POST /inf/v1/chat/completions.
+func (p *Plane) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
+	p.serveInference(w, r, chatDialect{})
+}
+
+// serveInference is every inference endpoint's admission, in the dialect
+// of its path (dialect.go).
 //
 // The order of refusals is deliberate: the key (401), the method, the body
 // (400), the model's visibility (404, the same answer as discovery gives,
@@ -72,12 +79,14 @@ var errAttemptTimeout = errors.New("upstream attempt timed out")
 // and limits (400). Only then is a secret opened and an upstream called.
 // Every request that got as far as a visible model leaves exactly one
 // usage event, whatever happens after (exchange.finish).
-func (p *Plane) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
+func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect) {
 	started := time.Now()
 	// Counted from the start, so EndInFlight waits for this request's event
 	// however far it gets.
 	p.flights.Add(1)
 	defer p.flights.Add(-1)
+	id := uuid.New()
+	requestID := setRequestID(w, r, id)
 	key, refusal := p.authenticate(r)
 	switch {
 	case refusal != nil:
@@ -87,20 +96,25 @@ func (p *Plane) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
 		refusal = errInferenceNotConfigured
 	}
 	if refusal != nil {
-		refusal.write(w)
+		d.refuse(w, refusal)
 		return
 	}
-	release := p.topUp(r.Context(), key.inference)
-	admitted := p.admitRate(w, key.inference)
+	p.admit(w, r, d, key.inference, key.models, started, id, requestID, nil)
+}
+
+// admit runs an authenticated request through rate limits and the
+// exchange. caller, when set, is the management principal a playground
+// request runs as.
+func (p *Plane) admit(w http.ResponseWriter, r *http.Request, d dialect, key *inferenceKey, view *modelView,
+	started time.Time, id uuid.UUID, requestID string, caller *Caller) {
+	release := p.topUp(r.Context(), key)
+	admitted := p.admitRate(w, key, d)
 	release()
 	if !admitted {
 		return
 	}
-	x := &exchange{p: p, w: w, r: r, key: key.inference, view: key.models, started: started,
-		occurred: p.now().UTC().Truncate(time.Microsecond), id: uuid.New()}
-	// The usage event's id, so a caller's report of a request can be
-	// found in the usage records.
-	w.Header().Set("X-Request-Id", x.id.String())
+	x := &exchange{p: p, w: w, r: r, d: d, key: key, view: view, started: started,
+		occurred: p.now().UTC().Truncate(time.Microsecond), id: id, requestID: requestID, caller: caller}
 	x.serve()
 }
 
@@ -114,8 +128,20 @@ type exchange struct {
 	started  time.Time
 	occurred time.Time
 	id       uuid.UUID
+	// d is the endpoint's dialect; requestID the X-Request-Id answered
+	// (the caller's own, or id); caller the management principal of a
+	// playground request.
+	d         dialect
+	requestID string
+	caller    *Caller
 
 	req *providers.ChatRequest
+	// native is the request's members in its own dialect, for upstreams
+	// that speak it.
+	native map[string]json.RawMessage
+	// translateErr is why the request cannot be translated for an
+	// upstream that does not speak its dialect.
+	translateErr error
 	// caps are the request's capabilities in the policy vocabulary.
 	caps []policy.Capability
 	// inputTokens bounds the request's input tokens, for budgets.
@@ -144,6 +170,9 @@ type route struct {
 	// maxTokens is the output limit a request_limits policy imposes; 0
 	// leaves the request's own.
 	maxTokens int64
+	// native: the adapter forwards the request in its own dialect, and
+	// answers in it.
+	native bool
 }
 
 func (x *exchange) serve() {
@@ -151,18 +180,18 @@ func (x *exchange) serve() {
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			errBodyTooLarge(tooLarge.Limit).write(x.w)
+			x.d.refuse(x.w, errBodyTooLarge(tooLarge.Limit))
 			return
 		}
-		invalidRequest("", "invalid_body", "The request body could not be read.").write(x.w)
+		x.d.refuse(x.w, invalidRequest("", "invalid_body", "The request body could not be read."))
 		return
 	}
-	req, err := providers.ParseChatRequest(body)
+	req, native, translateErr, err := x.d.parse(body)
 	if err != nil {
-		writeInvalid(x.w, err)
+		x.d.refuse(x.w, invalidResponse(err))
 		return
 	}
-	x.req = req
+	x.req, x.native, x.translateErr = req, native, translateErr
 	x.inputTokens = inputBound(body)
 	for _, c := range req.Capabilities() {
 		if c != catalog.CapabilityStreaming {
@@ -171,7 +200,7 @@ func (x *exchange) serve() {
 	}
 	m := x.visible(req.Model)
 	if m == nil {
-		errModelNotFound.write(x.w)
+		x.d.refuse(x.w, errModelNotFound)
 		return
 	}
 	x.requested = m
@@ -189,7 +218,7 @@ func (x *exchange) serve() {
 	}
 	if refusal != nil {
 		x.finish(outcome{status: statusDenied, reason: refusalReason(refusal), model: m})
-		refusal.write(x.w)
+		x.d.refuse(x.w, refusal)
 		return
 	}
 	x.run(rt)
@@ -219,8 +248,17 @@ func (x *exchange) visible(id string) *routeModel {
 // the refusal.
 func (x *exchange) route(m *routeModel) (*route, *response) {
 	req, key := x.req, x.key
+	if !x.d.serves(m.model) {
+		return nil, errWrongEndpoint(m.model, x.d.name())
+	}
+	owner := key.owner
+	if x.caller != nil {
+		// A playground request is the caller's: a selected_users target
+		// matches the caller's user, not the owner of the key it runs on.
+		owner = x.caller.UserID
+	}
 	d := policy.Evaluate(key.policies, policy.Request{
-		Phase: policy.PhaseInference, KeyID: key.idString, OwnerUserID: key.owner,
+		Phase: policy.PhaseInference, KeyID: key.idString, OwnerUserID: owner,
 		Model: m.model.ID, Provider: m.model.Provider, InputPricePerMTok: m.input, OutputPricePerMTok: m.output,
 		Stream: req.Stream, Capabilities: x.caps,
 		CredentialScopes: key.org.credentials.eligible(key.workspace, m.model.Provider),
@@ -228,8 +266,18 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 	if !d.Allowed {
 		return nil, policyDenied(d.DenyMessage)
 	}
+	adapter, native := x.p.inference.upstreams.Native(x.d.name(), m.kind)
+	if !native {
+		var ok bool
+		if adapter, ok = x.p.inference.upstreams.For(m.kind); !ok || !x.d.translates() {
+			return nil, errProviderKind(m.model.Provider, m.kind)
+		}
+		if x.translateErr != nil {
+			return nil, invalidResponse(x.translateErr)
+		}
+	}
 	if d.StrictParameters {
-		if unknown := req.UnknownMembers(); len(unknown) > 0 {
+		if unknown := x.d.unknown(x, !native); len(unknown) > 0 {
 			return nil, invalidRequest(unknown[0], "unknown_parameter",
 				"Unrecognized request argument supplied: "+unknown[0]+". A strict_parameters policy applies to this request.")
 		}
@@ -246,11 +294,7 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 				"The model '"+m.model.ID+"' does not accept "+string(md)+" input.")
 		}
 	}
-	adapter, ok := x.p.inference.upstreams.For(m.kind)
-	if !ok {
-		return nil, errProviderKind(m.model.Provider, m.kind)
-	}
-	rt := &route{model: m, decision: d, adapter: adapter}
+	rt := &route{model: m, decision: d, adapter: adapter, native: native}
 	if limit := d.MaxOutputTokens; limit > 0 && (req.MaxTokens == 0 || req.MaxTokens > limit) {
 		if req.MaxTokens > limit && d.StrictParameters {
 			return nil, invalidRequest(x.maxTokensParam(), "max_tokens_exceeded",
@@ -258,7 +302,7 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 		}
 		rt.maxTokens = limit
 	}
-	if err := adapter.Check(rt.call(req, "", ""), d.StrictParameters); err != nil {
+	if err := adapter.Check(x.call(rt, "", ""), d.StrictParameters); err != nil {
 		return nil, invalidResponse(err)
 	}
 	rt.cred = key.org.credentials.pick(key.workspace, m.model.Provider, d.CredentialScopes)
@@ -271,12 +315,17 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 }
 
 // call is the upstream call along the route.
-func (rt *route) call(req *providers.ChatRequest, baseURL, secret string) *providers.Call {
+func (x *exchange) call(rt *route, baseURL, secret string) *providers.Call {
 	m := rt.model.model
-	return &providers.Call{
-		Request: req, UpstreamModel: m.UpstreamModel(), ResponseModel: m.ID,
+	c := &providers.Call{
+		Request: x.req, UpstreamModel: m.UpstreamModel(), ResponseModel: m.ID,
 		BaseURL: baseURL, Secret: secret, MaxTokens: rt.maxTokens, DefaultMaxTokens: m.MaxOutputTokens,
+		Header: x.forwardHeader(rt),
 	}
+	if rt.native {
+		c.Native = x.native
+	}
+	return c
 }
 
 // capabilityParam names the request member that required a capability.
@@ -383,7 +432,7 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 		x.p.inference.log.Error("provider credential cannot be opened", "request_id", x.id, "credential_id", rt.cred.id, "error", err)
 		x.finish(outcome{status: statusError, reason: failCredential, failure: failCredential, model: m, cred: rt.cred})
 		x.setAttemptHeaders(nil)
-		errCredentialUnavailable(m.model.ID).write(x.w)
+		x.d.refuse(x.w, errCredentialUnavailable(m.model.ID))
 		return nil
 	}
 	baseURL := rt.cred.baseURL
@@ -393,7 +442,7 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	if baseURL == "" {
 		return &providers.Error{Kind: providers.Unavailable, Message: "no base URL is configured for provider " + m.model.Provider}
 	}
-	call := rt.call(x.req, baseURL, secret)
+	call := x.call(rt, baseURL, secret)
 	if x.req.Stream {
 		return x.stream(rt, call, timeout)
 	}
@@ -405,6 +454,10 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	if err != nil {
 		return x.failure(ctx, rt, err)
 	}
+	body, err := x.d.answer(c, rt.native, m.model.ID)
+	if err != nil {
+		return x.failure(ctx, rt, err)
+	}
 	// Recorded before the answer is written: a caller who has read it can
 	// count on its event.
 	x.finish(outcome{status: statusOK, model: m, cred: rt.cred, usage: c.Usage})
@@ -412,9 +465,9 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	h := x.w.Header()
 	h["Content-Type"] = contentTypeJSON
 	h["Cache-Control"] = noStore
-	h["Content-Length"] = []string{strconv.Itoa(len(c.Body))}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	x.w.WriteHeader(http.StatusOK)
-	_, _ = x.w.Write(c.Body)
+	_, _ = x.w.Write(body)
 	return nil
 }
 
@@ -462,7 +515,7 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	}
 
 	x.setAttemptHeaders(rt.model)
-	out := startEventStream(x.w)
+	out := x.d.startStream(x.w, rt.native, rt.model.model.ID)
 	o := outcome{status: statusOK, model: rt.model, cred: rt.cred}
 	callerGone := false
 	// A stream that can tell a whole chunk is already buffered lets the
@@ -470,13 +523,12 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	pending, _ := s.(interface{ Pending() bool })
 	for chunk := first; ; {
 		if !callerGone {
-			out.add(chunk)
 			// Writes that coalesce are fewer, and a write to a connection
 			// the caller closed may still succeed into the kernel's buffer;
 			// the request's context says at once that the caller left.
 			err := x.r.Context().Err()
-			if err == nil && (pending == nil || !pending.Pending()) {
-				err = out.send()
+			if err == nil {
+				err = out.chunk(chunk, pending != nil && pending.Pending())
 			}
 			if err != nil {
 				// The caller is gone: read on, without writing, until the
@@ -493,7 +545,7 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 			o.usage = s.Usage()
 			x.finish(o)
 			if !callerGone {
-				_ = out.done()
+				_ = out.end(o.usage)
 			}
 			return nil
 		}
@@ -510,7 +562,7 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 			}
 			x.finish(o)
 			if !callerGone {
-				_ = out.data(streamErrorData(rt.model.model.ID, f))
+				_ = out.fail(rt.model.model.ID, f)
 			}
 			return nil
 		}
@@ -560,5 +612,5 @@ func (x *exchange) fail(rt *route, f *providers.Error) {
 		return
 	}
 	x.setAttemptHeaders(nil)
-	upstreamFailure(m.ID, f).write(x.w)
+	x.d.refuse(x.w, upstreamFailure(m.ID, f))
 }

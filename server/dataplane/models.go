@@ -25,7 +25,16 @@ type modelObject struct {
 	Pricing         catalog.Pricing      `json:"pricing"`
 	Capabilities    []catalog.Capability `json:"capabilities"`
 	Modalities      []catalog.Modality   `json:"modalities"`
+	// Type is chat or embedding; Endpoints the /inf/v1 paths that serve
+	// the model, so a client can tell which models to use where.
+	Type      string   `json:"type"`
+	Endpoints []string `json:"endpoints"`
 }
+
+var (
+	chatEndpoints      = []string{"chat/completions", "responses", "messages"}
+	embeddingEndpoints = []string{"embeddings"}
+)
 
 // catalogModel is a catalog model prepared once per admission: its prices
 // as numbers for policy evaluation, and its encoded object.
@@ -47,7 +56,12 @@ func prepareModels(c *catalog.Catalog) ([]catalogModel, error) {
 		if err != nil {
 			return nil, fmt.Errorf("model %s: output price: %w", m.ID, err)
 		}
+		typ, endpoints := string(catalog.ModelTypeChat), chatEndpoints
+		if m.Embeds() {
+			typ, endpoints = string(catalog.ModelTypeEmbedding), embeddingEndpoints
+		}
 		obj := mustJSON(modelObject{
+			Type: typ, Endpoints: endpoints,
 			ID: m.ID, Object: "model", Created: m.Created, OwnedBy: m.Provider,
 			Name: m.Name, Provider: m.Provider, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
 			Pricing: m.Pricing, Capabilities: m.Capabilities, Modalities: m.Modalities,

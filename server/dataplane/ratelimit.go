@@ -24,7 +24,7 @@ func keyLimits(l *bundle.RateLimits) ratelimit.Limits {
 // later answer (success or error) carries them. Over a limit it answers
 // 429 and returns false. A key without limits costs nothing and gets no
 // headers.
-func (p *Plane) admitRate(w http.ResponseWriter, key *inferenceKey) bool {
+func (p *Plane) admitRate(w http.ResponseWriter, key *inferenceKey, dl dialect) bool {
 	if key.limits.None() {
 		return true
 	}
@@ -48,7 +48,7 @@ func (p *Plane) admitRate(w http.ResponseWriter, key *inferenceKey) bool {
 	if d.Allowed {
 		return true
 	}
-	rateLimited(d).write(w)
+	dl.refuse(w, rateLimited(d))
 	return false
 }
 

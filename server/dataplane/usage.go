@@ -29,8 +29,13 @@ const (
 	statusDenied = "denied"
 )
 
-// endpointChatCompletions names the endpoint in usage events.
-const endpointChatCompletions = "chat.completions"
+// The endpoints as usage events name them.
+const (
+	endpointChatCompletions = "chat.completions"
+	endpointResponses       = "responses"
+	endpointMessages        = "messages"
+	endpointEmbeddings      = "embeddings"
+)
 
 // How an upstream attempt failed (wire.UsageAttemptFailures), and the
 // reasons beyond them a request can end in error for.
@@ -164,7 +169,7 @@ func (x *exchange) finish(o outcome) {
 	x.budget = nil
 	key := x.key
 	u := o.usage
-	requestID, endpoint := x.id.String(), endpointChatCompletions
+	requestID, endpoint := x.requestID, x.d.name()
 	e := wire.UsageEventIn{
 		ID: x.id, OrgID: key.org.orgID, WorkspaceID: key.workspace, InferenceKeyID: &key.id, OwnerID: &key.owner,
 		Model: m.model.ID, Provider: m.model.Provider,
@@ -183,6 +188,11 @@ func (x *exchange) finish(o outcome) {
 	}
 	if o.cred != nil {
 		e.ProviderCredentialID = &o.cred.id
+	}
+	if c := x.caller; c != nil {
+		// A playground request: no inference key was used; the caller's
+		// management key (if any) and user are who made it.
+		e.InferenceKeyID, e.ManagementKeyID, e.OwnerID = nil, c.ManagementKeyID, &c.UserID
 	}
 	x.p.inference.usage.Record(e)
 	x.spendTokens(u)

@@ -141,6 +141,7 @@ func (a *Anthropic) send(ctx context.Context, call *Call, stream bool) (*http.Re
 	if err != nil {
 		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
 	}
+	forwardHeader(hr.Header, call.Header)
 	hr.Header.Set("X-Api-Key", call.Secret)
 	hr.Header.Set("Anthropic-Version", anthropicVersion)
 	hr.Header.Set("Content-Type", "application/json")

@@ -132,6 +132,7 @@ func (a *OpenAI) send(ctx context.Context, call *Call, stream streamMode) (*http
 	if err != nil {
 		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
 	}
+	forwardHeader(req.Header, call.Header)
 	req.Header.Set("Authorization", "Bearer "+call.Secret)
 	req.Header.Set("Content-Type", "application/json")
 	if stream != noStream {

@@ -16,6 +16,7 @@ package providers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -66,6 +67,14 @@ type Call struct {
 	// request sets one: the model's maximum output.
 	MaxTokens        int64
 	DefaultMaxTokens int64
+	// Native is the client's request in its own dialect (a Messages or
+	// Responses request, an embeddings request), for the adapters that
+	// forward it to an upstream speaking that dialect (native.go); the
+	// chat adapters ignore it.
+	Native map[string]json.RawMessage
+	// Header holds request headers to forward upstream (X-Request-Id,
+	// traceparent).
+	Header http.Header
 }
 
 // Completion is a non-streaming answer.
@@ -108,6 +117,9 @@ func tokens(n int64) int64 { return max(0, min(n, MaxTokenCount)) }
 // Set holds one adapter per provider kind, sharing one HTTP client.
 type Set struct {
 	byKind map[catalog.Kind]Adapter
+	// native holds the adapters that forward a dialect as is, by
+	// "dialect/kind" (native.go).
+	native map[string]Adapter
 }
 
 // NewSet returns the adapters of every supported kind. client may be nil
@@ -116,7 +128,16 @@ func NewSet(client *http.Client) *Set {
 	if client == nil {
 		client = NewHTTPClient()
 	}
-	return &Set{byKind: map[catalog.Kind]Adapter{
+	embeddings := &OpenAIEmbeddings{Client: client}
+	return &Set{native: map[string]Adapter{
+		// Only api.openai.com is known to speak Responses; look-alike
+		// servers get Chat Completions.
+		"responses/" + string(catalog.KindOpenAI):            &OpenAIResponses{Client: client},
+		"messages/" + string(catalog.KindAnthropic):          &AnthropicNative{Client: client},
+		"embeddings/" + string(catalog.KindOpenAI):           embeddings,
+		"embeddings/" + string(catalog.KindOpenAICompatible): embeddings,
+		"embeddings/" + string(catalog.KindGoogle):           &OpenAIEmbeddings{Client: client, Dialect: DialectGoogle},
+	}, byKind: map[catalog.Kind]Adapter{
 		catalog.KindOpenAI:           &OpenAI{Client: client, Dialect: DialectOpenAI},
 		catalog.KindOpenAICompatible: &OpenAI{Client: client, Dialect: DialectCompatible},
 		// Gemini is served through its OpenAI-compatible endpoint, which

@@ -33,7 +33,7 @@ func (s *Store) UpsertCatalogModel(ctx context.Context, m *CatalogModel) error {
 			"max_output_tokens = EXCLUDED.max_output_tokens, input_per_mtok = EXCLUDED.input_per_mtok, " +
 			"output_per_mtok = EXCLUDED.output_per_mtok, cache_read_per_mtok = EXCLUDED.cache_read_per_mtok, " +
 			"cache_write_per_mtok = EXCLUDED.cache_write_per_mtok, capabilities = EXCLUDED.capabilities, " +
-			"modalities = EXCLUDED.modalities, released = EXCLUDED.released, retired_at = EXCLUDED.retired_at, " +
+			"modalities = EXCLUDED.modalities, model_type = EXCLUDED.model_type, released = EXCLUDED.released, retired_at = EXCLUDED.retired_at, " +
 			"updated_at = EXCLUDED.updated_at").
 		Exec(ctx)
 	return mapErr(err)

@@ -244,6 +244,7 @@ type CatalogModel struct {
 	CacheWritePerMTok string     `bun:"cache_write_per_mtok"`
 	Capabilities      Strings    `bun:"capabilities,type:text"`
 	Modalities        Strings    `bun:"modalities,type:text"`
+	ModelType         string     `bun:"model_type"`
 	Released          int64      `bun:"released"`
 	RetiredAt         *time.Time `bun:"retired_at"`
 	CreatedAt         time.Time  `bun:"created_at"`

@@ -24,6 +24,15 @@ func (a *Anthropic) BaseURL() string { return a.URL + "/v1" }
 type anthropicHandler struct{ f *fake }
 
 func (h anthropicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens" && r.Header.Get("X-Api-Key") == h.f.Key {
+		req, reply, err := h.f.receive(r)
+		if err != nil || req.Body["model"] == nil {
+			anthropicError(w, http.StatusBadRequest, "invalid_request_error", "model: Field required")
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": reply.Usage.Input})
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
 		anthropicError(w, http.StatusNotFound, "not_found_error", "Not found")
 		return

@@ -25,6 +25,10 @@ func (o *OpenAI) BaseURL() string { return o.URL + "/v1" }
 type openAIHandler struct{ f *fake }
 
 func (h openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && (r.URL.Path == "/v1/embeddings" || r.URL.Path == "/v1/responses") {
+		h.other(w, r)
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		openAIError(w, http.StatusNotFound, "Unknown request URL: "+r.Method+" "+r.URL.Path, "invalid_request_error", "unknown_url")
 		return

@@ -1,0 +1,176 @@
+package dataplane
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/providers"
+)
+
+// dialect is how one inference endpoint speaks to its caller. Every
+// endpoint shares one admission (serveInference, exchange): the key, rate
+// limits, the body, the model's visibility, policies, budgets, the
+// attempts with their fallback, and the one usage event. A dialect only
+// reads its requests, writes its answers and errors, and names itself.
+//
+// A request is routed as the Chat Completions request it amounts to
+// (parse translates it), which is what policies, capabilities and budgets
+// judge, and what the chat adapters translate for their upstreams. Where
+// the upstream speaks the dialect itself (providers.Set.Native), the
+// request goes there as the caller sent it, and the answer comes back as
+// is.
+type dialect interface {
+	// name is the endpoint in usage events and the key of its native
+	// adapters.
+	name() string
+	// parse reads a body: the request as Chat Completions, its members in
+	// the dialect, and the translation's error, if any, which refuses the
+	// request only where it must be translated (a native upstream takes
+	// what the translation cannot express). err refuses the request at
+	// once.
+	parse(body []byte) (req *providers.ChatRequest, native map[string]json.RawMessage, translateErr, err error)
+	// unknown lists the members a strict_parameters policy refuses.
+	unknown(x *exchange, translated bool) []string
+	// serves reports whether model answers this endpoint.
+	serves(m catalog.Model) bool
+	// translates reports whether a request may go to an upstream that
+	// does not speak the dialect, translated.
+	translates() bool
+	// refuse writes an error (built in OpenAI's shape) in the dialect's.
+	refuse(w http.ResponseWriter, r *response)
+	// answer is a non-streaming answer's body in the dialect.
+	answer(c *providers.Completion, native bool, model string) ([]byte, error)
+	// startStream sends a streaming answer's headers.
+	startStream(w http.ResponseWriter, native bool, model string) streamOut
+}
+
+// streamOut writes a streaming answer in a dialect.
+type streamOut interface {
+	// chunk writes what the adapter yielded: a chat.completion.chunk, or
+	// a native upstream's event. more says another whole event is already
+	// at hand, so the writer may hold this one to send both in one write.
+	chunk(data []byte, more bool) error
+	// end finishes a stream that ended whole.
+	end(u providers.Usage) error
+	// fail ends a stream that broke off.
+	fail(model string, f *providers.Error) error
+}
+
+// Caller is the management principal a playground request runs as: the
+// usage event is attributed to the management key (if the caller used
+// one) and to the user.
+type Caller struct {
+	UserID          uuid.UUID
+	ManagementKeyID *uuid.UUID
+}
+
+// maxRequestIDLen is the longest caller request id kept (the usage
+// ingest's bound).
+const maxRequestIDLen = 100
+
+// setRequestID answers the request's id: the caller's own X-Request-Id
+// when it is a plausible id (1 to 100 visible ASCII characters), else
+// own, the request's usage event id, so a caller's report of a request
+// finds its record. It is echoed, recorded in the usage event and
+// forwarded upstream.
+func setRequestID(w http.ResponseWriter, r *http.Request, own uuid.UUID) string {
+	id := r.Header.Get("X-Request-Id")
+	if !plausibleID(id) {
+		id = own.String()
+	}
+	w.Header()["X-Request-Id"] = []string{id}
+	return id
+}
+
+func plausibleID(s string) bool {
+	if len(s) == 0 || len(s) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// forwardHeader is what an upstream call carries of the caller's request:
+// the request id and W3C trace context; for a native Messages call also
+// the caller's anthropic-beta flags, which enable what it asked for.
+func (x *exchange) forwardHeader(rt *route) http.Header {
+	h := http.Header{"X-Request-Id": {x.requestID}}
+	for _, name := range []string{"Traceparent", "Tracestate"} {
+		if v := x.r.Header.Values(name); len(v) > 0 {
+			h[name] = v
+		}
+	}
+	if rt.native && x.d.name() == endpointMessages {
+		if v := x.r.Header.Values("Anthropic-Beta"); len(v) > 0 {
+			h["Anthropic-Beta"] = v
+		}
+	}
+	return h
+}
+
+// errWrongEndpoint refuses a chat model on the embeddings endpoint and an
+// embedding model on the others. Both are visible in discovery, which
+// says what each serves, so this is a 400, not the 404 of a hidden model.
+func errWrongEndpoint(m catalog.Model, endpoint string) *response {
+	what := "a chat model"
+	if m.Embeds() {
+		what = "an embedding model"
+	}
+	return invalidRequest("model", "unsupported_model",
+		"The model '"+m.ID+"' is "+what+" and does not serve "+endpoint+".")
+}
+
+// chatDialect is Chat Completions, the data plane's own dialect.
+type chatDialect struct{}
+
+func (chatDialect) name() string { return endpointChatCompletions }
+
+func (chatDialect) parse(body []byte) (*providers.ChatRequest, map[string]json.RawMessage, error, error) {
+	req, err := providers.ParseChatRequest(body)
+	return req, nil, nil, err
+}
+
+func (chatDialect) unknown(x *exchange, _ bool) []string { return x.req.UnknownMembers() }
+
+func (chatDialect) serves(m catalog.Model) bool { return !m.Embeds() }
+
+func (chatDialect) translates() bool { return true }
+
+func (chatDialect) refuse(w http.ResponseWriter, r *response) { r.write(w) }
+
+func (chatDialect) answer(c *providers.Completion, _ bool, _ string) ([]byte, error) {
+	return c.Body, nil
+}
+
+func (chatDialect) startStream(w http.ResponseWriter, _ bool, _ string) streamOut {
+	return chatStream{startEventStream(w)}
+}
+
+// chatStream relays chunks as they come, and ends with [DONE] or an
+// error event, which the OpenAI SDKs report as an error.
+type chatStream struct{ *eventStream }
+
+func (s chatStream) chunk(data []byte, more bool) error {
+	if more {
+		s.add(data)
+		return nil
+	}
+	return s.data(data)
+}
+func (s chatStream) end(providers.Usage) error { return s.done() }
+func (s chatStream) fail(m string, f *providers.Error) error {
+	return s.data(streamErrorData(m, f))
+}
+
+func sortedStrings(s []string) []string {
+	slices.Sort(s)
+	return s
+}

@@ -1,0 +1,160 @@
+package dataplane
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/providers"
+)
+
+// messagesDialect is Anthropic's Messages API on /inf/v1/messages, so the
+// Anthropic SDKs and Claude Code work with their base URL set to
+// {base}/inf. To Anthropic upstreams the request goes as sent; to others
+// it is translated to Chat Completions and the answer back. Errors are in
+// Anthropic's shape: {"type":"error","error":{"type","message"}}.
+type messagesDialect struct{}
+
+func (messagesDialect) name() string { return endpointMessages }
+
+func (messagesDialect) parse(body []byte) (*providers.ChatRequest, map[string]json.RawMessage, error, error) {
+	return parseTranslated(body, providers.MessagesToChat, "max_tokens")
+}
+
+// parseTranslated reads a request of another dialect: its members, and the
+// Chat Completions request it translates to. A request the translation
+// refuses is still routed, as the bare request it is (model, stream,
+// limit), because a native upstream may take it; the translation's error
+// refuses it only where it would have to be translated.
+func parseTranslated(body []byte, translate func([]byte) ([]byte, error), limit string) (*providers.ChatRequest, map[string]json.RawMessage, error, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil || members == nil {
+		return nil, nil, nil, invalidJSON
+	}
+	chat, terr := translate(body)
+	if terr == nil {
+		req, err := providers.ParseChatRequest(chat)
+		if err == nil {
+			return req, members, nil, nil
+		}
+		terr = err
+	}
+	var bare struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+	}
+	if err := json.Unmarshal(body, &bare); err != nil || bare.Model == "" {
+		// Without a model there is nothing to route: the translation's
+		// error says what is wrong.
+		return nil, nil, nil, terr
+	}
+	m := map[string]any{"model": bare.Model, "stream": bare.Stream, "messages": []any{map[string]any{"role": "user", "content": ""}}}
+	if raw, ok := members[limit]; ok {
+		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil && n > 0 {
+			m["max_completion_tokens"] = n
+		}
+	}
+	req, err := providers.ParseChatRequest(mustJSON(m))
+	if err != nil {
+		return nil, nil, nil, terr
+	}
+	return req, members, terr, nil
+}
+
+var invalidJSON = &providers.InvalidRequestError{Code: "invalid_json", Message: "The request body is not a JSON object."}
+
+func (messagesDialect) unknown(x *exchange, translated bool) []string {
+	return providers.MessagesUnknown(x.native, translated)
+}
+
+func (messagesDialect) serves(m catalog.Model) bool { return !m.Embeds() }
+
+func (messagesDialect) translates() bool { return true }
+
+func (messagesDialect) refuse(w http.ResponseWriter, r *response) { anthropicError(r).write(w) }
+
+// anthropicError re-encodes an error gw built in OpenAI's shape in
+// Anthropic's, keeping its status and headers. The type follows the
+// status, as Anthropic's do; the SDKs pick their error class by status.
+func anthropicError(r *response) *response {
+	e := errorFields(r)
+	out := &response{status: r.status, code: r.code, body: mustJSON(map[string]any{"type": "error",
+		"error": map[string]any{"type": anthropicErrorType(r.status), "message": e.Message}})}
+	for _, f := range r.header {
+		if f.name == "Content-Length" {
+			f = headerField{"Content-Length", []string{strconv.Itoa(len(out.body))}}
+		}
+		out.header = append(out.header, f)
+	}
+	return out
+}
+
+func anthropicErrorType(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return "authentication_error"
+	case http.StatusForbidden:
+		return "permission_error"
+	case http.StatusNotFound:
+		return "not_found_error"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case http.StatusGatewayTimeout:
+		return "timeout_error"
+	case 529:
+		return "overloaded_error"
+	}
+	if status >= 500 {
+		return "api_error"
+	}
+	return "invalid_request_error"
+}
+
+func (messagesDialect) answer(c *providers.Completion, native bool, model string) ([]byte, error) {
+	if native {
+		return c.Body, nil
+	}
+	return providers.ChatToMessage(c.Body, model, c.Usage)
+}
+
+func (messagesDialect) startStream(w http.ResponseWriter, native bool, model string) streamOut {
+	s := &messagesStream{out: startNamedEvents(w)}
+	if !native {
+		s.translate = &providers.MessagesStream{Model: model}
+	}
+	return s
+}
+
+// messagesStream writes a Messages event stream: a native upstream's
+// events as they come, or the translation of chat chunks.
+type messagesStream struct {
+	out       *namedEvents
+	translate *providers.MessagesStream
+}
+
+func (s *messagesStream) chunk(data []byte, _ bool) error {
+	if s.translate == nil {
+		return s.out.event(data)
+	}
+	events, err := s.translate.Chunk(data)
+	if err != nil {
+		return nil
+	}
+	return s.out.events(events)
+}
+
+func (s *messagesStream) end(u providers.Usage) error {
+	if s.translate == nil {
+		// The upstream's message_stop was relayed already.
+		return nil
+	}
+	return s.out.events(s.translate.End(u))
+}
+
+func (s *messagesStream) fail(model string, f *providers.Error) error {
+	status, e := upstreamError(model, f)
+	return s.out.event(mustJSON(map[string]any{"type": "error", "error": map[string]any{"type": anthropicErrorType(status), "message": e.Message}}))
+}

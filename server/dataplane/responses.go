@@ -1,0 +1,89 @@
+package dataplane
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/providers"
+)
+
+// responsesDialect is OpenAI's Responses API on /inf/v1/responses. To
+// api.openai.com the request goes as sent (with store forced off); to
+// other upstreams it is translated to Chat Completions. gw keeps no
+// responses, so store: true, previous_response_id, conversation and
+// background are refused with a 400 that says so.
+type responsesDialect struct{}
+
+func (responsesDialect) name() string { return endpointResponses }
+
+func (responsesDialect) parse(body []byte) (*providers.ChatRequest, map[string]json.RawMessage, error, error) {
+	req, members, terr, err := parseTranslated(body, providers.ResponsesToChat, "max_output_tokens")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := providers.CheckResponsesState(members); err != nil {
+		return nil, nil, nil, err
+	}
+	return req, members, terr, nil
+}
+
+func (responsesDialect) unknown(x *exchange, translated bool) []string {
+	return providers.ResponsesUnknown(x.native, translated)
+}
+
+func (responsesDialect) serves(m catalog.Model) bool { return !m.Embeds() }
+
+func (responsesDialect) translates() bool { return true }
+
+func (responsesDialect) refuse(w http.ResponseWriter, r *response) { r.write(w) }
+
+func (responsesDialect) answer(c *providers.Completion, native bool, model string) ([]byte, error) {
+	if native {
+		return c.Body, nil
+	}
+	return providers.ChatToResponse(c.Body, model, c.Usage)
+}
+
+func (responsesDialect) startStream(w http.ResponseWriter, native bool, model string) streamOut {
+	s := &responsesStream{out: startNamedEvents(w)}
+	if !native {
+		s.translate = &providers.ResponsesStream{Model: model}
+	}
+	return s
+}
+
+type responsesStream struct {
+	out       *namedEvents
+	translate *providers.ResponsesStream
+}
+
+func (s *responsesStream) chunk(data []byte, _ bool) error {
+	if s.translate == nil {
+		return s.out.event(data)
+	}
+	events, err := s.translate.Chunk(data)
+	if err != nil {
+		return nil
+	}
+	return s.out.events(events)
+}
+
+func (s *responsesStream) end(u providers.Usage) error {
+	if s.translate == nil {
+		// The upstream's response.completed was relayed already.
+		return nil
+	}
+	return s.out.events(s.translate.End(u))
+}
+
+// fail ends a broken stream with an error event, which the OpenAI SDKs
+// raise as an error.
+func (s *responsesStream) fail(model string, f *providers.Error) error {
+	_, e := upstreamError(model, f)
+	code := ""
+	if e.Code != nil {
+		code = *e.Code
+	}
+	return s.out.event(mustJSON(map[string]any{"type": "error", "code": code, "message": e.Message, "param": nil}))
+}

@@ -1,0 +1,389 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"maps"
+	"net/http"
+	"strconv"
+
+	"github.com/gw-gateway/gw/server/catalog"
+)
+
+// The native adapters forward a client's request to an upstream that
+// speaks the client's own dialect: Messages to Anthropic, Responses and
+// embeddings to OpenAI. Only the model, the output limit and the stream
+// flag are rewritten, so everything else the client sent (cache_control,
+// thinking, server tools, reasoning items, …) reaches the upstream as is.
+// Answers come back in the same dialect with gw's model id, and each
+// adapter reads the usage the upstream reports for metering.
+
+// forwardHeader copies the headers a call carries onto an upstream
+// request: the request id and trace context, so a request can be followed
+// across gw.
+func forwardHeader(dst, src http.Header) {
+	for k, v := range src {
+		dst[k] = v
+	}
+}
+
+// nativeBody is the client's request with model, limit and stream set.
+func nativeBody(call *Call, limitName string, stream *bool) ([]byte, error) {
+	m := make(map[string]json.RawMessage, len(call.Native)+1)
+	maps.Copy(m, call.Native)
+	m["model"] = jsonString(call.UpstreamModel)
+	if limitName != "" && call.MaxTokens > 0 {
+		var asked int64
+		if raw, ok := m[limitName]; ok {
+			asked, _ = strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
+		}
+		if asked == 0 || asked > call.MaxTokens {
+			m[limitName] = json.RawMessage(strconv.FormatInt(call.MaxTokens, 10))
+		}
+	}
+	if stream != nil {
+		m["stream"] = json.RawMessage(strconv.FormatBool(*stream))
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, invalid("", "invalid_json", "The request body is not valid JSON.")
+	}
+	return b, nil
+}
+
+// post sends body to url with the call's headers; errors use read's shape.
+func post(ctx context.Context, client *http.Client, url string, body []byte, call *Call, stream bool,
+	auth func(http.Header), statusError func(*http.Response, string) *Error) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
+	}
+	forwardHeader(req.Header, call.Header)
+	auth(req.Header)
+	req.Header.Set("Content-Type", "application/json")
+	if stream {
+		req.Header.Set("Accept", "text/event-stream")
+	} else {
+		req.Header.Set("Accept", "application/json")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, transportError(err)
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		return nil, statusError(resp, call.Secret)
+	}
+	return resp, nil
+}
+
+// readObject reads a JSON object answer and sets its model member.
+func readObject(resp *http.Response, model string) (map[string]json.RawMessage, error) {
+	defer resp.Body.Close()
+	raw, err := readAnswer(resp.Body)
+	if err != nil {
+		return nil, transportError(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, &Error{Kind: Unavailable, Status: resp.StatusCode, Message: "the upstream's answer is not a JSON object"}
+	}
+	if _, ok := m["model"]; ok {
+		m["model"] = jsonString(model)
+	}
+	return m, nil
+}
+
+// AnthropicNative forwards Messages requests to the Messages API.
+type AnthropicNative struct {
+	Client *http.Client
+}
+
+// Check accepts every request: the upstream speaks the client's dialect.
+func (a *AnthropicNative) Check(*Call, bool) error { return nil }
+
+func (a *AnthropicNative) auth(call *Call) func(http.Header) {
+	return func(h http.Header) {
+		// The client's anthropic-beta flags (forwarded in call.Header)
+		// are kept; the key and version are gw's.
+		h.Set("X-Api-Key", call.Secret)
+		h.Set("Anthropic-Version", anthropicVersion)
+	}
+}
+
+func (a *AnthropicNative) send(ctx context.Context, call *Call, stream bool) (*http.Response, error) {
+	body, err := nativeBody(call, "max_tokens", &stream)
+	if err != nil {
+		return nil, err
+	}
+	return post(ctx, a.Client, trimBase(call.BaseURL)+"/messages", body, call, stream, a.auth(call), anthropicStatusError)
+}
+
+// Complete implements Adapter; the body is a Messages answer.
+func (a *AnthropicNative) Complete(ctx context.Context, call *Call) (*Completion, error) {
+	resp, err := a.send(ctx, call, false)
+	if err != nil {
+		return nil, err
+	}
+	m, err := readObject(resp, call.ResponseModel)
+	if err != nil {
+		return nil, err
+	}
+	var u anthropicUsage
+	_ = json.Unmarshal(m["usage"], &u)
+	return &Completion{Body: mustMarshal(m), Usage: u.usage()}, nil
+}
+
+// Stream implements Adapter; each item is a Messages event's data.
+func (a *AnthropicNative) Stream(ctx context.Context, call *Call) (ChunkStream, error) {
+	resp, err := a.send(ctx, call, true)
+	if err != nil {
+		return nil, err
+	}
+	return &anthropicNativeStream{body: resp.Body, sse: newSSEReader(resp.Body), call: call}, nil
+}
+
+// CountTokens forwards a count_tokens request and returns the upstream's
+// answer.
+func (a *AnthropicNative) CountTokens(ctx context.Context, call *Call) ([]byte, error) {
+	body, err := nativeBody(call, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := post(ctx, a.Client, trimBase(call.BaseURL)+"/messages/count_tokens", body, call, false, a.auth(call), anthropicStatusError)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := readAnswer(resp.Body)
+	if err != nil {
+		return nil, transportError(err)
+	}
+	return raw, nil
+}
+
+type anthropicNativeStream struct {
+	body  io.ReadCloser
+	sse   *sseReader
+	call  *Call
+	usage anthropicUsage
+	done  bool
+}
+
+func (s *anthropicNativeStream) Recv() ([]byte, error) {
+	for !s.done {
+		_, data, err := s.sse.next()
+		if err != nil {
+			s.done = true
+			if err == io.EOF {
+				return nil, &Error{Kind: Unavailable, Message: "the upstream stream ended before message_stop", Cause: ErrStreamTruncated}
+			}
+			return nil, transportError(err)
+		}
+		var ev anthropicEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			s.done = true
+			return nil, &Error{Kind: Unavailable, Message: "the upstream sent an event that is not JSON"}
+		}
+		switch ev.Type {
+		case "error":
+			s.done = true
+			e := &Error{Kind: Unavailable}
+			if ev.Error != nil {
+				e.Kind = anthropicStreamKind(ev.Error.Type)
+				ev.Error.fill(e, s.call.Secret)
+			}
+			return nil, e
+		case "message_start":
+			if ev.Message != nil {
+				s.usage = ev.Message.Usage
+			}
+			var m map[string]json.RawMessage
+			if json.Unmarshal(data, &m) == nil {
+				var msg map[string]json.RawMessage
+				if json.Unmarshal(m["message"], &msg) == nil && msg != nil {
+					msg["model"] = jsonString(s.call.ResponseModel)
+					m["message"] = mustMarshal(msg)
+					return mustMarshal(m), nil
+				}
+			}
+		case "message_delta":
+			if ev.Usage != nil {
+				s.usage.merge(*ev.Usage)
+			}
+		case "message_stop":
+			s.done = true
+			// The terminal event is the caller's too; io.EOF follows.
+			return append([]byte(nil), data...), nil
+		}
+		return append([]byte(nil), data...), nil
+	}
+	return nil, io.EOF
+}
+
+func (s *anthropicNativeStream) Usage() Usage { return s.usage.usage() }
+func (s *anthropicNativeStream) Close() error { return s.body.Close() }
+
+// OpenAIResponses forwards Responses requests to OpenAI's /responses.
+type OpenAIResponses struct {
+	Client *http.Client
+}
+
+// Check accepts every request: the upstream speaks the client's dialect.
+func (a *OpenAIResponses) Check(*Call, bool) error { return nil }
+
+func (a *OpenAIResponses) send(ctx context.Context, call *Call, stream bool) (*http.Response, error) {
+	body, err := nativeBody(call, "max_output_tokens", &stream)
+	if err != nil {
+		return nil, err
+	}
+	// gw keeps no responses (CheckResponsesState), and neither may the
+	// upstream on its behalf: a stored response would be reachable only
+	// outside gw.
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(body, &m)
+	m["store"] = json.RawMessage("false")
+	body = mustMarshal(m)
+	return post(ctx, a.Client, trimBase(call.BaseURL)+"/responses", body, call, stream,
+		func(h http.Header) { h.Set("Authorization", "Bearer "+call.Secret) }, openAIStatusError)
+}
+
+// Complete implements Adapter; the body is a response object.
+func (a *OpenAIResponses) Complete(ctx context.Context, call *Call) (*Completion, error) {
+	resp, err := a.send(ctx, call, false)
+	if err != nil {
+		return nil, err
+	}
+	m, err := readObject(resp, call.ResponseModel)
+	if err != nil {
+		return nil, err
+	}
+	return &Completion{Body: mustMarshal(m), Usage: decodeResponsesUsage(m["usage"])}, nil
+}
+
+// Stream implements Adapter; each item is a Responses event's data.
+func (a *OpenAIResponses) Stream(ctx context.Context, call *Call) (ChunkStream, error) {
+	resp, err := a.send(ctx, call, true)
+	if err != nil {
+		return nil, err
+	}
+	return &responsesNativeStream{body: resp.Body, sse: newSSEReader(resp.Body), call: call}, nil
+}
+
+// decodeResponsesUsage converts a Responses usage object: its
+// input_tokens include the cached ones.
+func decodeResponsesUsage(raw json.RawMessage) Usage {
+	var u struct {
+		InputTokens        int64 `json:"input_tokens"`
+		OutputTokens       int64 `json:"output_tokens"`
+		InputTokensDetails struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"input_tokens_details"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &u) != nil {
+		return Usage{}
+	}
+	cached := max(0, min(u.InputTokensDetails.CachedTokens, u.InputTokens))
+	return Usage{InputTokens: tokens(u.InputTokens - cached), OutputTokens: tokens(u.OutputTokens), CacheReadTokens: tokens(cached)}
+}
+
+type responsesNativeStream struct {
+	body  io.ReadCloser
+	sse   *sseReader
+	call  *Call
+	usage Usage
+	done  bool
+}
+
+func (s *responsesNativeStream) Recv() ([]byte, error) {
+	if s.done {
+		return nil, io.EOF
+	}
+	_, data, err := s.sse.next()
+	if err != nil {
+		s.done = true
+		if err == io.EOF {
+			return nil, &Error{Kind: Unavailable, Message: "the upstream stream ended before response.completed", Cause: ErrStreamTruncated}
+		}
+		return nil, transportError(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil || m == nil {
+		s.done = true
+		return nil, &Error{Kind: Unavailable, Message: "the upstream sent an event that is not a JSON object"}
+	}
+	var typ string
+	_ = json.Unmarshal(m["type"], &typ)
+	if typ == "error" {
+		s.done = true
+		e := &Error{Kind: Unavailable}
+		fillOpenAIError(e, data, s.call.Secret)
+		return nil, e
+	}
+	if raw, ok := m["response"]; ok {
+		var r map[string]json.RawMessage
+		if json.Unmarshal(raw, &r) == nil && r != nil {
+			r["model"] = jsonString(s.call.ResponseModel)
+			if u, ok := r["usage"]; ok && !isNull(u) {
+				s.usage = decodeResponsesUsage(u)
+			}
+			m["response"] = mustMarshal(r)
+		}
+	}
+	switch typ {
+	case "response.completed", "response.incomplete", "response.failed":
+		// Each is the stream's last event; the caller gets it and then
+		// the end.
+		s.done = true
+	}
+	return mustMarshal(m), nil
+}
+
+func (s *responsesNativeStream) Usage() Usage { return s.usage }
+func (s *responsesNativeStream) Close() error { return s.body.Close() }
+
+// OpenAIEmbeddings calls an OpenAI-shaped /embeddings endpoint.
+type OpenAIEmbeddings struct {
+	Client *http.Client
+	// Google serves its OpenAI-compatible API under {base}/openai.
+	Dialect Dialect
+}
+
+// Check accepts every request: the upstream speaks the client's dialect.
+func (a *OpenAIEmbeddings) Check(*Call, bool) error { return nil }
+
+// Complete implements Adapter; the body is an embeddings list.
+func (a *OpenAIEmbeddings) Complete(ctx context.Context, call *Call) (*Completion, error) {
+	body, err := nativeBody(call, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	url := trimBase(call.BaseURL) + "/embeddings"
+	if a.Dialect == DialectGoogle {
+		url = trimBase(call.BaseURL) + "/openai/embeddings"
+	}
+	resp, err := post(ctx, a.Client, url, body, call, false,
+		func(h http.Header) { h.Set("Authorization", "Bearer "+call.Secret) }, openAIStatusError)
+	if err != nil {
+		return nil, err
+	}
+	m, err := readObject(resp, call.ResponseModel)
+	if err != nil {
+		return nil, err
+	}
+	return &Completion{Body: mustMarshal(m), Usage: decodeOpenAIUsage(m["usage"])}, nil
+}
+
+// Stream is never called: embeddings do not stream.
+func (a *OpenAIEmbeddings) Stream(context.Context, *Call) (ChunkStream, error) {
+	return nil, invalid("stream", "unsupported_parameter", "Embeddings do not stream.")
+}
+
+// Native returns the adapters that forward a dialect's requests to
+// upstreams of kind, if kind speaks it.
+func (s *Set) Native(dialect string, kind catalog.Kind) (Adapter, bool) {
+	a, ok := s.native[dialect+"/"+string(kind)]
+	return a, ok
+}

@@ -1,0 +1,520 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// This file translates between Anthropic's Messages API, as a client
+// speaks it to /inf/v1/messages, and Chat Completions, which every
+// adapter takes. A Messages request bound for an Anthropic upstream does
+// not come through here: it is forwarded as sent (AnthropicNative), so
+// cache_control, thinking and every other member survive. What the
+// translation keeps and drops is listed in docs/dialects.md.
+
+// MessagesKnownMembers are the request members of Anthropic's Messages
+// API; a strict_parameters policy refuses any other.
+var MessagesKnownMembers = []string{
+	"container", "context_management", "max_tokens", "mcp_servers", "messages", "metadata", "model",
+	"output_format", "service_tier", "stop_sequences", "stream", "system", "temperature", "thinking",
+	"tool_choice", "tools", "top_k", "top_p",
+}
+
+// messagesDropped are the Messages members the translation to Chat
+// Completions leaves out; a strict_parameters policy refuses them instead
+// of dropping them.
+var messagesDropped = []string{"container", "context_management", "mcp_servers", "service_tier", "top_k"}
+
+// MessagesUnknown lists, sorted, the members a strict_parameters policy
+// refuses: unknown ones always, and with translate those the translation
+// drops.
+func MessagesUnknown(members map[string]json.RawMessage, translate bool) []string {
+	var out []string
+	for name, raw := range members {
+		if !slices.Contains(MessagesKnownMembers, name) || (translate && slices.Contains(messagesDropped, name) && !isNull(raw)) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// messagesRequest is a Messages request as the translation reads it.
+type messagesRequest struct {
+	Model         string            `json:"model"`
+	MaxTokens     *int64            `json:"max_tokens"`
+	System        json.RawMessage   `json:"system"`
+	Messages      []messagesMessage `json:"messages"`
+	Stream        bool              `json:"stream"`
+	Temperature   json.RawMessage   `json:"temperature"`
+	TopP          json.RawMessage   `json:"top_p"`
+	StopSequences []string          `json:"stop_sequences"`
+	Metadata      *struct {
+		UserID string `json:"user_id"`
+	} `json:"metadata"`
+	Tools []struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"input_schema"`
+		Strict      *bool           `json:"strict"`
+	} `json:"tools"`
+	ToolChoice *struct {
+		Type                   string `json:"type"`
+		Name                   string `json:"name"`
+		DisableParallelToolUse bool   `json:"disable_parallel_tool_use"`
+	} `json:"tool_choice"`
+	Thinking *struct {
+		Type         string `json:"type"`
+		BudgetTokens int64  `json:"budget_tokens"`
+	} `json:"thinking"`
+	OutputFormat *struct {
+		Type   string          `json:"type"`
+		Schema json.RawMessage `json:"schema"`
+	} `json:"output_format"`
+}
+
+type messagesMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// messagesBlock is any content block of a request.
+type messagesBlock struct {
+	Type   string `json:"type"`
+	Text   string `json:"text"`
+	Source *struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+		URL       string `json:"url"`
+	} `json:"source"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// MessagesToChat translates a Messages request body into a Chat
+// Completions request body. Errors are *InvalidRequestError naming the
+// Messages member at fault.
+func MessagesToChat(body []byte) ([]byte, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil || members == nil {
+		return nil, invalid("", "invalid_json", "The request body is not a JSON object.")
+	}
+	var req messagesRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, invalid("", "invalid_request", "The request body is not a Messages request: %s", err.Error())
+	}
+	switch {
+	case req.Model == "":
+		return nil, invalid("model", "missing_required_parameter", "model: Field required")
+	case req.MaxTokens == nil:
+		return nil, invalid("max_tokens", "missing_required_parameter", "max_tokens: Field required")
+	case *req.MaxTokens < 1:
+		return nil, invalid("max_tokens", "invalid_value", "max_tokens: Input should be greater than or equal to 1")
+	case len(req.Messages) == 0:
+		return nil, invalid("messages", "missing_required_parameter", "messages: Field required")
+	}
+	out := map[string]any{"model": req.Model, "max_completion_tokens": *req.MaxTokens}
+	if req.Stream {
+		out["stream"] = true
+	}
+	if len(req.Temperature) > 0 && !isNull(req.Temperature) {
+		out["temperature"] = req.Temperature
+	}
+	if len(req.TopP) > 0 && !isNull(req.TopP) {
+		out["top_p"] = req.TopP
+	}
+	if len(req.StopSequences) > 0 {
+		out["stop"] = req.StopSequences
+	}
+	if req.Metadata != nil && req.Metadata.UserID != "" {
+		out["user"] = req.Metadata.UserID
+	}
+	var msgs []map[string]any
+	if sys, err := messagesSystem(req.System); err != nil {
+		return nil, err
+	} else if sys != "" {
+		msgs = append(msgs, map[string]any{"role": "system", "content": sys})
+	}
+	for i, m := range req.Messages {
+		param := "messages." + strconv.Itoa(i)
+		converted, err := messagesTurn(m, param)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, converted...)
+	}
+	out["messages"] = msgs
+	if len(req.Tools) > 0 {
+		var tools []map[string]any
+		for i, t := range req.Tools {
+			if t.Type != "" && t.Type != "custom" {
+				return nil, invalid("tools."+strconv.Itoa(i)+".type", "unsupported_value",
+					"Server tool %q is available from Anthropic models only.", t.Type)
+			}
+			fn := map[string]any{"name": t.Name, "parameters": t.InputSchema}
+			if t.Description != "" {
+				fn["description"] = t.Description
+			}
+			if t.Strict != nil {
+				fn["strict"] = *t.Strict
+			}
+			tools = append(tools, map[string]any{"type": "function", "function": fn})
+		}
+		out["tools"] = tools
+	}
+	if tc := req.ToolChoice; tc != nil {
+		switch tc.Type {
+		case "auto":
+			out["tool_choice"] = "auto"
+		case "any":
+			out["tool_choice"] = "required"
+		case "none":
+			out["tool_choice"] = "none"
+		case "tool":
+			out["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": tc.Name}}
+		default:
+			return nil, invalid("tool_choice.type", "invalid_value", "tool_choice.type: %q is not auto, any, tool or none", tc.Type)
+		}
+		if tc.DisableParallelToolUse && len(req.Tools) > 0 {
+			out["parallel_tool_calls"] = false
+		}
+	}
+	if th := req.Thinking; th != nil && th.Type == "enabled" {
+		// A thinking budget becomes the nearest reasoning effort; the
+		// budgets are the ones the Anthropic adapter maps efforts to.
+		switch {
+		case th.BudgetTokens <= thinkingBudgets["low"]:
+			out["reasoning_effort"] = "low"
+		case th.BudgetTokens <= thinkingBudgets["medium"]:
+			out["reasoning_effort"] = "medium"
+		default:
+			out["reasoning_effort"] = "high"
+		}
+	}
+	if of := req.OutputFormat; of != nil && of.Type == "json_schema" {
+		out["response_format"] = map[string]any{"type": "json_schema",
+			"json_schema": map[string]any{"name": "output", "schema": of.Schema, "strict": true}}
+	}
+	return json.Marshal(out)
+}
+
+// messagesSystem reads the system prompt: a string or text blocks.
+func messagesSystem(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || isNull(raw) {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var blocks []messagesBlock
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return "", invalid("system", "invalid_type", "system: Input should be a string or a list of text blocks")
+	}
+	var texts []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			texts = append(texts, b.Text)
+		}
+	}
+	return strings.Join(texts, "\n\n"), nil
+}
+
+// messagesTurn turns one Messages turn into chat messages: a user turn's
+// tool_result blocks become tool messages (before the rest of the turn,
+// since they answer the assistant turn before it); an assistant turn's
+// tool_use blocks become its tool calls.
+func messagesTurn(m messagesMessage, param string) ([]map[string]any, error) {
+	var blocks []messagesBlock
+	var text string
+	if json.Unmarshal(m.Content, &text) == nil {
+		blocks = []messagesBlock{{Type: "text", Text: text}}
+	} else if err := json.Unmarshal(m.Content, &blocks); err != nil {
+		return nil, invalid(param+".content", "invalid_type", "%s.content: Input should be a string or a list of content blocks", param)
+	}
+	switch m.Role {
+	case "user":
+		var out []map[string]any
+		var parts []map[string]any
+		for j, b := range blocks {
+			at := param + ".content." + strconv.Itoa(j)
+			switch b.Type {
+			case "text":
+				parts = append(parts, map[string]any{"type": "text", "text": b.Text})
+			case "image":
+				u, err := blockURL(b, at)
+				if err != nil {
+					return nil, err
+				}
+				parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]any{"url": u}})
+			case "document":
+				if b.Source == nil || b.Source.Type != "base64" {
+					return nil, invalid(at+".source", "unsupported_value", "%s: only base64 PDF documents can be sent to this model", at)
+				}
+				parts = append(parts, map[string]any{"type": "file", "file": map[string]any{
+					"file_data": "data:" + b.Source.MediaType + ";base64," + b.Source.Data, "filename": "document.pdf"}})
+			case "tool_result":
+				content, err := toolResultText(b.Content, at)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, map[string]any{"role": "tool", "tool_call_id": b.ToolUseID, "content": content})
+			default:
+				return nil, invalid(at+".type", "unsupported_value", "%s: content block type %q cannot be sent to this model", at, b.Type)
+			}
+		}
+		if len(parts) > 0 {
+			out = append(out, map[string]any{"role": "user", "content": parts})
+		}
+		return out, nil
+	case "assistant":
+		msg := map[string]any{"role": "assistant"}
+		var texts []string
+		var calls []map[string]any
+		for _, b := range blocks {
+			switch b.Type {
+			case "text":
+				texts = append(texts, b.Text)
+			case "tool_use":
+				args := "{}"
+				if len(b.Input) > 0 {
+					args = compactJSON(b.Input)
+				}
+				calls = append(calls, map[string]any{"id": b.ID, "type": "function",
+					"function": map[string]any{"name": b.Name, "arguments": args}})
+			}
+			// Thinking blocks are the model's own; another model cannot
+			// take them back.
+		}
+		if len(texts) > 0 || len(calls) == 0 {
+			msg["content"] = strings.Join(texts, "")
+		}
+		if len(calls) > 0 {
+			msg["tool_calls"] = calls
+		}
+		return []map[string]any{msg}, nil
+	}
+	return nil, invalid(param+".role", "invalid_value", "%s.role: Input should be 'user' or 'assistant'", param)
+}
+
+func blockURL(b messagesBlock, at string) (string, error) {
+	if b.Source == nil {
+		return "", invalid(at+".source", "missing_required_parameter", "%s.source: Field required", at)
+	}
+	switch b.Source.Type {
+	case "base64":
+		return "data:" + b.Source.MediaType + ";base64," + b.Source.Data, nil
+	case "url":
+		return b.Source.URL, nil
+	}
+	return "", invalid(at+".source.type", "unsupported_value", "%s.source.type: %q cannot be sent to this model", at, b.Source.Type)
+}
+
+// toolResultText reads a tool_result's content, a string or text blocks.
+func toolResultText(raw json.RawMessage, at string) (string, error) {
+	if len(raw) == 0 || isNull(raw) {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var blocks []messagesBlock
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return "", invalid(at+".content", "invalid_type", "%s.content: Input should be a string or a list of blocks", at)
+	}
+	var texts []string
+	for _, b := range blocks {
+		if b.Type != "text" {
+			return "", invalid(at+".content", "unsupported_value", "%s.content: only text tool results can be sent to this model", at)
+		}
+		texts = append(texts, b.Text)
+	}
+	return strings.Join(texts, "\n"), nil
+}
+
+// messagesUsage is the usage object of a Messages answer.
+func messagesUsage(u Usage) map[string]any {
+	return map[string]any{"input_tokens": u.InputTokens, "output_tokens": u.OutputTokens,
+		"cache_creation_input_tokens": u.CacheWriteTokens, "cache_read_input_tokens": u.CacheReadTokens}
+}
+
+// stopReason maps a finish reason to a Messages stop reason.
+func stopReason(finish string) string {
+	switch finish {
+	case "length":
+		return "max_tokens"
+	case "tool_calls", "function_call":
+		return "tool_use"
+	case "content_filter":
+		return "refusal"
+	}
+	return "end_turn"
+}
+
+// chatAnswer is the part of a chat.completion the translations read.
+type chatAnswer struct {
+	ID      string `json:"id"`
+	Created int64  `json:"created"`
+	Choices []struct {
+		Message struct {
+			Content   *string    `json:"content"`
+			Refusal   *string    `json:"refusal"`
+			ToolCalls []ToolCall `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+}
+
+// ChatToMessage translates a chat.completion into a Messages answer; u is
+// the call's usage in gw's categories.
+func ChatToMessage(body []byte, model string, u Usage) ([]byte, error) {
+	var c chatAnswer
+	if err := json.Unmarshal(body, &c); err != nil || len(c.Choices) == 0 {
+		return nil, &Error{Kind: Unavailable, Message: "the upstream's answer has no choice"}
+	}
+	ch := c.Choices[0]
+	content := []any{}
+	if t := ch.Message.Content; t != nil && *t != "" {
+		content = append(content, map[string]any{"type": "text", "text": *t})
+	} else if r := ch.Message.Refusal; r != nil && *r != "" {
+		content = append(content, map[string]any{"type": "text", "text": *r})
+	}
+	for _, tc := range ch.Message.ToolCalls {
+		content = append(content, map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Function.Name, "input": toolInput(tc.Function.Arguments)})
+	}
+	return json.Marshal(map[string]any{
+		"id": messageID(c.ID), "type": "message", "role": "assistant", "model": model, "content": content,
+		"stop_reason": stopReason(ch.FinishReason), "stop_sequence": nil, "usage": messagesUsage(u),
+	})
+}
+
+// toolInput is a tool call's arguments as the object a tool_use block
+// carries; arguments that are not a JSON object become an empty one.
+func toolInput(args string) json.RawMessage {
+	raw := json.RawMessage(strings.TrimSpace(args))
+	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
+		return json.RawMessage("{}")
+	}
+	return raw
+}
+
+func messageID(id string) string {
+	if strings.HasPrefix(id, "msg_") {
+		return id
+	}
+	return "msg_" + strings.TrimPrefix(id, "chatcmpl-")
+}
+
+// chatChunk is the part of a chat.completion.chunk the stream
+// translations read.
+type chatChunk struct {
+	ID      string `json:"id"`
+	Choices []struct {
+		Delta struct {
+			Content   *string `json:"content"`
+			Refusal   *string `json:"refusal"`
+			ToolCalls []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+}
+
+// MessagesStream turns chat.completion.chunk objects into the Messages
+// event sequence: message_start, then per content block
+// content_block_start, its deltas and content_block_stop, then
+// message_delta with the stop reason and usage, and message_stop. Each
+// event is returned as its data; its event name is its type member.
+type MessagesStream struct {
+	Model   string
+	started bool
+	id      string
+	// open is the index of the open content block, -1 when none; tool is
+	// the chat tool call index it belongs to, -1 for a text block.
+	open, next, tool int
+	finish           string
+}
+
+// Chunk translates one chunk into zero or more events.
+func (s *MessagesStream) Chunk(raw []byte) ([][]byte, error) {
+	var c chatChunk
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, &Error{Kind: Unavailable, Message: "the upstream sent a chunk that is not a chat.completion.chunk"}
+	}
+	var out [][]byte
+	if !s.started {
+		s.started, s.open, s.tool, s.id = true, -1, -1, messageID(c.ID)
+		out = append(out, mustMarshal(map[string]any{"type": "message_start", "message": map[string]any{
+			"id": s.id, "type": "message", "role": "assistant", "model": s.Model, "content": []any{},
+			"stop_reason": nil, "stop_sequence": nil, "usage": messagesUsage(Usage{})}}))
+	}
+	for _, ch := range c.Choices {
+		text := ch.Delta.Content
+		if text == nil || *text == "" {
+			text = ch.Delta.Refusal
+		}
+		if text != nil && *text != "" {
+			if s.open < 0 || s.tool >= 0 {
+				out = s.closeBlock(out)
+				out = s.openBlock(out, -1, map[string]any{"type": "text", "text": ""})
+			}
+			out = append(out, mustMarshal(map[string]any{"type": "content_block_delta", "index": s.open,
+				"delta": map[string]any{"type": "text_delta", "text": *text}}))
+		}
+		for _, tc := range ch.Delta.ToolCalls {
+			if s.open < 0 || s.tool != tc.Index {
+				out = s.closeBlock(out)
+				out = s.openBlock(out, tc.Index, map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Function.Name, "input": map[string]any{}})
+			}
+			if tc.Function.Arguments != "" {
+				out = append(out, mustMarshal(map[string]any{"type": "content_block_delta", "index": s.open,
+					"delta": map[string]any{"type": "input_json_delta", "partial_json": tc.Function.Arguments}}))
+			}
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			s.finish = *ch.FinishReason
+		}
+	}
+	return out, nil
+}
+
+func (s *MessagesStream) openBlock(out [][]byte, tool int, block map[string]any) [][]byte {
+	s.open, s.tool = s.next, tool
+	s.next++
+	return append(out, mustMarshal(map[string]any{"type": "content_block_start", "index": s.open, "content_block": block}))
+}
+
+func (s *MessagesStream) closeBlock(out [][]byte) [][]byte {
+	if s.open < 0 {
+		return out
+	}
+	out = append(out, mustMarshal(map[string]any{"type": "content_block_stop", "index": s.open}))
+	s.open, s.tool = -1, -1
+	return out
+}
+
+// End closes the stream with the call's usage.
+func (s *MessagesStream) End(u Usage) [][]byte {
+	out := s.closeBlock(nil)
+	return append(out,
+		mustMarshal(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stopReason(s.finish), "stop_sequence": nil},
+			"usage": messagesUsage(u)}),
+		mustMarshal(map[string]any{"type": "message_stop"}))
+}

@@ -1,0 +1,517 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file translates between OpenAI's Responses API, as a client speaks
+// it to /inf/v1/responses, and Chat Completions. A Responses request bound
+// for api.openai.com is forwarded as sent instead (OpenAIResponses); look-
+// alike servers and Anthropic get the translation. What it keeps and drops
+// is listed in docs/dialects.md.
+
+// ResponsesKnownMembers are the request members of the Responses API; a
+// strict_parameters policy refuses any other.
+var ResponsesKnownMembers = []string{
+	"background", "conversation", "include", "input", "instructions", "max_output_tokens", "max_tool_calls",
+	"metadata", "model", "parallel_tool_calls", "previous_response_id", "prompt", "prompt_cache_key",
+	"reasoning", "safety_identifier", "service_tier", "store", "stream", "stream_options", "temperature", "text",
+	"tool_choice", "tools", "top_logprobs", "top_p", "truncation", "user",
+}
+
+// responsesDropped are the members the translation leaves out; a
+// strict_parameters policy refuses them instead.
+var responsesDropped = []string{"include", "max_tool_calls", "metadata", "prompt_cache_key", "safety_identifier",
+	"service_tier", "stream_options", "top_logprobs", "truncation"}
+
+// ResponsesUnknown lists, sorted, the members a strict_parameters policy
+// refuses: unknown ones, and with translate those the translation drops.
+func ResponsesUnknown(members map[string]json.RawMessage, translate bool) []string {
+	var out []string
+	for name, raw := range members {
+		if !slices.Contains(ResponsesKnownMembers, name) || (translate && slices.Contains(responsesDropped, name) && !isNull(raw)) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CheckResponsesState refuses what needs server-side state gw does not
+// keep: stored responses and conversations. Forwarded and translated
+// requests alike are refused, so a request's fate never depends on which
+// model of a fallback chain answers it.
+func CheckResponsesState(members map[string]json.RawMessage) error {
+	for _, name := range []string{"previous_response_id", "conversation", "prompt"} {
+		if raw, ok := members[name]; ok && !isNull(raw) {
+			return invalid(name, "unsupported_parameter",
+				"'%s' needs responses stored by the gateway, which gw does not do; send the whole conversation in 'input' instead.", name)
+		}
+	}
+	if raw, ok := members["store"]; ok && string(bytes.TrimSpace(raw)) == "true" {
+		return invalid("store", "unsupported_value", "gw does not store responses; send 'store': false, or leave it out.")
+	}
+	if raw, ok := members["background"]; ok && string(bytes.TrimSpace(raw)) == "true" {
+		return invalid("background", "unsupported_value", "Background responses need stored responses, which gw does not keep.")
+	}
+	return nil
+}
+
+type responsesRequest struct {
+	Model           string          `json:"model"`
+	Input           json.RawMessage `json:"input"`
+	Instructions    string          `json:"instructions"`
+	Stream          bool            `json:"stream"`
+	MaxOutputTokens *int64          `json:"max_output_tokens"`
+	Temperature     json.RawMessage `json:"temperature"`
+	TopP            json.RawMessage `json:"top_p"`
+	User            string          `json:"user"`
+	ParallelTools   *bool           `json:"parallel_tool_calls"`
+	Tools           []struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+		Strict      *bool           `json:"strict"`
+	} `json:"tools"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
+	Text       *struct {
+		Format *struct {
+			Type   string          `json:"type"`
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+			Strict *bool           `json:"strict"`
+		} `json:"format"`
+	} `json:"text"`
+	Reasoning *struct {
+		Effort string `json:"effort"`
+	} `json:"reasoning"`
+}
+
+type responsesItem struct {
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments string          `json:"arguments"`
+	Output    json.RawMessage `json:"output"`
+}
+
+type responsesPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL string `json:"image_url"`
+	FileID   string `json:"file_id"`
+	FileData string `json:"file_data"`
+	Filename string `json:"filename"`
+	Refusal  string `json:"refusal"`
+}
+
+// ResponsesToChat translates a Responses request body into a Chat
+// Completions request body.
+func ResponsesToChat(body []byte) ([]byte, error) {
+	var req responsesRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, invalid("", "invalid_request", "The request body is not a Responses request: %s", err.Error())
+	}
+	if req.Model == "" {
+		return nil, invalid("model", "missing_required_parameter", "Missing required parameter: 'model'.")
+	}
+	out := map[string]any{"model": req.Model}
+	if req.Stream {
+		out["stream"] = true
+	}
+	if req.MaxOutputTokens != nil {
+		out["max_completion_tokens"] = *req.MaxOutputTokens
+	}
+	if len(req.Temperature) > 0 && !isNull(req.Temperature) {
+		out["temperature"] = req.Temperature
+	}
+	if len(req.TopP) > 0 && !isNull(req.TopP) {
+		out["top_p"] = req.TopP
+	}
+	if req.User != "" {
+		out["user"] = req.User
+	}
+	if req.ParallelTools != nil {
+		out["parallel_tool_calls"] = *req.ParallelTools
+	}
+	var msgs []map[string]any
+	if req.Instructions != "" {
+		msgs = append(msgs, map[string]any{"role": "system", "content": req.Instructions})
+	}
+	items, err := responsesInput(req.Input)
+	if err != nil {
+		return nil, err
+	}
+	msgs = append(msgs, items...)
+	if len(msgs) == 0 {
+		return nil, invalid("input", "missing_required_parameter", "Missing required parameter: 'input'.")
+	}
+	out["messages"] = msgs
+	if len(req.Tools) > 0 {
+		var tools []map[string]any
+		for i, t := range req.Tools {
+			if t.Type != "function" {
+				return nil, invalid("tools["+strconv.Itoa(i)+"].type", "unsupported_value",
+					"Tool type %q is available from OpenAI models only; this model takes function tools.", t.Type)
+			}
+			fn := map[string]any{"name": t.Name}
+			if len(t.Parameters) > 0 && !isNull(t.Parameters) {
+				fn["parameters"] = t.Parameters
+			}
+			if t.Description != "" {
+				fn["description"] = t.Description
+			}
+			if t.Strict != nil {
+				fn["strict"] = *t.Strict
+			}
+			tools = append(tools, map[string]any{"type": "function", "function": fn})
+		}
+		out["tools"] = tools
+	}
+	if len(req.ToolChoice) > 0 && !isNull(req.ToolChoice) {
+		var mode string
+		if json.Unmarshal(req.ToolChoice, &mode) == nil {
+			out["tool_choice"] = mode
+		} else {
+			var obj struct {
+				Type string `json:"type"`
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(req.ToolChoice, &obj) != nil || obj.Type != "function" {
+				return nil, invalid("tool_choice", "unsupported_value", "'tool_choice' must be none, auto, required or a function for this model.")
+			}
+			out["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": obj.Name}}
+		}
+	}
+	if req.Text != nil && req.Text.Format != nil {
+		f := req.Text.Format
+		switch f.Type {
+		case "json_schema":
+			js := map[string]any{"name": f.Name, "schema": f.Schema}
+			if f.Strict != nil {
+				js["strict"] = *f.Strict
+			}
+			out["response_format"] = map[string]any{"type": "json_schema", "json_schema": js}
+		case "json_object", "text":
+			out["response_format"] = map[string]any{"type": f.Type}
+		default:
+			return nil, invalid("text.format.type", "invalid_value", "Invalid value for 'text.format.type': %q.", f.Type)
+		}
+	}
+	if req.Reasoning != nil && req.Reasoning.Effort != "" {
+		out["reasoning_effort"] = req.Reasoning.Effort
+	}
+	return json.Marshal(out)
+}
+
+// responsesInput reads input: a string (one user message) or items.
+// Consecutive function calls become one assistant message's tool calls,
+// as Chat Completions wants them.
+func responsesInput(raw json.RawMessage) ([]map[string]any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || isNull(raw) {
+		return nil, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []map[string]any{{"role": "user", "content": s}}, nil
+	}
+	var items []responsesItem
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, invalid("input", "invalid_type", "'input' must be a string or an array of input items.")
+	}
+	var out []map[string]any
+	for i, it := range items {
+		at := "input[" + strconv.Itoa(i) + "]"
+		switch it.Type {
+		case "", "message":
+			content, err := responsesContent(it.Content, at+".content")
+			if err != nil {
+				return nil, err
+			}
+			role := it.Role
+			switch role {
+			case "user", "system", "developer", "assistant":
+			default:
+				return nil, invalid(at+".role", "invalid_value", "Invalid value for '%s.role': %q.", at, role)
+			}
+			out = append(out, map[string]any{"role": role, "content": content})
+		case "function_call":
+			call := map[string]any{"id": it.CallID, "type": "function", "function": map[string]any{"name": it.Name, "arguments": it.Arguments}}
+			if n := len(out); n > 0 && out[n-1]["role"] == "assistant" && out[n-1]["content"] == nil {
+				out[n-1]["tool_calls"] = append(out[n-1]["tool_calls"].([]map[string]any), call)
+			} else {
+				out = append(out, map[string]any{"role": "assistant", "content": nil, "tool_calls": []map[string]any{call}})
+			}
+		case "function_call_output":
+			text, err := outputText(it.Output, at+".output")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, map[string]any{"role": "tool", "tool_call_id": it.CallID, "content": text})
+		case "reasoning":
+			// The model's own reasoning cannot go to another model.
+		default:
+			return nil, invalid(at+".type", "unsupported_value", "Input item type %q can be sent to OpenAI models only.", it.Type)
+		}
+	}
+	return out, nil
+}
+
+// responsesContent converts a message's content: a string, or input and
+// output parts.
+func responsesContent(raw json.RawMessage, at string) (any, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var parts []responsesPart
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return nil, invalid(at, "invalid_type", "'%s' must be a string or an array of content parts.", at)
+	}
+	var out []map[string]any
+	for j, p := range parts {
+		pat := at + "[" + strconv.Itoa(j) + "]"
+		switch p.Type {
+		case "input_text", "output_text":
+			out = append(out, map[string]any{"type": "text", "text": p.Text})
+		case "refusal":
+			out = append(out, map[string]any{"type": "text", "text": p.Refusal})
+		case "input_image":
+			if p.ImageURL == "" {
+				return nil, invalid(pat+".image_url", "unsupported_value", "Images by file_id can be sent to OpenAI models only; send image_url.")
+			}
+			out = append(out, map[string]any{"type": "image_url", "image_url": map[string]any{"url": p.ImageURL}})
+		case "input_file":
+			f := map[string]any{}
+			if p.FileData != "" {
+				f["file_data"] = p.FileData
+			}
+			if p.FileID != "" {
+				f["file_id"] = p.FileID
+			}
+			if p.Filename != "" {
+				f["filename"] = p.Filename
+			}
+			out = append(out, map[string]any{"type": "file", "file": f})
+		default:
+			return nil, invalid(pat+".type", "invalid_value", "Invalid content part type %q at '%s'.", p.Type, pat)
+		}
+	}
+	return out, nil
+}
+
+func outputText(raw json.RawMessage, at string) (string, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var parts []responsesPart
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", invalid(at, "invalid_type", "'%s' must be a string or an array of content parts.", at)
+	}
+	var texts []string
+	for _, p := range parts {
+		texts = append(texts, p.Text)
+	}
+	return strings.Join(texts, ""), nil
+}
+
+// responsesUsage is a Responses usage object: input_tokens include the
+// cached ones.
+func responsesUsage(u Usage) map[string]any {
+	in := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
+	return map[string]any{"input_tokens": in, "input_tokens_details": map[string]any{"cached_tokens": u.CacheReadTokens},
+		"output_tokens": u.OutputTokens, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
+		"total_tokens": in + u.OutputTokens}
+}
+
+// responseObject is a response with status, output and usage.
+func responseObject(id, model string, created int64, status string, output []any, usage any, incomplete any) map[string]any {
+	return map[string]any{
+		"id": id, "object": "response", "created_at": created, "status": status, "model": model,
+		"output": output, "usage": usage, "error": nil, "incomplete_details": incomplete,
+		"instructions": nil, "metadata": map[string]any{}, "parallel_tool_calls": true, "tool_choice": "auto",
+		"tools": []any{}, "temperature": nil, "top_p": nil, "text": map[string]any{"format": map[string]any{"type": "text"}},
+		"store": false,
+	}
+}
+
+func responseStatus(finish string) (string, any) {
+	switch finish {
+	case "length":
+		return "incomplete", map[string]any{"reason": "max_output_tokens"}
+	case "content_filter":
+		return "incomplete", map[string]any{"reason": "content_filter"}
+	}
+	return "completed", nil
+}
+
+func responseID(id string) string { return "resp_" + strings.TrimPrefix(id, "chatcmpl-") }
+
+func messageItem(id, text, status string) map[string]any {
+	return map[string]any{"id": id, "type": "message", "status": status, "role": "assistant",
+		"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}, "logprobs": []any{}}}}
+}
+
+func functionItem(callID, name, args, status string) map[string]any {
+	return map[string]any{"id": "fc_" + callID, "type": "function_call", "status": status, "call_id": callID, "name": name, "arguments": args}
+}
+
+// ChatToResponse translates a chat.completion into a response object.
+func ChatToResponse(body []byte, model string, u Usage) ([]byte, error) {
+	var c chatAnswer
+	if err := json.Unmarshal(body, &c); err != nil || len(c.Choices) == 0 {
+		return nil, &Error{Kind: Unavailable, Message: "the upstream's answer has no choice"}
+	}
+	ch := c.Choices[0]
+	id := responseID(c.ID)
+	output := []any{}
+	if t := ch.Message.Content; t != nil && *t != "" {
+		output = append(output, messageItem("msg_"+strings.TrimPrefix(id, "resp_"), *t, "completed"))
+	}
+	for _, tc := range ch.Message.ToolCalls {
+		output = append(output, functionItem(tc.ID, tc.Function.Name, tc.Function.Arguments, "completed"))
+	}
+	status, incomplete := responseStatus(ch.FinishReason)
+	created := c.Created
+	if created == 0 {
+		created = time.Now().Unix()
+	}
+	return json.Marshal(responseObject(id, model, created, status, output, responsesUsage(u), incomplete))
+}
+
+// ResponsesStream turns chat.completion.chunk objects into the Responses
+// event sequence: response.created and response.in_progress; per output
+// item response.output_item.added, its content part, text or argument
+// deltas and their .done events, response.output_item.done; and
+// response.completed (or response.incomplete) with the usage.
+type ResponsesStream struct {
+	Model   string
+	started bool
+	id      string
+	created int64
+	seq     int
+	// The output item being written: text (a message), or a function
+	// call of chat index tool.
+	open             bool
+	tool             int
+	itemID           string
+	text, args, name string
+	callID           string
+	output           []any
+	finish           string
+}
+
+func (s *ResponsesStream) event(out [][]byte, typ string, fields map[string]any) [][]byte {
+	fields["type"] = typ
+	fields["sequence_number"] = s.seq
+	s.seq++
+	return append(out, mustMarshal(fields))
+}
+
+// Chunk translates one chunk into zero or more events.
+func (s *ResponsesStream) Chunk(raw []byte) ([][]byte, error) {
+	var c chatChunk
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, &Error{Kind: Unavailable, Message: "the upstream sent a chunk that is not a chat.completion.chunk"}
+	}
+	var out [][]byte
+	if !s.started {
+		s.started, s.id, s.created = true, responseID(c.ID), time.Now().Unix()
+		r := responseObject(s.id, s.Model, s.created, "in_progress", []any{}, nil, nil)
+		out = s.event(out, "response.created", map[string]any{"response": r})
+		out = s.event(out, "response.in_progress", map[string]any{"response": r})
+	}
+	for _, ch := range c.Choices {
+		if t := ch.Delta.Content; t != nil && *t != "" {
+			if !s.open || s.tool >= 0 {
+				out = s.closeItem(out)
+				s.open, s.tool, s.text = true, -1, ""
+				s.itemID = "msg_" + strings.TrimPrefix(s.id, "resp_") + "_" + strconv.Itoa(len(s.output))
+				item := messageItem(s.itemID, "", "in_progress")
+				item["content"] = []any{}
+				out = s.event(out, "response.output_item.added", map[string]any{"output_index": len(s.output), "item": item})
+				out = s.event(out, "response.content_part.added", map[string]any{"item_id": s.itemID, "output_index": len(s.output),
+					"content_index": 0, "part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
+			}
+			s.text += *t
+			out = s.event(out, "response.output_text.delta", map[string]any{"item_id": s.itemID, "output_index": len(s.output),
+				"content_index": 0, "delta": *t, "logprobs": []any{}})
+		}
+		for _, tc := range ch.Delta.ToolCalls {
+			if !s.open || s.tool != tc.Index {
+				out = s.closeItem(out)
+				s.open, s.tool, s.args, s.name, s.callID = true, tc.Index, "", tc.Function.Name, tc.ID
+				s.itemID = "fc_" + tc.ID
+				out = s.event(out, "response.output_item.added", map[string]any{"output_index": len(s.output),
+					"item": functionItem(s.callID, s.name, "", "in_progress")})
+			}
+			if a := tc.Function.Arguments; a != "" {
+				s.args += a
+				out = s.event(out, "response.function_call_arguments.delta", map[string]any{"item_id": s.itemID,
+					"output_index": len(s.output), "delta": a})
+			}
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			s.finish = *ch.FinishReason
+		}
+	}
+	return out, nil
+}
+
+func (s *ResponsesStream) closeItem(out [][]byte) [][]byte {
+	if !s.open {
+		return out
+	}
+	idx := len(s.output)
+	var item map[string]any
+	if s.tool < 0 {
+		out = s.event(out, "response.output_text.done", map[string]any{"item_id": s.itemID, "output_index": idx,
+			"content_index": 0, "text": s.text, "logprobs": []any{}})
+		out = s.event(out, "response.content_part.done", map[string]any{"item_id": s.itemID, "output_index": idx,
+			"content_index": 0, "part": map[string]any{"type": "output_text", "text": s.text, "annotations": []any{}}})
+		item = messageItem(s.itemID, s.text, "completed")
+	} else {
+		out = s.event(out, "response.function_call_arguments.done", map[string]any{"item_id": s.itemID, "output_index": idx,
+			"name": s.name, "arguments": s.args})
+		item = functionItem(s.callID, s.name, s.args, "completed")
+	}
+	out = s.event(out, "response.output_item.done", map[string]any{"output_index": idx, "item": item})
+	s.output = append(s.output, item)
+	s.open = false
+	return out
+}
+
+// End closes the stream with the call's usage.
+func (s *ResponsesStream) End(u Usage) [][]byte {
+	out := s.closeItem(nil)
+	status, incomplete := responseStatus(s.finish)
+	typ := "response.completed"
+	if status == "incomplete" {
+		typ = "response.incomplete"
+	}
+	output := s.output
+	if output == nil {
+		output = []any{}
+	}
+	return s.event(out, typ, map[string]any{"response": responseObject(s.id, s.Model, s.created, status, output, responsesUsage(u), incomplete)})
+}
+
+// Failed is the event a broken stream ends with.
+func (s *ResponsesStream) Failed(code, message string) []byte {
+	out := s.event(nil, "response.failed", map[string]any{"response": func() map[string]any {
+		r := responseObject(s.id, s.Model, s.created, "failed", append([]any{}, s.output...), nil, nil)
+		r["error"] = map[string]any{"code": code, "message": message}
+		return r
+	}()})
+	return out[0]
+}
