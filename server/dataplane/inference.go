@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/spend"
+	"github.com/gw-gateway/gw/server/telemetry"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -38,11 +40,12 @@ type inferenceConfig struct {
 	timeout   time.Duration
 	maxBody   int64
 	log       *slog.Logger
+	metrics   *telemetry.Metrics
 }
 
 func newInferenceConfig(opts Options) inferenceConfig {
 	c := inferenceConfig{keyring: opts.Keyring, usage: opts.Usage, upstreams: opts.Upstreams,
-		timeout: opts.UpstreamTimeout, maxBody: opts.MaxRequestBytes, log: opts.Logger}
+		timeout: opts.UpstreamTimeout, maxBody: opts.MaxRequestBytes, log: opts.Logger, metrics: opts.Metrics}
 	if c.upstreams == nil {
 		c.upstreams = providers.NewSet(nil)
 	}
@@ -79,7 +82,14 @@ func (p *Plane) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
 	// however far it gets.
 	p.flights.Add(1)
 	defer p.flights.Add(-1)
+	// Counted and logged once the handler returns, however it ends.
+	mw := &meteredWriter{ResponseWriter: w}
+	w = mw
+	var x *exchange
+	var rateRefused string
 	key, refusal := p.authenticate(r)
+	defer func() { p.observe(r, mw, key, x, rateRefused, started) }()
+	admission := startAdmission(r.Context())
 	switch {
 	case refusal != nil:
 	case r.Method != http.MethodPost:
@@ -88,20 +98,32 @@ func (p *Plane) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
 		refusal = errInferenceNotConfigured
 	}
 	if refusal != nil {
+		if admission != nil {
+			admission.End()
+		}
 		refusal.write(w)
 		return
 	}
 	release := p.topUp(r.Context(), key.inference)
-	admitted := p.admitRate(w, key.inference)
+	admitted, refused := p.admitRate(w, key.inference)
 	release()
 	if !admitted {
+		if admission != nil {
+			admission.End()
+		}
+		rateRefused = refused
 		return
 	}
-	x := &exchange{p: p, w: w, r: r, key: key.inference, view: key.models, started: started,
-		occurred: p.now().UTC().Truncate(time.Microsecond), id: uuid.New()}
-	// The usage event's id, so a caller's report of a request can be
-	// found in the usage records.
-	w.Header().Set("X-Request-Id", x.id.String())
+	x = &exchange{p: p, w: w, r: r, key: key.inference, view: key.models, started: started,
+		occurred: p.now().UTC().Truncate(time.Microsecond), id: uuid.New(), admission: admission}
+	// The caller's X-Request-Id (gw serve's middleware sets one on every
+	// request) names the request in both planes' logs and in its usage
+	// event; without one, the usage event's id does.
+	x.requestID = telemetry.RequestID(r.Header)
+	if x.requestID == "" {
+		x.requestID = x.id.String()
+	}
+	w.Header().Set("X-Request-Id", x.requestID)
 	x.serve()
 }
 
@@ -133,6 +155,24 @@ type exchange struct {
 	attemptStarted time.Time
 	attemptOpen    bool
 	finished       bool
+
+	// requestID names the request (X-Request-Id); final is the outcome
+	// finish recorded, at costNano (costUSD as a decimal). upstream sums
+	// the attempts' time and firstToken is a stream's time to its first
+	// chunk, for the metrics.
+	requestID  string
+	final      outcome
+	costNano   int64
+	costUSD    string
+	upstream   time.Duration
+	firstToken time.Duration
+	// admission spans the request's checks up to its first upstream
+	// call; attemptSpan the attempt in flight, whose context attemptCtx
+	// the upstream call runs in (so its trace context is forwarded).
+	admission    trace.Span
+	attemptSpan  trace.Span
+	attemptCtx   context.Context
+	attemptModel *routeModel
 }
 
 // route is a model the request may be sent to, with everything decided
@@ -324,6 +364,7 @@ func (x *exchange) run(first *route) {
 		// The failed attempt's reservation is gone; the next model's was
 		// made when it was chosen.
 		x.closeAttempt(failureKind(failure))
+		x.p.inference.metrics.ObserveFallback(string(trigger(failure.Kind)))
 		x.p.inference.log.Warn("upstream failed; falling back",
 			"request_id", x.id, "model", rt.model.model.ID, "error", failure.Error(), "fallback_model", next.model.model.ID, "attempt", n+1)
 		rt = next
@@ -377,6 +418,7 @@ func trigger(k providers.ErrorKind) policy.FallbackTrigger {
 // written yet.
 func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	m := rt.model
+	x.endAdmission()
 	x.startAttempt(m)
 	secret, err := rt.cred.open(x.p.inference.keyring)
 	if err != nil {
@@ -398,7 +440,7 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	if x.req.Stream {
 		return x.stream(rt, call, timeout)
 	}
-	ctx, cancel := context.WithTimeoutCause(x.r.Context(), timeout, errAttemptTimeout)
+	ctx, cancel := context.WithTimeoutCause(x.attemptCtx, timeout, errAttemptTimeout)
 	defer cancel()
 	ctx, stop := x.p.withShutdown(ctx)
 	defer stop()
@@ -432,7 +474,7 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	// upstream bills the whole answer, and OpenAI-kind upstreams report
 	// usage only in their last chunk. Before the first chunk, a caller who
 	// leaves ends the call (nothing has been answered yet).
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(x.r.Context()))
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(x.attemptCtx))
 	defer cancel(nil)
 	ctx, stop := x.p.withShutdown(ctx)
 	defer stop()
@@ -463,6 +505,7 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	}
 
 	x.setAttemptHeaders(rt.model)
+	x.firstToken = time.Since(x.started)
 	out := startEventStream(x.w)
 	o := outcome{status: statusOK, model: rt.model, cred: rt.cred}
 	callerGone := false

@@ -26,6 +26,7 @@ import (
 	"github.com/gw-gateway/gw/server/ratelimit"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/spend"
+	"github.com/gw-gateway/gw/server/telemetry"
 )
 
 // Options configure a Plane.
@@ -59,6 +60,9 @@ type Options struct {
 	// limits (ratelimit.Local, the whole limit, when nil). With several
 	// data planes, a lease source must slice the limits between them.
 	RateLimits ratelimit.Source
+	// Metrics counts requests, attempts, tokens and cost; nil counts
+	// nothing.
+	Metrics *telemetry.Metrics
 }
 
 // Plane is the data plane's state: what it has admitted and whether it may
