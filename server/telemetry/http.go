@@ -100,6 +100,11 @@ func (mw *Middleware) Wrap(next http.Handler) http.Handler {
 		next.ServeHTTP(rec, r)
 		d := time.Since(start)
 		route := routeOf(r)
+		if st.inference != nil {
+			// The data plane routes /inf/v1/ itself; an inference
+			// endpoint's path is one of a few fixed ones.
+			route = r.URL.Path
+		}
 		if span.IsRecording() {
 			if route != "" {
 				span.SetName(r.Method + " " + route)
