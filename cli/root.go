@@ -83,6 +83,8 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdModels(f),
 		NewCmdActivity(f),
 		NewCmdUsage(f),
+		NewCmdDataPlanes(f),
+		NewCmdStatus(f, nil),
 	)
 	addDynamicCompletion(f, root)
 	return root
