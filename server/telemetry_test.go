@@ -33,6 +33,7 @@ import (
 	"github.com/gw-gateway/gw/server/providers/providerstest"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store/storetest"
+	"github.com/gw-gateway/gw/server/telemetry"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -329,6 +330,13 @@ func TestMetricsAfterTraffic(t *testing.T) {
 				}
 				if got != c.want {
 					t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+				}
+			}
+			// Every family gw documents is exported by role all (but the
+			// spool's, a remote data plane's; TestHealthAndReadiness).
+			for _, name := range telemetry.Families {
+				if _, ok := fams[name]; !ok && name != "gw_usage_spool_depth" {
+					t.Errorf("family %s not exported", name)
 				}
 			}
 			// Cost: 108 in and 24 out on gpt-4o-mini at $0.15 and $0.60 per

@@ -32,6 +32,39 @@ const (
 	OutcomeError           = "error"
 )
 
+// Families are the metric families gw itself exports (beside the Go
+// runtime's go_* and the process's process_*): the Grafana dashboard and
+// docs/operations.md are checked against this list, and the server's tests
+// against a real scrape. go_sql_* are the database pool's (control plane).
+var Families = []string{
+	"gw_build_info",
+	"gw_inference_requests_total",
+	"gw_inference_request_duration_seconds",
+	"gw_inference_overhead_seconds",
+	"gw_inference_time_to_first_token_seconds",
+	"gw_upstream_request_duration_seconds",
+	"gw_inference_tokens_total",
+	"gw_inference_cost_usd_total",
+	"gw_inference_fallbacks_total",
+	"gw_budget_refusals_total",
+	"gw_rate_limit_refusals_total",
+	"gw_usage_sink_queue_depth",
+	"gw_usage_spool_depth",
+	"gw_bundle_version",
+	"gw_bundle_age_seconds",
+	"gw_api_requests_total",
+	"gw_api_request_duration_seconds",
+	"go_sql_max_open_connections",
+	"go_sql_open_connections",
+	"go_sql_in_use_connections",
+	"go_sql_idle_connections",
+	"go_sql_wait_count_total",
+	"go_sql_wait_duration_seconds_total",
+	"go_sql_max_idle_closed_total",
+	"go_sql_max_idle_time_closed_total",
+	"go_sql_max_lifetime_closed_total",
+}
+
 // Metrics are one process's collectors, on a registry of their own so that
 // tests and several servers in one process do not share counts. A nil
 // *Metrics records nothing, which is how the data plane runs without them.
