@@ -133,6 +133,17 @@ func NewMetrics(version, role string) *Metrics {
 		m.tokens, m.cost, m.fallbacks, m.budgetRefusals, m.rateRefusals, m.apiRequests, m.apiDuration} {
 		f(c)
 	}
+	// Series of closed vocabularies start at zero, so that a first
+	// refusal shows as an increase and alerts on rate() see it.
+	for _, r := range []string{"exceeded", "unavailable"} {
+		m.budgetRefusals.WithLabelValues(r)
+	}
+	for _, l := range []string{"requests", "tokens"} {
+		m.rateRefusals.WithLabelValues(l)
+	}
+	for _, tr := range []string{"rate_limited", "upstream_unavailable", "timeout"} {
+		m.fallbacks.WithLabelValues(tr)
+	}
 	build := prometheus.NewGauge(prometheus.GaugeOpts{Name: "gw_build_info", Help: "Always 1; the labels say what runs.",
 		ConstLabels: prometheus.Labels{"version": version, "role": role}})
 	build.Set(1)
