@@ -195,3 +195,17 @@ func TestGoreleaserCheck(t *testing.T) {
 		t.Fatalf("goreleaser check:\n%s", out)
 	}
 }
+
+// TestOperationsDocNamesEveryFamily keeps docs/operations.md's metrics
+// table in step with what gw exports.
+func TestOperationsDocNamesEveryFamily(t *testing.T) {
+	doc, err := os.ReadFile("../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range telemetry.Families {
+		if strings.HasPrefix(n, "gw_") && !strings.Contains(string(doc), "`"+n+"`") {
+			t.Errorf("docs/operations.md does not describe %s", n)
+		}
+	}
+}
