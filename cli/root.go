@@ -83,6 +83,8 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdModels(f),
 		NewCmdActivity(f),
 		NewCmdUsage(f),
+		NewCmdDataPlanes(f),
+		NewCmdStatus(f, nil),
 	)
 	// After the groups above, so that it joins a data-planes group if one
 	// is there.

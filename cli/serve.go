@@ -25,6 +25,7 @@ type ServeOptions struct {
 	DBOptions
 	SecretOptions
 	Addr                  string
+	MetricsAddr           string
 	PublicURL             string
 	LogFormat             string
 	BootstrapEmail        string
@@ -67,6 +68,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 				DBOptions:             db,
 				SecretOptions:         readSecretOptions(v, db),
 				Addr:                  v.GetString("addr"),
+				MetricsAddr:           v.GetString("metrics-addr"),
 				PublicURL:             v.GetString("public-url"),
 				LogFormat:             v.GetString("log-format"),
 				BootstrapEmail:        v.GetString("bootstrap-email"),
@@ -104,6 +106,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 	}
 	fl := cmd.Flags()
 	fl.String("addr", "127.0.0.1:8080", "address to listen on [GW_ADDR]")
+	fl.String("metrics-addr", "", "serve Prometheus /metrics (and /healthz, /readyz) on this address, apart from the public one; empty: off [GW_METRICS_ADDR]")
 	addDBFlags(cmd)
 	addSecretFlags(cmd)
 	fl.String("public-url", "", "URL browsers use to reach this server (default http://ADDR) [GW_PUBLIC_URL]")
@@ -207,8 +210,16 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		}
 		cfg.DatabaseURL = opts.DatabaseURL
 	}
+	if opts.MetricsAddr != "" {
+		if cfg.MetricsListener, err = net.Listen("tcp", opts.MetricsAddr); err != nil {
+			return fmt.Errorf("listen on --metrics-addr %s: %w", opts.MetricsAddr, err)
+		}
+	}
 	srv, err := server.New(ctx, cfg)
 	if err != nil {
+		if cfg.MetricsListener != nil {
+			_ = cfg.MetricsListener.Close()
+		}
 		return err
 	}
 	return srv.Run(ctx, ln)

@@ -77,11 +77,15 @@ func TestFreshDataPlaneAnswersNotReady(t *testing.T) {
 	if d := time.Since(start); d > 15*time.Second {
 		t.Fatalf("started and answered in %v", d)
 	}
-	health, err := hc.Get(dp.URL + "/healthz")
-	if err != nil || health.StatusCode != 503 {
-		t.Fatalf("healthz: %v %v", health.StatusCode, err)
+	// Alive, not ready: liveness probes leave it be, readiness keeps
+	// traffic away.
+	for path, want := range map[string]int{"/healthz": 200, "/readyz": 503} {
+		health, err := hc.Get(dp.URL + path)
+		if err != nil || health.StatusCode != want {
+			t.Fatalf("%s: %v %v, want %d", path, health.StatusCode, err, want)
+		}
+		health.Body.Close()
 	}
-	health.Body.Close()
 	// It keeps trying in the background, and says so.
 	waitFor(t, "a failed poll to be logged", func() bool { return strings.Contains(dp.logs.String(), "bundle poll failed") })
 	dp.stop(t)

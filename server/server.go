@@ -9,6 +9,7 @@ package server
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,7 @@ import (
 	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/telemetry"
 	"github.com/gw-gateway/gw/server/usage"
 	"github.com/gw-gateway/gw/server/usage/spool"
 	"github.com/gw-gateway/gw/server/web"
@@ -85,6 +87,10 @@ type Config struct {
 	HeartbeatInterval time.Duration
 
 	ShutdownTimeout time.Duration
+
+	// MetricsListener, when set, serves /metrics (and /healthz, /readyz)
+	// apart from the public listener; Run owns it.
+	MetricsListener net.Listener
 }
 
 // Server is an assembled gw serve.
@@ -101,6 +107,9 @@ type Server struct {
 	// plane is the data plane, when this server runs one: at the shutdown
 	// deadline its in-flight requests are ended and metered.
 	plane *dataplane.Plane
+	// metrics are this server's collectors; ready answers /readyz.
+	metrics *telemetry.Metrics
+	ready   func(context.Context) error
 }
 
 // New assembles the server for cfg.Role. On error, whatever was opened is
@@ -109,11 +118,20 @@ func New(ctx context.Context, cfg Config) (s *Server, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s = &Server{cfg: cfg, log: cfg.Logger}
+	s = &Server{cfg: cfg, log: cfg.Logger, metrics: telemetry.NewMetrics(cfg.Version, cfg.Role)}
 	defer func() {
 		if err != nil {
 			s.runFlush(context.Background())
 		}
+	}()
+	// Traces, when the OTEL_* environment asks for them; the exporter is
+	// flushed last, after the usage and the database.
+	stopTracing, err := telemetry.SetupTracing(ctx, cfg.Version, cfg.Role)
+	if err != nil {
+		return nil, fmt.Errorf("OpenTelemetry: %w", err)
+	}
+	defer func() {
+		s.flush = append(s.flush, stopTracing)
 	}()
 	if cfg.Role == RoleDataPlane {
 		err = s.assembleDataPlane(ctx)
@@ -145,6 +163,13 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 		}
 		return errors.Join(err, db.Close())
 	})
+	s.metrics.DB(db.DB)
+	s.ready = func(ctx context.Context) error {
+		if err := db.PingContext(ctx); err != nil {
+			return fmt.Errorf("database unreachable: %w", err)
+		}
+		return nil
+	}
 	applied, err := store.Migrate(ctx, db)
 	if err != nil {
 		return err
@@ -165,7 +190,10 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 		// directly after every change, without HTTP.
 		sink = usage.NewStoreSink(st, usage.StoreSinkOptions{Logger: s.log})
 		plane = dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{Keyring: s.cfg.Keyring, Usage: sink, Logger: s.log,
-			Budgets: &budgets.Leases{Store: st}, BudgetHolder: "local-" + uuid.NewString()})
+			Budgets: &budgets.Leases{Store: st}, BudgetHolder: "local-" + uuid.NewString(), Metrics: s.metrics})
+		s.metrics.GaugeFunc("gw_usage_sink_queue_depth", "Usage events buffered in memory, not yet written to the database.",
+			func() float64 { return float64(sink.Pending()) })
+		s.metrics.Bundles(plane.BundleInfo)
 		s.loops = append(s.loops, func(ctx context.Context) { syncBudgets(ctx, plane, s.log) })
 		s.plane = plane
 		bundles = &publish.Refresher{Compiler: compiler, Plane: plane, Store: st}
@@ -229,7 +257,7 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 	}
 	// Everything else is the browser pages (setup, sign-in, CLI approval).
 	mux.Handle("/", web.Handler(s.log, apiServer.SetupDone))
-	mux.HandleFunc("GET /healthz", healthz)
+	s.handleHealth(mux)
 	s.handler = mux
 	return nil
 }
@@ -308,7 +336,19 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 	s.flush = append(s.flush, sp.Close)
 	s.loops = append(s.loops, func(ctx context.Context) { sp.Run(ctx, s.cfg.PollInterval) })
 	plane := dataplane.NewPlane(pub, dataplane.Options{Keyring: key, Usage: sp, Logger: s.log,
-		Budgets: budgetClient{c}, BudgetHolder: id + "-" + uuid.NewString()[:8]})
+		Budgets: budgetClient{c}, BudgetHolder: id + "-" + uuid.NewString()[:8], Metrics: s.metrics})
+	s.metrics.GaugeFunc("gw_usage_spool_depth", "Usage events spooled on disk, not yet shipped to the control plane.",
+		func() float64 { return float64(sp.Depth()) })
+	s.metrics.Bundles(plane.BundleInfo)
+	// Ready once a bundle is admitted (from the control plane or the
+	// cache): a load balancer must not send traffic that would only get
+	// 503s or 401s.
+	s.ready = func(context.Context) error {
+		if !plane.Ready() || len(plane.Versions()) == 0 {
+			return errors.New("waiting for bundles")
+		}
+		return nil
+	}
 	s.loops = append(s.loops, func(ctx context.Context) { syncBudgets(ctx, plane, s.log) })
 	s.plane = plane
 	remote := &dataplane.Remote{Client: c, Plane: plane, ID: id, Version: s.cfg.Version, StateDir: stateDir,
@@ -320,17 +360,7 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 	s.log.Info("data plane", "id", id, "control_plane", s.cfg.ControlPlaneURL)
 	mux := http.NewServeMux()
 	mux.Handle("/inf/v1/", plane)
-	// Not ready until a bundle is admitted: a load balancer must not send
-	// traffic that would only get 503s.
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		if !plane.Ready() {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"status":"waiting for bundles"}` + "\n"))
-			return
-		}
-		healthz(w, r)
-	})
+	s.handleHealth(mux)
 	s.handler = mux
 	return nil
 }
@@ -340,8 +370,9 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 // ShutdownTimeout), the background loops are stopped and joined, then
 // buffered usage is flushed and the database closed. Run owns ln.
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
+	mw := &telemetry.Middleware{Log: s.log, Metrics: s.metrics, APIPrefix: "/api/v1/"}
 	srv := &http.Server{
-		Handler:           withAccessLog(s.log, s.handler),
+		Handler:           mw.Wrap(s.handler),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		// Long enough for a streamed model response; a stuck client is cut.
@@ -359,6 +390,17 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
+	if mln := s.cfg.MetricsListener; mln != nil {
+		msrv := s.metricsServer()
+		go func() {
+			if err := msrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("metrics listener", "error", err)
+			}
+		}()
+		// Scraped until the end: it closes once everything else is down.
+		defer msrv.Close()
+		s.log.Info("metrics serving", "addr", mln.Addr().String())
+	}
 	s.log.Info("gw serving", "addr", ln.Addr().String(), "role", s.cfg.Role, "public_url", s.publicURL(), "version", s.cfg.Version)
 
 	var errs []error
@@ -399,7 +441,12 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 const endInFlightTimeout = 5 * time.Second
 
 // Close releases what New opened, for a server that is never Run.
-func (s *Server) Close(ctx context.Context) error { return s.runFlush(ctx) }
+func (s *Server) Close(ctx context.Context) error {
+	if s.cfg.MetricsListener != nil {
+		_ = s.cfg.MetricsListener.Close()
+	}
+	return s.runFlush(ctx)
+}
 
 func (s *Server) runFlush(ctx context.Context) error {
 	var errs []error
@@ -468,35 +515,52 @@ func dataPlaneID(stateDir string) (string, error) {
 	return id, os.WriteFile(path, []byte(id+"\n"), 0o600)
 }
 
+// handleHealth serves the probes: /healthz answers 200 while the process
+// serves at all (liveness), /readyz 200 only when it can do its work
+// (readiness: the database reachable for a control plane, a bundle
+// admitted for a data plane), else 503 with the reason.
+func (s *Server) handleHealth(mux *http.ServeMux) {
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
+}
+
 func healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 }
 
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
+// readyTimeout bounds a readiness check: a probe must not hang on a
+// database that does not answer.
+const readyTimeout = 2 * time.Second
 
-func (r *statusRecorder) WriteHeader(code int) {
-	r.status = code
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Flush() {
-	if f, ok := r.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	var err error
+	if s.ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		err = s.ready(ctx)
+		cancel()
 	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		body, _ := json.Marshal(map[string]string{"status": "not ready", "reason": err.Error()})
+		_, _ = w.Write(append(body, '\n'))
+		return
+	}
+	_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
 }
 
-// withAccessLog logs one line per request: never headers or bodies, which
-// carry secrets.
-func withAccessLog(log *slog.Logger, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		next.ServeHTTP(rec, r)
-		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
-			"duration_ms", time.Since(start).Milliseconds(), "request_id", w.Header().Get("X-Request-Id"))
-	})
+// MetricsHandler serves this server's Prometheus metrics.
+func (s *Server) MetricsHandler() http.Handler { return s.metrics.Handler() }
+
+// metricsServer serves /metrics and the probes on the metrics listener,
+// which is meant to stay inside the cluster.
+func (s *Server) metricsServer() *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.metrics.Handler())
+	s.handleHealth(mux)
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 }

@@ -173,10 +173,14 @@ type DataPlaneInstance struct {
 	ID             string           `json:"id"`
 	Version        string           `json:"version"`
 	BundleVersions map[string]int64 `json:"bundle_versions"`
-	SpoolDepth     int64            `json:"spool_depth"`
-	Status         string           `json:"status" jsonschema:"enum=healthy,enum=stale"`
-	FirstSeenAt    time.Time        `json:"first_seen_at"`
-	LastSeenAt     time.Time        `json:"last_seen_at"`
+	// LatestBundleVersions are the latest bundle versions of the
+	// organizations the data plane is enrolled for (empty until approved):
+	// it is current when it has admitted each.
+	LatestBundleVersions map[string]int64 `json:"latest_bundle_versions"`
+	SpoolDepth           int64            `json:"spool_depth"`
+	Status               string           `json:"status" jsonschema:"enum=healthy,enum=stale"`
+	FirstSeenAt          time.Time        `json:"first_seen_at"`
+	LastSeenAt           time.Time        `json:"last_seen_at"`
 }
 
 // The vocabulary of usage, defined once for the server, the client and the

@@ -251,11 +251,35 @@ func (s *Server) listDataPlanes(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	bundles, err := s.store.ListBundles(r.ctx)
+	if err != nil {
+		return nil, err
+	}
+	latest := make(map[uuid.UUID]int64, len(bundles))
+	for _, b := range bundles {
+		latest[b.OrgID] = b.Version
+	}
+	enrollments, err := s.store.ListEnrollments(r.ctx)
+	if err != nil {
+		return nil, err
+	}
+	orgsOf := make(map[string][]uuid.UUID, len(enrollments))
+	for _, e := range enrollments {
+		if e.Status == store.EnrollmentApproved {
+			orgsOf[e.DataPlaneID] = e.OrgIDs
+		}
+	}
 	now := time.Now()
 	sort.Slice(ds, func(i, j int) bool { return ds[i].ID < ds[j].ID })
 	out := make([]wire.DataPlaneInstance, len(ds))
 	for i := range ds {
 		out[i] = toDataPlane(&ds[i], now)
+		out[i].LatestBundleVersions = map[string]int64{}
+		for _, org := range orgsOf[ds[i].ID] {
+			if v, ok := latest[org]; ok {
+				out[i].LatestBundleVersions[org.String()] = v
+			}
+		}
 	}
 	return out, nil
 }

@@ -48,7 +48,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	release := p.topUp(r.Context(), key.inference)
-	admitted := p.admitRate(w, key.inference, d)
+	admitted, _ := p.admitRate(w, key.inference, d)
 	release()
 	if !admitted {
 		return

@@ -42,7 +42,7 @@ func buildAdmitted(b *bundle.Body, hash string) (*admitted, error) {
 			keys[k.TokenHash] = ak
 		}
 	}
-	return &admitted{orgID: b.OrgID, version: b.Version, hash: hash, keys: keys}, nil
+	return &admitted{orgID: b.OrgID, version: b.Version, hash: hash, keys: keys, compiledAt: b.CompiledAt}, nil
 }
 
 // keyGroup is the keys of one workspace to which the same policies apply;

@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/spend"
+	"github.com/gw-gateway/gw/server/telemetry"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -38,11 +40,12 @@ type inferenceConfig struct {
 	timeout   time.Duration
 	maxBody   int64
 	log       *slog.Logger
+	metrics   *telemetry.Metrics
 }
 
 func newInferenceConfig(opts Options) inferenceConfig {
 	c := inferenceConfig{keyring: opts.Keyring, usage: opts.Usage, upstreams: opts.Upstreams,
-		timeout: opts.UpstreamTimeout, maxBody: opts.MaxRequestBytes, log: opts.Logger}
+		timeout: opts.UpstreamTimeout, maxBody: opts.MaxRequestBytes, log: opts.Logger, metrics: opts.Metrics}
 	if c.upstreams == nil {
 		c.upstreams = providers.NewSet(nil)
 	}
@@ -85,9 +88,16 @@ func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect
 	// however far it gets.
 	p.flights.Add(1)
 	defer p.flights.Add(-1)
+	// Counted and logged once the handler returns, however it ends.
+	mw := &meteredWriter{ResponseWriter: w}
+	w = mw
 	id := uuid.New()
 	requestID := setRequestID(w, r, id)
+	var x *exchange
+	var rateRefused string
 	key, refusal := p.authenticate(r)
+	defer func() { p.observe(r, mw, key, x, rateRefused, started) }()
+	admission := startAdmission(r.Context())
 	switch {
 	case refusal != nil:
 	case r.Method != http.MethodPost:
@@ -96,26 +106,34 @@ func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect
 		refusal = errInferenceNotConfigured
 	}
 	if refusal != nil {
+		if admission != nil {
+			admission.End()
+		}
 		d.refuse(w, refusal)
 		return
 	}
-	p.admit(w, r, d, key.inference, key.models, started, id, requestID, nil)
+	x, rateRefused = p.admit(w, r, d, key.inference, key.models, started, id, requestID, nil, admission)
 }
 
 // admit runs an authenticated request through rate limits and the
-// exchange. caller, when set, is the management principal a playground
-// request runs as.
+// exchange, and returns the exchange (nil when a rate limit refused it, with
+// the limit that did). caller, when set, is the management principal a
+// playground request runs as.
 func (p *Plane) admit(w http.ResponseWriter, r *http.Request, d dialect, key *inferenceKey, view *modelView,
-	started time.Time, id uuid.UUID, requestID string, caller *Caller) {
+	started time.Time, id uuid.UUID, requestID string, caller *Caller, admission trace.Span) (*exchange, string) {
 	release := p.topUp(r.Context(), key)
-	admitted := p.admitRate(w, key, d)
+	admitted, refused := p.admitRate(w, key, d)
 	release()
 	if !admitted {
-		return
+		if admission != nil {
+			admission.End()
+		}
+		return nil, refused
 	}
 	x := &exchange{p: p, w: w, r: r, d: d, key: key, view: view, started: started,
-		occurred: p.now().UTC().Truncate(time.Microsecond), id: id, requestID: requestID, caller: caller}
+		occurred: p.now().UTC().Truncate(time.Microsecond), id: id, requestID: requestID, caller: caller, admission: admission}
 	x.serve()
+	return x, ""
 }
 
 // exchange is one chat completion in flight.
@@ -158,6 +176,22 @@ type exchange struct {
 	attemptStarted time.Time
 	attemptOpen    bool
 	finished       bool
+
+	// final is the outcome finish recorded, at costNano (costUSD as a
+	// decimal). upstream sums the attempts' time and firstToken is a
+	// stream's time to its first chunk, for the metrics.
+	final      outcome
+	costNano   int64
+	costUSD    string
+	upstream   time.Duration
+	firstToken time.Duration
+	// admission spans the request's checks up to its first upstream
+	// call; attemptSpan the attempt in flight, whose context attemptCtx
+	// the upstream call runs in (so its trace context is forwarded).
+	admission    trace.Span
+	attemptSpan  trace.Span
+	attemptCtx   context.Context
+	attemptModel *routeModel
 }
 
 // route is a model the request may be sent to, with everything decided
@@ -372,6 +406,7 @@ func (x *exchange) run(first *route) {
 		// The failed attempt's reservation is gone; the next model's was
 		// made when it was chosen.
 		x.closeAttempt(failureKind(failure))
+		x.p.inference.metrics.ObserveFallback(string(trigger(failure.Kind)))
 		x.p.inference.log.Warn("upstream failed; falling back",
 			"request_id", x.id, "model", rt.model.model.ID, "error", failure.Error(), "fallback_model", next.model.model.ID, "attempt", n+1)
 		rt = next
@@ -425,6 +460,7 @@ func trigger(k providers.ErrorKind) policy.FallbackTrigger {
 // written yet.
 func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	m := rt.model
+	x.endAdmission()
 	x.startAttempt(m)
 	secret, err := rt.cred.open(x.p.inference.keyring)
 	if err != nil {
@@ -446,7 +482,7 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	if x.req.Stream {
 		return x.stream(rt, call, timeout)
 	}
-	ctx, cancel := context.WithTimeoutCause(x.r.Context(), timeout, errAttemptTimeout)
+	ctx, cancel := context.WithTimeoutCause(x.attemptCtx, timeout, errAttemptTimeout)
 	defer cancel()
 	ctx, stop := x.p.withShutdown(ctx)
 	defer stop()
@@ -484,7 +520,7 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	// upstream bills the whole answer, and OpenAI-kind upstreams report
 	// usage only in their last chunk. Before the first chunk, a caller who
 	// leaves ends the call (nothing has been answered yet).
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(x.r.Context()))
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(x.attemptCtx))
 	defer cancel(nil)
 	ctx, stop := x.p.withShutdown(ctx)
 	defer stop()
@@ -515,6 +551,7 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	}
 
 	x.setAttemptHeaders(rt.model)
+	x.firstToken = time.Since(x.started)
 	out := x.d.startStream(x.w, rt.native, rt.model.model.ID)
 	o := outcome{status: statusOK, model: rt.model, cred: rt.cred}
 	callerGone := false

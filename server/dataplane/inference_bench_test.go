@@ -23,6 +23,7 @@ import (
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/reseal"
 	"github.com/gw-gateway/gw/server/secrets"
+	"github.com/gw-gateway/gw/server/telemetry"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -108,6 +109,22 @@ func BenchmarkChatCompletionsOverhead(b *testing.B) {
 		if n := sink.n.Load() - before; n != int64(b.N) {
 			b.Fatalf("%d usage events for %d requests", n, b.N)
 		}
+	})
+
+	// The same path with the Prometheus metrics on (a plane of its own,
+	// same bundle), to hold their cost to the budget in docs/operations.md:
+	// compare its ns/op with "gw" from the same run.
+	metered := dataplane.NewPlane(pub, dataplane.Options{Keyring: kr, Usage: sink, Metrics: telemetry.NewMetrics("bench", "data-plane")})
+	if err := metered.Admit(signed); err != nil {
+		b.Fatal(err)
+	}
+	metered.MarkReady()
+	gwm := httptest.NewServer(metered)
+	b.Cleanup(gwm.Close)
+	b.Run("gw-metrics", func(b *testing.B) {
+		b.ReportAllocs()
+		benchPost(b, client, gwm.URL+"/inf/v1/chat/completions", token, `{"model":"openai/gpt-4o-mini",`+messages+`}`)
+		b.ReportMetric(directNs, "direct-ns/op")
 	})
 }
 

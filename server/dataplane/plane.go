@@ -25,6 +25,7 @@ import (
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/ratelimit"
 	"github.com/gw-gateway/gw/server/spend"
+	"github.com/gw-gateway/gw/server/telemetry"
 )
 
 // Options configure a Plane.
@@ -60,6 +61,9 @@ type Options struct {
 	// limits (ratelimit.Local, the whole limit, when nil). With several
 	// data planes, a lease source must slice the limits between them.
 	RateLimits ratelimit.Source
+	// Metrics counts requests, attempts, tokens and cost; nil counts
+	// nothing.
+	Metrics *telemetry.Metrics
 }
 
 // SecretOpener opens a sealed provider secret bound to aad:

@@ -22,11 +22,11 @@ func keyLimits(l *bundle.RateLimits) ratelimit.Limits {
 // and puts OpenAI's x-ratelimit headers on the answer, whatever the answer
 // turns out to be: they are set now, before anything is written, and every
 // later answer (success or error) carries them. Over a limit it answers
-// 429 and returns false. A key without limits costs nothing and gets no
-// headers.
-func (p *Plane) admitRate(w http.ResponseWriter, key *inferenceKey, dl dialect) bool {
+// 429 and returns false, with the limit that refused it (requests or
+// tokens). A key without limits costs nothing and gets no headers.
+func (p *Plane) admitRate(w http.ResponseWriter, key *inferenceKey, dl dialect) (admitted bool, refused string) {
 	if key.limits.None() {
-		return true
+		return true, ""
 	}
 	d := p.limiter.Admit(key.id, key.limits)
 	if r := p.rateLeases; r != nil {
@@ -46,10 +46,13 @@ func (p *Plane) admitRate(w http.ResponseWriter, key *inferenceKey, dl dialect) 
 		setRateHeaders(h, "X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens", d.Tokens)
 	}
 	if d.Allowed {
-		return true
+		return true, ""
 	}
 	dl.refuse(w, rateLimited(d))
-	return false
+	if d.Exceeded == ratelimit.Tokens {
+		return false, "tokens"
+	}
+	return false, "requests"
 }
 
 // spendTokens counts a finished request's tokens against its key's token

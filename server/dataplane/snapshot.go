@@ -25,6 +25,8 @@ type admitted struct {
 	version int64
 	hash    string
 	keys    map[string]*admittedKey
+	// compiledAt dates the bundle, for the bundle age gauge.
+	compiledAt time.Time
 }
 
 // admittedKey is an inference key as a discovery request needs it.

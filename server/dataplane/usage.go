@@ -98,21 +98,32 @@ type outcome struct {
 func (x *exchange) startAttempt(m *routeModel) {
 	x.closeAttempt("")
 	x.attempts = append(x.attempts, wire.UsageAttempt{Model: m.model.ID, Provider: m.model.Provider})
+	x.startAttemptSpan(m)
+	x.attemptModel = m
 	x.attemptStarted, x.attemptOpen = time.Now(), true
 }
 
 // closeAttempt ends the open attempt, if any, with how it failed ("" when
 // it answered).
 func (x *exchange) closeAttempt(failure string) {
+	x.closeAttemptWith(failure, nil)
+}
+
+// closeAttemptWith is closeAttempt with the request's outcome, when the
+// attempt is the one the request ended on (its span gets the usage).
+func (x *exchange) closeAttemptWith(failure string, o *outcome) {
 	if !x.attemptOpen {
 		return
 	}
 	a := &x.attempts[len(x.attempts)-1]
-	a.LatencyMS = time.Since(x.attemptStarted).Milliseconds()
+	d := time.Since(x.attemptStarted)
+	x.upstream += d
+	a.LatencyMS = d.Milliseconds()
 	if failure != "" {
 		a.Failure = &failure
 	}
 	x.attemptOpen = false
+	x.endAttemptSpan(x.attemptModel, failure, d, o)
 }
 
 // setAttemptHeaders tells the caller which model answered and after how
@@ -154,7 +165,8 @@ func (x *exchange) finish(o outcome) {
 		return
 	}
 	x.finished = true
-	x.closeAttempt(o.failure)
+	x.endAdmission()
+	x.closeAttemptWith(o.failure, &o)
 	m := o.model
 	nano, err := m.pricing.CostNanoUSD(o.usage.InputTokens, o.usage.OutputTokens, o.usage.CacheReadTokens, o.usage.CacheWriteTokens)
 	if err != nil {
@@ -194,6 +206,12 @@ func (x *exchange) finish(o outcome) {
 		// management key (if any) and user are who made it.
 		e.InferenceKeyID, e.ManagementKeyID, e.OwnerID = nil, c.ManagementKeyID, &c.UserID
 	}
+	usageSpan := x.startUsageSpan()
 	x.p.inference.usage.Record(e)
+	if usageSpan != nil {
+		usageSpan.End()
+	}
 	x.spendTokens(u)
+	x.final, x.costNano, x.costUSD = o, nano, e.CostUSD
+	x.annotateRequestSpan(&o)
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gw-gateway/gw/server/telemetry"
 )
 
 // anthropicVersion is the Messages API version gw speaks.
@@ -145,6 +147,8 @@ func (a *Anthropic) send(ctx context.Context, call *Call, stream bool) (*http.Re
 	hr.Header.Set("X-Api-Key", call.Secret)
 	hr.Header.Set("Anthropic-Version", anthropicVersion)
 	hr.Header.Set("Content-Type", "application/json")
+	// The upstream joins the caller's trace (and gw's, when traced).
+	telemetry.InjectHeaders(ctx, hr.Header)
 	if beta {
 		hr.Header.Set("Anthropic-Beta", structuredOutputsBeta)
 	}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/gw-gateway/gw/server/telemetry"
 )
 
 // Dialect is the variant of Chat Completions an OpenAI-shaped upstream
@@ -135,6 +137,8 @@ func (a *OpenAI) send(ctx context.Context, call *Call, stream streamMode) (*http
 	forwardHeader(req.Header, call.Header)
 	req.Header.Set("Authorization", "Bearer "+call.Secret)
 	req.Header.Set("Content-Type", "application/json")
+	// The upstream joins the caller's trace (and gw's, when traced).
+	telemetry.InjectHeaders(ctx, req.Header)
 	if stream != noStream {
 		req.Header.Set("Accept", "text/event-stream")
 	} else {

@@ -169,3 +169,11 @@ func (s *StoreSink) Close(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Pending is how many events wait in memory to be written, for the queue
+// depth gauge.
+func (s *StoreSink) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending)
+}

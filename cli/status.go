@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gw-gateway/gw/client"
+)
+
+// StatusOptions configure gw status.
+type StatusOptions struct {
+	IO     *IOStreams
+	Client func() (*client.Client, Settings, error)
+	Print  func(format string, data any, table func() Table) error
+	Output string
+}
+
+// NewCmdStatus builds `gw status`.
+func NewCmdStatus(f *Factory, runF func(context.Context, *StatusOptions) error) *cobra.Command {
+	opts := &StatusOptions{IO: f.IO, Client: f.AuthedClient, Print: f.Print}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Tell at a glance whether the server, its database, bundles and data planes are healthy",
+		Long: `Check the server of the current context: alive (/healthz), ready with its
+database reachable (/readyz), the organizations' bundles compiled, and every
+data plane that reports to it alive (a heartbeat within the last minute) and
+current (the latest bundles admitted). Each check says ok, fail or unknown
+(the key may not read that part). Exit status 1 when a check fails.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return statusRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+// Status is gw status's answer.
+type Status struct {
+	Server     string          `json:"server"`
+	Healthy    bool            `json:"healthy"`
+	Checks     []StatusCheck   `json:"checks"`
+	DataPlanes []DataPlaneView `json:"data_planes"`
+}
+
+// StatusCheck is one line of gw status.
+type StatusCheck struct {
+	Name   string `json:"name"`
+	State  string `json:"state"` // ok, fail, unknown
+	Detail string `json:"detail"`
+}
+
+func statusRun(ctx context.Context, opts *StatusOptions) error {
+	c, s, err := opts.Client()
+	if err != nil {
+		return err
+	}
+	st := Status{Server: s.Server, Healthy: true, DataPlanes: []DataPlaneView{}}
+	add := func(name, state, detail string) {
+		st.Checks = append(st.Checks, StatusCheck{Name: name, State: state, Detail: detail})
+		if state == "fail" {
+			st.Healthy = false
+		}
+	}
+	if code, _, err := c.Probe(ctx, "/healthz"); err != nil {
+		add("server", "fail", err.Error())
+	} else if code != 200 {
+		add("server", "fail", "/healthz answered "+strconv.Itoa(code))
+	} else {
+		add("server", "ok", "alive")
+	}
+	if code, body, err := c.Probe(ctx, "/readyz"); err != nil {
+		add("database", "fail", err.Error())
+	} else if code != 200 {
+		add("database", "fail", "/readyz answered "+strconv.Itoa(code)+": "+strings.TrimSpace(body))
+	} else {
+		add("database", "ok", "reachable (the server is ready)")
+	}
+	views, latest, err := dataPlaneViews(ctx, c)
+	switch {
+	case latest == nil && err == nil:
+		add("bundles", "unknown", "this key may not read bundles (bundles.read)")
+	case latest != nil:
+		add("bundles", "ok", strconv.Itoa(len(latest))+" organizations compiled")
+	}
+	if err != nil {
+		var apiErr *client.APIError
+		if errors.As(err, &apiErr) && apiErr.Status == 403 {
+			add("data planes", "unknown", "this key may not list data planes (data-planes.read)")
+		} else {
+			add("data planes", "fail", err.Error())
+		}
+	} else {
+		st.DataPlanes = views
+		stale, behind := 0, 0
+		for _, v := range views {
+			if v.Status != "healthy" {
+				stale++
+			}
+			if v.Current != nil && !*v.Current {
+				behind++
+			}
+		}
+		switch {
+		case len(views) == 0:
+			add("data planes", "ok", "none remote (role all serves inference in process)")
+		case stale > 0 || behind > 0:
+			add("data planes", "fail", strconv.Itoa(len(views))+" reporting, "+strconv.Itoa(stale)+" stale, "+strconv.Itoa(behind)+" behind on bundles")
+		default:
+			add("data planes", "ok", strconv.Itoa(len(views))+" reporting, all healthy and current")
+		}
+	}
+	if err := opts.Print(opts.Output, st, func() Table { return statusTable(st) }); err != nil {
+		return err
+	}
+	if !st.Healthy {
+		return errors.New("gw status: a check failed")
+	}
+	return nil
+}
+
+func statusTable(st Status) Table {
+	t := Table{Headers: []string{"check", "state", "detail"}}
+	t.Rows = append(t.Rows, []string{"server", "", st.Server})
+	for _, c := range st.Checks {
+		t.Rows = append(t.Rows, []string{c.Name, c.State, c.Detail})
+	}
+	for _, v := range st.DataPlanes {
+		t.Rows = append(t.Rows, []string{"data plane " + v.ID, v.Status, "current: " + currentText(v.Current) + ", spool " +
+			strconv.FormatInt(v.SpoolDepth, 10) + ", last heartbeat " + since(v.LastSeenAt)})
+	}
+	return t
+}

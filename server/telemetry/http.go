@@ -1,0 +1,192 @@
+package telemetry
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// MaxRequestIDLen bounds a caller's X-Request-Id: it is stored with the
+// request's usage event, whose request_id holds at most 100 characters.
+const MaxRequestIDLen = 100
+
+// RequestID returns the caller's X-Request-Id when it is one gw can keep
+// (at most MaxRequestIDLen characters of [A-Za-z0-9._:-]), and "" otherwise.
+func RequestID(h http.Header) string {
+	id := h.Get("X-Request-Id")
+	if id == "" || len(id) > MaxRequestIDLen {
+		return ""
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return ""
+		}
+	}
+	return id
+}
+
+// NewRequestID makes a request id for a request that came without one.
+func NewRequestID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "req_" + hex.EncodeToString(b)
+}
+
+type requestKey struct{}
+
+// request is what the middleware learns about a request from the handler
+// that served it: the data plane fills inference for the access log line.
+type request struct {
+	inference *Inference
+}
+
+// SetInference hands a finished inference request's record to the access
+// log line of the request ctx belongs to (if the middleware serves it).
+func SetInference(ctx context.Context, in *Inference) {
+	if r, ok := ctx.Value(requestKey{}).(*request); ok {
+		r.inference = in
+	}
+}
+
+// Middleware is what every request of gw serve goes through, outermost:
+//   - one request id per request, the caller's X-Request-Id kept when sane,
+//     set on the request (so the API and the data plane use the same one)
+//     and on the answer;
+//   - the caller's trace context, and a server span when tracing is on;
+//   - control-plane metrics by route (for paths under apiPrefix);
+//   - one access log line, with the inference fields when the request was
+//     an inference. Never headers or bodies: they carry secrets.
+type Middleware struct {
+	Log     *slog.Logger
+	Metrics *Metrics
+	// APIPrefix: requests under it are counted in gw_api_*.
+	APIPrefix string
+}
+
+// Wrap returns next behind the middleware.
+func (mw *Middleware) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := RequestID(r.Header)
+		if id == "" {
+			id = NewRequestID()
+			r.Header.Set("X-Request-Id", id)
+		}
+		w.Header().Set("X-Request-Id", id)
+		st := &request{}
+		ctx := context.WithValue(r.Context(), requestKey{}, st)
+		if r.Header.Get("Traceparent") != "" {
+			ctx = Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+		}
+		var span trace.Span = noopSpan
+		if tracing {
+			ctx, span = tracer.Start(ctx, r.Method+" "+r.URL.Path, trace.WithSpanKind(trace.SpanKindServer),
+				trace.WithAttributes(semconv.HTTPRequestMethodKey.String(r.Method), semconv.URLPath(r.URL.Path),
+					attribute.String("gw.request_id", id)))
+		}
+		r = r.WithContext(ctx)
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		d := time.Since(start)
+		route := routeOf(r)
+		if st.inference != nil {
+			// The data plane routes /inf/v1/ itself; an inference
+			// endpoint's path is one of a few fixed ones.
+			route = r.URL.Path
+		}
+		if span.IsRecording() {
+			if route != "" {
+				span.SetName(r.Method + " " + route)
+				span.SetAttributes(semconv.HTTPRoute(route))
+			}
+			span.SetAttributes(semconv.HTTPResponseStatusCode(rec.status))
+			if rec.status >= 500 {
+				span.SetStatus(codes.Error, http.StatusText(rec.status))
+			}
+			span.End()
+		}
+		if mw.APIPrefix != "" && strings.HasPrefix(r.URL.Path, mw.APIPrefix) {
+			if route == "" {
+				route = "unmatched"
+			}
+			mw.Metrics.observeAPI(methodLabel(r.Method), route, rec.status, d)
+		}
+		attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.status),
+			slog.Int64("duration_ms", d.Milliseconds()), slog.String("request_id", id)}
+		if in := st.inference; in != nil {
+			attrs = append(attrs, inferenceAttrs(in)...)
+		}
+		mw.Log.LogAttrs(context.Background(), slog.LevelInfo, "request", attrs...)
+	})
+}
+
+func inferenceAttrs(in *Inference) []slog.Attr {
+	return []slog.Attr{
+		slog.String("endpoint", in.Endpoint), slog.String("org_id", in.OrgID), slog.String("workspace_id", in.WorkspaceID),
+		slog.String("key_id", in.KeyID), slog.String("model_requested", in.RequestedModel), slog.String("model", in.Model),
+		slog.String("provider", in.Provider), slog.String("outcome", in.Outcome), slog.String("reason", in.Reason),
+		slog.Bool("stream", in.Stream),
+		slog.Int64("input_tokens", in.InputTokens), slog.Int64("output_tokens", in.OutputTokens),
+		slog.Int64("cache_read_tokens", in.CacheReadTokens), slog.Int64("cache_write_tokens", in.CacheWriteTokens),
+		slog.String("cost_usd", in.CostUSD), slog.Int("attempts", in.Attempts),
+		slog.Float64("total_ms", float64(in.Duration.Microseconds())/1000),
+		slog.Float64("upstream_ms", float64(in.Upstream.Microseconds())/1000),
+	}
+}
+
+// routeOf is the ServeMux pattern that served r, without its method: the
+// mux sets it on the request it is given, which the handlers below share.
+func routeOf(r *http.Request) string {
+	p := r.Pattern
+	if i := strings.IndexByte(p, ' '); i >= 0 {
+		p = p[i+1:]
+	}
+	return p
+}
+
+// methodLabel keeps methods a bounded label.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions:
+		return m
+	}
+	return "other"
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's own writer.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
