@@ -165,6 +165,9 @@ func TestGoreleaserCheck(t *testing.T) {
 		gopath, _ := exec.Command("go", "env", "GOPATH").Output()
 		bin = filepath.Join(strings.TrimSpace(string(gopath)), "bin", "goreleaser")
 		if _, err := os.Stat(bin); err != nil {
+			if os.Getenv("GW_TEST_REQUIRE_GORELEASER") != "" {
+				t.Fatal("goreleaser is required (GW_TEST_REQUIRE_GORELEASER) and not installed")
+			}
 			t.Skip("goreleaser is not installed (go install github.com/goreleaser/goreleaser/v2@v2.16.0)")
 		}
 	}
