@@ -25,6 +25,9 @@ const (
 	addressFailureLimit = 50
 	// throttleLockout is how long a locked account or address waits.
 	throttleLockout = 15 * time.Minute
+	// inviteFailureLimit: unknown invitation tokens from one address.
+	// People get one invitation link each; ten misses are not typos.
+	inviteFailureLimit = 10
 	// throttleMaxEntries bounds the table's memory however many
 	// addresses and emails a stranger makes up.
 	throttleMaxEntries = 100_000
@@ -164,8 +167,8 @@ type signInGuard struct {
 	accounts, addresses *throttle
 }
 
-func newSignInGuard() *signInGuard {
-	return &signInGuard{accounts: newThrottle(accountFailureLimit, false), addresses: newThrottle(addressFailureLimit, true)}
+func newSignInGuard(addressLimit int) *signInGuard {
+	return &signInGuard{accounts: newThrottle(accountFailureLimit, false), addresses: newThrottle(addressLimit, true)}
 }
 
 // attempt runs try under the guard for account ("" for none) from the
