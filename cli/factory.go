@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 
@@ -51,6 +52,9 @@ type Settings struct {
 	Token     string
 	Org       string
 	Workspace string
+	// noStoredKey is the server named by flag or environment for which
+	// no context holds a key (the current context's key stayed home).
+	noStoredKey string
 }
 
 // errNotLoggedIn maps to exit code 4.
@@ -101,23 +105,63 @@ func (f *Factory) Settings() (Settings, error) {
 	if name == "" {
 		name = cfg.CurrentContext
 	}
+	// A server named by flag or environment takes the key stored for that
+	// server, never another server's: a stored key goes only to the server
+	// it was issued by (like gh's per-host tokens). A key given by flag or
+	// GW_TOKEN is the caller's explicit choice and goes where they say.
+	override := strings.TrimRight(v.GetString("server"), "/")
+	var elsewhere string
 	if name != "" {
 		ctx, ok := cfg.Contexts[name]
 		if !ok {
 			return Settings{}, usageError{fmt.Errorf("no context named %q in %s", name, cfg.Path())}
 		}
-		v.SetDefault("server", ctx.Server)
-		v.SetDefault("token", ctx.Token)
-		v.SetDefault("org", ctx.Org)
-		v.SetDefault("workspace", ctx.Workspace)
+		if override != "" && !sameServer(override, ctx.Server) {
+			name, ctx = contextForServer(cfg, override)
+			if ctx == nil {
+				elsewhere = override
+			}
+		}
+		if ctx != nil {
+			v.SetDefault("server", ctx.Server)
+			v.SetDefault("token", ctx.Token)
+			v.SetDefault("org", ctx.Org)
+			v.SetDefault("workspace", ctx.Workspace)
+		}
 	}
 	return Settings{
-		Context:   name,
-		Server:    strings.TrimRight(v.GetString("server"), "/"),
-		Token:     v.GetString("token"),
-		Org:       v.GetString("org"),
-		Workspace: v.GetString("workspace"),
+		Context:     name,
+		Server:      strings.TrimRight(v.GetString("server"), "/"),
+		Token:       v.GetString("token"),
+		Org:         v.GetString("org"),
+		Workspace:   v.GetString("workspace"),
+		noStoredKey: elsewhere,
 	}, nil
+}
+
+// contextForServer finds the context (by name order, so the choice is
+// stable) whose server is server; nil when none is.
+func contextForServer(cfg *config.File, server string) (string, *config.Context) {
+	for _, n := range cfg.Names() {
+		if c := cfg.Contexts[n]; sameServer(c.Server, server) {
+			return n, c
+		}
+	}
+	return "", nil
+}
+
+// sameServer compares server URLs as origins plus path, ignoring a
+// trailing slash and the case of the scheme and host.
+func sameServer(a, b string) bool {
+	norm := func(s string) string {
+		s = strings.TrimRight(s, "/")
+		u, err := url.Parse(s)
+		if err != nil || u.Host == "" {
+			return s
+		}
+		return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host) + u.EscapedPath()
+	}
+	return norm(a) == norm(b)
 }
 
 // Client returns an API client for the effective server, with the
@@ -139,9 +183,23 @@ func (f *Factory) AuthedClient() (*client.Client, Settings, error) {
 	c, s, err := f.Client()
 	if err == nil && s.Token == "" {
 		err = errNotLoggedIn
+		if s.noStoredKey != "" {
+			err = notLoggedInAt{s.noStoredKey}
+		}
 	}
 	return c, s, err
 }
+
+// notLoggedInAt is errNotLoggedIn for a server the configuration holds no
+// key for.
+type notLoggedInAt struct{ server string }
+
+func (e notLoggedInAt) Error() string {
+	return fmt.Sprintf("not logged in to %s (stored keys are only sent to the server that issued them): run gw login --server %s (or set GW_TOKEN)",
+		e.server, e.server)
+}
+
+func (e notLoggedInAt) Is(target error) bool { return target == errNotLoggedIn }
 
 // RequireOrg returns the effective organization or a usage error.
 func (s Settings) RequireOrg() (string, error) {

@@ -35,7 +35,7 @@ import (
 
 // policyNameRule is the API's rule for policy names (wire.PolicyCreate's
 // schema: 1 to 100 characters); the server checks it again.
-var policyNameRule = validate.StringRule{Min: 1, Max: 100}
+var policyNameRule = validate.StringRule{Min: 1, Max: 100, NoControl: true}
 
 // policySpec is one policy as the file declares it.
 type policySpec struct {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gw-gateway/gw/server"
 	"github.com/gw-gateway/gw/server/backend"
+	"github.com/gw-gateway/gw/server/store"
 )
 
 // ServeOptions configure gw serve.
@@ -202,6 +203,12 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 			log.Warn("GW_SECRET_KEY is not used by a data plane (its secrets are sealed to its own key): remove it from this host")
 		}
 	} else {
+		// Checked before the key file or the database is created in it.
+		if opts.DatabaseURL == "" {
+			if msg := store.LooseDataDir(opts.DataDir); msg != "" {
+				log.Warn(msg)
+			}
+		}
 		if cfg.Keyring, err = loadKeyring(opts.SecretOptions); err != nil {
 			return err
 		}

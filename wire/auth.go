@@ -195,3 +195,33 @@ type CLIAuthorization struct {
 	Status    string    `json:"status" jsonschema:"enum=pending,enum=approved,enum=denied,enum=expired,enum=consumed"`
 	ExpiresAt time.Time `json:"expires_at"`
 }
+
+// PasswordChange changes the caller's password. The current password is
+// asked again so that a borrowed session or a leaked key cannot lock the
+// owner out.
+type PasswordChange struct {
+	CurrentPassword string `json:"current_password"`
+	NewPassword     string `json:"new_password"`
+}
+
+// PasswordChanged answers a password change: the caller's other sessions
+// have ended.
+type PasswordChanged struct {
+	SessionsEnded int `json:"sessions_ended"`
+}
+
+// Session is one of the caller's browser sessions (never its token).
+type Session struct {
+	ID            uuid.UUID `json:"id"`
+	CreatedAt     time.Time `json:"created_at"`
+	ExpiresAt     time.Time `json:"expires_at"`
+	UserAgent     string    `json:"user_agent"`
+	ClientAddress string    `json:"client_address"`
+	// Current marks the session the request came with.
+	Current bool `json:"current"`
+}
+
+// SessionsEnded answers ending sessions.
+type SessionsEnded struct {
+	SessionsEnded int `json:"sessions_ended"`
+}

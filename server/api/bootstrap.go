@@ -53,7 +53,7 @@ func (s *Server) bootstrap(r *Request) (any, error) {
 	if err := r.body(func(o *validate.Object) {
 		token = requiredString(o, "token", validate.StringRule{Min: 1, Max: 256, Secret: true})
 		in.Email, in.Password = readCredentials(o)
-		in.Name = stringOr(optionalString(o, "name", validate.StringRule{Max: 100}), "")
+		in.Name = stringOr(optionalString(o, "name", personNameRule), "")
 		in.OrganizationName = stringOr(optionalString(o, "organization_name", nameRule), "")
 		in.WorkspaceName = stringOr(optionalString(o, "workspace_name", nameRule), "")
 	}); err != nil {

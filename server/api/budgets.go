@@ -24,7 +24,7 @@ func (s *Server) budgetRoutes() []*Route {
 }
 
 var (
-	counterRule  = validate.StringRule{Min: 1, Max: 200}
+	counterRule  = validate.StringRule{Min: 1, Max: 200, NoControl: true}
 	nanoRule     = validate.IntRule{Min: validate.Bound(0)}
 	modelRefRule = validate.StringRule{Min: 1, Max: catalog.MaxModelIDLen}
 )

@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"time"
 
@@ -24,9 +23,11 @@ func (s *Server) catalogRoutes() []*Route {
 			Perms: read, Result: wire.Catalog{}, Handle: s.getInstanceCatalog},
 		{Method: "POST", Path: inst + "/import", Tag: "Instance Model Catalog",
 			Summary: "Import a catalog document ({providers, models}); entries are added or replaced by id",
-			Perms:   manage, Body: wire.Catalog{}, Result: wire.CatalogImportResult{}, RefreshesBundles: true, Handle: s.importCatalog},
+			Perms:   manage, Body: wire.Catalog{}, Result: wire.CatalogImportResult{}, RefreshesBundles: true, Handle: s.importCatalog,
+			Query: []QueryParam{confirmBaseURLQuery}},
 		{Method: "POST", Path: inst + "/providers", Tag: "Instance Model Catalog", Summary: "Add or replace a provider",
-			Perms: manage, Body: wire.CatalogProvider{}, Result: wire.CatalogProvider{}, RefreshesBundles: true, Handle: s.putCatalogProvider},
+			Perms: manage, Body: wire.CatalogProvider{}, Result: wire.CatalogProvider{}, RefreshesBundles: true, Handle: s.putCatalogProvider,
+			Query: []QueryParam{confirmBaseURLQuery}},
 		{Method: "DELETE", Path: inst + "/providers/{provider_id}", Tag: "Instance Model Catalog", Summary: "Retire a provider (and so its models)",
 			Perms: manage, Result: wire.CatalogProvider{}, RefreshesBundles: true, Handle: s.retireCatalogProvider},
 		{Method: "POST", Path: inst + "/models", Tag: "Instance Model Catalog", Summary: "Add or replace a model",
@@ -133,9 +134,9 @@ func catalogError(err error) error {
 }
 
 func (s *Server) importCatalog(r *Request) (any, error) {
-	data, err := io.ReadAll(http.MaxBytesReader(r.W, r.R.Body, maxBody))
+	data, err := r.readBody()
 	if err != nil {
-		return nil, errorf(http.StatusRequestEntityTooLarge, "catalog document exceeds %d bytes", maxBody)
+		return nil, err
 	}
 	c, err := catalog.Parse(data)
 	if err != nil {
@@ -145,11 +146,18 @@ func (s *Server) importCatalog(r *Request) (any, error) {
 		return nil, err
 	}
 	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
+		ch, err := s.catalogChanges(r, tx, c)
+		if err != nil {
+			return err
+		}
+		if err := allowMoves(r, ch.moves); err != nil {
+			return err
+		}
 		if err := catalogdb.Import(r.ctx, tx, c, store.Now()); err != nil {
 			return err
 		}
 		return r.audit(tx, auditEntry{Action: "catalog.imported", TargetType: "catalog", TargetID: "catalog",
-			Details: map[string]any{"providers": len(c.Providers), "models": len(c.Models)}})
+			Details: ch.details(map[string]any{"providers": len(c.Providers), "models": len(c.Models)})})
 	})
 	if err != nil {
 		return nil, err
@@ -195,11 +203,13 @@ func (s *Server) checkAgainstStored(r *Request, c *catalog.Catalog) error {
 // the stored catalog, then writes only that entry.
 func (s *Server) putCatalogEntry(r *Request, wrap func(entry []byte, stored catalogdb.Rows) ([]byte, error),
 	pick func(c *catalog.Catalog) *catalog.Catalog) (*catalog.Catalog, error) {
-	data, err := io.ReadAll(http.MaxBytesReader(r.W, r.R.Body, maxBody))
+	data, err := r.readBody()
 	if err != nil {
-		return nil, errorf(http.StatusRequestEntityTooLarge, "document exceeds %d bytes", maxBody)
+		return nil, err
 	}
-	if _, err := validate.ParseJSON(data, validate.Loc{"body"}); err != nil {
+	if v, err := validate.ParseJSON(data, validate.Loc{"body"}); err != nil {
+		return nil, err
+	} else if err := validate.RefuseNUL(v, validate.Loc{"body"}); err != nil {
 		return nil, err
 	}
 	rows, err := catalogdb.LoadRows(r.ctx, s.store)
@@ -219,6 +229,13 @@ func (s *Server) putCatalogEntry(r *Request, wrap func(entry []byte, stored cata
 		return nil, unwrapEntryLoc(err)
 	}
 	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
+		ch, err := s.catalogChanges(r, tx, entry)
+		if err != nil {
+			return err
+		}
+		if err := allowMoves(r, ch.moves); err != nil {
+			return err
+		}
 		if err := catalogdb.Import(r.ctx, tx, entry, store.Now()); err != nil {
 			return err
 		}
@@ -229,7 +246,7 @@ func (s *Server) putCatalogEntry(r *Request, wrap func(entry []byte, stored cata
 		for _, m := range entry.Models {
 			target = m.ID
 		}
-		return r.audit(tx, auditEntry{Action: "catalog.entry_saved", TargetType: "catalog", TargetID: target})
+		return r.audit(tx, auditEntry{Action: "catalog.entry_saved", TargetType: "catalog", TargetID: target, Details: ch.details(nil)})
 	})
 	return entry, err
 }

@@ -140,7 +140,7 @@ func (s *Server) cliApprove(r *Request) (any, error) {
 	var wsID *uuid.UUID
 	if err := r.body(func(o *validate.Object) {
 		code = requiredString(o, "user_code", validate.StringRule{Min: 1, Max: 16})
-		orgRef = requiredString(o, "org_id", validate.StringRule{Min: 1, Max: 63})
+		orgRef = requiredString(o, "org_id", validate.StringRule{Min: 1, Max: 63, NoControl: true})
 		if v, ok := o.Raw("workspace_id"); ok && v != nil {
 			if id, ok := validate.UUID(v, o.Loc().With("workspace_id"), o.Errors()); ok {
 				wsID = &id
@@ -325,6 +325,9 @@ func (s *Server) cliDeliver(r *Request, a *store.CLIAuthorization, out wire.CLIP
 		r.P = &Principal{User: &store.User{ID: *a.UserID}}
 		if current != nil && current.UserID == *a.UserID && sameUUID(current.OrgID, a.OrgID) && sameUUID(current.WorkspaceID, a.WorkspaceID) {
 			if _, err := tx.RevokeManagementKey(r.ctx, current.ID, now); err != nil {
+				return err
+			}
+			if err := backend.RevokeIssuedKeys(r.ctx, tx, actor, []uuid.UUID{current.ID}, now, "issuing key replaced by CLI sign-in"); err != nil {
 				return err
 			}
 			out.ReplacedKeyID = &current.ID

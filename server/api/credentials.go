@@ -45,9 +45,9 @@ func (s *Server) credentialRoutes() []*Route {
 }
 
 var (
-	credentialLabelRule  = validate.StringRule{Min: 1, Max: 80}
+	credentialLabelRule  = validate.StringRule{Min: 1, Max: 80, NoControl: true}
 	credentialSecretRule = validate.StringRule{Min: 1, Max: 8192, Secret: true}
-	baseURLRule          = validate.StringRule{Min: 1, Max: 2048}
+	baseURLRule          = validate.StringRule{Min: 1, Max: 2048, NoControl: true}
 )
 
 // credentialScope is the store scope the request's URL names.
@@ -144,7 +144,7 @@ func (s *Server) createCredential(r *Request) (any, error) {
 	var provider, label, secret string
 	var baseURL *string
 	if err := r.body(func(o *validate.Object) {
-		provider = requiredString(o, "provider", validate.StringRule{Min: 1, Max: 255})
+		provider = requiredString(o, "provider", validate.StringRule{Min: 1, Max: 255, NoControl: true})
 		label = requiredString(o, "label", credentialLabelRule)
 		secret = requiredString(o, "secret", credentialSecretRule)
 		baseURL = readBaseURL(o)
@@ -174,7 +174,7 @@ func (s *Server) createCredential(r *Request) (any, error) {
 			return err
 		}
 		return r.audit(tx, auditEntry{Action: "provider_credential.created", TargetType: "provider_credential", TargetID: c.ID.String(),
-			Details: map[string]any{"provider": provider, "label": label}})
+			Details: map[string]any{"provider": provider, "label": label, "base_url": baseURL}})
 	})
 	if err != nil {
 		return nil, err
@@ -283,17 +283,22 @@ func (s *Server) updateCredential(r *Request) (any, error) {
 				return errs.Err()
 			}
 		}
+		details := map[string]any{"provider": c.Provider}
 		if baseURL != nil || clearBaseURL {
+			// Where the secret goes is recorded, old → new (null: the
+			// catalog's URL); the secret itself never is.
+			details["old_base_url"], details["new_base_url"] = c.BaseURL, baseURL
 			c.BaseURL = baseURL
 			changed = append(changed, "base_url")
 		}
+		details["changed"] = changed
 		c.UpdatedAt = store.Now()
 		if err := tx.UpdateProviderCredential(r.ctx, c); err != nil {
 			return err
 		}
 		out = toCredential(c)
 		return r.audit(tx, auditEntry{Action: "provider_credential.updated", TargetType: "provider_credential", TargetID: c.ID.String(),
-			Details: map[string]any{"changed": changed, "provider": c.Provider}})
+			Details: details})
 	})
 	return out, err
 }

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
+	"time"
 
+	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
@@ -16,6 +20,8 @@ import (
 type Error struct {
 	Status int
 	Detail string
+	// RetryAfter, when set, is sent as Retry-After (429, 503).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d: %s", e.Status, e.Detail) }
@@ -25,8 +31,8 @@ func errorf(status int, format string, args ...any) *Error {
 }
 
 var (
-	errUnauthenticated = &Error{http.StatusUnauthorized, "authentication required"}
-	errInvalidCursor   = &Error{http.StatusUnprocessableEntity, "invalid cursor"}
+	errUnauthenticated = &Error{Status: http.StatusUnauthorized, Detail: "authentication required"}
+	errInvalidCursor   = &Error{Status: http.StatusUnprocessableEntity, Detail: "invalid cursor"}
 )
 
 // writeError is the one place that turns an error into the spec's error
@@ -46,7 +52,13 @@ func writeError(w http.ResponseWriter, log *slog.Logger, requestID string, err e
 		if ae.Status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="gw"`)
 		}
+		if ae.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ae.RetryAfter.Seconds()))))
+		}
 		writeJSON(w, ae.Status, wire.ErrorDetail{Detail: ae.Detail})
+	case errors.Is(err, auth.ErrPasswordBusy):
+		w.Header().Set("Retry-After", "2")
+		writeJSON(w, http.StatusServiceUnavailable, wire.ErrorDetail{Detail: auth.ErrPasswordBusy.Error()})
 	case errors.Is(err, store.ErrNotFound):
 		writeJSON(w, http.StatusNotFound, wire.ErrorDetail{Detail: "not found"})
 	case errors.Is(err, store.ErrConflict):

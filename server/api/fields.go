@@ -11,12 +11,15 @@ import (
 
 // Shared field rules, so every resource names and slugs the same way.
 var (
-	nameRule  = validate.StringRule{Min: 1, Max: 100}
+	nameRule  = validate.StringRule{Min: 1, Max: 100, NoControl: true}
 	slugRule  = validate.StringRule{Min: 1, Max: 63, Pattern: regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$`)}
-	labelRule = validate.StringRule{Min: 1, Max: 80}
+	labelRule = validate.StringRule{Min: 1, Max: 80, NoControl: true}
 	// Surrounding spaces are allowed here and trimmed by normalizeEmail.
-	emailRule    = backend.EmailRule
-	passwordRule = backend.PasswordRule
+	emailRule = backend.EmailRule
+	// personNameRule is a person's display name (sign-up, invitation,
+	// bootstrap): optional, one line.
+	personNameRule = validate.StringRule{Max: 100, NoControl: true}
+	passwordRule   = backend.PasswordRule
 )
 
 // readSlug reads an optional slug. A slug shaped like a UUID is refused:

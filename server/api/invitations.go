@@ -153,18 +153,39 @@ func (s *Server) acceptInvitation(r *Request) (any, error) {
 	if err := r.body(func(o *validate.Object) {
 		token = requiredString(o, "token", validate.StringRule{Min: 1, Max: 256, Secret: true})
 		password = optionalString(o, "password", passwordRule)
-		if p := optionalString(o, "name", validate.StringRule{Max: 100}); p != nil {
+		if p := optionalString(o, "name", personNameRule); p != nil {
 			name = *p
 		}
 	}); err != nil {
 		return nil, err
 	}
+	// Guessing tokens is throttled per client address like sign-ins; the
+	// password is hashed (within the gate) only for a token that exists,
+	// and outside the transaction, which must not wait for a slot.
+	var hash string
+	notFound := errorf(http.StatusNotFound, "invitation not found; it may have been reissued")
+	err := s.guardAttempt(r, s.invites, "invitation.accept_throttled", "", func() (bool, error) {
+		_, err := s.store.GetInvitationByHash(r.ctx, auth.HashToken(token))
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if password != nil && r.P == nil {
+			hash, err = auth.Passwords.Hash(r.ctx, *password)
+		}
+		return true, err
+	})
+	if err != nil {
+		return nil, err
+	}
 	var out wire.InvitationAccepted
 	var newUser *store.User
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
+	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
 		inv, err := tx.GetInvitationByHash(r.ctx, auth.HashToken(token))
 		if errors.Is(err, store.ErrNotFound) {
-			return errorf(http.StatusNotFound, "invitation not found; it may have been reissued")
+			return notFound
 		}
 		if err != nil {
 			return err
@@ -192,10 +213,6 @@ func (s *Server) acceptInvitation(r *Request) (any, error) {
 			}
 			if password == nil {
 				return validate.Single(validate.Loc{"body", "password"}, "missing", "Field required (to create the account)", nil, nil)
-			}
-			hash, err := auth.HashPassword(*password)
-			if err != nil {
-				return err
 			}
 			if name == "" {
 				name = inv.Email

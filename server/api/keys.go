@@ -209,8 +209,14 @@ func (s *Server) revokeKey(r *Request) (any, error) {
 		if err != nil {
 			return err
 		}
-		revoked, err := tx.RevokeManagementKey(r.ctx, k.ID, store.Now())
+		now := store.Now()
+		revoked, err := tx.RevokeManagementKey(r.ctx, k.ID, now)
 		if err != nil {
+			return err
+		}
+		// What the key issued goes with it, even when it was revoked
+		// before (a key issued under it then must not survive).
+		if err := backend.RevokeIssuedKeys(r.ctx, tx, r.actor(), []uuid.UUID{k.ID}, now, "issuing key revoked"); err != nil {
 			return err
 		}
 		if revoked {

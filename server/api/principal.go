@@ -97,6 +97,10 @@ func (s *Server) authenticate(req *Request) (*Principal, error) {
 	if err != nil {
 		return nil, err
 	}
+	if u.DisabledAt != nil {
+		// Disabling ends sessions; this covers one started concurrently.
+		return nil, errorf(http.StatusUnauthorized, "this account is disabled; ask an instance administrator")
+	}
 	return &Principal{User: u, Session: se}, nil
 }
 
@@ -121,9 +125,15 @@ func (s *Server) authenticateKey(req *Request, token string) (*Principal, error)
 	case "expired":
 		return nil, errorf(http.StatusUnauthorized, "management key %s has expired", k.Prefix)
 	}
+	if err := s.checkIssuers(req, k); err != nil {
+		return nil, err
+	}
 	u, err := s.store.GetUser(ctx, k.UserID)
 	if err != nil {
 		return nil, err
+	}
+	if u.DisabledAt != nil {
+		return nil, errorf(http.StatusUnauthorized, "the account of management key %s is disabled", k.Prefix)
 	}
 	p := &Principal{User: u, Key: k}
 	if k.OrgID != nil {
@@ -248,4 +258,31 @@ func refersTo(ref string, id uuid.UUID, slug string) bool {
 		return parsed == id
 	}
 	return ref == slug
+}
+
+// maxIssuerDepth bounds the walk up a key's parent_id chain.
+const maxIssuerDepth = 32
+
+// checkIssuers refuses a key whose issuer, or an issuer's issuer, is
+// revoked or expired. Revoking a key revokes what it issued in the same
+// transaction; this check also covers a key minted by a concurrent request
+// while its parent was being revoked, and keys revoked wholesale (a member
+// removed, a service account deleted) whose children were not walked.
+func (s *Server) checkIssuers(req *Request, k *store.ManagementKey) error {
+	now := time.Now()
+	parent := k.ParentID
+	for depth := 0; parent != nil && depth < maxIssuerDepth; depth++ {
+		pk, err := s.store.GetManagementKey(req.ctx, *parent)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if st := keyStatus(pk, now); st != "active" {
+			return errorf(http.StatusUnauthorized, "management key %s has been revoked: the key that issued it (%s) is %s", k.Prefix, pk.Prefix, st)
+		}
+		parent = pk.ParentID
+	}
+	return nil
 }

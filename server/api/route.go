@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"regexp"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -43,6 +46,8 @@ type Route struct {
 	// Perms must all be held, or, with AnyPerm, at least one.
 	Perms   []auth.Permission
 	AnyPerm bool
+	// MaxBody overrides the body limit bodyLimit derives from the route.
+	MaxBody int64
 	// NarrowerKeys lets a key scoped to a workspace of the organization call
 	// an organization route (the route then narrows what it returns).
 	NarrowerKeys bool
@@ -117,6 +122,14 @@ func (s *Server) handler(rt *Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
 		// ServeHTTP settled the request id and the common headers.
 		req := &Request{ctx: hr.Context(), W: w, R: hr, ID: hr.Header.Get("X-Request-Id"), s: s}
+		if err := limitBody(w, hr, rt); err != nil {
+			writeError(w, s.log, req.ID, err)
+			return
+		}
+		if err := refuseControlInURL(rt, hr); err != nil {
+			writeError(w, s.log, req.ID, err)
+			return
+		}
 		if err := s.admit(req, rt); err != nil {
 			writeError(w, s.log, req.ID, err)
 			return
@@ -161,6 +174,28 @@ func (s *Server) admit(req *Request, rt *Route) error {
 	return s.authorize(req, rt)
 }
 
+var pathParamRE = regexp.MustCompile(`\{([A-Za-z_]+)(?:\.\.\.)?\}`)
+
+// refuseControlInURL answers 422 for a path segment holding a control
+// character or a query value holding NUL, before anything looks them up:
+// PostgreSQL cannot compare a NUL in text (a 500 otherwise), and no id,
+// slug or model id has a control character.
+func refuseControlInURL(rt *Route, hr *http.Request) error {
+	var errs validate.Errors
+	for _, m := range pathParamRE.FindAllStringSubmatch(rt.Path, -1) {
+		validate.ControlIssue(hr.PathValue(m[1]), validate.Loc{"path", m[1]}, false, &errs)
+	}
+	for name, values := range hr.URL.Query() {
+		if !validate.ControlIssue(name, validate.Loc{"query"}, false, &errs) {
+			continue
+		}
+		for _, v := range values {
+			validate.ControlIssue(v, validate.Loc{"query", name}, true, &errs)
+		}
+	}
+	return errs.Err()
+}
+
 // refuseFormPost answers 415 when a public endpoint taking JSON receives
 // one of the content types a cross-site HTML form can send: such a page
 // could otherwise sign a visitor in to an account of the attacker's (login
@@ -178,25 +213,126 @@ func refuseFormPost(req *Request, rt *Route) error {
 	return nil
 }
 
-// maxBody bounds request bodies. The largest legitimate one is a policy at
-// the spec's limits (100 rules, each with 1000 names of 255 characters):
-// about 51 MB of JSON. Bodies are read only after authentication.
-const maxBody = 64 << 20
+// Body limits, by what a route's body can legitimately hold. Every body is
+// bounded before it is read: a stranger must not make the server hold
+// tens of megabytes per connection (issue 10, item 2).
+const (
+	// A sign-in, sign-up, CLI start or invitation is a few hundred bytes.
+	authBodyLimit = 64 << 10
+	// A name, a key, a credential, a member: a few kilobytes at most.
+	defaultBodyLimit = 1 << 20
+	// A catalog document: the default catalog is ~100 KB; room for large
+	// private catalogs.
+	catalogBodyLimit = 16 << 20
+	// Usage events and budget leases come from data planes in batches.
+	dataPlaneBodyLimit = 32 << 20
+	// The largest legitimate body is a policy at the spec's limits (100
+	// rules, each with 1000 names of 255 characters): about 51 MB of JSON.
+	policyBodyLimit = 64 << 20
+)
+
+// Body read deadlines: how long a client may take to send the body, from
+// the moment its headers are in. Proportionate to the limit at a slow
+// (~1 Mbit/s) link, so a slow writer cannot hold a connection for minutes
+// on a route whose body is a few hundred bytes.
+const (
+	authBodyDeadline    = 10 * time.Second
+	defaultBodyDeadline = 20 * time.Second
+	largeBodyDeadline   = 2 * time.Minute
+)
+
+// bodyLimit is the most a route's body may hold.
+func (rt *Route) bodyLimit() int64 {
+	switch {
+	case rt.MaxBody > 0:
+		return rt.MaxBody
+	case rt.Access != Scoped:
+		// Public and caller-only routes: sign-in and the like.
+		return authBodyLimit
+	case strings.Contains(rt.Path, "/policies"):
+		return policyBodyLimit
+	case strings.Contains(rt.Path, "/catalog/"):
+		return catalogBodyLimit
+	case strings.HasPrefix(rt.Path, "/api/v1/data-plane/"):
+		return dataPlaneBodyLimit
+	default:
+		return defaultBodyLimit
+	}
+}
+
+// bodyDeadline is how long the route's body may take to arrive.
+func (rt *Route) bodyDeadline() time.Duration {
+	switch n := rt.bodyLimit(); {
+	case n <= authBodyLimit:
+		return authBodyDeadline
+	case n <= defaultBodyLimit:
+		return defaultBodyDeadline
+	default:
+		return largeBodyDeadline
+	}
+}
+
+// limitBody applies the route's body limit and read deadline before
+// anything else runs: a declared length over the limit is refused before
+// a byte of the body is read, and a body that trickles in is cut at the
+// deadline (the server's own ReadTimeout is far longer, for inference).
+func limitBody(w http.ResponseWriter, hr *http.Request, rt *Route) error {
+	if hr.Body == nil || hr.Body == http.NoBody {
+		return nil
+	}
+	limit := rt.bodyLimit()
+	if hr.ContentLength > limit {
+		// The connection cannot be reused with an unread body behind.
+		w.Header().Set("Connection", "close")
+		return errBodyTooLarge(limit)
+	}
+	// Where the writer cannot take a deadline (a test recorder), the
+	// server's ReadTimeout still applies.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(rt.bodyDeadline()))
+	hr.Body = http.MaxBytesReader(w, hr.Body, limit)
+	return nil
+}
+
+func errBodyTooLarge(limit int64) *Error {
+	return errorf(http.StatusRequestEntityTooLarge, "request body exceeds %d bytes, the limit of this endpoint", limit)
+}
+
+// readBody reads the whole (already bounded) body, mapping a body too
+// large to 413 and one that did not arrive in time to 408.
+func (r *Request) readBody() ([]byte, error) {
+	data, err := io.ReadAll(r.R.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		var ne net.Error
+		switch {
+		case errors.As(err, &mbe):
+			return nil, errBodyTooLarge(mbe.Limit)
+		case errors.As(err, &ne) && ne.Timeout():
+			r.W.Header().Set("Connection", "close")
+			return nil, errorf(http.StatusRequestTimeout, "the request body did not arrive in time")
+		}
+		return nil, errorf(http.StatusBadRequest, "reading request body: %v", err)
+	}
+	// The body is in: a handler that runs long must not have its
+	// context cancelled by the read deadline of a connection it no
+	// longer reads.
+	_ = http.NewResponseController(r.W).SetReadDeadline(time.Time{})
+	return data, nil
+}
 
 // body reads and strictly validates a JSON object body. read is called with
 // the object even when other problems were found, so that every problem is
 // reported at once.
 func (r *Request) body(read func(o *validate.Object)) error {
-	data, err := io.ReadAll(http.MaxBytesReader(r.W, r.R.Body, maxBody))
+	data, err := r.readBody()
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return errorf(http.StatusRequestEntityTooLarge, "request body exceeds %d bytes", mbe.Limit)
-		}
-		return errorf(http.StatusBadRequest, "reading request body: %v", err)
+		return err
 	}
 	v, err := validate.ParseJSON(data, validate.Loc{"body"})
 	if err != nil {
+		return err
+	}
+	if err := validate.RefuseNUL(v, validate.Loc{"body"}); err != nil {
 		return err
 	}
 	var errs validate.Errors

@@ -56,6 +56,9 @@ type Server struct {
 	routes  []*Route
 	mux     *http.ServeMux
 
+	// signIns throttles password sign-ins; invites, invitation tokens.
+	signIns, invites *signInGuard
+
 	openapiOnce sync.Once
 	openapiBody []byte
 }
@@ -87,7 +90,8 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("instance cursor key is corrupt: %w", err)
 	}
-	s := &Server{store: st, opts: opts, log: opts.Logger, cursors: cursorCodec{key: key}, mux: http.NewServeMux()}
+	s := &Server{store: st, opts: opts, log: opts.Logger, cursors: cursorCodec{key: key}, mux: http.NewServeMux(),
+		signIns: newSignInGuard(addressFailureLimit), invites: newSignInGuard(inviteFailureLimit)}
 	s.routes = s.allRoutes()
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.handler(rt))

@@ -38,7 +38,9 @@ func (s *Server) authRoutes() []*Route {
 func (s *Server) startSession(tx *store.Store, r *Request, userID uuid.UUID) error {
 	token, _, hash := auth.NewToken(auth.SessionPrefix)
 	now := store.Now()
-	se := &store.Session{ID: uuid.New(), UserID: userID, TokenHash: hash, CreatedAt: now, ExpiresAt: now.Add(sessionTTL)}
+	ua, addr := sessionOrigin(r)
+	se := &store.Session{ID: uuid.New(), UserID: userID, TokenHash: hash, UserAgent: ua, ClientAddress: addr,
+		CreatedAt: now, ExpiresAt: now.Add(sessionTTL)}
 	if err := tx.CreateSession(r.ctx, se); err != nil {
 		return err
 	}
@@ -66,7 +68,7 @@ func (s *Server) signup(r *Request) (any, error) {
 	var email, password, name string
 	if err := r.body(func(o *validate.Object) {
 		email, password = readCredentials(o)
-		if p := optionalString(o, "name", validate.StringRule{Max: 100}); p != nil {
+		if p := optionalString(o, "name", personNameRule); p != nil {
 			name = *p
 		}
 	}); err != nil {
@@ -75,7 +77,7 @@ func (s *Server) signup(r *Request) (any, error) {
 	if name == "" {
 		name = email
 	}
-	hash, err := auth.HashPassword(password)
+	hash, err := auth.Passwords.Hash(r.ctx, password)
 	if err != nil {
 		return nil, err
 	}
@@ -106,21 +108,17 @@ func (s *Server) login(r *Request) (any, error) {
 	if err := r.body(func(o *validate.Object) { email, password = readCredentials(o) }); err != nil {
 		return nil, err
 	}
-	bad := errorf(http.StatusUnauthorized, "invalid email or password")
-	u, err := s.store.GetUserByEmail(r.ctx, email)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (u.PasswordHash == nil || u.DeletedAt != nil)) {
-		auth.BurnPasswordCheck(password)
-		return nil, bad
-	}
+	var u *store.User
+	err := s.guardAttempt(r, s.signIns, "auth.sign_in_throttled", email, func() (bool, error) {
+		var err error
+		u, err = s.checkPassword(r, email, password)
+		return u != nil, err
+	})
 	if err != nil {
 		return nil, err
 	}
-	ok, err := auth.CheckPassword(*u.PasswordHash, password)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, bad
+	if u == nil {
+		return nil, errorf(http.StatusUnauthorized, "invalid email or password")
 	}
 	err = s.store.InTx(r.ctx, func(tx *store.Store) error { return s.startSession(tx, r, u.ID) })
 	if err != nil {
@@ -133,6 +131,29 @@ func (s *Server) login(r *Request) (any, error) {
 	return wire.SessionResult{User: toUser(u, orgs[u.ID]), ExpiresAt: store.Now().Add(sessionTTL)}, nil
 }
 
+// checkPassword returns the user whose email and password these are, or
+// nil. Unknown, deleted and disabled accounts spend the same time as a
+// wrong password, so timing tells nothing.
+func (s *Server) checkPassword(r *Request, email, password string) (*store.User, error) {
+	u, err := s.store.GetUserByEmail(r.ctx, email)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !canSignIn(u)) {
+		return nil, auth.Passwords.Burn(r.ctx, password)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ok, err := auth.Passwords.Check(r.ctx, *u.PasswordHash, password)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return u, nil
+}
+
+// canSignIn reports whether the account may sign in with a password.
+func canSignIn(u *store.User) bool {
+	return u.PasswordHash != nil && u.DeletedAt == nil && u.DisabledAt == nil
+}
+
 func (s *Server) logout(r *Request) (any, error) {
 	if r.P.Session == nil {
 		return nil, errorf(http.StatusBadRequest, "logout ends a browser session; to retire a management key, revoke it")
@@ -140,8 +161,7 @@ func (s *Server) logout(r *Request) (any, error) {
 	if err := s.store.DeleteSession(r.ctx, r.P.Session.ID); err != nil {
 		return nil, err
 	}
-	http.SetCookie(r.W, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: s.secureCookies(r)})
+	s.clearSessionCookie(r)
 	return wire.LoggedOut{LoggedOut: true}, nil
 }
 

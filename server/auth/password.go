@@ -1,12 +1,16 @@
 package auth
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -70,4 +74,78 @@ var dummyHash, _ = HashPassword("gw-timing-equaliser")
 // BurnPasswordCheck spends the time of one password check.
 func BurnPasswordCheck(password string) {
 	_, _ = CheckPassword(dummyHash, password)
+}
+
+// ErrPasswordBusy means every password-hashing slot stayed taken for as
+// long as a caller may wait: the server answers 503 rather than queue
+// without end.
+var ErrPasswordBusy = errors.New("too many sign-ins in progress; try again in a moment")
+
+// PasswordGate bounds how many argon2id computations run at once. Each
+// one holds argonMemory (19 MiB) for its duration, so without a bound 200
+// concurrent sign-ins need 4 GB; with it, memory is slots × 19 MiB and the
+// rest wait (briefly, and only so many) for a slot.
+type PasswordGate struct {
+	slots      chan struct{}
+	waiting    atomic.Int64
+	maxWaiting int64
+	maxWait    time.Duration
+}
+
+// NewPasswordGate allows slots computations at once, at most maxWaiting
+// callers waiting, each for at most maxWait.
+func NewPasswordGate(slots, maxWaiting int, maxWait time.Duration) *PasswordGate {
+	return &PasswordGate{slots: make(chan struct{}, slots), maxWaiting: int64(maxWaiting), maxWait: maxWait}
+}
+
+// Passwords is the process's gate. It is process-wide on purpose: the
+// memory it protects is the process's, whichever server or command hashes.
+var Passwords = NewPasswordGate(min(max(runtime.GOMAXPROCS(0), 2), 8), 512, 10*time.Second)
+
+func (g *PasswordGate) run(ctx context.Context, fn func()) error {
+	select {
+	case g.slots <- struct{}{}:
+	default:
+		if g.waiting.Add(1) > g.maxWaiting {
+			g.waiting.Add(-1)
+			return ErrPasswordBusy
+		}
+		t := time.NewTimer(g.maxWait)
+		select {
+		case g.slots <- struct{}{}:
+			g.waiting.Add(-1)
+			t.Stop()
+		case <-t.C:
+			g.waiting.Add(-1)
+			return ErrPasswordBusy
+		case <-ctx.Done():
+			g.waiting.Add(-1)
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	defer func() { <-g.slots }()
+	fn()
+	return nil
+}
+
+// Hash is HashPassword within the gate.
+func (g *PasswordGate) Hash(ctx context.Context, password string) (hash string, err error) {
+	if gerr := g.run(ctx, func() { hash, err = HashPassword(password) }); gerr != nil {
+		return "", gerr
+	}
+	return hash, err
+}
+
+// Check is CheckPassword within the gate.
+func (g *PasswordGate) Check(ctx context.Context, encoded, password string) (ok bool, err error) {
+	if gerr := g.run(ctx, func() { ok, err = CheckPassword(encoded, password) }); gerr != nil {
+		return false, gerr
+	}
+	return ok, err
+}
+
+// Burn is BurnPasswordCheck within the gate.
+func (g *PasswordGate) Burn(ctx context.Context, password string) error {
+	return g.run(ctx, func() { BurnPasswordCheck(password) })
 }

@@ -16,7 +16,7 @@ import (
 
 // Rules for the credentials people sign in with.
 var (
-	EmailRule = validate.StringRule{Min: 3, Max: 254, Pattern: regexp.MustCompile(`^\s*[^@\s]+@[^@\s]+\s*$`)}
+	EmailRule = validate.StringRule{Min: 3, Max: 254, NoControl: true, Pattern: regexp.MustCompile(`^\s*[^@\s]+@[^@\s]+\s*$`)}
 	// Passwords: long enough to resist guessing; capped so hashing cost is
 	// bounded.
 	PasswordRule = validate.StringRule{Min: 8, Max: 256, Secret: true}
@@ -67,7 +67,7 @@ func Bootstrap(ctx context.Context, st *store.Store, actor Actor, in BootstrapIn
 	if in.WorkspaceName == "" {
 		in.WorkspaceName = "Default"
 	}
-	hash, err := auth.HashPassword(in.Password)
+	hash, err := auth.Passwords.Hash(ctx, in.Password)
 	if err != nil {
 		return nil, err
 	}

@@ -54,3 +54,21 @@ func MintManagementKey(ctx context.Context, tx *store.Store, actor Actor, spec K
 		OrgID: spec.OrgID, WorkspaceID: spec.WorkspaceID, Details: details})
 	return k, token, err
 }
+
+// RevokeIssuedKeys revokes what the given keys issued, transitively, in
+// the caller's transaction, with one audit entry per key naming the key
+// whose revocation carried it (issue 10, item 6).
+func RevokeIssuedKeys(ctx context.Context, tx *store.Store, actor Actor, parents []uuid.UUID, at time.Time, reason string) error {
+	revoked, err := tx.RevokeIssuedKeys(ctx, parents, at)
+	if err != nil {
+		return err
+	}
+	for _, k := range revoked {
+		details := map[string]any{"label": k.Label, "prefix": k.Prefix, "issued_by": k.ParentID.String(), "reason": reason}
+		if err := Audit(ctx, tx, actor, AuditEntry{Action: "management_key.revoked", TargetType: "management_key",
+			TargetID: k.ID.String(), OrgID: k.OrgID, WorkspaceID: k.WorkspaceID, Details: details}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

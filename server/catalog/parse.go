@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -553,6 +554,10 @@ func checkName(ps *problemList, id, name string, loc []any) {
 		ps.add(id, "missing", "is required", loc...)
 	case utf8.RuneCountInString(name) > maxNameLen:
 		ps.add(id, "string_too_long", fmt.Sprintf("is longer than %d characters", maxNameLen), loc...)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		// NUL cannot be stored at all, and other control characters
+		// forge or hide text where names are shown.
+		ps.add(id, "string_pattern_mismatch", "must not contain control characters", loc...)
 	}
 }
 

@@ -70,3 +70,12 @@ func (s *Store) DeleteProviderCredential(ctx context.Context, id uuid.UUID) erro
 	res, err := s.db.NewDelete().Model((*ProviderCredential)(nil)).Where("id = ?", id).Exec(ctx)
 	return affectedOne(res, err)
 }
+
+// CountCredentialsOnCatalogURL counts the credentials of a provider, at
+// every scope, that have no base URL of their own and so send their
+// secret to wherever the catalog says the provider is.
+func (s *Store) CountCredentialsOnCatalogURL(ctx context.Context, provider string) (int, error) {
+	n, err := s.db.NewSelect().Model((*ProviderCredential)(nil)).Where("provider = ?", provider).
+		Where("base_url IS NULL").Count(ctx)
+	return int(n), mapErr(err)
+}

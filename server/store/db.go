@@ -6,7 +6,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -27,16 +29,22 @@ import (
 // file gw.db inside dataDir (created if needed).
 func Open(ctx context.Context, databaseURL, dataDir string) (*bun.DB, error) {
 	var db *bun.DB
+	sqlitePath := "" // a database file, to keep private
 	switch {
 	case databaseURL == "":
 		if err := os.MkdirAll(dataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("create data dir: %w", err)
 		}
-		sqldb, err := sql.Open("sqlite", SQLiteDSN(filepath.Join(dataDir, "gw.db")))
+		path := filepath.Join(dataDir, "gw.db")
+		if err := createPrivate(path); err != nil {
+			return nil, err
+		}
+		sqldb, err := sql.Open("sqlite", SQLiteDSN(path))
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
 		db = bun.NewDB(sqldb, sqlitedialect.New())
+		sqlitePath = path
 	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
 		sqldb, err := sql.Open("pgx", databaseURL)
 		if err != nil {
@@ -48,6 +56,12 @@ func Open(ctx context.Context, databaseURL, dataDir string) (*bun.DB, error) {
 		path := strings.TrimPrefix(strings.TrimPrefix(databaseURL, "sqlite://"), "file:")
 		if i := strings.IndexByte(path, '?'); i >= 0 {
 			path = path[:i]
+		}
+		if path != "" && !strings.HasPrefix(path, ":memory:") && !strings.Contains(databaseURL, "mode=memory") {
+			if err := createPrivate(path); err != nil {
+				return nil, err
+			}
+			sqlitePath = path
 		}
 		sqldb, err := sql.Open("sqlite", SQLiteDSN(path))
 		if err != nil {
@@ -61,7 +75,44 @@ func Open(ctx context.Context, databaseURL, dataDir string) (*bun.DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to database: %w", redactErr(err, databaseURL))
 	}
+	if sqlitePath != "" {
+		// The database holds password hashes and sealed secrets: only its
+		// owner may read it. SQLite gives the -wal and -shm files the mode
+		// of the database file; those made before, or by an older gw, are
+		// tightened here.
+		for _, f := range []string{sqlitePath, sqlitePath + "-wal", sqlitePath + "-shm"} {
+			if err := os.Chmod(f, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				db.Close()
+				return nil, fmt.Errorf("restrict %s to its owner: %w", f, err)
+			}
+		}
+	}
 	return db, nil
+}
+
+// createPrivate creates an absent database file readable by its owner
+// only, so it is never, even for a moment, readable by others.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("create database file: %w", err)
+	}
+	return f.Close()
+}
+
+// LooseDataDir describes a data directory that others may enter or read
+// ("" when it is private or absent): gw serve warns about it at start.
+// gw does not change an existing directory's mode itself: it may be shared
+// on purpose, and the files in it are private regardless.
+func LooseDataDir(dir string) string {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return ""
+	}
+	if mode := fi.Mode().Perm(); mode&0o077 != 0 {
+		return fmt.Sprintf("data dir %s has mode %04o: others may list or read it; chmod 700 %s", dir, mode, dir)
+	}
+	return ""
 }
 
 // SQLiteDSN is the connection string for an embedded database file: foreign

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 )
 
 // CreateManagementKey inserts a key record.
@@ -84,4 +85,104 @@ func (s *Store) GetSessionByHash(ctx context.Context, hash string) (*Session, er
 func (s *Store) DeleteSession(ctx context.Context, id uuid.UUID) error {
 	_, err := s.db.NewDelete().Model((*Session)(nil)).Where("id = ?", id).Exec(ctx)
 	return mapErr(err)
+}
+
+// RevokeIssuedKeys revokes, at the given time, every active key issued by
+// one of parents or, in turn, by a key they issued (the parent_id tree),
+// and returns the keys it revoked. Inside the transaction that revokes the
+// parents, a key minted with a parent's rights cannot outlive it.
+func (s *Store) RevokeIssuedKeys(ctx context.Context, parents []uuid.UUID, at time.Time) ([]ManagementKey, error) {
+	var revoked []ManagementKey
+	seen := map[uuid.UUID]bool{}
+	frontier := parents
+	for len(frontier) > 0 {
+		for _, id := range frontier {
+			seen[id] = true
+		}
+		var children []ManagementKey
+		if err := s.db.NewSelect().Model(&children).Where("parent_id IN (?)", bun.In(frontier)).
+			OrderExpr("created_at ASC, id ASC").Scan(ctx); err != nil {
+			return nil, mapErr(err)
+		}
+		frontier = nil
+		for _, c := range children {
+			if seen[c.ID] {
+				continue
+			}
+			frontier = append(frontier, c.ID)
+			if c.RevokedAt != nil {
+				// Revoked already; what it issued is still walked.
+				continue
+			}
+			did, err := s.RevokeManagementKey(ctx, c.ID, at)
+			if err != nil {
+				return nil, err
+			}
+			if did {
+				c.RevokedAt, c.UpdatedAt = &at, at
+				revoked = append(revoked, c)
+			}
+		}
+	}
+	return revoked, nil
+}
+
+// ListUserSessions lists a user's unexpired sessions, newest first.
+func (s *Store) ListUserSessions(ctx context.Context, userID uuid.UUID, now time.Time) ([]Session, error) {
+	out := []Session{}
+	err := s.db.NewSelect().Model(&out).Where("user_id = ?", userID).Where("expires_at > ?", now).
+		OrderExpr("created_at DESC, id DESC").Scan(ctx)
+	return out, mapErr(err)
+}
+
+// DeleteUserSession ends one of a user's sessions; ErrNotFound when the
+// user has no such session.
+func (s *Store) DeleteUserSession(ctx context.Context, userID, id uuid.UUID) error {
+	res, err := s.db.NewDelete().Model((*Session)(nil)).Where("id = ?", id).Where("user_id = ?", userID).Exec(ctx)
+	return affectedOne(res, err)
+}
+
+// DeleteUserSessions ends every session of a user except keep (when set)
+// and reports how many ended.
+func (s *Store) DeleteUserSessions(ctx context.Context, userID uuid.UUID, keep *uuid.UUID) (int, error) {
+	q := s.db.NewDelete().Model((*Session)(nil)).Where("user_id = ?", userID)
+	if keep != nil {
+		q = q.Where("id <> ?", *keep)
+	}
+	res, err := q.Exec(ctx)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// UpdateUserPassword replaces a user's password hash.
+func (s *Store) UpdateUserPassword(ctx context.Context, id uuid.UUID, hash string, at time.Time) error {
+	res, err := s.db.NewUpdate().Model((*User)(nil)).Set("password_hash = ?", hash).Set("updated_at = ?", at).
+		Where("id = ?", id).Exec(ctx)
+	return affectedOne(res, err)
+}
+
+// SetUserDisabled disables (at set) or enables (at nil) an account.
+func (s *Store) SetUserDisabled(ctx context.Context, id uuid.UUID, at *time.Time, now time.Time) error {
+	res, err := s.db.NewUpdate().Model((*User)(nil)).Set("disabled_at = ?", at).Set("updated_at = ?", now).
+		Where("id = ?", id).Exec(ctx)
+	return affectedOne(res, err)
+}
+
+// RevokeUserKeys revokes every active management key of a user and
+// returns their ids.
+func (s *Store) RevokeUserKeys(ctx context.Context, userID uuid.UUID, at time.Time) ([]uuid.UUID, error) {
+	var ids []uuid.UUID
+	if err := s.db.NewSelect().Model((*ManagementKey)(nil)).Column("id").Where("user_id = ?", userID).
+		Where("revoked_at IS NULL").Scan(ctx, &ids); err != nil {
+		return nil, mapErr(err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	_, err := s.db.NewUpdate().Model((*ManagementKey)(nil)).Set("revoked_at = ?", at).Set("updated_at = ?", at).
+		Where("id IN (?)", bun.In(ids)).Where("revoked_at IS NULL").Exec(ctx)
+	return ids, mapErr(err)
 }

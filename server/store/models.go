@@ -108,8 +108,10 @@ type User struct {
 	ServiceAccount bool       `bun:"service_account"`
 	ManagingOrgID  *uuid.UUID `bun:"managing_org_id,type:uuid"`
 	DeletedAt      *time.Time `bun:"deleted_at"`
-	CreatedAt      time.Time  `bun:"created_at"`
-	UpdatedAt      time.Time  `bun:"updated_at"`
+	// DisabledAt is set while an instance admin has disabled the account.
+	DisabledAt *time.Time `bun:"disabled_at"`
+	CreatedAt  time.Time  `bun:"created_at"`
+	UpdatedAt  time.Time  `bun:"updated_at"`
 }
 
 // Membership places a user in an organization.
@@ -176,8 +178,12 @@ type Session struct {
 	ID        uuid.UUID `bun:"id,pk,type:uuid"`
 	UserID    uuid.UUID `bun:"user_id,type:uuid"`
 	TokenHash string    `bun:"token_hash"`
-	CreatedAt time.Time `bun:"created_at"`
-	ExpiresAt time.Time `bun:"expires_at"`
+	// UserAgent and ClientAddress are as the session was started, shown
+	// when a person lists their sessions.
+	UserAgent     string    `bun:"user_agent"`
+	ClientAddress string    `bun:"client_address"`
+	CreatedAt     time.Time `bun:"created_at"`
+	ExpiresAt     time.Time `bun:"expires_at"`
 }
 
 // Invitation asks someone, by email, to join an organization.

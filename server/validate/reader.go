@@ -88,6 +88,10 @@ type StringRule struct {
 	// Secret keeps the value out of the issue's input: a 422 must not echo
 	// a password or an API key back.
 	Secret bool
+	// NoControl refuses control characters (tabs, newlines, escapes):
+	// names and labels are shown on one line, in tables and terminals,
+	// where such characters hide or forge text.
+	NoControl bool
 }
 
 // String checks that v is a string within the rule.
@@ -101,6 +105,18 @@ func String(v any, loc Loc, r StringRule, errs *Errors) (string, bool) {
 	input := any(s)
 	if r.Secret {
 		input = nil
+	}
+	// Names (and emails) refuse control characters, NUL included; other
+	// strings from the API have passed RefuseNUL with their body.
+	var ctl Errors
+	if r.NoControl && !ControlIssue(s, loc, false, &ctl) {
+		for _, is := range ctl.issues {
+			if r.Secret {
+				is.Input = nil
+			}
+			errs.issues = append(errs.issues, is)
+		}
+		return s, false
 	}
 	switch {
 	case n < r.Min:

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 )
 
 // Issue is one validation problem.
@@ -132,6 +133,65 @@ func ParseJSON(data []byte, root Loc) (any, error) {
 		return nil, jsonInvalid(root, err, dec.InputOffset())
 	}
 	return v, nil
+}
+
+// RefuseNUL reports every string, and every member name, in a tree from
+// ParseJSON that holds U+0000. No text column of PostgreSQL can hold one
+// (a 500 otherwise) and no field of the API has a use for one, so the API
+// refuses it in any request body, naming each place. The policy language
+// itself (a pure parser, with its schema) leaves the question to its
+// callers.
+func RefuseNUL(v any, root Loc) error {
+	var errs Errors
+	refuseNUL(v, root, &errs)
+	return errs.Err()
+}
+
+func refuseNUL(v any, loc Loc, errs *Errors) {
+	switch t := v.(type) {
+	case string:
+		if strings.IndexByte(t, 0) >= 0 {
+			errs.Add(loc, nulType, nulMsg, nil, nil)
+		}
+	case []any:
+		for i, el := range t {
+			refuseNUL(el, loc.With(i), errs)
+		}
+	case map[string]any:
+		for k, el := range t {
+			if strings.IndexByte(k, 0) >= 0 {
+				// The name itself cannot be echoed into a location
+				// safely; the object's location names the place.
+				errs.Add(loc, nulType, "Value error, a member name must not contain the NUL character (\\u0000)", nil, nil)
+				continue
+			}
+			refuseNUL(el, loc.With(k), errs)
+		}
+	}
+}
+
+const (
+	nulType = "string_pattern_mismatch"
+	nulMsg  = "String should not contain the NUL character (\\u0000)"
+	ctlMsg  = "String should not contain control characters"
+)
+
+// ControlIssue checks a string from outside JSON (a path segment, a query
+// value, a form field): NUL is never allowed, other control characters
+// only where allowControl says so. It reports at loc and returns false on a
+// problem.
+func ControlIssue(s string, loc Loc, allowControl bool, errs *Errors) bool {
+	for _, r := range s {
+		switch {
+		case r == 0:
+			errs.Add(loc, nulType, nulMsg, nil, map[string]any{"pattern": "[^\\x00]"})
+			return false
+		case !allowControl && unicode.IsControl(r):
+			errs.Add(loc, nulType, ctlMsg, s, map[string]any{"pattern": "[^\\p{Cc}]"})
+			return false
+		}
+	}
+	return true
 }
 
 func jsonInvalid(root Loc, err error, offset int64) error {
