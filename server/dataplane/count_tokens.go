@@ -3,8 +3,6 @@ package dataplane
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -33,6 +31,7 @@ const bytesPerToken = 4
 // themselves; for other models gw estimates from the request's size.
 func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	d := messagesDialect{}
+	p.limitBodyTime(w)
 	id := uuid.New()
 	requestID := setRequestID(w, r, id)
 	key, refusal := p.authenticate(r)
@@ -53,14 +52,8 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	if !admitted {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.inference.maxBody))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			d.refuse(w, errBodyTooLarge(tooLarge.Limit))
-			return
-		}
-		d.refuse(w, invalidRequest("", "invalid_body", "The request body could not be read."))
+	body := p.readBody(w, r, d)
+	if body == nil {
 		return
 	}
 	var members map[string]json.RawMessage

@@ -39,18 +39,22 @@ type inferenceConfig struct {
 	upstreams *providers.Set
 	timeout   time.Duration
 	maxBody   int64
+	bodyRead  time.Duration
 	log       *slog.Logger
 	metrics   *telemetry.Metrics
 }
 
 func newInferenceConfig(opts Options) inferenceConfig {
 	c := inferenceConfig{keyring: opts.Keyring, usage: opts.Usage, upstreams: opts.Upstreams,
-		timeout: opts.UpstreamTimeout, maxBody: opts.MaxRequestBytes, log: opts.Logger, metrics: opts.Metrics}
+		timeout: opts.UpstreamTimeout, maxBody: opts.MaxRequestBytes, bodyRead: opts.BodyReadTimeout, log: opts.Logger, metrics: opts.Metrics}
 	if c.upstreams == nil {
 		c.upstreams = providers.NewSet(nil)
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultUpstreamTimeout
+	}
+	if c.bodyRead <= 0 {
+		c.bodyRead = DefaultBodyReadTimeout
 	}
 	if c.maxBody <= 0 {
 		c.maxBody = DefaultMaxRequestBytes
@@ -91,6 +95,7 @@ func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect
 	// Counted and logged once the handler returns, however it ends.
 	mw := &meteredWriter{ResponseWriter: w}
 	w = mw
+	p.limitBodyTime(w)
 	id := uuid.New()
 	requestID := setRequestID(w, r, id)
 	var x *exchange
@@ -210,14 +215,8 @@ type route struct {
 }
 
 func (x *exchange) serve() {
-	body, err := io.ReadAll(http.MaxBytesReader(x.w, x.r.Body, x.p.inference.maxBody))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			x.d.refuse(x.w, errBodyTooLarge(tooLarge.Limit))
-			return
-		}
-		x.d.refuse(x.w, invalidRequest("", "invalid_body", "The request body could not be read."))
+	body := x.p.readBody(x.w, x.r, x.d)
+	if body == nil {
 		return
 	}
 	req, native, translateErr, err := x.d.parse(body)

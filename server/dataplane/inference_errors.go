@@ -2,8 +2,11 @@ package dataplane
 
 import (
 	"errors"
+	"io"
 	"net/http"
+	"os"
 	"strconv"
+	"time"
 
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/providers"
@@ -144,4 +147,49 @@ func streamErrorData(model string, f *providers.Error) []byte {
 	return mustJSON(struct {
 		Error apiError `json:"error"`
 	}{e})
+}
+
+// DefaultBodyReadTimeout bounds how long an inference body may take to
+// arrive (32 MiB at ~1 MiB/s): a caller that trickles bytes holds a
+// connection no longer than that, where the server's own read timeout is
+// minutes.
+const DefaultBodyReadTimeout = 30 * time.Second
+
+var errBodyTimeout = errorResponse(http.StatusRequestTimeout, apiError{
+	Message: "The request body did not arrive in time.", Type: typeInvalidRequest, Code: ref("request_timeout"),
+})
+
+// limitBodyTime gives the request's body its read deadline, from the
+// start: a request refused before its body is read (a bad key, a rate
+// limit) still has its body drained by net/http before the answer, and
+// that drain must not outlast the deadline either. Not every writer
+// reaches a connection (tests' recorders): then the server's read timeout
+// is the bound.
+func (p *Plane) limitBodyTime(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(p.inference.bodyRead))
+}
+
+// readBody reads an inference body within its size limit and the read
+// deadline limitBodyTime set, or answers the refusal in the dialect and
+// returns nil.
+func (p *Plane) readBody(w http.ResponseWriter, r *http.Request, d dialect) []byte {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.inference.maxBody))
+	if err == nil {
+		// A stream may take long to answer; the body is in.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		return body
+	}
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		d.refuse(w, errBodyTooLarge(tooLarge.Limit))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The rest of the body is not waited for: the connection closes
+		// after the answer.
+		w.Header().Set("Connection", "close")
+		d.refuse(w, errBodyTimeout)
+	default:
+		d.refuse(w, invalidRequest("", "invalid_body", "The request body could not be read."))
+	}
+	return nil
 }

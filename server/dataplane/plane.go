@@ -49,6 +49,9 @@ type Options struct {
 	// MaxRequestBytes bounds a chat completion's body
 	// (DefaultMaxRequestBytes when 0).
 	MaxRequestBytes int64
+	// BodyReadTimeout bounds how long a body may take to arrive
+	// (DefaultBodyReadTimeout when 0).
+	BodyReadTimeout time.Duration
 	// Logger receives upstream failures and fallbacks; never a secret.
 	Logger *slog.Logger
 	// Budgets grants budget leases; without it a request that a budget
