@@ -216,8 +216,14 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 			})
 		})
 	}
-	apiServer, err := api.New(ctx, st, api.Options{PublicURL: s.cfg.PublicURL, SignupDisabled: s.cfg.DisableSignup, Logger: s.log,
-		Version: s.cfg.Version, Keyring: s.cfg.Keyring, Bundles: bundles})
+	apiOpts := api.Options{PublicURL: s.cfg.PublicURL, SignupDisabled: s.cfg.DisableSignup, Logger: s.log,
+		Version: s.cfg.Version, Keyring: s.cfg.Keyring, Bundles: bundles}
+	if plane != nil {
+		// The Workspace Playground runs on the data plane in process; role
+		// control-plane answers its routes 503.
+		apiOpts.Playground = plane
+	}
+	apiServer, err := api.New(ctx, st, apiOpts)
 	if err != nil {
 		return err
 	}

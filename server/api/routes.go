@@ -24,6 +24,7 @@ func (s *Server) allRoutes() []*Route {
 		s.usageRoutes(),
 		s.dataPlaneRoutes(),
 		s.budgetRoutes(),
+		s.playgroundRoutes(),
 	} {
 		all = append(all, group...)
 	}
