@@ -71,6 +71,24 @@ func TestServeFlags(t *testing.T) {
 			}},
 		{name: "data plane needs its control plane", args: []string{"--role", "data-plane"}, wantErr: "--control-plane-url"},
 		{name: "unknown role", args: []string{"--role", "edge"}, wantErr: "--role must be"},
+		{name: "cors off by default", check: func(t *testing.T, o *ServeOptions) {
+			if len(o.CORSOrigins) != 0 {
+				t.Errorf("cors origins %v", o.CORSOrigins)
+			}
+		}},
+		{name: "cors flag", args: []string{"--cors-origins", "https://app.example.com,http://localhost:3000/"},
+			check: func(t *testing.T, o *ServeOptions) {
+				if strings.Join(o.CORSOrigins, " ") != "https://app.example.com http://localhost:3000" {
+					t.Errorf("cors origins %v", o.CORSOrigins)
+				}
+			}},
+		{name: "cors env", env: map[string]string{"GW_CORS_ORIGINS": "https://a.example, https://B.example"},
+			check: func(t *testing.T, o *ServeOptions) {
+				if strings.Join(o.CORSOrigins, " ") != "https://a.example https://b.example" {
+					t.Errorf("cors origins %v", o.CORSOrigins)
+				}
+			}},
+		{name: "cors origin with a path", args: []string{"--cors-origins", "https://a.example/app"}, wantErr: "--cors-origins"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

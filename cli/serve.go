@@ -17,6 +17,7 @@ import (
 
 	"github.com/gw-gateway/gw/server"
 	"github.com/gw-gateway/gw/server/backend"
+	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/store"
 )
 
@@ -45,6 +46,8 @@ type ServeOptions struct {
 	HeartbeatInterval time.Duration
 	// BundleRefreshInterval paces the control plane's reconciliation.
 	BundleRefreshInterval time.Duration
+	// CORSOrigins may call /inf/v1 from a browser; none: CORS is off.
+	CORSOrigins []string
 }
 
 // NewCmdServe builds `gw serve`.
@@ -87,6 +90,9 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 				HeartbeatInterval:     v.GetDuration("heartbeat-interval"),
 				BundleRefreshInterval: v.GetDuration("bundle-refresh-interval"),
 			}
+			if opts.CORSOrigins, err = dataplane.ParseCORSOrigins(v.GetStringSlice("cors-origins")); err != nil {
+				return usageError{fmt.Errorf("--cors-origins: %w", err)}
+			}
 			if err := checkRole(opts); err != nil {
 				return err
 			}
@@ -125,6 +131,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 	fl.String("data-plane-id", "", "data-plane role: name in heartbeats and enrollment (default: host name and a random suffix, kept in the state dir) [GW_DATA_PLANE_ID]")
 	fl.Duration("poll-interval", 5*time.Second, "data-plane role: how often to poll bundles [GW_POLL_INTERVAL]")
 	fl.Duration("heartbeat-interval", 10*time.Second, "data-plane role: how often to send a heartbeat [GW_HEARTBEAT_INTERVAL]")
+	fl.StringSlice("cors-origins", nil, "web origins (scheme://host[:port], or *) allowed to call /inf/v1 from a browser; preflights are answered without a key, requests still need one; empty: CORS off [GW_CORS_ORIGINS]")
 	fl.Duration("bundle-refresh-interval", 15*time.Second, "how often the control plane recompiles bundles to catch missed changes [GW_BUNDLE_REFRESH_INTERVAL]")
 	return cmd
 }
@@ -187,7 +194,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		ControlPlaneURL:       opts.ControlPlaneURL, Token: opts.Token, BundlePublicKey: opts.BundlePublicKey,
 		DataPlaneID: opts.DataPlaneID, StateDir: filepath.Join(opts.DataDir, "dataplane"),
 		PollInterval: opts.PollInterval, HeartbeatInterval: opts.HeartbeatInterval,
-		ShutdownTimeout: opts.ShutdownTimeout,
+		ShutdownTimeout: opts.ShutdownTimeout, CORSOrigins: opts.CORSOrigins,
 	}
 	if opts.BootstrapEmail != "" {
 		pw, err := os.ReadFile(opts.BootstrapPasswordFile)

@@ -91,6 +91,10 @@ type Config struct {
 	// MetricsListener, when set, serves /metrics (and /healthz, /readyz)
 	// apart from the public listener; Run owns it.
 	MetricsListener net.Listener
+
+	// CORSOrigins are the web origins allowed to call /inf/v1 from a
+	// browser (dataplane.ParseCORSOrigins); none: CORS is off.
+	CORSOrigins []string
 }
 
 // Server is an assembled gw serve.
@@ -216,8 +220,14 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 			})
 		})
 	}
-	apiServer, err := api.New(ctx, st, api.Options{PublicURL: s.cfg.PublicURL, SignupDisabled: s.cfg.DisableSignup, Logger: s.log,
-		Version: s.cfg.Version, Keyring: s.cfg.Keyring, Bundles: bundles})
+	apiOpts := api.Options{PublicURL: s.cfg.PublicURL, SignupDisabled: s.cfg.DisableSignup, Logger: s.log,
+		Version: s.cfg.Version, Keyring: s.cfg.Keyring, Bundles: bundles}
+	if plane != nil {
+		// The Workspace Playground runs on the data plane in process; role
+		// control-plane answers its routes 503.
+		apiOpts.Playground = plane
+	}
+	apiServer, err := api.New(ctx, st, apiOpts)
 	if err != nil {
 		return err
 	}
@@ -253,7 +263,7 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 	mux.Handle("/api/v1/", apiServer)
 	if plane != nil {
 		plane.MarkReady()
-		mux.Handle("/inf/v1/", plane)
+		mux.Handle("/inf/v1/", dataplane.NewCORS(s.cfg.CORSOrigins, plane))
 	}
 	// Everything else is the browser pages (setup, sign-in, CLI approval).
 	mux.Handle("/", web.Handler(s.log, apiServer.SetupDone))
@@ -359,7 +369,7 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 	s.loops = append(s.loops, remote.Run)
 	s.log.Info("data plane", "id", id, "control_plane", s.cfg.ControlPlaneURL)
 	mux := http.NewServeMux()
-	mux.Handle("/inf/v1/", plane)
+	mux.Handle("/inf/v1/", dataplane.NewCORS(s.cfg.CORSOrigins, plane))
 	s.handleHealth(mux)
 	s.handler = mux
 	return nil

@@ -173,6 +173,8 @@ func responses(rt *Route, ref func(any) map[string]any) map[string]any {
 				"data": map[string]any{"type": "array", "items": data},
 				"page": ref(wire.PageRef{}),
 			}}
+	} else if rt.Raw {
+		body = data
 	} else {
 		body = map[string]any{"type": "object", "additionalProperties": false, "required": []string{"data"},
 			"properties": map[string]any{"data": data}}
@@ -198,8 +200,18 @@ func responses(rt *Route, ref func(any) map[string]any) map[string]any {
 	if strings.Contains(rt.Path, "{") {
 		out["404"] = errBody("Not found.")
 	}
-	if rt.Method != "GET" {
+	if rt.Method != "GET" && !rt.Raw {
 		out["409"] = errBody("Conflicts with the current state.")
+	}
+	if rt.Raw {
+		// The data plane answers: its errors are in OpenAI's shape, and a
+		// streamed answer is an event stream.
+		out["200"] = map[string]any{"description": "The model's answer, not enveloped: a chat.completion, or with stream true a text/event-stream of chat.completion.chunk events ending with [DONE]. Errors after admission (policy 403, rate limit 429, upstream 502…) are the data plane's, in OpenAI's error shape.",
+			"content": map[string]any{"application/json": map[string]any{"schema": body},
+				"text/event-stream": map[string]any{"schema": map[string]any{"type": "string"}}}}
+	}
+	if rt.DataPlane {
+		out["503"] = errBody("No data plane runs in this process (role control-plane), or it has not loaded the workspace's configuration yet.")
 	}
 	return out
 }

@@ -61,7 +61,14 @@ type Route struct {
 	// organization's for an instance route: the catalog, platform
 	// credentials).
 	RefreshesBundles bool
-	Handle           func(*Request) (any, error)
+	// Raw: the handler writes its answer itself, not enveloped (the
+	// playground's chat completion is the model's answer, in the data
+	// plane's shape); Result documents it.
+	Raw bool
+	// DataPlane: the route needs the data plane in process, and answers
+	// 503 on a server without one.
+	DataPlane bool
+	Handle    func(*Request) (any, error)
 }
 
 // DocPath is the route's path as the OpenAPI document and docs/api.md show
@@ -141,6 +148,9 @@ func (s *Server) handler(rt *Route) http.Handler {
 		}
 		if rt.RefreshesBundles {
 			s.refreshBundles(req)
+		}
+		if _, ok := result.(answered); ok {
+			return
 		}
 		if _, ok := result.(notModified); ok {
 			w.WriteHeader(http.StatusNotModified)

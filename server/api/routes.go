@@ -25,6 +25,7 @@ func (s *Server) allRoutes() []*Route {
 		s.usageRoutes(),
 		s.dataPlaneRoutes(),
 		s.budgetRoutes(),
+		s.playgroundRoutes(),
 	} {
 		all = append(all, group...)
 	}

@@ -38,6 +38,9 @@ type Options struct {
 	// Bundles recompiles and admits organizations' bundles after changes;
 	// nil when no data plane is attached.
 	Bundles BundleRefresher
+	// Playground is the data plane in process (role all), which the
+	// Workspace Playground runs on; nil answers its routes 503.
+	Playground Playground
 }
 
 // BundleRefresher recompiles an organization's bundle and hands it to the

@@ -42,7 +42,8 @@ func buildAdmitted(b *bundle.Body, hash string) (*admitted, error) {
 			keys[k.TokenHash] = ak
 		}
 	}
-	return &admitted{orgID: b.OrgID, version: b.Version, hash: hash, keys: keys, compiledAt: b.CompiledAt}, nil
+	return &admitted{orgID: b.OrgID, version: b.Version, hash: hash, keys: keys, compiledAt: b.CompiledAt,
+		playground: newPlaygroundOrg(b, models, available, verdicts, routes)}, nil
 }
 
 // keyGroup is the keys of one workspace to which the same policies apply;
@@ -85,27 +86,7 @@ type workspaceTargets struct {
 // as policy.Evaluate decides it: workspace covers every key, selected_users
 // the keys whose owner is listed, selected_keys the keys whose id is listed.
 func groupKeys(b *bundle.Body) []*keyGroup {
-	targets := map[uuid.UUID]*workspaceTargets{}
-	for i, p := range b.Policies {
-		t := targets[p.WorkspaceID]
-		if t == nil {
-			t = &workspaceTargets{byOwner: map[uuid.UUID][]int{}, byKeyID: map[string][]int{}}
-			targets[p.WorkspaceID] = t
-		}
-		switch target := p.Definition.Target; target.Kind {
-		case policy.TargetWorkspace:
-			t.everyKey = append(t.everyKey, i)
-		case policy.TargetSelectedUsers:
-			for _, u := range target.UserIDs {
-				t.byOwner[u] = append(t.byOwner[u], i)
-			}
-		case policy.TargetSelectedKeys:
-			for _, k := range target.KeyIDs {
-				t.byKeyID[k] = append(t.byKeyID[k], i)
-			}
-		}
-	}
-
+	targets := policyTargets(b)
 	byKey := map[string]*keyGroup{}
 	var groups []*keyGroup
 	var applicable []int
@@ -133,4 +114,29 @@ func groupKeys(b *bundle.Body) []*keyGroup {
 		g.keys = append(g.keys, k)
 	}
 	return groups
+}
+
+// policyTargets indexes each workspace's policies by what they target.
+func policyTargets(b *bundle.Body) map[uuid.UUID]*workspaceTargets {
+	targets := map[uuid.UUID]*workspaceTargets{}
+	for i, p := range b.Policies {
+		t := targets[p.WorkspaceID]
+		if t == nil {
+			t = &workspaceTargets{byOwner: map[uuid.UUID][]int{}, byKeyID: map[string][]int{}}
+			targets[p.WorkspaceID] = t
+		}
+		switch target := p.Definition.Target; target.Kind {
+		case policy.TargetWorkspace:
+			t.everyKey = append(t.everyKey, i)
+		case policy.TargetSelectedUsers:
+			for _, u := range target.UserIDs {
+				t.byOwner[u] = append(t.byOwner[u], i)
+			}
+		case policy.TargetSelectedKeys:
+			for _, k := range target.KeyIDs {
+				t.byKeyID[k] = append(t.byKeyID[k], i)
+			}
+		}
+	}
+	return targets
 }

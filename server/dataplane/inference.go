@@ -498,6 +498,9 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	x.finish(outcome{status: statusOK, model: m, cred: rt.cred, usage: c.Usage})
 	x.setAttemptHeaders(m)
 	h := x.w.Header()
+	if x.caller != nil {
+		h["X-Gw-Cost-Usd"] = []string{x.costUSD}
+	}
 	h["Content-Type"] = contentTypeJSON
 	h["Cache-Control"] = noStore
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
@@ -581,6 +584,7 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 			o.usage = s.Usage()
 			x.finish(o)
 			if !callerGone {
+				x.streamCost(out)
 				_ = out.end(o.usage)
 			}
 			return nil

@@ -27,6 +27,9 @@ type admitted struct {
 	keys    map[string]*admittedKey
 	// compiledAt dates the bundle, for the bundle age gauge.
 	compiledAt time.Time
+	// playground decides what a management principal may try in each
+	// workspace (playground.go).
+	playground *playgroundOrg
 }
 
 // admittedKey is an inference key as a discovery request needs it.

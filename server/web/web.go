@@ -1,5 +1,5 @@
 // Package web serves gw's few browser pages (first-run setup, sign-in,
-// sign-up and CLI approval) from embedded templates with no external
+// sign-up, CLI approval and the playground) from embedded templates with no external
 // assets. Pages only render; every action is a call to /api/v1 from the
 // page, which sends X-Requested-With like any browser client must. Forms
 // that carry a password say method="post" so that, should the script fail,
@@ -23,7 +23,7 @@ var files embed.FS
 var pages = map[string]*template.Template{}
 
 func init() {
-	for _, name := range []string{"index", "setup", "signin", "signup", "authorize"} {
+	for _, name := range []string{"index", "setup", "signin", "signup", "authorize", "playground"} {
 		pages[name] = template.Must(template.ParseFS(files, "templates/layout.html", "templates/"+name+".html"))
 	}
 }
@@ -59,6 +59,16 @@ func Handler(log *slog.Logger, state SetupState) http.Handler {
 		render(w, log, "signup", map[string]any{"Title": "Create an account", "Next": next, "SigninURL": withNext("/signin", next)})
 	})
 	mux.HandleFunc("GET /cli/authorize", authorizePage(log))
+	mux.HandleFunc("GET /playground", func(w http.ResponseWriter, r *http.Request) {
+		// As for approval: no session cookie, straight to sign-in and back;
+		// a stale one is caught by the page's first API call.
+		signin := withNext("/signin", r.URL.RequestURI())
+		if c, err := r.Cookie(sessionCookie); err != nil || c.Value == "" {
+			http.Redirect(w, r, signin, http.StatusSeeOther)
+			return
+		}
+		render(w, log, "playground", map[string]any{"Title": "Playground", "SigninURL": signin})
+	})
 	return mux
 }
 

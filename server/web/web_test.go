@@ -273,3 +273,27 @@ func TestPageScriptsParse(t *testing.T) {
 		}
 	}
 }
+
+func TestPlaygroundPage(t *testing.T) {
+	h := testHandler()
+	rec := get(t, h, "/playground", false)
+	if loc := rec.Header().Get("Location"); rec.Code != http.StatusSeeOther || loc != "/signin?next=%2Fplayground" {
+		t.Fatalf("signed out: %d %q", rec.Code, loc)
+	}
+	rec = get(t, h, "/playground", true)
+	if rec.Code != 200 {
+		t.Fatalf("status %d", rec.Code)
+	}
+	checkSecurityHeaders(t, rec)
+	body := rec.Body.String()
+	checkPageBasics(t, body)
+	for _, want := range []string{
+		`<select id="org"`, `<select id="workspace"`, `<select id="model"`,
+		`"/playground"`, `"/chat/completions"`, `stream_options: {include_usage: true}`,
+		`": gw-cost-usd "`, `data-signin="/signin?next=%2Fplayground"`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("playground page lacks %s", want)
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server/providers/providerstest"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// TestNodeClients runs e2e/node/clients.mjs, which drives gw serve with the
+// openai and @anthropic-ai/sdk npm packages, unchanged: chat completions,
+// responses and messages (each whole and streamed) and embeddings, against
+// fake OpenAI and Anthropic upstreams. It needs node and the packages
+// installed in e2e/node (npm ci there; .ci/run does it): without them it
+// is skipped, unless GW_TEST_REQUIRE_NODE is set, as in CI.
+func TestNodeClients(t *testing.T) {
+	dir, err := filepath.Abs("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := exec.LookPath("node")
+	missing := ""
+	switch {
+	case err != nil:
+		missing = "node is not installed"
+	default:
+		for _, pkg := range []string{"openai", "@anthropic-ai/sdk"} {
+			if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
+				missing = pkg + " is not installed in e2e/node (run npm ci there)"
+			}
+		}
+	}
+	if missing != "" {
+		if os.Getenv("GW_TEST_REQUIRE_NODE") != "" {
+			t.Fatal(missing + ", and GW_TEST_REQUIRE_NODE is set")
+		}
+		t.Skip(missing)
+	}
+
+	ctx := context.Background()
+	srv := startServe(t, "GW_DATA_DIR="+t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_node")
+	anon, _ := client.New(client.Options{Server: srv.URL})
+	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_node", Email: "ops@example.com", Password: "a long passphrase"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _ := client.New(client.Options{Server: srv.URL, Token: boot.ManagementKey.Token})
+	reply := providerstest.Reply{Text: "hello from upstream", Usage: providerstest.Usage{Input: 12, Output: 5}}
+	oai := providerstest.NewOpenAI(t, "sk-upstream-node-openai")
+	oai.SetDefault(reply)
+	ant := providerstest.NewAnthropic(t, "sk-upstream-node-anthropic")
+	ant.SetDefault(reply)
+	for _, c := range []wire.ProviderCredentialCreate{
+		{Provider: "openai", Label: "fake", Secret: oai.Key, BaseURL: oai.BaseURL()},
+		{Provider: "anthropic", Label: "fake", Secret: ant.Key, BaseURL: ant.BaseURL()},
+	} {
+		if _, err := owner.CreateCredential(ctx, client.WorkspaceScope("default", "default"), c); err != nil {
+			t.Fatalf("credential %s: %v", c.Provider, err)
+		}
+	}
+	ik, err := owner.CreateInferenceKey(ctx, "default", "default", wire.InferenceKeyCreate{Name: "node"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	runCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, node, "clients.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GW_INF_BASE="+srv.URL+"/inf", "GW_INF_KEY="+ik.Token)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node clients.mjs: %v\n%s\ngw serve:\n%s", err, out, srv.logs)
+	}
+	if !strings.Contains(string(out), `{"ok":true`) {
+		t.Fatalf("node clients.mjs printed no summary:\n%s", out)
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
+	// Every request reached the usage report: 2 chat, 2 responses, 1
+	// embeddings, 4 messages; the two refused keys leave no event.
+	waitFor(t, "the Node clients' usage events", func() bool {
+		r, err := owner.UsageReport(ctx, "default", client.UsageQuery{Period: "today"})
+		return err == nil && r.Totals.Requests == 9
+	})
+}
