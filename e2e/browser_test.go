@@ -158,38 +158,7 @@ func TestBrowserLogin(t *testing.T) {
 	verify := login.verificationURL(t)
 	code := regexp.MustCompile(`code=([A-Z]{4}-[A-Z]{4})`).FindStringSubmatch(verify)[1]
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(900, 1000),
-	)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	defer cancelBrowser()
-	// The first run starts the browser, and the browser lives as long as
-	// that run's context; later steps each get their own deadline.
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(browser, 30*time.Second)
-		defer cancel()
-		if err := chromedp.Do(sctx, actions...); err != nil {
-			// Say what the page showed: a timeout alone explains nothing.
-			page, _ := chromedp.Run(browser, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
-			t.Fatalf("%s: %v\npage:\n%s", name, err, page)
-		}
-	}
+	browser, step := headless(t, ctx, chromium, 900)
 	text := func(id string) string {
 		t.Helper()
 		s, err := chromedp.Run(browser, chromedp.Text(chromedp.ID(id)))
@@ -381,4 +350,43 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", path)
+}
+
+// headless starts Chromium for a test and returns its context and a step
+// runner: each step gets its own deadline, and a failing one reports what
+// the page showed (a timeout alone explains nothing).
+func headless(t *testing.T, ctx context.Context, chromium string, width int) (context.Context, func(string, ...chromedp.Action[chromedp.Void])) {
+	t.Helper()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromium),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, 1000),
+	)
+	t.Cleanup(cancelAlloc)
+	browser, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(cancelBrowser)
+	// The first run starts the browser, and the browser lives as long as
+	// that run's context; later steps each get their own deadline.
+	if err := chromedp.Do(browser); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(browser, 30*time.Second)
+		defer cancel()
+		if err := chromedp.Do(sctx, actions...); err != nil {
+			page, _ := chromedp.Run(browser, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
+			t.Fatalf("%s: %v\npage:\n%s", name, err, page)
+		}
+	}
+	return browser, step
 }

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -42,35 +41,7 @@ func TestBrowserPlayground(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1000, 1000),
-	)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	defer cancelBrowser()
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(browser, 30*time.Second)
-		defer cancel()
-		if err := chromedp.Do(sctx, actions...); err != nil {
-			page, _ := chromedp.Run(browser, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
-			t.Fatalf("%s: %v\npage:\n%s", name, err, page)
-		}
-	}
+	browser, step := headless(t, ctx, chromium, 1000)
 	eval := func(expr string) string {
 		t.Helper()
 		v, err := chromedp.Run(browser, chromedp.Evaluate[string](expr))

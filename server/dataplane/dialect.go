@@ -174,3 +174,39 @@ func sortedStrings(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// chunkTranslator turns chat chunks into a dialect's stream events.
+type chunkTranslator interface {
+	Chunk(raw []byte) ([][]byte, error)
+	End(u providers.Usage) [][]byte
+}
+
+// translatedStream is the part of a named-event stream (Messages,
+// Responses) that does not depend on the dialect: a native upstream's
+// events relayed as they come, or chat chunks translated. A dialect adds
+// its own fail.
+type translatedStream struct {
+	out       *namedEvents
+	translate chunkTranslator // nil: the upstream speaks the dialect
+}
+
+func (s *translatedStream) chunk(data []byte, _ bool) error {
+	if s.translate == nil {
+		return s.out.event(data)
+	}
+	events, err := s.translate.Chunk(data)
+	if err != nil {
+		// A chunk that cannot be translated is skipped; the usage and the
+		// stream's end still come from the rest.
+		return nil
+	}
+	return s.out.events(events)
+}
+
+func (s *translatedStream) end(u providers.Usage) error {
+	if s.translate == nil {
+		// The upstream's own terminal event was relayed already.
+		return nil
+	}
+	return s.out.events(s.translate.End(u))
+}

@@ -121,7 +121,7 @@ func (messagesDialect) answer(c *providers.Completion, native bool, model string
 }
 
 func (messagesDialect) startStream(w http.ResponseWriter, native bool, model string) streamOut {
-	s := &messagesStream{out: startNamedEvents(w)}
+	s := &messagesStream{translatedStream{out: startNamedEvents(w)}}
 	if !native {
 		s.translate = &providers.MessagesStream{Model: model}
 	}
@@ -130,29 +130,7 @@ func (messagesDialect) startStream(w http.ResponseWriter, native bool, model str
 
 // messagesStream writes a Messages event stream: a native upstream's
 // events as they come, or the translation of chat chunks.
-type messagesStream struct {
-	out       *namedEvents
-	translate *providers.MessagesStream
-}
-
-func (s *messagesStream) chunk(data []byte, _ bool) error {
-	if s.translate == nil {
-		return s.out.event(data)
-	}
-	events, err := s.translate.Chunk(data)
-	if err != nil {
-		return nil
-	}
-	return s.out.events(events)
-}
-
-func (s *messagesStream) end(u providers.Usage) error {
-	if s.translate == nil {
-		// The upstream's message_stop was relayed already.
-		return nil
-	}
-	return s.out.events(s.translate.End(u))
-}
+type messagesStream struct{ translatedStream }
 
 func (s *messagesStream) fail(model string, f *providers.Error) error {
 	status, e := upstreamError(model, f)

@@ -46,36 +46,14 @@ func (responsesDialect) answer(c *providers.Completion, native bool, model strin
 }
 
 func (responsesDialect) startStream(w http.ResponseWriter, native bool, model string) streamOut {
-	s := &responsesStream{out: startNamedEvents(w)}
+	s := &responsesStream{translatedStream{out: startNamedEvents(w)}}
 	if !native {
 		s.translate = &providers.ResponsesStream{Model: model}
 	}
 	return s
 }
 
-type responsesStream struct {
-	out       *namedEvents
-	translate *providers.ResponsesStream
-}
-
-func (s *responsesStream) chunk(data []byte, _ bool) error {
-	if s.translate == nil {
-		return s.out.event(data)
-	}
-	events, err := s.translate.Chunk(data)
-	if err != nil {
-		return nil
-	}
-	return s.out.events(events)
-}
-
-func (s *responsesStream) end(u providers.Usage) error {
-	if s.translate == nil {
-		// The upstream's response.completed was relayed already.
-		return nil
-	}
-	return s.out.events(s.translate.End(u))
-}
+type responsesStream struct{ translatedStream }
 
 // fail ends a broken stream with an error event, which the OpenAI SDKs
 // raise as an error.
