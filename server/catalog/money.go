@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,12 @@ func (p Pricing) CostNanoUSD(inputTokens, outputTokens, cacheReadTokens, cacheWr
 type ParsedPricing struct {
 	prices [4]decimal.Decimal // in the order of Pricing.fields
 	names  [4]string
+	// nanoPerMTok are the prices in nano-dollars per million tokens, exact
+	// integers, when integral says every price is one (at most nine
+	// fractional digits, below ~$18 billion): CostNanoUSD then prices a
+	// request in 128-bit integers, with the decimals only as the fallback.
+	nanoPerMTok [4]uint64
+	integral    bool
 }
 
 // Parse reads the four prices.
@@ -48,11 +55,84 @@ func (p Pricing) Parse() (ParsedPricing, error) {
 		}
 		pp.prices[i], pp.names[i] = price, f.name
 	}
+	pp.integral = true
+	for i, f := range p.fields() {
+		n, ok := exactNanoPerMTok(f.value)
+		pp.nanoPerMTok[i] = n
+		pp.integral = pp.integral && ok
+	}
 	return pp, nil
 }
 
+// exactNanoPerMTok reads a price (a valid decimal string) as an exact
+// integer of nano-dollars per million tokens; ok is false when it has
+// more than nine fractional digits that matter, or does not fit a uint64.
+func exactNanoPerMTok(s string) (uint64, bool) {
+	whole, frac, _ := strings.Cut(s, ".")
+	frac = strings.TrimRight(frac, "0")
+	if len(frac) > 9 {
+		return 0, false
+	}
+	w, err := strconv.ParseUint(whole, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	var f uint64
+	if frac != "" {
+		f, _ = strconv.ParseUint(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
+	}
+	hi, lo := bits.Mul64(w, NanoPerUSD)
+	lo, carry := bits.Add64(lo, f, 0)
+	if hi != 0 || carry != 0 {
+		return 0, false
+	}
+	return lo, true
+}
+
 // CostNanoUSD is Pricing.CostNanoUSD on parsed prices.
+//
+// It runs on every request. With integral prices (all real ones) the cost
+// is Σ price × tokens in nano-dollars per million tokens, summed exactly
+// in 128 bits and divided by 10⁶ with the remainder rounded half to even:
+// the decimal computation's result, without its allocations (held equal
+// to it by TestCostNanoUSDIntegerMatchesDecimal).
 func (pp ParsedPricing) CostNanoUSD(inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens int64) (int64, error) {
+	if !pp.integral {
+		return pp.costNanoUSDDecimal(inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens)
+	}
+	counts := [4]int64{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}
+	var hi, lo uint64
+	overflow := false
+	for i, price := range pp.nanoPerMTok {
+		if counts[i] < 0 {
+			return 0, fmt.Errorf("catalog: negative token count %d for %s", counts[i], pp.names[i])
+		}
+		ph, pl := bits.Mul64(price, uint64(counts[i]))
+		var c uint64
+		lo, c = bits.Add64(lo, pl, 0)
+		hi, c = bits.Add64(hi, ph, c)
+		overflow = overflow || c != 0
+	}
+	const perMillion = 1_000_000
+	// A quotient of 2⁶⁴ or more (hi ≥ 10⁶) is beyond int64 anyway.
+	if overflow || hi >= perMillion {
+		return 0, errCostOverflow
+	}
+	q, r := bits.Div64(hi, lo, perMillion)
+	if 2*r > perMillion || (2*r == perMillion && q&1 == 1) {
+		q++
+	}
+	if q > math.MaxInt64 {
+		return 0, errCostOverflow
+	}
+	return int64(q), nil
+}
+
+var errCostOverflow = errors.New("catalog: cost does not fit in int64 nano-dollars")
+
+// costNanoUSDDecimal is CostNanoUSD in exact decimals, for prices finer
+// than a nano-dollar per million tokens or beyond uint64.
+func (pp ParsedPricing) costNanoUSDDecimal(inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens int64) (int64, error) {
 	counts := [4]int64{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}
 	total := decimal.Zero
 	for i, price := range pp.prices {
@@ -65,7 +145,7 @@ func (pp ParsedPricing) CostNanoUSD(inputTokens, outputTokens, cacheReadTokens, 
 	nano := total.Shift(3).RoundBank(0)
 	n := nano.BigInt()
 	if !n.IsInt64() {
-		return 0, errors.New("catalog: cost does not fit in int64 nano-dollars")
+		return 0, errCostOverflow
 	}
 	return n.Int64(), nil
 }

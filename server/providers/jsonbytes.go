@@ -5,6 +5,12 @@ package providers
 // scan instead of a decode into a map and a re-encode (the stream's hot
 // path). They assume text that json.Valid accepted.
 
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+)
+
 // skipSpace returns the index of the first non-space byte at or after i.
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
@@ -123,4 +129,104 @@ func choicesFinished(choices []byte) bool {
 		}
 	})
 	return finished
+}
+
+// setMember returns the JSON object raw with its member name set to value
+// (added if absent), encoded exactly as json.Marshal encodes the
+// map[string]json.RawMessage that json.Unmarshal makes of raw with that
+// member set: compact, <, > and & (and U+2028, U+2029) escaped, members
+// sorted by name, the last of duplicate names kept. It also returns the
+// member named also (nil if absent), in that encoding. ok is false when
+// raw is not a JSON object (invalid, or another value); plain is false
+// when a member's name is not plain ASCII without escapes, whose decoded
+// spelling differs from its bytes: the caller then takes the map's way.
+//
+// It exists because the map's way (a decode into a map, a reflective
+// encode) was a non-streamed answer's largest cost in gw; this is one
+// compacting scan, a walk and a sort of the top-level members.
+func setMember(raw []byte, name string, value []byte, also string) (out, alsoValue []byte, ok, plain bool) {
+	var buf bytes.Buffer
+	buf.Grow(len(raw) + len(value))
+	if json.Compact(&buf, raw) != nil {
+		return nil, nil, false, true
+	}
+	b := buf.Bytes()
+	if needsHTMLEscape(b) {
+		var esc bytes.Buffer
+		esc.Grow(len(b) + 16)
+		json.HTMLEscape(&esc, b)
+		b = esc.Bytes()
+	}
+	members, isObject := objectMembers(make([]jsonMember, 0, 16), b)
+	if !isObject {
+		return nil, nil, false, true
+	}
+	for _, m := range members {
+		if !plainKey(m.key) {
+			return nil, nil, true, false
+		}
+	}
+	// By name as json.Marshal sorts a map's keys (the bytes between the
+	// quotes); stable, so that among equal names the last written stays
+	// last.
+	slices.SortStableFunc(members, func(a, b jsonMember) int {
+		return bytes.Compare(a.key[1:len(a.key)-1], b.key[1:len(b.key)-1])
+	})
+	out = make([]byte, 0, len(b)+len(value)+len(name)+4)
+	out = append(out, '{')
+	set := false
+	for i, m := range members {
+		if i+1 < len(members) && bytes.Equal(m.key, members[i+1].key) {
+			continue // a later duplicate replaces it
+		}
+		k := string(m.key[1 : len(m.key)-1])
+		if !set && k >= name {
+			out, set = appendMember(out, name, value), true
+			if k == name {
+				continue
+			}
+		}
+		if k == also {
+			alsoValue = m.value
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, m.key...), ':'), m.value...)
+	}
+	if !set {
+		out = appendMember(out, name, value)
+	}
+	return append(out, '}'), alsoValue, true, true
+}
+
+func appendMember(out []byte, name string, value []byte) []byte {
+	if len(out) > 1 {
+		out = append(out, ',')
+	}
+	return append(append(append(append(out, '"'), name...), '"', ':'), value...)
+}
+
+// needsHTMLEscape reports whether compact JSON has a byte json.Marshal
+// would escape in a json.RawMessage: <, > or &, or the lead byte of U+2028
+// and U+2029 (a false alarm only costs the escaping pass).
+func needsHTMLEscape(b []byte) bool {
+	for _, c := range b {
+		if c == '<' || c == '>' || c == '&' || c == 0xE2 {
+			return true
+		}
+	}
+	return false
+}
+
+// plainKey reports whether a member's name, as written with its quotes,
+// is printable ASCII without escapes, so that its bytes are both its
+// decoded name and json.Marshal's encoding of it.
+func plainKey(key []byte) bool {
+	for _, c := range key[1 : len(key)-1] {
+		if c < 0x20 || c >= 0x80 || c == '\\' || c == '"' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }

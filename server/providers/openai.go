@@ -64,20 +64,48 @@ func (a *OpenAI) Complete(ctx context.Context, call *Call) (*Completion, error) 
 	if err != nil {
 		return nil, transportError(err)
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return nil, &Error{Kind: Unavailable, Status: resp.StatusCode, Message: "the upstream's answer is not a JSON object"}
+	body, rawUsage, err := rewriteAnswer(raw, jsonString(call.ResponseModel))
+	if err != nil {
+		return nil, &Error{Kind: Unavailable, Status: resp.StatusCode, Message: err.Error()}
 	}
 	var u Usage
-	if rawUsage, ok := m["usage"]; ok {
+	if rawUsage != nil {
 		u = decodeOpenAIUsage(rawUsage)
 	}
-	m["model"] = jsonString(call.ResponseModel)
+	return &Completion{Body: body, Usage: u}, nil
+}
+
+// rewriteAnswer sets a Chat Completions answer's model member and returns
+// the answer, encoded as json.Marshal encodes it as a map, with its usage
+// member, if any. An answer with a member name that is not plain ASCII
+// takes the map's way (rewriteAnswerMap), which setMember matches byte for
+// byte otherwise.
+func rewriteAnswer(raw []byte, model json.RawMessage) ([]byte, json.RawMessage, error) {
+	body, usage, ok, plain := setMember(raw, "model", model, "usage")
+	if !ok {
+		return nil, nil, errNotObject
+	}
+	if !plain {
+		return rewriteAnswerMap(raw, model)
+	}
+	return body, usage, nil
+}
+
+var errNotObject = errors.New("the upstream's answer is not a JSON object")
+
+// rewriteAnswerMap is rewriteAnswer by a decode into a map and an encode.
+func rewriteAnswerMap(raw []byte, model json.RawMessage) ([]byte, json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, nil, errNotObject
+	}
+	usage := m["usage"]
+	m["model"] = model
 	body, err := json.Marshal(m)
 	if err != nil {
-		return nil, &Error{Kind: Unavailable, Status: resp.StatusCode, Message: "the upstream's answer is not valid JSON"}
+		return nil, nil, errors.New("the upstream's answer is not valid JSON")
 	}
-	return &Completion{Body: body, Usage: u}, nil
+	return body, usage, nil
 }
 
 // Stream implements Adapter.
