@@ -57,35 +57,44 @@ type anthropicEvent struct {
 
 func (s *anthropicStream) Recv() ([]byte, error) {
 	for !s.done {
-		_, data, err := s.sse.next()
+		_, ev, err := nextAnthropicEvent(s.sse, s.call)
 		if err != nil {
 			s.done = true
-			if err == io.EOF {
-				// A Messages stream always ends with message_stop; one that
-				// ends before it was cut off.
-				return nil, &Error{Kind: Unavailable, Message: "the upstream stream ended before message_stop", Cause: ErrStreamTruncated}
-			}
-			return nil, transportError(err)
-		}
-		var ev anthropicEvent
-		if err := json.Unmarshal(data, &ev); err != nil {
-			s.done = true
-			return nil, &Error{Kind: Unavailable, Message: "the upstream sent an event that is not JSON"}
+			return nil, err
 		}
 		if out, ok := s.translate(&ev); ok {
 			return out, nil
 		}
-		if ev.Type == "error" {
-			s.done = true
-			e := &Error{Kind: Unavailable}
-			if ev.Error != nil {
-				e.Kind = anthropicStreamKind(ev.Error.Type)
-				ev.Error.fill(e, s.call.Secret)
-			}
-			return nil, e
-		}
 	}
 	return nil, io.EOF
+}
+
+// nextAnthropicEvent reads a Messages stream's next event. The stream's
+// end before message_stop, an event that is not JSON and an error event
+// come back as the *Error the caller ends the stream with.
+func nextAnthropicEvent(sse *sseReader, call *Call) ([]byte, anthropicEvent, error) {
+	var ev anthropicEvent
+	_, data, err := sse.next()
+	if err != nil {
+		if err == io.EOF {
+			// A Messages stream always ends with message_stop; one that
+			// ends before it was cut off.
+			return nil, ev, &Error{Kind: Unavailable, Message: "the upstream stream ended before message_stop", Cause: ErrStreamTruncated}
+		}
+		return nil, ev, transportError(err)
+	}
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return nil, ev, &Error{Kind: Unavailable, Message: "the upstream sent an event that is not JSON"}
+	}
+	if ev.Type == "error" {
+		e := &Error{Kind: Unavailable}
+		if ev.Error != nil {
+			e.Kind = anthropicStreamKind(ev.Error.Type)
+			ev.Error.fill(e, call.Secret)
+		}
+		return nil, ev, e
+	}
+	return data, ev, nil
 }
 
 // translate turns one event into a chunk, or reports that it yields none.

@@ -174,28 +174,12 @@ type anthropicNativeStream struct {
 
 func (s *anthropicNativeStream) Recv() ([]byte, error) {
 	for !s.done {
-		_, data, err := s.sse.next()
+		data, ev, err := nextAnthropicEvent(s.sse, s.call)
 		if err != nil {
 			s.done = true
-			if err == io.EOF {
-				return nil, &Error{Kind: Unavailable, Message: "the upstream stream ended before message_stop", Cause: ErrStreamTruncated}
-			}
-			return nil, transportError(err)
-		}
-		var ev anthropicEvent
-		if err := json.Unmarshal(data, &ev); err != nil {
-			s.done = true
-			return nil, &Error{Kind: Unavailable, Message: "the upstream sent an event that is not JSON"}
+			return nil, err
 		}
 		switch ev.Type {
-		case "error":
-			s.done = true
-			e := &Error{Kind: Unavailable}
-			if ev.Error != nil {
-				e.Kind = anthropicStreamKind(ev.Error.Type)
-				ev.Error.fill(e, s.call.Secret)
-			}
-			return nil, e
 		case "message_start":
 			if ev.Message != nil {
 				s.usage = ev.Message.Usage
