@@ -114,19 +114,10 @@ func closedLoop(c *http.Client, t target, conns int, d time.Duration, maxReqs in
 			sink := make([]byte, 32<<10)
 			for i := 0; i < per && time.Now().Before(deadline); i++ {
 				t0 := time.Now()
-				if err := do(ctx, c, t, sink); err != nil {
-					s.failed++
-					s.firstErr = cmp.Or(s.firstErr, err)
-					continue
-				}
-				s.ok++
-				s.latencies = append(s.latencies, time.Since(t0))
+				s.record(do(ctx, c, t, sink), t0)
 			}
 			mu.Lock()
-			out.firstErr = cmp.Or(out.firstErr, s.firstErr)
-			out.ok += s.ok
-			out.failed += s.failed
-			out.latencies = append(out.latencies, s.latencies...)
+			out.add(s)
 			mu.Unlock()
 		})
 	}
@@ -154,19 +145,10 @@ func openLoop(c *http.Client, t target, rate float64, d time.Duration, workers i
 			var s sample
 			sink := make([]byte, 32<<10)
 			for at := range due {
-				if err := do(ctx, c, t, sink); err != nil {
-					s.failed++
-					s.firstErr = cmp.Or(s.firstErr, err)
-					continue
-				}
-				s.ok++
-				s.latencies = append(s.latencies, time.Since(at))
+				s.record(do(ctx, c, t, sink), at)
 			}
 			mu.Lock()
-			out.firstErr = cmp.Or(out.firstErr, s.firstErr)
-			out.ok += s.ok
-			out.failed += s.failed
-			out.latencies = append(out.latencies, s.latencies...)
+			out.add(s)
 			mu.Unlock()
 		})
 	}
@@ -183,4 +165,15 @@ func openLoop(c *http.Client, t target, rate float64, d time.Duration, workers i
 	wg.Wait()
 	out.elapsed = time.Since(start)
 	return out
+}
+
+// record counts one request, timed from since.
+func (s *sample) record(err error, since time.Time) {
+	if err != nil {
+		s.failed++
+		s.firstErr = cmp.Or(s.firstErr, err)
+		return
+	}
+	s.ok++
+	s.latencies = append(s.latencies, time.Since(since))
 }
