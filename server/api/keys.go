@@ -102,10 +102,6 @@ func (s *Server) issueKey(tx *store.Store, r *Request, owner uuid.UUID, in keyIn
 	return k, token, err
 }
 
-func orderedPermissions(names []string) store.Strings {
-	return store.Strings(auth.SetOf(names).Sorted())
-}
-
 func (s *Server) createKey(r *Request) (any, error) {
 	var in keyInput
 	if err := r.body(func(o *validate.Object) { in = readKeyInput(o, time.Now()) }); err != nil {

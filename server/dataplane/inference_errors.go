@@ -54,8 +54,6 @@ func invalidResponse(err error) *response {
 	return invalidRequest("", "invalid_request", "The request is not valid.")
 }
 
-func writeInvalid(w http.ResponseWriter, err error) { invalidResponse(err).write(w) }
-
 // policyDenied carries a deny rule's message verbatim (DESIGN §6).
 func policyDenied(message string) *response {
 	return errorResponse(http.StatusForbidden, apiError{

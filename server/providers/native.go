@@ -173,38 +173,39 @@ type anthropicNativeStream struct {
 }
 
 func (s *anthropicNativeStream) Recv() ([]byte, error) {
-	for !s.done {
-		data, ev, err := nextAnthropicEvent(s.sse, s.call)
-		if err != nil {
-			s.done = true
-			return nil, err
+	if s.done {
+		return nil, io.EOF
+	}
+	// Every event is relayed as it comes, so each call reads one.
+	data, ev, err := nextAnthropicEvent(s.sse, s.call)
+	if err != nil {
+		s.done = true
+		return nil, err
+	}
+	switch ev.Type {
+	case "message_start":
+		if ev.Message != nil {
+			s.usage = ev.Message.Usage
 		}
-		switch ev.Type {
-		case "message_start":
-			if ev.Message != nil {
-				s.usage = ev.Message.Usage
+		var m map[string]json.RawMessage
+		if json.Unmarshal(data, &m) == nil {
+			var msg map[string]json.RawMessage
+			if json.Unmarshal(m["message"], &msg) == nil && msg != nil {
+				msg["model"] = jsonString(s.call.ResponseModel)
+				m["message"] = mustMarshal(msg)
+				return mustMarshal(m), nil
 			}
-			var m map[string]json.RawMessage
-			if json.Unmarshal(data, &m) == nil {
-				var msg map[string]json.RawMessage
-				if json.Unmarshal(m["message"], &msg) == nil && msg != nil {
-					msg["model"] = jsonString(s.call.ResponseModel)
-					m["message"] = mustMarshal(msg)
-					return mustMarshal(m), nil
-				}
-			}
-		case "message_delta":
-			if ev.Usage != nil {
-				s.usage.merge(*ev.Usage)
-			}
-		case "message_stop":
-			s.done = true
-			// The terminal event is the caller's too; io.EOF follows.
-			return append([]byte(nil), data...), nil
 		}
+	case "message_delta":
+		if ev.Usage != nil {
+			s.usage.merge(*ev.Usage)
+		}
+	case "message_stop":
+		s.done = true
+		// The terminal event is the caller's too; io.EOF follows.
 		return append([]byte(nil), data...), nil
 	}
-	return nil, io.EOF
+	return append([]byte(nil), data...), nil
 }
 
 func (s *anthropicNativeStream) Usage() Usage { return s.usage.usage() }

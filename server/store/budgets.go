@@ -95,7 +95,7 @@ func (s *Store) ListBudgetCounters(ctx context.Context, policyIDs []uuid.UUID, a
 	if len(policyIDs) == 0 {
 		return out, nil
 	}
-	err := s.db.NewSelect().Model(&out).Where("policy_id IN (?)", bun.In(policyIDs)).
+	err := s.db.NewSelect().Model(&out).Where("policy_id IN (?)", bun.List(policyIDs)).
 		Where("period_start <= ?", at.UTC()).Where("period_end > ?", at.UTC()).OrderExpr("counter").Scan(ctx)
 	return out, mapErr(err)
 }
@@ -111,13 +111,13 @@ func (s *Store) SumUsageCost(ctx context.Context, f UsageFilter, ownerIDs []uuid
 	}
 	q := f.apply(s.db.NewSelect().Model((*UsageEvent)(nil)).ColumnExpr("COALESCE(SUM(cost_nano_usd), 0) AS cost"))
 	if ownerIDs != nil {
-		q = q.Where("owner_id IN (?)", bun.In(ownerIDs))
+		q = q.Where("owner_id IN (?)", bun.List(ownerIDs))
 	}
 	if keyIDs != nil {
-		q = q.Where("inference_key_id IN (?)", bun.In(keyIDs))
+		q = q.Where("inference_key_id IN (?)", bun.List(keyIDs))
 	}
 	if len(models) > 0 {
-		q = q.Where("model IN (?)", bun.In(models))
+		q = q.Where("model IN (?)", bun.List(models))
 	}
 	err := q.Scan(ctx, &out)
 	return out.Cost, mapErr(err)

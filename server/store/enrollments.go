@@ -131,7 +131,7 @@ func (s *Store) BundlesOf(ctx context.Context, orgIDs []uuid.UUID) ([]Bundle, er
 	if len(orgIDs) == 0 {
 		return out, nil
 	}
-	return out, mapErr(s.db.NewSelect().Model(&out).Where("org_id IN (?)", bun.In(orgIDs)).OrderExpr("org_id ASC").Scan(ctx))
+	return out, mapErr(s.db.NewSelect().Model(&out).Where("org_id IN (?)", bun.List(orgIDs)).OrderExpr("org_id ASC").Scan(ctx))
 }
 
 // RenewEnrollment makes a revoked enrollment a pending request again,

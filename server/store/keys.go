@@ -100,7 +100,7 @@ func (s *Store) RevokeIssuedKeys(ctx context.Context, parents []uuid.UUID, at ti
 			seen[id] = true
 		}
 		var children []ManagementKey
-		if err := s.db.NewSelect().Model(&children).Where("parent_id IN (?)", bun.In(frontier)).
+		if err := s.db.NewSelect().Model(&children).Where("parent_id IN (?)", bun.List(frontier)).
 			OrderExpr("created_at ASC, id ASC").Scan(ctx); err != nil {
 			return nil, mapErr(err)
 		}
@@ -183,6 +183,6 @@ func (s *Store) RevokeUserKeys(ctx context.Context, userID uuid.UUID, at time.Ti
 		return nil, nil
 	}
 	_, err := s.db.NewUpdate().Model((*ManagementKey)(nil)).Set("revoked_at = ?", at).Set("updated_at = ?", at).
-		Where("id IN (?)", bun.In(ids)).Where("revoked_at IS NULL").Exec(ctx)
+		Where("id IN (?)", bun.List(ids)).Where("revoked_at IS NULL").Exec(ctx)
 	return ids, mapErr(err)
 }

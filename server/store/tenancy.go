@@ -196,7 +196,7 @@ func (s *Store) UserOrgs(ctx context.Context, userIDs []uuid.UUID) (map[uuid.UUI
 		return out, nil
 	}
 	var rows []Membership
-	err := s.db.NewSelect().Model(&rows).Where("user_id IN (?)", bun.In(userIDs)).OrderExpr("created_at ASC, org_id ASC").Scan(ctx)
+	err := s.db.NewSelect().Model(&rows).Where("user_id IN (?)", bun.List(userIDs)).OrderExpr("created_at ASC, org_id ASC").Scan(ctx)
 	if err != nil {
 		return nil, mapErr(err)
 	}
