@@ -313,7 +313,7 @@ func TestServiceAccountsFlags(t *testing.T) {
 				if o.Name != "ci-bot" || o.Label != "ci-bot" || strings.Join(o.Permissions, ",") != "organizations.read,members.read" {
 					t.Errorf("%+v", o)
 				}
-				if o.ExpiresAt == nil || o.ExpiresAtime.Until(t) < 29*24*time.Hour {
+				if o.ExpiresAt == nil || time.Until(*o.ExpiresAt) < 29*24*time.Hour {
 					t.Errorf("expires %v", o.ExpiresAt)
 				}
 			}},

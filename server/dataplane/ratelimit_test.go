@@ -172,7 +172,7 @@ func TestRateLimitSDKRetries(t *testing.T) {
 	e.setLimits(t, store.RateLimits{}, store.RateLimits{RPM: int64p(1)})
 	c := openai.NewClient(option.WithBaseURL(e.srv.URL+"/inf/v1/"), option.WithAPIKey(e.token), option.WithMaxRetries(1))
 	ctx := context.Background()
-	offset.Store(int64(time.Date(2026, 11, 23, 10, 0, 59, 500_000_000, time.UTC).Sub(time.Now())))
+	offset.Store(int64(time.Until(time.Date(2026, 11, 23, 10, 0, 59, 500_000_000, time.UTC))))
 	if _, err := c.Chat.Completions.New(ctx, hello(gptMini)); err != nil {
 		t.Fatal(err)
 	}
