@@ -35,13 +35,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	id := uuid.New()
 	requestID := setRequestID(w, r, id)
 	key, refusal := p.authenticate(r)
-	switch {
-	case refusal != nil:
-	case r.Method != http.MethodPost:
-		refusal = errPostOnly
-	case !p.inference.enabled():
-		refusal = errInferenceNotConfigured
-	}
+	refusal = p.gate(r, refusal)
 	if refusal != nil {
 		d.refuse(w, refusal)
 		return

@@ -76,6 +76,21 @@ func (p *Plane) serveChatCompletions(w http.ResponseWriter, r *http.Request) {
 	p.serveInference(w, r, chatDialect{})
 }
 
+// gate adds the checks every inference endpoint makes after the caller
+// (the method, and whether inference is configured) to the caller's own
+// refusal, which comes first.
+func (p *Plane) gate(r *http.Request, refusal *response) *response {
+	switch {
+	case refusal != nil:
+		return refusal
+	case r.Method != http.MethodPost:
+		return errPostOnly
+	case !p.inference.enabled():
+		return errInferenceNotConfigured
+	}
+	return nil
+}
+
 // serveInference is every inference endpoint's admission, in the dialect
 // of its path (dialect.go).
 //
@@ -103,13 +118,7 @@ func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect
 	key, refusal := p.authenticate(r)
 	defer func() { p.observe(r, mw, key, x, rateRefused, started) }()
 	admission := startAdmission(r.Context())
-	switch {
-	case refusal != nil:
-	case r.Method != http.MethodPost:
-		refusal = errPostOnly
-	case !p.inference.enabled():
-		refusal = errInferenceNotConfigured
-	}
+	refusal = p.gate(r, refusal)
 	if refusal != nil {
 		if admission != nil {
 			admission.End()

@@ -166,13 +166,7 @@ func (p *Plane) ServePlayground(w http.ResponseWriter, r *http.Request, orgID, w
 	defer func() { p.observe(r, mw, observed, x, rateRefused, started) }()
 	admission := startAdmission(r.Context())
 	key, view, refusal := p.playgroundKey(orgID, workspaceID, c)
-	switch {
-	case refusal != nil:
-	case r.Method != http.MethodPost:
-		refusal = errPostOnly
-	case !p.inference.enabled():
-		refusal = errInferenceNotConfigured
-	}
+	refusal = p.gate(r, refusal)
 	if refusal != nil {
 		if admission != nil {
 			admission.End()
