@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,17 +129,7 @@ func newBudgetsEnv(t *testing.T) *budgetsEnv {
 		return ev
 	}
 	body, _ := json.Marshal(map[string]any{"events": []any{event(&e.key.ID, "700"), event(nil, "70")}})
-	req, _ := http.NewRequest("POST", e.url+"/api/v1/data-plane/usage-events", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+e.boot.ManagementKey.Token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("ingest: %s", resp.Status)
-	}
+	e.postAsOwner(t, "/api/v1/data-plane/usage-events", body)
 	return e
 }
 

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -30,17 +28,7 @@ func TestDynamicCompletion(t *testing.T) {
 	e.ok("keys", "create", "--permissions", "workspaces.read", "--label", "ci")
 	e.ok("service-accounts", "create", "--name", "ci-bot", "--permissions", "organizations.read")
 	policy := `{"name":"no-gpt4","definition":{"target":{"kind":"workspace"},"rules":[{"match":{"kind":"all_requests"},"action":{"kind":"deny","message":"no"}}]}}`
-	req, _ := http.NewRequest("POST", e.url+"/api/v1/organizations/default/workspaces/default/policies", bytes.NewReader([]byte(policy)))
-	req.Header.Set("Authorization", "Bearer "+e.boot.ManagementKey.Token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("create policy: %s", resp.Status)
-	}
+	e.postAsOwner(t, "/api/v1/organizations/default/workspaces/default/policies", policy)
 
 	const noFiles = ":4" // ShellCompDirectiveNoFileComp
 	for _, c := range []struct {

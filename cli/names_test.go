@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -99,17 +97,7 @@ func TestUsageNamesForPeople(t *testing.T) {
 		"model": "openai/gpt-4o-mini", "provider": "openai", "input_tokens": 10, "output_tokens": 1,
 		"cache_read_tokens": 0, "cache_write_tokens": 0, "cost_usd": "0.001", "status": "ok", "latency_ms": 5,
 		"occurred_at": "2026-03-10T09:00:00Z"}}})
-	req, _ := http.NewRequest("POST", e.url+"/api/v1/data-plane/usage-events", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+e.boot.ManagementKey.Token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("ingest: %s", resp.Status)
-	}
+	e.postAsOwner(t, "/api/v1/data-plane/usage-events", body)
 	rng := []string{"usage", "report", "--start-date", "2026-03-10", "--end-date", "2026-03-10", "--by"}
 	for by, want := range map[string]string{
 		"workspace":     e.boot.Workspace.Name,

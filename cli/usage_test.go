@@ -353,17 +353,7 @@ func TestUsageReportAgainstAPI(t *testing.T) {
 		ev("2026-03-10T23:30:00Z", "anthropic/claude-sonnet-4", "anthropic", 3000, 300, "0.0135"), // Mar 11 in Paris
 		ev("2026-03-11T10:00:00Z", "openai/gpt-4o-mini", "openai", 1000, 100, "0.00021"),
 	}})
-	req, _ := http.NewRequest("POST", e.url+"/api/v1/data-plane/usage-events", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+e.boot.ManagementKey.Token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("ingest: %s", resp.Status)
-	}
+	e.postAsOwner(t, "/api/v1/data-plane/usage-events", body)
 
 	rng := []string{"usage", "report", "--start-date", "2026-03-10", "--end-date", "2026-03-11"}
 	report := func(extra ...string) wire.UsageReport {
