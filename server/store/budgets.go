@@ -103,24 +103,26 @@ func (s *Store) ListBudgetCounters(ctx context.Context, policyIDs []uuid.UUID, a
 // SumUsageCost is the cost of the events that f selects, for seeding a
 // budget counter from the usage already recorded in its period.
 func (s *Store) SumUsageCost(ctx context.Context, f UsageFilter, ownerIDs []uuid.UUID, keyIDs []uuid.UUID, models []string) (int64, error) {
-	var out struct {
-		Cost int64 `bun:"cost"`
-	}
 	if (ownerIDs != nil && len(ownerIDs) == 0) || (keyIDs != nil && len(keyIDs) == 0) {
 		return 0, nil // a target naming nobody covers no event
 	}
-	q := f.apply(s.db.NewSelect().Model((*UsageEvent)(nil)).ColumnExpr("COALESCE(SUM(cost_nano_usd), 0) AS cost"))
-	if ownerIDs != nil {
-		q = q.Where("owner_id IN (?)", bun.List(ownerIDs))
+	rows, err := s.sumPlanned(ctx, f, nil, false, "", func(q *bun.SelectQuery) *bun.SelectQuery {
+		if ownerIDs != nil {
+			q = q.Where("owner_id IN (?)", bun.List(ownerIDs))
+		}
+		if keyIDs != nil {
+			q = q.Where("inference_key_id IN (?)", bun.List(keyIDs))
+		}
+		if len(models) > 0 {
+			q = q.Where("model IN (?)", bun.List(models))
+		}
+		return q
+	})
+	var cost int64
+	for _, r := range rows {
+		cost += r.CostNanoUSD
 	}
-	if keyIDs != nil {
-		q = q.Where("inference_key_id IN (?)", bun.List(keyIDs))
-	}
-	if len(models) > 0 {
-		q = q.Where("model IN (?)", bun.List(models))
-	}
-	err := q.Scan(ctx, &out)
-	return out.Cost, mapErr(err)
+	return cost, err
 }
 
 // PruneBudgetLeases deletes the counters and leases of periods that ended

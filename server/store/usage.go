@@ -1,7 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,24 +18,49 @@ import (
 const UsageBucketSeconds = 900
 
 // UsageBucket is the bucket t falls in.
-func UsageBucket(t time.Time) int64 { return t.Unix() / UsageBucketSeconds }
+func UsageBucket(t time.Time) int64 { return floorDiv(t.Unix(), UsageBucketSeconds) }
 
-// InsertUsageEvents stores events, skipping ids already stored, and returns
-// how many it stored: shipping a batch twice counts it once.
+// InsertUsageEvents stores events, skipping ids already stored, and adds
+// the ones it stored to the rollups in the same transaction; it returns how
+// many it stored: shipping a batch twice counts it once.
 func (s *Store) InsertUsageEvents(ctx context.Context, events []UsageEvent) (int, error) {
 	if len(events) == 0 {
 		return 0, nil
 	}
-	// Returning("NULL") keeps bun from adding a RETURNING clause for the
-	// columns it writes as NULL (a nil management key, reason…) and
-	// scanning them back into the rows: nobody reads them, and on the
-	// in-process sink that round trip cost as much as the insert itself.
-	res, err := s.db.NewInsert().Model(&events).On("CONFLICT (id) DO NOTHING").Returning("NULL").Exec(ctx)
-	if err != nil {
-		return 0, mapErr(err)
+	n := 0
+	err := s.InTx(ctx, func(tx *Store) error {
+		stored, err := insertNewUsageEvents(ctx, tx.db, events)
+		if err != nil {
+			return err
+		}
+		n = len(stored)
+		return addUsageRollups(ctx, tx.db, stored)
+	})
+	return n, err
+}
+
+// insertNewUsageEvents stores events, skipping ids already stored, and
+// returns the ones it stored.
+func insertNewUsageEvents(ctx context.Context, db bun.IDB, events []UsageEvent) ([]UsageEvent, error) {
+	var ids []uuid.UUID
+	if _, err := db.NewInsert().Model(&events).On("CONFLICT (id) DO NOTHING").Returning("id").Exec(ctx, &ids); err != nil {
+		return nil, mapErr(err)
 	}
-	n, err := res.RowsAffected()
-	return int(n), err
+	if len(ids) == len(events) {
+		return events, nil
+	}
+	stored := make(map[uuid.UUID]bool, len(ids))
+	for _, id := range ids {
+		stored[id] = true
+	}
+	out := make([]UsageEvent, 0, len(ids))
+	for _, e := range events {
+		if stored[e.ID] {
+			out = append(out, e)
+			delete(stored, e.ID) // an id twice in one batch is stored once
+		}
+	}
+	return out, nil
 }
 
 // UsageFilter selects the events of an organization in [From, To) with
@@ -53,13 +82,20 @@ type UsageFilter struct {
 }
 
 func (f UsageFilter) apply(q *bun.SelectQuery) *bun.SelectQuery {
-	q = q.Where("org_id = ?", f.OrgID)
+	q = f.applyDimensions(q)
 	if !f.From.IsZero() {
 		q = q.Where("occurred_at >= ?", f.From)
 	}
 	if !f.To.IsZero() {
 		q = q.Where("occurred_at < ?", f.To)
 	}
+	return q
+}
+
+// applyDimensions filters on everything but time: the columns the events
+// and the rollups share.
+func (f UsageFilter) applyDimensions(q *bun.SelectQuery) *bun.SelectQuery {
+	q = q.Where("org_id = ?", f.OrgID)
 	for col, v := range map[string]*uuid.UUID{
 		"workspace_id": f.WorkspaceID, "owner_id": f.OwnerID, "inference_key_id": f.InferenceKeyID,
 		"management_key_id": f.ManagementKeyID, "provider_credential_id": f.ProviderCredentialID,
@@ -103,37 +139,127 @@ func (s *UsageSums) Add(o UsageSums) {
 	s.CostNanoUSD += o.CostNanoUSD
 }
 
-const sumColumns = "COUNT(*) AS requests, " +
-	"COALESCE(SUM(input_tokens), 0) AS input_tokens, COALESCE(SUM(output_tokens), 0) AS output_tokens, " +
-	"COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens, COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens, " +
-	"COALESCE(SUM(cost_nano_usd), 0) AS cost_nano_usd"
+// The sums of a group of events, and of a group of rollup rows.
+const (
+	eventSums = "COUNT(*) AS requests, " +
+		"COALESCE(SUM(input_tokens), 0) AS input_tokens, COALESCE(SUM(output_tokens), 0) AS output_tokens, " +
+		"COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens, COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens, " +
+		"COALESCE(SUM(cost_nano_usd), 0) AS cost_nano_usd"
+	rollupSums = "COALESCE(SUM(requests), 0) AS requests, " +
+		"COALESCE(SUM(input_tokens), 0) AS input_tokens, COALESCE(SUM(output_tokens), 0) AS output_tokens, " +
+		"COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens, COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens, " +
+		"COALESCE(SUM(cost_nano_usd), 0) AS cost_nano_usd"
+)
 
 // UsageBucketSums are the sums of one bucket.
 type UsageBucketSums struct {
+	// Bucket is the 15-minute slot the summed span starts in; the span
+	// may be a rollup hour or day, which a plan never lets straddle a cut.
 	Bucket int64 `bun:"bucket"`
 	UsageSums
 }
 
-// SumUsageByBucket sums the filtered events per 15-minute bucket, for the
-// caller to fold into local days.
-func (s *Store) SumUsageByBucket(ctx context.Context, f UsageFilter) ([]UsageBucketSums, error) {
-	var out []UsageBucketSums
-	q := s.db.NewSelect().Model((*UsageEvent)(nil)).ColumnExpr("bucket").ColumnExpr(sumColumns)
-	err := f.apply(q).Group("bucket").OrderExpr("bucket ASC").Scan(ctx, &out)
-	return out, mapErr(err)
+// usageSpanSums is one row of a planned sum.
+type usageSpanSums struct {
+	Bucket int64   `bun:"bucket"`
+	Key    *string `bun:"key"`
+	UsageSums
+}
+
+// sumPlanned runs one grouped sum per source of the plan (the events for
+// its ragged ends, each rollup tier for the rest) and returns their rows.
+// byBucket groups by starting slot; groupCol, when set, by that column as
+// key; narrow adds filters the rollups can answer too.
+func (s *Store) sumPlanned(ctx context.Context, f UsageFilter, cuts []time.Time, byBucket bool, groupCol string,
+	narrow func(*bun.SelectQuery) *bun.SelectQuery) ([]usageSpanSums, error) {
+	plan := PlanUsage(f.From, f.To, cuts)
+	var out []usageSpanSums
+	shape := func(q *bun.SelectQuery, bucketExpr string) *bun.SelectQuery {
+		q = f.applyDimensions(q)
+		if narrow != nil {
+			q = narrow(q)
+		}
+		if byBucket {
+			q = q.ColumnExpr(bucketExpr + " AS bucket").GroupExpr(bucketExpr)
+		}
+		if groupCol != "" {
+			q = q.ColumnExpr("? AS key", bun.Ident(groupCol)).GroupExpr("?", bun.Ident(groupCol))
+		}
+		return q
+	}
+	if len(plan.Raw) > 0 {
+		q := shape(s.db.NewSelect().Model((*UsageEvent)(nil)).ColumnExpr(eventSums), "bucket")
+		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			for _, r := range plan.Raw {
+				q = q.WhereGroup(" OR ", func(q *bun.SelectQuery) *bun.SelectQuery {
+					if !r.From.IsZero() {
+						q = q.Where("occurred_at >= ?", r.From.UTC())
+					}
+					if !r.To.IsZero() {
+						q = q.Where("occurred_at < ?", r.To.UTC())
+					}
+					return q
+				})
+			}
+			return q
+		})
+		var rows []usageSpanSums
+		if err := q.Scan(ctx, &rows); err != nil {
+			return nil, mapErr(err)
+		}
+		out = append(out, rows...)
+	}
+	for _, w := range UsageTiers {
+		ranges := plan.Tiers[w]
+		if len(ranges) == 0 {
+			continue
+		}
+		q := s.db.NewSelect().Model((*UsageRollup)(nil)).ColumnExpr(rollupSums).Where("tier = ?", w)
+		q = shape(q, fmt.Sprintf("bucket * %d", w))
+		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			for _, r := range ranges {
+				q = q.WhereOr("(bucket >= ? AND bucket < ?)", r.Lo, r.Hi)
+			}
+			return q
+		})
+		var rows []usageSpanSums
+		if err := q.Scan(ctx, &rows); err != nil {
+			return nil, mapErr(err)
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+// SumUsageByBucket sums the filtered events of [f.From, f.To) per span
+// that lies inside the intervals cuts divide it into, each span named by
+// the 15-minute slot it starts in, for the caller to fold into local days.
+func (s *Store) SumUsageByBucket(ctx context.Context, f UsageFilter, cuts []time.Time) ([]UsageBucketSums, error) {
+	rows, err := s.sumPlanned(ctx, f, cuts, true, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]UsageBucketSums, len(rows))
+	for i, r := range rows {
+		out[i] = UsageBucketSums{Bucket: r.Bucket, UsageSums: r.UsageSums}
+	}
+	return out, nil
 }
 
 // SumUsage sums the filtered events.
 func (s *Store) SumUsage(ctx context.Context, f UsageFilter) (UsageSums, error) {
+	rows, err := s.sumPlanned(ctx, f, nil, false, "", nil)
 	var out UsageSums
-	q := s.db.NewSelect().Model((*UsageEvent)(nil)).ColumnExpr(sumColumns)
-	err := f.apply(q).Scan(ctx, &out)
-	return out, mapErr(err)
+	for _, r := range rows {
+		out.Add(r.UsageSums)
+	}
+	return out, err
 }
 
-// UsageGroupSums are the sums of one value of a breakdown dimension.
+// UsageGroupSums are the sums of one value of a breakdown dimension; Key
+// is "" for events without one.
 type UsageGroupSums struct {
-	Key *string `bun:"key"`
+	Key string
 	UsageSums
 }
 
@@ -149,11 +275,29 @@ var UsageDimensions = map[string]string{
 // SumUsageBy sums the filtered events per value of a dimension (a key of
 // UsageDimensions), largest cost first.
 func (s *Store) SumUsageBy(ctx context.Context, f UsageFilter, dimension string) ([]UsageGroupSums, error) {
-	col := UsageDimensions[dimension]
+	rows, err := s.sumPlanned(ctx, f, nil, false, UsageDimensions[dimension], nil)
+	if err != nil {
+		return nil, err
+	}
+	index := map[string]int{}
 	var out []UsageGroupSums
-	q := s.db.NewSelect().Model((*UsageEvent)(nil)).ColumnExpr("? AS key", bun.Ident(col)).ColumnExpr(sumColumns)
-	err := f.apply(q).GroupExpr("?", bun.Ident(col)).OrderExpr("cost_nano_usd DESC, requests DESC").Scan(ctx, &out)
-	return out, mapErr(err)
+	for _, r := range rows {
+		key := ""
+		if r.Key != nil && *r.Key != uuid.Nil.String() {
+			key = *r.Key
+		}
+		i, ok := index[key]
+		if !ok {
+			i = len(out)
+			index[key] = i
+			out = append(out, UsageGroupSums{Key: key})
+		}
+		out[i].Add(r.UsageSums)
+	}
+	slices.SortFunc(out, func(a, b UsageGroupSums) int {
+		return cmp.Or(cmp.Compare(b.CostNanoUSD, a.CostNanoUSD), cmp.Compare(b.Requests, a.Requests), strings.Compare(a.Key, b.Key))
+	})
+	return out, nil
 }
 
 // ListUsageEvents pages through the filtered events of an organization (or

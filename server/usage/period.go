@@ -118,27 +118,53 @@ type Day struct {
 }
 
 // Days folds bucket sums into the local days of the window, one entry per
-// day from the window's first day to its last, empty days included. A
-// 15-minute bucket lies wholly inside one local day in every time zone.
+// day from the window's first day to its last, empty days included. Each
+// sum must lie inside one local day (a 15-minute slot always does; a
+// rollup hour or day does when planned with Midnights' cuts) and is
+// counted in the day its first slot falls in.
 func Days(w Window, buckets []store.UsageBucketSums) []Day {
 	var days []Day
 	index := map[string]int{}
-	y, m, d := w.Start.In(w.Location).Date()
-	for i := 0; ; i++ {
-		day := LocalMidnight(y, m, d+i, w.Location)
-		if !day.Before(w.End) {
-			break
-		}
+	for _, day := range localDays(w) {
 		index[day.Format(time.DateOnly)] = len(days)
 		days = append(days, Day{Date: day})
 	}
 	for _, b := range buckets {
 		t := time.Unix(b.Bucket*store.UsageBucketSeconds, 0).In(w.Location)
+		if t.Before(w.Start) {
+			t = w.Start // the slot of a window starting between slots
+		}
 		if i, ok := index[t.Format(time.DateOnly)]; ok {
 			days[i].Sums.Add(b.UsageSums)
 		}
 	}
 	return days
+}
+
+// Midnights are the local midnights inside the window: the instants no
+// summed span may straddle for Days to place it.
+func Midnights(w Window) []time.Time {
+	days := localDays(w)
+	var out []time.Time
+	for _, d := range days {
+		if d.After(w.Start) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// localDays are the local midnights starting each day of the window.
+func localDays(w Window) []time.Time {
+	var out []time.Time
+	y, m, d := w.Start.In(w.Location).Date()
+	for i := 0; ; i++ {
+		day := LocalMidnight(y, m, d+i, w.Location)
+		if !day.Before(w.End) {
+			return out
+		}
+		out = append(out, day)
+	}
 }
 
 // LocalMidnight is the first instant of the calendar day y-m-d in loc

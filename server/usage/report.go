@@ -21,7 +21,7 @@ type Query struct {
 func Report(ctx context.Context, st *store.Store, q Query, now time.Time) (wire.UsageReport, error) {
 	f := q.Filter
 	f.From, f.To = q.Window.Start.UTC(), q.Window.End.UTC()
-	buckets, err := st.SumUsageByBucket(ctx, f)
+	buckets, err := st.SumUsageByBucket(ctx, f, Midnights(q.Window))
 	if err != nil {
 		return wire.UsageReport{}, err
 	}
@@ -52,11 +52,7 @@ func Breakdown(ctx context.Context, st *store.Store, q Query, by string) (wire.U
 	}
 	out := wire.UsageBreakdown{By: by, Period: period(q.Window), Rows: make([]wire.UsageBreakdownRow, 0, len(groups))}
 	for _, g := range groups {
-		key := ""
-		if g.Key != nil {
-			key = *g.Key
-		}
-		out.Rows = append(out.Rows, wire.UsageBreakdownRow{Key: key, UsageCounters: Counters(g.UsageSums)})
+		out.Rows = append(out.Rows, wire.UsageBreakdownRow{Key: g.Key, UsageCounters: Counters(g.UsageSums)})
 	}
 	return out, nil
 }

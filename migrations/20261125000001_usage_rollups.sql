@@ -1,0 +1,84 @@
+-- Usage rollups (issue 12): the sums of usage events per time bucket and per
+-- combination of every dimension a report filters or breaks down by, so a
+-- report reads a number of rows bounded by its window, not by the history.
+--
+-- tier is a bucket's width in 15-minute slots: 1 (15 minutes, the finest
+-- step of any time zone's offset), 4 (a UTC hour) or 96 (a UTC day); bucket
+-- is the bucket's index in units of that width (unix seconds / (900 × tier),
+-- rounded down). A report takes each part of its window from the coarsest
+-- tier whose buckets lie wholly inside one of its local days.
+--
+-- A missing dimension is stored as the nil UUID or the empty string, so the
+-- primary key has no NULLs and an upsert finds its row on both dialects.
+-- Rows are written in the transaction that stores the events, counting only
+-- the events newly stored.
+CREATE TABLE usage_rollups (
+    org_id                 {{.UUID}} NOT NULL,
+    tier                   BIGINT NOT NULL,
+    bucket                 BIGINT NOT NULL,
+    workspace_id           {{.UUID}} NOT NULL,
+    inference_key_id       {{.UUID}} NOT NULL,
+    management_key_id      {{.UUID}} NOT NULL,
+    owner_id               {{.UUID}} NOT NULL,
+    provider_credential_id {{.UUID}} NOT NULL,
+    model                  TEXT NOT NULL,
+    requested_model        TEXT NOT NULL,
+    provider               TEXT NOT NULL,
+    status                 TEXT NOT NULL,
+    requests               BIGINT NOT NULL,
+    input_tokens           BIGINT NOT NULL,
+    output_tokens          BIGINT NOT NULL,
+    cache_read_tokens      BIGINT NOT NULL,
+    cache_write_tokens     BIGINT NOT NULL,
+    cost_nano_usd          BIGINT NOT NULL,
+    PRIMARY KEY (org_id, tier, bucket, workspace_id, inference_key_id, management_key_id, owner_id,
+                 provider_credential_id, model, requested_model, provider, status)
+);
+
+-- Back-fill from the events already stored: the 15-minute tier first, then
+-- the coarser tiers from it (floor division, should an event predate 1970).
+INSERT INTO usage_rollups (org_id, tier, bucket, workspace_id, inference_key_id, management_key_id, owner_id,
+                           provider_credential_id, model, requested_model, provider, status,
+                           requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_nano_usd)
+SELECT org_id, 1, bucket, workspace_id,
+       COALESCE(inference_key_id, '00000000-0000-0000-0000-000000000000'),
+       COALESCE(management_key_id, '00000000-0000-0000-0000-000000000000'),
+       COALESCE(owner_id, '00000000-0000-0000-0000-000000000000'),
+       COALESCE(provider_credential_id, '00000000-0000-0000-0000-000000000000'),
+       model, COALESCE(requested_model, ''), provider, status,
+       COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(cache_read_tokens), SUM(cache_write_tokens), SUM(cost_nano_usd)
+FROM usage_events
+GROUP BY org_id, bucket, workspace_id,
+         COALESCE(inference_key_id, '00000000-0000-0000-0000-000000000000'),
+         COALESCE(management_key_id, '00000000-0000-0000-0000-000000000000'),
+         COALESCE(owner_id, '00000000-0000-0000-0000-000000000000'),
+         COALESCE(provider_credential_id, '00000000-0000-0000-0000-000000000000'),
+         model, COALESCE(requested_model, ''), provider, status;
+
+INSERT INTO usage_rollups (org_id, tier, bucket, workspace_id, inference_key_id, management_key_id, owner_id,
+                           provider_credential_id, model, requested_model, provider, status,
+                           requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_nano_usd)
+SELECT org_id, 4, CASE WHEN bucket >= 0 THEN bucket / 4 ELSE (bucket - 3) / 4 END,
+       workspace_id, inference_key_id, management_key_id, owner_id, provider_credential_id,
+       model, requested_model, provider, status,
+       SUM(requests), SUM(input_tokens), SUM(output_tokens), SUM(cache_read_tokens), SUM(cache_write_tokens), SUM(cost_nano_usd)
+FROM usage_rollups WHERE tier = 1
+GROUP BY org_id, CASE WHEN bucket >= 0 THEN bucket / 4 ELSE (bucket - 3) / 4 END,
+         workspace_id, inference_key_id, management_key_id, owner_id, provider_credential_id,
+         model, requested_model, provider, status;
+
+INSERT INTO usage_rollups (org_id, tier, bucket, workspace_id, inference_key_id, management_key_id, owner_id,
+                           provider_credential_id, model, requested_model, provider, status,
+                           requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_nano_usd)
+SELECT org_id, 96, CASE WHEN bucket >= 0 THEN bucket / 24 ELSE (bucket - 23) / 24 END,
+       workspace_id, inference_key_id, management_key_id, owner_id, provider_credential_id,
+       model, requested_model, provider, status,
+       SUM(requests), SUM(input_tokens), SUM(output_tokens), SUM(cache_read_tokens), SUM(cache_write_tokens), SUM(cost_nano_usd)
+FROM usage_rollups WHERE tier = 4
+GROUP BY org_id, CASE WHEN bucket >= 0 THEN bucket / 24 ELSE (bucket - 23) / 24 END,
+         workspace_id, inference_key_id, management_key_id, owner_id, provider_credential_id,
+         model, requested_model, provider, status;
+
+-- Reports no longer read the events by bucket (only their ragged ends, by
+-- time, through usage_events_org_page): one index fewer to keep at ingest.
+DROP INDEX IF EXISTS usage_events_org_bucket;
