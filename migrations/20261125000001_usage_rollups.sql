@@ -10,8 +10,13 @@
 --
 -- A missing dimension is stored as the nil UUID or the empty string, so the
 -- primary key has no NULLs and an upsert finds its row on both dialects.
--- Rows are written in the transaction that stores the events, counting only
--- the events newly stored.
+--
+-- Ingest does not touch the rollups: in the transaction that stores new
+-- events it appends their dimensions and counters to usage_rollup_queue,
+-- and a roller in the control plane moves the queue into the rollups a few
+-- thousand events at a time (one grouped upsert, so a busy minute's events
+-- become a few rows). A report reads the rollups and the queue in one
+-- snapshot, so it is exact whether or not the roller has caught up.
 CREATE TABLE usage_rollups (
     org_id                 {{.UUID}} NOT NULL,
     tier                   BIGINT NOT NULL,
@@ -33,6 +38,26 @@ CREATE TABLE usage_rollups (
     cost_nano_usd          BIGINT NOT NULL,
     PRIMARY KEY (org_id, tier, bucket, workspace_id, inference_key_id, management_key_id, owner_id,
                  provider_credential_id, model, requested_model, provider, status)
+);
+
+CREATE TABLE usage_rollup_queue (
+    org_id                 {{.UUID}} NOT NULL,
+    bucket                 BIGINT NOT NULL,
+    workspace_id           {{.UUID}} NOT NULL,
+    inference_key_id       {{.UUID}} NOT NULL,
+    management_key_id      {{.UUID}} NOT NULL,
+    owner_id               {{.UUID}} NOT NULL,
+    provider_credential_id {{.UUID}} NOT NULL,
+    model                  TEXT NOT NULL,
+    requested_model        TEXT NOT NULL,
+    provider               TEXT NOT NULL,
+    status                 TEXT NOT NULL,
+    requests               BIGINT NOT NULL,
+    input_tokens           BIGINT NOT NULL,
+    output_tokens          BIGINT NOT NULL,
+    cache_read_tokens      BIGINT NOT NULL,
+    cache_write_tokens     BIGINT NOT NULL,
+    cost_nano_usd          BIGINT NOT NULL
 );
 
 -- Back-fill from the events already stored: the 15-minute tier first, then

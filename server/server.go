@@ -250,6 +250,8 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 			}
 		})
 	})
+	// Stored usage events reach the report rollups through a queue.
+	s.loops = append(s.loops, func(ctx context.Context) { usage.RunRoller(ctx, st, s.log) })
 	// Lease state of ended periods (rate-limit minutes above all) is
 	// pruned, on every replica: deleting twice is harmless.
 	s.loops = append(s.loops, func(ctx context.Context) {

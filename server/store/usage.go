@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gw-gateway/gw/wire"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 // UsageBucketSeconds is the width of a usage bucket: 15 minutes, the
@@ -20,9 +22,9 @@ const UsageBucketSeconds = 900
 // UsageBucket is the bucket t falls in.
 func UsageBucket(t time.Time) int64 { return floorDiv(t.Unix(), UsageBucketSeconds) }
 
-// InsertUsageEvents stores events, skipping ids already stored, and adds
-// the ones it stored to the rollups in the same transaction; it returns how
-// many it stored: shipping a batch twice counts it once.
+// InsertUsageEvents stores events, skipping ids already stored, and queues
+// the ones it stored for the rollups in the same transaction; it returns
+// how many it stored: shipping a batch twice counts it once.
 func (s *Store) InsertUsageEvents(ctx context.Context, events []UsageEvent) (int, error) {
 	if len(events) == 0 {
 		return 0, nil
@@ -34,7 +36,7 @@ func (s *Store) InsertUsageEvents(ctx context.Context, events []UsageEvent) (int
 			return err
 		}
 		n = len(stored)
-		return addUsageRollups(ctx, tx.db, stored)
+		return queueUsage(ctx, tx.db, stored)
 	})
 	return n, err
 }
@@ -167,68 +169,104 @@ type usageSpanSums struct {
 }
 
 // sumPlanned runs one grouped sum per source of the plan (the events for
-// its ragged ends, each rollup tier for the rest) and returns their rows.
-// byBucket groups by starting slot; groupCol, when set, by that column as
-// key; narrow adds filters the rollups can answer too.
+// its ragged ends, each rollup tier for the rest, and the queue of events
+// not yet rolled up for the same spans) in one snapshot, so that a group
+// the roller moves meanwhile is counted exactly once. byBucket groups by
+// starting slot; groupCol, when set, by that column as key; narrow adds
+// filters the rollups can answer too.
 func (s *Store) sumPlanned(ctx context.Context, f UsageFilter, cuts []time.Time, byBucket bool, groupCol string,
 	narrow func(*bun.SelectQuery) *bun.SelectQuery) ([]usageSpanSums, error) {
 	plan := PlanUsage(f.From, f.To, cuts)
 	var out []usageSpanSums
-	shape := func(q *bun.SelectQuery, bucketExpr string) *bun.SelectQuery {
-		q = f.applyDimensions(q)
-		if narrow != nil {
-			q = narrow(q)
-		}
-		if byBucket {
-			q = q.ColumnExpr(bucketExpr + " AS bucket").GroupExpr(bucketExpr)
-		}
-		if groupCol != "" {
-			q = q.ColumnExpr("? AS key", bun.Ident(groupCol)).GroupExpr("?", bun.Ident(groupCol))
-		}
-		return q
-	}
-	if len(plan.Raw) > 0 {
-		q := shape(s.db.NewSelect().Model((*UsageEvent)(nil)).ColumnExpr(eventSums), "bucket")
-		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			for _, r := range plan.Raw {
-				q = q.WhereGroup(" OR ", func(q *bun.SelectQuery) *bun.SelectQuery {
-					if !r.From.IsZero() {
-						q = q.Where("occurred_at >= ?", r.From.UTC())
-					}
-					if !r.To.IsZero() {
-						q = q.Where("occurred_at < ?", r.To.UTC())
-					}
-					return q
-				})
+	err := s.inSnapshot(ctx, func(db bun.IDB) error {
+		run := func(q *bun.SelectQuery, bucketExpr string) error {
+			q = f.applyDimensions(q)
+			if narrow != nil {
+				q = narrow(q)
 			}
-			return q
-		})
-		var rows []usageSpanSums
-		if err := q.Scan(ctx, &rows); err != nil {
-			return nil, mapErr(err)
+			if byBucket {
+				q = q.ColumnExpr(bucketExpr + " AS bucket").GroupExpr(bucketExpr)
+			}
+			if groupCol != "" {
+				q = q.ColumnExpr("? AS key", bun.Ident(groupCol)).GroupExpr("?", bun.Ident(groupCol))
+			}
+			var rows []usageSpanSums
+			if err := q.Scan(ctx, &rows); err != nil {
+				return mapErr(err)
+			}
+			out = append(out, rows...)
+			return nil
 		}
-		out = append(out, rows...)
-	}
-	for _, w := range UsageTiers {
-		ranges := plan.Tiers[w]
-		if len(ranges) == 0 {
-			continue
+		if len(plan.Raw) > 0 {
+			q := db.NewSelect().Model((*UsageEvent)(nil)).ColumnExpr(eventSums).WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+				for _, r := range plan.Raw {
+					q = q.WhereGroup(" OR ", func(q *bun.SelectQuery) *bun.SelectQuery {
+						if !r.From.IsZero() {
+							q = q.Where("occurred_at >= ?", r.From.UTC())
+						}
+						if !r.To.IsZero() {
+							q = q.Where("occurred_at < ?", r.To.UTC())
+						}
+						return q
+					})
+				}
+				return q
+			})
+			if err := run(q, "bucket"); err != nil {
+				return err
+			}
 		}
-		q := s.db.NewSelect().Model((*UsageRollup)(nil)).ColumnExpr(rollupSums).Where("tier = ?", w)
-		q = shape(q, fmt.Sprintf("bucket * %d", w))
-		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+		var slots []BucketRange // the rolled-up spans, in 15-minute slots
+		for _, w := range UsageTiers {
+			ranges := plan.Tiers[w]
+			if len(ranges) == 0 {
+				continue
+			}
+			q := db.NewSelect().Model((*UsageRollup)(nil)).ColumnExpr(rollupSums).Where("tier = ?", w).Where(inRanges(ranges))
+			if err := run(q, fmt.Sprintf("bucket * %d", w)); err != nil {
+				return err
+			}
 			for _, r := range ranges {
-				q = q.WhereOr("(bucket >= ? AND bucket < ?)", r.Lo, r.Hi)
+				slots = append(slots, BucketRange{r.Lo * w, r.Hi * w})
 			}
-			return q
-		})
-		var rows []usageSpanSums
-		if err := q.Scan(ctx, &rows); err != nil {
-			return nil, mapErr(err)
 		}
-		out = append(out, rows...)
+		if len(slots) > 0 {
+			q := db.NewSelect().Model((*usageQueued)(nil)).ColumnExpr(rollupSums).Where(inRanges(mergeRanges(slots)))
+			if err := run(q, "bucket"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// inRanges is a condition on bucket: inside one of ranges.
+func inRanges(ranges []BucketRange) string {
+	var b strings.Builder
+	b.WriteByte('(')
+	for i, r := range ranges {
+		if i > 0 {
+			b.WriteString(" OR ")
+		}
+		fmt.Fprintf(&b, "(bucket >= %d AND bucket < %d)", r.Lo, r.Hi)
 	}
-	return out, nil
+	b.WriteByte(')')
+	return b.String()
+}
+
+// inSnapshot runs reads that must agree with each other: in a read-only
+// repeatable-read transaction on PostgreSQL, in one transaction on SQLite
+// (whose readers see one snapshot of the WAL), or in the caller's.
+func (s *Store) inSnapshot(ctx context.Context, fn func(db bun.IDB) error) error {
+	if _, ok := s.db.(bun.Tx); ok {
+		return fn(s.db)
+	}
+	var opts *sql.TxOptions
+	if s.root.Dialect().Name() == dialect.PG {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	return s.root.RunInTx(ctx, opts, func(ctx context.Context, tx bun.Tx) error { return fn(tx) })
 }
 
 // SumUsageByBucket sums the filtered events of [f.From, f.To) per span

@@ -1,15 +1,13 @@
 package store
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 // UsageRollup is the sums of the events of one bucket of one tier that
@@ -32,10 +30,29 @@ type UsageRollup struct {
 	UsageSums
 }
 
-// rollupKey is a rollup row's primary key.
-type rollupKey struct {
+// usageQueued is a group of newly stored events that share a 15-minute
+// slot and every dimension, waiting for the roller.
+type usageQueued struct {
+	bun.BaseModel `bun:"table:usage_rollup_queue"`
+
+	OrgID                uuid.UUID `bun:"org_id,type:uuid"`
+	Bucket               int64     `bun:"bucket"`
+	WorkspaceID          uuid.UUID `bun:"workspace_id,type:uuid"`
+	InferenceKeyID       uuid.UUID `bun:"inference_key_id,type:uuid"`
+	ManagementKeyID      uuid.UUID `bun:"management_key_id,type:uuid"`
+	OwnerID              uuid.UUID `bun:"owner_id,type:uuid"`
+	ProviderCredentialID uuid.UUID `bun:"provider_credential_id,type:uuid"`
+	Model                string    `bun:"model"`
+	RequestedModel       string    `bun:"requested_model"`
+	Provider             string    `bun:"provider"`
+	Status               string    `bun:"status"`
+	UsageSums
+}
+
+// queueKey is what a queued group shares.
+type queueKey struct {
 	org, ws, key, mkey, owner, cred uuid.UUID
-	tier, bucket                    int64
+	bucket                          int64
 	model, requested, provider, st  string
 }
 
@@ -46,66 +63,119 @@ func orNil(id *uuid.UUID) uuid.UUID {
 	return *id
 }
 
-// rollUp sums events into the rows of every tier, ordered by primary key
-// so that concurrent writers lock shared rows in the same order.
-func rollUp(events []UsageEvent) []UsageRollup {
-	index := make(map[rollupKey]int, len(events))
-	var rows []UsageRollup
+// groupForQueue sums events per slot and dimensions: a batch from a busy
+// data plane is a handful of groups.
+func groupForQueue(events []UsageEvent) []usageQueued {
+	index := make(map[queueKey]int, len(events))
+	var rows []usageQueued
 	for i := range events {
 		e := &events[i]
-		for _, w := range UsageTiers {
-			k := rollupKey{org: e.OrgID, ws: e.WorkspaceID, key: orNil(e.InferenceKeyID), mkey: orNil(e.ManagementKeyID),
-				owner: orNil(e.OwnerID), cred: orNil(e.ProviderCredentialID), tier: w, bucket: floorDiv(e.Bucket, w),
-				model: e.Model, requested: e.RequestedModel, provider: e.Provider, st: e.Status}
-			j, ok := index[k]
-			if !ok {
-				j = len(rows)
-				index[k] = j
-				rows = append(rows, UsageRollup{OrgID: k.org, Tier: w, Bucket: k.bucket, WorkspaceID: k.ws,
-					InferenceKeyID: k.key, ManagementKeyID: k.mkey, OwnerID: k.owner, ProviderCredentialID: k.cred,
-					Model: k.model, RequestedModel: k.requested, Provider: k.provider, Status: k.st})
-			}
-			rows[j].UsageSums.Add(UsageSums{Requests: 1, InputTokens: e.InputTokens, OutputTokens: e.OutputTokens,
-				CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens, CostNanoUSD: e.CostNanoUSD})
+		k := queueKey{org: e.OrgID, ws: e.WorkspaceID, key: orNil(e.InferenceKeyID), mkey: orNil(e.ManagementKeyID),
+			owner: orNil(e.OwnerID), cred: orNil(e.ProviderCredentialID), bucket: e.Bucket,
+			model: e.Model, requested: e.RequestedModel, provider: e.Provider, st: e.Status}
+		j, ok := index[k]
+		if !ok {
+			j = len(rows)
+			index[k] = j
+			rows = append(rows, usageQueued{OrgID: k.org, Bucket: k.bucket, WorkspaceID: k.ws,
+				InferenceKeyID: k.key, ManagementKeyID: k.mkey, OwnerID: k.owner, ProviderCredentialID: k.cred,
+				Model: k.model, RequestedModel: k.requested, Provider: k.provider, Status: k.st})
 		}
+		rows[j].UsageSums.Add(UsageSums{Requests: 1, InputTokens: e.InputTokens, OutputTokens: e.OutputTokens,
+			CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens, CostNanoUSD: e.CostNanoUSD})
 	}
-	slices.SortFunc(rows, compareRollupKeys)
 	return rows
 }
 
-func compareRollupKeys(a, b UsageRollup) int {
-	return cmp.Or(
-		bytes.Compare(a.OrgID[:], b.OrgID[:]), cmp.Compare(a.Tier, b.Tier), cmp.Compare(a.Bucket, b.Bucket),
-		bytes.Compare(a.WorkspaceID[:], b.WorkspaceID[:]),
-		bytes.Compare(a.InferenceKeyID[:], b.InferenceKeyID[:]),
-		bytes.Compare(a.ManagementKeyID[:], b.ManagementKeyID[:]),
-		bytes.Compare(a.OwnerID[:], b.OwnerID[:]),
-		bytes.Compare(a.ProviderCredentialID[:], b.ProviderCredentialID[:]),
-		strings.Compare(a.Model, b.Model), strings.Compare(a.RequestedModel, b.RequestedModel),
-		strings.Compare(a.Provider, b.Provider), strings.Compare(a.Status, b.Status))
-}
-
-const rollupConflict = "CONFLICT (org_id, tier, bucket, workspace_id, inference_key_id, management_key_id, owner_id, " +
-	"provider_credential_id, model, requested_model, provider, status) DO UPDATE"
-
-const rollupAdd = "requests = ?TableAlias.requests + EXCLUDED.requests, " +
-	"input_tokens = ?TableAlias.input_tokens + EXCLUDED.input_tokens, " +
-	"output_tokens = ?TableAlias.output_tokens + EXCLUDED.output_tokens, " +
-	"cache_read_tokens = ?TableAlias.cache_read_tokens + EXCLUDED.cache_read_tokens, " +
-	"cache_write_tokens = ?TableAlias.cache_write_tokens + EXCLUDED.cache_write_tokens, " +
-	"cost_nano_usd = ?TableAlias.cost_nano_usd + EXCLUDED.cost_nano_usd"
-
-// addUsageRollups adds newly stored events to the rollups, inside the
+// queueUsage queues newly stored events for the rollups, inside the
 // transaction that stored them.
-func addUsageRollups(ctx context.Context, db bun.IDB, events []UsageEvent) error {
-	rows := rollUp(events)
-	// Bounded statements: each row is one upsert's worth of work.
+func queueUsage(ctx context.Context, db bun.IDB, events []UsageEvent) error {
+	rows := groupForQueue(events)
 	const perStatement = 1000
 	for start := 0; start < len(rows); start += perStatement {
 		part := rows[start:min(start+perStatement, len(rows))]
-		if _, err := db.NewInsert().Model(&part).On(rollupConflict).Set(rollupAdd).Returning("NULL").Exec(ctx); err != nil {
-			return fmt.Errorf("add usage rollups: %w", mapErr(err))
+		if _, err := db.NewInsert().Model(&part).Returning("NULL").Exec(ctx); err != nil {
+			return fmt.Errorf("queue usage for rollups: %w", mapErr(err))
 		}
 	}
 	return nil
+}
+
+// rollupColumns are the columns a roll-up writes, in order.
+const rollupColumns = "org_id, tier, bucket, workspace_id, inference_key_id, management_key_id, owner_id, " +
+	"provider_credential_id, model, requested_model, provider, status, " +
+	"requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_nano_usd"
+
+// rollupFrom is the upsert of every tier's sums of the queued groups in
+// source (a table or common table expression named src).
+func rollupFrom(source string) string {
+	dims := "workspace_id, inference_key_id, management_key_id, owner_id, provider_credential_id, " +
+		"model, requested_model, provider, status"
+	sums := "SUM(requests), SUM(input_tokens), SUM(output_tokens), SUM(cache_read_tokens), " +
+		"SUM(cache_write_tokens), SUM(cost_nano_usd)"
+	var tiers []string
+	for _, w := range UsageTiers {
+		// Floor division, should an event predate 1970.
+		b := fmt.Sprintf("CASE WHEN bucket >= 0 THEN bucket / %d ELSE (bucket - %d) / %d END", w, w-1, w)
+		tiers = append(tiers, fmt.Sprintf("SELECT org_id, %d AS tier, %s AS bucket, %s, %s FROM %s GROUP BY org_id, %s, %s",
+			w, b, dims, sums, source, b, dims))
+	}
+	var set []string
+	for _, c := range []string{"requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_nano_usd"} {
+		set = append(set, fmt.Sprintf("%s = usage_rollups.%s + excluded.%s", c, c, c))
+	}
+	// WHERE true keeps SQLite from reading ON CONFLICT as a join's ON.
+	return "INSERT INTO usage_rollups (" + rollupColumns + ") SELECT * FROM (" + strings.Join(tiers, " UNION ALL ") +
+		") AS sums WHERE true ON CONFLICT (org_id, tier, bucket, workspace_id, inference_key_id, management_key_id, owner_id, " +
+		"provider_credential_id, model, requested_model, provider, status) DO UPDATE SET " + strings.Join(set, ", ")
+}
+
+// RollUpUsage moves up to limit queued groups into the rollups and says
+// how many it moved. Concurrent callers (control-plane replicas) take
+// turns; one that finds another rolling moves nothing.
+func (s *Store) RollUpUsage(ctx context.Context, limit int) (int, error) {
+	moved := 0
+	err := s.InTx(ctx, func(tx *Store) error {
+		var err error
+		if tx.root.Dialect().Name() == dialect.PG {
+			moved, err = rollUpPG(ctx, tx.db, limit)
+		} else {
+			moved, err = rollUpSQLite(ctx, tx.db, limit)
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("roll up usage: %w", mapErr(err))
+	}
+	return moved, nil
+}
+
+// rollUpPG deletes the groups it rolls in the statement that rolls them,
+// so a group queued meanwhile is left for the next turn, never lost or
+// counted twice.
+func rollUpPG(ctx context.Context, db bun.IDB, limit int) (int, error) {
+	var mine bool
+	if err := db.NewRaw("SELECT pg_try_advisory_xact_lock(hashtext('gw.usage_rollups'))").Scan(ctx, &mine); err != nil || !mine {
+		return 0, err
+	}
+	var n int
+	q := "WITH src AS (DELETE FROM usage_rollup_queue WHERE ctid IN (SELECT ctid FROM usage_rollup_queue LIMIT ?) RETURNING *), " +
+		"rolled AS (" + rollupFrom("src") + ") SELECT COUNT(*) FROM src"
+	err := db.NewRaw(q, limit).Scan(ctx, &n)
+	return n, err
+}
+
+// rollUpSQLite relies on SQLite's one writer: nothing is queued between
+// the transaction's statements.
+func rollUpSQLite(ctx context.Context, db bun.IDB, limit int) (int, error) {
+	var last []int64
+	if err := db.NewRaw("SELECT rowid FROM usage_rollup_queue ORDER BY rowid LIMIT ?", limit).Scan(ctx, &last); err != nil || len(last) == 0 {
+		return 0, err
+	}
+	upTo := last[len(last)-1]
+	if _, err := db.ExecContext(ctx, rollupFrom(fmt.Sprintf("(SELECT * FROM usage_rollup_queue WHERE rowid <= %d) AS src", upTo))); err != nil {
+		return 0, err
+	}
+	_, err := db.ExecContext(ctx, "DELETE FROM usage_rollup_queue WHERE rowid <= ?", upTo)
+	return len(last), err
 }

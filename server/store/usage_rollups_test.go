@@ -24,7 +24,7 @@ func rollups(t *testing.T, db *bun.DB) []store.UsageRollup {
 }
 
 // TestRollupBackfill runs the rollup migration over events stored before
-// it and expects the rows that ingest itself writes.
+// it and expects the rows that ingest and the roller write.
 func TestRollupBackfill(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
@@ -48,14 +48,25 @@ func TestRollupBackfill(t *testing.T) {
 		if n, err := st.InsertUsageEvents(ctx, events); err != nil || n != len(events) {
 			t.Fatal(n, err)
 		}
+		for {
+			n, err := st.RollUpUsage(ctx, 97)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+		}
 		want := rollups(t, db)
 		if len(want) == 0 {
-			t.Fatal("ingest wrote no rollups")
+			t.Fatal("the roller wrote no rollups")
 		}
 		// Forget the rollups and the migration that made them, then
 		// migrate again: the back-fill must rebuild the same rows.
-		if _, err := db.ExecContext(ctx, "DROP TABLE usage_rollups"); err != nil {
-			t.Fatal(err)
+		for _, table := range []string{"usage_rollups", "usage_rollup_queue"} {
+			if _, err := db.ExecContext(ctx, "DROP TABLE "+table); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if _, err := db.ExecContext(ctx, "DELETE FROM bun_migrations WHERE name = '20261125000001_usage_rollups'"); err != nil {
 			t.Fatal(err)
@@ -65,14 +76,90 @@ func TestRollupBackfill(t *testing.T) {
 		}
 		got := rollups(t, db)
 		if len(got) != len(want) {
-			t.Fatalf("back-fill made %d rows, ingest %d", len(got), len(want))
+			t.Fatalf("back-fill made %d rows, the roller %d", len(got), len(want))
 		}
 		for i := range want {
 			if got[i] != want[i] {
-				t.Fatalf("row %d: back-fill %+v, ingest %+v", i, got[i], want[i])
+				t.Fatalf("row %d: back-fill %+v, roller %+v", i, got[i], want[i])
 			}
 		}
 	})
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestRollerRacesIngest rolls up from two goroutines while four others
+// ingest: every event ends up counted once in every tier.
+func TestRollerRacesIngest(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		st := store.New(db)
+		org, ws := uuid.New(), uuid.New()
+		done := make(chan struct{})
+		errs := make(chan error, 8)
+		const writers, batches, perBatch = 4, 15, 40
+		for w := 0; w < writers; w++ {
+			go func() {
+				r := rand.New(rand.NewPCG(uint64(w), 1))
+				for b := 0; b < batches; b++ {
+					var rows []store.UsageEvent
+					for i := 0; i < perBatch; i++ {
+						at := time.Now().Add(-time.Duration(r.Int64N(int64(48 * time.Hour)))).UTC().Truncate(time.Microsecond)
+						rows = append(rows, store.UsageEvent{ID: uuid.New(), OrgID: org, WorkspaceID: ws, Model: "a/x", Provider: "a",
+							Status: "ok", CostNanoUSD: 1, OccurredAt: at, Bucket: store.UsageBucket(at), ReceivedAt: at, RequestedModel: "a/x"})
+					}
+					if _, err := st.InsertUsageEvents(ctx, rows); err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range 2 {
+			go func() {
+				for {
+					select {
+					case <-done:
+						errs <- nil
+						return
+					default:
+					}
+					if _, err := st.RollUpUsage(ctx, 50); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		for range writers {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		close(done)
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		for {
+			n, err := st.RollUpUsage(ctx, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+		}
+		for _, tier := range store.UsageTiers {
+			var sum int64
+			if err := db.NewRaw("SELECT COALESCE(SUM(requests), 0) FROM usage_rollups WHERE tier = ?", tier).Scan(ctx, &sum); err != nil {
+				t.Fatal(err)
+			}
+			if sum != writers*batches*perBatch {
+				t.Fatalf("tier %d counts %d events, want %d", tier, sum, writers*batches*perBatch)
+			}
+		}
+	})
+}
