@@ -117,12 +117,24 @@ func (s *Store) SumUsageCost(ctx context.Context, f UsageFilter, ownerIDs []uuid
 			q = q.Where("model IN (?)", bun.List(models))
 		}
 		return q
-	})
+	}, narrowed(ownerIDs != nil, "owner_id", keyIDs != nil, "inference_key_id", len(models) > 0, "model")...)
 	var cost int64
 	for _, r := range rows {
 		cost += r.CostNanoUSD
 	}
 	return cost, err
+}
+
+// narrowed lists the columns whose condition holds, from pairs of a
+// condition and a column.
+func narrowed(pairs ...any) []string {
+	var out []string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i].(bool) {
+			out = append(out, pairs[i+1].(string))
+		}
+	}
+	return out
 }
 
 // PruneBudgetLeases deletes the counters and leases of periods that ended

@@ -94,6 +94,21 @@ func (f UsageFilter) apply(q *bun.SelectQuery) *bun.SelectQuery {
 	return q
 }
 
+// dimensions are the columns f filters on.
+func (f UsageFilter) dimensions() map[string]bool {
+	out := map[string]bool{}
+	for col, v := range map[string]bool{
+		"workspace_id": f.WorkspaceID != nil, "owner_id": f.OwnerID != nil, "inference_key_id": f.InferenceKeyID != nil,
+		"management_key_id": f.ManagementKeyID != nil, "provider_credential_id": f.ProviderCredentialID != nil,
+		"model": f.Model != "", "requested_model": f.RequestedModel != "", "provider": f.Provider != "", "status": f.Status != "",
+	} {
+		if v {
+			out[col] = true
+		}
+	}
+	return out
+}
+
 // applyDimensions filters on everything but time: the columns the events
 // and the rollups share.
 func (f UsageFilter) applyDimensions(q *bun.SelectQuery) *bun.SelectQuery {
@@ -175,8 +190,15 @@ type usageSpanSums struct {
 // starting slot; groupCol, when set, by that column as key; narrow adds
 // filters the rollups can answer too.
 func (s *Store) sumPlanned(ctx context.Context, f UsageFilter, cuts []time.Time, byBucket bool, groupCol string,
-	narrow func(*bun.SelectQuery) *bun.SelectQuery) ([]usageSpanSums, error) {
+	narrow func(*bun.SelectQuery) *bun.SelectQuery, narrowCols ...string) ([]usageSpanSums, error) {
 	plan := PlanUsage(f.From, f.To, cuts)
+	need := f.dimensions()
+	for _, c := range append(narrowCols, groupCol) {
+		if c != "" {
+			need[c] = true
+		}
+	}
+	grouping := groupingFor(need)
 	var out []usageSpanSums
 	err := s.inSnapshot(ctx, func(db bun.IDB) error {
 		run := func(q *bun.SelectQuery, bucketExpr string) error {
@@ -222,7 +244,8 @@ func (s *Store) sumPlanned(ctx context.Context, f UsageFilter, cuts []time.Time,
 			if len(ranges) == 0 {
 				continue
 			}
-			q := db.NewSelect().Model((*UsageRollup)(nil)).ColumnExpr(rollupSums).Where("tier = ?", w).Where(inRanges(ranges))
+			q := db.NewSelect().Model((*UsageRollup)(nil)).ColumnExpr(rollupSums).
+				Where("grouped_by = ?", grouping).Where("tier = ?", w).Where(inRanges(ranges))
 			if err := run(q, fmt.Sprintf("bucket * %d", w)); err != nil {
 				return err
 			}

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -11,11 +13,13 @@ import (
 )
 
 // UsageRollup is the sums of the events of one bucket of one tier that
-// share every report dimension. A missing dimension is the nil UUID or "".
+// share the dimensions its grouping keeps. A missing or unkept dimension
+// is the nil UUID or "".
 type UsageRollup struct {
 	bun.BaseModel `bun:"table:usage_rollups"`
 
 	OrgID                uuid.UUID `bun:"org_id,pk,type:uuid"`
+	GroupedBy            string    `bun:"grouped_by,pk"`
 	Tier                 int64     `bun:"tier,pk"`
 	Bucket               int64     `bun:"bucket,pk"`
 	WorkspaceID          uuid.UUID `bun:"workspace_id,pk,type:uuid"`
@@ -101,33 +105,80 @@ func queueUsage(ctx context.Context, db bun.IDB, events []UsageEvent) error {
 	return nil
 }
 
-// rollupColumns are the columns a roll-up writes, in order.
-const rollupColumns = "org_id, tier, bucket, workspace_id, inference_key_id, management_key_id, owner_id, " +
-	"provider_credential_id, model, requested_model, provider, status, " +
-	"requests, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_nano_usd"
+// usageDimensionColumns are the columns a report may filter or group by.
+var usageDimensionColumns = []string{"workspace_id", "inference_key_id", "management_key_id", "owner_id",
+	"provider_credential_id", "model", "requested_model", "provider", "status"}
 
-// rollupFrom is the upsert of every tier's sums of the queued groups in
-// source (a table or common table expression named src).
-func rollupFrom(source string) string {
-	dims := "workspace_id, inference_key_id, management_key_id, owner_id, provider_credential_id, " +
-		"model, requested_model, provider, status"
+// Groupings: every dimension kept, none, or one (named by its column).
+const (
+	groupedByAll = "all"
+	groupedByOrg = "org"
+)
+
+// groupings are the rollup groupings and the dimension columns each keeps.
+func groupings() map[string][]string {
+	out := map[string][]string{groupedByAll: usageDimensionColumns, groupedByOrg: nil}
+	for _, c := range usageDimensionColumns {
+		out[c] = []string{c}
+	}
+	return out
+}
+
+// groupingFor is the smallest grouping that keeps every column in need.
+func groupingFor(need map[string]bool) string {
+	switch len(need) {
+	case 0:
+		return groupedByOrg
+	case 1:
+		for c := range need {
+			return c
+		}
+	}
+	return groupedByAll
+}
+
+// rollupFrom is the upsert of every grouping's and tier's sums of the
+// queued groups in source (a table expression named src).
+func rollupFrom(source string, pg bool) string {
+	nilUUID := "'00000000-0000-0000-0000-000000000000'"
+	if pg {
+		nilUUID += "::uuid"
+	}
 	sums := "SUM(requests), SUM(input_tokens), SUM(output_tokens), SUM(cache_read_tokens), " +
 		"SUM(cache_write_tokens), SUM(cost_nano_usd)"
-	var tiers []string
-	for _, w := range UsageTiers {
-		// Floor division, should an event predate 1970.
-		b := fmt.Sprintf("CASE WHEN bucket >= 0 THEN bucket / %d ELSE (bucket - %d) / %d END", w, w-1, w)
-		tiers = append(tiers, fmt.Sprintf("SELECT org_id, %d AS tier, %s AS bucket, %s, %s FROM %s GROUP BY org_id, %s, %s",
-			w, b, dims, sums, source, b, dims))
+	var selects []string
+	gs := groupings()
+	names := slices.Sorted(maps.Keys(gs))
+	for _, g := range names {
+		kept := gs[g]
+		var cols []string
+		for _, c := range usageDimensionColumns {
+			switch {
+			case slices.Contains(kept, c):
+				cols = append(cols, c)
+			case strings.HasSuffix(c, "_id"):
+				cols = append(cols, nilUUID)
+			default:
+				cols = append(cols, "''")
+			}
+		}
+		for _, w := range UsageTiers {
+			// Floor division, should an event predate 1970.
+			b := fmt.Sprintf("CASE WHEN bucket >= 0 THEN bucket / %d ELSE (bucket - %d) / %d END", w, w-1, w)
+			group := append([]string{"org_id", b}, kept...)
+			selects = append(selects, fmt.Sprintf("SELECT org_id, '%s', %d, %s, %s, %s FROM %s GROUP BY %s",
+				g, w, b, strings.Join(cols, ", "), sums, source, strings.Join(group, ", ")))
+		}
 	}
 	var set []string
 	for _, c := range []string{"requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_nano_usd"} {
 		set = append(set, fmt.Sprintf("%s = usage_rollups.%s + excluded.%s", c, c, c))
 	}
+	key := "org_id, grouped_by, tier, bucket, " + strings.Join(usageDimensionColumns, ", ")
 	// WHERE true keeps SQLite from reading ON CONFLICT as a join's ON.
-	return "INSERT INTO usage_rollups (" + rollupColumns + ") SELECT * FROM (" + strings.Join(tiers, " UNION ALL ") +
-		") AS sums WHERE true ON CONFLICT (org_id, tier, bucket, workspace_id, inference_key_id, management_key_id, owner_id, " +
-		"provider_credential_id, model, requested_model, provider, status) DO UPDATE SET " + strings.Join(set, ", ")
+	return "INSERT INTO usage_rollups (" + key + ", requests, input_tokens, output_tokens, cache_read_tokens, " +
+		"cache_write_tokens, cost_nano_usd) SELECT * FROM (" + strings.Join(selects, " UNION ALL ") +
+		") AS sums WHERE true ON CONFLICT (" + key + ") DO UPDATE SET " + strings.Join(set, ", ")
 }
 
 // RollUpUsage moves up to limit queued groups into the rollups and says
@@ -160,7 +211,7 @@ func rollUpPG(ctx context.Context, db bun.IDB, limit int) (int, error) {
 	}
 	var n int
 	q := "WITH src AS (DELETE FROM usage_rollup_queue WHERE ctid IN (SELECT ctid FROM usage_rollup_queue LIMIT ?) RETURNING *), " +
-		"rolled AS (" + rollupFrom("src") + ") SELECT COUNT(*) FROM src"
+		"rolled AS (" + rollupFrom("src", true) + ") SELECT COUNT(*) FROM src"
 	err := db.NewRaw(q, limit).Scan(ctx, &n)
 	return n, err
 }
@@ -173,7 +224,7 @@ func rollUpSQLite(ctx context.Context, db bun.IDB, limit int) (int, error) {
 		return 0, err
 	}
 	upTo := last[len(last)-1]
-	if _, err := db.ExecContext(ctx, rollupFrom(fmt.Sprintf("(SELECT * FROM usage_rollup_queue WHERE rowid <= %d) AS src", upTo))); err != nil {
+	if _, err := db.ExecContext(ctx, rollupFrom(fmt.Sprintf("(SELECT * FROM usage_rollup_queue WHERE rowid <= %d) AS src", upTo), false)); err != nil {
 		return 0, err
 	}
 	_, err := db.ExecContext(ctx, "DELETE FROM usage_rollup_queue WHERE rowid <= ?", upTo)

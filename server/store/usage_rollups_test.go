@@ -16,7 +16,7 @@ import (
 func rollups(t *testing.T, db *bun.DB) []store.UsageRollup {
 	t.Helper()
 	var out []store.UsageRollup
-	if err := db.NewSelect().Model(&out).Order("tier", "bucket", "inference_key_id", "owner_id", "management_key_id",
+	if err := db.NewSelect().Model(&out).Order("grouped_by", "tier", "bucket", "inference_key_id", "owner_id", "management_key_id",
 		"provider_credential_id", "model", "requested_model", "status").Scan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -48,15 +48,7 @@ func TestRollupBackfill(t *testing.T) {
 		if n, err := st.InsertUsageEvents(ctx, events); err != nil || n != len(events) {
 			t.Fatal(n, err)
 		}
-		for {
-			n, err := st.RollUpUsage(ctx, 97)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n == 0 {
-				break
-			}
-		}
+		rollAll(t, st, 97)
 		want := rollups(t, db)
 		if len(want) == 0 {
 			t.Fatal("the roller wrote no rollups")
@@ -74,6 +66,7 @@ func TestRollupBackfill(t *testing.T) {
 		if names, err := store.Migrate(ctx, db); err != nil || len(names) != 1 {
 			t.Fatal(names, err)
 		}
+		rollAll(t, st, 1000)
 		got := rollups(t, db)
 		if len(got) != len(want) {
 			t.Fatalf("back-fill made %d rows, the roller %d", len(got), len(want))
@@ -87,6 +80,20 @@ func TestRollupBackfill(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// rollAll rolls the whole queue up, chunk by chunk.
+func rollAll(t *testing.T, st *store.Store, chunk int) {
+	t.Helper()
+	for {
+		n, err := st.RollUpUsage(context.Background(), chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+	}
+}
 
 // TestRollerRacesIngest rolls up from two goroutines while four others
 // ingest: every event ends up counted once in every tier.
@@ -143,22 +150,21 @@ func TestRollerRacesIngest(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for {
-			n, err := st.RollUpUsage(ctx, 1000)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n == 0 {
-				break
-			}
+		rollAll(t, st, 1000)
+		var counts []struct {
+			GroupedBy string `bun:"grouped_by"`
+			Tier      int64  `bun:"tier"`
+			Requests  int64  `bun:"requests"`
 		}
-		for _, tier := range store.UsageTiers {
-			var sum int64
-			if err := db.NewRaw("SELECT COALESCE(SUM(requests), 0) FROM usage_rollups WHERE tier = ?", tier).Scan(ctx, &sum); err != nil {
-				t.Fatal(err)
-			}
-			if sum != writers*batches*perBatch {
-				t.Fatalf("tier %d counts %d events, want %d", tier, sum, writers*batches*perBatch)
+		if err := db.NewRaw("SELECT grouped_by, tier, SUM(requests) AS requests FROM usage_rollups GROUP BY grouped_by, tier").Scan(ctx, &counts); err != nil {
+			t.Fatal(err)
+		}
+		if len(counts) != 11*len(store.UsageTiers) {
+			t.Fatalf("%d groupings and tiers, want %d", len(counts), 11*len(store.UsageTiers))
+		}
+		for _, c := range counts {
+			if c.Requests != writers*batches*perBatch {
+				t.Fatalf("grouping %s tier %d counts %d events, want %d", c.GroupedBy, c.Tier, c.Requests, writers*batches*perBatch)
 			}
 		}
 	})
