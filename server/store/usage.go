@@ -191,7 +191,6 @@ type usageSpanSums struct {
 // filters the rollups can answer too.
 func (s *Store) sumPlanned(ctx context.Context, f UsageFilter, cuts []time.Time, byBucket bool, groupCol string,
 	narrow func(*bun.SelectQuery) *bun.SelectQuery, narrowCols ...string) ([]usageSpanSums, error) {
-	plan := PlanUsage(f.From, f.To, cuts)
 	need := f.dimensions()
 	for _, c := range append(narrowCols, groupCol) {
 		if c != "" {
@@ -199,6 +198,7 @@ func (s *Store) sumPlanned(ctx context.Context, f UsageFilter, cuts []time.Time,
 		}
 	}
 	grouping := groupingFor(need)
+	plan := PlanUsage(f.From, f.To, cuts, tiersOf(grouping))
 	var out []usageSpanSums
 	err := s.inSnapshot(ctx, func(db bun.IDB) error {
 		run := func(q *bun.SelectQuery, bucketExpr string) error {
@@ -239,7 +239,7 @@ func (s *Store) sumPlanned(ctx context.Context, f UsageFilter, cuts []time.Time,
 			}
 		}
 		var slots []BucketRange // the rolled-up spans, in 15-minute slots
-		for _, w := range UsageTiers {
+		for _, w := range tiersOf(grouping) {
 			ranges := plan.Tiers[w]
 			if len(ranges) == 0 {
 				continue

@@ -10,6 +10,13 @@ import (
 // a quarter hour, a UTC hour and a UTC day.
 var UsageTiers = []int64{1, 4, 96}
 
+// coarseTiers are the tiers of every grouping but the one by no
+// dimension: their quarter-hour rows would be nearly one per event (or
+// per event and value) when events spread over weeks, so the quarters a
+// report needs from them (where a local midnight falls inside a UTC hour,
+// as in Kolkata) are read from the events.
+var coarseTiers = []int64{4, 96}
+
 // BucketRange is the half-open range [Lo, Hi) of bucket indexes of one
 // tier.
 type BucketRange struct{ Lo, Hi int64 }
@@ -24,14 +31,15 @@ type TimeRange struct{ From, To time.Time }
 type UsagePlan struct {
 	Raw   []TimeRange
 	Tiers map[int64][]BucketRange // by tier; ranges sorted and disjoint
+	tiers []int64
 }
 
-// PlanUsage plans the sums of [from, to) such that no rollup bucket read
-// straddles one of cuts (a report's local midnights), so that every row
-// read belongs wholly to one side of each cut. Without both ends the whole
-// span is read from the events.
-func PlanUsage(from, to time.Time, cuts []time.Time) UsagePlan {
-	p := UsagePlan{Tiers: map[int64][]BucketRange{}}
+// PlanUsage plans the sums of [from, to) from the given tiers (finest
+// first) such that no rollup bucket read straddles one of cuts (a report's
+// local midnights), so that every row read belongs wholly to one side of
+// each cut. Without both ends the whole span is read from the events.
+func PlanUsage(from, to time.Time, cuts []time.Time, tiers []int64) UsagePlan {
+	p := UsagePlan{Tiers: map[int64][]BucketRange{}, tiers: tiers}
 	if from.IsZero() || to.IsZero() {
 		p.Raw = []TimeRange{{From: from, To: to}}
 		return p
@@ -65,20 +73,25 @@ func (p *UsagePlan) segment(a, b time.Time) {
 	if s := time.Unix(lo*UsageBucketSeconds, 0); a.Before(s) {
 		p.Raw = append(p.Raw, TimeRange{a, s})
 	}
-	p.cover(lo, hi, len(UsageTiers)-1)
+	p.cover(lo, hi, len(p.tiers)-1)
 	if e := time.Unix(hi*UsageBucketSeconds, 0); e.Before(b) {
 		p.Raw = append(p.Raw, TimeRange{e, b})
 	}
 }
 
-// cover plans the 15-minute slots [lo, hi) with tiers up to UsageTiers[tier]:
-// the coarsest buckets that fit in the middle, finer ones at the ends.
+// cover plans the 15-minute slots [lo, hi) with tiers up to p.tiers[tier]:
+// the coarsest buckets that fit in the middle, finer ones at the ends,
+// and the events for what no tier fits.
 func (p *UsagePlan) cover(lo, hi int64, tier int) {
 	if lo >= hi {
 		return
 	}
-	w := UsageTiers[tier]
-	if tier == 0 {
+	if tier < 0 {
+		p.Raw = append(p.Raw, TimeRange{time.Unix(lo*UsageBucketSeconds, 0), time.Unix(hi*UsageBucketSeconds, 0)})
+		return
+	}
+	w := p.tiers[tier]
+	if w == 1 {
 		p.Tiers[w] = append(p.Tiers[w], BucketRange{lo, hi})
 		return
 	}

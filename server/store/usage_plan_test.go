@@ -82,7 +82,7 @@ func TestPlanUsage(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := PlanUsage(c.from, c.to, c.cuts)
+			p := PlanUsage(c.from, c.to, c.cuts, UsageTiers)
 			if len(p.Raw) != c.raw {
 				t.Fatalf("raw ranges %v, want %d", p.Raw, c.raw)
 			}
@@ -111,6 +111,26 @@ func TestPlanUsage(t *testing.T) {
 	}
 }
 
+// The grouping by every dimension has no quarter hours: where a local
+// midnight falls inside a UTC hour, its quarters come from the events.
+func TestPlanUsageWithoutQuarters(t *testing.T) {
+	kolkata := time.FixedZone("IST", 5*3600+1800)
+	from, to := time.Date(2026, 11, 1, 0, 0, 0, 0, kolkata), time.Date(2026, 11, 3, 0, 0, 0, 0, kolkata)
+	cuts := []time.Time{time.Date(2026, 11, 2, 0, 0, 0, 0, kolkata)}
+	p := PlanUsage(from, to, cuts, coarseTiers)
+	checkPlan(t, from, to, cuts, p)
+	if len(p.Tiers[1]) != 0 || len(p.Tiers[4]) != 2 || len(p.Raw) != 3 {
+		t.Fatalf("plan %+v: want two hour ranges and three raw ranges", p)
+	}
+	var raw time.Duration
+	for _, r := range p.Raw {
+		raw += r.To.Sub(r.From)
+	}
+	if raw != 2*time.Hour {
+		t.Fatalf("raw covers %v, want the two split hours", raw)
+	}
+}
+
 func FuzzPlanUsage(f *testing.F) {
 	f.Add(int64(1_790_000_000), int64(86_400*30), int64(19_800), uint8(30))
 	f.Add(int64(1_790_000_123), int64(3_601), int64(-12_600), uint8(2))
@@ -132,6 +152,7 @@ func FuzzPlanUsage(f *testing.F) {
 				cuts = append(cuts, c)
 			}
 		}
-		checkPlan(t, from, to, cuts, PlanUsage(from, to, cuts))
+		checkPlan(t, from, to, cuts, PlanUsage(from, to, cuts, UsageTiers))
+		checkPlan(t, from, to, cuts, PlanUsage(from, to, cuts, coarseTiers))
 	})
 }

@@ -137,6 +137,14 @@ func groupingFor(need map[string]bool) string {
 	return groupedByAll
 }
 
+// tiersOf are the tiers a grouping is kept in.
+func tiersOf(grouping string) []int64 {
+	if grouping == groupedByOrg {
+		return UsageTiers
+	}
+	return coarseTiers
+}
+
 // rollupFrom is the upsert of every grouping's and tier's sums of the
 // queued groups in source (a table expression named src).
 func rollupFrom(source string, pg bool) string {
@@ -162,7 +170,7 @@ func rollupFrom(source string, pg bool) string {
 				cols = append(cols, "''")
 			}
 		}
-		for _, w := range UsageTiers {
+		for _, w := range tiersOf(g) {
 			// Floor division, should an event predate 1970.
 			b := fmt.Sprintf("CASE WHEN bucket >= 0 THEN bucket / %d ELSE (bucket - %d) / %d END", w, w-1, w)
 			group := append([]string{"org_id", b}, kept...)
@@ -201,12 +209,26 @@ func (s *Store) RollUpUsage(ctx context.Context, limit int) (int, error) {
 	return moved, nil
 }
 
+// TidyUsageQueue reclaims the space of rolled-up queue rows at once on
+// PostgreSQL, where a drained back-log would otherwise leave every report's
+// scan of the (nearly empty) queue reading dead rows until autovacuum
+// comes by. SQLite reuses the pages of deleted rows by itself.
+func (s *Store) TidyUsageQueue(ctx context.Context) error {
+	if s.root.Dialect().Name() != dialect.PG {
+		return nil
+	}
+	if _, err := s.root.ExecContext(ctx, "VACUUM (SKIP_LOCKED) usage_rollup_queue"); err != nil {
+		return fmt.Errorf("vacuum usage queue: %w", err)
+	}
+	return nil
+}
+
 // rollUpPG deletes the groups it rolls in the statement that rolls them,
 // so a group queued meanwhile is left for the next turn, never lost or
 // counted twice.
 func rollUpPG(ctx context.Context, db bun.IDB, limit int) (int, error) {
 	var mine bool
-	if err := db.NewRaw("SELECT pg_try_advisory_xact_lock(hashtext('gw.usage_rollups'))").Scan(ctx, &mine); err != nil || !mine {
+	if err := db.NewRaw("SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.gw.usage_rollups'))").Scan(ctx, &mine); err != nil || !mine {
 		return 0, err
 	}
 	var n int
