@@ -19,19 +19,7 @@ func UsageBucket(t time.Time) int64 { return t.Unix() / UsageBucketSeconds }
 // InsertUsageEvents stores events, skipping ids already stored, and returns
 // how many it stored: shipping a batch twice counts it once.
 func (s *Store) InsertUsageEvents(ctx context.Context, events []UsageEvent) (int, error) {
-	if len(events) == 0 {
-		return 0, nil
-	}
-	// Returning("NULL") keeps bun from adding a RETURNING clause for the
-	// columns it writes as NULL (a nil management key, reason…) and
-	// scanning them back into the rows: nobody reads them, and on the
-	// in-process sink that round trip cost as much as the insert itself.
-	res, err := s.db.NewInsert().Model(&events).On("CONFLICT (id) DO NOTHING").Returning("NULL").Exec(ctx)
-	if err != nil {
-		return 0, mapErr(err)
-	}
-	n, err := res.RowsAffected()
-	return int(n), err
+	return s.insertNewUsageEvents(ctx, events, func(context.Context, bun.IDB, []UsageEvent) error { return nil })
 }
 
 // UsageFilter selects the events of an organization in [From, To) with
