@@ -40,9 +40,9 @@ const usageEventsInReady = "gw.store.usage_events_in"
 // the events it newly stored (in any order), so derived data commits or
 // rolls back with them. It returns how many it stored.
 //
-// An id twice in events is stored once, from its first occurrence. Rows are
-// inserted in id order, so concurrent batches sharing ids wait for each
-// other on PostgreSQL instead of deadlocking.
+// An id twice in events is stored once, from its first occurrence. On
+// PostgreSQL rows are inserted in id order, so concurrent batches sharing
+// ids wait for each other instead of deadlocking. (SQLite has one writer.)
 func (s *Store) insertNewUsageEvents(ctx context.Context, events []UsageEvent, then func(ctx context.Context, tx bun.IDB, stored []UsageEvent) error) (int, error) {
 	if len(events) == 0 {
 		return 0, nil
@@ -58,7 +58,8 @@ func (s *Store) insertNewUsageEvents(ctx context.Context, events []UsageEvent, t
 		err = s.InTx(ctx, func(tx *Store) error {
 			var err error
 			if pg {
-				stored, err = insertReturningNew(ctx, tx.db, events)
+				// In id order, as the COPY path inserts.
+				stored, err = insertReturningNew(ctx, tx.db, sortedByID(events))
 			} else {
 				stored, err = sqliteInsertNew(ctx, tx.db.(bun.Tx).Tx, events)
 			}
@@ -74,13 +75,34 @@ func (s *Store) insertNewUsageEvents(ctx context.Context, events []UsageEvent, t
 	return len(stored), nil
 }
 
-// uniqueByID returns a copy of events sorted by id, keeping the first of
-// each id.
+// uniqueByID returns events without repeated ids, keeping the first of
+// each: events itself when no id repeats, a new slice otherwise.
 func uniqueByID(events []UsageEvent) []UsageEvent {
-	out := make([]UsageEvent, len(events))
-	copy(out, events)
-	slices.SortStableFunc(out, func(a, b UsageEvent) int { return bytes.Compare(a.ID[:], b.ID[:]) })
-	return slices.CompactFunc(out, func(a, b UsageEvent) bool { return a.ID == b.ID })
+	seen := make(map[uuid.UUID]struct{}, len(events))
+	var out []UsageEvent
+	for i := range events {
+		if _, dup := seen[events[i].ID]; !dup {
+			seen[events[i].ID] = struct{}{}
+			if out != nil {
+				out = append(out, events[i])
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]UsageEvent, 0, len(events)-1), events[:i]...)
+		}
+	}
+	if out == nil {
+		return events
+	}
+	return out
+}
+
+// sortedByID returns a copy of events (unique ids) sorted by id.
+func sortedByID(events []UsageEvent) []UsageEvent {
+	out := slices.Clone(events)
+	slices.SortFunc(out, func(a, b UsageEvent) int { return bytes.Compare(a.ID[:], b.ID[:]) })
+	return out
 }
 
 // newlyStored picks from events (unique ids) those whose id is in ids.
