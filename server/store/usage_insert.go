@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -149,7 +150,11 @@ func (s *Store) copyNewUsageEvents(ctx context.Context, events []UsageEvent, the
 	var stored []UsageEvent
 	err = conn.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		err := conn.Raw(func(dc any) error {
-			_, err := dc.(*stdlib.Conn).Conn().CopyFrom(ctx, pgx.Identifier{usageEventsIn}, usageEventColumns,
+			pc, err := pgxConn(dc)
+			if err != nil {
+				return err
+			}
+			_, err = pc.CopyFrom(ctx, pgx.Identifier{usageEventsIn}, usageEventColumns,
 				pgx.CopyFromSlice(len(events), func(i int) ([]any, error) { return pgUsageEventRow(&events[i]) }))
 			return err
 		})
@@ -197,8 +202,11 @@ var insertFromUsageEventsIn = func() string {
 func ensureUsageEventsIn(ctx context.Context, conn bun.Conn) error {
 	ready := false
 	if err := conn.Raw(func(dc any) error {
-		_, ready = dc.(*stdlib.Conn).Conn().PgConn().CustomData()[usageEventsInReady]
-		return nil
+		pc, err := pgxConn(dc)
+		if err == nil {
+			_, ready = pc.PgConn().CustomData()[usageEventsInReady]
+		}
+		return err
 	}); err != nil {
 		return mapErr(err)
 	}
@@ -210,9 +218,21 @@ func ensureUsageEventsIn(ctx context.Context, conn bun.Conn) error {
 		return fmt.Errorf("create %s: %w", usageEventsIn, mapErr(err))
 	}
 	return conn.Raw(func(dc any) error {
-		dc.(*stdlib.Conn).Conn().PgConn().CustomData()[usageEventsInReady] = true
-		return nil
+		pc, err := pgxConn(dc)
+		if err == nil {
+			pc.PgConn().CustomData()[usageEventsInReady] = true
+		}
+		return err
 	})
+}
+
+// pgxConn is the pgx connection under a database/sql driver connection.
+func pgxConn(driverConn any) (*pgx.Conn, error) {
+	c, ok := driverConn.(*stdlib.Conn)
+	if !ok {
+		return nil, fmt.Errorf("usage ingest needs the pgx driver, not %T", driverConn)
+	}
+	return c.Conn(), nil
 }
 
 // pgUsageEventRow is e's values in usageEventColumns' order, typed for a
@@ -225,10 +245,10 @@ func pgUsageEventRow(e *UsageEvent) ([]any, error) {
 	}
 	return []any{
 		pgUUID(&e.ID), pgUUID(&e.OrgID), pgUUID(&e.WorkspaceID), pgUUID(e.InferenceKeyID), pgUUID(e.ManagementKeyID), pgUUID(e.OwnerID),
-		e.Model, e.Provider, pgUUID(e.ProviderCredentialID),
+		bunText(e.Model), bunText(e.Provider), pgUUID(e.ProviderCredentialID),
 		e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens, e.CostNanoUSD,
-		e.Status, e.LatencyMS, e.OccurredAt, e.Bucket, e.ReceivedAt,
-		pgText(e.RequestID), pgText(e.Endpoint), pgText(e.Reason), e.RequestedModel, attempts,
+		bunText(e.Status), e.LatencyMS, e.OccurredAt, e.Bucket, e.ReceivedAt,
+		pgText(e.RequestID), pgText(e.Endpoint), pgText(e.Reason), bunText(e.RequestedModel), attempts,
 	}, nil
 }
 
@@ -243,7 +263,7 @@ func pgText(s *string) pgtype.Text {
 	if s == nil {
 		return pgtype.Text{}
 	}
-	return pgtype.Text{String: *s, Valid: true}
+	return pgtype.Text{String: bunText(*s), Valid: true}
 }
 
 // sqliteChunk is how many rows one statement of the SQLite path inserts.
@@ -329,10 +349,10 @@ func appendSQLiteUsageEventRow(args []any, e *UsageEvent) ([]any, error) {
 	}
 	return append(args,
 		e.ID.String(), e.OrgID.String(), e.WorkspaceID.String(), sqliteUUID(e.InferenceKeyID), sqliteUUID(e.ManagementKeyID), sqliteUUID(e.OwnerID),
-		e.Model, e.Provider, sqliteUUID(e.ProviderCredentialID),
+		bunText(e.Model), bunText(e.Provider), sqliteUUID(e.ProviderCredentialID),
 		e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens, e.CostNanoUSD,
-		e.Status, e.LatencyMS, e.OccurredAt.UTC().Format(bunTimeFormat), e.Bucket, e.ReceivedAt.UTC().Format(bunTimeFormat),
-		sqliteText(e.RequestID), sqliteText(e.Endpoint), sqliteText(e.Reason), e.RequestedModel, attempts,
+		bunText(e.Status), e.LatencyMS, e.OccurredAt.UTC().Format(bunTimeFormat), e.Bucket, e.ReceivedAt.UTC().Format(bunTimeFormat),
+		sqliteText(e.RequestID), sqliteText(e.Endpoint), sqliteText(e.Reason), bunText(e.RequestedModel), attempts,
 	), nil
 }
 
@@ -347,5 +367,18 @@ func sqliteText(s *string) any {
 	if s == nil {
 		return nil
 	}
-	return *s
+	return bunText(*s)
+}
+
+// bunText is s as bun writes it into SQL: each byte that is not valid
+// UTF-8 as U+FFFD.
+func bunText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(r)
+	}
+	return b.String()
 }

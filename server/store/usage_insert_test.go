@@ -244,7 +244,7 @@ func fullUsageEvent() store.UsageEvent {
 	at := time.Date(2026, 11, 23, 9, 8, 7, 123456789, zone)
 	return store.UsageEvent{ID: uuid.New(), OrgID: uuid.New(), WorkspaceID: uuid.New(),
 		InferenceKeyID: u(), ManagementKeyID: u(), OwnerID: u(),
-		Model: "openai/gpt-4o-mini", Provider: "o'penai", ProviderCredentialID: u(),
+		Model: "openai/gpt-4o-mini", Provider: "o'pen\xffai\xc3", ProviderCredentialID: u(),
 		InputTokens: 1 << 40, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4, CostNanoUSD: -5,
 		Status: "error", LatencyMS: 6, OccurredAt: at, Bucket: store.UsageBucket(at), ReceivedAt: at.Add(time.Second + 999),
 		RequestID: s("req-1"), Endpoint: s(`chat "completions" \ é 😀`), Reason: s(""), RequestedModel: "auto",
@@ -317,7 +317,9 @@ func TestInsertNewUsageEventsRoundTrip(t *testing.T) {
 				t.Errorf("event %d reads back\n%+v\nbun's reads back\n%+v", i, got, want)
 			}
 			// What bun read back is what was written, times in UTC to the
-			// microsecond, a nil attempt chain as an empty one.
+			// microsecond, a nil attempt chain as an empty one, bytes that
+			// are not UTF-8 (single ones here) as U+FFFD.
+			e.Provider = strings.ToValidUTF8(e.Provider, "\uFFFD")
 			e.OccurredAt = e.OccurredAt.UTC().Truncate(time.Microsecond)
 			e.ReceivedAt = e.ReceivedAt.UTC().Truncate(time.Microsecond)
 			got.OccurredAt, got.ReceivedAt = got.OccurredAt.UTC(), got.ReceivedAt.UTC()
