@@ -26,43 +26,7 @@ func UsageBucket(t time.Time) int64 { return floorDiv(t.Unix(), UsageBucketSecon
 // the ones it stored for the rollups in the same transaction; it returns
 // how many it stored: shipping a batch twice counts it once.
 func (s *Store) InsertUsageEvents(ctx context.Context, events []UsageEvent) (int, error) {
-	if len(events) == 0 {
-		return 0, nil
-	}
-	n := 0
-	err := s.InTx(ctx, func(tx *Store) error {
-		stored, err := insertNewUsageEvents(ctx, tx.db, events)
-		if err != nil {
-			return err
-		}
-		n = len(stored)
-		return queueUsage(ctx, tx.db, stored)
-	})
-	return n, err
-}
-
-// insertNewUsageEvents stores events, skipping ids already stored, and
-// returns the ones it stored.
-func insertNewUsageEvents(ctx context.Context, db bun.IDB, events []UsageEvent) ([]UsageEvent, error) {
-	var ids []uuid.UUID
-	if _, err := db.NewInsert().Model(&events).On("CONFLICT (id) DO NOTHING").Returning("id").Exec(ctx, &ids); err != nil {
-		return nil, mapErr(err)
-	}
-	if len(ids) == len(events) {
-		return events, nil
-	}
-	stored := make(map[uuid.UUID]bool, len(ids))
-	for _, id := range ids {
-		stored[id] = true
-	}
-	out := make([]UsageEvent, 0, len(ids))
-	for _, e := range events {
-		if stored[e.ID] {
-			out = append(out, e)
-			delete(stored, e.ID) // an id twice in one batch is stored once
-		}
-	}
-	return out, nil
+	return s.insertNewUsageEvents(ctx, events, queueUsage)
 }
 
 // UsageFilter selects the events of an organization in [From, To) with

@@ -1,0 +1,384 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+)
+
+// usageEventColumns are usage_events' columns in the order usageEventRow
+// lists a row's values. A test holds it to UsageEvent's bun fields.
+var usageEventColumns = []string{
+	"id", "org_id", "workspace_id", "inference_key_id", "management_key_id", "owner_id",
+	"model", "provider", "provider_credential_id",
+	"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_nano_usd",
+	"status", "latency_ms", "occurred_at", "bucket", "received_at",
+	"request_id", "endpoint", "reason", "requested_model", "attempts",
+}
+
+// usageEventsIn is the session temporary table a PostgreSQL connection
+// copies a batch into. ON COMMIT DELETE ROWS and the copy running inside
+// the transaction leave it empty after every batch, committed or not.
+const usageEventsIn = "gw_usage_events_in"
+
+// usageEventsInReady marks, in a pgx connection's CustomData, that the
+// connection's session has its usageEventsIn.
+const usageEventsInReady = "gw.store.usage_events_in"
+
+// insertNewUsageEvents stores events in one transaction, skipping ids
+// already stored, and calls then inside that same transaction with exactly
+// the events it newly stored (in any order), so derived data commits or
+// rolls back with them. It returns how many it stored.
+//
+// An id twice in events is stored once, from its first occurrence. On
+// PostgreSQL rows are inserted in id order, so concurrent batches sharing
+// ids wait for each other instead of deadlocking. (SQLite has one writer.)
+func (s *Store) insertNewUsageEvents(ctx context.Context, events []UsageEvent, then func(ctx context.Context, tx bun.IDB, stored []UsageEvent) error) (int, error) {
+	if len(events) == 0 {
+		return 0, nil
+	}
+	events = uniqueByID(events)
+	var stored []UsageEvent
+	var err error
+	_, inTx := s.db.(bun.Tx)
+	pg := s.root.Dialect().Name() == dialect.PG
+	if pg && !inTx {
+		stored, err = s.copyNewUsageEvents(ctx, events, then)
+	} else {
+		err = s.InTx(ctx, func(tx *Store) error {
+			var err error
+			if pg {
+				// In id order, as the COPY path inserts.
+				stored, err = insertReturningNew(ctx, tx.db, sortedByID(events))
+			} else {
+				stored, err = sqliteInsertNew(ctx, tx.db.(bun.Tx).Tx, events)
+			}
+			if err != nil {
+				return err
+			}
+			return then(ctx, tx.db, stored)
+		})
+	}
+	if err != nil {
+		return 0, err
+	}
+	return len(stored), nil
+}
+
+// uniqueByID returns events without repeated ids, keeping the first of
+// each: events itself when no id repeats, a new slice otherwise.
+func uniqueByID(events []UsageEvent) []UsageEvent {
+	seen := make(map[uuid.UUID]struct{}, len(events))
+	var out []UsageEvent
+	for i := range events {
+		if _, dup := seen[events[i].ID]; !dup {
+			seen[events[i].ID] = struct{}{}
+			if out != nil {
+				out = append(out, events[i])
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]UsageEvent, 0, len(events)-1), events[:i]...)
+		}
+	}
+	if out == nil {
+		return events
+	}
+	return out
+}
+
+// sortedByID returns a copy of events (unique ids) sorted by id.
+func sortedByID(events []UsageEvent) []UsageEvent {
+	out := slices.Clone(events)
+	slices.SortFunc(out, func(a, b UsageEvent) int { return bytes.Compare(a.ID[:], b.ID[:]) })
+	return out
+}
+
+// newlyStored picks from events (unique ids) those whose id is in ids.
+func newlyStored(events []UsageEvent, ids []uuid.UUID) []UsageEvent {
+	if len(ids) == len(events) {
+		return events
+	}
+	in := make(map[uuid.UUID]struct{}, len(ids))
+	for _, id := range ids {
+		in[id] = struct{}{}
+	}
+	out := make([]UsageEvent, 0, len(ids))
+	for _, e := range events {
+		if _, ok := in[e.ID]; ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// insertReturningNew is the plain path: bun's multi-row insert, learning
+// from RETURNING which rows were new.
+func insertReturningNew(ctx context.Context, db bun.IDB, events []UsageEvent) ([]UsageEvent, error) {
+	ids := make([]uuid.UUID, 0, len(events))
+	err := db.NewInsert().Model(&events).On("CONFLICT (id) DO NOTHING").Returning("id").Scan(ctx, &ids)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return newlyStored(events, ids), nil
+}
+
+// copyNewUsageEvents is the PostgreSQL path. On one dedicated connection, a
+// transaction copies the batch into the session's temporary table, inserts
+// from there what is new, and runs then.
+func (s *Store) copyNewUsageEvents(ctx context.Context, events []UsageEvent, then func(ctx context.Context, tx bun.IDB, stored []UsageEvent) error) ([]UsageEvent, error) {
+	conn, err := s.root.Conn(ctx)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer conn.Close()
+	if err := ensureUsageEventsIn(ctx, conn); err != nil {
+		return nil, err
+	}
+	var stored []UsageEvent
+	err = conn.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		err := conn.Raw(func(dc any) error {
+			pc, err := pgxConn(dc)
+			if err != nil {
+				return err
+			}
+			_, err = pc.CopyFrom(ctx, pgx.Identifier{usageEventsIn}, usageEventColumns,
+				pgx.CopyFromSlice(len(events), func(i int) ([]any, error) { return pgUsageEventRow(&events[i]) }))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("copy usage events: %w", mapErr(err))
+		}
+		rows, err := tx.QueryContext(ctx, insertFromUsageEventsIn)
+		if err != nil {
+			return mapErr(err)
+		}
+		ids := make([]uuid.UUID, 0, len(events))
+		for rows.Next() {
+			var id uuid.UUID
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		if err := rows.Err(); err != nil {
+			return mapErr(err)
+		}
+		stored = newlyStored(events, ids)
+		return then(ctx, tx, stored)
+	})
+	return stored, err
+}
+
+// insertFromUsageEventsIn moves the copied batch into usage_events.
+var insertFromUsageEventsIn = func() string {
+	cols := ""
+	for i, c := range usageEventColumns {
+		if i > 0 {
+			cols += ", "
+		}
+		cols += c
+	}
+	return "INSERT INTO usage_events (" + cols + ") SELECT " + cols + " FROM " + usageEventsIn +
+		" ORDER BY id ON CONFLICT (id) DO NOTHING RETURNING id"
+}()
+
+// ensureUsageEventsIn creates the connection's temporary table, once per
+// session. It runs outside the batch's transaction, so a batch rolled back
+// does not take the table with it.
+func ensureUsageEventsIn(ctx context.Context, conn bun.Conn) error {
+	ready := false
+	if err := conn.Raw(func(dc any) error {
+		pc, err := pgxConn(dc)
+		if err == nil {
+			_, ready = pc.PgConn().CustomData()[usageEventsInReady]
+		}
+		return err
+	}); err != nil {
+		return mapErr(err)
+	}
+	if ready {
+		return nil
+	}
+	if _, err := conn.ExecContext(ctx, "CREATE TEMP TABLE IF NOT EXISTS "+usageEventsIn+
+		" (LIKE usage_events) ON COMMIT DELETE ROWS"); err != nil {
+		return fmt.Errorf("create %s: %w", usageEventsIn, mapErr(err))
+	}
+	return conn.Raw(func(dc any) error {
+		pc, err := pgxConn(dc)
+		if err == nil {
+			pc.PgConn().CustomData()[usageEventsInReady] = true
+		}
+		return err
+	})
+}
+
+// pgxConn is the pgx connection under a database/sql driver connection.
+func pgxConn(driverConn any) (*pgx.Conn, error) {
+	c, ok := driverConn.(*stdlib.Conn)
+	if !ok {
+		return nil, fmt.Errorf("usage ingest needs the pgx driver, not %T", driverConn)
+	}
+	return c.Conn(), nil
+}
+
+// pgUsageEventRow is e's values in usageEventColumns' order, typed for a
+// binary COPY: what reads back is what bun's insert writes (times in UTC,
+// truncated to the microsecond; attempts as UsageAttempts.Value).
+func pgUsageEventRow(e *UsageEvent) ([]any, error) {
+	attempts, err := e.Attempts.Value()
+	if err != nil {
+		return nil, fmt.Errorf("usage event %s attempts: %w", e.ID, err)
+	}
+	return []any{
+		pgUUID(&e.ID), pgUUID(&e.OrgID), pgUUID(&e.WorkspaceID), pgUUID(e.InferenceKeyID), pgUUID(e.ManagementKeyID), pgUUID(e.OwnerID),
+		bunText(e.Model), bunText(e.Provider), pgUUID(e.ProviderCredentialID),
+		e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens, e.CostNanoUSD,
+		bunText(e.Status), e.LatencyMS, e.OccurredAt, e.Bucket, e.ReceivedAt,
+		pgText(e.RequestID), pgText(e.Endpoint), pgText(e.Reason), bunText(e.RequestedModel), attempts,
+	}, nil
+}
+
+func pgUUID(id *uuid.UUID) pgtype.UUID {
+	if id == nil {
+		return pgtype.UUID{}
+	}
+	return pgtype.UUID{Bytes: *id, Valid: true}
+}
+
+func pgText(s *string) pgtype.Text {
+	if s == nil {
+		return pgtype.Text{}
+	}
+	return pgtype.Text{String: bunText(*s), Valid: true}
+}
+
+// sqliteChunk is how many rows one statement of the SQLite path inserts.
+var sqliteChunk = 100
+
+// sqliteInsertNew is the SQLite path: a multi-row INSERT with placeholders,
+// prepared once per batch and run per chunk of sqliteChunk rows, instead of
+// bun's single statement with every value inlined, which SQLite spends most
+// of its time parsing. Values are bound as bun would inline them (times as
+// bun's text; uuids, attempts as their Value), so what is stored is the same.
+func sqliteInsertNew(ctx context.Context, tx *sql.Tx, events []UsageEvent) ([]UsageEvent, error) {
+	ids := make([]uuid.UUID, 0, len(events))
+	var stmt *sql.Stmt
+	args := make([]any, 0, len(usageEventColumns)*min(sqliteChunk, len(events)))
+	for start := 0; start < len(events); start += sqliteChunk {
+		chunk := events[start:min(start+sqliteChunk, len(events))]
+		if stmt == nil || len(chunk) < sqliteChunk {
+			if stmt != nil {
+				stmt.Close()
+			}
+			var err error
+			if stmt, err = tx.PrepareContext(ctx, sqliteInsertSQL(len(chunk))); err != nil {
+				return nil, mapErr(err)
+			}
+			defer stmt.Close()
+		}
+		args = args[:0]
+		for i := range chunk {
+			var err error
+			if args, err = appendSQLiteUsageEventRow(args, &chunk[i]); err != nil {
+				return nil, err
+			}
+		}
+		rows, err := stmt.QueryContext(ctx, args...)
+		if err != nil {
+			return nil, mapErr(err)
+		}
+		for rows.Next() {
+			var id uuid.UUID
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			ids = append(ids, id)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, mapErr(err)
+		}
+	}
+	return newlyStored(events, ids), nil
+}
+
+// sqliteInsertSQL is the insert of n rows.
+func sqliteInsertSQL(n int) string {
+	row := "(?" + strings.Repeat(", ?", len(usageEventColumns)-1) + ")"
+	var b strings.Builder
+	b.WriteString("INSERT INTO usage_events (" + strings.Join(usageEventColumns, ", ") + ") VALUES ")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	b.WriteString(" ON CONFLICT (id) DO NOTHING RETURNING id")
+	return b.String()
+}
+
+// bunTimeFormat is how bun writes a time.Time into SQL (in UTC).
+const bunTimeFormat = "2006-01-02 15:04:05.999999-07:00"
+
+// appendSQLiteUsageEventRow appends e's values in usageEventColumns' order,
+// bound so SQLite stores exactly the text bun's inlined insert stores.
+func appendSQLiteUsageEventRow(args []any, e *UsageEvent) ([]any, error) {
+	attempts, err := e.Attempts.Value()
+	if err != nil {
+		return nil, fmt.Errorf("usage event %s attempts: %w", e.ID, err)
+	}
+	// bun refuses a string holding a NUL byte; so does this.
+	for _, s := range []*string{&e.Model, &e.Provider, &e.Status, &e.RequestedModel, e.RequestID, e.Endpoint, e.Reason} {
+		if s != nil && strings.IndexByte(*s, 0) >= 0 {
+			return nil, fmt.Errorf("usage event %s: string contains a NUL byte", e.ID)
+		}
+	}
+	return append(args,
+		e.ID.String(), e.OrgID.String(), e.WorkspaceID.String(), sqliteUUID(e.InferenceKeyID), sqliteUUID(e.ManagementKeyID), sqliteUUID(e.OwnerID),
+		bunText(e.Model), bunText(e.Provider), sqliteUUID(e.ProviderCredentialID),
+		e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens, e.CostNanoUSD,
+		bunText(e.Status), e.LatencyMS, e.OccurredAt.UTC().Format(bunTimeFormat), e.Bucket, e.ReceivedAt.UTC().Format(bunTimeFormat),
+		sqliteText(e.RequestID), sqliteText(e.Endpoint), sqliteText(e.Reason), bunText(e.RequestedModel), attempts,
+	), nil
+}
+
+func sqliteUUID(id *uuid.UUID) any {
+	if id == nil {
+		return nil
+	}
+	return id.String()
+}
+
+func sqliteText(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return bunText(*s)
+}
+
+// bunText is s as bun writes it into SQL: each byte that is not valid
+// UTF-8 as U+FFFD.
+func bunText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(r)
+	}
+	return b.String()
+}
