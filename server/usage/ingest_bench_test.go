@@ -48,19 +48,20 @@ func BenchmarkIngest(b *testing.B) {
 				b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "events/s")
 			})
 			// Ingest and the roller's work together: the queue rolled up
-			// every second's worth of batches, and at the end.
+			// every usage.RollInterval, as the roller does, and at the end.
 			b.Run(fmt.Sprintf("%s/%s/InsertUsageEvents+roll", d, name), func(b *testing.B) {
 				st := store.New(storetest.Open(b, d))
 				ctx := context.Background()
-				i := 0
+				last := time.Now()
 				for b.Loop() {
 					if _, err := st.InsertUsageEvents(ctx, gen.batch(1000)); err != nil {
 						b.Fatal(err)
 					}
-					if i++; i%20 == 0 {
+					if time.Since(last) >= usage.RollInterval {
 						if _, err := usage.Roll(ctx, st); err != nil {
 							b.Fatal(err)
 						}
+						last = time.Now()
 					}
 				}
 				if _, err := usage.Roll(ctx, st); err != nil {
