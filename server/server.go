@@ -251,7 +251,13 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 		})
 	})
 	// Stored usage events reach the report rollups through a queue.
-	s.loops = append(s.loops, func(ctx context.Context) { usage.RunRoller(ctx, st, s.log) })
+	s.loops = append(s.loops, func(ctx context.Context) {
+		every(ctx, usage.RollInterval, func() {
+			if _, err := usage.Roll(ctx, st); err != nil && ctx.Err() == nil {
+				s.log.Warn("rolling up usage", "error", err)
+			}
+		})
+	})
 	// Lease state of ended periods (rate-limit minutes above all) is
 	// pruned, on every replica: deleting twice is harmless.
 	s.loops = append(s.loops, func(ctx context.Context) {

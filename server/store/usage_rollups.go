@@ -18,29 +18,17 @@ import (
 type UsageRollup struct {
 	bun.BaseModel `bun:"table:usage_rollups"`
 
-	OrgID                uuid.UUID `bun:"org_id,pk,type:uuid"`
-	GroupedBy            string    `bun:"grouped_by,pk"`
-	Tier                 int64     `bun:"tier,pk"`
-	Bucket               int64     `bun:"bucket,pk"`
-	WorkspaceID          uuid.UUID `bun:"workspace_id,pk,type:uuid"`
-	InferenceKeyID       uuid.UUID `bun:"inference_key_id,pk,type:uuid"`
-	ManagementKeyID      uuid.UUID `bun:"management_key_id,pk,type:uuid"`
-	OwnerID              uuid.UUID `bun:"owner_id,pk,type:uuid"`
-	ProviderCredentialID uuid.UUID `bun:"provider_credential_id,pk,type:uuid"`
-	Model                string    `bun:"model,pk"`
-	RequestedModel       string    `bun:"requested_model,pk"`
-	Provider             string    `bun:"provider,pk"`
-	Status               string    `bun:"status,pk"`
+	OrgID     uuid.UUID `bun:"org_id,pk,type:uuid"`
+	GroupedBy string    `bun:"grouped_by,pk"`
+	Tier      int64     `bun:"tier,pk"`
+	Bucket    int64     `bun:"bucket,pk"`
+	usageDimensions
 	UsageSums
 }
 
-// usageQueued is a group of newly stored events that share a 15-minute
-// slot and every dimension, waiting for the roller.
-type usageQueued struct {
-	bun.BaseModel `bun:"table:usage_rollup_queue"`
-
-	OrgID                uuid.UUID `bun:"org_id,type:uuid"`
-	Bucket               int64     `bun:"bucket"`
+// usageDimensions are what a report filters or breaks down by, as the
+// rollups and their queue keep them (nil UUID or "" for none).
+type usageDimensions struct {
 	WorkspaceID          uuid.UUID `bun:"workspace_id,type:uuid"`
 	InferenceKeyID       uuid.UUID `bun:"inference_key_id,type:uuid"`
 	ManagementKeyID      uuid.UUID `bun:"management_key_id,type:uuid"`
@@ -50,14 +38,31 @@ type usageQueued struct {
 	RequestedModel       string    `bun:"requested_model"`
 	Provider             string    `bun:"provider"`
 	Status               string    `bun:"status"`
+}
+
+// dimensionsOf are e's dimensions as the rollups keep them.
+func dimensionsOf(e *UsageEvent) usageDimensions {
+	return usageDimensions{WorkspaceID: e.WorkspaceID, InferenceKeyID: orNil(e.InferenceKeyID),
+		ManagementKeyID: orNil(e.ManagementKeyID), OwnerID: orNil(e.OwnerID), ProviderCredentialID: orNil(e.ProviderCredentialID),
+		Model: e.Model, RequestedModel: e.RequestedModel, Provider: e.Provider, Status: e.Status}
+}
+
+// usageQueued is a group of newly stored events that share a 15-minute
+// slot and every dimension, waiting for the roller.
+type usageQueued struct {
+	bun.BaseModel `bun:"table:usage_rollup_queue"`
+
+	OrgID  uuid.UUID `bun:"org_id,type:uuid"`
+	Bucket int64     `bun:"bucket"`
+	usageDimensions
 	UsageSums
 }
 
 // queueKey is what a queued group shares.
 type queueKey struct {
-	org, ws, key, mkey, owner, cred uuid.UUID
-	bucket                          int64
-	model, requested, provider, st  string
+	org    uuid.UUID
+	bucket int64
+	usageDimensions
 }
 
 func orNil(id *uuid.UUID) uuid.UUID {
@@ -74,16 +79,12 @@ func groupForQueue(events []UsageEvent) []usageQueued {
 	var rows []usageQueued
 	for i := range events {
 		e := &events[i]
-		k := queueKey{org: e.OrgID, ws: e.WorkspaceID, key: orNil(e.InferenceKeyID), mkey: orNil(e.ManagementKeyID),
-			owner: orNil(e.OwnerID), cred: orNil(e.ProviderCredentialID), bucket: e.Bucket,
-			model: e.Model, requested: e.RequestedModel, provider: e.Provider, st: e.Status}
+		k := queueKey{org: e.OrgID, bucket: e.Bucket, usageDimensions: dimensionsOf(e)}
 		j, ok := index[k]
 		if !ok {
 			j = len(rows)
 			index[k] = j
-			rows = append(rows, usageQueued{OrgID: k.org, Bucket: k.bucket, WorkspaceID: k.ws,
-				InferenceKeyID: k.key, ManagementKeyID: k.mkey, OwnerID: k.owner, ProviderCredentialID: k.cred,
-				Model: k.model, RequestedModel: k.requested, Provider: k.provider, Status: k.st})
+			rows = append(rows, usageQueued{OrgID: k.org, Bucket: k.bucket, usageDimensions: k.usageDimensions})
 		}
 		rows[j].UsageSums.Add(UsageSums{Requests: 1, InputTokens: e.InputTokens, OutputTokens: e.OutputTokens,
 			CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens, CostNanoUSD: e.CostNanoUSD})

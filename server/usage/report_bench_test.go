@@ -2,8 +2,6 @@ package usage_test
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"testing"
@@ -14,7 +12,6 @@ import (
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/server/usage"
-	"github.com/gw-gateway/gw/wire"
 )
 
 // BenchmarkReport times reports over a stored history of
@@ -93,29 +90,14 @@ func BenchmarkReport(b *testing.B) {
 	}
 }
 
-// fillHistory stores n events in batches of 1,000, as data planes ship them.
+// fillHistory stores n events spread over 35 days in batches of 1,000,
+// as data planes ship them.
 func fillHistory(b *testing.B, st *store.Store, org uuid.UUID, n int, now time.Time) {
-	r := rand.New(rand.NewPCG(1, 2))
-	ws := uuid.New()
-	keys := make([]uuid.UUID, 20)
-	for i := range keys {
-		keys[i] = uuid.New()
-	}
-	cred := uuid.New()
-	for done := 0; done < n; {
-		batch := make([]store.UsageEvent, min(1000, n-done))
-		for i := range batch {
-			at := now.Add(-time.Duration(r.Int64N(int64(35 * 24 * time.Hour)))).Truncate(time.Microsecond)
-			key := keys[r.IntN(len(keys))]
-			model := fmt.Sprintf("openai/model-%d", r.IntN(8))
-			batch[i] = store.UsageEvent{ID: uuid.New(), OrgID: org, WorkspaceID: ws, InferenceKeyID: &key, OwnerID: &key,
-				Model: model, Provider: "openai", ProviderCredentialID: &cred, InputTokens: r.Int64N(4000), OutputTokens: r.Int64N(800),
-				CostNanoUSD: r.Int64N(20_000_000), Status: wire.UsageStatuses[r.IntN(3)], LatencyMS: r.Int64N(2000),
-				OccurredAt: at, Bucket: store.UsageBucket(at), ReceivedAt: now, RequestedModel: model}
-		}
-		if _, err := st.InsertUsageEvents(context.Background(), batch); err != nil {
+	gen := newEventSource(35 * 24 * time.Hour)
+	gen.org, gen.now = org, now
+	for done := 0; done < n; done += 1000 {
+		if _, err := st.InsertUsageEvents(context.Background(), gen.batch(min(1000, n-done))); err != nil {
 			b.Fatal(err)
 		}
-		done += len(batch)
 	}
 }

@@ -2,15 +2,14 @@ package usage
 
 import (
 	"context"
-	"log/slog"
 	"time"
 
 	"github.com/gw-gateway/gw/server/store"
 )
 
-// RollInterval paces the roller: how long stored events may wait in the
-// queue before they are rolled up (reports count them meanwhile, from the
-// queue).
+// RollInterval paces the roller every control plane runs: how long stored
+// events may wait in the queue before they are rolled up (reports count
+// them meanwhile, from the queue). Replicas take turns on the database.
 const RollInterval = time.Second
 
 // rollChunk is how many queued groups one transaction moves: large, since
@@ -41,23 +40,6 @@ func Roll(ctx context.Context, st *store.Store) (int, error) {
 				return total, st.TidyUsageQueue(ctx)
 			}
 			return total, nil
-		}
-	}
-}
-
-// RunRoller rolls the queue up every RollInterval until ctx ends. Every
-// control-plane replica runs one; they take turns on the database.
-func RunRoller(ctx context.Context, st *store.Store, log *slog.Logger) {
-	t := time.NewTicker(RollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := Roll(ctx, st); err != nil && ctx.Err() == nil {
-				log.Warn("rolling up usage", "error", err)
-			}
 		}
 	}
 }
