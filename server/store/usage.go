@@ -243,15 +243,17 @@ func inRanges(ranges []BucketRange) string {
 }
 
 // inSnapshot runs reads that must agree with each other: in a read-only
-// repeatable-read transaction on PostgreSQL, in one transaction on SQLite
-// (whose readers see one snapshot of the WAL), or in the caller's.
+// repeatable-read transaction on PostgreSQL, in a deferred read-only one on
+// SQLite (whose readers see one snapshot of the WAL and, unlike the
+// immediate transactions writers begin, take no write lock), or in the
+// caller's.
 func (s *Store) inSnapshot(ctx context.Context, fn func(db bun.IDB) error) error {
 	if _, ok := s.db.(bun.Tx); ok {
 		return fn(s.db)
 	}
-	var opts *sql.TxOptions
+	opts := &sql.TxOptions{ReadOnly: true}
 	if s.root.Dialect().Name() == dialect.PG {
-		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+		opts.Isolation = sql.LevelRepeatableRead
 	}
 	return s.root.RunInTx(ctx, opts, func(ctx context.Context, tx bun.Tx) error { return fn(tx) })
 }
