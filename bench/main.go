@@ -38,6 +38,7 @@ type config struct {
 	Scenarios   []string
 	GWBinary    string
 	DatabaseURL string
+	Usage       usageConfig // the usage scenario, when named
 	Out         io.Writer
 }
 
@@ -46,7 +47,7 @@ func main() {
 		os.Exit(childMain(os.Args[1:]))
 	}
 	cfg := config{Out: os.Stdout}
-	scenarios := ""
+	scenarios, checkpoints := "", ""
 	flag.DurationVar(&cfg.Duration, "duration", 5*time.Second, "length of each measured run (one system, one scenario, one round)")
 	flag.IntVar(&cfg.Rounds, "rounds", 3, "rounds; each runs every scenario on every system, alternating their order")
 	flag.IntVar(&cfg.Conns, "conns", 50, "connections of the closed-loop throughput scenarios")
@@ -54,11 +55,23 @@ func main() {
 	flag.IntVar(&cfg.PacedMS, "paced-ms", 20, "upstream delay (ms) in the open-loop scenario")
 	flag.IntVar(&cfg.Chunks, "chunks", 20, "content chunks per streamed answer")
 	flag.IntVar(&cfg.MaxRequests, "max-requests", 1_000_000, "upper bound on the requests of one run")
-	flag.StringVar(&scenarios, "scenarios", "nonstream,stream,latency,open", "scenarios to run, comma-separated")
+	flag.StringVar(&scenarios, "scenarios", "nonstream,stream,latency,open", "scenarios to run, comma-separated (also: usage)")
+	flag.IntVar(&cfg.Usage.Events, "events", 200_000, "usage scenario: events to ingest")
+	flag.StringVar(&checkpoints, "report-at", "", "usage scenario: event counts at which to time reports, comma-separated (and at the end)")
+	flag.IntVar(&cfg.Usage.Conns, "ingest-conns", 4, "usage scenario: concurrent senders")
+	flag.IntVar(&cfg.Usage.Batch, "ingest-batch", 1000, "usage scenario: events per POST (at most 1,000)")
+	flag.IntVar(&cfg.Usage.Reps, "report-reps", 10, "usage scenario: calls per report and checkpoint")
+	flag.DurationVar(&cfg.Usage.Settle, "settle", 0, "usage scenario: after each checkpoint, time the reports again after this wait (for the roller)")
+	flag.DurationVar(&cfg.Usage.Spread, "spread", 35*24*time.Hour, "usage scenario: events occur at random over this span before now")
 	flag.StringVar(&cfg.GWBinary, "gw", "", "gw binary to measure (default: build ./cmd/gw)")
 	flag.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL URL for gw (default: SQLite in a temporary directory)")
 	flag.Parse()
 	cfg.Scenarios = strings.Split(scenarios, ",")
+	var err error
+	if cfg.Usage.Checkpoint, err = parseCheckpoints(checkpoints, cfg.Usage.Events); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
 	if err := run(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -155,10 +168,15 @@ func run(cfg config) error {
 				sys("gw", g.url, "/inf/v1/chat/completions", g.keys["paced"], "openai/gpt-4o-mini", false)}},
 	}
 	var chosen []scenario
+	usage := false
 	for _, name := range cfg.Scenarios {
+		if strings.TrimSpace(name) == "usage" {
+			usage = true
+			continue
+		}
 		s, ok := all[strings.TrimSpace(name)]
 		if !ok {
-			return fmt.Errorf("unknown scenario %q (nonstream, stream, latency, open)", name)
+			return fmt.Errorf("unknown scenario %q (nonstream, stream, latency, open, usage)", name)
 		}
 		chosen = append(chosen, s)
 	}
@@ -218,6 +236,9 @@ func run(cfg config) error {
 	fmt.Fprintf(cfg.Out, "\nusage: gw's report counts %d requests of the %d the harness sent to it\n", after-before, sent)
 	if int(after-before) != sent {
 		return fmt.Errorf("usage events missing: %d requests, %d counted", sent, after-before)
+	}
+	if usage {
+		return runUsage(cfg.Out, g, cfg.Usage)
 	}
 	return nil
 }
