@@ -190,9 +190,14 @@ func rollupFrom(source string, pg bool) string {
 		") AS sums WHERE true ON CONFLICT (" + key + ") DO UPDATE SET " + strings.Join(set, ", ")
 }
 
-// RollUpUsage moves up to limit queued groups into the rollups and says
-// how many it moved. Concurrent callers (control-plane replicas) take
-// turns; one that finds another rolling moves nothing.
+// sqliteRollLimit bounds a roll on SQLite, whose one writer holds the
+// database's write lock for the whole transaction: a second or two, well
+// inside the busy timeout writers wait for it (server/store/db.go).
+const sqliteRollLimit = 20_000
+
+// RollUpUsage moves up to limit queued groups (fewer on SQLite) into the
+// rollups and says how many it moved. Concurrent callers (control-plane
+// replicas) take turns; one that finds another rolling moves nothing.
 func (s *Store) RollUpUsage(ctx context.Context, limit int) (int, error) {
 	moved := 0
 	err := s.InTx(ctx, func(tx *Store) error {
@@ -200,7 +205,7 @@ func (s *Store) RollUpUsage(ctx context.Context, limit int) (int, error) {
 		if tx.root.Dialect().Name() == dialect.PG {
 			moved, err = rollUpPG(ctx, tx.db, limit)
 		} else {
-			moved, err = rollUpSQLite(ctx, tx.db, limit)
+			moved, err = rollUpSQLite(ctx, tx.db, min(limit, sqliteRollLimit))
 		}
 		return err
 	})
