@@ -3,9 +3,6 @@ package store_test
 import (
 	"context"
 	"testing"
-	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
@@ -22,20 +19,7 @@ import (
 // baseline InsertUsageEvents is measured against in the same run.
 func BenchmarkInsertUsageEvents(b *testing.B) {
 	for _, d := range storetest.Dialects(b) {
-		org, ws, key, owner, cred := uuid.New(), uuid.New(), uuid.New(), uuid.New(), uuid.New()
-		batch := func() []store.UsageEvent {
-			now := time.Now().UTC().Truncate(time.Microsecond)
-			rid, ep := "req", "chat.completions"
-			rows := make([]store.UsageEvent, 100)
-			for i := range rows {
-				rows[i] = store.UsageEvent{ID: uuid.New(), OrgID: org, WorkspaceID: ws, InferenceKeyID: &key, OwnerID: &owner,
-					Model: "openai/gpt-4o-mini", Provider: "openai", ProviderCredentialID: &cred,
-					InputTokens: 19, OutputTokens: 10, CostNanoUSD: 8850, Status: "ok", LatencyMS: 1,
-					OccurredAt: now, Bucket: store.UsageBucket(now), ReceivedAt: now, RequestID: &rid, Endpoint: &ep,
-					RequestedModel: "openai/gpt-4o-mini", Attempts: store.UsageAttempts{{Model: "openai/gpt-4o-mini", Provider: "openai"}}}
-			}
-			return rows
-		}
+		batch := func() []store.UsageEvent { return usageBatch(100) }
 		ctx := context.Background()
 		// Each run on a fresh database: inserts slow down as the table
 		// grows, which would favour whichever runs first.
