@@ -60,12 +60,12 @@ func TestPlanUsage(t *testing.T) {
 	day := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	kolkata := time.FixedZone("IST", 5*3600+1800)
 	cases := []struct {
-		name       string
-		from, to   time.Time
-		cuts       []time.Time
-		raw        int
-		tiers      map[int64]int // ranges per tier
-		rawSeconds time.Duration
+		name     string
+		from, to time.Time
+		cuts     []time.Time
+		raw      int
+		tiers    map[int64]int // ranges per tier
+		rawSpan  time.Duration
 	}{
 		{name: "30 UTC days", from: day, to: day.AddDate(0, 0, 30), tiers: map[int64]int{96: 1}},
 		{name: "UTC days with their midnights", from: day, to: day.AddDate(0, 0, 3),
@@ -75,8 +75,8 @@ func TestPlanUsage(t *testing.T) {
 		{name: "half-hour zone", from: time.Date(2026, 11, 1, 0, 0, 0, 0, kolkata), to: time.Date(2026, 11, 3, 0, 0, 0, 0, kolkata),
 			cuts: []time.Time{time.Date(2026, 11, 2, 0, 0, 0, 0, kolkata)}, tiers: map[int64]int{1: 3, 4: 2}},
 		{name: "ends between slots", from: day.Add(7 * time.Second), to: day.Add(2*time.Hour + 20*time.Minute + 500*time.Millisecond),
-			raw: 2, tiers: map[int64]int{1: 2, 4: 1}, rawSeconds: 15*time.Minute - 7*time.Second + 5*time.Minute + 500*time.Millisecond},
-		{name: "inside one slot", from: day.Add(time.Minute), to: day.Add(2 * time.Minute), raw: 1, rawSeconds: time.Minute},
+			raw: 2, tiers: map[int64]int{1: 2, 4: 1}, rawSpan: 15*time.Minute - 7*time.Second + 5*time.Minute + 500*time.Millisecond},
+		{name: "inside one slot", from: day.Add(time.Minute), to: day.Add(2 * time.Minute), raw: 1, rawSpan: time.Minute},
 		{name: "empty", from: day, to: day},
 		{name: "open end", from: day, raw: 1},
 	}
@@ -104,8 +104,8 @@ func TestPlanUsage(t *testing.T) {
 			for _, r := range p.Raw {
 				raw += r.To.Sub(r.From)
 			}
-			if raw != c.rawSeconds {
-				t.Fatalf("raw covers %v, want %v", raw, c.rawSeconds)
+			if raw != c.rawSpan {
+				t.Fatalf("raw covers %v, want %v", raw, c.rawSpan)
 			}
 		})
 	}
