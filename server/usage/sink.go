@@ -123,9 +123,10 @@ func (s *StoreSink) Flush(ctx context.Context) error {
 		}
 		events, rows = append(events, e), append(rows, row)
 	}
-	// A few hundred rows per statement keeps far below either database's
-	// limit on bound parameters.
-	const perInsert = 500
+	// One transaction per several thousand events: each commit writes the
+	// pages it dirtied (the same index pages, again and again, in smaller
+	// transactions), and the store splits statements itself.
+	const perInsert = 10_000
 	for start := 0; start < len(rows); start += perInsert {
 		end := min(start+perInsert, len(rows))
 		if _, err := s.st.InsertUsageEvents(ctx, rows[start:end]); err != nil {
