@@ -36,6 +36,8 @@ type ServeOptions struct {
 	BootstrapPrintKey     bool
 	DisableSignup         bool
 	ShutdownTimeout       time.Duration
+	// MaxStreamDuration ends any inference stream that lasts longer.
+	MaxStreamDuration time.Duration
 
 	Role              string
 	ControlPlaneURL   string
@@ -81,6 +83,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 				BootstrapPrintKey:     v.GetBool("bootstrap-print-key"),
 				DisableSignup:         v.GetBool("disable-signup"),
 				ShutdownTimeout:       v.GetDuration("shutdown-timeout"),
+				MaxStreamDuration:     v.GetDuration("max-stream-duration"),
 				Role:                  v.GetString("role"),
 				ControlPlaneURL:       v.GetString("control-plane-url"),
 				Token:                 v.GetString("token"),
@@ -95,6 +98,9 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 			}
 			if err := checkRole(opts); err != nil {
 				return err
+			}
+			if opts.MaxStreamDuration <= 0 {
+				return usageError{fmt.Errorf("--max-stream-duration must be positive, not %s", opts.MaxStreamDuration)}
 			}
 			if opts.LogFormat != "text" && opts.LogFormat != "json" {
 				return usageError{fmt.Errorf("--log-format must be text or json, not %q", opts.LogFormat)}
@@ -124,6 +130,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 	fl.Bool("bootstrap-print-key", false, "with --bootstrap-email: print the first owner's management key once, to stderr [GW_BOOTSTRAP_PRINT_KEY]")
 	fl.Bool("disable-signup", false, "refuse self-service sign-up [GW_DISABLE_SIGNUP]")
 	fl.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may finish on shutdown [GW_SHUTDOWN_TIMEOUT]")
+	fl.Duration("max-stream-duration", dataplane.DefaultMaxStreamDuration, "end any inference stream that lasts longer, billed for what it relayed [GW_MAX_STREAM_DURATION]")
 	fl.String("role", RoleAll, "all (control plane and data plane), control-plane, or data-plane [GW_ROLE]")
 	fl.String("control-plane-url", "", "data-plane role: the control plane's URL [GW_CONTROL_PLANE_URL]")
 	fl.String("token", "", "data-plane role: an instance management key with bundles.read, usage.ingest, data-planes.heartbeat, policy-state.sync (budget leases); the data plane is enrolled with it (gw data-planes enroll) [GW_TOKEN]")
@@ -194,7 +201,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		ControlPlaneURL:       opts.ControlPlaneURL, Token: opts.Token, BundlePublicKey: opts.BundlePublicKey,
 		DataPlaneID: opts.DataPlaneID, StateDir: filepath.Join(opts.DataDir, "dataplane"),
 		PollInterval: opts.PollInterval, HeartbeatInterval: opts.HeartbeatInterval,
-		ShutdownTimeout: opts.ShutdownTimeout, CORSOrigins: opts.CORSOrigins,
+		ShutdownTimeout: opts.ShutdownTimeout, CORSOrigins: opts.CORSOrigins, MaxStreamDuration: opts.MaxStreamDuration,
 	}
 	if opts.BootstrapEmail != "" {
 		pw, err := os.ReadFile(opts.BootstrapPasswordFile)

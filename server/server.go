@@ -87,6 +87,9 @@ type Config struct {
 	HeartbeatInterval time.Duration
 
 	ShutdownTimeout time.Duration
+	// MaxStreamDuration ends any inference stream that lasts longer
+	// (dataplane.DefaultMaxStreamDuration when 0).
+	MaxStreamDuration time.Duration
 
 	// MetricsListener, when set, serves /metrics (and /healthz, /readyz)
 	// apart from the public listener; Run owns it.
@@ -194,7 +197,8 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 		// directly after every change, without HTTP.
 		sink = usage.NewStoreSink(st, usage.StoreSinkOptions{Logger: s.log})
 		plane = dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{Keyring: s.cfg.Keyring, Usage: sink, Logger: s.log,
-			Budgets: &budgets.Leases{Store: st}, BudgetHolder: "local-" + uuid.NewString(), Metrics: s.metrics})
+			Budgets: &budgets.Leases{Store: st}, BudgetHolder: "local-" + uuid.NewString(), Metrics: s.metrics,
+			MaxStreamDuration: s.cfg.MaxStreamDuration})
 		s.metrics.GaugeFunc("gw_usage_sink_queue_depth", "Usage events buffered in memory, not yet written to the database.",
 			func() float64 { return float64(sink.Pending()) })
 		s.metrics.Bundles(plane.BundleInfo)
@@ -354,7 +358,8 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 	s.flush = append(s.flush, sp.Close)
 	s.loops = append(s.loops, func(ctx context.Context) { sp.Run(ctx, s.cfg.PollInterval) })
 	plane := dataplane.NewPlane(pub, dataplane.Options{Keyring: key, Usage: sp, Logger: s.log,
-		Budgets: budgetClient{c}, BudgetHolder: id + "-" + uuid.NewString()[:8], Metrics: s.metrics})
+		Budgets: budgetClient{c}, BudgetHolder: id + "-" + uuid.NewString()[:8], Metrics: s.metrics,
+		MaxStreamDuration: s.cfg.MaxStreamDuration})
 	s.metrics.GaugeFunc("gw_usage_spool_depth", "Usage events spooled on disk, not yet shipped to the control plane.",
 		func() float64 { return float64(sp.Depth()) })
 	s.metrics.Bundles(plane.BundleInfo)

@@ -130,11 +130,27 @@ type CatalogProvider struct {
 }
 
 // Pricing is per million tokens, as decimal strings (USD).
+// CacheWrite1hPerMTok prices cache writes kept for an hour (null: the
+// five-minute price applies); LongContext, when set, prices a whole
+// request whose input passes its threshold.
 type Pricing struct {
-	InputPerMTok      string `json:"input_per_mtok"`
-	OutputPerMTok     string `json:"output_per_mtok"`
-	CacheReadPerMTok  string `json:"cache_read_per_mtok"`
-	CacheWritePerMTok string `json:"cache_write_per_mtok"`
+	InputPerMTok        string              `json:"input_per_mtok"`
+	OutputPerMTok       string              `json:"output_per_mtok"`
+	CacheReadPerMTok    string              `json:"cache_read_per_mtok"`
+	CacheWritePerMTok   string              `json:"cache_write_per_mtok"`
+	CacheWrite1hPerMTok *string             `json:"cache_write_1h_per_mtok" jsonschema:"nullable"`
+	LongContext         *LongContextPricing `json:"long_context" jsonschema:"nullable"`
+}
+
+// LongContextPricing is the tier a request is priced at once its input
+// (fresh, cache read and cache written) exceeds AboveInputTokens.
+type LongContextPricing struct {
+	AboveInputTokens    int64   `json:"above_input_tokens" jsonschema:"minimum=1"`
+	InputPerMTok        string  `json:"input_per_mtok"`
+	OutputPerMTok       string  `json:"output_per_mtok"`
+	CacheReadPerMTok    string  `json:"cache_read_per_mtok"`
+	CacheWritePerMTok   string  `json:"cache_write_per_mtok"`
+	CacheWrite1hPerMTok *string `json:"cache_write_1h_per_mtok,omitempty"`
 }
 
 // CatalogModel is a model of the catalog.

@@ -41,6 +41,62 @@ type UsageEvent struct {
 	// Attempts are the upstream calls made, in order; empty for a request
 	// refused before any.
 	Attempts []UsageAttempt `json:"attempts"`
+	// UsageSource says who counted the tokens: upstream (the provider
+	// reported them) or estimated (gw counted what it sent and relayed,
+	// because the provider did not: no usage, a stream cut or left).
+	UsageSource string `json:"usage_source" jsonschema:"enum=upstream,enum=estimated"`
+	// ReasoningTokens are the part of OutputTokens spent thinking, and
+	// CacheWrite1hTokens the part of CacheWriteTokens written with a
+	// one-hour TTL (priced at its own rate).
+	ReasoningTokens    int64 `json:"reasoning_tokens"`
+	CacheWrite1hTokens int64 `json:"cache_write_1h_tokens"`
+	// Provenance says how the cost came about; null on events of older
+	// data planes.
+	Provenance *UsageProvenance `json:"provenance" jsonschema:"nullable"`
+}
+
+// UsageProvenance records what a request was charged at and what decided
+// it: the prices (null for a request refused before any upstream call),
+// the version of the organization's bundle that admitted it, the policy
+// rules that applied and the budgets it was charged to.
+type UsageProvenance struct {
+	Prices        *UsagePrices  `json:"prices" jsonschema:"nullable"`
+	BundleVersion int64         `json:"bundle_version" jsonschema:"minimum=0"`
+	Policies      []UsagePolicy `json:"policies" jsonschema:"maxItems=200"`
+	Budgets       []UsageBudget `json:"budgets" jsonschema:"maxItems=200"`
+}
+
+// UsagePrices are the catalog prices a request was charged at, USD per
+// million tokens; LongContext says the long-context tier applied.
+type UsagePrices struct {
+	InputPerMTok        string `json:"input_per_mtok"`
+	OutputPerMTok       string `json:"output_per_mtok"`
+	CacheReadPerMTok    string `json:"cache_read_per_mtok"`
+	CacheWritePerMTok   string `json:"cache_write_per_mtok"`
+	CacheWrite1hPerMTok string `json:"cache_write_1h_per_mtok"`
+	LongContext         bool   `json:"long_context"`
+}
+
+// UsagePolicy is one policy rule that applied to a request: the policy,
+// the rule's position in it, its action and what it did (spec's policy
+// vocabulary: allow, deny, limit, …).
+type UsagePolicy struct {
+	PolicyID   uuid.UUID `json:"policy_id"`
+	PolicyName string    `json:"policy_name" jsonschema:"maxLength=200"`
+	RuleIndex  int       `json:"rule_index" jsonschema:"minimum=0"`
+	Action     string    `json:"action" jsonschema:"maxLength=64"`
+	Effect     string    `json:"effect" jsonschema:"maxLength=64"`
+}
+
+// UsageBudget is a budget a request was charged to: its policy, period and
+// aggregation, the counter (per_key: the key's), and the amount then.
+type UsageBudget struct {
+	PolicyID    uuid.UUID `json:"policy_id"`
+	PolicyName  string    `json:"policy_name" jsonschema:"maxLength=200"`
+	Counter     string    `json:"counter" jsonschema:"maxLength=200"`
+	Period      string    `json:"period" jsonschema:"enum=day,enum=month"`
+	Aggregation string    `json:"aggregation" jsonschema:"enum=shared,enum=per_key"`
+	AmountUSD   string    `json:"amount_usd"`
 }
 
 // UsageAttempt is one upstream call of a request: the model and provider
@@ -79,7 +135,18 @@ type UsageEventIn struct {
 	Reason         *string        `json:"reason,omitempty" jsonschema:"pattern=^[a-z][a-z0-9_]{0\\,63}$"`
 	RequestedModel string         `json:"requested_model,omitempty"`
 	Attempts       []UsageAttempt `json:"attempts,omitempty" jsonschema:"maxItems=20"`
+	// UsageSource is upstream when left out (older data planes).
+	UsageSource        string           `json:"usage_source,omitempty" jsonschema:"enum=upstream,enum=estimated"`
+	ReasoningTokens    int64            `json:"reasoning_tokens,omitempty" jsonschema:"minimum=0"`
+	CacheWrite1hTokens int64            `json:"cache_write_1h_tokens,omitempty" jsonschema:"minimum=0"`
+	Provenance         *UsageProvenance `json:"provenance,omitempty"`
 }
+
+// Usage sources (UsageEvent.UsageSource).
+const (
+	UsageSourceUpstream  = "upstream"
+	UsageSourceEstimated = "estimated"
+)
 
 // UsageIngest is a batch of events from a data plane.
 type UsageIngest struct {

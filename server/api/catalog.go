@@ -56,9 +56,26 @@ func toCatalogModel(m store.CatalogModel) wire.CatalogModel {
 		mods = []string{}
 	}
 	return wire.CatalogModel{ID: m.ID, Provider: m.Provider, Name: m.Name, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
-		Pricing: wire.Pricing{InputPerMTok: m.InputPerMTok, OutputPerMTok: m.OutputPerMTok, CacheReadPerMTok: m.CacheReadPerMTok,
-			CacheWritePerMTok: m.CacheWritePerMTok},
+		Pricing:      toWirePricing(catalogdb.Model(m).Pricing),
 		Capabilities: caps, Modalities: mods, Type: m.ModelType, Created: m.Released, RetiredAt: m.RetiredAt}
+}
+
+// toWirePricing is a catalog price list as the API shows it: the optional
+// prices null when unset.
+func toWirePricing(p catalog.Pricing) wire.Pricing {
+	out := wire.Pricing{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok, CacheReadPerMTok: p.CacheReadPerMTok,
+		CacheWritePerMTok: p.CacheWritePerMTok}
+	if p.CacheWrite1hPerMTok != "" {
+		out.CacheWrite1hPerMTok = &p.CacheWrite1hPerMTok
+	}
+	if lc := p.LongContext; lc != nil {
+		out.LongContext = &wire.LongContextPricing{AboveInputTokens: lc.AboveInputTokens, InputPerMTok: lc.InputPerMTok,
+			OutputPerMTok: lc.OutputPerMTok, CacheReadPerMTok: lc.CacheReadPerMTok, CacheWritePerMTok: lc.CacheWritePerMTok}
+		if lc.CacheWrite1hPerMTok != "" {
+			out.LongContext.CacheWrite1hPerMTok = &lc.CacheWrite1hPerMTok
+		}
+	}
+	return out
 }
 
 func (s *Server) getInstanceCatalog(r *Request) (any, error) {

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"regexp"
 	"sort"
 	"time"
@@ -137,6 +139,22 @@ func readUsageEvent(v any, loc validate.Loc, errs *validate.Errors) (wire.UsageE
 			}
 		})
 	}
+	// The metering members are optional too: older data planes count
+	// nothing themselves and record no provenance.
+	if src := optStr("usage_source"); src != nil {
+		e.UsageSource = *src
+	}
+	optCount := func(name string) int64 {
+		if v, ok := o.Raw(name); ok && v != nil {
+			n, _ := validate.Int(v, loc.With(name), validate.IntRule{}, errs)
+			return n
+		}
+		return 0
+	}
+	e.ReasoningTokens, e.CacheWrite1hTokens = optCount("reasoning_tokens"), optCount("cache_write_1h_tokens")
+	if v, ok := o.Raw("provenance"); ok && v != nil {
+		e.Provenance = readProvenance(v, loc.With("provenance"), errs)
+	}
 	o.Close()
 	// A member already reported (missing, or of the wrong JSON type) is
 	// not reported again by the rules; the others' problems all are.
@@ -159,6 +177,22 @@ func readUsageEvent(v any, loc validate.Loc, errs *validate.Errors) (wire.UsageE
 		return e, false
 	}
 	return e, true
+}
+
+// readProvenance reads an event's provenance by its JSON types, strictly
+// (an unknown member anywhere is refused); its rules are usage.Check's.
+func readProvenance(v any, loc validate.Loc, errs *validate.Errors) *wire.UsageProvenance {
+	raw, err := json.Marshal(v)
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		p := new(wire.UsageProvenance)
+		if err = dec.Decode(p); err == nil {
+			return p
+		}
+	}
+	errs.Add(loc, "model_attributes_type", "Input should be a provenance object: "+err.Error(), nil, nil)
+	return nil
 }
 
 // readUsageAttempt reads one member of an event's attempt chain: its JSON

@@ -152,11 +152,36 @@ type Model struct {
 // that was neither read from nor written to a prompt cache. Where a provider
 // bills no separate cache-write rate, the catalog repeats the input price,
 // which is what such a write costs; a zero price really means free.
+//
+// Two optional members follow the providers' bills where one rate is not
+// enough. CacheWrite1hPerMTok prices cache writes kept for an hour
+// (Anthropic's extended TTL); empty means such a write costs what a
+// five-minute one does. LongContext, when set, prices every token of a
+// request whose input (fresh, cache read and cache written together)
+// exceeds its threshold at its own rates (Gemini 2.5 Pro, Claude with
+// the 1M-token context): the whole request, as the providers bill it,
+// not only the tokens past the threshold. Both are left out of the
+// encoding when unset, so catalogs and bundles written before they
+// existed keep their bytes and hashes.
 type Pricing struct {
-	InputPerMTok      string `json:"input_per_mtok" yaml:"input_per_mtok"`
-	OutputPerMTok     string `json:"output_per_mtok" yaml:"output_per_mtok"`
-	CacheReadPerMTok  string `json:"cache_read_per_mtok" yaml:"cache_read_per_mtok"`
-	CacheWritePerMTok string `json:"cache_write_per_mtok" yaml:"cache_write_per_mtok"`
+	InputPerMTok        string              `json:"input_per_mtok" yaml:"input_per_mtok"`
+	OutputPerMTok       string              `json:"output_per_mtok" yaml:"output_per_mtok"`
+	CacheReadPerMTok    string              `json:"cache_read_per_mtok" yaml:"cache_read_per_mtok"`
+	CacheWritePerMTok   string              `json:"cache_write_per_mtok" yaml:"cache_write_per_mtok"`
+	CacheWrite1hPerMTok string              `json:"cache_write_1h_per_mtok,omitempty" yaml:"cache_write_1h_per_mtok,omitempty"`
+	LongContext         *LongContextPricing `json:"long_context,omitempty" yaml:"long_context,omitempty"`
+}
+
+// LongContextPricing is the tier a request is priced at once its input
+// exceeds AboveInputTokens. Its CacheWrite1hPerMTok is optional as the
+// standard tier's is: empty means the tier's five-minute write price.
+type LongContextPricing struct {
+	AboveInputTokens    int64  `json:"above_input_tokens" yaml:"above_input_tokens"`
+	InputPerMTok        string `json:"input_per_mtok" yaml:"input_per_mtok"`
+	OutputPerMTok       string `json:"output_per_mtok" yaml:"output_per_mtok"`
+	CacheReadPerMTok    string `json:"cache_read_per_mtok" yaml:"cache_read_per_mtok"`
+	CacheWritePerMTok   string `json:"cache_write_per_mtok" yaml:"cache_write_per_mtok"`
+	CacheWrite1hPerMTok string `json:"cache_write_1h_per_mtok,omitempty" yaml:"cache_write_1h_per_mtok,omitempty"`
 }
 
 // UpstreamModel is the model name to send to the provider: the ID without
@@ -230,6 +255,10 @@ func cloneModels(ms []Model) []Model {
 	for i, m := range ms {
 		m.Capabilities = slices.Clone(m.Capabilities)
 		m.Modalities = slices.Clone(m.Modalities)
+		if lc := m.Pricing.LongContext; lc != nil {
+			copied := *lc
+			m.Pricing.LongContext = &copied
+		}
 		out[i] = m
 	}
 	return out

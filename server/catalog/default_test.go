@@ -94,22 +94,19 @@ func TestDefaultModelsAreConsistent(t *testing.T) {
 		if cr := decimal.RequireFromString(m.Pricing.CacheReadPerMTok); cr.GreaterThan(in) {
 			t.Errorf("%s: cache read %s costs more than input %s", m.ID, cr, in)
 		}
-		// One million tokens of a category cost exactly its list price,
-		// which ties CostNanoUSD to ParseNanoUSD for every real price.
-		for k, f := range m.Pricing.fields() {
-			var counts [4]int64
-			counts[k] = 1_000_000
-			got, err := m.Pricing.CostNanoUSD(counts[0], counts[1], counts[2], counts[3])
-			if err != nil {
-				t.Fatalf("%s: %v", m.ID, err)
+		// A category's tokens cost exactly their list price, which ties
+		// CostNanoUSD to ParseNanoUSD for every real price: 100,000 tokens
+		// (under every long-context threshold) a tenth of it, and, past the
+		// threshold, a million the long-context tier's.
+		checkListPrices(t, m, Tokens{}, 100_000, m.Pricing.fields())
+		if lc := m.Pricing.LongContext; lc != nil {
+			checkListPrices(t, m, Tokens{Input: lc.AboveInputTokens + 1}, 1_000_000, lc.fields())
+			if in := decimal.RequireFromString(lc.InputPerMTok); in.LessThan(decimal.RequireFromString(m.Pricing.InputPerMTok)) {
+				t.Errorf("%s: the long-context tier is cheaper than the standard one", m.ID)
 			}
-			want, err := ParseNanoUSD(f.value)
-			if err != nil {
-				t.Fatalf("%s: %v", m.ID, err)
-			}
-			if got != want {
-				t.Errorf("%s: 1M %s tokens cost %d nano, want %d", m.ID, f.name, got, want)
-			}
+		}
+		if m.Pricing.CacheWrite1hPerMTok != "" && m.Provider != "anthropic" {
+			t.Errorf("%s: only Anthropic bills one-hour cache writes apart", m.ID)
 		}
 	}
 }
@@ -157,7 +154,7 @@ func TestDefaultLookups(t *testing.T) {
 	// share the prefix up to the slash.
 	withSelfHosted, err := New(c.Providers, append(c.Models, Model{
 		ID: "openai-compatible/llama3.1:8b", Provider: "openai-compatible", Name: "Llama", ContextWindow: 8192, MaxOutputTokens: 8192,
-		Pricing: Pricing{"0", "0", "0", "0"}, Modalities: []Modality{ModalityText},
+		Pricing: prices("0", "0", "0", "0"), Modalities: []Modality{ModalityText},
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -221,5 +218,41 @@ func TestDefaultRoundTrips(t *testing.T) {
 	}
 	if !reflect.DeepEqual(c, fromYAML) {
 		t.Error("YAML round trip changed the catalog")
+	}
+}
+
+// checkListPrices checks that n tokens of each category cost n millionths
+// of its list price in fields, with base added to every request (the
+// input that selects a tier, priced apart and subtracted).
+func checkListPrices(t *testing.T, m Model, base Tokens, n int64, fields [4]priceField) {
+	t.Helper()
+	pp, err := m.Pricing.Parse()
+	if err != nil {
+		t.Fatalf("%s: %v", m.ID, err)
+	}
+	baseCost, err := pp.CostNanoUSD(base)
+	if err != nil {
+		t.Fatalf("%s: %v", m.ID, err)
+	}
+	for k, f := range fields {
+		counts := [4]int64{base.Input, base.Output, base.CacheRead, base.CacheWrite}
+		counts[k] += n
+		tok := Tokens{Input: counts[0], Output: counts[1], CacheRead: counts[2], CacheWrite: counts[3]}
+		if k == 1 && base.Input > 0 {
+			// Output alone does not pass the threshold; with base it does,
+			// and base is priced at the same tier.
+			tok = Tokens{Input: base.Input, Output: n}
+		}
+		got, err := pp.CostNanoUSD(tok)
+		if err != nil {
+			t.Fatalf("%s: %v", m.ID, err)
+		}
+		want, err := ParseNanoUSD(f.value)
+		if err != nil {
+			t.Fatalf("%s: %v", m.ID, err)
+		}
+		if want = want * n / 1_000_000; got-baseCost != want {
+			t.Errorf("%s: %d %s tokens cost %d nano, want %d", m.ID, n, f.name, got-baseCost, want)
+		}
 	}
 }

@@ -16,52 +16,146 @@ import (
 // a single token of the cheapest model.
 const NanoPerUSD = 1_000_000_000
 
+// Tokens counts one request's tokens in the catalog's price classes. The
+// four main counts are disjoint (see Pricing): Input excludes the tokens
+// read from or written to a prompt cache. CacheWrite1h is the part of
+// CacheWrite written with a one-hour TTL, priced at its own rate.
+type Tokens struct {
+	Input, Output, CacheRead, CacheWrite int64
+	CacheWrite1h                         int64
+}
+
+// PromptTokens is the whole input the long-context threshold is compared
+// with: fresh, read from and written to the cache.
+func (t Tokens) PromptTokens() int64 { return t.Input + t.CacheRead + t.CacheWrite }
+
 // CostNanoUSD prices one request: each token count times its per-million
 // price, summed exactly and rounded once, half to even, to a whole
 // nano-dollar (DESIGN §3). Rounding the sum rather than each term keeps the
 // cost of a request independent of how its tokens were split.
 //
-// The counts are disjoint (see Pricing): inputTokens excludes tokens read
-// from or written to the cache. It fails on a negative count, a price that
-// is not a decimal string, or a cost beyond int64 (about 9.2 billion USD).
-func (p Pricing) CostNanoUSD(inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens int64) (int64, error) {
+// It fails on a negative count (or a one-hour write count above the cache
+// writes it is part of), a price that is not a decimal string, or a cost
+// beyond int64 (about 9.2 billion USD).
+func (p Pricing) CostNanoUSD(t Tokens) (int64, error) {
 	pp, err := p.Parse()
 	if err != nil {
 		return 0, err
 	}
-	return pp.CostNanoUSD(inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens)
+	return pp.CostNanoUSD(t)
 }
+
+// The price classes of a tier, in the order tierPrices keeps them.
+const (
+	classInput = iota
+	classOutput
+	classCacheRead
+	classCacheWrite
+	classCacheWrite1h
+	numClasses
+)
 
 // ParsedPricing is a Pricing read into exact decimals once, for a path that
 // prices many requests (the data plane parses at admission, not per call).
 type ParsedPricing struct {
-	prices [4]decimal.Decimal // in the order of Pricing.fields
-	names  [4]string
+	standard tierPrices
+	// long is the long-context tier, used above longAbove prompt tokens;
+	// nil without one.
+	long      *tierPrices
+	longAbove int64
+}
+
+// tierPrices are one tier's prices by class.
+type tierPrices struct {
+	// text is each price as the catalog writes it (for the record of what
+	// a request was charged at); the one-hour write price falls back to the
+	// five-minute one.
+	text   [numClasses]string
+	prices [numClasses]decimal.Decimal
+	names  [numClasses]string
 	// nanoPerMTok are the prices in nano-dollars per million tokens, exact
 	// integers, when integral says every price is one (at most nine
 	// fractional digits, below ~$18 billion): CostNanoUSD then prices a
 	// request in 128-bit integers, with the decimals only as the fallback.
-	nanoPerMTok [4]uint64
+	nanoPerMTok [numClasses]uint64
 	integral    bool
 }
 
-// Parse reads the four prices.
+// Parse reads the prices of every tier.
 func (p Pricing) Parse() (ParsedPricing, error) {
-	var pp ParsedPricing
-	for i, f := range p.fields() {
-		price, err := parsePrice(f.value)
-		if err != nil {
-			return ParsedPricing{}, fmt.Errorf("catalog: pricing.%s: %w", f.name, err)
-		}
-		pp.prices[i], pp.names[i] = price, f.name
+	std, err := parseTier("", p.fields(), p.CacheWrite1hPerMTok)
+	if err != nil {
+		return ParsedPricing{}, err
 	}
-	pp.integral = true
-	for i, f := range p.fields() {
-		n, ok := exactNanoPerMTok(f.value)
-		pp.nanoPerMTok[i] = n
-		pp.integral = pp.integral && ok
+	pp := ParsedPricing{standard: std}
+	if lc := p.LongContext; lc != nil {
+		long, err := parseTier("long_context.", lc.fields(), lc.CacheWrite1hPerMTok)
+		if err != nil {
+			return ParsedPricing{}, err
+		}
+		if lc.AboveInputTokens <= 0 {
+			return ParsedPricing{}, fmt.Errorf("catalog: pricing.long_context.above_input_tokens must be greater than 0, got %d", lc.AboveInputTokens)
+		}
+		pp.long, pp.longAbove = &long, lc.AboveInputTokens
 	}
 	return pp, nil
+}
+
+func parseTier(prefix string, fields [4]priceField, write1h string) (tierPrices, error) {
+	var tp tierPrices
+	all := [numClasses]priceField{fields[0], fields[1], fields[2], fields[3], {"cache_write_1h_per_mtok", write1h}}
+	if write1h == "" {
+		all[classCacheWrite1h].value = fields[3].value
+	}
+	for i, f := range all {
+		price, err := parsePrice(f.value)
+		if err != nil {
+			return tierPrices{}, fmt.Errorf("catalog: pricing.%s%s: %w", prefix, f.name, err)
+		}
+		tp.text[i], tp.prices[i], tp.names[i] = f.value, price, prefix+f.name
+	}
+	tp.integral = true
+	for i, f := range all {
+		n, ok := exactNanoPerMTok(f.value)
+		tp.nanoPerMTok[i] = n
+		tp.integral = tp.integral && ok
+	}
+	return tp, nil
+}
+
+// tier is the tier a request of t is priced at.
+func (pp *ParsedPricing) tier(t Tokens) *tierPrices {
+	if pp.long != nil && t.PromptTokens() > pp.longAbove {
+		return pp.long
+	}
+	return &pp.standard
+}
+
+// Applied are the prices a request was charged at, as the catalog writes
+// them, for the record of its usage event.
+type Applied struct {
+	// LongContext: the request's input passed the long-context threshold,
+	// so the long-context tier's prices applied.
+	LongContext                                                      bool
+	InputPerMTok, OutputPerMTok, CacheReadPerMTok, CacheWritePerMTok string
+	CacheWrite1hPerMTok                                              string
+}
+
+// AppliedTo returns the prices a request of t is charged at.
+func (pp ParsedPricing) AppliedTo(t Tokens) Applied {
+	tp := pp.tier(t)
+	return Applied{LongContext: tp != &pp.standard,
+		InputPerMTok: tp.text[classInput], OutputPerMTok: tp.text[classOutput], CacheReadPerMTok: tp.text[classCacheRead],
+		CacheWritePerMTok: tp.text[classCacheWrite], CacheWrite1hPerMTok: tp.text[classCacheWrite1h]}
+}
+
+// counts splits t into the tier's classes: the one-hour writes leave the
+// five-minute ones.
+func (t Tokens) counts() ([numClasses]int64, error) {
+	if t.CacheWrite1h < 0 || t.CacheWrite1h > max(t.CacheWrite, 0) {
+		return [numClasses]int64{}, fmt.Errorf("catalog: one-hour cache writes %d are not part of the %d cache writes", t.CacheWrite1h, t.CacheWrite)
+	}
+	return [numClasses]int64{t.Input, t.Output, t.CacheRead, t.CacheWrite - t.CacheWrite1h, t.CacheWrite1h}, nil
 }
 
 // exactNanoPerMTok reads a price (a valid decimal string) as an exact
@@ -96,16 +190,20 @@ func exactNanoPerMTok(s string) (uint64, bool) {
 // in 128 bits and divided by 10⁶ with the remainder rounded half to even:
 // the decimal computation's result, without its allocations (held equal
 // to it by TestCostNanoUSDIntegerMatchesDecimal).
-func (pp ParsedPricing) CostNanoUSD(inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens int64) (int64, error) {
-	if !pp.integral {
-		return pp.costNanoUSDDecimal(inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens)
+func (pp ParsedPricing) CostNanoUSD(t Tokens) (int64, error) {
+	tp := pp.tier(t)
+	counts, err := t.counts()
+	if err != nil {
+		return 0, err
 	}
-	counts := [4]int64{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}
+	if !tp.integral {
+		return tp.costNanoUSDDecimal(counts)
+	}
 	var hi, lo uint64
 	overflow := false
-	for i, price := range pp.nanoPerMTok {
+	for i, price := range tp.nanoPerMTok {
 		if counts[i] < 0 {
-			return 0, fmt.Errorf("catalog: negative token count %d for %s", counts[i], pp.names[i])
+			return 0, fmt.Errorf("catalog: negative token count %d for %s", counts[i], tp.names[i])
 		}
 		ph, pl := bits.Mul64(price, uint64(counts[i]))
 		var c uint64
@@ -132,12 +230,11 @@ var errCostOverflow = errors.New("catalog: cost does not fit in int64 nano-dolla
 
 // costNanoUSDDecimal is CostNanoUSD in exact decimals, for prices finer
 // than a nano-dollar per million tokens or beyond uint64.
-func (pp ParsedPricing) costNanoUSDDecimal(inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens int64) (int64, error) {
-	counts := [4]int64{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}
+func (tp *tierPrices) costNanoUSDDecimal(counts [numClasses]int64) (int64, error) {
 	total := decimal.Zero
-	for i, price := range pp.prices {
+	for i, price := range tp.prices {
 		if counts[i] < 0 {
-			return 0, fmt.Errorf("catalog: negative token count %d for %s", counts[i], pp.names[i])
+			return 0, fmt.Errorf("catalog: negative token count %d for %s", counts[i], tp.names[i])
 		}
 		total = total.Add(price.Mul(decimal.NewFromInt(counts[i])))
 	}
@@ -214,15 +311,27 @@ func ParseNanoUSD(s string) (int64, error) {
 	return int64(u), nil
 }
 
-// CeilNanoPerMTok returns the input, output, cache-read and cache-write
-// prices in nano-dollars per million tokens, rounded up: integers that an
-// upper bound of a request's cost can be computed with, without decimals.
-// A price too large for that (above ~$18 billion per million tokens) is
-// reported as the largest value.
-func (pp ParsedPricing) CeilNanoPerMTok() [4]uint64 {
-	var out [4]uint64
+// CeilNanoPerMTok returns the standard tier's input, output, cache-read
+// and cache-write prices in nano-dollars per million tokens, rounded up:
+// integers that an upper bound of a request's cost can be computed with,
+// without decimals. The cache-write price is the dearer of the five-minute
+// and one-hour ones. A price too large for that (above ~$18 billion per
+// million tokens) is reported as the largest value.
+func (pp ParsedPricing) CeilNanoPerMTok() [4]uint64 { return pp.standard.ceil() }
+
+// LongContextCeil is CeilNanoPerMTok of the long-context tier and the
+// prompt size above which it applies; ok is false without one.
+func (pp ParsedPricing) LongContextCeil() (above int64, prices [4]uint64, ok bool) {
+	if pp.long == nil {
+		return 0, [4]uint64{}, false
+	}
+	return pp.longAbove, pp.long.ceil(), true
+}
+
+func (tp *tierPrices) ceil() [4]uint64 {
+	var out [numClasses]uint64
 	limit := decimal.NewFromUint64(math.MaxUint64)
-	for i, p := range pp.prices {
+	for i, p := range tp.prices {
 		n := p.Shift(9).Ceil()
 		if n.GreaterThan(limit) {
 			out[i] = math.MaxUint64
@@ -230,5 +339,5 @@ func (pp ParsedPricing) CeilNanoPerMTok() [4]uint64 {
 		}
 		out[i] = n.BigInt().Uint64()
 	}
-	return out
+	return [4]uint64{out[classInput], out[classOutput], out[classCacheRead], max(out[classCacheWrite], out[classCacheWrite1h])}
 }

@@ -60,20 +60,20 @@ func TestCostNanoUSDIntegerMatchesDecimal(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	integral := 0
 	for i := range 200_000 {
-		p := Pricing{randomPrice(r), randomPrice(r), randomPrice(r), randomPrice(r)}
+		p := prices(randomPrice(r), randomPrice(r), randomPrice(r), randomPrice(r))
 		pp, err := p.Parse()
 		if err != nil {
 			t.Fatalf("%+v: %v", p, err)
 		}
-		if pp.integral {
+		if pp.standard.integral {
 			integral++
 		}
 		c := [4]int64{randomCount(r), randomCount(r), randomCount(r), randomCount(r)}
 		if i%50 == 0 {
 			c[r.IntN(4)] = -1 - r.Int64N(5)
 		}
-		got, gotErr := pp.CostNanoUSD(c[0], c[1], c[2], c[3])
-		want, wantErr := pp.costNanoUSDDecimal(c[0], c[1], c[2], c[3])
+		got, gotErr := pp.CostNanoUSD(Tokens{Input: c[0], Output: c[1], CacheRead: c[2], CacheWrite: c[3]})
+		want, wantErr := pp.standard.costNanoUSDDecimal([numClasses]int64{c[0], c[1], c[2], c[3], 0})
 		if got != want || (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
 			t.Fatalf("%+v × %v: %d, %v; decimals: %d, %v", p, c, got, gotErr, want, wantErr)
 		}
@@ -86,14 +86,14 @@ func TestCostNanoUSDIntegerMatchesDecimal(t *testing.T) {
 // TestCostNanoUSDRoundsHalfToEven pins the ties and the int64 edge.
 func TestCostNanoUSDRoundsHalfToEven(t *testing.T) {
 	one := func(price string, tokens int64) (int64, error) {
-		pp, err := Pricing{price, "0", "0", "0"}.Parse()
+		pp, err := prices(price, "0", "0", "0").Parse()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !pp.integral {
+		if !pp.standard.integral {
 			t.Fatalf("%s: not integral", price)
 		}
-		return pp.CostNanoUSD(tokens, 0, 0, 0)
+		return pp.CostNanoUSD(Tokens{Input: tokens})
 	}
 	for _, c := range []struct {
 		price  string
@@ -125,13 +125,13 @@ func BenchmarkCostNanoUSD(b *testing.B) {
 	b.Run("decimal", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_, _ = pp.costNanoUSDDecimal(1900, 100, 300, 0)
+			_, _ = pp.standard.costNanoUSDDecimal([numClasses]int64{1900, 100, 300, 0, 0})
 		}
 	})
 	b.Run("integer", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_, _ = pp.CostNanoUSD(1900, 100, 300, 0)
+			_, _ = pp.CostNanoUSD(Tokens{Input: 1900, Output: 100, CacheRead: 300})
 		}
 	})
 }

@@ -13,7 +13,7 @@ import (
 
 func TestCostNanoUSD(t *testing.T) {
 	opus45 := Pricing{InputPerMTok: "5", OutputPerMTok: "25", CacheReadPerMTok: "0.50", CacheWritePerMTok: "6.25"}
-	flat := func(price string) Pricing { return Pricing{price, price, price, price} }
+	flat := func(price string) Pricing { return prices(price, price, price, price) }
 	tests := []struct {
 		name                 string
 		p                    Pricing
@@ -22,11 +22,11 @@ func TestCostNanoUSD(t *testing.T) {
 	}{
 		{"nothing", opus45, 0, 0, 0, 0, 0},
 		{"free model", flat("0"), 1_000_000, 1_000_000, 1_000_000, 1_000_000, 0},
-		{"gpt-4o request", Pricing{"2.50", "10.00", "1.25", "2.50"}, 1000, 500, 0, 0, 7_500_000},
+		{"gpt-4o request", prices("2.50", "10.00", "1.25", "2.50"), 1000, 500, 0, 0, 7_500_000},
 		{"all four categories", opus45, 1234, 5678, 91011, 1213, 201_206_750},
 		{"one million tokens is the list price", opus45, 0, 1_000_000, 0, 0, 25_000_000_000},
 		{"a nano-dollar per token", flat("0.001"), 1, 0, 0, 0, 1},
-		{"tenths of a cent per million sum exactly", Pricing{"0.1", "0.2", "0", "0"}, 1, 1, 0, 0, 300},
+		{"tenths of a cent per million sum exactly", prices("0.1", "0.2", "0", "0"), 1, 1, 0, 0, 300},
 		{"half rounds to even, down", flat("0.0025"), 1, 0, 0, 0, 2},     // 2.5 → 2
 		{"half rounds to even, up", flat("0.0035"), 1, 0, 0, 0, 4},       // 3.5 → 4
 		{"half of a nano rounds to zero", flat("0.0005"), 1, 0, 0, 0, 0}, // 0.5 → 0
@@ -36,17 +36,17 @@ func TestCostNanoUSD(t *testing.T) {
 		{"just above half rounds up", flat("0.00051"), 1, 0, 0, 0, 1},
 		{"just below half rounds down", flat("0.00049"), 1, 0, 0, 0, 0},
 		{"above half by far less than a float can see", flat("0.00250000000000000000001"), 1, 0, 0, 0, 3},
-		{"the sum is rounded once, not each term", Pricing{"0.0025", "0.0025", "0", "0"}, 1, 1, 0, 0, 5}, // 2.5+2.5, not 2+2
-		{"sub-nano prices accumulate", flat("0.0000001"), 15_000, 0, 0, 0, 2},                            // 1.5 → 2
-		{"sub-nano prices round to even", flat("0.0000001"), 5_000, 0, 0, 0, 0},                          // 0.5 → 0
-		{"many digits", Pricing{"0.123456789", "0", "0", "0"}, 1_000, 0, 0, 0, 123_457},                  // 123456.789
+		{"the sum is rounded once, not each term", prices("0.0025", "0.0025", "0", "0"), 1, 1, 0, 0, 5}, // 2.5+2.5, not 2+2
+		{"sub-nano prices accumulate", flat("0.0000001"), 15_000, 0, 0, 0, 2},                           // 1.5 → 2
+		{"sub-nano prices round to even", flat("0.0000001"), 5_000, 0, 0, 0, 0},                         // 0.5 → 0
+		{"many digits", prices("0.123456789", "0", "0", "0"), 1_000, 0, 0, 0, 123_457},                  // 123456.789
 		{"large counts", flat("75"), 1_000_000_000, 0, 0, 0, 75_000_000_000_000},
 		{"near the int64 limit", flat("1000"), 9_223_372_036_854, 0, 0, 0, 9_223_372_036_854_000_000},
 		{"exactly the int64 limit", flat("0.001"), math.MaxInt64, 0, 0, 0, math.MaxInt64},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.p.CostNanoUSD(tt.in, tt.out, tt.read, tt.write)
+			got, err := tt.p.CostNanoUSD(Tokens{Input: tt.in, Output: tt.out, CacheRead: tt.read, CacheWrite: tt.write})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestCostNanoUSD(t *testing.T) {
 }
 
 func TestCostNanoUSDErrors(t *testing.T) {
-	good := Pricing{"1", "2", "0.1", "1.25"}
+	good := prices("1", "2", "0.1", "1.25")
 	tests := []struct {
 		name                 string
 		p                    Pricing
@@ -67,16 +67,16 @@ func TestCostNanoUSDErrors(t *testing.T) {
 	}{
 		{"negative input", good, -1, 0, 0, 0, "negative token count -1 for input_per_mtok"},
 		{"negative cache write", good, 0, 0, 0, -5, "negative token count -5 for cache_write_per_mtok"},
-		{"exponent price", Pricing{"1e3", "2", "0", "0"}, 1, 0, 0, 0, `pricing.input_per_mtok: "1e3" is not a decimal string`},
-		{"empty price, even with no tokens of it", Pricing{"1", "2", "", "0"}, 1, 0, 0, 0, "pricing.cache_read_per_mtok: is required"},
-		{"negative price", Pricing{"1", "-2", "0", "0"}, 1, 1, 0, 0, `pricing.output_per_mtok: "-2" is not a decimal string`},
-		{"overflow", Pricing{"1000", "0", "0", "0"}, math.MaxInt64, 0, 0, 0, "does not fit in int64"},
-		{"overflow by summing", Pricing{"1000", "1000", "0", "0"}, 9_223_372_036_854, 9_223_372_036_854, 0, 0, "does not fit in int64"},
-		{"one nano past the limit", Pricing{"0.001", "0.001", "0", "0"}, math.MaxInt64, 1, 0, 0, "does not fit in int64"},
+		{"exponent price", prices("1e3", "2", "0", "0"), 1, 0, 0, 0, `pricing.input_per_mtok: "1e3" is not a decimal string`},
+		{"empty price, even with no tokens of it", prices("1", "2", "", "0"), 1, 0, 0, 0, "pricing.cache_read_per_mtok: is required"},
+		{"negative price", prices("1", "-2", "0", "0"), 1, 1, 0, 0, `pricing.output_per_mtok: "-2" is not a decimal string`},
+		{"overflow", prices("1000", "0", "0", "0"), math.MaxInt64, 0, 0, 0, "does not fit in int64"},
+		{"overflow by summing", prices("1000", "1000", "0", "0"), 9_223_372_036_854, 9_223_372_036_854, 0, 0, "does not fit in int64"},
+		{"one nano past the limit", prices("0.001", "0.001", "0", "0"), math.MaxInt64, 1, 0, 0, "does not fit in int64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.p.CostNanoUSD(tt.in, tt.out, tt.read, tt.write)
+			got, err := tt.p.CostNanoUSD(Tokens{Input: tt.in, Output: tt.out, CacheRead: tt.read, CacheWrite: tt.write})
 			if err == nil {
 				t.Fatalf("got %d, want an error", got)
 			}
@@ -211,5 +211,68 @@ func TestNoFloatingPoint(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no source files found")
+	}
+}
+
+// prices is a standard tier of four prices, the catalog's required ones.
+func prices(input, output, cacheRead, cacheWrite string) Pricing {
+	return Pricing{InputPerMTok: input, OutputPerMTok: output, CacheReadPerMTok: cacheRead, CacheWritePerMTok: cacheWrite}
+}
+
+// TestCostNanoUSDCacheTTLAndLongContext prices (a price of $p per million
+// tokens is p × 1,000 nano-dollars a token) the classes the providers
+// bill beyond the four: one-hour cache writes and the long-context tier.
+func TestCostNanoUSDCacheTTLAndLongContext(t *testing.T) {
+	sonnet := prices("3", "15", "0.30", "3.75")
+	sonnet.CacheWrite1hPerMTok = "6"
+	sonnet.LongContext = &LongContextPricing{AboveInputTokens: 200_000, InputPerMTok: "6", OutputPerMTok: "22.50",
+		CacheReadPerMTok: "0.60", CacheWritePerMTok: "7.50", CacheWrite1hPerMTok: "12"}
+	no1h := prices("3", "15", "0.30", "3.75")
+	gemini := prices("1.25", "10", "0.125", "1.25")
+	gemini.LongContext = &LongContextPricing{AboveInputTokens: 200_000, InputPerMTok: "2.50", OutputPerMTok: "15", CacheReadPerMTok: "0.25", CacheWritePerMTok: "2.50"}
+	tests := []struct {
+		name    string
+		p       Pricing
+		t       Tokens
+		want    int64
+		applied Applied
+	}{
+		{"1h writes at their price", sonnet, Tokens{Input: 10, Output: 100, CacheWrite: 2000, CacheWrite1h: 1500},
+			10*3000 + 100*15_000 + 500*3750 + 1500*6000, Applied{false, "3", "15", "0.30", "3.75", "6"}},
+		{"1h writes without a 1h price cost the 5-minute price", no1h, Tokens{CacheWrite: 2000, CacheWrite1h: 2000}, 2000 * 3750,
+			Applied{false, "3", "15", "0.30", "3.75", "3.75"}},
+		{"at the threshold: standard", gemini, Tokens{Input: 200_000, Output: 1000}, 200_000*1250 + 1000*10_000,
+			Applied{false, "1.25", "10", "0.125", "1.25", "1.25"}},
+		{"one past: the whole request at the long tier", gemini, Tokens{Input: 200_001, Output: 1000}, 200_001*2500 + 1000*15_000,
+			Applied{true, "2.50", "15", "0.25", "2.50", "2.50"}},
+		{"cache reads count toward the threshold", gemini, Tokens{Input: 1000, CacheRead: 250_000}, 1000*2500 + 250_000*250,
+			Applied{true, "2.50", "15", "0.25", "2.50", "2.50"}},
+		{"long tier with 1h writes", sonnet, Tokens{Input: 150_000, CacheWrite: 100_000, CacheWrite1h: 100_000, Output: 10},
+			150_000*6000 + 100_000*12_000 + 10*22_500, Applied{true, "6", "22.50", "0.60", "7.50", "12"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pp, err := tt.p.Parse()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := pp.CostNanoUSD(tt.t)
+			if err != nil || got != tt.want {
+				t.Fatalf("cost %d, %v; want %d", got, err, tt.want)
+			}
+			if a := pp.AppliedTo(tt.t); a != tt.applied {
+				t.Fatalf("applied %+v, want %+v", a, tt.applied)
+			}
+		})
+	}
+	if _, err := sonnet.CostNanoUSD(Tokens{CacheWrite: 10, CacheWrite1h: 11}); err == nil {
+		t.Fatal("more 1h writes than writes: want an error")
+	}
+	pp, _ := sonnet.Parse()
+	if c := pp.CeilNanoPerMTok(); c != [4]uint64{3e9, 15e9, 3e8, 6e9} {
+		t.Fatalf("ceil %v: the write price is the dearer of the two TTLs", c)
+	}
+	if above, c, ok := pp.LongContextCeil(); !ok || above != 200_000 || c != [4]uint64{6e9, 22.5e9, 6e8, 12e9} {
+		t.Fatalf("long ceil %d %v %v", above, c, ok)
 	}
 }

@@ -513,11 +513,7 @@ func checkModel(ps *problemList, i int, m Model, providers, seen map[string]int)
 		ps.add(id, "less_than_equal", fmt.Sprintf("%d exceeds context_window %d, which output shares with input", m.MaxOutputTokens, m.ContextWindow), at("max_output_tokens")...)
 	}
 
-	for _, f := range m.Pricing.fields() {
-		if msg, typ := priceProblem(f.value); msg != "" {
-			ps.add(id, typ, msg, at("pricing", f.name)...)
-		}
-	}
+	checkPricing(ps, id, m.Pricing, at)
 
 	for j, c := range m.Capabilities {
 		switch {
@@ -561,6 +557,12 @@ func checkName(ps *problemList, id, name string, loc []any) {
 	}
 }
 
+// ValidPrice reports whether s is a price as the catalog writes one.
+func ValidPrice(s string) bool {
+	msg, _ := priceProblem(s)
+	return msg == ""
+}
+
 // priceProblem returns what is wrong with a price's text, or "".
 func priceProblem(s string) (msg, typ string) {
 	switch {
@@ -574,10 +576,42 @@ func priceProblem(s string) (msg, typ string) {
 	return "", ""
 }
 
+// checkPricing checks the four required prices, the optional one-hour
+// cache-write price and the optional long-context tier.
+func checkPricing(ps *problemList, id string, p Pricing, at func(...any) []any) {
+	for _, f := range p.fields() {
+		if msg, typ := priceProblem(f.value); msg != "" {
+			ps.add(id, typ, msg, at("pricing", f.name)...)
+		}
+	}
+	if p.CacheWrite1hPerMTok != "" {
+		if msg, typ := priceProblem(p.CacheWrite1hPerMTok); msg != "" {
+			ps.add(id, typ, msg, at("pricing", "cache_write_1h_per_mtok")...)
+		}
+	}
+	lc := p.LongContext
+	if lc == nil {
+		return
+	}
+	if lc.AboveInputTokens <= 0 {
+		ps.add(id, "greater_than", fmt.Sprintf("must be greater than 0, got %d", lc.AboveInputTokens), at("pricing", "long_context", "above_input_tokens")...)
+	}
+	for _, f := range lc.fields() {
+		if msg, typ := priceProblem(f.value); msg != "" {
+			ps.add(id, typ, msg, at("pricing", "long_context", f.name)...)
+		}
+	}
+	if lc.CacheWrite1hPerMTok != "" {
+		if msg, typ := priceProblem(lc.CacheWrite1hPerMTok); msg != "" {
+			ps.add(id, typ, msg, at("pricing", "long_context", "cache_write_1h_per_mtok")...)
+		}
+	}
+}
+
 type priceField struct{ name, value string }
 
-// fields lists the prices with their document names, in one place for the
-// validator and the cost calculation.
+// fields lists the required prices with their document names, in one
+// place for the validator and the cost calculation.
 func (p Pricing) fields() [4]priceField {
 	return [4]priceField{
 		{"input_per_mtok", p.InputPerMTok},
@@ -585,6 +619,12 @@ func (p Pricing) fields() [4]priceField {
 		{"cache_read_per_mtok", p.CacheReadPerMTok},
 		{"cache_write_per_mtok", p.CacheWritePerMTok},
 	}
+}
+
+// fields lists the tier's required prices, as Pricing.fields does.
+func (lc LongContextPricing) fields() [4]priceField {
+	return Pricing{InputPerMTok: lc.InputPerMTok, OutputPerMTok: lc.OutputPerMTok,
+		CacheReadPerMTok: lc.CacheReadPerMTok, CacheWritePerMTok: lc.CacheWritePerMTok}.fields()
 }
 
 func join[T ~string](vocab []T) string {

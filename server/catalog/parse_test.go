@@ -188,6 +188,17 @@ func TestParseRejectsBadCatalogs(t *testing.T) {
 			`models[0] (openai/gpt-4o): pricing.output_per_mtok is required`, "missing", nil, 0},
 		{"price too long", func(c *Catalog) { c.Models[0].Pricing.InputPerMTok = "0." + strings.Repeat("1", 40) },
 			`pricing.input_per_mtok is longer than 32 characters`, "string_too_long", nil, 0},
+		{"bad 1h write price", func(c *Catalog) { c.Models[0].Pricing.CacheWrite1hPerMTok = "x" },
+			`models[0] (openai/gpt-4o): pricing.cache_write_1h_per_mtok "x" is not a decimal string`, "string_pattern_mismatch", []any{"models", 0, "pricing", "cache_write_1h_per_mtok"}, 0},
+		{"long context without a threshold", func(c *Catalog) {
+			c.Models[0].Pricing.LongContext = &LongContextPricing{InputPerMTok: "5", OutputPerMTok: "20", CacheReadPerMTok: "2.5", CacheWritePerMTok: "5"}
+		}, `models[0] (openai/gpt-4o): pricing.long_context.above_input_tokens must be greater than 0, got 0`, "greater_than", []any{"models", 0, "pricing", "long_context", "above_input_tokens"}, 0},
+		{"long context price missing", func(c *Catalog) {
+			c.Models[0].Pricing.LongContext = &LongContextPricing{AboveInputTokens: 100_000, InputPerMTok: "5", OutputPerMTok: "20", CacheReadPerMTok: "2.5"}
+		}, `models[0] (openai/gpt-4o): pricing.long_context.cache_write_per_mtok is required`, "missing", []any{"models", 0, "pricing", "long_context", "cache_write_per_mtok"}, 0},
+		{"long context bad 1h price", func(c *Catalog) {
+			c.Models[0].Pricing.LongContext = &LongContextPricing{AboveInputTokens: 100_000, InputPerMTok: "5", OutputPerMTok: "20", CacheReadPerMTok: "2.5", CacheWritePerMTok: "5", CacheWrite1hPerMTok: "-1"}
+		}, `pricing.long_context.cache_write_1h_per_mtok "-1" is not a decimal string`, "string_pattern_mismatch", nil, 0},
 		{"unknown capability", func(c *Catalog) { c.Models[0].Capabilities = append(c.Models[0].Capabilities, "vision") },
 			`models[0] (openai/gpt-4o): capabilities[2] "vision" is not a capability; want one of streaming, tools, reasoning, structured_output`, "literal_error", []any{"models", 0, "capabilities", 2}, 0},
 		{"repeated capability", func(c *Catalog) { c.Models[0].Capabilities = append(c.Models[0].Capabilities, "tools") },

@@ -6,6 +6,7 @@ package catalogdb
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -111,9 +112,39 @@ func Model(m store.CatalogModel) catalog.Model {
 	return catalog.Model{
 		ID: m.ID, Provider: m.Provider, Name: m.Name, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
 		Pricing: catalog.Pricing{InputPerMTok: m.InputPerMTok, OutputPerMTok: m.OutputPerMTok,
-			CacheReadPerMTok: m.CacheReadPerMTok, CacheWritePerMTok: m.CacheWritePerMTok},
+			CacheReadPerMTok: m.CacheReadPerMTok, CacheWritePerMTok: m.CacheWritePerMTok,
+			CacheWrite1hPerMTok: m.CacheWrite1hPerMTok, LongContext: LongContext(m.LongContext)},
 		Capabilities: caps, Modalities: mods, Created: m.Released, Type: catalog.ModelType(m.ModelType),
 	}
+}
+
+// LongContext reads a stored long-context tier. The column holds what
+// LongContextColumn wrote from a validated catalog; text that does not
+// decode (a damaged row) reads as no tier, and the row's standard prices
+// apply.
+func LongContext(col *string) *catalog.LongContextPricing {
+	if col == nil || *col == "" {
+		return nil
+	}
+	lc := new(catalog.LongContextPricing)
+	if err := json.Unmarshal([]byte(*col), lc); err != nil {
+		return nil
+	}
+	return lc
+}
+
+// LongContextColumn is the stored form of a long-context tier.
+func LongContextColumn(lc *catalog.LongContextPricing) *string {
+	if lc == nil {
+		return nil
+	}
+	b, err := json.Marshal(lc)
+	if err != nil {
+		// A struct of strings and an integer always encodes.
+		panic("catalogdb: encoding a long-context tier: " + err.Error())
+	}
+	s := string(b)
+	return &s
 }
 
 // ProviderRow converts a catalog provider for storage.
@@ -135,6 +166,7 @@ func ModelRow(m catalog.Model, now time.Time) store.CatalogModel {
 		ID: m.ID, Provider: m.Provider, Name: m.Name, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
 		InputPerMTok: m.Pricing.InputPerMTok, OutputPerMTok: m.Pricing.OutputPerMTok,
 		CacheReadPerMTok: m.Pricing.CacheReadPerMTok, CacheWritePerMTok: m.Pricing.CacheWritePerMTok,
+		CacheWrite1hPerMTok: m.Pricing.CacheWrite1hPerMTok, LongContext: LongContextColumn(m.Pricing.LongContext),
 		Capabilities: caps, Modalities: mods, Released: m.Created, CreatedAt: now, UpdatedAt: now,
 		ModelType: string(m.Type),
 	}

@@ -2,6 +2,7 @@ package catalogdb
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/uptrace/bun"
@@ -32,7 +33,7 @@ func TestSeedLoadRoundTrip(t *testing.T) {
 		}
 		for i := range want.Models {
 			w, g := want.Models[i], got.Models[i]
-			if w.ID != g.ID || w.Pricing != g.Pricing || len(w.Capabilities) != len(g.Capabilities) || w.Created != g.Created {
+			if w.ID != g.ID || !reflect.DeepEqual(w.Pricing, g.Pricing) || len(w.Capabilities) != len(g.Capabilities) || w.Created != g.Created {
 				t.Fatalf("model %s differs: %+v vs %+v", w.ID, w, g)
 			}
 		}

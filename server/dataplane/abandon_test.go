@@ -11,19 +11,28 @@ import (
 	"github.com/gw-gateway/gw/server/store/storetest"
 )
 
-// A caller who leaves a stream half way is still charged: the gateway reads
-// on to the upstream's last chunk, where OpenAI-kind upstreams put usage.
+// A caller who leaves a stream half way is still charged, and the
+// gateway stops the upstream at once rather than reading on: the event is
+// an error, client_gone, with the tokens gw counted (the request it sent,
+// the chunks it relayed), and the upstream sees its caller go.
 func TestAbandonedStreamIsStillCharged(t *testing.T) {
 	e := newInfEnv(t, storetest.Open(t, storetest.SQLite))
+	upstreamLeft := make(chan bool, 1)
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fl := w.(http.Flusher)
-		for i := 0; i < 20; i++ {
+		for i := 0; i < 200; i++ {
 			fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n")
 			fl.Flush()
-			time.Sleep(20 * time.Millisecond)
+			select {
+			case <-r.Context().Done():
+				upstreamLeft <- true
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
-		fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[],\"usage\":{\"prompt_tokens\":1000,\"completion_tokens\":20,\"total_tokens\":1020}}\n\ndata: [DONE]\n\n")
+		upstreamLeft <- false
+		fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[],\"usage\":{\"prompt_tokens\":1000,\"completion_tokens\":200,\"total_tokens\":1200}}\n\ndata: [DONE]\n\n")
 		fl.Flush()
 	}))
 	defer slow.Close()
@@ -42,8 +51,12 @@ func TestAbandonedStreamIsStillCharged(t *testing.T) {
 	}
 	resp.Body.Close() // the caller leaves after the first chunks
 
+	if !<-upstreamLeft {
+		t.Fatal("the gateway read the abandoned stream to its end")
+	}
 	ev := e.usage.wait(t, 1)[0]
-	if ev.Status != "error" || ev.InputTokens != 1000 || ev.OutputTokens != 20 || ev.CostUSD == "0" {
+	if ev.Status != "error" || deref(ev.Reason) != "client_gone" || ev.UsageSource != "estimated" ||
+		ev.InputTokens <= 0 || ev.OutputTokens < 1 || ev.CostUSD == "0" {
 		t.Fatalf("usage of an abandoned stream: %+v", ev)
 	}
 }

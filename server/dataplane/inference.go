@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -28,6 +27,10 @@ import (
 // anyway.
 const DefaultUpstreamTimeout = 10 * time.Minute
 
+// DefaultMaxStreamDuration bounds how long a stream may last, however
+// fast its upstream keeps sending (gw serve --max-stream-duration).
+const DefaultMaxStreamDuration = 30 * time.Minute
+
 // DefaultMaxRequestBytes bounds a chat completion's body. Images and PDFs
 // travel inline as base64, so it is generous.
 const DefaultMaxRequestBytes = 32 << 20
@@ -38,6 +41,7 @@ type inferenceConfig struct {
 	usage     UsageSink
 	upstreams *providers.Set
 	timeout   time.Duration
+	maxStream time.Duration
 	maxBody   int64
 	bodyRead  time.Duration
 	log       *slog.Logger
@@ -46,12 +50,16 @@ type inferenceConfig struct {
 
 func newInferenceConfig(opts Options) inferenceConfig {
 	c := inferenceConfig{keyring: opts.Keyring, usage: opts.Usage, upstreams: opts.Upstreams,
-		timeout: opts.UpstreamTimeout, maxBody: opts.MaxRequestBytes, bodyRead: opts.BodyReadTimeout, log: opts.Logger, metrics: opts.Metrics}
+		timeout: opts.UpstreamTimeout, maxStream: opts.MaxStreamDuration, maxBody: opts.MaxRequestBytes, bodyRead: opts.BodyReadTimeout,
+		log: opts.Logger, metrics: opts.Metrics}
 	if c.upstreams == nil {
 		c.upstreams = providers.NewSet(nil)
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultUpstreamTimeout
+	}
+	if c.maxStream <= 0 {
+		c.maxStream = DefaultMaxStreamDuration
 	}
 	if c.bodyRead <= 0 {
 		c.bodyRead = DefaultBodyReadTimeout
@@ -181,6 +189,9 @@ type exchange struct {
 	// budget holds the cost bound of the attempt in flight against the
 	// request's budgets; finish settles it to the exact cost.
 	budget *spend.Reservation
+	// decision is the policies' decision for the model the request is on
+	// (the one asked for, then each fallback taken), for the provenance.
+	decision *policy.Decision
 
 	// requested is the visible model asked for; from then on the request
 	// is metered. attempts is the chain of upstream calls made (the last
@@ -305,6 +316,7 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 		Stream: req.Stream, Capabilities: x.caps,
 		CredentialScopes: key.org.credentials.eligible(key.workspace, m.model.Provider),
 	})
+	x.decision = &d
 	if !d.Allowed {
 		return nil, policyDenied(d.DenyMessage)
 	}
@@ -366,6 +378,9 @@ func (x *exchange) call(rt *route, baseURL, secret string) *providers.Call {
 	}
 	if rt.native {
 		c.Native = x.native
+	}
+	if rt.cred != nil {
+		c.CredentialID, c.Generation = rt.cred.idString, uint64(x.key.org.version)
 	}
 	return c
 }
@@ -434,6 +449,7 @@ func (x *exchange) nextCandidate(candidates []string) (*route, []string) {
 		if m == nil {
 			continue
 		}
+		decided := x.decision
 		if rt, refusal := x.route(m); refusal == nil {
 			// A candidate the budgets cannot take is skipped like one the
 			// policies refuse; the attempt before it gives back its bound
@@ -446,6 +462,8 @@ func (x *exchange) nextCandidate(candidates []string) (*route, []string) {
 			}
 			x.budget = prev
 		}
+		// A candidate skipped leaves the request on the model it was on.
+		x.decision = decided
 	}
 	return nil, nil
 }
@@ -520,28 +538,29 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 
 // stream relays a streaming answer. The attempt's timeout runs until the
 // first chunk: up to then nothing is written and another model may still
-// answer; after it, the stream lasts as long as the caller stays, or until
-// the gateway's shutdown deadline.
+// answer; after it, the stream lasts as long as the caller stays, at most
+// the plane's maximum stream duration, or until the gateway's shutdown
+// deadline.
 //
 // A stream ends with [DONE] only when the upstream's ended whole; one that
 // broke off or was cut short ends with an error event, which the OpenAI
-// SDKs report as an error, and is metered as an error.
+// SDKs report as an error, and is metered as an error. However it ends, its
+// usage event is never below what was relayed: what the upstream did not
+// report, the adapter counts (providers.Usage.Estimated).
 func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration) *providers.Error {
-	// The upstream call outlives the caller once the answer has begun: the
-	// upstream bills the whole answer, and OpenAI-kind upstreams report
-	// usage only in their last chunk. Before the first chunk, a caller who
-	// leaves ends the call (nothing has been answered yet).
+	// A caller who leaves ends the upstream call at once, before the first
+	// chunk or after: providers stop generating and bill what they
+	// generated, which is what the usage event counts.
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(x.attemptCtx))
 	defer cancel(nil)
 	ctx, stop := x.p.withShutdown(ctx)
 	defer stop()
-	var answering atomic.Bool
-	stopWatch := context.AfterFunc(x.r.Context(), func() {
-		if !answering.Load() {
-			cancel(context.Canceled)
-		}
-	})
+	stopWatch := context.AfterFunc(x.r.Context(), func() { cancel(errClientGone) })
 	defer stopWatch()
+	longest := time.AfterFunc(x.p.inference.maxStream, func() { cancel(errStreamTooLong) })
+	defer longest.Stop()
+	// The server's write timeout must not cut a stream the maximum allows.
+	_ = http.NewResponseController(x.w).SetWriteDeadline(time.Now().Add(x.p.inference.maxStream + streamWriteGrace))
 	timer := time.AfterFunc(timeout, func() { cancel(errAttemptTimeout) })
 	s, err := rt.adapter.Stream(ctx, call)
 	if err != nil {
@@ -550,7 +569,6 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	}
 	defer s.Close()
 	first, err := s.Recv()
-	answering.Store(true)
 	if !timer.Stop() {
 		return &providers.Error{Kind: providers.Timeout, Cause: errAttemptTimeout}
 	}
@@ -565,52 +583,51 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	x.firstToken = time.Since(x.started)
 	out := x.d.startStream(x.w, rt.native, rt.model.model.ID)
 	o := outcome{status: statusOK, model: rt.model, cred: rt.cred}
-	callerGone := false
 	// A stream that can tell a whole chunk is already buffered lets the
 	// chunks of one upstream read go out in one write and flush.
 	pending, _ := s.(interface{ Pending() bool })
 	for chunk := first; ; {
-		if !callerGone {
-			// Writes that coalesce are fewer, and a write to a connection
-			// the caller closed may still succeed into the kernel's buffer;
-			// the request's context says at once that the caller left.
-			err := x.r.Context().Err()
-			if err == nil {
-				err = out.chunk(chunk, pending != nil && pending.Pending())
-			}
-			if err != nil {
-				// The caller is gone: read on, without writing, until the
-				// upstream ends (bounded), so the usage event carries what
-				// was spent.
-				callerGone = true
-				o.status, o.reason, o.failure = statusError, failClientGone, failClientGone
-				drain := time.AfterFunc(streamDrainLimit, func() { cancel(errDrainLimit) })
-				defer drain.Stop()
-			}
+		// Writes that coalesce are fewer, and a write to a connection the
+		// caller closed may still succeed into the kernel's buffer; the
+		// request's context says at once that the caller left.
+		err := x.r.Context().Err()
+		if err == nil {
+			err = out.chunk(chunk, pending != nil && pending.Pending())
+		}
+		if err != nil {
+			// The caller is gone: the upstream call ends now, billed for
+			// what it generated.
+			cancel(errClientGone)
+			_ = s.Close()
+			o.status, o.reason, o.failure = statusError, failClientGone, failClientGone
+			o.usage = s.Usage()
+			x.finish(o)
+			return nil
 		}
 		chunk, err = s.Recv()
 		if err == io.EOF {
 			o.usage = s.Usage()
 			x.finish(o)
-			if !callerGone {
-				x.streamCost(out)
-				_ = out.end(o.usage)
-			}
+			x.streamCost(out)
+			_ = out.end(o.usage)
 			return nil
 		}
 		if err != nil {
 			f := x.failure(ctx, rt, err)
 			o.usage = s.Usage()
-			if !callerGone {
-				kind := failureKind(f)
-				o.status, o.failure, o.reason = statusError, kind, kind
-				if errors.Is(f, providers.ErrStreamTruncated) {
-					o.reason = reasonTruncated
-				}
+			kind := failureKind(f)
+			o.status, o.failure, o.reason = statusError, kind, kind
+			switch {
+			case errors.Is(f, providers.ErrStreamTruncated):
+				o.reason = reasonTruncated
+			case errors.Is(f, errStreamTooLong):
+				o.reason = reasonMaxStreamDuration
+			}
+			if kind != failClientGone {
 				x.p.inference.log.Warn("upstream stream failed", "request_id", x.id, "model", rt.model.model.ID, "error", f.Error())
 			}
 			x.finish(o)
-			if !callerGone {
+			if kind != failClientGone {
 				_ = out.fail(rt.model.model.ID, f)
 			}
 			return nil
@@ -618,11 +635,17 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	}
 }
 
-// streamDrainLimit bounds how long a stream whose caller left is read on
-// for its usage.
-const streamDrainLimit = 2 * time.Minute
+// streamWriteGrace is the time a stream at its maximum duration still has
+// to write its end.
+const streamWriteGrace = time.Minute
 
-var errDrainLimit = errors.New("stopped reading an abandoned stream")
+// errClientGone and errStreamTooLong are the causes a stream's call is
+// ended with when the caller leaves and when it reaches the maximum
+// duration.
+var (
+	errClientGone    = errors.New("the caller went away")
+	errStreamTooLong = errors.New("the stream reached the maximum stream duration")
+)
 
 // failure classifies an adapter's error. The attempt's own deadline makes
 // a timeout whatever the adapter saw (a stream's is a cancellation).
@@ -632,6 +655,10 @@ func (x *exchange) failure(ctx context.Context, rt *route, err error) *providers
 		return &providers.Error{Kind: providers.Timeout, Cause: errAttemptTimeout}
 	case errors.Is(cause, errShuttingDown):
 		return &providers.Error{Kind: providers.Canceled, Cause: errShuttingDown}
+	case errors.Is(cause, errStreamTooLong):
+		return &providers.Error{Kind: providers.Timeout, Message: "the stream reached the gateway's maximum stream duration", Cause: errStreamTooLong}
+	case errors.Is(cause, errClientGone):
+		return &providers.Error{Kind: providers.Canceled, Cause: errClientGone}
 	}
 	var f *providers.Error
 	if errors.As(err, &f) {

@@ -120,7 +120,8 @@ func slicesContains(lines []string, s string) bool {
 }
 
 // A caller who leaves mid-stream leaves one event: an error, client_gone,
-// with the tokens the upstream reported at its end.
+// with the tokens gw counted, since the upstream call ends with the caller
+// (before the usage its last chunk would have carried).
 func TestClientGoneMidStream(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e, stored := meteredEnv(t, db)
@@ -139,7 +140,7 @@ func TestClientGoneMidStream(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		close(release)
 		ev := e.usage.last(t, 1)
-		if ev.Status != "error" || deref(ev.Reason) != "client_gone" || ev.InputTokens != 40 || ev.OutputTokens != 9 ||
+		if ev.Status != "error" || deref(ev.Reason) != "client_gone" || ev.UsageSource != "estimated" || ev.InputTokens <= 0 || ev.OutputTokens < 1 ||
 			len(ev.Attempts) != 1 || deref(ev.Attempts[0].Failure) != "client_gone" || deref(ev.RequestID) != ev.ID.String() {
 			t.Fatalf("event %+v", ev)
 		}

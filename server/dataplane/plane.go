@@ -46,6 +46,9 @@ type Options struct {
 	// (DefaultUpstreamTimeout when 0): a non-streaming call whole, a
 	// streaming one until its first chunk.
 	UpstreamTimeout time.Duration
+	// MaxStreamDuration ends any stream that lasts longer, billed for what
+	// it relayed (DefaultMaxStreamDuration when 0).
+	MaxStreamDuration time.Duration
 	// MaxRequestBytes bounds a chat completion's body
 	// (DefaultMaxRequestBytes when 0).
 	MaxRequestBytes int64

@@ -21,7 +21,9 @@ import (
 // Like the rest of the runtime index it is built once at admission and
 // only read afterwards, except for the secrets it opens on first use.
 type inferenceOrg struct {
-	orgID       uuid.UUID
+	orgID uuid.UUID
+	// version is the bundle's, recorded in each usage event's provenance.
+	version     int64
 	models      map[string]*routeModel
 	credentials *credentialSet
 	policies    map[uuid.UUID][]policy.Policy
@@ -58,6 +60,7 @@ type inferenceKey struct {
 func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 	o := &inferenceOrg{
 		orgID:       b.OrgID,
+		version:     b.Version,
 		models:      make(map[string]*routeModel, len(models)),
 		credentials: newCredentialSet(b.Credentials),
 		policies:    map[uuid.UUID][]policy.Policy{},
@@ -92,10 +95,12 @@ func (o *inferenceOrg) key(k bundle.Key) *inferenceKey {
 // credentials, so a rotated or revoked secret is never served from here:
 // the cache is keyed, in effect, by credential id and sealed value.
 type upstreamCredential struct {
-	id      uuid.UUID
-	scope   policy.CredentialScope
-	baseURL string
-	sealed  string
+	id uuid.UUID
+	// idString is id as adapters remember an upstream's quirks by it.
+	idString string
+	scope    policy.CredentialScope
+	baseURL  string
+	sealed   string
 
 	once   sync.Once
 	secret string
@@ -123,7 +128,7 @@ func newCredentialSet(creds []bundle.Credential) *credentialSet {
 	s := &credentialSet{platform: map[string][]*upstreamCredential{}, org: map[string][]*upstreamCredential{},
 		workspace: map[uuid.UUID]map[string][]*upstreamCredential{}}
 	for _, c := range creds {
-		uc := &upstreamCredential{id: c.ID, scope: c.Scope, sealed: c.SecretSealed}
+		uc := &upstreamCredential{id: c.ID, idString: c.ID.String(), scope: c.Scope, sealed: c.SecretSealed}
 		if c.BaseURL != nil {
 			uc.baseURL = strings.TrimRight(*c.BaseURL, "/")
 		}

@@ -53,6 +53,9 @@ const (
 	reasonTruncated = "stream_truncated"
 	// reasonInternal: the exchange ended without saying how (a bug).
 	reasonInternal = "internal_error"
+	// reasonMaxStreamDuration: the stream reached the plane's maximum
+	// stream duration and was ended, billed for what was relayed.
+	reasonMaxStreamDuration = "max_stream_duration"
 )
 
 // errShuttingDown is the cause the plane's base context is cancelled with
@@ -168,7 +171,8 @@ func (x *exchange) finish(o outcome) {
 	x.endAdmission()
 	x.closeAttemptWith(o.failure, &o)
 	m := o.model
-	nano, err := m.pricing.CostNanoUSD(o.usage.InputTokens, o.usage.OutputTokens, o.usage.CacheReadTokens, o.usage.CacheWriteTokens)
+	tokens := o.usage.Tokens()
+	nano, err := m.pricing.CostNanoUSD(tokens)
 	if err != nil {
 		// Prices are validated when a catalog is imported and counts are
 		// never negative, so this is a bug; the tokens still count.
@@ -177,6 +181,7 @@ func (x *exchange) finish(o outcome) {
 	}
 	// The reservation, if any, becomes the exact cost; the bound it held
 	// is free again.
+	charged := x.budget != nil
 	x.budget.Settle(nano)
 	x.budget = nil
 	key := x.key
@@ -189,7 +194,12 @@ func (x *exchange) finish(o outcome) {
 		CostUSD: catalog.FormatNanoUSD(nano), Status: o.status,
 		LatencyMS: time.Since(x.started).Milliseconds(), OccurredAt: x.occurred,
 		RequestID: &requestID, Endpoint: &endpoint, RequestedModel: x.requested.model.ID,
-		Attempts: append([]wire.UsageAttempt{}, x.attempts...),
+		Attempts:    append([]wire.UsageAttempt{}, x.attempts...),
+		UsageSource: wire.UsageSourceUpstream, ReasoningTokens: u.ReasoningTokens, CacheWrite1hTokens: tokens.CacheWrite1h,
+		Provenance: x.provenance(o, tokens, charged),
+	}
+	if u.Estimated {
+		e.UsageSource = wire.UsageSourceEstimated
 	}
 	if o.status != statusOK {
 		reason := o.reason

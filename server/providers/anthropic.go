@@ -88,10 +88,13 @@ func (a *Anthropic) Complete(ctx context.Context, call *Call) (*Completion, erro
 	if err := json.Unmarshal(raw, &msg); err != nil {
 		return nil, &Error{Kind: Unavailable, Status: resp.StatusCode, Message: "the upstream's answer is not a Messages response"}
 	}
+	// The answer shows the counts it is billed at, gw's where the upstream
+	// reported none.
+	u := estimate(msg.usage(), call, answerTokens(raw))
 	out := chatCompletion{
 		ID: msg.ID, Object: "chat.completion", Created: time.Now().Unix(), Model: call.ResponseModel,
 		Choices: []completionChoice{{Message: completionMessage{Role: "assistant"}, FinishReason: finishReason(msg.StopReason)}},
-		Usage:   msg.Usage.chat(),
+		Usage:   u.chat(),
 	}
 	m := &out.Choices[0].Message
 	var text strings.Builder
@@ -118,7 +121,7 @@ func (a *Anthropic) Complete(ctx context.Context, call *Call) (*Completion, erro
 	if err != nil {
 		return nil, &Error{Kind: Unavailable, Message: "encoding the answer failed", Cause: err}
 	}
-	return &Completion{Body: body, Usage: msg.Usage.usage()}, nil
+	return &Completion{Body: body, Usage: u}, nil
 }
 
 // Stream implements Adapter.
@@ -517,8 +520,16 @@ type anthropicMessageResponse struct {
 		Name  string          `json:"name"`
 		Input json.RawMessage `json:"input"`
 	} `json:"content"`
-	StopReason string         `json:"stop_reason"`
-	Usage      anthropicUsage `json:"usage"`
+	StopReason string          `json:"stop_reason"`
+	Usage      *anthropicUsage `json:"usage"`
+}
+
+// usage is the answer's usage, reported only when it has a usage object.
+func (m *anthropicMessageResponse) usage() Usage {
+	if m.Usage == nil {
+		return Usage{}
+	}
+	return m.Usage.usage().reported()
 }
 
 type anthropicUsage struct {
@@ -526,20 +537,31 @@ type anthropicUsage struct {
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	// CacheCreation splits the cache writes by TTL.
+	CacheCreation *struct {
+		Ephemeral5m int64 `json:"ephemeral_5m_input_tokens"`
+		Ephemeral1h int64 `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation,omitempty"`
 }
 
-// usage: Anthropic's categories are already disjoint.
+// usage: Anthropic's categories are already disjoint. The one-hour writes
+// are part of the cache writes, whose total is the larger of the total
+// reported and the sum of the TTLs' parts.
 func (u anthropicUsage) usage() Usage {
-	return Usage{
-		InputTokens: tokens(u.InputTokens), OutputTokens: tokens(u.OutputTokens),
-		CacheReadTokens: tokens(u.CacheReadInputTokens), CacheWriteTokens: tokens(u.CacheCreationInputTokens),
+	out := Usage{
+		InputTokens: clampCount(u.InputTokens), OutputTokens: clampCount(u.OutputTokens),
+		CacheReadTokens: clampCount(u.CacheReadInputTokens), CacheWriteTokens: clampCount(u.CacheCreationInputTokens),
 	}
+	if c := u.CacheCreation; c != nil {
+		out.CacheWrite1hTokens = clampCount(c.Ephemeral1h)
+		out.CacheWriteTokens = max(out.CacheWriteTokens, clampCount(clampCount(c.Ephemeral5m)+out.CacheWrite1hTokens))
+	}
+	return out
 }
 
 // chat is the usage as OpenAI reports it: prompt tokens include the cached
 // ones.
-func (u anthropicUsage) chat() chatUsage {
-	g := u.usage()
+func (g Usage) chat() chatUsage {
 	prompt := g.InputTokens + g.CacheReadTokens + g.CacheWriteTokens
 	out := chatUsage{PromptTokens: prompt, CompletionTokens: g.OutputTokens, TotalTokens: prompt + g.OutputTokens}
 	out.PromptTokensDetails.CachedTokens = g.CacheReadTokens
@@ -555,6 +577,9 @@ func (u *anthropicUsage) merge(d anthropicUsage) {
 	}
 	if d.CacheCreationInputTokens > 0 {
 		u.CacheCreationInputTokens = d.CacheCreationInputTokens
+	}
+	if d.CacheCreation != nil {
+		u.CacheCreation = d.CacheCreation
 	}
 	if d.CacheReadInputTokens > 0 {
 		u.CacheReadInputTokens = d.CacheReadInputTokens

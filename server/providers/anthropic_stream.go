@@ -25,6 +25,10 @@ type anthropicStream struct {
 	id      string
 	created int64
 	usage   anthropicUsage
+	// sawStart and sawDelta: message_start reported the input, and a
+	// message_delta the output.
+	sawStart, sawDelta bool
+	relayed            relayed
 	// tools maps a content block's index to its tool call's index among
 	// the tool calls: OpenAI numbers tool calls, not content blocks.
 	tools map[int]int
@@ -49,6 +53,7 @@ type anthropicEvent struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *anthropicUsage       `json:"usage"`
@@ -62,6 +67,7 @@ func (s *anthropicStream) Recv() ([]byte, error) {
 			s.done = true
 			return nil, err
 		}
+		s.relayed.anthropicEvent(&ev)
 		if out, ok := s.translate(&ev); ok {
 			return out, nil
 		}
@@ -103,7 +109,7 @@ func (s *anthropicStream) translate(ev *anthropicEvent) ([]byte, bool) {
 	case "message_start":
 		if ev.Message != nil {
 			s.id = ev.Message.ID
-			s.usage = ev.Message.Usage
+			s.usage, s.sawStart = ev.Message.Usage, true
 		}
 		s.created = time.Now().Unix()
 		empty := ""
@@ -139,6 +145,7 @@ func (s *anthropicStream) translate(ev *anthropicEvent) ([]byte, bool) {
 	case "message_delta":
 		if ev.Usage != nil {
 			s.usage.merge(*ev.Usage)
+			s.sawDelta = true
 		}
 		if ev.Delta != nil && ev.Delta.StopReason != "" {
 			reason := finishReason(ev.Delta.StopReason)
@@ -147,7 +154,7 @@ func (s *anthropicStream) translate(ev *anthropicEvent) ([]byte, bool) {
 	case "message_stop":
 		s.done = true
 		if s.call.Request.IncludeUsage {
-			u := s.usage.chat()
+			u := s.Usage().chat()
 			return mustMarshal(streamChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created,
 				Model: s.call.ResponseModel, Choices: []chunkChoice{}, Usage: &u}), true
 		}
@@ -162,7 +169,35 @@ func (s *anthropicStream) chunk(d chunkDelta, finish *string) []byte {
 	})
 }
 
-func (s *anthropicStream) Usage() Usage { return s.usage.usage() }
+// Usage is what message_start and message_delta reported, completed by
+// gw's count where they have not (yet).
+func (s *anthropicStream) Usage() Usage {
+	return anthropicStreamUsage(s.usage, s.sawStart, s.sawDelta, s.call, &s.relayed)
+}
+
+// anthropicStreamUsage is a Messages stream's usage so far: the input as
+// message_start reported it, the output once a message_delta has, each
+// estimated until then (message_start's output count is only the first
+// token's).
+func anthropicStreamUsage(u anthropicUsage, sawStart, sawDelta bool, call *Call, r *relayed) Usage {
+	g := u.usage()
+	g.InputReported, g.OutputReported = sawStart, sawDelta
+	return estimate(r.checked(g), call, r.count)
+}
+
+// anthropicEvent keeps the text of a Messages stream event: text,
+// thinking, a tool's name and its input as it streams.
+func (r *relayed) anthropicEvent(ev *anthropicEvent) {
+	if b := ev.ContentBlock; ev.Type == "content_block_start" && b != nil {
+		r.add(b.Name, false)
+		r.add(b.Text, false)
+	}
+	if d := ev.Delta; ev.Type == "content_block_delta" && d != nil {
+		r.add(d.Text, false)
+		r.add(d.PartialJSON, false)
+		r.add(d.Thinking, true)
+	}
+}
 
 func (s *anthropicStream) Close() error { return s.body.Close() }
 

@@ -189,7 +189,7 @@ func TestAnthropicAnswersBecomeChatCompletions(t *testing.T) {
 			"tool_calls": [{"id": "toolu_1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Oslo\"}"}}]}}],
 		"usage": {"prompt_tokens": 1384, "completion_tokens": 567, "total_tokens": 1951, "prompt_tokens_details": {"cached_tokens": 100}}
 	}`)
-	if want := (providers.Usage{InputTokens: 1234, OutputTokens: 567, CacheReadTokens: 100, CacheWriteTokens: 50}); got.Usage != want {
+	if want := (providers.Usage{InputTokens: 1234, OutputTokens: 567, CacheReadTokens: 100, CacheWriteTokens: 50, InputReported: true, OutputReported: true}); got.Usage != want {
 		t.Fatalf("usage %+v", got.Usage)
 	}
 }
@@ -253,7 +253,7 @@ func TestAnthropicStreamBecomesChunks(t *testing.T) {
 		} else if usage != nil {
 			t.Fatalf("usage chunk sent to a client that did not ask: %v", usage)
 		}
-		if want := (providers.Usage{InputTokens: 30, OutputTokens: 40, CacheReadTokens: 5}); s.Usage() != want {
+		if want := (providers.Usage{InputTokens: 30, OutputTokens: 40, CacheReadTokens: 5, InputReported: true, OutputReported: true}); s.Usage() != want {
 			t.Fatalf("usage %+v", s.Usage())
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/tokens"
 )
 
 // The native adapters forward a client's request to an upstream that
@@ -79,21 +80,21 @@ func post(ctx context.Context, client *http.Client, url string, body []byte, cal
 	return resp, nil
 }
 
-// readObject reads a JSON object answer and sets its model member.
-func readObject(resp *http.Response, model string) (map[string]json.RawMessage, error) {
+// readObject reads a JSON object answer and sets its model member; raw is
+// the answer as the upstream wrote it.
+func readObject(resp *http.Response, model string) (m map[string]json.RawMessage, raw []byte, err error) {
 	defer resp.Body.Close()
-	raw, err := readAnswer(resp.Body)
+	raw, err = readAnswer(resp.Body)
 	if err != nil {
-		return nil, transportError(err)
+		return nil, nil, transportError(err)
 	}
-	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return nil, &Error{Kind: Unavailable, Status: resp.StatusCode, Message: "the upstream's answer is not a JSON object"}
+		return nil, nil, &Error{Kind: Unavailable, Status: resp.StatusCode, Message: "the upstream's answer is not a JSON object"}
 	}
 	if _, ok := m["model"]; ok {
 		m["model"] = jsonString(model)
 	}
-	return m, nil
+	return m, raw, nil
 }
 
 // AnthropicNative forwards Messages requests to the Messages API.
@@ -127,13 +128,16 @@ func (a *AnthropicNative) Complete(ctx context.Context, call *Call) (*Completion
 	if err != nil {
 		return nil, err
 	}
-	m, err := readObject(resp, call.ResponseModel)
+	m, raw, err := readObject(resp, call.ResponseModel)
 	if err != nil {
 		return nil, err
 	}
-	var u anthropicUsage
-	_ = json.Unmarshal(m["usage"], &u)
-	return &Completion{Body: mustMarshal(m), Usage: u.usage()}, nil
+	var u Usage
+	var au anthropicUsage
+	if rawUsage, ok := m["usage"]; ok && json.Unmarshal(rawUsage, &au) == nil {
+		u = au.usage().reported()
+	}
+	return &Completion{Body: mustMarshal(m), Usage: estimate(u, call, answerTokens(raw))}, nil
 }
 
 // Stream implements Adapter; each item is a Messages event's data.
@@ -165,11 +169,13 @@ func (a *AnthropicNative) CountTokens(ctx context.Context, call *Call) ([]byte, 
 }
 
 type anthropicNativeStream struct {
-	body  io.ReadCloser
-	sse   *sseReader
-	call  *Call
-	usage anthropicUsage
-	done  bool
+	body               io.ReadCloser
+	sse                *sseReader
+	call               *Call
+	usage              anthropicUsage
+	sawStart, sawDelta bool
+	relayed            relayed
+	done               bool
 }
 
 func (s *anthropicNativeStream) Recv() ([]byte, error) {
@@ -182,10 +188,11 @@ func (s *anthropicNativeStream) Recv() ([]byte, error) {
 		s.done = true
 		return nil, err
 	}
+	s.relayed.anthropicEvent(&ev)
 	switch ev.Type {
 	case "message_start":
 		if ev.Message != nil {
-			s.usage = ev.Message.Usage
+			s.usage, s.sawStart = ev.Message.Usage, true
 		}
 		var m map[string]json.RawMessage
 		if json.Unmarshal(data, &m) == nil {
@@ -199,6 +206,7 @@ func (s *anthropicNativeStream) Recv() ([]byte, error) {
 	case "message_delta":
 		if ev.Usage != nil {
 			s.usage.merge(*ev.Usage)
+			s.sawDelta = true
 		}
 	case "message_stop":
 		s.done = true
@@ -208,7 +216,9 @@ func (s *anthropicNativeStream) Recv() ([]byte, error) {
 	return append([]byte(nil), data...), nil
 }
 
-func (s *anthropicNativeStream) Usage() Usage { return s.usage.usage() }
+func (s *anthropicNativeStream) Usage() Usage {
+	return anthropicStreamUsage(s.usage, s.sawStart, s.sawDelta, s.call, &s.relayed)
+}
 func (s *anthropicNativeStream) Close() error { return s.body.Close() }
 
 // OpenAIResponses forwards Responses requests to OpenAI's /responses.
@@ -241,11 +251,11 @@ func (a *OpenAIResponses) Complete(ctx context.Context, call *Call) (*Completion
 	if err != nil {
 		return nil, err
 	}
-	m, err := readObject(resp, call.ResponseModel)
+	m, raw, err := readObject(resp, call.ResponseModel)
 	if err != nil {
 		return nil, err
 	}
-	return &Completion{Body: mustMarshal(m), Usage: decodeResponsesUsage(m["usage"])}, nil
+	return &Completion{Body: mustMarshal(m), Usage: estimate(decodeResponsesUsage(m["usage"]), call, answerTokens(raw))}, nil
 }
 
 // Stream implements Adapter; each item is a Responses event's data.
@@ -266,20 +276,26 @@ func decodeResponsesUsage(raw json.RawMessage) Usage {
 		InputTokensDetails struct {
 			CachedTokens int64 `json:"cached_tokens"`
 		} `json:"input_tokens_details"`
+		OutputTokensDetails struct {
+			ReasoningTokens int64 `json:"reasoning_tokens"`
+		} `json:"output_tokens_details"`
 	}
-	if len(raw) == 0 || json.Unmarshal(raw, &u) != nil {
+	if len(raw) == 0 || isNull(raw) || json.Unmarshal(raw, &u) != nil {
 		return Usage{}
 	}
-	cached := max(0, min(u.InputTokensDetails.CachedTokens, u.InputTokens))
-	return Usage{InputTokens: tokens(u.InputTokens - cached), OutputTokens: tokens(u.OutputTokens), CacheReadTokens: tokens(cached)}
+	input, output := clampCount(u.InputTokens), clampCount(u.OutputTokens)
+	cached := max(0, min(u.InputTokensDetails.CachedTokens, input))
+	return Usage{InputTokens: input - cached, OutputTokens: output, CacheReadTokens: cached,
+		ReasoningTokens: max(0, min(u.OutputTokensDetails.ReasoningTokens, output))}.reported()
 }
 
 type responsesNativeStream struct {
-	body  io.ReadCloser
-	sse   *sseReader
-	call  *Call
-	usage Usage
-	done  bool
+	body    io.ReadCloser
+	sse     *sseReader
+	call    *Call
+	usage   Usage
+	relayed relayed
+	done    bool
 }
 
 func (s *responsesNativeStream) Recv() ([]byte, error) {
@@ -307,6 +323,13 @@ func (s *responsesNativeStream) Recv() ([]byte, error) {
 		fillOpenAIError(e, data, s.call.Secret)
 		return nil, e
 	}
+	switch typ {
+	case "response.output_text.delta", "response.refusal.delta", "response.function_call_arguments.delta",
+		"response.custom_tool_call_input.delta":
+		s.relayed.addJSON(m["delta"], false)
+	case "response.reasoning_text.delta", "response.reasoning_summary_text.delta":
+		s.relayed.addJSON(m["delta"], true)
+	}
 	if raw, ok := m["response"]; ok {
 		var r map[string]json.RawMessage
 		if json.Unmarshal(raw, &r) == nil && r != nil {
@@ -326,7 +349,9 @@ func (s *responsesNativeStream) Recv() ([]byte, error) {
 	return mustMarshal(m), nil
 }
 
-func (s *responsesNativeStream) Usage() Usage { return s.usage }
+func (s *responsesNativeStream) Usage() Usage {
+	return estimate(s.relayed.checked(s.usage), s.call, s.relayed.count)
+}
 func (s *responsesNativeStream) Close() error { return s.body.Close() }
 
 // OpenAIEmbeddings calls an OpenAI-shaped /embeddings endpoint.
@@ -354,12 +379,21 @@ func (a *OpenAIEmbeddings) Complete(ctx context.Context, call *Call) (*Completio
 	if err != nil {
 		return nil, err
 	}
-	m, err := readObject(resp, call.ResponseModel)
+	m, _, err := readObject(resp, call.ResponseModel)
 	if err != nil {
 		return nil, err
 	}
-	return &Completion{Body: mustMarshal(m), Usage: decodeOpenAIUsage(m["usage"])}, nil
+	// Embeddings have no output: the input is all there is to count.
+	var u Usage
+	if raw, ok := m["usage"]; ok && !isNull(raw) {
+		u = decodeOpenAIUsage(raw)
+	}
+	u.OutputReported = true
+	return &Completion{Body: mustMarshal(m), Usage: estimate(u, call, noOutput)}, nil
 }
+
+// noOutput counts the output of a call that has none.
+func noOutput(tokens.Counter) (int64, int64) { return 0, 0 }
 
 // Stream is never called: embeddings do not stream.
 func (a *OpenAIEmbeddings) Stream(context.Context, *Call) (ChunkStream, error) {

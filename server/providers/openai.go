@@ -42,12 +42,17 @@ type OpenAI struct {
 	Client  *http.Client
 	Dialect Dialect
 
-	// noStreamOptions holds the base URLs of upstreams that refuse
-	// stream_options (Mistral answers 422 extra_forbidden, and reports a
-	// stream's usage unasked), so each costs one refused request per
-	// process rather than one per stream.
-	noStreamOptions sync.Map
+	// noStreamOptions marks the credential and model pairs whose upstream
+	// refused stream_options (Mistral answers 422 extra_forbidden, and
+	// reports a stream's usage unasked), with the bundle generation the
+	// refusal was seen under: such a pair is asked without it until the
+	// next bundle, so it costs one refused request per bundle rather than
+	// one per stream, and no other model at the same URL loses its usage.
+	noStreamOptions sync.Map // streamOptionsKey → uint64 generation
 }
+
+// streamOptionsKey is what a stream_options refusal is remembered by.
+type streamOptionsKey struct{ credential, model string }
 
 // Check accepts every request: the upstream speaks the client's protocol,
 // so whatever it cannot do, it says itself.
@@ -72,7 +77,7 @@ func (a *OpenAI) Complete(ctx context.Context, call *Call) (*Completion, error) 
 	if rawUsage != nil {
 		u = decodeOpenAIUsage(rawUsage)
 	}
-	return &Completion{Body: body, Usage: u}, nil
+	return &Completion{Body: body, Usage: estimate(u, call, answerTokens(raw))}, nil
 }
 
 // rewriteAnswer sets a Chat Completions answer's model member and returns
@@ -110,11 +115,16 @@ func rewriteAnswerMap(raw []byte, model json.RawMessage) ([]byte, json.RawMessag
 
 // Stream implements Adapter.
 func (a *OpenAI) Stream(ctx context.Context, call *Call) (ChunkStream, error) {
-	_, refuses := a.noStreamOptions.Load(call.BaseURL)
+	key := streamOptionsKey{call.CredentialID, call.UpstreamModel}
+	gen, marked := a.noStreamOptions.Load(key)
+	refuses := marked && gen.(uint64) == call.Generation
 	resp, err := a.send(ctx, call, streamWithOptions(!refuses))
 	var e *Error
 	if !refuses && errors.As(err, &e) && refusesStreamOptions(e) {
-		a.noStreamOptions.Store(call.BaseURL, true)
+		// Only this credential and model, until the next bundle; the
+		// request is sent once more without it, and its usage counted by
+		// gw unless the upstream reports it unasked.
+		a.noStreamOptions.Store(key, call.Generation)
 		resp, err = a.send(ctx, call, streamWithOptions(false))
 	}
 	if err != nil {
@@ -261,6 +271,8 @@ type openAIStream struct {
 	model   json.RawMessage
 	members []jsonMember
 	compact bytes.Buffer
+	// relayed is the answer's text so far, counted if no usage comes.
+	relayed relayed
 }
 
 // Pending reports whether a whole event is already buffered, so the next
@@ -328,6 +340,7 @@ func (s *openAIStream) Recv() ([]byte, error) {
 		if !s.finished {
 			s.finished = choicesFinished(choices)
 		}
+		s.relayed.chatDelta(choices)
 		if usage != nil && !isNull(usage) {
 			s.usage = decodeOpenAIUsage(usage)
 		} else if xGroq != nil {
@@ -376,7 +389,11 @@ func (s *openAIStream) Recv() ([]byte, error) {
 	return nil, io.EOF
 }
 
-func (s *openAIStream) Usage() Usage { return s.usage }
+// Usage is the upstream's usage, completed by gw's count where the stream
+// has not (yet) reported it.
+func (s *openAIStream) Usage() Usage {
+	return estimate(s.relayed.checked(s.usage), s.call, s.relayed.count)
+}
 
 func (s *openAIStream) Close() error { return s.body.Close() }
 
@@ -389,11 +406,18 @@ type openAIUsage struct {
 	PromptTokensDetails *struct {
 		CachedTokens int64 `json:"cached_tokens"`
 	} `json:"prompt_tokens_details,omitempty"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details,omitempty"`
 	PromptCacheHitTokens int64 `json:"prompt_cache_hit_tokens,omitempty"`
 }
 
 // decodeOpenAIUsage converts usage to gw's disjoint categories: OpenAI's
-// prompt_tokens include the cached ones.
+// prompt_tokens include the cached ones. A total above prompt and
+// completion together (Gemini's compatible endpoint leaves its thinking
+// out of completion_tokens) is output too, reasoning the model did not
+// show: billed, as the provider bills it. A usage object that cannot be
+// read is not reported, and gw counts the request itself.
 func decodeOpenAIUsage(raw json.RawMessage) Usage {
 	var u openAIUsage
 	if json.Unmarshal(raw, &u) != nil {
@@ -403,12 +427,21 @@ func decodeOpenAIUsage(raw json.RawMessage) Usage {
 	if u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens > 0 {
 		cached = u.PromptTokensDetails.CachedTokens
 	}
-	cached = max(0, min(cached, u.PromptTokens))
-	return Usage{
-		InputTokens:     tokens(u.PromptTokens - cached),
-		OutputTokens:    tokens(u.CompletionTokens),
-		CacheReadTokens: tokens(cached),
+	prompt, completion := clampCount(u.PromptTokens), clampCount(u.CompletionTokens)
+	cached = max(0, min(cached, prompt))
+	var reasoning int64
+	if d := u.CompletionTokensDetails; d != nil {
+		reasoning = max(0, min(d.ReasoningTokens, completion))
 	}
+	if hidden := clampCount(u.TotalTokens) - prompt - completion; hidden > 0 {
+		completion, reasoning = clampCount(completion+hidden), clampCount(reasoning+hidden)
+	}
+	return Usage{
+		InputTokens:     prompt - cached,
+		OutputTokens:    completion,
+		CacheReadTokens: cached,
+		ReasoningTokens: reasoning,
+	}.reported()
 }
 
 // openAIStatusError reads an upstream's error answer. Look-alike servers

@@ -75,7 +75,7 @@ func TestOpenAICompletePassesTheRequestThroughWithTheUpstreamModel(t *testing.T)
 		t.Fatalf("answer %s: %v", got.Body, err)
 	}
 	// prompt_tokens 140 includes 40 cached; gw's categories are disjoint.
-	if want := (providers.Usage{InputTokens: 100, OutputTokens: 7, CacheReadTokens: 40}); got.Usage != want {
+	if want := (providers.Usage{InputTokens: 100, OutputTokens: 7, CacheReadTokens: 40, InputReported: true, OutputReported: true}); got.Usage != want {
 		t.Fatalf("usage %+v, want %+v", got.Usage, want)
 	}
 }
@@ -162,7 +162,7 @@ func TestOpenAIStreamAsksForUsageAndHidesItFromClientsThatDidNot(t *testing.T) {
 		if text.String() != "streamed words" || (usageChunks == 1) != asked {
 			t.Fatalf("asked %v: text %q, %d usage chunks", asked, text.String(), usageChunks)
 		}
-		if want := (providers.Usage{InputTokens: 20, OutputTokens: 9}); s.Usage() != want {
+		if want := (providers.Usage{InputTokens: 20, OutputTokens: 9, InputReported: true, OutputReported: true}); s.Usage() != want {
 			t.Fatalf("usage %+v", s.Usage())
 		}
 	}

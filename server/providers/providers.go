@@ -59,8 +59,13 @@ type Call struct {
 	// BaseURL is the API root, without a trailing slash (the credential's
 	// URL, else the catalog provider's).
 	BaseURL string
-	// Secret is the opened provider credential.
-	Secret string
+	// Secret is the opened provider credential; CredentialID names it
+	// (what an upstream's quirks are remembered by), and Generation is the
+	// version of the bundle the call was routed under, after which such
+	// memories are forgotten.
+	Secret       string
+	CredentialID string
+	Generation   uint64
 	// MaxTokens, when positive, is the output limit to send whatever the
 	// request said (a request_limits policy). DefaultMaxTokens is what to
 	// send to an API that requires a limit when neither MaxTokens nor the
@@ -98,21 +103,12 @@ type ChunkStream interface {
 	Close() error
 }
 
-// Usage counts a call's tokens in the catalog's disjoint categories:
-// InputTokens excludes the input read from or written to a prompt cache.
-type Usage struct {
-	InputTokens      int64
-	OutputTokens     int64
-	CacheReadTokens  int64
-	CacheWriteTokens int64
-}
-
 // MaxTokenCount bounds any token count an upstream reports: far above any
 // real request, low enough that sums over years of events fit an int64.
 const MaxTokenCount = 1_000_000_000_000
 
-// tokens clamps an upstream's count into [0, MaxTokenCount].
-func tokens(n int64) int64 { return max(0, min(n, MaxTokenCount)) }
+// clampCount clamps an upstream's count into [0, MaxTokenCount].
+func clampCount(n int64) int64 { return max(0, min(n, MaxTokenCount)) }
 
 // Set holds one adapter per provider kind, sharing one HTTP client.
 type Set struct {

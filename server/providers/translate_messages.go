@@ -345,8 +345,10 @@ func toolResultText(raw json.RawMessage, at string) (string, error) {
 
 // messagesUsage is the usage object of a Messages answer.
 func messagesUsage(u Usage) map[string]any {
+	w1h := min(u.CacheWrite1hTokens, u.CacheWriteTokens)
 	return map[string]any{"input_tokens": u.InputTokens, "output_tokens": u.OutputTokens,
-		"cache_creation_input_tokens": u.CacheWriteTokens, "cache_read_input_tokens": u.CacheReadTokens}
+		"cache_creation_input_tokens": u.CacheWriteTokens, "cache_read_input_tokens": u.CacheReadTokens,
+		"cache_creation": map[string]any{"ephemeral_5m_input_tokens": u.CacheWriteTokens - w1h, "ephemeral_1h_input_tokens": w1h}}
 }
 
 // stopReason maps a finish reason to a Messages stop reason.

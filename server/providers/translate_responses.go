@@ -330,7 +330,7 @@ func outputText(raw json.RawMessage, at string) (string, error) {
 func responsesUsage(u Usage) map[string]any {
 	in := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
 	return map[string]any{"input_tokens": in, "input_tokens_details": map[string]any{"cached_tokens": u.CacheReadTokens},
-		"output_tokens": u.OutputTokens, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
+		"output_tokens": u.OutputTokens, "output_tokens_details": map[string]any{"reasoning_tokens": u.ReasoningTokens},
 		"total_tokens": in + u.OutputTokens}
 }
 

@@ -239,22 +239,27 @@ type CatalogProvider struct {
 type CatalogModel struct {
 	bun.BaseModel `bun:"table:catalog_models"`
 
-	ID                string     `bun:"id,pk"`
-	Provider          string     `bun:"provider"`
-	Name              string     `bun:"name"`
-	ContextWindow     int64      `bun:"context_window"`
-	MaxOutputTokens   int64      `bun:"max_output_tokens"`
-	InputPerMTok      string     `bun:"input_per_mtok"`
-	OutputPerMTok     string     `bun:"output_per_mtok"`
-	CacheReadPerMTok  string     `bun:"cache_read_per_mtok"`
-	CacheWritePerMTok string     `bun:"cache_write_per_mtok"`
-	Capabilities      Strings    `bun:"capabilities,type:text"`
-	Modalities        Strings    `bun:"modalities,type:text"`
-	ModelType         string     `bun:"model_type"`
-	Released          int64      `bun:"released"`
-	RetiredAt         *time.Time `bun:"retired_at"`
-	CreatedAt         time.Time  `bun:"created_at"`
-	UpdatedAt         time.Time  `bun:"updated_at"`
+	ID                string `bun:"id,pk"`
+	Provider          string `bun:"provider"`
+	Name              string `bun:"name"`
+	ContextWindow     int64  `bun:"context_window"`
+	MaxOutputTokens   int64  `bun:"max_output_tokens"`
+	InputPerMTok      string `bun:"input_per_mtok"`
+	OutputPerMTok     string `bun:"output_per_mtok"`
+	CacheReadPerMTok  string `bun:"cache_read_per_mtok"`
+	CacheWritePerMTok string `bun:"cache_write_per_mtok"`
+	// CacheWrite1hPerMTok is empty when one-hour writes cost the
+	// five-minute price; LongContext is the long-context tier as JSON
+	// (catalog.LongContextPricing), nil for none.
+	CacheWrite1hPerMTok string     `bun:"cache_write_1h_per_mtok"`
+	LongContext         *string    `bun:"long_context"`
+	Capabilities        Strings    `bun:"capabilities,type:text"`
+	Modalities          Strings    `bun:"modalities,type:text"`
+	ModelType           string     `bun:"model_type"`
+	Released            int64      `bun:"released"`
+	RetiredAt           *time.Time `bun:"retired_at"`
+	CreatedAt           time.Time  `bun:"created_at"`
+	UpdatedAt           time.Time  `bun:"updated_at"`
 }
 
 // ProviderCredential is an upstream API secret at platform (no org),
@@ -368,6 +373,31 @@ type UsageEvent struct {
 	RequestedModel       string     `bun:"requested_model"`
 	// Attempts is the upstream attempt chain, stored as JSON text.
 	Attempts UsageAttempts `bun:"attempts,type:text"`
+	// UsageSource is upstream or estimated; ReasoningTokens part of the
+	// output, CacheWrite1hTokens part of the cache writes.
+	UsageSource        string `bun:"usage_source"`
+	ReasoningTokens    int64  `bun:"reasoning_tokens"`
+	CacheWrite1hTokens int64  `bun:"cache_write_1h_tokens"`
+	// Provenance is how the cost came about, as JSON text; NULL on events
+	// stored before it was recorded.
+	Provenance *UsageProvenance `bun:"provenance,type:text"`
+}
+
+// UsageProvenance is an event's provenance as stored: JSON text.
+type UsageProvenance wire.UsageProvenance
+
+// Value implements driver.Valuer.
+func (p *UsageProvenance) Value() (driver.Value, error) {
+	if p == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal((*wire.UsageProvenance)(p))
+	return string(b), err
+}
+
+// Scan implements sql.Scanner.
+func (p *UsageProvenance) Scan(src any) error {
+	return scanJSON(src, "UsageProvenance", (*wire.UsageProvenance)(p))
 }
 
 // UsageAttempts is an event's attempt chain as stored: a JSON array; NULL

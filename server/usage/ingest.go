@@ -1,12 +1,15 @@
 package usage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/google/uuid"
 
@@ -112,9 +115,11 @@ func Check(e wire.UsageEventIn) *InvalidEvent {
 	if e.OccurredAt.IsZero() {
 		add("occurred_at", "missing", "Field required", nil)
 	}
-	checkAttribution(e, add, func(field string, sub []any, typ, msg string, input any) {
+	addSub := func(field string, sub []any, typ, msg string, input any) {
 		out = append(out, FieldError{Field: field, Sub: sub, Type: typ, Msg: msg, Input: input})
-	})
+	}
+	checkAttribution(e, add, addSub)
+	checkMetering(e, add, addSub)
 	if out == nil {
 		return nil
 	}
@@ -183,6 +188,89 @@ func checkAttribution(e wire.UsageEventIn, add func(field, typ, msg string, inpu
 	}
 }
 
+// Bounds of an event's provenance: more policy rules or budgets than a
+// workspace can hold apply to no request, and names are policy names.
+const (
+	maxProvenanceItems = 200
+	maxProvenanceName  = 200
+)
+
+// provenanceWord keeps the action, effect and counter words of a
+// provenance to gw's vocabulary shape: never free text.
+var provenanceWord = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// checkMetering checks who counted the tokens, the parts of the counts and
+// the provenance. Each is optional, for older data planes.
+func checkMetering(e wire.UsageEventIn, add func(field, typ, msg string, input any), addSub func(field string, sub []any, typ, msg string, input any)) {
+	if e.UsageSource != "" && e.UsageSource != wire.UsageSourceUpstream && e.UsageSource != wire.UsageSourceEstimated {
+		add("usage_source", "literal_error", "Input should be 'upstream' or 'estimated'", e.UsageSource)
+	}
+	for _, part := range []struct {
+		field    string
+		n, whole int64
+		of       string
+	}{{"reasoning_tokens", e.ReasoningTokens, e.OutputTokens, "output_tokens"}, {"cache_write_1h_tokens", e.CacheWrite1hTokens, e.CacheWriteTokens, "cache_write_tokens"}} {
+		switch {
+		case part.n < 0:
+			add(part.field, "greater_than_equal", "Input should be greater than or equal to 0", part.n)
+		case part.n > part.whole:
+			add(part.field, "less_than_equal", "Input should be less than or equal to "+part.of+", of which it is a part", part.n)
+		}
+	}
+	p := e.Provenance
+	if p == nil {
+		return
+	}
+	at := func(sub []any, typ, msg string, input any) { addSub("provenance", sub, typ, msg, input) }
+	if p.BundleVersion < 0 {
+		at([]any{"bundle_version"}, "greater_than_equal", "Input should be greater than or equal to 0", p.BundleVersion)
+	}
+	if pr := p.Prices; pr != nil {
+		for name, v := range map[string]string{"input_per_mtok": pr.InputPerMTok, "output_per_mtok": pr.OutputPerMTok,
+			"cache_read_per_mtok": pr.CacheReadPerMTok, "cache_write_per_mtok": pr.CacheWritePerMTok, "cache_write_1h_per_mtok": pr.CacheWrite1hPerMTok} {
+			if !catalog.ValidPrice(v) {
+				at([]any{"prices", name}, "string_pattern_mismatch", "String should match pattern '"+catalog.DecimalPattern+"'", v)
+			}
+		}
+	}
+	if len(p.Policies) > maxProvenanceItems {
+		at([]any{"policies"}, "too_long", fmt.Sprintf("List should have at most %d items", maxProvenanceItems), len(p.Policies))
+	}
+	for i, r := range p.Policies {
+		if len([]rune(r.PolicyName)) > maxProvenanceName {
+			at([]any{"policies", i, "policy_name"}, "string_too_long", fmt.Sprintf("String should have at most %d characters", maxProvenanceName), r.PolicyName)
+		}
+		if r.RuleIndex < 0 {
+			at([]any{"policies", i, "rule_index"}, "greater_than_equal", "Input should be greater than or equal to 0", r.RuleIndex)
+		}
+		for name, v := range map[string]string{"action": r.Action, "effect": r.Effect} {
+			if !provenanceWord.MatchString(v) {
+				at([]any{"policies", i, name}, "string_pattern_mismatch", "String should match pattern '"+provenanceWord.String()+"'", v)
+			}
+		}
+	}
+	if len(p.Budgets) > maxProvenanceItems {
+		at([]any{"budgets"}, "too_long", fmt.Sprintf("List should have at most %d items", maxProvenanceItems), len(p.Budgets))
+	}
+	for i, b := range p.Budgets {
+		if len([]rune(b.PolicyName)) > maxProvenanceName {
+			at([]any{"budgets", i, "policy_name"}, "string_too_long", fmt.Sprintf("String should have at most %d characters", maxProvenanceName), b.PolicyName)
+		}
+		if n := len(b.Counter); n < 1 || n > maxProvenanceName || strings.ContainsFunc(b.Counter, unicode.IsControl) {
+			at([]any{"budgets", i, "counter"}, "value_error", "Value error, a counter is 1 to 200 characters without control characters", b.Counter)
+		}
+		if b.Period != "day" && b.Period != "month" {
+			at([]any{"budgets", i, "period"}, "literal_error", "Input should be 'day' or 'month'", b.Period)
+		}
+		if b.Aggregation != "shared" && b.Aggregation != "per_key" {
+			at([]any{"budgets", i, "aggregation"}, "literal_error", "Input should be 'shared' or 'per_key'", b.Aggregation)
+		}
+		if !catalog.ValidPrice(b.AmountUSD) {
+			at([]any{"budgets", i, "amount_usd"}, "string_pattern_mismatch", "String should match pattern '"+catalog.DecimalPattern+"'", b.AmountUSD)
+		}
+	}
+}
+
 // Row converts a checked event into its stored form: the one conversion
 // of an event to a row, for events shipped over HTTP and recorded in
 // process alike.
@@ -206,7 +294,9 @@ func Row(e wire.UsageEventIn, received time.Time) (store.UsageEvent, error) {
 		CostNanoUSD: nano, Status: e.Status, LatencyMS: e.LatencyMS,
 		OccurredAt: occurred, Bucket: store.UsageBucket(occurred), ReceivedAt: received.UTC(),
 		RequestID: e.RequestID, Endpoint: e.Endpoint, Reason: e.Reason, RequestedModel: requested,
-		Attempts: store.UsageAttempts(slices.Clone(e.Attempts)),
+		Attempts:    store.UsageAttempts(slices.Clone(e.Attempts)),
+		UsageSource: cmp.Or(e.UsageSource, wire.UsageSourceUpstream), ReasoningTokens: e.ReasoningTokens, CacheWrite1hTokens: e.CacheWrite1hTokens,
+		Provenance: (*store.UsageProvenance)(e.Provenance),
 	}, nil
 }
 

@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -75,7 +76,9 @@ func Event(e *store.UsageEvent) wire.UsageEvent {
 		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens,
 		CostUSD: catalog.FormatNanoUSD(e.CostNanoUSD), Status: e.Status, LatencyMS: e.LatencyMS, OccurredAt: e.OccurredAt, ReceivedAt: e.ReceivedAt,
 		RequestID: e.RequestID, Endpoint: e.Endpoint, Reason: e.Reason, RequestedModel: e.RequestedModel,
-		Attempts: []wire.UsageAttempt(e.Attempts),
+		Attempts:    []wire.UsageAttempt(e.Attempts),
+		UsageSource: cmp.Or(e.UsageSource, wire.UsageSourceUpstream), ReasoningTokens: e.ReasoningTokens, CacheWrite1hTokens: e.CacheWrite1hTokens,
+		Provenance: (*wire.UsageProvenance)(e.Provenance),
 	}
 	if out.Attempts == nil {
 		out.Attempts = []wire.UsageAttempt{}

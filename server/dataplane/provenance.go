@@ -1,0 +1,39 @@
+package dataplane
+
+import (
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/policy"
+	"github.com/gw-gateway/gw/server/spend"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// provenance says how a request's cost came about, for its usage event:
+// the prices its tokens were charged at (when an upstream was called),
+// the bundle that admitted it, the policy rules that applied to the model
+// it ended on, and, when charged (a reservation held them), the budgets
+// its cost counts against.
+func (x *exchange) provenance(o outcome, tokens catalog.Tokens, charged bool) *wire.UsageProvenance {
+	p := &wire.UsageProvenance{BundleVersion: x.key.org.version, Policies: []wire.UsagePolicy{}, Budgets: []wire.UsageBudget{}}
+	if len(x.attempts) > 0 {
+		a := o.model.pricing.AppliedTo(tokens)
+		p.Prices = &wire.UsagePrices{InputPerMTok: a.InputPerMTok, OutputPerMTok: a.OutputPerMTok, CacheReadPerMTok: a.CacheReadPerMTok,
+			CacheWritePerMTok: a.CacheWritePerMTok, CacheWrite1hPerMTok: a.CacheWrite1hPerMTok, LongContext: a.LongContext}
+	}
+	if d := x.decision; d != nil {
+		for _, r := range d.Reasons {
+			p.Policies = append(p.Policies, wire.UsagePolicy{PolicyID: r.PolicyID, PolicyName: r.PolicyName, RuleIndex: r.RuleIndex,
+				Action: string(r.Action), Effect: string(r.Effect)})
+		}
+	}
+	if charged && x.decision != nil {
+		for _, b := range x.decision.Budgets {
+			c := spend.Counter{PolicyID: b.PolicyID, Period: spend.Period(b.Period), Aggregation: string(b.Aggregation)}
+			if b.Aggregation == policy.AggregationPerKey {
+				c.KeyID = x.key.id
+			}
+			p.Budgets = append(p.Budgets, wire.UsageBudget{PolicyID: b.PolicyID, PolicyName: b.PolicyName, Counter: c.String(),
+				Period: string(b.Period), Aggregation: string(b.Aggregation), AmountUSD: b.AmountUSD.Text})
+		}
+	}
+	return p
+}

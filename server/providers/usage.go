@@ -1,0 +1,203 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/tokens"
+)
+
+// Usage counts a call's tokens in the catalog's disjoint categories:
+// InputTokens excludes the input read from or written to a prompt cache.
+// CacheWrite1hTokens is the part of CacheWriteTokens written with a
+// one-hour TTL, ReasoningTokens the part of OutputTokens spent thinking.
+//
+// InputReported and OutputReported say which counts the upstream
+// reported; Estimated, that gw counted some of them itself (estimate),
+// because the upstream did not: no usage block, a stream cut or left
+// before its last event, a usage block that could not be read.
+type Usage struct {
+	InputTokens        int64
+	OutputTokens       int64
+	CacheReadTokens    int64
+	CacheWriteTokens   int64
+	CacheWrite1hTokens int64
+	ReasoningTokens    int64
+
+	InputReported, OutputReported bool
+	Estimated                     bool
+}
+
+// Tokens is the usage in the catalog's price classes.
+func (u Usage) Tokens() catalog.Tokens {
+	return catalog.Tokens{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens,
+		CacheWrite: u.CacheWriteTokens, CacheWrite1h: min(u.CacheWrite1hTokens, u.CacheWriteTokens)}
+}
+
+// reported marks both counts as the upstream's.
+func (u Usage) reported() Usage {
+	u.InputReported, u.OutputReported = true, true
+	return u
+}
+
+// estimate completes u where the upstream left it short, so that nothing
+// delivered goes unbilled (DESIGN §8): the input counted from the request
+// the call sent, the output from what was relayed (output counts it, as
+// output and reasoning tokens). A count the upstream reported stands,
+// except a zero input (no real request has none); an output not reported,
+// or reported only in part (a stream's first event), is raised to what
+// was relayed. The counter is the model family's tokenizer where gw has
+// one, a deliberately high estimate elsewhere (package tokens).
+func estimate(u Usage, call *Call, output func(tokens.Counter) (out, reasoning int64)) Usage {
+	if u.InputReported && u.InputTokens+u.CacheReadTokens+u.CacheWriteTokens == 0 {
+		u.InputReported = false
+	}
+	if u.InputReported && u.OutputReported {
+		return u
+	}
+	c := tokens.ForModel(call.UpstreamModel)
+	if !u.InputReported {
+		u.InputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.CacheWrite1hTokens = requestTokens(c, call), 0, 0, 0
+		u.Estimated = true
+	}
+	if !u.OutputReported {
+		out, reasoning := output(c)
+		if out > u.OutputTokens {
+			u.OutputTokens, u.ReasoningTokens = clampCount(out), clampCount(reasoning)
+			u.Estimated = true
+		}
+	}
+	return u
+}
+
+// requestTokens counts the input of the call's request: its members as the
+// client sent them (the native dialect's, or Chat Completions'), which
+// carry the same text as the upstream request, whatever its shape.
+func requestTokens(c tokens.Counter, call *Call) int64 {
+	members := call.Native
+	if members == nil && call.Request != nil {
+		members = call.Request.Members
+	}
+	n := int64(0)
+	for name, raw := range members {
+		switch name {
+		case "model", "stream", "stream_options", "max_tokens", "max_completion_tokens", "max_output_tokens":
+			// Parameters, not content.
+			continue
+		}
+		n += tokens.CountJSON(c, raw)
+	}
+	return n
+}
+
+// answerTokens counts a whole answer's text, for an answer without usage.
+func answerTokens(body []byte) func(tokens.Counter) (int64, int64) {
+	return func(c tokens.Counter) (int64, int64) { return tokens.CountJSON(c, body), 0 }
+}
+
+// relayedLimit bounds the text a stream keeps for counting; past it only
+// the length is kept, and the count is extrapolated (tokens package).
+const relayedLimit = 256 << 10
+
+// relayed is the text a stream has relayed (content, tool arguments,
+// reasoning), kept in case the upstream never reports the output.
+type relayed struct {
+	text      strings.Builder
+	reasoning int // bytes of text that were reasoning
+	rest      int // bytes past relayedLimit
+}
+
+// add keeps s; reasoning says it is the model's thinking.
+func (r *relayed) add(s string, reasoning bool) {
+	if reasoning {
+		r.reasoning += len(s)
+	}
+	cut := min(len(s), max(relayedLimit-r.text.Len(), 0))
+	for cut > 0 && cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	r.text.WriteString(s[:cut])
+	r.rest += len(s) - cut
+}
+
+// addJSON keeps a JSON string value as written (quotes included),
+// unescaped when it has escapes; anything else is ignored.
+func (r *relayed) addJSON(raw []byte, reasoning bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '"' {
+		return
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		r.add(string(raw[1:len(raw)-1]), reasoning)
+		return
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		r.add(s, reasoning)
+	}
+}
+
+// checked is a stream's usage with a reported output of zero taken for
+// none when the stream relayed text: an upstream that reports honestly
+// never bills nothing for an answer.
+func (r *relayed) checked(u Usage) Usage {
+	if u.OutputReported && u.OutputTokens == 0 && r.text.Len()+r.rest > 0 {
+		u.OutputReported = false
+	}
+	return u
+}
+
+// count counts the relayed text: all of it as output, the reasoning's
+// share of it as reasoning tokens.
+func (r *relayed) count(c tokens.Counter) (out, reasoning int64) {
+	total := r.text.Len() + r.rest
+	if total == 0 {
+		return 0, 0
+	}
+	out = c.Count(r.text.String())
+	if r.rest > 0 && r.text.Len() > 0 {
+		out += int64(float64(r.rest)*float64(out)/float64(r.text.Len())*1.25) + 1
+	}
+	return out, out * int64(r.reasoning) / int64(total)
+}
+
+// chatDelta keeps the text of a chat.completion.chunk's choices: content,
+// refusals, tool calls' names and arguments, and the reasoning text some
+// servers stream (reasoning_content: DeepSeek, vLLM; reasoning: others).
+func (r *relayed) chatDelta(choices []byte) {
+	var choice, delta, call, fn []jsonMember
+	arrayElements(choices, func(elem []byte) {
+		choice, _ = objectMembers(choice[:0], elem)
+		for _, c := range choice {
+			if !isKey(c.key, "delta") {
+				continue
+			}
+			delta, _ = objectMembers(delta[:0], c.value)
+			for _, d := range delta {
+				switch {
+				case isKey(d.key, "content"), isKey(d.key, "refusal"):
+					r.addJSON(d.value, false)
+				case isKey(d.key, "reasoning_content"), isKey(d.key, "reasoning"):
+					r.addJSON(d.value, true)
+				case isKey(d.key, "tool_calls"):
+					arrayElements(d.value, func(tc []byte) {
+						call, _ = objectMembers(call[:0], tc)
+						for _, m := range call {
+							if isKey(m.key, "function") {
+								fn, _ = objectMembers(fn[:0], m.value)
+								for _, f := range fn {
+									if isKey(f.key, "name") || isKey(f.key, "arguments") {
+										r.addJSON(f.value, false)
+									}
+								}
+							}
+						}
+					})
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,146 @@
+// Package tokens counts tokens where an upstream does not: an answer
+// without usage, a stream cut before its usage arrived, a caller who left.
+// gw never records less than it delivered (DESIGN §8), so where it must
+// count, it counts exactly with the model family's real tokenizer when a
+// well-kept Go one exists (OpenAI's o200k_base and cl100k_base), and
+// otherwise errs high on purpose (Estimate).
+//
+// The package is pure: no I/O, no clock. The BPE vocabularies are built on
+// first use (about 150 ms and 30 MB for o200k_base), so a gateway that
+// never needs to count pays nothing.
+package tokens
+
+import (
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/tiktoken-go/tokenizer"
+)
+
+// Counter counts the tokens of text as one model family's tokenizer does,
+// or bounds them from above.
+type Counter interface {
+	// Count returns the tokens of text.
+	Count(text string) int64
+	// Exact says whether Count is the family's real tokenizer rather
+	// than an estimate.
+	Exact() bool
+}
+
+// ForModel returns the counter for an upstream model name (the name the
+// provider knows, without gw's provider prefix): OpenAI's encodings for
+// OpenAI's models and for open-weight ones that use them (gpt-oss), the
+// high estimate for every other family.
+func ForModel(model string) Counter {
+	name := model
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	switch {
+	case hasAnyPrefix(name, "gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o", "gpt-oss", "codex-"):
+		return o200k
+	case hasAnyPrefix(name, "gpt-4", "gpt-3.5", "gpt-35", "text-embedding-3", "text-embedding-ada-002"):
+		return cl100k
+	}
+	return Estimate{}
+}
+
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// exactLimit bounds the text a BPE counter tokenizes: tokenizing costs
+// about 3 µs a token, and a request body may hold tens of megabytes. Past
+// the limit the count is extrapolated from the part counted, a quarter
+// higher (extrapolationMargin), so a huge input costs bounded time and is
+// still never counted low for text like the part counted.
+const (
+	exactLimit          = 256 << 10
+	extrapolationMargin = 1.25
+)
+
+// bpe counts with one of OpenAI's encodings, built on first use.
+type bpe struct {
+	enc   tokenizer.Encoding
+	once  sync.Once
+	codec tokenizer.Codec
+}
+
+var (
+	o200k  = &bpe{enc: tokenizer.O200kBase}
+	cl100k = &bpe{enc: tokenizer.Cl100kBase}
+)
+
+func (b *bpe) Exact() bool { return true }
+
+func (b *bpe) Count(text string) int64 {
+	b.once.Do(func() {
+		c, err := tokenizer.Get(b.enc)
+		if err != nil {
+			// Both encodings are compiled into the library; Get fails
+			// only for an encoding it does not know.
+			panic("tokens: " + err.Error())
+		}
+		b.codec = c
+	})
+	if len(text) <= exactLimit {
+		return b.count(text)
+	}
+	cut := exactLimit
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return extrapolate(b.count(text[:cut]), cut, len(text)-cut)
+}
+
+// extrapolate adds to n, the tokens counted in counted bytes, the tokens
+// of rest more bytes of like text, a margin higher.
+func extrapolate(n int64, counted, rest int) int64 {
+	if rest <= 0 {
+		return n
+	}
+	if counted <= 0 {
+		return n + int64(rest)
+	}
+	return n + int64(float64(rest)*float64(n)/float64(counted)*extrapolationMargin) + 1
+}
+
+func (b *bpe) count(text string) int64 {
+	n, err := b.codec.Count(text)
+	if err != nil {
+		// Only a strict error mode fails (on invalid UTF-8); the default
+		// counts the bytes as they are. Fall back to the estimate.
+		return Estimate{}.Count(text)
+	}
+	return int64(n)
+}
+
+// Estimate bounds the tokens of a family whose tokenizer gw does not
+// have (Anthropic, Gemini, Mistral, Llama, …): a token for each ASCII
+// punctuation mark or symbol (tokenizers seldom merge them: JSON and code
+// run near a token a mark) and one for every two other bytes of UTF-8
+// text. Real tokenizers spend three to four and a half bytes a token on
+// English prose, and about one token a character (three bytes) on CJK
+// scripts, so the estimate is deliberately high: 1.5 to 2 times for
+// prose, never low for any script.
+type Estimate struct{}
+
+func (Estimate) Exact() bool { return false }
+
+func (Estimate) Count(text string) int64 {
+	var marks, other int64
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c > ' ' && c < 0x7f && !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			marks++
+		} else {
+			other++
+		}
+	}
+	return marks + (other+1)/2
+}
