@@ -36,7 +36,7 @@ type UsageOptions struct {
 // NewCmdUsage builds `gw usage` (the dashboard) with `gw usage report`.
 func NewCmdUsage(f *Factory) *cobra.Command {
 	cmd := NewCmdUsageDashboard(f, nil)
-	cmd.AddCommand(NewCmdUsageReport(f, nil))
+	cmd.AddCommand(NewCmdUsageReport(f, nil), NewCmdUsageExplain(f, nil))
 	return cmd
 }
 

@@ -58,3 +58,14 @@ func (c *Client) UsageBreakdown(ctx context.Context, org, by string, q UsageQuer
 	v.Set("by", by)
 	return getData[wire.UsageBreakdown](ctx, c, "GET", "/api/v1/organizations/"+esc(org)+"/reports/usage/breakdown", v, nil)
 }
+
+// UsageEventsOfRequest lists the usage events of the request answered with
+// requestID (its X-Request-Id), in an organization or a workspace: one,
+// unless a caller reused an id.
+func (c *Client) UsageEventsOfRequest(ctx context.Context, s Scope, requestID string) ([]wire.UsageEvent, error) {
+	q := pageQuery(200, "")
+	q.Set("request_id", requestID)
+	var p wire.Page[wire.UsageEvent]
+	err := c.do(ctx, "GET", s.prefix()+"/usage-events", q, nil, &p)
+	return p.Data, err
+}

@@ -220,6 +220,15 @@ func TestServeEndToEnd(t *testing.T) {
 			// A chat completion through the same SDK, to a fake OpenAI
 			// upstream; its usage reaches the report with its exact cost.
 			chatThroughGateway(t, owner, sdk, func() {})
+			// Its cost, explained from the event's provenance by the CLI.
+			explain, _ := runGW(t, append(env, "GW_SERVER="+srv.URL, "GW_TOKEN="+boot.ManagementKey.Token, "GW_ORG=default"),
+				"usage", "explain", "req-e2e-chat")
+			for _, want := range []string{"req-e2e-chat", "asked openai/gpt-4o-mini, answered by openai/gpt-4o-mini (openai)",
+				"counted by upstream", "1234", "× 0.15", "= 0.0001851", "567", "× 0.60", "= 0.0003402", "= 0.0005253 USD", "e2e (sk-gw-", "owned by ops@example.com"} {
+				if !strings.Contains(explain, want) {
+					t.Fatalf("gw usage explain lacks %q:\n%s", want, explain)
+				}
+			}
 
 			// Recovery works beside a running server.
 			token, _ := runGW(t, env, "admin", "create-key", "--label", "recovery", "--permissions", "organizations.read")
@@ -269,7 +278,7 @@ func chatThroughGateway(t *testing.T, owner *client.Client, sdk openai.Client, s
 	resp, err := sdk.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
 		Model:    "openai/gpt-4o-mini",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
-	})
+	}, option.WithHeader("X-Request-Id", "req-e2e-chat"))
 	if err != nil || len(resp.Choices) != 1 || resp.Choices[0].Message.Content != "hello from upstream" {
 		t.Fatalf("chat completion: %+v %v", resp, err)
 	}

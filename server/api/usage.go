@@ -48,6 +48,7 @@ func (s *Server) usageRoutes() []*Route {
 		QueryParam{Name: "status", Description: "Only events of this status: ok, error or denied."},
 		QueryParam{Name: "start_at", Description: "Only events that occurred at or after this instant, RFC 3339."},
 		QueryParam{Name: "end_at", Description: "Only events that occurred before this instant, RFC 3339."},
+		QueryParam{Name: "request_id", Description: "Only the events of the request answered with this X-Request-Id (gw usage explain)."},
 	)
 	return []*Route{
 		{Method: "GET", Path: "/api/v1/organizations/{org_id}/reports/usage", Tag: "Reports",
@@ -192,6 +193,9 @@ func (r *Request) readEventsFilter() (store.UsageFilter, error) {
 	if q.Has("status") {
 		f.Status, _ = validate.Literal(q.Get("status"), loc("status"), wire.UsageStatuses, &errs)
 	}
+	if q.Has("request_id") {
+		f.RequestID, _ = validate.String(q.Get("request_id"), loc("request_id"), validate.StringRule{Min: 1, Max: usage.MaxRequestIDLen}, &errs)
+	}
 	for _, m := range []struct {
 		name string
 		dst  *time.Time
@@ -217,7 +221,7 @@ func eventsBinding(f store.UsageFilter) string {
 		binding = "usage:ws:" + f.WorkspaceID.String()
 	}
 	h := sha256.New()
-	for _, part := range []string{optID(f.InferenceKeyID), f.Model, f.Provider, f.Status, instant(f.From), instant(f.To)} {
+	for _, part := range []string{optID(f.InferenceKeyID), f.Model, f.Provider, f.Status, instant(f.From), instant(f.To), f.RequestID} {
 		// Length-prefixed, so no two filters spell the same bytes.
 		fmt.Fprintf(h, "%d:%s;", len(part), part)
 	}

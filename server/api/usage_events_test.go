@@ -161,3 +161,75 @@ func TestUsageByRequestedModel(t *testing.T) {
 		}
 	})
 }
+
+// The metering members (who counted, the parts of the counts, the
+// provenance) travel through ingest and come back; gw usage explain finds
+// a request's event by its request id, in its own organization only.
+func TestUsageMeteringMembersAndRequestIDs(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		now := time.Now()
+		ev := e.usageEvent(now, "anthropic/claude-haiku-4-5-20251001", 1000, 100, "0.0018")
+		ev["request_id"], ev["usage_source"], ev["reasoning_tokens"] = "req-explain-1", "estimated", 40
+		ev["cache_write_tokens"], ev["cache_write_1h_tokens"] = 200, 150
+		policyID := uuid.New()
+		ev["provenance"] = map[string]any{
+			"prices": map[string]any{"input_per_mtok": "1", "output_per_mtok": "5", "cache_read_per_mtok": "0.10",
+				"cache_write_per_mtok": "1.25", "cache_write_1h_per_mtok": "2", "long_context": false},
+			"bundle_version": 7,
+			"policies":       []any{map[string]any{"policy_id": policyID, "policy_name": "team", "rule_index": 1, "action": "budget", "effect": "admit"}},
+			"budgets": []any{map[string]any{"policy_id": policyID, "policy_name": "team", "counter": policyID.String() + "/day/shared",
+				"period": "day", "aggregation": "shared", "amount_usd": "10"}},
+		}
+		other := e.usageEvent(now.Add(-time.Second), "openai/gpt-4o", 1, 1, "0.1")
+		other["request_id"] = "req-explain-2"
+		e.must("POST", "/api/v1/data-plane/usage-events", e.ownerKey, map[string]any{"events": []any{ev, other}})
+
+		for _, path := range []string{"/api/v1/organizations/default/usage-events?request_id=req-explain-1",
+			"/api/v1/organizations/default/workspaces/default/usage-events?request_id=req-explain-1"} {
+			got := decodeData[[]wire.UsageEvent](t, e.must("GET", path, e.ownerKey, nil))
+			if len(got) != 1 {
+				t.Fatalf("%s: %d events", path, len(got))
+			}
+			g := got[0]
+			p := g.Provenance
+			if g.UsageSource != "estimated" || g.ReasoningTokens != 40 || g.CacheWrite1hTokens != 150 || p == nil || p.Prices == nil ||
+				p.Prices.CacheWrite1hPerMTok != "2" || p.BundleVersion != 7 || len(p.Policies) != 1 || p.Policies[0].Action != "budget" ||
+				len(p.Budgets) != 1 || p.Budgets[0].AmountUSD != "10" {
+				t.Fatalf("%s: %+v %+v", path, g, p)
+			}
+		}
+		if got := decodeData[[]wire.UsageEvent](t, e.must("GET", "/api/v1/organizations/default/usage-events?request_id=req-none", e.ownerKey, nil)); len(got) != 0 {
+			t.Fatalf("an unknown request id found %d events", len(got))
+		}
+		// Another organization's member sees none of these by their ids.
+		e.must("POST", "/api/v1/instance/organizations", e.ownerKey, map[string]any{"name": "Globex", "slug": "globex"})
+		outsider := e.key("/api/v1/organizations/globex", e.ownerKey, []string{"usage.read"}, nil).Token
+		if st, raw := e.do("GET", "/api/v1/organizations/default/usage-events?request_id=req-explain-1", outsider, nil); st != http.StatusForbidden {
+			t.Fatalf("another tenant's key: %d %s", st, raw)
+		}
+		if st, raw := e.do("GET", "/api/v1/organizations/default/usage-events?request_id="+strings.Repeat("x", 101), e.ownerKey, nil); st != 422 ||
+			!strings.Contains(string(raw), "request_id") {
+			t.Fatalf("too long a request id: %d %s", st, raw)
+		}
+
+		bad := e.usageEvent(now, "openai/gpt-4o", 10, 5, "0.1")
+		bad["usage_source"], bad["reasoning_tokens"], bad["cache_write_1h_tokens"] = "guessed", 6, 1
+		bad["provenance"] = map[string]any{"prices": map[string]any{"input_per_mtok": "1e3", "output_per_mtok": "1", "cache_read_per_mtok": "1",
+			"cache_write_per_mtok": "1", "cache_write_1h_per_mtok": "1", "long_context": false}, "bundle_version": -1,
+			"policies": []any{map[string]any{"policy_id": uuid.New(), "policy_name": "p", "rule_index": 0, "action": "Drop Tables", "effect": "admit"}},
+			"budgets":  []any{}}
+		st, raw := e.do("POST", "/api/v1/data-plane/usage-events", e.ownerKey, map[string]any{"events": []any{bad}})
+		want := []string{"body.events.0.usage_source:literal_error", "body.events.0.reasoning_tokens:less_than_equal",
+			"body.events.0.cache_write_1h_tokens:less_than_equal", "body.events.0.provenance.prices.input_per_mtok:string_pattern_mismatch",
+			"body.events.0.provenance.bundle_version:greater_than_equal", "body.events.0.provenance.policies.0.action:string_pattern_mismatch"}
+		if st != 422 || !containsAll(issueSet(t, raw), want) {
+			t.Fatalf("bad metering members: %d %s", st, raw)
+		}
+		unknown := e.usageEvent(now, "openai/gpt-4o", 10, 5, "0.1")
+		unknown["provenance"] = map[string]any{"bundle_version": 1, "policies": []any{}, "budgets": []any{}, "secret": "x"}
+		if st, raw := e.do("POST", "/api/v1/data-plane/usage-events", e.ownerKey, map[string]any{"events": []any{unknown}}); st != 422 ||
+			!strings.Contains(string(raw), "provenance") {
+			t.Fatalf("an unknown provenance member: %d %s", st, raw)
+		}
+	})
+}

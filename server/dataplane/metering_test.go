@@ -3,6 +3,7 @@ package dataplane_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -12,10 +13,12 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/uptrace/bun"
 
+	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/server/usage"
+	"github.com/gw-gateway/gw/wire"
 )
 
 // meteredEnv is an infEnv whose events also go to the database, so each
@@ -320,6 +323,131 @@ func TestDeniedRequestEventHasReason(t *testing.T) {
 			if ev := usage.Event(&r); ev.Attempts == nil || len(ev.Attempts) != 0 {
 				t.Fatalf("listed attempts %+v", ev.Attempts)
 			}
+		}
+	})
+}
+
+// A refusal of stream_options marks only that credential and model, until
+// the next bundle: the refused model is asked without it (one upstream
+// request a stream, counted by gw), another model at the same URL keeps
+// its upstream counts, and a new bundle asks again.
+func TestStreamOptionsRefusalIsPerModelUntilTheNextBundle(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.sync(t)
+		e.openai.RefuseStreamOptions("gpt-4o-mini")
+		stream := func(model string) wire.UsageEventIn {
+			t.Helper()
+			before := len(e.usage.snapshot())
+			resp := e.post(t, `{"model":"`+model+`","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			return e.usage.last(t, before+1)
+		}
+		withOptions := func(from int) []bool {
+			var out []bool
+			for _, r := range e.openai.Requests()[from:] {
+				_, has := r.Body["stream_options"]
+				out = append(out, has)
+			}
+			return out
+		}
+		if ev := stream(gptMini); ev.UsageSource != "estimated" || ev.Status != "ok" || fmt.Sprint(withOptions(0)) != "[true false]" {
+			t.Fatalf("first stream: %+v, stream_options sent %v", ev, withOptions(0))
+		}
+		if ev := stream(gptMini); ev.UsageSource != "estimated" || fmt.Sprint(withOptions(2)) != "[false]" {
+			t.Fatalf("second stream: %+v, stream_options sent %v", ev, withOptions(2))
+		}
+		if ev := stream("openai/gpt-4.1-mini"); ev.UsageSource != "upstream" || ev.InputTokens != 12 || fmt.Sprint(withOptions(3)) != "[true]" {
+			t.Fatalf("another model at the same URL: %+v, stream_options sent %v", ev, withOptions(3))
+		}
+		e.policy(t, rule(all, `{"kind":"strict_parameters"}`)) // a new bundle
+		e.sync(t)
+		if stream(gptMini); fmt.Sprint(withOptions(4)) != "[true false]" {
+			t.Fatalf("after a new bundle, stream_options sent %v", withOptions(4))
+		}
+	})
+}
+
+// An upstream that reports no usage still spends the budget: gw's count
+// settles the reservations, so a small budget runs out.
+func TestNoUsageStillSpendsTheBudget(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.policy(t, budgetRule("0.002", "day", "shared"))
+		e.sync(t)
+		e.openai.SetDefault(providerstest.Reply{Text: strings.Repeat("words and more words ", 20), NoUsage: true})
+		refused := 0
+		for range 40 {
+			resp := e.post(t, `{"model":"`+gptMini+`","max_tokens":200,"messages":[{"role":"user","content":"tell me a story"}]}`)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			if resp.StatusCode == http.StatusTooManyRequests {
+				refused++
+			}
+		}
+		if refused == 0 || okCost(t, e) == 0 || okCost(t, e) > 2_000_000 {
+			t.Fatalf("%d of 40 refused; ok events cost %d nano-USD of a 2,000,000 budget", refused, okCost(t, e))
+		}
+		for _, ev := range e.usage.snapshot() {
+			if ev.Status == "ok" && (ev.UsageSource != "estimated" || ev.CostUSD == "0") {
+				t.Fatalf("event %+v", ev)
+			}
+		}
+	})
+}
+
+// A prompt past a model's long-context threshold is priced whole at the
+// long-context tier, and 1-hour cache writes at their own price, as the
+// provider bills them.
+func TestLongContextAndOneHourCachePrices(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.sync(t)
+		const sonnet = "anthropic/claude-sonnet-4-5-20250929"
+		for _, c := range []struct {
+			usage providerstest.Usage
+			want  string
+			long  bool
+		}{
+			// 250,000 × $6 + 1,000 × $22.50 per MTok (the long tier).
+			{providerstest.Usage{Input: 250_000, Output: 1000}, "1.5225", true},
+			// 1,000 × $3 + 100 × $15 + 500 × $3.75 + 1,500 × $6 per MTok.
+			{providerstest.Usage{Input: 1000, Output: 100, CacheWrite: 2000, CacheWrite1h: 1500}, "0.015375", false},
+		} {
+			e.anthropic.Enqueue(providerstest.Reply{Text: "ok", Usage: c.usage})
+			before := len(e.usage.snapshot())
+			resp := e.post(t, `{"model":"`+sonnet+`","messages":[{"role":"user","content":"hi"}]}`)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			ev := e.usage.last(t, before+1)
+			if ev.CostUSD != c.want || ev.CacheWrite1hTokens != c.usage.CacheWrite1h || ev.Provenance == nil ||
+				ev.Provenance.Prices == nil || ev.Provenance.Prices.LongContext != c.long {
+				t.Fatalf("%+v: cost %s, want %s; provenance %+v", c.usage, ev.CostUSD, c.want, ev.Provenance)
+			}
+		}
+	})
+}
+
+// A stream that never ends is ended at the plane's maximum stream
+// duration, with an error event to the caller, and billed for what it
+// relayed.
+func TestMaxStreamDurationEndsAnEndlessStream(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db, func(o *dataplane.Options) { o.MaxStreamDuration = 300 * time.Millisecond })
+		e.sync(t)
+		forever := make(chan struct{})
+		defer close(forever)
+		e.openai.Enqueue(providerstest.Reply{Text: "an answer that never ends", Hold: forever, Usage: providerstest.Usage{Input: 5, Output: 500}})
+		started := time.Now()
+		resp := e.post(t, `{"model":"`+gptMini+`","stream":true,"messages":[{"role":"user","content":"go on forever"}]}`)
+		lines := readSSE(t, resp.Body)
+		if took := time.Since(started); took > 5*time.Second {
+			t.Fatalf("the stream lasted %s", took)
+		}
+		if len(lines) == 0 || !strings.Contains(lines[len(lines)-1], `"error"`) {
+			t.Fatalf("stream ended with %v, want an error event", lines)
+		}
+		ev := e.usage.last(t, 1)
+		if ev.Status != "error" || deref(ev.Reason) != "max_stream_duration" || ev.UsageSource != "estimated" || ev.OutputTokens < 1 || ev.CostUSD == "0" {
+			t.Fatalf("event %+v", ev)
 		}
 	})
 }

@@ -520,13 +520,14 @@ type anthropicMessageResponse struct {
 		Name  string          `json:"name"`
 		Input json.RawMessage `json:"input"`
 	} `json:"content"`
-	StopReason string          `json:"stop_reason"`
-	Usage      *anthropicUsage `json:"usage"`
+	StopReason string        `json:"stop_reason"`
+	Usage      *lenientUsage `json:"usage"`
 }
 
-// usage is the answer's usage, reported only when it has a usage object.
+// usage is the answer's usage, reported only when it has a usage object
+// that reads.
 func (m *anthropicMessageResponse) usage() Usage {
-	if m.Usage == nil {
+	if m.Usage == nil || !m.Usage.ok {
 		return Usage{}
 	}
 	return m.Usage.usage().reported()

@@ -39,8 +39,8 @@ type anthropicStream struct {
 type anthropicEvent struct {
 	Type    string `json:"type"`
 	Message *struct {
-		ID    string         `json:"id"`
-		Usage anthropicUsage `json:"usage"`
+		ID    string       `json:"id"`
+		Usage lenientUsage `json:"usage"`
 	} `json:"message"`
 	Index        int `json:"index"`
 	ContentBlock *struct {
@@ -56,8 +56,24 @@ type anthropicEvent struct {
 		Thinking    string `json:"thinking"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
-	Usage *anthropicUsage       `json:"usage"`
+	Usage *lenientUsage         `json:"usage"`
 	Error *anthropicErrorObject `json:"error"`
+}
+
+// lenientUsage is a usage object in a stream event: one that does not
+// read leaves the event whole and its usage unreported (ok false), so gw
+// counts the tokens itself rather than failing the stream.
+type lenientUsage struct {
+	anthropicUsage
+	ok bool
+}
+
+func (u *lenientUsage) UnmarshalJSON(b []byte) error {
+	var v anthropicUsage
+	if err := json.Unmarshal(b, &v); err == nil && !isNull(b) {
+		u.anthropicUsage, u.ok = v, true
+	}
+	return nil
 }
 
 func (s *anthropicStream) Recv() ([]byte, error) {
@@ -109,7 +125,7 @@ func (s *anthropicStream) translate(ev *anthropicEvent) ([]byte, bool) {
 	case "message_start":
 		if ev.Message != nil {
 			s.id = ev.Message.ID
-			s.usage, s.sawStart = ev.Message.Usage, true
+			s.usage, s.sawStart = ev.Message.Usage.anthropicUsage, ev.Message.Usage.ok
 		}
 		s.created = time.Now().Unix()
 		empty := ""
@@ -143,8 +159,8 @@ func (s *anthropicStream) translate(ev *anthropicEvent) ([]byte, bool) {
 			return s.chunk(chunkDelta{ToolCalls: []chunkToolCall{tc}}, nil), true
 		}
 	case "message_delta":
-		if ev.Usage != nil {
-			s.usage.merge(*ev.Usage)
+		if ev.Usage != nil && ev.Usage.ok {
+			s.usage.merge(ev.Usage.anthropicUsage)
 			s.sawDelta = true
 		}
 		if ev.Delta != nil && ev.Delta.StopReason != "" {

@@ -192,7 +192,7 @@ func (s *anthropicNativeStream) Recv() ([]byte, error) {
 	switch ev.Type {
 	case "message_start":
 		if ev.Message != nil {
-			s.usage, s.sawStart = ev.Message.Usage, true
+			s.usage, s.sawStart = ev.Message.Usage.anthropicUsage, ev.Message.Usage.ok
 		}
 		var m map[string]json.RawMessage
 		if json.Unmarshal(data, &m) == nil {
@@ -204,8 +204,8 @@ func (s *anthropicNativeStream) Recv() ([]byte, error) {
 			}
 		}
 	case "message_delta":
-		if ev.Usage != nil {
-			s.usage.merge(*ev.Usage)
+		if ev.Usage != nil && ev.Usage.ok {
+			s.usage.merge(ev.Usage.anthropicUsage)
 			s.sawDelta = true
 		}
 	case "message_stop":

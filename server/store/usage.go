@@ -45,10 +45,17 @@ type UsageFilter struct {
 	RequestedModel string
 	Provider       string
 	Status         string
+	// RequestID finds a request's events by the X-Request-Id it was
+	// answered with. Only the events list takes it: rollups do not keep
+	// request ids.
+	RequestID string
 }
 
 func (f UsageFilter) apply(q *bun.SelectQuery) *bun.SelectQuery {
 	q = f.applyDimensions(q)
+	if f.RequestID != "" {
+		q = q.Where("request_id = ?", f.RequestID)
+	}
 	if !f.From.IsZero() {
 		q = q.Where("occurred_at >= ?", f.From)
 	}

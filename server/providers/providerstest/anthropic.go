@@ -86,19 +86,27 @@ func (h anthropicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, tc := range reply.ToolCalls {
 		content = append(content, map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": rawJSON(tc.Arguments)})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	answer := map[string]any{
 		"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": content,
-		"stop_reason": stop, "stop_sequence": nil, "usage": anthropicUsage(reply.Usage, reply.Usage.Output),
-	})
+		"stop_reason": stop, "stop_sequence": nil, "usage": anthropicUsage(reply, reply.Usage.Output),
+	}
+	if reply.NoUsage {
+		delete(answer, "usage")
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
 
 func (h anthropicHandler) stream(w http.ResponseWriter, r *http.Request, model string, reply Reply, stop string) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
-	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
+	start := map[string]any{
 		"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": []any{},
-		"stop_reason": nil, "stop_sequence": nil, "usage": anthropicUsage(reply.Usage, 1),
-	}})
+		"stop_reason": nil, "stop_sequence": nil, "usage": anthropicUsage(reply, 1),
+	}
+	if reply.NoUsage {
+		delete(start, "usage")
+	}
+	sse(w, "message_start", map[string]any{"type": "message_start", "message": start})
 	index := 0
 	if reply.Text != "" {
 		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{"type": "text", "text": ""}})
@@ -110,6 +118,10 @@ func (h anthropicHandler) stream(w http.ResponseWriter, r *http.Request, model s
 				return
 			}
 			if i == 0 && reply.TruncateStream {
+				return
+			}
+			if i == 0 && reply.GarbleStream {
+				_, _ = w.Write([]byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\n\n"))
 				return
 			}
 			if i == 0 && !hold(r, reply.Hold) {
@@ -128,14 +140,26 @@ func (h anthropicHandler) stream(w http.ResponseWriter, r *http.Request, model s
 		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
 		index++
 	}
-	sse(w, "message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": reply.Usage.Output}})
+	delta := map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": reply.Usage.Output}}
+	switch {
+	case reply.NoUsage:
+		delete(delta, "usage")
+	case reply.GarbleUsage:
+		delta["usage"] = garbledUsage
+	}
+	sse(w, "message_delta", delta)
 	sse(w, "message_stop", map[string]any{"type": "message_stop"})
 }
 
-func anthropicUsage(u Usage, output int64) map[string]any {
+func anthropicUsage(reply Reply, output int64) map[string]any {
+	if reply.GarbleUsage {
+		return garbledUsage
+	}
+	u := reply.Usage
 	return map[string]any{"input_tokens": u.Input, "output_tokens": output,
-		"cache_creation_input_tokens": u.CacheWrite, "cache_read_input_tokens": u.CacheRead}
+		"cache_creation_input_tokens": u.CacheWrite, "cache_read_input_tokens": u.CacheRead,
+		"cache_creation": map[string]any{"ephemeral_5m_input_tokens": u.CacheWrite - u.CacheWrite1h, "ephemeral_1h_input_tokens": u.CacheWrite1h}}
 }
 
 func anthropicError(w http.ResponseWriter, status int, typ, message string) {

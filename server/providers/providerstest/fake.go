@@ -48,6 +48,15 @@ type Reply struct {
 	// closed (or the caller leaves) before going on: a long answer, kept
 	// in flight for as long as a test needs.
 	Hold <-chan struct{}
+	// NoUsage leaves usage out of the answer (and, in a stream, out of
+	// every event), as some servers do.
+	NoUsage bool
+	// GarbleUsage sends a usage object that does not read (counts as
+	// strings).
+	GarbleUsage bool
+	// GarbleStream, in a stream, sends an event that is not JSON after
+	// the first piece of text.
+	GarbleStream bool
 }
 
 // ToolCall is a tool call the assistant makes.
@@ -55,10 +64,16 @@ type ToolCall struct {
 	ID, Name, Arguments string
 }
 
-// Usage is a reply's token counts, in gw's disjoint categories.
+// Usage is a reply's token counts, in gw's disjoint categories;
+// CacheWrite1h is the part of CacheWrite written with a one-hour TTL and
+// Reasoning the part of Output spent thinking.
 type Usage struct {
 	Input, Output, CacheRead, CacheWrite int64
+	CacheWrite1h, Reasoning              int64
 }
+
+// garbledUsage is a usage object no reader can take.
+var garbledUsage = map[string]any{"prompt_tokens": "many", "completion_tokens": "some", "input_tokens": "many", "output_tokens": "some"}
 
 // Request is what a fake received.
 type Request struct {
@@ -79,6 +94,26 @@ type fake struct {
 	queue    []Reply
 	fallback Reply
 	received []Request
+	// refusesStreamOptions are the models that answer 400 to a request
+	// with stream_options.
+	refusesStreamOptions map[string]bool
+}
+
+// RefuseStreamOptions makes the fake refuse stream_options for model, as
+// a server that does not know the member does.
+func (f *fake) RefuseStreamOptions(model string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.refusesStreamOptions == nil {
+		f.refusesStreamOptions = map[string]bool{}
+	}
+	f.refusesStreamOptions[model] = true
+}
+
+func (f *fake) refuses(model string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refusesStreamOptions[model]
 }
 
 func newFake(t testing.TB, key string, handler func(f *fake) http.Handler) *fake {
@@ -139,6 +174,13 @@ func (f *fake) receive(r *http.Request) (Request, Reply, error) {
 		reply, f.queue = f.queue[0], f.queue[1:]
 	}
 	return req, reply, nil
+}
+
+// unreceive puts a reply back at the head of the queue.
+func (f *fake) unreceive(r Reply) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.queue = append([]Reply{r}, f.queue...)
 }
 
 // wait sleeps for the reply's delay, or until the caller gives up; it

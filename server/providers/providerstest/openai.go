@@ -59,6 +59,13 @@ func (h openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		openAIError(w, reply.Status, reply.Message, openAIErrorType(reply.Status), "")
 		return
 	}
+	if _, ok := req.Body["stream_options"]; ok && h.f.refuses(model) {
+		// The refused request does not use up the reply: the one sent
+		// again without stream_options gets it.
+		h.f.unreceive(reply)
+		openAIError(w, http.StatusBadRequest, "Unrecognized request argument supplied: stream_options", "invalid_request_error", "")
+		return
+	}
 	if stream, _ := req.Body["stream"].(bool); stream {
 		opts, _ := req.Body["stream_options"].(map[string]any)
 		includeUsage, _ := opts["include_usage"].(bool)
@@ -77,12 +84,16 @@ func (h openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			msg["content"] = nil
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	answer := map[string]any{
 		"id": "chatcmpl-fake", "object": "chat.completion", "created": time.Now().Unix(), "model": model,
 		"choices":            []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish(reply), "logprobs": nil}},
-		"usage":              openAIUsage(reply.Usage),
+		"usage":              openAIUsage(reply),
 		"system_fingerprint": "fp_fake",
-	})
+	}
+	if reply.NoUsage {
+		delete(answer, "usage")
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
 
 func (h openAIHandler) stream(w http.ResponseWriter, r *http.Request, model string, reply Reply, includeUsage bool) {
@@ -108,6 +119,10 @@ func (h openAIHandler) stream(w http.ResponseWriter, r *http.Request, model stri
 		if i == 0 && reply.TruncateStream {
 			return
 		}
+		if i == 0 && reply.GarbleStream {
+			_, _ = io.WriteString(w, "data: {\"id\":\"chatcmpl-fake\",\"choices\":[{\"delta\n\n")
+			return
+		}
 		if i == 0 && !hold(r, reply.Hold) {
 			return
 		}
@@ -120,19 +135,23 @@ func (h openAIHandler) stream(w http.ResponseWriter, r *http.Request, model stri
 		}
 	}
 	sse(w, "", chunk(map[string]any{}, finish(reply)))
-	if includeUsage {
+	if includeUsage && !reply.NoUsage {
 		sse(w, "", map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": model,
-			"choices": []any{}, "usage": openAIUsage(reply.Usage)})
+			"choices": []any{}, "usage": openAIUsage(reply)})
 	}
 	_, _ = io.WriteString(w, "data: [DONE]\n\n")
 }
 
-func openAIUsage(u Usage) map[string]any {
+func openAIUsage(reply Reply) map[string]any {
+	if reply.GarbleUsage {
+		return garbledUsage
+	}
+	u := reply.Usage
 	prompt := u.Input + u.CacheRead
 	return map[string]any{
 		"prompt_tokens": prompt, "completion_tokens": u.Output, "total_tokens": prompt + u.Output,
 		"prompt_tokens_details":     map[string]any{"cached_tokens": u.CacheRead, "audio_tokens": 0},
-		"completion_tokens_details": map[string]any{"reasoning_tokens": 0, "audio_tokens": 0},
+		"completion_tokens_details": map[string]any{"reasoning_tokens": u.Reasoning, "audio_tokens": 0},
 	}
 }
 

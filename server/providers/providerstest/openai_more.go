@@ -33,7 +33,7 @@ func (h openAIHandler) other(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if stream, _ := req.Body["stream"].(bool); stream {
-		h.responsesStream(w, model, reply)
+		h.responsesStream(w, r, model, reply)
 		return
 	}
 	writeJSON(w, http.StatusOK, responseObject(model, reply, "completed", true))
@@ -68,8 +68,15 @@ func (h openAIHandler) embeddings(w http.ResponseWriter, req Request, model stri
 		}
 		data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": emb})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data, "model": model,
-		"usage": map[string]any{"prompt_tokens": reply.Usage.Input, "total_tokens": reply.Usage.Input}})
+	answer := map[string]any{"object": "list", "data": data, "model": model,
+		"usage": map[string]any{"prompt_tokens": reply.Usage.Input, "total_tokens": reply.Usage.Input}}
+	switch {
+	case reply.NoUsage:
+		delete(answer, "usage")
+	case reply.GarbleUsage:
+		answer["usage"] = garbledUsage
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
 
 func responseOutput(reply Reply) []any {
@@ -95,14 +102,20 @@ func responseObject(model string, reply Reply, status string, withOutput bool) m
 		o["output"] = responseOutput(reply)
 		in := reply.Usage.Input + reply.Usage.CacheRead
 		o["usage"] = map[string]any{"input_tokens": in, "input_tokens_details": map[string]any{"cached_tokens": reply.Usage.CacheRead},
-			"output_tokens": reply.Usage.Output, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": in + reply.Usage.Output}
+			"output_tokens": reply.Usage.Output, "output_tokens_details": map[string]any{"reasoning_tokens": reply.Usage.Reasoning}, "total_tokens": in + reply.Usage.Output}
+		switch {
+		case reply.NoUsage:
+			o["usage"] = nil
+		case reply.GarbleUsage:
+			o["usage"] = garbledUsage
+		}
 	}
 	return o
 }
 
 // responsesStream sends the Responses event sequence, named events with
 // sequence numbers.
-func (h openAIHandler) responsesStream(w http.ResponseWriter, model string, reply Reply) {
+func (h openAIHandler) responsesStream(w http.ResponseWriter, r *http.Request, model string, reply Reply) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	seq := 0
@@ -119,6 +132,17 @@ func (h openAIHandler) responsesStream(w http.ResponseWriter, model string, repl
 		for i, p := range pieces(reply.Text, reply.ChunkSize) {
 			send("response.output_text.delta", map[string]any{"item_id": "msg_fake", "output_index": idx, "content_index": 0, "delta": p})
 			if i == 0 && reply.TruncateStream {
+				return
+			}
+			if i == 0 && reply.BreakStream {
+				send("error", map[string]any{"code": "server_error", "message": "The server had an error while processing your request.", "param": nil})
+				return
+			}
+			if i == 0 && reply.GarbleStream {
+				_, _ = w.Write([]byte("event: response.output_text.delta\ndata: {\"type\":\"response.output\n\n"))
+				return
+			}
+			if i == 0 && !hold(r, reply.Hold) {
 				return
 			}
 		}

@@ -1,0 +1,243 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/spf13/cobra"
+
+	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// UsageExplainOptions configure gw usage explain.
+type UsageExplainOptions struct {
+	f         *Factory
+	RequestID string
+	Output    string
+}
+
+// NewCmdUsageExplain builds `gw usage explain`, the provenance of one
+// request's cost.
+func NewCmdUsageExplain(f *Factory, runF func(context.Context, *UsageExplainOptions) error) *cobra.Command {
+	opts := &UsageExplainOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "explain REQUEST_ID [-o table|json|yaml]",
+		Short: "Explain one request's cost: key, policies, attempts, tokens × prices, budgets",
+		Long: `Explain how one request's cost came about, from its usage event: the key that
+made it, the policy rules that applied, the upstream attempts, the tokens
+times the prices it was charged at (which add up to its cost), who counted
+the tokens (the upstream, or gw when the upstream did not), and the budgets
+it was charged to.
+
+REQUEST_ID is the X-Request-Id the request was answered with (the caller's
+own, or the event id gw assigned). -o json or yaml prints the usage event.`,
+		Example: `  gw usage explain req-7f3a9c
+  curl -si … /inf/v1/chat/completions | grep -i x-request-id   # the id to explain
+  gw usage explain 0d55f306-54d1-4eb5-bb1b-59a32dbf5d4f -o json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.RequestID = args[0]
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return usageExplainRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func usageExplainRun(ctx context.Context, opts *UsageExplainOptions) error {
+	c, s, err := opts.f.AuthedClient()
+	if err != nil {
+		return err
+	}
+	org, err := s.RequireOrg()
+	if err != nil {
+		return err
+	}
+	events, err := c.UsageEventsOfRequest(ctx, client.OrgScope(org), opts.RequestID)
+	if client.IsStatus(err, http.StatusForbidden) && s.Workspace != "" {
+		// A key of one workspace reads that workspace's events only.
+		events, err = c.UsageEventsOfRequest(ctx, client.WorkspaceScope(org, s.Workspace), opts.RequestID)
+	}
+	if err != nil {
+		return err
+	}
+	if len(events) == 0 {
+		return fmt.Errorf("no usage event has request id %q in %s (it may still be on its way from a data plane)", opts.RequestID, org)
+	}
+	if opts.Output != OutputTable {
+		return opts.f.Print(opts.Output, events, nil)
+	}
+	names := newNameBook(c)
+	for i, ev := range events {
+		if i > 0 {
+			fmt.Fprintln(opts.f.IO.Out)
+		}
+		keyName := ""
+		if ev.InferenceKeyID != nil {
+			keyName = names.inferenceKeyName(ctx, org, ev.WorkspaceID.String(), ev.InferenceKeyID.String())
+		}
+		owner := ""
+		if ev.OwnerID != nil {
+			owner = names.memberName(ctx, org, ev.OwnerID.String())
+		}
+		if err := explainEvent(opts.f.IO.Out, ev, keyName, owner); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// explainEvent writes one usage event's provenance for people. The cost
+// lines are recomputed from the tokens and the prices the event records,
+// in exact decimals, and must add up to its cost_usd.
+func explainEvent(w io.Writer, ev wire.UsageEvent, keyName, owner string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	line := func(label, format string, args ...any) {
+		fmt.Fprintf(tw, "%s\t%s\n", label, fmt.Sprintf(format, args...))
+	}
+	line("request", "%s (event %s), %s, %s", deref(ev.RequestID), ev.ID, deref(ev.Endpoint), ev.OccurredAt.UTC().Format(time.RFC3339))
+	status := ev.Status
+	if ev.Reason != nil {
+		status += " (" + *ev.Reason + ")"
+	}
+	line("status", "%s, %d ms", status, ev.LatencyMS)
+	switch {
+	case ev.InferenceKeyID != nil:
+		line("key", "%s, owned by %s", keyName, orDash(owner))
+	case ev.ManagementKeyID != nil:
+		line("key", "management key %s (playground), user %s", ev.ManagementKeyID, orDash(owner))
+	}
+	line("model", "asked %s, answered by %s (%s)", ev.RequestedModel, ev.Model, ev.Provider)
+	p := ev.Provenance
+	if p != nil {
+		line("bundle", "version %d", p.BundleVersion)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if p != nil && len(p.Policies) > 0 {
+		fmt.Fprintln(w, "\npolicies that applied")
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, r := range p.Policies {
+			fmt.Fprintf(tw, "  %s\trule %d\t%s\t%s\n", r.PolicyName, r.RuleIndex, r.Action, r.Effect)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(ev.Attempts) > 0 {
+		fmt.Fprintln(w, "\nattempts")
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for i, a := range ev.Attempts {
+			outcome := "answered"
+			if a.Failure != nil {
+				outcome = *a.Failure
+			}
+			fmt.Fprintf(tw, "  %d.\t%s\t%s\t%d ms\n", i+1, a.Model, outcome, a.LatencyMS)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if err := explainCost(w, ev); err != nil {
+		return err
+	}
+	if p != nil && len(p.Budgets) > 0 {
+		fmt.Fprintln(w, "\nbudgets charged")
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, b := range p.Budgets {
+			fmt.Fprintf(tw, "  %s\t%s USD a %s\t%s\t%s\n", b.PolicyName, b.AmountUSD, b.Period, b.Aggregation, b.Counter)
+		}
+		return tw.Flush()
+	}
+	return nil
+}
+
+// explainCost writes tokens × prices = cost. Without recorded prices (an
+// older data plane's event, or a request refused before any upstream
+// call) it states the cost alone.
+func explainCost(w io.Writer, ev wire.UsageEvent) error {
+	source := ev.UsageSource
+	if source == wire.UsageSourceEstimated {
+		source += ": the upstream did not report them, gw counted what it sent and relayed"
+	}
+	fmt.Fprintf(w, "\ntokens × prices (USD per million tokens), counted by %s\n", source)
+	p := ev.Provenance
+	if p == nil || p.Prices == nil {
+		fmt.Fprintf(w, "  cost %s USD (no prices recorded)\n", ev.CostUSD)
+		return nil
+	}
+	pr := p.Prices
+	tier := ""
+	if pr.LongContext {
+		tier = " (long-context tier)"
+	}
+	type costLine struct{ label, count, price, amount string }
+	var lines []costLine
+	total := decimal.Zero
+	w1h := min(ev.CacheWrite1hTokens, ev.CacheWriteTokens)
+	for _, r := range []struct {
+		label string
+		n     int64
+		price string
+	}{
+		{"input", ev.InputTokens, pr.InputPerMTok},
+		{"output", ev.OutputTokens, pr.OutputPerMTok},
+		{"cache read", ev.CacheReadTokens, pr.CacheReadPerMTok},
+		{"cache write", ev.CacheWriteTokens - w1h, pr.CacheWritePerMTok},
+		{"cache write 1h", w1h, pr.CacheWrite1hPerMTok},
+	} {
+		if r.n == 0 {
+			continue
+		}
+		d, err := decimal.NewFromString(r.price)
+		if err != nil {
+			return fmt.Errorf("price %q of the event: %w", r.price, err)
+		}
+		amount := d.Mul(decimal.NewFromInt(r.n)).Shift(-6)
+		total = total.Add(amount)
+		lines = append(lines, costLine{r.label, strconv.FormatInt(r.n, 10), r.price, amount.String()})
+	}
+	cost := total.RoundBank(9)
+	var wl, wc, wp int
+	for _, l := range lines {
+		wl, wc, wp = max(wl, len(l.label)), max(wc, len(l.count)), max(wp, len(l.price))
+	}
+	for _, l := range lines {
+		fmt.Fprintf(w, "  %-*s  %*s × %-*s = %s\n", wl, l.label, wc, l.count, wp, l.price, l.amount)
+	}
+	fmt.Fprintf(w, "  %-*s  %*s   %-*s = %s USD%s\n", wl, "total", wc, "", wp, "", cost.String(), tier)
+	if ev.ReasoningTokens > 0 {
+		fmt.Fprintf(w, "  (%d of the output tokens were reasoning)\n", ev.ReasoningTokens)
+	}
+	recorded, err := decimal.NewFromString(ev.CostUSD)
+	if err != nil {
+		return fmt.Errorf("cost_usd %q of the event: %w", ev.CostUSD, err)
+	}
+	if !recorded.Equal(cost) {
+		return errors.New("the event's cost_usd " + ev.CostUSD + " is not its tokens × prices (" + cost.String() + "): report this")
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "—"
+	}
+	return strings.TrimSpace(*s)
+}
