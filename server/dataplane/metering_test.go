@@ -451,3 +451,37 @@ func TestMaxStreamDurationEndsAnEndlessStream(t *testing.T) {
 		}
 	})
 }
+
+// A Responses request translated for an OpenAI-compatible upstream (it
+// speaks Chat Completions only) carries the upstream's reasoning count to
+// the client's answer and to the usage event.
+func TestTranslatedResponsesCarryReasoningTokens(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.credential(t, &e.org.ID, nil, "groq", e.openai.Key, e.openai.BaseURL())
+		e.sync(t)
+		const oss = "groq/openai/gpt-oss-120b"
+		for _, stream := range []bool{false, true} {
+			e.openai.Enqueue(providerstest.Reply{Text: "thought it through", Usage: providerstest.Usage{Input: 50, Output: 300, Reasoning: 240}})
+			req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/inf/v1/responses",
+				strings.NewReader(fmt.Sprintf(`{"model":%q,"stream":%v,"input":"think"}`, oss, stream)))
+			req.Header.Set("Authorization", "Bearer "+e.token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(raw), `"reasoning_tokens":240`) {
+				t.Fatalf("stream %v: %d %s", stream, resp.StatusCode, raw)
+			}
+			if up := e.openai.Last(t); up.Path != "/v1/chat/completions" {
+				t.Fatalf("the upstream was called at %s", up.Path)
+			}
+			ev := e.usage.last(t, len(e.usage.snapshot()))
+			if ev.ReasoningTokens != 240 || ev.OutputTokens != 300 || ev.UsageSource != "upstream" {
+				t.Fatalf("stream %v: event %+v", stream, ev)
+			}
+		}
+	})
+}
