@@ -13,6 +13,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/usage"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -109,7 +110,7 @@ func newCounter(ctx context.Context, tx *store.Store, a wire.BudgetLeaseAsk, now
 	if a.Kind != wire.LeaseRateLimit {
 		f := store.UsageFilter{OrgID: a.OrgID, From: start, To: end, WorkspaceID: &a.WorkspaceID, InferenceKeyID: a.InferenceKeyID}
 		var err error
-		if seed, err = tx.SumUsageCost(ctx, f, a.OwnerIDs, a.KeyIDs, a.Models); err != nil {
+		if seed, err = usage.SumCost(ctx, tx, f, store.UsageNarrowing{OwnerIDs: a.OwnerIDs, InferenceKeyIDs: a.KeyIDs, Models: a.Models}); err != nil {
 			return nil, fmt.Errorf("seed from usage events: %w", err)
 		}
 	}

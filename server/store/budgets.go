@@ -100,43 +100,6 @@ func (s *Store) ListBudgetCounters(ctx context.Context, policyIDs []uuid.UUID, a
 	return out, mapErr(err)
 }
 
-// SumUsageCost is the cost of the events that f selects, for seeding a
-// budget counter from the usage already recorded in its period.
-func (s *Store) SumUsageCost(ctx context.Context, f UsageFilter, ownerIDs []uuid.UUID, keyIDs []uuid.UUID, models []string) (int64, error) {
-	if (ownerIDs != nil && len(ownerIDs) == 0) || (keyIDs != nil && len(keyIDs) == 0) {
-		return 0, nil // a target naming nobody covers no event
-	}
-	rows, err := s.sumPlanned(ctx, f, nil, false, "", func(q *bun.SelectQuery) *bun.SelectQuery {
-		if ownerIDs != nil {
-			q = q.Where("owner_id IN (?)", bun.List(ownerIDs))
-		}
-		if keyIDs != nil {
-			q = q.Where("inference_key_id IN (?)", bun.List(keyIDs))
-		}
-		if len(models) > 0 {
-			q = q.Where("model IN (?)", bun.List(models))
-		}
-		return q
-	}, narrowed(ownerIDs != nil, "owner_id", keyIDs != nil, "inference_key_id", len(models) > 0, "model")...)
-	var cost int64
-	for _, r := range rows {
-		cost += r.CostNanoUSD
-	}
-	return cost, err
-}
-
-// narrowed lists the columns whose condition holds, from pairs of a
-// condition and a column.
-func narrowed(pairs ...any) []string {
-	var out []string
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if pairs[i].(bool) {
-			out = append(out, pairs[i+1].(string))
-		}
-	}
-	return out
-}
-
 // PruneBudgetLeases deletes the counters and leases of periods that ended
 // before cutoff: rate-limit minutes and budget days and months alike.
 func (s *Store) PruneBudgetLeases(ctx context.Context, cutoff time.Time) (int64, error) {

@@ -1,10 +1,10 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -65,8 +65,9 @@ func (f UsageFilter) apply(q *bun.SelectQuery) *bun.SelectQuery {
 	return q
 }
 
-// dimensions are the columns f filters on.
-func (f UsageFilter) dimensions() map[string]bool {
+// Dimensions are the columns f filters on, which a rollup grouping read
+// for it must keep.
+func (f UsageFilter) Dimensions() map[string]bool {
 	out := map[string]bool{}
 	for col, v := range map[string]bool{
 		"workspace_id": f.WorkspaceID != nil, "owner_id": f.OwnerID != nil, "inference_key_id": f.InferenceKeyID != nil,
@@ -147,77 +148,92 @@ type UsageBucketSums struct {
 	UsageSums
 }
 
-// usageSpanSums is one row of a planned sum.
-type usageSpanSums struct {
+// UsageSpanSums is one row of a planned sum: the sums of one span (named
+// by the 15-minute slot it starts in, when grouped by bucket) and one
+// value of the grouping column (when grouped by one).
+type UsageSpanSums struct {
 	Bucket int64   `bun:"bucket"`
 	Key    *string `bun:"key"`
 	UsageSums
 }
 
-// sumPlanned runs one grouped sum per source of the plan (the events for
-// its ragged ends, each rollup tier for the rest, and the queue of events
-// not yet rolled up for the same spans) in one snapshot, so that a group
-// the roller moves meanwhile is counted exactly once. byBucket groups by
-// starting slot; groupCol, when set, by that column as key; narrow adds
-// filters the rollups can answer too.
-func (s *Store) sumPlanned(ctx context.Context, f UsageFilter, cuts []time.Time, byBucket bool, groupCol string,
-	narrow func(*bun.SelectQuery) *bun.SelectQuery, narrowCols ...string) ([]usageSpanSums, error) {
-	need := f.dimensions()
-	for _, c := range append(narrowCols, groupCol) {
-		if c != "" {
-			need[c] = true
-		}
+// UsageSumQuery is a planned sum (server/usage plans it): the filter, the
+// rollup grouping and the plan of which rows of it and which events to
+// read, and how to group the sums.
+type UsageSumQuery struct {
+	Filter UsageFilter
+	// Narrow adds conditions the filter has no member for (a budget's
+	// target: owners, keys, models); its columns must be in Grouping.
+	Narrow   UsageNarrowing
+	Grouping string
+	Plan     UsagePlan
+	// ByBucket groups by starting slot; GroupColumn, when set, by that
+	// column as key.
+	ByBucket    bool
+	GroupColumn string
+}
+
+// UsageNarrowing keeps the events whose owner, key and model are among
+// the listed ones; a nil list sets no condition.
+type UsageNarrowing struct {
+	OwnerIDs, InferenceKeyIDs []uuid.UUID
+	Models                    []string
+}
+
+// Columns are the columns the narrowing sets conditions on.
+func (n UsageNarrowing) Columns() []string {
+	var out []string
+	if n.OwnerIDs != nil {
+		out = append(out, "owner_id")
 	}
-	grouping := groupingFor(need)
-	plan := PlanUsage(f.From, f.To, cuts, tiersOf(grouping))
-	var out []usageSpanSums
+	if n.InferenceKeyIDs != nil {
+		out = append(out, "inference_key_id")
+	}
+	if n.Models != nil {
+		out = append(out, "model")
+	}
+	return out
+}
+
+func (n UsageNarrowing) apply(q *bun.SelectQuery) *bun.SelectQuery {
+	if n.OwnerIDs != nil {
+		q = q.Where("owner_id IN (?)", bun.List(n.OwnerIDs))
+	}
+	if n.InferenceKeyIDs != nil {
+		q = q.Where("inference_key_id IN (?)", bun.List(n.InferenceKeyIDs))
+	}
+	if n.Models != nil {
+		q = q.Where("model IN (?)", bun.List(n.Models))
+	}
+	return q
+}
+
+// SumUsagePlanned runs one grouped sum per source of q's plan (the events
+// for its ragged ends, each rollup tier for the rest, and the queue of
+// events not yet rolled up for the same spans) in one snapshot, so that a
+// group the roller moves meanwhile is counted exactly once.
+func (s *Store) SumUsagePlanned(ctx context.Context, q UsageSumQuery) ([]UsageSpanSums, error) {
+	var out []UsageSpanSums
 	err := s.inSnapshot(ctx, func(db bun.IDB) error {
-		run := func(q *bun.SelectQuery, bucketExpr string) error {
-			q = f.applyDimensions(q)
-			if narrow != nil {
-				q = narrow(q)
-			}
-			if byBucket {
-				q = q.ColumnExpr(bucketExpr + " AS bucket").GroupExpr(bucketExpr)
-			}
-			if groupCol != "" {
-				q = q.ColumnExpr("? AS key", bun.Ident(groupCol)).GroupExpr("?", bun.Ident(groupCol))
-			}
-			var rows []usageSpanSums
-			if err := q.Scan(ctx, &rows); err != nil {
-				return mapErr(err)
-			}
+		run := func(sel *bun.SelectQuery, bucketExpr string) error {
+			rows, err := q.scan(ctx, sel, bucketExpr)
 			out = append(out, rows...)
-			return nil
+			return err
 		}
-		if len(plan.Raw) > 0 {
-			q := db.NewSelect().Model((*UsageEvent)(nil)).ColumnExpr(eventSums).WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-				for _, r := range plan.Raw {
-					q = q.WhereGroup(" OR ", func(q *bun.SelectQuery) *bun.SelectQuery {
-						if !r.From.IsZero() {
-							q = q.Where("occurred_at >= ?", r.From.UTC())
-						}
-						if !r.To.IsZero() {
-							q = q.Where("occurred_at < ?", r.To.UTC())
-						}
-						return q
-					})
-				}
-				return q
-			})
-			if err := run(q, "bucket"); err != nil {
+		if len(q.Plan.Raw) > 0 {
+			if err := run(db.NewSelect().Model((*UsageEvent)(nil)).ColumnExpr(eventSums).WhereGroup(" AND ", q.Plan.rawSpans), "bucket"); err != nil {
 				return err
 			}
 		}
 		var slots []BucketRange // the rolled-up spans, in 15-minute slots
-		for _, w := range tiersOf(grouping) {
-			ranges := plan.Tiers[w]
+		for _, w := range slices.Sorted(maps.Keys(q.Plan.Tiers)) {
+			ranges := q.Plan.Tiers[w]
 			if len(ranges) == 0 {
 				continue
 			}
-			q := db.NewSelect().Model((*UsageRollup)(nil)).ColumnExpr(rollupSums).
-				Where("grouped_by = ?", grouping).Where("tier = ?", w).Where(inRanges(ranges))
-			if err := run(q, fmt.Sprintf("bucket * %d", w)); err != nil {
+			sel := db.NewSelect().Model((*UsageRollup)(nil)).ColumnExpr(rollupSums).
+				Where("grouped_by = ?", q.Grouping).Where("tier = ?", w).Where(inRanges(ranges))
+			if err := run(sel, fmt.Sprintf("bucket * %d", w)); err != nil {
 				return err
 			}
 			for _, r := range ranges {
@@ -225,14 +241,44 @@ func (s *Store) sumPlanned(ctx context.Context, f UsageFilter, cuts []time.Time,
 			}
 		}
 		if len(slots) > 0 {
-			q := db.NewSelect().Model((*usageQueued)(nil)).ColumnExpr(rollupSums).Where(inRanges(mergeRanges(slots)))
-			if err := run(q, "bucket"); err != nil {
-				return err
-			}
+			return run(db.NewSelect().Model((*usageQueued)(nil)).ColumnExpr(rollupSums).Where(inRanges(slots)), "bucket")
 		}
 		return nil
 	})
 	return out, err
+}
+
+// scan runs one source's sum with q's filter and grouping.
+func (q UsageSumQuery) scan(ctx context.Context, sel *bun.SelectQuery, bucketExpr string) ([]UsageSpanSums, error) {
+	sel = q.Narrow.apply(q.Filter.applyDimensions(sel))
+	if q.ByBucket {
+		sel = sel.ColumnExpr(bucketExpr + " AS bucket").GroupExpr(bucketExpr)
+	}
+	if q.GroupColumn != "" {
+		sel = sel.ColumnExpr("? AS key", bun.Ident(q.GroupColumn)).GroupExpr("?", bun.Ident(q.GroupColumn))
+	}
+	var rows []UsageSpanSums
+	if err := sel.Scan(ctx, &rows); err != nil {
+		return nil, mapErr(err)
+	}
+	return rows, nil
+}
+
+// rawSpans is the condition on occurred_at: inside one of the plan's
+// ranges read from the events.
+func (p UsagePlan) rawSpans(q *bun.SelectQuery) *bun.SelectQuery {
+	for _, r := range p.Raw {
+		q = q.WhereGroup(" OR ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			if !r.From.IsZero() {
+				q = q.Where("occurred_at >= ?", r.From.UTC())
+			}
+			if !r.To.IsZero() {
+				q = q.Where("occurred_at < ?", r.To.UTC())
+			}
+			return q
+		})
+	}
+	return q
 }
 
 // inRanges is a condition on bucket: inside one of ranges.
@@ -265,38 +311,6 @@ func (s *Store) inSnapshot(ctx context.Context, fn func(db bun.IDB) error) error
 	return s.root.RunInTx(ctx, opts, func(ctx context.Context, tx bun.Tx) error { return fn(tx) })
 }
 
-// SumUsageByBucket sums the filtered events of [f.From, f.To) per span
-// that lies inside the intervals cuts divide it into, each span named by
-// the 15-minute slot it starts in, for the caller to fold into local days.
-func (s *Store) SumUsageByBucket(ctx context.Context, f UsageFilter, cuts []time.Time) ([]UsageBucketSums, error) {
-	rows, err := s.sumPlanned(ctx, f, cuts, true, "", nil)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]UsageBucketSums, len(rows))
-	for i, r := range rows {
-		out[i] = UsageBucketSums{Bucket: r.Bucket, UsageSums: r.UsageSums}
-	}
-	return out, nil
-}
-
-// SumUsage sums the filtered events.
-func (s *Store) SumUsage(ctx context.Context, f UsageFilter) (UsageSums, error) {
-	rows, err := s.sumPlanned(ctx, f, nil, false, "", nil)
-	var out UsageSums
-	for _, r := range rows {
-		out.Add(r.UsageSums)
-	}
-	return out, err
-}
-
-// UsageGroupSums are the sums of one value of a breakdown dimension; Key
-// is "" for events without one.
-type UsageGroupSums struct {
-	Key string
-	UsageSums
-}
-
 // UsageDimensionNames are the breakdown dimensions, in the order shown.
 var UsageDimensionNames = wire.UsageDimensions
 
@@ -304,34 +318,6 @@ var UsageDimensionNames = wire.UsageDimensions
 var UsageDimensions = map[string]string{
 	"model": "model", "requested_model": "requested_model", "provider": "provider", "owner": "owner_id",
 	"inference_key": "inference_key_id", "workspace": "workspace_id",
-}
-
-// SumUsageBy sums the filtered events per value of a dimension (a key of
-// UsageDimensions), largest cost first.
-func (s *Store) SumUsageBy(ctx context.Context, f UsageFilter, dimension string) ([]UsageGroupSums, error) {
-	rows, err := s.sumPlanned(ctx, f, nil, false, UsageDimensions[dimension], nil)
-	if err != nil {
-		return nil, err
-	}
-	index := map[string]int{}
-	var out []UsageGroupSums
-	for _, r := range rows {
-		key := ""
-		if r.Key != nil && *r.Key != uuid.Nil.String() {
-			key = *r.Key
-		}
-		i, ok := index[key]
-		if !ok {
-			i = len(out)
-			index[key] = i
-			out = append(out, UsageGroupSums{Key: key})
-		}
-		out[i].Add(r.UsageSums)
-	}
-	slices.SortFunc(out, func(a, b UsageGroupSums) int {
-		return cmp.Or(cmp.Compare(b.CostNanoUSD, a.CostNanoUSD), cmp.Compare(b.Requests, a.Requests), strings.Compare(a.Key, b.Key))
-	})
-	return out, nil
 }
 
 // ListUsageEvents pages through the filtered events of an organization (or

@@ -125,8 +125,9 @@ func groupings() map[string][]string {
 	return out
 }
 
-// groupingFor is the smallest grouping that keeps every column in need.
-func groupingFor(need map[string]bool) string {
+// UsageGroupingFor is the smallest rollup grouping that keeps every
+// column in need.
+func UsageGroupingFor(need map[string]bool) string {
 	switch len(need) {
 	case 0:
 		return groupedByOrg
@@ -138,8 +139,8 @@ func groupingFor(need map[string]bool) string {
 	return groupedByAll
 }
 
-// tiersOf are the tiers a grouping is kept in.
-func tiersOf(grouping string) []int64 {
+// UsageTiersOf are the tiers a grouping is kept in, finest first.
+func UsageTiersOf(grouping string) []int64 {
 	if grouping == groupedByOrg {
 		return UsageTiers
 	}
@@ -171,7 +172,7 @@ func rollupFrom(source string, pg bool) string {
 				cols = append(cols, "''")
 			}
 		}
-		for _, w := range tiersOf(g) {
+		for _, w := range UsageTiersOf(g) {
 			// Floor division, should an event predate 1970.
 			b := fmt.Sprintf("CASE WHEN bucket >= 0 THEN bucket / %d ELSE (bucket - %d) / %d END", w, w-1, w)
 			group := append([]string{"org_id", b}, kept...)

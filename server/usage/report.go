@@ -22,13 +22,13 @@ type Query struct {
 func Report(ctx context.Context, st *store.Store, q Query, now time.Time) (wire.UsageReport, error) {
 	f := q.Filter
 	f.From, f.To = q.Window.Start.UTC(), q.Window.End.UTC()
-	buckets, err := st.SumUsageByBucket(ctx, f, Midnights(q.Window))
+	buckets, err := sumByBucket(ctx, st, f, Midnights(q.Window))
 	if err != nil {
 		return wire.UsageReport{}, err
 	}
 	prev := q.Filter
 	prev.From, prev.To = q.Window.PrevStart.UTC(), q.Window.PrevEnd.UTC()
-	comparison, err := st.SumUsage(ctx, prev)
+	comparison, err := sum(ctx, st, prev)
 	if err != nil {
 		return wire.UsageReport{}, err
 	}
@@ -47,7 +47,7 @@ func Report(ctx context.Context, st *store.Store, q Query, now time.Time) (wire.
 func Breakdown(ctx context.Context, st *store.Store, q Query, by string) (wire.UsageBreakdown, error) {
 	f := q.Filter
 	f.From, f.To = q.Window.Start.UTC(), q.Window.End.UTC()
-	groups, err := st.SumUsageBy(ctx, f, by)
+	groups, err := sumBy(ctx, st, f, by)
 	if err != nil {
 		return wire.UsageBreakdown{}, err
 	}

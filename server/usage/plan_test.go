@@ -1,8 +1,10 @@
-package store
+package usage
 
 import (
 	"testing"
 	"time"
+
+	"github.com/gw-gateway/gw/server/store"
 )
 
 // covered is one span a plan reads, as instants.
@@ -11,7 +13,7 @@ type covered struct {
 	tier     int64 // 0 for the events
 }
 
-func spans(p UsagePlan) []covered {
+func spans(p store.UsagePlan) []covered {
 	var out []covered
 	for _, r := range p.Raw {
 		out = append(out, covered{r.From, r.To, 0})
@@ -19,7 +21,7 @@ func spans(p UsagePlan) []covered {
 	for w, rs := range p.Tiers {
 		for _, r := range rs {
 			for b := r.Lo; b < r.Hi; b++ {
-				out = append(out, covered{time.Unix(b*w*UsageBucketSeconds, 0), time.Unix((b+1)*w*UsageBucketSeconds, 0), w})
+				out = append(out, covered{time.Unix(b*w*store.UsageBucketSeconds, 0), time.Unix((b+1)*w*store.UsageBucketSeconds, 0), w})
 			}
 		}
 	}
@@ -28,7 +30,7 @@ func spans(p UsagePlan) []covered {
 
 // checkPlan holds a plan to its promises: its spans tile [from, to)
 // exactly, and no rollup bucket straddles a cut.
-func checkPlan(t *testing.T, from, to time.Time, cuts []time.Time, p UsagePlan) {
+func checkPlan(t *testing.T, from, to time.Time, cuts []time.Time, p store.UsagePlan) {
 	t.Helper()
 	ss := spans(p)
 	total := time.Duration(0)
@@ -56,7 +58,7 @@ func checkPlan(t *testing.T, from, to time.Time, cuts []time.Time, p UsagePlan) 
 	}
 }
 
-func TestPlanUsage(t *testing.T) {
+func TestPlanSpan(t *testing.T) {
 	day := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	kolkata := time.FixedZone("IST", 5*3600+1800)
 	cases := []struct {
@@ -82,7 +84,7 @@ func TestPlanUsage(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := PlanUsage(c.from, c.to, c.cuts, UsageTiers)
+			p := planSpan(c.from, c.to, c.cuts, store.UsageTiers)
 			if len(p.Raw) != c.raw {
 				t.Fatalf("raw ranges %v, want %d", p.Raw, c.raw)
 			}
@@ -117,7 +119,7 @@ func TestPlanUsageWithoutQuarters(t *testing.T) {
 	kolkata := time.FixedZone("IST", 5*3600+1800)
 	from, to := time.Date(2026, 11, 1, 0, 0, 0, 0, kolkata), time.Date(2026, 11, 3, 0, 0, 0, 0, kolkata)
 	cuts := []time.Time{time.Date(2026, 11, 2, 0, 0, 0, 0, kolkata)}
-	p := PlanUsage(from, to, cuts, coarseTiers)
+	p := planSpan(from, to, cuts, coarse)
 	checkPlan(t, from, to, cuts, p)
 	if len(p.Tiers[1]) != 0 || len(p.Tiers[4]) != 2 || len(p.Raw) != 3 {
 		t.Fatalf("plan %+v: want two hour ranges and three raw ranges", p)
@@ -131,7 +133,7 @@ func TestPlanUsageWithoutQuarters(t *testing.T) {
 	}
 }
 
-func FuzzPlanUsage(f *testing.F) {
+func FuzzPlanSpan(f *testing.F) {
 	f.Add(int64(1_790_000_000), int64(86_400*30), int64(19_800), uint8(30))
 	f.Add(int64(1_790_000_123), int64(3_601), int64(-12_600), uint8(2))
 	f.Add(int64(-5_000), int64(90_000), int64(0), uint8(1))
@@ -152,7 +154,10 @@ func FuzzPlanUsage(f *testing.F) {
 				cuts = append(cuts, c)
 			}
 		}
-		checkPlan(t, from, to, cuts, PlanUsage(from, to, cuts, UsageTiers))
-		checkPlan(t, from, to, cuts, PlanUsage(from, to, cuts, coarseTiers))
+		checkPlan(t, from, to, cuts, planSpan(from, to, cuts, store.UsageTiers))
+		checkPlan(t, from, to, cuts, planSpan(from, to, cuts, coarse))
 	})
 }
+
+// coarse are the tiers of every grouping but the one by no dimension.
+var coarse = store.UsageTiersOf(store.UsageGroupingFor(map[string]bool{"model": true}))
