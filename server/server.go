@@ -30,12 +30,12 @@ import (
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/budgets"
 	"github.com/gw-gateway/gw/server/dataplane"
+	"github.com/gw-gateway/gw/server/dataplane/spool"
 	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/telemetry"
 	"github.com/gw-gateway/gw/server/usage"
-	"github.com/gw-gateway/gw/server/usage/spool"
 	"github.com/gw-gateway/gw/server/web"
 	"github.com/gw-gateway/gw/wire"
 )
