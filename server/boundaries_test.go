@@ -49,7 +49,7 @@ func TestImportBoundaries(t *testing.T) {
 		why       string
 	}{
 		{
-			from: []string{module + "/server/dataplane", module + "/server/bundle", module + "/server/dataplane/spool"},
+			from: []string{module + "/server/dataplane", module + "/server/dataplane/spool", module + "/server/bundle", module + "/server/bundle/bundletest"},
 			forbidden: func(dep string) bool {
 				return dep == module+"/server/store" || strings.HasPrefix(dep, module+"/server/store/")
 			},

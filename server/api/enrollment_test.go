@@ -12,10 +12,10 @@ import (
 
 	"github.com/gw-gateway/gw/server/api"
 	"github.com/gw-gateway/gw/server/bundle"
-	"github.com/gw-gateway/gw/server/bundle/bundletest"
 	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/store/fixture"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -33,7 +33,7 @@ type enrollEnv struct {
 
 func newEnrollEnv(t *testing.T, db *bun.DB) *enrollEnv {
 	ctx := context.Background()
-	st, kr := store.New(db), bundletest.Keyring(t)
+	st, kr := store.New(db), fixture.Keyring(t)
 	signer, err := publish.SigningKey(ctx, st, kr)
 	if err != nil {
 		t.Fatal(err)

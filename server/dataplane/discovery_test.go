@@ -12,8 +12,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/gw-gateway/gw/server/auth"
-	"github.com/gw-gateway/gw/server/bundle/bundletest"
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/store/fixture"
 	"github.com/gw-gateway/gw/server/store/storetest"
 )
 
@@ -23,16 +23,16 @@ import (
 func TestDiscoveryListsModelsWithAnEligibleCredential(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newEnv(t, db)
-		o := bundletest.NewOrg(t, e.st, bundletest.Keyring(t), "acme")
+		o := fixture.NewOrg(t, e.st, fixture.Keyring(t), "acme")
 		wsA, wsB := o.Workspace("a"), o.Workspace("b")
 		owner := o.Member(auth.MembershipActive)
 		tokenA, _ := o.Key(wsA, owner, nil)
 		tokenB, _ := o.Key(wsB, owner, nil)
 
-		bundletest.PlatformCredential(t, e.st, o.KR, "anthropic")
+		fixture.PlatformCredential(t, e.st, o.KR, "anthropic")
 		o.OrgCredential("openai")
 		o.WorkspaceCredential(wsB, "google")
-		other := bundletest.NewOrg(t, e.st, o.KR, "other")
+		other := fixture.NewOrg(t, e.st, o.KR, "other")
 		other.OrgCredential("mistral")
 		other.WorkspaceCredential(other.Workspace("x"), "deepseek")
 		e.sync(t)
@@ -182,11 +182,11 @@ func TestDiscoveryAppliesPolicies(t *testing.T) {
 
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newEnv(t, db)
-		kr := bundletest.Keyring(t)
+		kr := fixture.Keyring(t)
 		type prepared struct{ token, otherToken string }
 		setups := make([]prepared, len(cases))
 		for i, c := range cases {
-			o := bundletest.NewOrg(t, e.st, kr, "org-"+uuid.NewString()[:8])
+			o := fixture.NewOrg(t, e.st, kr, "org-"+uuid.NewString()[:8])
 			wsID, sibling := o.Workspace("main"), o.Workspace("sibling")
 			owner, otherUser := o.Member(auth.MembershipActive), o.Member(auth.MembershipActive)
 			token, keyID := o.Key(wsID, owner, nil)
@@ -226,7 +226,7 @@ func TestDiscoveryAppliesPolicies(t *testing.T) {
 func TestModelObject(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newEnv(t, db)
-		o := bundletest.NewOrg(t, e.st, bundletest.Keyring(t), "acme")
+		o := fixture.NewOrg(t, e.st, fixture.Keyring(t), "acme")
 		wsID := o.Workspace("main")
 		token, _ := o.Key(wsID, o.Member(auth.MembershipActive), nil)
 		o.OrgCredential("openai")

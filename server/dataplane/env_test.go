@@ -15,12 +15,12 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 
-	"github.com/gw-gateway/gw/server/bundle/bundletest"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/catalogdb"
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/store/fixture"
 )
 
 // env is a control plane (database, compiler) wired to a data plane through
@@ -38,8 +38,8 @@ func newEnv(t *testing.T, db *bun.DB) *env {
 	t.Helper()
 	ctx := context.Background()
 	st := store.New(db)
-	bundletest.SeedCatalog(t, st)
-	key, err := publish.SigningKey(ctx, st, bundletest.Keyring(t))
+	fixture.SeedCatalog(t, st)
+	key, err := publish.SigningKey(ctx, st, fixture.Keyring(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,15 +14,15 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/gw-gateway/gw/server/auth"
-	"github.com/gw-gateway/gw/server/bundle/bundletest"
 	"github.com/gw-gateway/gw/server/dataplane"
+	"github.com/gw-gateway/gw/server/store/fixture"
 	"github.com/gw-gateway/gw/server/store/storetest"
 )
 
 // acme is one organization with a key that sees openai and groq models
 // (groq's ids have several slashes) and is denied openai/gpt-4o.
 type acme struct {
-	*bundletest.Org
+	*fixture.Org
 	ws, owner uuid.UUID
 	token     string
 	expiry    time.Time
@@ -32,7 +32,7 @@ type acme struct {
 
 func newAcme(t *testing.T, e *env) *acme {
 	t.Helper()
-	o := bundletest.NewOrg(t, e.st, bundletest.Keyring(t), "acme")
+	o := fixture.NewOrg(t, e.st, fixture.Keyring(t), "acme")
 	wsID := o.Workspace("main")
 	owner := o.Member(auth.MembershipActive)
 	token, _ := o.Key(wsID, owner, nil)

@@ -17,12 +17,12 @@ import (
 
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/bundle"
-	"github.com/gw-gateway/gw/server/bundle/bundletest"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/reseal"
 	"github.com/gw-gateway/gw/server/secrets"
+	"github.com/gw-gateway/gw/server/store/fixture"
 	"github.com/gw-gateway/gw/server/telemetry"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -167,7 +167,7 @@ func benchBundleWith(b *testing.B, baseURL, extraRules string, limits *bundle.Ra
 	if err != nil {
 		b.Fatal(err)
 	}
-	kr := bundletest.Keyring(b)
+	kr := fixture.Keyring(b)
 	token, _, hash := auth.NewToken(auth.InferenceKeyPrefix)
 	ws, credID := uuid.New(), uuid.New()
 	sealed, err := kr.Seal([]byte("sk-upstream-bench"), reseal.CredentialAAD(credID))

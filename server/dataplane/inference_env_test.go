@@ -20,13 +20,13 @@ import (
 
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/budgets"
-	"github.com/gw-gateway/gw/server/bundle/bundletest"
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
 	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/reseal"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/store/fixture"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -53,7 +53,7 @@ type infEnv struct {
 	log     *syncBuffer
 	srv     *httptest.Server
 
-	org       *bundletest.Org
+	org       *fixture.Org
 	ws, owner uuid.UUID
 	token     string
 	keyID     uuid.UUID
@@ -72,8 +72,8 @@ func newInfEnv(t *testing.T, db *bun.DB, opts ...infOptions) *infEnv {
 	t.Helper()
 	ctx := context.Background()
 	st := store.New(db)
-	bundletest.SeedCatalog(t, st)
-	kr := bundletest.Keyring(t)
+	fixture.SeedCatalog(t, st)
+	kr := fixture.Keyring(t)
 	key, err := publish.SigningKey(ctx, st, kr)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func newInfEnv(t *testing.T, db *bun.DB, opts ...infOptions) *infEnv {
 	e.signer, e.opts = key, o
 	e.refresh = &publish.Refresher{Compiler: &publish.Compiler{Store: st, Signer: key}, Plane: e.plane, Store: st}
 
-	e.org = bundletest.NewOrg(t, st, kr, "acme")
+	e.org = fixture.NewOrg(t, st, kr, "acme")
 	e.ws = e.org.Workspace("main")
 	e.owner = e.org.Member(auth.MembershipActive)
 	e.token, e.keyID = e.org.Key(e.ws, e.owner, nil)

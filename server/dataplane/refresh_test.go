@@ -9,8 +9,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/gw-gateway/gw/server/auth"
-	"github.com/gw-gateway/gw/server/bundle/bundletest"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/store/fixture"
 	"github.com/gw-gateway/gw/server/store/storetest"
 )
 
@@ -63,10 +63,10 @@ func TestRefreshAllServesTheHealthyAndForgetsTheDeleted(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		e := newEnv(t, db)
-		kr := bundletest.Keyring(t)
-		healthy, doomed := bundletest.NewOrg(t, e.st, kr, "healthy"), bundletest.NewOrg(t, e.st, kr, "doomed")
+		kr := fixture.Keyring(t)
+		healthy, doomed := fixture.NewOrg(t, e.st, kr, "healthy"), fixture.NewOrg(t, e.st, kr, "doomed")
 		var tokens []string
-		for _, o := range []*bundletest.Org{healthy, doomed} {
+		for _, o := range []*fixture.Org{healthy, doomed} {
 			ws := o.Workspace("main")
 			token, _ := o.Key(ws, o.Member(auth.MembershipActive), nil)
 			o.OrgCredential("openai")
@@ -79,7 +79,7 @@ func TestRefreshAllServesTheHealthyAndForgetsTheDeleted(t *testing.T) {
 
 		// A third organization whose stored policy no longer parses cannot
 		// be compiled; it must not keep the others from being served.
-		broken := bundletest.NewOrg(t, e.st, kr, "broken")
+		broken := fixture.NewOrg(t, e.st, kr, "broken")
 		brokenWS := broken.Workspace("main")
 		brokenToken, _ := broken.Key(brokenWS, broken.Member(auth.MembershipActive), nil)
 		now := store.Now()

@@ -9,6 +9,7 @@ import (
 	"github.com/gw-gateway/gw/server/bundle/bundletest"
 	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/store/fixture"
 	"github.com/gw-gateway/gw/server/store/storetest"
 )
 
@@ -22,12 +23,12 @@ import (
 func BenchmarkCompile(b *testing.B) {
 	ctx := context.Background()
 	st := store.New(storetest.Open(b, storetest.SQLite))
-	kr := bundletest.Keyring(b)
+	kr := fixture.Keyring(b)
 	syn, err := bundletest.NewSynthetic(1, bundletest.Benchmark)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := syn.Seed(ctx, st, kr); err != nil {
+	if err := fixture.SeedSynthetic(ctx, st, kr, syn); err != nil {
 		b.Fatal(err)
 	}
 	key, err := publish.SigningKey(ctx, st, kr)

@@ -14,11 +14,11 @@ import (
 
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/bundle"
-	"github.com/gw-gateway/gw/server/bundle/bundletest"
 	"github.com/gw-gateway/gw/server/catalogdb"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/store/fixture"
 	"github.com/gw-gateway/gw/server/store/storetest"
 )
 
@@ -32,20 +32,20 @@ type compileEnv struct {
 	st       *store.Store
 	compiler *publish.Compiler
 	pub      ed25519.PublicKey
-	org      *bundletest.Org
+	org      *fixture.Org
 }
 
 func newCompileEnv(t *testing.T, db *bun.DB) *compileEnv {
 	t.Helper()
-	st, kr := store.New(db), bundletest.Keyring(t)
-	bundletest.SeedCatalog(t, st)
+	st, kr := store.New(db), fixture.Keyring(t)
+	fixture.SeedCatalog(t, st)
 	key, err := publish.SigningKey(context.Background(), st, kr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &compileEnv{
 		st: st, compiler: &publish.Compiler{Store: st, Signer: key},
-		pub: key.Public().(ed25519.PublicKey), org: bundletest.NewOrg(t, st, kr, "acme"),
+		pub: key.Public().(ed25519.PublicKey), org: fixture.NewOrg(t, st, kr, "acme"),
 	}
 }
 
@@ -86,11 +86,11 @@ func TestCompileCarriesWhatTheDataPlaneNeeds(t *testing.T) {
 		enabled := o.Policy(ws, "openai only", true, wsPolicy)
 		o.Policy(ws, "disabled", false, denyAllRules)
 
-		platform := bundletest.PlatformCredential(t, e.st, o.KR, "anthropic")
+		platform := fixture.PlatformCredential(t, e.st, o.KR, "anthropic")
 		orgCred := o.OrgCredential("openai")
 		wsCred := o.WorkspaceCredential(other, "google")
 		// Another organization's credentials never reach this bundle.
-		stranger := bundletest.NewOrg(t, e.st, o.KR, "stranger")
+		stranger := fixture.NewOrg(t, e.st, o.KR, "stranger")
 		stranger.OrgCredential("openai")
 		stranger.WorkspaceCredential(stranger.Workspace("theirs"), "openai")
 

@@ -9,17 +9,17 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/gw-gateway/gw/server/bundle/bundletest"
 	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/store/fixture"
 	"github.com/gw-gateway/gw/server/store/storetest"
 )
 
 func TestSigningKeyIsCreatedOnceAndShared(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		st, kr := store.New(db), bundletest.Keyring(t)
+		st, kr := store.New(db), fixture.Keyring(t)
 
 		// Replicas starting together race to create the pair; all must
 		// end up signing with the one that was stored.
@@ -54,7 +54,7 @@ func TestSigningKeyIsCreatedOnceAndShared(t *testing.T) {
 		}
 
 		// Another instance key cannot open it, and says so.
-		if _, err := publish.SigningKey(ctx, st, bundletest.Keyring(t)); !errors.Is(err, secrets.ErrCannotOpen) {
+		if _, err := publish.SigningKey(ctx, st, fixture.Keyring(t)); !errors.Is(err, secrets.ErrCannotOpen) {
 			t.Fatalf("foreign keyring: got %v, want ErrCannotOpen", err)
 		}
 	})
