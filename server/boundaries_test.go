@@ -56,6 +56,13 @@ func TestImportBoundaries(t *testing.T) {
 			why: "the data plane serves from admitted bundles and never links the database",
 		},
 		{
+			from: []string{module + "/server/api", module + "/server/publish"},
+			forbidden: func(dep string) bool {
+				return dep == module+"/server/dataplane" || strings.HasPrefix(dep, module+"/server/dataplane/")
+			},
+			why: "the management API reaches the data plane in process only through playground.Runner and publish.Admitter",
+		},
+		{
 			from:      []string{module + "/client", module + "/tui", module + "/wire"},
 			forbidden: func(dep string) bool { return strings.HasPrefix(dep, module+"/server/") },
 			why:       "the client side links nothing of the server",

@@ -1,25 +1,13 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 
-	"github.com/google/uuid"
-
 	"github.com/gw-gateway/gw/server/auth"
-	"github.com/gw-gateway/gw/server/dataplane"
+	"github.com/gw-gateway/gw/server/playground"
 	"github.com/gw-gateway/gw/wire"
 )
-
-// Playground is the data plane running in this process, as the Workspace
-// Playground uses it: the routes authenticate and authorize the caller,
-// then hand the request to the data plane's own admission, run as the
-// caller (*dataplane.Plane implements it).
-type Playground interface {
-	PlaygroundModels(orgID, workspaceID uuid.UUID, c dataplane.Caller) ([]json.RawMessage, error)
-	ServePlayground(w http.ResponseWriter, r *http.Request, orgID, workspaceID uuid.UUID, c dataplane.Caller)
-}
 
 // errNoPlayground answers the playground routes of a server without a data
 // plane in process (role control-plane): the requests would have to be
@@ -44,8 +32,8 @@ func (s *Server) playgroundRoutes() []*Route {
 // caller is the principal a playground request runs as: its usage event
 // is attributed to the management key (none for a browser session) and
 // its user, whom selected_users policy targets match.
-func playgroundCaller(r *Request) dataplane.Caller {
-	c := dataplane.Caller{UserID: r.P.User.ID}
+func playgroundCaller(r *Request) playground.Caller {
+	c := playground.Caller{UserID: r.P.User.ID}
 	if k := r.P.Key; k != nil {
 		id := k.ID
 		c.ManagementKeyID = &id
@@ -58,7 +46,7 @@ func (s *Server) listPlaygroundModels(r *Request) (any, error) {
 		return nil, errNoPlayground
 	}
 	models, err := s.opts.Playground.PlaygroundModels(r.Org.ID, r.WS.ID, playgroundCaller(r))
-	if errors.Is(err, dataplane.ErrPlaygroundNotReady) {
+	if errors.Is(err, playground.ErrNotReady) {
 		return nil, errorf(http.StatusServiceUnavailable, "%v", err)
 	}
 	if err != nil {

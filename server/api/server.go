@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/catalogdb"
+	"github.com/gw-gateway/gw/server/playground"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/wire"
@@ -40,7 +41,7 @@ type Options struct {
 	Bundles BundleRefresher
 	// Playground is the data plane in process (role all), which the
 	// Workspace Playground runs on; nil answers its routes 503.
-	Playground Playground
+	Playground playground.Runner
 }
 
 // BundleRefresher recompiles an organization's bundle and hands it to the

@@ -102,3 +102,11 @@ func decodeBody(data []byte) (*Body, error) {
 	}
 	return body, nil
 }
+
+// ErrStale is a data plane's refusal of a bundle not newer than the one
+// admitted for its organization; the admitted bundle stays in force.
+var ErrStale = errors.New("bundle is not newer than the admitted one")
+
+// ErrForgotten is a data plane's refusal of a bundle of an organization it
+// was told is deleted.
+var ErrForgotten = errors.New("organization was deleted")

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/playground"
 	"github.com/gw-gateway/gw/server/providers"
 )
 
@@ -60,13 +61,9 @@ type streamOut interface {
 	fail(model string, f *providers.Error) error
 }
 
-// Caller is the management principal a playground request runs as: the
-// usage event is attributed to the management key (if the caller used
-// one) and to the user.
-type Caller struct {
-	UserID          uuid.UUID
-	ManagementKeyID *uuid.UUID
-}
+// Caller is the management principal a playground request runs as
+// (package playground, which the management API shares).
+type Caller = playground.Caller
 
 // maxRequestIDLen is the longest caller request id kept (the usage
 // ingest's bound).

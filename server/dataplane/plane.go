@@ -108,13 +108,12 @@ type Plane struct {
 	rateLeases *rateLeases
 }
 
-// ErrStale is returned for a bundle not newer than the one admitted for its
-// organization. The admitted bundle stays in force.
-var ErrStale = errors.New("bundle is not newer than the admitted one")
-
-// ErrForgotten is returned for a bundle of an organization the plane was
-// told is deleted.
-var ErrForgotten = errors.New("organization was deleted")
+// ErrStale and ErrForgotten are the admission refusals that leave the
+// plane as it was (package bundle, which admitters share).
+var (
+	ErrStale     = bundle.ErrStale
+	ErrForgotten = bundle.ErrForgotten
+)
 
 // NewPlane returns a plane that admits bundles signed by pub (nil: none
 // until SetSigningKey). It answers 503 to every request until MarkReady.

@@ -2,7 +2,7 @@ package dataplane
 
 import (
 	"encoding/json"
-	"errors"
+	"github.com/gw-gateway/gw/server/playground"
 	"net/http"
 	"slices"
 	"sync"
@@ -105,10 +105,6 @@ var errPlaygroundNotReady = errorResponse(http.StatusServiceUnavailable, apiErro
 	Type:    typeServer, Code: ref("bundle_not_ready"),
 }, headerField{"Retry-After", []string{"1"}})
 
-// ErrPlaygroundNotReady is PlaygroundModels' error for a workspace the
-// plane has no bundle for (yet).
-var ErrPlaygroundNotReady = errors.New("the data plane has not loaded this workspace's configuration yet; retry shortly")
-
 // playgroundKey finds the caller's key and view, or the refusal.
 func (p *Plane) playgroundKey(orgID, ws uuid.UUID, c Caller) (*inferenceKey, *modelView, *response) {
 	if !p.ready.Load() {
@@ -132,7 +128,7 @@ func (p *Plane) playgroundKey(orgID, ws uuid.UUID, c Caller) (*inferenceKey, *mo
 func (p *Plane) PlaygroundModels(orgID, workspaceID uuid.UUID, c Caller) ([]json.RawMessage, error) {
 	key, view, refusal := p.playgroundKey(orgID, workspaceID, c)
 	if refusal != nil {
-		return nil, ErrPlaygroundNotReady
+		return nil, playground.ErrNotReady
 	}
 	out := []json.RawMessage{}
 	for _, m := range p.state.Load().orgs[orgID].playground.models {

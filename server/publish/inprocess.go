@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/bundle"
-	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/store"
 )
 
@@ -17,8 +16,19 @@ import (
 // bundle and admits it, without HTTP.
 type Refresher struct {
 	Compiler *Compiler
-	Plane    *dataplane.Plane
+	Plane    Admitter
 	Store    *store.Store
+}
+
+// Admitter is the data plane as the control plane feeds it bundles
+// (*dataplane.Plane): an interface, so that what links publish (the
+// management API) does not link the data plane.
+type Admitter interface {
+	Admit(s bundle.Signed) error
+	AdmitAll(bundles []bundle.Signed) error
+	Forget(orgID uuid.UUID)
+	Versions() map[uuid.UUID]int64
+	MarkReady()
 }
 
 // Refresh recompiles orgID's bundle and admits it, or forgets the
@@ -33,7 +43,7 @@ func (r *Refresher) Refresh(ctx context.Context, orgID uuid.UUID) error {
 	case err != nil:
 		return err
 	}
-	if err := r.Plane.Admit(*s); err != nil && !errors.Is(err, dataplane.ErrStale) && !errors.Is(err, dataplane.ErrForgotten) {
+	if err := r.Plane.Admit(*s); err != nil && !errors.Is(err, bundle.ErrStale) && !errors.Is(err, bundle.ErrForgotten) {
 		return err
 	}
 	return nil
@@ -92,7 +102,7 @@ func withoutStale(err error) []error {
 	}
 	var out []error
 	for _, e := range all {
-		if !errors.Is(e, dataplane.ErrStale) && !errors.Is(e, dataplane.ErrForgotten) {
+		if !errors.Is(e, bundle.ErrStale) && !errors.Is(e, bundle.ErrForgotten) {
 			out = append(out, e)
 		}
 	}
