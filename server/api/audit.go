@@ -21,7 +21,9 @@ func (r *Request) actor() backend.Actor {
 	if r.P.Key != nil {
 		keyID = &r.P.Key.ID
 	}
-	return backend.User(r.P.User.ID, r.P.User.ServiceAccount, keyID, r.ID)
+	a := backend.User(r.P.User.ID, r.P.User.ServiceAccount, keyID, r.ID)
+	a.Rights = r.Rights
+	return a
 }
 
 // audit records e in the same transaction as the mutation it describes.

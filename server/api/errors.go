@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
@@ -47,7 +48,10 @@ func writeError(w http.ResponseWriter, log *slog.Logger, requestID string, err e
 		return
 	}
 	var ae *Error
+	var be *backend.Error
 	switch {
+	case errors.As(err, &be):
+		writeJSON(w, domainStatus[be.Kind], wire.ErrorDetail{Detail: be.Detail})
 	case errors.As(err, &ae):
 		if ae.Status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="gw"`)
@@ -67,6 +71,14 @@ func writeError(w http.ResponseWriter, log *slog.Logger, requestID string, err e
 		log.Error("request failed", "request_id", requestID, "error", err)
 		writeJSON(w, http.StatusInternalServerError, wire.ErrorDetail{Detail: "internal server error (request id " + requestID + ")"})
 	}
+}
+
+// domainStatus is the status of each kind of refusal the service layer
+// (server/backend) returns.
+var domainStatus = map[backend.Kind]int{
+	backend.NotFound:  http.StatusNotFound,
+	backend.Conflict:  http.StatusConflict,
+	backend.Forbidden: http.StatusForbidden,
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

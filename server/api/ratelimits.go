@@ -3,6 +3,8 @@ package api
 import (
 	"fmt"
 
+	"github.com/gw-gateway/gw/server/backend"
+
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
@@ -95,6 +97,4 @@ func toRateLimits(l store.RateLimits) *wire.RateLimits {
 }
 
 // rateLimitsDetail is limits as an audit event records them.
-func rateLimitsDetail(l store.RateLimits) map[string]any {
-	return map[string]any{"requests_per_minute": l.RPM, "tokens_per_minute": l.TPM}
-}
+func rateLimitsDetail(l store.RateLimits) map[string]any { return backend.RateLimitsDetail(l) }

@@ -1,12 +1,10 @@
 package api
 
 import (
-	"errors"
-	"net/http"
-
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
@@ -48,32 +46,16 @@ func (s *Server) workspaceRoutes() []*Route {
 }
 
 func (s *Server) createWorkspace(r *Request) (any, error) {
-	var name string
-	var slug *string
+	in := backend.WorkspaceCreate{OrgID: r.Org.ID}
 	if err := r.body(func(o *validate.Object) {
-		name = requiredString(o, "name", nameRule)
-		slug = readSlug(o)
+		in.Name = requiredString(o, "name", nameRule)
+		in.Slug = readSlug(o)
 	}); err != nil {
 		return nil, err
 	}
-	now := store.Now()
-	ws := &store.Workspace{ID: uuid.New(), OrgID: r.Org.ID, Name: name, CreatedAt: now, UpdatedAt: now}
-	err := retryDerivedSlug(slug, func() error {
-		return s.store.InTx(r.ctx, func(tx *store.Store) error {
-			var err error
-			ws.Slug, err = pickSlug(slug, slugify(name, "workspace"), func(s string) (bool, error) { return tx.WorkspaceSlugTaken(r.ctx, r.Org.ID, s) })
-			if err != nil {
-				return err
-			}
-			if err := tx.CreateWorkspace(r.ctx, ws); err != nil {
-				return err
-			}
-			return r.audit(tx, auditEntry{Action: "workspace.created", TargetType: "workspace", TargetID: ws.ID.String(),
-				WorkspaceID: &ws.ID, Details: map[string]any{"name": ws.Name, "slug": ws.Slug}})
-		})
-	})
+	ws, err := backend.CreateWorkspace(r.ctx, s.store, r.actor(), in)
 	if err != nil {
-		return nil, slugConflict(err, ws.Slug)
+		return nil, err
 	}
 	return toWorkspace(ws), nil
 }
@@ -117,52 +99,24 @@ func (s *Server) getWorkspace(r *Request) (any, error) {
 }
 
 func (s *Server) updateWorkspace(r *Request) (any, error) {
-	ws := *r.WS
-	var name, slug *string
-	var limitsIn rateLimitsInput
+	var in backend.WorkspaceUpdate
 	if err := r.body(func(o *validate.Object) {
-		name = optionalString(o, "name", nameRule)
-		slug = readSlug(o)
-		limitsIn = readRateLimits(o)
+		in.Name = optionalString(o, "name", nameRule)
+		in.Slug = readSlug(o)
+		in.Limits = readRateLimits(o).onto
 	}); err != nil {
 		return nil, err
 	}
-	before := map[string]any{"name": ws.Name, "slug": ws.Slug, "rate_limits": rateLimitsDetail(ws.RateLimits)}
-	if name != nil {
-		ws.Name = *name
-	}
-	if slug != nil {
-		ws.Slug = *slug
-	}
-	// Lowering a workspace's limits below its keys' own is allowed: the
-	// keys keep their records and the lower of the two applies
-	// (publish computes each key's effective limits; docs/rate-limits.md).
-	ws.RateLimits = limitsIn.onto(ws.RateLimits)
-	ws.UpdatedAt = store.Now()
-	details := map[string]any{"before": before,
-		"after": map[string]any{"name": ws.Name, "slug": ws.Slug, "rate_limits": rateLimitsDetail(ws.RateLimits)}}
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		if err := tx.UpdateWorkspace(r.ctx, &ws); err != nil {
-			return slugConflict(err, ws.Slug)
-		}
-		return r.audit(tx, auditEntry{Action: "workspace.updated", TargetType: "workspace", TargetID: ws.ID.String(), Details: details})
-	})
+	ws, err := backend.UpdateWorkspace(r.ctx, s.store, r.actor(), *r.WS, in)
 	if err != nil {
 		return nil, err
 	}
-	return toWorkspace(&ws), nil
+	return toWorkspace(ws), nil
 }
 
 func (s *Server) deleteWorkspace(r *Request) (any, error) {
 	now := store.Now()
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		if err := tx.DeleteWorkspace(r.ctx, r.WS.ID); err != nil {
-			return err
-		}
-		return r.audit(tx, auditEntry{Action: "workspace.deleted", TargetType: "workspace", TargetID: r.WS.ID.String(),
-			Details: map[string]any{"name": r.WS.Name, "slug": r.WS.Slug}})
-	})
-	if err != nil {
+	if err := backend.DeleteWorkspace(r.ctx, s.store, r.actor(), r.WS); err != nil {
 		return nil, err
 	}
 	return wire.Deleted{ID: r.WS.ID, DeletedAt: now}, nil
@@ -208,33 +162,7 @@ func (s *Server) addWorkspaceMember(r *Request) (any, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := mayGrant(r, auth.WorkspaceRoleRights(role)); err != nil {
-		return nil, err
-	}
-	var row *store.WorkspaceMemberRow
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		m, err := tx.GetMembership(r.ctx, r.Org.ID, userID)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status != auth.MembershipActive) {
-			return errorf(http.StatusNotFound, "user %s is not an active member of the organization", userID)
-		}
-		if err != nil {
-			return err
-		}
-		u, err := tx.GetUser(r.ctx, userID)
-		if err != nil {
-			return err
-		}
-		now := store.Now()
-		wm := store.WorkspaceMember{WorkspaceID: r.WS.ID, UserID: userID, Role: role, CreatedAt: now, UpdatedAt: now}
-		if err := tx.AddWorkspaceMember(r.ctx, &wm); errors.Is(err, store.ErrConflict) {
-			return errorf(http.StatusConflict, "user %s is already a member of the workspace", userID)
-		} else if err != nil {
-			return err
-		}
-		row = &store.WorkspaceMemberRow{WorkspaceMember: wm, Email: u.Email, Name: u.Name}
-		return r.audit(tx, auditEntry{Action: "workspace_member.added", TargetType: "user", TargetID: userID.String(),
-			Details: map[string]any{"role": role}})
-	})
+	row, err := backend.AddWorkspaceMember(r.ctx, s.store, r.actor(), r.WS, userID, role)
 	if err != nil {
 		return nil, err
 	}
@@ -252,40 +180,11 @@ func (s *Server) updateWorkspaceMember(r *Request) (any, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := mayGrant(r, auth.WorkspaceRoleRights(role)); err != nil {
+	row, err := backend.UpdateWorkspaceMember(r.ctx, s.store, r.actor(), r.WS, userID, role)
+	if err != nil {
 		return nil, err
 	}
-	var out wire.WorkspaceMember
-	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
-		if current, err := tx.GetWorkspaceMember(r.ctx, r.WS.ID, userID); err == nil {
-			if err := mayGrant(r, auth.WorkspaceRoleRights(current.Role)); err != nil {
-				return err
-			}
-		}
-		if err := tx.UpdateWorkspaceMember(r.ctx, r.WS.ID, userID, role, store.Now()); errors.Is(err, store.ErrNotFound) {
-			return errorf(http.StatusNotFound, "user %s is not a member of the workspace", userID)
-		} else if err != nil {
-			return err
-		}
-		if out, err = s.workspaceMember(tx, r, userID); err != nil {
-			return err
-		}
-		return r.audit(tx, auditEntry{Action: "workspace_member.updated", TargetType: "user", TargetID: userID.String(),
-			Details: map[string]any{"role": role}})
-	})
-	return out, err
-}
-
-func (s *Server) workspaceMember(tx *store.Store, r *Request, userID uuid.UUID) (wire.WorkspaceMember, error) {
-	wm, err := tx.GetWorkspaceMember(r.ctx, r.WS.ID, userID)
-	if err != nil {
-		return wire.WorkspaceMember{}, err
-	}
-	u, err := tx.GetUser(r.ctx, userID)
-	if err != nil {
-		return wire.WorkspaceMember{}, err
-	}
-	return toWorkspaceMember(&store.WorkspaceMemberRow{WorkspaceMember: *wm, Email: u.Email, Name: u.Name}), nil
+	return toWorkspaceMember(row), nil
 }
 
 func (s *Server) removeWorkspaceMember(r *Request) (any, error) {
@@ -293,20 +192,9 @@ func (s *Server) removeWorkspaceMember(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out wire.WorkspaceMember
-	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
-		if out, err = s.workspaceMember(tx, r, userID); errors.Is(err, store.ErrNotFound) {
-			return errorf(http.StatusNotFound, "user %s is not a member of the workspace", userID)
-		} else if err != nil {
-			return err
-		}
-		if err := mayGrant(r, auth.WorkspaceRoleRights(out.Role)); err != nil {
-			return err
-		}
-		if err := tx.DeleteWorkspaceMember(r.ctx, r.WS.ID, userID); err != nil {
-			return err
-		}
-		return r.audit(tx, auditEntry{Action: "workspace_member.removed", TargetType: "user", TargetID: userID.String()})
-	})
-	return out, err
+	row, err := backend.RemoveWorkspaceMember(r.ctx, s.store, r.actor(), r.WS, userID)
+	if err != nil {
+		return nil, err
+	}
+	return toWorkspaceMember(row), nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/store"
 )
 
@@ -25,6 +26,10 @@ type Actor struct {
 	// RequestID ties the entry to a request, or names the operator
 	// command for a system actor.
 	RequestID string
+	// Rights are the actor's effective permissions where it acts (key
+	// ceiling ∩ role rights), which bound what it may grant (MayGrant);
+	// a system actor has no limit.
+	Rights auth.Set
 }
 
 // System is an operator command acting without a principal.
