@@ -2,12 +2,12 @@ package api
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
@@ -52,73 +52,18 @@ func (s *Server) organizationRoutes() []*Route {
 }
 
 func (s *Server) createOrganization(r *Request) (any, error) {
-	var name string
-	var slug *string
+	var in backend.OrganizationCreate
 	if err := r.body(func(o *validate.Object) {
-		name = requiredString(o, "name", nameRule)
-		slug = readSlug(o)
+		in.Name = requiredString(o, "name", nameRule)
+		in.Slug = readSlug(o)
 	}); err != nil {
 		return nil, err
 	}
-	now := store.Now()
-	org := &store.Organization{ID: uuid.New(), Name: name, CreatedAt: now, UpdatedAt: now}
-	err := retryDerivedSlug(slug, func() error {
-		return s.store.InTx(r.ctx, func(tx *store.Store) error {
-			var err error
-			org.Slug, err = pickSlug(slug, slugify(name, "org"), func(s string) (bool, error) { return tx.OrganizationSlugTaken(r.ctx, s) })
-			if err != nil {
-				return err
-			}
-			if err := tx.CreateOrganization(r.ctx, org); err != nil {
-				return err
-			}
-			return r.audit(tx, auditEntry{Action: "organization.created", TargetType: "organization", TargetID: org.ID.String(),
-				OrgID: &org.ID, Details: map[string]any{"name": org.Name, "slug": org.Slug}})
-		})
-	})
+	org, err := backend.CreateOrganization(r.ctx, s.store, r.actor(), in)
 	if err != nil {
-		return nil, slugConflict(err, org.Slug)
+		return nil, err
 	}
 	return toOrganization(org), nil
-}
-
-// pickSlug returns the caller's slug, or derives a free one from the name
-// (acme, acme-2, …). Lookups come first because a failed insert would abort
-// a PostgreSQL transaction; a race that still clashes surfaces as a 409.
-func pickSlug(given *string, derived string, taken func(string) (bool, error)) (string, error) {
-	if given != nil {
-		return *given, nil
-	}
-	for i := 1; i <= 50; i++ {
-		slug := derived
-		if i > 1 {
-			slug = fmt.Sprintf("%s-%d", derived, i)
-		}
-		t, err := taken(slug)
-		if err != nil || !t {
-			return slug, err
-		}
-	}
-	return "", errorf(http.StatusConflict, "could not derive a free slug from the name; give one explicitly")
-}
-
-// retryDerivedSlug reruns a create whose derived slug was taken by a
-// concurrent create between the lookup and the insert (on PostgreSQL the
-// failed insert aborts the transaction, so the whole transaction reruns).
-// A slug the caller chose is never retried: its clash is the caller's 409.
-func retryDerivedSlug(given *string, create func() error) error {
-	err := create()
-	for attempt := 0; given == nil && errors.Is(err, store.ErrConflict) && attempt < 10; attempt++ {
-		err = create()
-	}
-	return err
-}
-
-func slugConflict(err error, slug string) error {
-	if errors.Is(err, store.ErrConflict) {
-		return errorf(http.StatusConflict, "slug %q is already taken", slug)
-	}
-	return err
 }
 
 func (s *Server) listAllOrganizations(r *Request) (any, error) {
@@ -206,55 +151,31 @@ func (s *Server) getOrganization(r *Request) (any, error) {
 	return toOrganization(r.Org), nil
 }
 
-// readRename reads a {name?, slug?} body into name and slug and returns
-// the before/after details for the audit event.
-func (r *Request) readRename(name, slug *string) (map[string]any, error) {
-	var newName, newSlug *string
-	if err := r.body(func(o *validate.Object) {
-		newName = optionalString(o, "name", nameRule)
-		newSlug = readSlug(o)
-	}); err != nil {
-		return nil, err
-	}
-	before := map[string]any{"name": *name, "slug": *slug}
-	if newName != nil {
-		*name = *newName
-	}
-	if newSlug != nil {
-		*slug = *newSlug
-	}
-	return map[string]any{"before": before, "after": map[string]any{"name": *name, "slug": *slug}}, nil
+// readRename reads a {name?, slug?} body.
+func (r *Request) readRename() (backend.Rename, error) {
+	var in backend.Rename
+	err := r.body(func(o *validate.Object) {
+		in.Name = optionalString(o, "name", nameRule)
+		in.Slug = readSlug(o)
+	})
+	return in, err
 }
 
 func (s *Server) updateOrganization(r *Request) (any, error) {
-	org := *r.Org
-	details, err := r.readRename(&org.Name, &org.Slug)
+	in, err := r.readRename()
 	if err != nil {
 		return nil, err
 	}
-	org.UpdatedAt = store.Now()
-	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
-		if err := tx.UpdateOrganization(r.ctx, &org); err != nil {
-			return slugConflict(err, org.Slug)
-		}
-		return r.audit(tx, auditEntry{Action: "organization.updated", TargetType: "organization", TargetID: org.ID.String(), Details: details})
-	})
+	org, err := backend.UpdateOrganization(r.ctx, s.store, r.actor(), *r.Org, in)
 	if err != nil {
 		return nil, err
 	}
-	return toOrganization(&org), nil
+	return toOrganization(org), nil
 }
 
 func (s *Server) deleteOrganization(r *Request) (any, error) {
 	now := store.Now()
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		if err := tx.DeleteOrganization(r.ctx, r.Org.ID); err != nil {
-			return err
-		}
-		return r.audit(tx, auditEntry{Action: "organization.deleted", TargetType: "organization", TargetID: r.Org.ID.String(),
-			Details: map[string]any{"name": r.Org.Name, "slug": r.Org.Slug}})
-	})
-	if err != nil {
+	if err := backend.DeleteOrganization(r.ctx, s.store, r.actor(), r.Org); err != nil {
 		return nil, err
 	}
 	return wire.Deleted{ID: r.Org.ID, DeletedAt: now}, nil
