@@ -217,29 +217,38 @@ func checkMetering(e wire.UsageEventIn, add func(field, typ, msg string, input a
 			add(part.field, "less_than_equal", "Input should be less than or equal to "+part.of+", of which it is a part", part.n)
 		}
 	}
-	p := e.Provenance
-	if p == nil {
+	if p := e.Provenance; p != nil {
+		at := func(sub []any, typ, msg string, input any) { addSub("provenance", sub, typ, msg, input) }
+		if p.BundleVersion < 0 {
+			at([]any{"bundle_version"}, "greater_than_equal", "Input should be greater than or equal to 0", p.BundleVersion)
+		}
+		checkPrices(p.Prices, at)
+		checkRules(p.Policies, at)
+		checkBudgets(p.Budgets, at)
+	}
+}
+
+// provenanceProblem reports one problem at a path inside a provenance.
+type provenanceProblem func(sub []any, typ, msg string, input any)
+
+func checkPrices(pr *wire.UsagePrices, at provenanceProblem) {
+	if pr == nil {
 		return
 	}
-	at := func(sub []any, typ, msg string, input any) { addSub("provenance", sub, typ, msg, input) }
-	if p.BundleVersion < 0 {
-		at([]any{"bundle_version"}, "greater_than_equal", "Input should be greater than or equal to 0", p.BundleVersion)
-	}
-	if pr := p.Prices; pr != nil {
-		for name, v := range map[string]string{"input_per_mtok": pr.InputPerMTok, "output_per_mtok": pr.OutputPerMTok,
-			"cache_read_per_mtok": pr.CacheReadPerMTok, "cache_write_per_mtok": pr.CacheWritePerMTok, "cache_write_1h_per_mtok": pr.CacheWrite1hPerMTok} {
-			if !catalog.ValidPrice(v) {
-				at([]any{"prices", name}, "string_pattern_mismatch", "String should match pattern '"+catalog.DecimalPattern+"'", v)
-			}
+	for name, v := range map[string]string{"input_per_mtok": pr.InputPerMTok, "output_per_mtok": pr.OutputPerMTok,
+		"cache_read_per_mtok": pr.CacheReadPerMTok, "cache_write_per_mtok": pr.CacheWritePerMTok, "cache_write_1h_per_mtok": pr.CacheWrite1hPerMTok} {
+		if !catalog.ValidPrice(v) {
+			at([]any{"prices", name}, "string_pattern_mismatch", "String should match pattern '"+catalog.DecimalPattern+"'", v)
 		}
 	}
-	if len(p.Policies) > maxProvenanceItems {
-		at([]any{"policies"}, "too_long", fmt.Sprintf("List should have at most %d items", maxProvenanceItems), len(p.Policies))
+}
+
+func checkRules(rules []wire.UsagePolicy, at provenanceProblem) {
+	if len(rules) > maxProvenanceItems {
+		at([]any{"policies"}, "too_long", fmt.Sprintf("List should have at most %d items", maxProvenanceItems), len(rules))
 	}
-	for i, r := range p.Policies {
-		if len([]rune(r.PolicyName)) > maxProvenanceName {
-			at([]any{"policies", i, "policy_name"}, "string_too_long", fmt.Sprintf("String should have at most %d characters", maxProvenanceName), r.PolicyName)
-		}
+	for i, r := range rules {
+		checkPolicyName(r.PolicyName, []any{"policies", i, "policy_name"}, at)
 		if r.RuleIndex < 0 {
 			at([]any{"policies", i, "rule_index"}, "greater_than_equal", "Input should be greater than or equal to 0", r.RuleIndex)
 		}
@@ -249,13 +258,14 @@ func checkMetering(e wire.UsageEventIn, add func(field, typ, msg string, input a
 			}
 		}
 	}
-	if len(p.Budgets) > maxProvenanceItems {
-		at([]any{"budgets"}, "too_long", fmt.Sprintf("List should have at most %d items", maxProvenanceItems), len(p.Budgets))
+}
+
+func checkBudgets(budgets []wire.UsageBudget, at provenanceProblem) {
+	if len(budgets) > maxProvenanceItems {
+		at([]any{"budgets"}, "too_long", fmt.Sprintf("List should have at most %d items", maxProvenanceItems), len(budgets))
 	}
-	for i, b := range p.Budgets {
-		if len([]rune(b.PolicyName)) > maxProvenanceName {
-			at([]any{"budgets", i, "policy_name"}, "string_too_long", fmt.Sprintf("String should have at most %d characters", maxProvenanceName), b.PolicyName)
-		}
+	for i, b := range budgets {
+		checkPolicyName(b.PolicyName, []any{"budgets", i, "policy_name"}, at)
 		if n := len(b.Counter); n < 1 || n > maxProvenanceName || strings.ContainsFunc(b.Counter, unicode.IsControl) {
 			at([]any{"budgets", i, "counter"}, "value_error", "Value error, a counter is 1 to 200 characters without control characters", b.Counter)
 		}
@@ -268,6 +278,12 @@ func checkMetering(e wire.UsageEventIn, add func(field, typ, msg string, input a
 		if !catalog.ValidPrice(b.AmountUSD) {
 			at([]any{"budgets", i, "amount_usd"}, "string_pattern_mismatch", "String should match pattern '"+catalog.DecimalPattern+"'", b.AmountUSD)
 		}
+	}
+}
+
+func checkPolicyName(name string, sub []any, at provenanceProblem) {
+	if len([]rune(name)) > maxProvenanceName {
+		at(sub, "string_too_long", fmt.Sprintf("String should have at most %d characters", maxProvenanceName), name)
 	}
 }
 
