@@ -22,21 +22,26 @@ import (
 )
 
 // The budget run's numbers. Every request has the same body, so the same
-// cost bound; the fake upstream bills every one the same tokens.
+// cost bound; the fake upstream bills every one the same tokens: about what
+// a real tokenizer makes of the prompt's 1,000 bytes of English.
 const (
 	budgetAmount   = "0.1"
 	budgetCallers  = 50 // per data plane
 	budgetPerCall  = 40 // requests at most per caller and phase
 	budgetRunLimit = 20 * time.Second
-	budgetBody     = `{"model":"openai/gpt-4o-mini","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`
 	// gpt-4o-mini: $0.15 and $0.60 per million input and output tokens,
 	// 150 and 600 nano-dollars a token.
-	budgetIn, budgetOut = 1000, 10
+	budgetIn, budgetOut = 250, 10
 	budgetCost          = budgetIn*150 + budgetOut*600
-	// The data plane's bound (docs/budgets.md): body bytes + 2,000 input
-	// tokens at the dearest input price, max_tokens at the output price,
-	// one nano-dollar of rounding.
-	budgetBound = (int64(len(budgetBody))+2000)*150 + 10*600 + 1
+)
+
+var (
+	budgetBody = `{"model":"openai/gpt-4o-mini","max_tokens":10,"messages":[{"role":"user","content":"` +
+		strings.Repeat("Tell me more. ", 72)[:1000] + `"}]}`
+	// The data plane's bound (docs/budgets.md): the body's bytes at the
+	// input price, max_tokens at the output price, one nano-dollar of
+	// rounding.
+	budgetBound = int64(len(budgetBody))*150 + budgetOut*600 + 1
 )
 
 // TestBudgetAcrossDataPlanes holds one shared budget across a control plane

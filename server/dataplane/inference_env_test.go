@@ -101,6 +101,7 @@ func newInfEnv(t *testing.T, db *bun.DB, opts ...infOptions) *infEnv {
 
 	e.srv = httptest.NewServer(e.plane)
 	t.Cleanup(e.srv.Close)
+	syncLoop(t, e.plane)
 	t.Cleanup(func() {
 		for _, s := range e.secrets {
 			if strings.Contains(e.log.String(), s) {
@@ -125,7 +126,29 @@ func (e *infEnv) anotherPlane(t *testing.T) *httptest.Server {
 	}
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
+	syncLoop(t, p)
 	return srv
+}
+
+// syncLoop reports the plane's budget spend and gives back what it holds
+// beyond its keep, as gw serve does every 2 s, until the test ends.
+func syncLoop(t *testing.T, p *dataplane.Plane) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				_ = p.SyncBudgets(ctx)
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
 }
 
 // credential stores a provider credential with its own base URL, sealed
