@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gw-gateway/gw/server/auth"
@@ -48,9 +47,6 @@ func (s *Server) leaseBudgets(r *Request) (any, error) {
 			in.DataPlaneID, _ = validate.String(v, o.Loc().With("data_plane_id"), heartbeatIDRule, o.Errors())
 		}
 		in.Holder = requiredString(o, "holder", counterRule)
-		if in.DataPlaneID != "" && in.Holder != "" && in.Holder != in.DataPlaneID && !strings.HasPrefix(in.Holder, in.DataPlaneID+"#") {
-			o.Errors().Add(o.Loc().With("holder"), "value_error", "holder must be the data_plane_id, or it followed by '#' and a suffix", in.Holder, nil)
-		}
 		v, ok := o.Require("asks")
 		if !ok {
 			return

@@ -40,6 +40,8 @@ type Leases struct {
 type Refused struct {
 	Forbidden bool
 	Detail    string
+	// reason is what the audit log records.
+	reason string
 }
 
 func (e *Refused) Error() string { return e.Detail }
@@ -78,13 +80,16 @@ func (l *Leases) LeaseForDataPlane(ctx context.Context, caller DataPlaneCaller, 
 	var refusal *Refused
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		refusal = &Refused{Forbidden: true, Detail: fmt.Sprintf("data plane %q has not asked to be enrolled", caller.ID)}
+		refusal = &Refused{Forbidden: true, reason: "unknown_data_plane", Detail: fmt.Sprintf("data plane %q has not asked to be enrolled", caller.ID)}
 	case err != nil:
 		return nil, fmt.Errorf("read enrollment of %s: %w", caller.ID, err)
 	case e.KeyID == nil || *e.KeyID != caller.KeyID:
-		refusal = &Refused{Forbidden: true, Detail: fmt.Sprintf("data plane %q is enrolled with another management key", caller.ID)}
+		refusal = &Refused{Forbidden: true, reason: "other_key", Detail: fmt.Sprintf("data plane %q is enrolled with another management key", caller.ID)}
 	case e.Status != store.EnrollmentApproved:
-		refusal = &Refused{Forbidden: true, Detail: fmt.Sprintf("data plane %q is not enrolled (its enrollment is %s)", caller.ID, e.Status)}
+		refusal = &Refused{Forbidden: true, reason: "not_approved", Detail: fmt.Sprintf("data plane %q is not enrolled (its enrollment is %s)", caller.ID, e.Status)}
+	case !HolderOf(caller.ID, req.Holder):
+		refusal = &Refused{Forbidden: true, reason: "foreign_holder", Detail: fmt.Sprintf("holder %q is not data plane %q's: its holders are its id, or its id followed by '#' and a suffix",
+			req.Holder, caller.ID)}
 	}
 	if refusal != nil {
 		return nil, l.refuse(ctx, caller, nil, refusal, req.Asks)
@@ -100,17 +105,23 @@ func (l *Leases) LeaseForDataPlane(ctx context.Context, caller DataPlaneCaller, 
 	return grants, nil
 }
 
+// HolderOf says whether holder is one of the data plane's: its id, or its
+// id and a suffix after '#', so one data plane's processes never touch
+// another data plane's leases.
+func HolderOf(dataPlaneID, holder string) bool {
+	return holder == dataPlaneID || strings.HasPrefix(holder, dataPlaneID+"#")
+}
+
 // refuse audits a refused lease request and returns the refusal. The
 // entry goes to the organization the refused counter belongs to, when it
 // exists, so that organization's admins see who reached for its budget.
 func (l *Leases) refuse(ctx context.Context, caller DataPlaneCaller, miss *unresolved, refusal *Refused, asks []wire.BudgetLeaseAsk) error {
 	details := map[string]any{"data_plane_id": caller.ID, "asks": len(asks), "detail": refusal.Detail}
 	entry := backend.AuditEntry{Action: "data_plane.budget_lease_refused", TargetType: "data_plane", TargetID: caller.ID, Details: details}
+	details["reason"] = refusal.reason
 	if miss != nil {
 		details["counter"], details["reason"] = miss.counter, miss.reason
 		entry.OrgID = miss.orgID
-	} else {
-		details["reason"] = "not_enrolled_data_plane"
 	}
 	err := l.Store.InTx(ctx, func(tx *store.Store) error { return backend.Audit(ctx, tx, caller.Actor, entry) })
 	if err != nil {
