@@ -21,13 +21,14 @@ import (
 //
 // It is an append-only file of lines, one per change of a counter, each
 // the counter's whole state; the last line of a counter's period is its
-// state. Each change is one write(2) and no fsync: a killed process's
-// writes are in the page cache, which the next process reads. (A machine
-// that loses power loses the cache too; its data plane comes back with a
-// journal that may miss its last changes, which is the one case a
-// restarted data plane could spend what it already had: run data planes
-// whose state dir survives only with the machine, or on storage that
-// keeps what was written.) The file is rewritten, compacted, at start and
+// state. Each change is written before the ledger acts on it (a
+// reservation before its request goes upstream, a give-back before it is
+// sent), with one write(2) and no fsync: a killed process's writes are in
+// the page cache, which the next process reads. (A machine that loses
+// power loses the cache too, and may come back with a journal that misses
+// changes, the one case a restarted data plane could spend what it
+// already had: treat a power loss as a lost state dir, see
+// docs/budgets.md.) The file is rewritten, compacted, at start and
 // whenever it has grown well past its live state.
 //
 // One process per journal: a second process on the same state dir would
@@ -126,9 +127,10 @@ func (j *BudgetJournal) States() []spend.CounterState {
 // Holder is the name this data plane's ledger leases under.
 func (j *BudgetJournal) Holder() string { return j.holder }
 
-// Record appends changed counters (spend.Journal). A failed write makes
-// the journal unusable: it is removed, so the next process starts under a
-// new holder rather than from a journal that misses spend.
+// Record appends changed counters (spend.Journal), one write(2) for the
+// change. A failed write makes the journal unusable: it is removed, so the
+// next process starts under a new holder rather than from a journal that
+// misses spend.
 func (j *BudgetJournal) Record(states []spend.CounterState) {
 	j.mu.Lock()
 	defer j.mu.Unlock()

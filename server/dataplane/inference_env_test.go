@@ -131,8 +131,9 @@ func (e *infEnv) anotherPlane(t *testing.T) *httptest.Server {
 }
 
 // syncLoop reports the plane's budget spend and gives back what it holds
-// beyond its keep, as gw serve does every 2 s, until the test ends.
-func syncLoop(t *testing.T, p *dataplane.Plane) {
+// beyond its keep, as gw serve does every 2 s, until the test ends or the
+// returned func is called.
+func syncLoop(t *testing.T, p *dataplane.Plane) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -148,7 +149,10 @@ func syncLoop(t *testing.T, p *dataplane.Plane) {
 			}
 		}
 	}()
-	t.Cleanup(func() { cancel(); <-done })
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
 }
 
 // credential stores a provider credential with its own base URL, sealed

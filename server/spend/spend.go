@@ -229,7 +229,9 @@ func NewLedger() *Ledger { return &Ledger{counters: map[Counter]*counter{}} }
 // back: a data plane that crashes (kill -9) must not forget what it spent
 // since it last reported, nor the reservations it had open. Record is
 // called under the ledger's lock after every change, in order, with the
-// state of the counters the change touched; it must not call the ledger.
+// state of the counters the change touched, before the ledger acts on it
+// (a reservation's request goes upstream, a give-back is sent); it must
+// not call the ledger.
 type Journal interface {
 	Record([]CounterState)
 }
