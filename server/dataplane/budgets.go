@@ -506,20 +506,23 @@ func (b *budgetState) reserve(ctx context.Context, x *exchange, claims []spend.C
 			// than each asking for a slice (which would hand one plane the
 			// whole budget in a burst).
 			wait, done := b.claimFetch(asks)
-			if wait == nil {
-				err := b.fetch(ctx, asks, bound)
-				done()
-				switch {
-				case errors.Is(err, spend.ErrLeaseRefused):
-					x.p.inference.log.Warn("the control plane refused a budget lease", "request_id", x.id, "error", err)
-					return nil, b.ledger.Refuse(now, claims, bound, spend.Unknown)
-				case err != nil:
-					x.p.inference.log.Warn("budget lease refused or unreachable; serving within the leases held", "request_id", x.id, "error", err)
-					reachable = false
+			if wait != nil {
+				if !b.awaitFetch(ctx, wait) {
+					return nil, b.ledger.Refuse(b.now(), claims, bound, spend.Unreachable)
 				}
 				continue
 			}
-			changed = wait
+			err := b.fetch(ctx, asks, bound)
+			done()
+			switch {
+			case errors.Is(err, spend.ErrLeaseRefused):
+				x.p.inference.log.Warn("the control plane refused a budget lease", "request_id", x.id, "error", err)
+				return nil, b.ledger.Refuse(now, claims, bound, spend.Unknown)
+			case err != nil:
+				x.p.inference.log.Warn("budget lease refused or unreachable; serving within the leases held", "request_id", x.id, "error", err)
+				reachable = false
+			}
+			continue
 		}
 		if b.wait <= 0 {
 			return nil, b.ledger.Refuse(now, claims, bound, spend.Busy)
@@ -531,6 +534,21 @@ func (b *budgetState) reserve(ctx context.Context, x *exchange, claims []spend.C
 			}
 			return nil, b.ledger.Refuse(b.now(), claims, bound, reason)
 		}
+	}
+}
+
+// awaitFetch waits for another request's lease ask to end; false when it
+// took longer than an ask may, or the caller left.
+func (b *budgetState) awaitFetch(ctx context.Context, fetched <-chan struct{}) bool {
+	t := time.NewTimer(leaseTimeout)
+	defer t.Stop()
+	select {
+	case <-fetched:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
 	}
 }
 

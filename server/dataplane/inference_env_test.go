@@ -68,7 +68,7 @@ type infEnv struct {
 // infOptions adjusts the plane an infEnv builds.
 type infOptions func(*dataplane.Options)
 
-func newInfEnv(t *testing.T, db *bun.DB, opts ...infOptions) *infEnv {
+func newInfEnv(t testing.TB, db *bun.DB, opts ...infOptions) *infEnv {
 	t.Helper()
 	ctx := context.Background()
 	st := store.New(db)
@@ -133,7 +133,7 @@ func (e *infEnv) anotherPlane(t *testing.T) *httptest.Server {
 // syncLoop reports the plane's budget spend and gives back what it holds
 // beyond its keep, as gw serve does every 2 s, until the test ends or the
 // returned func is called.
-func syncLoop(t *testing.T, p *dataplane.Plane) (stop func()) {
+func syncLoop(t testing.TB, p *dataplane.Plane) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -157,7 +157,7 @@ func syncLoop(t *testing.T, p *dataplane.Plane) (stop func()) {
 
 // credential stores a provider credential with its own base URL, sealed
 // as the management API seals it.
-func (e *infEnv) credential(t *testing.T, org, ws *uuid.UUID, provider, secret, baseURL string) uuid.UUID {
+func (e *infEnv) credential(t testing.TB, org, ws *uuid.UUID, provider, secret, baseURL string) uuid.UUID {
 	t.Helper()
 	id := uuid.New()
 	sealed, err := e.kr.Seal([]byte(secret), reseal.CredentialAAD(id))
@@ -273,6 +273,13 @@ func (c *captureSink) Record(e wire.UsageEventIn) {
 	}
 }
 
+// reset forgets the events so far.
+func (c *captureSink) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.events = nil
+}
+
 func (c *captureSink) snapshot() []wire.UsageEventIn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -281,7 +288,7 @@ func (c *captureSink) snapshot() []wire.UsageEventIn {
 
 // wait returns the events once there are n: the handler records after the
 // answer is written, so the client may read it first.
-func (c *captureSink) wait(t *testing.T, n int) []wire.UsageEventIn {
+func (c *captureSink) wait(t testing.TB, n int) []wire.UsageEventIn {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
