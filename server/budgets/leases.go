@@ -307,6 +307,3 @@ func seedOf(ctx context.Context, st *store.Store, def *counterDef, start, end ti
 	}
 	return seed, nil
 }
-
-// IsRateCounter says whether a counter's name is a rate limit's.
-func IsRateCounter(name string) bool { return strings.HasPrefix(name, ratePrefix) }

@@ -435,11 +435,10 @@ func (x *exchange) reserve(rt *route) *response {
 
 // budgetState is a plane's ledger and how it gets leases.
 type budgetState struct {
-	ledger  *spend.Ledger
-	journal *BudgetJournal
-	source  BudgetSource
-	holder  string
-	now     func() time.Time
+	ledger *spend.Ledger
+	source BudgetSource
+	holder string
+	now    func() time.Time
 	// wait bounds a request's wait for room (0: refuse at once).
 	wait time.Duration
 	// legacyBound prices requests as earlier releases did (benchmarks).
@@ -475,6 +474,13 @@ func (b *budgetState) limitNano(amount string) (int64, error) {
 // settling at nothing would leave too little, else as unreachable, busy or
 // unknown.
 func (b *budgetState) reserve(ctx context.Context, x *exchange, claims []spend.Claim, bound int64) (*spend.Reservation, error) {
+	now := b.now()
+	r, _ := b.ledger.Reserve(now, claims, bound)
+	if r != nil {
+		return r, nil
+	}
+	// It does not fit now; from here on the request may wait, at most
+	// until deadline.
 	var deadline <-chan time.Time
 	if b.wait > 0 {
 		t := time.NewTimer(b.wait)
@@ -483,7 +489,8 @@ func (b *budgetState) reserve(ctx context.Context, x *exchange, claims []spend.C
 	}
 	reachable := b.source != nil
 	for {
-		now := b.now()
+		now = b.now()
+		// Taken before looking, so that no change after the look is missed.
 		changed := b.ledger.Changed()
 		r, asks := b.ledger.Reserve(now, claims, bound)
 		if r != nil {

@@ -149,7 +149,7 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	if wait == 0 {
 		wait = DefaultBudgetWait
 	}
-	p.budgets = budgetState{ledger: ledger, journal: opts.BudgetJournal, source: opts.Budgets, holder: holder, now: p.now, wait: max(wait, 0),
+	p.budgets = budgetState{ledger: ledger, source: opts.Budgets, holder: holder, now: p.now, wait: max(wait, 0),
 		fetching: map[spend.Counter]chan struct{}{}, asked: map[spend.Counter]time.Time{}}
 	rates := opts.RateLimits
 	if rates == nil && opts.Budgets != nil {
