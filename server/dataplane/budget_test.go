@@ -259,3 +259,57 @@ func TestBudgetRollsOverAtMidnightUTC(t *testing.T) {
 		}
 	})
 }
+
+// TestRefusedReportDropsOnlyItsCounter: when the control plane will not
+// hear of one counter any more (its policy deleted and its rows gone), the
+// plane's reports of the others still land, and the refused one is
+// dropped, so later syncs succeed.
+func TestRefusedReportDropsOnlyItsCounter(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		e := newInfEnv(t, db)
+		e.openai.SetDefault(budgetReply)
+		gone := e.org.Policy(e.ws, "gone", true, `{"target":{"kind":"workspace"},"rules":[`+budgetRule("1", "day", "shared")+`]}`)
+		kept := e.org.Policy(e.ws, "kept", true, `{"target":{"kind":"workspace"},"rules":[`+budgetRule("1", "day", "shared")+`]}`)
+		e.sync(t)
+		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
+			t.Fatalf("first request: %d", resp.StatusCode)
+		}
+		start, _ := spend.Bounds(spend.Day, time.Now())
+		goneCounter := spend.Counter{PolicyID: gone, Period: spend.Day, Aggregation: "shared"}.String()
+		keptCounter := spend.Counter{PolicyID: kept, Period: spend.Day, Aggregation: "shared"}.String()
+		// The control plane forgets one policy and its counter; the plane's
+		// bundle still has it, so the next request counts against both.
+		if err := e.st.DeletePolicy(ctx, gone); err != nil {
+			t.Fatal(err)
+		}
+		for _, table := range []string{"budget_leases", "budget_counters"} {
+			if _, err := e.st.DB().NewDelete().TableExpr(table).Where("counter = ?", goneCounter).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
+			t.Fatalf("second request: %d", resp.StatusCode)
+		}
+		e.usage.wait(t, 2)
+		cost := budgetReply.Usage.Input*150 + budgetReply.Usage.Output*600
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			err := e.plane.SyncBudgets(ctx)
+			leases, lerr := e.st.ListBudgetLeases(ctx, keptCounter, start)
+			if lerr != nil {
+				t.Fatal(lerr)
+			}
+			if err == nil && len(leases) == 1 && leases[0].UsedNanoUSD == 2*cost {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the kept counter's spend was not reported: %+v, sync: %v", leases, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err := e.plane.SyncBudgets(ctx); err != nil {
+			t.Fatalf("a later sync: %v", err)
+		}
+	})
+}

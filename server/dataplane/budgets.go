@@ -694,6 +694,33 @@ func (p *Plane) syncBudgets(ctx context.Context, keep func(spend.Claim) int64) e
 	if len(asks) == 0 {
 		return nil
 	}
+	err := b.report(ctx, asks)
+	if errors.Is(err, spend.ErrLeaseRefused) && len(asks) > 1 {
+		// One counter the control plane will not hear of refuses the
+		// whole report: send them one by one, and drop those it refuses,
+		// so the others' spend still reaches it.
+		err = nil
+		for _, a := range asks {
+			if e := b.report(ctx, []spend.Ask{a}); errors.Is(e, spend.ErrLeaseRefused) {
+				p.inference.log.Warn("the control plane refused a budget counter's report; it is dropped", "counter", a.Counter.String(), "error", e)
+				b.ledger.Drop(a.Counter, a.PeriodStart)
+			} else if e != nil {
+				err = e
+			}
+		}
+	} else if errors.Is(err, spend.ErrLeaseRefused) {
+		p.inference.log.Warn("the control plane refused a budget counter's report; it is dropped", "counter", asks[0].Counter.String(), "error", err)
+		b.ledger.Drop(asks[0].Counter, asks[0].PeriodStart)
+		err = nil
+	}
+	if err != nil {
+		return fmt.Errorf("budget sync: %w", err)
+	}
+	return nil
+}
+
+// report sends asks from Sync and records the answer.
+func (b *budgetState) report(ctx context.Context, asks []spend.Ask) error {
 	out := make([]wire.BudgetLeaseAsk, len(asks))
 	for i, a := range asks {
 		out[i] = leaseAsk(a, 0)
@@ -705,7 +732,7 @@ func (p *Plane) syncBudgets(ctx context.Context, keep func(spend.Claim) int64) e
 			// control plane is reachable: keep serving within it.
 			b.ledger.Unsent(asks)
 		}
-		return fmt.Errorf("budget sync: %w", err)
+		return err
 	}
 	b.ledger.Synced(asks)
 	b.ledger.Apply(fromWireGrants(asks, grants))

@@ -590,6 +590,18 @@ func (l *Ledger) Unsent(asks []Ask) {
 	l.record(true, touched...)
 }
 
+// Drop forgets a counter's period, as when the control plane refuses to
+// hear of it (the data plane is no longer enrolled for its organization):
+// nothing more is admitted or reported against it from this ledger.
+// Reservations still open on it settle into nothing.
+func (l *Ledger) Drop(id Counter, start time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inPeriod(id, start) != nil {
+		delete(l.counters, id)
+	}
+}
+
 // State is one counter as this ledger sees it.
 type State struct {
 	Counter                 Counter
