@@ -56,6 +56,9 @@ func TestBoundPriceClass(t *testing.T) {
 	if in, _ := b.forRequest(inputShape{cacheWrite: true}, 10); in != 1_250_000_000 {
 		t.Errorf("cache write: %d", in)
 	}
+	if in, _ := b.forRequest(inputShape{cacheWrite: true, cacheWrite1h: true}, 10); in != 2_000_000_000 {
+		t.Errorf("an hour's cache write: %d", in)
+	}
 }
 
 // TestBoundOfTextIsAtMostFourTimesItsCost: a text request whose max_tokens

@@ -308,9 +308,19 @@ type boundPrices struct{ input, output, cacheWrite, cacheWrite1h uint64 }
 
 func boundPricesOf(p catalog.ParsedPricing) boundPrices {
 	n := p.CeilNanoPerMTok() // input, output, cache read, cache write
-	// A cache read is never dearer than the input it replaces; the
-	// one-hour write is at least the five-minute one.
-	return boundPrices{input: max(n[0], n[2]), output: n[1], cacheWrite: n[3], cacheWrite1h: n[3]}
+	// A cache read is never dearer than the input it replaces. Until the
+	// catalog gives the one-hour write price, it is taken as Anthropic
+	// bills it, twice the input price (the five-minute write is 1.25×).
+	return boundPrices{input: max(n[0], n[2]), output: n[1], cacheWrite: n[3], cacheWrite1h: max(n[3], satMul(n[0], 2))}
+}
+
+// satMul is a × b, or the largest uint64 when that overflows.
+func satMul(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	if hi > 0 {
+		return math.MaxUint64
+	}
+	return lo
 }
 
 // forRequest is the price per million tokens of the request's input and
