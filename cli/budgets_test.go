@@ -101,18 +101,17 @@ func newBudgetsEnv(t *testing.T) *budgetsEnv {
 	// spent 9.99 and holds 0.005 more; the key has spent 1 of its 5 today.
 	org, ws := e.boot.Organization.ID, e.boot.Workspace.ID
 	now := time.Now()
-	ask := func(policy uuid.UUID, name string, period spend.Period, agg string, key *uuid.UUID, limit, used, want int64) wire.BudgetLeaseAsk {
+	ask := func(policy uuid.UUID, period spend.Period, agg string, key *uuid.UUID, used, want int64) wire.BudgetLeaseAsk {
 		c := spend.Counter{PolicyID: policy, Period: period, Aggregation: agg}
 		if key != nil {
 			c.KeyID = *key
 		}
 		start, _ := spend.Bounds(period, now)
-		return wire.BudgetLeaseAsk{Counter: c.String(), OrgID: org, WorkspaceID: ws, PolicyID: policy, PolicyName: name,
-			Period: string(period), InferenceKeyID: key, PeriodStart: start, LimitNanoUSD: limit, UsedNanoUSD: used, WantNanoUSD: want}
+		return wire.BudgetLeaseAsk{Counter: c.String(), PeriodStart: start, UsedNanoUSD: used, WantNanoUSD: want}
 	}
 	if _, err := (&budgets.Leases{Store: e.st}).Lease(ctx, "dp-1", []wire.BudgetLeaseAsk{
-		ask(e.tight, "tight", spend.Month, "shared", nil, 10e9, 9_990_000_000, 5_000_000),
-		ask(e.perKeyID, "per-key", spend.Day, "per_key", &e.key.ID, 5e9, 1e9, 0),
+		ask(e.tight, spend.Month, "shared", nil, 9_990_000_000, 5_000_000),
+		ask(e.perKeyID, spend.Day, "per_key", &e.key.ID, 1e9, 0),
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +172,8 @@ func TestBudgetsRun(t *testing.T) {
 	keyName := "ci (" + be.key.Prefix + "…)"
 	// policy period aggregation key amount spent reserved remaining resets forecast
 	want := map[string][]string{
-		"roomy":   {"roomy", "month", "shared", "-", "1000000", "0", "0", "1000000"},
+		// No request touched roomy's counter: its spend is the month's usage.
+		"roomy":   {"roomy", "month", "shared", "-", "1000000", "770", "0", "999230"},
 		"tight":   {"tight", "month", "shared", "-", "10", "9.99", "0.005", "0.005"},
 		"per-key": {"per-key", "day", "per_key", keyName, "5", "1", "0", "4"},
 	}
@@ -197,7 +197,7 @@ func TestBudgetsRun(t *testing.T) {
 		states[b.PolicyName] = b
 	}
 	if b := states["roomy"]; b.Forecast.Outcome != tui.OutcomeLastsPeriod || b.Forecast.RunsOutAt != nil ||
-		b.Forecast.RateUSDPerDay == nil || b.Counter != "" {
+		b.Forecast.RateUSDPerDay == nil || b.Counter != b.PolicyID.String()+"/month/shared" {
 		t.Errorf("roomy: %+v", b)
 	}
 	// tight has 0.01 left at ≥ 110 USD a day (770 over at most 7 days):
@@ -297,6 +297,6 @@ func TestUsageDashboardBudgets(t *testing.T) {
 	}
 	drive(m.Init())
 	view := ansi.Strip(m.View())
-	mustContain(t, "dashboard", view, "Budgets · "+e.boot.Workspace.Name, "roomy", "$0.00 / $1,000,000.00", "lasts the period",
+	mustContain(t, "dashboard", view, "Budgets · "+e.boot.Workspace.Name, "roomy", "$770.00 / $1,000,000.00", "lasts the period",
 		"tight", "$9.99 / $10.00", "per-key · ci ("+e.key.Prefix+"…)")
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/gw-gateway/gw/server/dataplane/spool"
 	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/secrets"
+	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/telemetry"
 	"github.com/gw-gateway/gw/server/usage"
@@ -196,9 +197,15 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 		// The data plane runs in process: bundles are compiled and admitted
 		// directly after every change, without HTTP.
 		sink = usage.NewStoreSink(st, usage.StoreSinkOptions{Logger: s.log})
+		journal, err := s.openBudgetJournal("local")
+		if err != nil {
+			return err
+		}
 		plane = dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{Keyring: s.cfg.Keyring, Usage: sink, Logger: s.log,
-			Budgets: &budgets.Leases{Store: st}, BudgetHolder: "local-" + uuid.NewString(), Metrics: s.metrics,
+			Budgets: &budgets.Leases{Store: st}, BudgetJournal: journal, BudgetHolder: "local-" + uuid.NewString(), Metrics: s.metrics,
 			MaxStreamDuration: s.cfg.MaxStreamDuration})
+		// Before the database closes: what the plane holds goes back.
+		s.flush = append([]func(context.Context) error{s.releaseBudgets(plane, journal)}, s.flush...)
 		s.metrics.GaugeFunc("gw_usage_sink_queue_depth", "Usage events buffered in memory, not yet written to the database.",
 			func() float64 { return float64(sink.Pending()) })
 		s.metrics.Bundles(plane.BundleInfo)
@@ -357,9 +364,14 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 	}
 	s.flush = append(s.flush, sp.Close)
 	s.loops = append(s.loops, func(ctx context.Context) { sp.Run(ctx, s.cfg.PollInterval) })
+	journal, err := s.openBudgetJournal(id)
+	if err != nil {
+		return err
+	}
 	plane := dataplane.NewPlane(pub, dataplane.Options{Keyring: key, Usage: sp, Logger: s.log,
-		Budgets: budgetClient{c}, BudgetHolder: id + "-" + uuid.NewString()[:8], Metrics: s.metrics,
+		Budgets: budgetClient{c: c, id: id}, BudgetJournal: journal, BudgetHolder: id + "#" + uuid.NewString()[:8], Metrics: s.metrics,
 		MaxStreamDuration: s.cfg.MaxStreamDuration})
+	s.flush = append(s.flush, s.releaseBudgets(plane, journal))
 	s.metrics.GaugeFunc("gw_usage_spool_depth", "Usage events spooled on disk, not yet shipped to the control plane.",
 		func() float64 { return float64(sp.Depth()) })
 	s.metrics.Bundles(plane.BundleInfo)
@@ -495,15 +507,63 @@ func syncBudgets(ctx context.Context, plane *dataplane.Plane, log *slog.Logger) 
 	})
 }
 
-// budgetClient asks the control plane for budget leases over HTTP.
-type budgetClient struct{ c *client.Client }
+// budgetClient asks the control plane for budget leases over HTTP, as the
+// enrolled data plane id.
+type budgetClient struct {
+	c  *client.Client
+	id string
+}
 
 func (b budgetClient) Lease(ctx context.Context, holder string, asks []wire.BudgetLeaseAsk) ([]wire.BudgetLeaseGrant, error) {
-	res, err := b.c.LeaseBudgets(ctx, wire.BudgetLeases{Holder: holder, Asks: asks})
+	res, err := b.c.LeaseBudgets(ctx, wire.BudgetLeases{DataPlaneID: b.id, Holder: holder, Asks: asks})
+	if client.IsStatus(err, http.StatusForbidden) || client.IsStatus(err, http.StatusNotFound) {
+		return nil, fmt.Errorf("%w: %w", spend.ErrLeaseRefused, err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return res.Grants, nil
+}
+
+// budgetJournalFile is the data plane's budget ledger in its state dir.
+const budgetJournalFile = "budgets.journal"
+
+// openBudgetJournal opens the budget journal in the state dir; a new one
+// leases under prefix#<random>. Without a state dir there is none, and a
+// restart is a new holder.
+func (s *Server) openBudgetJournal(prefix string) (*dataplane.BudgetJournal, error) {
+	if s.cfg.StateDir == "" {
+		return nil, nil
+	}
+	if err := os.MkdirAll(s.cfg.StateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	j, err := dataplane.OpenBudgetJournal(filepath.Join(s.cfg.StateDir, budgetJournalFile),
+		func() string { return prefix + "#" + uuid.NewString()[:8] }, s.log)
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("budget leases", "holder", j.Holder())
+	return j, nil
+}
+
+// releaseBudgets is the shutdown step that gives back what the plane
+// holds and has not spent (its requests have ended by then), then closes
+// its journal.
+func (s *Server) releaseBudgets(plane *dataplane.Plane, journal *dataplane.BudgetJournal) func(context.Context) error {
+	return func(ctx context.Context) error {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := plane.ReleaseBudgets(rctx); err != nil {
+			// Not an error of the shutdown: a restart with the journal takes
+			// the leases back, and the control plane keeps them counted.
+			s.log.Warn("giving back budget leases at shutdown", "error", err)
+		}
+		if journal == nil {
+			return nil
+		}
+		return journal.Close()
+	}
 }
 
 // every calls fn every interval until ctx ends.

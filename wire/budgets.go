@@ -8,37 +8,39 @@ import (
 
 // BudgetLeases is a data plane's request for budget leases (DESIGN §6): for
 // each counter, more allowance wanted, what it has spent in the period,
-// and all the allowance it has given back. Holder names the data plane's process; a
-// restarted process is a new holder, so what an earlier one was granted
-// stays counted.
+// and all the allowance it has given back.
+//
+// DataPlaneID is the enrolled data plane asking, as its bundle polls name
+// it: the control plane serves it only counters of the organizations it is
+// enrolled for. Holder names whose lease it is: the data plane id itself,
+// or the id and a suffix after '#' ("dp-1#3f9c…"), so one data plane's
+// processes never touch another data plane's leases. A data plane that
+// keeps its ledger's journal across restarts keeps its holder and takes
+// its own leases back; one that starts without it takes a new suffix.
 type BudgetLeases struct {
-	Holder string           `json:"holder" jsonschema:"minLength=1,maxLength=200"`
-	Asks   []BudgetLeaseAsk `json:"asks" jsonschema:"minItems=1,maxItems=1000"`
+	DataPlaneID string           `json:"data_plane_id" jsonschema:"minLength=1,maxLength=100"`
+	Holder      string           `json:"holder" jsonschema:"minLength=1,maxLength=200"`
+	Asks        []BudgetLeaseAsk `json:"asks" jsonschema:"minItems=1,maxItems=1000"`
 }
 
-// BudgetLeaseAsk is one counter's part of a lease request. The scope
-// members say which usage events already recorded in the period count
-// against the counter when the control plane first sees it.
+// BudgetLeaseAsk is one counter's part of a lease request. The counter's
+// name says everything else: the control plane reads the amount, the
+// organization and the scope its seed counts over from its own policies
+// and keys, never from the request.
 //
-// The same mechanism carries rate limits (Kind rate_limit): a counter per
-// inference key, dimension and minute (period minute), whose amounts are
-// requests or tokens instead of nano-dollars, and which has no seed.
+// Budget counters are <policy id>/<day|month>/shared and <policy
+// id>/<day|month>/per_key/<inference key id>. The same mechanism carries
+// rate limits: rl/<inference key id>/<requests|tokens>, period a minute,
+// amounts in requests or tokens instead of nano-dollars, no seed.
 type BudgetLeaseAsk struct {
-	Kind           string      `json:"kind,omitempty" jsonschema:"enum=budget,enum=rate_limit"`
-	Counter        string      `json:"counter" jsonschema:"minLength=1,maxLength=200"`
-	OrgID          uuid.UUID   `json:"org_id"`
-	WorkspaceID    uuid.UUID   `json:"workspace_id"`
-	PolicyID       uuid.UUID   `json:"policy_id"`
-	PolicyName     string      `json:"policy_name"`
-	Period         string      `json:"period" jsonschema:"enum=day,enum=month,enum=minute"`
-	InferenceKeyID *uuid.UUID  `json:"inference_key_id,omitempty"`
-	PeriodStart    time.Time   `json:"period_start"`
-	LimitNanoUSD   int64       `json:"limit_nano_usd" jsonschema:"minimum=0"`
-	OwnerIDs       []uuid.UUID `json:"owner_ids,omitempty"`
-	KeyIDs         []uuid.UUID `json:"key_ids,omitempty"`
-	Models         []string    `json:"models,omitempty"`
-	WantNanoUSD    int64       `json:"want_nano_usd" jsonschema:"minimum=0"`
-	UsedNanoUSD    int64       `json:"used_nano_usd" jsonschema:"minimum=0"`
+	Counter     string    `json:"counter" jsonschema:"minLength=1,maxLength=200"`
+	PeriodStart time.Time `json:"period_start"`
+	WantNanoUSD int64     `json:"want_nano_usd" jsonschema:"minimum=0"`
+	// NeedNanoUSD is the least worth granting (the request's shortfall):
+	// when the control plane has less free, it grants nothing, and the
+	// piece stays for a holder it is enough for. 0: any amount.
+	NeedNanoUSD int64 `json:"need_nano_usd,omitempty" jsonschema:"minimum=0"`
+	UsedNanoUSD int64 `json:"used_nano_usd" jsonschema:"minimum=0"`
 	// ReturnedNanoUSD is all the holder has given back of the counter in
 	// the period: cumulative, so an ask received twice gives back once.
 	ReturnedNanoUSD int64 `json:"returned_nano_usd" jsonschema:"minimum=0"`
@@ -53,10 +55,17 @@ type BudgetLeaseGrant struct {
 	UsedNanoUSD    int64     `json:"used_nano_usd"`
 	// ReturnedNanoUSD is what the control plane has taken back in all.
 	ReturnedNanoUSD int64 `json:"returned_nano_usd"`
+	// LimitNanoUSD is the counter's amount, from the control plane's own
+	// policy (or the key's rate limit).
+	LimitNanoUSD int64 `json:"limit_nano_usd"`
 	// OthersNanoUSD is what the seed and every other holder have of the
 	// counter (each lease counting the larger of its grant and its
 	// spend): the limit less this is the most the holder could still get.
 	OthersNanoUSD int64 `json:"others_nano_usd"`
+	// OthersUsedNanoUSD is what of that is spent (the seed and the other
+	// holders' reported spend): the limit less this and the holder's own
+	// spend is room that may still come back to it.
+	OthersUsedNanoUSD int64 `json:"others_used_nano_usd"`
 }
 
 // BudgetLeaseResult answers BudgetLeases, one grant per ask.
@@ -82,9 +91,3 @@ type BudgetState struct {
 	PeriodStart    time.Time  `json:"period_start"`
 	PeriodEnd      time.Time  `json:"period_end"`
 }
-
-// Lease kinds (BudgetLeaseAsk.Kind); empty is a budget.
-const (
-	LeaseBudget    = "budget"
-	LeaseRateLimit = "rate_limit"
-)

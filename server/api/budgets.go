@@ -1,13 +1,13 @@
 package api
 
 import (
+	"errors"
+	"net/http"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/budgets"
-	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -24,62 +24,69 @@ func (s *Server) budgetRoutes() []*Route {
 }
 
 var (
-	counterRule  = validate.StringRule{Min: 1, Max: 200, NoControl: true}
-	nanoRule     = validate.IntRule{Min: validate.Bound(0)}
-	modelRefRule = validate.StringRule{Min: 1, Max: catalog.MaxModelIDLen}
+	counterRule = validate.StringRule{Min: 1, Max: 200, NoControl: true}
+	nanoRule    = validate.IntRule{Min: validate.Bound(0)}
+)
+
+// leaseSkew is how far a data plane's clock may run ahead of the control
+// plane's: a period_start later than that is refused. leaseLate is how
+// long after its end a period may still be reported on.
+const (
+	leaseSkew = 5 * time.Minute
+	leaseLate = 10 * time.Minute
 )
 
 func (s *Server) leaseBudgets(r *Request) (any, error) {
 	var in wire.BudgetLeases
+	now := time.Now()
 	if err := r.body(func(o *validate.Object) {
+		if v, ok := o.Raw("data_plane_id"); !ok {
+			o.Errors().Add(o.Loc().With("data_plane_id"), "missing", "Field required: data planes lease as the enrolled data plane they are "+
+				"(gw serve --role data-plane of this version or later)", nil, nil)
+		} else {
+			in.DataPlaneID, _ = validate.String(v, o.Loc().With("data_plane_id"), heartbeatIDRule, o.Errors())
+		}
 		in.Holder = requiredString(o, "holder", counterRule)
 		v, ok := o.Require("asks")
 		if !ok {
 			return
 		}
 		validate.List(v, o.Loc().With("asks"), validate.ListRule{Min: 1, Max: 1000}, o.Errors(), func(item any, loc validate.Loc) {
-			if a, ok := readLeaseAsk(item, loc, o.Errors()); ok {
+			if a, ok := readLeaseAsk(item, loc, now, o.Errors()); ok {
 				in.Asks = append(in.Asks, a)
 			}
 		})
 	}); err != nil {
 		return nil, err
 	}
-	grants, err := (&budgets.Leases{Store: s.store}).Lease(r.ctx, in.Holder, in.Asks)
+	keyID, err := pollerKeyID(r)
+	if err != nil {
+		return nil, err
+	}
+	grants, err := (&budgets.Leases{Store: s.store}).LeaseForDataPlane(r.ctx,
+		budgets.DataPlaneCaller{ID: in.DataPlaneID, KeyID: keyID, Actor: r.actor()}, in)
+	var refused *budgets.Refused
+	if errors.As(err, &refused) {
+		if refused.Forbidden {
+			return nil, errorf(http.StatusForbidden, "%s", refused.Detail)
+		}
+		return nil, errorf(http.StatusNotFound, "%s", refused.Detail)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return wire.BudgetLeaseResult{Grants: grants}, nil
 }
 
-// readLeaseAsk reads one ask strictly.
-func readLeaseAsk(v any, loc validate.Loc, errs *validate.Errors) (wire.BudgetLeaseAsk, bool) {
+// readLeaseAsk reads one ask strictly: the counter's name must name a
+// counter and period_start begin one of its periods, not far from now.
+func readLeaseAsk(v any, loc validate.Loc, now time.Time, errs *validate.Errors) (wire.BudgetLeaseAsk, bool) {
 	o := validate.ReadObject(v, loc, errs)
 	if o == nil {
 		return wire.BudgetLeaseAsk{}, false
 	}
 	before := errs.Len()
 	var a wire.BudgetLeaseAsk
-	id := func(name string) uuid.UUID {
-		if v, ok := o.Require(name); ok {
-			u, _ := validate.UUID(v, loc.With(name), errs)
-			return u
-		}
-		return uuid.Nil
-	}
-	ids := func(name string) []uuid.UUID {
-		v, ok := o.Raw(name)
-		if !ok || v == nil {
-			return nil
-		}
-		out := []uuid.UUID{}
-		validate.List(v, loc.With(name), validate.ListRule{Max: 1000}, errs, func(item any, l validate.Loc) {
-			if u, ok := validate.UUID(item, l, errs); ok {
-				out = append(out, u)
-			}
-		})
-		return out
-	}
 	nano := func(name string) int64 {
 		if v, ok := o.Raw(name); ok {
 			n, _ := validate.Int(v, loc.With(name), nanoRule, errs)
@@ -87,39 +94,25 @@ func readLeaseAsk(v any, loc validate.Loc, errs *validate.Errors) (wire.BudgetLe
 		}
 		return 0
 	}
-	if v, ok := o.Raw("kind"); ok && v != nil {
-		a.Kind, _ = validate.Literal(v, loc.With("kind"), []string{wire.LeaseBudget, wire.LeaseRateLimit}, errs)
-	}
 	a.Counter = requiredString(o, "counter", counterRule)
-	a.OrgID, a.WorkspaceID, a.PolicyID = id("org_id"), id("workspace_id"), id("policy_id")
-	a.PolicyName = requiredString(o, "policy_name", validate.StringRule{Max: 200})
-	if v, ok := o.Require("period"); ok {
-		periods := []string{"day", "month"}
-		if a.Kind == wire.LeaseRateLimit {
-			periods = []string{"minute"}
-		}
-		a.Period, _ = validate.Literal(v, loc.With("period"), periods, errs)
-	}
-	if v, ok := o.Raw("inference_key_id"); ok && v != nil {
-		if u, ok := validate.UUID(v, loc.With("inference_key_id"), errs); ok {
-			a.InferenceKeyID = &u
-		}
+	period, perr := budgets.CounterPeriod(a.Counter)
+	if a.Counter != "" && perr != nil {
+		errs.Add(loc.With("counter"), "value_error", perr.Error(), a.Counter, nil)
 	}
 	if v, ok := o.Require("period_start"); ok {
-		a.PeriodStart, _ = validate.DateTime(v, loc.With("period_start"), errs)
-	}
-	if v, ok := o.Require("limit_nano_usd"); ok {
-		a.LimitNanoUSD, _ = validate.Int(v, loc.With("limit_nano_usd"), nanoRule, errs)
-	}
-	a.OwnerIDs, a.KeyIDs = ids("owner_ids"), ids("key_ids")
-	if v, ok := o.Raw("models"); ok && v != nil {
-		validate.List(v, loc.With("models"), validate.ListRule{Max: 1000}, errs, func(item any, l validate.Loc) {
-			if m, ok := validate.String(item, l, modelRefRule, errs); ok {
-				a.Models = append(a.Models, m)
+		var ok bool
+		if a.PeriodStart, ok = validate.DateTime(v, loc.With("period_start"), errs); ok && perr == nil {
+			start, end := spend.Bounds(period, a.PeriodStart)
+			switch {
+			case !start.Equal(a.PeriodStart.UTC()):
+				errs.Add(loc.With("period_start"), "value_error", "period_start does not start a "+string(period), v, nil)
+			case start.After(now.Add(leaseSkew)) || end.Before(now.Add(-leaseLate)):
+				errs.Add(loc.With("period_start"), "value_error", "period_start is not the current "+string(period), v, nil)
 			}
-		})
+		}
 	}
 	a.WantNanoUSD, a.UsedNanoUSD, a.ReturnedNanoUSD = nano("want_nano_usd"), nano("used_nano_usd"), nano("returned_nano_usd")
+	a.NeedNanoUSD = nano("need_nano_usd")
 	o.Close()
 	return a, errs.Len() == before
 }

@@ -71,7 +71,7 @@ func readRateLimits(o *validate.Object) rateLimitsInput {
 // checkWithinWorkspace refuses a key's limits that the body set above the
 // workspace's. A member left unset is not checked: when a workspace's
 // limit is lowered below a key's, the key keeps its record and the lower of
-// the two applies (effectiveRateLimits), so a rename must not fail on it.
+// the two applies (EffectiveRateLimits), so a rename must not fail on it.
 func checkWithinWorkspace(in rateLimitsInput, key, ws store.RateLimits) error {
 	var errs validate.Errors
 	for _, name := range in.given {

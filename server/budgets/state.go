@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,75 +11,71 @@ import (
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/spend"
+	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/usage"
 	"github.com/gw-gateway/gw/wire"
 )
 
-// States reports the workspace's budget counters of the periods containing
-// now: spent (what usage had recorded when the counter began, plus what
-// data planes reported), reserved (granted to data planes, not yet
-// reported spent) and remaining (not yet granted). A budget that no
-// request has asked about in its period has no counter yet and is listed
-// with nothing reserved and its spend so far seeded from usage events when
-// the first request comes; it is shown with zero spend here.
+// States reports every budget of the workspace's enabled policies in the
+// period containing now: spent (what usage had recorded when the counter
+// began, plus what data planes reported), reserved (granted to data
+// planes, not yet reported spent) and remaining (not yet granted). A
+// budget no request has asked about in its period has no counter yet; its
+// spend is what its counter would be seeded with, the usage already
+// recorded in the period, so it shows from the moment the budget exists.
+// A per_key budget has a row per key that has a counter or spend in the
+// period, or one row without a key when none has.
 func (l *Leases) States(ctx context.Context, wsID uuid.UUID, now time.Time) ([]wire.BudgetState, error) {
 	ps, err := l.Store.ListPolicies(ctx, wsID)
 	if err != nil {
 		return nil, err
 	}
-	type rule struct {
-		period, aggregation, amount string
-	}
-	budgetsOf := map[uuid.UUID][]rule{}
-	names := map[uuid.UUID]string{}
+	var defs []*counterDef
 	var ids []uuid.UUID
-	for _, p := range ps {
+	for i := range ps {
+		if !ps[i].Enabled {
+			continue
+		}
 		var def policy.Definition
-		if err := json.Unmarshal([]byte(p.Definition), &def); err != nil {
+		if err := json.Unmarshal([]byte(ps[i].Definition), &def); err != nil {
 			continue // stored definitions parse; one that does not has no budget to show
 		}
-		for _, r := range def.Rules {
-			if r.Action.Kind == policy.ActionBudget {
-				budgetsOf[p.ID] = append(budgetsOf[p.ID], rule{string(r.Action.Period), string(r.Action.Aggregation), r.Action.AmountUSD.Text})
+		seen := map[spend.Counter]bool{}
+		for _, rule := range def.Rules {
+			a := rule.Action
+			c := spend.Counter{PolicyID: ps[i].ID, Period: spend.Period(a.Period), Aggregation: string(a.Aggregation)}
+			if a.Kind != policy.ActionBudget || seen[c] {
+				continue
 			}
+			seen[c] = true
+			d, _, err := budgetOf(&ps[i], c.Period, c.Aggregation)
+			if err != nil {
+				return nil, err
+			}
+			if c.Aggregation != string(policy.AggregationPerKey) {
+				d.name = c.String()
+			}
+			defs = append(defs, d)
 		}
-		if len(budgetsOf[p.ID]) > 0 {
-			ids = append(ids, p.ID)
-			names[p.ID] = p.Name
+		if len(seen) > 0 {
+			ids = append(ids, ps[i].ID)
 		}
 	}
 	counters, err := l.Store.ListBudgetCounters(ctx, ids, now)
 	if err != nil {
 		return nil, err
 	}
+	byName := make(map[string]*store.BudgetCounter, len(counters))
+	for i := range counters {
+		byName[counters[i].Counter] = &counters[i]
+	}
 	out := []wire.BudgetState{}
-	seen := map[string]bool{}
-	for _, c := range counters {
-		leases, err := l.Store.ListBudgetLeases(ctx, c.Counter, c.PeriodStart)
+	for _, d := range defs {
+		rows, err := l.statesOf(ctx, d, byName, now)
 		if err != nil {
 			return nil, err
 		}
-		spent, reserved := c.SeededNanoUSD, int64(0)
-		for _, le := range leases {
-			spent += le.UsedNanoUSD
-			reserved += max(0, le.GrantedNanoUSD-le.UsedNanoUSD)
-		}
-		period, aggregation := counterParts(c.Counter)
-		seen[c.PolicyID.String()+"/"+period+"/"+aggregation] = true
-		out = append(out, wire.BudgetState{PolicyID: c.PolicyID, PolicyName: names[c.PolicyID], Counter: c.Counter, Period: period,
-			Aggregation: aggregation, InferenceKeyID: c.InferenceKeyID, AmountUSD: catalog.FormatNanoUSD(c.LimitNanoUSD),
-			SpentUSD: catalog.FormatNanoUSD(spent), ReservedUSD: catalog.FormatNanoUSD(reserved),
-			RemainingUSD: catalog.FormatNanoUSD(max(0, c.LimitNanoUSD-spent-reserved)), PeriodStart: c.PeriodStart.UTC(), PeriodEnd: c.PeriodEnd.UTC()})
-	}
-	for _, id := range ids {
-		for _, r := range budgetsOf[id] {
-			if seen[id.String()+"/"+r.period+"/"+r.aggregation] {
-				continue
-			}
-			seen[id.String()+"/"+r.period+"/"+r.aggregation] = true
-			start, end := bounds(r.period, now)
-			out = append(out, wire.BudgetState{PolicyID: id, PolicyName: names[id], Period: r.period, Aggregation: r.aggregation,
-				AmountUSD: r.amount, SpentUSD: "0", ReservedUSD: "0", RemainingUSD: r.amount, PeriodStart: start, PeriodEnd: end})
-		}
+		out = append(out, rows...)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].PolicyName != out[j].PolicyName {
@@ -91,16 +86,73 @@ func (l *Leases) States(ctx context.Context, wsID uuid.UUID, now time.Time) ([]w
 	return out, nil
 }
 
-// counterParts reads the period and aggregation back from a counter's name
-// (spend.Counter.String: policy/period/aggregation[/key]).
-func counterParts(name string) (period, aggregation string) {
-	parts := strings.Split(name, "/")
-	if len(parts) < 3 {
-		return "", ""
+// statesOf is one budget's rows.
+func (l *Leases) statesOf(ctx context.Context, d *counterDef, counters map[string]*store.BudgetCounter, now time.Time) ([]wire.BudgetState, error) {
+	start, end := spend.Bounds(d.period, now)
+	aggregation := d.aggregation
+	row := func(name string, key *uuid.UUID, c *store.BudgetCounter, seed int64) (wire.BudgetState, error) {
+		spent, reserved := seed, int64(0)
+		if c != nil {
+			leases, err := l.Store.ListBudgetLeases(ctx, c.Counter, c.PeriodStart)
+			if err != nil {
+				return wire.BudgetState{}, err
+			}
+			spent = c.SeededNanoUSD
+			for _, le := range leases {
+				spent += le.UsedNanoUSD
+				reserved += max(0, le.GrantedNanoUSD-le.UsedNanoUSD)
+			}
+		}
+		return wire.BudgetState{PolicyID: d.policyID, PolicyName: d.policyName, Counter: name, Period: string(d.period),
+			Aggregation: aggregation, InferenceKeyID: key, AmountUSD: catalog.FormatNanoUSD(d.limit),
+			SpentUSD: catalog.FormatNanoUSD(spent), ReservedUSD: catalog.FormatNanoUSD(reserved),
+			RemainingUSD: catalog.FormatNanoUSD(max(0, d.limit-spent-reserved)), PeriodStart: start, PeriodEnd: end}, nil
 	}
-	return parts[1], parts[2]
-}
-
-func bounds(period string, now time.Time) (time.Time, time.Time) {
-	return spend.Bounds(spend.Period(period), now)
+	if aggregation != string(policy.AggregationPerKey) {
+		c := counters[d.name]
+		var seed int64
+		if c == nil {
+			var err error
+			if seed, err = seedOf(ctx, l.Store, d, start, end); err != nil {
+				return nil, err
+			}
+		}
+		s, err := row(d.name, nil, c, seed)
+		return []wire.BudgetState{s}, err
+	}
+	ws := d.wsID
+	byKey, err := usage.SumCostByKey(ctx, l.Store, store.UsageFilter{OrgID: d.orgID, From: start, To: end, WorkspaceID: &ws},
+		d.scope.narrowing())
+	if err != nil {
+		return nil, err
+	}
+	keys := map[uuid.UUID]bool{}
+	for id := range byKey {
+		keys[id] = true
+	}
+	prefix := spend.Counter{PolicyID: d.policyID, Period: d.period, Aggregation: "per_key"}
+	for _, c := range counters {
+		if c.InferenceKeyID != nil && c.PolicyID == d.policyID {
+			prefix.KeyID = *c.InferenceKeyID
+			if prefix.String() == c.Counter {
+				keys[*c.InferenceKeyID] = true
+			}
+		}
+	}
+	if len(keys) == 0 {
+		s, err := row("", nil, nil, 0)
+		return []wire.BudgetState{s}, err
+	}
+	out := make([]wire.BudgetState, 0, len(keys))
+	for id := range keys {
+		prefix.KeyID = id
+		name := prefix.String()
+		key := id
+		s, err := row(name, &key, counters[name], byKey[id])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }

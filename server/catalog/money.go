@@ -311,24 +311,25 @@ func ParseNanoUSD(s string) (int64, error) {
 	return int64(u), nil
 }
 
-// CeilNanoPerMTok returns the standard tier's input, output, cache-read
-// and cache-write prices in nano-dollars per million tokens, rounded up:
-// integers that an upper bound of a request's cost can be computed with,
-// without decimals. The cache-write price is the dearer of the five-minute
-// and one-hour ones. A price too large for that (above ~$18 billion per
-// million tokens) is reported as the largest value.
-func (pp ParsedPricing) CeilNanoPerMTok() [4]uint64 { return pp.standard.ceil() }
+// CeilPrices are a tier's prices in nano-dollars per million tokens,
+// rounded up: integers that an upper bound of a request's cost can be
+// computed with, without decimals. A price too large for that (above ~$18
+// billion per million tokens) is the largest value.
+type CeilPrices struct{ Input, Output, CacheRead, CacheWrite, CacheWrite1h uint64 }
 
-// LongContextCeil is CeilNanoPerMTok of the long-context tier and the
-// prompt size above which it applies; ok is false without one.
-func (pp ParsedPricing) LongContextCeil() (above int64, prices [4]uint64, ok bool) {
+// Ceil is CeilPrices of the standard tier.
+func (pp ParsedPricing) Ceil() CeilPrices { return pp.standard.ceil() }
+
+// LongContextCeil is CeilPrices of the long-context tier and the prompt
+// size above which it applies; ok is false without one.
+func (pp ParsedPricing) LongContextCeil() (above int64, prices CeilPrices, ok bool) {
 	if pp.long == nil {
-		return 0, [4]uint64{}, false
+		return 0, CeilPrices{}, false
 	}
 	return pp.longAbove, pp.long.ceil(), true
 }
 
-func (tp *tierPrices) ceil() [4]uint64 {
+func (tp *tierPrices) ceil() CeilPrices {
 	var out [numClasses]uint64
 	limit := decimal.NewFromUint64(math.MaxUint64)
 	for i, p := range tp.prices {
@@ -339,5 +340,6 @@ func (tp *tierPrices) ceil() [4]uint64 {
 		}
 		out[i] = n.BigInt().Uint64()
 	}
-	return [4]uint64{out[classInput], out[classOutput], out[classCacheRead], max(out[classCacheWrite], out[classCacheWrite1h])}
+	return CeilPrices{Input: out[classInput], Output: out[classOutput], CacheRead: out[classCacheRead],
+		CacheWrite: out[classCacheWrite], CacheWrite1h: out[classCacheWrite1h]}
 }

@@ -269,10 +269,13 @@ func TestCostNanoUSDCacheTTLAndLongContext(t *testing.T) {
 		t.Fatal("more 1h writes than writes: want an error")
 	}
 	pp, _ := sonnet.Parse()
-	if c := pp.CeilNanoPerMTok(); c != [4]uint64{3e9, 15e9, 3e8, 6e9} {
-		t.Fatalf("ceil %v: the write price is the dearer of the two TTLs", c)
+	if c := pp.Ceil(); c != (CeilPrices{3e9, 15e9, 3e8, 3.75e9, 6e9}) {
+		t.Fatalf("ceil %+v", c)
 	}
-	if above, c, ok := pp.LongContextCeil(); !ok || above != 200_000 || c != [4]uint64{6e9, 22.5e9, 6e8, 12e9} {
-		t.Fatalf("long ceil %d %v %v", above, c, ok)
+	if above, c, ok := pp.LongContextCeil(); !ok || above != 200_000 || c != (CeilPrices{6e9, 22.5e9, 6e8, 7.5e9, 12e9}) {
+		t.Fatalf("long ceil %d %+v %v", above, c, ok)
+	}
+	if c, _ := no1h.Parse(); c.Ceil().CacheWrite1h != 3.75e9 {
+		t.Fatalf("without a 1-hour price, a 1-hour write costs the 5-minute one: %+v", c.Ceil())
 	}
 }

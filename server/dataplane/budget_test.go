@@ -2,8 +2,10 @@ package dataplane_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/gw-gateway/gw/server/budgets"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
+	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/server/usage"
@@ -27,7 +30,19 @@ func budgetRule(amount, period, aggregation string) string {
 		`","aggregation":"` + aggregation + `"}}`
 }
 
-const budgetRequest = `{"model":"` + gptMini + `","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`
+// budgetRequest asks for 10 tokens with a prompt of 1,000 bytes, which a
+// real tokenizer makes about 250 tokens of: what budgetReply bills.
+var budgetRequest = `{"model":"` + gptMini + `","max_tokens":10,"messages":[{"role":"user","content":"` +
+	strings.Repeat("Tell me more. ", 72)[:1000] + `"}]}`
+
+// budgetReply bills budgetRequest as a provider would: its $0.0000435
+// (gpt-4o-mini: 150 and 600 nano-dollars an input and an output token).
+var budgetReply = providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 250, Output: 10}}
+
+// budgetBound is budgetRequest's cost bound (docs/budgets.md): its bytes
+// at the input price, max_tokens at the output price, a nano-dollar of
+// rounding. About $0.000169.
+func budgetBound() int64 { return int64(len(budgetRequest))*150 + 10*600 + 1 }
 
 // okCost sums the cost of the ok events.
 func okCost(t *testing.T, e *infEnv) int64 {
@@ -50,9 +65,20 @@ func TestBudgetOfZeroRefusesEverything(t *testing.T) {
 		e := newInfEnv(t, db)
 		e.policy(t, budgetRule("0", "day", "shared"))
 		e.sync(t)
-		got := e.postError(t, budgetRequest, http.StatusTooManyRequests)
+		resp := e.post(t, budgetRequest)
+		var got openAIError
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("%d %v", resp.StatusCode, err)
+		}
+		resp.Body.Close()
 		if got.Error.Code == nil || *got.Error.Code != "budget_exceeded" || !strings.Contains(got.Error.Message, "resets at") {
 			t.Fatalf("refusal %+v", got.Error)
+		}
+		// Final: the SDKs must not retry it before the day resets.
+		_, end := spend.Bounds(spend.Day, time.Now())
+		after, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+		if resp.Header.Get("X-Should-Retry") != "false" || err != nil || after < 1 || after > int(time.Until(end).Seconds())+2 {
+			t.Fatalf("headers %v", resp.Header)
 		}
 		if evs := e.usage.wait(t, 1); evs[0].Status != "denied" {
 			t.Fatalf("event %+v", evs[0])
@@ -72,11 +98,7 @@ func TestBudgetHoldsUnderConcurrency(t *testing.T) {
 		const amount = "0.002"
 		e.policy(t, budgetRule(amount, "day", "shared"))
 		e.sync(t)
-		replies := make([]providerstest.Reply, 400)
-		for i := range replies {
-			replies[i] = providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 1000, Output: 10}}
-		}
-		e.openai.Enqueue(replies...)
+		e.openai.SetDefault(budgetReply)
 
 		var wg sync.WaitGroup
 		var mu sync.Mutex
@@ -112,9 +134,8 @@ func TestBudgetHoldsUnderConcurrency(t *testing.T) {
 		if refused == 0 {
 			t.Fatal("no request was refused")
 		}
-		// The request's bound at gpt-4o-mini's prices: what a refusal needs.
-		inTokens := int64(len(budgetRequest)) + 2000
-		bound := inTokens*150 + 10*600 + 1 // $0.15 and $0.60 per MTok are 150 and 600 nano-dollars a token
+		// A refusal is final only when the bound no longer fits.
+		bound := budgetBound()
 		if limit-spent >= bound+1 {
 			// Room is left: a request now must be admitted.
 			resp := e.post(t, budgetRequest)
@@ -130,11 +151,10 @@ func TestBudgetPerKeyCountsEachKey(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db)
 		// Room for one request per key (its bound), not two.
-		e.policy(t, budgetRule("0.0004", "month", "per_key"))
+		e.policy(t, budgetRule("0.0002", "month", "per_key"))
 		second, _ := e.org.Key(e.ws, e.owner, nil)
 		e.sync(t)
-		big := providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 1000, Output: 10}}
-		e.openai.Enqueue(big, big, big)
+		e.openai.SetDefault(budgetReply)
 		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
 			t.Fatalf("first key's first request: %d", resp.StatusCode)
 		}
@@ -166,9 +186,9 @@ func TestBudgetCountsThePeriodsSpendSoFar(t *testing.T) {
 		if _, err := e.st.InsertUsageEvents(ctx, []store.UsageEvent{row}); err != nil {
 			t.Fatal(err)
 		}
-		// Room for $0.0012: the seed leaves less than one request's bound
-		// (about $0.00032).
-		id := e.org.Policy(e.ws, "daily-cap", true, `{"target":{"kind":"workspace"},"rules":[`+budgetRule("0.0012", "day", "shared")+`]}`)
+		// Room for $0.00115: the seed leaves less than one request's bound
+		// (about $0.000169).
+		id := e.org.Policy(e.ws, "daily-cap", true, `{"target":{"kind":"workspace"},"rules":[`+budgetRule("0.00115", "day", "shared")+`]}`)
 		e.sync(t)
 		got := e.postError(t, budgetRequest, http.StatusTooManyRequests)
 		if !strings.Contains(got.Error.Message, `"daily-cap"`) {
@@ -217,12 +237,11 @@ func TestBudgetRollsOverAtMidnightUTC(t *testing.T) {
 		clk := &fakeClock{}
 		clk.set(time.Date(2026, 11, 30, 23, 59, 59, 999_000_000, time.UTC))
 		e := newInfEnv(t, db, withClock(clk.now))
-		// Room for one request's bound, not two (each costs $0.000156).
-		e.policy(t, budgetRule("0.0004", "day", "shared"))
+		// Room for one request's bound, not two (each costs $0.0000435).
+		e.policy(t, budgetRule("0.0002", "day", "shared"))
 		e.policy(t, budgetRule("0.0006", "month", "shared"))
 		e.sync(t)
-		big := providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 1000, Output: 10}}
-		e.openai.Enqueue(big, big, big, big)
+		e.openai.SetDefault(budgetReply)
 		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
 			t.Fatalf("first request: %d", resp.StatusCode)
 		}
@@ -237,6 +256,60 @@ func TestBudgetRollsOverAtMidnightUTC(t *testing.T) {
 		}
 		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusTooManyRequests {
 			t.Fatalf("the new day's budget is spent too: %d", resp.StatusCode)
+		}
+	})
+}
+
+// TestRefusedReportDropsOnlyItsCounter: when the control plane will not
+// hear of one counter any more (its policy deleted and its rows gone), the
+// plane's reports of the others still land, and the refused one is
+// dropped, so later syncs succeed.
+func TestRefusedReportDropsOnlyItsCounter(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		e := newInfEnv(t, db)
+		e.openai.SetDefault(budgetReply)
+		gone := e.org.Policy(e.ws, "gone", true, `{"target":{"kind":"workspace"},"rules":[`+budgetRule("1", "day", "shared")+`]}`)
+		kept := e.org.Policy(e.ws, "kept", true, `{"target":{"kind":"workspace"},"rules":[`+budgetRule("1", "day", "shared")+`]}`)
+		e.sync(t)
+		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
+			t.Fatalf("first request: %d", resp.StatusCode)
+		}
+		start, _ := spend.Bounds(spend.Day, time.Now())
+		goneCounter := spend.Counter{PolicyID: gone, Period: spend.Day, Aggregation: "shared"}.String()
+		keptCounter := spend.Counter{PolicyID: kept, Period: spend.Day, Aggregation: "shared"}.String()
+		// The control plane forgets one policy and its counter; the plane's
+		// bundle still has it, so the next request counts against both.
+		if err := e.st.DeletePolicy(ctx, gone); err != nil {
+			t.Fatal(err)
+		}
+		for _, table := range []string{"budget_leases", "budget_counters"} {
+			if _, err := e.st.DB().NewDelete().TableExpr(table).Where("counter = ?", goneCounter).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
+			t.Fatalf("second request: %d", resp.StatusCode)
+		}
+		e.usage.wait(t, 2)
+		cost := budgetReply.Usage.Input*150 + budgetReply.Usage.Output*600
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			err := e.plane.SyncBudgets(ctx)
+			leases, lerr := e.st.ListBudgetLeases(ctx, keptCounter, start)
+			if lerr != nil {
+				t.Fatal(lerr)
+			}
+			if err == nil && len(leases) == 1 && leases[0].UsedNanoUSD == 2*cost {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the kept counter's spend was not reported: %+v, sync: %v", leases, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err := e.plane.SyncBudgets(ctx); err != nil {
+			t.Fatalf("a later sync: %v", err)
 		}
 	})
 }

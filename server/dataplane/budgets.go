@@ -3,16 +3,18 @@ package dataplane
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
 	"github.com/gw-gateway/gw/server/catalog"
@@ -27,75 +29,324 @@ type BudgetSource interface {
 	Lease(ctx context.Context, holder string, asks []wire.BudgetLeaseAsk) ([]wire.BudgetLeaseGrant, error)
 }
 
-// leaseTimeout bounds a request's wait for a lease; past it the request
-// is refused as if the budget were spent (the leases held are all that may
-// be spent while the control plane does not answer).
+// leaseTimeout bounds one lease request; past it the control plane counts
+// as unreachable (the leases held are all that may be spent while it does
+// not answer).
 const leaseTimeout = 3 * time.Second
 
-// The input side of a request's cost bound, in tokens. A token stands for
-// at least one byte of the text it encodes, so the request body's length
-// bounds the tokens of everything written in it (messages, tools, schemas:
-// the JSON around them only adds bytes). What the provider adds around the
-// text (message framing, a tool-use system prompt) gets requestOverhead;
-// an image or file that is referenced rather than inlined is not bounded
-// by its bytes and gets attachmentTokens each.
+// DefaultBudgetWait bounds how long a request that does not fit its
+// budgets now, but may once reservations in flight settle (here, or on
+// other data planes, whose next sync gives back what they did not spend),
+// waits for room before it is refused. Streams take seconds; a caller
+// waiting that long for an answer is better served than one refused while
+// the budget still has room.
+const DefaultBudgetWait = 30 * time.Second
+
+// askEvery paces a waiting request's asks to the control plane for a
+// counter it had nothing more of: other data planes give back every 2 s.
+const askEvery = 500 * time.Millisecond
+
+// The input side of a request's cost bound, in tokens. Every token a
+// provider bills for text stands for at least one byte of it (byte-level
+// BPE; SentencePiece pieces cover at least a character), and the body
+// holds all the text (messages, tools, schemas) plus JSON syntax, which
+// only adds bytes: the body's length bounds the text's tokens. The JSON
+// around each message ({"role":"","content":""}, 25 bytes and more) is
+// more than the few tokens a provider frames a message with, so no
+// per-message allowance is needed; what providers add once per request
+// is (toolFraming), as are what the bytes do not bound: an attachment's
+// tokens, and tools whose definitions or results the provider supplies.
 const (
-	requestOverhead  = 2_000
+	// attachmentTokens is the allowance of an image, audio clip or file:
+	// one referenced by URL is not bounded by its bytes, nor is a small
+	// file of many pixels or pages. Far above the providers' per-image
+	// counts (Anthropic ≤ ~1,600, OpenAI high detail ≤ ~1,100 at 4o's rate).
 	attachmentTokens = 50_000
+	// toolFramingAnthropic is Anthropic's tool-use system prompt, which
+	// it adds to a request with tools: 530 tokens at most (Claude 3 Opus;
+	// 346 on the current models).
+	toolFramingAnthropic = 600
+	// toolFraming is what OpenAI-style providers add around function
+	// definitions and structured-output schemas (a namespace header of
+	// some 20 tokens; each function's own syntax is shorter than its
+	// JSON).
+	toolFraming = 100
+	// definedToolTokens is a tool whose definition the provider writes
+	// (Anthropic's bash 245, text editor 700, computer use 735 and a
+	// ~500-token system prompt).
+	definedToolTokens = 2_000
 	// outputFallback bounds the output of a model whose catalog entry gives
 	// neither a maximum output nor a context window.
 	outputFallback = 1_000_000
 )
 
-var attachmentMarkers = [][]byte{[]byte(`"image_url"`), []byte(`"input_audio"`), []byte(`"file"`)}
+// inputShape is what the cost bound needs to know of a request body,
+// read once when it arrives.
+type inputShape struct {
+	bytes int64
+	// extra is the tokens the bytes do not bound: attachments, tools the
+	// provider defines, tools whose results are billed as input.
+	extra int64
+	// tools: the request defines tools or an output schema, which
+	// providers frame with text of their own.
+	tools bool
+	// cacheWrite: a cache_control marker lets the request write a prompt
+	// cache (Anthropic), billed above the input price; cacheWrite1h: one
+	// asks for the one-hour cache, dearer still.
+	cacheWrite, cacheWrite1h bool
+}
 
-// inputBound is the most input tokens body can be billed for.
-func inputBound(body []byte) int64 {
-	n := int64(len(body)) + requestOverhead
-	for _, m := range attachmentMarkers {
-		n += int64(bytes.Count(body, m)) * attachmentTokens
+// Content-part and tool types whose tokens the body's bytes do not bound.
+var (
+	attachmentTypes = map[string]bool{"image_url": true, "input_image": true, "image": true, "input_audio": true,
+		"file": true, "input_file": true, "document": true}
+	// Tools whose results the provider bills as input: searches, fetched
+	// pages, executed code, MCP servers.
+	serverToolPrefixes = []string{"web_search", "web_fetch", "code_execution", "code_interpreter", "file_search",
+		"image_generation", "mcp", "tool_search", "local_shell", "shell"}
+	definedToolPrefixes = []string{"bash_", "text_editor_", "computer_", "computer", "memory_"}
+)
+
+// inputShapeOf reads what the bound needs from the body: one pass per
+// member name of interest, no decoding, unless the body hides one of them
+// behind \u escapes of ASCII letters (which no encoder writes), when it is
+// decoded and walked instead.
+func inputShapeOf(body []byte) inputShape {
+	s := inputShape{bytes: int64(len(body))}
+	if escapedLetters(body) {
+		var v any
+		if json.Unmarshal(body, &v) == nil {
+			walkShape(v, &s)
+			return s
+		}
+	}
+	eachValue(body, `"type"`, func(v string) { s.extra += typeTokens(v) })
+	s.tools = hasMember(body, `"tools"`) || hasMember(body, `"functions"`) || hasMember(body, `"response_format"`) ||
+		hasMember(body, `"mcp_servers"`)
+	if hasMember(body, `"mcp_servers"`) {
+		s.extra += attachmentTokens
+	}
+	if hasMember(body, `"cache_control"`) {
+		s.cacheWrite = true
+		eachValue(body, `"ttl"`, func(v string) { s.cacheWrite1h = s.cacheWrite1h || v == "1h" })
+	}
+	return s
+}
+
+// typeTokens is the allowance of a member "type": v.
+func typeTokens(v string) int64 {
+	if attachmentTypes[v] {
+		return attachmentTokens
+	}
+	for _, p := range serverToolPrefixes {
+		if strings.HasPrefix(v, p) {
+			return attachmentTokens
+		}
+	}
+	for _, p := range definedToolPrefixes {
+		if strings.HasPrefix(v, p) {
+			return definedToolTokens
+		}
+	}
+	return 0
+}
+
+// hasMember says whether name (quoted) occurs in body as JSON, not inside
+// a string, where its quotes would be escaped.
+func hasMember(body []byte, name string) bool {
+	found := false
+	eachOccurrence(body, name, func(int) bool { found = true; return false })
+	return found
+}
+
+// eachOccurrence calls fn with the offset after each unescaped occurrence
+// of quoted, until fn returns false.
+func eachOccurrence(body []byte, quoted string, fn func(after int) bool) {
+	for i := 0; i < len(body); {
+		j := bytes.Index(body[i:], []byte(quoted))
+		if j < 0 {
+			return
+		}
+		at := i + j
+		i = at + len(quoted)
+		if at > 0 && body[at-1] == '\\' {
+			continue
+		}
+		if !fn(i) {
+			return
+		}
+	}
+}
+
+// eachValue calls fn with the string value of each member named key
+// (quoted) in body.
+func eachValue(body []byte, key string, fn func(string)) {
+	eachOccurrence(body, key, func(i int) bool {
+		i = skipSpace(body, i)
+		if i >= len(body) || body[i] != ':' {
+			return true
+		}
+		i = skipSpace(body, i+1)
+		if i >= len(body) || body[i] != '"' {
+			return true
+		}
+		end := bytes.IndexByte(body[i+1:], '"')
+		if end < 0 {
+			return false
+		}
+		raw := body[i+1 : i+1+end]
+		if bytes.IndexByte(raw, '\\') >= 0 {
+			// An escaped value: read it whole, as a provider would.
+			var v string
+			if dec := json.NewDecoder(bytes.NewReader(body[i:])); dec.Decode(&v) == nil {
+				fn(v)
+			}
+			return true
+		}
+		fn(string(raw))
+		return true
+	})
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// escapedLetters says whether body spells an ASCII letter as \u00XX: a
+// way to write "type" that the byte scan would miss.
+func escapedLetters(body []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(body[i:], []byte(`\u00`))
+		if j < 0 || i+j+6 > len(body) {
+			return false
+		}
+		i += j + 4
+		hi, lo := body[i], body[i+1]|0x20
+		if (hi == '4' || hi == '6') && lo >= '1' && lo <= 'f' && (lo <= '9' || lo >= 'a') || (hi == '5' || hi == '7') && lo >= '0' && lo <= 'a' && (lo <= '9' || lo == 'a') {
+			return true
+		}
+	}
+}
+
+// walkShape is inputShapeOf on a decoded body.
+func walkShape(v any, s *inputShape) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, m := range t {
+			switch k {
+			case "type":
+				if str, ok := m.(string); ok {
+					s.extra += typeTokens(str)
+				}
+			case "tools", "functions", "response_format":
+				s.tools = true
+			case "mcp_servers":
+				s.tools = true
+				s.extra += attachmentTokens
+			case "cache_control":
+				s.cacheWrite = true
+			case "ttl":
+				s.cacheWrite1h = s.cacheWrite1h || m == "1h"
+			}
+			walkShape(m, s)
+		}
+	case []any:
+		for _, m := range t {
+			walkShape(m, s)
+		}
+	}
+}
+
+// tokens is the most input tokens the request can be billed for on an
+// upstream of kind.
+func (s inputShape) tokens(kind catalog.Kind) int64 {
+	n := s.bytes + s.extra
+	if s.tools {
+		if kind == catalog.KindAnthropic {
+			n += toolFramingAnthropic
+		} else {
+			n += toolFraming
+		}
 	}
 	return n
 }
 
 // outputCap is the most output tokens the route can produce: the request's
-// own limit, a request_limits rule's, or the model's maximum.
-func outputCap(rt *route, requested int64) int64 {
+// own limit, a request_limits rule's, or the model's maximum, for each of
+// the n choices asked for.
+func outputCap(rt *route, requested, n int64) int64 {
+	var per int64
 	switch {
 	case rt.maxTokens > 0:
-		return rt.maxTokens
+		per = rt.maxTokens
 	case requested > 0:
-		return requested
+		per = requested
 	case rt.model.model.MaxOutputTokens > 0:
-		return rt.model.model.MaxOutputTokens
+		per = rt.model.model.MaxOutputTokens
 	case rt.model.model.ContextWindow > 0:
-		return rt.model.model.ContextWindow
+		per = rt.model.model.ContextWindow
+	default:
+		per = outputFallback
 	}
-	return outputFallback
+	hi, lo := bits.Mul64(uint64(per), uint64(max(n, 1)))
+	if hi > 0 || lo > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(lo)
 }
 
 // boundPrices are a model's prices in nano-dollars per million tokens,
-// rounded up: the dearest of its input, cache-read and cache-write prices,
-// and its output price.
-type boundPrices struct{ input, output uint64 }
-
-func boundPricesOf(p catalog.ParsedPricing) boundPrices {
-	n := p.CeilNanoPerMTok() // input, output, cache read, cache write
-	return boundPrices{input: max(n[0], n[2], n[3]), output: n[1]}
+// rounded up, as the cost bound uses them: the standard tier's and, above
+// its threshold, the long-context tier's (which prices the whole request).
+type boundPrices struct {
+	standard  catalog.CeilPrices
+	long      *catalog.CeilPrices
+	longAbove int64
 }
 
-// costBound is an upper bound of what the request can cost on rt: every
-// input token at the dearest input-side price, every possible output token
-// at the output price (prices rounded up), each product rounded up, and
-// one nano-dollar for the rounding of the event's cost. Integer arithmetic
-// in 128 bits: no decimals on the hot path, no overflow.
-func costBound(rt *route, inTokens, outTokens int64) (int64, error) {
-	p := rt.model.bound
-	in, err := ceilPerMillion(uint64(max(inTokens, 0)), p.input)
+func boundPricesOf(p catalog.ParsedPricing) boundPrices {
+	b := boundPrices{standard: p.Ceil()}
+	if above, long, ok := p.LongContextCeil(); ok {
+		b.long, b.longAbove = &long, above
+	}
+	return b
+}
+
+// forRequest is the price per million tokens of the request's input and
+// of its output: the long-context tier's when inTokens (the bound's input,
+// never below the real one) passes its threshold; input at the input
+// price (a cache read is never dearer than the input it replaces), or at
+// a cache write's when the request can write a prompt cache, the one-hour
+// write's when it asks for one.
+func (b boundPrices) forRequest(s inputShape, inTokens int64) (input, output uint64) {
+	t := b.standard
+	if b.long != nil && inTokens > b.longAbove {
+		t = *b.long
+	}
+	input = max(t.Input, t.CacheRead)
+	if s.cacheWrite {
+		input = max(input, t.CacheWrite)
+		if s.cacheWrite1h {
+			input = max(input, t.CacheWrite1h)
+		}
+	}
+	return input, t.Output
+}
+
+// costBound is an upper bound of what the request can cost: inTokens at
+// the input price, outTokens at the output price (prices rounded up),
+// each product rounded up, and one nano-dollar for the rounding of the
+// event's cost. Integer arithmetic in 128 bits: no decimals on the hot
+// path, no overflow.
+func costBound(inPrice, outPrice uint64, inTokens, outTokens int64) (int64, error) {
+	in, err := ceilPerMillion(uint64(max(inTokens, 0)), inPrice)
 	if err != nil {
 		return 0, err
 	}
-	out, err := ceilPerMillion(uint64(max(outTokens, 0)), p.output)
+	out, err := ceilPerMillion(uint64(max(outTokens, 0)), outPrice)
 	if err != nil {
 		return 0, err
 	}
@@ -120,7 +371,28 @@ func ceilPerMillion(tokens, pricePerMillion uint64) (uint64, error) {
 	return q, nil
 }
 
-// claims are the budget counters a routed request counts against.
+// boundOf is the request's cost bound on rt.
+func (x *exchange) boundOf(rt *route) (int64, error) {
+	outTokens := outputCap(rt, x.req.MaxTokens, x.req.N)
+	if x.p.budgets.legacyBound {
+		return legacyBound(rt, x.input, outTokens)
+	}
+	inTokens := x.input.tokens(rt.model.kind)
+	inPrice, outPrice := rt.model.bound.forRequest(x.input, inTokens)
+	return costBound(inPrice, outPrice, inTokens, outTokens)
+}
+
+// legacyBound is the bound of earlier releases, which the utilisation
+// benchmark measures against: 2,000 tokens over the body, every input
+// token at the dearest of the input, cache-read and cache-write prices.
+func legacyBound(rt *route, s inputShape, outTokens int64) (int64, error) {
+	b := rt.model.bound.standard
+	return costBound(max(b.Input, b.CacheRead, b.CacheWrite), b.Output, s.bytes+2_000+s.extra, outTokens)
+}
+
+// claims are the budget counters a routed request counts against, one per
+// counter: two rules of a policy with the same period and aggregation
+// share one, held to the smaller amount (as the control plane holds it).
 func (x *exchange) claims(d policy.Decision) ([]spend.Claim, error) {
 	out := make([]spend.Claim, 0, len(d.Budgets))
 	for _, b := range d.Budgets {
@@ -132,14 +404,23 @@ func (x *exchange) claims(d policy.Decision) ([]spend.Claim, error) {
 		if b.Aggregation == policy.AggregationPerKey {
 			c.KeyID = x.key.id
 		}
-		out = append(out, spend.Claim{Counter: c, LimitNano: limit, PolicyName: b.PolicyName})
+		dup := false
+		for i := range out {
+			if out[i].Counter == c {
+				out[i].LimitNano, dup = min(out[i].LimitNano, limit), true
+			}
+		}
+		if !dup {
+			out = append(out, spend.Claim{Counter: c, LimitNano: limit, PolicyName: b.PolicyName})
+		}
 	}
 	return out, nil
 }
 
 // reserve holds the cost bound of sending the request on rt against every
 // budget it counts against, asking the control plane for leases when the
-// ones held fall short. A refusal names the budget and when it resets.
+// ones held fall short, and waiting for room when the room is only held
+// by requests in flight. A refusal names the budget and when it resets.
 func (x *exchange) reserve(rt *route) *response {
 	if len(rt.decision.Budgets) == 0 {
 		return nil
@@ -147,12 +428,12 @@ func (x *exchange) reserve(rt *route) *response {
 	claims, err := x.claims(rt.decision)
 	if err == nil {
 		var bound int64
-		if bound, err = costBound(rt, x.inputTokens, outputCap(rt, x.req.MaxTokens)); err == nil {
+		if bound, err = x.boundOf(rt); err == nil {
 			x.budget, err = x.p.budgets.reserve(x.r.Context(), x, claims, bound)
 		}
 	}
 	if refusal, ok := err.(*spend.Refusal); ok {
-		return budgetExceeded(refusal)
+		return budgetRefused(refusal, x.p.now())
 	}
 	if err != nil {
 		x.p.inference.log.Error("budget admission", "request_id", x.id, "error", err)
@@ -167,6 +448,10 @@ type budgetState struct {
 	source BudgetSource
 	holder string
 	now    func() time.Time
+	// wait bounds a request's wait for room (0: refuse at once).
+	wait time.Duration
+	// legacyBound prices requests as earlier releases did (benchmarks).
+	legacyBound bool
 	// limits caches budget amounts parsed into nano-dollars: policies
 	// carry them as decimal text, and parsing decimals on every request
 	// costs more than the rest of admission.
@@ -174,6 +459,9 @@ type budgetState struct {
 
 	fetchMu  sync.Mutex
 	fetching map[spend.Counter]chan struct{}
+	// asked is when each counter was last asked for in vain (the control
+	// plane had nothing more): waiting requests ask again after askEvery.
+	asked map[spend.Counter]time.Time
 }
 
 func (b *budgetState) limitNano(amount string) (int64, error) {
@@ -188,57 +476,158 @@ func (b *budgetState) limitNano(amount string) (int64, error) {
 	return n, nil
 }
 
+// reserve admits a request of bound against claims. It asks the control
+// plane while it may grant more, then waits (at most b.wait, and never
+// past the caller's leaving) while what is in flight may still make room,
+// and refuses: for good (spend.Spent) when even everything in flight
+// settling at nothing would leave too little, else as unreachable, busy or
+// unknown.
 func (b *budgetState) reserve(ctx context.Context, x *exchange, claims []spend.Claim, bound int64) (*spend.Reservation, error) {
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseTimeout)
-	defer cancel()
+	now := b.now()
+	r, _ := b.ledger.Reserve(now, claims, bound)
+	if r != nil {
+		return r, nil
+	}
+	// It does not fit now; from here on the request may wait, at most
+	// until deadline.
+	var deadline <-chan time.Time
+	if b.wait > 0 {
+		t := time.NewTimer(b.wait)
+		defer t.Stop()
+		deadline = t.C
+	}
+	reachable := b.source != nil
 	for {
-		now := b.now()
+		now = b.now()
+		// Taken before looking, so that no change after the look is missed.
+		changed := b.ledger.Changed()
 		r, asks := b.ledger.Reserve(now, claims, bound)
 		if r != nil {
 			return r, nil
 		}
-		if b.source == nil {
-			return nil, b.ledger.Refuse(now, claims, bound, true)
+		outlook := b.ledger.Outlook(now, claims, bound, reachable)
+		if outlook == spend.OutlookWait && reachable && b.askDue(asks, now) {
+			outlook = spend.OutlookAsk
 		}
-		// One ask at a time per counter: a burst of requests that do not
-		// fit waits for the ask in flight and looks again, rather than
-		// each asking for a slice (which would hand one plane the whole
-		// budget in a burst).
-		wait, done := b.claimFetch(asks)
-		if wait != nil {
-			select {
-			case <-wait:
-				continue
-			case <-lctx.Done():
-				return nil, b.ledger.Refuse(now, claims, bound, true)
+		switch outlook {
+		case spend.OutlookFinal:
+			reason := spend.Spent
+			if !reachable {
+				reason = spend.Unreachable
 			}
+			return nil, b.ledger.Refuse(now, claims, bound, reason)
+		case spend.OutlookAsk:
+			// One ask at a time per counter: a burst of requests that do
+			// not fit waits for the ask in flight and looks again, rather
+			// than each asking for a slice (which would hand one plane the
+			// whole budget in a burst).
+			wait, done := b.claimFetch(asks)
+			if wait != nil {
+				if !b.awaitFetch(ctx, wait) {
+					return nil, b.ledger.Refuse(b.now(), claims, bound, spend.Unreachable)
+				}
+				continue
+			}
+			err := b.fetch(ctx, asks, bound)
+			done()
+			switch {
+			case errors.Is(err, spend.ErrLeaseRefused):
+				x.p.inference.log.Warn("the control plane refused a budget lease", "request_id", x.id, "error", err)
+				return nil, b.ledger.Refuse(now, claims, bound, spend.Unknown)
+			case err != nil:
+				x.p.inference.log.Warn("budget lease refused or unreachable; serving within the leases held", "request_id", x.id, "error", err)
+				reachable = false
+			}
+			continue
 		}
-		err := b.fetch(lctx, x, asks, bound)
-		done()
-		if err != nil {
-			x.p.inference.log.Warn("budget lease refused or unreachable; serving within the leases held", "request_id", x.id, "error", err)
-			return nil, b.ledger.Refuse(now, claims, bound, true)
+		if b.wait <= 0 {
+			return nil, b.ledger.Refuse(now, claims, bound, spend.Busy)
 		}
-		if r, _ := b.ledger.Reserve(now, claims, bound); r != nil {
-			return r, nil
+		if !b.await(ctx, changed, deadline, reachable) {
+			reason := spend.Busy
+			if !reachable {
+				reason = spend.Unreachable
+			}
+			return nil, b.ledger.Refuse(b.now(), claims, bound, reason)
 		}
-		return nil, b.ledger.Refuse(now, claims, bound, false)
 	}
+}
+
+// awaitFetch waits for another request's lease ask to end; false when it
+// took longer than an ask may, or the caller left.
+func (b *budgetState) awaitFetch(ctx context.Context, fetched <-chan struct{}) bool {
+	t := time.NewTimer(leaseTimeout)
+	defer t.Stop()
+	select {
+	case <-fetched:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// await waits for room to change, for the next ask when the control
+// plane can be asked, and reports false when the request may wait no
+// longer (its time is up, or its caller left).
+func (b *budgetState) await(ctx context.Context, changed <-chan struct{}, deadline <-chan time.Time, reachable bool) bool {
+	var retry <-chan time.Time
+	if reachable {
+		t := time.NewTimer(askEvery)
+		defer t.Stop()
+		retry = t.C
+	}
+	select {
+	case <-changed:
+	case <-retry:
+	case <-deadline:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// askDue says whether a waiting request should ask the control plane
+// again: some counter it lacks was not asked for in vain within askEvery.
+func (b *budgetState) askDue(asks []spend.Ask, now time.Time) bool {
+	b.fetchMu.Lock()
+	defer b.fetchMu.Unlock()
+	for _, a := range asks {
+		if at, ok := b.asked[a.Counter]; !ok || now.Sub(at) >= askEvery || now.Before(at) {
+			return true
+		}
+	}
+	return false
 }
 
 // fetch asks for the shortfall and a slice more, so the next requests are
 // admitted from memory: a tenth of the budget, or this request's bound if
 // larger, never more than the control plane has left.
-func (b *budgetState) fetch(ctx context.Context, x *exchange, asks []spend.Ask, bound int64) error {
+func (b *budgetState) fetch(ctx context.Context, asks []spend.Ask, bound int64) error {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseTimeout)
+	defer cancel()
 	out := make([]wire.BudgetLeaseAsk, len(asks))
 	for i, a := range asks {
-		out[i] = x.leaseAsk(a, a.Want+max(a.Claim.LimitNano/10, bound))
+		out[i] = leaseAsk(a, a.Want+max(a.Claim.LimitNano/10, bound))
+		out[i].NeedNanoUSD = a.Want
 	}
-	grants, err := b.source.Lease(ctx, b.holder, out)
+	grants, err := b.source.Lease(lctx, b.holder, out)
 	if err != nil {
 		return err
 	}
-	b.ledger.Apply(fromWireGrants(asks, grants))
+	gs := fromWireGrants(asks, grants)
+	b.ledger.Apply(gs)
+	now := b.now()
+	b.fetchMu.Lock()
+	for _, g := range gs {
+		// Whether it had enough for this request or not, a later one may
+		// need more than is left: what Outlook says of the counter now
+		// stands, until askEvery has passed.
+		b.asked[g.Counter] = now
+	}
+	b.fetchMu.Unlock()
 	return nil
 }
 
@@ -267,50 +656,11 @@ func (b *budgetState) claimFetch(asks []spend.Ask) (wait <-chan struct{}, done f
 	}
 }
 
-// leaseAsk describes a counter to the control plane, with the scope its
-// seed is counted over.
-func (x *exchange) leaseAsk(a spend.Ask, want int64) wire.BudgetLeaseAsk {
-	out := wire.BudgetLeaseAsk{Counter: a.Counter.String(), OrgID: x.key.org.orgID, WorkspaceID: x.key.workspace,
-		PolicyID: a.Counter.PolicyID, PolicyName: a.Claim.PolicyName, Period: string(a.Counter.Period), PeriodStart: a.PeriodStart,
-		LimitNanoUSD: a.Claim.LimitNano, WantNanoUSD: want, UsedNanoUSD: a.Used, ReturnedNanoUSD: a.Returned}
-	if a.Counter.Aggregation == string(policy.AggregationPerKey) {
-		id := a.Counter.KeyID
-		out.InferenceKeyID = &id
-	}
-	for _, p := range x.key.policies {
-		if p.ID != a.Counter.PolicyID {
-			continue
-		}
-		switch t := p.Definition.Target; t.Kind {
-		case policy.TargetSelectedUsers:
-			out.OwnerIDs = append([]uuid.UUID{}, t.UserIDs...)
-		case policy.TargetSelectedKeys:
-			out.KeyIDs = []uuid.UUID{}
-			for _, s := range t.KeyIDs {
-				if id, err := uuid.Parse(s); err == nil {
-					out.KeyIDs = append(out.KeyIDs, id)
-				}
-			}
-		}
-		// Seed with the models of the plane's budget rules of this counter;
-		// a rule matching all requests needs no model filter.
-		var models []string
-		all := false
-		for _, r := range p.Definition.Rules {
-			if r.Action.Kind != policy.ActionBudget || string(r.Action.Period) != string(a.Counter.Period) ||
-				string(r.Action.Aggregation) != a.Counter.Aggregation {
-				continue
-			}
-			if r.Match.Kind != policy.MatchRequest || len(r.Match.Models) == 0 {
-				all = true
-			}
-			models = append(models, r.Match.Models...)
-		}
-		if !all {
-			out.Models = models
-		}
-	}
-	return out
+// leaseAsk is a counter's ask: its name and period say the rest, which the
+// control plane reads from its own policies.
+func leaseAsk(a spend.Ask, want int64) wire.BudgetLeaseAsk {
+	return wire.BudgetLeaseAsk{Counter: a.Counter.String(), PeriodStart: a.PeriodStart, WantNanoUSD: want, UsedNanoUSD: a.Used,
+		ReturnedNanoUSD: a.Returned}
 }
 
 func fromWireGrants(asks []spend.Ask, grants []wire.BudgetLeaseGrant) []spend.Grant {
@@ -321,7 +671,8 @@ func fromWireGrants(asks []spend.Ask, grants []wire.BudgetLeaseGrant) []spend.Gr
 	out := make([]spend.Grant, 0, len(grants))
 	for _, g := range grants {
 		if c, ok := byName[g.Counter]; ok {
-			out = append(out, spend.Grant{Counter: c, PeriodStart: g.PeriodStart.UTC(), Granted: g.GrantedNanoUSD, Used: g.UsedNanoUSD, Returned: g.ReturnedNanoUSD})
+			out = append(out, spend.Grant{Counter: c, PeriodStart: g.PeriodStart.UTC(), Granted: g.GrantedNanoUSD, Used: g.UsedNanoUSD,
+				Returned: g.ReturnedNanoUSD, Limit: g.LimitNanoUSD, Others: g.OthersNanoUSD, OthersUsed: g.OthersUsedNanoUSD})
 		}
 	}
 	return out
@@ -331,29 +682,69 @@ func fromWireGrants(asks []spend.Ask, grants []wire.BudgetLeaseGrant) []spend.Gr
 // beyond a slice per counter, so other data planes can have it. Run it
 // every few seconds; a failed report is retried on the next.
 func (p *Plane) SyncBudgets(ctx context.Context) error {
+	return p.syncBudgets(ctx, func(c spend.Claim) int64 { return c.LimitNano / 10 })
+}
+
+// ReleaseBudgets gives back everything the plane holds and has not spent,
+// and reports its spend: the last thing a plane that shuts down in order
+// does, once its requests have ended, so a plane that does not come back
+// strands nothing. One that does come back with its journal takes up its
+// leases where they were.
+func (p *Plane) ReleaseBudgets(ctx context.Context) error {
+	return p.syncBudgets(ctx, func(spend.Claim) int64 { return 0 })
+}
+
+func (p *Plane) syncBudgets(ctx context.Context, keep func(spend.Claim) int64) error {
 	b := &p.budgets
 	if b.source == nil {
 		return nil
 	}
-	asks := b.ledger.Sync(b.now(), func(c spend.Claim) int64 { return c.LimitNano / 10 })
+	asks := b.ledger.Sync(b.now(), keep)
 	if len(asks) == 0 {
 		return nil
 	}
+	err := b.report(ctx, asks)
+	if errors.Is(err, spend.ErrLeaseRefused) && len(asks) > 1 {
+		// One counter the control plane will not hear of refuses the
+		// whole report: send them one by one, and drop those it refuses,
+		// so the others' spend still reaches it.
+		err = nil
+		for _, a := range asks {
+			if e := b.report(ctx, []spend.Ask{a}); errors.Is(e, spend.ErrLeaseRefused) {
+				p.inference.log.Warn("the control plane refused a budget counter's report; it is dropped", "counter", a.Counter.String(), "error", e)
+				b.ledger.Drop(a.Counter, a.PeriodStart)
+			} else if e != nil {
+				err = e
+			}
+		}
+	} else if errors.Is(err, spend.ErrLeaseRefused) {
+		p.inference.log.Warn("the control plane refused a budget counter's report; it is dropped", "counter", asks[0].Counter.String(), "error", err)
+		b.ledger.Drop(asks[0].Counter, asks[0].PeriodStart)
+		err = nil
+	}
+	if err != nil {
+		return fmt.Errorf("budget sync: %w", err)
+	}
+	return nil
+}
+
+// report sends asks from Sync and records the answer.
+func (b *budgetState) report(ctx context.Context, asks []spend.Ask) error {
 	out := make([]wire.BudgetLeaseAsk, len(asks))
 	for i, a := range asks {
-		out[i] = wire.BudgetLeaseAsk{Counter: a.Counter.String(), OrgID: uuid.Nil, PolicyID: a.Counter.PolicyID,
-			PolicyName: a.Claim.PolicyName, Period: string(a.Counter.Period), PeriodStart: a.PeriodStart,
-			LimitNanoUSD: a.Claim.LimitNano, UsedNanoUSD: a.Used, ReturnedNanoUSD: a.Returned}
+		out[i] = leaseAsk(a, 0)
 	}
-	if _, err := b.source.Lease(ctx, b.holder, out); err != nil {
+	grants, err := b.source.Lease(ctx, b.holder, out)
+	if err != nil {
 		if notSent(err) {
 			// Nobody else can have what this plane gives back until the
 			// control plane is reachable: keep serving within it.
 			b.ledger.Unsent(asks)
 		}
-		return fmt.Errorf("budget sync: %w", err)
+		return err
 	}
 	b.ledger.Synced(asks)
+	b.ledger.Apply(fromWireGrants(asks, grants))
 	return nil
 }
 
@@ -364,17 +755,40 @@ func notSent(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
-// budgetExceeded is the refusal of a request that no budget lease can
-// cover: 429 in OpenAI's shape, naming the budget's policy and when its
-// period resets.
-func budgetExceeded(r *spend.Refusal) *response {
-	msg := fmt.Sprintf("Budget exceeded: the budget of policy %q (%s USD per %s) has no room for this request; it resets at %s.",
-		r.Claim.PolicyName, usd(r.Claim.LimitNano), r.Claim.Counter.Period, r.ResetAt.UTC().Format(time.RFC3339))
-	if r.Unreachable {
+// budgetRefused is the refusal of a request its budgets cannot take. A
+// final one (the room is gone for the period) says so to the SDKs: 429
+// insufficient_quota in OpenAI's shape, with x-should-retry: false (which
+// the OpenAI and Anthropic SDKs honour before any status rule) and
+// Retry-After the seconds until the period resets; /messages answers it
+// as Anthropic's billing_error (anthropicError). A refusal that is not
+// final (the control plane unreachable, room held in flight longer than a
+// request waits, a counter the control plane does not know yet) is a 429
+// the SDKs may retry after a second or two.
+func budgetRefused(r *spend.Refusal, now time.Time) *response {
+	reset := r.ResetAt.UTC().Format(time.RFC3339)
+	var msg string
+	retry := "2"
+	switch r.Reason {
+	case spend.Unreachable:
 		msg = fmt.Sprintf("Budget exceeded: the budget of policy %q cannot admit this request while the control plane is unreachable and this gateway's share is spent; it resets at %s.",
-			r.Claim.PolicyName, r.ResetAt.UTC().Format(time.RFC3339))
+			r.Claim.PolicyName, reset)
+	case spend.Busy:
+		msg = fmt.Sprintf("Budget busy: the budget of policy %q (%s USD per %s) has no room for this request while requests in flight hold the rest; retry shortly. It resets at %s.",
+			r.Claim.PolicyName, usd(r.Claim.LimitNano), r.Claim.Counter.Period, reset)
+	case spend.Unknown:
+		msg = fmt.Sprintf("Budget unavailable: the control plane does not know the budget of policy %q (it may have just changed); retry shortly.",
+			r.Claim.PolicyName)
+	default:
+		msg = fmt.Sprintf("Budget exceeded: the budget of policy %q (%s USD per %s) has no room for this request; it resets at %s.",
+			r.Claim.PolicyName, usd(r.Claim.LimitNano), r.Claim.Counter.Period, reset)
+		retry = strconv.FormatInt(max(1, int64(math.Ceil(r.ResetAt.Sub(now).Seconds()))), 10)
+		res := errorResponse(http.StatusTooManyRequests, apiError{Message: msg, Type: "insufficient_quota", Code: ref("budget_exceeded")},
+			headerField{"X-Should-Retry", []string{"false"}}, headerField{"Retry-After", []string{retry}})
+		res.billing = true
+		return res
 	}
-	return errorResponse(http.StatusTooManyRequests, apiError{Message: msg, Type: "insufficient_quota", Code: ref("budget_exceeded")})
+	return errorResponse(http.StatusTooManyRequests, apiError{Message: msg, Type: "insufficient_quota", Code: ref("budget_exceeded")},
+		headerField{"Retry-After", []string{retry}})
 }
 
 var errBudgetUnavailable = errorResponse(http.StatusServiceUnavailable, apiError{

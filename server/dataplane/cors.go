@@ -30,7 +30,7 @@ const corsAllowedMethods = "GET, POST, OPTIONS"
 
 // corsExposed are the answer's headers a page may read: the request id,
 // which model answered, the rate limit state, when to retry.
-const corsExposed = "X-Request-Id, X-Gw-Model, X-Gw-Attempts, Retry-After, " +
+const corsExposed = "X-Request-Id, X-Gw-Model, X-Gw-Attempts, Retry-After, X-Should-Retry, " +
 	"X-Ratelimit-Limit-Requests, X-Ratelimit-Remaining-Requests, X-Ratelimit-Reset-Requests, " +
 	"X-Ratelimit-Limit-Tokens, X-Ratelimit-Remaining-Tokens, X-Ratelimit-Reset-Tokens"
 

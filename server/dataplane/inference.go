@@ -184,8 +184,8 @@ type exchange struct {
 	translateErr error
 	// caps are the request's capabilities in the policy vocabulary.
 	caps []policy.Capability
-	// inputTokens bounds the request's input tokens, for budgets.
-	inputTokens int64
+	// input is what the budgets' cost bound needs of the body.
+	input inputShape
 	// budget holds the cost bound of the attempt in flight against the
 	// request's budgets; finish settles it to the exact cost.
 	budget *spend.Reservation
@@ -245,7 +245,7 @@ func (x *exchange) serve() {
 		return
 	}
 	x.req, x.native, x.translateErr = req, native, translateErr
-	x.inputTokens = inputBound(body)
+	x.input = inputShapeOf(body)
 	for _, c := range req.Capabilities() {
 		if c != catalog.CapabilityStreaming {
 			x.caps = append(x.caps, policy.Capability(c))

@@ -68,7 +68,7 @@ type infEnv struct {
 // infOptions adjusts the plane an infEnv builds.
 type infOptions func(*dataplane.Options)
 
-func newInfEnv(t *testing.T, db *bun.DB, opts ...infOptions) *infEnv {
+func newInfEnv(t testing.TB, db *bun.DB, opts ...infOptions) *infEnv {
 	t.Helper()
 	ctx := context.Background()
 	st := store.New(db)
@@ -101,6 +101,7 @@ func newInfEnv(t *testing.T, db *bun.DB, opts ...infOptions) *infEnv {
 
 	e.srv = httptest.NewServer(e.plane)
 	t.Cleanup(e.srv.Close)
+	syncLoop(t, e.plane)
 	t.Cleanup(func() {
 		for _, s := range e.secrets {
 			if strings.Contains(e.log.String(), s) {
@@ -125,12 +126,38 @@ func (e *infEnv) anotherPlane(t *testing.T) *httptest.Server {
 	}
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
+	syncLoop(t, p)
 	return srv
+}
+
+// syncLoop reports the plane's budget spend and gives back what it holds
+// beyond its keep, as gw serve does every 2 s, until the test ends or the
+// returned func is called.
+func syncLoop(t testing.TB, p *dataplane.Plane) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				_ = p.SyncBudgets(ctx)
+			}
+		}
+	}()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
 }
 
 // credential stores a provider credential with its own base URL, sealed
 // as the management API seals it.
-func (e *infEnv) credential(t *testing.T, org, ws *uuid.UUID, provider, secret, baseURL string) uuid.UUID {
+func (e *infEnv) credential(t testing.TB, org, ws *uuid.UUID, provider, secret, baseURL string) uuid.UUID {
 	t.Helper()
 	id := uuid.New()
 	sealed, err := e.kr.Seal([]byte(secret), reseal.CredentialAAD(id))
@@ -246,6 +273,13 @@ func (c *captureSink) Record(e wire.UsageEventIn) {
 	}
 }
 
+// reset forgets the events so far.
+func (c *captureSink) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.events = nil
+}
+
 func (c *captureSink) snapshot() []wire.UsageEventIn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -254,7 +288,7 @@ func (c *captureSink) snapshot() []wire.UsageEventIn {
 
 // wait returns the events once there are n: the handler records after the
 // answer is written, so the client may read it first.
-func (c *captureSink) wait(t *testing.T, n int) []wire.UsageEventIn {
+func (c *captureSink) wait(t testing.TB, n int) []wire.UsageEventIn {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {

@@ -77,10 +77,17 @@ func (messagesDialect) refuse(w http.ResponseWriter, r *response) { anthropicErr
 // anthropicError re-encodes an error gw built in OpenAI's shape in
 // Anthropic's, keeping its status and headers. The type follows the
 // status, as Anthropic's do; the SDKs pick their error class by status.
+// A budget spent for the period is Anthropic's own answer to a spent
+// balance, 402 billing_error, which no Anthropic SDK retries (429
+// rate_limit_error, the OpenAI shape's status, they do).
 func anthropicError(r *response) *response {
 	e := errorFields(r)
-	out := &response{status: r.status, code: r.code, body: mustJSON(map[string]any{"type": "error",
-		"error": map[string]any{"type": anthropicErrorType(r.status), "message": e.Message}})}
+	status, typ := r.status, anthropicErrorType(r.status)
+	if r.billing {
+		status, typ = http.StatusPaymentRequired, "billing_error"
+	}
+	out := &response{status: status, code: r.code, body: mustJSON(map[string]any{"type": "error",
+		"error": map[string]any{"type": typ, "message": e.Message}})}
 	for _, f := range r.header {
 		if f.name == "Content-Length" {
 			f = headerField{"Content-Length", []string{strconv.Itoa(len(out.body))}}

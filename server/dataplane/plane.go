@@ -60,9 +60,16 @@ type Options struct {
 	// Budgets grants budget leases; without it a request that a budget
 	// rule matches is refused (no spend can be proven to fit).
 	Budgets BudgetSource
-	// BudgetHolder names this process to the lease source; a restarted
-	// process must use a new name (DESIGN §6).
-	BudgetHolder string
+	// BudgetJournal keeps the budget ledger across restarts; the plane
+	// leases under its holder and starts from what it kept. Without one,
+	// BudgetHolder names this process to the lease source, and a
+	// restarted process must use a new name (DESIGN §6): it does not know
+	// what its predecessor spent.
+	BudgetJournal *BudgetJournal
+	BudgetHolder  string
+	// BudgetWait bounds how long a request waits for room that requests
+	// in flight hold (DefaultBudgetWait when 0; negative: not at all).
+	BudgetWait time.Duration
 	// RateLimits grants this plane its share of each key's per-minute
 	// limits (ratelimit.Local, the whole limit, when nil). With several
 	// data planes, a lease source must slice the limits between them.
@@ -130,12 +137,26 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	if holder == "" {
 		holder = "dp-" + uuid.NewString()
 	}
-	p.budgets = budgetState{ledger: spend.NewLedger(), source: opts.Budgets, holder: holder, now: p.now,
-		fetching: map[spend.Counter]chan struct{}{}}
+	// A rate limit's minute is gone by the time a restarted process
+	// serves: its leases are per process, also under a kept holder.
+	rateHolder := holder
+	ledger := spend.NewLedger()
+	if j := opts.BudgetJournal; j != nil {
+		holder = j.Holder()
+		rateHolder = holder + "~" + uuid.NewString()[:8]
+		ledger.Restore(j.States())
+		ledger.SetJournal(j)
+	}
+	wait := opts.BudgetWait
+	if wait == 0 {
+		wait = DefaultBudgetWait
+	}
+	p.budgets = budgetState{ledger: ledger, source: opts.Budgets, holder: holder, now: p.now, wait: max(wait, 0),
+		fetching: map[spend.Counter]chan struct{}{}, asked: map[spend.Counter]time.Time{}}
 	rates := opts.RateLimits
 	if rates == nil && opts.Budgets != nil {
 		// Rate limits hold across data planes through the same leases.
-		p.rateLeases = newRateLeases(opts.Budgets, holder, p.inference.log)
+		p.rateLeases = newRateLeases(opts.Budgets, rateHolder, p.inference.log)
 		rates = p.rateLeases
 	}
 	p.limiter = ratelimit.New(rates, p.now)

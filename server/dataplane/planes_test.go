@@ -11,7 +11,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/gw-gateway/gw/server/catalog"
-	"github.com/gw-gateway/gw/server/providers/providerstest"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
 )
@@ -92,11 +91,7 @@ func TestBudgetHoldsAcrossPlanes(t *testing.T) {
 		e.policy(t, budgetRule(amount, "day", "shared"))
 		e.sync(t)
 		planes := []string{e.srv.URL, e.anotherPlane(t).URL}
-		replies := make([]providerstest.Reply, 300)
-		for i := range replies {
-			replies[i] = providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 1000, Output: 10}}
-		}
-		e.openai.Enqueue(replies...)
+		e.openai.SetDefault(budgetReply)
 		var wg sync.WaitGroup
 		for i := range 40 {
 			wg.Add(1)

@@ -144,7 +144,7 @@ func (r *rateLeases) topUp(ctx context.Context, key *inferenceKey, slot rateSlot
 
 		// The shortfall (tokens are counted after a request, so what was
 		// used can pass what was granted) and a slice more.
-		g, err := r.ask(ctx, key, slot, limit, need-before+slice, used)
+		g, err := r.ask(ctx, key, slot, need-before+slice, used)
 		if err != nil && r.log != nil {
 			r.log.Warn("rate-limit lease refused or unreachable; admitting within what is held", "key_id", key.id, "error", err)
 		}
@@ -162,15 +162,13 @@ func (r *rateLeases) topUp(ctx context.Context, key *inferenceKey, slot rateSlot
 	}
 }
 
-func (r *rateLeases) ask(ctx context.Context, key *inferenceKey, slot rateSlot, limit, want, used int64) (wire.BudgetLeaseGrant, error) {
+func (r *rateLeases) ask(ctx context.Context, key *inferenceKey, slot rateSlot, want, used int64) (wire.BudgetLeaseGrant, error) {
 	start := time.Unix(int64(slot.w)*60, 0).UTC()
-	keyID := key.id
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseTimeout)
 	defer cancel()
+	// The control plane reads the limit from the key and its workspace.
 	grants, err := r.source.Lease(lctx, r.holder, []wire.BudgetLeaseAsk{{
-		Kind: wire.LeaseRateLimit, Counter: fmt.Sprintf("rl/%s/%s", key.id, slot.dim), OrgID: key.org.orgID, WorkspaceID: key.workspace,
-		PolicyID: key.id, PolicyName: "rate limit", Period: "minute", InferenceKeyID: &keyID, PeriodStart: start,
-		LimitNanoUSD: limit, WantNanoUSD: want, UsedNanoUSD: used,
+		Counter: fmt.Sprintf("rl/%s/%s", key.id, slot.dim), PeriodStart: start, WantNanoUSD: want, UsedNanoUSD: used,
 	}})
 	if err != nil {
 		return wire.BudgetLeaseGrant{}, err

@@ -19,6 +19,9 @@ type response struct {
 	// code is the error code of an error response, which a usage event
 	// keeps as the reason a request was refused.
 	code string
+	// billing marks a final budget refusal, which Anthropic's dialect
+	// answers as its billing_error.
+	billing bool
 }
 
 type headerField struct {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -42,7 +43,8 @@ var _ = spend.Day
 // token limits ("controlled"). The plane is called in process and the
 // upstream answers at once, so the difference is gw's own admission work:
 // the cost bound, the reservations, the rate-limit counts and headers, the
-// settlement.
+// settlement; and the third, "controlled-journaled", with the ledger's
+// journal on disk.
 //
 //	go test -run '^$' -bench SpendControlOverhead -benchmem ./server/dataplane
 func BenchmarkSpendControlOverhead(b *testing.B) {
@@ -59,10 +61,19 @@ func BenchmarkSpendControlOverhead(b *testing.B) {
 		`,{"match":{"kind":"all_requests"},"action":{"kind":"budget","amount_usd":"1000000","period":"month","aggregation":"per_key"}}`
 	limits := &bundle.RateLimits{RequestsPerMinute: 1 << 40, TokensPerMinute: 1 << 50}
 
-	plane := func(rules string, lim *bundle.RateLimits) (http.Handler, string, *countingSink) {
+	plane := func(rules string, lim *bundle.RateLimits, journal bool) (http.Handler, string, *countingSink) {
 		token, signed, pub, kr := benchBundleWith(b, upstream.URL+"/v1", rules, lim)
 		sink := &countingSink{}
-		p := dataplane.NewPlane(pub, dataplane.Options{Keyring: kr, Usage: sink, Budgets: &generousLeases{granted: map[string]int64{}}})
+		opts := dataplane.Options{Keyring: kr, Usage: sink, Budgets: &generousLeases{granted: map[string]int64{}}}
+		if journal {
+			j, err := dataplane.OpenBudgetJournal(filepath.Join(b.TempDir(), "budgets.journal"), func() string { return "bench" }, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { j.Close() })
+			opts.BudgetJournal = j
+		}
+		p := dataplane.NewPlane(pub, opts)
 		if err := p.Admit(signed); err != nil {
 			b.Fatal(err)
 		}
@@ -83,8 +94,9 @@ func BenchmarkSpendControlOverhead(b *testing.B) {
 			}
 		}
 	}
-	plainH, plainToken, _ := plane("", nil)
-	controlledH, controlledToken, _ := plane(budgets, limits)
+	plainH, plainToken, _ := plane("", nil, false)
+	controlledH, controlledToken, _ := plane(budgets, limits, false)
+	journaledH, journaledToken, _ := plane(budgets, limits, true)
 	var plainNs, plainAllocs float64
 	b.Run("plain", func(b *testing.B) {
 		run(b, plainH, plainToken)
@@ -97,5 +109,13 @@ func BenchmarkSpendControlOverhead(b *testing.B) {
 		b.ReportMetric(ns-plainNs, "added-ns/op")
 		b.ReportMetric(ns/plainNs, "ratio")
 		_ = plainAllocs
+	})
+	// The same, with the budget ledger journaled to a file, as gw serve
+	// does: one write(2) per request, its reservation's.
+	b.Run("controlled-journaled", func(b *testing.B) {
+		run(b, journaledH, journaledToken)
+		ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+		b.ReportMetric(ns-plainNs, "added-ns/op")
+		b.ReportMetric(ns/plainNs, "ratio")
 	})
 }

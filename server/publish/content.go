@@ -49,7 +49,7 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	for _, k := range keys {
 		if listed[k.WorkspaceID] {
 			body.Keys = append(body.Keys, bundle.Key{ID: k.ID, WorkspaceID: k.WorkspaceID, OwnerID: k.UserID, TokenHash: k.TokenHash, ExpiresAt: utc(k.ExpiresAt),
-				RateLimits: bundleRateLimits(effectiveRateLimits(k.RateLimits, wsLimits[k.WorkspaceID]))})
+				RateLimits: bundleRateLimits(EffectiveRateLimits(k.RateLimits, wsLimits[k.WorkspaceID]))})
 		}
 	}
 	sortByID(body.Keys, func(k bundle.Key) uuid.UUID { return k.ID })
@@ -74,11 +74,12 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	return body, nil
 }
 
-// effectiveRateLimits are the limits a key is held to: for each member the
+// EffectiveRateLimits are the limits a key is held to (in its bundle, and
+// by the lease endpoint, which reads them itself): for each member the
 // lower of its own and its workspace's, or whichever is set. Taking the
 // minimum here, rather than refusing a workspace limit below its keys', is
 // what lets a workspace be tightened at once without editing every key.
-func effectiveRateLimits(key, ws store.RateLimits) store.RateLimits {
+func EffectiveRateLimits(key, ws store.RateLimits) store.RateLimits {
 	return store.RateLimits{RPM: lower(key.RPM, ws.RPM), TPM: lower(key.TPM, ws.TPM)}
 }
 

@@ -14,7 +14,9 @@
 package spend
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,6 +69,35 @@ func (c Counter) String() string {
 	return fmt.Sprintf("%s/%s/shared", c.PolicyID, c.Period)
 }
 
+// ErrCounterName is the error of a name that names no budget counter.
+var ErrCounterName = errors.New("not a budget counter: want <policy id>/<day|month>/shared or <policy id>/<day|month>/per_key/<key id>")
+
+// ParseCounter reads a budget counter's name back (Counter.String).
+func ParseCounter(name string) (Counter, error) {
+	parts := strings.Split(name, "/")
+	if len(parts) != 3 && len(parts) != 4 {
+		return Counter{}, ErrCounterName
+	}
+	id, err := uuid.Parse(parts[0])
+	if err != nil || parts[0] != id.String() {
+		return Counter{}, ErrCounterName
+	}
+	c := Counter{PolicyID: id, Period: Period(parts[1]), Aggregation: parts[2]}
+	if c.Period != Day && c.Period != Month {
+		return Counter{}, ErrCounterName
+	}
+	switch {
+	case c.Aggregation == "shared" && len(parts) == 3:
+	case c.Aggregation == "per_key" && len(parts) == 4:
+		if c.KeyID, err = uuid.Parse(parts[3]); err != nil || parts[3] != c.KeyID.String() {
+			return Counter{}, ErrCounterName
+		}
+	default:
+		return Counter{}, ErrCounterName
+	}
+	return c, nil
+}
+
 // Claim is one budget a request counts against.
 type Claim struct {
 	Counter Counter
@@ -76,14 +107,42 @@ type Claim struct {
 	PolicyName string
 }
 
-// Refusal says which budget refused a request and when it resets.
+// Refusal says which budget refused a request, why, and when it resets.
 type Refusal struct {
 	Claim   Claim
 	ResetAt time.Time
+	Reason  RefusalReason
+}
+
+// RefusalReason says whether a refusal is final.
+type RefusalReason int
+
+const (
+	// Spent: the room is gone for the period. Even if every reservation
+	// in flight settled at nothing, the amount less what was spent would
+	// not take the request: asking again before the period resets is
+	// pointless.
+	Spent RefusalReason = iota
 	// Unreachable: the budget might have had room, but no lease could be
 	// had (the control plane is unreachable and the leases held are spent).
-	Unreachable bool
-}
+	Unreachable
+	// Busy: room may come back (reservations in flight, leases other data
+	// planes hold), but did not within the time a request may wait.
+	Busy
+	// Unknown: the control plane does not know the counter, as when a
+	// policy was just disabled and this plane's bundle is not yet the new
+	// one.
+	Unknown
+)
+
+// ErrLeaseRefused marks a lease source's refusal of a request for leases:
+// the control plane does not know a counter (a policy disabled or a key
+// revoked since the data plane's bundle), or does not serve the data plane
+// at all. Such a request is refused, not as final, and not as unreachable.
+var ErrLeaseRefused = errors.New("the control plane refused the budget lease")
+
+// Final says the refusal holds until the period resets.
+func (r *Refusal) Final() bool { return r.Reason == Spent }
 
 func (r *Refusal) Error() string {
 	return fmt.Sprintf("budget %q is exhausted until %s", r.Claim.PolicyName, r.ResetAt.Format(time.RFC3339))
@@ -116,6 +175,12 @@ type Grant struct {
 	Used        int64
 	// Returned is what the control plane has taken back in all.
 	Returned int64
+	// Limit is the amount as the control plane has it; Others what the
+	// seed and every other holder have committed (each lease counting the
+	// larger of its grant and its spend), OthersUsed what of that is
+	// spent. They tell a plane whether asking again can help and whether
+	// waiting can (see Outlook).
+	Limit, Others, OthersUsed int64
 }
 
 type counter struct {
@@ -134,6 +199,14 @@ type counter struct {
 	// allowance below it is stranded here (requests that size cannot use
 	// it), so the next sync gives it all back for other planes to use.
 	missed int64
+	// active: a request came, or was in flight, since the last sync. An
+	// idle counter keeps nothing: its slice is worth more to a plane
+	// whose requests wait for room.
+	active bool
+	// The control plane's last answer in the period (see Grant); known
+	// says there was one.
+	known                     bool
+	limit, others, othersUsed int64
 }
 
 func (c *counter) free() int64 { return c.granted - c.used - c.reserved }
@@ -143,10 +216,93 @@ func (c *counter) free() int64 { return c.granted - c.used - c.reserved }
 type Ledger struct {
 	mu       sync.Mutex
 	counters map[Counter]*counter
+	journal  Journal
+	// changed is closed when room may have appeared (a settlement, a
+	// grant), for requests waiting for it; nil while no one waits.
+	changed chan struct{}
 }
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger { return &Ledger{counters: map[Counter]*counter{}} }
+
+// Journal keeps a ledger's counters where a new process can read them
+// back: a data plane that crashes (kill -9) must not forget what it spent
+// since it last reported, nor the reservations it had open. Record is
+// called under the ledger's lock after every change, in order, with the
+// state of the counters the change touched, before the ledger acts on it
+// (a reservation's request goes upstream, a give-back is sent); it must
+// not call the ledger.
+type Journal interface {
+	Record([]CounterState)
+}
+
+// CounterState is everything a ledger knows of one counter's period.
+type CounterState struct {
+	Counter                                            Counter
+	Start                                              time.Time
+	Granted, Used, Reserved, Returned, Acked, Reported int64
+}
+
+// SetJournal makes every later change reach j.
+func (l *Ledger) SetJournal(j Journal) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.journal = j
+}
+
+// Restore takes back the counters a journal kept, into an empty ledger.
+// Reservations that were open count as spent at their bound: their
+// requests may have been answered, and billed, before the process died.
+// The periods they belong to are kept as they were; Reserve rolls a
+// counter over when its period has ended.
+func (l *Ledger) Restore(states []CounterState) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range states {
+		if c := l.counters[s.Counter]; c != nil && c.start.After(s.Start) {
+			continue // a later period of the counter is what counts
+		}
+		_, end := Bounds(s.Counter.Period, s.Start)
+		c := &counter{start: s.Start.UTC(), end: end, granted: s.Granted, used: s.Used + s.Reserved,
+			returned: s.Returned, acked: s.Acked, reported: s.Reported}
+		c.claim.Counter = s.Counter
+		l.counters[s.Counter] = c
+	}
+}
+
+func (c *counter) state(id Counter) CounterState {
+	return CounterState{Counter: id, Start: c.start, Granted: c.granted, Used: c.used, Reserved: c.reserved,
+		Returned: c.returned, Acked: c.acked, Reported: c.reported}
+}
+
+// record reports changed counters to the journal, and wakes the requests
+// waiting for room when grow says room may have appeared.
+func (l *Ledger) record(grow bool, cs ...*counter) {
+	if l.journal != nil && len(cs) > 0 {
+		out := make([]CounterState, 0, len(cs))
+		for _, c := range cs {
+			out = append(out, c.state(c.claim.Counter))
+		}
+		l.journal.Record(out)
+	}
+	if grow && l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
+}
+
+// Changed returns a channel closed when room may next appear: a
+// reservation settles or the control plane grants more. Take it before
+// the Reserve whose failure makes the caller wait, so no change between
+// the two is missed.
+func (l *Ledger) Changed() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.changed == nil {
+		l.changed = make(chan struct{})
+	}
+	return l.changed
+}
 
 // Reservation holds an upper bound against some counters until Settle.
 type Reservation struct {
@@ -172,6 +328,7 @@ func (l *Ledger) Reserve(now time.Time, claims []Claim, bound int64) (*Reservati
 	cs := make([]*counter, len(claims))
 	for i, cl := range claims {
 		c := l.counterLocked(now, cl)
+		c.active = true
 		cs[i] = c
 		if short := bound - c.free(); short > 0 {
 			asks = append(asks, Ask{Counter: cl.Counter, Claim: c.claim, PeriodStart: c.start, Want: short, Used: c.used})
@@ -186,6 +343,7 @@ func (l *Ledger) Reserve(now time.Time, claims []Claim, bound int64) (*Reservati
 		c.reserved += bound
 		r.held[i] = held{c: c, start: c.start}
 	}
+	l.record(false, cs...)
 	return r, nil
 }
 
@@ -196,6 +354,8 @@ func (l *Ledger) counterLocked(now time.Time, cl Claim) *counter {
 	c := l.counters[cl.Counter]
 	start, end := Bounds(cl.Counter.Period, now)
 	if c == nil || !c.start.Equal(start) {
+		// A counter of an ended period whose reservations are still open
+		// lives on in them (Settle); the ledger counts the new period.
 		c = &counter{start: start, end: end}
 		l.counters[cl.Counter] = c
 	}
@@ -213,17 +373,96 @@ func (l *Ledger) inPeriod(id Counter, start time.Time) *counter {
 	return nil
 }
 
-// Refuse names the first claim that cannot take bound, for the refusal.
-func (l *Ledger) Refuse(now time.Time, claims []Claim, bound int64, unreachable bool) *Refusal {
+// Refuse names the first claim that cannot take bound, for the refusal:
+// of those, one whose room is gone when the reason is Spent.
+func (l *Ledger) Refuse(now time.Time, claims []Claim, bound int64, reason RefusalReason) *Refusal {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var first *Refusal
 	for _, cl := range claims {
 		c := l.counterLocked(now, cl)
-		if bound > c.free() {
-			return &Refusal{Claim: cl, ResetAt: c.end, Unreachable: unreachable}
+		if bound <= c.free() {
+			continue
+		}
+		r := &Refusal{Claim: cl, ResetAt: c.end, Reason: reason}
+		if reason != Spent || c.outlook(bound, true) == OutlookFinal {
+			return r
+		}
+		if first == nil {
+			first = r
 		}
 	}
-	return &Refusal{Claim: claims[0], ResetAt: l.counterLocked(now, claims[0]).end, Unreachable: unreachable}
+	if first != nil {
+		return first
+	}
+	return &Refusal{Claim: claims[0], ResetAt: l.counterLocked(now, claims[0]).end, Reason: reason}
+}
+
+// Outlook is what a request that Reserve could not take should do next.
+type Outlook int
+
+const (
+	// OutlookAsk: the control plane may grant more; ask it.
+	OutlookAsk Outlook = iota
+	// OutlookWait: the control plane has nothing more now, but room may
+	// come back: reservations in flight here settle below their bounds,
+	// other holders give back what they have not spent.
+	OutlookWait
+	// OutlookFinal: even if everything in flight anywhere settled at
+	// nothing, the amount less what was spent would not take the request.
+	OutlookFinal
+)
+
+// Outlook judges a request of bound that Reserve could not take, from
+// the control plane's last answers (reachable false: it cannot be asked
+// now, so only this ledger's own reservations can make room). Final on
+// any claim is final; else asking beats waiting.
+func (l *Ledger) Outlook(now time.Time, claims []Claim, bound int64, reachable bool) Outlook {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := OutlookWait
+	for _, cl := range claims {
+		c := l.counterLocked(now, cl)
+		if bound <= c.free() {
+			continue
+		}
+		switch o := c.outlook(bound, reachable); o {
+		case OutlookFinal:
+			return o
+		case OutlookAsk:
+			out = o
+		}
+	}
+	return out
+}
+
+func (c *counter) outlook(bound int64, reachable bool) Outlook {
+	// What this holder's own reservations in flight would leave, were
+	// they all to settle at nothing.
+	local := c.reserved > 0 && bound <= c.granted-c.used
+	if !reachable {
+		if local {
+			return OutlookWait
+		}
+		return OutlookFinal
+	}
+	if !c.known {
+		return OutlookAsk
+	}
+	if c.limit-c.others-c.granted >= bound-c.free() {
+		// The control plane had enough free for the shortfall (it grants
+		// nothing less, see GrantLease).
+		return OutlookAsk
+	}
+	// What the amount leaves beyond every holder's spend: allowance that
+	// is held, not spent, comes back when it settles or is given back. An
+	// amount raised since the control plane last answered (the bundle has
+	// the new one) may leave more; the paced asks of a waiting request
+	// will learn it.
+	if local || bound <= max(c.limit, c.claim.LimitNano)-c.othersUsed-c.used {
+		return OutlookWait
+	}
+	return OutlookFinal
 }
 
 // Apply records grants from the control plane. A grant for a period the
@@ -232,6 +471,7 @@ func (l *Ledger) Refuse(now time.Time, claims []Claim, bound int64, unreachable 
 func (l *Ledger) Apply(gs []Grant) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var touched []*counter
 	for _, g := range gs {
 		c := l.inPeriod(g.Counter, g.PeriodStart)
 		if c == nil {
@@ -243,7 +483,10 @@ func (l *Ledger) Apply(gs []Grant) {
 		c.granted = max(c.granted, g.Granted-(c.returned-c.acked))
 		c.used = max(c.used, g.Used)
 		c.reported = max(c.reported, g.Used)
+		c.known, c.limit, c.others, c.othersUsed = true, g.Limit, g.Others, g.OthersUsed
+		touched = append(touched, c)
 	}
+	l.record(true, touched...)
 }
 
 // Settle turns the reservation into the exact cost. A cost above the
@@ -259,42 +502,49 @@ func (r *Reservation) Settle(cost int64) {
 		return
 	}
 	r.done = true
-	for _, h := range r.held {
+	cs := make([]*counter, len(r.held))
+	for i, h := range r.held {
 		h.c.reserved -= r.bound
 		h.c.used += cost
+		cs[i] = h.c
 	}
+	r.l.record(true, cs...)
 }
 
 // Sync lists, for the periodic report to the control plane, every counter
 // of the current periods whose used amount changed or that holds
 // allowance beyond keep (what no reservation holds), or allowance too
-// small for a request that missed since the last sync (all of it): that
+// small for a request that missed since the last sync, or allowance of a
+// counter no request came to since the last sync (all of it): that
 // excess leaves the ledger at once, before it is sent, so it can never be
 // spent here and elsewhere both. Counters of past periods are dropped.
 func (l *Ledger) Sync(now time.Time, keep func(Claim) int64) []Ask {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []Ask
+	var touched []*counter
 	for id, c := range l.counters {
 		if !now.Before(c.end) && c.reserved == 0 {
 			delete(l.counters, id)
 			continue
 		}
 		kept := keep(c.claim)
-		if c.missed > c.free() {
+		if c.missed > c.free() || !c.active && c.reserved == 0 {
 			kept = 0
 		}
-		c.missed = 0
+		c.missed, c.active = 0, false
 		ret := max(0, c.free()-kept)
 		if ret > 0 {
 			c.granted -= ret
 			c.returned += ret
+			touched = append(touched, c)
 		}
 		if c.returned == c.acked && c.used == c.reported {
 			continue
 		}
 		out = append(out, Ask{Counter: id, Claim: c.claim, PeriodStart: c.start, Used: c.used, Returned: c.returned, Moved: ret})
 	}
+	l.record(false, touched...)
 	return out
 }
 
@@ -302,6 +552,7 @@ func (l *Ledger) Sync(now time.Time, keep func(Claim) int64) []Ask {
 func (l *Ledger) Synced(asks []Ask) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var touched []*counter
 	for _, a := range asks {
 		c := l.inPeriod(a.Counter, a.PeriodStart)
 		if c == nil {
@@ -309,7 +560,9 @@ func (l *Ledger) Synced(asks []Ask) {
 		}
 		c.acked = max(c.acked, a.Returned)
 		c.reported = max(c.reported, a.Used)
+		touched = append(touched, c)
 	}
+	l.record(false, touched...)
 }
 
 // Unsent takes back what the Sync that made asks moved out of the
@@ -321,6 +574,7 @@ func (l *Ledger) Synced(asks []Ask) {
 func (l *Ledger) Unsent(asks []Ask) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var touched []*counter
 	for _, a := range asks {
 		c := l.inPeriod(a.Counter, a.PeriodStart)
 		if c == nil {
@@ -330,7 +584,21 @@ func (l *Ledger) Unsent(asks []Ask) {
 		if c.returned == a.Returned && c.returned-c.acked >= a.Moved {
 			c.returned -= a.Moved
 			c.granted += a.Moved
+			touched = append(touched, c)
 		}
+	}
+	l.record(true, touched...)
+}
+
+// Drop forgets a counter's period, as when the control plane refuses to
+// hear of it (the data plane is no longer enrolled for its organization):
+// nothing more is admitted or reported against it from this ledger.
+// Reservations still open on it settle into nothing.
+func (l *Ledger) Drop(id Counter, start time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inPeriod(id, start) != nil {
+		delete(l.counters, id)
 	}
 }
 
@@ -362,10 +630,12 @@ type Lease struct{ Granted, Used, Returned int64 }
 // received twice returns once) leaves the grant, never below what was
 // used; then as much of want is granted as the amount leaves free after
 // the seed and every lease (each counting the larger of its grant and its
-// spend). Since a holder spends only within its grant, seed plus the sum
-// of the leases bounds the counter's total spend, and the grants never
-// take it past limit.
-func GrantLease(limit, seeded int64, others []Lease, mine Lease, want, used, returned int64) Lease {
+// spend), unless that is less than need: a piece too small for the
+// request that asked is of no use to it, and stays free, where pieces
+// other holders give back join it. Since a holder spends only within its
+// grant, seed plus the sum of the leases bounds the counter's total
+// spend, and the grants never take it past limit.
+func GrantLease(limit, seeded int64, others []Lease, mine Lease, want, need, used, returned int64) Lease {
 	mine.Used = max(mine.Used, used)
 	if returned > mine.Returned {
 		mine.Granted -= returned - mine.Returned
@@ -377,7 +647,7 @@ func GrantLease(limit, seeded int64, others []Lease, mine Lease, want, used, ret
 	for _, o := range others {
 		committed += max(o.Granted, o.Used)
 	}
-	if free := limit - committed; free > 0 && want > 0 {
+	if free := limit - committed; free > 0 && want > 0 && free >= need {
 		mine.Granted += min(free, want)
 	}
 	return mine

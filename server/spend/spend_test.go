@@ -2,6 +2,7 @@ package spend
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,15 +39,43 @@ type grantor struct {
 }
 
 func (g *grantor) grant(holder string, a Ask, want int64) Grant {
+	return g.grantAtLeast(holder, a, want, 0)
+}
+
+func (g *grantor) grantAtLeast(holder string, a Ask, want, need int64) Grant {
 	var others []Lease
 	for h, l := range g.leases {
 		if h != holder {
 			others = append(others, l)
 		}
 	}
-	next := GrantLease(g.limit, g.seed, others, g.leases[holder], want, a.Used, a.Returned)
+	next := GrantLease(g.limit, g.seed, others, g.leases[holder], want, need, a.Used, a.Returned)
 	g.leases[holder] = next
-	return Grant{Counter: a.Counter, PeriodStart: a.PeriodStart, Granted: next.Granted, Used: next.Used, Returned: next.Returned}
+	committed, spent := g.seed, g.seed
+	for _, o := range others {
+		committed += max(o.Granted, o.Used)
+		spent += o.Used
+	}
+	return Grant{Counter: a.Counter, PeriodStart: a.PeriodStart, Granted: next.Granted, Used: next.Used, Returned: next.Returned,
+		Limit: g.limit, Others: committed, OthersUsed: spent}
+}
+
+// memJournal is a journal that keeps the last state of each counter
+// period, as replaying an append-only file would.
+type memJournal struct{ last map[string]CounterState }
+
+func (j *memJournal) Record(states []CounterState) {
+	for _, s := range states {
+		j.last[s.Counter.String()+"@"+s.Start.String()] = s
+	}
+}
+
+func (j *memJournal) states() []CounterState {
+	out := make([]CounterState, 0, len(j.last))
+	for _, s := range j.last {
+		out = append(out, s)
+	}
+	return out
 }
 
 // free is what the grantor could still grant anyone.
@@ -59,10 +88,17 @@ func (g *grantor) free() int64 {
 }
 
 type holder struct {
-	name   string
-	ledger *Ledger
-	open   []*Reservation
-	bounds []int64
+	name    string
+	ledger  *Ledger
+	journal *memJournal
+	open    []*Reservation
+	bounds  []int64
+}
+
+func newHolder() *holder {
+	h := &holder{name: uuid.NewString(), ledger: NewLedger(), journal: &memJournal{last: map[string]CounterState{}}}
+	h.ledger.SetJournal(h.journal)
+	return h
 }
 
 // TestAdmissionNeverOvershootsNorRefusesFalsely drives several data planes'
@@ -71,6 +107,9 @@ type holder struct {
 // of all of them together (with the seed) stays within the amount, and
 // that every refusal was forced: neither the ledger nor the control plane
 // had room for the request's bound. Syncs are lost, repeated or never sent.
+// A restart is either a new holder (the old one's lease stays counted) or
+// a crash of the same holder, which reads its journal back: its open
+// reservations were perhaps billed, so they count at their bound.
 func TestAdmissionNeverOvershootsNorRefusesFalsely(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	for seed := uint64(0); seed < 300; seed++ {
@@ -79,7 +118,7 @@ func TestAdmissionNeverOvershootsNorRefusesFalsely(t *testing.T) {
 		g := &grantor{limit: claim.LimitNano, seed: rng.Int64N(claim.LimitNano/2 + 1), leases: map[string]Lease{}}
 		holders := make([]*holder, 1+rng.IntN(4))
 		for i := range holders {
-			holders[i] = &holder{name: uuid.NewString(), ledger: NewLedger()}
+			holders[i] = newHolder()
 		}
 		spentByGone := int64(0) // settled spend of restarted holders
 		for step := 0; step < 400; step++ {
@@ -91,7 +130,7 @@ func TestAdmissionNeverOvershootsNorRefusesFalsely(t *testing.T) {
 				if r == nil {
 					grants := make([]Grant, len(asks))
 					for i, a := range asks {
-						grants[i] = g.grant(h.name, a, a.Want+max(claim.LimitNano/10, bound))
+						grants[i] = g.grantAtLeast(h.name, a, a.Want+max(claim.LimitNano/10, bound), a.Want)
 					}
 					h.ledger.Apply(grants)
 					r, _ = h.ledger.Reserve(now, []Claim{claim}, bound)
@@ -133,14 +172,28 @@ func TestAdmissionNeverOvershootsNorRefusesFalsely(t *testing.T) {
 					}
 					h.ledger.Synced(asks)
 				}
-			default: // the process restarts: in-flight requests settle, a new holder takes over
-				for i, r := range h.open {
-					r.Settle(h.bounds[i])
+			default:
+				if rng.IntN(2) == 0 { // the process restarts: in-flight requests settle, a new holder takes over
+					for i, r := range h.open {
+						r.Settle(h.bounds[i])
+					}
+					for _, s := range h.ledger.States() {
+						spentByGone += s.Used
+					}
+					*h = *newHolder()
+					continue
 				}
-				for _, s := range h.ledger.States() {
-					spentByGone += s.Used
+				// kill -9: the same holder starts again from its journal.
+				before := h.ledger.States()
+				next := NewLedger()
+				next.Restore(h.journal.states())
+				next.SetJournal(h.journal)
+				after := next.States()
+				if len(before) != len(after) || (len(before) == 1 &&
+					(after[0].Granted != before[0].Granted || after[0].Used != before[0].Used+before[0].Reserved || after[0].Reserved != 0)) {
+					t.Fatalf("seed %d step %d: restored %+v from %+v", seed, step, after, before)
 				}
-				*h = holder{name: uuid.NewString(), ledger: NewLedger()}
+				h.ledger, h.open, h.bounds = next, nil, nil
 			}
 			total := g.seed + spentByGone
 			for _, h := range holders {
@@ -211,8 +264,132 @@ func TestLedgerAllOrNothing(t *testing.T) {
 			t.Fatalf("a refused request holds %d on %s", s.Reserved, s.Counter)
 		}
 	}
-	if ref := l.Refuse(now, []Claim{a, b}, 10, false); ref.Claim.PolicyName != "b" {
+	if ref := l.Refuse(now, []Claim{a, b}, 10, Spent); ref.Claim.PolicyName != "b" {
 		t.Fatalf("refusal names %q", ref.Claim.PolicyName)
+	}
+}
+
+// TestIdleCounterGivesBackEverything: a counter that saw requests keeps
+// its slice at a sync; one that saw none since gives it back too.
+func TestIdleCounterGivesBackEverything(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	start, _ := Bounds(Day, now)
+	cl := Claim{Counter: Counter{PolicyID: uuid.New(), Period: Day, Aggregation: "shared"}, LimitNano: 100, PolicyName: "cap"}
+	l := NewLedger()
+	l.Reserve(now, []Claim{cl}, 5)
+	l.Apply([]Grant{{Counter: cl.Counter, PeriodStart: start, Granted: 50}})
+	r, _ := l.Reserve(now, []Claim{cl}, 5)
+	r.Settle(5)
+	keep := func(Claim) int64 { return 10 }
+	if asks := l.Sync(now, keep); len(asks) != 1 || asks[0].Moved != 35 {
+		t.Fatalf("busy sync %+v", asks)
+	}
+	if asks := l.Sync(now, keep); len(asks) != 1 || asks[0].Moved != 10 || asks[0].Returned != 45 {
+		t.Fatalf("idle sync %+v", asks)
+	}
+}
+
+func TestParseCounter(t *testing.T) {
+	for _, c := range []Counter{
+		{PolicyID: uuid.New(), Period: Day, Aggregation: "shared"},
+		{PolicyID: uuid.New(), Period: Month, Aggregation: "per_key", KeyID: uuid.New()},
+	} {
+		if got, err := ParseCounter(c.String()); err != nil || got != c {
+			t.Errorf("%s read back as %+v, %v", c, got, err)
+		}
+	}
+	id := uuid.NewString()
+	for _, bad := range []string{"", "x/day/shared", id + "/week/shared", id + "/day/per_key", id + "/day/shared/" + id,
+		id + "/day/per_key/nope", strings.ToUpper(id) + "/day/shared", "rl/" + id + "/requests", id + "/minute/shared"} {
+		if _, err := ParseCounter(bad); err == nil {
+			t.Errorf("%q was read as a counter", bad)
+		}
+	}
+}
+
+// TestOutlook: a request Reserve cannot take asks while the control plane
+// has more, waits while reservations in flight or other holders' unspent
+// leases could make room, and is refused for good once the amount less
+// everything spent cannot take it.
+func TestOutlook(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	start, _ := Bounds(Day, now)
+	cl := Claim{Counter: Counter{PolicyID: uuid.New(), Period: Day, Aggregation: "shared"}, LimitNano: 100, PolicyName: "cap"}
+	l := NewLedger()
+	if o := l.Outlook(now, []Claim{cl}, 30, true); o != OutlookAsk {
+		t.Fatalf("before any answer: %v", o)
+	}
+	l.Reserve(now, []Claim{cl}, 30)
+	// 60 granted here, 40 held by another holder that spent 10.
+	l.Apply([]Grant{{Counter: cl.Counter, PeriodStart: start, Granted: 60, Limit: 100, Others: 40, OthersUsed: 10}})
+	r1, _ := l.Reserve(now, []Claim{cl}, 30)
+	r2, _ := l.Reserve(now, []Claim{cl}, 30)
+	if r1 == nil || r2 == nil {
+		t.Fatal("two bounds of 30 in a grant of 60 were refused")
+	}
+	changed := l.Changed()
+	if o := l.Outlook(now, []Claim{cl}, 30, true); o != OutlookWait {
+		t.Fatalf("with 60 in flight: %v", o)
+	}
+	if o := l.Outlook(now, []Claim{cl}, 30, false); o != OutlookWait {
+		t.Fatalf("with 60 in flight, the control plane unreachable: %v", o)
+	}
+	r1.Settle(30)
+	select {
+	case <-changed:
+	default:
+		t.Fatal("a settlement did not wake the waiters")
+	}
+	r2.Settle(25)
+	// 55 spent here, 10 elsewhere: 35 left, and 5 of it held here.
+	if o := l.Outlook(now, []Claim{cl}, 30, true); o != OutlookWait {
+		t.Fatalf("with the other holder's 30 unspent: %v", o)
+	}
+	if o := l.Outlook(now, []Claim{cl}, 30, false); o != OutlookFinal {
+		t.Fatalf("nothing in flight here and no one to ask: %v", o)
+	}
+	if o := l.Outlook(now, []Claim{cl}, 36, true); o != OutlookFinal {
+		t.Fatalf("a bound above everything unspent: %v", o)
+	}
+	if ref := l.Refuse(now, []Claim{cl}, 36, Spent); !ref.Final() {
+		t.Fatalf("refusal %+v", ref)
+	}
+	// The control plane had more than it granted: ask.
+	l.Apply([]Grant{{Counter: cl.Counter, PeriodStart: start, Granted: 60, Used: 55, Limit: 200, Others: 40, OthersUsed: 10}})
+	if o := l.Outlook(now, []Claim{cl}, 36, true); o != OutlookAsk {
+		t.Fatalf("with the amount raised: %v", o)
+	}
+}
+
+// TestRestoreCountsOpenReservations: a ledger read back from its journal
+// has what it was granted, what it gave back, and its open reservations
+// as spent at their bound; a later period of a counter wins over an
+// earlier one.
+func TestRestoreCountsOpenReservations(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	start, _ := Bounds(Day, now)
+	cl := Claim{Counter: Counter{PolicyID: uuid.New(), Period: Day, Aggregation: "shared"}, LimitNano: 1000, PolicyName: "cap"}
+	j := &memJournal{last: map[string]CounterState{}}
+	l := NewLedger()
+	l.SetJournal(j)
+	l.Reserve(now, []Claim{cl}, 100)
+	l.Apply([]Grant{{Counter: cl.Counter, PeriodStart: start, Granted: 500, Limit: 1000}})
+	done, _ := l.Reserve(now, []Claim{cl}, 100)
+	done.Settle(40)
+	l.Reserve(now, []Claim{cl}, 100) // in flight when the process dies
+	l.Sync(now, func(Claim) int64 { return 100 })
+	yesterday := CounterState{Counter: cl.Counter, Start: start.AddDate(0, 0, -1), Granted: 900, Used: 900}
+	next := NewLedger()
+	next.Restore(append(j.states(), yesterday))
+	s := next.States()
+	if len(s) != 1 || !s[0].Start.Equal(start) || s[0].Used != 140 || s[0].Reserved != 0 || s[0].Granted != 240 {
+		t.Fatalf("restored %+v", s)
+	}
+	// What the sync gave back stays given back: the control plane may have
+	// it; its answer acknowledges it.
+	next.Apply([]Grant{{Counter: cl.Counter, PeriodStart: start, Granted: 240, Used: 40, Returned: 260, Limit: 1000}})
+	if s := next.States(); s[0].Granted != 240 || s[0].Used != 140 {
+		t.Fatalf("after the control plane's answer %+v", s)
 	}
 }
 
@@ -250,8 +427,11 @@ func TestUnsentReturnStaysSpendable(t *testing.T) {
 	if len(first) != 1 || first[0].Returned != 70 || first[0].Moved != 70 {
 		t.Fatalf("first sync %+v", first)
 	}
-	// Nothing new to give back; the pending return is resent, undialled.
+	// Nothing new to give back (a request came and went, so the counter
+	// keeps its slice); the pending return is resent, undialled.
 	l.Apply([]Grant{{Counter: cl.Counter, PeriodStart: start, Granted: 80}})
+	r, _ := l.Reserve(now, []Claim{cl}, 5)
+	r.Settle(0)
 	second := l.Sync(now, keep)
 	if len(second) != 1 || second[0].Returned != 70 || second[0].Moved != 0 {
 		t.Fatalf("second sync %+v", second)

@@ -88,6 +88,44 @@ func (s *Store) SaveBudgetLease(ctx context.Context, l *BudgetLease) error {
 	return mapErr(err)
 }
 
+// GetBudgetCounter reads a counter without locking it; ErrNotFound when
+// it does not exist.
+func (s *Store) GetBudgetCounter(ctx context.Context, counter string, start time.Time) (*BudgetCounter, error) {
+	c := new(BudgetCounter)
+	err := s.db.NewSelect().Model(c).Where("counter = ?", counter).Where("period_start = ?", start.UTC()).Scan(ctx)
+	return c, mapErr(err)
+}
+
+// GetBudgetLease reads one holder's lease of a counter's period;
+// ErrNotFound when it has none.
+func (s *Store) GetBudgetLease(ctx context.Context, counter string, start time.Time, holder string) (*BudgetLease, error) {
+	l := new(BudgetLease)
+	err := s.db.NewSelect().Model(l).Where("counter = ?", counter).Where("period_start = ?", start.UTC()).
+		Where("holder = ?", holder).Scan(ctx)
+	return l, mapErr(err)
+}
+
+// BudgetPolicy finds a policy by id, in whatever workspace: the lease
+// endpoint resolves a counter from the policy its name gives, then checks
+// the policy's organization.
+func (s *Store) BudgetPolicy(ctx context.Context, id uuid.UUID) (*Policy, error) {
+	p := new(Policy)
+	err := s.db.NewSelect().Model(p).Where("id = ?", id).Scan(ctx)
+	return p, mapErr(err)
+}
+
+// BudgetKey finds an inference key by id, in whatever workspace, if it is
+// one a bundle carries: unrevoked, its owner an active member of its
+// organization. Expiry is the caller's to check. ErrNotFound otherwise.
+func (s *Store) BudgetKey(ctx context.Context, id uuid.UUID) (*InferenceKey, error) {
+	k := new(InferenceKey)
+	active := s.db.NewSelect().Model((*Membership)(nil)).ColumnExpr("1").
+		Where("membership.org_id = inference_key.org_id").Where("membership.user_id = inference_key.user_id").Where("membership.status = 'active'")
+	err := s.db.NewSelect().Model(k).Where("inference_key.id = ?", id).Where("inference_key.revoked_at IS NULL").
+		Where("EXISTS (?)", active).Scan(ctx)
+	return k, mapErr(err)
+}
+
 // ListBudgetCounters returns the counters of some policies whose period
 // contains at, for the budget state view.
 func (s *Store) ListBudgetCounters(ctx context.Context, policyIDs []uuid.UUID, at time.Time) ([]BudgetCounter, error) {
