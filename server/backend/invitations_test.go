@@ -80,46 +80,46 @@ func TestInvitationRules(t *testing.T) {
 		}
 
 		checkRules(t, w.st, w.org.ID, []rule{
-			{"an admin invites an owner", issue("boss", "boss@example.test", auth.OrgOwner, admin), backend.Forbidden, "", nil},
-			{"an operator invites an owner", issue("boss", "boss@example.test", auth.OrgOwner, w.system), 0, "invitation.issued", &w.system},
-			{"an admin reissues an owner's invitation", reissue("boss", admin), backend.Forbidden, "", nil},
-			{"an admin invites a member", issue("new", " New@Example.test ", auth.OrgMember, admin), 0, "invitation.issued", &admin},
-			{"reissue", reissue("new", admin), 0, "invitation.reissued", &admin},
-			{"accept with the token a reissue replaced", func() error {
+			{name: "an admin invites an owner", op: issue("boss", "boss@example.test", auth.OrgOwner, admin), kind: backend.Forbidden},
+			{name: "an operator invites an owner", op: issue("boss", "boss@example.test", auth.OrgOwner, w.system), action: "invitation.issued", by: &w.system},
+			{name: "an admin reissues an owner's invitation", op: reissue("boss", admin), kind: backend.Forbidden},
+			{name: "an admin invites a member", op: issue("new", " New@Example.test ", auth.OrgMember, admin), action: "invitation.issued", by: &admin},
+			{name: "reissue", op: reissue("new", admin), action: "invitation.reissued", by: &admin},
+			{name: "accept with the token a reissue replaced", op: func() error {
 				_, err := backend.AcceptInvitation(ctx, w.st, anonymous, backend.InvitationAccept{Token: stale["new"], PasswordHash: &hash})
 				return err
-			}, backend.NotFound, "", nil},
-			{"create the account without a password", accept("new", anonymous, nil), invalid, "", nil},
-			{"create the account", accept("new", anonymous, &hash), 0, "invitation.accepted", &newcomer},
-			{"accept again", accept("new", anonymous, &hash), backend.Conflict, "", nil},
-			{"revoke an accepted invitation", revoke("new", admin), backend.Conflict, "", nil},
-			{"reissue an accepted invitation", reissue("new", admin), backend.Conflict, "", nil},
-			{"invite someone with an account", issue("outsider", email(outsider), auth.OrgViewer, admin), 0, "invitation.issued", &admin},
-			{"create an account that exists", accept("outsider", anonymous, &hash), backend.Conflict, "", nil},
-			{"accept someone else's invitation", accept("outsider", bob, nil), backend.Forbidden, "", nil},
-			{"accept one's own invitation", accept("outsider", outsider, nil), 0, "invitation.accepted", &outsider},
-			{"invite a member", issue("bob", email(bob), auth.OrgMember, admin), 0, "invitation.issued", &admin},
-			{"a member accepts", accept("bob", bob, nil), backend.Conflict, "", nil},
-			{"revoke", revoke("bob", admin), 0, "invitation.revoked", &admin},
-			{"revoke again", revoke("bob", admin), 0, "", nil},
-			{"accept a revoked invitation", accept("bob", bob, nil), backend.Conflict, "", nil},
-			{"invite to expire", issue("late", "late@example.test", auth.OrgMember, admin), 0, "invitation.issued", &admin},
-			{"accept an expired invitation", func() error {
+			}, kind: backend.NotFound},
+			{name: "create the account without a password", op: accept("new", anonymous, nil), kind: invalid},
+			{name: "create the account", op: accept("new", anonymous, &hash), action: "invitation.accepted", by: &newcomer},
+			{name: "accept again", op: accept("new", anonymous, &hash), kind: backend.Conflict},
+			{name: "revoke an accepted invitation", op: revoke("new", admin), kind: backend.Conflict},
+			{name: "reissue an accepted invitation", op: reissue("new", admin), kind: backend.Conflict},
+			{name: "invite someone with an account", op: issue("outsider", email(outsider), auth.OrgViewer, admin), action: "invitation.issued", by: &admin},
+			{name: "create an account that exists", op: accept("outsider", anonymous, &hash), kind: backend.Conflict},
+			{name: "accept someone else's invitation", op: accept("outsider", bob, nil), kind: backend.Forbidden},
+			{name: "accept one's own invitation", op: accept("outsider", outsider, nil), action: "invitation.accepted", by: &outsider},
+			{name: "invite a member", op: issue("bob", email(bob), auth.OrgMember, admin), action: "invitation.issued", by: &admin},
+			{name: "a member accepts", op: accept("bob", bob, nil), kind: backend.Conflict},
+			{name: "revoke", op: revoke("bob", admin), action: "invitation.revoked", by: &admin},
+			{name: "revoke again", op: revoke("bob", admin)},
+			{name: "accept a revoked invitation", op: accept("bob", bob, nil), kind: backend.Conflict},
+			{name: "invite to expire", op: issue("late", "late@example.test", auth.OrgMember, admin), action: "invitation.issued", by: &admin},
+			{name: "accept an expired invitation", op: func() error {
 				inv := invitations["late"]
 				inv.ExpiresAt = store.Now().Add(-time.Minute)
 				if err := w.st.UpdateInvitation(ctx, inv); err != nil {
 					return err
 				}
 				return accept("late", anonymous, &hash)()
-			}, backend.Conflict, "", nil},
-			{"reissue another organization's invitation", func() error {
+			}, kind: backend.Conflict},
+			{name: "reissue another organization's invitation", op: func() error {
 				_, _, err := backend.ReissueInvitation(ctx, w.st, w.system, w.org.ID, foreign.ID)
 				return err
-			}, backend.NotFound, "", nil},
-			{"revoke another organization's invitation", func() error {
+			}, kind: backend.NotFound},
+			{name: "revoke another organization's invitation", op: func() error {
 				_, err := backend.RevokeInvitation(ctx, w.st, w.system, w.org.ID, foreign.ID)
 				return err
-			}, backend.NotFound, "", nil},
+			}, kind: backend.NotFound},
 		})
 		if u, err := w.st.GetUserByEmail(ctx, "new@example.test"); err != nil || newcomer.UserID == nil || u.ID != *newcomer.UserID {
 			t.Fatalf("the invited account (stored by its normalized email): %+v %v", u, err)
