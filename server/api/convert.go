@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -53,17 +54,8 @@ func toManagementKey(k *store.ManagementKey, now time.Time) wire.ManagementKey {
 }
 
 func toInvitation(inv *store.Invitation, now time.Time) wire.Invitation {
-	status := "pending"
-	switch {
-	case inv.AcceptedAt != nil:
-		status = "accepted"
-	case inv.RevokedAt != nil:
-		status = "revoked"
-	case !now.Before(inv.ExpiresAt):
-		status = "expired"
-	}
 	return wire.Invitation{
-		ID: inv.ID, OrgID: inv.OrgID, Email: inv.Email, Role: inv.Role, Status: status,
+		ID: inv.ID, OrgID: inv.OrgID, Email: inv.Email, Role: inv.Role, Status: backend.InvitationStatus(inv, now),
 		InvitedBy: inv.InvitedBy, AcceptedBy: inv.AcceptedBy, ExpiresAt: inv.ExpiresAt,
 		AcceptedAt: inv.AcceptedAt, RevokedAt: inv.RevokedAt, CreatedAt: inv.CreatedAt, UpdatedAt: inv.UpdatedAt,
 	}

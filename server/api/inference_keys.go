@@ -1,13 +1,10 @@
 package api
 
 import (
-	"errors"
-	"net/http"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
@@ -45,56 +42,26 @@ func toInferenceKey(k *store.InferenceKey, now time.Time) wire.InferenceKey {
 }
 
 func (s *Server) createInferenceKey(r *Request) (any, error) {
-	var name string
-	var expires *time.Time
-	var limitsIn rateLimitsInput
-	owner := r.P.User.ID
+	in := backend.InferenceKeyCreate{Workspace: r.WS, Owner: r.P.User.ID}
 	if err := r.body(func(o *validate.Object) {
-		name = requiredString(o, "name", nameRule)
-		expires = readFutureTime(o, "expires_at", time.Now())
+		in.Name = requiredString(o, "name", nameRule)
+		in.ExpiresAt = readFutureTime(o, "expires_at", time.Now())
 		if v, ok := o.Raw("user_id"); ok && v != nil {
 			if id, ok := validate.UUID(v, o.Loc().With("user_id"), o.Errors()); ok {
-				owner = id
+				in.Owner = id
 			}
 		}
-		limitsIn = readRateLimits(o)
+		in.Limits = backend.RateLimitsPatch(readRateLimits(o))
 	}); err != nil {
 		return nil, err
 	}
-	limits := limitsIn.onto(store.RateLimits{})
-	if err := checkWithinWorkspace(limitsIn, limits, r.WS.RateLimits); err != nil {
+	k, token, err := backend.IssueInferenceKey(r.ctx, s.store, r.actor(), in)
+	if err != nil {
 		return nil, err
 	}
-	// Policies target keys by owner: a key for someone else would carry
-	// their policies, not the caller's, so only member managers may.
-	if owner != r.P.User.ID && !managesOthersKeys(r) {
-		return nil, errorf(http.StatusForbidden, "issuing an inference key for another member needs members.manage or principals.manage")
-	}
-	var out wire.InferenceKey
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		// The owner must be an active member: the bundle serves only keys of
-		// active members, and policies target keys by their owner.
-		m, err := tx.GetMembership(r.ctx, r.Org.ID, owner)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status != auth.MembershipActive) {
-			return validate.Single(validate.Loc{"body", "user_id"}, "value_error",
-				"Value error, the key's owner must be an active member of the organization", owner.String(), nil)
-		}
-		if err != nil {
-			return err
-		}
-		token, prefix, hash := auth.NewToken(auth.InferenceKeyPrefix)
-		now := store.Now()
-		k := &store.InferenceKey{ID: uuid.New(), OrgID: r.Org.ID, WorkspaceID: r.WS.ID, UserID: owner, Name: name, Prefix: prefix,
-			TokenHash: hash, ExpiresAt: expires, RateLimits: limits, CreatedAt: now, UpdatedAt: now}
-		if err := tx.CreateInferenceKey(r.ctx, k); err != nil {
-			return err
-		}
-		out = toInferenceKey(k, time.Now())
-		out.Token = token
-		return r.audit(tx, auditEntry{Action: "inference_key.issued", TargetType: "inference_key", TargetID: k.ID.String(),
-			Details: map[string]any{"name": name, "prefix": prefix, "user_id": owner.String(), "rate_limits": rateLimitsDetail(limits)}})
-	})
-	return out, err
+	out := toInferenceKey(k, time.Now())
+	out.Token = token
+	return out, nil
 }
 
 // readFutureTime reads an optional date-time member that must lie ahead.
@@ -128,20 +95,12 @@ func (s *Server) listInferenceKeys(r *Request) (any, error) {
 	return out, nil
 }
 
-func (s *Server) pathInferenceKey(tx *store.Store, r *Request) (*store.InferenceKey, error) {
+func (s *Server) getInferenceKey(r *Request) (any, error) {
 	id, err := r.pathUUID("key_id")
 	if err != nil {
 		return nil, err
 	}
-	k, err := tx.GetInferenceKey(r.ctx, r.WS.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errorf(http.StatusNotFound, "inference key %s not found", id)
-	}
-	return k, err
-}
-
-func (s *Server) getInferenceKey(r *Request) (any, error) {
-	k, err := s.pathInferenceKey(s.store, r)
+	k, err := backend.InferenceKeyIn(r.ctx, s.store, r.WS.ID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -149,64 +108,32 @@ func (s *Server) getInferenceKey(r *Request) (any, error) {
 }
 
 func (s *Server) updateInferenceKey(r *Request) (any, error) {
-	var name *string
-	var limitsIn rateLimitsInput
+	var in backend.InferenceKeyUpdate
 	if err := r.body(func(o *validate.Object) {
-		name = optionalString(o, "name", nameRule)
-		limitsIn = readRateLimits(o)
+		in.Name = optionalString(o, "name", nameRule)
+		in.Limits = backend.RateLimitsPatch(readRateLimits(o))
 	}); err != nil {
 		return nil, err
 	}
-	var out wire.InferenceKey
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		k, err := s.pathInferenceKey(tx, r)
-		if err != nil {
-			return err
-		}
-		// Members the body left out keep their stored values.
-		limits := limitsIn.onto(k.RateLimits)
-		if err := checkWithinWorkspace(limitsIn, limits, r.WS.RateLimits); err != nil {
-			return err
-		}
-		before := map[string]any{"name": k.Name, "rate_limits": rateLimitsDetail(k.RateLimits)}
-		if name != nil {
-			k.Name = *name
-		}
-		k.RateLimits = limits
-		k.UpdatedAt = store.Now()
-		if err := tx.UpdateInferenceKey(r.ctx, k); err != nil {
-			return err
-		}
-		out = toInferenceKey(k, time.Now())
-		return r.audit(tx, auditEntry{Action: "inference_key.updated", TargetType: "inference_key", TargetID: k.ID.String(),
-			Details: map[string]any{"before": before, "after": map[string]any{"name": k.Name, "rate_limits": rateLimitsDetail(k.RateLimits)}}})
-	})
-	return out, err
+	id, err := r.pathUUID("key_id")
+	if err != nil {
+		return nil, err
+	}
+	k, err := backend.UpdateInferenceKey(r.ctx, s.store, r.actor(), r.WS, id, in)
+	if err != nil {
+		return nil, err
+	}
+	return toInferenceKey(k, time.Now()), nil
 }
 
 func (s *Server) revokeInferenceKey(r *Request) (any, error) {
-	var out wire.InferenceKey
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		k, err := s.pathInferenceKey(tx, r)
-		if err != nil {
-			return err
-		}
-		revoked, err := tx.RevokeInferenceKey(r.ctx, k.ID, store.Now())
-		if err != nil {
-			return err
-		}
-		if revoked {
-			if err := r.audit(tx, auditEntry{Action: "inference_key.revoked", TargetType: "inference_key", TargetID: k.ID.String(),
-				Details: map[string]any{"name": k.Name, "prefix": k.Prefix}}); err != nil {
-				return err
-			}
-		}
-		// Read back: a concurrent revoke may have set the time first.
-		if k, err = tx.GetInferenceKey(r.ctx, r.WS.ID, k.ID); err != nil {
-			return err
-		}
-		out = toInferenceKey(k, time.Now())
-		return nil
-	})
-	return out, err
+	id, err := r.pathUUID("key_id")
+	if err != nil {
+		return nil, err
+	}
+	k, err := backend.RevokeInferenceKey(r.ctx, s.store, r.actor(), r.WS, id)
+	if err != nil {
+		return nil, err
+	}
+	return toInferenceKey(k, time.Now()), nil
 }

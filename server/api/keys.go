@@ -1,16 +1,10 @@
 package api
 
 import (
-	"errors"
-	"net/http"
-	"strings"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/backend"
-	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -43,15 +37,10 @@ func (s *Server) keyRoutes() []*Route {
 	return routes
 }
 
-// keyInput is spec 4.3's body, also nested in 4.4.
-type keyInput struct {
-	Permissions []string
-	Label       string
-	ExpiresAt   *time.Time
-}
-
-func readKeyInput(o *validate.Object, now time.Time) keyInput {
-	var in keyInput
+// readKeyInput reads spec 4.3's body, also nested in 4.4: a key's
+// permissions, label and expiry.
+func readKeyInput(o *validate.Object, now time.Time) backend.KeyIssue {
+	var in backend.KeyIssue
 	if v, ok := o.Require("permissions"); ok {
 		seen := map[string]bool{}
 		validate.List(v, o.Loc().With("permissions"), validate.ListRule{Min: 1}, o.Errors(), func(item any, loc validate.Loc) {
@@ -76,65 +65,48 @@ func readKeyInput(o *validate.Object, now time.Time) keyInput {
 	return in
 }
 
-// issueKey mints a key for owner at the request's scope. The caller can
-// hand on only what it holds itself: permissions within its rights here,
-// and no later expiry than its own key.
-func (s *Server) issueKey(tx *store.Store, r *Request, owner uuid.UUID, in keyInput) (*store.ManagementKey, string, error) {
-	if missing := r.Rights.Missing(in.Permissions); len(missing) > 0 {
-		return nil, "", errorf(http.StatusForbidden, "cannot issue permissions the caller does not hold here: %s", strings.Join(missing, ", "))
-	}
-	var parent *uuid.UUID
-	if k := r.P.Key; k != nil {
-		parent = &k.ID
-		if k.ExpiresAt != nil && (in.ExpiresAt == nil || in.ExpiresAt.After(*k.ExpiresAt)) {
-			return nil, "", errorf(http.StatusForbidden, "a key cannot outlive the key that issues it (expires %s); set expires_at no later than that",
-				k.ExpiresAt.Format(time.RFC3339))
-		}
-	}
-	spec := backend.KeySpec{Owner: owner, ParentID: parent, Permissions: in.Permissions, Label: in.Label, ExpiresAt: in.ExpiresAt}
-	if r.Org != nil {
-		spec.OrgID = &r.Org.ID
-	}
-	if r.WS != nil {
-		spec.WorkspaceID = &r.WS.ID
-	}
-	k, token, err := backend.MintManagementKey(r.ctx, tx, r.actor(), spec)
-	return k, token, err
-}
-
 func (s *Server) createKey(r *Request) (any, error) {
-	var in keyInput
+	var in backend.KeyIssue
 	if err := r.body(func(o *validate.Object) { in = readKeyInput(o, time.Now()) }); err != nil {
 		return nil, err
 	}
-	var out wire.ManagementKey
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		k, token, err := s.issueKey(tx, r, r.P.User.ID, in)
-		if err != nil {
-			return err
-		}
-		out = toManagementKey(k, time.Now())
-		out.Token = token
-		return nil
-	})
-	return out, err
+	// The caller's own key, at the route's scope.
+	in.Owner = r.P.User.ID
+	if r.Org != nil {
+		in.OrgID = &r.Org.ID
+	}
+	if r.WS != nil {
+		in.WorkspaceID = &r.WS.ID
+	}
+	k, token, err := backend.IssueManagementKey(r.ctx, s.store, r.actor(), in)
+	if err != nil {
+		return nil, err
+	}
+	out := toManagementKey(k, time.Now())
+	out.Token = token
+	return out, nil
 }
 
-// keyFilter is the set of keys a route's scope shows: all keys at instance
-// scope, the organization's (and its workspaces') keys, or the workspace's.
-func keyFilter(r *Request) store.KeyFilter {
-	var f store.KeyFilter
-	switch {
-	case r.WS != nil:
-		f.WorkspaceID = &r.WS.ID
-	case r.Org != nil:
-		f.OrgID = &r.Org.ID
+// keyView is the set of keys a route's scope shows: all keys at instance
+// scope, the organization's (and its workspaces') keys, or the
+// workspace's; in an organization or workspace, only the caller's own
+// unless it manages others' keys.
+func keyView(r *Request) backend.KeyView {
+	var v backend.KeyView
+	if r.Org != nil {
+		v.OrgID = &r.Org.ID
+		if !managesOthersKeys(r) {
+			v.OwnerID = &r.P.User.ID
+		}
 	}
-	return f
+	if r.WS != nil {
+		v.WorkspaceID = &r.WS.ID
+	}
+	return v
 }
 
 func (s *Server) listKeys(r *Request) (any, error) {
-	f := keyFilter(r)
+	f := keyView(r).Filter()
 	if raw, ok := r.R.URL.Query()["user_id"]; ok && r.Org == nil {
 		var errs validate.Errors
 		id, _ := validate.UUIDString(raw[0], validate.Loc{"query", "user_id"}, &errs)
@@ -142,9 +114,6 @@ func (s *Server) listKeys(r *Request) (any, error) {
 			return nil, err
 		}
 		f.UserID = &id
-	}
-	if r.Org != nil && !managesOthersKeys(r) {
-		f.UserID = &r.P.User.ID
 	}
 	keys, err := s.store.ListManagementKeys(r.ctx, f)
 	if err != nil {
@@ -158,30 +127,6 @@ func (s *Server) listKeys(r *Request) (any, error) {
 	return out, nil
 }
 
-// scopedKey loads the path's key if it lies within the route's scope; one
-// outside it is reported as not found, whether or not it exists.
-func (s *Server) scopedKey(tx *store.Store, r *Request) (*store.ManagementKey, error) {
-	id, err := r.pathUUID("key_id")
-	if err != nil {
-		return nil, err
-	}
-	k, err := tx.GetManagementKey(r.ctx, id)
-	notFound := errorf(http.StatusNotFound, "management key %s not found", id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	f := keyFilter(r)
-	if (f.OrgID != nil && (k.OrgID == nil || *k.OrgID != *f.OrgID)) ||
-		(f.WorkspaceID != nil && (k.WorkspaceID == nil || *k.WorkspaceID != *f.WorkspaceID)) ||
-		(r.Org != nil && !managesOthersKeys(r) && k.UserID != r.P.User.ID) {
-		return nil, notFound
-	}
-	return k, nil
-}
-
 // managesOthersKeys reports whether the caller may see and revoke keys of
 // other principals in an organization or workspace: only those who manage
 // members (or principals) do; everyone else sees their own keys only. At
@@ -191,7 +136,11 @@ func managesOthersKeys(r *Request) bool {
 }
 
 func (s *Server) getKey(r *Request) (any, error) {
-	k, err := s.scopedKey(s.store, r)
+	id, err := r.pathUUID("key_id")
+	if err != nil {
+		return nil, err
+	}
+	k, err := backend.ManagementKeyIn(r.ctx, s.store, keyView(r), id)
 	if err != nil {
 		return nil, err
 	}
@@ -199,34 +148,13 @@ func (s *Server) getKey(r *Request) (any, error) {
 }
 
 func (s *Server) revokeKey(r *Request) (any, error) {
-	var out wire.ManagementKey
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		k, err := s.scopedKey(tx, r)
-		if err != nil {
-			return err
-		}
-		now := store.Now()
-		revoked, err := tx.RevokeManagementKey(r.ctx, k.ID, now)
-		if err != nil {
-			return err
-		}
-		// What the key issued goes with it, even when it was revoked
-		// before (a key issued under it then must not survive).
-		if err := backend.RevokeIssuedKeys(r.ctx, tx, r.actor(), []uuid.UUID{k.ID}, now, "issuing key revoked"); err != nil {
-			return err
-		}
-		if revoked {
-			if err := r.audit(tx, auditEntry{Action: "management_key.revoked", TargetType: "management_key", TargetID: k.ID.String(),
-				Details: map[string]any{"label": k.Label, "prefix": k.Prefix}}); err != nil {
-				return err
-			}
-		}
-		// Read back: a concurrent revoke may have set the time first.
-		if k, err = tx.GetManagementKey(r.ctx, k.ID); err != nil {
-			return err
-		}
-		out = toManagementKey(k, time.Now())
-		return nil
-	})
-	return out, err
+	id, err := r.pathUUID("key_id")
+	if err != nil {
+		return nil, err
+	}
+	k, err := backend.RevokeManagementKey(r.ctx, s.store, r.actor(), keyView(r), id)
+	if err != nil {
+		return nil, err
+	}
+	return toManagementKey(k, time.Now()), nil
 }

@@ -2,13 +2,10 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
-
-	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
@@ -73,18 +70,6 @@ func readDefinition(o *validate.Object, required bool) *policy.Definition {
 	return &def
 }
 
-func canonical(def *policy.Definition) (string, error) {
-	b, err := json.Marshal(def)
-	return string(b), err
-}
-
-func policyNameConflict(err error, name string) error {
-	if errors.Is(err, store.ErrConflict) {
-		return errorf(http.StatusConflict, "a policy named %q already exists in this workspace", name)
-	}
-	return err
-}
-
 func (s *Server) listPolicies(r *Request) (any, error) {
 	ps, err := s.store.ListPolicies(r.ctx, r.WS.ID)
 	if err != nil {
@@ -100,51 +85,31 @@ func (s *Server) listPolicies(r *Request) (any, error) {
 }
 
 func (s *Server) createPolicy(r *Request) (any, error) {
-	var name string
-	enabled := true
-	var def *policy.Definition
+	in := backend.PolicyCreate{Workspace: r.WS, Enabled: true}
 	if err := r.body(func(o *validate.Object) {
-		name = requiredString(o, "name", nameRule)
+		in.Name = requiredString(o, "name", nameRule)
 		if v, ok := o.Raw("enabled"); ok {
-			enabled, _ = validate.Bool(v, o.Loc().With("enabled"), o.Errors())
+			in.Enabled, _ = validate.Bool(v, o.Loc().With("enabled"), o.Errors())
 		}
-		def = readDefinition(o, true)
+		if def := readDefinition(o, true); def != nil {
+			in.Definition = *def
+		}
 	}); err != nil {
 		return nil, err
 	}
-	text, err := canonical(def)
-	if err != nil {
-		return nil, err
-	}
-	now := store.Now()
-	p := &store.Policy{ID: uuid.New(), OrgID: r.Org.ID, WorkspaceID: r.WS.ID, Name: name, Enabled: enabled, Definition: text, CreatedAt: now, UpdatedAt: now}
-	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
-		if err := tx.CreatePolicy(r.ctx, p); err != nil {
-			return policyNameConflict(err, name)
-		}
-		return r.audit(tx, auditEntry{Action: "policy.created", TargetType: "policy", TargetID: p.ID.String(),
-			Details: map[string]any{"name": name, "enabled": enabled}})
-	})
+	p, err := backend.CreatePolicy(r.ctx, s.store, r.actor(), in)
 	if err != nil {
 		return nil, err
 	}
 	return toPolicy(p)
 }
 
-func (s *Server) pathPolicy(tx *store.Store, r *Request) (*store.Policy, error) {
+func (s *Server) getPolicy(r *Request) (any, error) {
 	id, err := r.pathUUID("policy_id")
 	if err != nil {
 		return nil, err
 	}
-	p, err := tx.GetPolicy(r.ctx, r.WS.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errorf(http.StatusNotFound, "policy %s not found", id)
-	}
-	return p, err
-}
-
-func (s *Server) getPolicy(r *Request) (any, error) {
-	p, err := s.pathPolicy(s.store, r)
+	p, err := backend.PolicyIn(r.ctx, s.store, r.WS.ID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -152,98 +117,54 @@ func (s *Server) getPolicy(r *Request) (any, error) {
 }
 
 func (s *Server) updatePolicy(r *Request) (any, error) {
-	var name *string
-	var enabled *bool
-	var def *policy.Definition
+	var in backend.PolicyUpdate
 	if err := r.body(func(o *validate.Object) {
-		name = optionalString(o, "name", nameRule)
+		in.Name = optionalString(o, "name", nameRule)
 		if v, ok := o.Raw("enabled"); ok {
 			if b, ok := validate.Bool(v, o.Loc().With("enabled"), o.Errors()); ok {
-				enabled = &b
+				in.Enabled = &b
 			}
 		}
-		def = readDefinition(o, false)
+		in.Definition = readDefinition(o, false)
 	}); err != nil {
 		return nil, err
 	}
-	var out wire.Policy
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		p, err := s.pathPolicy(tx, r)
-		if err != nil {
-			return err
-		}
-		if name != nil {
-			p.Name = *name
-		}
-		if enabled != nil {
-			p.Enabled = *enabled
-		}
-		if def != nil {
-			if p.Definition, err = canonical(def); err != nil {
-				return err
-			}
-		}
-		p.UpdatedAt = store.Now()
-		if err := tx.UpdatePolicy(r.ctx, p); err != nil {
-			return policyNameConflict(err, p.Name)
-		}
-		if out, err = toPolicy(p); err != nil {
-			return err
-		}
-		return r.audit(tx, auditEntry{Action: "policy.updated", TargetType: "policy", TargetID: p.ID.String(),
-			Details: map[string]any{"name": p.Name, "enabled": p.Enabled, "definition_changed": def != nil}})
-	})
-	return out, err
+	id, err := r.pathUUID("policy_id")
+	if err != nil {
+		return nil, err
+	}
+	p, err := backend.UpdatePolicy(r.ctx, s.store, r.actor(), r.WS, id, in)
+	if err != nil {
+		return nil, err
+	}
+	return toPolicy(p)
 }
 
 func (s *Server) setPolicyEnabled(enabled bool) func(*Request) (any, error) {
-	action := "policy.disabled"
-	if enabled {
-		action = "policy.enabled"
-	}
 	return func(r *Request) (any, error) {
-		var out wire.Policy
-		err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-			p, err := s.pathPolicy(tx, r)
-			if err != nil {
-				return err
-			}
-			if p.Enabled != enabled {
-				p.Enabled, p.UpdatedAt = enabled, store.Now()
-				if err := tx.UpdatePolicy(r.ctx, p); err != nil {
-					return err
-				}
-				if err := r.audit(tx, auditEntry{Action: action, TargetType: "policy", TargetID: p.ID.String(),
-					Details: map[string]any{"name": p.Name}}); err != nil {
-					return err
-				}
-			}
-			out, err = toPolicy(p)
-			return err
-		})
-		return out, err
+		id, err := r.pathUUID("policy_id")
+		if err != nil {
+			return nil, err
+		}
+		p, err := backend.SetPolicyEnabled(r.ctx, s.store, r.actor(), r.WS, id, enabled)
+		if err != nil {
+			return nil, err
+		}
+		return toPolicy(p)
 	}
 }
 
 func (s *Server) deletePolicy(r *Request) (any, error) {
 	now := store.Now()
-	var id uuid.UUID
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		p, err := s.pathPolicy(tx, r)
-		if err != nil {
-			return err
-		}
-		id = p.ID
-		if err := tx.DeletePolicy(r.ctx, p.ID); err != nil {
-			return err
-		}
-		return r.audit(tx, auditEntry{Action: "policy.deleted", TargetType: "policy", TargetID: p.ID.String(),
-			Details: map[string]any{"name": p.Name}})
-	})
+	id, err := r.pathUUID("policy_id")
 	if err != nil {
 		return nil, err
 	}
-	return wire.Deleted{ID: id, DeletedAt: now}, nil
+	p, err := backend.DeletePolicy(r.ctx, s.store, r.actor(), r.WS, id)
+	if err != nil {
+		return nil, err
+	}
+	return wire.Deleted{ID: p.ID, DeletedAt: now}, nil
 }
 
 // policyCandidates lists what a selected_users target may name (the

@@ -1,13 +1,12 @@
 package api
 
 import (
-	"errors"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
@@ -28,55 +27,28 @@ func (s *Server) serviceAccountRoutes() []*Route {
 	}
 }
 
-// Service accounts hold the admin role: what they may actually do is set
-// by their keys' ceilings, which never exceed the issuer's own rights.
-const serviceAccountRole = auth.OrgAdmin
-
 func (s *Server) createServiceAccount(r *Request) (any, error) {
-	var name string
-	var in keyInput
+	in := backend.ServiceAccountCreate{Org: r.Org}
 	if err := r.body(func(o *validate.Object) {
-		name = requiredString(o, "name", nameRule)
+		in.Name = requiredString(o, "name", nameRule)
 		if v, ok := o.Require("management_key"); ok {
 			if ko := validate.ReadObject(v, o.Loc().With("management_key"), o.Errors()); ko != nil {
-				in = readKeyInput(ko, time.Now())
+				in.Key = readKeyInput(ko, time.Now())
 				ko.Close()
 			}
 		}
 	}); err != nil {
 		return nil, err
 	}
-	var out wire.ServiceAccountBundle
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		now := store.Now()
-		id := uuid.New()
-		sa := &store.User{
-			ID: id, Email: "sa-" + id.String() + "@" + r.Org.Slug + ".service-accounts.invalid", Name: name,
-			InstanceRole: auth.InstanceMember, ServiceAccount: true, ManagingOrgID: &r.Org.ID, CreatedAt: now, UpdatedAt: now,
-		}
-		if err := tx.CreateUser(r.ctx, sa); err != nil {
-			return err
-		}
-		m := &store.Membership{OrgID: r.Org.ID, UserID: sa.ID, Role: serviceAccountRole, Status: auth.MembershipActive, CreatedAt: now, UpdatedAt: now}
-		if err := tx.CreateMembership(r.ctx, m); err != nil {
-			return err
-		}
-		if err := r.audit(tx, auditEntry{Action: "service_account.created", TargetType: "user", TargetID: sa.ID.String(),
-			Details: map[string]any{"name": name}}); err != nil {
-			return err
-		}
-		k, token, err := s.issueKey(tx, r, sa.ID, in)
-		if err != nil {
-			return err
-		}
-		key := toManagementKey(k, time.Now())
-		key.Token = token
-		out = wire.ServiceAccountBundle{
-			ServiceAccount: toUser(sa, []uuid.UUID{r.Org.ID}), Membership: toMembership(m), ManagementKey: key,
-		}
-		return nil
-	})
-	return out, err
+	made, err := backend.CreateServiceAccount(r.ctx, s.store, r.actor(), in)
+	if err != nil {
+		return nil, err
+	}
+	key := toManagementKey(made.Key, time.Now())
+	key.Token = made.Token
+	return wire.ServiceAccountBundle{
+		ServiceAccount: toUser(made.Account, []uuid.UUID{r.Org.ID}), Membership: toMembership(made.Membership), ManagementKey: key,
+	}, nil
 }
 
 func (s *Server) listServiceAccounts(r *Request) (any, error) {
@@ -103,21 +75,12 @@ func (s *Server) usersWithOrgs(r *Request, users []store.User) ([]wire.User, err
 	return out, nil
 }
 
-func (s *Server) serviceAccount(r *Request) (*store.User, error) {
+func (s *Server) getServiceAccount(r *Request) (any, error) {
 	id, err := r.pathUUID("user_id")
 	if err != nil {
 		return nil, err
 	}
-	u, err := s.store.GetUser(r.ctx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (!u.ServiceAccount || u.DeletedAt != nil ||
-		u.ManagingOrgID == nil || *u.ManagingOrgID != r.Org.ID)) {
-		return nil, errorf(http.StatusNotFound, "service account %s not found", id)
-	}
-	return u, err
-}
-
-func (s *Server) getServiceAccount(r *Request) (any, error) {
-	u, err := s.serviceAccount(r)
+	u, err := backend.ServiceAccountIn(r.ctx, s.store, r.Org.ID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -129,20 +92,13 @@ func (s *Server) getServiceAccount(r *Request) (any, error) {
 }
 
 func (s *Server) deleteServiceAccount(r *Request) (any, error) {
-	u, err := s.serviceAccount(r)
+	id, err := r.pathUUID("user_id")
 	if err != nil {
 		return nil, err
 	}
-	now := store.Now()
-	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
-		if err := tx.DeleteServiceAccount(r.ctx, u.ID, now); err != nil {
-			return err
-		}
-		return r.audit(tx, auditEntry{Action: "service_account.deleted", TargetType: "user", TargetID: u.ID.String(),
-			Details: map[string]any{"name": u.Name}})
-	})
+	u, err := backend.DeleteServiceAccount(r.ctx, s.store, r.actor(), r.Org.ID, id)
 	if err != nil {
 		return nil, err
 	}
-	return wire.Deleted{ID: u.ID, DeletedAt: now}, nil
+	return wire.Deleted{ID: u.ID, DeletedAt: *u.DeletedAt}, nil
 }

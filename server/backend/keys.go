@@ -2,6 +2,9 @@ package backend
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,7 +15,8 @@ import (
 
 // KeySpec is a management key to mint. Whether the actor may grant it
 // (no escalation of permissions, scope or expiry) is the caller's check:
-// the API checks the caller's rights, a recovery command has none to check.
+// IssueManagementKey makes it for an actor; a recovery command has none to
+// make.
 type KeySpec struct {
 	Owner       uuid.UUID
 	OrgID       *uuid.UUID
@@ -71,4 +75,124 @@ func RevokeIssuedKeys(ctx context.Context, tx *store.Store, actor Actor, parents
 		}
 	}
 	return nil
+}
+
+// KeyView is the part of the management-key registry a caller sees from
+// where it acts: every key at instance scope (OrgID and WorkspaceID nil),
+// an organization's keys and its workspaces', or one workspace's. OwnerID
+// narrows it to one principal's own keys, for callers who do not manage
+// members.
+type KeyView struct {
+	OrgID, WorkspaceID, OwnerID *uuid.UUID
+}
+
+// Filter is the view as a store query.
+func (v KeyView) Filter() store.KeyFilter {
+	f := store.KeyFilter{UserID: v.OwnerID}
+	if v.WorkspaceID != nil {
+		f.WorkspaceID = v.WorkspaceID
+	} else {
+		f.OrgID = v.OrgID
+	}
+	return f
+}
+
+func (v KeyView) holds(k *store.ManagementKey) bool {
+	same := func(place, want *uuid.UUID) bool { return want == nil || (place != nil && *place == *want) }
+	f := v.Filter()
+	return same(k.WorkspaceID, f.WorkspaceID) && same(k.OrgID, f.OrgID) && same(&k.UserID, f.UserID)
+}
+
+// ManagementKeyIn is the key id if the view holds it; a key outside the
+// view is not found, whether or not it exists.
+func ManagementKeyIn(ctx context.Context, st *store.Store, view KeyView, id uuid.UUID) (*store.ManagementKey, error) {
+	k, err := st.GetManagementKey(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !view.holds(k)) {
+		return nil, errorf(NotFound, "management key %s not found", id)
+	}
+	return k, err
+}
+
+// KeyIssue is a management key an actor issues at a place: the instance,
+// an organization, or one of its workspaces.
+type KeyIssue struct {
+	Owner              uuid.UUID
+	OrgID, WorkspaceID *uuid.UUID
+	Permissions        []string
+	Label              string
+	ExpiresAt          *time.Time
+}
+
+// IssueManagementKey issues a key within what the actor may hand on (see
+// issueKey). The token is returned once and never stored.
+func IssueManagementKey(ctx context.Context, st *store.Store, actor Actor, in KeyIssue) (*store.ManagementKey, string, error) {
+	var k *store.ManagementKey
+	var token string
+	err := st.InTx(ctx, func(tx *store.Store) error {
+		var err error
+		k, token, err = issueKey(ctx, tx, actor, in)
+		return err
+	})
+	return k, token, err
+}
+
+// issueKey mints a key in tx. The actor hands on only what it holds: no
+// permission outside its rights where it acts, and, acting with a key, no
+// later expiry than that key's, which becomes the new key's parent (so
+// revoking it revokes what it issued).
+func issueKey(ctx context.Context, tx *store.Store, actor Actor, in KeyIssue) (*store.ManagementKey, string, error) {
+	if actor.Type != "system" {
+		if missing := actor.Rights.Missing(in.Permissions); len(missing) > 0 {
+			return nil, "", errorf(Forbidden, "cannot issue permissions the caller does not hold here: %s", strings.Join(missing, ", "))
+		}
+	}
+	spec := KeySpec{Owner: in.Owner, OrgID: in.OrgID, WorkspaceID: in.WorkspaceID, Permissions: in.Permissions, Label: in.Label,
+		ExpiresAt: in.ExpiresAt}
+	if actor.KeyID != nil {
+		parent, err := tx.GetManagementKey(ctx, *actor.KeyID)
+		if err != nil {
+			return nil, "", fmt.Errorf("the issuing key: %w", err)
+		}
+		if parent.ExpiresAt != nil && (in.ExpiresAt == nil || in.ExpiresAt.After(*parent.ExpiresAt)) {
+			return nil, "", errorf(Forbidden, "a key cannot outlive the key that issues it (expires %s); set expires_at no later than that",
+				parent.ExpiresAt.Format(time.RFC3339))
+		}
+		spec.ParentID = &parent.ID
+	}
+	return MintManagementKey(ctx, tx, actor, spec)
+}
+
+// RevokeManagementKey revokes a key the view holds, and what it issued,
+// transitively, even when it was revoked before (a key issued under it then
+// must not survive). Revoking twice audits the key once. The audit entry is
+// placed where the actor acts (the view), not where the key lives.
+func RevokeManagementKey(ctx context.Context, st *store.Store, actor Actor, view KeyView, id uuid.UUID) (*store.ManagementKey, error) {
+	var k *store.ManagementKey
+	err := st.InTx(ctx, func(tx *store.Store) error {
+		var err error
+		if k, err = ManagementKeyIn(ctx, tx, view, id); err != nil {
+			return err
+		}
+		now := store.Now()
+		revoked, err := tx.RevokeManagementKey(ctx, k.ID, now)
+		if err != nil {
+			return err
+		}
+		if err := RevokeIssuedKeys(ctx, tx, actor, []uuid.UUID{k.ID}, now, "issuing key revoked"); err != nil {
+			return err
+		}
+		if revoked {
+			if err := Audit(ctx, tx, actor, AuditEntry{Action: "management_key.revoked", TargetType: "management_key", TargetID: k.ID.String(),
+				OrgID: view.OrgID, WorkspaceID: view.WorkspaceID, Details: map[string]any{"label": k.Label, "prefix": k.Prefix}}); err != nil {
+				return err
+			}
+		}
+		// Read back: a concurrent revoke may have set the time first.
+		k, err = tx.GetManagementKey(ctx, k.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
 }
