@@ -39,6 +39,13 @@ type cloudFakes struct {
 // syncs the bundle.
 func (e *infEnv) withClouds(t *testing.T) *cloudFakes {
 	t.Helper()
+	return e.withCloudSecrets(t, func(_, secret string) string { return secret })
+}
+
+// withCloudSecrets is withClouds with each credential's secret as secret
+// makes it of the one its fake accepts.
+func (e *infEnv) withCloudSecrets(t *testing.T, secret func(provider, good string) string) *cloudFakes {
+	t.Helper()
 	c := &cloudFakes{
 		bedrock: providerstest.NewBedrock(t, "eu-west-1"),
 		vertex:  providerstest.NewVertex(t, "gw-test-project", "us-east5"),
@@ -48,11 +55,11 @@ func (e *infEnv) withClouds(t *testing.T) *cloudFakes {
 		creds: map[string]uuid.UUID{},
 	}
 	org := &e.org.ID
-	c.creds["bedrock"] = e.credentialWith(t, org, "bedrock", c.bedrock.Secret(), c.bedrock.BaseURL(), `{"region":"eu-west-1"}`)
+	c.creds["bedrock"] = e.credentialWith(t, org, "bedrock", secret("bedrock", c.bedrock.Secret()), c.bedrock.BaseURL(), `{"region":"eu-west-1"}`)
 	e.secrets = append(e.secrets, c.bedrock.SecretAccessKey)
-	c.creds["vertex"] = e.credentialWith(t, org, "vertex", c.vertex.ServiceAccount(), c.vertex.BaseURL(), `{"location":"us-east5"}`)
-	c.creds["gemini"] = e.credentialWith(t, org, "gemini", c.gemini.Key, c.gemini.BaseURL(), "")
-	c.creds["azure-openai"] = e.credentialWith(t, org, "azure-openai", c.azure.Key, c.azure.BaseURL(),
+	c.creds["vertex"] = e.credentialWith(t, org, "vertex", secret("vertex", c.vertex.ServiceAccount()), c.vertex.BaseURL(), `{"location":"us-east5"}`)
+	c.creds["gemini"] = e.credentialWith(t, org, "gemini", secret("gemini", c.gemini.Key), c.gemini.BaseURL(), "")
+	c.creds["azure-openai"] = e.credentialWith(t, org, "azure-openai", secret("azure-openai", c.azure.Key), c.azure.BaseURL(),
 		`{"deployments":{"text-embedding-3-small":"embeddings-small"}}`)
 	e.clouds = c
 	e.sync(t)

@@ -678,6 +678,9 @@ func (x *exchange) failure(ctx context.Context, rt *route, err error) *providers
 func (x *exchange) fail(rt *route, f *providers.Error) {
 	m := rt.model.model
 	kind := failureKind(f)
+	if f.Kind == providers.Unauthorized {
+		f.Credential = rt.cred.idString
+	}
 	if kind != failClientGone {
 		x.p.inference.log.Warn("upstream failed", "request_id", x.id, "model", m.ID, "provider", m.Provider,
 			"credential_id", rt.cred.id, "error", f.Error())

@@ -32,8 +32,15 @@ type Vertex struct {
 	mu sync.Mutex
 	// tokens are the issued bearer tokens and when each expires.
 	tokens map[string]time.Time
-	// Lifetime is how long an issued token lasts (an hour when 0).
-	Lifetime time.Duration
+	// lifetime is how long an issued token lasts (an hour when 0).
+	lifetime time.Duration
+}
+
+// SetLifetime sets how long the tokens issued from now on last.
+func (v *Vertex) SetLifetime(d time.Duration) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.lifetime = d
 }
 
 var (
@@ -136,12 +143,12 @@ func (v *Vertex) token(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": "Invalid JWT Signature."})
 		return
 	}
-	lifetime := v.Lifetime
+	tok := "ya29.fake-" + randomHex()
+	v.mu.Lock()
+	lifetime := v.lifetime
 	if lifetime == 0 {
 		lifetime = time.Hour
 	}
-	tok := "ya29.fake-" + randomHex()
-	v.mu.Lock()
 	v.tokens[tok] = time.Now().Add(lifetime)
 	v.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": int(lifetime.Seconds())})
