@@ -186,8 +186,8 @@ func geminiCompletion(resp *http.Response, call *Call) (*Completion, error) {
 	if len(r.Candidates) > 0 {
 		c := r.Candidates[0]
 		if c.Content != nil {
-			for i, p := range c.Content.Parts {
-				addGeminiPart(&a, p, i)
+			for _, p := range c.Content.Parts {
+				addGeminiPart(&a, p, len(a.calls))
 			}
 		}
 		finish = c.FinishReason
@@ -200,7 +200,8 @@ func geminiCompletion(resp *http.Response, call *Call) (*Completion, error) {
 	return &Completion{Body: body, Usage: u}, nil
 }
 
-// addGeminiPart adds a part to an answer; thoughts have no place in a
+// addGeminiPart adds a part to an answer, numbering a function call
+// index among the answer's calls; thoughts have no place in a
 // chat.completion (they are counted, as output, from the usage).
 func addGeminiPart(a *answer, p geminiPart, index int) {
 	switch {
