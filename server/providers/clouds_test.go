@@ -217,7 +217,7 @@ func TestConverseCompletion(t *testing.T) {
 }
 
 // eventStream encodes events (type, payload) as Bedrock's event stream.
-func eventStream(t *testing.T, events ...[2]string) io.ReadCloser {
+func eventStream(t testing.TB, events ...[2]string) io.ReadCloser {
 	var buf bytes.Buffer
 	enc := eventstream.NewEncoder()
 	for _, ev := range events {
