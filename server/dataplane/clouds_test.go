@@ -204,3 +204,47 @@ func TestAzureContentFilterAndEntraID(t *testing.T) {
 		}
 	})
 }
+
+// Embeddings through Bedrock's Titan (one call per input, the counts it
+// reports summed) and the Gemini API's batchEmbedContents (no counts: gw
+// counts the input) come back in OpenAI's list, floats or base64.
+func TestCloudEmbeddings(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		c := e.withClouds(t)
+		c.bedrock.Enqueue(providerstest.Reply{Usage: providerstest.Usage{Input: 7}}, providerstest.Reply{Usage: providerstest.Usage{Input: 9}})
+		for i, m := range []struct{ model, format, source string }{
+			{"bedrock/amazon.titan-embed-text-v2:0", "float", "upstream"},
+			{"gemini/gemini-embedding-001", "base64", "estimated"},
+		} {
+			req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/inf/v1/embeddings", strings.NewReader(
+				`{"model":"`+m.model+`","input":["first line","second line"],"dimensions":4,"encoding_format":"`+m.format+`"}`))
+			req.Header.Set("Authorization", "Bearer "+e.token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var list struct {
+				Data []struct {
+					Index     int             `json:"index"`
+					Embedding json.RawMessage `json:"embedding"`
+				} `json:"data"`
+				Model string `json:"model"`
+			}
+			if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &list) != nil || len(list.Data) != 2 || list.Model != m.model ||
+				list.Data[1].Index != 1 || (m.format == "base64") != (list.Data[0].Embedding[0] == '"') {
+				t.Fatalf("%s: %d %s", m.model, resp.StatusCode, raw)
+			}
+			ev := e.usage.last(t, i+1)
+			if ev.Status != "ok" || ev.UsageSource != m.source || ev.OutputTokens != 0 || ev.InputTokens == 0 ||
+				m.source == "upstream" && ev.InputTokens != 16 {
+				t.Fatalf("%s: event %+v", m.model, ev)
+			}
+		}
+		if reqs := c.bedrock.Requests(); len(reqs) != 2 || reqs[0].Body["dimensions"] != float64(4) {
+			t.Fatalf("Titan got %+v", reqs)
+		}
+	})
+}

@@ -141,6 +141,8 @@ func NewSet(client *http.Client) *Set {
 		"embeddings/" + string(catalog.KindOpenAICompatible): embeddings,
 		"embeddings/" + string(catalog.KindGoogle):           &OpenAIEmbeddings{Client: client, Dialect: DialectGoogle},
 		"embeddings/" + string(catalog.KindAzureOpenAI):      &OpenAIEmbeddings{Client: client, Dialect: DialectAzure},
+		"embeddings/" + string(catalog.KindGemini):           &GeminiEmbeddings{Client: client},
+		"embeddings/" + string(catalog.KindBedrock):          &BedrockEmbeddings{Bedrock: bedrock},
 	}, byKind: map[catalog.Kind]Adapter{
 		catalog.KindOpenAI:           &OpenAI{Client: client, Dialect: DialectOpenAI},
 		catalog.KindOpenAICompatible: &OpenAI{Client: client, Dialect: DialectCompatible},

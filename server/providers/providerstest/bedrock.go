@@ -251,6 +251,10 @@ func streamFault(i int, reply Reply, r *http.Request, garble, breakStream func()
 // without model or stream, Bedrock's anthropic_version; the stream's
 // events are the Messages events, each in a chunk.
 func (b *Bedrock) invoke(w http.ResponseWriter, r *http.Request, req Request, model, action string, reply Reply) {
+	if strings.HasPrefix(model, "amazon.titan-embed") {
+		titanEmbedding(w, req, reply)
+		return
+	}
 	switch {
 	case req.Body["anthropic_version"] != "bedrock-2023-05-31":
 		awsError(w, http.StatusBadRequest, "ValidationException", "anthropic_version: bedrock-2023-05-31 is required")
@@ -291,4 +295,27 @@ func awsErrorType(status int) string {
 		return "InternalServerException"
 	}
 	return "ValidationException"
+}
+
+// titanEmbedding answers Titan Text Embeddings V2: one text, a vector of
+// its dimensions (3 when not set), the input count (Usage.Input).
+func titanEmbedding(w http.ResponseWriter, req Request, reply Reply) {
+	text, _ := req.Body["inputText"].(string)
+	if text == "" {
+		awsError(w, http.StatusBadRequest, "ValidationException", "Malformed input request: required key [inputText] not found")
+		return
+	}
+	dims := 3
+	if d, ok := req.Body["dimensions"].(float64); ok {
+		dims = int(d)
+	}
+	vec := make([]float64, dims)
+	for j := range vec {
+		vec[j] = float64(len(text)) / float64(j+2)
+	}
+	answer := map[string]any{"embedding": vec, "inputTextTokenCount": reply.Usage.Input}
+	if reply.NoUsage {
+		delete(answer, "inputTextTokenCount")
+	}
+	writeJSON(w, http.StatusOK, answer)
 }

@@ -48,7 +48,7 @@ func serveGenerateContent(f *fake, w http.ResponseWriter, r *http.Request, model
 		googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "", "Invalid JSON payload received.")
 		return
 	}
-	if contents, _ := req.Body["contents"].([]any); len(contents) == 0 || req.Body["model"] != nil {
+	if contents, _ := req.Body["contents"].([]any); method != "batchEmbedContents" && (len(contents) == 0 || req.Body["model"] != nil) {
 		googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "", "* GenerateContentRequest.contents: contents is not specified")
 		return
 	}
@@ -63,6 +63,8 @@ func serveGenerateContent(f *fake, w http.ResponseWriter, r *http.Request, model
 		return
 	}
 	switch {
+	case method == "batchEmbedContents":
+		geminiEmbeddings(w, req)
 	case method == "generateContent":
 		writeJSON(w, http.StatusOK, geminiAnswer(model, reply, textParts(reply.Text), true))
 	case method == "streamGenerateContent" && r.URL.Query().Get("alt") == "sse":
@@ -169,4 +171,24 @@ func decodeBody(raw []byte) map[string]any {
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)
 	return m
+}
+
+// geminiEmbeddings answers batchEmbedContents: a vector per request, of
+// its outputDimensionality (3 when not set); the API reports no tokens.
+func geminiEmbeddings(w http.ResponseWriter, req Request) {
+	requests, _ := req.Body["requests"].([]any)
+	var out []any
+	for i, r := range requests {
+		m, _ := r.(map[string]any)
+		dims := 3
+		if d, ok := m["outputDimensionality"].(float64); ok {
+			dims = int(d)
+		}
+		vec := make([]float64, dims)
+		for j := range vec {
+			vec[j] = float64(i+1) / float64(j+2)
+		}
+		out = append(out, map[string]any{"values": vec})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"embeddings": out})
 }
