@@ -248,3 +248,23 @@ func TestCloudEmbeddings(t *testing.T) {
 		}
 	})
 }
+
+// Temporary AWS credentials sign with their session token, which the
+// fake's recomputation needs to match.
+func TestBedrockSessionToken(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		c := e.withCloudSecrets(t, func(provider, good string) string {
+			if provider == "bedrock" {
+				return strings.TrimSuffix(good, "}") + `,"session_token":"FwoGZXIvYXdzEBYaDFAKE"}`
+			}
+			return good
+		})
+		c.bedrock.SessionToken = "FwoGZXIvYXdzEBYaDFAKE"
+		resp := e.post(t, `{"model":"`+bedrockNova+`","messages":[{"role":"user","content":"hi"}]}`)
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || c.bedrock.Last(t).Header.Get("X-Amz-Security-Token") != "FwoGZXIvYXdzEBYaDFAKE" {
+			t.Fatalf("%d %s", resp.StatusCode, raw)
+		}
+	})
+}
