@@ -40,7 +40,7 @@ type credentialPatch struct {
 	Settings *wire.CredentialSettings `json:"settings,omitempty"`
 }
 
-// UpdateCredential changes a credential's label, secret or base URL;
+// UpdateCredential changes a credential's label, secret, base URL or settings;
 // clearBaseURL removes the base URL (and wins over in.BaseURL).
 func (c *Client) UpdateCredential(ctx context.Context, s Scope, id string, in wire.ProviderCredentialUpdate, clearBaseURL bool) (wire.ProviderCredential, error) {
 	body := credentialPatch{Label: in.Label, Secret: in.Secret, Settings: in.Settings}

@@ -72,7 +72,7 @@ type CredentialSettings struct {
 	TokenURL string `json:"token_url,omitempty" jsonschema:"maxLength=255"`
 }
 
-// ProviderCredentialUpdate changes a credential's label, secret or base URL.
+// ProviderCredentialUpdate changes a credential's label, secret, base URL or settings.
 type ProviderCredentialUpdate struct {
 	Label   *string `json:"label,omitempty" jsonschema:"minLength=1,maxLength=80"`
 	Secret  *string `json:"secret,omitempty" jsonschema:"minLength=1,maxLength=8192"`

@@ -35,7 +35,7 @@ func (s *Server) credentialRoutes() []*Route {
 				Perms: read, Result: []wire.ProviderCredential{}, Handle: s.listCredentials},
 			&Route{Method: "GET", Path: p.prefix + "/{credential_id}", Tag: p.tag, Summary: "Get a provider credential (metadata only)",
 				Perms: read, Result: wire.ProviderCredential{}, Handle: s.getCredential},
-			&Route{Method: "PATCH", Path: p.prefix + "/{credential_id}", Tag: p.tag, Summary: "Change a credential's label, secret or base URL",
+			&Route{Method: "PATCH", Path: p.prefix + "/{credential_id}", Tag: p.tag, Summary: "Change a credential's label, secret, base URL or settings",
 				Perms: manage, Body: wire.ProviderCredentialUpdate{}, Result: wire.ProviderCredential{}, RefreshesBundles: true, Handle: s.updateCredential},
 			&Route{Method: "DELETE", Path: p.prefix + "/{credential_id}", Tag: p.tag, Summary: "Delete a provider credential",
 				Perms: manage, Result: wire.Deleted{}, RefreshesBundles: true, Handle: s.deleteCredential},
