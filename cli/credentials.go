@@ -190,7 +190,7 @@ type CredentialsCreateOptions struct {
 func NewCmdCredentialsCreate(f *Factory, runF func(context.Context, *CredentialsCreateOptions) error) *cobra.Command {
 	opts := &CredentialsCreateOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "create --provider ID --label LABEL [--base-url URL] [--secret-file FILE | --secret-stdin]",
+		Use:   "create --provider ID --label LABEL [--base-url URL] [--setting K=V...] [--secret-file FILE | --secret-stdin]",
 		Short: "Configure a provider credential; the secret is prompted for, or read from a file or stdin",
 		Example: `  # prompted for on the terminal, never echoed
   gw credentials create --provider openai --label main
@@ -285,8 +285,8 @@ func NewCmdCredentialsUpdate(f *Factory, runF func(context.Context, *Credentials
 	var label, baseURL string
 	var prompt bool
 	cmd := &cobra.Command{
-		Use:   "update CREDENTIAL_ID [--label L] [--base-url URL | --clear-base-url] [--secret-file F | --secret-stdin | --prompt-secret]",
-		Short: "Change a credential's label or base URL, or rotate its secret",
+		Use:   "update CREDENTIAL_ID [--label L] [--base-url URL | --clear-base-url] [--setting K=V... | --clear-settings] [--secret-file F | --secret-stdin | --prompt-secret]",
+		Short: "Change a credential's label, base URL or settings, or rotate its secret",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(opts.Output); err != nil {
