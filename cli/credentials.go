@@ -70,6 +70,7 @@ func credentialDetail(c wire.ProviderCredential) Table {
 	}
 	return detailTable("id", c.ID.String(), "provider", c.Provider, "label", c.Label, "scope", c.Scope.Level,
 		"org_id", uuidCell(c.Scope.OrgID), "workspace_id", uuidCell(c.Scope.WorkspaceID), "base_url", base,
+		"settings", settingsCell(c.Settings),
 		"secret_hint", orDash(c.SecretHint), "created_at", timeCell(&c.CreatedAt), "updated_at", timeCell(&c.UpdatedAt))
 }
 
@@ -180,6 +181,8 @@ type CredentialsCreateOptions struct {
 	Provider string
 	Label    string
 	BaseURL  string
+	// Settings are the --setting KEY=VALUE pairs (docs/providers.md).
+	Settings []string
 	Secret   secretInput
 }
 
@@ -187,14 +190,21 @@ type CredentialsCreateOptions struct {
 func NewCmdCredentialsCreate(f *Factory, runF func(context.Context, *CredentialsCreateOptions) error) *cobra.Command {
 	opts := &CredentialsCreateOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "create --provider ID --label LABEL [--base-url URL] [--secret-file FILE | --secret-stdin]",
+		Use:   "create --provider ID --label LABEL [--base-url URL] [--setting K=V...] [--secret-file FILE | --secret-stdin]",
 		Short: "Configure a provider credential; the secret is prompted for, or read from a file or stdin",
 		Example: `  # prompted for on the terminal, never echoed
   gw credentials create --provider openai --label main
   # from a secret manager, for this workspace only
   vault kv get -field=key secret/anthropic | gw credentials create --provider anthropic --label team --scope workspace --secret-stdin
   # an OpenAI-compatible gateway of your own
-  gw credentials create --provider openai --label proxy --base-url https://llm-proxy.internal/v1 --secret-file ./proxy.key`,
+  gw credentials create --provider openai --label proxy --base-url https://llm-proxy.internal/v1 --secret-file ./proxy.key
+  # Amazon Bedrock: the secret is {"access_key_id","secret_access_key","session_token"?}
+  gw credentials create --provider bedrock --label prod --setting region=us-east-1 --secret-file ./aws.json
+  # Vertex AI: the secret is a service account's JSON key file
+  gw credentials create --provider vertex --label prod --setting location=us-east5 --secret-file ./sa.json
+  # Azure OpenAI: a resource, and a model served by a deployment of another name
+  gw credentials create --provider azure-openai --label prod --base-url https://acme.openai.azure.com \
+    --setting deployments.gpt-4o=prod-gpt-4o --secret-stdin`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(opts.Output); err != nil {
@@ -220,6 +230,7 @@ func NewCmdCredentialsCreate(f *Factory, runF func(context.Context, *Credentials
 	cmd.Flags().StringVar(&opts.Provider, "provider", "", "catalog provider id, e.g. openai or anthropic (see gw catalog list --providers)")
 	cmd.Flags().StringVar(&opts.Label, "label", "", "a name to tell credentials apart (1 to 80 characters)")
 	cmd.Flags().StringVar(&opts.BaseURL, "base-url", "", "upstream base URL (default: the catalog provider's; required only for a provider the catalog gives none, e.g. openai-compatible)")
+	addSettingFlag(cmd, &opts.Settings)
 	addSecretInputFlags(cmd, &opts.Secret, "secret", "provider API key")
 	return cmd
 }
@@ -237,7 +248,12 @@ func credentialsCreateRun(ctx context.Context, opts *CredentialsCreateOptions) e
 	if err != nil {
 		return err
 	}
-	cred, err := c.CreateCredential(ctx, scope, wire.ProviderCredentialCreate{Provider: opts.Provider, Label: opts.Label, Secret: secret, BaseURL: opts.BaseURL})
+	settings, err := parseSettings(opts.Settings)
+	if err != nil {
+		return err
+	}
+	cred, err := c.CreateCredential(ctx, scope, wire.ProviderCredentialCreate{Provider: opts.Provider, Label: opts.Label, Secret: secret,
+		BaseURL: opts.BaseURL, Settings: settings})
 	if err != nil {
 		return err
 	}
@@ -253,6 +269,10 @@ type CredentialsUpdateOptions struct {
 	Label        *string
 	BaseURL      *string
 	ClearBaseURL bool
+	// Settings replace the credential's settings whole; ClearSettings
+	// removes them.
+	Settings      []string
+	ClearSettings bool
 	// NewSecret says the secret is replaced: read from Secret's file or
 	// stdin, or prompted for (--prompt-secret).
 	NewSecret bool
@@ -265,8 +285,8 @@ func NewCmdCredentialsUpdate(f *Factory, runF func(context.Context, *Credentials
 	var label, baseURL string
 	var prompt bool
 	cmd := &cobra.Command{
-		Use:   "update CREDENTIAL_ID [--label L] [--base-url URL | --clear-base-url] [--secret-file F | --secret-stdin | --prompt-secret]",
-		Short: "Change a credential's label or base URL, or rotate its secret",
+		Use:   "update CREDENTIAL_ID [--label L] [--base-url URL | --clear-base-url] [--setting K=V... | --clear-settings] [--secret-file F | --secret-stdin | --prompt-secret]",
+		Short: "Change a credential's label, base URL or settings, or rotate its secret",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(opts.Output); err != nil {
@@ -281,6 +301,9 @@ func NewCmdCredentialsUpdate(f *Factory, runF func(context.Context, *Credentials
 			if err := exclusiveFlags(cmd.Flags(), "base-url", "clear-base-url"); err != nil {
 				return err
 			}
+			if err := exclusiveFlags(cmd.Flags(), "setting", "clear-settings"); err != nil {
+				return err
+			}
 			opts.ID = args[0]
 			if cmd.Flags().Changed("label") {
 				opts.Label = &label
@@ -289,8 +312,8 @@ func NewCmdCredentialsUpdate(f *Factory, runF func(context.Context, *Credentials
 				opts.BaseURL = &baseURL
 			}
 			opts.NewSecret = prompt || opts.Secret.given()
-			if opts.Label == nil && opts.BaseURL == nil && !opts.ClearBaseURL && !opts.NewSecret {
-				return usageError{errors.New("nothing to change: pass --label, --base-url, --clear-base-url, or a new secret")}
+			if opts.Label == nil && opts.BaseURL == nil && !opts.ClearBaseURL && !opts.NewSecret && len(opts.Settings) == 0 && !opts.ClearSettings {
+				return usageError{errors.New("nothing to change: pass --label, --base-url, --clear-base-url, --setting, --clear-settings, or a new secret")}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -303,6 +326,8 @@ func NewCmdCredentialsUpdate(f *Factory, runF func(context.Context, *Credentials
 	cmd.Flags().StringVar(&label, "label", "", "new label")
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "new upstream base URL")
 	cmd.Flags().BoolVar(&opts.ClearBaseURL, "clear-base-url", false, "remove the base URL (use the provider's default)")
+	addSettingFlag(cmd, &opts.Settings)
+	cmd.Flags().BoolVar(&opts.ClearSettings, "clear-settings", false, "remove the credential's settings")
 	addSecretInputFlags(cmd, &opts.Secret, "secret", "new provider API key")
 	cmd.Flags().BoolVar(&prompt, "prompt-secret", false, "ask for a new provider API key on the terminal (input is hidden)")
 	return cmd
@@ -318,6 +343,14 @@ func credentialsUpdateRun(ctx context.Context, opts *CredentialsUpdateOptions) e
 		return err
 	}
 	in := wire.ProviderCredentialUpdate{Label: opts.Label, BaseURL: opts.BaseURL}
+	if len(opts.Settings) > 0 || opts.ClearSettings {
+		if in.Settings, err = parseSettings(opts.Settings); err != nil {
+			return err
+		}
+		if in.Settings == nil {
+			in.Settings = &wire.CredentialSettings{}
+		}
+	}
 	if opts.NewSecret {
 		secret, err := opts.Secret.read(opts.f.IO, "secret", "New API key (input is hidden): ")
 		if err != nil {

@@ -451,6 +451,24 @@ func TestCredentialsFlags(t *testing.T) {
 		{name: "never from a flag value", args: []string{"--provider", "openai", "--label", "main", "--secret", "sk-123"}, wantErr: "unknown flag: --secret"},
 		{name: "two sources", args: []string{"--provider", "openai", "--label", "m", "--secret-file", "f", "--secret-stdin"}, wantErr: "cannot be used together"},
 		{name: "no provider", args: []string{"--label", "m"}, wantErr: "--provider"},
+		{name: "bedrock settings", args: []string{"--provider", "bedrock", "--label", "prod", "--setting", "region=us-east-1", "--secret-file", "aws.json"},
+			check: func(t *testing.T, o *CredentialsCreateOptions) {
+				s, err := parseSettings(o.Settings)
+				if err != nil || s == nil || s.Region != "us-east-1" {
+					t.Errorf("%+v %+v %v", o, s, err)
+				}
+			}},
+		{name: "azure deployments", args: []string{"--provider", "azure-openai", "--label", "a", "--setting", "deployments.gpt-4o=prod-4o",
+			"--setting", "api_version=2025-04-01-preview"},
+			check: func(t *testing.T, o *CredentialsCreateOptions) {
+				s, err := parseSettings(o.Settings)
+				if err != nil || s.Deployments["gpt-4o"] != "prod-4o" || s.APIVersion != "2025-04-01-preview" {
+					t.Errorf("%+v %v", s, err)
+				}
+				if settingsCell(s) != "api_version=2025-04-01-preview deployments.gpt-4o=prod-4o" {
+					t.Errorf("cell %q", settingsCell(s))
+				}
+			}},
 	})
 	runFlagCases(t, NewCmdCredentialsUpdate, []flagCase[CredentialsUpdateOptions]{
 		{name: "clear base url", args: []string{"c1", "--clear-base-url"}, check: func(t *testing.T, o *CredentialsUpdateOptions) {
@@ -471,6 +489,12 @@ func TestCredentialsFlags(t *testing.T) {
 		{name: "base url both ways", args: []string{"c1", "--base-url", "https://x", "--clear-base-url"}, wantErr: "cannot be used together"},
 		{name: "secret both ways", args: []string{"c1", "--prompt-secret", "--secret-stdin"}, wantErr: "cannot be used together"},
 		{name: "nothing", args: []string{"c1"}, wantErr: "nothing to change"},
+		{name: "settings", args: []string{"c1", "--setting", "location=global"}, check: func(t *testing.T, o *CredentialsUpdateOptions) {
+			if len(o.Settings) != 1 || o.ClearSettings {
+				t.Errorf("%+v", o)
+			}
+		}},
+		{name: "settings both ways", args: []string{"c1", "--setting", "region=us-east-1", "--clear-settings"}, wantErr: "cannot be used together"},
 	})
 	runFlagCases(t, NewCmdCredentialsDelete, []flagCase[CredentialsDeleteOptions]{
 		{name: "platform yes", args: []string{"c1", "--scope", "platform", "--yes"}, check: func(t *testing.T, o *CredentialsDeleteOptions) {

@@ -34,15 +34,16 @@ func (c *Client) CreateCredential(ctx context.Context, s Scope, in wire.Provider
 // also be sent as JSON null, which is how the API is told to clear it; the
 // wire type's omitempty pointer cannot say null.
 type credentialPatch struct {
-	Label   *string         `json:"label,omitempty"`
-	Secret  *string         `json:"secret,omitempty"`
-	BaseURL json.RawMessage `json:"base_url,omitempty"`
+	Label    *string                  `json:"label,omitempty"`
+	Secret   *string                  `json:"secret,omitempty"`
+	BaseURL  json.RawMessage          `json:"base_url,omitempty"`
+	Settings *wire.CredentialSettings `json:"settings,omitempty"`
 }
 
-// UpdateCredential changes a credential's label, secret or base URL;
+// UpdateCredential changes a credential's label, secret, base URL or settings;
 // clearBaseURL removes the base URL (and wins over in.BaseURL).
 func (c *Client) UpdateCredential(ctx context.Context, s Scope, id string, in wire.ProviderCredentialUpdate, clearBaseURL bool) (wire.ProviderCredential, error) {
-	body := credentialPatch{Label: in.Label, Secret: in.Secret}
+	body := credentialPatch{Label: in.Label, Secret: in.Secret, Settings: in.Settings}
 	switch {
 	case clearBaseURL:
 		body.BaseURL = json.RawMessage("null")

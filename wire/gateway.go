@@ -29,6 +29,9 @@ type ProviderCredential struct {
 	Provider string          `json:"provider"`
 	Label    string          `json:"label"`
 	BaseURL  *string         `json:"base_url" jsonschema:"nullable"`
+	// Settings are the non-secret settings of the kinds that need them
+	// (bedrock, vertex, azure-openai); null for none.
+	Settings *CredentialSettings `json:"settings" jsonschema:"nullable"`
 	// SecretHint is the secret's last four characters, to tell keys apart.
 	SecretHint string    `json:"secret_hint"`
 	CreatedAt  time.Time `json:"created_at"`
@@ -41,13 +44,41 @@ type ProviderCredentialCreate struct {
 	Label    string `json:"label" jsonschema:"minLength=1,maxLength=80"`
 	Secret   string `json:"secret" jsonschema:"minLength=1,maxLength=8192"`
 	BaseURL  string `json:"base_url,omitempty" jsonschema:"format=uri,maxLength=2048"`
+	// Settings are required by some kinds: bedrock (region), vertex
+	// (location), and taken by azure-openai (api_version, deployments).
+	Settings *CredentialSettings `json:"settings,omitempty"`
 }
 
-// ProviderCredentialUpdate changes a credential's label, secret or base URL.
+// CredentialSettings are a provider credential's non-secret settings
+// (docs/providers.md): each provider kind takes its own, and refuses the
+// others.
+type CredentialSettings struct {
+	// Region is a bedrock credential's AWS region (us-east-1).
+	Region string `json:"region,omitempty" jsonschema:"maxLength=255"`
+	// Project is a vertex credential's Google Cloud project; the service
+	// account's project_id when left out.
+	Project string `json:"project,omitempty" jsonschema:"maxLength=255"`
+	// Location is a vertex credential's location (us-east5, global).
+	Location string `json:"location,omitempty" jsonschema:"maxLength=255"`
+	// APIVersion is an azure-openai credential's api-version (default
+	// 2024-10-21).
+	APIVersion string `json:"api_version,omitempty" jsonschema:"maxLength=255"`
+	// Deployments maps an azure-openai model name to the deployment that
+	// serves it; a model not listed is served by the deployment of its
+	// own name.
+	Deployments map[string]string `json:"deployments,omitempty"`
+	// TokenURL replaces the OAuth token endpoint (vertex: the service
+	// account's token_uri; azure-openai: Microsoft Entra ID's).
+	TokenURL string `json:"token_url,omitempty" jsonschema:"maxLength=255"`
+}
+
+// ProviderCredentialUpdate changes a credential's label, secret, base URL or settings.
 type ProviderCredentialUpdate struct {
 	Label   *string `json:"label,omitempty" jsonschema:"minLength=1,maxLength=80"`
 	Secret  *string `json:"secret,omitempty" jsonschema:"minLength=1,maxLength=8192"`
 	BaseURL *string `json:"base_url,omitempty" jsonschema:"maxLength=2048"`
+	// Settings replace the credential's settings whole; null clears them.
+	Settings *CredentialSettings `json:"settings,omitempty"`
 }
 
 // InferenceKey is a workspace's data-plane key. Token is present only in

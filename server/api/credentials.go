@@ -35,7 +35,7 @@ func (s *Server) credentialRoutes() []*Route {
 				Perms: read, Result: []wire.ProviderCredential{}, Handle: s.listCredentials},
 			&Route{Method: "GET", Path: p.prefix + "/{credential_id}", Tag: p.tag, Summary: "Get a provider credential (metadata only)",
 				Perms: read, Result: wire.ProviderCredential{}, Handle: s.getCredential},
-			&Route{Method: "PATCH", Path: p.prefix + "/{credential_id}", Tag: p.tag, Summary: "Change a credential's label, secret or base URL",
+			&Route{Method: "PATCH", Path: p.prefix + "/{credential_id}", Tag: p.tag, Summary: "Change a credential's label, secret, base URL or settings",
 				Perms: manage, Body: wire.ProviderCredentialUpdate{}, Result: wire.ProviderCredential{}, RefreshesBundles: true, Handle: s.updateCredential},
 			&Route{Method: "DELETE", Path: p.prefix + "/{credential_id}", Tag: p.tag, Summary: "Delete a provider credential",
 				Perms: manage, Result: wire.Deleted{}, RefreshesBundles: true, Handle: s.deleteCredential},
@@ -71,7 +71,7 @@ func toCredential(c *store.ProviderCredential) wire.ProviderCredential {
 		sc.Level = wire.CredentialOrganization
 	}
 	return wire.ProviderCredential{ID: c.ID, Scope: sc, Provider: c.Provider, Label: c.Label, BaseURL: c.BaseURL,
-		SecretHint: c.SecretHint, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		Settings: wireSettings(c), SecretHint: c.SecretHint, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 
 // secretHint keeps the last four characters of a long secret, enough to
@@ -143,12 +143,17 @@ func (s *Server) createCredential(r *Request) (any, error) {
 	}
 	var provider, label, secret string
 	var baseURL *string
+	var settings credentialSettings
 	if err := r.body(func(o *validate.Object) {
 		provider = requiredString(o, "provider", validate.StringRule{Min: 1, Max: 255, NoControl: true})
 		label = requiredString(o, "label", credentialLabelRule)
 		secret = requiredString(o, "secret", credentialSecretRule)
 		baseURL = readBaseURL(o)
+		settings = readSettings(o)
 		p, known := providers[provider]
+		if known {
+			checkCredential(o, p.Kind, &secret, settings.value)
+		}
 		switch {
 		case provider != "" && !known:
 			o.Errors().Add(o.Loc().With("provider"), "value_error",
@@ -165,7 +170,7 @@ func (s *Server) createCredential(r *Request) (any, error) {
 	now := store.Now()
 	sc := credentialScope(r)
 	c := &store.ProviderCredential{ID: uuid.New(), OrgID: sc.OrgID, WorkspaceID: sc.WorkspaceID, Provider: provider, Label: label,
-		BaseURL: baseURL, SecretHint: secretHint(secret), CreatedAt: now, UpdatedAt: now}
+		BaseURL: baseURL, Settings: settingsColumn(settings.value), SecretHint: secretHint(secret), CreatedAt: now, UpdatedAt: now}
 	if c.SecretSealed, err = s.opts.Keyring.Seal([]byte(secret), credentialAAD(c.ID)); err != nil {
 		return nil, err
 	}
@@ -174,7 +179,7 @@ func (s *Server) createCredential(r *Request) (any, error) {
 			return err
 		}
 		return r.audit(tx, auditEntry{Action: "provider_credential.created", TargetType: "provider_credential", TargetID: c.ID.String(),
-			Details: map[string]any{"provider": provider, "label": label, "base_url": baseURL}})
+			Details: map[string]any{"provider": provider, "label": label, "base_url": baseURL, "settings": wireSettings(c)}})
 	})
 	if err != nil {
 		return nil, err
@@ -233,10 +238,12 @@ func (s *Server) getCredential(r *Request) (any, error) {
 
 func (s *Server) updateCredential(r *Request) (any, error) {
 	var label, secret, baseURL *string
+	var settings credentialSettings
 	clearBaseURL := false
 	if err := r.body(func(o *validate.Object) {
 		label = optionalString(o, "label", credentialLabelRule)
 		secret = optionalString(o, "secret", credentialSecretRule)
+		settings = readSettings(o)
 		if v, ok := o.Raw("base_url"); ok && v == nil {
 			clearBaseURL = true
 		} else {
@@ -258,7 +265,17 @@ func (s *Server) updateCredential(r *Request) (any, error) {
 		if err != nil {
 			return err
 		}
+		if err := s.checkUpdatedCredential(r, tx, c, secret, settings); err != nil {
+			return err
+		}
+		details := map[string]any{"provider": c.Provider}
 		changed := []string{}
+		if settings.present {
+			details["old_settings"] = wireSettings(c)
+			c.Settings = settingsColumn(settings.value)
+			details["new_settings"] = wireSettings(c)
+			changed = append(changed, "settings")
+		}
 		if label != nil {
 			c.Label = *label
 			changed = append(changed, "label")
@@ -283,7 +300,6 @@ func (s *Server) updateCredential(r *Request) (any, error) {
 				return errs.Err()
 			}
 		}
-		details := map[string]any{"provider": c.Provider}
 		if baseURL != nil || clearBaseURL {
 			// Where the secret goes is recorded, old → new (null: the
 			// catalog's URL); the secret itself never is.

@@ -11,6 +11,7 @@
 package bundle
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -98,4 +99,8 @@ type Credential struct {
 	Provider     string                 `json:"provider"`
 	BaseURL      *string                `json:"base_url"`
 	SecretSealed string                 `json:"secret_sealed"`
+	// Settings are the credential's non-secret settings as stored (a JSON
+	// object); left out when it has none, so bundles of credentials
+	// without settings keep their bytes and hashes.
+	Settings json.RawMessage `json:"settings,omitempty"`
 }

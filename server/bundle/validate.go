@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -165,6 +166,9 @@ func validateCredentials(creds []Credential, workspaces map[uuid.UUID]bool) erro
 		ids[c.ID] = true
 		if c.Provider == "" || c.SecretSealed == "" {
 			return invalid("credential %s lacks a provider or a secret", c.ID)
+		}
+		if len(c.Settings) > 0 && (c.Settings[0] != '{' || !json.Valid(c.Settings)) {
+			return invalid("credential %s has settings that are not a JSON object", c.ID)
 		}
 		switch c.Scope {
 		case policy.ScopePlatform, policy.ScopeOrg:

@@ -28,11 +28,26 @@ const (
 	KindOpenAI Kind = "openai"
 	// KindAnthropic is the Anthropic Messages API.
 	KindAnthropic Kind = "anthropic"
-	// KindGoogle is the Gemini API (generateContent).
+	// KindGoogle is the Gemini API through its OpenAI-compatible endpoint
+	// ({base}/openai/chat/completions).
 	KindGoogle Kind = "google"
 	// KindOpenAICompatible is the common subset of Chat Completions spoken by
 	// Mistral, DeepSeek, Groq and self-hosted servers (vLLM, Ollama, llama.cpp).
 	KindOpenAICompatible Kind = "openai-compatible"
+	// KindBedrock is Amazon Bedrock's runtime API: Converse and
+	// ConverseStream for every model family, InvokeModel for Anthropic
+	// models asked in the Messages dialect; requests signed with SigV4.
+	KindBedrock Kind = "bedrock"
+	// KindVertex is Google Vertex AI: Gemini's generateContent and
+	// Anthropic's rawPredict, with OAuth tokens from a service account.
+	KindVertex Kind = "vertex"
+	// KindGemini is the Gemini API's own generateContent, with an API key:
+	// what KindGoogle's compatible endpoint drops (thinking budgets,
+	// cached content, safety settings, thought and cache counts) it keeps.
+	KindGemini Kind = "gemini"
+	// KindAzureOpenAI is Azure OpenAI: deployments, api-version, and the
+	// api-key header or an Entra ID token.
+	KindAzureOpenAI Kind = "azure-openai"
 )
 
 // Capability is something a request may require of a model (spec §2.8); a
@@ -72,7 +87,7 @@ const (
 // unexported so no caller can widen them at run time; the accessors below
 // hand out copies.
 var (
-	kinds        = []Kind{KindOpenAI, KindAnthropic, KindGoogle, KindOpenAICompatible}
+	kinds        = []Kind{KindOpenAI, KindAnthropic, KindGoogle, KindOpenAICompatible, KindBedrock, KindVertex, KindGemini, KindAzureOpenAI}
 	capabilities = []Capability{CapabilityStreaming, CapabilityTools, CapabilityReasoning, CapabilityStructuredOutput}
 	modalities   = []Modality{ModalityText, ModalityImage, ModalityAudio, ModalityVideo, ModalityPDF}
 )
@@ -116,8 +131,9 @@ type Provider struct {
 	// (/chat/completions, /messages, /models/{m}:generateContent), so it
 	// carries the version segment and no trailing slash. It is the default
 	// for the provider's credentials, which may give their own. Only an
-	// openai-compatible provider may leave it empty (every self-hosted
-	// server lives somewhere else); its credentials must then give one.
+	// openai-compatible provider (every self-hosted server lives somewhere
+	// else) and an azure-openai one (each Azure resource has its own host)
+	// may leave it empty; their credentials must then give one.
 	BaseURL string `json:"base_url,omitempty" yaml:"base_url,omitempty"`
 }
 

@@ -30,6 +30,10 @@ func TestDefaultProviders(t *testing.T) {
 		"deepseek":          KindOpenAICompatible,
 		"groq":              KindOpenAICompatible,
 		"openai-compatible": KindOpenAICompatible,
+		"bedrock":           KindBedrock,
+		"vertex":            KindVertex,
+		"gemini":            KindGemini,
+		"azure-openai":      KindAzureOpenAI,
 	}
 	for id, kind := range want {
 		p, ok := c.Provider(id)
@@ -39,6 +43,12 @@ func TestDefaultProviders(t *testing.T) {
 		}
 		if p.Kind != kind {
 			t.Errorf("provider %q: kind %q, want %q", id, p.Kind, kind)
+		}
+		if id == "azure-openai" {
+			if p.BaseURL != "" || len(c.ModelsByProvider(id)) == 0 {
+				t.Errorf("azure-openai: base_url %q (each resource's credential gives its own), %d models", p.BaseURL, len(c.ModelsByProvider(id)))
+			}
+			continue
 		}
 		if id == "openai-compatible" {
 			if p.BaseURL != "" {
@@ -59,8 +69,8 @@ func TestDefaultProviders(t *testing.T) {
 	if p, _ := c.Provider("openai"); p.BaseURL != "https://api.openai.com/v1" {
 		t.Errorf("openai base_url = %q", p.BaseURL)
 	}
-	if n := len(c.Models); n < 40 || n > 60 {
-		t.Errorf("default catalog has %d models, want 40 to 60", n)
+	if n := len(c.Models); n < 40 || n > 90 {
+		t.Errorf("default catalog has %d models, want 40 to 90", n)
 	}
 }
 
@@ -105,8 +115,8 @@ func TestDefaultModelsAreConsistent(t *testing.T) {
 				t.Errorf("%s: the long-context tier is cheaper than the standard one", m.ID)
 			}
 		}
-		if m.Pricing.CacheWrite1hPerMTok != "" && m.Provider != "anthropic" {
-			t.Errorf("%s: only Anthropic bills one-hour cache writes apart", m.ID)
+		if m.Pricing.CacheWrite1hPerMTok != "" && m.Provider != "anthropic" && !strings.HasPrefix(m.ID, "vertex/claude-") {
+			t.Errorf("%s: only Anthropic and Claude on Vertex AI bill one-hour cache writes apart", m.ID)
 		}
 	}
 }

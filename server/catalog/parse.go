@@ -450,8 +450,8 @@ func checkProvider(ps *problemList, i int, p Provider, seen map[string]int) {
 
 func checkBaseURL(ps *problemList, p Provider, loc []any) {
 	if p.BaseURL == "" {
-		if p.Kind != KindOpenAICompatible && ValidKind(string(p.Kind)) {
-			ps.add(p.ID, "missing", fmt.Sprintf("is required for kind %q; only openai-compatible providers leave it to the credential", p.Kind), loc...)
+		if p.Kind != KindOpenAICompatible && p.Kind != KindAzureOpenAI && ValidKind(string(p.Kind)) {
+			ps.add(p.ID, "missing", fmt.Sprintf("is required for kind %q; only openai-compatible and azure-openai providers leave it to the credential", p.Kind), loc...)
 		}
 		return
 	}

@@ -124,11 +124,11 @@ func TestParseRejectsBadCatalogs(t *testing.T) {
 		{"blank provider name", func(c *Catalog) { c.Providers[0].Name = "  " },
 			`providers[0] (openai): name is required`, "missing", []any{"providers", 0, "name"}, 0},
 		{"unknown kind", func(c *Catalog) { c.Providers[0].Kind = "azure" },
-			`providers[0] (openai): kind "azure" is not a provider kind; want one of openai, anthropic, google, openai-compatible`, "literal_error", nil, 0},
+			`providers[0] (openai): kind "azure" is not a provider kind; want one of openai, anthropic, google, openai-compatible, bedrock, vertex, gemini, azure-openai`, "literal_error", nil, 0},
 		{"missing kind", func(c *Catalog) { c.Providers[0].Kind = "" },
 			`providers[0] (openai): kind is required`, "missing", nil, 0},
 		{"base_url missing for openai", func(c *Catalog) { c.Providers[0].BaseURL = "" },
-			`providers[0] (openai): base_url is required for kind "openai"; only openai-compatible providers leave it to the credential`, "missing", nil, 0},
+			`providers[0] (openai): base_url is required for kind "openai"; only openai-compatible and azure-openai providers leave it to the credential`, "missing", nil, 0},
 		{"base_url not a URL", func(c *Catalog) { c.Providers[0].BaseURL = "api.openai.com/v1" },
 			`providers[0] (openai): base_url "api.openai.com/v1" is not an absolute http or https URL`, "url_parsing", nil, 0},
 		{"base_url ftp", func(c *Catalog) { c.Providers[0].BaseURL = "ftp://x/v1" },
@@ -395,7 +395,7 @@ func TestVocabulary(t *testing.T) {
 	if Capabilities()[0] != CapabilityStreaming {
 		t.Error("Capabilities exposes the vocabulary for writing")
 	}
-	if len(Modalities()) != 5 || len(Kinds()) != 4 {
+	if len(Modalities()) != 5 || len(Kinds()) != 8 {
 		t.Error("vocabulary sizes changed")
 	}
 }

@@ -14,20 +14,36 @@ import (
 	"github.com/gw-gateway/gw/server/store"
 )
 
-// Seed loads the embedded default catalog into an empty catalog table. It
-// does nothing once any provider exists, so operators' edits survive
-// restarts and upgrades.
+// Seed loads the embedded default catalog into an empty catalog table.
+// Once the catalog has providers it adds only the default's providers it
+// has never had (those a newer gw ships, such as bedrock or vertex on an
+// upgrade), with their models: every provider it has, retired or not, and
+// every model of those, stays as the operator left it.
 func Seed(ctx context.Context, st *store.Store) error {
 	return st.InTx(ctx, func(tx *store.Store) error {
-		n, err := tx.CountCatalogProviders(ctx)
-		if err != nil || n > 0 {
-			return err
-		}
 		def, err := catalog.Default()
 		if err != nil {
 			return fmt.Errorf("embedded catalog: %w", err)
 		}
-		return Import(ctx, tx, def, store.Now())
+		rows, err := LoadRows(ctx, tx)
+		if err != nil {
+			return err
+		}
+		known := make(map[string]bool, len(rows.Providers))
+		for _, p := range rows.Providers {
+			known[p.ID] = true
+		}
+		added := &catalog.Catalog{}
+		for _, p := range def.Providers {
+			if !known[p.ID] {
+				added.Providers = append(added.Providers, p)
+				added.Models = append(added.Models, def.ModelsByProvider(p.ID)...)
+			}
+		}
+		if len(added.Providers) == 0 {
+			return nil
+		}
+		return Import(ctx, tx, added, store.Now())
 	})
 }
 

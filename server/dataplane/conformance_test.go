@@ -11,6 +11,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
 	"github.com/gw-gateway/gw/server/store/storetest"
 )
@@ -24,7 +25,11 @@ import (
 func TestConformanceMatrix(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db)
-		e.sync(t)
+		e.withClouds(t)
+		defaults, err := catalog.Default()
+		if err != nil {
+			t.Fatal(err)
+		}
 		const image = "data:image/png;base64,iVBORw0KGgo="
 		schema := `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false}`
 		bodies := map[string]map[string]string{
@@ -47,7 +52,7 @@ func TestConformanceMatrix(t *testing.T) {
 		paths := map[string]string{"chat.completions": "/inf/v1/chat/completions", "responses": "/inf/v1/responses", "messages": "/inf/v1/messages"}
 		n := 0
 		for _, endpoint := range []string{"chat.completions", "responses", "messages"} {
-			for _, model := range []string{gptMini, haiku} {
+			for _, model := range []string{gptMini, haiku, bedrockClaude, bedrockNova, vertexGemini, vertexClaude, geminiFlash, azureMini} {
 				for _, stream := range []bool{false, true} {
 					for _, feature := range []string{"tools", "structured", "image"} {
 						name := fmt.Sprintf("%s/%s/stream=%v/%s", endpoint, model, stream, feature)
@@ -85,20 +90,18 @@ func TestConformanceMatrix(t *testing.T) {
 								t.Fatalf("usage event %+v", ev)
 							}
 							// haiku: $1 in, $5 out per MTok; gpt-4o-mini: $0.15 and $0.60.
-							want := map[string]string{haiku: "0.0015", gptMini: "0.00021"}[model]
-							if ev.CostUSD != want {
+							if want := map[string]string{haiku: "0.0015", gptMini: "0.00021"}[model]; want != "" && ev.CostUSD != want {
 								t.Fatalf("cost %s, want %s", ev.CostUSD, want)
 							}
-							var up providerstest.Request
-							if model == haiku {
-								up = e.anthropic.Last(t)
-							} else {
-								up = e.openai.Last(t)
+							m, _ := defaults.Model(model)
+							if nano, _ := m.Pricing.CostNanoUSD(catalog.Tokens{Input: 1000, Output: 100}); ev.CostUSD != catalog.FormatNanoUSD(nano) {
+								t.Fatalf("cost %s, want %s", ev.CostUSD, catalog.FormatNanoUSD(nano))
 							}
+							up := e.fakeOf(model).Last(t)
 							if up.Header.Get("X-Request-Id") != "req-"+fmt.Sprint(n-1) || up.Header.Get("Traceparent") == "" {
 								t.Fatalf("upstream headers %v", up.Header)
 							}
-							checkUpstream(t, model, feature, up)
+							checkUpstream(t, upstreamFamily(model, endpoint), feature, up)
 						})
 					}
 				}
@@ -155,26 +158,32 @@ func checkDialect(t *testing.T, endpoint string, stream bool, feature string, ra
 	}
 }
 
+// upstreamFamily is the protocol a request to model from endpoint reaches
+// the upstream in.
+func upstreamFamily(model, endpoint string) string {
+	switch {
+	case model == haiku || model == vertexClaude || model == bedrockClaude && endpoint == "messages":
+		return "messages"
+	case strings.HasPrefix(model, "bedrock/"):
+		return "converse"
+	case model == vertexGemini || model == geminiFlash:
+		return "generateContent"
+	}
+	return "openai"
+}
+
 // checkUpstream checks the feature reached the upstream in its own terms.
-func checkUpstream(t *testing.T, model, feature string, up providerstest.Request) {
+func checkUpstream(t *testing.T, family, feature string, up providerstest.Request) {
 	t.Helper()
 	b := string(up.Raw)
-	var want string
-	switch {
-	case feature == "tools" && model == haiku:
-		want = `"input_schema"`
-	case feature == "tools":
-		want = `"tools"`
-	case feature == "structured" && model == haiku:
-		want = `"output_format"`
-	case feature == "structured" && strings.HasSuffix(up.Path, "/responses"):
+	want := map[string]map[string]string{
+		"messages":        {"tools": `"input_schema"`, "structured": `"output_format"`, "image": `"image"`},
+		"converse":        {"tools": `"toolSpec"`, "structured": `"gw_structured_output"`, "image": `"image":{"format":"png"`},
+		"generateContent": {"tools": `"functionDeclarations"`, "structured": `"responseJsonSchema"`, "image": `"inlineData"`},
+		"openai":          {"tools": `"tools"`, "structured": `"response_format"`, "image": `iVBORw0KGgo=`},
+	}[family][feature]
+	if family == "openai" && feature == "structured" && strings.HasSuffix(up.Path, "/responses") {
 		want = `"json_schema"`
-	case feature == "structured":
-		want = `"response_format"`
-	case feature == "image" && model == haiku:
-		want = `"image"`
-	case feature == "image":
-		want = `iVBORw0KGgo=`
 	}
 	if !strings.Contains(b, want) {
 		t.Fatalf("upstream %s got no %s: %s", up.Path, want, b)

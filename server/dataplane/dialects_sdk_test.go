@@ -26,10 +26,7 @@ func (e *infEnv) anthropicClient() anthropic.Client {
 
 // upstreamOf is the fake that serves model.
 func (e *infEnv) upstreamOf(model string) interface{ Enqueue(...providerstest.Reply) } {
-	if strings.HasPrefix(model, "anthropic/") {
-		return e.anthropic
-	}
-	return e.openai
+	return e.fakeOf(model)
 }
 
 func endpointOf(ev wire.UsageEventIn) string {

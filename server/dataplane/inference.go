@@ -320,7 +320,7 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 	if !d.Allowed {
 		return nil, policyDenied(d.DenyMessage)
 	}
-	adapter, native := x.p.inference.upstreams.Native(x.d.name(), m.kind)
+	adapter, native := x.p.inference.upstreams.Native(x.d.name(), m.kind, m.model.UpstreamModel())
 	if !native {
 		var ok bool
 		if adapter, ok = x.p.inference.upstreams.For(m.kind); !ok || !x.d.translates() {
@@ -380,7 +380,7 @@ func (x *exchange) call(rt *route, baseURL, secret string) *providers.Call {
 		c.Native = x.native
 	}
 	if rt.cred != nil {
-		c.CredentialID, c.Generation = rt.cred.idString, uint64(x.key.org.version)
+		c.CredentialID, c.Generation, c.Settings = rt.cred.idString, uint64(x.key.org.version), rt.cred.settings
 	}
 	return c
 }
@@ -678,6 +678,9 @@ func (x *exchange) failure(ctx context.Context, rt *route, err error) *providers
 func (x *exchange) fail(rt *route, f *providers.Error) {
 	m := rt.model.model
 	kind := failureKind(f)
+	if f.Kind == providers.Unauthorized {
+		f.Credential = rt.cred.idString
+	}
 	if kind != failClientGone {
 		x.p.inference.log.Warn("upstream failed", "request_id", x.id, "model", m.ID, "provider", m.Provider,
 			"credential_id", rt.cred.id, "error", f.Error())

@@ -61,6 +61,9 @@ type infEnv struct {
 	openai     *providerstest.OpenAI
 	anthropic  *providerstest.Anthropic
 	openaiCred uuid.UUID
+	// clouds are the cloud providers' fakes, for the tests that ask for
+	// them (withClouds).
+	clouds *cloudFakes
 	// secrets are the provider secrets in use, which must never leak.
 	secrets []string
 }

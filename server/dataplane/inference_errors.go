@@ -96,8 +96,12 @@ func upstreamError(model string, f *providers.Error) (int, apiError) {
 		return http.StatusGatewayTimeout, apiError{Type: typeServer, Code: ref("upstream_timeout"),
 			Message: "The provider of model '" + model + "' did not answer in time."}
 	case providers.Unauthorized:
+		credential := "the gateway's credential"
+		if f.Credential != "" {
+			credential = "the gateway's credential " + f.Credential
+		}
 		return http.StatusBadGateway, apiError{Type: typeServer, Code: ref("upstream_auth_failed"),
-			Message: "The provider of model '" + model + "' refused the gateway's credential; an administrator must update it."}
+			Message: "The provider of model '" + model + "' refused " + credential + "; an administrator must update it."}
 	case providers.Rejected:
 		e := apiError{Type: typeInvalidRequest, Message: f.Message}
 		if f.Type != "" {

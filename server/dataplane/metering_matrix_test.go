@@ -77,8 +77,12 @@ const (
 // Anthropic-kind with cache writes, a part of them for an hour; OpenAI-kind
 // with reasoning.
 func reported(model string) providerstest.Usage {
-	if model == haiku {
+	switch model {
+	case haiku, vertexClaude:
 		return providerstest.Usage{Input: 1000, Output: 100, CacheRead: 300, CacheWrite: 200, CacheWrite1h: 150}
+	case bedrockClaude:
+		// Converse reports cache writes without their TTL.
+		return providerstest.Usage{Input: 1000, Output: 100, CacheRead: 300, CacheWrite: 200}
 	}
 	return providerstest.Usage{Input: 1000, Output: 100, CacheRead: 300, Reasoning: 40}
 }
@@ -149,7 +153,8 @@ var meteringEndpoints = []struct {
 var meteringModels = []struct {
 	model string
 	kind  catalog.Kind
-}{{gptMini, catalog.KindOpenAI}, {haiku, catalog.KindAnthropic}}
+}{{gptMini, catalog.KindOpenAI}, {haiku, catalog.KindAnthropic}, {bedrockClaude, catalog.KindBedrock},
+	{vertexGemini, catalog.KindVertex}, {vertexClaude, catalog.KindVertex}, {geminiFlash, catalog.KindGemini}, {azureMini, catalog.KindAzureOpenAI}}
 
 func TestMeteringConformance(t *testing.T) {
 	defaults, err := catalog.Default()
@@ -168,7 +173,7 @@ func TestMeteringConformance(t *testing.T) {
 							continue
 						}
 						for _, stream := range mode.stream {
-							name := fmt.Sprintf("%s/%s/%s/stream=%v", mode.name, ep.name, m.kind, stream)
+							name := fmt.Sprintf("%s/%s/%s/stream=%v", mode.name, ep.name, m.model, stream)
 							t.Run(name, func(t *testing.T) {
 								env := shared
 								if mode.isolated {
@@ -194,7 +199,9 @@ type meteringEnv struct {
 
 func newMeteringEnv(t *testing.T, d storetest.Dialect) *meteringEnv {
 	e, stored := meteredEnv(t, storetest.Open(t, d))
-	for _, m := range []string{gptMini, haiku} {
+	e.withClouds(t)
+	for _, m := range meteringModels {
+		m := m.model
 		e.policy(t, rule(`{"kind":"request","models":["`+m+`"],"stream":null,"capabilities":[]}`,
 			`{"kind":"fallback","models":["`+other(m)+`"],"on":["rate_limited"],"max_attempts":2,"timeout_ms":5000}`))
 	}
@@ -202,21 +209,13 @@ func newMeteringEnv(t *testing.T, d storetest.Dialect) *meteringEnv {
 	return &meteringEnv{infEnv: e, stored: stored}
 }
 
-func (e *meteringEnv) fake(model string) interface {
-	Enqueue(...providerstest.Reply)
-	RefuseStreamOptions(string)
-} {
-	if model == haiku {
-		return e.anthropic
-	}
-	return e.openai
-}
+func (e *meteringEnv) fake(model string) upstream { return e.fakeOf(model) }
 
+// other is the model of another kind a model falls back to (Bedrock to
+// Vertex AI, and so on round).
 func other(model string) string {
-	if model == haiku {
-		return gptMini
-	}
-	return haiku
+	return map[string]string{gptMini: haiku, haiku: gptMini, bedrockClaude: vertexGemini, vertexGemini: bedrockClaude,
+		vertexClaude: azureMini, azureMini: geminiFlash, geminiFlash: vertexClaude}[model]
 }
 
 // cell runs one request of the table and checks its usage event, as
@@ -355,40 +354,51 @@ var embeddingModes = []struct {
 	{"malformed usage", providerstest.Reply{GarbleUsage: true}, "estimated", "input counted from the request"},
 }
 
+// embeddingModels are the embeddings rows' upstream kinds, by a model of
+// each (Azure's served by a deployment of another name).
+var embeddingModels = []string{"openai/text-embedding-3-small", azureEmbed}
+
 func TestEmbeddingsMetering(t *testing.T) {
-	const small = "openai/text-embedding-3-small"
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e, stored := meteredEnv(t, db)
-		for i, mode := range embeddingModes {
-			t.Run(mode.name, func(t *testing.T) {
-				e.openai.Enqueue(mode.reply)
-				req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/inf/v1/embeddings",
-					strings.NewReader(fmt.Sprintf(`{"model":%q,"input":[%q,"a second line to embed"]}`, small, meteringPrompt)))
-				req.Header.Set("Authorization", "Bearer "+e.token)
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				ev := e.usage.last(t, i+1)
-				in := tokens.ForModel("text-embedding-3-small").Count(meteringPrompt + " a second line to embed")
-				switch {
-				case ev.Status != "ok" || ev.UsageSource != mode.source || ev.OutputTokens != 0:
-					t.Fatalf("event %+v", ev)
-				case mode.source == "upstream" && ev.InputTokens != 5000:
-					t.Fatalf("input %d, want the upstream's 5000", ev.InputTokens)
-				case ev.InputTokens < in:
-					t.Fatalf("input %d below the %d tokens sent", ev.InputTokens, in)
-				}
-				want := catalog.FormatNanoUSD(ev.InputTokens * 20) // $0.02 per million tokens
-				if ev.CostUSD != want {
-					t.Fatalf("cost %s, want %s", ev.CostUSD, want)
-				}
-				if rows := stored(); len(rows) != i+1 || rows[0].UsageSource != mode.source {
-					t.Fatalf("stored %+v", rows)
-				}
-			})
+		e.withClouds(t)
+		i := -1
+		for _, mode := range embeddingModes {
+			for _, small := range embeddingModels {
+				i++
+				t.Run(mode.name+"/"+small, func(t *testing.T) {
+					e.fakeOf(small).Enqueue(mode.reply)
+					req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/inf/v1/embeddings",
+						strings.NewReader(fmt.Sprintf(`{"model":%q,"input":[%q,"a second line to embed"]}`, small, meteringPrompt)))
+					req.Header.Set("Authorization", "Bearer "+e.token)
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					ev := e.usage.last(t, i+1)
+					in := tokens.ForModel("text-embedding-3-small").Count(meteringPrompt + " a second line to embed")
+					switch {
+					case ev.Status != "ok" || ev.UsageSource != mode.source || ev.OutputTokens != 0:
+						t.Fatalf("event %+v", ev)
+					case mode.source == "upstream" && ev.InputTokens != 5000:
+						t.Fatalf("input %d, want the upstream's 5000", ev.InputTokens)
+					case ev.InputTokens < in:
+						t.Fatalf("input %d below the %d tokens sent", ev.InputTokens, in)
+					}
+					want := catalog.FormatNanoUSD(ev.InputTokens * 20) // $0.02 per million tokens
+					if ev.CostUSD != want {
+						t.Fatalf("cost %s, want %s", ev.CostUSD, want)
+					}
+					if rows := stored(); len(rows) != i+1 || rows[0].UsageSource != mode.source {
+						t.Fatalf("stored %+v", rows)
+					}
+					if up := e.fakeOf(small).Last(t); small == azureEmbed && up.Path != "/openai/deployments/embeddings-small/embeddings" {
+						t.Fatalf("Azure was asked at %s, not the deployment's URL", up.Path)
+					}
+				})
+			}
 		}
 	})
 }
@@ -421,7 +431,7 @@ func meteringTable() string {
 		if len(m.stream) == 1 {
 			streams = map[bool]string{false: "no", true: "yes"}[m.stream[0]]
 		}
-		cells := "all 3 × 2"
+		cells := fmt.Sprintf("all 3 × %d", len(meteringModels))
 		if m.onlyKind != "" {
 			cells = "chat.completions, messages × " + string(m.onlyKind)
 		}
@@ -432,7 +442,7 @@ func meteringTable() string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | `%s` | %s |\n", m.name, streams, cells, status, m.source, m.doc)
 	}
 	for _, m := range embeddingModes {
-		fmt.Fprintf(&b, "| %s | no | embeddings × openai | ok | `%s` | %s |\n", m.name, m.source, m.doc)
+		fmt.Fprintf(&b, "| %s | no | embeddings × openai, azure-openai | ok | `%s` | %s |\n", m.name, m.source, m.doc)
 	}
 	return b.String()
 }

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/policy"
+	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/ratelimit"
 	"github.com/gw-gateway/gw/server/secrets"
 )
@@ -101,6 +103,9 @@ type upstreamCredential struct {
 	scope    policy.CredentialScope
 	baseURL  string
 	sealed   string
+	// settings are the credential's non-secret settings (region,
+	// project, location, api-version, deployments).
+	settings providers.Settings
 
 	once   sync.Once
 	secret string
@@ -131,6 +136,11 @@ func newCredentialSet(creds []bundle.Credential) *credentialSet {
 		uc := &upstreamCredential{id: c.ID, idString: c.ID.String(), scope: c.Scope, sealed: c.SecretSealed}
 		if c.BaseURL != nil {
 			uc.baseURL = strings.TrimRight(*c.BaseURL, "/")
+		}
+		if len(c.Settings) > 0 {
+			// Verified with the bundle; settings that do not read leave
+			// the adapter to report what is missing.
+			_ = json.Unmarshal(c.Settings, &uc.settings)
 		}
 		switch c.Scope {
 		case policy.ScopePlatform:

@@ -79,6 +79,12 @@ func (a *Anthropic) Complete(ctx context.Context, call *Call) (*Completion, erro
 	if err != nil {
 		return nil, err
 	}
+	return anthropicCompletion(resp, call)
+}
+
+// anthropicCompletion reads a Messages answer into a chat.completion
+// (Anthropic's API, and Claude on Vertex AI and Bedrock, answer alike).
+func anthropicCompletion(resp *http.Response, call *Call) (*Completion, error) {
 	defer resp.Body.Close()
 	raw, err := readAnswer(resp.Body)
 	if err != nil {
@@ -130,7 +136,11 @@ func (a *Anthropic) Stream(ctx context.Context, call *Call) (ChunkStream, error)
 	if err != nil {
 		return nil, err
 	}
-	return &anthropicStream{body: resp.Body, sse: newSSEReader(resp.Body), call: call, tools: map[int]int{}}, nil
+	return newAnthropicStream(resp.Body, newSSEReader(resp.Body), call), nil
+}
+
+func newAnthropicStream(body io.ReadCloser, events eventReader, call *Call) *anthropicStream {
+	return &anthropicStream{body: body, sse: events, call: call, tools: map[int]int{}}
 }
 
 func (a *Anthropic) send(ctx context.Context, call *Call, stream bool) (*http.Response, error) {

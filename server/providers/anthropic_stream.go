@@ -2,6 +2,7 @@ package providers
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"time"
 )
@@ -19,7 +20,7 @@ import (
 // Thinking blocks and pings produce nothing.
 type anthropicStream struct {
 	body io.ReadCloser
-	sse  *sseReader
+	sse  eventReader
 	call *Call
 
 	id      string
@@ -33,6 +34,12 @@ type anthropicStream struct {
 	// the tool calls: OpenAI numbers tool calls, not content blocks.
 	tools map[int]int
 	done  bool
+}
+
+// eventReader yields a stream's events: server-sent events (sseReader),
+// or Bedrock's event-stream messages carrying them (bedrockChunks).
+type eventReader interface {
+	next() (event string, data []byte, err error)
 }
 
 // anthropicEvent is any Messages stream event; each type fills its part.
@@ -94,7 +101,7 @@ func (s *anthropicStream) Recv() ([]byte, error) {
 // nextAnthropicEvent reads a Messages stream's next event. The stream's
 // end before message_stop, an event that is not JSON and an error event
 // come back as the *Error the caller ends the stream with.
-func nextAnthropicEvent(sse *sseReader, call *Call) ([]byte, anthropicEvent, error) {
+func nextAnthropicEvent(sse eventReader, call *Call) ([]byte, anthropicEvent, error) {
 	var ev anthropicEvent
 	_, data, err := sse.next()
 	if err != nil {
@@ -102,6 +109,11 @@ func nextAnthropicEvent(sse *sseReader, call *Call) ([]byte, anthropicEvent, err
 			// A Messages stream always ends with message_stop; one that
 			// ends before it was cut off.
 			return nil, ev, &Error{Kind: Unavailable, Message: "the upstream stream ended before message_stop", Cause: ErrStreamTruncated}
+		}
+		var e *Error
+		if errors.As(err, &e) {
+			// An event source's own failure (a Bedrock exception).
+			return nil, ev, e
 		}
 		return nil, ev, transportError(err)
 	}

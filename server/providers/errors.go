@@ -72,6 +72,9 @@ type Error struct {
 	RetryAfter string
 	// Cause is the transport error, if any.
 	Cause error
+	// Credential names the credential an Unauthorized call used (its id),
+	// so the answer can say which one an administrator must fix.
+	Credential string
 }
 
 func (e *Error) Error() string {

@@ -128,6 +128,12 @@ func (a *AnthropicNative) Complete(ctx context.Context, call *Call) (*Completion
 	if err != nil {
 		return nil, err
 	}
+	return anthropicNativeCompletion(resp, call)
+}
+
+// anthropicNativeCompletion reads a Messages answer, relayed as a
+// Messages answer with gw's model id.
+func anthropicNativeCompletion(resp *http.Response, call *Call) (*Completion, error) {
 	m, raw, err := readObject(resp, call.ResponseModel)
 	if err != nil {
 		return nil, err
@@ -170,7 +176,7 @@ func (a *AnthropicNative) CountTokens(ctx context.Context, call *Call) ([]byte, 
 
 type anthropicNativeStream struct {
 	body               io.ReadCloser
-	sse                *sseReader
+	sse                eventReader
 	call               *Call
 	usage              anthropicUsage
 	sawStart, sawDelta bool
@@ -221,9 +227,12 @@ func (s *anthropicNativeStream) Usage() Usage {
 }
 func (s *anthropicNativeStream) Close() error { return s.body.Close() }
 
-// OpenAIResponses forwards Responses requests to OpenAI's /responses.
+// OpenAIResponses forwards Responses requests to OpenAI's /responses, or
+// to Azure OpenAI's (Dialect DialectAzure).
 type OpenAIResponses struct {
-	Client *http.Client
+	Client  *http.Client
+	Dialect Dialect
+	tokens  oauthTokens
 }
 
 // Check accepts every request: the upstream speaks the client's dialect.
@@ -240,6 +249,15 @@ func (a *OpenAIResponses) send(ctx context.Context, call *Call, stream bool) (*h
 	var m map[string]json.RawMessage
 	_ = json.Unmarshal(body, &m)
 	m["store"] = json.RawMessage("false")
+	if a.Dialect == DialectAzure {
+		// Azure's v1 API names the deployment where OpenAI names the model.
+		m["model"] = jsonString(azureDeployment(call))
+		auth, err := azureAuth(ctx, a.Client, &a.tokens, call)
+		if err != nil {
+			return nil, err
+		}
+		return post(ctx, a.Client, trimBase(call.BaseURL)+"/openai/v1/responses", mustMarshal(m), call, stream, auth, openAIStatusError)
+	}
 	body = mustMarshal(m)
 	return post(ctx, a.Client, trimBase(call.BaseURL)+"/responses", body, call, stream,
 		func(h http.Header) { h.Set("Authorization", "Bearer "+call.Secret) }, openAIStatusError)
@@ -357,8 +375,10 @@ func (s *responsesNativeStream) Close() error { return s.body.Close() }
 // OpenAIEmbeddings calls an OpenAI-shaped /embeddings endpoint.
 type OpenAIEmbeddings struct {
 	Client *http.Client
-	// Google serves its OpenAI-compatible API under {base}/openai.
+	// Google serves its OpenAI-compatible API under {base}/openai, Azure
+	// at a deployment's URL.
 	Dialect Dialect
+	tokens  oauthTokens
 }
 
 // Check accepts every request: the upstream speaks the client's dialect.
@@ -371,11 +391,17 @@ func (a *OpenAIEmbeddings) Complete(ctx context.Context, call *Call) (*Completio
 		return nil, err
 	}
 	url := trimBase(call.BaseURL) + "/embeddings"
-	if a.Dialect == DialectGoogle {
+	auth := func(h http.Header) { h.Set("Authorization", "Bearer "+call.Secret) }
+	switch a.Dialect {
+	case DialectGoogle:
 		url = trimBase(call.BaseURL) + "/openai/embeddings"
+	case DialectAzure:
+		url = azureDeploymentURL(call, "/embeddings")
+		if auth, err = azureAuth(ctx, a.Client, &a.tokens, call); err != nil {
+			return nil, err
+		}
 	}
-	resp, err := post(ctx, a.Client, url, body, call, false,
-		func(h http.Header) { h.Set("Authorization", "Bearer "+call.Secret) }, openAIStatusError)
+	resp, err := post(ctx, a.Client, url, body, call, false, auth, openAIStatusError)
 	if err != nil {
 		return nil, err
 	}
@@ -400,9 +426,20 @@ func (a *OpenAIEmbeddings) Stream(context.Context, *Call) (ChunkStream, error) {
 	return nil, invalid("stream", "unsupported_parameter", "Embeddings do not stream.")
 }
 
-// Native returns the adapters that forward a dialect's requests to
-// upstreams of kind, if kind speaks it.
-func (s *Set) Native(dialect string, kind catalog.Kind) (Adapter, bool) {
+// Native returns the adapter that forwards a dialect's requests to the
+// upstream model of kind, if it speaks that dialect: on Bedrock and Vertex
+// AI only Anthropic's models speak Messages.
+func (s *Set) Native(dialect string, kind catalog.Kind, upstreamModel string) (Adapter, bool) {
 	a, ok := s.native[dialect+"/"+string(kind)]
-	return a, ok
+	switch {
+	case !ok:
+	case kind == catalog.KindBedrock && dialect == "messages":
+		ok = isBedrockAnthropic(upstreamModel)
+	case kind == catalog.KindVertex && dialect == "messages":
+		ok = isClaude(upstreamModel)
+	}
+	if !ok {
+		return nil, false
+	}
+	return a, true
 }

@@ -31,6 +31,10 @@ const (
 	// DialectGoogle is Gemini's OpenAI-compatible endpoint, {base}/openai,
 	// which speaks the compatible dialect.
 	DialectGoogle
+	// DialectAzure is Azure OpenAI: OpenAI's dialect at a deployment's
+	// URL with an api-version, the api-key header or an Entra ID token,
+	// and content filtering that answers finish_reason content_filter.
+	DialectAzure
 )
 
 // OpenAI calls upstreams that speak Chat Completions. The client's request
@@ -49,6 +53,9 @@ type OpenAI struct {
 	// next bundle, so it costs one refused request per bundle rather than
 	// one per stream, and no other model at the same URL loses its usage.
 	noStreamOptions sync.Map // streamOptionsKey → uint64 generation
+
+	// tokens are Azure's Entra ID tokens, by credential.
+	tokens oauthTokens
 }
 
 // streamOptionsKey is what a stream_options refusal is remembered by.
@@ -68,6 +75,9 @@ func (a *OpenAI) Complete(ctx context.Context, call *Call) (*Completion, error) 
 	raw, err := readAnswer(resp.Body)
 	if err != nil {
 		return nil, transportError(err)
+	}
+	if a.Dialect == DialectAzure && answerFiltered(raw) {
+		return nil, errContentFilter()
 	}
 	body, rawUsage, err := rewriteAnswer(raw, jsonString(call.ResponseModel))
 	if err != nil {
@@ -130,7 +140,7 @@ func (a *OpenAI) Stream(ctx context.Context, call *Call) (ChunkStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &openAIStream{body: resp.Body, sse: newSSEReader(resp.Body), call: call}, nil
+	return &openAIStream{body: resp.Body, sse: newSSEReader(resp.Body), call: call, filtered: a.Dialect == DialectAzure}, nil
 }
 
 // streamMode says whether and how to ask for a stream.
@@ -156,11 +166,14 @@ func refusesStreamOptions(e *Error) bool {
 		strings.Contains(e.Message, "stream_options")
 }
 
-func (a *OpenAI) url(base string) string {
-	if a.Dialect == DialectGoogle {
-		return trimBase(base) + "/openai/chat/completions"
+func (a *OpenAI) url(call *Call) string {
+	switch a.Dialect {
+	case DialectGoogle:
+		return trimBase(call.BaseURL) + "/openai/chat/completions"
+	case DialectAzure:
+		return azureDeploymentURL(call, "/chat/completions")
 	}
-	return trimBase(base) + "/chat/completions"
+	return trimBase(call.BaseURL) + "/chat/completions"
 }
 
 func (a *OpenAI) send(ctx context.Context, call *Call, stream streamMode) (*http.Response, error) {
@@ -168,12 +181,20 @@ func (a *OpenAI) send(ctx context.Context, call *Call, stream streamMode) (*http
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url(call.BaseURL), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url(call), bytes.NewReader(body))
 	if err != nil {
 		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
 	}
 	forwardHeader(req.Header, call.Header)
-	req.Header.Set("Authorization", "Bearer "+call.Secret)
+	if a.Dialect == DialectAzure {
+		auth, err := azureAuth(ctx, a.Client, &a.tokens, call)
+		if err != nil {
+			return nil, err
+		}
+		auth(req.Header)
+	} else {
+		req.Header.Set("Authorization", "Bearer "+call.Secret)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	// The upstream joins the caller's trace (and gw's, when traced).
 	telemetry.InjectHeaders(ctx, req.Header)
@@ -209,7 +230,7 @@ func (a *OpenAI) body(call *Call, stream streamMode) ([]byte, error) {
 	delete(m, "max_completion_tokens")
 	if limit > 0 {
 		name := "max_tokens"
-		if a.Dialect == DialectOpenAI {
+		if a.Dialect == DialectOpenAI || a.Dialect == DialectAzure {
 			name = "max_completion_tokens"
 		}
 		m[name] = json.RawMessage(strconv.FormatInt(limit, 10))
@@ -273,6 +294,9 @@ type openAIStream struct {
 	compact bytes.Buffer
 	// relayed is the answer's text so far, counted if no usage comes.
 	relayed relayed
+	// filtered: a choice that finishes with content_filter ends the
+	// stream with that error (Azure's content filtering).
+	filtered bool
 }
 
 // Pending reports whether a whole event is already buffered, so the next
@@ -336,6 +360,10 @@ func (s *openAIStream) Recv() ([]byte, error) {
 			e := &Error{Kind: Unavailable}
 			fillOpenAIError(e, errObj, s.call.Secret)
 			return nil, e
+		}
+		if s.filtered && choicesFiltered(choices) {
+			s.done = true
+			return nil, errContentFilter()
 		}
 		if !s.finished {
 			s.finished = choicesFinished(choices)

@@ -66,6 +66,9 @@ type Call struct {
 	Secret       string
 	CredentialID string
 	Generation   uint64
+	// Settings are the credential's non-secret settings (region, project,
+	// location, api-version, deployments), for the kinds that take them.
+	Settings Settings
 	// MaxTokens, when positive, is the output limit to send whatever the
 	// request said (a request_limits policy). DefaultMaxTokens is what to
 	// send to an API that requires a limit when neither MaxTokens nor the
@@ -125,21 +128,32 @@ func NewSet(client *http.Client) *Set {
 		client = NewHTTPClient()
 	}
 	embeddings := &OpenAIEmbeddings{Client: client}
+	bedrock, vertex := &Bedrock{Client: client}, &Vertex{Client: client}
 	return &Set{native: map[string]Adapter{
-		// Only api.openai.com is known to speak Responses; look-alike
-		// servers get Chat Completions.
+		// Only api.openai.com and Azure are known to speak Responses;
+		// look-alike servers get Chat Completions.
 		"responses/" + string(catalog.KindOpenAI):            &OpenAIResponses{Client: client},
+		"responses/" + string(catalog.KindAzureOpenAI):       &OpenAIResponses{Client: client, Dialect: DialectAzure},
 		"messages/" + string(catalog.KindAnthropic):          &AnthropicNative{Client: client},
+		"messages/" + string(catalog.KindBedrock):            &BedrockMessages{Bedrock: bedrock},
+		"messages/" + string(catalog.KindVertex):             &VertexMessages{Vertex: vertex},
 		"embeddings/" + string(catalog.KindOpenAI):           embeddings,
 		"embeddings/" + string(catalog.KindOpenAICompatible): embeddings,
 		"embeddings/" + string(catalog.KindGoogle):           &OpenAIEmbeddings{Client: client, Dialect: DialectGoogle},
+		"embeddings/" + string(catalog.KindAzureOpenAI):      &OpenAIEmbeddings{Client: client, Dialect: DialectAzure},
+		"embeddings/" + string(catalog.KindGemini):           &GeminiEmbeddings{Client: client},
+		"embeddings/" + string(catalog.KindBedrock):          &BedrockEmbeddings{Bedrock: bedrock},
 	}, byKind: map[catalog.Kind]Adapter{
 		catalog.KindOpenAI:           &OpenAI{Client: client, Dialect: DialectOpenAI},
 		catalog.KindOpenAICompatible: &OpenAI{Client: client, Dialect: DialectCompatible},
 		// Gemini is served through its OpenAI-compatible endpoint, which
 		// speaks the compatible dialect under {base}/openai.
-		catalog.KindGoogle:    &OpenAI{Client: client, Dialect: DialectGoogle},
-		catalog.KindAnthropic: &Anthropic{Client: client},
+		catalog.KindGoogle:      &OpenAI{Client: client, Dialect: DialectGoogle},
+		catalog.KindAnthropic:   &Anthropic{Client: client},
+		catalog.KindBedrock:     bedrock,
+		catalog.KindVertex:      vertex,
+		catalog.KindGemini:      &Gemini{Client: client},
+		catalog.KindAzureOpenAI: &OpenAI{Client: client, Dialect: DialectAzure},
 	}}
 }
 

@@ -3,6 +3,7 @@ package publish
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -153,10 +154,14 @@ func readCredentials(ctx context.Context, st *store.Store, orgID uuid.UUID, list
 		default:
 			return nil, fmt.Errorf("provider credential %s names a workspace but no organization", c.ID)
 		}
-		out = append(out, bundle.Credential{
+		bc := bundle.Credential{
 			ID: c.ID, Scope: scope, WorkspaceID: c.WorkspaceID, Provider: c.Provider,
 			BaseURL: c.BaseURL, SecretSealed: c.SecretSealed,
-		})
+		}
+		if c.Settings != nil {
+			bc.Settings = json.RawMessage(*c.Settings)
+		}
+		out = append(out, bc)
 	}
 	sortByID(out, func(c bundle.Credential) uuid.UUID { return c.ID })
 	return out, nil

@@ -61,7 +61,7 @@ func (s *Store) CredentialsForOrg(ctx context.Context, orgID uuid.UUID) ([]Provi
 
 // UpdateProviderCredential writes the mutable fields.
 func (s *Store) UpdateProviderCredential(ctx context.Context, c *ProviderCredential) error {
-	_, err := s.db.NewUpdate().Model(c).Column("label", "base_url", "secret_sealed", "secret_hint", "updated_at").WherePK().Exec(ctx)
+	_, err := s.db.NewUpdate().Model(c).Column("label", "base_url", "secret_sealed", "secret_hint", "settings", "updated_at").WherePK().Exec(ctx)
 	return mapErr(err)
 }
 

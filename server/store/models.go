@@ -275,8 +275,11 @@ type ProviderCredential struct {
 	BaseURL      *string    `bun:"base_url"`
 	SecretSealed string     `bun:"secret_sealed"`
 	SecretHint   string     `bun:"secret_hint"`
-	CreatedAt    time.Time  `bun:"created_at"`
-	UpdatedAt    time.Time  `bun:"updated_at"`
+	// Settings are the non-secret settings some kinds need (a JSON
+	// object), nil for none.
+	Settings  *string   `bun:"settings"`
+	CreatedAt time.Time `bun:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at"`
 }
 
 // InferenceKey is a data-plane credential; only its hash is stored.

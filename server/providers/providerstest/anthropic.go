@@ -74,11 +74,18 @@ func (h anthropicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, reply.Status, anthropicErrorType(reply.Status), reply.Message)
 		return
 	}
-	stop := map[string]string{"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}[finish(reply)]
 	if stream, _ := req.Body["stream"].(bool); stream {
-		h.stream(w, r, model, reply, stop)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		anthropicStream(r, model, reply, func(event string, v any) { sse(w, event, v) }, func(raw string) { _, _ = w.Write([]byte(raw)) })
 		return
 	}
+	writeJSON(w, http.StatusOK, anthropicAnswer(model, reply))
+}
+
+// anthropicAnswer is a Messages answer.
+func anthropicAnswer(model string, reply Reply) map[string]any {
+	stop := anthropicStop(reply)
 	var content []any
 	if reply.Text != "" {
 		content = append(content, map[string]any{"type": "text", "text": reply.Text})
@@ -93,12 +100,18 @@ func (h anthropicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if reply.NoUsage {
 		delete(answer, "usage")
 	}
-	writeJSON(w, http.StatusOK, answer)
+	return answer
 }
 
-func (h anthropicHandler) stream(w http.ResponseWriter, r *http.Request, model string, reply Reply, stop string) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
+func anthropicStop(reply Reply) string {
+	return map[string]string{"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}[finish(reply)]
+}
+
+// anthropicStream sends a Messages answer's events through emit (as
+// server-sent events, or in Bedrock's event-stream chunks); garble writes
+// an event that does not parse.
+func anthropicStream(r *http.Request, model string, reply Reply, emit func(event string, v any), garble func(raw string)) {
+	stop := anthropicStop(reply)
 	start := map[string]any{
 		"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil, "usage": anthropicUsage(reply, 1),
@@ -106,38 +119,38 @@ func (h anthropicHandler) stream(w http.ResponseWriter, r *http.Request, model s
 	if reply.NoUsage {
 		delete(start, "usage")
 	}
-	sse(w, "message_start", map[string]any{"type": "message_start", "message": start})
+	emit("message_start", map[string]any{"type": "message_start", "message": start})
 	index := 0
 	if reply.Text != "" {
-		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{"type": "text", "text": ""}})
-		sse(w, "ping", map[string]any{"type": "ping"})
+		emit("content_block_start", map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{"type": "text", "text": ""}})
+		emit("ping", map[string]any{"type": "ping"})
 		for i, p := range pieces(reply.Text, reply.ChunkSize) {
-			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "text_delta", "text": p}})
+			emit("content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "text_delta", "text": p}})
 			if i == 0 && reply.BreakStream {
-				sse(w, "error", map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}})
+				emit("error", map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}})
 				return
 			}
 			if i == 0 && reply.TruncateStream {
 				return
 			}
 			if i == 0 && reply.GarbleStream {
-				_, _ = w.Write([]byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\n\n"))
+				garble("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\n\n")
 				return
 			}
 			if i == 0 && !hold(r, reply.Hold) {
 				return
 			}
 		}
-		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+		emit("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
 		index++
 	}
 	for _, tc := range reply.ToolCalls {
-		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": index,
+		emit("content_block_start", map[string]any{"type": "content_block_start", "index": index,
 			"content_block": map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": map[string]any{}}})
 		for _, p := range pieces(tc.Arguments, 8) {
-			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "input_json_delta", "partial_json": p}})
+			emit("content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "input_json_delta", "partial_json": p}})
 		}
-		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+		emit("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
 		index++
 	}
 	delta := map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
@@ -148,8 +161,8 @@ func (h anthropicHandler) stream(w http.ResponseWriter, r *http.Request, model s
 	case reply.GarbleUsage:
 		delta["usage"] = garbledUsage
 	}
-	sse(w, "message_delta", delta)
-	sse(w, "message_stop", map[string]any{"type": "message_stop"})
+	emit("message_delta", delta)
+	emit("message_stop", map[string]any{"type": "message_stop"})
 }
 
 func anthropicUsage(reply Reply, output int64) map[string]any {

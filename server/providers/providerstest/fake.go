@@ -156,13 +156,22 @@ func (f *fake) Last(t testing.TB) Request {
 	return reqs[len(reqs)-1]
 }
 
+// receivedPath is the context key of the path a request came in on,
+// where a fake serves it through another's handler (Azure's through
+// OpenAI's).
+type receivedPath struct{}
+
 // receive records a request and returns the reply for it.
 func (f *fake) receive(r *http.Request) (Request, Reply, error) {
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
 		return Request{}, Reply{}, err
 	}
-	req := Request{Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw}
+	path := r.URL.Path
+	if p, ok := r.Context().Value(receivedPath{}).(string); ok {
+		path = p
+	}
+	req := Request{Path: path, Header: r.Header.Clone(), Raw: raw}
 	if err := json.Unmarshal(raw, &req.Body); err != nil {
 		return req, Reply{}, err
 	}
