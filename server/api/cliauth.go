@@ -323,7 +323,7 @@ func (s *Server) cliDeliver(r *Request, a *store.CLIAuthorization, out wire.CLIP
 		}
 		r.Org = org
 		r.P = &Principal{User: &store.User{ID: *a.UserID}}
-		if current != nil && current.UserID == *a.UserID && sameUUID(current.OrgID, a.OrgID) && sameUUID(current.WorkspaceID, a.WorkspaceID) {
+		if current != nil && current.UserID == *a.UserID && backend.SameID(current.OrgID, a.OrgID) && backend.SameID(current.WorkspaceID, a.WorkspaceID) {
 			if _, err := tx.RevokeManagementKey(r.ctx, current.ID, now); err != nil {
 				return err
 			}

@@ -127,9 +127,9 @@ func wireSettings(c *store.ProviderCredential) *wire.CredentialSettings {
 // new token_url, like a new base_url, needs the secret again: the secret
 // (an Entra ID client secret, a service account's signed assertion) goes
 // wherever it points.
-func (s *Server) checkUpdatedCredential(r *Request, tx *store.Store, c *store.ProviderCredential, secret *string,
+func (s *Server) checkUpdatedCredential(r *Request, c *store.ProviderCredential, secret *string,
 	settings credentialSettings) error {
-	kind, err := providerKind(r, tx, c.Provider)
+	kind, err := providerKind(r, c.Provider)
 	if err != nil {
 		return err
 	}
@@ -151,8 +151,8 @@ func (s *Server) checkUpdatedCredential(r *Request, tx *store.Store, c *store.Pr
 
 // providerKind is the kind of a catalog provider, retired or not; "" when
 // the catalog no longer has it.
-func providerKind(r *Request, tx *store.Store, provider string) (catalog.Kind, error) {
-	rows, err := catalogdb.LoadRows(r.ctx, tx)
+func providerKind(r *Request, provider string) (catalog.Kind, error) {
+	rows, err := catalogdb.LoadRows(r.ctx, r.s.store)
 	if err != nil {
 		return "", err
 	}

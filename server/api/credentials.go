@@ -2,13 +2,12 @@ package api
 
 import (
 	"context"
-	"errors"
-	"net/http"
 	"net/url"
 
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/catalogdb"
 	"github.com/gw-gateway/gw/server/reseal"
@@ -74,16 +73,6 @@ func toCredential(c *store.ProviderCredential) wire.ProviderCredential {
 		Settings: wireSettings(c), SecretHint: c.SecretHint, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 
-// secretHint keeps the last four characters of a long secret, enough to
-// tell two keys apart and far too little to use.
-func secretHint(secret string) string {
-	r := []rune(secret)
-	if len(r) < 16 {
-		return ""
-	}
-	return "…" + string(r[len(r)-4:])
-}
-
 func credentialAAD(id uuid.UUID) string { return reseal.CredentialAAD(id) }
 
 // readBaseURL checks an upstream base URL: absolute http(s), no embedded
@@ -100,24 +89,6 @@ func readBaseURL(o *validate.Object) *string {
 		return nil
 	}
 	return s
-}
-
-const baseURLRequired = "Field required: the provider has no base URL in the model catalog, so the credential must give one"
-
-// catalogBaseURL is the URL the catalog gives provider, retired or not
-// (its credentials keep working until the bundle drops them); "" when it
-// gives none.
-func catalogBaseURL(ctx context.Context, st *store.Store, provider string) (string, error) {
-	rows, err := catalogdb.LoadRows(ctx, st)
-	if err != nil {
-		return "", err
-	}
-	for _, p := range rows.Providers {
-		if p.ID == provider {
-			return catalogdb.Provider(p).BaseURL, nil
-		}
-	}
-	return "", nil
 }
 
 // activeProviders is the set of providers in force, for validating
@@ -162,29 +133,22 @@ func (s *Server) createCredential(r *Request) (any, error) {
 			// The catalog's URL is the default (Mistral, Groq, an imported
 			// provider with one); only a provider without one, like the
 			// generic openai-compatible, needs the credential to say where.
-			o.Errors().Add(o.Loc().With("base_url"), "missing", baseURLRequired, nil, nil)
+			o.Errors().Add(o.Loc().With("base_url"), "missing", backend.BaseURLRequired, nil, nil)
 		}
 	}); err != nil {
 		return nil, err
 	}
-	now := store.Now()
-	sc := credentialScope(r)
-	c := &store.ProviderCredential{ID: uuid.New(), OrgID: sc.OrgID, WorkspaceID: sc.WorkspaceID, Provider: provider, Label: label,
-		BaseURL: baseURL, Settings: settingsColumn(settings.value), SecretHint: secretHint(secret), CreatedAt: now, UpdatedAt: now}
-	if c.SecretSealed, err = s.opts.Keyring.Seal([]byte(secret), credentialAAD(c.ID)); err != nil {
-		return nil, err
-	}
-	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
-		if err := tx.CreateProviderCredential(r.ctx, c); err != nil {
-			return err
-		}
-		return r.audit(tx, auditEntry{Action: "provider_credential.created", TargetType: "provider_credential", TargetID: c.ID.String(),
-			Details: map[string]any{"provider": provider, "label": label, "base_url": baseURL, "settings": wireSettings(c)}})
-	})
+	c, err := backend.CreateCredential(r.ctx, s.store, r.actor(), backend.CredentialCreate{Scope: credentialScope(r), Provider: provider,
+		Label: label, Secret: secret, BaseURL: baseURL, Settings: settingsColumn(settings.value), Seal: s.sealCredential})
 	if err != nil {
 		return nil, err
 	}
 	return toCredential(c), nil
+}
+
+// sealCredential seals a provider secret bound to its credential.
+func (s *Server) sealCredential(secret []byte, id uuid.UUID) (string, error) {
+	return s.opts.Keyring.Seal(secret, credentialAAD(id))
 }
 
 func (s *Server) listCredentials(r *Request) (any, error) {
@@ -199,37 +163,12 @@ func (s *Server) listCredentials(r *Request) (any, error) {
 	return out, nil
 }
 
-// scopedCredential loads the path's credential if it belongs to exactly the
-// URL's scope; any other is reported as not found.
-func (s *Server) scopedCredential(tx *store.Store, r *Request) (*store.ProviderCredential, error) {
+func (s *Server) getCredential(r *Request) (any, error) {
 	id, err := r.pathUUID("credential_id")
 	if err != nil {
 		return nil, err
 	}
-	c, err := tx.GetProviderCredential(r.ctx, id)
-	notFound := errorf(http.StatusNotFound, "provider credential %s not found", id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	sc := credentialScope(r)
-	if !sameUUID(c.OrgID, sc.OrgID) || !sameUUID(c.WorkspaceID, sc.WorkspaceID) {
-		return nil, notFound
-	}
-	return c, nil
-}
-
-func sameUUID(a, b *uuid.UUID) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return *a == *b
-}
-
-func (s *Server) getCredential(r *Request) (any, error) {
-	c, err := s.scopedCredential(s.store, r)
+	c, err := backend.ScopedCredential(r.ctx, s.store, credentialScope(r), id)
 	if err != nil {
 		return nil, err
 	}
@@ -259,82 +198,31 @@ func (s *Server) updateCredential(r *Request) (any, error) {
 	}); err != nil {
 		return nil, err
 	}
-	var out wire.ProviderCredential
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		c, err := s.scopedCredential(tx, r)
-		if err != nil {
-			return err
-		}
-		if err := s.checkUpdatedCredential(r, tx, c, secret, settings); err != nil {
-			return err
-		}
-		details := map[string]any{"provider": c.Provider}
-		changed := []string{}
-		if settings.present {
-			details["old_settings"] = wireSettings(c)
-			c.Settings = settingsColumn(settings.value)
-			details["new_settings"] = wireSettings(c)
-			changed = append(changed, "settings")
-		}
-		if label != nil {
-			c.Label = *label
-			changed = append(changed, "label")
-		}
-		if secret != nil {
-			if c.SecretSealed, err = s.opts.Keyring.Seal([]byte(*secret), credentialAAD(c.ID)); err != nil {
-				return err
-			}
-			c.SecretHint = secretHint(*secret)
-			changed = append(changed, "secret")
-		}
-		if clearBaseURL && c.BaseURL != nil {
-			// Cleared, the credential falls back to the catalog's URL;
-			// without one it could reach nothing.
-			fallback, err := catalogBaseURL(r.ctx, tx, c.Provider)
-			if err != nil {
-				return err
-			}
-			if fallback == "" {
-				var errs validate.Errors
-				errs.Add(validate.Loc{"body", "base_url"}, "missing", baseURLRequired, nil, nil)
-				return errs.Err()
-			}
-		}
-		if baseURL != nil || clearBaseURL {
-			// Where the secret goes is recorded, old → new (null: the
-			// catalog's URL); the secret itself never is.
-			details["old_base_url"], details["new_base_url"] = c.BaseURL, baseURL
-			c.BaseURL = baseURL
-			changed = append(changed, "base_url")
-		}
-		details["changed"] = changed
-		c.UpdatedAt = store.Now()
-		if err := tx.UpdateProviderCredential(r.ctx, c); err != nil {
-			return err
-		}
-		out = toCredential(c)
-		return r.audit(tx, auditEntry{Action: "provider_credential.updated", TargetType: "provider_credential", TargetID: c.ID.String(),
-			Details: details})
-	})
-	return out, err
+	id, err := r.pathUUID("credential_id")
+	if err != nil {
+		return nil, err
+	}
+	in := backend.CredentialUpdate{Label: label, Secret: secret, BaseURL: baseURL, ClearBaseURL: clearBaseURL, Seal: s.sealCredential,
+		Check: func(stored *store.ProviderCredential) error {
+			return s.checkUpdatedCredential(r, stored, secret, settings)
+		}}
+	if settings.present {
+		in.SettingsSet, in.Settings = true, settingsColumn(settings.value)
+	}
+	c, err := backend.UpdateCredential(r.ctx, s.store, r.actor(), credentialScope(r), id, in)
+	if err != nil {
+		return nil, err
+	}
+	return toCredential(c), nil
 }
 
 func (s *Server) deleteCredential(r *Request) (any, error) {
 	now := store.Now()
-	var id uuid.UUID
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		c, err := s.scopedCredential(tx, r)
-		if err != nil {
-			return err
-		}
-		id = c.ID
-		if err := tx.DeleteProviderCredential(r.ctx, c.ID); err != nil {
-			return err
-		}
-		return r.audit(tx, auditEntry{Action: "provider_credential.deleted", TargetType: "provider_credential", TargetID: c.ID.String(),
-			Details: map[string]any{"provider": c.Provider, "label": c.Label}})
-	})
+	id, err := r.pathUUID("credential_id")
 	if err != nil {
+		return nil, err
+	}
+	if err := backend.DeleteCredential(r.ctx, s.store, r.actor(), credentialScope(r), id); err != nil {
 		return nil, err
 	}
 	return wire.Deleted{ID: id, DeletedAt: now}, nil
