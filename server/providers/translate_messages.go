@@ -104,9 +104,8 @@ type messagesBlock struct {
 // Completions request body. Errors are *InvalidRequestError naming the
 // Messages member at fault.
 func MessagesToChat(body []byte) ([]byte, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(body, &members); err != nil || members == nil {
-		return nil, invalid("", "invalid_json", "The request body is not a JSON object.")
+	if _, err := ParseObject(body); err != nil {
+		return nil, err
 	}
 	var req messagesRequest
 	if err := json.Unmarshal(body, &req); err != nil {
