@@ -48,6 +48,10 @@ type ServeOptions struct {
 	BundleRefreshInterval time.Duration
 	// CORSOrigins may call /inf/v1 from a browser; none: CORS is off.
 	CORSOrigins []string
+	// BodyBudgetMiB bounds the inference body bytes in flight, and
+	// KeyBodyBudgetMiB one key's share (issue 17).
+	BodyBudgetMiB    int
+	KeyBodyBudgetMiB int
 }
 
 // NewCmdServe builds `gw serve`.
@@ -89,9 +93,14 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 				PollInterval:          v.GetDuration("poll-interval"),
 				HeartbeatInterval:     v.GetDuration("heartbeat-interval"),
 				BundleRefreshInterval: v.GetDuration("bundle-refresh-interval"),
+				BodyBudgetMiB:         v.GetInt("body-budget-mib"),
+				KeyBodyBudgetMiB:      v.GetInt("key-body-budget-mib"),
 			}
 			if opts.CORSOrigins, err = dataplane.ParseCORSOrigins(v.GetStringSlice("cors-origins")); err != nil {
 				return usageError{fmt.Errorf("--cors-origins: %w", err)}
+			}
+			if opts.BodyBudgetMiB < 1 || opts.KeyBodyBudgetMiB < 1 {
+				return usageError{errors.New("--body-budget-mib and --key-body-budget-mib must be at least 1")}
 			}
 			if err := checkRole(opts); err != nil {
 				return err
@@ -132,6 +141,8 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 	fl.Duration("poll-interval", 5*time.Second, "data-plane role: how often to poll bundles [GW_POLL_INTERVAL]")
 	fl.Duration("heartbeat-interval", 10*time.Second, "data-plane role: how often to send a heartbeat [GW_HEARTBEAT_INTERVAL]")
 	fl.StringSlice("cors-origins", nil, "web origins (scheme://host[:port], or *) allowed to call /inf/v1 from a browser; preflights are answered without a key, requests still need one; empty: CORS off [GW_CORS_ORIGINS]")
+	fl.Int("body-budget-mib", dataplane.DefaultBodyBytesInFlight>>20, "inference request-body MiB held in flight at once, across requests; a body over it is refused, 503 overloaded [GW_BODY_BUDGET_MIB]")
+	fl.Int("key-body-budget-mib", dataplane.DefaultKeyBodyBytesInFlight>>20, "one inference key's share of --body-budget-mib (never less than the largest body, 32 MiB) [GW_KEY_BODY_BUDGET_MIB]")
 	fl.Duration("bundle-refresh-interval", 15*time.Second, "how often the control plane recompiles bundles to catch missed changes [GW_BUNDLE_REFRESH_INTERVAL]")
 	return cmd
 }
@@ -195,6 +206,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		DataPlaneID: opts.DataPlaneID, StateDir: filepath.Join(opts.DataDir, "dataplane"),
 		PollInterval: opts.PollInterval, HeartbeatInterval: opts.HeartbeatInterval,
 		ShutdownTimeout: opts.ShutdownTimeout, CORSOrigins: opts.CORSOrigins,
+		BodyBytesInFlight: int64(opts.BodyBudgetMiB) << 20, KeyBodyBytesInFlight: int64(opts.KeyBodyBudgetMiB) << 20,
 	}
 	if opts.BootstrapEmail != "" {
 		pw, err := os.ReadFile(opts.BootstrapPasswordFile)

@@ -95,6 +95,11 @@ type Config struct {
 	// CORSOrigins are the web origins allowed to call /inf/v1 from a
 	// browser (dataplane.ParseCORSOrigins); none: CORS is off.
 	CORSOrigins []string
+
+	// BodyBytesInFlight and KeyBodyBytesInFlight bound the inference body
+	// bytes held at once, in all and per key (dataplane.Options; the
+	// defaults when 0).
+	BodyBytesInFlight, KeyBodyBytesInFlight int64
 }
 
 // Server is an assembled gw serve.
@@ -194,7 +199,8 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 		// directly after every change, without HTTP.
 		sink = usage.NewStoreSink(st, usage.StoreSinkOptions{Logger: s.log})
 		plane = dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{Keyring: s.cfg.Keyring, Usage: sink, Logger: s.log,
-			Budgets: &budgets.Leases{Store: st}, BudgetHolder: "local-" + uuid.NewString(), Metrics: s.metrics})
+			Budgets: &budgets.Leases{Store: st}, BudgetHolder: "local-" + uuid.NewString(), Metrics: s.metrics,
+			BodyBytesInFlight: s.cfg.BodyBytesInFlight, KeyBodyBytesInFlight: s.cfg.KeyBodyBytesInFlight})
 		s.metrics.GaugeFunc("gw_usage_sink_queue_depth", "Usage events buffered in memory, not yet written to the database.",
 			func() float64 { return float64(sink.Pending()) })
 		s.metrics.Bundles(plane.BundleInfo)
@@ -354,7 +360,8 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 	s.flush = append(s.flush, sp.Close)
 	s.loops = append(s.loops, func(ctx context.Context) { sp.Run(ctx, s.cfg.PollInterval) })
 	plane := dataplane.NewPlane(pub, dataplane.Options{Keyring: key, Usage: sp, Logger: s.log,
-		Budgets: budgetClient{c}, BudgetHolder: id + "-" + uuid.NewString()[:8], Metrics: s.metrics})
+		Budgets: budgetClient{c}, BudgetHolder: id + "-" + uuid.NewString()[:8], Metrics: s.metrics,
+		BodyBytesInFlight: s.cfg.BodyBytesInFlight, KeyBodyBytesInFlight: s.cfg.KeyBodyBytesInFlight})
 	s.metrics.GaugeFunc("gw_usage_spool_depth", "Usage events spooled on disk, not yet shipped to the control plane.",
 		func() float64 { return float64(sp.Depth()) })
 	s.metrics.Bundles(plane.BundleInfo)
