@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
@@ -20,16 +18,16 @@ func (s *Server) accountRoutes() []*Route {
 	const tag = "Auth"
 	manage := []auth.Permission{auth.PrincipalsManage}
 	return []*Route{
-		{Method: "POST", Path: "/api/v1/auth/password", Tag: tag, Access: Authenticated,
+		{Method: "POST", Path: "/api/v1/auth/password", Tag: tag, Access: BrowserSession,
 			Summary: "Change the caller's password (needs the current one); every other session of theirs ends",
 			Body:    wire.PasswordChange{}, Result: wire.PasswordChanged{}, Handle: s.changePassword},
 		{Method: "GET", Path: "/api/v1/auth/sessions", Tag: tag, Access: Authenticated,
 			Summary: "List the caller's browser sessions (complete set; never their tokens)",
 			Result:  []wire.Session{}, Handle: s.listSessions},
-		{Method: "DELETE", Path: "/api/v1/auth/sessions", Tag: tag, Access: Authenticated,
+		{Method: "DELETE", Path: "/api/v1/auth/sessions", Tag: tag, Access: BrowserSession,
 			Summary: "Sign out everywhere: end every browser session of the caller, this one included",
 			Result:  wire.SessionsEnded{}, Handle: s.endAllSessions},
-		{Method: "DELETE", Path: "/api/v1/auth/sessions/{session_id}", Tag: tag, Access: Authenticated,
+		{Method: "DELETE", Path: "/api/v1/auth/sessions/{session_id}", Tag: tag, Access: BrowserSession,
 			Summary: "End one of the caller's browser sessions",
 			Result:  wire.SessionsEnded{}, Handle: s.endSession},
 		{Method: "POST", Path: "/api/v1/instance/users/{user_id}/disable", Tag: "Instance Users",
@@ -78,11 +76,7 @@ func (s *Server) changePassword(r *Request) (any, error) {
 		}
 		// Whoever else holds a session (perhaps the reason for the
 		// change) is signed out; the session making the change stays.
-		var keep *uuid.UUID
-		if r.P.Session != nil {
-			keep = &r.P.Session.ID
-		}
-		n, err := tx.DeleteUserSessions(r.ctx, u.ID, keep)
+		n, err := tx.DeleteUserSessions(r.ctx, u.ID, &r.P.Session.ID)
 		if err != nil {
 			return err
 		}
@@ -121,7 +115,7 @@ func (s *Server) endAllSessions(r *Request) (any, error) {
 		return r.audit(tx, auditEntry{Action: "user.signed_out_everywhere", TargetType: "user", TargetID: r.P.User.ID.String(),
 			Details: map[string]any{"sessions_ended": n}})
 	})
-	if err == nil && r.P.Session != nil {
+	if err == nil {
 		s.clearSessionCookie(r)
 	}
 	return out, err
@@ -143,7 +137,7 @@ func (s *Server) endSession(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.P.Session != nil && r.P.Session.ID == id {
+	if r.P.Session.ID == id {
 		s.clearSessionCookie(r)
 	}
 	return wire.SessionsEnded{SessionsEnded: 1}, nil
