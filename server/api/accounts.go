@@ -31,11 +31,11 @@ func (s *Server) accountRoutes() []*Route {
 			Summary: "End one of the caller's browser sessions",
 			Result:  wire.SessionsEnded{}, Handle: s.endSession},
 		{Method: "POST", Path: "/api/v1/instance/users/{user_id}/disable", Tag: "Instance Users",
-			Summary: "Disable an account: its sessions end, its management keys (and what they issued) are revoked, and it cannot sign in",
-			Perms:   manage, Result: wire.User{}, Handle: s.disableUser},
+			Summary: "Disable an account: its sessions end; its management keys (and what they issued) and the inference keys it owns or created are revoked; it cannot sign in",
+			Perms:   manage, Result: wire.User{}, RefreshesBundles: true, Handle: s.disableUser},
 		{Method: "POST", Path: "/api/v1/instance/users/{user_id}/enable", Tag: "Instance Users",
 			Summary: "Enable a disabled account (it signs in again; revoked keys stay revoked)",
-			Perms:   manage, Result: wire.User{}, Handle: s.enableUser},
+			Perms:   manage, Result: wire.User{}, RefreshesBundles: true, Handle: s.enableUser},
 	}
 }
 
@@ -185,12 +185,33 @@ func (s *Server) disableUser(r *Request) (any, error) {
 		if err := backend.RevokeIssuedKeys(r.ctx, tx, r.actor(), keys, now, "issuer's account disabled"); err != nil {
 			return err
 		}
+		// So are the inference keys it owns, and those it issued for
+		// others: it was shown their plaintext. Revoked, not suspended:
+		// enabling the account does not bring back a token that may have
+		// left with it (docs/security.md).
+		inference, err := tx.RevokeUserInferenceKeys(r.ctx, u.ID, now)
+		if err != nil {
+			return err
+		}
+		inferenceIDs := make([]string, len(inference))
+		for i, k := range inference {
+			inferenceIDs[i] = k.ID.String()
+			reason := "owner's account disabled"
+			if k.UserID != u.ID {
+				reason = "issuer's account disabled"
+			}
+			if err := r.audit(tx, auditEntry{Action: "inference_key.revoked", TargetType: "inference_key", TargetID: k.ID.String(),
+				OrgID: &k.OrgID, WorkspaceID: &k.WorkspaceID,
+				Details: map[string]any{"name": k.Name, "prefix": k.Prefix, "reason": reason, "user_id": u.ID.String()}}); err != nil {
+				return err
+			}
+		}
 		ids := make([]string, len(keys))
 		for i, k := range keys {
 			ids[i] = k.String()
 		}
 		return r.audit(tx, auditEntry{Action: "user.disabled", TargetType: "user", TargetID: u.ID.String(),
-			Details: map[string]any{"email": u.Email, "sessions_ended": sessions, "keys_revoked": ids}})
+			Details: map[string]any{"email": u.Email, "sessions_ended": sessions, "keys_revoked": ids, "inference_keys_revoked": inferenceIDs}})
 	})
 	if err != nil {
 		return nil, err

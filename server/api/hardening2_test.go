@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -49,5 +50,83 @@ func TestAccountActionsNeedTheAccountHolder(t *testing.T) {
 		// The holder, in the browser, may.
 		e.must("POST", "/api/v1/auth/password", "cookie:"+browser, map[string]any{"current_password": pw, "new_password": "changed in the browser"})
 		e.must("DELETE", "/api/v1/auth/sessions", "cookie:"+browser, nil)
+	})
+}
+
+// Row 2: disabling a user left their inference keys answering; only
+// management keys were revoked. Disabling now revokes, in the same
+// transaction, every inference key the account owns and every one it
+// issued for someone else (it was shown their plaintext); enabling it
+// again brings none back; wire.User shows the state.
+func TestDisablingRevokesInferenceKeys(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		admin, adminSession := e.signup("admin@example.com")
+		colleague, _ := e.signup("colleague@example.com")
+		for _, u := range []wire.SessionResult{admin, colleague} {
+			role := "member"
+			if u.User.ID == admin.User.ID {
+				role = "admin"
+			}
+			e.must("POST", "/api/v1/organizations/default/members", e.ownerKey, map[string]any{"user_id": u.User.ID.String(), "role": role})
+			e.must("POST", wsBase+"/members", e.ownerKey, map[string]any{"user_id": u.User.ID.String(), "role": "member"})
+		}
+		issue := func(cred string, owner *wire.User) wire.InferenceKey {
+			body := map[string]any{"name": "k"}
+			if owner != nil {
+				body["user_id"] = owner.ID.String()
+			}
+			return decodeData[wire.InferenceKey](t, e.must("POST", wsBase+"/inference-keys", cred, body))
+		}
+		own := issue("cookie:"+adminSession, nil)                  // the admin's own
+		forOther := issue("cookie:"+adminSession, &colleague.User) // the admin issued, the colleague owns
+		untouched := issue(e.ownerKey, &colleague.User)            // neither
+		ownersOwn := issue(e.ownerKey, nil)                        // the instance owner's
+
+		got := decodeData[wire.User](t, e.must("POST", "/api/v1/instance/users/"+admin.User.ID.String()+"/disable", e.ownerKey, nil))
+		if got.DisabledAt == nil {
+			t.Fatalf("the disabled user reads back without disabled_at: %+v", got)
+		}
+		listed := decodeData[[]wire.User](t, e.must("GET", "/api/v1/instance/users", e.ownerKey, nil))
+		for _, u := range listed {
+			if (u.ID == admin.User.ID) != (u.DisabledAt != nil) {
+				t.Errorf("user %s listed with disabled_at %v", u.Email, u.DisabledAt)
+			}
+		}
+		status := func(k wire.InferenceKey) string {
+			return decodeData[wire.InferenceKey](t, e.must("GET", wsBase+"/inference-keys/"+k.ID.String(), e.ownerKey, nil)).Status
+		}
+		for _, c := range []struct {
+			key  wire.InferenceKey
+			want string
+		}{{own, "revoked"}, {forOther, "revoked"}, {untouched, "active"}, {ownersOwn, "active"}} {
+			if s := status(c.key); s != c.want {
+				t.Errorf("key %s: %s, want %s", c.key.Prefix, s, c.want)
+			}
+		}
+		reasons := map[string]string{}
+		for _, ev := range e.auditEvents() {
+			if ev.Action == "inference_key.revoked" {
+				reasons[ev.Target.ID] = fmt.Sprint(ev.Details["reason"])
+			}
+		}
+		if reasons[own.ID.String()] != "owner's account disabled" || reasons[forOther.ID.String()] != "issuer's account disabled" || len(reasons) != 2 {
+			t.Fatalf("revocation audit: %v", reasons)
+		}
+		if ev := e.lastAudit("user.disabled"); ev == nil || !strings.Contains(fmt.Sprint(ev.Details["inference_keys_revoked"]), forOther.ID.String()) {
+			t.Fatalf("user.disabled does not list the inference keys: %+v", ev)
+		}
+		// No new key for a disabled account.
+		if status, raw := e.do("POST", wsBase+"/inference-keys", e.ownerKey, map[string]any{"name": "k", "user_id": admin.User.ID.String()}); status != 422 ||
+			!strings.Contains(string(raw), "disabled") {
+			t.Fatalf("a key for a disabled account: %d %s", status, raw)
+		}
+		// Enabling lets the person sign in again; the keys stay revoked.
+		got = decodeData[wire.User](t, e.must("POST", "/api/v1/instance/users/"+admin.User.ID.String()+"/enable", e.ownerKey, nil))
+		if got.DisabledAt != nil {
+			t.Fatalf("enabled user still reads disabled: %+v", got)
+		}
+		if status(own) != "revoked" || status(forOther) != "revoked" {
+			t.Fatal("enabling brought a revoked key back")
+		}
 	})
 }

@@ -82,10 +82,18 @@ func (s *Server) createInferenceKey(r *Request) (any, error) {
 		if err != nil {
 			return err
 		}
+		// A disabled account's keys are revoked and no bundle carries
+		// its keys: a new one would be dead on arrival.
+		if u, err := tx.GetUser(r.ctx, owner); err != nil {
+			return err
+		} else if u.DisabledAt != nil {
+			return validate.Single(validate.Loc{"body", "user_id"}, "value_error",
+				"Value error, the key's owner has a disabled account", owner.String(), nil)
+		}
 		token, prefix, hash := auth.NewToken(auth.InferenceKeyPrefix)
 		now := store.Now()
 		k := &store.InferenceKey{ID: uuid.New(), OrgID: r.Org.ID, WorkspaceID: r.WS.ID, UserID: owner, Name: name, Prefix: prefix,
-			TokenHash: hash, ExpiresAt: expires, RateLimits: limits, CreatedAt: now, UpdatedAt: now}
+			TokenHash: hash, ExpiresAt: expires, RateLimits: limits, CreatedBy: &r.P.User.ID, CreatedAt: now, UpdatedAt: now}
 		if err := tx.CreateInferenceKey(r.ctx, k); err != nil {
 			return err
 		}
