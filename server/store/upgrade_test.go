@@ -93,10 +93,20 @@ type (
 		Details       string
 		CreatedAt     time.Time
 	}
+	oldEnrollment struct {
+		bun.BaseModel `bun:"table:data_plane_enrollments"`
+		DataPlaneID   string `bun:"data_plane_id"`
+		PublicKey     string
+		Fingerprint   string
+		Status        string
+		RequestedAt   time.Time
+		UpdatedAt     time.Time
+	}
 )
 
 // Upgrading: inference keys learn who issued them from the audit log, so
-// disabling the issuer revokes them too.
+// disabling the issuer revokes them too; enrollments made before
+// platform_credentials existed keep receiving platform credentials.
 func TestIssue17Upgrade(t *testing.T) {
 	for _, d := range storetest.Dialects(t) {
 		t.Run(string(d), func(t *testing.T) {
@@ -111,7 +121,8 @@ func TestIssue17Upgrade(t *testing.T) {
 			unaudited := oldInferenceKey{ID: uuid.New(), OrgID: org.ID, WorkspaceID: ws.ID, UserID: owner.ID, Name: "b", Prefix: "sk-gw-b", TokenHash: "h2", CreatedAt: now, UpdatedAt: now}
 			issued := oldAudit{ID: uuid.New(), ActorType: "user", ActorID: &issuer.ID, Action: "inference_key.issued", TargetType: "inference_key",
 				TargetID: audited.ID.String(), RequestID: "req", Details: "{}", CreatedAt: now}
-			for _, row := range []any{&org, &ws, &issuer, &owner, &audited, &unaudited, &issued} {
+			enrollment := oldEnrollment{DataPlaneID: "dp-old", PublicKey: "pk", Fingerprint: "f", Status: "approved", RequestedAt: now, UpdatedAt: now}
+			for _, row := range []any{&org, &ws, &issuer, &owner, &audited, &unaudited, &issued, &enrollment} {
 				if _, err := db.NewInsert().Model(row).Exec(ctx); err != nil {
 					t.Fatalf("insert %T: %v", row, err)
 				}
@@ -132,6 +143,10 @@ func TestIssue17Upgrade(t *testing.T) {
 			revoked, err := st.RevokeUserInferenceKeys(ctx, issuer.ID, now)
 			if err != nil || len(revoked) != 1 || revoked[0].ID != audited.ID {
 				t.Fatalf("disabling the issuer revokes %+v %v", revoked, err)
+			}
+			e, err := st.GetEnrollment(ctx, "dp-old")
+			if err != nil || !e.PlatformCredentials {
+				t.Fatalf("an enrollment from before the choice: %+v %v", e, err)
 			}
 		})
 	}
