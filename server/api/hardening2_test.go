@@ -1,13 +1,18 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/uptrace/bun"
 
+	"github.com/gw-gateway/gw/server/api"
+	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -187,4 +192,78 @@ func TestEnrollmentPlatformCredentials(t *testing.T) {
 			t.Fatalf("an approval without the member: platform %v, version %d → %d", got.PlatformCredentials, v2, v3)
 		}
 	})
+}
+
+// Row 5: each replica counted sign-in and invitation failures on its own,
+// so N replicas gave N times the allowance. On PostgreSQL two servers on
+// one database now share one count: ten failures split between them lock
+// the account on both, and ten invitation guesses the address. SQLite is
+// one process and counts in memory: the same ten lock it there.
+func TestThrottlesSharedAcrossReplicas(t *testing.T) {
+	for _, d := range storetest.Dialects(t) {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			url, err := storetest.URL(t, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			open := func() *bun.DB {
+				db, err := store.Open(ctx, url, filepath.Join(t.TempDir(), "data"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { db.Close() })
+				return db
+			}
+			first := open()
+			if _, err := store.Migrate(ctx, first); err != nil {
+				t.Fatal(err)
+			}
+			a := newEnv(t, first, api.Options{})
+			replicas := []*env{a}
+			if d == storetest.Postgres {
+				// A second replica: its own pool and its own process state.
+				s, err := api.New(ctx, store.New(open()), api.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				srv := httptest.NewServer(s)
+				t.Cleanup(srv.Close)
+				replicas = append(replicas, &env{t: t, srv: srv, api: s, st: a.st, ownerKey: a.ownerKey, boot: a.boot})
+			}
+			a.signup("target@example.com")
+			for i := range 10 {
+				r := replicas[i%len(replicas)]
+				if status, raw := r.do("POST", "/api/v1/auth/login", "", map[string]any{"email": "target@example.com", "password": fmt.Sprintf("wrong guess %d", i)}); status != 401 {
+					t.Fatalf("guess %d: %d %s", i, status, raw)
+				}
+			}
+			for i, r := range replicas {
+				resp := r.doResp("POST", "/api/v1/auth/login", "", map[string]any{"email": "target@example.com", "password": "a long enough password"})
+				resp.Body.Close()
+				if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+					t.Fatalf("replica %d after 10 failures across %d replicas: %d, want 429 with Retry-After", i, len(replicas), resp.StatusCode)
+				}
+			}
+			if ev := a.lastAudit("auth.sign_in_throttled"); ev == nil || ev.Details["email"] != "target@example.com" {
+				t.Fatalf("no audit entry for the lock: %+v", ev)
+			}
+			for i := range 10 {
+				r := replicas[i%len(replicas)]
+				if status, raw := r.do("POST", "/api/v1/invitations/accept", "", map[string]any{"token": fmt.Sprintf("guess-%d", i)}); status != 404 {
+					t.Fatalf("invitation guess %d: %d %s", i, status, raw)
+				}
+			}
+			for i, r := range replicas {
+				if status, raw := r.do("POST", "/api/v1/invitations/accept", "", map[string]any{"token": "guess-11"}); status != 429 {
+					t.Fatalf("replica %d, 11th invitation guess: %d %s", i, status, raw)
+				}
+			}
+			// Another account is not locked by it, on any replica.
+			a.signup("bystander@example.com")
+			for _, r := range replicas {
+				r.login("bystander@example.com", "a long enough password")
+			}
+		})
+	}
 }
