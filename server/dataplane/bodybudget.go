@@ -22,9 +22,11 @@ import (
 // refused at once, 503 overloaded with Retry-After: a declared length is
 // reserved whole before reading; a body of unknown length (chunked) is
 // reserved as it arrives. What the process holds per body byte is about
-// twice the body (the body itself, and the upstream request made of it;
-// providers.ParseChatRequest keeps the rest as slices of the body), so the
-// budget bounds the memory inference bodies take to about twice itself.
+// two bytes (the body itself, and the upstream request made of it;
+// providers.ParseChatRequest keeps the rest as slices of the body), three
+// for Messages and Responses (their Chat Completions translation, which
+// routing reads, on top), so the budget bounds the memory inference bodies
+// take to two to three times itself.
 
 // DefaultBodyBytesInFlight is the process-wide budget of inference body
 // bytes in flight.
@@ -46,6 +48,9 @@ const (
 	memoryReturnAfter = 16 << 20
 	largeBody         = 1 << 20
 	memoryReturnEvery = 10 * time.Second
+	// memoryReturnDelay lets the last requests' handlers finish (their
+	// bodies are still referenced until then) before collecting.
+	memoryReturnDelay = time.Second
 )
 
 // unknownLengthStep is the first reservation of a body without a declared
@@ -119,7 +124,7 @@ func (b *bodyBudget) release(key uuid.UUID, n int64) {
 	}
 	b.pending = true
 	wait := time.Until(b.lastReturn.Add(memoryReturnEvery))
-	time.AfterFunc(max(wait, 0), func() {
+	time.AfterFunc(max(wait, memoryReturnDelay), func() {
 		b.returnMemory()
 		b.mu.Lock()
 		b.pending, b.sinceReturn, b.lastReturn = false, 0, time.Now()
