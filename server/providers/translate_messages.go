@@ -44,13 +44,13 @@ func MessagesUnknown(members map[string]json.RawMessage, translate bool) []strin
 
 // messagesRequest is a Messages request as the translation reads it.
 type messagesRequest struct {
-	Model         string            `json:"model"`
-	MaxTokens     *int64            `json:"max_tokens"`
-	System        json.RawMessage   `json:"system"`
-	Stream        bool              `json:"stream"`
-	Temperature   json.RawMessage   `json:"temperature"`
-	TopP          json.RawMessage   `json:"top_p"`
-	StopSequences []string          `json:"stop_sequences"`
+	Model         string          `json:"model"`
+	MaxTokens     *int64          `json:"max_tokens"`
+	System        json.RawMessage `json:"system"`
+	Stream        bool            `json:"stream"`
+	Temperature   json.RawMessage `json:"temperature"`
+	TopP          json.RawMessage `json:"top_p"`
+	StopSequences []string        `json:"stop_sequences"`
 	Metadata      *struct {
 		UserID string `json:"user_id"`
 	} `json:"metadata"`
