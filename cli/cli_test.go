@@ -89,6 +89,18 @@ func TestServeFlags(t *testing.T) {
 				}
 			}},
 		{name: "cors origin with a path", args: []string{"--cors-origins", "https://a.example/app"}, wantErr: "--cors-origins"},
+		{name: "body budget by default", check: func(t *testing.T, o *ServeOptions) {
+			if o.BodyBudgetMiB != 256 || o.KeyBodyBudgetMiB != 64 {
+				t.Errorf("body budget %d, per key %d", o.BodyBudgetMiB, o.KeyBodyBudgetMiB)
+			}
+		}},
+		{name: "body budget env", env: map[string]string{"GW_BODY_BUDGET_MIB": "1024", "GW_KEY_BODY_BUDGET_MIB": "128"},
+			check: func(t *testing.T, o *ServeOptions) {
+				if o.BodyBudgetMiB != 1024 || o.KeyBodyBudgetMiB != 128 {
+					t.Errorf("body budget %d, per key %d", o.BodyBudgetMiB, o.KeyBodyBudgetMiB)
+				}
+			}},
+		{name: "body budget of nothing", args: []string{"--body-budget-mib", "0"}, wantErr: "--body-budget-mib"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 // addDataPlaneEnrollment attaches them to whatever "data-planes" group the
 // root already has, and makes the group only when there is none.
 
-// addDataPlaneEnrollment adds enroll, enrollments and revoke to root's
-// data-planes group.
+// addDataPlaneEnrollment adds enroll, enrollments, revoke and keygen to
+// root's data-planes group.
 func addDataPlaneEnrollment(f *Factory, root *cobra.Command) {
 	var group *cobra.Command
 	for _, c := range root.Commands() {
@@ -34,14 +34,19 @@ func addDataPlaneEnrollment(f *Factory, root *cobra.Command) {
 // AddDataPlaneEnrollmentCommands adds the enrollment commands to a
 // data-planes group.
 func AddDataPlaneEnrollmentCommands(f *Factory, group *cobra.Command) {
-	group.AddCommand(NewCmdDataPlanesEnrollments(f, nil), NewCmdDataPlanesEnroll(f, nil), NewCmdDataPlanesRevoke(f, nil))
+	group.AddCommand(NewCmdDataPlanesEnrollments(f, nil), NewCmdDataPlanesEnroll(f, nil), NewCmdDataPlanesRevoke(f, nil),
+		NewCmdDataPlanesKeygen(f, nil))
 }
 
 func enrollmentTable(es ...wire.DataPlaneEnrollment) Table {
-	t := Table{Headers: []string{"data plane", "status", "fingerprint", "organizations", "requested"},
+	t := Table{Headers: []string{"data plane", "status", "fingerprint", "organizations", "platform credentials", "requested"},
 		Empty: "no data plane has asked to be enrolled"}
 	for _, e := range es {
-		t.Rows = append(t.Rows, []string{e.DataPlaneID, e.Status, e.Fingerprint, enrollmentOrgs(e), timeCell(&e.RequestedAt)})
+		platform := "no"
+		if e.PlatformCredentials {
+			platform = "yes"
+		}
+		t.Rows = append(t.Rows, []string{e.DataPlaneID, e.Status, e.Fingerprint, enrollmentOrgs(e), platform, timeCell(&e.RequestedAt)})
 	}
 	return t
 }
@@ -101,7 +106,10 @@ type DataPlanesEnrollOptions struct {
 	ID          string
 	Orgs        []string
 	Fingerprint string
-	Output      string
+	// PlatformCredentials, when set, says whether the data plane receives
+	// platform-scope credentials; nil keeps the enrollment's setting.
+	PlatformCredentials *bool
+	Output              string
 }
 
 // NewCmdDataPlanesEnroll builds `gw data-planes enroll`.
@@ -117,11 +125,21 @@ public key; it receives nothing of any other organization.
 
 The data plane asks to be enrolled when it starts, and logs its key's
 fingerprint. Pass that fingerprint with --fingerprint to approve only the
-key you checked. Needs provider-credentials.manage at instance scope.`,
-		Example: `  gw data-planes enroll dp-eu-1 --org acme --fingerprint 3f2a...`,
-		Args:    cobra.ExactArgs(1),
+key you checked. Needs provider-credentials.manage at instance scope.
+
+Platform-scope (instance-wide) provider credentials serve every
+organization; a data plane receives them only with --platform-credentials
+(a new enrollment starts without them; --platform-credentials=false takes
+them away again). Without the flag the enrollment keeps its setting.`,
+		Example: `  gw data-planes enroll dp-eu-1 --org acme --fingerprint 3f2a...
+  gw data-planes enroll dp-eu-1 --org acme --platform-credentials`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
+			if cmd.Flags().Changed("platform-credentials") {
+				v, _ := cmd.Flags().GetBool("platform-credentials")
+				opts.PlatformCredentials = &v
+			}
 			if len(opts.Orgs) == 0 {
 				return usageError{errors.New("name at least one organization with --org")}
 			}
@@ -135,7 +153,7 @@ key you checked. Needs provider-credentials.manage at instance scope.`,
 			if err != nil {
 				return err
 			}
-			req := wire.DataPlaneEnrollmentApprove{Organizations: opts.Orgs}
+			req := wire.DataPlaneEnrollmentApprove{Organizations: opts.Orgs, PlatformCredentials: opts.PlatformCredentials}
 			if opts.Fingerprint != "" {
 				req.Fingerprint = &opts.Fingerprint
 			}
@@ -148,6 +166,7 @@ key you checked. Needs provider-credentials.manage at instance scope.`,
 	}
 	cmd.Flags().StringSliceVar(&opts.Orgs, "org", nil, "an organization (slug or UUID) the data plane serves; repeat or separate with commas")
 	cmd.Flags().StringVar(&opts.Fingerprint, "fingerprint", "", "the data plane's key fingerprint, as it logged it: refuse any other key")
+	cmd.Flags().Bool("platform-credentials", false, "send the data plane the platform-scope (instance-wide) credentials too; =false takes them away (default: keep the enrollment's setting, which starts as false)")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }

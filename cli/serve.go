@@ -46,10 +46,20 @@ type ServeOptions struct {
 	DataPlaneID       string
 	PollInterval      time.Duration
 	HeartbeatInterval time.Duration
+	// DataPlaneKey (GW_DATA_PLANE_KEY) is the data plane's private key
+	// itself, KeyFile (--key-file) the file holding it; BundleCache is on
+	// or off.
+	DataPlaneKey string
+	KeyFile      string
+	BundleCache  string
 	// BundleRefreshInterval paces the control plane's reconciliation.
 	BundleRefreshInterval time.Duration
 	// CORSOrigins may call /inf/v1 from a browser; none: CORS is off.
 	CORSOrigins []string
+	// BodyBudgetMiB bounds the inference body bytes in flight, and
+	// KeyBodyBudgetMiB one key's share (issue 17).
+	BodyBudgetMiB    int
+	KeyBodyBudgetMiB int
 }
 
 // NewCmdServe builds `gw serve`.
@@ -91,10 +101,18 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 				DataPlaneID:           v.GetString("data-plane-id"),
 				PollInterval:          v.GetDuration("poll-interval"),
 				HeartbeatInterval:     v.GetDuration("heartbeat-interval"),
+				DataPlaneKey:          v.GetString("data-plane-key"),
+				KeyFile:               v.GetString("key-file"),
+				BundleCache:           v.GetString("bundle-cache"),
 				BundleRefreshInterval: v.GetDuration("bundle-refresh-interval"),
+				BodyBudgetMiB:         v.GetInt("body-budget-mib"),
+				KeyBodyBudgetMiB:      v.GetInt("key-body-budget-mib"),
 			}
 			if opts.CORSOrigins, err = dataplane.ParseCORSOrigins(v.GetStringSlice("cors-origins")); err != nil {
 				return usageError{fmt.Errorf("--cors-origins: %w", err)}
+			}
+			if opts.BodyBudgetMiB < 1 || opts.KeyBodyBudgetMiB < 1 {
+				return usageError{errors.New("--body-budget-mib and --key-body-budget-mib must be at least 1")}
 			}
 			if err := checkRole(opts); err != nil {
 				return err
@@ -138,7 +156,11 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 	fl.String("data-plane-id", "", "data-plane role: name in heartbeats and enrollment (default: host name and a random suffix, kept in the state dir) [GW_DATA_PLANE_ID]")
 	fl.Duration("poll-interval", 5*time.Second, "data-plane role: how often to poll bundles [GW_POLL_INTERVAL]")
 	fl.Duration("heartbeat-interval", 10*time.Second, "data-plane role: how often to send a heartbeat [GW_HEARTBEAT_INTERVAL]")
+	fl.String("key-file", "", "data-plane role: file holding the data plane's private key, kept apart from the data dir (created if absent; default DATA_DIR/dataplane/data-plane-key) [GW_KEY_FILE; or the key itself in GW_DATA_PLANE_KEY, from gw data-planes keygen]")
+	fl.String("bundle-cache", "on", "data-plane role: on keeps the last admitted bundles in the data dir, so a restart serves while the control plane is down; off keeps them in memory only (no secret on disk, nothing served after a restart until the control plane answers) [GW_BUNDLE_CACHE]")
 	fl.StringSlice("cors-origins", nil, "web origins (scheme://host[:port], or *) allowed to call /inf/v1 from a browser; preflights are answered without a key, requests still need one; empty: CORS off [GW_CORS_ORIGINS]")
+	fl.Int("body-budget-mib", dataplane.DefaultBodyBytesInFlight>>20, "inference request-body MiB held in flight at once, across requests; a body over it is refused, 503 overloaded [GW_BODY_BUDGET_MIB]")
+	fl.Int("key-body-budget-mib", dataplane.DefaultKeyBodyBytesInFlight>>20, "one inference key's share of --body-budget-mib (never less than the largest body, 32 MiB) [GW_KEY_BODY_BUDGET_MIB]")
 	fl.Duration("bundle-refresh-interval", 15*time.Second, "how often the control plane recompiles bundles to catch missed changes [GW_BUNDLE_REFRESH_INTERVAL]")
 	return cmd
 }
@@ -149,10 +171,19 @@ func checkRole(o *ServeOptions) error {
 		if o.BundleRefreshInterval <= 0 {
 			return usageError{errors.New("--bundle-refresh-interval must be positive")}
 		}
+		if o.KeyFile != "" || o.DataPlaneKey != "" || o.BundleCache != "on" {
+			return usageError{errors.New("--key-file, GW_DATA_PLANE_KEY and --bundle-cache go with --role data-plane")}
+		}
 		return nil
 	case RoleDataPlane:
 		if o.ControlPlaneURL == "" || o.Token == "" {
 			return usageError{errors.New("--role data-plane needs --control-plane-url and --token")}
+		}
+		if o.DataPlaneKey != "" && o.KeyFile != "" {
+			return usageError{errors.New("give the data-plane key either in GW_DATA_PLANE_KEY or with --key-file, not both")}
+		}
+		if o.BundleCache != "on" && o.BundleCache != "off" {
+			return usageError{fmt.Errorf("--bundle-cache must be on or off, not %q", o.BundleCache)}
 		}
 		if o.PollInterval <= 0 || o.HeartbeatInterval <= 0 {
 			return usageError{errors.New("--poll-interval and --heartbeat-interval must be positive")}
@@ -200,8 +231,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		BundleRefreshInterval: opts.BundleRefreshInterval,
 		ControlPlaneURL:       opts.ControlPlaneURL, Token: opts.Token, BundlePublicKey: opts.BundlePublicKey,
 		DataPlaneID: opts.DataPlaneID, StateDir: filepath.Join(opts.DataDir, "dataplane"),
+		DataPlaneKey: opts.DataPlaneKey, DataPlaneKeyFile: opts.KeyFile, BundleCacheOff: opts.BundleCache == "off",
 		PollInterval: opts.PollInterval, HeartbeatInterval: opts.HeartbeatInterval,
 		ShutdownTimeout: opts.ShutdownTimeout, CORSOrigins: opts.CORSOrigins, MaxStreamDuration: opts.MaxStreamDuration,
+		BodyBytesInFlight: int64(opts.BodyBudgetMiB) << 20, KeyBodyBytesInFlight: int64(opts.KeyBodyBudgetMiB) << 20,
 	}
 	if opts.BootstrapEmail != "" {
 		pw, err := os.ReadFile(opts.BootstrapPasswordFile)

@@ -11,8 +11,6 @@ import (
 	"github.com/gw-gateway/gw/wire"
 )
 
-func ptr[T any](v T) *T { return &v }
-
 // explainedEvent is a request that fell back from a rate-limited model to
 // one that wrote a cache for an hour, charged to a shared budget.
 func explainedEvent() wire.UsageEvent {

@@ -244,7 +244,11 @@ func dataPlaneEnrollment(t *testing.T, d storetest.Dialect) {
 		}
 	}
 	var cached wire.DataPlaneBundles
-	raw, _ = os.ReadFile(filepath.Join(dpDir, "dataplane", "bundles.json"))
+	// The cache is written just after the bundles are admitted, which
+	// already serves requests.
+	cachePath := filepath.Join(dpDir, "dataplane", "bundles.json")
+	waitFor(t, "the bundle cache", func() bool { _, err := os.Stat(cachePath); return err == nil })
+	raw, _ = os.ReadFile(cachePath)
 	if err := json.Unmarshal(raw, &cached); err != nil {
 		t.Fatal(err)
 	}

@@ -86,6 +86,17 @@ type Config struct {
 	StateDir          string
 	PollInterval      time.Duration
 	HeartbeatInterval time.Duration
+	// DataPlaneKey is the data plane's private key itself
+	// (GW_DATA_PLANE_KEY), DataPlaneKeyFile the file holding it
+	// (--key-file, created on first start when absent). With neither, the
+	// key lives in StateDir/data-plane-key, beside the bundles whose
+	// secrets it opens.
+	DataPlaneKey     string
+	DataPlaneKeyFile string
+	// BundleCacheOff keeps admitted bundles in memory only (--bundle-cache
+	// off): nothing on disk holds a secret, and a restart serves nothing
+	// until the control plane answers.
+	BundleCacheOff bool
 
 	ShutdownTimeout time.Duration
 	// MaxStreamDuration ends any inference stream that lasts longer
@@ -99,6 +110,11 @@ type Config struct {
 	// CORSOrigins are the web origins allowed to call /inf/v1 from a
 	// browser (dataplane.ParseCORSOrigins); none: CORS is off.
 	CORSOrigins []string
+
+	// BodyBytesInFlight and KeyBodyBytesInFlight bound the inference body
+	// bytes held at once, in all and per key (dataplane.Options; the
+	// defaults when 0).
+	BodyBytesInFlight, KeyBodyBytesInFlight int64
 }
 
 // Server is an assembled gw serve.
@@ -203,7 +219,7 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 		}
 		plane = dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{Keyring: s.cfg.Keyring, Usage: sink, Logger: s.log,
 			Budgets: &budgets.Leases{Store: st}, BudgetJournal: journal, BudgetHolder: "local-" + uuid.NewString(), Metrics: s.metrics,
-			MaxStreamDuration: s.cfg.MaxStreamDuration})
+			MaxStreamDuration: s.cfg.MaxStreamDuration, BodyBytesInFlight: s.cfg.BodyBytesInFlight, KeyBodyBytesInFlight: s.cfg.KeyBodyBytesInFlight})
 		// Before the database closes: what the plane holds goes back.
 		s.flush = append([]func(context.Context) error{s.releaseBudgets(plane, journal)}, s.flush...)
 		s.metrics.GaugeFunc("gw_usage_sink_queue_depth", "Usage events buffered in memory, not yet written to the database.",
@@ -334,7 +350,12 @@ func (s *Server) publicURL() string { return strings.TrimRight(s.cfg.PublicURL, 
 // secrets arrive sealed to it, so the master key is never needed here. It
 // serves at once: 503 bundle_not_ready until a bundle is admitted.
 func (s *Server) assembleDataPlane(ctx context.Context) error {
-	c, err := client.New(client.Options{Server: s.cfg.ControlPlaneURL, Token: s.cfg.Token, Version: s.cfg.Version})
+	// A transport of its own, whose connections close with the data
+	// plane: one left open (a spare a concurrent call dialed) would hold
+	// the control plane's graceful shutdown for seconds.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	c, err := client.New(client.Options{Server: s.cfg.ControlPlaneURL, Token: s.cfg.Token, Version: s.cfg.Version,
+		HTTPClient: &http.Client{Timeout: 60 * time.Second, Transport: transport}})
 	if err != nil {
 		return fmt.Errorf("--control-plane-url: %w", err)
 	}
@@ -343,9 +364,9 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	key, created, err := secrets.LoadDataPlaneKey(filepath.Join(stateDir, "data-plane-key"))
+	key, err := s.dataPlaneKey(stateDir)
 	if err != nil {
-		return fmt.Errorf("data-plane key: %w", err)
+		return err
 	}
 	id := s.cfg.DataPlaneID
 	if id == "" {
@@ -353,7 +374,6 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 			return err
 		}
 	}
-	s.log.Info("data-plane key", "fingerprint", key.Public().Fingerprint(), "created", created)
 	// Usage goes to a local spool first and is shipped from there.
 	sp, err := spool.Open(filepath.Join(stateDir, "usage.spool"), func(ctx context.Context, evs []wire.UsageEventIn) error {
 		_, err := c.IngestUsage(ctx, evs)
@@ -362,7 +382,11 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.flush = append(s.flush, sp.Close)
+	s.flush = append(s.flush, sp.Close, func(context.Context) error {
+		// The spool has shipped what it could; nothing else calls out.
+		transport.CloseIdleConnections()
+		return nil
+	})
 	s.loops = append(s.loops, func(ctx context.Context) { sp.Run(ctx, s.cfg.PollInterval) })
 	journal, err := s.openBudgetJournal(id)
 	if err != nil {
@@ -370,7 +394,7 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 	}
 	plane := dataplane.NewPlane(pub, dataplane.Options{Keyring: key, Usage: sp, Logger: s.log,
 		Budgets: budgetClient{c: c, id: id}, BudgetJournal: journal, BudgetHolder: id + "#" + uuid.NewString()[:8], Metrics: s.metrics,
-		MaxStreamDuration: s.cfg.MaxStreamDuration})
+		MaxStreamDuration: s.cfg.MaxStreamDuration, BodyBytesInFlight: s.cfg.BodyBytesInFlight, KeyBodyBytesInFlight: s.cfg.KeyBodyBytesInFlight})
 	s.flush = append(s.flush, s.releaseBudgets(plane, journal))
 	s.metrics.GaugeFunc("gw_usage_spool_depth", "Usage events spooled on disk, not yet shipped to the control plane.",
 		func() float64 { return float64(sp.Depth()) })
@@ -387,7 +411,8 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 	s.loops = append(s.loops, func(ctx context.Context) { syncBudgets(ctx, plane, s.log) })
 	s.plane = plane
 	remote := &dataplane.Remote{Client: c, Plane: plane, ID: id, Version: s.cfg.Version, StateDir: stateDir,
-		PollInterval: s.cfg.PollInterval, HeartbeatInterval: s.cfg.HeartbeatInterval, Log: s.log, SpoolDepth: sp.Depth, Key: key}
+		PollInterval: s.cfg.PollInterval, HeartbeatInterval: s.cfg.HeartbeatInterval, Log: s.log, SpoolDepth: sp.Depth, Key: key,
+		NoCache: s.cfg.BundleCacheOff}
 	if err := remote.LoadCached(); err != nil {
 		s.log.Warn("cached bundles", "error", err)
 	}
@@ -399,6 +424,51 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 	s.handler = mux
 	return nil
 }
+
+// dataPlaneKey loads the data plane's private key from where the operator
+// keeps it: the environment, a file of their choosing, or (the default)
+// the state dir. Whoever copies a state dir that holds the key can open
+// the provider secrets of the bundles cached beside it; kept elsewhere, a
+// copied folder opens nothing.
+func (s *Server) dataPlaneKey(stateDir string) (*secrets.DataPlaneKey, error) {
+	inDir := filepath.Join(stateDir, dataPlaneKeyFile)
+	var key *secrets.DataPlaneKey
+	var source string
+	created := false
+	switch {
+	case s.cfg.DataPlaneKey != "":
+		k, err := secrets.ParseDataPlaneKey(s.cfg.DataPlaneKey)
+		if err != nil {
+			return nil, fmt.Errorf("GW_DATA_PLANE_KEY: %w", err)
+		}
+		key, source = k, "GW_DATA_PLANE_KEY"
+	case s.cfg.DataPlaneKeyFile != "":
+		k, made, err := secrets.LoadDataPlaneKey(s.cfg.DataPlaneKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--key-file: %w", err)
+		}
+		key, source, created = k, s.cfg.DataPlaneKeyFile, made
+	default:
+		k, made, err := secrets.LoadDataPlaneKey(inDir)
+		if err != nil {
+			return nil, fmt.Errorf("data-plane key: %w", err)
+		}
+		key, source, created = k, inDir, made
+		s.log.Warn("the data-plane key is kept in the data dir, beside the bundles whose secrets it opens: "+
+			"a copy of the folder opens them; keep it elsewhere with --key-file or GW_DATA_PLANE_KEY (README, Splitting the planes)", "file", inDir)
+	}
+	if source != inDir {
+		if _, err := os.Stat(inDir); err == nil {
+			s.log.Warn("a data-plane key file is still in the data dir while the key comes from elsewhere: delete it", "file", inDir)
+		}
+	}
+	s.log.Info("data-plane key", "fingerprint", key.Public().Fingerprint(), "source", source, "created", created)
+	return key, nil
+}
+
+// dataPlaneKeyFile is where a data plane keeps its key in its state dir
+// unless told otherwise.
+const dataPlaneKeyFile = "data-plane-key"
 
 // Run serves on ln until ctx ends, then shuts down in order: the HTTP
 // server stops accepting and lets requests finish (within

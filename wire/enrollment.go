@@ -31,14 +31,22 @@ type DataPlaneEnrollment struct {
 	RequestedAt   time.Time                `json:"requested_at"`
 	ApprovedAt    *time.Time               `json:"approved_at"`
 	RevokedAt     *time.Time               `json:"revoked_at"`
+	// PlatformCredentials: the data plane receives the organizations'
+	// platform-scope (instance-wide) provider credentials as well. False
+	// for new enrollments.
+	PlatformCredentials bool `json:"platform_credentials"`
 }
 
 // DataPlaneEnrollmentApprove enrolls a data plane for exactly these
 // organizations (UUIDs or slugs), replacing any earlier set. Fingerprint,
 // when given, must match the data plane's key: approve what you checked.
+// PlatformCredentials, when given, says whether the data plane receives
+// platform-scope credentials; absent keeps the enrollment's setting (false
+// for a new one).
 type DataPlaneEnrollmentApprove struct {
-	Organizations []string `json:"organizations" jsonschema:"minItems=1,maxItems=1000"`
-	Fingerprint   *string  `json:"fingerprint,omitempty"`
+	Organizations       []string `json:"organizations" jsonschema:"minItems=1,maxItems=1000"`
+	Fingerprint         *string  `json:"fingerprint,omitempty"`
+	PlatformCredentials *bool    `json:"platform_credentials,omitempty"`
 }
 
 // Enrollment states.

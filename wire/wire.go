@@ -107,15 +107,19 @@ type Deleted struct {
 
 // User is a principal: a person or a service account (spec 2.5).
 type User struct {
-	ID             uuid.UUID   `json:"id"`
-	Email          string      `json:"email"`
-	Name           string      `json:"name"`
-	InstanceRole   string      `json:"instance_role" jsonschema:"enum=owner,enum=admin,enum=member"`
-	ServiceAccount bool        `json:"service_account"`
-	ManagingOrgID  *uuid.UUID  `json:"managing_org_id" jsonschema:"nullable"`
-	CreatedAt      time.Time   `json:"created_at"`
-	UpdatedAt      time.Time   `json:"updated_at"`
-	Orgs           []uuid.UUID `json:"orgs"`
+	ID             uuid.UUID  `json:"id"`
+	Email          string     `json:"email"`
+	Name           string     `json:"name"`
+	InstanceRole   string     `json:"instance_role" jsonschema:"enum=owner,enum=admin,enum=member"`
+	ServiceAccount bool       `json:"service_account"`
+	ManagingOrgID  *uuid.UUID `json:"managing_org_id" jsonschema:"nullable"`
+	// DisabledAt is when an instance admin disabled the account, present
+	// only while it is disabled: an enabled principal keeps the spec's
+	// shape (2.5) to the letter.
+	DisabledAt *time.Time  `json:"disabled_at,omitempty"`
+	CreatedAt  time.Time   `json:"created_at"`
+	UpdatedAt  time.Time   `json:"updated_at"`
+	Orgs       []uuid.UUID `json:"orgs"`
 }
 
 // UserUpdate changes a user's instance role.

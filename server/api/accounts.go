@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
@@ -20,24 +18,24 @@ func (s *Server) accountRoutes() []*Route {
 	const tag = "Auth"
 	manage := []auth.Permission{auth.PrincipalsManage}
 	return []*Route{
-		{Method: "POST", Path: "/api/v1/auth/password", Tag: tag, Access: Authenticated,
+		{Method: "POST", Path: "/api/v1/auth/password", Tag: tag, Access: BrowserSession,
 			Summary: "Change the caller's password (needs the current one); every other session of theirs ends",
 			Body:    wire.PasswordChange{}, Result: wire.PasswordChanged{}, Handle: s.changePassword},
 		{Method: "GET", Path: "/api/v1/auth/sessions", Tag: tag, Access: Authenticated,
 			Summary: "List the caller's browser sessions (complete set; never their tokens)",
 			Result:  []wire.Session{}, Handle: s.listSessions},
-		{Method: "DELETE", Path: "/api/v1/auth/sessions", Tag: tag, Access: Authenticated,
+		{Method: "DELETE", Path: "/api/v1/auth/sessions", Tag: tag, Access: BrowserSession,
 			Summary: "Sign out everywhere: end every browser session of the caller, this one included",
 			Result:  wire.SessionsEnded{}, Handle: s.endAllSessions},
-		{Method: "DELETE", Path: "/api/v1/auth/sessions/{session_id}", Tag: tag, Access: Authenticated,
+		{Method: "DELETE", Path: "/api/v1/auth/sessions/{session_id}", Tag: tag, Access: BrowserSession,
 			Summary: "End one of the caller's browser sessions",
 			Result:  wire.SessionsEnded{}, Handle: s.endSession},
 		{Method: "POST", Path: "/api/v1/instance/users/{user_id}/disable", Tag: "Instance Users",
-			Summary: "Disable an account: its sessions end, its management keys (and what they issued) are revoked, and it cannot sign in",
-			Perms:   manage, Result: wire.User{}, Handle: s.disableUser},
+			Summary: "Disable an account: its sessions end; its management keys (and what they issued) and the inference keys it owns or created are revoked; it cannot sign in",
+			Perms:   manage, Result: wire.User{}, RefreshesBundles: true, Handle: s.disableUser},
 		{Method: "POST", Path: "/api/v1/instance/users/{user_id}/enable", Tag: "Instance Users",
 			Summary: "Enable a disabled account (it signs in again; revoked keys stay revoked)",
-			Perms:   manage, Result: wire.User{}, Handle: s.enableUser},
+			Perms:   manage, Result: wire.User{}, RefreshesBundles: true, Handle: s.enableUser},
 	}
 }
 
@@ -78,11 +76,7 @@ func (s *Server) changePassword(r *Request) (any, error) {
 		}
 		// Whoever else holds a session (perhaps the reason for the
 		// change) is signed out; the session making the change stays.
-		var keep *uuid.UUID
-		if r.P.Session != nil {
-			keep = &r.P.Session.ID
-		}
-		n, err := tx.DeleteUserSessions(r.ctx, u.ID, keep)
+		n, err := tx.DeleteUserSessions(r.ctx, u.ID, &r.P.Session.ID)
 		if err != nil {
 			return err
 		}
@@ -121,7 +115,7 @@ func (s *Server) endAllSessions(r *Request) (any, error) {
 		return r.audit(tx, auditEntry{Action: "user.signed_out_everywhere", TargetType: "user", TargetID: r.P.User.ID.String(),
 			Details: map[string]any{"sessions_ended": n}})
 	})
-	if err == nil && r.P.Session != nil {
+	if err == nil {
 		s.clearSessionCookie(r)
 	}
 	return out, err
@@ -143,7 +137,7 @@ func (s *Server) endSession(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.P.Session != nil && r.P.Session.ID == id {
+	if r.P.Session.ID == id {
 		s.clearSessionCookie(r)
 	}
 	return wire.SessionsEnded{SessionsEnded: 1}, nil
@@ -191,12 +185,33 @@ func (s *Server) disableUser(r *Request) (any, error) {
 		if err := backend.RevokeIssuedKeys(r.ctx, tx, r.actor(), keys, now, "issuer's account disabled"); err != nil {
 			return err
 		}
+		// So are the inference keys it owns, and those it issued for
+		// others: it was shown their plaintext. Revoked, not suspended:
+		// enabling the account does not bring back a token that may have
+		// left with it (docs/security.md).
+		inference, err := tx.RevokeUserInferenceKeys(r.ctx, u.ID, now)
+		if err != nil {
+			return err
+		}
+		inferenceIDs := make([]string, len(inference))
+		for i, k := range inference {
+			inferenceIDs[i] = k.ID.String()
+			reason := "owner's account disabled"
+			if k.UserID != u.ID {
+				reason = "issuer's account disabled"
+			}
+			if err := r.audit(tx, auditEntry{Action: "inference_key.revoked", TargetType: "inference_key", TargetID: k.ID.String(),
+				OrgID: &k.OrgID, WorkspaceID: &k.WorkspaceID,
+				Details: map[string]any{"name": k.Name, "prefix": k.Prefix, "reason": reason, "user_id": u.ID.String()}}); err != nil {
+				return err
+			}
+		}
 		ids := make([]string, len(keys))
 		for i, k := range keys {
 			ids[i] = k.String()
 		}
 		return r.audit(tx, auditEntry{Action: "user.disabled", TargetType: "user", TargetID: u.ID.String(),
-			Details: map[string]any{"email": u.Email, "sessions_ended": sessions, "keys_revoked": ids}})
+			Details: map[string]any{"email": u.Email, "sessions_ended": sessions, "keys_revoked": ids, "inference_keys_revoked": inferenceIDs}})
 	})
 	if err != nil {
 		return nil, err

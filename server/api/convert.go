@@ -25,7 +25,7 @@ func toUser(u *store.User, orgs []uuid.UUID) wire.User {
 	}
 	return wire.User{
 		ID: u.ID, Email: u.Email, Name: u.Name, InstanceRole: u.InstanceRole,
-		ServiceAccount: u.ServiceAccount, ManagingOrgID: u.ManagingOrgID,
+		ServiceAccount: u.ServiceAccount, ManagingOrgID: u.ManagingOrgID, DisabledAt: u.DisabledAt,
 		CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt, Orgs: orgs,
 	}
 }

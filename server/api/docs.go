@@ -17,6 +17,8 @@ func (s *Server) EndpointTableMarkdown() string {
 			needs = "nothing"
 		case Authenticated:
 			needs = "any valid credential"
+		case BrowserSession:
+			needs = "the account holder's browser session (a management key gets 403)"
 		}
 		if p := permissionNote(rt); p != "" {
 			needs = strings.TrimSuffix(strings.TrimPrefix(p, "Permission: "), ".")

@@ -147,6 +147,7 @@ func (s *Server) approveEnrollment(r *Request) (any, error) {
 	id := r.R.PathValue("data_plane_id")
 	var refs []string
 	var fingerprint *string
+	var platform *bool
 	if err := r.body(func(o *validate.Object) {
 		if v, ok := o.Require("organizations"); ok {
 			validate.List(v, o.Loc().With("organizations"), validate.ListRule{Min: 1, Max: 1000}, o.Errors(), func(item any, loc validate.Loc) {
@@ -160,10 +161,14 @@ func (s *Server) approveEnrollment(r *Request) (any, error) {
 				fingerprint = &f
 			}
 		}
+		platform = optionalBool(o, "platform_credentials")
 	}); err != nil {
 		return nil, err
 	}
 	var out *store.DataPlaneEnrollment
+	// republish: the organizations whose bundles must take a new version,
+	// because what this data plane receives of them changed.
+	var republish []uuid.UUID
 	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
 		e, err := tx.GetEnrollment(r.ctx, id)
 		if err != nil {
@@ -186,19 +191,54 @@ func (s *Server) approveEnrollment(r *Request) (any, error) {
 				orgIDs, slugs = append(orgIDs, org.ID), append(slugs, org.Slug)
 			}
 		}
-		if err := tx.ApproveEnrollment(r.ctx, id, orgIDs, store.Now()); err != nil {
+		withPlatform := e.PlatformCredentials
+		if platform != nil {
+			withPlatform = *platform
+		}
+		if err := tx.ApproveEnrollment(r.ctx, id, orgIDs, withPlatform, store.Now()); err != nil {
 			return err
 		}
 		if out, err = tx.GetEnrollment(r.ctx, id); err != nil {
 			return err
 		}
+		if e.Status == store.EnrollmentApproved && withPlatform != e.PlatformCredentials {
+			// A data plane admits only newer versions: without one it would
+			// keep (or keep lacking) the platform credentials it has.
+			republish = orgIDs
+		}
 		return r.audit(tx, auditEntry{Action: "data_plane.enrollment_approved", TargetType: "data_plane", TargetID: id,
-			Details: map[string]any{"fingerprint": e.Fingerprint, "organizations": slugs, "previous_status": e.Status}})
+			Details: map[string]any{"fingerprint": e.Fingerprint, "organizations": slugs, "previous_status": e.Status,
+				"platform_credentials": withPlatform, "previous_platform_credentials": e.PlatformCredentials}})
 	})
 	if err != nil {
 		return nil, err
 	}
+	if err := s.republish(r, republish); err != nil {
+		return nil, err
+	}
 	return s.toEnrollment(r, out)
+}
+
+// republish stores the organizations' bundles under new versions, so
+// that enrolled data planes admit what they now receive of them.
+func (s *Server) republish(r *Request, orgIDs []uuid.UUID) error {
+	if len(orgIDs) == 0 {
+		return nil
+	}
+	signer, err := publish.SigningKey(r.ctx, s.store, s.opts.Keyring)
+	if err != nil {
+		return err
+	}
+	c := &publish.Compiler{Store: s.store, Signer: signer}
+	for _, id := range orgIDs {
+		if _, err := c.Republish(r.ctx, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("republish the bundle of organization %s: %w", id, err)
+		}
+	}
+	// Data planes in this process and on other replicas pick the new
+	// versions up now rather than at their next periodic refresh.
+	s.refreshBundles(r)
+	return nil
 }
 
 func (s *Server) revokeEnrollment(r *Request) (any, error) {
@@ -223,7 +263,8 @@ func (s *Server) revokeEnrollment(r *Request) (any, error) {
 
 func (s *Server) toEnrollment(r *Request, e *store.DataPlaneEnrollment) (wire.DataPlaneEnrollment, error) {
 	out := wire.DataPlaneEnrollment{DataPlaneID: e.DataPlaneID, Fingerprint: e.Fingerprint, PublicKey: e.PublicKey, Status: e.Status,
-		Organizations: make([]wire.EnrollmentOrganization, 0, len(e.OrgIDs)), RequestedAt: e.RequestedAt, ApprovedAt: e.ApprovedAt, RevokedAt: e.RevokedAt}
+		Organizations: make([]wire.EnrollmentOrganization, 0, len(e.OrgIDs)), RequestedAt: e.RequestedAt, ApprovedAt: e.ApprovedAt, RevokedAt: e.RevokedAt,
+		PlatformCredentials: e.PlatformCredentials}
 	for _, id := range e.OrgIDs {
 		org, err := s.store.GetOrganization(r.ctx, id)
 		if err != nil {
@@ -275,7 +316,7 @@ func (s *Server) pollBundles(r *Request) (any, error) {
 	// organizations) and the stored bundles' versions. The bytes sent differ
 	// from poll to poll (sealing is randomized); the versions do not.
 	h := sha256.New()
-	fmt.Fprintf(h, "%s:%s:%s;", e.Status, e.Fingerprint, out.PublicKey)
+	fmt.Fprintf(h, "%s:%s:%s:%t;", e.Status, e.Fingerprint, out.PublicKey, e.PlatformCredentials)
 	for _, b := range rows {
 		fmt.Fprintf(h, "%s:%d:%s;", b.OrgID, b.Version, b.Hash)
 	}
@@ -298,7 +339,7 @@ func (s *Server) pollBundles(r *Request) (any, error) {
 	}
 	for i := range rows {
 		var signed bundle.Signed
-		if signed, err = publish.ForDataPlane(&rows[i], s.opts.Keyring, signer, pub); err != nil {
+		if signed, err = publish.ForDataPlane(&rows[i], s.opts.Keyring, signer, pub, e.PlatformCredentials); err != nil {
 			return nil, err
 		}
 		out.Bundles = append(out.Bundles, wire.SignedBundle{OrgID: signed.OrgID, Version: signed.Version, Hash: signed.Hash,

@@ -81,6 +81,19 @@ func optionalLiteral(o *validate.Object, name string, allowed []string) *string 
 	return &s
 }
 
+// optionalBool reads an optional boolean member; null counts as absent.
+func optionalBool(o *validate.Object, name string) *bool {
+	v, ok := o.Raw(name)
+	if !ok || v == nil {
+		return nil
+	}
+	b, good := validate.Bool(v, o.Loc().With(name), o.Errors())
+	if !good {
+		return nil
+	}
+	return &b
+}
+
 // slugify derives a URL slug from a display name: "Acme Labs!" → "acme-labs".
 func slugify(name, fallback string) string { return backend.Slugify(name, fallback) }
 

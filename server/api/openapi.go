@@ -70,8 +70,11 @@ func (s *Server) OpenAPI() map[string]any {
 			op["description"] = perms
 			op["x-gw-permissions"] = rt.Perms
 		}
-		if rt.Access == Public {
+		switch rt.Access {
+		case Public:
 			op["security"] = []any{}
+		case BrowserSession:
+			op["security"] = []any{map[string]any{"session": []any{}}}
 		}
 		var params []any
 		for _, m := range pathParam.FindAllStringSubmatch(rt.Path, -1) {
@@ -194,8 +197,11 @@ func responses(rt *Route, ref func(any) map[string]any) map[string]any {
 	if rt.Access != Public {
 		out["401"] = errBody("Authentication failed.")
 	}
-	if rt.Access == Scoped {
+	switch rt.Access {
+	case Scoped:
 		out["403"] = errBody("The credential lacks the permission, or its scope does not cover the URL.")
+	case BrowserSession:
+		out["403"] = errBody("A management key: this acts for the account holder, from their browser session only.")
 	}
 	if strings.Contains(rt.Path, "{") {
 		out["404"] = errBody("Not found.")

@@ -29,7 +29,17 @@ const (
 	Authenticated
 	// Public routes need none (a credential, if sent, is still read).
 	Public
+	// BrowserSession routes act for the account holder (ending sessions,
+	// changing the password) and need their browser session: a key is a
+	// delegated credential, and whoever holds one, with any permissions,
+	// must not lock the person out of their own account.
+	BrowserSession
 )
+
+// errBrowserSessionOnly answers a BrowserSession route called with a
+// management key.
+var errBrowserSessionOnly = errorf(http.StatusForbidden, "this acts for the account holder and needs their browser session: "+
+	"a management key cannot do it, whatever its permissions; sign in and do it there")
 
 // QueryParam documents one query parameter.
 type QueryParam struct {
@@ -178,7 +188,13 @@ func (s *Server) admit(req *Request, rt *Route) error {
 		return err
 	}
 	req.P = p
-	if rt.Access == Authenticated {
+	switch rt.Access {
+	case Authenticated:
+		return nil
+	case BrowserSession:
+		if p.Session == nil {
+			return errBrowserSessionOnly
+		}
 		return nil
 	}
 	return s.authorize(req, rt)

@@ -95,7 +95,7 @@ func New(ctx context.Context, st *store.Store, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("instance cursor key is corrupt: %w", err)
 	}
 	s := &Server{store: st, opts: opts, log: opts.Logger, cursors: cursorCodec{key: key}, mux: http.NewServeMux(),
-		signIns: newSignInGuard(addressFailureLimit), invites: newSignInGuard(inviteFailureLimit)}
+		signIns: newSignInGuard(st, "sign_in", addressFailureLimit), invites: newSignInGuard(st, "invitation", inviteFailureLimit)}
 	s.routes = s.allRoutes()
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.Method+" "+rt.Path, s.handler(rt))

@@ -80,9 +80,13 @@ func IssueInferenceKey(ctx context.Context, st *store.Store, actor Actor, in Inf
 	}
 	token, prefix, hash := auth.NewToken(auth.InferenceKeyPrefix)
 	now := store.Now()
+	// Who issued the key is kept, so disabling their account revokes it
+	// (docs/security.md); an operator command issues none.
 	k := &store.InferenceKey{ID: uuid.New(), OrgID: ws.OrgID, WorkspaceID: ws.ID, UserID: in.Owner, Name: in.Name, Prefix: prefix,
-		TokenHash: hash, ExpiresAt: in.ExpiresAt, RateLimits: limits, CreatedAt: now, UpdatedAt: now}
+		TokenHash: hash, ExpiresAt: in.ExpiresAt, RateLimits: limits, CreatedBy: actor.UserID, CreatedAt: now, UpdatedAt: now}
 	err := st.InTx(ctx, func(tx *store.Store) error {
+		// The owner must be an active member: the bundle serves only keys of
+		// active members, and policies target keys by their owner.
 		m, err := tx.GetMembership(ctx, ws.OrgID, in.Owner)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status != auth.MembershipActive) {
 			return validate.Single(validate.Loc{"body", "user_id"}, "value_error",
@@ -90,6 +94,14 @@ func IssueInferenceKey(ctx context.Context, st *store.Store, actor Actor, in Inf
 		}
 		if err != nil {
 			return err
+		}
+		// A disabled account's keys are revoked and no bundle carries its
+		// keys: a new one would be dead on arrival.
+		if u, err := tx.GetUser(ctx, in.Owner); err != nil {
+			return err
+		} else if u.DisabledAt != nil {
+			return validate.Single(validate.Loc{"body", "user_id"}, "value_error",
+				"Value error, the key's owner has a disabled account", in.Owner.String(), nil)
 		}
 		if err := tx.CreateInferenceKey(ctx, k); err != nil {
 			return err

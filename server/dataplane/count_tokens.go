@@ -46,12 +46,13 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	if !admitted {
 		return
 	}
-	body := p.readBody(w, r, d)
+	body, release := p.readBody(w, r, d, key.inference.id)
 	if body == nil {
 		return
 	}
-	var members map[string]json.RawMessage
-	if json.Unmarshal(body, &members) != nil || members == nil {
+	defer release()
+	members, err := providers.ParseObject(body)
+	if err != nil {
 		d.refuse(w, invalidResponse(invalidJSON))
 		return
 	}

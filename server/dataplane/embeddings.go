@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 
@@ -16,19 +17,21 @@ type embeddingsDialect struct{}
 func (embeddingsDialect) name() string { return endpointEmbeddings }
 
 func (embeddingsDialect) parse(body []byte) (*providers.ChatRequest, map[string]json.RawMessage, error, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(body, &members); err != nil || members == nil {
+	// The members, input included, are slices of body, not copies.
+	members, err := providers.ParseObject(body)
+	if err != nil {
 		return nil, nil, nil, invalidJSON
 	}
 	var req struct {
 		Model          *string         `json:"model"`
-		Input          json.RawMessage `json:"input"`
 		EncodingFormat *string         `json:"encoding_format"`
 		Dimensions     *int64          `json:"dimensions"`
+		Input          json.RawMessage `json:"-"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, nil, nil, &providers.InvalidRequestError{Code: "invalid_type", Message: "The request is not an embeddings request: " + err.Error()}
 	}
+	req.Input = bytes.TrimSpace(members["input"])
 	switch {
 	case req.Model == nil || *req.Model == "":
 		return nil, nil, nil, &providers.InvalidRequestError{Param: "model", Code: "missing_required_parameter", Message: "Missing required parameter: 'model'."}

@@ -235,10 +235,11 @@ type route struct {
 }
 
 func (x *exchange) serve() {
-	body := x.p.readBody(x.w, x.r, x.d)
+	body, release := x.p.readBody(x.w, x.r, x.d, x.key.id)
 	if body == nil {
 		return
 	}
+	defer release()
 	req, native, translateErr, err := x.d.parse(body)
 	if err != nil {
 		x.d.refuse(x.w, invalidResponse(err))

@@ -2,9 +2,7 @@ package dataplane
 
 import (
 	"errors"
-	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"time"
 
@@ -169,29 +167,4 @@ var errBodyTimeout = errorResponse(http.StatusRequestTimeout, apiError{
 // is the bound.
 func (p *Plane) limitBodyTime(w http.ResponseWriter) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(p.inference.bodyRead))
-}
-
-// readBody reads an inference body within its size limit and the read
-// deadline limitBodyTime set, or answers the refusal in the dialect and
-// returns nil.
-func (p *Plane) readBody(w http.ResponseWriter, r *http.Request, d dialect) []byte {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.inference.maxBody))
-	if err == nil {
-		// A stream may take long to answer; the body is in.
-		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-		return body
-	}
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		d.refuse(w, errBodyTooLarge(tooLarge.Limit))
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		// The rest of the body is not waited for: the connection closes
-		// after the answer.
-		w.Header().Set("Connection", "close")
-		d.refuse(w, errBodyTimeout)
-	default:
-		d.refuse(w, invalidRequest("", "invalid_body", "The request body could not be read."))
-	}
-	return nil
 }

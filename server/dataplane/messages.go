@@ -28,8 +28,10 @@ func (messagesDialect) parse(body []byte) (*providers.ChatRequest, map[string]js
 // limit), because a native upstream may take it; the translation's error
 // refuses it only where it would have to be translated.
 func parseTranslated(body []byte, translate func([]byte) ([]byte, error), limit string) (*providers.ChatRequest, map[string]json.RawMessage, error, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(body, &members); err != nil || members == nil {
+	// The members are slices of body, not copies: a native upstream gets
+	// them as sent.
+	members, err := providers.ParseObject(body)
+	if err != nil {
 		return nil, nil, nil, invalidJSON
 	}
 	chat, terr := translate(body)
@@ -83,8 +85,12 @@ func (messagesDialect) refuse(w http.ResponseWriter, r *response) { anthropicErr
 func anthropicError(r *response) *response {
 	e := errorFields(r)
 	status, typ := r.status, anthropicErrorType(r.status)
-	if r.billing {
+	switch {
+	case r.billing:
 		status, typ = http.StatusPaymentRequired, "billing_error"
+	case e.Code != nil && *e.Code == "overloaded":
+		// Anthropic's own word for it (which it sends with a 529).
+		typ = "overloaded_error"
 	}
 	out := &response{status: status, code: r.code, body: mustJSON(map[string]any{"type": "error",
 		"error": map[string]any{"type": typ, "message": e.Message}})}

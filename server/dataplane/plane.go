@@ -55,6 +55,13 @@ type Options struct {
 	// BodyReadTimeout bounds how long a body may take to arrive
 	// (DefaultBodyReadTimeout when 0).
 	BodyReadTimeout time.Duration
+	// BodyBytesInFlight bounds the inference body bytes held at once,
+	// across requests (DefaultBodyBytesInFlight when 0), and
+	// KeyBodyBytesInFlight one key's share of them
+	// (DefaultKeyBodyBytesInFlight when 0); a body over either is refused,
+	// 503 overloaded (bodybudget.go).
+	BodyBytesInFlight    int64
+	KeyBodyBytesInFlight int64
 	// Logger receives upstream failures and fallbacks; never a secret.
 	Logger *slog.Logger
 	// Budgets grants budget leases; without it a request that a budget
@@ -102,6 +109,8 @@ type Plane struct {
 	inference inferenceConfig
 	// budgets admits requests within the budget leases held.
 	budgets budgetState
+	// bodies bounds the request-body bytes held in flight.
+	bodies *bodyBudget
 
 	// base is cancelled, with errShuttingDown, when in-flight chat
 	// completions must end (EndInFlight); flights counts them.
@@ -126,6 +135,7 @@ var (
 // until SetSigningKey). It answers 503 to every request until MarkReady.
 func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	p := &Plane{now: opts.Now, inference: newInferenceConfig(opts)}
+	p.bodies = newBodyBudget(opts.BodyBytesInFlight, opts.KeyBodyBytesInFlight, p.inference.maxBody)
 	if pub != nil {
 		p.SetSigningKey(pub)
 	}

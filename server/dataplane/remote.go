@@ -42,6 +42,10 @@ type Remote struct {
 	// Key is this data plane's own key pair: its bundles' secrets are
 	// sealed to the public half.
 	Key *secrets.DataPlaneKey
+	// NoCache keeps the admitted bundles in memory only: no provider
+	// secret is on disk, at the price of serving nothing after a restart
+	// until the control plane answers.
+	NoCache bool
 
 	etag      string
 	requested bool
@@ -107,9 +111,21 @@ func (r *Remote) pin(announced string) error {
 
 // LoadCached admits the bundles saved by the last run and marks the plane
 // ready if there were any, so a restart serves before the control plane
-// answers.
+// answers. Without a cache it deletes what an earlier run saved: an
+// operator who turned the cache off wants no secret left on disk.
 func (r *Remote) LoadCached() error {
-	raw, err := os.ReadFile(filepath.Join(r.StateDir, bundlesFile))
+	path := filepath.Join(r.StateDir, bundlesFile)
+	if r.NoCache {
+		err := os.Remove(path)
+		if err == nil {
+			r.Log.Info("the bundle cache is off: deleted the bundles an earlier run saved", "file", path)
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	raw, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -200,11 +216,7 @@ func (r *Remote) Sync(ctx context.Context) error {
 	if b.Enrollment == "revoked" {
 		r.Log.Warn("this data plane's enrollment is revoked: it serves no organization")
 	}
-	raw, err := json.Marshal(b)
-	if err != nil {
-		return err
-	}
-	if err := writeFileAtomic(filepath.Join(r.StateDir, bundlesFile), raw); err != nil {
+	if err := r.save(b); err != nil {
 		return err
 	}
 	// A bundle that failed admission is retried on the next change only if
@@ -213,6 +225,19 @@ func (r *Remote) Sync(ctx context.Context) error {
 		r.etag = etag
 	}
 	return admitErr
+}
+
+// save keeps what a poll brought for the next start, unless the cache is
+// off.
+func (r *Remote) save(b wire.DataPlaneBundles) error {
+	if r.NoCache {
+		return nil
+	}
+	raw, err := json.Marshal(b)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(r.StateDir, bundlesFile), raw)
 }
 
 // Heartbeat reports the admitted versions and spool depth.

@@ -341,33 +341,37 @@ func translateMessages(req *ChatRequest, out *anthropicRequest) error {
 	}
 	for i, m := range req.Messages {
 		param := "messages[" + strconv.Itoa(i) + "]"
+		text, parts, err := m.Content.Decode()
+		if err != nil {
+			return invalid(param+".content", "invalid_value", "Invalid value for '%s.content'.", param)
+		}
 		switch m.Role {
 		case "system", "developer":
-			texts, err := textBlocks(m.Content, param+".content")
+			texts, err := textBlocks(text, parts, param+".content")
 			if err != nil {
 				return err
 			}
 			out.System = append(out.System, texts...)
 		case "user":
-			blocks, err := userBlocks(m.Content, param+".content")
+			blocks, err := userBlocks(text, parts, param+".content")
 			if err != nil {
 				return err
 			}
 			add("user", blocks...)
 		case "assistant":
-			blocks, err := assistantBlocks(m, param)
+			blocks, err := assistantBlocks(m, text, parts, param)
 			if err != nil {
 				return err
 			}
 			add("assistant", blocks...)
 		case "tool":
-			texts, err := textBlocks(m.Content, param+".content")
+			texts, err := textBlocks(text, parts, param+".content")
 			if err != nil {
 				return err
 			}
 			var content any = texts
-			if m.Content.Parts == nil {
-				content = m.Content.Text
+			if parts == nil {
+				content = text
 			}
 			add("user", anthropicToolResult{Type: "tool_result", ToolUseID: m.ToolCallID, Content: content})
 		default:
@@ -378,15 +382,15 @@ func translateMessages(req *ChatRequest, out *anthropicRequest) error {
 }
 
 // textBlocks reads content that may only hold text.
-func textBlocks(c Content, param string) ([]anthropicText, error) {
-	if c.Parts == nil {
-		if c.Text == "" {
+func textBlocks(text string, parts []Part, param string) ([]anthropicText, error) {
+	if parts == nil {
+		if text == "" {
 			return nil, nil
 		}
-		return []anthropicText{{Type: "text", Text: c.Text}}, nil
+		return []anthropicText{{Type: "text", Text: text}}, nil
 	}
-	out := make([]anthropicText, 0, len(c.Parts))
-	for j, p := range c.Parts {
+	out := make([]anthropicText, 0, len(parts))
+	for j, p := range parts {
 		if p.Type != "text" {
 			return nil, invalid(param+"["+strconv.Itoa(j)+"]", "unsupported_value", "Only text parts are allowed in '%s'.", param)
 		}
@@ -395,12 +399,12 @@ func textBlocks(c Content, param string) ([]anthropicText, error) {
 	return out, nil
 }
 
-func userBlocks(c Content, param string) ([]any, error) {
-	if c.Parts == nil {
-		return []any{anthropicText{Type: "text", Text: c.Text}}, nil
+func userBlocks(text string, parts []Part, param string) ([]any, error) {
+	if parts == nil {
+		return []any{anthropicText{Type: "text", Text: text}}, nil
 	}
-	out := make([]any, 0, len(c.Parts))
-	for j, p := range c.Parts {
+	out := make([]any, 0, len(parts))
+	for j, p := range parts {
 		at := param + "[" + strconv.Itoa(j) + "]"
 		switch p.Type {
 		case "text":
@@ -443,14 +447,14 @@ func mediaSource(u, param string, urlAllowed bool) (anthropicSource, error) {
 	return anthropicSource{}, invalid(param, "invalid_value", "'%s' must be a base64 data: URL or an http(s) URL.", param)
 }
 
-func assistantBlocks(m Message, param string) ([]any, error) {
+func assistantBlocks(m Message, text string, parts []Part, param string) ([]any, error) {
 	var out []any
-	if m.Content.Parts == nil {
-		if m.Content.Text != "" {
-			out = append(out, anthropicText{Type: "text", Text: m.Content.Text})
+	if parts == nil {
+		if text != "" {
+			out = append(out, anthropicText{Type: "text", Text: text})
 		}
 	} else {
-		for j, p := range m.Content.Parts {
+		for j, p := range parts {
 			if p.Type != "text" && p.Type != "refusal" {
 				return nil, invalid(param+".content["+strconv.Itoa(j)+"]", "unsupported_value", "Assistant content may only hold text.")
 			}

@@ -145,9 +145,13 @@ func (t *converseTranslator) messages() error {
 }
 
 func (t *converseTranslator) message(m Message, param string) error {
+	text, parts, err := m.Content.Decode()
+	if err != nil {
+		return invalid(param+".content", "invalid_value", "Invalid value for '%s.content'.", param)
+	}
 	switch m.Role {
 	case "system", "developer":
-		texts, err := textBlocks(m.Content, param+".content")
+		texts, err := textBlocks(text, parts, param+".content")
 		if err != nil {
 			return err
 		}
@@ -155,19 +159,19 @@ func (t *converseTranslator) message(m Message, param string) error {
 			t.out.System = append(t.out.System, textBlock(tx.Text))
 		}
 	case "user":
-		blocks, err := converseUserBlocks(m.Content, param+".content")
+		blocks, err := converseUserBlocks(text, parts, param+".content")
 		if err != nil {
 			return err
 		}
 		t.add("user", blocks...)
 	case "assistant":
-		blocks, err := converseAssistantBlocks(m, param)
+		blocks, err := converseAssistantBlocks(m, text, parts, param)
 		if err != nil {
 			return err
 		}
 		t.add("assistant", blocks...)
 	case "tool":
-		texts, err := textBlocks(m.Content, param+".content")
+		texts, err := textBlocks(text, parts, param+".content")
 		if err != nil {
 			return err
 		}
@@ -184,15 +188,15 @@ func (t *converseTranslator) message(m Message, param string) error {
 
 func textBlock(s string) converseBlock { return converseBlock{Text: &s} }
 
-func converseUserBlocks(c Content, param string) ([]converseBlock, error) {
-	if c.Parts == nil {
-		if c.Text == "" {
+func converseUserBlocks(text string, parts []Part, param string) ([]converseBlock, error) {
+	if parts == nil {
+		if text == "" {
 			return nil, nil
 		}
-		return []converseBlock{textBlock(c.Text)}, nil
+		return []converseBlock{textBlock(text)}, nil
 	}
-	out := make([]converseBlock, 0, len(c.Parts))
-	for j, p := range c.Parts {
+	out := make([]converseBlock, 0, len(parts))
+	for j, p := range parts {
 		at := param + "[" + strconv.Itoa(j) + "]"
 		switch p.Type {
 		case "text":
@@ -251,9 +255,9 @@ func converseMediaOf(u, param string, formats map[string]string) (*converseMedia
 	return &converseMedia{Format: format, Source: converseSource{Bytes: src.Data}}, nil
 }
 
-func converseAssistantBlocks(m Message, param string) ([]converseBlock, error) {
+func converseAssistantBlocks(m Message, text string, parts []Part, param string) ([]converseBlock, error) {
 	var out []converseBlock
-	texts, err := textBlocks(assistantText(m.Content), param+".content")
+	texts, err := textBlocks(text, refusalsAsText(parts), param+".content")
 	if err != nil {
 		return nil, err
 	}

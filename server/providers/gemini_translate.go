@@ -183,9 +183,13 @@ func (t *geminiTranslator) messages() error {
 }
 
 func (t *geminiTranslator) message(m Message, param string) error {
+	text, parts, err := m.Content.Decode()
+	if err != nil {
+		return invalid(param+".content", "invalid_value", "Invalid value for '%s.content'.", param)
+	}
 	switch m.Role {
 	case "system", "developer":
-		texts, err := textBlocks(m.Content, param+".content")
+		texts, err := textBlocks(text, parts, param+".content")
 		if err != nil {
 			return err
 		}
@@ -196,34 +200,34 @@ func (t *geminiTranslator) message(m Message, param string) error {
 			t.out.SystemInstruction.Parts = append(t.out.SystemInstruction.Parts, geminiPart{Text: tx.Text})
 		}
 	case "user":
-		parts, err := geminiUserParts(m.Content, param+".content")
+		out, err := geminiUserParts(text, parts, param+".content")
 		if err != nil {
 			return err
 		}
-		t.add("user", parts...)
+		t.add("user", out...)
 	case "assistant":
-		parts, err := t.assistantParts(m, param)
+		out, err := t.assistantParts(m, text, parts, param)
 		if err != nil {
 			return err
 		}
-		t.add("model", parts...)
+		t.add("model", out...)
 	case "tool":
-		t.add("user", t.functionResponse(m))
+		t.add("user", t.functionResponse(m, text, parts))
 	default:
 		return invalid(param+".role", "unsupported_value", "The %q role is not supported for Gemini models.", m.Role)
 	}
 	return nil
 }
 
-func geminiUserParts(c Content, param string) ([]geminiPart, error) {
-	if c.Parts == nil {
-		if c.Text == "" {
+func geminiUserParts(text string, parts []Part, param string) ([]geminiPart, error) {
+	if parts == nil {
+		if text == "" {
 			return nil, nil
 		}
-		return []geminiPart{{Text: c.Text}}, nil
+		return []geminiPart{{Text: text}}, nil
 	}
-	out := make([]geminiPart, 0, len(c.Parts))
-	for j, p := range c.Parts {
+	out := make([]geminiPart, 0, len(parts))
+	for j, p := range parts {
 		at := param + "[" + strconv.Itoa(j) + "]"
 		part, err := geminiUserPart(p, at)
 		if err != nil {
@@ -308,9 +312,9 @@ func geminiSignature(id string) string {
 	return sig
 }
 
-func (t *geminiTranslator) assistantParts(m Message, param string) ([]geminiPart, error) {
+func (t *geminiTranslator) assistantParts(m Message, text string, parts []Part, param string) ([]geminiPart, error) {
 	var out []geminiPart
-	texts, err := textBlocks(assistantText(m.Content), param+".content")
+	texts, err := textBlocks(text, refusalsAsText(parts), param+".content")
 	if err != nil {
 		return nil, err
 	}
@@ -331,17 +335,17 @@ func (t *geminiTranslator) assistantParts(m Message, param string) ([]geminiPart
 	return out, nil
 }
 
-// assistantText is an assistant message's content with refusals as text.
-func assistantText(c Content) Content {
-	if c.Parts == nil {
-		return c
+// refusalsAsText is an assistant message's parts with refusals as text.
+func refusalsAsText(parts []Part) []Part {
+	if parts == nil {
+		return nil
 	}
-	out := Content{Parts: make([]Part, len(c.Parts))}
-	for i, p := range c.Parts {
+	out := make([]Part, len(parts))
+	for i, p := range parts {
 		if p.Type == "refusal" {
 			p.Type = "text"
 		}
-		out.Parts[i] = p
+		out[i] = p
 	}
 	return out
 }
@@ -361,9 +365,8 @@ func toolArguments(tc ToolCall, param string) (json.RawMessage, error) {
 
 // functionResponse answers a function call: the tool's output, as the
 // object it is when it is one, else as {"content": text}.
-func (t *geminiTranslator) functionResponse(m Message) geminiPart {
-	text := m.Content.Text
-	for _, p := range m.Content.Parts {
+func (t *geminiTranslator) functionResponse(m Message, text string, parts []Part) geminiPart {
+	for _, p := range parts {
 		text += p.Text
 	}
 	response := mustMarshal(map[string]string{"content": text})

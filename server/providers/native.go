@@ -47,7 +47,7 @@ func nativeBody(call *Call, limitName string, stream *bool) ([]byte, error) {
 	if stream != nil {
 		m["stream"] = json.RawMessage(strconv.FormatBool(*stream))
 	}
-	b, err := json.Marshal(m)
+	b, err := encodeMembers(m)
 	if err != nil {
 		return nil, invalid("", "invalid_json", "The request body is not valid JSON.")
 	}

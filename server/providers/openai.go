@@ -269,7 +269,7 @@ func (a *OpenAI) body(call *Call, stream streamMode) ([]byte, error) {
 		}
 		m["messages"] = mustMarshal(msgs)
 	}
-	body, err := json.Marshal(m)
+	body, err := encodeMembers(m)
 	if err != nil {
 		return nil, invalid("", "invalid_json", "The request body is not valid JSON.")
 	}

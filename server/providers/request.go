@@ -45,7 +45,11 @@ type ChatRequest struct {
 
 // Message is one chat message.
 type Message struct {
-	Role    string
+	Role string
+	// Content is checked when the request is parsed but decoded only by a
+	// translation that needs it (Decode): routing and policies need no
+	// more than its part types, and a prompt of many megabytes is then
+	// held once, as the body, not again as a string.
 	Content Content
 	// Name is the optional participant name.
 	Name       string
@@ -53,11 +57,61 @@ type Message struct {
 	ToolCallID string
 }
 
-// Content is a message's content: a string (Text), an array of parts
-// (Parts, non-nil), or absent.
+// Content is a message's content as the client sent it: a string, an
+// array of parts, or absent.
 type Content struct {
-	Text  string
-	Parts []Part
+	// raw is the content's JSON, a slice of the request body; nil when
+	// absent or null.
+	raw json.RawMessage
+	// types are the parts' types, in order; nil for a string or absent.
+	types []string
+}
+
+// IsParts reports whether the content is an array of parts.
+func (c Content) IsParts() bool { return c.types != nil }
+
+// Decode returns the content: the text of a string (parts nil), or the
+// parts of an array (non-nil). Absent content is an empty string.
+func (c Content) Decode() (text string, parts []Part, err error) {
+	switch {
+	case c.raw == nil:
+		return "", nil, nil
+	case !c.IsParts():
+		err = json.Unmarshal(c.raw, &text)
+		return text, nil, err
+	}
+	var wire []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		Refusal  string `json:"refusal"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+		File *struct {
+			FileData string `json:"file_data"`
+			FileID   string `json:"file_id"`
+			Filename string `json:"filename"`
+		} `json:"file"`
+	}
+	if err := json.Unmarshal(c.raw, &wire); err != nil {
+		return "", nil, err
+	}
+	parts = make([]Part, len(wire))
+	for j, p := range wire {
+		out := Part{Type: p.Type}
+		switch {
+		case p.Type == "text":
+			out.Text = p.Text
+		case p.Type == "refusal":
+			out.Text = p.Refusal
+		case p.Type == "image_url" && p.ImageURL != nil:
+			out.ImageURL = p.ImageURL.URL
+		case p.Type == "file" && p.File != nil:
+			out.FileData, out.FileID, out.Filename = p.File.FileData, p.File.FileID, p.File.Filename
+		}
+		parts[j] = out
+	}
+	return "", parts, nil
 }
 
 // Part is one content part.
@@ -162,8 +216,8 @@ func (r *ChatRequest) Capabilities() []catalog.Capability {
 func (r *ChatRequest) Modalities() []catalog.Modality {
 	var image, audio, pdf bool
 	for _, m := range r.Messages {
-		for _, p := range m.Content.Parts {
-			switch p.Type {
+		for _, t := range m.Content.types {
+			switch t {
 			case "image_url":
 				image = true
 			case "input_audio":
@@ -188,10 +242,12 @@ func (r *ChatRequest) Modalities() []catalog.Modality {
 
 // ParseChatRequest reads a Chat Completions request body. It fails with an
 // *InvalidRequestError naming the member at fault.
+// The request's members (Members) are slices of body, which the caller
+// must not change afterwards.
 func ParseChatRequest(body []byte) (*ChatRequest, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(body, &members); err != nil || members == nil {
-		return nil, invalid("", "invalid_json", "The request body is not a JSON object.")
+	members, err := ParseObject(body)
+	if err != nil {
+		return nil, err
 	}
 	r := &ChatRequest{Members: members}
 	d := memberDecoder{members: members}
@@ -236,7 +292,6 @@ func ParseChatRequest(body []byte) (*ChatRequest, error) {
 			r.MaxTokens = n
 		}
 	}
-	var err error
 	if r.N, err = d.positiveInt("n"); err != nil {
 		return nil, err
 	}
@@ -259,22 +314,27 @@ func (r *ChatRequest) parseMessages(d *memberDecoder) error {
 	if !ok {
 		return invalid("messages", "missing_required_parameter", "Missing required parameter: 'messages'.")
 	}
-	var items []json.RawMessage
-	if err := d.decode("messages", raw, &items); err != nil {
-		return err
+	if kind := valueKind(raw); kind != "array" {
+		return invalid("messages", "invalid_type", "Invalid type for 'messages': expected an array, got %s.", kind)
 	}
+	// The messages and their content stay slices of the body.
+	var items [][]byte
+	arrayElements(raw, func(elem []byte) { items = append(items, elem) })
 	if len(items) == 0 {
 		return invalid("messages", "empty_array", "'messages' must contain at least one message.")
 	}
 	r.Messages = make([]Message, len(items))
 	for i, item := range items {
 		param := "messages[" + strconv.Itoa(i) + "]"
+		if kind := valueKind(item); kind != "object" {
+			return invalid(param, "invalid_type", "Invalid type for '%s': expected an object, got %s.", param, kind)
+		}
+		// content is read apart: decoding it here would copy it.
 		var w struct {
-			Role       string          `json:"role"`
-			Content    json.RawMessage `json:"content"`
-			Name       string          `json:"name"`
-			ToolCalls  []ToolCall      `json:"tool_calls"`
-			ToolCallID string          `json:"tool_call_id"`
+			Role       string     `json:"role"`
+			Name       string     `json:"name"`
+			ToolCalls  []ToolCall `json:"tool_calls"`
+			ToolCallID string     `json:"tool_call_id"`
 		}
 		if err := d.decode(param, item, &w); err != nil {
 			return err
@@ -286,7 +346,7 @@ func (r *ChatRequest) parseMessages(d *memberDecoder) error {
 		default:
 			return invalid(param+".role", "invalid_value", "Invalid value for '%s.role': %q.", param, w.Role)
 		}
-		content, err := parseContent(d, param+".content", w.Content)
+		content, err := parseContent(d, param+".content", memberValue(item, "content"))
 		if err != nil {
 			return err
 		}
@@ -295,58 +355,52 @@ func (r *ChatRequest) parseMessages(d *memberDecoder) error {
 	return nil
 }
 
+// parseContent checks a message's content without decoding its strings,
+// which may be most of the body: the parts' types and required members.
 func parseContent(d *memberDecoder, param string, raw json.RawMessage) (Content, error) {
 	raw = bytes.TrimSpace(raw)
-	switch {
-	case len(raw) == 0 || string(raw) == "null":
+	switch kind := valueKind(raw); kind {
+	case "nothing", "null":
 		return Content{}, nil
-	case raw[0] == '"':
-		var c Content
-		err := d.decode(param, raw, &c.Text)
-		return c, err
-	case raw[0] != '[':
+	case "string":
+		return Content{raw: raw}, nil
+	case "array":
+	default:
 		return Content{}, invalid(param, "invalid_type", "'%s' must be a string or an array of content parts.", param)
 	}
 	var parts []struct {
-		Type     string `json:"type"`
-		Text     string `json:"text"`
-		Refusal  string `json:"refusal"`
+		Type     string      `json:"type"`
+		Text     stringShape `json:"text"`
+		Refusal  stringShape `json:"refusal"`
 		ImageURL *struct {
-			URL string `json:"url"`
+			URL stringShape `json:"url"`
 		} `json:"image_url"`
 		File *struct {
-			FileData string `json:"file_data"`
-			FileID   string `json:"file_id"`
-			Filename string `json:"filename"`
+			FileData stringShape `json:"file_data"`
+			FileID   stringShape `json:"file_id"`
+			Filename string      `json:"filename"`
 		} `json:"file"`
 	}
 	if err := d.decode(param, raw, &parts); err != nil {
 		return Content{}, err
 	}
-	c := Content{Parts: make([]Part, len(parts))}
+	c := Content{raw: raw, types: make([]string, len(parts))}
 	for j, p := range parts {
 		at := param + "[" + strconv.Itoa(j) + "]"
-		out := Part{Type: p.Type}
 		switch p.Type {
-		case "text":
-			out.Text = p.Text
-		case "refusal":
-			out.Text = p.Refusal
+		case "text", "refusal", "input_audio":
 		case "image_url":
-			if p.ImageURL == nil || p.ImageURL.URL == "" {
+			if p.ImageURL == nil || !p.ImageURL.URL.given {
 				return Content{}, invalid(at+".image_url.url", "missing_required_parameter", "Missing required parameter: '%s.image_url.url'.", at)
 			}
-			out.ImageURL = p.ImageURL.URL
-		case "input_audio":
 		case "file":
-			if p.File == nil || (p.File.FileData == "" && p.File.FileID == "") {
+			if p.File == nil || (!p.File.FileData.given && !p.File.FileID.given) {
 				return Content{}, invalid(at+".file", "missing_required_parameter", "'%s.file' needs file_data or file_id.", at)
 			}
-			out.FileData, out.FileID, out.Filename = p.File.FileData, p.File.FileID, p.File.Filename
 		default:
 			return Content{}, invalid(at+".type", "invalid_value", "Invalid content part type %q at '%s'.", p.Type, at)
 		}
-		c.Parts[j] = out
+		c.types[j] = p.Type
 	}
 	return c, nil
 }

@@ -44,14 +44,13 @@ func MessagesUnknown(members map[string]json.RawMessage, translate bool) []strin
 
 // messagesRequest is a Messages request as the translation reads it.
 type messagesRequest struct {
-	Model         string            `json:"model"`
-	MaxTokens     *int64            `json:"max_tokens"`
-	System        json.RawMessage   `json:"system"`
-	Messages      []messagesMessage `json:"messages"`
-	Stream        bool              `json:"stream"`
-	Temperature   json.RawMessage   `json:"temperature"`
-	TopP          json.RawMessage   `json:"top_p"`
-	StopSequences []string          `json:"stop_sequences"`
+	Model         string          `json:"model"`
+	MaxTokens     *int64          `json:"max_tokens"`
+	System        json.RawMessage `json:"system"`
+	Stream        bool            `json:"stream"`
+	Temperature   json.RawMessage `json:"temperature"`
+	TopP          json.RawMessage `json:"top_p"`
+	StopSequences []string        `json:"stop_sequences"`
 	Metadata      *struct {
 		UserID string `json:"user_id"`
 	} `json:"metadata"`
@@ -77,36 +76,21 @@ type messagesRequest struct {
 	} `json:"output_format"`
 }
 
-type messagesMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-}
-
-// messagesBlock is any content block of a request.
-type messagesBlock struct {
-	Type   string `json:"type"`
-	Text   string `json:"text"`
-	Source *struct {
-		Type      string `json:"type"`
-		MediaType string `json:"media_type"`
-		Data      string `json:"data"`
-		URL       string `json:"url"`
-	} `json:"source"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-}
-
 // MessagesToChat translates a Messages request body into a Chat
 // Completions request body. Errors are *InvalidRequestError naming the
 // Messages member at fault.
 func MessagesToChat(body []byte) ([]byte, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(body, &members); err != nil || members == nil {
-		return nil, invalid("", "invalid_json", "The request body is not a JSON object.")
+	members, err := ParseObject(body)
+	if err != nil {
+		return nil, err
+	}
+	// The messages are read from the body in place (translate_messages_raw.go).
+	var turns [][]byte
+	if raw, ok := members["messages"]; ok && !isNull(raw) {
+		if valueKind(raw) != "array" {
+			return nil, invalid("messages", "invalid_type", "messages: Input should be a valid list")
+		}
+		arrayElements(raw, func(t []byte) { turns = append(turns, t) })
 	}
 	var req messagesRequest
 	if err := json.Unmarshal(body, &req); err != nil {
@@ -119,7 +103,7 @@ func MessagesToChat(body []byte) ([]byte, error) {
 		return nil, invalid("max_tokens", "missing_required_parameter", "max_tokens: Field required")
 	case *req.MaxTokens < 1:
 		return nil, invalid("max_tokens", "invalid_value", "max_tokens: Input should be greater than or equal to 1")
-	case len(req.Messages) == 0:
+	case len(turns) == 0:
 		return nil, invalid("messages", "missing_required_parameter", "messages: Field required")
 	}
 	out := map[string]any{"model": req.Model, "max_completion_tokens": *req.MaxTokens}
@@ -138,21 +122,19 @@ func MessagesToChat(body []byte) ([]byte, error) {
 	if req.Metadata != nil && req.Metadata.UserID != "" {
 		out["user"] = req.Metadata.UserID
 	}
-	var msgs []map[string]any
+	var msgs []rope
 	if sys, err := messagesSystem(req.System); err != nil {
 		return nil, err
 	} else if sys != "" {
-		msgs = append(msgs, map[string]any{"role": "system", "content": sys})
+		msgs = append(msgs, rope{mustMarshal(map[string]any{"role": "system", "content": sys})})
 	}
-	for i, m := range req.Messages {
-		param := "messages." + strconv.Itoa(i)
-		converted, err := messagesTurn(m, param)
+	for i, turn := range turns {
+		converted, err := messagesTurnRaw(turn, "messages."+strconv.Itoa(i))
 		if err != nil {
 			return nil, err
 		}
 		msgs = append(msgs, converted...)
 	}
-	out["messages"] = msgs
 	if len(req.Tools) > 0 {
 		var tools []map[string]any
 		for i, t := range req.Tools {
@@ -204,7 +186,13 @@ func MessagesToChat(body []byte) ([]byte, error) {
 		out["response_format"] = map[string]any{"type": "json_schema",
 			"json_schema": map[string]any{"name": "output", "schema": of.Schema, "strict": true}}
 	}
-	return json.Marshal(out)
+	// The small members through encoding/json; the messages, which hold
+	// the bulk, spliced in after them.
+	head, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return rawObject(string(head[:len(head)-1])+`,"messages":`, rawArray(msgs), `}`).bytes(), nil
 }
 
 // messagesSystem reads the system prompt: a string or text blocks.
@@ -217,7 +205,10 @@ func messagesSystem(raw json.RawMessage) (string, error) {
 	if json.Unmarshal(raw, &s) == nil {
 		return s, nil
 	}
-	var blocks []messagesBlock
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
 	if err := json.Unmarshal(raw, &blocks); err != nil {
 		return "", invalid("system", "invalid_type", "system: Input should be a string or a list of text blocks")
 	}
@@ -228,119 +219,6 @@ func messagesSystem(raw json.RawMessage) (string, error) {
 		}
 	}
 	return strings.Join(texts, "\n\n"), nil
-}
-
-// messagesTurn turns one Messages turn into chat messages: a user turn's
-// tool_result blocks become tool messages (before the rest of the turn,
-// since they answer the assistant turn before it); an assistant turn's
-// tool_use blocks become its tool calls.
-func messagesTurn(m messagesMessage, param string) ([]map[string]any, error) {
-	var blocks []messagesBlock
-	var text string
-	if json.Unmarshal(m.Content, &text) == nil {
-		blocks = []messagesBlock{{Type: "text", Text: text}}
-	} else if err := json.Unmarshal(m.Content, &blocks); err != nil {
-		return nil, invalid(param+".content", "invalid_type", "%s.content: Input should be a string or a list of content blocks", param)
-	}
-	switch m.Role {
-	case "user":
-		var out []map[string]any
-		var parts []map[string]any
-		for j, b := range blocks {
-			at := param + ".content." + strconv.Itoa(j)
-			switch b.Type {
-			case "text":
-				parts = append(parts, map[string]any{"type": "text", "text": b.Text})
-			case "image":
-				u, err := blockURL(b, at)
-				if err != nil {
-					return nil, err
-				}
-				parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]any{"url": u}})
-			case "document":
-				if b.Source == nil || b.Source.Type != "base64" {
-					return nil, invalid(at+".source", "unsupported_value", "%s: only base64 PDF documents can be sent to this model", at)
-				}
-				parts = append(parts, map[string]any{"type": "file", "file": map[string]any{
-					"file_data": "data:" + b.Source.MediaType + ";base64," + b.Source.Data, "filename": "document.pdf"}})
-			case "tool_result":
-				content, err := toolResultText(b.Content, at)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, map[string]any{"role": "tool", "tool_call_id": b.ToolUseID, "content": content})
-			default:
-				return nil, invalid(at+".type", "unsupported_value", "%s: content block type %q cannot be sent to this model", at, b.Type)
-			}
-		}
-		if len(parts) > 0 {
-			out = append(out, map[string]any{"role": "user", "content": parts})
-		}
-		return out, nil
-	case "assistant":
-		msg := map[string]any{"role": "assistant"}
-		var texts []string
-		var calls []map[string]any
-		for _, b := range blocks {
-			switch b.Type {
-			case "text":
-				texts = append(texts, b.Text)
-			case "tool_use":
-				args := "{}"
-				if len(b.Input) > 0 {
-					args = compactJSON(b.Input)
-				}
-				calls = append(calls, map[string]any{"id": b.ID, "type": "function",
-					"function": map[string]any{"name": b.Name, "arguments": args}})
-			}
-			// Thinking blocks are the model's own; another model cannot
-			// take them back.
-		}
-		if len(texts) > 0 || len(calls) == 0 {
-			msg["content"] = strings.Join(texts, "")
-		}
-		if len(calls) > 0 {
-			msg["tool_calls"] = calls
-		}
-		return []map[string]any{msg}, nil
-	}
-	return nil, invalid(param+".role", "invalid_value", "%s.role: Input should be 'user' or 'assistant'", param)
-}
-
-func blockURL(b messagesBlock, at string) (string, error) {
-	if b.Source == nil {
-		return "", invalid(at+".source", "missing_required_parameter", "%s.source: Field required", at)
-	}
-	switch b.Source.Type {
-	case "base64":
-		return "data:" + b.Source.MediaType + ";base64," + b.Source.Data, nil
-	case "url":
-		return b.Source.URL, nil
-	}
-	return "", invalid(at+".source.type", "unsupported_value", "%s.source.type: %q cannot be sent to this model", at, b.Source.Type)
-}
-
-// toolResultText reads a tool_result's content, a string or text blocks.
-func toolResultText(raw json.RawMessage, at string) (string, error) {
-	if len(raw) == 0 || isNull(raw) {
-		return "", nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var blocks []messagesBlock
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return "", invalid(at+".content", "invalid_type", "%s.content: Input should be a string or a list of blocks", at)
-	}
-	var texts []string
-	for _, b := range blocks {
-		if b.Type != "text" {
-			return "", invalid(at+".content", "unsupported_value", "%s.content: only text tool results can be sent to this model", at)
-		}
-		texts = append(texts, b.Text)
-	}
-	return strings.Join(texts, "\n"), nil
 }
 
 // messagesUsage is the usage object of a Messages answer.

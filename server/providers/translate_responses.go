@@ -64,7 +64,6 @@ func CheckResponsesState(members map[string]json.RawMessage) error {
 
 type responsesRequest struct {
 	Model           string          `json:"model"`
-	Input           json.RawMessage `json:"input"`
 	Instructions    string          `json:"instructions"`
 	Stream          bool            `json:"stream"`
 	MaxOutputTokens *int64          `json:"max_output_tokens"`
@@ -93,29 +92,13 @@ type responsesRequest struct {
 	} `json:"reasoning"`
 }
 
-type responsesItem struct {
-	Type      string          `json:"type"`
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	CallID    string          `json:"call_id"`
-	Name      string          `json:"name"`
-	Arguments string          `json:"arguments"`
-	Output    json.RawMessage `json:"output"`
-}
-
-type responsesPart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	ImageURL string `json:"image_url"`
-	FileID   string `json:"file_id"`
-	FileData string `json:"file_data"`
-	Filename string `json:"filename"`
-	Refusal  string `json:"refusal"`
-}
-
 // ResponsesToChat translates a Responses request body into a Chat
 // Completions request body.
 func ResponsesToChat(body []byte) ([]byte, error) {
+	members, err := ParseObject(body)
+	if err != nil {
+		return nil, err
+	}
 	var req responsesRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, invalid("", "invalid_request", "The request body is not a Responses request: %s", err.Error())
@@ -142,11 +125,12 @@ func ResponsesToChat(body []byte) ([]byte, error) {
 	if req.ParallelTools != nil {
 		out["parallel_tool_calls"] = *req.ParallelTools
 	}
-	var msgs []map[string]any
+	var msgs []rope
 	if req.Instructions != "" {
-		msgs = append(msgs, map[string]any{"role": "system", "content": req.Instructions})
+		msgs = append(msgs, rope{mustMarshal(map[string]any{"role": "system", "content": req.Instructions})})
 	}
-	items, err := responsesInput(req.Input)
+	// The input is read from the body in place (translate_responses_raw.go).
+	items, err := responsesInputRaw(members["input"])
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +138,6 @@ func ResponsesToChat(body []byte) ([]byte, error) {
 	if len(msgs) == 0 {
 		return nil, invalid("input", "missing_required_parameter", "Missing required parameter: 'input'.")
 	}
-	out["messages"] = msgs
 	if len(req.Tools) > 0 {
 		var tools []map[string]any
 		for i, t := range req.Tools {
@@ -209,120 +192,13 @@ func ResponsesToChat(body []byte) ([]byte, error) {
 	if req.Reasoning != nil && req.Reasoning.Effort != "" {
 		out["reasoning_effort"] = req.Reasoning.Effort
 	}
-	return json.Marshal(out)
-}
-
-// responsesInput reads input: a string (one user message) or items.
-// Consecutive function calls become one assistant message's tool calls,
-// as Chat Completions wants them.
-func responsesInput(raw json.RawMessage) ([]map[string]any, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || isNull(raw) {
-		return nil, nil
+	// The small members through encoding/json; the messages, which hold
+	// the bulk, spliced in after them.
+	head, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return []map[string]any{{"role": "user", "content": s}}, nil
-	}
-	var items []responsesItem
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, invalid("input", "invalid_type", "'input' must be a string or an array of input items.")
-	}
-	var out []map[string]any
-	for i, it := range items {
-		at := "input[" + strconv.Itoa(i) + "]"
-		switch it.Type {
-		case "", "message":
-			content, err := responsesContent(it.Content, at+".content")
-			if err != nil {
-				return nil, err
-			}
-			role := it.Role
-			switch role {
-			case "user", "system", "developer", "assistant":
-			default:
-				return nil, invalid(at+".role", "invalid_value", "Invalid value for '%s.role': %q.", at, role)
-			}
-			out = append(out, map[string]any{"role": role, "content": content})
-		case "function_call":
-			call := map[string]any{"id": it.CallID, "type": "function", "function": map[string]any{"name": it.Name, "arguments": it.Arguments}}
-			if n := len(out); n > 0 && out[n-1]["role"] == "assistant" && out[n-1]["content"] == nil {
-				out[n-1]["tool_calls"] = append(out[n-1]["tool_calls"].([]map[string]any), call)
-			} else {
-				out = append(out, map[string]any{"role": "assistant", "content": nil, "tool_calls": []map[string]any{call}})
-			}
-		case "function_call_output":
-			text, err := outputText(it.Output, at+".output")
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, map[string]any{"role": "tool", "tool_call_id": it.CallID, "content": text})
-		case "reasoning":
-			// The model's own reasoning cannot go to another model.
-		default:
-			return nil, invalid(at+".type", "unsupported_value", "Input item type %q can be sent to OpenAI models only.", it.Type)
-		}
-	}
-	return out, nil
-}
-
-// responsesContent converts a message's content: a string, or input and
-// output parts.
-func responsesContent(raw json.RawMessage, at string) (any, error) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var parts []responsesPart
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return nil, invalid(at, "invalid_type", "'%s' must be a string or an array of content parts.", at)
-	}
-	var out []map[string]any
-	for j, p := range parts {
-		pat := at + "[" + strconv.Itoa(j) + "]"
-		switch p.Type {
-		case "input_text", "output_text":
-			out = append(out, map[string]any{"type": "text", "text": p.Text})
-		case "refusal":
-			out = append(out, map[string]any{"type": "text", "text": p.Refusal})
-		case "input_image":
-			if p.ImageURL == "" {
-				return nil, invalid(pat+".image_url", "unsupported_value", "Images by file_id can be sent to OpenAI models only; send image_url.")
-			}
-			out = append(out, map[string]any{"type": "image_url", "image_url": map[string]any{"url": p.ImageURL}})
-		case "input_file":
-			f := map[string]any{}
-			if p.FileData != "" {
-				f["file_data"] = p.FileData
-			}
-			if p.FileID != "" {
-				f["file_id"] = p.FileID
-			}
-			if p.Filename != "" {
-				f["filename"] = p.Filename
-			}
-			out = append(out, map[string]any{"type": "file", "file": f})
-		default:
-			return nil, invalid(pat+".type", "invalid_value", "Invalid content part type %q at '%s'.", p.Type, pat)
-		}
-	}
-	return out, nil
-}
-
-func outputText(raw json.RawMessage, at string) (string, error) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var parts []responsesPart
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", invalid(at, "invalid_type", "'%s' must be a string or an array of content parts.", at)
-	}
-	var texts []string
-	for _, p := range parts {
-		texts = append(texts, p.Text)
-	}
-	return strings.Join(texts, ""), nil
+	return rawObject(string(head[:len(head)-1])+`,"messages":`, rawArray(msgs), `}`).bytes(), nil
 }
 
 // responsesUsage is a Responses usage object: input_tokens include the

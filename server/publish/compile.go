@@ -39,8 +39,20 @@ const maxCompileAttempts = 5
 // An organization that does not exist gives an error wrapping
 // store.ErrNotFound.
 func (c *Compiler) Compile(ctx context.Context, orgID uuid.UUID) (*bundle.Signed, error) {
+	return c.compile(ctx, orgID, false)
+}
+
+// Republish stores the organization's bundle under a new version even when
+// its content has not changed: what a remote data plane receives of it
+// has (an enrollment now leaves platform credentials out, or lets them
+// in), and data planes admit only newer versions.
+func (c *Compiler) Republish(ctx context.Context, orgID uuid.UUID) (*bundle.Signed, error) {
+	return c.compile(ctx, orgID, true)
+}
+
+func (c *Compiler) compile(ctx context.Context, orgID uuid.UUID, republish bool) (*bundle.Signed, error) {
 	for range maxCompileAttempts {
-		signed, raced, err := c.compileOnce(ctx, orgID)
+		signed, raced, err := c.compileOnce(ctx, orgID, republish)
 		if err != nil || !raced {
 			return signed, err
 		}
@@ -52,7 +64,7 @@ func (c *Compiler) Compile(ctx context.Context, orgID uuid.UUID) (*bundle.Signed
 // stores a new version unless another compiler stored one since our read;
 // raced reports that it did. The stored bundle is read first so that any
 // bundle stored after it makes our write fail.
-func (c *Compiler) compileOnce(ctx context.Context, orgID uuid.UUID) (out *bundle.Signed, raced bool, err error) {
+func (c *Compiler) compileOnce(ctx context.Context, orgID uuid.UUID, republish bool) (out *bundle.Signed, raced bool, err error) {
 	var prev *store.Bundle
 	var body *bundle.Body
 	// One transaction, so that on SQLite every read sees one snapshot.
@@ -73,7 +85,7 @@ func (c *Compiler) compileOnce(ctx context.Context, orgID uuid.UUID) (out *bundl
 	if err != nil {
 		return nil, false, err
 	}
-	if prev != nil && sameContent(prev, body) {
+	if prev != nil && !republish && sameContent(prev, body) {
 		signed := signedFromRow(prev)
 		return &signed, false, nil
 	}

@@ -30,6 +30,10 @@ type DataPlaneEnrollment struct {
 	ApprovedAt  *time.Time `bun:"approved_at"`
 	RevokedAt   *time.Time `bun:"revoked_at"`
 	UpdatedAt   time.Time  `bun:"updated_at"`
+	// PlatformCredentials: the data plane receives the organizations'
+	// platform-scope (instance-wide) credentials too. False for a new
+	// enrollment; true for those older than the choice.
+	PlatformCredentials bool `bun:"platform_credentials"`
 
 	// OrgIDs are read from data_plane_enrollment_orgs, in id order.
 	OrgIDs []uuid.UUID `bun:"-"`
@@ -93,10 +97,12 @@ func (s *Store) ListEnrollments(ctx context.Context) ([]DataPlaneEnrollment, err
 }
 
 // ApproveEnrollment enrolls the data plane for exactly orgIDs (replacing
-// any earlier set), also after a revocation. Call it in a transaction.
-func (s *Store) ApproveEnrollment(ctx context.Context, id string, orgIDs []uuid.UUID, at time.Time) error {
+// any earlier set), with or without platform credentials, also after a
+// revocation. Call it in a transaction.
+func (s *Store) ApproveEnrollment(ctx context.Context, id string, orgIDs []uuid.UUID, platformCredentials bool, at time.Time) error {
 	res, err := s.db.NewUpdate().Model((*DataPlaneEnrollment)(nil)).
 		Set("status = ?", EnrollmentApproved).Set("approved_at = ?", at).Set("revoked_at = NULL").Set("updated_at = ?", at).
+		Set("platform_credentials = ?", platformCredentials).
 		Where("data_plane_id = ?", id).Exec(ctx)
 	if err := affectedOne(res, err); err != nil {
 		return err
@@ -135,11 +141,14 @@ func (s *Store) BundlesOf(ctx context.Context, orgIDs []uuid.UUID) ([]Bundle, er
 }
 
 // RenewEnrollment makes a revoked enrollment a pending request again,
-// with the key pair and management key of the data plane asking now.
+// with the key pair and management key of the data plane asking now. It
+// is a new enrollment in all but name: without platform credentials until
+// an admin approves them again.
 func (s *Store) RenewEnrollment(ctx context.Context, id, publicKey, fingerprint string, keyID uuid.UUID, at time.Time) error {
 	res, err := s.db.NewUpdate().Model((*DataPlaneEnrollment)(nil)).
 		Set("public_key = ?", publicKey).Set("fingerprint = ?", fingerprint).Set("key_id = ?", keyID).
 		Set("status = ?", EnrollmentPending).Set("requested_at = ?", at).Set("approved_at = NULL").Set("updated_at = ?", at).
+		Set("platform_credentials = ?", false).
 		Where("data_plane_id = ?", id).Where("status = ?", EnrollmentRevoked).Exec(ctx)
 	return affectedOne(res, err)
 }

@@ -28,7 +28,7 @@ func TestEnrollmentLifecycle(t *testing.T) {
 		key := uuid.New()
 		first, err := s.RequestEnrollment(ctx, &store.DataPlaneEnrollment{DataPlaneID: "dp-1", PublicKey: "pk1", Fingerprint: "f1",
 			KeyID: &key, Status: store.EnrollmentPending, RequestedAt: now, UpdatedAt: now})
-		if err != nil || first.Status != store.EnrollmentPending || len(first.OrgIDs) != 0 {
+		if err != nil || first.Status != store.EnrollmentPending || len(first.OrgIDs) != 0 || first.PlatformCredentials {
 			t.Fatalf("request: %+v %v", first, err)
 		}
 		// A second request does not replace the key.
@@ -37,14 +37,14 @@ func TestEnrollmentLifecycle(t *testing.T) {
 		if err != nil || again.PublicKey != "pk1" || again.KeyID == nil || *again.KeyID != key {
 			t.Fatalf("second request: %+v %v", again, err)
 		}
-		if err := s.ApproveEnrollment(ctx, "dp-1", orgs[:1], now); err != nil {
+		if err := s.ApproveEnrollment(ctx, "dp-1", orgs[:1], true, now); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.ApproveEnrollment(ctx, "dp-missing", orgs[:1], now); err == nil {
+		if err := s.ApproveEnrollment(ctx, "dp-missing", orgs[:1], false, now); err == nil {
 			t.Fatal("approved a data plane that never asked")
 		}
 		got, err := s.GetEnrollment(ctx, "dp-1")
-		if err != nil || got.Status != store.EnrollmentApproved || len(got.OrgIDs) != 1 || got.OrgIDs[0] != orgs[0] {
+		if err != nil || got.Status != store.EnrollmentApproved || len(got.OrgIDs) != 1 || got.OrgIDs[0] != orgs[0] || !got.PlatformCredentials {
 			t.Fatalf("approved: %+v %v", got, err)
 		}
 		if done, err := s.RevokeEnrollment(ctx, "dp-1", now.Add(time.Second)); err != nil || !done {
@@ -53,8 +53,16 @@ func TestEnrollmentLifecycle(t *testing.T) {
 		if done, err := s.RevokeEnrollment(ctx, "dp-1", now.Add(time.Second)); err != nil || done {
 			t.Fatalf("second revoke: %v %v", done, err)
 		}
+		// A renewed enrollment (a new key pair) starts without platform
+		// credentials, like a new one.
+		if err := s.RenewEnrollment(ctx, "dp-1", "pk3", "f3", key, now); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.GetEnrollment(ctx, "dp-1"); err != nil || got.PlatformCredentials || got.Status != store.EnrollmentPending {
+			t.Fatalf("renewed: %+v %v", got, err)
+		}
 		// Deleting an organization takes it out of every enrollment.
-		if err := s.ApproveEnrollment(ctx, "dp-1", orgs, now); err != nil {
+		if err := s.ApproveEnrollment(ctx, "dp-1", orgs, false, now); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.NewDelete().Model((*store.Organization)(nil)).Where("id = ?", orgs[1]).Exec(ctx); err != nil {

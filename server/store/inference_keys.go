@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 )
 
 // CreateInferenceKey inserts an inference key.
@@ -34,13 +35,39 @@ func (s *Store) UpdateInferenceKey(ctx context.Context, k *InferenceKey) error {
 }
 
 // ActiveInferenceKeysForOrg returns the organization's unrevoked keys whose
-// owners are active members (a removed or suspended member's keys stop).
+// owners are active members (a removed or suspended member's keys stop)
+// with an account that is not disabled. Disabling revokes an account's
+// keys in the same transaction; this holds even for a key that escaped
+// it.
 func (s *Store) ActiveInferenceKeysForOrg(ctx context.Context, orgID uuid.UUID) ([]InferenceKey, error) {
 	out := []InferenceKey{}
 	active := s.db.NewSelect().Model((*Membership)(nil)).Column("user_id").Where("org_id = ?", orgID).Where("status = 'active'")
+	disabled := s.db.NewSelect().Model((*User)(nil)).Column("id").Where("disabled_at IS NOT NULL")
 	err := s.db.NewSelect().Model(&out).Where("org_id = ?", orgID).Where("revoked_at IS NULL").
-		Where("user_id IN (?)", active).OrderExpr("id ASC").Scan(ctx)
+		Where("user_id IN (?)", active).Where("user_id NOT IN (?)", disabled).OrderExpr("id ASC").Scan(ctx)
 	return out, mapErr(err)
+}
+
+// RevokeUserInferenceKeys revokes every unrevoked inference key a user
+// owns or created, in every organization, and returns them as they were.
+func (s *Store) RevokeUserInferenceKeys(ctx context.Context, userID uuid.UUID, at time.Time) ([]InferenceKey, error) {
+	keys := []InferenceKey{}
+	if err := s.db.NewSelect().Model(&keys).Where("revoked_at IS NULL").
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("user_id = ?", userID).WhereOr("created_by = ?", userID)
+		}).OrderExpr("id ASC").Scan(ctx); err != nil {
+		return nil, mapErr(err)
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	ids := make([]uuid.UUID, len(keys))
+	for i, k := range keys {
+		ids[i] = k.ID
+	}
+	_, err := s.db.NewUpdate().Model((*InferenceKey)(nil)).Set("revoked_at = ?", at).Set("updated_at = ?", at).
+		Where("id IN (?)", bun.List(ids)).Where("revoked_at IS NULL").Exec(ctx)
+	return keys, mapErr(err)
 }
 
 // RevokeInferenceKey sets revoked_at once and reports whether this call

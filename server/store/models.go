@@ -296,8 +296,11 @@ type InferenceKey struct {
 	ExpiresAt   *time.Time `bun:"expires_at"`
 	RevokedAt   *time.Time `bun:"revoked_at"`
 	RateLimits  RateLimits `bun:"embed:rate_limit_"`
-	CreatedAt   time.Time  `bun:"created_at"`
-	UpdatedAt   time.Time  `bun:"updated_at"`
+	// CreatedBy issued the key (and was shown its plaintext); nil for
+	// keys older than the record whose issuing was not audited.
+	CreatedBy *uuid.UUID `bun:"created_by,type:uuid"`
+	CreatedAt time.Time  `bun:"created_at"`
+	UpdatedAt time.Time  `bun:"updated_at"`
 }
 
 // Policy is a workspace policy; Definition is its canonical JSON.

@@ -1,0 +1,141 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
+)
+
+// A request body is the largest thing an inference holds, and decoding
+// multiplied it: a map of members copied every member, the messages were
+// copied again as a list, each message again, and each content string once
+// more, before the upstream body was marshalled through a growing buffer
+// (about 6.5 times a body's size in all). The helpers here keep members as
+// slices of the body itself, which is read once and never changed, and
+// write an upstream body in one buffer of its final size.
+
+// ParseObject returns the members of a JSON object body, each value a
+// slice of body (no copy), with the last of duplicate names kept, as
+// encoding/json fills a map. It fails with an *InvalidRequestError unless
+// body is a valid JSON object.
+func ParseObject(body []byte) (map[string]json.RawMessage, error) {
+	if !json.Valid(body) {
+		return nil, invalid("", "invalid_json", "The request body is not a JSON object.")
+	}
+	m, ok := objectMemberMap(body)
+	if !ok {
+		return nil, invalid("", "invalid_json", "The request body is not a JSON object.")
+	}
+	return m, nil
+}
+
+// objectMemberMap is ParseObject on text json.Valid accepted.
+func objectMemberMap(b []byte) (map[string]json.RawMessage, bool) {
+	members, ok := objectMembers(nil, b)
+	if !ok {
+		return nil, false
+	}
+	m := make(map[string]json.RawMessage, len(members))
+	for _, mb := range members {
+		name, ok := memberName(mb.key)
+		if !ok {
+			return nil, false
+		}
+		m[name] = json.RawMessage(mb.value)
+	}
+	return m, true
+}
+
+// memberName decodes a member's key as written (quotes included).
+func memberName(key []byte) (string, bool) {
+	if bytes.IndexByte(key, '\\') < 0 {
+		return string(key[1 : len(key)-1]), true
+	}
+	var s string
+	return s, json.Unmarshal(key, &s) == nil
+}
+
+// memberValue returns the value of the member name of the object b as a
+// slice of b (the last, if the name repeats), or nil.
+func memberValue(b []byte, name string) []byte {
+	members, _ := objectMembers(nil, b)
+	var v []byte
+	for _, m := range members {
+		if n, ok := memberName(m.key); ok && n == name {
+			v = m.value
+		}
+	}
+	return v
+}
+
+// encodeMembers writes the object with members m, in name order (as
+// json.Marshal orders a map), into one buffer of its final size. The
+// values are written as they are, whitespace included; each must be valid
+// JSON.
+func encodeMembers(m map[string]json.RawMessage) ([]byte, error) {
+	names := make([]string, 0, len(m))
+	size := 2
+	for name, v := range m {
+		if !json.Valid(v) {
+			return nil, errors.New("member " + name + " is not valid JSON")
+		}
+		names = append(names, name)
+		size += len(name) + len(v) + 8
+	}
+	slices.Sort(names)
+	out := make([]byte, 0, size)
+	out = append(out, '{')
+	for i, name := range names {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		key, err := json.Marshal(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(append(out, key...), ':'), m[name]...)
+	}
+	return append(out, '}'), nil
+}
+
+// valueKind names the JSON kind of a valid value, as a type error says it.
+func valueKind(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// stringShape checks a member that must be a string, without keeping
+// it: a content part's text or base64 data may be most of a body.
+type stringShape struct {
+	// given: a non-empty string.
+	given bool
+}
+
+func (s *stringShape) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) == 0 || b[0] == 'n':
+		return nil
+	case b[0] != '"':
+		return &json.UnmarshalTypeError{Value: valueKind(b), Type: reflect.TypeFor[string]()}
+	}
+	s.given = len(b) > 2
+	return nil
+}
