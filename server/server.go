@@ -8,7 +8,6 @@ package server
 
 import (
 	"context"
-	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,16 +27,11 @@ import (
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/api"
 	"github.com/gw-gateway/gw/server/backend"
-	"github.com/gw-gateway/gw/server/budgets"
 	"github.com/gw-gateway/gw/server/dataplane"
-	"github.com/gw-gateway/gw/server/dataplane/spool"
-	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/telemetry"
-	"github.com/gw-gateway/gw/server/usage"
-	"github.com/gw-gateway/gw/server/web"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -171,142 +165,6 @@ func New(ctx context.Context, cfg Config) (s *Server, err error) {
 // Handler is the server's HTTP handler, for tests that serve it themselves.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-func (s *Server) assembleControlPlane(ctx context.Context) error {
-	db := s.cfg.DB
-	if db == nil {
-		return errors.New("the control plane needs a database")
-	}
-	var sink *usage.StoreSink
-	s.flush = append(s.flush, func(ctx context.Context) error {
-		// The sink writes what it holds before the database goes.
-		var err error
-		if sink != nil {
-			if err = sink.Close(ctx); err != nil {
-				err = fmt.Errorf("flushing usage events: %w", err)
-			}
-		}
-		return errors.Join(err, db.Close())
-	})
-	s.metrics.DB(db.DB)
-	s.ready = func(ctx context.Context) error {
-		if err := db.PingContext(ctx); err != nil {
-			return fmt.Errorf("database unreachable: %w", err)
-		}
-		return nil
-	}
-	applied, err := store.Migrate(ctx, db)
-	if err != nil {
-		return err
-	}
-	if len(applied) > 0 {
-		s.log.Info("database migrated", "applied", applied)
-	}
-	st := store.New(db)
-	signer, err := publish.SigningKey(ctx, st, s.cfg.Keyring)
-	if err != nil {
-		return fmt.Errorf("bundle signing key: %w", err)
-	}
-	compiler := &publish.Compiler{Store: st, Signer: signer}
-	var bundles api.BundleRefresher = &publish.Publisher{Compiler: compiler, Store: st}
-	var plane *dataplane.Plane
-	if s.cfg.Role == RoleAll {
-		// The data plane runs in process: bundles are compiled and admitted
-		// directly after every change, without HTTP.
-		sink = usage.NewStoreSink(st, usage.StoreSinkOptions{Logger: s.log})
-		journal, err := s.openBudgetJournal("local")
-		if err != nil {
-			return err
-		}
-		plane = dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{Keyring: s.cfg.Keyring, Usage: sink, Logger: s.log,
-			Budgets: &budgets.Leases{Store: st}, BudgetJournal: journal, BudgetHolder: "local-" + uuid.NewString(), Metrics: s.metrics,
-			MaxStreamDuration: s.cfg.MaxStreamDuration, BodyBytesInFlight: s.cfg.BodyBytesInFlight, KeyBodyBytesInFlight: s.cfg.KeyBodyBytesInFlight})
-		// Before the database closes: what the plane holds goes back.
-		s.flush = append([]func(context.Context) error{s.releaseBudgets(plane, journal)}, s.flush...)
-		s.metrics.GaugeFunc("gw_usage_sink_queue_depth", "Usage events buffered in memory, not yet written to the database.",
-			func() float64 { return float64(sink.Pending()) })
-		s.metrics.Bundles(plane.BundleInfo)
-		s.loops = append(s.loops, func(ctx context.Context) { syncBudgets(ctx, plane, s.log) })
-		s.plane = plane
-		bundles = &publish.Refresher{Compiler: compiler, Plane: plane, Store: st}
-	}
-	if plane != nil && strings.HasPrefix(s.cfg.DatabaseURL, "postgres") {
-		// Replicas sharing PostgreSQL announce changes; each refreshes its
-		// data plane on hearing one (the periodic refresh stays as the
-		// safety net).
-		s.loops = append(s.loops, func(ctx context.Context) {
-			store.ListenBundleChanges(ctx, s.cfg.DatabaseURL, s.log, func(org uuid.UUID) {
-				var err error
-				if org == uuid.Nil {
-					err = bundles.RefreshAll(ctx)
-				} else {
-					err = bundles.Refresh(ctx, org)
-				}
-				if err != nil && ctx.Err() == nil {
-					s.log.Warn("bundle refresh on notification", "error", err)
-				}
-			})
-		})
-	}
-	apiOpts := api.Options{PublicURL: s.cfg.PublicURL, SignupDisabled: s.cfg.DisableSignup, Logger: s.log,
-		Version: s.cfg.Version, Keyring: s.cfg.Keyring, Bundles: bundles}
-	if plane != nil {
-		// The Workspace Playground runs on the data plane in process; role
-		// control-plane answers its routes 503.
-		apiOpts.Playground = plane
-	}
-	apiServer, err := api.New(ctx, st, apiOpts)
-	if err != nil {
-		return err
-	}
-	if err := s.bootstrap(ctx, st, apiServer); err != nil {
-		return err
-	}
-	// Every organization's bundle is compiled (and, in process, admitted)
-	// before serving; one that fails keeps the others going (and is logged).
-	if err := bundles.RefreshAll(ctx); err != nil {
-		s.log.Error("initial bundle refresh", "error", err)
-	}
-	// Changes normally refresh bundles at once; this loop catches what that
-	// missed (a refresh that failed, or a change made on another replica
-	// sharing the database). Compiling unchanged content is cheap and keeps
-	// the version.
-	s.loops = append(s.loops, func(ctx context.Context) {
-		every(ctx, s.cfg.BundleRefreshInterval, func() {
-			if err := bundles.RefreshAll(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("periodic bundle refresh", "error", err)
-			}
-		})
-	})
-	// Stored usage events reach the report rollups through a queue.
-	s.loops = append(s.loops, func(ctx context.Context) {
-		every(ctx, usage.RollInterval, func() {
-			if _, err := usage.Roll(ctx, st); err != nil && ctx.Err() == nil {
-				s.log.Warn("rolling up usage", "error", err)
-			}
-		})
-	})
-	// Lease state of ended periods (rate-limit minutes above all) is
-	// pruned, on every replica: deleting twice is harmless.
-	s.loops = append(s.loops, func(ctx context.Context) {
-		every(ctx, 10*time.Minute, func() {
-			if _, err := st.PruneBudgetLeases(ctx, time.Now().Add(-time.Hour)); err != nil && ctx.Err() == nil {
-				s.log.Warn("pruning budget leases", "error", err)
-			}
-		})
-	})
-	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", apiServer)
-	if plane != nil {
-		plane.MarkReady()
-		mux.Handle("/inf/v1/", dataplane.NewCORS(s.cfg.CORSOrigins, plane))
-	}
-	// Everything else is the browser pages (setup, sign-in, CLI approval).
-	mux.Handle("/", web.Handler(s.log, apiServer.SetupDone))
-	s.handleHealth(mux)
-	s.handler = mux
-	return nil
-}
-
 // bootstrap creates the first owner from the configuration, or logs the
 // one-time setup URL while the instance has no owner.
 func (s *Server) bootstrap(ctx context.Context, st *store.Store, apiServer *api.Server) error {
@@ -342,88 +200,6 @@ func (s *Server) bootstrap(ctx context.Context, st *store.Store, apiServer *api.
 }
 
 func (s *Server) publicURL() string { return strings.TrimRight(s.cfg.PublicURL, "/") }
-
-// assembleDataPlane runs a data plane apart from the control plane: no
-// database, bundles polled over the management API with one instance key,
-// the last admitted set kept in the state dir. It holds its own key pair
-// (created on first start) and is enrolled for chosen organizations; their
-// secrets arrive sealed to it, so the master key is never needed here. It
-// serves at once: 503 bundle_not_ready until a bundle is admitted.
-func (s *Server) assembleDataPlane(ctx context.Context) error {
-	// A transport of its own, whose connections close with the data
-	// plane: one left open (a spare a concurrent call dialed) would hold
-	// the control plane's graceful shutdown for seconds.
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	c, err := client.New(client.Options{Server: s.cfg.ControlPlaneURL, Token: s.cfg.Token, Version: s.cfg.Version,
-		HTTPClient: &http.Client{Timeout: 60 * time.Second, Transport: transport}})
-	if err != nil {
-		return fmt.Errorf("--control-plane-url: %w", err)
-	}
-	stateDir := s.cfg.StateDir
-	pub, err := dataplane.PinnedSigningKey(stateDir, s.cfg.BundlePublicKey)
-	if err != nil {
-		return err
-	}
-	key, err := s.dataPlaneKey(stateDir)
-	if err != nil {
-		return err
-	}
-	id := s.cfg.DataPlaneID
-	if id == "" {
-		if id, err = dataPlaneID(stateDir); err != nil {
-			return err
-		}
-	}
-	// Usage goes to a local spool first and is shipped from there.
-	sp, err := spool.Open(filepath.Join(stateDir, "usage.spool"), func(ctx context.Context, evs []wire.UsageEventIn) error {
-		_, err := c.IngestUsage(ctx, evs)
-		return err
-	}, s.log)
-	if err != nil {
-		return err
-	}
-	s.flush = append(s.flush, sp.Close, func(context.Context) error {
-		// The spool has shipped what it could; nothing else calls out.
-		transport.CloseIdleConnections()
-		return nil
-	})
-	s.loops = append(s.loops, func(ctx context.Context) { sp.Run(ctx, s.cfg.PollInterval) })
-	journal, err := s.openBudgetJournal(id)
-	if err != nil {
-		return err
-	}
-	plane := dataplane.NewPlane(pub, dataplane.Options{Keyring: key, Usage: sp, Logger: s.log,
-		Budgets: budgetClient{c: c, id: id}, BudgetJournal: journal, BudgetHolder: id + "#" + uuid.NewString()[:8], Metrics: s.metrics,
-		MaxStreamDuration: s.cfg.MaxStreamDuration, BodyBytesInFlight: s.cfg.BodyBytesInFlight, KeyBodyBytesInFlight: s.cfg.KeyBodyBytesInFlight})
-	s.flush = append(s.flush, s.releaseBudgets(plane, journal))
-	s.metrics.GaugeFunc("gw_usage_spool_depth", "Usage events spooled on disk, not yet shipped to the control plane.",
-		func() float64 { return float64(sp.Depth()) })
-	s.metrics.Bundles(plane.BundleInfo)
-	// Ready once a bundle is admitted (from the control plane or the
-	// cache): a load balancer must not send traffic that would only get
-	// 503s or 401s.
-	s.ready = func(context.Context) error {
-		if !plane.Ready() || len(plane.Versions()) == 0 {
-			return errors.New("waiting for bundles")
-		}
-		return nil
-	}
-	s.loops = append(s.loops, func(ctx context.Context) { syncBudgets(ctx, plane, s.log) })
-	s.plane = plane
-	remote := &dataplane.Remote{Client: c, Plane: plane, ID: id, Version: s.cfg.Version, StateDir: stateDir,
-		PollInterval: s.cfg.PollInterval, HeartbeatInterval: s.cfg.HeartbeatInterval, Log: s.log, SpoolDepth: sp.Depth, Key: key,
-		NoCache: s.cfg.BundleCacheOff}
-	if err := remote.LoadCached(); err != nil {
-		s.log.Warn("cached bundles", "error", err)
-	}
-	s.loops = append(s.loops, remote.Run)
-	s.log.Info("data plane", "id", id, "control_plane", s.cfg.ControlPlaneURL)
-	mux := http.NewServeMux()
-	mux.Handle("/inf/v1/", dataplane.NewCORS(s.cfg.CORSOrigins, plane))
-	s.handleHealth(mux)
-	s.handler = mux
-	return nil
-}
 
 // dataPlaneKey loads the data plane's private key from where the operator
 // keeps it: the environment, a file of their choosing, or (the default)
