@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -90,7 +91,41 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	// is there.
 	addDataPlaneEnrollment(f, root)
 	addDynamicCompletion(f, root)
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes `gw policies aply` what `gw aply` is: a
+// usage error (exit 2) with suggestions. Cobra checks a group's arguments
+// only at the root; below it, a group without a run function prints its
+// help for any word and exits 0, so a typo in a script passes unnoticed.
+func refuseUnknownSubcommands(cmd *cobra.Command) {
+	for _, sub := range cmd.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !cmd.HasParent() || !cmd.HasSubCommands() || cmd.Runnable() {
+		return
+	}
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		return unknownSubcommand(cmd, args[0])
+	}
+}
+
+// unknownSubcommand is cobra's own message for an unknown command at the
+// root, for a group below it.
+func unknownSubcommand(cmd *cobra.Command, word string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", word, cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, which it sets only for the root
+	}
+	if suggestions := cmd.SuggestionsFor(word); len(suggestions) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(suggestions, "\n\t")
+	}
+	return usageError{errors.New(msg + fmt.Sprintf("\n\nRun '%s --help' for usage.", cmd.CommandPath()))}
 }
 
 // Main runs gw with the process's arguments and returns the exit code.
