@@ -131,7 +131,8 @@ func forecastBudgets(ctx context.Context, c *client.Client, org, ws string, stat
 	}
 	if err == nil {
 		var s tui.RecentSpend
-		s, err = tui.ReadRecentSpend(ctx, tui.ClientSource{Client: c, Org: org}, id, tui.HasPerKey(states))
+		// The workspace's own report: a workspace-scoped key may read it.
+		s, err = tui.ReadRecentSpend(ctx, tui.ClientSource{Client: c, Org: org, Workspace: ws}, id, tui.HasPerKey(states))
 		spend = &s
 	}
 	switch {

@@ -271,9 +271,9 @@ func TestUsageDashboardBudgets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	to, err := dashboardOptions(context.Background(), c, e.boot.Organization.ID.String(),
-		&UsageOptions{Period: "30d", workspace: e.boot.Workspace.Slug})
-	if err != nil || to.BudgetWorkspaceID != e.boot.Workspace.ID.String() {
+	to, err := dashboardOptions(context.Background(), c, e.boot.Organization.ID.String(), e.boot.Workspace.Slug,
+		&UsageOptions{Period: "30d"})
+	if err != nil || to.BudgetWorkspaceID != e.boot.Workspace.ID.String() || to.Workspace != e.boot.Workspace.Name {
 		t.Fatalf("budget workspace %q: %v", to.BudgetWorkspaceID, err)
 	}
 	m := tui.New(to)

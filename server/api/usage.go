@@ -59,6 +59,16 @@ func (s *Server) usageRoutes() []*Route {
 			Perms:   read, Result: wire.UsageBreakdown{},
 			Query:  append([]QueryParam{{Name: "by", Description: "model (the one that answered), requested_model, provider, owner, inference_key or workspace."}}, reportQ...),
 			Handle: s.usageBreakdown},
+		// The same report for one workspace, at its own scope: what a
+		// workspace-scoped key (gw login --workspace) may read.
+		{Method: "GET", Path: orgWS + "/{workspace_ref}/reports/usage", Tag: "Reports",
+			Summary: "The workspace's usage report: totals, the previous period for comparison, and daily counters",
+			Perms:   read, Result: wire.UsageReport{}, Query: reportQ[1:], Handle: s.usageReport},
+		{Method: "GET", Path: orgWS + "/{workspace_ref}/reports/usage/breakdown", Tag: "Reports",
+			Summary: "The workspace's report period split by model, requested model, provider, owner or inference key",
+			Perms:   read, Result: wire.UsageBreakdown{},
+			Query:  append([]QueryParam{{Name: "by", Description: "model (the one that answered), requested_model, provider, owner, inference_key or workspace."}}, reportQ[1:]...),
+			Handle: s.usageBreakdown},
 		{Method: "GET", Path: "/api/v1/organizations/{org_id}/usage-events", Tag: "Usage Events",
 			Summary: "List the organization's usage events, newest first",
 			Perms:   read, Result: wire.UsageEvent{}, Paginated: true, Query: eventsQ, Handle: s.listUsageEvents},
@@ -122,6 +132,14 @@ func (r *Request) readReportQuery(now time.Time) (usage.Query, error) {
 		ProviderCredentialID: id("provider_credential_id"), Model: q.Get("model_id"), Provider: q.Get("provider_id"),
 		RequestedModel: q.Get("requested_model_id"),
 	}}
+	if r.WS != nil {
+		// A workspace's report is that workspace's, whatever the query
+		// says; another workspace's id is refused, never ignored.
+		if w := out.Filter.WorkspaceID; w != nil && *w != r.WS.ID {
+			errs.Add(loc("workspace_id"), "value_error", "Value error, a workspace's report covers only that workspace; use the organization's report for another", w.String(), nil)
+		}
+		out.Filter.WorkspaceID = &r.WS.ID
+	}
 	if errs.Len() > 0 {
 		return out, errs.Err()
 	}
