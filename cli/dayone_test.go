@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -72,5 +74,72 @@ func TestUsageOfOneWorkspace(t *testing.T) {
 	b := e.gw("", "budgets")
 	if b.code != ExitOK || strings.Contains(b.errOut, "usage.read") {
 		t.Fatalf("gw budgets with a workspace key: exit %d %q", b.code, b.errOut)
+	}
+}
+
+// A data plane whose enrollment is pending serves nothing: gw data-planes
+// list says so and does not call it current; gw status fails on it
+// (issue 22, row 6).
+func TestDataPlanePendingEnrollment(t *testing.T) {
+	e := newResEnv(t)
+	ctx := context.Background()
+	c, err := client.New(client.Options{Server: e.url, Token: e.boot.ManagementKey.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp, err := secrets.GenerateDataPlaneKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RequestEnrollment(ctx, wire.DataPlaneEnrollmentRequest{ID: "dp-eu-1", PublicKey: dp.Public().String()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Heartbeat(ctx, wire.Heartbeat{ID: "dp-eu-1", Version: "test", BundleVersions: map[string]int64{}}); err != nil {
+		t.Fatal(err)
+	}
+	out := e.ok("data-planes", "list", "-o", "table")
+	mustContain(t, "data-planes list", out, "ENROLLMENT", "pending (serves nothing: gw data-planes enroll)")
+	views := decodeJSONOut[[]DataPlaneView](t, e.ok("data-planes", "list", "-o", "json"))
+	if len(views) != 1 || views[0].Enrollment != "pending" || views[0].Current == nil || *views[0].Current {
+		t.Fatalf("views %+v", views)
+	}
+	r := e.code(ExitError, "", "status")
+	mustContain(t, "gw status", r.out, "1 not enrolled")
+}
+
+// Errors name the real cause (issue 22, rows 2 and 10): an organization
+// that is none of the caller's is not found; an organization key asking
+// for instance data says it is out of scope, not that a permission it
+// holds is missing; a server that does not answer is named once, with a
+// hint; a URL ending in /api/v1 is corrected.
+func TestErrorsNameTheirCause(t *testing.T) {
+	e := newResEnv(t)
+	var key wire.ManagementKey
+	if err := json.Unmarshal([]byte(e.ok("keys", "create", "--scope", "org", "--label", "org",
+		"--permissions", "data-planes.read,bundles.read,workspaces.read", "-o", "json")), &key); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GW_TOKEN", key.Token) // as gw login gives
+	r := e.code(ExitError, "", "--org", "nosuch", "workspaces", "list")
+	mustContain(t, "--org nosuch", r.errOut, `organization "nosuch" not found among your organizations (default)`)
+
+	st := e.gw("", "status")
+	mustContain(t, "gw status with an organization key", st.out, "data planes are listed at instance scope", "gw login --instance")
+	if strings.Contains(st.out, "may not list data planes") {
+		t.Fatalf("gw status blames a permission the key holds:\n%s", st.out)
+	}
+	r = e.code(ExitError, "", "data-planes", "list")
+	mustContain(t, "data-planes list with an organization key", r.errOut, "out of scope", "instance-scope key")
+
+	// /api/v1 in the server URL is corrected, and said.
+	t.Setenv("GW_SERVER", e.url+"/api/v1")
+	r = e.code(ExitOK, "", "workspaces", "list")
+	mustContain(t, "server URL with /api/v1", r.errOut, "note: using "+e.url+" as the server URL: gw adds /api/v1 itself")
+
+	// Nothing listens: one clear sentence.
+	t.Setenv("GW_SERVER", "http://127.0.0.1:1")
+	r = e.code(ExitError, "", "whoami")
+	if want := "error: cannot reach http://127.0.0.1:1: is `gw serve` running? (connection refused)\n"; r.errOut != want {
+		t.Fatalf("whoami, server down: %q, want %q", r.errOut, want)
 	}
 }

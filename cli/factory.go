@@ -43,6 +43,7 @@ type Factory struct {
 	globals *cobra.Command // the root, whose persistent flags are global
 	running *cobra.Command // the command being run, once its flags are parsed
 	cfg     *config.File
+	noted   bool // the server URL's correction was said
 }
 
 // Settings are the effective connection settings of one invocation.
@@ -174,8 +175,35 @@ func (f *Factory) Client() (*client.Client, Settings, error) {
 	if s.Server == "" {
 		return nil, s, usageError{errors.New("no server: pass --server, set GW_SERVER, or run gw login --server URL")}
 	}
+	s.Server = f.baseServerURL(s.Server)
 	c, err := client.New(client.Options{Server: s.Server, Token: s.Token, Version: Version(), HTTPClient: f.HTTPClient})
 	return c, s, err
+}
+
+// apiSuffixes are the paths people paste with a server URL: gw adds them
+// itself, so a URL ending in one would ask for /api/v1/api/v1/….
+var apiSuffixes = []string{"/api/v1", "/inf/v1", "/api", "/inf"}
+
+// serverBase strips an API path from a server URL; note says what was
+// corrected, empty when nothing was.
+func serverBase(raw string) (base, note string) {
+	trimmed := strings.TrimRight(raw, "/")
+	for _, suffix := range apiSuffixes {
+		if b, ok := strings.CutSuffix(trimmed, suffix); ok && b != "" && !strings.HasSuffix(b, ":/") {
+			return b, fmt.Sprintf("note: using %s as the server URL: gw adds %s itself", b, suffix)
+		}
+	}
+	return trimmed, ""
+}
+
+// baseServerURL is serverBase, saying on stderr (once) what it corrected.
+func (f *Factory) baseServerURL(raw string) string {
+	base, note := serverBase(raw)
+	if note != "" && !f.noted {
+		f.noted = true
+		fmt.Fprintln(f.IO.ErrOut, note)
+	}
+	return base
 }
 
 // AuthedClient is Client for commands that need a credential.

@@ -121,6 +121,7 @@ Exit status 4 when the sign-in is denied, expires or was already delivered.`,
 				return usageError{fmt.Errorf("--label is %d characters; at most 80", n)}
 			}
 			if opts.Server != "" {
+				opts.Server = f.baseServerURL(opts.Server)
 				if _, err := parseServerURL(opts.Server); err != nil {
 					return usageError{err}
 				}
@@ -255,6 +256,13 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 	}
 	started, err := c.CLIStart(ctx, label)
 	if err != nil {
+		var unreachable *client.UnreachableError
+		switch {
+		case errors.As(err, &unreachable):
+			return err
+		case client.IsStatus(err, http.StatusNotFound):
+			return fmt.Errorf("start sign-in at %s: it has no /api/v1/auth/cli/start: is that the base URL of a gw server (as http://host:8080, without a path)?", server)
+		}
 		return fmt.Errorf("start sign-in at %s: %w", server, err)
 	}
 	verify := verificationURL(started.VerificationURL, opts.Org, opts.Workspace, opts.Instance)

@@ -148,6 +148,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 		fmt.Fprintln(f.IO.ErrOut, err)
 		return st.exitStatus()
 	}
+	err = f.explainRefusal(ctx, err)
 	fmt.Fprintln(f.IO.ErrOut, "error:", err)
 	var ue usageError
 	var ae *client.APIError
@@ -158,6 +159,35 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 		return ExitUsage
 	}
 	return ExitError
+}
+
+// explainRefusal turns the server's "out of scope … does not reach
+// organization X" into "not found" when X is none of the caller's
+// organizations: the server may not say whether X exists to a key scoped
+// elsewhere, but the caller's own list tells a typo from a real
+// organization (issue 22, row 10).
+func (f *Factory) explainRefusal(ctx context.Context, err error) error {
+	var ae *client.APIError
+	if !errors.As(err, &ae) || ae.Status != 403 || !strings.Contains(ae.Detail, "does not reach organization") {
+		return err
+	}
+	c, s, cerr := f.Client()
+	if cerr != nil || s.Org == "" {
+		return err
+	}
+	page, lerr := c.ListOrganizations(ctx, 200, "")
+	if lerr != nil {
+		return err
+	}
+	var mine []string
+	for _, o := range page.Data {
+		if o.Slug == s.Org || o.ID.String() == s.Org {
+			return err // one of theirs: out of scope is the cause
+		}
+		mine = append(mine, o.Slug)
+	}
+	return fmt.Errorf("organization %q not found among your organizations (%s): check --org, GW_ORG or the context's organization",
+		s.Org, strings.Join(mine, ", "))
 }
 
 // isCobraUsageError recognises the argument errors cobra makes itself.
