@@ -249,9 +249,9 @@ type DataPlaneInstance struct {
 	// Enrollment is the data plane's enrollment: pending until an
 	// instance admin approves it (it serves nothing until then), approved,
 	// revoked, or none when it never asked.
-	Enrollment string `json:"enrollment" jsonschema:"enum=none,enum=pending,enum=approved,enum=revoked"`
-	FirstSeenAt          time.Time        `json:"first_seen_at"`
-	LastSeenAt           time.Time        `json:"last_seen_at"`
+	Enrollment  string    `json:"enrollment" jsonschema:"enum=none,enum=pending,enum=approved,enum=revoked"`
+	FirstSeenAt time.Time `json:"first_seen_at"`
+	LastSeenAt  time.Time `json:"last_seen_at"`
 }
 
 // The vocabulary of usage, defined once for the server, the client and the
