@@ -479,7 +479,33 @@ func (m *Model) layout() {
 }
 
 func (m *Model) helpView() string {
-	return m.help.View(dashboardHelp{m})
+	if !m.help.ShowAll {
+		return m.help.View(dashboardHelp{m})
+	}
+	return m.fullHelpView()
+}
+
+// fullHelpView lays the key groups out in as many rows of columns as the
+// width needs: bubbles' help draws them side by side and cuts what does
+// not fit, which at 80 columns was the quit key itself.
+func (m *Model) fullHelpView() string {
+	unbounded := m.help
+	unbounded.Width = 0
+	var rows []string
+	var line [][]key.Binding
+	for _, g := range (dashboardHelp{m}).FullHelp() {
+		next := append(line[:len(line):len(line)], g)
+		if len(line) > 0 && lipgloss.Width(unbounded.FullHelpView(next)) > m.ctx.Width {
+			rows = append(rows, unbounded.FullHelpView(line))
+			line = [][]key.Binding{g}
+			continue
+		}
+		line = next
+	}
+	if len(line) > 0 {
+		rows = append(rows, unbounded.FullHelpView(line))
+	}
+	return strings.Join(rows, "\n")
 }
 
 // dashboardHelp gathers the root's keys and the components' into one
