@@ -28,7 +28,7 @@ func (s *Server) dataPlaneRoutes() []*Route {
 		{Method: "GET", Path: "/api/v1/data-plane/bundles", Tag: tag,
 			Summary: "The latest signed bundle of each organization the data plane is enrolled for, secrets sealed to its key; send the ETag back in If-None-Match for a 304 when nothing changed",
 			Perms:   []auth.Permission{auth.BundlesRead}, Result: wire.DataPlaneBundles{}, Handle: s.pollBundles,
-			Query: []QueryParam{{Name: "data_plane_id", Description: "The enrolled data plane polling (required)."}}},
+			Query: []QueryParam{{Name: "data_plane_id", Description: "The enrolled data plane polling.", Required: true}}},
 		{Method: "POST", Path: "/api/v1/data-plane/usage-events", Tag: tag,
 			Summary: "Ingest a batch of usage events (idempotent on event id)",
 			Perms:   []auth.Permission{auth.UsageIngest}, Body: wire.UsageIngest{}, Result: wire.UsageIngestResult{}, Handle: s.ingestUsage},
