@@ -143,3 +143,25 @@ func TestErrorsNameTheirCause(t *testing.T) {
 		t.Fatalf("whoami, server down: %q, want %q", r.errOut, want)
 	}
 }
+
+// Without a desktop gw login does not run xdg-open (seven lines of its
+// noise); it says in one line why no browser opened (issue 22, row 15).
+func TestNoBrowserWithoutADesktop(t *testing.T) {
+	for _, k := range []string{"DISPLAY", "WAYLAND_DISPLAY", "BROWSER"} {
+		t.Setenv(k, "")
+	}
+	if err := (systemBrowser{}).Open("http://127.0.0.1:1/cli/authorize"); err == nil || err.Error() != "no graphical session" {
+		t.Fatalf("Open without a desktop: %v", err)
+	}
+}
+
+// Creating a workspace whose derived slug is taken says which slug it got
+// (issue 22, row 5); an explicit slug that is taken is refused.
+func TestWorkspaceCreateSaysItsSlug(t *testing.T) {
+	e := newResEnv(t)
+	e.ok("workspaces", "create", "--name", "Search")
+	r := e.code(ExitOK, "", "workspaces", "create", "--name", "Search")
+	mustContain(t, "second create", r.errOut, `slug "search" is taken in this organization, so this workspace is "search-2"`)
+	r = e.code(ExitError, "", "workspaces", "create", "--name", "Search", "--slug", "search")
+	mustContain(t, "explicit slug taken", r.errOut, `slug "search" is already taken`)
+}

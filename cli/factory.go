@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/pkg/browser"
@@ -23,11 +25,32 @@ type Browser interface {
 
 type systemBrowser struct{}
 
-// Open hands the URL to the desktop. The opener's own output goes to
-// stderr: stdout carries only the command's data.
+// Open hands the URL to the desktop. Without one (no DISPLAY or
+// WAYLAND_DISPLAY on Linux and the BSDs: SSH, a container) it does not try:
+// xdg-open would print its lines of noise and fail anyway. The opener's
+// own output is kept and shown only if it fails, in one line.
 func (systemBrowser) Open(url string) error {
-	browser.Stdout = os.Stderr
-	return browser.OpenURL(url)
+	if noDesktop() {
+		return errors.New("no graphical session")
+	}
+	var out bytes.Buffer
+	browser.Stdout, browser.Stderr = &out, &out
+	if err := browser.OpenURL(url); err != nil {
+		if msg := strings.Join(strings.Fields(out.String()), " "); msg != "" {
+			return fmt.Errorf("%w: %s", err, msg)
+		}
+		return err
+	}
+	return nil
+}
+
+// noDesktop: an X11 or Wayland system without a session to open in.
+func noDesktop() bool {
+	switch runtime.GOOS {
+	case "darwin", "windows":
+		return false
+	}
+	return os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" && os.Getenv("BROWSER") == ""
 }
 
 // Factory hands commands their dependencies, built lazily so --help and
