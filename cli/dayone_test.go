@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -164,4 +165,34 @@ func TestWorkspaceCreateSaysItsSlug(t *testing.T) {
 	mustContain(t, "second create", r.errOut, `slug "search" is taken in this organization, so this workspace is "search-2"`)
 	r = e.code(ExitError, "", "workspaces", "create", "--name", "Search", "--slug", "search")
 	mustContain(t, "explicit slug taken", r.errOut, `slug "search" is already taken`)
+}
+
+// Providers, models and -o values complete too (issue 22, row 15).
+func TestCompletionOfProvidersModelsAndOutput(t *testing.T) {
+	e := newResEnv(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"credentials", "create", "--provider", "anth"}, "anthropic\tAnthropic"},
+		{[]string{"usage", "report", "--model", "openai/gpt-4o-m"}, "openai/gpt-4o-mini\tGPT-4o mini"},
+		{[]string{"models", "get", "openai/gpt-4o-m"}, "openai/gpt-4o-mini\tGPT-4o mini"},
+		{[]string{"workspaces", "list", "-o", "y"}, "yaml"},
+	} {
+		got, _ := e.complete(c.args...)
+		if !slices.Contains(got, c.want) {
+			t.Errorf("%v: %q, want %q among them", c.args, got, c.want)
+		}
+	}
+}
+
+// gw inference-keys update takes the key's name, as get and revoke do
+// (issue 22, row 15).
+func TestInferenceKeysUpdateByName(t *testing.T) {
+	e := newResEnv(t)
+	e.ok("inference-keys", "create", "--name", "my-app")
+	k := decodeJSONOut[wire.InferenceKey](t, e.ok("inference-keys", "update", "my-app", "--rpm", "60", "-o", "json"))
+	if k.Name != "my-app" || k.RateLimits.RequestsPerMinute == nil || *k.RateLimits.RequestsPerMinute != 60 {
+		t.Fatalf("updated key %+v", k)
+	}
 }

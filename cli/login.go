@@ -318,16 +318,24 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 	case res.OrgID == nil:
 		scope = "the whole instance"
 	case res.OrgName != nil && *res.OrgName != "":
-		scope += *res.OrgName
+		entry.OrgName = *res.OrgName
 	case keyClient != nil:
-		scope += orDash(newNameBook(keyClient).orgName(ctx, entry.Org))
+		entry.OrgName = newNameBook(keyClient).orgName(ctx, entry.Org)
+	}
+	if res.OrgID != nil {
+		scope += orDash(entry.OrgName)
 	}
 	if res.WorkspaceID != nil {
 		ws := res.WorkspaceID.String()
 		if keyClient != nil {
 			ws = newNameBook(keyClient).workspaceName(ctx, entry.Org, ws)
+			entry.WorkspaceName = ws
 		}
 		scope += ", workspace " + ws
+	}
+	// The names are for gw context list; saved again with them.
+	if err := cfg.Save(); err != nil {
+		return fmt.Errorf("the key was delivered but could not be stored: %w", err)
 	}
 	if who != "" {
 		who = " as " + who

@@ -844,6 +844,18 @@ func TestLoginInstance(t *testing.T) {
 	if !strings.Contains(res.errOut, "for the whole instance") {
 		t.Errorf("no success line:\n%s", res.errOut)
 	}
+	// A second context, for the organization: gw context list names both
+	// scopes, no ids (issue 22, row 15).
+	br2 := newApprover(t, e.URL)
+	if res := e.login(cfgPath, br2, &sleeper{e: e}, func(o *LoginOptions) { o.Context = "work" }); res.err != nil {
+		t.Fatalf("organization login: %v\n%s", res.err, res.errOut)
+	}
+	br2.wait()
+	_, list, _ := runWith(t, &Factory{ConfigPath: cfgPath}, "context", "list", "-o", "table")
+	if !strings.Contains(list, "(instance)") || !strings.Contains(list, "Default") || strings.Contains(list, e.boot.Organization.ID.String()) {
+		t.Errorf("gw context list:\n%s", list)
+	}
+	_, _, _ = runWith(t, &Factory{ConfigPath: cfgPath}, "context", "use", "admin")
 	for _, k := range []string{"GW_SERVER", "GW_TOKEN", "GW_ORG", "GW_WORKSPACE", "GW_CONTEXT"} {
 		t.Setenv(k, "")
 	}
