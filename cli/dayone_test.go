@@ -3,9 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/secrets"
@@ -195,4 +198,63 @@ func TestInferenceKeysUpdateByName(t *testing.T) {
 	if k.Name != "my-app" || k.RateLimits.RequestsPerMinute == nil || *k.RateLimits.RequestsPerMinute != 60 {
 		t.Fatalf("updated key %+v", k)
 	}
+}
+
+// Every command shows examples in --help, and each example line parses
+// with the command's own flags (issue 22, row 15).
+func TestEveryCommandHasExamples(t *testing.T) {
+	root := NewRootCmd(&Factory{IO: &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if c.Hidden || c.HasSubCommands() || !c.Runnable() || c.Name() == "help" || c.HasParent() && c.Parent().Name() == "completion" {
+			return
+		}
+		if c.Example == "" {
+			t.Errorf("%s has no example", c.CommandPath())
+			return
+		}
+		hit := false
+		for _, line := range strings.Split(c.Example, "\n") {
+			if i := strings.Index(line, "#"); i >= 0 {
+				line = line[:i]
+			}
+			// Each gw of a pipeline is checked on its own.
+			for _, seg := range strings.Split(line, "|") {
+				i := strings.Index(seg, "gw ")
+				if i < 0 {
+					continue
+				}
+				var args []string
+				quoted := false
+				for _, w := range strings.Fields(seg[i+3:]) {
+					// Quoted words ("Acme Inc") are one argument.
+					if quoted {
+						args[len(args)-1] += " " + w
+					} else {
+						args = append(args, w)
+					}
+					if strings.Count(w, `"`)%2 == 1 {
+						quoted = !quoted
+					}
+				}
+				cmd, rest, err := root.Find(args)
+				if err == nil {
+					err = cmd.ParseFlags(rest)
+				}
+				if err != nil {
+					t.Errorf("%s: example %q: %v", c.CommandPath(), strings.TrimSpace(seg), err)
+				}
+				// A command that is another's alias (gw budgets list) may
+				// show its parent's examples.
+				hit = hit || cmd == c || cmd == c.Parent()
+			}
+		}
+		if !hit {
+			t.Errorf("%s: no example runs it", c.CommandPath())
+		}
+	}
+	walk(root)
 }

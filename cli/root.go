@@ -91,6 +91,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	// is there.
 	addDataPlaneEnrollment(f, root)
 	addDynamicCompletion(f, root)
+	addExamples(root)
 	refuseUnknownSubcommands(root)
 	return root
 }

@@ -99,7 +99,7 @@ func dataPlaneOpenAPI() map[string]any {
 				result = ref(modelObject{})
 				o["parameters"] = []any{map[string]any{"name": "model_id", "in": "path", "required": true,
 					"description": "Model id, e.g. openai/gpt-4o-mini. It may contain slashes, sent as they are or escaped as %2F.",
-					"schema": map[string]any{"type": "string"}}}
+					"schema":      map[string]any{"type": "string"}}}
 				responses["404"] = errResp("Unknown, or hidden from this key by its workspace's policies (the same answer).")
 			}
 			responses["200"] = map[string]any{"description": "Not cached (Cache-Control: no-store).",
