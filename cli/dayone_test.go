@@ -258,3 +258,15 @@ func TestEveryCommandHasExamples(t *testing.T) {
 	}
 	walk(root)
 }
+
+// gw keys list names scopes and owners (issue 22, row 15); -o json keeps
+// the ids.
+func TestKeysListNamesScopesAndOwners(t *testing.T) {
+	e := newResEnv(t)
+	e.ok("keys", "create", "--label", "ci", "--permissions", "workspaces.read")
+	out := e.ok("keys", "list", "-o", "table")
+	mustContain(t, "keys list", out, "LABEL", "organization Default", "owner@example.com")
+	if strings.Contains(out, "organization:") {
+		t.Fatalf("ids where names belong:\n%s", out)
+	}
+}
