@@ -64,6 +64,9 @@ func TestReadmeDayOne(t *testing.T) {
 		t.Skip("walks the whole README")
 	}
 	if _, err := exec.LookPath("curl"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("curl is not installed (.ci/run installs it)")
+		}
 		t.Skip("curl is not installed")
 	}
 	blocks := readmeDayOne(t)
