@@ -204,8 +204,9 @@ func (f *Factory) Client() (*client.Client, Settings, error) {
 }
 
 // apiSuffixes are the paths people paste with a server URL: gw adds them
-// itself, so a URL ending in one would ask for /api/v1/api/v1/….
-var apiSuffixes = []string{"/api/v1", "/inf/v1", "/api", "/inf"}
+// itself, so a URL ending in one would ask for /api/v1/api/v1/…. (A bare
+// /api is left alone: gw may be served under such a path prefix.)
+var apiSuffixes = []string{"/api/v1", "/inf/v1"}
 
 // serverBase strips an API path from a server URL; note says what was
 // corrected, empty when nothing was.
