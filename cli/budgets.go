@@ -103,7 +103,7 @@ func budgetsRun(ctx context.Context, opts *BudgetsOptions) error {
 	}
 	names := newNameBook(c)
 	return opts.Factory.Print(opts.Output, rows, func() Table {
-		t := budgetsTable(rows, func(id string) string { return names.inferenceKeyName(ctx, org, ws, id) }, true)
+		t := budgetsTable(rows, func(id string) string { return keyNameOnly(names.inferenceKeyName(ctx, org, ws, id)) }, true)
 		t.Empty = "no budgets in workspace " + ws + ": a policy's budget rules make them"
 		return t
 	})
@@ -131,7 +131,8 @@ func forecastBudgets(ctx context.Context, c *client.Client, org, ws string, stat
 	}
 	if err == nil {
 		var s tui.RecentSpend
-		s, err = tui.ReadRecentSpend(ctx, tui.ClientSource{Client: c, Org: org}, id, tui.HasPerKey(states))
+		// The workspace's own report: a workspace-scoped key may read it.
+		s, err = tui.ReadRecentSpend(ctx, tui.ClientSource{Client: c, Org: org, Workspace: ws}, id, tui.HasPerKey(states))
 		spend = &s
 	}
 	switch {
@@ -159,7 +160,9 @@ func forecastBudgets(ctx context.Context, c *client.Client, org, ws string, stat
 // decimals, as usage tables keep cost_usd. withPolicy is false where the
 // policy is known already (gw policies get).
 func budgetsTable(rows []budgetOut, keyName func(string) string, withPolicy bool) Table {
-	t := Table{Headers: []string{"period", "aggregation", "key", "amount_usd", "spent_usd", "reserved_usd", "remaining_usd", "resets_at", "forecast"}}
+	// Short headers and UTC times without the zone (the headers say it):
+	// a table of a few budgets fits 120 columns (issue 22, row 15).
+	t := Table{Headers: []string{"period", "aggregation", "key", "amount", "spent", "reserved", "remaining", "resets (utc)", "forecast (utc)"}}
 	if withPolicy {
 		t.Headers = append([]string{"policy"}, t.Headers...)
 	}
@@ -172,14 +175,27 @@ func budgetsTable(rows []budgetOut, keyName func(string) string, withPolicy bool
 			// No key has used it this period: each will have the amount.
 			key = "(each key)"
 		}
+		forecast := tui.Forecast{Outcome: r.Forecast.Outcome, At: derefTime(r.Forecast.RunsOutAt)}.String()
+		if r.Forecast.RunsOutAt != nil {
+			forecast = "runs out " + r.Forecast.RunsOutAt.UTC().Format("2006-01-02 15:04")
+		}
 		row := []string{r.Period, r.Aggregation, key, r.AmountUSD, r.SpentUSD, r.ReservedUSD, r.RemainingUSD,
-			r.PeriodEnd.UTC().Format("2006-01-02 15:04") + " UTC", tui.Forecast{Outcome: r.Forecast.Outcome, At: derefTime(r.Forecast.RunsOutAt)}.String()}
+			r.PeriodEnd.UTC().Format("2006-01-02 15:04"), forecast}
 		if withPolicy {
 			row = append([]string{r.PolicyName}, row...)
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// keyNameOnly drops the "(sk-gw-…)" the name book adds: within one
+// workspace's budgets the name says which key it is.
+func keyNameOnly(label string) string {
+	if name, _, ok := strings.Cut(label, " (sk-gw-"); ok {
+		return name
+	}
+	return label
 }
 
 func derefTime(t *time.Time) time.Time {
@@ -210,7 +226,7 @@ func writePolicyBudgets(ctx context.Context, w io.Writer, c *client.Client, org,
 	}
 	rows, note := forecastBudgets(ctx, c, org, ws, mine, time.Now())
 	names := newNameBook(c)
-	t := budgetsTable(rows, func(id string) string { return names.inferenceKeyName(ctx, org, ws, id) }, false)
+	t := budgetsTable(rows, func(id string) string { return keyNameOnly(names.inferenceKeyName(ctx, org, ws, id)) }, false)
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  "+strings.ToUpper(strings.Join(t.Headers, "\t")))
 	for _, r := range t.Rows {

@@ -167,8 +167,10 @@ func catalogImportRun(ctx context.Context, opts *CatalogImportOptions) error {
 	} else {
 		doc, err = os.ReadFile(opts.File)
 	}
+	// A file that cannot be read or is no valid catalog is a usage error
+	// (exit 2), as a bad policy file is: the command was given bad input.
 	if err != nil {
-		return fmt.Errorf("read catalog document: %w", err)
+		return usageError{fmt.Errorf("read catalog document: %w", err)}
 	}
 	parsed, err := catalog.Parse(doc)
 	if err != nil {
@@ -177,9 +179,9 @@ func catalogImportRun(ctx context.Context, opts *CatalogImportOptions) error {
 			for _, p := range ve.Problems {
 				fmt.Fprintln(opts.f.IO.ErrOut, "  "+p.Error())
 			}
-			return fmt.Errorf("%s: %d problem(s); nothing imported", opts.File, len(ve.Problems))
+			return usageError{fmt.Errorf("%s: %d problem(s); nothing imported", opts.File, len(ve.Problems))}
 		}
-		return err
+		return usageError{fmt.Errorf("%s: %w; nothing imported", opts.File, err)}
 	}
 	counts := wire.CatalogImportResult{Providers: len(parsed.Providers), Models: len(parsed.Models)}
 	if opts.DryRun {

@@ -34,12 +34,18 @@ var positionalCompleters = map[string]completer{
 	"policies delete":                 completePolicies,
 	"inference-keys get":              completeInferenceKeys,
 	"inference-keys revoke":           completeInferenceKeys,
+	"inference-keys update":           completeInferenceKeys,
 	"keys get":                        completeManagementKeys,
 	"keys revoke":                     completeManagementKeys,
 	"service-accounts get":            completeServiceAccounts,
 	"service-accounts delete":         completeServiceAccounts,
 	"usage --workspace-filter":        completeWorkspaces,
 	"usage report --workspace-filter": completeWorkspaces,
+	"usage report --provider":         completeProviders,
+	"usage report --model":            completeModels,
+	"credentials create --provider":   completeProviders,
+	"policies explain --model":        completeModels,
+	"models get":                      completeModels,
 }
 
 // addDynamicCompletion wires the completers into a built command tree:
@@ -64,6 +70,9 @@ func addDynamicCompletion(f *Factory, root *cobra.Command) {
 			if p, name, ok := strings.Cut(flag, " --"); ok && p == path {
 				_ = cmd.RegisterFlagCompletionFunc(name, completion(f, c))
 			}
+		}
+		if fl := cmd.LocalFlags().Lookup("output"); fl != nil {
+			_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{OutputTable, OutputJSON, OutputYAML}, cobra.ShellCompDirectiveNoFileComp))
 		}
 		if path == "login" {
 			_ = cmd.RegisterFlagCompletionFunc("org", completion(f, completeOrgs))
@@ -221,4 +230,41 @@ func completeManagementKeys(ctx context.Context, f *Factory, cmd *cobra.Command)
 
 func completeServiceAccounts(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
 	return inOrg(ctx, f, (*client.Client).ListServiceAccounts, func(u wire.User) *string { return some(candidate(u.Name, u.Email)) })
+}
+
+// catalogInForce is the catalog the context's organization sees.
+func catalogInForce(ctx context.Context, f *Factory) (wire.Catalog, error) {
+	c, s, err := f.AuthedClient()
+	if err != nil {
+		return wire.Catalog{}, err
+	}
+	org, err := s.RequireOrg()
+	if err != nil {
+		return wire.Catalog{}, err
+	}
+	return c.GetCatalog(ctx, client.OrgScope(org))
+}
+
+func completeProviders(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+	cat, err := catalogInForce(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(cat.Providers))
+	for _, p := range cat.Providers {
+		out = append(out, candidate(p.ID, p.Name))
+	}
+	return out, nil
+}
+
+func completeModels(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+	cat, err := catalogInForce(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(cat.Models))
+	for _, m := range cat.Models {
+		out = append(out, candidate(m.ID, m.Name))
+	}
+	return out, nil
 }

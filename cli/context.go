@@ -29,6 +29,8 @@ type contextView struct {
 	Workspace string `json:"workspace"`
 	KeyID     string `json:"key_id"`
 	LoggedIn  bool   `json:"logged_in"`
+	// The names login stored, which the table shows instead of ids.
+	orgName, workspaceName string
 }
 
 // NewCmdContext builds `gw context`.
@@ -94,7 +96,7 @@ func contextListRun(opts *ContextOptions) error {
 	for _, n := range cfg.Names() {
 		c := cfg.Contexts[n]
 		views = append(views, contextView{Name: n, Current: n == cfg.CurrentContext, Server: c.Server, Org: c.Org,
-			Workspace: c.Workspace, KeyID: c.KeyID, LoggedIn: c.Token != ""})
+			Workspace: c.Workspace, KeyID: c.KeyID, LoggedIn: c.Token != "", orgName: c.OrgName, workspaceName: c.WorkspaceName})
 	}
 	if len(views) == 0 && opts.Output == OutputTable {
 		fmt.Fprintln(opts.IO.ErrOut, "No contexts yet: run gw login --server URL.")
@@ -110,10 +112,22 @@ func contextListRun(opts *ContextOptions) error {
 			if v.LoggedIn {
 				in = "yes"
 			}
-			t.Rows = append(t.Rows, []string{cur, v.Name, v.Server, dashIfEmpty(v.Org), dashIfEmpty(v.Workspace), in})
+			org, ws := orOther(v.orgName, v.Org), orOther(v.workspaceName, v.Workspace)
+			if v.Org == "" && v.LoggedIn {
+				org = "(instance)"
+			}
+			t.Rows = append(t.Rows, []string{cur, v.Name, v.Server, dashIfEmpty(org), dashIfEmpty(ws), in})
 		}
 		return t
 	})
+}
+
+// orOther is name, else id.
+func orOther(name, id string) string {
+	if name != "" {
+		return name
+	}
+	return id
 }
 
 // dashIfEmpty keeps empty table cells visible, so columns stay aligned for

@@ -48,8 +48,9 @@ func NewCmdDataPlanesList(f *Factory, runF func(context.Context, *DataPlanesOpti
 		Long: `List every data plane that has sent a heartbeat: its id, version, the bundle
 version it admitted per organization, its usage spool depth, its last
 heartbeat, whether it is alive (healthy, or stale after a minute without a
-heartbeat) and whether it is current (it admitted every organization's latest
-bundle; unknown when the key may not read bundles). Needs data-planes.read;
+heartbeat), its enrollment (pending until gw data-planes enroll approves it;
+it serves nothing until then) and whether it is current (enrolled and it
+admitted every organization's latest bundle). Needs data-planes.read;
 "current" needs bundles.read too.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -116,7 +117,9 @@ func dataPlaneViews(ctx context.Context, c *client.Client) ([]DataPlaneView, map
 			}
 		}
 		sort.Strings(out[i].Behind)
-		current := len(out[i].Behind) == 0
+		// A data plane that is not enrolled serves nothing (503): it is
+		// not current, however few bundles it lacks.
+		current := len(out[i].Behind) == 0 && d.Enrollment == "approved"
 		out[i].Current = &current
 	}
 	return out, latest, nil
@@ -143,12 +146,26 @@ func dataPlanesRun(ctx context.Context, opts *DataPlanesOptions) error {
 }
 
 func dataPlanesTable(views []DataPlaneView) Table {
-	t := Table{Headers: []string{"id", "version", "status", "current", "bundles", "spool", "last heartbeat"}}
+	t := Table{Headers: []string{"id", "version", "status", "enrollment", "current", "bundles", "spool", "last heartbeat"}}
 	for _, v := range views {
-		t.Rows = append(t.Rows, []string{v.ID, v.Version, v.Status, currentText(v.Current), bundlesText(v.BundleVersions),
+		t.Rows = append(t.Rows, []string{v.ID, v.Version, v.Status, enrollmentText(v.Enrollment), currentText(v.Current), bundlesText(v.BundleVersions),
 			strconv.FormatInt(v.SpoolDepth, 10), since(v.LastSeenAt)})
 	}
 	return t
+}
+
+// enrollmentText says what an enrollment that is not approved means for
+// the data plane: it answers 503 until an instance admin enrolls it.
+func enrollmentText(e string) string {
+	switch e {
+	case "pending":
+		return "pending (serves nothing: gw data-planes enroll)"
+	case "none", "":
+		return "none (serves nothing)"
+	case "revoked":
+		return "revoked (serves nothing)"
+	}
+	return e
 }
 
 // dataPlaneTable shows one data plane down the page, a row per bundle.
@@ -158,6 +175,7 @@ func dataPlaneTable(v DataPlaneView) Table {
 	add("id", v.ID)
 	add("version", v.Version)
 	add("status", v.Status)
+	add("enrollment", enrollmentText(v.Enrollment))
 	add("current", currentText(v.Current))
 	add("spool_depth", strconv.FormatInt(v.SpoolDepth, 10))
 	add("first_seen", v.FirstSeenAt.UTC().Format(time.RFC3339))

@@ -3,10 +3,14 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -110,7 +114,15 @@ type DataPlanesEnrollOptions struct {
 	// platform-scope credentials; nil keeps the enrollment's setting.
 	PlatformCredentials *bool
 	Output              string
+	// Wait is how long to wait for the data plane to ask to be enrolled
+	// (it asks when it starts); 0 fails at once when it has not.
+	Wait time.Duration
+	// Sleep waits between tries; tests replace it.
+	Sleep func(context.Context, time.Duration) error
 }
+
+// enrollRetryEvery is how often --wait asks again.
+const enrollRetryEvery = 2 * time.Second
 
 // NewCmdDataPlanesEnroll builds `gw data-planes enroll`.
 func NewCmdDataPlanesEnroll(f *Factory, runF func(context.Context, *DataPlanesEnrollOptions) error) *cobra.Command {
@@ -130,9 +142,13 @@ key you checked. Needs provider-credentials.manage at instance scope.
 Platform-scope (instance-wide) provider credentials serve every
 organization; a data plane receives them only with --platform-credentials
 (a new enrollment starts without them; --platform-credentials=false takes
-them away again). Without the flag the enrollment keeps its setting.`,
+them away again). Without the flag the enrollment keeps its setting.
+
+--wait lets a deployment enroll a data plane it has just started: gw waits
+that long for the data plane's request to arrive (deploy/compose.yaml).`,
 		Example: `  gw data-planes enroll dp-eu-1 --org acme --fingerprint 3f2a...
-  gw data-planes enroll dp-eu-1 --org acme --platform-credentials`,
+  gw data-planes enroll dp-eu-1 --org acme --platform-credentials
+  gw data-planes enroll dp-1 --org acme --wait 2m    # right after starting it`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
@@ -157,7 +173,7 @@ them away again). Without the flag the enrollment keeps its setting.`,
 			if opts.Fingerprint != "" {
 				req.Fingerprint = &opts.Fingerprint
 			}
-			e, err := c.ApproveEnrollment(cmd.Context(), opts.ID, req)
+			e, err := approveWhenAsked(cmd.Context(), c, opts, req)
 			if err != nil {
 				return err
 			}
@@ -167,8 +183,37 @@ them away again). Without the flag the enrollment keeps its setting.`,
 	cmd.Flags().StringSliceVar(&opts.Orgs, "org", nil, "an organization (slug or UUID) the data plane serves; repeat or separate with commas")
 	cmd.Flags().StringVar(&opts.Fingerprint, "fingerprint", "", "the data plane's key fingerprint, as it logged it: refuse any other key")
 	cmd.Flags().Bool("platform-credentials", false, "send the data plane the platform-scope (instance-wide) credentials too; =false takes them away (default: keep the enrollment's setting, which starts as false)")
+	cmd.Flags().DurationVar(&opts.Wait, "wait", 0, "wait up to this long for the data plane to ask to be enrolled, e.g. 2m")
 	addOutputFlag(cmd, &opts.Output)
+	opts.Sleep = sleepCtx
 	return cmd
+}
+
+// approveWhenAsked approves the enrollment, trying again every few
+// seconds while the data plane has not asked yet (404) and --wait allows.
+// Anything else (the control plane unreachable while it starts included)
+// is retried too until the wait is up, then reported.
+func approveWhenAsked(ctx context.Context, c *client.Client, opts *DataPlanesEnrollOptions, req wire.DataPlaneEnrollmentApprove) (wire.DataPlaneEnrollment, error) {
+	deadline := time.Now().Add(opts.Wait)
+	said := false
+	for {
+		e, err := c.ApproveEnrollment(ctx, opts.ID, req)
+		var unreachable *client.UnreachableError
+		retry := client.IsStatus(err, http.StatusNotFound) || errors.As(err, &unreachable)
+		if err == nil || !retry || time.Now().Add(enrollRetryEvery).After(deadline) {
+			if client.IsStatus(err, http.StatusNotFound) {
+				return e, fmt.Errorf("data plane %q has not asked to be enrolled: start it (gw serve --role data-plane --data-plane-id %s), or pass --wait: %w", opts.ID, opts.ID, err)
+			}
+			return e, err
+		}
+		if !said {
+			fmt.Fprintf(opts.f.IO.ErrOut, "Waiting up to %s for data plane %q to ask to be enrolled…\n", opts.Wait, opts.ID)
+			said = true
+		}
+		if err := opts.Sleep(ctx, enrollRetryEvery); err != nil {
+			return e, err
+		}
+	}
 }
 
 // DataPlanesRevokeOptions configure gw data-planes revoke.

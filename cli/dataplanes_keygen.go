@@ -35,7 +35,7 @@ or keep the file outside the data dir and pass it with --key-file: a copy of
 the data dir then holds no key that opens the provider secrets cached in it.
 Works offline; talks to no server.`,
 		Example: `  gw data-planes keygen --out /etc/gw/data-plane.key
-  GW_DATA_PLANE_KEY=$(gw data-planes keygen) gw serve --role data-plane ...`,
+  gw data-planes keygen    # prints the key: GW_DATA_PLANE_KEY=$(...) for gw serve --role data-plane`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {

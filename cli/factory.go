@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/pkg/browser"
@@ -23,11 +25,32 @@ type Browser interface {
 
 type systemBrowser struct{}
 
-// Open hands the URL to the desktop. The opener's own output goes to
-// stderr: stdout carries only the command's data.
+// Open hands the URL to the desktop. Without one (no DISPLAY or
+// WAYLAND_DISPLAY on Linux and the BSDs: SSH, a container) it does not try:
+// xdg-open would print its lines of noise and fail anyway. The opener's
+// own output is kept and shown only if it fails, in one line.
 func (systemBrowser) Open(url string) error {
-	browser.Stdout = os.Stderr
-	return browser.OpenURL(url)
+	if noDesktop() {
+		return errors.New("no graphical session")
+	}
+	var out bytes.Buffer
+	browser.Stdout, browser.Stderr = &out, &out
+	if err := browser.OpenURL(url); err != nil {
+		if msg := strings.Join(strings.Fields(out.String()), " "); msg != "" {
+			return fmt.Errorf("%w: %s", err, msg)
+		}
+		return err
+	}
+	return nil
+}
+
+// noDesktop: an X11 or Wayland system without a session to open in.
+func noDesktop() bool {
+	switch runtime.GOOS {
+	case "darwin", "windows":
+		return false
+	}
+	return os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" && os.Getenv("BROWSER") == ""
 }
 
 // Factory hands commands their dependencies, built lazily so --help and
@@ -43,6 +66,7 @@ type Factory struct {
 	globals *cobra.Command // the root, whose persistent flags are global
 	running *cobra.Command // the command being run, once its flags are parsed
 	cfg     *config.File
+	noted   bool // the server URL's correction was said
 }
 
 // Settings are the effective connection settings of one invocation.
@@ -174,8 +198,36 @@ func (f *Factory) Client() (*client.Client, Settings, error) {
 	if s.Server == "" {
 		return nil, s, usageError{errors.New("no server: pass --server, set GW_SERVER, or run gw login --server URL")}
 	}
+	s.Server = f.baseServerURL(s.Server)
 	c, err := client.New(client.Options{Server: s.Server, Token: s.Token, Version: Version(), HTTPClient: f.HTTPClient})
 	return c, s, err
+}
+
+// apiSuffixes are the paths people paste with a server URL: gw adds them
+// itself, so a URL ending in one would ask for /api/v1/api/v1/…. (A bare
+// /api is left alone: gw may be served under such a path prefix.)
+var apiSuffixes = []string{"/api/v1", "/inf/v1"}
+
+// serverBase strips an API path from a server URL; note says what was
+// corrected, empty when nothing was.
+func serverBase(raw string) (base, note string) {
+	trimmed := strings.TrimRight(raw, "/")
+	for _, suffix := range apiSuffixes {
+		if b, ok := strings.CutSuffix(trimmed, suffix); ok && b != "" && !strings.HasSuffix(b, ":/") {
+			return b, fmt.Sprintf("note: using %s as the server URL: gw adds %s itself", b, suffix)
+		}
+	}
+	return trimmed, ""
+}
+
+// baseServerURL is serverBase, saying on stderr (once) what it corrected.
+func (f *Factory) baseServerURL(raw string) string {
+	base, note := serverBase(raw)
+	if note != "" && !f.noted {
+		f.noted = true
+		fmt.Fprintln(f.IO.ErrOut, note)
+	}
+	return base
 }
 
 // AuthedClient is Client for commands that need a credential.

@@ -200,7 +200,10 @@ func inferenceKeysRevokeRun(ctx context.Context, opts *InferenceKeysRevokeOption
 	if err != nil {
 		return err
 	}
-	if err := opts.f.Confirm(fmt.Sprintf("Revoke inference key %s (%s)? Requests using it will be refused.", opts.ID, id), opts.Yes); err != nil {
+	if err := opts.f.Confirm(fmt.Sprintf("Revoke inference key %s? Requests using it will be refused.", describeForPrompt(opts.f, opts.Yes, opts.ID, func() (string, error) {
+		k, err := c.GetInferenceKey(ctx, org, ws, id)
+		return fmt.Sprintf("%q (%s…, %s)", k.Name, k.Prefix, k.Status), err
+	})), opts.Yes); err != nil {
 		return err
 	}
 	k, err := c.RevokeInferenceKey(ctx, org, ws, id)

@@ -24,9 +24,14 @@ func NewCmdInferenceKeysUpdate(f *Factory, runF func(context.Context, *Inference
 	var name string
 	var limits rateLimitFlags
 	cmd := &cobra.Command{
-		Use:   "update KEY_ID [--name NAME] [--rpm N] [--tpm N] [--no-rate-limits]",
+		Use:   "update KEY [--name NAME] [--rpm N] [--tpm N] [--no-rate-limits]",
 		Short: "Rename an inference key or change its rate limits (never above the workspace's)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Rename an inference key or change its rate limits (never above the
+workspace's). KEY is its name, its UUID or its token prefix (sk-gw-AbCd…), as
+for gw inference-keys get.`,
+		Example: `  gw inference-keys update my-app --rpm 600
+  gw inference-keys update my-app --name my-app-prod --workspace search`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(opts.Output); err != nil {
 				return err
@@ -63,6 +68,11 @@ func inferenceKeysUpdateRun(ctx context.Context, opts *InferenceKeysUpdateOption
 	if err != nil {
 		return err
 	}
+	id, err := resolveInferenceKey(ctx, c, org, ws, opts.ID)
+	if err != nil {
+		return err
+	}
+	opts.ID = id
 	in := wire.InferenceKeyUpdate{Name: opts.Name}
 	if !opts.RateLimits.Empty() {
 		// The body carries both limits, so the one not mentioned is sent

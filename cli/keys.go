@@ -139,7 +139,21 @@ func keysListRun(ctx context.Context, opts *KeysListOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, ks, func() Table { return keyTable(ks...) })
+	return opts.f.Print(opts.Output, ks, func() Table { return namedKeyTable(ctx, newNameBook(c), ks) })
+}
+
+// namedKeyTable is the list for people: scopes and owners by name (ids
+// where a name cannot be read); -o json keeps the ids.
+func namedKeyTable(ctx context.Context, names *nameBook, ks []wire.ManagementKey) Table {
+	t := Table{Headers: []string{"label", "prefix", "status", "scope", "owner", "expires", "id"}}
+	for _, k := range ks {
+		owner := k.UserID.String()
+		if k.OrgID != nil {
+			owner = names.memberName(ctx, k.OrgID.String(), owner)
+		}
+		t.Rows = append(t.Rows, []string{k.Label, k.Prefix, k.Status, names.scopeLine(ctx, k.Scope), owner, timeCell(k.ExpiresAt), k.ID.String()})
+	}
+	return t
 }
 
 // KeysGetOptions configure gw keys get.
@@ -317,7 +331,10 @@ func keysRevokeRun(ctx context.Context, opts *KeysRevokeOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := opts.f.Confirm(fmt.Sprintf("Revoke management key %s (%s)? Anything using it stops working.", opts.ID, id), opts.Yes); err != nil {
+	if err := opts.f.Confirm(fmt.Sprintf("Revoke management key %s? Anything using it stops working.", describeForPrompt(opts.f, opts.Yes, opts.ID, func() (string, error) {
+		k, err := c.GetManagementKey(ctx, scope, id)
+		return fmt.Sprintf("%q (%s…, %s)", k.Label, k.Prefix, k.Status), err
+	})), opts.Yes); err != nil {
 		return err
 	}
 	k, err := c.RevokeManagementKey(ctx, scope, id)

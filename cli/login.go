@@ -34,6 +34,10 @@ type LoginOptions struct {
 	// approving has the last word.
 	Org       string
 	Workspace string
+	// Instance preselects the whole instance: an instance-scope key, for
+	// an instance owner or admin (catalog, platform credentials, data
+	// planes).
+	Instance  bool
 	Label     string
 	NoBrowser bool
 
@@ -65,13 +69,20 @@ old one when it delivers the new one, provided both are for the same user and
 scope. A previous key for another scope or user is revoked by gw itself, with
 that key, before it is forgotten (on a terminal you are asked first).
 
+--instance asks for an instance-scope key instead, which only an instance
+owner or admin can approve: the catalog, platform credentials and data planes
+live at instance scope. Keep it in its own context (--context admin) beside
+your organization's, and pass --context admin to the commands that need it.
+
 Exit status 4 when the sign-in is denied, expires or was already delivered.`,
 		Example: `  # first time: opens the browser, stores the key in a context named after the host
   gw login --server https://gw.example.com
   # over SSH: print the URL and code, preselect a workspace
   gw login --no-browser --org acme --workspace research
   # a second server in its own context, labelled for the approval page
-  gw login --context staging --server https://gw.staging.example.com --label "laptop (staging)"`,
+  gw login --context staging --server https://gw.staging.example.com --label "laptop (staging)"
+  # an instance administrator's key (catalog import, data-plane enrollment)
+  gw login --instance --context admin`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, err := newViper(cmd)
@@ -84,17 +95,33 @@ Exit status 4 when the sign-in is denied, expires or was already delivered.`,
 				Context:   v.GetString("context"),
 				Org:       v.GetString("org"),
 				Workspace: v.GetString("workspace"),
+				Instance:  v.GetBool("instance"),
 				Label:     v.GetString("label"),
 				NoBrowser: v.GetBool("no-browser"),
 				Sleep:     sleepCtx,
 			}
+			fl := cmd.Flags()
+			if opts.Instance && (fl.Changed("org") || fl.Changed("workspace")) {
+				return usageError{errors.New("--instance asks for a key of the whole instance; drop --org and --workspace")}
+			}
+			if opts.Instance {
+				// GW_ORG and GW_WORKSPACE pick a context's defaults, not
+				// this key's scope.
+				opts.Org, opts.Workspace = "", ""
+			}
 			if opts.Workspace != "" && opts.Org == "" {
-				return usageError{errors.New("--workspace needs --org")}
+				// The context being logged in to names the organization
+				// the workspace belongs to.
+				opts.Org = contextOrg(f, opts.Context)
+				if opts.Org == "" {
+					return usageError{errors.New("--workspace needs --org: no context names the workspace's organization")}
+				}
 			}
 			if n := len([]rune(opts.Label)); n > 80 {
 				return usageError{fmt.Errorf("--label is %d characters; at most 80", n)}
 			}
 			if opts.Server != "" {
+				opts.Server = f.baseServerURL(opts.Server)
 				if _, err := parseServerURL(opts.Server); err != nil {
 					return usageError{err}
 				}
@@ -114,7 +141,25 @@ Exit status 4 when the sign-in is denied, expires or was already delivered.`,
 	fl.String("workspace", "", "workspace to preselect on the approval page (UUID or slug) [GW_WORKSPACE]")
 	fl.String("label", "", "name of this device on the approval page and the key's label (default: gw on <hostname>) [GW_LABEL]")
 	fl.Bool("no-browser", false, "do not open a browser; print the URL and code only [GW_NO_BROWSER]")
+	fl.Bool("instance", false, "ask for an instance-scope key (instance owners and admins: catalog, platform credentials, data planes)")
 	return cmd
+}
+
+// contextOrg is the organization of the context gw login would store the
+// key in (name, else the current one), so that `--workspace` alone is
+// understood within it; empty when there is none.
+func contextOrg(f *Factory, name string) string {
+	cfg, err := f.Config()
+	if err != nil {
+		return ""
+	}
+	if name == "" {
+		name = cfg.CurrentContext
+	}
+	if c := cfg.Contexts[name]; c != nil {
+		return c.Org
+	}
+	return ""
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -211,9 +256,16 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 	}
 	started, err := c.CLIStart(ctx, label)
 	if err != nil {
+		var unreachable *client.UnreachableError
+		switch {
+		case errors.As(err, &unreachable):
+			return err
+		case client.IsStatus(err, http.StatusNotFound):
+			return fmt.Errorf("start sign-in at %s: it has no /api/v1/auth/cli/start: is that the base URL of a gw server (as http://host:8080, without a path)?", server)
+		}
 		return fmt.Errorf("start sign-in at %s: %w", server, err)
 	}
-	verify := verificationURL(started.VerificationURL, opts.Org, opts.Workspace)
+	verify := verificationURL(started.VerificationURL, opts.Org, opts.Workspace, opts.Instance)
 	errOut := opts.IO.ErrOut
 	fmt.Fprintf(errOut, "One-time code: %s\n", started.UserCode)
 	fmt.Fprintf(errOut, "Approve this sign-in in your browser at:\n  %s\n", verify)
@@ -262,17 +314,28 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 	}
 
 	scope := "organization "
-	if res.OrgName != nil && *res.OrgName != "" {
-		scope += *res.OrgName
-	} else if keyClient != nil {
-		scope += orDash(newNameBook(keyClient).orgName(ctx, entry.Org))
+	switch {
+	case res.OrgID == nil:
+		scope = "the whole instance"
+	case res.OrgName != nil && *res.OrgName != "":
+		entry.OrgName = *res.OrgName
+	case keyClient != nil:
+		entry.OrgName = newNameBook(keyClient).orgName(ctx, entry.Org)
+	}
+	if res.OrgID != nil {
+		scope += orDash(entry.OrgName)
 	}
 	if res.WorkspaceID != nil {
 		ws := res.WorkspaceID.String()
 		if keyClient != nil {
 			ws = newNameBook(keyClient).workspaceName(ctx, entry.Org, ws)
+			entry.WorkspaceName = ws
 		}
 		scope += ", workspace " + ws
+	}
+	// The names are for gw context list; saved again with them.
+	if err := cfg.Save(); err != nil {
+		return fmt.Errorf("the key was delivered but could not be stored: %w", err)
 	}
 	if who != "" {
 		who = " as " + who
@@ -343,8 +406,8 @@ func retirePreviousKey(ctx context.Context, opts *LoginOptions, cfg *config.File
 
 // verificationURL adds the organization and workspace to preselect; the
 // approval page treats them as suggestions only.
-func verificationURL(base, org, ws string) string {
-	if org == "" {
+func verificationURL(base, org, ws string, instance bool) string {
+	if org == "" && !instance {
 		return base
 	}
 	u, err := url.Parse(base)
@@ -352,7 +415,11 @@ func verificationURL(base, org, ws string) string {
 		return base
 	}
 	q := u.Query()
-	q.Set("org", org)
+	if instance {
+		q.Set("scope", "instance")
+	} else {
+		q.Set("org", org)
+	}
 	if ws != "" {
 		q.Set("workspace", ws)
 	}

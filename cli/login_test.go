@@ -307,7 +307,12 @@ func (a *approver) decide(raw string) error {
 		_, err = c.CLIDeny(ctx, code)
 		return err
 	}
-	_, err = c.CLIApprove(ctx, wire.CLIApprove{UserCode: code, OrgID: a.org, WorkspaceID: a.workspace})
+	approve := wire.CLIApprove{UserCode: code, OrgID: a.org, WorkspaceID: a.workspace}
+	if u.Query().Get("scope") == "instance" {
+		// What the page sends when the whole instance is chosen.
+		approve = wire.CLIApprove{UserCode: code, Scope: wire.ScopeInstance}
+	}
+	_, err = c.CLIApprove(ctx, approve)
 	return err
 }
 
@@ -812,3 +817,75 @@ func TestCompletion(t *testing.T) {
 }
 
 func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
+
+// gw login --instance gets an instance-scope key through the same flow;
+// instance commands then work with it (issue 22, row 2).
+func TestLoginInstance(t *testing.T) {
+	e := newLoginEnv(t)
+	ctx := context.Background()
+	cfgPath := filepath.Join(t.TempDir(), "gw", "config.yaml")
+	br := newApprover(t, e.URL)
+	res := e.login(cfgPath, br, &sleeper{e: e}, func(o *LoginOptions) { o.Instance, o.Context = true, "admin" })
+	br.wait()
+	if res.err != nil {
+		t.Fatalf("login: %v\n%s", res.err, res.errOut)
+	}
+	if len(br.urls) != 1 || !strings.Contains(br.urls[0], "scope=instance") {
+		t.Fatalf("browser opened %v", br.urls)
+	}
+	stored := res.cfg.Contexts["admin"]
+	if stored == nil || stored.Org != "" || stored.Workspace != "" {
+		t.Fatalf("stored context: %+v", stored)
+	}
+	me, err := e.keyClient(stored.Token).Me(ctx)
+	if err != nil || me.Key == nil || me.Key.Scope.Level != wire.ScopeInstance {
+		t.Fatalf("new key: %+v %v", me.Key, err)
+	}
+	if !strings.Contains(res.errOut, "for the whole instance") {
+		t.Errorf("no success line:\n%s", res.errOut)
+	}
+	// A second context, for the organization: gw context list names both
+	// scopes, no ids (issue 22, row 15).
+	br2 := newApprover(t, e.URL)
+	if res := e.login(cfgPath, br2, &sleeper{e: e}, func(o *LoginOptions) { o.Context = "work" }); res.err != nil {
+		t.Fatalf("organization login: %v\n%s", res.err, res.errOut)
+	}
+	br2.wait()
+	_, list, _ := runWith(t, &Factory{ConfigPath: cfgPath}, "context", "list", "-o", "table")
+	if !strings.Contains(list, "(instance)") || !strings.Contains(list, "Default") || strings.Contains(list, e.boot.Organization.ID.String()) {
+		t.Errorf("gw context list:\n%s", list)
+	}
+	_, _, _ = runWith(t, &Factory{ConfigPath: cfgPath}, "context", "use", "admin")
+	for _, k := range []string{"GW_SERVER", "GW_TOKEN", "GW_ORG", "GW_WORKSPACE", "GW_CONTEXT"} {
+		t.Setenv(k, "")
+	}
+	code, out, errOut := runWith(t, &Factory{ConfigPath: cfgPath}, "data-planes", "list", "-o", "json")
+	if code != ExitOK || strings.TrimSpace(out) != "[]" {
+		t.Fatalf("data-planes list with the instance key: exit %d %q %q", code, out, errOut)
+	}
+
+	// --instance with --org is a contradiction.
+	code, _, errOut = runWith(t, &Factory{ConfigPath: cfgPath}, "login", "--instance", "--org", "default", "--server", e.URL)
+	if code != ExitUsage || !strings.Contains(errOut, "drop --org") {
+		t.Fatalf("--instance --org: exit %d %q", code, errOut)
+	}
+}
+
+// --workspace alone is understood within the context's organization
+// (issue 22, row 15).
+func TestLoginWorkspaceTakesTheContextsOrg(t *testing.T) {
+	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte("current-context: work\ncontexts:\n  work:\n    server: http://127.0.0.1:1\n    org: acme\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"GW_SERVER", "GW_TOKEN", "GW_ORG", "GW_WORKSPACE", "GW_CONTEXT"} {
+		t.Setenv(k, "")
+	}
+	var got *LoginOptions
+	f := &Factory{ConfigPath: cfgPath, IO: &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}}
+	cmd := NewCmdLogin(f, func(_ context.Context, o *LoginOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--workspace", "search"})
+	if err := cmd.Execute(); err != nil || got == nil || got.Org != "acme" || got.Workspace != "search" {
+		t.Fatalf("login --workspace: %v %+v", err, got)
+	}
+}

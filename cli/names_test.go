@@ -119,7 +119,7 @@ func TestUsageNamesForPeople(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	to, err := dashboardOptions(context.Background(), c, org.String(), &UsageOptions{Period: "30d"})
+	to, err := dashboardOptions(context.Background(), c, org.String(), "", &UsageOptions{Period: "30d"})
 	if err != nil {
 		t.Fatal(err)
 	}

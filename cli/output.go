@@ -133,6 +133,19 @@ func (s *IOStreams) CanPrompt() bool {
 	return ok && term.IsTerminal(int(in.Fd()))
 }
 
+// describeForPrompt is how a confirmation names what it acts on: by name,
+// read only when a person will be asked (not with --yes, not in a script),
+// else as the command was given it.
+func describeForPrompt(f *Factory, yes bool, ref string, describe func() (string, error)) string {
+	if yes || !f.IO.CanPrompt() {
+		return ref
+	}
+	if d, err := describe(); err == nil {
+		return d
+	}
+	return ref
+}
+
 // Confirm asks a yes/no question on the terminal; without one it refuses
 // and tells the user to pass --yes.
 func (f *Factory) Confirm(question string, yes bool) error {

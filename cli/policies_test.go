@@ -384,7 +384,7 @@ func TestPoliciesFileErrors(t *testing.T) {
 		want          []string
 	}{
 		{name: "empty allowlist", content: strings.Replace(twoPolicies, "kind: price_limit, max_input_price_per_mtok: \"1.00\", max_output_price_per_mtok: \"4.00\"", "kind: models, names: []", 1),
-			want: []string{`FILE: policy "cap-costs" (#2): definition.rules[0].action.names: List should have at least 1 item after validation, not 0`}},
+			want: []string{`FILE:16: policy "cap-costs" (#2): definition.rules[0].action.names: List should have at least 1 item after validation, not 0`}},
 		{name: "every problem at once", content: `
 - definition: {target: {kind: everyone}, rules: []}
 - name: x
@@ -393,11 +393,11 @@ func TestPoliciesFileErrors(t *testing.T) {
   labels: {team: a}
 `, want: []string{
 			"FILE is not valid (5 problems):",
-			"FILE: policy #1: name: Field required",
-			"FILE: policy #1: definition.target: Input tag 'everyone' found using 'kind' does not match any of the expected tags: 'workspace', 'selected_users', 'selected_keys'",
-			"FILE: policy #1: definition.rules: List should have at least 1 item after validation, not 0",
-			`FILE: policy "x" (#2): enabled: Input should be a valid boolean`,
-			`FILE: policy "x" (#2): labels: Extra inputs are not permitted`,
+			"FILE:2: policy #1: name: Field required",
+			"FILE:2: policy #1: definition.target: Input tag 'everyone' found using 'kind' does not match any of the expected tags: 'workspace', 'selected_users', 'selected_keys'",
+			"FILE:2: policy #1: definition.rules: List should have at least 1 item after validation, not 0",
+			`FILE:4: policy "x" (#2): enabled: Input should be a valid boolean`,
+			`FILE:6: policy "x" (#2): labels: Extra inputs are not permitted`,
 		}},
 		{name: "duplicate names", content: `
 - {name: a, definition: {target: {kind: workspace}, rules: [{match: {kind: all_requests}, action: {kind: strict_parameters}}]}}
@@ -405,10 +405,16 @@ func TestPoliciesFileErrors(t *testing.T) {
 - {name: a, definition: {target: {kind: workspace}, rules: [{match: {kind: all_requests}, action: {kind: strict_parameters}}]}}
 `, want: []string{`FILE: policy "a" (#3): name: duplicate of policy #1`}},
 		{name: "unquoted price", content: strings.Replace(twoPolicies, `"1.00"`, `1.50`, 1),
-			want: []string{`FILE: policy "cap-costs" (#2): definition.rules[0].action.max_input_price_per_mtok: Input should be a valid string (quote it: "1.50")`}},
+			want: []string{`FILE:16: policy "cap-costs" (#2): definition.rules[0].action.max_input_price_per_mtok: Input should be a valid string (quote it: "1.50")`}},
 		{name: "not a policy", content: "just text\n", want: []string{"FILE: expected a policy (a mapping with name and definition) or a list of policies, not a string"}},
 		{name: "empty", content: "# nothing yet\n", want: []string{"FILE: no policies: the file is empty"}},
-		{name: "yaml syntax", content: "- name: a\n  definition: [\n", want: []string{"FILE: yaml: line"}},
+		{name: "yaml syntax", content: "- name: a\n  definition: [\n", want: []string{"FILE: line 2: not valid YAML: did not find expected node content"}},
+		// Issue 22, row 8: the line named is the misindented one, not
+		// where its list starts.
+		{name: "misindented action", content: "- name: p\n  definition:\n    target: {kind: workspace}\n    rules:\n      - match: {kind: all_requests}\n      action: {kind: deny, message: no}\n",
+			want: []string{"FILE: line 6: not valid YAML: did not find expected '-' indicator (in the block that starts on line 4); check this line's indentation"}},
+		{name: "field on its line", content: "- name: p\n  definition:\n    target: {kind: workspace}\n    rules:\n      - match: {kind: all_requests}\n        action: {kind: deny, mesage: no}\n",
+			want: []string{`FILE:6: policy "p" (#1): definition.rules[0].action.mesage: Extra inputs are not permitted`}},
 		{name: "duplicate key", content: "name: a\nname: b\n", want: []string{"FILE: line 2: key \"name\" appears twice"}},
 		{name: "two documents", content: "name: a\n---\nname: b\n", want: []string{"FILE: line 2: a second YAML document; put every policy in one list instead"}},
 	}

@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -95,7 +96,7 @@ func parsePolicyFile(name string, data []byte) ([]policySpec, error) {
 	fail := func(format string, args ...any) error {
 		return &policyFileError{File: name, Problems: []string{name + ": " + fmt.Sprintf(format, args...)}}
 	}
-	doc, err := decodePolicyDocument(name, data)
+	doc, lines, err := decodePolicyDocument(name, data)
 	if err != nil {
 		return nil, fail("%v", err)
 	}
@@ -114,12 +115,21 @@ func parsePolicyFile(name string, data []byte) ([]policySpec, error) {
 	specs := make([]policySpec, 0, len(items))
 	var problems []string
 	firstByName := map[string]int{}
+	_, single := doc.(map[string]any)
 	for i, item := range items {
 		spec, issues := parsePolicySpec(item, i+1)
-		where := policyLabel(name, spec.Name, i+1)
-		for _, is := range issues {
-			problems = append(problems, where+": "+formatPolicyIssue(is))
+		var prefix validate.Loc
+		if !single {
+			prefix = validate.Loc{i}
 		}
+		for _, is := range issues {
+			file := name
+			if line := lines.find(append(prefix[:len(prefix):len(prefix)], is.Loc...)); line > 0 {
+				file = fmt.Sprintf("%s:%d", name, line)
+			}
+			problems = append(problems, policyLabel(file, spec.Name, i+1)+": "+formatPolicyIssue(is))
+		}
+		where := policyLabel(name, spec.Name, i+1)
 		if spec.Name != "" {
 			if first, dup := firstByName[spec.Name]; dup {
 				problems = append(problems, fmt.Sprintf("%s: name: duplicate of policy #%d; names identify policies in the workspace, so each may appear once", where, first))
@@ -201,54 +211,116 @@ func describePolicyValue(v any) string {
 // by validate.ParseJSON itself; anything else as YAML, converted node by
 // node so that number text such as 1.50 arrives unchanged rather than
 // through float64.
-func decodePolicyDocument(name string, data []byte) (any, error) {
+func decodePolicyDocument(name string, data []byte) (any, yamlLines, error) {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	isJSONName := strings.EqualFold(filepath.Ext(name), ".json")
 	if isJSONName || trimmed[0] == '{' || trimmed[0] == '[' {
 		v, err := validate.ParseJSON(data, nil)
 		if err == nil {
-			return v, nil
+			return v, nil, nil
 		}
 		// YAML flow style also starts with { or [; only a .json file is
 		// held to JSON.
 		if isJSONName {
 			if ve, ok := validate.AsError(err); ok && len(ve.Issues) == 1 && len(ve.Issues[0].Loc) == 1 {
-				return nil, fmt.Errorf("invalid JSON at byte %v: %v", ve.Issues[0].Loc[0], ve.Issues[0].Ctx["error"])
+				return nil, nil, fmt.Errorf("invalid JSON at byte %v: %v", ve.Issues[0].Loc[0], ve.Issues[0].Ctx["error"])
 			}
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, err
+		return nil, nil, yamlSyntaxError(data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return nil, err
+			return nil, nil, yamlSyntaxError(data, err)
 		}
-		return nil, fmt.Errorf("line %d: a second YAML document; put every policy in one list instead", extra.Line)
+		return nil, nil, fmt.Errorf("line %d: a second YAML document; put every policy in one list instead", extra.Line)
 	}
-	return policyYAMLTree(&doc)
+	lines := yamlLines{}
+	tree, err := policyYAMLTree(&doc, "", lines)
+	return tree, lines, err
 }
 
-// policyYAMLTree converts a YAML node to the generic JSON tree.
-func policyYAMLTree(n *yaml.Node) (any, error) {
+// yamlLines maps a value's place in the document (policyYAMLPath) to the
+// line it is written on, so that a field's problem names its line.
+type yamlLines map[string]int
+
+func policyYAMLPath(parent string, step any) string { return fmt.Sprintf("%s/%v", parent, step) }
+
+// find is the line of loc, or of the nearest enclosing value written in
+// the file (a missing member's mapping, say); 0 when none is known.
+func (l yamlLines) find(loc validate.Loc) int {
+	for n := len(loc); n >= 0; n-- {
+		path := ""
+		for _, step := range loc[:n] {
+			path = policyYAMLPath(path, step)
+		}
+		if line, ok := l[path]; ok {
+			return line
+		}
+	}
+	return 0
+}
+
+var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlSyntaxError says on which line a file stops being YAML. The parser
+// names the line where the enclosing block started (a list opened four
+// lines up, for a misindented key), so the first line whose prefix no
+// longer parses is found by bisection and named, with the block's start.
+func yamlSyntaxError(data []byte, err error) error {
+	m := yamlErrLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return fmt.Errorf("not valid YAML: %w", err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	parses := func(n int) bool {
+		var v yaml.Node
+		err := yaml.Unmarshal(bytes.Join(lines[:n], nil), &v)
+		return err == nil
+	}
+	// lines[:lo] parses and lines[:hi] does not.
+	lo, hi := 0, len(lines)
+	if start, _ := strconv.Atoi(m[1]); start > 0 && start <= len(lines) && parses(start-1) {
+		lo = start - 1
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if parses(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	msg := fmt.Sprintf("line %d: not valid YAML: %s", hi, m[2])
+	if m[1] != strconv.Itoa(hi) {
+		msg += fmt.Sprintf(" (in the block that starts on line %s); check this line's indentation", m[1])
+	}
+	return errors.New(msg)
+}
+
+// policyYAMLTree converts a YAML node to the generic JSON tree, noting in
+// lines where each value is written.
+func policyYAMLTree(n *yaml.Node, path string, lines yamlLines) (any, error) {
+	lines[path] = n.Line
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
 			return nil, nil
 		}
-		return policyYAMLTree(n.Content[0])
+		return policyYAMLTree(n.Content[0], path, lines)
 	case yaml.AliasNode:
-		return policyYAMLTree(n.Alias)
+		return policyYAMLTree(n.Alias, path, lines)
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -259,17 +331,19 @@ func policyYAMLTree(n *yaml.Node) (any, error) {
 			if _, dup := m[k.Value]; dup {
 				return nil, fmt.Errorf("line %d: key %q appears twice in one mapping", k.Line, k.Value)
 			}
-			val, err := policyYAMLTree(v)
+			val, err := policyYAMLTree(v, policyYAMLPath(path, k.Value), lines)
 			if err != nil {
 				return nil, err
 			}
+			// A member is where its key is written.
+			lines[policyYAMLPath(path, k.Value)] = k.Line
 			m[k.Value] = val
 		}
 		return m, nil
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
-		for _, c := range n.Content {
-			val, err := policyYAMLTree(c)
+		for i, c := range n.Content {
+			val, err := policyYAMLTree(c, policyYAMLPath(path, i), lines)
 			if err != nil {
 				return nil, err
 			}

@@ -660,8 +660,10 @@ func TestCatalogRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := e.hitCount("POST /api/v1/instance/catalog/import")
-	r := e.code(ExitError, "", "catalog", "import", "-f", bad)
+	// A bad file is a usage error, as for gw policies apply (issue 22, row 9).
+	r := e.code(ExitUsage, "", "catalog", "import", "-f", bad)
 	mustContain(t, "stderr", r.errOut, "problem(s)", "kind")
+	e.code(ExitUsage, "", "catalog", "import", "-f", filepath.Join(dir, "missing.yaml"))
 	if e.hitCount("POST /api/v1/instance/catalog/import") != before {
 		t.Fatal("an invalid document was sent")
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -90,7 +91,42 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	// is there.
 	addDataPlaneEnrollment(f, root)
 	addDynamicCompletion(f, root)
+	addExamples(root)
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes `gw policies aply` what `gw aply` is: a
+// usage error (exit 2) with suggestions. Cobra checks a group's arguments
+// only at the root; below it, a group without a run function prints its
+// help for any word and exits 0, so a typo in a script passes unnoticed.
+func refuseUnknownSubcommands(cmd *cobra.Command) {
+	for _, sub := range cmd.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !cmd.HasParent() || !cmd.HasSubCommands() || cmd.Runnable() {
+		return
+	}
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		return unknownSubcommand(cmd, args[0])
+	}
+}
+
+// unknownSubcommand is cobra's own message for an unknown command at the
+// root, for a group below it.
+func unknownSubcommand(cmd *cobra.Command, word string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", word, cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, which it sets only for the root
+	}
+	if suggestions := cmd.SuggestionsFor(word); len(suggestions) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(suggestions, "\n\t")
+	}
+	return usageError{errors.New(msg + fmt.Sprintf("\n\nRun '%s --help' for usage.", cmd.CommandPath()))}
 }
 
 // Main runs gw with the process's arguments and returns the exit code.
@@ -113,6 +149,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 		fmt.Fprintln(f.IO.ErrOut, err)
 		return st.exitStatus()
 	}
+	err = f.explainRefusal(ctx, err)
 	fmt.Fprintln(f.IO.ErrOut, "error:", err)
 	var ue usageError
 	var ae *client.APIError
@@ -123,6 +160,35 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 		return ExitUsage
 	}
 	return ExitError
+}
+
+// explainRefusal turns the server's "out of scope … does not reach
+// organization X" into "not found" when X is none of the caller's
+// organizations: the server may not say whether X exists to a key scoped
+// elsewhere, but the caller's own list tells a typo from a real
+// organization (issue 22, row 10).
+func (f *Factory) explainRefusal(ctx context.Context, err error) error {
+	var ae *client.APIError
+	if !errors.As(err, &ae) || ae.Status != 403 || !strings.Contains(ae.Detail, "does not reach organization") {
+		return err
+	}
+	c, s, cerr := f.Client()
+	if cerr != nil || s.Org == "" {
+		return err
+	}
+	page, lerr := c.ListOrganizations(ctx, 200, "")
+	if lerr != nil {
+		return err
+	}
+	var mine []string
+	for _, o := range page.Data {
+		if o.Slug == s.Org || o.ID.String() == s.Org {
+			return err // one of theirs: out of scope is the cause
+		}
+		mine = append(mine, o.Slug)
+	}
+	return fmt.Errorf("organization %q not found among your organizations (%s): check --org, GW_ORG or the context's organization",
+		s.Org, strings.Join(mine, ", "))
 }
 
 // isCobraUsageError recognises the argument errors cobra makes itself.

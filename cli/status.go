@@ -96,26 +96,36 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	if err != nil {
 		var apiErr *client.APIError
 		if errors.As(err, &apiErr) && apiErr.Status == 403 {
-			add("data planes", "unknown", "this key may not list data planes (data-planes.read)")
+			// Out of scope (data planes are listed at instance scope) is
+			// not a missing permission: say which it is.
+			detail := "this key may not list data planes (data-planes.read)"
+			if strings.HasPrefix(apiErr.Detail, "out of scope") {
+				detail = "data planes are listed at instance scope: " + apiErr.Detail
+			}
+			add("data planes", "unknown", detail)
 		} else {
 			add("data planes", "fail", err.Error())
 		}
 	} else {
 		st.DataPlanes = views
-		stale, behind := 0, 0
+		stale, behind, unenrolled := 0, 0, 0
 		for _, v := range views {
 			if v.Status != "healthy" {
 				stale++
 			}
-			if v.Current != nil && !*v.Current {
+			switch {
+			case v.Enrollment != "approved":
+				unenrolled++
+			case v.Current != nil && !*v.Current:
 				behind++
 			}
 		}
 		switch {
 		case len(views) == 0:
 			add("data planes", "ok", "none remote (role all serves inference in process)")
-		case stale > 0 || behind > 0:
-			add("data planes", "fail", strconv.Itoa(len(views))+" reporting, "+strconv.Itoa(stale)+" stale, "+strconv.Itoa(behind)+" behind on bundles")
+		case stale > 0 || behind > 0 || unenrolled > 0:
+			add("data planes", "fail", strconv.Itoa(len(views))+" reporting, "+strconv.Itoa(stale)+" stale, "+strconv.Itoa(behind)+
+				" behind on bundles, "+strconv.Itoa(unenrolled)+" not enrolled (gw data-planes enrollments)")
 		default:
 			add("data planes", "ok", strconv.Itoa(len(views))+" reporting, all healthy and current")
 		}
@@ -136,7 +146,7 @@ func statusTable(st Status) Table {
 		t.Rows = append(t.Rows, []string{c.Name, c.State, c.Detail})
 	}
 	for _, v := range st.DataPlanes {
-		t.Rows = append(t.Rows, []string{"data plane " + v.ID, v.Status, "current: " + currentText(v.Current) + ", spool " +
+		t.Rows = append(t.Rows, []string{"data plane " + v.ID, v.Status, "enrollment: " + enrollmentText(v.Enrollment) + ", current: " + currentText(v.Current) + ", spool " +
 			strconv.FormatInt(v.SpoolDepth, 10) + ", last heartbeat " + since(v.LastSeenAt)})
 	}
 	return t

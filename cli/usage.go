@@ -28,9 +28,8 @@ type UsageOptions struct {
 	Timezone        string
 	WorkspaceFilter string
 	Refresh         time.Duration
-	// workspace is the context's (or --workspace): the budgets panel's
-	// while no workspace filter is set.
-	workspace string
+	// workspaceFlag: --workspace was given on the command line.
+	workspaceFlag bool
 }
 
 // NewCmdUsage builds `gw usage` (the dashboard) with `gw usage report`.
@@ -53,8 +52,11 @@ breakdown, enter filters by the selected row, w cycles the workspace filter,
 c clears the filters, m switches the chart's metric, r refreshes, ? shows
 every key, q quits.
 
+` + usageWorkspaceHelp + `
+
 It needs a terminal; scripts use gw usage report (--json).`,
 		Example: `  gw usage
+  gw usage --workspace research              # one workspace's own usage
   gw usage --period 7d --timezone Europe/Paris --workspace-filter research
   gw usage report --by model --period month_to_date
   gw usage report --start-date 2026-03-01 --end-date 2026-03-31 --json`,
@@ -66,6 +68,7 @@ It needs a terminal; scripts use gw usage report (--json).`,
 			if opts.Refresh < 0 || (opts.Refresh > 0 && opts.Refresh < time.Second) {
 				return usageError{fmt.Errorf("--refresh must be 0 (off) or at least 1s, not %s", opts.Refresh)}
 			}
+			opts.workspaceFlag = cmd.Flags().Changed("workspace")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -78,6 +81,32 @@ It needs a terminal; scripts use gw usage report (--json).`,
 	fl.StringVar(&opts.WorkspaceFilter, "workspace-filter", "", "start filtered to one workspace (UUID or slug)")
 	fl.DurationVar(&opts.Refresh, "refresh", tui.DefaultRefresh, "auto refresh interval; 0 turns it off")
 	return cmd
+}
+
+// usageWorkspaceHelp says how the two workspace flags differ.
+const usageWorkspaceHelp = `With a workspace (--workspace, GW_WORKSPACE, or the context's, as after gw
+login --workspace) the numbers are that workspace's own, read at its own
+URL: all a workspace-scoped key may read. --workspace-filter instead narrows
+the organization's view to one workspace (an organization-scope key); it
+wins over a workspace from GW_WORKSPACE or the context.`
+
+// usageScope is where gw usage reads: the workspace of the settings
+// (--workspace, GW_WORKSPACE or the context's), else the organization.
+// filter is --workspace-filter, which narrows an organization's view: given,
+// it wins over a workspace from the environment or the context, and
+// contradicts one given with --workspace (workspaceFlag).
+func usageScope(s Settings, filter string, workspaceFlag bool) (org, workspace string, err error) {
+	org, err = s.RequireOrg()
+	if err != nil {
+		return "", "", err
+	}
+	if filter == "" {
+		return org, s.Workspace, nil
+	}
+	if workspaceFlag {
+		return "", "", usageError{errors.New("--workspace shows one workspace's own usage and --workspace-filter narrows the organization's; pass one")}
+	}
+	return org, "", nil
 }
 
 // errNeedsTerminal is the answer to `gw usage` in a pipe or a script:
@@ -93,38 +122,40 @@ func usageDashboardRun(ctx context.Context, opts *UsageOptions) error {
 	if err != nil {
 		return err
 	}
-	org, err := s.RequireOrg()
+	org, workspace, err := usageScope(s, opts.WorkspaceFilter, opts.workspaceFlag)
 	if err != nil {
 		return err
 	}
-	opts.workspace = s.Workspace
-	to, err := dashboardOptions(ctx, c, org, opts)
+	to, err := dashboardOptions(ctx, c, org, workspace, opts)
 	if err != nil {
 		return err
 	}
 	return tui.Run(ctx, to, ios.In, ios.Out)
 }
 
-// dashboardOptions prepares the dashboard. Its header names the
-// organization: the context usually holds the id login stored.
-func dashboardOptions(ctx context.Context, c *client.Client, org string, opts *UsageOptions) (tui.Options, error) {
+// dashboardOptions prepares the dashboard of the organization or, with
+// workspace, of that workspace. Its header names them: the context usually
+// holds the ids login stored.
+func dashboardOptions(ctx context.Context, c *client.Client, org, workspace string, opts *UsageOptions) (tui.Options, error) {
 	ws, err := resolveWorkspaceFilter(ctx, c, org, opts.WorkspaceFilter)
 	if err != nil {
 		return tui.Options{}, err
 	}
+	names := newNameBook(c)
 	to := tui.Options{
-		Source:      tui.ClientSource{Client: c, Org: org},
-		Org:         newNameBook(c).orgName(ctx, org),
+		Source:      tui.ClientSource{Client: c, Org: org, Workspace: workspace},
+		Org:         names.orgName(ctx, org),
 		Period:      opts.Period,
 		Timezone:    opts.Timezone,
 		WorkspaceID: ws,
 		Refresh:     opts.Refresh,
 	}
-	// Best effort: without the workspace's id the budgets panel cannot
-	// filter the spend its forecasts need; the dashboard is still worth
-	// showing without it.
-	if opts.workspace != "" {
-		to.BudgetWorkspaceID, _ = resolveWorkspaceFilter(ctx, c, org, opts.workspace)
+	if workspace != "" {
+		to.Workspace = names.workspaceName(ctx, org, workspace)
+		// Best effort: without the workspace's id the budgets panel
+		// cannot filter the spend its forecasts need; the dashboard is
+		// still worth showing without it.
+		to.BudgetWorkspaceID, _ = resolveWorkspaceFilter(ctx, c, org, workspace)
 	}
 	return to, nil
 }
@@ -160,6 +191,8 @@ type UsageReportOptions struct {
 	WorkspaceFilter string
 	By              string
 	Output          string
+	// workspaceFlag: --workspace was given on the command line.
+	workspaceFlag bool
 }
 
 // NewCmdUsageReport builds `gw usage report`, the dashboard's data for
@@ -175,8 +208,14 @@ previous period's totals and the change. With --by, print the period split by
 model, provider, owner, inference_key or workspace instead, largest cost
 first. --json (or -o json) prints the API's report as it is.
 
+` + usageWorkspaceHelp + `
+
 A custom range is --start-date and --end-date (YYYY-MM-DD, both included),
 which imply --period custom.`,
+		Example: `  gw usage report --by model
+  gw usage report --workspace search --by model --period 7d
+  gw usage report --workspace-filter search --json
+  gw usage report --start-date 2026-03-01 --end-date 2026-03-31 -o yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl := cmd.Flags()
@@ -197,6 +236,7 @@ which imply --period custom.`,
 			if err := opts.checkPeriod(fl.Changed("period")); err != nil {
 				return err
 			}
+			opts.workspaceFlag = fl.Changed("workspace")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -273,18 +313,23 @@ func usageReportRun(ctx context.Context, opts *UsageReportOptions) error {
 	if err != nil {
 		return err
 	}
-	org, err := s.RequireOrg()
+	org, workspace, err := usageScope(s, opts.WorkspaceFilter, opts.workspaceFlag)
 	if err != nil {
 		return err
 	}
-	ws, err := resolveWorkspaceFilter(ctx, c, org, opts.WorkspaceFilter)
-	if err != nil {
+	scope, ws := client.OrgScope(org), workspace
+	if workspace != "" {
+		scope = client.WorkspaceScope(org, workspace)
+	} else if ws, err = resolveWorkspaceFilter(ctx, c, org, opts.WorkspaceFilter); err != nil {
 		return err
 	}
-	q := opts.query(ws)
+	q := opts.query("")
+	if workspace == "" {
+		q.WorkspaceID = ws
+	}
 	out := opts.f.IO
 	if opts.By != "" {
-		b, err := c.UsageBreakdown(ctx, org, opts.By, q)
+		b, err := c.ScopedUsageBreakdown(ctx, scope, opts.By, q)
 		if err != nil {
 			return err
 		}
@@ -295,7 +340,7 @@ func usageReportRun(ctx context.Context, opts *UsageReportOptions) error {
 			return usageBreakdownTable(b, breakdownLabeler(ctx, newNameBook(c), org, ws, opts.By))
 		})
 	}
-	r, err := c.UsageReport(ctx, org, q)
+	r, err := c.ScopedUsageReport(ctx, scope, q)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -164,6 +165,11 @@ func workspacesCreateRun(ctx context.Context, opts *WorkspacesCreateOptions) err
 	w, err := c.CreateWorkspace(ctx, org, wire.WorkspaceCreate{Name: opts.Name, Slug: opts.Slug})
 	if err != nil {
 		return err
+	}
+	// A derived slug that was taken gets a suffix: say so, or a step run
+	// twice makes "search-2" unnoticed (issue 22, row 5).
+	if want := backend.Slugify(opts.Name, "workspace"); opts.Slug == "" && w.Slug != want {
+		fmt.Fprintf(opts.f.IO.ErrOut, "note: slug %q is taken in this organization, so this workspace is %q; pass --slug to choose one (gw workspaces list shows them)\n", want, w.Slug)
 	}
 	return opts.f.Print(opts.Output, w, func() Table { return workspaceDetail(w) })
 }

@@ -35,7 +35,7 @@ func (c *Client) CLIPoll(ctx context.Context, pollSecret, currentKey string) (wi
 	}
 	resp, err := req.Post(path)
 	if err != nil {
-		return env.Data, fmt.Errorf("POST %s: %w", path, err)
+		return env.Data, c.transportError("POST", path, err)
 	}
 	if resp.IsError() {
 		return env.Data, decodeError(resp)
@@ -80,7 +80,7 @@ func (c *Client) Login(ctx context.Context, in wire.Credentials) (wire.SessionRe
 	var env wire.Envelope[wire.SessionResult]
 	resp, err := c.r.R().SetContext(ctx).SetHeader("Content-Type", "application/json").SetBody(in).Post(path)
 	if err != nil {
-		return env.Data, fmt.Errorf("POST %s: %w", path, err)
+		return env.Data, c.transportError("POST", path, err)
 	}
 	if resp.IsError() {
 		return env.Data, decodeError(resp)

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -56,6 +57,54 @@ func formatLoc(loc []any) string {
 	return b.String()
 }
 
+// UnreachableError is a request that got no answer at all: nothing
+// listens at the server's address, the name does not resolve, or the
+// connection timed out.
+type UnreachableError struct {
+	Server string
+	// Cause is the short reason: connection refused, no such host, …
+	Cause string
+	Err   error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("cannot reach %s: is `gw serve` running? (%s)", e.Server, e.Cause)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// unreachable recognises a failed connection in a transport error and
+// says it once, with the server and the cause, instead of Go's "Get
+// "…": dial tcp …: connect: …" that names the URL twice.
+func unreachable(server string, err error) error {
+	var oe *net.OpError
+	var dns *net.DNSError
+	switch {
+	case errors.As(err, &dns):
+		return &UnreachableError{Server: server, Cause: "no such host " + dns.Name, Err: err}
+	case errors.As(err, &oe) && oe.Op == "dial":
+		cause := oe.Err.Error()
+		var se *os.SyscallError
+		if errors.As(oe.Err, &se) {
+			cause = se.Err.Error()
+		}
+		return &UnreachableError{Server: server, Cause: cause, Err: err}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &UnreachableError{Server: server, Cause: "no answer in time", Err: err}
+	}
+	return nil
+}
+
+// transportError is a request that got no HTTP answer.
+func (c *Client) transportError(method, path string, err error) error {
+	if u := unreachable(c.server, err); u != nil {
+		return u
+	}
+	return fmt.Errorf("%s %s: %w", method, path, err)
+}
+
 // IsStatus reports whether err is an APIError with the given status.
 func IsStatus(err error, status int) bool {
 	var ae *APIError
@@ -64,7 +113,8 @@ func IsStatus(err error, status int) bool {
 
 // Client talks to one gw server with one credential.
 type Client struct {
-	r *resty.Client
+	r      *resty.Client
+	server string
 }
 
 // Options configure a Client.
@@ -122,8 +172,11 @@ func New(opts Options) (*Client, error) {
 	if opts.Token != "" {
 		r.SetAuthToken(opts.Token)
 	}
-	return &Client{r: r}, nil
+	return &Client{r: r, server: strings.TrimRight(opts.Server, "/")}, nil
 }
+
+// Server is the base URL the client talks to.
+func (c *Client) Server() string { return c.server }
 
 type silentLogger struct{}
 
@@ -142,7 +195,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	}
 	resp, err := req.Execute(method, path)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return c.transportError(method, path, err)
 	}
 	if resp.IsError() {
 		return decodeError(resp)

@@ -19,7 +19,7 @@ func (c *Client) PollBundles(ctx context.Context, dataPlaneID, etag string) (b w
 	}
 	resp, err := req.Get("/api/v1/data-plane/bundles")
 	if err != nil {
-		return b, "", false, fmt.Errorf("poll bundles: %w", err)
+		return b, "", false, c.transportError("GET", "bundles", err)
 	}
 	if resp.StatusCode() == http.StatusNotModified {
 		return b, etag, true, nil

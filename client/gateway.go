@@ -81,7 +81,7 @@ func (c *Client) ImportCatalog(ctx context.Context, doc []byte) (wire.CatalogImp
 	const path = "/api/v1/instance/catalog/import"
 	resp, err := c.r.R().SetContext(ctx).SetHeader("Content-Type", contentType).SetBody(doc).Post(path)
 	if err != nil {
-		return wire.CatalogImportResult{}, fmt.Errorf("POST %s: %w", path, err)
+		return wire.CatalogImportResult{}, c.transportError("POST", path, err)
 	}
 	if resp.IsError() {
 		return wire.CatalogImportResult{}, decodeError(resp)
@@ -182,7 +182,7 @@ func (c *Client) GetModel(ctx context.Context, id string) (Model, error) {
 func (c *Client) inference(ctx context.Context, path string, out any) error {
 	resp, err := c.r.R().SetContext(ctx).Get(path)
 	if err != nil {
-		return fmt.Errorf("GET %s: %w", path, err)
+		return c.transportError("GET", path, err)
 	}
 	if resp.IsError() {
 		return decodeInferenceError(resp)

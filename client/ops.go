@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"fmt"
 )
 
 // Probe asks one of the server's health endpoints (/healthz, /readyz),
@@ -11,7 +10,7 @@ import (
 func (c *Client) Probe(ctx context.Context, path string) (int, string, error) {
 	resp, err := c.r.R().SetContext(ctx).Get(path)
 	if err != nil {
-		return 0, "", fmt.Errorf("%s: %w", path, err)
+		return 0, "", c.transportError("GET", path, err)
 	}
 	return resp.StatusCode(), string(resp.Body()), nil
 }

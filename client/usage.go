@@ -48,15 +48,27 @@ func (q UsageQuery) values() url.Values {
 
 // UsageReport reads an organization's usage report.
 func (c *Client) UsageReport(ctx context.Context, org string, q UsageQuery) (wire.UsageReport, error) {
-	return getData[wire.UsageReport](ctx, c, "GET", "/api/v1/organizations/"+esc(org)+"/reports/usage", q.values(), nil)
+	return c.ScopedUsageReport(ctx, OrgScope(org), q)
+}
+
+// ScopedUsageReport reads the usage report of an organization, or of one
+// workspace at the workspace's own URL (the one a workspace-scoped key may
+// read).
+func (c *Client) ScopedUsageReport(ctx context.Context, s Scope, q UsageQuery) (wire.UsageReport, error) {
+	return getData[wire.UsageReport](ctx, c, "GET", s.prefix()+"/reports/usage", q.values(), nil)
 }
 
 // UsageBreakdown splits the report's period by one dimension: model,
 // requested_model, provider, owner, inference_key or workspace.
 func (c *Client) UsageBreakdown(ctx context.Context, org, by string, q UsageQuery) (wire.UsageBreakdown, error) {
+	return c.ScopedUsageBreakdown(ctx, OrgScope(org), by, q)
+}
+
+// ScopedUsageBreakdown is UsageBreakdown of an organization or a workspace.
+func (c *Client) ScopedUsageBreakdown(ctx context.Context, s Scope, by string, q UsageQuery) (wire.UsageBreakdown, error) {
 	v := q.values()
 	v.Set("by", by)
-	return getData[wire.UsageBreakdown](ctx, c, "GET", "/api/v1/organizations/"+esc(org)+"/reports/usage/breakdown", v, nil)
+	return getData[wire.UsageBreakdown](ctx, c, "GET", s.prefix()+"/reports/usage/breakdown", v, nil)
 }
 
 // UsageEventsOfRequest lists the usage events of the request answered with

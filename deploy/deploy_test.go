@@ -94,14 +94,24 @@ func TestComposeUsesRealFlags(t *testing.T) {
 	}
 	serve := cli.NewCmdServe(&cli.Factory{IO: &cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}, nil)
 	flag := func(name string) bool { return serve.Flags().Lookup(name) != nil }
+	root := cli.NewRootCmd(&cli.Factory{IO: &cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}})
 	roles := map[string]int{}
 	var metricsTargets []string
+	tokens := map[string]string{}
 	for name, s := range c.Services {
 		if s.Image != "gw:latest" {
 			continue
 		}
-		if len(s.Command) == 0 || s.Command[0] != "serve" {
-			t.Errorf("%s: command %v is not gw serve", name, s.Command)
+		if len(s.Command) > 0 && s.Command[0] != "serve" {
+			// A one-shot CLI step (enrollment): a real command and flags.
+			cmd, args, err := root.Find(s.Command)
+			if err != nil || cmd == root || cmd.ParseFlags(args) != nil {
+				t.Errorf("%s: %v is no gw command: %v", name, s.Command, err)
+			}
+			continue
+		}
+		if len(s.Command) == 0 {
+			t.Errorf("%s: no command", name)
 			continue
 		}
 		for _, arg := range s.Command[1:] {
@@ -112,6 +122,17 @@ func TestComposeUsesRealFlags(t *testing.T) {
 			switch f {
 			case "role":
 				roles[value]++
+				if value == "data-plane" {
+					// Issue 22, row 14: a data plane gets its own key and
+					// never the control plane's secret key.
+					if _, ok := s.Environment["GW_SECRET_KEY"]; ok {
+						t.Errorf("%s: a data plane is given GW_SECRET_KEY", name)
+					}
+					if other, dup := tokens[s.Environment["GW_TOKEN"]]; dup || s.Environment["GW_TOKEN"] == "" {
+						t.Errorf("%s: GW_TOKEN %q is not its own (also %s's)", name, s.Environment["GW_TOKEN"], other)
+					}
+					tokens[s.Environment["GW_TOKEN"]] = name
+				}
 			case "metrics-addr":
 				_, port, _ := strings.Cut(value, ":")
 				metricsTargets = append(metricsTargets, name+":"+port)

@@ -225,7 +225,8 @@ func TestBrowserLogin(t *testing.T) {
 		chromedp.SetValue(chromedp.ID("workspace"), research.ID.String()),
 	)
 	workspaces := evalStrings(`Array.from(document.querySelectorAll("#workspace option")).map(o => o.textContent)`)
-	if len(orgs) != 1 || orgs[0] != boot.Organization.ID.String() ||
+	// The owner is an instance owner: the whole instance is the last choice.
+	if len(orgs) != 2 || orgs[0] != boot.Organization.ID.String() || orgs[1] != "scope:instance" ||
 		fmt.Sprint(workspaces) != "[Whole organization (no single workspace) Default (default) Research (research)]" {
 		t.Fatalf("scope picker: orgs %v workspaces %v", orgs, workspaces)
 	}

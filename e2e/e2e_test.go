@@ -54,7 +54,9 @@ type server struct {
 	done chan error
 }
 
-var servingLine = regexp.MustCompile(`msg="gw serving" addr=(\S+)`)
+// servingLine finds the listening address in gw serve's log, text or
+// JSON (--log-format json).
+var servingLine = regexp.MustCompile(`msg="gw serving" addr=(\S+)|"msg":"gw serving".*?"addr":"([^"]+)"`)
 
 // startServe runs gw serve on a free port with extra environment and waits
 // until it is listening.
@@ -67,8 +69,14 @@ func startServe(tb testing.TB, env ...string) *server {
 // come back where its peers expect it.
 func startServeAt(tb testing.TB, addr string, env ...string) *server {
 	tb.Helper()
-	cmd := exec.Command(gwBin, "serve", "--addr", addr)
-	cmd.Env = append(os.Environ(), env...)
+	return startGW(tb, []string{"serve", "--addr", addr}, append(os.Environ(), env...))
+}
+
+// startGW starts gw with args and exactly env, and waits until it serves.
+func startGW(tb testing.TB, args, env []string) *server {
+	tb.Helper()
+	cmd := exec.Command(gwBin, args...)
+	cmd.Env = env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -84,7 +92,7 @@ func startServeAt(tb testing.TB, addr string, env ...string) *server {
 			line := sc.Text()
 			s.logs.WriteString(line + "\n")
 			if m := servingLine.FindStringSubmatch(line); m != nil {
-				serving <- m[1]
+				serving <- m[1] + m[2]
 			}
 		}
 		s.done <- cmd.Wait()

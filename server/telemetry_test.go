@@ -137,7 +137,13 @@ func get(t *testing.T, url string) (int, string) {
 // chat posts a chat completion with token and extra headers.
 func chat(t *testing.T, base, token, body string, header ...string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest("POST", base+"/inf/v1/chat/completions", strings.NewReader(body))
+	return infer(t, base+"/inf/v1/chat/completions", token, body, header...)
+}
+
+// infer posts body to one inference endpoint and drains the answer.
+func infer(t *testing.T, url, token, body string, header ...string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	for i := 0; i+1 < len(header); i += 2 {
@@ -393,6 +399,36 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	}
 }
 
+// TestMetricsNameEachEndpoint: every dialect counts under its own
+// endpoint label, answered or refused before admission (issue 22, row 13).
+func TestMetricsNameEachEndpoint(t *testing.T) {
+	srv := startServer(t, server.Config{Role: server.RoleAll, DB: storetest.Open(t, storetest.SQLite), Keyring: keyring(t)})
+	up, token, _ := setupInference(t, srv.Owner)
+	for _, c := range []struct{ path, endpoint, body string }{
+		{"responses", "responses", `{"model":"openai/gpt-4o-mini","input":"hi"}`},
+		{"messages", "messages", `{"model":"openai/gpt-4o-mini","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`},
+		{"embeddings", "embeddings", `{"model":"openai/text-embedding-3-small","input":"hi"}`},
+		{"chat/completions", "chat.completions", mini},
+	} {
+		up.Enqueue(providerstest.Reply{Text: "hello", Usage: providerstest.Usage{Input: 3, Output: 2}})
+		if resp := infer(t, srv.URL+"/inf/v1/"+c.path, token, c.body); resp.StatusCode != 200 {
+			t.Fatalf("%s: %d", c.path, resp.StatusCode)
+		}
+		if resp := infer(t, srv.URL+"/inf/v1/"+c.path, "sk-gw-nope", c.body); resp.StatusCode != 401 {
+			t.Fatalf("%s with a bad key: %d", c.path, resp.StatusCode)
+		}
+	}
+	fams := scrape(t, srv.MetricsURL)
+	for _, ep := range []string{"responses", "messages", "embeddings", "chat.completions"} {
+		if got := value(fams, "gw_inference_requests_total", "endpoint", ep, "status", "200", "outcome", "ok"); got != 1 {
+			t.Errorf("endpoint %s answered: %v requests counted, want 1", ep, got)
+		}
+		if got := value(fams, "gw_inference_requests_total", "endpoint", ep, "status", "401"); got != 1 {
+			t.Errorf("endpoint %s refused: %v requests counted, want 1", ep, got)
+		}
+	}
+}
+
 func waitUntil(t *testing.T, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -524,16 +560,34 @@ func TestTracesExported(t *testing.T) {
 	if resp := chat(t, srv.URL, token, mini, "Traceparent", "00-"+traceID+"-"+parentID+"-01"); resp.StatusCode != 200 {
 		t.Fatalf("chat: %d", resp.StatusCode)
 	}
+	// An embedding is no chat: its spans say so (issue 22, row 13).
+	const embedTraceID = "5cf92f3577b34da6a3ce929d0e0e4737"
+	up.Enqueue(providerstest.Reply{Usage: providerstest.Usage{Input: 2}})
+	if resp := infer(t, srv.URL+"/inf/v1/embeddings", token, `{"model":"openai/text-embedding-3-small","input":"hi"}`,
+		"Traceparent", "00-"+embedTraceID+"-"+parentID+"-01"); resp.StatusCode != 200 {
+		t.Fatalf("embeddings: %d", resp.StatusCode)
+	}
 	srv.stop() // flushes the exporter
 
 	mu.Lock()
 	defer mu.Unlock()
 	hexID := hex.EncodeToString
 	var root *tracepb.Span
+	embedOps := map[string]string{}
 	for _, s := range spans {
 		if hexID(s.TraceId) == traceID && hexID(s.ParentSpanId) == parentID {
 			root = s
 		}
+		if hexID(s.TraceId) == embedTraceID {
+			for _, a := range s.Attributes {
+				if a.Key == "gen_ai.operation.name" {
+					embedOps[s.Name] = a.Value.GetStringValue()
+				}
+			}
+		}
+	}
+	if embedOps["POST /inf/v1/embeddings"] != "embeddings" || embedOps["embeddings openai/text-embedding-3-small"] != "embeddings" {
+		t.Errorf("embeddings spans' gen_ai.operation.name: %v", embedOps)
 	}
 	if root == nil {
 		t.Fatalf("no server span joined to the caller's trace among %d spans", len(spans))
@@ -585,7 +639,7 @@ func TestTracesExported(t *testing.T) {
 		t.Errorf("second attempt span: %v", a)
 	}
 	// Each upstream call carried its attempt span as the parent.
-	reqs := up.Requests()
+	reqs := up.Requests()[:2] // the third is the embedding's
 	if len(reqs) != 2 {
 		t.Fatalf("%d upstream requests", len(reqs))
 	}

@@ -38,9 +38,17 @@ type breakdownView struct {
 	dataBy  string // the dimension data holds; differs from by while a switch loads
 	loading bool
 	table   table.Model
-	width   int
-	height  int
+	// rows are the rendered rows without the selection marker, which
+	// mark adds to the row under the cursor.
+	rows   []table.Row
+	width  int
+	height int
 }
+
+// selectionMarker starts the selected row's first cell: the Selected
+// style's reverse video is all a terminal without colours (NO_COLOR, a
+// dumb terminal) would otherwise not show.
+const selectionMarker = "› "
 
 var _ component = (*breakdownView)(nil)
 
@@ -62,6 +70,9 @@ func (b *breakdownView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return b, emit(byChangedMsg{by: b.step(1)})
 	case key.Matches(k, b.ctx.Keys.PrevBy):
 		return b, emit(byChangedMsg{by: b.step(-1)})
+	case !b.tableShown():
+		// Neither enter nor the arrows act on rows nobody can see.
+		return b, nil
 	case key.Matches(k, b.filterKey()):
 		if row, ok := b.selected(); ok && row.Key != "" {
 			return b, emit(filterRowMsg{by: b.dataBy, key: row.Key})
@@ -69,8 +80,17 @@ func (b *breakdownView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return b, nil
 	}
 	var cmd tea.Cmd
+	before := b.table.Cursor()
 	b.table, cmd = b.table.Update(msg)
+	if b.table.Cursor() != before {
+		b.mark()
+	}
 	return b, cmd
+}
+
+// tableShown: the rows are on screen (View draws the table).
+func (b *breakdownView) tableShown() bool {
+	return b.data != nil && b.dataBy == b.by && len(b.data.Rows) > 0 && b.width > 0 && b.height > 1
 }
 
 // emit wraps a message in a command: how a component asks the root for
@@ -92,7 +112,7 @@ func (b *breakdownView) step(delta int) string {
 // the dashboard's filters do not offer: there is nothing to filter on.
 func (b *breakdownView) filterKey() key.Binding {
 	k := b.ctx.Keys.FilterRow
-	k.SetEnabled(b.dataBy == b.by && b.dataBy != "inference_key" && b.dataBy != "requested_model")
+	k.SetEnabled(b.tableShown() && b.dataBy != "inference_key" && b.dataBy != "requested_model")
 	return k
 }
 
@@ -234,6 +254,7 @@ func (b *breakdownView) columns() []table.Column {
 func (b *breakdownView) fill() {
 	cursor := b.table.Cursor()
 	b.table.SetRows(nil)
+	b.rows = nil
 	b.table.SetColumns(b.columns())
 	if b.data == nil || b.dataBy != b.by {
 		return
@@ -257,7 +278,28 @@ func (b *breakdownView) fill() {
 		}
 		rows[i] = row
 	}
+	b.rows = rows
 	b.table.SetRows(rows)
+	b.table.SetCursor(cursor)
+	b.mark()
+}
+
+// mark puts the selection marker on the row under the cursor, and room
+// for it on the others, so names stay aligned.
+func (b *breakdownView) mark() {
+	if len(b.rows) == 0 {
+		return
+	}
+	cursor := b.table.Cursor()
+	marked := make([]table.Row, len(b.rows))
+	for i, r := range b.rows {
+		lead := strings.Repeat(" ", len([]rune(selectionMarker)))
+		if i == cursor {
+			lead = selectionMarker
+		}
+		marked[i] = append(table.Row{lead + r[0]}, r[1:]...)
+	}
+	b.table.SetRows(marked)
 	b.table.SetCursor(cursor)
 }
 

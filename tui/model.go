@@ -41,6 +41,10 @@ type Options struct {
 	Timezone string
 	// WorkspaceID starts the dashboard filtered to one workspace.
 	WorkspaceID string
+	// Workspace, when set, names the one workspace the Source reads (a
+	// workspace's own report): the header says so and the workspace
+	// filter is off, since there is nothing else to filter to.
+	Workspace string
 	// By is the breakdown's first dimension; empty means model.
 	By string
 	// Refresh is the auto refresh interval; 0 turns it off.
@@ -91,9 +95,12 @@ type Model struct {
 
 	report     *wire.UsageReport
 	workspaces []string
-	errs       map[loadKind]error // the failed loads, until one of the same kind succeeds
-	clock      *time.Location
-	notice     string
+	// workspace names the one workspace the source reads, if it reads
+	// only one.
+	workspace string
+	errs      map[loadKind]error // the failed loads, until one of the same kind succeeds
+	clock     *time.Location
+	notice    string
 
 	// seq numbers the loads; the *Seq fields hold the newest of each kind,
 	// the only one whose answer is still wanted.
@@ -118,17 +125,18 @@ var _ tea.Model = (*Model)(nil)
 func New(opts Options) *Model {
 	ctx := &ProgramContext{Styles: DefaultStyles(), Keys: DefaultKeyMap(), Labels: map[string]string{}}
 	m := &Model{
-		ctx:      ctx,
-		source:   opts.Source,
-		org:      opts.Org,
-		period:   opts.Period,
-		timezone: opts.Timezone,
-		filters:  filters{WorkspaceID: opts.WorkspaceID},
-		by:       opts.By,
-		refresh:  opts.Refresh,
-		errs:     map[loadKind]error{},
-		clock:    opts.Clock,
-		help:     help.New(),
+		ctx:       ctx,
+		source:    opts.Source,
+		org:       opts.Org,
+		period:    opts.Period,
+		timezone:  opts.Timezone,
+		filters:   filters{WorkspaceID: opts.WorkspaceID},
+		workspace: opts.Workspace,
+		by:        opts.By,
+		refresh:   opts.Refresh,
+		errs:      map[loadKind]error{},
+		clock:     opts.Clock,
+		help:      help.New(),
 
 		budgetWorkspace: opts.BudgetWorkspaceID,
 		now:             opts.Now,
@@ -144,6 +152,9 @@ func New(opts Options) *Model {
 	}
 	if m.by == "" {
 		m.by = "model"
+	}
+	if m.workspace != "" {
+		ctx.Keys.Workspace.SetEnabled(false)
 	}
 	m.totals = newTotalsView(ctx)
 	m.chart = newChartView(ctx)
@@ -204,6 +215,9 @@ func (m *Model) loadBreakdown() tea.Cmd {
 }
 
 func (m *Model) loadWorkspaces() tea.Cmd {
+	if m.workspace != "" {
+		return nil
+	}
 	m.workspacesSeq = m.next()
 	return loadWorkspacesCmd(m.source, m.workspacesSeq, m.query())
 }
@@ -465,7 +479,33 @@ func (m *Model) layout() {
 }
 
 func (m *Model) helpView() string {
-	return m.help.View(dashboardHelp{m})
+	if !m.help.ShowAll {
+		return m.help.View(dashboardHelp{m})
+	}
+	return m.fullHelpView()
+}
+
+// fullHelpView lays the key groups out in as many rows of columns as the
+// width needs: bubbles' help draws them side by side and cuts what does
+// not fit, which at 80 columns was the quit key itself.
+func (m *Model) fullHelpView() string {
+	unbounded := m.help
+	unbounded.Width = 0
+	var rows []string
+	var line [][]key.Binding
+	for _, g := range (dashboardHelp{m}).FullHelp() {
+		next := append(line[:len(line):len(line)], g)
+		if len(line) > 0 && lipgloss.Width(unbounded.FullHelpView(next)) > m.ctx.Width {
+			rows = append(rows, unbounded.FullHelpView(line))
+			line = [][]key.Binding{g}
+			continue
+		}
+		line = next
+	}
+	if len(line) > 0 {
+		rows = append(rows, unbounded.FullHelpView(line))
+	}
+	return strings.Join(rows, "\n")
 }
 
 // dashboardHelp gathers the root's keys and the components' into one
@@ -565,6 +605,9 @@ func (m *Model) titleLine() string {
 	left := st.Title.Render("gw usage")
 	if m.org != "" {
 		left += st.Faint.Render(" · ") + m.org
+	}
+	if m.workspace != "" {
+		left += st.Faint.Render(" · workspace ") + m.workspace
 	}
 	left += st.Faint.Render(" · ") + st.Bold.Render(periodTitle(m.period))
 	if m.report != nil {

@@ -676,3 +676,47 @@ func TestRunQuits(t *testing.T) {
 		t.Fatal("q did not end the program")
 	}
 }
+
+// Without colours (NO_COLOR, a dumb terminal) the reverse video of the
+// selected row is lost: a marker says which row enter filters by (issue
+// 22, row 7). The screen is read with the escape codes stripped, as such
+// a terminal shows it.
+func TestSelectedRowIsMarkedWithoutColour(t *testing.T) {
+	d := startFake(t, Options{})
+	d.mustShow(selectionMarker + "openai/gpt-4o")
+	d.mustNotShow(selectionMarker + "anthropic/claude-sonnet-4")
+	d.key("down")
+	d.mustShow(selectionMarker + "anthropic/claude-sonnet-4")
+	d.mustNotShow(selectionMarker + "openai/gpt-4o")
+	d.key("enter")
+	if q := d.src.lastCall(t, "report"); q.ModelID != "anthropic/claude-sonnet-4" {
+		t.Fatalf("enter filtered by %q, not the marked row", q.ModelID)
+	}
+}
+
+// A workspace's own dashboard names the workspace and has no workspace
+// filter to cycle (issue 22, row 3).
+func TestWorkspaceDashboard(t *testing.T) {
+	d := startFake(t, Options{Workspace: "Search"})
+	d.mustShow("acme · workspace Search")
+	calls := d.src.callCount()
+	d.key("w")
+	if d.src.callCount() != calls || d.m.filters.WorkspaceID != "" {
+		t.Fatalf("w cycled a workspace filter on a workspace's dashboard")
+	}
+	d.mustNotShow("w workspace")
+}
+
+// The full key help fits 80 columns: every key, quit included, on screen
+// and no line wider than the terminal (issue 22, row 15).
+func TestFullHelpFitsEightyColumns(t *testing.T) {
+	d := startFake(t, Options{})
+	d.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	d.key("?")
+	d.mustShow("q quit", "r refresh", "m metric", "enter     filter", "G/end  go to end")
+	for _, line := range strings.Split(d.view(), "\n") {
+		if w := ansi.StringWidth(line); w > 80 {
+			t.Fatalf("a line of %d columns:\n%s", w, d.view())
+		}
+	}
+}

@@ -22,10 +22,20 @@ type Labeler interface {
 	Labels(ctx context.Context) (map[string]string, error)
 }
 
-// ClientSource reads one organization's usage through the API client.
+// ClientSource reads one organization's usage through the API client, or,
+// with Workspace, one workspace's at the workspace's own URL (all that a
+// workspace-scoped key may read).
 type ClientSource struct {
-	Client *client.Client
-	Org    string
+	Client    *client.Client
+	Org       string
+	Workspace string
+}
+
+func (s ClientSource) scope() client.Scope {
+	if s.Workspace != "" {
+		return client.WorkspaceScope(s.Org, s.Workspace)
+	}
+	return client.OrgScope(s.Org)
 }
 
 var (
@@ -35,12 +45,12 @@ var (
 
 // Report reads the usage report (spec 4.6).
 func (s ClientSource) Report(ctx context.Context, q client.UsageQuery) (wire.UsageReport, error) {
-	return s.Client.UsageReport(ctx, s.Org, q)
+	return s.Client.ScopedUsageReport(ctx, s.scope(), q)
 }
 
 // Breakdown splits the report's period by one dimension.
 func (s ClientSource) Breakdown(ctx context.Context, by string, q client.UsageQuery) (wire.UsageBreakdown, error) {
-	return s.Client.UsageBreakdown(ctx, s.Org, by, q)
+	return s.Client.ScopedUsageBreakdown(ctx, s.scope(), by, q)
 }
 
 // Labels names workspaces, members (by email) and inference keys. Each

@@ -158,8 +158,13 @@ type CLIStarted struct {
 
 // CLIApprove approves a CLI sign-in for a scope (from a browser session).
 type CLIApprove struct {
-	UserCode    string     `json:"user_code"`
-	OrgID       string     `json:"org_id" jsonschema:"description=Organization UUID or slug"`
+	UserCode string `json:"user_code"`
+	// Scope instance approves an instance-scope key (for an instance
+	// owner or admin: the catalog, platform credentials, data planes);
+	// org_id and workspace_id are then left out. Otherwise org_id is
+	// required.
+	Scope       string     `json:"scope,omitempty" jsonschema:"enum=instance,enum=organization,enum=workspace"`
+	OrgID       string     `json:"org_id,omitempty" jsonschema:"description=Organization UUID or slug (required unless scope is instance)"`
 	WorkspaceID *uuid.UUID `json:"workspace_id,omitempty"`
 }
 
@@ -179,7 +184,7 @@ type CLIPoll struct {
 type CLIPollResult struct {
 	Status          string     `json:"status" jsonschema:"enum=pending,enum=approved,enum=denied,enum=expired,enum=consumed,enum=slow_down"`
 	IntervalSeconds int        `json:"interval_seconds"`
-	Scope           *string    `json:"scope" jsonschema:"nullable,enum=organization,enum=workspace"`
+	Scope           *string    `json:"scope" jsonschema:"nullable,enum=instance,enum=organization,enum=workspace"`
 	Token           *string    `json:"token" jsonschema:"nullable"`
 	OrgID           *uuid.UUID `json:"org_id" jsonschema:"nullable"`
 	OrgName         *string    `json:"org_name" jsonschema:"nullable"`

@@ -203,6 +203,37 @@ type CatalogModel struct {
 	Available *bool `json:"available,omitempty"`
 }
 
+// CatalogProviderInput is a provider as a catalog document, an import or a
+// put writes it; retired_at is the server's to set.
+type CatalogProviderInput struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Kind    string `json:"kind" jsonschema:"enum=openai,enum=anthropic,enum=google,enum=openai-compatible"`
+	BaseURL string `json:"base_url,omitempty"`
+}
+
+// CatalogModelInput is a model as a catalog document, an import or a put
+// writes it; retired_at and available are the server's to say.
+type CatalogModelInput struct {
+	ID              string   `json:"id"`
+	Provider        string   `json:"provider"`
+	Name            string   `json:"name"`
+	ContextWindow   int64    `json:"context_window"`
+	MaxOutputTokens int64    `json:"max_output_tokens"`
+	Pricing         Pricing  `json:"pricing"`
+	Capabilities    []string `json:"capabilities" jsonschema:"enum=streaming,enum=tools,enum=reasoning,enum=structured_output"`
+	Modalities      []string `json:"modalities" jsonschema:"enum=text,enum=image,enum=audio,enum=video,enum=pdf"`
+	Type            string   `json:"type,omitempty" jsonschema:"enum=embedding"`
+	Created         int64    `json:"created,omitempty"`
+}
+
+// CatalogDocument is what gw catalog import sends: providers and models,
+// added or replaced by id.
+type CatalogDocument struct {
+	Providers []CatalogProviderInput `json:"providers"`
+	Models    []CatalogModelInput    `json:"models,omitempty"`
+}
+
 // Catalog is the whole model catalog.
 type Catalog struct {
 	Providers []CatalogProvider `json:"providers"`

@@ -246,8 +246,12 @@ type DataPlaneInstance struct {
 	LatestBundleVersions map[string]int64 `json:"latest_bundle_versions"`
 	SpoolDepth           int64            `json:"spool_depth"`
 	Status               string           `json:"status" jsonschema:"enum=healthy,enum=stale"`
-	FirstSeenAt          time.Time        `json:"first_seen_at"`
-	LastSeenAt           time.Time        `json:"last_seen_at"`
+	// Enrollment is the data plane's enrollment: pending until an
+	// instance admin approves it (it serves nothing until then), approved,
+	// revoked, or none when it never asked.
+	Enrollment  string    `json:"enrollment" jsonschema:"enum=none,enum=pending,enum=approved,enum=revoked"`
+	FirstSeenAt time.Time `json:"first_seen_at"`
+	LastSeenAt  time.Time `json:"last_seen_at"`
 }
 
 // The vocabulary of usage, defined once for the server, the client and the

@@ -20,6 +20,11 @@ type Context struct {
 	KeyID     string `yaml:"key_id,omitempty"`
 	Org       string `yaml:"org,omitempty"`
 	Workspace string `yaml:"workspace,omitempty"`
+	// OrgName and WorkspaceName are how gw login named them, for people
+	// (gw context list); requests use Org and Workspace, which do not
+	// change when a slug does.
+	OrgName       string `yaml:"org_name,omitempty"`
+	WorkspaceName string `yaml:"workspace_name,omitempty"`
 }
 
 // File is the whole configuration file.

@@ -25,7 +25,8 @@ const confirmBaseURLParam = "confirm_base_url_change"
 
 var confirmBaseURLQuery = QueryParam{Name: confirmBaseURLParam,
 	Description: "true to change the base URL of a provider that credentials without a base_url of their own follow " +
-		"(their secrets then go to the new URL); needs provider-credentials.manage as well as catalog.manage"}
+		"(their secrets then go to the new URL); needs provider-credentials.manage as well as catalog.manage",
+	Enum: []string{"true", "false"}}
 
 // baseURLMove is a provider whose catalog URL changes while credentials
 // follow it.

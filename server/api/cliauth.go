@@ -33,7 +33,7 @@ func (s *Server) cliAuthRoutes() []*Route {
 		{Method: "GET", Path: "/api/v1/auth/cli/authorizations/{user_code}", Tag: tag, Access: Authenticated,
 			Summary: "Describe a CLI sign-in awaiting approval (for the approval page)", Result: wire.CLIAuthorization{}, Handle: s.cliDescribe},
 		{Method: "POST", Path: "/api/v1/auth/cli/approve", Tag: tag, Access: Authenticated,
-			Summary: "Approve a CLI sign-in for an organization (and optionally a workspace)", Body: wire.CLIApprove{},
+			Summary: "Approve a CLI sign-in for an organization (and optionally a workspace), or with scope instance for the whole instance", Body: wire.CLIApprove{},
 			Result: wire.CLIAuthorization{}, Handle: s.cliApprove},
 		{Method: "POST", Path: "/api/v1/auth/cli/deny", Tag: tag, Access: Authenticated, Summary: "Refuse a CLI sign-in",
 			Body: wire.CLIDeny{}, Result: wire.CLIAuthorization{}, Handle: s.cliDeny},
@@ -138,8 +138,23 @@ func (s *Server) cliApprove(r *Request) (any, error) {
 	}
 	var code, orgRef string
 	var wsID *uuid.UUID
+	instance := false
 	if err := r.body(func(o *validate.Object) {
 		code = requiredString(o, "user_code", validate.StringRule{Min: 1, Max: 16})
+		if v, ok := o.Raw("scope"); ok {
+			scope, _ := validate.Literal(v, o.Loc().With("scope"), []string{wire.ScopeInstance, wire.ScopeOrganization, wire.ScopeWorkspace}, o.Errors())
+			instance = scope == wire.ScopeInstance
+		}
+		if instance {
+			// An instance key belongs to no organization: naming one is
+			// a contradiction, refused rather than ignored.
+			for _, name := range []string{"org_id", "workspace_id"} {
+				if v, ok := o.Raw(name); ok && v != nil {
+					o.Errors().Add(o.Loc().With(name), "value_error", "Value error, an instance-scope sign-in names no organization or workspace", v, nil)
+				}
+			}
+			return
+		}
 		orgRef = requiredString(o, "org_id", validate.StringRule{Min: 1, Max: 63, NoControl: true})
 		if v, ok := o.Raw("workspace_id"); ok && v != nil {
 			if id, ok := validate.UUID(v, o.Loc().With("workspace_id"), o.Errors()); ok {
@@ -158,12 +173,22 @@ func (s *Server) cliApprove(r *Request) (any, error) {
 		if cliStatus(a, time.Now()) != store.CLIPending {
 			return errNotPending
 		}
-		org, ws, rights, err := s.approvalScope(tx, r, orgRef, wsID)
+		var org *store.Organization
+		var ws *store.Workspace
+		var rights auth.Set
+		if instance {
+			rights, err = instanceApprovalRights(r)
+		} else {
+			org, ws, rights, err = s.approvalScope(tx, r, orgRef, wsID)
+		}
 		if err != nil {
 			return err
 		}
 		now := store.Now()
-		a.Status, a.UserID, a.OrgID, a.DecidedAt = store.CLIApproved, &r.P.User.ID, &org.ID, &now
+		a.Status, a.UserID, a.DecidedAt = store.CLIApproved, &r.P.User.ID, &now
+		if org != nil {
+			a.OrgID = &org.ID
+		}
 		if ws != nil {
 			a.WorkspaceID = &ws.ID
 		}
@@ -181,6 +206,18 @@ func (s *Server) cliApprove(r *Request) (any, error) {
 			Details: map[string]any{"label": a.Label, "user_code": a.UserCode}})
 	})
 	return out, err
+}
+
+// instanceApprovalRights are what an instance-scope key approved by the
+// caller carries: their instance role's rights. Only instance owners and
+// admins have any; everyone else is told why, since the page offers the
+// choice only to them anyway.
+func instanceApprovalRights(r *Request) (auth.Set, error) {
+	rights := auth.RoleRights(auth.RoleFacts{InstanceRole: r.P.User.InstanceRole}, auth.LevelInstance).Intersect(r.P.Ceiling())
+	if rights.Len() == 0 {
+		return nil, errorf(http.StatusForbidden, "only an instance owner or admin can approve an instance-scope key; pick an organization instead")
+	}
+	return rights, nil
 }
 
 // approvalScope resolves the organization (and workspace) a CLI sign-in is
@@ -303,8 +340,10 @@ func (s *Server) cliDeliver(r *Request, a *store.CLIAuthorization, out wire.CLIP
 	var org *store.Organization
 	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
 		var err error
-		if org, err = tx.GetOrganization(r.ctx, *a.OrgID); err != nil {
-			return err
+		if a.OrgID != nil {
+			if org, err = tx.GetOrganization(r.ctx, *a.OrgID); err != nil {
+				return err
+			}
 		}
 		now := store.Now()
 		// The key is the approving user's, made on their approval.
@@ -346,11 +385,17 @@ func (s *Server) cliDeliver(r *Request, a *store.CLIAuthorization, out wire.CLIP
 	if err != nil {
 		return nil, err
 	}
-	scope := wire.ScopeOrganization
-	if a.WorkspaceID != nil {
+	scope := wire.ScopeInstance
+	switch {
+	case a.WorkspaceID != nil:
 		scope = wire.ScopeWorkspace
+	case a.OrgID != nil:
+		scope = wire.ScopeOrganization
 	}
-	out.Status, out.Token, out.Scope, out.OrgID, out.OrgName, out.WorkspaceID = store.CLIApproved, &token, &scope, &org.ID, &org.Name, a.WorkspaceID
+	out.Status, out.Token, out.Scope, out.WorkspaceID = store.CLIApproved, &token, &scope, a.WorkspaceID
+	if org != nil {
+		out.OrgID, out.OrgName = &org.ID, &org.Name
+	}
 	return out, nil
 }
 

@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -199,6 +201,45 @@ func TestCLIAuthorizationDeliversExactlyOnce(t *testing.T) {
 			if minted != round+1 {
 				t.Fatalf("round %d: %d keys minted in all", round, minted)
 			}
+		}
+	})
+}
+
+// An instance owner approves an instance-scope key through the same flow
+// (gw login --instance); nobody else can, and the scope names no
+// organization (issue 22, row 2).
+func TestCLIAuthorizationInstanceScope(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		_, cookie := e.login("owner@example.com", "correct horse battery")
+		st := e.cliStart("ops laptop")
+		if code, body := e.do("POST", "/api/v1/auth/cli/approve", "cookie:"+cookie,
+			map[string]any{"user_code": st.UserCode, "scope": "instance", "org_id": "default"}); code != 422 || !strings.Contains(string(body), "org_id") {
+			t.Fatalf("instance scope with an organization: %d %s", code, body)
+		}
+		e.must("POST", "/api/v1/auth/cli/approve", "cookie:"+cookie, map[string]any{"user_code": st.UserCode, "scope": "instance"})
+		p := e.poll(st.PollSecret, "")
+		if p.Status != "approved" || p.Token == nil || *p.Scope != "instance" || p.OrgID != nil || p.OrgName != nil {
+			t.Fatalf("delivery: %+v", p)
+		}
+		me := decodeData[wire.Me](t, e.must("GET", "/api/v1/auth/me", *p.Token, nil))
+		if me.Key == nil || me.Key.Scope.Level != "instance" || !slices.Contains(me.Key.Permissions, "catalog.manage") {
+			t.Fatalf("delivered key: %+v", me.Key)
+		}
+		e.must("GET", "/api/v1/instance/data-planes", *p.Token, nil)
+
+		// Logging in again at instance scope replaces that key.
+		st2 := e.cliStart("ops laptop")
+		e.must("POST", "/api/v1/auth/cli/approve", "cookie:"+cookie, map[string]any{"user_code": st2.UserCode, "scope": "instance"})
+		if p2 := e.poll(st2.PollSecret, *p.Token); p2.ReplacedKeyID == nil || *p2.ReplacedKeyID != me.Key.ID {
+			t.Fatalf("replacement: %+v", p2)
+		}
+
+		// A member without an instance role is refused, and told why.
+		_, member := e.signup("member@example.com")
+		s := e.cliStart("x")
+		code, body := e.do("POST", "/api/v1/auth/cli/approve", "cookie:"+member, map[string]any{"user_code": s.UserCode, "scope": "instance"})
+		if code != 403 || !strings.Contains(string(body), "instance owner or admin") {
+			t.Fatalf("instance approval by a member: %d %s", code, body)
 		}
 	})
 }

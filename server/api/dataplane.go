@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"sort"
 	"time"
@@ -27,7 +28,7 @@ func (s *Server) dataPlaneRoutes() []*Route {
 		{Method: "GET", Path: "/api/v1/data-plane/bundles", Tag: tag,
 			Summary: "The latest signed bundle of each organization the data plane is enrolled for, secrets sealed to its key; send the ETag back in If-None-Match for a 304 when nothing changed",
 			Perms:   []auth.Permission{auth.BundlesRead}, Result: wire.DataPlaneBundles{}, Handle: s.pollBundles,
-			Query: []QueryParam{{Name: "data_plane_id", Description: "The enrolled data plane polling (required)."}}},
+			Query: []QueryParam{{Name: "data_plane_id", Description: "The enrolled data plane polling.", Required: true}}},
 		{Method: "POST", Path: "/api/v1/data-plane/usage-events", Tag: tag,
 			Summary: "Ingest a batch of usage events (idempotent on event id)",
 			Perms:   []auth.Permission{auth.UsageIngest}, Body: wire.UsageIngest{}, Result: wire.UsageIngestResult{}, Handle: s.ingestUsage},
@@ -259,7 +260,14 @@ func (s *Server) heartbeat(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toDataPlane(stored, now), nil
+	out := toDataPlane(stored, now)
+	switch e, err := s.store.GetEnrollment(r.ctx, d.ID); {
+	case err == nil:
+		out.Enrollment = e.Status
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, err
+	}
+	return out, nil
 }
 
 func toDataPlane(d *store.DataPlane, now time.Time) wire.DataPlaneInstance {
@@ -277,7 +285,7 @@ func toDataPlane(d *store.DataPlane, now time.Time) wire.DataPlaneInstance {
 		status = "stale"
 	}
 	return wire.DataPlaneInstance{ID: d.ID, Version: d.Version, BundleVersions: versions, SpoolDepth: d.SpoolDepth, Status: status,
-		FirstSeenAt: d.FirstSeenAt, LastSeenAt: d.LastSeenAt}
+		Enrollment: "none", FirstSeenAt: d.FirstSeenAt, LastSeenAt: d.LastSeenAt}
 }
 
 func (s *Server) listDataPlanes(r *Request) (any, error) {
@@ -298,7 +306,9 @@ func (s *Server) listDataPlanes(r *Request) (any, error) {
 		return nil, err
 	}
 	orgsOf := make(map[string][]uuid.UUID, len(enrollments))
+	statusOf := make(map[string]string, len(enrollments))
 	for _, e := range enrollments {
+		statusOf[e.DataPlaneID] = e.Status
 		if e.Status == store.EnrollmentApproved {
 			orgsOf[e.DataPlaneID] = e.OrgIDs
 		}
@@ -308,6 +318,9 @@ func (s *Server) listDataPlanes(r *Request) (any, error) {
 	out := make([]wire.DataPlaneInstance, len(ds))
 	for i := range ds {
 		out[i] = toDataPlane(&ds[i], now)
+		if st, ok := statusOf[ds[i].ID]; ok {
+			out[i].Enrollment = st
+		}
 		out[i].LatestBundleVersions = map[string]int64{}
 		for _, org := range orgsOf[ds[i].ID] {
 			if v, ok := latest[org]; ok {

@@ -22,7 +22,7 @@ func (s *Server) keyRoutes() []*Route {
 			Perms: []auth.Permission{auth.ManagementKeysRead}, Result: []wire.ManagementKey{}, Handle: s.listKeys}
 		if p.tag == "Instance Management Keys" {
 			list.Summary = "List management keys across all scopes"
-			list.Query = []QueryParam{{Name: "user_id", Description: "Only keys issued to this principal (UUID)."}}
+			list.Query = []QueryParam{{Name: "user_id", Description: "Only keys issued to this principal (UUID).", Format: "uuid"}}
 		}
 		routes = append(routes,
 			&Route{Method: "POST", Path: p.prefix, Tag: p.tag, Summary: "Issue a management key (the token is shown once)",

@@ -91,10 +91,15 @@ func (s *Server) OpenAPI() map[string]any {
 		}
 		for _, q := range rt.Query {
 			sch := map[string]any{"type": "string"}
-			if q.Integer {
+			switch {
+			case q.Integer:
 				sch = map[string]any{"type": "integer", "minimum": 1, "maximum": 200, "default": 50}
+			case q.Enum != nil:
+				sch["enum"] = q.Enum
+			case q.Format != "":
+				sch["format"] = q.Format
 			}
-			params = append(params, map[string]any{"name": q.Name, "in": "query", "required": false, "description": q.Description, "schema": sch})
+			params = append(params, map[string]any{"name": q.Name, "in": "query", "required": q.Required, "description": q.Description, "schema": sch})
 		}
 		if params != nil {
 			op["parameters"] = params
@@ -117,6 +122,9 @@ func (s *Server) OpenAPI() map[string]any {
 
 	ref(wire.ErrorDetail{})
 	ref(wire.ValidationError{})
+	for _, sch := range schemas {
+		openBooleanSchemas(sch)
+	}
 	tags := make([]any, len(Tags))
 	for i, t := range Tags {
 		tags[i] = map[string]any{"name": t}
@@ -140,6 +148,27 @@ func (s *Server) OpenAPI() map[string]any {
 			},
 		},
 		"security": []any{map[string]any{"managementKey": []any{}}, map[string]any{"session": []any{}}},
+	}
+}
+
+// openBooleanSchemas replaces the boolean schema true (what the reflector
+// makes of an element of type any) by the empty schema {}, which means the
+// same: OpenAPI 3.1 allows both, but client generators such as
+// oapi-codegen read only schema objects.
+func openBooleanSchemas(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, child := range v {
+			if b, ok := child.(bool); ok && b && k != "nullable" && k != "default" && k != "const" {
+				v[k] = map[string]any{}
+				continue
+			}
+			openBooleanSchemas(child)
+		}
+	case []any:
+		for _, child := range v {
+			openBooleanSchemas(child)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"sort"
@@ -17,6 +18,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/gw-gateway/gw/server/api"
+	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/store/storetest"
 )
 
@@ -297,4 +299,25 @@ func lintSchemas(raw []byte) []string {
 
 func escapePointer(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+// The data plane's document (/inf/v1/openapi.json, issue 22) lints as the
+// management API's does, needs no key, and names every /inf/v1 endpoint.
+func TestDataPlaneOpenAPILints(t *testing.T) {
+	plane := dataplane.NewPlane(nil, dataplane.Options{})
+	rec := httptest.NewRecorder()
+	plane.ServeHTTP(rec, httptest.NewRequest("GET", "/inf/v1/openapi.json", nil))
+	if rec.Code != 200 {
+		t.Fatalf("GET /inf/v1/openapi.json before any bundle: %d %s", rec.Code, rec.Body)
+	}
+	raw := rec.Body.Bytes()
+	for _, problem := range lintOpenAPI(raw) {
+		t.Error(problem)
+	}
+	for _, path := range []string{"/inf/v1/models", "/inf/v1/models/{model_id}", "/inf/v1/chat/completions", "/inf/v1/responses",
+		"/inf/v1/messages", "/inf/v1/messages/count_tokens", "/inf/v1/embeddings"} {
+		if jsonPath(t, raw, "paths."+path) == nil {
+			t.Errorf("no %s", path)
+		}
+	}
 }

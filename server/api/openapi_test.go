@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -133,5 +134,53 @@ func TestOpenAPIPolicyDefinition(t *testing.T) {
 	}
 	if jsonPath(t, raw, "components.schemas.PolicyDefinition.properties.rules.maxItems") != float64(100) {
 		t.Fatalf("PolicyDefinition lacks its rules bound: %v", jsonPath(t, raw, "components.schemas.PolicyDefinition"))
+	}
+}
+
+// What client generators need (issue 22, row 12): no boolean schemas
+// (oapi-codegen reads only schema objects), request bodies without the
+// members the server sets (a catalog model's retired_at), and query words
+// typed as enums.
+func TestOpenAPIServesClientGenerators(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.SQLite), api.Options{})
+	var doc map[string]any
+	if err := json.Unmarshal(e.must("GET", "/api/v1/openapi.json", "", nil), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, c := range v {
+				if b, ok := c.(bool); ok && b && (k == "items" || k == "additionalProperties") {
+					t.Errorf("%s/%s is the boolean schema true", path, k)
+				}
+				walk(path+"/"+k, c)
+			}
+		case []any:
+			for i, c := range v {
+				walk(fmt.Sprintf("%s/%d", path, i), c)
+			}
+		}
+	}
+	walk("", doc)
+
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	for _, name := range []string{"CatalogModelInput", "CatalogProviderInput"} {
+		req, _ := schemas[name].(map[string]any)["required"].([]any)
+		for _, r := range req {
+			if r == "retired_at" || r == "available" {
+				t.Errorf("%s requires %s, which the server refuses in a body", name, r)
+			}
+		}
+	}
+	report := doc["paths"].(map[string]any)["/api/v1/organizations/{org_id}/reports/usage"].(map[string]any)["get"].(map[string]any)
+	enums := map[string]any{}
+	for _, p := range report["parameters"].([]any) {
+		p := p.(map[string]any)
+		enums[p["name"].(string)] = p["schema"].(map[string]any)["enum"]
+	}
+	if fmt.Sprint(enums["period"]) != fmt.Sprint(wire.UsagePeriods) {
+		t.Errorf("period's enum: %v", enums["period"])
 	}
 }

@@ -87,7 +87,9 @@ func TestForeignKeyDoesNotLeakExistence(t *testing.T) {
 		k := e.key("/api/v1/organizations/other", e.ownerKey, auth.Names(), nil).Token
 		st1, b1 := e.do("GET", "/api/v1/organizations/default/workspaces", k, nil)
 		st2, b2 := e.do("GET", "/api/v1/organizations/no-such-org/workspaces", k, nil)
-		if st1 != 403 || st2 != 403 || string(b1) != string(b2) {
+		// The answer echoes the name the caller sent, and nothing more.
+		same := strings.ReplaceAll(string(b1), `\"default\"`, `\"no-such-org\"`) == string(b2)
+		if st1 != 403 || st2 != 403 || !same {
 			t.Fatalf("existing: %d %s; missing: %d %s", st1, b1, st2, b2)
 		}
 	})

@@ -22,7 +22,7 @@ func (s *Server) policyRoutes() []*Route {
 		{Method: "POST", Path: base, Tag: tag, Summary: "Create a policy",
 			Perms: manage, Body: wire.PolicyCreate{}, Result: wire.Policy{}, RefreshesBundles: true, Handle: s.createPolicy},
 		{Method: "GET", Path: base + "/candidates", Tag: tag, Summary: "Users or inference keys a selected_users / selected_keys target may name",
-			Perms: read, Result: []wire.PolicyCandidate{}, Query: []QueryParam{{Name: "target", Description: "users or keys"}},
+			Perms: read, Result: []wire.PolicyCandidate{}, Query: []QueryParam{{Name: "target", Description: "users or keys", Enum: []string{"users", "keys"}, Required: true}},
 			Handle: s.policyCandidates},
 		{Method: "GET", Path: base + "/{policy_id}", Tag: tag, Summary: "Get a policy",
 			Perms: read, Result: wire.Policy{}, Handle: s.getPolicy},

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -153,7 +154,32 @@ func (s *Server) authenticateKey(req *Request, token string) (*Principal, error)
 	return p, nil
 }
 
-var errScope = errorf(http.StatusForbidden, "the management key's scope does not cover this resource")
+var errScope = errorf(http.StatusForbidden, "out of scope: the management key's scope does not cover this resource")
+
+// scopeError is the 403 of a key whose scope does not reach the URL. It
+// says where the key reaches and what the URL needs, so that a person can
+// tell it from a missing permission ("missing permission: …") and from a
+// resource that does not exist; it reveals nothing of the URL's
+// organization or workspace beyond the name the caller sent.
+func scopeError(p *Principal, level auth.Level, orgRef, wsRef string) *Error {
+	ks := p.KeyScope()
+	reach := "organization " + p.keyOrgSlug
+	if ks.Level == auth.LevelWorkspace {
+		reach = "workspace " + p.keyWorkspaceSlug + " of organization " + p.keyOrgSlug
+	}
+	var need string
+	switch {
+	case level == auth.LevelInstance:
+		need = "this endpoint needs an instance-scope key (an instance owner or admin: gw login --instance)"
+	case !refersTo(orgRef, ks.OrgID, p.keyOrgSlug):
+		need = fmt.Sprintf("it does not reach organization %q", orgRef)
+	case level == auth.LevelOrganization:
+		need = "this endpoint needs an organization-scope key (gw login without --workspace)"
+	default:
+		need = fmt.Sprintf("it does not reach workspace %q", wsRef)
+	}
+	return errorf(http.StatusForbidden, "out of scope: this management key is scoped to %s; %s", reach, need)
+}
 
 // authorize resolves the URL's organization and workspace, computes the
 // caller's rights there and checks the route's permission.
@@ -172,17 +198,13 @@ func (s *Server) authorize(req *Request, rt *Route) error {
 	switch ks.Level {
 	case auth.LevelOrganization:
 		if level == auth.LevelInstance || !refersTo(orgRef, ks.OrgID, p.keyOrgSlug) {
-			return errScope
+			return scopeError(p, level, orgRef, wsRef)
 		}
 	case auth.LevelWorkspace:
-		if level == auth.LevelInstance || !refersTo(orgRef, ks.OrgID, p.keyOrgSlug) {
-			return errScope
-		}
-		if level == auth.LevelOrganization && !rt.NarrowerKeys {
-			return errScope
-		}
-		if level == auth.LevelWorkspace && !refersTo(wsRef, ks.WorkspaceID, p.keyWorkspaceSlug) {
-			return errScope
+		if level == auth.LevelInstance || !refersTo(orgRef, ks.OrgID, p.keyOrgSlug) ||
+			(level == auth.LevelOrganization && !rt.NarrowerKeys) ||
+			(level == auth.LevelWorkspace && !refersTo(wsRef, ks.WorkspaceID, p.keyWorkspaceSlug)) {
+			return scopeError(p, level, orgRef, wsRef)
 		}
 	}
 

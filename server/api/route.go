@@ -45,6 +45,11 @@ var errBrowserSessionOnly = errorf(http.StatusForbidden, "this acts for the acco
 type QueryParam struct {
 	Name, Description string
 	Integer           bool
+	// Enum lists the values a word parameter takes, so generated clients
+	// type it; Format is a string's format (uuid, date, date-time).
+	Enum     []string
+	Format   string
+	Required bool
 }
 
 // Route is one operation: its place, its rules, its documentation and its

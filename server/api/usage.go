@@ -26,28 +26,28 @@ func (s *Server) usageRoutes() []*Route {
 		{Name: "cursor", Description: "The opaque page.next_cursor of the previous page."},
 	}
 	reportQ := []QueryParam{
-		{Name: "workspace_id", Description: "Only this workspace (UUID)."},
-		{Name: "period", Description: "today, 7d, 30d (default), month_to_date or custom."},
+		{Name: "workspace_id", Description: "Only this workspace (UUID).", Format: "uuid"},
+		{Name: "period", Description: "today, 7d, 30d (default), month_to_date or custom.", Enum: wire.UsagePeriods},
 		{Name: "timezone", Description: "IANA time zone of the days, e.g. Europe/Paris (default UTC)."},
-		{Name: "start_date", Description: "First day of a custom period, YYYY-MM-DD (with end_date)."},
-		{Name: "end_date", Description: "Last day (inclusive) of a custom period, YYYY-MM-DD."},
-		{Name: "start_at", Description: "Start of a custom period, RFC 3339 (with end_at)."},
-		{Name: "end_at", Description: "End (exclusive) of a custom period, RFC 3339."},
-		{Name: "owner_id", Description: "Only keys owned by this principal (UUID)."},
-		{Name: "management_key_id", Description: "Only requests made with this management key (UUID)."},
+		{Name: "start_date", Description: "First day of a custom period, YYYY-MM-DD (with end_date).", Format: "date"},
+		{Name: "end_date", Description: "Last day (inclusive) of a custom period, YYYY-MM-DD.", Format: "date"},
+		{Name: "start_at", Description: "Start of a custom period, RFC 3339 (with end_at).", Format: "date-time"},
+		{Name: "end_at", Description: "End (exclusive) of a custom period, RFC 3339.", Format: "date-time"},
+		{Name: "owner_id", Description: "Only keys owned by this principal (UUID).", Format: "uuid"},
+		{Name: "management_key_id", Description: "Only requests made with this management key (UUID).", Format: "uuid"},
 		{Name: "model_id", Description: "Only this model (the one that answered), e.g. openai/gpt-4o."},
 		{Name: "requested_model_id", Description: "Only requests that asked for this model, whichever answered."},
 		{Name: "provider_id", Description: "Only this provider, e.g. openai."},
-		{Name: "provider_credential_id", Description: "Only requests served with this provider credential (UUID)."},
+		{Name: "provider_credential_id", Description: "Only requests served with this provider credential (UUID).", Format: "uuid"},
 	}
 	// The events list takes the report's names for the filters it shares.
 	eventsQ := append(pageQ[:len(pageQ):len(pageQ)],
-		QueryParam{Name: "inference_key_id", Description: "Only requests made with this inference key (UUID)."},
+		QueryParam{Name: "inference_key_id", Description: "Only requests made with this inference key (UUID).", Format: "uuid"},
 		QueryParam{Name: "model_id", Description: "Only this model (the one that answered), e.g. openai/gpt-4o."},
 		QueryParam{Name: "provider_id", Description: "Only this provider, e.g. openai."},
-		QueryParam{Name: "status", Description: "Only events of this status: ok, error or denied."},
-		QueryParam{Name: "start_at", Description: "Only events that occurred at or after this instant, RFC 3339."},
-		QueryParam{Name: "end_at", Description: "Only events that occurred before this instant, RFC 3339."},
+		QueryParam{Name: "status", Description: "Only events of this status: ok, error or denied.", Enum: wire.UsageStatuses},
+		QueryParam{Name: "start_at", Description: "Only events that occurred at or after this instant, RFC 3339.", Format: "date-time"},
+		QueryParam{Name: "end_at", Description: "Only events that occurred before this instant, RFC 3339.", Format: "date-time"},
 		QueryParam{Name: "request_id", Description: "Only the events of the request answered with this X-Request-Id (gw usage explain)."},
 	)
 	return []*Route{
@@ -57,7 +57,17 @@ func (s *Server) usageRoutes() []*Route {
 		{Method: "GET", Path: "/api/v1/organizations/{org_id}/reports/usage/breakdown", Tag: "Reports",
 			Summary: "The report's period split by model, requested model, provider, owner, inference key or workspace",
 			Perms:   read, Result: wire.UsageBreakdown{},
-			Query:  append([]QueryParam{{Name: "by", Description: "model (the one that answered), requested_model, provider, owner, inference_key or workspace."}}, reportQ...),
+			Query:  append([]QueryParam{{Name: "by", Description: "model (the one that answered), requested_model, provider, owner, inference_key or workspace.", Enum: wire.UsageDimensions}}, reportQ...),
+			Handle: s.usageBreakdown},
+		// The same report for one workspace, at its own scope: what a
+		// workspace-scoped key (gw login --workspace) may read.
+		{Method: "GET", Path: orgWS + "/{workspace_ref}/reports/usage", Tag: "Reports",
+			Summary: "The workspace's usage report: totals, the previous period for comparison, and daily counters",
+			Perms:   read, Result: wire.UsageReport{}, Query: reportQ[1:], Handle: s.usageReport},
+		{Method: "GET", Path: orgWS + "/{workspace_ref}/reports/usage/breakdown", Tag: "Reports",
+			Summary: "The workspace's report period split by model, requested model, provider, owner or inference key",
+			Perms:   read, Result: wire.UsageBreakdown{},
+			Query:  append([]QueryParam{{Name: "by", Description: "model (the one that answered), requested_model, provider, owner, inference_key or workspace.", Enum: wire.UsageDimensions}}, reportQ[1:]...),
 			Handle: s.usageBreakdown},
 		{Method: "GET", Path: "/api/v1/organizations/{org_id}/usage-events", Tag: "Usage Events",
 			Summary: "List the organization's usage events, newest first",
@@ -122,6 +132,14 @@ func (r *Request) readReportQuery(now time.Time) (usage.Query, error) {
 		ProviderCredentialID: id("provider_credential_id"), Model: q.Get("model_id"), Provider: q.Get("provider_id"),
 		RequestedModel: q.Get("requested_model_id"),
 	}}
+	if r.WS != nil {
+		// A workspace's report is that workspace's, whatever the query
+		// says; another workspace's id is refused, never ignored.
+		if w := out.Filter.WorkspaceID; w != nil && *w != r.WS.ID {
+			errs.Add(loc("workspace_id"), "value_error", "Value error, a workspace's report covers only that workspace; use the organization's report for another", w.String(), nil)
+		}
+		out.Filter.WorkspaceID = &r.WS.ID
+	}
 	if errs.Len() > 0 {
 		return out, errs.Err()
 	}

@@ -26,6 +26,12 @@ const (
 // (openai%2Fgpt-4o-mini, as the OpenAI SDKs do): r.URL.Path holds both
 // decoded alike.
 func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The document describes the plane, not its configuration: it needs
+	// no key and no admitted bundle.
+	if r.URL.Path == openAPIPath && r.Method == http.MethodGet {
+		serveOpenAPI(w)
+		return
+	}
 	if !p.ready.Load() {
 		errNotReady.write(w)
 		return

@@ -124,7 +124,7 @@ func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect
 	var x *exchange
 	var rateRefused string
 	key, refusal := p.authenticate(r)
-	defer func() { p.observe(r, mw, key, x, rateRefused, started) }()
+	defer func() { p.observe(r, mw, d.name(), key, x, rateRefused, started) }()
 	admission := startAdmission(r.Context())
 	refusal = p.gate(r, refusal)
 	if refusal != nil {

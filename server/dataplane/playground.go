@@ -159,7 +159,7 @@ func (p *Plane) ServePlayground(w http.ResponseWriter, r *http.Request, orgID, w
 	var x *exchange
 	var rateRefused string
 	var observed *admittedKey
-	defer func() { p.observe(r, mw, observed, x, rateRefused, started) }()
+	defer func() { p.observe(r, mw, endpointChatCompletions, observed, x, rateRefused, started) }()
 	admission := startAdmission(r.Context())
 	key, view, refusal := p.playgroundKey(orgID, workspaceID, c)
 	refusal = p.gate(r, refusal)

@@ -48,11 +48,12 @@ func (w *meteredWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController flush the connection's writer.
 func (w *meteredWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// observe counts a chat completion once its handler returns: x is nil for
-// a request refused before it had an exchange (a bad key, a rate limit),
-// and rateRefused names the limit that refused it, if one did.
-func (p *Plane) observe(r *http.Request, w *meteredWriter, key *admittedKey, x *exchange, rateRefused string, started time.Time) {
-	in := &telemetry.Inference{Endpoint: endpointChatCompletions, Status: w.status, Duration: time.Since(started)}
+// observe counts an inference once its handler returns: endpoint is the
+// dialect's name (chat.completions, responses, messages, embeddings), x is
+// nil for a request refused before it had an exchange (a bad key, a rate
+// limit), and rateRefused names the limit that refused it, if one did.
+func (p *Plane) observe(r *http.Request, w *meteredWriter, endpoint string, key *admittedKey, x *exchange, rateRefused string, started time.Time) {
+	in := &telemetry.Inference{Endpoint: endpoint, Status: w.status, Duration: time.Since(started)}
 	if in.Status == 0 {
 		in.Status = http.StatusOK
 	}
@@ -115,6 +116,15 @@ func finishedOutcome(status, reason string, httpStatus int) (string, string) {
 	return telemetry.OutcomeUpstreamError, reason
 }
 
+// operation is the GenAI operation name of the exchange's endpoint:
+// embeddings for /embeddings, chat for every conversational dialect.
+func (x *exchange) operation() attribute.KeyValue {
+	if x.d.name() == endpointEmbeddings {
+		return semconv.GenAIOperationNameEmbeddings
+	}
+	return semconv.GenAIOperationNameChat
+}
+
 // startAttemptSpan opens an upstream attempt's span, a GenAI client span
 // named after the operation and model, under the request's span.
 func (x *exchange) startAttemptSpan(m *routeModel) {
@@ -122,8 +132,9 @@ func (x *exchange) startAttemptSpan(m *routeModel) {
 	if !telemetry.Tracing() {
 		return
 	}
-	x.attemptCtx, x.attemptSpan = telemetry.StartSpan(x.r.Context(), "chat "+m.model.ID, trace.SpanKindClient,
-		semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(m.model.Provider),
+	op := x.operation()
+	x.attemptCtx, x.attemptSpan = telemetry.StartSpan(x.r.Context(), op.Value.AsString()+" "+m.model.ID, trace.SpanKindClient,
+		op, semconv.GenAIProviderNameKey.String(m.model.Provider),
 		semconv.GenAIRequestModel(m.model.ID), attribute.Int("gw.attempt", len(x.attempts)))
 }
 
@@ -170,7 +181,7 @@ func (x *exchange) annotateRequestSpan(o *outcome) {
 	if !s.IsRecording() {
 		return
 	}
-	s.SetAttributes(semconv.GenAIOperationNameChat, semconv.GenAIRequestModel(x.requested.model.ID),
+	s.SetAttributes(x.operation(), semconv.GenAIRequestModel(x.requested.model.ID),
 		semconv.GenAIResponseModel(o.model.model.ID), semconv.GenAIProviderNameKey.String(o.model.model.Provider),
 		semconv.GenAIUsageInputTokens(int(o.usage.InputTokens)), semconv.GenAIUsageOutputTokens(int(o.usage.OutputTokens)),
 		attribute.String("gw.outcome", o.status), attribute.Int("gw.attempts", len(x.attempts)))

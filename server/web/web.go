@@ -84,7 +84,7 @@ func authorizePage(log *slog.Logger) http.HandlerFunc {
 		}
 		q := r.URL.Query()
 		data := map[string]any{"Title": "Authorize the CLI", "SigninURL": signin,
-			"OrgHint": q.Get("org"), "WorkspaceHint": q.Get("workspace")}
+			"OrgHint": q.Get("org"), "WorkspaceHint": q.Get("workspace"), "ScopeHint": q.Get("scope")}
 		if raw := strings.TrimSpace(q.Get("code")); raw != "" {
 			if code, ok := normalizeCode(raw); ok {
 				data["Code"] = code

@@ -1,0 +1,146 @@
+package dataplane
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/invopop/jsonschema"
+)
+
+// openAPIPath serves the data plane's own OpenAPI document: discovery in
+// full, from the types discovery encodes, and the inference endpoints by
+// reference to the wire formats they speak (OpenAI's and Anthropic's own
+// references), which gw accepts unchanged.
+const openAPIPath = "/inf/v1/openapi.json"
+
+// infOperation is one /inf/v1 endpoint as the document shows it.
+type infOperation struct {
+	method, path, id, summary string
+	// dialect is the provider reference the body and answer follow; empty
+	// for discovery, whose shapes are gw's own.
+	dialect, reference string
+	stream             bool
+}
+
+// infOperations are the paths ServeHTTP routes, in its order.
+var infOperations = []infOperation{
+	{method: "get", path: modelsPath, id: "list_models", summary: "The models the inference key may use, sorted by id (OpenAI's list shape, with gw's members)"},
+	{method: "get", path: modelPathPrefix + "{model_id}", id: "get_model", summary: "One model the key may use; an unknown and a hidden model are the same 404"},
+	{method: "post", path: chatCompletionsPath, id: "create_chat_completion", summary: "Chat Completions, as OpenAI's", stream: true,
+		dialect: "OpenAI Chat Completions", reference: "https://platform.openai.com/docs/api-reference/chat/create"},
+	{method: "post", path: responsesPath, id: "create_response", summary: "Responses, as OpenAI's", stream: true,
+		dialect: "OpenAI Responses", reference: "https://platform.openai.com/docs/api-reference/responses/create"},
+	{method: "post", path: messagesPath, id: "create_message", summary: "Messages, as Anthropic's (also x-api-key authentication)", stream: true,
+		dialect: "Anthropic Messages", reference: "https://docs.anthropic.com/en/api/messages"},
+	{method: "post", path: countTokensPath, id: "count_message_tokens", summary: "Count a Messages request's input tokens, as Anthropic's",
+		dialect: "Anthropic Messages token counting", reference: "https://docs.anthropic.com/en/api/messages-count-tokens"},
+	{method: "post", path: embeddingsPath, id: "create_embedding", summary: "Embeddings, as OpenAI's (embedding models only)",
+		dialect: "OpenAI Embeddings", reference: "https://platform.openai.com/docs/api-reference/embeddings/create"},
+}
+
+// modelList is discovery's list answer.
+type modelList struct {
+	Object string        `json:"object" jsonschema:"enum=list"`
+	Data   []modelObject `json:"data"`
+}
+
+// errorBody is every refusal's answer, OpenAI's error shape.
+type errorBody struct {
+	Error apiError `json:"error"`
+}
+
+var (
+	openAPIOnce sync.Once
+	openAPIBody []byte
+)
+
+func serveOpenAPI(w http.ResponseWriter) {
+	openAPIOnce.Do(func() { openAPIBody, _ = json.Marshal(dataPlaneOpenAPI()) })
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(openAPIBody)
+}
+
+// dataPlaneOpenAPI is the OpenAPI 3.1 document of /inf/v1.
+func dataPlaneOpenAPI() map[string]any {
+	schemas := map[string]any{}
+	r := &jsonschema.Reflector{Anonymous: true, DoNotReference: false}
+	ref := func(v any) map[string]any {
+		s := r.ReflectFromType(reflect.TypeOf(v))
+		raw, _ := json.Marshal(s)
+		var doc map[string]any
+		_ = json.Unmarshal([]byte(strings.ReplaceAll(string(raw), "#/$defs/", "#/components/schemas/")), &doc)
+		defs, _ := doc["$defs"].(map[string]any)
+		for name, def := range defs {
+			schemas[name] = def
+		}
+		if rf, ok := doc["$ref"].(string); ok {
+			return map[string]any{"$ref": rf}
+		}
+		return doc
+	}
+	errRef := ref(errorBody{})
+	errResp := func(desc string) map[string]any {
+		return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
+	}
+	paths := map[string]any{}
+	for _, op := range infOperations {
+		o := map[string]any{"operationId": op.id, "summary": op.summary, "tags": []string{"Inference"}}
+		responses := map[string]any{
+			"401": errResp("Missing, invalid or expired inference key."),
+			"503": errResp("No configuration admitted yet (bundle_not_ready); retry after Retry-After."),
+		}
+		if op.dialect == "" {
+			o["tags"] = []string{"Discovery"}
+			result := ref(modelList{})
+			if strings.Contains(op.path, "{model_id}") {
+				result = ref(modelObject{})
+				o["parameters"] = []any{map[string]any{"name": "model_id", "in": "path", "required": true,
+					"description": "Model id, e.g. openai/gpt-4o-mini. It may contain slashes, sent as they are or escaped as %2F.",
+					"schema":      map[string]any{"type": "string"}}}
+				responses["404"] = errResp("Unknown, or hidden from this key by its workspace's policies (the same answer).")
+			}
+			responses["200"] = map[string]any{"description": "Not cached (Cache-Control: no-store).",
+				"content": map[string]any{"application/json": map[string]any{"schema": result}}}
+		} else {
+			body := map[string]any{"type": "object", "required": []string{"model"},
+				"description": "A " + op.dialect + " request, as that API takes it; model is a gw model id (openai/gpt-4o-mini) or an alias.",
+				"properties":  map[string]any{"model": map[string]any{"type": "string"}}}
+			o["externalDocs"] = map[string]any{"description": "The " + op.dialect + " reference", "url": op.reference}
+			o["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": body}}}
+			content := map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object",
+				"description": "The " + op.dialect + " answer, as that API gives it; X-Gw-Model names the model that answered."}}}
+			if op.stream {
+				content["text/event-stream"] = map[string]any{"schema": map[string]any{"type": "string",
+					"description": "With stream true: the " + op.dialect + " event stream."}}
+			}
+			responses["200"] = map[string]any{"description": "The model's answer.", "content": content}
+			responses["400"] = errResp("A body the endpoint cannot take, or parameters a strict_parameters policy refuses.")
+			responses["403"] = errResp("Denied by a workspace policy, or over a budget.")
+			responses["404"] = errResp("Unknown model, or hidden from this key.")
+			responses["429"] = errResp("A rate limit of the key or the workspace; retry after Retry-After.")
+			responses["502"] = errResp("Every upstream attempt failed.")
+		}
+		o["responses"] = responses
+		paths[op.path] = map[string]any{op.method: o}
+	}
+	return map[string]any{
+		"openapi": "3.1.0",
+		"info": map[string]any{"title": "gw data plane", "version": "1",
+			"description": "Model discovery and inference of the gw LLM gateway. Authenticate with a workspace inference key (sk-gw-…). Errors are OpenAI's shape, {error: {message, type, param, code}}."},
+		"servers": []any{map[string]any{"url": "/"}},
+		"tags":    []any{map[string]any{"name": "Discovery"}, map[string]any{"name": "Inference"}},
+		"paths":   paths,
+		"components": map[string]any{
+			"schemas": schemas,
+			"securitySchemes": map[string]any{
+				"inferenceKey": map[string]any{"type": "http", "scheme": "bearer", "description": "A workspace inference key, sk-gw-…"},
+				"anthropicKey": map[string]any{"type": "apiKey", "in": "header", "name": "x-api-key",
+					"description": "The inference key as Anthropic's SDKs send it (Messages endpoints)."},
+			},
+		},
+		"security": []any{map[string]any{"inferenceKey": []any{}}, map[string]any{"anthropicKey": []any{}}},
+	}
+}
