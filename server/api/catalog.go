@@ -3,10 +3,10 @@ package api
 import (
 	"encoding/json"
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/catalogdb"
 	"github.com/gw-gateway/gw/server/store"
@@ -162,21 +162,11 @@ func (s *Server) importCatalog(r *Request) (any, error) {
 	if err := s.checkAgainstStored(r, c); err != nil {
 		return nil, err
 	}
-	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
-		ch, err := s.catalogChanges(r, tx, c)
-		if err != nil {
-			return err
-		}
-		if err := allowMoves(r, ch.moves); err != nil {
-			return err
-		}
-		if err := catalogdb.Import(r.ctx, tx, c, store.Now()); err != nil {
-			return err
-		}
-		return r.audit(tx, auditEntry{Action: "catalog.imported", TargetType: "catalog", TargetID: "catalog",
-			Details: ch.details(map[string]any{"providers": len(c.Providers), "models": len(c.Models)})})
-	})
+	confirm, err := confirmedMoves(r)
 	if err != nil {
+		return nil, err
+	}
+	if err := backend.WriteCatalog(r.ctx, s.store, r.actor(), backend.CatalogWrite{Catalog: c, ConfirmMoves: confirm}); err != nil {
 		return nil, err
 	}
 	return wire.CatalogImportResult{Providers: len(c.Providers), Models: len(c.Models)}, nil
@@ -245,27 +235,11 @@ func (s *Server) putCatalogEntry(r *Request, wrap func(entry []byte, stored cata
 	if err := s.checkAgainstStored(r, entry); err != nil {
 		return nil, unwrapEntryLoc(err)
 	}
-	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
-		ch, err := s.catalogChanges(r, tx, entry)
-		if err != nil {
-			return err
-		}
-		if err := allowMoves(r, ch.moves); err != nil {
-			return err
-		}
-		if err := catalogdb.Import(r.ctx, tx, entry, store.Now()); err != nil {
-			return err
-		}
-		target := ""
-		for _, p := range entry.Providers {
-			target = p.ID
-		}
-		for _, m := range entry.Models {
-			target = m.ID
-		}
-		return r.audit(tx, auditEntry{Action: "catalog.entry_saved", TargetType: "catalog", TargetID: target, Details: ch.details(nil)})
-	})
-	return entry, err
+	confirm, err := confirmedMoves(r)
+	if err != nil {
+		return nil, err
+	}
+	return entry, backend.WriteCatalog(r.ctx, s.store, r.actor(), backend.CatalogWrite{Catalog: entry, ConfirmMoves: confirm, Entry: true})
 }
 
 // unwrapEntryLoc drops the ["providers", i] / ["models", 0] of the wrapper
@@ -320,53 +294,17 @@ func (s *Server) putCatalogModel(r *Request) (any, error) {
 }
 
 func (s *Server) retireCatalogProvider(r *Request) (any, error) {
-	id := r.R.PathValue("provider_id")
-	var out wire.CatalogProvider
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		rows, err := catalogdb.LoadRows(r.ctx, tx)
-		if err != nil {
-			return err
-		}
-		for _, p := range rows.Providers {
-			if p.ID == id {
-				if p.RetiredAt == nil {
-					now := store.Now()
-					p.RetiredAt, p.UpdatedAt = &now, now
-					if err := tx.UpsertCatalogProvider(r.ctx, &p); err != nil {
-						return err
-					}
-				}
-				out = toCatalogProvider(p)
-				return r.audit(tx, auditEntry{Action: "catalog.provider_retired", TargetType: "catalog_provider", TargetID: id})
-			}
-		}
-		return errorf(http.StatusNotFound, "provider %q not found in the catalog", id)
-	})
-	return out, err
+	p, err := backend.RetireCatalogProvider(r.ctx, s.store, r.actor(), r.R.PathValue("provider_id"))
+	if err != nil {
+		return nil, err
+	}
+	return toCatalogProvider(*p), nil
 }
 
 func (s *Server) retireCatalogModel(r *Request) (any, error) {
-	id := r.R.PathValue("model_id")
-	var out wire.CatalogModel
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		rows, err := catalogdb.LoadRows(r.ctx, tx)
-		if err != nil {
-			return err
-		}
-		for _, m := range rows.Models {
-			if m.ID == id {
-				if m.RetiredAt == nil {
-					now := store.Now()
-					m.RetiredAt, m.UpdatedAt = &now, now
-					if err := tx.UpsertCatalogModel(r.ctx, &m); err != nil {
-						return err
-					}
-				}
-				out = toCatalogModel(m)
-				return r.audit(tx, auditEntry{Action: "catalog.model_retired", TargetType: "catalog_model", TargetID: id})
-			}
-		}
-		return errorf(http.StatusNotFound, "model %q not found in the catalog", id)
-	})
-	return out, err
+	m, err := backend.RetireCatalogModel(r.ctx, s.store, r.actor(), r.R.PathValue("model_id"))
+	if err != nil {
+		return nil, err
+	}
+	return toCatalogModel(*m), nil
 }
