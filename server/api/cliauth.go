@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math/big"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -61,23 +60,6 @@ func newUserCode() string {
 	return string(b[:4]) + "-" + string(b[4:])
 }
 
-// normalizeUserCode accepts what a person types: any case, with or
-// without the dash.
-func normalizeUserCode(s string) string {
-	s = strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), "-", ""))
-	if len(s) != 8 {
-		return s
-	}
-	return s[:4] + "-" + s[4:]
-}
-
-func cliStatus(a *store.CLIAuthorization, now time.Time) string {
-	if (a.Status == store.CLIPending || a.Status == store.CLIApproved) && !now.Before(a.ExpiresAt) {
-		return "expired"
-	}
-	return a.Status
-}
-
 func (s *Server) cliStart(r *Request) (any, error) {
 	label := "gw CLI"
 	if err := r.body(func(o *validate.Object) {
@@ -106,26 +88,16 @@ func (s *Server) cliStart(r *Request) (any, error) {
 }
 
 func toCLIAuthorization(a *store.CLIAuthorization) wire.CLIAuthorization {
-	return wire.CLIAuthorization{UserCode: a.UserCode, Label: a.Label, Status: cliStatus(a, time.Now()), ExpiresAt: a.ExpiresAt}
-}
-
-func (s *Server) cliByCode(tx *store.Store, r *Request, code string) (*store.CLIAuthorization, error) {
-	a, err := tx.GetCLIAuthorizationByCode(r.ctx, normalizeUserCode(code))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errorf(http.StatusNotFound, "no CLI sign-in with code %q; check the code the CLI printed", code)
-	}
-	return a, err
+	return wire.CLIAuthorization{UserCode: a.UserCode, Label: a.Label, Status: backend.CLIStatus(a, time.Now()), ExpiresAt: a.ExpiresAt}
 }
 
 func (s *Server) cliDescribe(r *Request) (any, error) {
-	a, err := s.cliByCode(s.store, r, r.R.PathValue("user_code"))
+	a, err := backend.FindCLISignIn(r.ctx, s.store, r.R.PathValue("user_code"))
 	if err != nil {
 		return nil, err
 	}
 	return toCLIAuthorization(a), nil
 }
-
-var errNotPending = errorf(http.StatusConflict, "this CLI sign-in is no longer awaiting approval; start again with gw login")
 
 // errSessionOnly keeps CLI approval a person's act in a browser: a key
 // approving would mint keys outside the issuing rules (no parent, no
@@ -164,99 +136,12 @@ func (s *Server) cliApprove(r *Request) (any, error) {
 	}); err != nil {
 		return nil, err
 	}
-	var out wire.CLIAuthorization
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		a, err := s.cliByCode(tx, r, code)
-		if err != nil {
-			return err
-		}
-		if cliStatus(a, time.Now()) != store.CLIPending {
-			return errNotPending
-		}
-		var org *store.Organization
-		var ws *store.Workspace
-		var rights auth.Set
-		if instance {
-			rights, err = instanceApprovalRights(r)
-		} else {
-			org, ws, rights, err = s.approvalScope(tx, r, orgRef, wsID)
-		}
-		if err != nil {
-			return err
-		}
-		now := store.Now()
-		a.Status, a.UserID, a.DecidedAt = store.CLIApproved, &r.P.User.ID, &now
-		if org != nil {
-			a.OrgID = &org.ID
-		}
-		if ws != nil {
-			a.WorkspaceID = &ws.ID
-		}
-		a.Permissions = store.Strings(rights.Sorted())
-		ok, err := tx.DecideCLIAuthorization(r.ctx, a, now)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errNotPending
-		}
-		r.Org, r.WS = org, ws
-		out = toCLIAuthorization(a)
-		return r.audit(tx, auditEntry{Action: "cli_authorization.approved", TargetType: "cli_authorization", TargetID: a.ID.String(),
-			Details: map[string]any{"label": a.Label, "user_code": a.UserCode}})
-	})
-	return out, err
-}
-
-// instanceApprovalRights are what an instance-scope key approved by the
-// caller carries: their instance role's rights. Only instance owners and
-// admins have any; everyone else is told why, since the page offers the
-// choice only to them anyway.
-func instanceApprovalRights(r *Request) (auth.Set, error) {
-	rights := auth.RoleRights(auth.RoleFacts{InstanceRole: r.P.User.InstanceRole}, auth.LevelInstance).Intersect(r.P.Ceiling())
-	if rights.Len() == 0 {
-		return nil, errorf(http.StatusForbidden, "only an instance owner or admin can approve an instance-scope key; pick an organization instead")
-	}
-	return rights, nil
-}
-
-// approvalScope resolves the organization (and workspace) a CLI sign-in is
-// approved for and the rights the delivered key will carry: the approver's
-// own rights there, within their credential's ceiling.
-func (s *Server) approvalScope(tx *store.Store, r *Request, orgRef string, wsID *uuid.UUID) (*store.Organization, *store.Workspace, auth.Set, error) {
-	notFound := errorf(http.StatusNotFound, "organization %q not found", orgRef)
-	org, err := tx.GetOrganizationByRef(r.ctx, orgRef)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, nil, notFound
-	}
+	who := backend.CLIApprover{Actor: r.actor(), InstanceRole: r.P.User.InstanceRole, KeyScope: r.P.KeyScope(), Ceiling: r.P.Ceiling()}
+	a, _, err := backend.ApproveCLISignIn(r.ctx, s.store, who, backend.CLIApproval{UserCode: code, Instance: instance, OrgRef: orgRef, WorkspaceID: wsID})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	if !r.P.KeyScope().Covers(auth.Scope{Level: auth.LevelOrganization, OrgID: org.ID}) {
-		return nil, nil, nil, errScope
-	}
-	facts := auth.RoleFacts{InstanceRole: r.P.User.InstanceRole}
-	if m, err := tx.GetMembership(r.ctx, org.ID, r.P.User.ID); err == nil && m.Status == auth.MembershipActive {
-		facts.OrgRole = m.Role
-	}
-	level := auth.LevelOrganization
-	var ws *store.Workspace
-	if wsID != nil {
-		level = auth.LevelWorkspace
-		if ws, err = tx.GetWorkspaceByRef(r.ctx, org.ID, wsID.String()); errors.Is(err, store.ErrNotFound) {
-			return nil, nil, nil, errorf(http.StatusNotFound, "workspace %s not found", wsID)
-		} else if err != nil {
-			return nil, nil, nil, err
-		}
-		if wm, err := tx.GetWorkspaceMember(r.ctx, ws.ID, r.P.User.ID); err == nil {
-			facts.WorkspaceRole = wm.Role
-		}
-	}
-	rights := auth.RoleRights(facts, level).Intersect(r.P.Ceiling())
-	if rights.Len() == 0 {
-		return nil, nil, nil, notFound
-	}
-	return org, ws, rights, nil
+	return toCLIAuthorization(a), nil
 }
 
 func (s *Server) cliDeny(r *Request) (any, error) {
@@ -269,30 +154,12 @@ func (s *Server) cliDeny(r *Request) (any, error) {
 	}); err != nil {
 		return nil, err
 	}
-	var out wire.CLIAuthorization
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		a, err := s.cliByCode(tx, r, code)
-		if err != nil {
-			return err
-		}
-		now := store.Now()
-		a.Status, a.UserID, a.DecidedAt = store.CLIDenied, &r.P.User.ID, &now
-		ok, err := tx.DecideCLIAuthorization(r.ctx, a, now)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errNotPending
-		}
-		out = toCLIAuthorization(a)
-		return r.audit(tx, auditEntry{Action: "cli_authorization.denied", TargetType: "cli_authorization", TargetID: a.ID.String(),
-			Details: map[string]any{"label": a.Label, "user_code": a.UserCode}})
-	})
-	return out, err
+	a, err := backend.DenyCLISignIn(r.ctx, s.store, r.actor(), code)
+	if err != nil {
+		return nil, err
+	}
+	return toCLIAuthorization(a), nil
 }
-
-// errLostDelivery rolls back a delivery another poll won.
-var errLostDelivery = errors.New("another poll delivered the key")
 
 func (s *Server) cliPoll(r *Request) (any, error) {
 	var secret string
@@ -308,7 +175,7 @@ func (s *Server) cliPoll(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := wire.CLIPollResult{Status: cliStatus(a, time.Now()), IntervalSeconds: a.IntervalSeconds}
+	out := wire.CLIPollResult{Status: backend.CLIStatus(a, time.Now()), IntervalSeconds: a.IntervalSeconds}
 	if out.Status != store.CLIPending && out.Status != store.CLIApproved {
 		return out, nil
 	}
@@ -330,55 +197,11 @@ func (s *Server) cliPoll(r *Request) (any, error) {
 	return s.cliDeliver(r, a, out)
 }
 
-// cliDeliver mints the approved key and marks the authorization consumed
-// in one transaction; of several simultaneous polls exactly one commits.
-// A current key sent by the CLI is revoked in the same transaction when it
-// belongs to the same user and scope (labels play no part).
+// cliDeliver hands the approved key to the first poll that collects it;
+// a poll that loses the race learns the sign-in was consumed.
 func (s *Server) cliDeliver(r *Request, a *store.CLIAuthorization, out wire.CLIPollResult) (any, error) {
-	current := s.presentedKey(r)
-	var token string
-	var org *store.Organization
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		var err error
-		if a.OrgID != nil {
-			if org, err = tx.GetOrganization(r.ctx, *a.OrgID); err != nil {
-				return err
-			}
-		}
-		now := store.Now()
-		// The key is the approving user's, made on their approval.
-		actor := backend.User(*a.UserID, false, nil, r.ID)
-		k, tokenStr, err := backend.MintManagementKey(r.ctx, tx, actor, backend.KeySpec{Owner: *a.UserID, OrgID: a.OrgID,
-			WorkspaceID: a.WorkspaceID, Permissions: a.Permissions, Label: a.Label, Via: "cli_authorization"})
-		if err != nil {
-			return err
-		}
-		won, err := tx.ConsumeCLIAuthorization(r.ctx, a.ID, k.ID)
-		if err != nil {
-			return err
-		}
-		if !won {
-			return errLostDelivery
-		}
-		r.Org = org
-		r.P = &Principal{User: &store.User{ID: *a.UserID}}
-		if current != nil && current.UserID == *a.UserID && backend.SameID(current.OrgID, a.OrgID) && backend.SameID(current.WorkspaceID, a.WorkspaceID) {
-			if _, err := tx.RevokeManagementKey(r.ctx, current.ID, now); err != nil {
-				return err
-			}
-			if err := backend.RevokeIssuedKeys(r.ctx, tx, actor, []uuid.UUID{current.ID}, now, "issuing key replaced by CLI sign-in"); err != nil {
-				return err
-			}
-			out.ReplacedKeyID = &current.ID
-			if err := r.audit(tx, auditEntry{Action: "management_key.revoked", TargetType: "management_key", TargetID: current.ID.String(),
-				Details: map[string]any{"label": current.Label, "prefix": current.Prefix, "reason": "replaced by CLI sign-in"}}); err != nil {
-				return err
-			}
-		}
-		token = tokenStr
-		return nil
-	})
-	if errors.Is(err, errLostDelivery) {
+	d, err := backend.DeliverCLISignIn(r.ctx, s.store, a, s.presentedKey(r), r.ID)
+	if errors.Is(err, backend.ErrDelivered) {
 		out.Status = store.CLIConsumed
 		return out, nil
 	}
@@ -392,9 +215,9 @@ func (s *Server) cliDeliver(r *Request, a *store.CLIAuthorization, out wire.CLIP
 	case a.OrgID != nil:
 		scope = wire.ScopeOrganization
 	}
-	out.Status, out.Token, out.Scope, out.WorkspaceID = store.CLIApproved, &token, &scope, a.WorkspaceID
-	if org != nil {
-		out.OrgID, out.OrgName = &org.ID, &org.Name
+	out.Status, out.Token, out.Scope, out.WorkspaceID, out.ReplacedKeyID = store.CLIApproved, &d.Token, &scope, a.WorkspaceID, d.Replaced
+	if d.Org != nil {
+		out.OrgID, out.OrgName = &d.Org.ID, &d.Org.Name
 	}
 	return out, nil
 }
