@@ -38,7 +38,8 @@ func listPackages(t *testing.T, patterns ...string) []pkg {
 
 // TestImportBoundaries keeps the architecture's seams (DESIGN §2): a
 // remote data plane never links the database, the client side links
-// nothing of the server, and policy evaluation does no I/O.
+// nothing of the server, the service layer knows nothing of HTTP, and
+// policy evaluation does no I/O.
 func TestImportBoundaries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -61,6 +62,13 @@ func TestImportBoundaries(t *testing.T) {
 				return dep == module+"/server/dataplane" || strings.HasPrefix(dep, module+"/server/dataplane/")
 			},
 			why: "the management API reaches the data plane in process only through playground.Runner and publish.Admitter",
+		},
+		{
+			from: []string{module + "/server/backend"},
+			forbidden: func(dep string) bool {
+				return dep == "net/http" || dep == module+"/server/api" || strings.HasPrefix(dep, module+"/server/api/")
+			},
+			why: "operations say what is wrong in the domain's words (backend.Kind); only the API knows HTTP statuses",
 		},
 		{
 			from:      []string{module + "/client", module + "/tui", module + "/wire"},

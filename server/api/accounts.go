@@ -69,22 +69,8 @@ func (s *Server) changePassword(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out wire.PasswordChanged
-	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
-		if err := tx.UpdateUserPassword(r.ctx, u.ID, hash, store.Now()); err != nil {
-			return err
-		}
-		// Whoever else holds a session (perhaps the reason for the
-		// change) is signed out; the session making the change stays.
-		n, err := tx.DeleteUserSessions(r.ctx, u.ID, &r.P.Session.ID)
-		if err != nil {
-			return err
-		}
-		out.SessionsEnded = n
-		return r.audit(tx, auditEntry{Action: "user.password_changed", TargetType: "user", TargetID: u.ID.String(),
-			Details: map[string]any{"sessions_ended": n}})
-	})
-	return out, err
+	n, err := backend.ChangePassword(r.ctx, s.store, r.actor(), hash, &r.P.Session.ID)
+	return wire.PasswordChanged{SessionsEnded: n}, err
 }
 
 func toSession(se *store.Session, current *store.Session) wire.Session {
@@ -105,20 +91,12 @@ func (s *Server) listSessions(r *Request) (any, error) {
 }
 
 func (s *Server) endAllSessions(r *Request) (any, error) {
-	var out wire.SessionsEnded
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		n, err := tx.DeleteUserSessions(r.ctx, r.P.User.ID, nil)
-		if err != nil {
-			return err
-		}
-		out.SessionsEnded = n
-		return r.audit(tx, auditEntry{Action: "user.signed_out_everywhere", TargetType: "user", TargetID: r.P.User.ID.String(),
-			Details: map[string]any{"sessions_ended": n}})
-	})
-	if err == nil {
-		s.clearSessionCookie(r)
+	n, err := backend.EndAllSessions(r.ctx, s.store, r.actor())
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	s.clearSessionCookie(r)
+	return wire.SessionsEnded{SessionsEnded: n}, nil
 }
 
 func (s *Server) endSession(r *Request) (any, error) {
@@ -126,15 +104,7 @@ func (s *Server) endSession(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
-		// Another person's session is "not found": ids are not secrets,
-		// but whose they are is not the caller's business.
-		if err := tx.DeleteUserSession(r.ctx, r.P.User.ID, id); err != nil {
-			return err
-		}
-		return r.audit(tx, auditEntry{Action: "user.session_ended", TargetType: "session", TargetID: id.String()})
-	})
-	if err != nil {
+	if err := backend.EndSession(r.ctx, s.store, r.actor(), id); err != nil {
 		return nil, err
 	}
 	if r.P.Session.ID == id {
@@ -149,70 +119,11 @@ func (s *Server) clearSessionCookie(r *Request) {
 }
 
 func (s *Server) disableUser(r *Request) (any, error) {
-	u, err := s.pathUser(r)
+	id, err := r.pathUUID("user_id")
 	if err != nil {
 		return nil, err
 	}
-	if u.ID == r.P.User.ID {
-		return nil, errorf(http.StatusConflict, "you cannot disable your own account")
-	}
-	// Disabling takes away every right the account has: only someone
-	// who holds them all may (an admin cannot disable an owner).
-	if err := mayGrant(r, auth.InstanceRoleRights(u.InstanceRole)); err != nil {
-		return nil, err
-	}
-	if u.InstanceRole == auth.InstanceOwner && r.P.User.InstanceRole != auth.InstanceOwner {
-		return nil, errorf(http.StatusForbidden, "only an instance owner can disable an owner")
-	}
-	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
-		now := store.Now()
-		if u.DisabledAt == nil {
-			u.DisabledAt, u.UpdatedAt = &now, now
-			if err := tx.SetUserDisabled(r.ctx, u.ID, &now, now); err != nil {
-				return err
-			}
-		}
-		sessions, err := tx.DeleteUserSessions(r.ctx, u.ID, nil)
-		if err != nil {
-			return err
-		}
-		keys, err := tx.RevokeUserKeys(r.ctx, u.ID, now)
-		if err != nil {
-			return err
-		}
-		// Keys the account's keys issued (for others, such as service
-		// accounts) go too: they carried its rights.
-		if err := backend.RevokeIssuedKeys(r.ctx, tx, r.actor(), keys, now, "issuer's account disabled"); err != nil {
-			return err
-		}
-		// So are the inference keys it owns, and those it issued for
-		// others: it was shown their plaintext. Revoked, not suspended:
-		// enabling the account does not bring back a token that may have
-		// left with it (docs/security.md).
-		inference, err := tx.RevokeUserInferenceKeys(r.ctx, u.ID, now)
-		if err != nil {
-			return err
-		}
-		inferenceIDs := make([]string, len(inference))
-		for i, k := range inference {
-			inferenceIDs[i] = k.ID.String()
-			reason := "owner's account disabled"
-			if k.UserID != u.ID {
-				reason = "issuer's account disabled"
-			}
-			if err := r.audit(tx, auditEntry{Action: "inference_key.revoked", TargetType: "inference_key", TargetID: k.ID.String(),
-				OrgID: &k.OrgID, WorkspaceID: &k.WorkspaceID,
-				Details: map[string]any{"name": k.Name, "prefix": k.Prefix, "reason": reason, "user_id": u.ID.String()}}); err != nil {
-				return err
-			}
-		}
-		ids := make([]string, len(keys))
-		for i, k := range keys {
-			ids[i] = k.String()
-		}
-		return r.audit(tx, auditEntry{Action: "user.disabled", TargetType: "user", TargetID: u.ID.String(),
-			Details: map[string]any{"email": u.Email, "sessions_ended": sessions, "keys_revoked": ids, "inference_keys_revoked": inferenceIDs}})
-	})
+	u, err := backend.DisableUser(r.ctx, s.store, r.actor(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -220,26 +131,13 @@ func (s *Server) disableUser(r *Request) (any, error) {
 }
 
 func (s *Server) enableUser(r *Request) (any, error) {
-	u, err := s.pathUser(r)
+	id, err := r.pathUUID("user_id")
 	if err != nil {
 		return nil, err
 	}
-	if u.InstanceRole == auth.InstanceOwner && r.P.User.InstanceRole != auth.InstanceOwner {
-		return nil, errorf(http.StatusForbidden, "only an instance owner can enable an owner")
-	}
-	if u.DisabledAt != nil {
-		err = s.store.InTx(r.ctx, func(tx *store.Store) error {
-			now := store.Now()
-			u.DisabledAt, u.UpdatedAt = nil, now
-			if err := tx.SetUserDisabled(r.ctx, u.ID, nil, now); err != nil {
-				return err
-			}
-			return r.audit(tx, auditEntry{Action: "user.enabled", TargetType: "user", TargetID: u.ID.String(),
-				Details: map[string]any{"email": u.Email}})
-		})
-		if err != nil {
-			return nil, err
-		}
+	u, err := backend.EnableUser(r.ctx, s.store, r.actor(), id)
+	if err != nil {
+		return nil, err
 	}
 	return s.oneUser(r, u)
 }

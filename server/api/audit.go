@@ -22,7 +22,7 @@ func (r *Request) actor() backend.Actor {
 		keyID = &r.P.Key.ID
 	}
 	a := backend.User(r.P.User.ID, r.P.User.ServiceAccount, keyID, r.ID)
-	a.Rights = r.Rights
+	a.Rights, a.InstanceRole = r.Rights, r.P.User.InstanceRole
 	return a
 }
 

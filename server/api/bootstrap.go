@@ -86,7 +86,11 @@ type BootstrapInput = backend.BootstrapInput
 // with a session in the same transaction.
 func (s *Server) runBootstrap(ctx context.Context, r *Request, in BootstrapInput) (any, error) {
 	res, err := backend.Bootstrap(ctx, s.store, backend.Actor{Type: "system", RequestID: r.ID}, in, func(tx *store.Store, b *backend.Bootstrapped) error {
-		return s.startSession(tx, r, b.User.ID)
+		se, token, err := backend.StartSession(ctx, tx, b.User.ID, sessionStart(r))
+		if err == nil {
+			s.setSessionCookie(r, se, token)
+		}
+		return err
 	})
 	if errors.Is(err, backend.ErrAlreadyBootstrapped) {
 		return nil, ErrAlreadyBootstrapped

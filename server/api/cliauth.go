@@ -136,7 +136,7 @@ func (s *Server) cliApprove(r *Request) (any, error) {
 	}); err != nil {
 		return nil, err
 	}
-	who := backend.CLIApprover{Actor: r.actor(), InstanceRole: r.P.User.InstanceRole, KeyScope: r.P.KeyScope(), Ceiling: r.P.Ceiling()}
+	who := backend.CLIApprover{Actor: r.actor(), KeyScope: r.P.KeyScope(), Ceiling: r.P.Ceiling()}
 	a, _, err := backend.ApproveCLISignIn(r.ctx, s.store, who, backend.CLIApproval{UserCode: code, Instance: instance, OrgRef: orgRef, WorkspaceID: wsID})
 	if err != nil {
 		return nil, err

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/secrets"
@@ -82,37 +82,8 @@ func (s *Server) requestEnrollment(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := store.Now()
-	var out *store.DataPlaneEnrollment
-	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
-		e, err := tx.RequestEnrollment(r.ctx, &store.DataPlaneEnrollment{DataPlaneID: id, PublicKey: pub.String(),
-			Fingerprint: pub.Fingerprint(), KeyID: &keyID, Status: store.EnrollmentPending, RequestedAt: now, UpdatedAt: now})
-		if err != nil {
-			return err
-		}
-		same := e.PublicKey == pub.String() && e.KeyID != nil && *e.KeyID == keyID
-		switch {
-		case same:
-			out = e
-			return nil
-		case e.Status != store.EnrollmentRevoked:
-			// A key is never swapped under a live enrollment: whoever holds
-			// another management key, or another key pair, is not this data
-			// plane until an admin says so.
-			return errorf(http.StatusConflict, "data plane %q is enrolled with another key pair or management key; revoke its enrollment first (gw data-planes revoke %s)", id, id)
-		}
-		// A revoked data plane may ask again, with a new key pair (its state
-		// dir was lost) or a new management key: pending gives it nothing
-		// until an admin approves.
-		if err := tx.RenewEnrollment(r.ctx, id, pub.String(), pub.Fingerprint(), keyID, now); err != nil {
-			return err
-		}
-		if out, err = tx.GetEnrollment(r.ctx, id); err != nil {
-			return err
-		}
-		return r.audit(tx, auditEntry{Action: "data_plane.enrollment_requested", TargetType: "data_plane", TargetID: id,
-			Details: map[string]any{"fingerprint": pub.Fingerprint()}})
-	})
+	out, err := backend.RequestEnrollment(r.ctx, s.store, r.actor(), backend.EnrollmentRequest{DataPlaneID: id,
+		PublicKey: pub.String(), Fingerprint: pub.Fingerprint(), KeyID: keyID})
 	if err != nil {
 		return nil, err
 	}
@@ -144,72 +115,25 @@ func (s *Server) getEnrollment(r *Request) (any, error) {
 }
 
 func (s *Server) approveEnrollment(r *Request) (any, error) {
-	id := r.R.PathValue("data_plane_id")
-	var refs []string
-	var fingerprint *string
-	var platform *bool
+	in := backend.EnrollmentApproval{DataPlaneID: r.R.PathValue("data_plane_id")}
 	if err := r.body(func(o *validate.Object) {
 		if v, ok := o.Require("organizations"); ok {
 			validate.List(v, o.Loc().With("organizations"), validate.ListRule{Min: 1, Max: 1000}, o.Errors(), func(item any, loc validate.Loc) {
 				if ref, ok := validate.String(item, loc, validate.StringRule{Min: 1, Max: 100}, o.Errors()); ok {
-					refs = append(refs, ref)
+					in.Organizations = append(in.Organizations, ref)
 				}
 			})
 		}
 		if v, ok := o.Raw("fingerprint"); ok && v != nil {
 			if f, ok := validate.String(v, o.Loc().With("fingerprint"), validate.StringRule{Min: 1, Max: 100}, o.Errors()); ok {
-				fingerprint = &f
+				in.Fingerprint = &f
 			}
 		}
-		platform = optionalBool(o, "platform_credentials")
+		in.Platform = optionalBool(o, "platform_credentials")
 	}); err != nil {
 		return nil, err
 	}
-	var out *store.DataPlaneEnrollment
-	// republish: the organizations whose bundles must take a new version,
-	// because what this data plane receives of them changed.
-	var republish []uuid.UUID
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		e, err := tx.GetEnrollment(r.ctx, id)
-		if err != nil {
-			return err
-		}
-		if fingerprint != nil && !strings.EqualFold(strings.TrimSpace(*fingerprint), e.Fingerprint) {
-			return errorf(http.StatusConflict, "data plane %q has key fingerprint %s, not %s: approve only the key you checked", id, e.Fingerprint, *fingerprint)
-		}
-		orgIDs := make([]uuid.UUID, 0, len(refs))
-		slugs := make([]string, 0, len(refs))
-		for _, ref := range refs {
-			org, err := tx.GetOrganizationByRef(r.ctx, ref)
-			if errors.Is(err, store.ErrNotFound) {
-				return errorf(http.StatusUnprocessableEntity, "organization %q not found", ref)
-			}
-			if err != nil {
-				return err
-			}
-			if !slices.Contains(orgIDs, org.ID) {
-				orgIDs, slugs = append(orgIDs, org.ID), append(slugs, org.Slug)
-			}
-		}
-		withPlatform := e.PlatformCredentials
-		if platform != nil {
-			withPlatform = *platform
-		}
-		if err := tx.ApproveEnrollment(r.ctx, id, orgIDs, withPlatform, store.Now()); err != nil {
-			return err
-		}
-		if out, err = tx.GetEnrollment(r.ctx, id); err != nil {
-			return err
-		}
-		if e.Status == store.EnrollmentApproved && withPlatform != e.PlatformCredentials {
-			// A data plane admits only newer versions: without one it would
-			// keep (or keep lacking) the platform credentials it has.
-			republish = orgIDs
-		}
-		return r.audit(tx, auditEntry{Action: "data_plane.enrollment_approved", TargetType: "data_plane", TargetID: id,
-			Details: map[string]any{"fingerprint": e.Fingerprint, "organizations": slugs, "previous_status": e.Status,
-				"platform_credentials": withPlatform, "previous_platform_credentials": e.PlatformCredentials}})
-	})
+	out, republish, err := backend.ApproveEnrollment(r.ctx, s.store, r.actor(), in)
 	if err != nil {
 		return nil, err
 	}
@@ -242,19 +166,7 @@ func (s *Server) republish(r *Request, orgIDs []uuid.UUID) error {
 }
 
 func (s *Server) revokeEnrollment(r *Request) (any, error) {
-	id := r.R.PathValue("data_plane_id")
-	var out *store.DataPlaneEnrollment
-	err := s.store.InTx(r.ctx, func(tx *store.Store) error {
-		done, err := tx.RevokeEnrollment(r.ctx, id, store.Now())
-		if err != nil {
-			return err
-		}
-		if out, err = tx.GetEnrollment(r.ctx, id); err != nil || !done {
-			return err
-		}
-		return r.audit(tx, auditEntry{Action: "data_plane.enrollment_revoked", TargetType: "data_plane", TargetID: id,
-			Details: map[string]any{"fingerprint": out.Fingerprint}})
-	})
+	out, err := backend.RevokeEnrollment(r.ctx, s.store, r.actor(), r.R.PathValue("data_plane_id"))
 	if err != nil {
 		return nil, err
 	}

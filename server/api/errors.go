@@ -76,9 +76,10 @@ func writeError(w http.ResponseWriter, log *slog.Logger, requestID string, err e
 // domainStatus is the status of each kind of refusal the service layer
 // (server/backend) returns.
 var domainStatus = map[backend.Kind]int{
-	backend.NotFound:  http.StatusNotFound,
-	backend.Conflict:  http.StatusConflict,
-	backend.Forbidden: http.StatusForbidden,
+	backend.NotFound:   http.StatusNotFound,
+	backend.Conflict:   http.StatusConflict,
+	backend.Forbidden:  http.StatusForbidden,
+	backend.Unreadable: http.StatusUnprocessableEntity,
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

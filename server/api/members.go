@@ -1,9 +1,6 @@
 package api
 
 import (
-	"net/http"
-	"strings"
-
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
@@ -40,17 +37,6 @@ func (s *Server) listMembers(r *Request) (any, error) {
 		out[i] = toMember(&rows[i])
 	}
 	return out, nil
-}
-
-// mayGrant refuses to grant, change or take away a role carrying
-// permissions the caller does not hold here: a key or person can never make
-// anyone more powerful than themselves, nor unmake someone who is (so only
-// owners make or unmake owners).
-func mayGrant(r *Request, role auth.Set) error {
-	if missing := r.Rights.Missing(role.Sorted()); len(missing) > 0 {
-		return errorf(http.StatusForbidden, "cannot grant or change a role holding permissions the caller lacks here: %s", strings.Join(missing, ", "))
-	}
-	return nil
 }
 
 func (s *Server) addMember(r *Request) (any, error) {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
@@ -32,23 +33,6 @@ func (s *Server) authRoutes() []*Route {
 			Summary: "Organizations, with their workspaces, where the caller may approve a CLI authorization",
 			Result:  []wire.EnrollmentChoice{}, Handle: s.enrollmentChoices},
 	}
-}
-
-// startSession creates a session for userID and sets its cookie.
-func (s *Server) startSession(tx *store.Store, r *Request, userID uuid.UUID) error {
-	token, _, hash := auth.NewToken(auth.SessionPrefix)
-	now := store.Now()
-	ua, addr := sessionOrigin(r)
-	se := &store.Session{ID: uuid.New(), UserID: userID, TokenHash: hash, UserAgent: ua, ClientAddress: addr,
-		CreatedAt: now, ExpiresAt: now.Add(sessionTTL)}
-	if err := tx.CreateSession(r.ctx, se); err != nil {
-		return err
-	}
-	http.SetCookie(r.W, &http.Cookie{
-		Name: SessionCookie, Value: token, Path: "/", Expires: se.ExpiresAt, MaxAge: int(sessionTTL.Seconds()),
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secureCookies(r),
-	})
-	return nil
 }
 
 func (s *Server) secureCookies(r *Request) bool {
@@ -83,23 +67,11 @@ func (s *Server) signup(r *Request) (any, error) {
 	}
 	now := store.Now()
 	u := &store.User{ID: uuid.New(), Email: email, Name: name, PasswordHash: &hash, InstanceRole: auth.InstanceMember, CreatedAt: now, UpdatedAt: now}
-	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
-		if err := tx.CreateUser(r.ctx, u); errors.Is(err, store.ErrConflict) {
-			return errorf(http.StatusConflict, "an account with this email already exists; sign in instead")
-		} else if err != nil {
-			return err
-		}
-		if err := s.startSession(tx, r, u.ID); err != nil {
-			return err
-		}
-		// The new user signed themselves up: they are the actor, not "system".
-		r.P = &Principal{User: u}
-		return r.audit(tx, auditEntry{Action: "user.signed_up", TargetType: "user", TargetID: u.ID.String(),
-			Details: map[string]any{"email": email}})
-	})
+	se, token, err := backend.SignUp(r.ctx, s.store, u, sessionStart(r), r.ID)
 	if err != nil {
 		return nil, err
 	}
+	s.setSessionCookie(r, se, token)
 	return wire.SessionResult{User: toUser(u, nil), ExpiresAt: now.Add(sessionTTL)}, nil
 }
 
@@ -120,10 +92,11 @@ func (s *Server) login(r *Request) (any, error) {
 	if u == nil {
 		return nil, errorf(http.StatusUnauthorized, "invalid email or password")
 	}
-	err = s.store.InTx(r.ctx, func(tx *store.Store) error { return s.startSession(tx, r, u.ID) })
+	se, token, err := backend.StartSession(r.ctx, s.store, u.ID, sessionStart(r))
 	if err != nil {
 		return nil, err
 	}
+	s.setSessionCookie(r, se, token)
 	orgs, err := s.store.UserOrgs(r.ctx, []uuid.UUID{u.ID})
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
@@ -59,7 +60,7 @@ func (s *Server) getUser(r *Request) (any, error) {
 }
 
 func (s *Server) updateUser(r *Request) (any, error) {
-	u, err := s.pathUser(r)
+	id, err := r.pathUUID("user_id")
 	if err != nil {
 		return nil, err
 	}
@@ -69,40 +70,9 @@ func (s *Server) updateUser(r *Request) (any, error) {
 	}); err != nil {
 		return nil, err
 	}
-	for _, granted := range []string{role, u.InstanceRole} {
-		if err := mayGrant(r, auth.InstanceRoleRights(granted)); err != nil {
-			return nil, err
-		}
-	}
-	if (role == auth.InstanceOwner || u.InstanceRole == auth.InstanceOwner) && r.P.User.InstanceRole != auth.InstanceOwner {
-		return nil, errorf(http.StatusForbidden, "only an instance owner can grant or change the owner role")
-	}
-	if u.ServiceAccount && role != auth.InstanceMember {
-		return nil, errorf(http.StatusConflict, "service accounts act within their organization and cannot hold an instance role")
-	}
-	err = s.store.InTx(r.ctx, func(tx *store.Store) error {
-		if u.InstanceRole == auth.InstanceOwner && role != auth.InstanceOwner {
-			n, err := tx.CountInstanceOwners(r.ctx)
-			if err != nil {
-				return err
-			}
-			if n <= 1 {
-				return errorf(http.StatusConflict, "the instance must keep at least one owner")
-			}
-		}
-		u.InstanceRole, u.UpdatedAt = role, store.Now()
-		if err := tx.UpdateUserRole(r.ctx, u.ID, role, u.UpdatedAt); err != nil {
-			return err
-		}
-		return r.audit(tx, auditEntry{Action: "user.role_changed", TargetType: "user", TargetID: u.ID.String(),
-			Details: map[string]any{"instance_role": role}})
-	})
+	u, err := backend.ChangeInstanceRole(r.ctx, s.store, r.actor(), id, role)
 	if err != nil {
 		return nil, err
 	}
-	users, err := s.usersWithOrgs(r, []store.User{*u})
-	if err != nil {
-		return nil, err
-	}
-	return users[0], nil
+	return s.oneUser(r, u)
 }

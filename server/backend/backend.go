@@ -30,6 +30,9 @@ type Actor struct {
 	// ceiling ∩ role rights), which bound what it may grant (MayGrant);
 	// a system actor has no limit.
 	Rights auth.Set
+	// InstanceRole is the acting user's role on the instance: only an
+	// instance owner may act on another owner.
+	InstanceRole string
 }
 
 // System is an operator command acting without a principal.

@@ -43,13 +43,12 @@ func FindCLISignIn(ctx context.Context, st *store.Store, code string) (*store.CL
 var errNotPending = errorf(Conflict, "this CLI sign-in is no longer awaiting approval; start again with gw login")
 
 // CLIApprover is the person deciding a CLI sign-in, with what bounds the
-// key they approve: their instance role, and the scope and ceiling of the
+// key they approve beside their roles: the scope and ceiling of the
 // credential they act with.
 type CLIApprover struct {
-	Actor        Actor
-	InstanceRole string
-	KeyScope     auth.Scope
-	Ceiling      auth.Set
+	Actor    Actor
+	KeyScope auth.Scope
+	Ceiling  auth.Set
 }
 
 // CLIApproval is what the approver chose: the whole instance, or an
@@ -140,7 +139,7 @@ func decide(ctx context.Context, tx *store.Store, actor Actor, a *store.CLIAutho
 // have any; everyone else is told why, since the page offers the choice
 // only to them anyway.
 func (who CLIApprover) instanceRights() (auth.Set, error) {
-	rights := auth.RoleRights(auth.RoleFacts{InstanceRole: who.InstanceRole}, auth.LevelInstance).Intersect(who.Ceiling)
+	rights := auth.RoleRights(auth.RoleFacts{InstanceRole: who.Actor.InstanceRole}, auth.LevelInstance).Intersect(who.Ceiling)
 	if rights.Len() == 0 {
 		return nil, errorf(Forbidden, "only an instance owner or admin can approve an instance-scope key; pick an organization instead")
 	}
@@ -167,7 +166,7 @@ func (who CLIApprover) rightsIn(ctx context.Context, tx *store.Store, orgRef str
 		return nil, nil, nil, errOutOfScope
 	}
 	userID := *who.Actor.UserID
-	facts := auth.RoleFacts{InstanceRole: who.InstanceRole}
+	facts := auth.RoleFacts{InstanceRole: who.Actor.InstanceRole}
 	if m, err := tx.GetMembership(ctx, org.ID, userID); err == nil && m.Status == auth.MembershipActive {
 		facts.OrgRole = m.Role
 	}

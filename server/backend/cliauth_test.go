@@ -35,7 +35,7 @@ func TestCLISignInRules(t *testing.T) {
 		pendingSignIn(t, w.st, "ABCD-EFGH")
 		pendingSignIn(t, w.st, "JKLM-NPQR")
 		everything := auth.NewSet(auth.All...)
-		alice := backend.CLIApprover{Actor: backend.User(w.alice, false, nil, "req-approve"), InstanceRole: auth.InstanceMember,
+		alice := backend.CLIApprover{Actor: backend.User(w.alice, false, nil, "req-approve"),
 			KeyScope: auth.Scope{Level: auth.LevelInstance}, Ceiling: everything}
 		keyForGlobex := alice
 		keyForGlobex.KeyScope = auth.Scope{Level: auth.LevelOrganization, OrgID: uuid.New()}
@@ -108,7 +108,7 @@ func TestCLISignInDeliveryKeepsOthersKeys(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		w := newWorld(t, db)
-		alice := backend.CLIApprover{Actor: backend.User(w.alice, false, nil, "req"), InstanceRole: auth.InstanceMember,
+		alice := backend.CLIApprover{Actor: backend.User(w.alice, false, nil, "req"),
 			KeyScope: auth.Scope{Level: auth.LevelInstance}, Ceiling: auth.NewSet(auth.All...)}
 		for i, c := range []struct {
 			name string

@@ -22,6 +22,9 @@ const (
 	// Forbidden: the actor may not do this (a role it cannot grant, an
 	// invitation for someone else).
 	Forbidden
+	// Unreadable: the input refers to something that is not there in a
+	// way no single field can say (an organization named in a list).
+	Unreadable
 )
 
 // A problem with one field of the input is a validate.Errors, which the

@@ -81,7 +81,7 @@ func TestPolicyRules(t *testing.T) {
 			{name: "delete", op: del("second"), action: "policy.deleted", by: &w.admin},
 			{name: "delete again", op: del("second"), kind: backend.NotFound},
 		})
-		for _, e := range auditEvents(t, w.st, w.org.ID) {
+		for _, e := range auditEvents(t, w.st, &w.org.ID) {
 			if e.Action == "policy.updated" && e.Details["definition_changed"] != true {
 				t.Fatalf("the update's audit does not say the definition changed: %v", e.Details)
 			}

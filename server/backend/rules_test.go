@@ -36,6 +36,19 @@ type rule struct {
 // checkRules runs rows in order against organization org's audit log.
 func checkRules(t *testing.T, st *store.Store, org uuid.UUID, rows []rule) {
 	t.Helper()
+	checkRulesIn(t, st, &org, rows)
+}
+
+// checkInstanceRules runs rows against the whole instance's audit log,
+// for operations on accounts and data planes, which belong to no
+// organization.
+func checkInstanceRules(t *testing.T, st *store.Store, rows []rule) {
+	t.Helper()
+	checkRulesIn(t, st, nil, rows)
+}
+
+func checkRulesIn(t *testing.T, st *store.Store, org *uuid.UUID, rows []rule) {
+	t.Helper()
 	for _, r := range rows {
 		before := auditEvents(t, st, org)
 		err := r.op()
@@ -63,10 +76,11 @@ func checkRules(t *testing.T, st *store.Store, org uuid.UUID, rows []rule) {
 	}
 }
 
-// auditEvents is the organization's audit log, newest first.
-func auditEvents(t *testing.T, st *store.Store, org uuid.UUID) []store.AuditEvent {
+// auditEvents is the organization's audit log (the instance's for nil),
+// newest first.
+func auditEvents(t *testing.T, st *store.Store, org *uuid.UUID) []store.AuditEvent {
 	t.Helper()
-	events, _, err := st.ListAuditEvents(context.Background(), &org, store.PageQuery{Limit: 1000})
+	events, _, err := st.ListAuditEvents(context.Background(), org, store.PageQuery{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
