@@ -304,117 +304,146 @@ type openAIStream struct {
 // chunk it has and write both at once.
 func (s *openAIStream) Pending() bool { return !s.done && s.sse.ready() }
 
+// Recv returns the next chunk to relay: the upstream's bytes with gw's
+// model id, less the usage chunk gw asked for on a client's behalf.
 func (s *openAIStream) Recv() ([]byte, error) {
 	for !s.done {
-		_, data, err := s.sse.next()
-		switch {
-		case err == io.EOF:
-			// Some servers end without [DONE]; a stream that ends after a
-			// finish_reason has ended. One that ends before was cut off.
+		c, err := s.nextChunk()
+		if err == nil {
+			err = s.note(c)
+		}
+		if err != nil {
 			s.done = true
-			if !s.finished {
-				return nil, &Error{Kind: Unavailable, Message: "the upstream stream ended before its last chunk", Cause: ErrStreamTruncated}
-			}
-			return nil, io.EOF
-		case err != nil:
-			s.done = true
-			return nil, transportError(err)
-		case bytes.Equal(data, []byte("[DONE]")):
-			s.done = true
-			return nil, io.EOF
+			return nil, err
 		}
-		// The chunk is relayed as the upstream wrote it, with the model
-		// member rewritten in the bytes: no decode into a map, no re-encode.
-		if !json.Valid(data) {
-			s.done = true
-			return nil, &Error{Kind: Unavailable, Message: "the upstream sent an event that is not a JSON object"}
-		}
-		if bytes.IndexByte(data, '\n') >= 0 {
-			// An event's data spread over lines: compact it, so that the
-			// relayed event is one data line.
-			s.compact.Reset()
-			_ = json.Compact(&s.compact, data)
-			data = s.compact.Bytes()
-		}
-		var ok bool
-		s.members, ok = objectMembers(s.members[:0], data)
-		if !ok {
-			s.done = true
-			return nil, &Error{Kind: Unavailable, Message: "the upstream sent an event that is not a JSON object"}
-		}
-		var choices, usage, xGroq, errObj json.RawMessage
-		for _, m := range s.members {
-			switch {
-			case isKey(m.key, "choices"):
-				choices = m.value
-			case isKey(m.key, "usage"):
-				usage = m.value
-			case isKey(m.key, "x_groq"):
-				xGroq = m.value
-			case isKey(m.key, "error"):
-				errObj = m.value
-			}
-		}
-		if errObj != nil && !isNull(errObj) {
-			s.done = true
-			e := &Error{Kind: Unavailable}
-			fillOpenAIError(e, errObj, s.call.Secret)
-			return nil, e
-		}
-		if s.filtered && choicesFiltered(choices) {
-			s.done = true
-			return nil, errContentFilter()
-		}
-		if !s.finished {
-			s.finished = choicesFinished(choices)
-		}
-		s.relayed.chatDelta(choices)
-		if usage != nil && !isNull(usage) {
-			s.usage = decodeOpenAIUsage(usage)
-		} else if xGroq != nil {
-			// Groq reports a stream's usage in its own member.
-			var xg struct {
-				Usage json.RawMessage `json:"usage"`
-			}
-			if json.Unmarshal(xGroq, &xg) == nil && len(xg.Usage) > 0 && !isNull(xg.Usage) {
-				s.usage = decodeOpenAIUsage(xg.Usage)
-			}
-		}
-		dropUsage := !s.call.Request.IncludeUsage
-		if dropUsage && string(bytes.TrimSpace(choices)) == "[]" {
+		if !s.call.Request.IncludeUsage && string(bytes.TrimSpace(c.choices)) == "[]" {
 			// The usage chunk gw asked for on the client's behalf.
 			continue
 		}
-		if s.model == nil {
-			s.model = jsonString(s.call.ResponseModel)
-		}
-		// A fresh slice per chunk: callers may keep it.
-		out := make([]byte, 0, len(data)+len(s.model)+16)
-		out = append(out, '{')
-		sawModel := false
-		for _, m := range s.members {
-			if dropUsage && isKey(m.key, "usage") {
-				continue
-			}
-			if len(out) > 1 {
-				out = append(out, ',')
-			}
-			out = append(append(out, m.key...), ':')
-			if isKey(m.key, "model") {
-				out, sawModel = append(out, s.model...), true
-			} else {
-				out = append(out, m.value...)
-			}
-		}
-		if !sawModel {
-			if len(out) > 1 {
-				out = append(out, ',')
-			}
-			out = append(append(out, `"model":`...), s.model...)
-		}
-		return append(out, '}'), nil
+		return s.relay(), nil
 	}
 	return nil, io.EOF
+}
+
+// chunkParts are the members of a chunk gw reads; the chunk's members
+// are in s.members.
+type chunkParts struct {
+	choices, usage, xGroq, errObj json.RawMessage
+}
+
+// nextChunk reads the next event and splits it into members. The end of
+// the stream is io.EOF; an upstream that ends before a finish_reason was
+// cut off (some servers end without [DONE], after one).
+func (s *openAIStream) nextChunk() (chunkParts, error) {
+	_, data, err := s.sse.next()
+	switch {
+	case err == io.EOF && !s.finished:
+		return chunkParts{}, &Error{Kind: Unavailable, Message: "the upstream stream ended before its last chunk", Cause: ErrStreamTruncated}
+	case err == io.EOF:
+		return chunkParts{}, io.EOF
+	case err != nil:
+		return chunkParts{}, transportError(err)
+	case bytes.Equal(data, []byte("[DONE]")):
+		return chunkParts{}, io.EOF
+	}
+	// The chunk is relayed as the upstream wrote it, with the model member
+	// rewritten in the bytes: no decode into a map, no re-encode.
+	notObject := &Error{Kind: Unavailable, Message: "the upstream sent an event that is not a JSON object"}
+	if !json.Valid(data) {
+		return chunkParts{}, notObject
+	}
+	if bytes.IndexByte(data, '\n') >= 0 {
+		// An event's data spread over lines: compact it, so that the
+		// relayed event is one data line.
+		s.compact.Reset()
+		_ = json.Compact(&s.compact, data)
+		data = s.compact.Bytes()
+	}
+	var ok bool
+	if s.members, ok = objectMembers(s.members[:0], data); !ok {
+		return chunkParts{}, notObject
+	}
+	var c chunkParts
+	for _, m := range s.members {
+		switch {
+		case isKey(m.key, "choices"):
+			c.choices = m.value
+		case isKey(m.key, "usage"):
+			c.usage = m.value
+		case isKey(m.key, "x_groq"):
+			c.xGroq = m.value
+		case isKey(m.key, "error"):
+			c.errObj = m.value
+		}
+	}
+	return c, nil
+}
+
+// note takes what a chunk says of the answer: an error, a filtered
+// choice, a finish, the text so far, the usage.
+func (s *openAIStream) note(c chunkParts) error {
+	if c.errObj != nil && !isNull(c.errObj) {
+		e := &Error{Kind: Unavailable}
+		fillOpenAIError(e, c.errObj, s.call.Secret)
+		return e
+	}
+	if s.filtered && choicesFiltered(c.choices) {
+		return errContentFilter()
+	}
+	if !s.finished {
+		s.finished = choicesFinished(c.choices)
+	}
+	s.relayed.chatDelta(c.choices)
+	if c.usage != nil && !isNull(c.usage) {
+		s.usage = decodeOpenAIUsage(c.usage)
+	} else if c.xGroq != nil {
+		// Groq reports a stream's usage in its own member.
+		var xg struct {
+			Usage json.RawMessage `json:"usage"`
+		}
+		if json.Unmarshal(c.xGroq, &xg) == nil && len(xg.Usage) > 0 && !isNull(xg.Usage) {
+			s.usage = decodeOpenAIUsage(xg.Usage)
+		}
+	}
+	return nil
+}
+
+// relay writes the chunk's members back with gw's model id (added when
+// the upstream sent none), without the usage a client did not ask for.
+// A fresh slice per chunk: callers may keep it.
+func (s *openAIStream) relay() []byte {
+	if s.model == nil {
+		s.model = jsonString(s.call.ResponseModel)
+	}
+	dropUsage := !s.call.Request.IncludeUsage
+	size := len(s.model) + 16
+	for _, m := range s.members {
+		size += len(m.key) + len(m.value) + 2
+	}
+	out := make([]byte, 0, size)
+	out = append(out, '{')
+	sawModel := false
+	for _, m := range s.members {
+		if dropUsage && isKey(m.key, "usage") {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(out, m.key...), ':')
+		if isKey(m.key, "model") {
+			out, sawModel = append(out, s.model...), true
+		} else {
+			out = append(out, m.value...)
+		}
+	}
+	if !sawModel {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(out, `"model":`...), s.model...)
+	}
+	return append(out, '}')
 }
 
 // Usage is the upstream's usage, completed by gw's count where the stream
