@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/gw-gateway/gw/cli/config"
@@ -242,64 +243,21 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 	}
 	// The context's present key goes along on the poll so the server can
 	// revoke it in the same step that delivers its replacement.
-	var previous *config.Context
-	if c := cfg.Contexts[name]; c != nil && c.Token != "" && strings.TrimRight(c.Server, "/") == server {
-		previous = c
+	previous := cfg.Contexts[name]
+	if previous != nil && (previous.Token == "" || strings.TrimRight(previous.Server, "/") != server) {
+		previous = nil
 	}
-	c, err := client.New(client.Options{Server: server, Version: Version(), HTTPClient: opts.HTTPClient})
+	c, started, err := startSignIn(ctx, opts, server)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
-	label := opts.Label
-	if label == "" {
-		label = defaultLabel()
-	}
-	started, err := c.CLIStart(ctx, label)
-	if err != nil {
-		var unreachable *client.UnreachableError
-		switch {
-		case errors.As(err, &unreachable):
-			return err
-		case client.IsStatus(err, http.StatusNotFound):
-			return fmt.Errorf("start sign-in at %s: it has no /api/v1/auth/cli/start: is that the base URL of a gw server (as http://host:8080, without a path)?", server)
-		}
-		return fmt.Errorf("start sign-in at %s: %w", server, err)
-	}
-	verify := verificationURL(started.VerificationURL, opts.Org, opts.Workspace, opts.Instance)
-	errOut := opts.IO.ErrOut
-	fmt.Fprintf(errOut, "One-time code: %s\n", started.UserCode)
-	fmt.Fprintf(errOut, "Approve this sign-in in your browser at:\n  %s\n", verify)
-	if !opts.NoBrowser && opts.Browser != nil {
-		if err := opts.Browser.Open(verify); err != nil {
-			fmt.Fprintf(errOut, "Could not open a browser (%v); open the URL above yourself.\n", err)
-		}
-	}
-	fmt.Fprintf(errOut, "Waiting for approval (the code expires at %s)…\n", started.ExpiresAt.Local().Format("15:04:05"))
-
 	res, err := pollApproval(ctx, opts, c, started, previous)
 	if err != nil {
 		return err
 	}
-	token := *res.Token
-	entry := &config.Context{Server: server, Token: token}
-	if res.OrgID != nil {
-		entry.Org = res.OrgID.String()
-	}
-	if res.WorkspaceID != nil {
-		entry.Workspace = res.WorkspaceID.String()
-	}
+	entry := &config.Context{Server: server, Token: *res.Token, Org: idString(res.OrgID), Workspace: idString(res.WorkspaceID)}
 	// The key is delivered once: keep it even if describing it fails.
-	who := ""
-	keyClient, err := client.New(client.Options{Server: server, Token: token, Version: Version(), HTTPClient: opts.HTTPClient})
-	if err == nil {
-		var me wire.Me
-		if me, err = keyClient.Me(ctx); err == nil && me.Key != nil {
-			entry.KeyID, who = me.Key.ID.String(), me.User.Email
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(errOut, "warning: could not describe the new key: %v\n", err)
-	}
+	keyClient, who := describeNewKey(ctx, opts, entry)
 	// A previous key the server did not replace (another scope, another
 	// user) would be forgotten while still valid: nobody could revoke it
 	// short of finding it in a listing. It is retired first, with its own
@@ -312,7 +270,86 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 	if err := cfg.Save(); err != nil {
 		return fmt.Errorf("the key was delivered but could not be stored: %w", err)
 	}
+	scope := nameScope(ctx, keyClient, entry, res)
+	// The names are for gw context list; saved again with them.
+	if err := cfg.Save(); err != nil {
+		return fmt.Errorf("the key was delivered but could not be stored: %w", err)
+	}
+	if who != "" {
+		who = " as " + who
+	}
+	errOut := opts.IO.ErrOut
+	fmt.Fprintf(errOut, "Logged in to %s%s for %s (context %q, key %s).\n", server, who, scope, name, entry.KeyID)
+	if res.ReplacedKeyID != nil {
+		fmt.Fprintf(errOut, "Replaced previous key %s; the server revoked it.\n", res.ReplacedKeyID)
+	}
+	return nil
+}
 
+// idString is an optional id as a context stores it: empty for none.
+func idString(id *uuid.UUID) string {
+	if id == nil {
+		return ""
+	}
+	return id.String()
+}
+
+// startSignIn asks the server for a one-time code and shows the person
+// where to approve it, opening their browser unless told not to.
+func startSignIn(ctx context.Context, opts *LoginOptions, server string) (*client.Client, wire.CLIStarted, error) {
+	c, err := client.New(client.Options{Server: server, Version: Version(), HTTPClient: opts.HTTPClient})
+	if err != nil {
+		return nil, wire.CLIStarted{}, usageError{err}
+	}
+	label := opts.Label
+	if label == "" {
+		label = defaultLabel()
+	}
+	started, err := c.CLIStart(ctx, label)
+	if err != nil {
+		var unreachable *client.UnreachableError
+		switch {
+		case errors.As(err, &unreachable):
+			return nil, started, err
+		case client.IsStatus(err, http.StatusNotFound):
+			return nil, started, fmt.Errorf("start sign-in at %s: it has no /api/v1/auth/cli/start: is that the base URL of a gw server (as http://host:8080, without a path)?", server)
+		}
+		return nil, started, fmt.Errorf("start sign-in at %s: %w", server, err)
+	}
+	verify := verificationURL(started.VerificationURL, opts.Org, opts.Workspace, opts.Instance)
+	errOut := opts.IO.ErrOut
+	fmt.Fprintf(errOut, "One-time code: %s\n", started.UserCode)
+	fmt.Fprintf(errOut, "Approve this sign-in in your browser at:\n  %s\n", verify)
+	if !opts.NoBrowser && opts.Browser != nil {
+		if err := opts.Browser.Open(verify); err != nil {
+			fmt.Fprintf(errOut, "Could not open a browser (%v); open the URL above yourself.\n", err)
+		}
+	}
+	fmt.Fprintf(errOut, "Waiting for approval (the code expires at %s)…\n", started.ExpiresAt.Local().Format("15:04:05"))
+	return c, started, nil
+}
+
+// describeNewKey asks the server, with the new key, which key it is and
+// whose; a failure is a warning, never a lost key. It returns a client
+// holding the key (nil if none could be made) and the owner's email.
+func describeNewKey(ctx context.Context, opts *LoginOptions, entry *config.Context) (*client.Client, string) {
+	keyClient, err := client.New(client.Options{Server: entry.Server, Token: entry.Token, Version: Version(), HTTPClient: opts.HTTPClient})
+	who := ""
+	if err == nil {
+		var me wire.Me
+		if me, err = keyClient.Me(ctx); err == nil && me.Key != nil {
+			entry.KeyID, who = me.Key.ID.String(), me.User.Email
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(opts.IO.ErrOut, "warning: could not describe the new key: %v\n", err)
+	}
+	return keyClient, who
+}
+
+// nameScope says what the new key covers, in names where the server
+// gives them, and keeps those names in the context for gw context list.
+func nameScope(ctx context.Context, keyClient *client.Client, entry *config.Context, res wire.CLIPollResult) string {
 	scope := "organization "
 	switch {
 	case res.OrgID == nil:
@@ -333,18 +370,7 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 		}
 		scope += ", workspace " + ws
 	}
-	// The names are for gw context list; saved again with them.
-	if err := cfg.Save(); err != nil {
-		return fmt.Errorf("the key was delivered but could not be stored: %w", err)
-	}
-	if who != "" {
-		who = " as " + who
-	}
-	fmt.Fprintf(errOut, "Logged in to %s%s for %s (context %q, key %s).\n", server, who, scope, name, entry.KeyID)
-	if res.ReplacedKeyID != nil {
-		fmt.Fprintf(errOut, "Replaced previous key %s; the server revoked it.\n", res.ReplacedKeyID)
-	}
-	return nil
+	return scope
 }
 
 // retirePreviousKey revokes the key a context held before a login that
