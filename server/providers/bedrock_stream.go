@@ -142,20 +142,7 @@ func newConverseStream(body io.ReadCloser, call *Call) *converseStream {
 		out: newChatOut("", call.ResponseModel), tools: map[int]int{}}
 }
 
-func (s *converseStream) Recv() ([]byte, error) {
-	for {
-		if b, ok := s.queue.pop(); ok {
-			return b, nil
-		}
-		if s.done {
-			return nil, io.EOF
-		}
-		if err := s.next(); err != nil {
-			s.done = true
-			return nil, err
-		}
-	}
-}
+func (s *converseStream) Recv() ([]byte, error) { return s.queue.drain(&s.done, s.next) }
 
 func (s *converseStream) next() error {
 	typ, payload, err := s.events.nextEvent()

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"encoding/json"
+	"io"
 	"strconv"
 	"time"
 )
@@ -82,6 +83,24 @@ func (q *chunkQueue) pop() ([]byte, bool) {
 	b := q.pending[0]
 	q.pending = q.pending[1:]
 	return b, true
+}
+
+// drain is Recv for a stream that translates: it hands out the queued
+// chunks, reading the next upstream event with next when none is queued,
+// until *done; an error from next ends the stream.
+func (q *chunkQueue) drain(done *bool, next func() error) ([]byte, error) {
+	for {
+		if b, ok := q.pop(); ok {
+			return b, nil
+		}
+		if *done {
+			return nil, io.EOF
+		}
+		if err := next(); err != nil {
+			*done = true
+			return nil, err
+		}
+	}
 }
 
 func strPtr(s string) *string { return &s }

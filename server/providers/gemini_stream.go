@@ -35,20 +35,7 @@ func newGeminiStream(body io.ReadCloser, call *Call) *geminiStream {
 	return &geminiStream{body: body, sse: newSSEReader(body), call: call}
 }
 
-func (s *geminiStream) Recv() ([]byte, error) {
-	for {
-		if b, ok := s.queue.pop(); ok {
-			return b, nil
-		}
-		if s.done {
-			return nil, io.EOF
-		}
-		if err := s.next(); err != nil {
-			s.done = true
-			return nil, err
-		}
-	}
-}
+func (s *geminiStream) Recv() ([]byte, error) { return s.queue.drain(&s.done, s.next) }
 
 // next reads one event and queues its chunks.
 func (s *geminiStream) next() error {
