@@ -243,3 +243,15 @@ func TestCLIAuthorizationInstanceScope(t *testing.T) {
 		}
 	})
 }
+
+func TestCLIApprovalNeedsABrowserSession(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		st := e.cliStart("x")
+		for _, path := range []string{"/api/v1/auth/cli/approve", "/api/v1/auth/cli/deny"} {
+			code, body := e.do("POST", path, e.ownerKey, map[string]any{"user_code": st.UserCode, "org_id": "default"})
+			if code != 403 || !strings.Contains(string(body), "browser session") {
+				t.Fatalf("%s with a key: %d %s", path, code, body)
+			}
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -188,6 +189,60 @@ func TestEnrollmentConfinesBundles(t *testing.T) {
 		}
 		if strings.Contains(string(raw), "sk-secret-of") {
 			t.Error("a secret reached the audit log")
+		}
+	})
+}
+
+// Row 4: platform credentials reach a data plane only if its enrollment
+// says so. A new enrollment starts without; the choice is a boolean; a
+// change republishes the organization's bundle under a new version (a data
+// plane admits only newer ones) and changes the poll's ETag.
+func TestEnrollmentPlatformCredentials(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newEnrollEnv(t, db)
+		asked := decodeData[wire.DataPlaneEnrollment](t, e.must("POST", "/api/v1/data-plane/enrollments", e.dpToken,
+			map[string]any{"id": "dp-1", "public_key": e.dp.Public().String()}))
+		if asked.PlatformCredentials {
+			t.Fatal("a new enrollment asks with platform credentials")
+		}
+		const approve = "/api/v1/instance/data-planes/enrollments/dp-1/approve"
+		if status, raw := e.do("POST", approve, e.ownerKey, map[string]any{"organizations": []string{"default"}, "platform_credentials": "yes"}); status != 422 ||
+			!strings.Contains(string(raw), `["body","platform_credentials"]`) {
+			t.Fatalf("a platform_credentials that is not a boolean: %d %s", status, raw)
+		}
+		poll := func() (string, int64) {
+			t.Helper()
+			resp := e.doResp("GET", "/api/v1/data-plane/bundles?data_plane_id=dp-1", e.dpToken, nil)
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			b := decodeData[wire.DataPlaneBundles](t, raw)
+			if len(b.Bundles) != 1 {
+				t.Fatalf("poll: %d bundles", len(b.Bundles))
+			}
+			return resp.Header.Get("ETag"), b.Bundles[0].Version
+		}
+		got := decodeData[wire.DataPlaneEnrollment](t, e.must("POST", approve, e.ownerKey, map[string]any{"organizations": []string{"default"}}))
+		if got.PlatformCredentials {
+			t.Fatal("approved without asking, with platform credentials")
+		}
+		tag1, v1 := poll()
+		got = decodeData[wire.DataPlaneEnrollment](t, e.must("POST", approve, e.ownerKey, map[string]any{"organizations": []string{"default"}, "platform_credentials": true}))
+		if !got.PlatformCredentials {
+			t.Fatal("platform_credentials true not kept")
+		}
+		tag2, v2 := poll()
+		if tag2 == tag1 || v2 != v1+1 {
+			t.Fatalf("after allowing platform credentials: ETag %s → %s, version %d → %d", tag1, tag2, v1, v2)
+		}
+		ev := e.lastAudit("data_plane.enrollment_approved")
+		if ev == nil || ev.Details["platform_credentials"] != true || ev.Details["previous_platform_credentials"] != false {
+			t.Fatalf("audit: %+v", ev)
+		}
+		// Approving again without the member keeps the setting, and
+		// republishes nothing.
+		got = decodeData[wire.DataPlaneEnrollment](t, e.must("POST", approve, e.ownerKey, map[string]any{"organizations": []string{"default"}}))
+		if _, v3 := poll(); !got.PlatformCredentials || v3 != v2 {
+			t.Fatalf("an approval without the member: platform %v, version %d → %d", got.PlatformCredentials, v2, v3)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -213,4 +214,53 @@ func (e *env) login(email, password string) (wire.SessionResult, string) {
 	}
 	e.t.Fatal("login set no session cookie")
 	return wire.SessionResult{}, ""
+}
+
+const wsBase = "/api/v1/organizations/default/workspaces/default"
+
+// issueSet returns "loc:type" for each item of a 422 body, loc dotted.
+func issueSet(t *testing.T, raw []byte) []string {
+	t.Helper()
+	var body wire.ValidationError
+	if err := jsonUnmarshal(raw, &body); err != nil {
+		t.Fatalf("not a validation body: %s", raw)
+	}
+	var out []string
+	for _, is := range body.Detail {
+		parts := make([]string, len(is.Loc))
+		for i, p := range is.Loc {
+			parts[i] = fmt.Sprint(p)
+		}
+		out = append(out, strings.Join(parts, ".")+":"+is.Type)
+	}
+	return out
+}
+
+func containsAll(have, want []string) bool {
+	set := map[string]bool{}
+	for _, h := range have {
+		set[h] = true
+	}
+	for _, w := range want {
+		if !set[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// auditActions lists the instance's audit events, newest first.
+func (e *env) auditEvents() []wire.AuditEvent {
+	e.t.Helper()
+	return decodeData[[]wire.AuditEvent](e.t, e.must("GET", "/api/v1/instance/activity?limit=200", e.ownerKey, nil))
+}
+
+func (e *env) lastAudit(action string) *wire.AuditEvent {
+	e.t.Helper()
+	for _, ev := range e.auditEvents() {
+		if ev.Action == action {
+			return &ev
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -970,6 +971,126 @@ func TestInstanceManagementKeyList(t *testing.T) {
 		_, b := e.do("GET", kpOrg+"/management-keys/"+uuid.Nil.String(), e.ownerKey, nil)
 		if strings.ReplaceAll(string(a), otherOrg.ID.String(), "ID") != strings.ReplaceAll(string(b), uuid.Nil.String(), "ID") {
 			t.Errorf("404 bodies differ: %s vs %s", a, b)
+		}
+	})
+}
+
+// An organization member manages their own management keys only: others'
+// keys are invisible to them (404, absent from lists), and so cannot be
+// revoked by them.
+func TestMemberSeesOwnManagementKeysOnly(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		member, cookie := e.signup("member@example.com")
+		e.must("POST", "/api/v1/organizations/default/members", e.ownerKey, map[string]any{"user_id": member.User.ID, "role": "member"})
+		ownerOrgKey := e.key("/api/v1/organizations/default", e.ownerKey, []string{"organizations.read"}, nil)
+		mine := e.key("/api/v1/organizations/default", "cookie:"+cookie, []string{"organizations.read"}, nil)
+		list := decodeData[[]wire.ManagementKey](t, e.must("GET", "/api/v1/organizations/default/management-keys", "cookie:"+cookie, nil))
+		if len(list) != 1 || list[0].ID != mine.ID {
+			t.Fatalf("member's list: %+v", list)
+		}
+		for _, path := range []string{"", "/revoke"} {
+			method := map[string]string{"": "GET", "/revoke": "POST"}[path]
+			if st, _ := e.do(method, "/api/v1/organizations/default/management-keys/"+ownerOrgKey.ID.String()+path, "cookie:"+cookie, nil); st != 404 {
+				t.Fatalf("%s another's key: %d", method, st)
+			}
+		}
+		if all := decodeData[[]wire.ManagementKey](t, e.must("GET", "/api/v1/organizations/default/management-keys", e.ownerKey, nil)); len(all) < 2 {
+			t.Fatalf("owner's list: %d keys", len(all))
+		}
+	})
+}
+
+// Item 6: revoking a key revoked nothing it had issued; a leaked key could
+// mint a child to persist.
+func TestRevokingAKeyRevokesWhatItIssued(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		perms := []string{"management-keys.read", "management-keys.issue", "management-keys.revoke", "organizations.read"}
+		parent := e.key("/api/v1/instance", e.ownerKey, perms, nil)
+		child := e.key("/api/v1/instance", parent.Token, perms, nil)
+		grandchild := e.key("/api/v1/instance", child.Token, perms, nil)
+		sibling := e.key("/api/v1/instance", e.ownerKey, perms, nil)
+		if grandchild.ParentID == nil || *grandchild.ParentID != child.ID {
+			t.Fatalf("parent_id does not show the chain: %+v", grandchild)
+		}
+		e.must("POST", "/api/v1/instance/management-keys/"+parent.ID.String()+"/revoke", e.ownerKey, nil)
+		for _, k := range []wire.ManagementKey{parent, child, grandchild} {
+			if status, raw := e.do("GET", "/api/v1/auth/me", k.Token, nil); status != 401 {
+				t.Fatalf("key %s after its issuer was revoked: %d %s", k.Prefix, status, raw)
+			}
+			got := decodeData[wire.ManagementKey](t, e.must("GET", "/api/v1/instance/management-keys/"+k.ID.String(), e.ownerKey, nil))
+			if got.Status != "revoked" {
+				t.Fatalf("key %s reads back %s", k.Prefix, got.Status)
+			}
+		}
+		e.must("GET", "/api/v1/auth/me", sibling.Token, nil)
+		n := 0
+		for _, ev := range e.auditEvents() {
+			if ev.Action == "management_key.revoked" && ev.Details["reason"] == "issuing key revoked" {
+				n++
+			}
+		}
+		if n != 2 {
+			t.Fatalf("%d cascade audit entries, want 2 (child, grandchild)", n)
+		}
+
+		// A key whose issuer expires stops too, and one whose issuer was
+		// revoked wholesale (not through the API) is refused all the same.
+		p2 := e.key("/api/v1/instance", e.ownerKey, perms, map[string]any{"expires_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+		c2 := e.key("/api/v1/instance", p2.Token, perms, map[string]any{"expires_at": time.Now().Add(30 * time.Minute).UTC().Format(time.RFC3339)})
+		e.kpSetExpiry(p2.ID, time.Now().Add(-time.Minute))
+		if status, raw := e.do("GET", "/api/v1/auth/me", c2.Token, nil); status != 401 || !strings.Contains(string(raw), "expired") {
+			t.Fatalf("child of an expired key: %d %s", status, raw)
+		}
+		p3 := e.key("/api/v1/instance", e.ownerKey, perms, nil)
+		c3 := e.key("/api/v1/instance", p3.Token, perms, nil)
+		if _, err := e.st.RevokeManagementKey(context.Background(), p3.ID, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if status, raw := e.do("GET", "/api/v1/auth/me", c3.Token, nil); status != 401 {
+			t.Fatalf("child of a key revoked outside the API: %d %s", status, raw)
+		}
+	})
+}
+
+func TestInstanceKeyListFilterIsHonoured(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		u2, cookie := e.signup("u2@example.com")
+		e.must("POST", "/api/v1/organizations/default/members", e.ownerKey, map[string]any{"user_id": u2.User.ID, "role": "member"})
+		theirs := e.key("/api/v1/organizations/default", "cookie:"+cookie, []string{"organizations.read"}, nil)
+		reader := e.key("/api/v1/instance", e.ownerKey, []string{"management-keys.read"}, nil)
+		list := decodeData[[]wire.ManagementKey](t, e.must("GET", "/api/v1/instance/management-keys?user_id="+u2.User.ID.String(), reader.Token, nil))
+		if len(list) != 1 || list[0].ID != theirs.ID {
+			t.Fatalf("filtered list: %+v", list)
+		}
+	})
+}
+
+func TestConcurrentRevokesAgree(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		k := e.key("/api/v1/organizations/default", e.ownerKey, []string{"organizations.read"}, nil)
+		var wg sync.WaitGroup
+		times := make(chan string, 10)
+		for i := 0; i < 10; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp := e.doResp("POST", "/api/v1/organizations/default/management-keys/"+k.ID.String()+"/revoke", e.ownerKey, nil)
+				defer resp.Body.Close()
+				var body struct{ Data wire.ManagementKey }
+				if jsonDecode(resp.Body, &body) == nil && body.Data.RevokedAt != nil {
+					times <- body.Data.RevokedAt.String()
+				}
+			}()
+		}
+		wg.Wait()
+		close(times)
+		seen := map[string]bool{}
+		for tm := range times {
+			seen[tm] = true
+		}
+		raw := e.must("GET", "/api/v1/organizations/default/activity?limit=200", e.ownerKey, nil)
+		if len(seen) != 1 || strings.Count(string(raw), `"management_key.revoked"`) != 1 {
+			t.Fatalf("revoked_at values %v; events %d", seen, strings.Count(string(raw), `"management_key.revoked"`))
 		}
 	})
 }

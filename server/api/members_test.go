@@ -303,3 +303,40 @@ func TestWorkspaceMembers(t *testing.T) {
 }
 
 // Invitations.
+
+func TestNoGrantingBeyondOwnRights(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		u2, cookie := e.signup("u2@example.com")
+		e.must("POST", "/api/v1/organizations/default/members", e.ownerKey, map[string]any{"user_id": u2.User.ID, "role": "member"})
+		e.must("POST", wsBase+"/members", e.ownerKey, map[string]any{"user_id": u2.User.ID, "role": "member"})
+		// A member cannot issue an inference key owned by someone else.
+		code, _ := e.do("POST", wsBase+"/inference-keys", "cookie:"+cookie, map[string]any{"name": "x", "user_id": e.boot.User.ID})
+		if code != 403 {
+			t.Fatalf("member issuing a key for the owner: %d", code)
+		}
+		// A key holding only members.manage cannot make an owner.
+		narrow := e.key("/api/v1/organizations/default", e.ownerKey, []string{"members.manage"}, nil)
+		code, body := e.do("PATCH", "/api/v1/organizations/default/members/"+u2.User.ID.String(), narrow.Token, map[string]any{"role": "owner"})
+		if code != 403 {
+			t.Fatalf("narrow key granting owner: %d %s", code, body)
+		}
+		code, _ = e.do("POST", "/api/v1/organizations/default/invitations", narrow.Token, map[string]any{"email": "x@example.com", "role": "admin"})
+		if code != 403 {
+			t.Fatalf("narrow key inviting an admin: %d", code)
+		}
+	})
+}
+
+func TestSuspensionRevokesManagementKeys(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		u2, cookie := e.signup("u2@example.com")
+		e.must("POST", "/api/v1/organizations/default/members", e.ownerKey, map[string]any{"user_id": u2.User.ID, "role": "member"})
+		k := e.key("/api/v1/organizations/default", "cookie:"+cookie, []string{"organizations.read"}, nil)
+		member := "/api/v1/organizations/default/members/" + u2.User.ID.String()
+		e.must("PATCH", member, e.ownerKey, map[string]any{"status": "suspended"})
+		e.must("PATCH", member, e.ownerKey, map[string]any{"status": "active"})
+		if code, _ := e.do("GET", "/api/v1/organizations/default", k.Token, nil); code != 401 {
+			t.Fatalf("key of a suspended-then-reactivated member: %d", code)
+		}
+	})
+}

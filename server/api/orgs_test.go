@@ -274,3 +274,18 @@ func TestLastOwnerUnderConcurrency(t *testing.T) {
 		}
 	})
 }
+
+func TestOrganizationListsHonourTheKeyCeiling(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		k := e.key("/api/v1/instance", e.ownerKey, []string{"usage.ingest"}, nil)
+		orgs := decodeData[[]wire.Organization](t, e.must("GET", "/api/v1/organizations", k.Token, nil))
+		choices := decodeData[[]wire.EnrollmentChoice](t, e.must("GET", "/api/v1/enrollment/choices", k.Token, nil))
+		// The owner belongs to the default organization, so it is listed as
+		// a membership — but not every organization as staff would see.
+		e.must("POST", "/api/v1/instance/organizations", e.ownerKey, map[string]any{"name": "Other"})
+		orgs2 := decodeData[[]wire.Organization](t, e.must("GET", "/api/v1/organizations", k.Token, nil))
+		if len(orgs) != 1 || len(orgs2) != 1 || len(choices) != 1 {
+			t.Fatalf("a key without organizations.read lists %d then %d organizations, %d choices", len(orgs), len(orgs2), len(choices))
+		}
+	})
+}

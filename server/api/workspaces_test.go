@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -296,3 +297,25 @@ func TestWorkspaceListVisibility(t *testing.T) {
 }
 
 // Organization members.
+
+func TestConcurrentCreatesWithDerivedSlugs(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		var wg sync.WaitGroup
+		codes := make(chan int, 8)
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				code, _ := e.do("POST", "/api/v1/organizations/default/workspaces", e.ownerKey, map[string]any{"name": "Race"})
+				codes <- code
+			}()
+		}
+		wg.Wait()
+		close(codes)
+		for c := range codes {
+			if c != 200 {
+				t.Fatalf("a concurrent create with a derived slug answered %d", c)
+			}
+		}
+	})
+}

@@ -36,32 +36,3 @@ func TestRefusalsNameTheirCause(t *testing.T) {
 		}
 	})
 }
-
-// A workspace-scoped key reads its workspace's usage report at the
-// workspace's URL; it cannot name another workspace there, nor read
-// another workspace's report (issue 22, row 3).
-func TestWorkspaceUsageReport(t *testing.T) {
-	eachEnv(t, func(t *testing.T, e *env) {
-		other := decodeData[wire.Workspace](t, e.must("POST", "/api/v1/organizations/default/workspaces", e.ownerKey, map[string]any{"name": "Other"}))
-		wsKey := e.key("/api/v1/organizations/default/workspaces/default", e.ownerKey, []string{"usage.read"}, nil)
-		base := "/api/v1/organizations/default/workspaces/default/reports/usage"
-		r := decodeData[wire.UsageReport](t, e.must("GET", base+"?period=7d", wsKey.Token, nil))
-		if r.Totals.CostUSD == "" {
-			t.Fatalf("report: %+v", r)
-		}
-		b := decodeData[wire.UsageBreakdown](t, e.must("GET", base+"/breakdown?by=model", wsKey.Token, nil))
-		if b.By != "model" {
-			t.Fatalf("breakdown: %+v", b)
-		}
-		if code, body := e.do("GET", base+"?workspace_id="+other.ID.String(), wsKey.Token, nil); code != 422 || !strings.Contains(string(body), "workspace_id") {
-			t.Fatalf("another workspace's id in the query: %d %s", code, body)
-		}
-		if code, _ := e.do("GET", "/api/v1/organizations/default/workspaces/other/reports/usage", wsKey.Token, nil); code != 403 {
-			t.Fatalf("another workspace's report: %d", code)
-		}
-		// The organization's report stays out of the workspace key's reach.
-		if code, _ := e.do("GET", "/api/v1/organizations/default/reports/usage", wsKey.Token, nil); code != 403 {
-			t.Fatalf("the organization's report: %d", code)
-		}
-	})
-}

@@ -1,24 +1,12 @@
 package api_test
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/uptrace/bun"
-
-	"github.com/gw-gateway/gw/server/api"
-	"github.com/gw-gateway/gw/server/store"
-	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/wire"
 )
-
-// Regression tests of issue 17 ("Hardening, round 2"), each on SQLite and
-// PostgreSQL. docs/security.md lists them.
 
 // Row 3: a management key, whatever its permissions, ended its user's
 // browser sessions and, given the password, changed it. These are the
@@ -140,130 +128,105 @@ func TestDisablingRevokesInferenceKeys(t *testing.T) {
 	})
 }
 
-// Row 4: platform credentials reach a data plane only if its enrollment
-// says so. A new enrollment starts without; the choice is a boolean; a
-// change republishes the organization's bundle under a new version (a data
-// plane admits only newer ones) and changes the poll's ETag.
-func TestEnrollmentPlatformCredentials(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *bun.DB) {
-		e := newEnrollEnv(t, db)
-		asked := decodeData[wire.DataPlaneEnrollment](t, e.must("POST", "/api/v1/data-plane/enrollments", e.dpToken,
-			map[string]any{"id": "dp-1", "public_key": e.dp.Public().String()}))
-		if asked.PlatformCredentials {
-			t.Fatal("a new enrollment asks with platform credentials")
+// Item 7: sessions can be listed and ended; a password change ends the
+// others; an instance admin disables an account.
+func TestSessionsCanBeEnded(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		const pw = "a long enough password"
+		me, s1 := e.signup("person@example.com")
+		_, s2 := e.login("person@example.com", pw)
+		_, s3 := e.login("person@example.com", pw)
+
+		list := decodeData[[]wire.Session](t, e.must("GET", "/api/v1/auth/sessions", "cookie:"+s1, nil))
+		if len(list) != 3 {
+			t.Fatalf("%d sessions listed, want 3", len(list))
 		}
-		const approve = "/api/v1/instance/data-planes/enrollments/dp-1/approve"
-		if status, raw := e.do("POST", approve, e.ownerKey, map[string]any{"organizations": []string{"default"}, "platform_credentials": "yes"}); status != 422 ||
-			!strings.Contains(string(raw), `["body","platform_credentials"]`) {
-			t.Fatalf("a platform_credentials that is not a boolean: %d %s", status, raw)
-		}
-		poll := func() (string, int64) {
-			t.Helper()
-			resp := e.doResp("GET", "/api/v1/data-plane/bundles?data_plane_id=dp-1", e.dpToken, nil)
-			defer resp.Body.Close()
-			raw, _ := io.ReadAll(resp.Body)
-			b := decodeData[wire.DataPlaneBundles](t, raw)
-			if len(b.Bundles) != 1 {
-				t.Fatalf("poll: %d bundles", len(b.Bundles))
+		current := 0
+		for _, se := range list {
+			if se.Current {
+				current++
 			}
-			return resp.Header.Get("ETag"), b.Bundles[0].Version
 		}
-		got := decodeData[wire.DataPlaneEnrollment](t, e.must("POST", approve, e.ownerKey, map[string]any{"organizations": []string{"default"}}))
-		if got.PlatformCredentials {
-			t.Fatal("approved without asking, with platform credentials")
+		if current != 1 || list[0].ClientAddress != "127.0.0.1" {
+			t.Fatalf("sessions %+v", list)
 		}
-		tag1, v1 := poll()
-		got = decodeData[wire.DataPlaneEnrollment](t, e.must("POST", approve, e.ownerKey, map[string]any{"organizations": []string{"default"}, "platform_credentials": true}))
-		if !got.PlatformCredentials {
-			t.Fatal("platform_credentials true not kept")
+		// End one (the newest, s3) from s1.
+		e.must("DELETE", "/api/v1/auth/sessions/"+list[0].ID.String(), "cookie:"+s1, nil)
+		if status, _ := e.do("GET", "/api/v1/auth/me", "cookie:"+s3, nil); status != 401 {
+			t.Fatalf("ended session still works: %d", status)
 		}
-		tag2, v2 := poll()
-		if tag2 == tag1 || v2 != v1+1 {
-			t.Fatalf("after allowing platform credentials: ETag %s → %s, version %d → %d", tag1, tag2, v1, v2)
+		// Someone else's session is not found.
+		_, other := e.signup("other@example.com")
+		otherList := decodeData[[]wire.Session](t, e.must("GET", "/api/v1/auth/sessions", "cookie:"+other, nil))
+		if status, _ := e.do("DELETE", "/api/v1/auth/sessions/"+otherList[0].ID.String(), "cookie:"+s1, nil); status != 404 {
+			t.Fatalf("ending another's session: %d", status)
 		}
-		ev := e.lastAudit("data_plane.enrollment_approved")
-		if ev == nil || ev.Details["platform_credentials"] != true || ev.Details["previous_platform_credentials"] != false {
-			t.Fatalf("audit: %+v", ev)
+
+		// A password change needs the current password and ends the
+		// other sessions, not this one.
+		if status, raw := e.do("POST", "/api/v1/auth/password", "cookie:"+s1, map[string]any{"current_password": "not it", "new_password": "another long password"}); status != 422 {
+			t.Fatalf("wrong current password: %d %s", status, raw)
 		}
-		// Approving again without the member keeps the setting, and
-		// republishes nothing.
-		got = decodeData[wire.DataPlaneEnrollment](t, e.must("POST", approve, e.ownerKey, map[string]any{"organizations": []string{"default"}}))
-		if _, v3 := poll(); !got.PlatformCredentials || v3 != v2 {
-			t.Fatalf("an approval without the member: platform %v, version %d → %d", got.PlatformCredentials, v2, v3)
+		res := decodeData[wire.PasswordChanged](t, e.must("POST", "/api/v1/auth/password", "cookie:"+s1,
+			map[string]any{"current_password": pw, "new_password": "another long password"}))
+		if res.SessionsEnded != 1 {
+			t.Fatalf("password change ended %d sessions, want 1 (s2)", res.SessionsEnded)
 		}
+		if status, _ := e.do("GET", "/api/v1/auth/me", "cookie:"+s2, nil); status != 401 {
+			t.Fatal("another session survived the password change")
+		}
+		e.must("GET", "/api/v1/auth/me", "cookie:"+s1, nil)
+		if status, _ := e.do("POST", "/api/v1/auth/login", "", map[string]any{"email": "person@example.com", "password": pw}); status != 401 {
+			t.Fatal("the old password still signs in")
+		}
+		_, s4 := e.login("person@example.com", "another long password")
+
+		// Sign out everywhere.
+		ended := decodeData[wire.SessionsEnded](t, e.must("DELETE", "/api/v1/auth/sessions", "cookie:"+s1, nil))
+		if ended.SessionsEnded != 2 {
+			t.Fatalf("signed out of %d sessions, want 2", ended.SessionsEnded)
+		}
+		for _, s := range []string{s1, s4} {
+			if status, _ := e.do("GET", "/api/v1/auth/me", "cookie:"+s, nil); status != 401 {
+				t.Fatal("a session survived signing out everywhere")
+			}
+		}
+
+		// Disable: sessions end, keys (and what they issued) are revoked,
+		// sign-in is refused; enable lets the person sign in again.
+		_, s5 := e.login("person@example.com", "another long password")
+		e.must("POST", "/api/v1/instance/users/"+me.User.ID.String()+"/disable", e.ownerKey, nil)
+		if status, _ := e.do("GET", "/api/v1/auth/me", "cookie:"+s5, nil); status != 401 {
+			t.Fatal("a disabled account's session works")
+		}
+		if status, _ := e.do("POST", "/api/v1/auth/login", "", map[string]any{"email": "person@example.com", "password": "another long password"}); status != 401 {
+			t.Fatal("a disabled account signs in")
+		}
+		if status, _ := e.do("POST", "/api/v1/instance/users/"+e.boot.User.ID.String()+"/disable", e.ownerKey, nil); status != 409 {
+			t.Fatal("the owner disabled themselves")
+		}
+		ev := e.lastAudit("user.disabled")
+		if ev == nil || ev.Target.ID != me.User.ID.String() {
+			t.Fatalf("no audit event for disabling: %+v", ev)
+		}
+		e.must("POST", "/api/v1/instance/users/"+me.User.ID.String()+"/enable", e.ownerKey, nil)
+		e.login("person@example.com", "another long password")
 	})
 }
 
-// Row 5: each replica counted sign-in and invitation failures on its own,
-// so N replicas gave N times the allowance. On PostgreSQL two servers on
-// one database now share one count: ten failures split between them lock
-// the account on both, and ten invitation guesses the address. SQLite is
-// one process and counts in memory: the same ten lock it there.
-func TestThrottlesSharedAcrossReplicas(t *testing.T) {
-	for _, d := range storetest.Dialects(t) {
-		t.Run(string(d), func(t *testing.T) {
-			ctx := context.Background()
-			url, err := storetest.URL(t, d)
-			if err != nil {
-				t.Fatal(err)
+// Item 7: disabling an account revokes its management keys.
+func TestDisablingRevokesKeys(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		me, _ := e.signup("keyholder@example.com")
+		e.must("PATCH", "/api/v1/instance/users/"+me.User.ID.String(), e.ownerKey, map[string]any{"instance_role": "admin"})
+		_, sess := e.login("keyholder@example.com", "a long enough password")
+		k := e.key("/api/v1/instance", "cookie:"+sess, []string{"management-keys.issue", "management-keys.read"}, nil)
+		child := e.key("/api/v1/instance", k.Token, []string{"management-keys.read"}, nil)
+		e.must("POST", "/api/v1/instance/users/"+me.User.ID.String()+"/disable", e.ownerKey, nil)
+		for _, tok := range []string{k.Token, child.Token} {
+			if status, raw := e.do("GET", "/api/v1/auth/me", tok, nil); status != 401 {
+				t.Fatalf("a disabled account's key works: %d %s", status, raw)
 			}
-			open := func() *bun.DB {
-				db, err := store.Open(ctx, url, filepath.Join(t.TempDir(), "data"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { db.Close() })
-				return db
-			}
-			first := open()
-			if _, err := store.Migrate(ctx, first); err != nil {
-				t.Fatal(err)
-			}
-			a := newEnv(t, first, api.Options{})
-			replicas := []*env{a}
-			if d == storetest.Postgres {
-				// A second replica: its own pool and its own process state.
-				s, err := api.New(ctx, store.New(open()), api.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				srv := httptest.NewServer(s)
-				t.Cleanup(srv.Close)
-				replicas = append(replicas, &env{t: t, srv: srv, api: s, st: a.st, ownerKey: a.ownerKey, boot: a.boot})
-			}
-			a.signup("target@example.com")
-			for i := range 10 {
-				r := replicas[i%len(replicas)]
-				if status, raw := r.do("POST", "/api/v1/auth/login", "", map[string]any{"email": "target@example.com", "password": fmt.Sprintf("wrong guess %d", i)}); status != 401 {
-					t.Fatalf("guess %d: %d %s", i, status, raw)
-				}
-			}
-			for i, r := range replicas {
-				resp := r.doResp("POST", "/api/v1/auth/login", "", map[string]any{"email": "target@example.com", "password": "a long enough password"})
-				resp.Body.Close()
-				if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
-					t.Fatalf("replica %d after 10 failures across %d replicas: %d, want 429 with Retry-After", i, len(replicas), resp.StatusCode)
-				}
-			}
-			if ev := a.lastAudit("auth.sign_in_throttled"); ev == nil || ev.Details["email"] != "target@example.com" {
-				t.Fatalf("no audit entry for the lock: %+v", ev)
-			}
-			for i := range 10 {
-				r := replicas[i%len(replicas)]
-				if status, raw := r.do("POST", "/api/v1/invitations/accept", "", map[string]any{"token": fmt.Sprintf("guess-%d", i)}); status != 404 {
-					t.Fatalf("invitation guess %d: %d %s", i, status, raw)
-				}
-			}
-			for i, r := range replicas {
-				if status, raw := r.do("POST", "/api/v1/invitations/accept", "", map[string]any{"token": "guess-11"}); status != 429 {
-					t.Fatalf("replica %d, 11th invitation guess: %d %s", i, status, raw)
-				}
-			}
-			// Another account is not locked by it, on any replica.
-			a.signup("bystander@example.com")
-			for _, r := range replicas {
-				r.login("bystander@example.com", "a long enough password")
-			}
-		})
-	}
+		}
+	})
 }
