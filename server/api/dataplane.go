@@ -66,7 +66,26 @@ func (s *Server) ingestUsage(r *Request) (any, error) {
 	}); err != nil {
 		return nil, err
 	}
-	return usage.Ingest(r.ctx, s.store, events)
+	reach, err := s.ingestReach(r)
+	if err != nil {
+		return nil, err
+	}
+	return usage.Ingest(r.ctx, s.store, reach, events)
+}
+
+// ingestReach is where the caller may record usage. The route takes
+// instance-scope credentials only; a data plane's key is narrowed to the
+// organizations it was enrolled for.
+func (s *Server) ingestReach(r *Request) (usage.Reach, error) {
+	everywhere := usage.Reach{Everywhere: true}
+	if r.P.Key == nil {
+		return everywhere, nil
+	}
+	orgs, enrolled, err := s.store.EnrollmentReach(r.ctx, r.P.Key.ID)
+	if err != nil || !enrolled {
+		return everywhere, err
+	}
+	return everywhere.Within(orgs), nil
 }
 
 // readUsageEvent reads one shipped event strictly: the members and their

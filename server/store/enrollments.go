@@ -152,3 +152,34 @@ func (s *Store) RenewEnrollment(ctx context.Context, id, publicKey, fingerprint 
 		Where("data_plane_id = ?", id).Where("status = ?", EnrollmentRevoked).Exec(ctx)
 	return affectedOne(res, err)
 }
+
+// EnrollmentReach is what the data planes enrolled with a management key
+// were ever given: the organizations of its approved and revoked
+// enrollments (a revoked data plane's spooled usage is still usage it
+// served). enrolled is false when the key belongs to no enrollment that
+// was ever approved, pending ones included.
+func (s *Store) EnrollmentReach(ctx context.Context, keyID uuid.UUID) (orgs []uuid.UUID, enrolled bool, err error) {
+	var es []DataPlaneEnrollment
+	if err := s.db.NewSelect().Model(&es).Column("data_plane_id", "status", "approved_at").
+		Where("key_id = ?", keyID).Scan(ctx); err != nil {
+		return nil, false, mapErr(err)
+	}
+	var ids []string
+	for _, e := range es {
+		enrolled = true
+		if e.Status == EnrollmentApproved || e.Status == EnrollmentRevoked {
+			ids = append(ids, e.DataPlaneID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, enrolled, nil
+	}
+	var rows []enrollmentOrg
+	if err := s.db.NewSelect().Model(&rows).Where("data_plane_id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
+		return nil, true, mapErr(err)
+	}
+	for _, r := range rows {
+		orgs = append(orgs, r.OrgID)
+	}
+	return orgs, true, nil
+}

@@ -96,6 +96,23 @@ func (s *Store) GetWorkspace(ctx context.Context, id uuid.UUID) (*Workspace, err
 	return w, mapErr(s.db.NewSelect().Model(w).Where("id = ?", id).Scan(ctx))
 }
 
+// WorkspaceOrgs maps each of ids that names a workspace (deleted ones
+// too) to its organization.
+func (s *Store) WorkspaceOrgs(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]uuid.UUID, error) {
+	out := make(map[uuid.UUID]uuid.UUID, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var ws []Workspace
+	if err := s.db.NewSelect().Model(&ws).Column("id", "org_id").Where("id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
+		return nil, mapErr(err)
+	}
+	for _, w := range ws {
+		out[w.ID] = w.OrgID
+	}
+	return out, nil
+}
+
 // WorkspaceFilter narrows ListWorkspaces.
 type WorkspaceFilter struct {
 	OrgID uuid.UUID
