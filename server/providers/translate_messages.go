@@ -80,119 +80,182 @@ type messagesRequest struct {
 // Completions request body. Errors are *InvalidRequestError naming the
 // Messages member at fault.
 func MessagesToChat(body []byte) ([]byte, error) {
+	t, err := readMessagesRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	return t.translate()
+}
+
+// messagesToChat is one Messages request on its way to Chat Completions:
+// the small members decoded, the turns (which hold the bulk) as raw
+// bytes, and the Chat members written so far.
+type messagesToChat struct {
+	req   messagesRequest
+	turns [][]byte
+	out   map[string]any
+}
+
+// readMessagesRequest decodes a Messages request and checks the members
+// every Messages request must have, as Anthropic's API does.
+func readMessagesRequest(body []byte) (*messagesToChat, error) {
 	members, err := ParseObject(body)
 	if err != nil {
 		return nil, err
 	}
+	t := &messagesToChat{}
 	// The messages are read from the body in place (translate_messages_raw.go).
-	var turns [][]byte
 	if raw, ok := members["messages"]; ok && !isNull(raw) {
 		if valueKind(raw) != "array" {
 			return nil, invalid("messages", "invalid_type", "messages: Input should be a valid list")
 		}
-		arrayElements(raw, func(t []byte) { turns = append(turns, t) })
+		arrayElements(raw, func(turn []byte) { t.turns = append(t.turns, turn) })
 	}
-	var req messagesRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	if err := json.Unmarshal(body, &t.req); err != nil {
 		return nil, invalid("", "invalid_request", "The request body is not a Messages request: %s", err.Error())
 	}
 	switch {
-	case req.Model == "":
+	case t.req.Model == "":
 		return nil, invalid("model", "missing_required_parameter", "model: Field required")
-	case req.MaxTokens == nil:
+	case t.req.MaxTokens == nil:
 		return nil, invalid("max_tokens", "missing_required_parameter", "max_tokens: Field required")
-	case *req.MaxTokens < 1:
+	case *t.req.MaxTokens < 1:
 		return nil, invalid("max_tokens", "invalid_value", "max_tokens: Input should be greater than or equal to 1")
-	case len(turns) == 0:
+	case len(t.turns) == 0:
 		return nil, invalid("messages", "missing_required_parameter", "messages: Field required")
 	}
-	out := map[string]any{"model": req.Model, "max_completion_tokens": *req.MaxTokens}
+	return t, nil
+}
+
+func (t *messagesToChat) translate() ([]byte, error) {
+	t.out = map[string]any{"model": t.req.Model, "max_completion_tokens": *t.req.MaxTokens}
+	t.sampling()
+	// In the order a client reads problems: the conversation, then the
+	// tools.
+	msgs, err := t.messages()
+	if err != nil {
+		return nil, err
+	}
+	if err := t.tools(); err != nil {
+		return nil, err
+	}
+	if err := t.toolChoice(); err != nil {
+		return nil, err
+	}
+	t.thinking()
+	if of := t.req.OutputFormat; of != nil && of.Type == "json_schema" {
+		t.out["response_format"] = map[string]any{"type": "json_schema",
+			"json_schema": map[string]any{"name": "output", "schema": of.Schema, "strict": true}}
+	}
+	// The small members through encoding/json; the messages, which hold
+	// the bulk, spliced in after them.
+	head, err := json.Marshal(t.out)
+	if err != nil {
+		return nil, err
+	}
+	return rawObject(string(head[:len(head)-1])+`,"messages":`, rawArray(msgs), `}`).bytes(), nil
+}
+
+// sampling carries the members that shape sampling and the request's
+// identity across as they are.
+func (t *messagesToChat) sampling() {
+	req := t.req
 	if req.Stream {
-		out["stream"] = true
+		t.out["stream"] = true
 	}
 	if len(req.Temperature) > 0 && !isNull(req.Temperature) {
-		out["temperature"] = req.Temperature
+		t.out["temperature"] = req.Temperature
 	}
 	if len(req.TopP) > 0 && !isNull(req.TopP) {
-		out["top_p"] = req.TopP
+		t.out["top_p"] = req.TopP
 	}
 	if len(req.StopSequences) > 0 {
-		out["stop"] = req.StopSequences
+		t.out["stop"] = req.StopSequences
 	}
 	if req.Metadata != nil && req.Metadata.UserID != "" {
-		out["user"] = req.Metadata.UserID
+		t.out["user"] = req.Metadata.UserID
 	}
+}
+
+// messages is the system prompt as a system message, then every turn.
+func (t *messagesToChat) messages() ([]rope, error) {
 	var msgs []rope
-	if sys, err := messagesSystem(req.System); err != nil {
+	if sys, err := messagesSystem(t.req.System); err != nil {
 		return nil, err
 	} else if sys != "" {
 		msgs = append(msgs, rope{mustMarshal(map[string]any{"role": "system", "content": sys})})
 	}
-	for i, turn := range turns {
+	for i, turn := range t.turns {
 		converted, err := messagesTurnRaw(turn, "messages."+strconv.Itoa(i))
 		if err != nil {
 			return nil, err
 		}
 		msgs = append(msgs, converted...)
 	}
-	if len(req.Tools) > 0 {
-		var tools []map[string]any
-		for i, t := range req.Tools {
-			if t.Type != "" && t.Type != "custom" {
-				return nil, invalid("tools."+strconv.Itoa(i)+".type", "unsupported_value",
-					"Server tool %q is available from Anthropic models only.", t.Type)
-			}
-			fn := map[string]any{"name": t.Name, "parameters": t.InputSchema}
-			if t.Description != "" {
-				fn["description"] = t.Description
-			}
-			if t.Strict != nil {
-				fn["strict"] = *t.Strict
-			}
-			tools = append(tools, map[string]any{"type": "function", "function": fn})
+	return msgs, nil
+}
+
+// tools become functions; Anthropic's server tools have no Chat form.
+func (t *messagesToChat) tools() error {
+	if len(t.req.Tools) == 0 {
+		return nil
+	}
+	tools := make([]map[string]any, 0, len(t.req.Tools))
+	for i, tool := range t.req.Tools {
+		if tool.Type != "" && tool.Type != "custom" {
+			return invalid("tools."+strconv.Itoa(i)+".type", "unsupported_value",
+				"Server tool %q is available from Anthropic models only.", tool.Type)
 		}
-		out["tools"] = tools
-	}
-	if tc := req.ToolChoice; tc != nil {
-		switch tc.Type {
-		case "auto":
-			out["tool_choice"] = "auto"
-		case "any":
-			out["tool_choice"] = "required"
-		case "none":
-			out["tool_choice"] = "none"
-		case "tool":
-			out["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": tc.Name}}
-		default:
-			return nil, invalid("tool_choice.type", "invalid_value", "tool_choice.type: %q is not auto, any, tool or none", tc.Type)
+		fn := map[string]any{"name": tool.Name, "parameters": tool.InputSchema}
+		if tool.Description != "" {
+			fn["description"] = tool.Description
 		}
-		if tc.DisableParallelToolUse && len(req.Tools) > 0 {
-			out["parallel_tool_calls"] = false
+		if tool.Strict != nil {
+			fn["strict"] = *tool.Strict
 		}
+		tools = append(tools, map[string]any{"type": "function", "function": fn})
 	}
-	if th := req.Thinking; th != nil && th.Type == "enabled" {
-		// A thinking budget becomes the nearest reasoning effort; the
-		// budgets are the ones the Anthropic adapter maps efforts to.
-		switch {
-		case th.BudgetTokens <= thinkingBudgets["low"]:
-			out["reasoning_effort"] = "low"
-		case th.BudgetTokens <= thinkingBudgets["medium"]:
-			out["reasoning_effort"] = "medium"
-		default:
-			out["reasoning_effort"] = "high"
-		}
+	t.out["tools"] = tools
+	return nil
+}
+
+// messagesToolChoices are the tool_choice types with a fixed Chat form.
+var messagesToolChoices = map[string]string{"auto": "auto", "any": "required", "none": "none"}
+
+func (t *messagesToChat) toolChoice() error {
+	tc := t.req.ToolChoice
+	if tc == nil {
+		return nil
 	}
-	if of := req.OutputFormat; of != nil && of.Type == "json_schema" {
-		out["response_format"] = map[string]any{"type": "json_schema",
-			"json_schema": map[string]any{"name": "output", "schema": of.Schema, "strict": true}}
+	switch choice, fixed := messagesToolChoices[tc.Type]; {
+	case fixed:
+		t.out["tool_choice"] = choice
+	case tc.Type == "tool":
+		t.out["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": tc.Name}}
+	default:
+		return invalid("tool_choice.type", "invalid_value", "tool_choice.type: %q is not auto, any, tool or none", tc.Type)
 	}
-	// The small members through encoding/json; the messages, which hold
-	// the bulk, spliced in after them.
-	head, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
+	if tc.DisableParallelToolUse && len(t.req.Tools) > 0 {
+		t.out["parallel_tool_calls"] = false
 	}
-	return rawObject(string(head[:len(head)-1])+`,"messages":`, rawArray(msgs), `}`).bytes(), nil
+	return nil
+}
+
+// thinking: a budget becomes the nearest reasoning effort; the budgets
+// are the ones the Anthropic adapter maps efforts to.
+func (t *messagesToChat) thinking() {
+	th := t.req.Thinking
+	if th == nil || th.Type != "enabled" {
+		return
+	}
+	switch {
+	case th.BudgetTokens <= thinkingBudgets["low"]:
+		t.out["reasoning_effort"] = "low"
+	case th.BudgetTokens <= thinkingBudgets["medium"]:
+		t.out["reasoning_effort"] = "medium"
+	default:
+		t.out["reasoning_effort"] = "high"
+	}
 }
 
 // messagesSystem reads the system prompt: a string or text blocks.

@@ -41,112 +41,151 @@ func (r rope) bytes() []byte {
 // since they answer the assistant turn before it); an assistant turn's
 // tool_use blocks become its tool calls.
 func messagesTurnRaw(turn []byte, param string) ([]rope, error) {
+	t, role, err := readTurn(turn, param)
+	if err != nil {
+		return nil, err
+	}
+	switch role {
+	case "user":
+		return t.user()
+	case "assistant":
+		return t.assistant()
+	}
+	return nil, invalid(param+".role", "invalid_value", "%s.role: Input should be 'user' or 'assistant'", param)
+}
+
+// messagesTurn is one turn's content: a string, or blocks (slices of the
+// body) at param.
+type messagesTurn struct {
+	param   string
+	content []byte
+	// blocks holds one nil for string content.
+	blocks [][]byte
+}
+
+func readTurn(turn []byte, param string) (*messagesTurn, string, error) {
 	var m struct {
 		Role string `json:"role"`
 	}
 	if valueKind(turn) != "object" || json.Unmarshal(turn, &m) != nil {
-		return nil, invalid(param, "invalid_type", "%s: Input should be an object with role and content", param)
+		return nil, "", invalid(param, "invalid_type", "%s: Input should be an object with role and content", param)
 	}
-	content := bytes.TrimSpace(memberValue(turn, "content"))
-	var blocks [][]byte
-	switch valueKind(content) {
+	t := &messagesTurn{param: param, content: bytes.TrimSpace(memberValue(turn, "content"))}
+	switch valueKind(t.content) {
 	case "string":
-		blocks = [][]byte{nil}
+		t.blocks = [][]byte{nil}
 	case "array":
-		arrayElements(content, func(b []byte) { blocks = append(blocks, b) })
+		arrayElements(t.content, func(b []byte) { t.blocks = append(t.blocks, b) })
 	default:
-		return nil, invalid(param+".content", "invalid_type", "%s.content: Input should be a string or a list of content blocks", param)
+		return nil, "", invalid(param+".content", "invalid_type", "%s.content: Input should be a string or a list of content blocks", param)
 	}
-	// blockOf reads a block's small members; its text, data, input and
-	// content stay in the body.
-	blockOf := func(raw []byte, at string) (messagesBlockHead, error) {
-		if raw == nil {
-			return messagesBlockHead{Type: "text", text: content}, nil
-		}
-		var h messagesBlockHead
-		if valueKind(raw) != "object" || json.Unmarshal(raw, &h) != nil {
-			return h, invalid(at, "invalid_type", "%s: Input should be a content block", at)
-		}
-		h.text = bytes.TrimSpace(memberValue(raw, "text"))
-		h.input = bytes.TrimSpace(memberValue(raw, "input"))
-		h.content = bytes.TrimSpace(memberValue(raw, "content"))
-		if src := memberValue(raw, "source"); valueKind(src) == "object" {
-			h.data = bytes.TrimSpace(memberValue(src, "data"))
-		}
-		if h.text != nil && valueKind(h.text) != "string" {
-			return h, invalid(at+".text", "invalid_type", "%s.text: Input should be a valid string", at)
-		}
-		return h, nil
+	return t, m.Role, nil
+}
+
+// block reads block j's small members; its text, data, input and content
+// stay in the body.
+func (t *messagesTurn) block(j int) (messagesBlockHead, string, error) {
+	raw, at := t.blocks[j], t.param+".content."+strconv.Itoa(j)
+	if raw == nil {
+		return messagesBlockHead{Type: "text", text: t.content}, at, nil
 	}
-	switch m.Role {
-	case "user":
-		var out, parts []rope
-		for j, raw := range blocks {
-			at := param + ".content." + strconv.Itoa(j)
-			b, err := blockOf(raw, at)
+	var h messagesBlockHead
+	if valueKind(raw) != "object" || json.Unmarshal(raw, &h) != nil {
+		return h, at, invalid(at, "invalid_type", "%s: Input should be a content block", at)
+	}
+	h.text = bytes.TrimSpace(memberValue(raw, "text"))
+	h.input = bytes.TrimSpace(memberValue(raw, "input"))
+	h.content = bytes.TrimSpace(memberValue(raw, "content"))
+	if src := memberValue(raw, "source"); valueKind(src) == "object" {
+		h.data = bytes.TrimSpace(memberValue(src, "data"))
+	}
+	if h.text != nil && valueKind(h.text) != "string" {
+		return h, at, invalid(at+".text", "invalid_type", "%s.text: Input should be a valid string", at)
+	}
+	return h, at, nil
+}
+
+// user is a user turn: its tool results as tool messages, then the rest
+// as one user message.
+func (t *messagesTurn) user() ([]rope, error) {
+	var out, parts []rope
+	for j := range t.blocks {
+		b, at, err := t.block(j)
+		if err != nil {
+			return nil, err
+		}
+		if b.Type == "tool_result" {
+			text, err := toolResultRaw(b.content, at)
 			if err != nil {
 				return nil, err
 			}
-			switch b.Type {
-			case "text":
-				parts = append(parts, rawObject(`{"type":"text","text":`, rope{jsonStringOr(b.text)}, `}`))
-			case "image":
-				u, err := b.url(at)
-				if err != nil {
-					return nil, err
-				}
-				parts = append(parts, rawObject(`{"type":"image_url","image_url":{"url":`, u, `}}`))
-			case "document":
-				if b.Source == nil || b.Source.Type != "base64" {
-					return nil, invalid(at+".source", "unsupported_value", "%s: only base64 PDF documents can be sent to this model", at)
-				}
-				parts = append(parts, rawObject(`{"type":"file","file":{"file_data":`, dataURL(b.Source.MediaType, b.data), `,"filename":"document.pdf"}}`))
-			case "tool_result":
-				text, err := toolResultRaw(b.content, at)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, rawObject(`{"role":"tool","tool_call_id":`+string(mustMarshal(b.ToolUseID))+`,"content":`, text, `}`))
-			default:
-				return nil, invalid(at+".type", "unsupported_value", "%s: content block type %q cannot be sent to this model", at, b.Type)
-			}
+			out = append(out, rawObject(`{"role":"tool","tool_call_id":`+string(mustMarshal(b.ToolUseID))+`,"content":`, text, `}`))
+			continue
 		}
-		if len(parts) > 0 {
-			out = append(out, rawObject(`{"role":"user","content":`, rawArray(parts), `}`))
+		part, err := b.userPart(at)
+		if err != nil {
+			return nil, err
 		}
-		return out, nil
-	case "assistant":
-		var texts [][]byte
-		var calls []map[string]any
-		for j, raw := range blocks {
-			b, err := blockOf(raw, param+".content."+strconv.Itoa(j))
-			if err != nil {
-				return nil, err
-			}
-			switch b.Type {
-			case "text":
-				texts = append(texts, jsonStringOr(b.text))
-			case "tool_use":
-				args := "{}"
-				if len(b.input) > 0 {
-					args = compactJSON(b.input)
-				}
-				calls = append(calls, map[string]any{"id": b.ID, "type": "function",
-					"function": map[string]any{"name": b.Name, "arguments": args}})
-			}
-			// Thinking blocks are the model's own; another model cannot
-			// take them back.
-		}
-		head := `{"role":"assistant"`
-		if len(calls) > 0 {
-			head += `,"tool_calls":` + string(mustMarshal(calls))
-		}
-		if len(texts) > 0 || len(calls) == 0 {
-			return []rope{rawObject(head+`,"content":`, joinJSONStrings(texts, ""), `}`)}, nil
-		}
-		return []rope{{[]byte(head + `}`)}}, nil
+		parts = append(parts, part)
 	}
-	return nil, invalid(param+".role", "invalid_value", "%s.role: Input should be 'user' or 'assistant'", param)
+	if len(parts) > 0 {
+		out = append(out, rawObject(`{"role":"user","content":`, rawArray(parts), `}`))
+	}
+	return out, nil
+}
+
+// userPart is a user turn's text, image or document block as a chat
+// content part.
+func (b *messagesBlockHead) userPart(at string) (rope, error) {
+	switch b.Type {
+	case "text":
+		return rawObject(`{"type":"text","text":`, rope{jsonStringOr(b.text)}, `}`), nil
+	case "image":
+		u, err := b.url(at)
+		if err != nil {
+			return nil, err
+		}
+		return rawObject(`{"type":"image_url","image_url":{"url":`, u, `}}`), nil
+	case "document":
+		if b.Source == nil || b.Source.Type != "base64" {
+			return nil, invalid(at+".source", "unsupported_value", "%s: only base64 PDF documents can be sent to this model", at)
+		}
+		return rawObject(`{"type":"file","file":{"file_data":`, dataURL(b.Source.MediaType, b.data), `,"filename":"document.pdf"}}`), nil
+	}
+	return nil, invalid(at+".type", "unsupported_value", "%s: content block type %q cannot be sent to this model", at, b.Type)
+}
+
+// assistant is an assistant turn: its text, and its tool_use blocks as
+// tool calls. Thinking blocks are the model's own; another model cannot
+// take them back.
+func (t *messagesTurn) assistant() ([]rope, error) {
+	var texts [][]byte
+	var calls []map[string]any
+	for j := range t.blocks {
+		b, _, err := t.block(j)
+		if err != nil {
+			return nil, err
+		}
+		switch b.Type {
+		case "text":
+			texts = append(texts, jsonStringOr(b.text))
+		case "tool_use":
+			args := "{}"
+			if len(b.input) > 0 {
+				args = compactJSON(b.input)
+			}
+			calls = append(calls, map[string]any{"id": b.ID, "type": "function",
+				"function": map[string]any{"name": b.Name, "arguments": args}})
+		}
+	}
+	head := `{"role":"assistant"`
+	if len(calls) > 0 {
+		head += `,"tool_calls":` + string(mustMarshal(calls))
+	}
+	if len(texts) > 0 || len(calls) == 0 {
+		return []rope{rawObject(head+`,"content":`, joinJSONStrings(texts, ""), `}`)}, nil
+	}
+	return []rope{{[]byte(head + `}`)}}, nil
 }
 
 // messagesBlockHead is a content block's small members; the rest are
