@@ -99,38 +99,80 @@ func ResponsesToChat(body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var req responsesRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	t := &responsesToChat{}
+	if err := json.Unmarshal(body, &t.req); err != nil {
 		return nil, invalid("", "invalid_request", "The request body is not a Responses request: %s", err.Error())
 	}
-	if req.Model == "" {
+	if t.req.Model == "" {
 		return nil, invalid("model", "missing_required_parameter", "Missing required parameter: 'model'.")
 	}
-	out := map[string]any{"model": req.Model}
+	return t.translate(members["input"])
+}
+
+// responsesToChat is one Responses request on its way to Chat
+// Completions: the small members decoded, and the Chat members written
+// so far. The input, which holds the bulk, is read from the body in place
+// (translate_responses_raw.go).
+type responsesToChat struct {
+	req responsesRequest
+	out map[string]any
+}
+
+func (t *responsesToChat) translate(input json.RawMessage) ([]byte, error) {
+	t.out = map[string]any{"model": t.req.Model}
+	t.sampling()
+	msgs, err := t.messages(input)
+	if err != nil {
+		return nil, err
+	}
+	for _, step := range []func() error{t.tools, t.toolChoice, t.format} {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	if r := t.req.Reasoning; r != nil && r.Effort != "" {
+		t.out["reasoning_effort"] = r.Effort
+	}
+	// The small members through encoding/json; the messages, which hold
+	// the bulk, spliced in after them.
+	head, err := json.Marshal(t.out)
+	if err != nil {
+		return nil, err
+	}
+	return rawObject(string(head[:len(head)-1])+`,"messages":`, rawArray(msgs), `}`).bytes(), nil
+}
+
+// sampling carries the members that shape sampling and the request's
+// identity across as they are.
+func (t *responsesToChat) sampling() {
+	req := t.req
 	if req.Stream {
-		out["stream"] = true
+		t.out["stream"] = true
 	}
 	if req.MaxOutputTokens != nil {
-		out["max_completion_tokens"] = *req.MaxOutputTokens
+		t.out["max_completion_tokens"] = *req.MaxOutputTokens
 	}
 	if len(req.Temperature) > 0 && !isNull(req.Temperature) {
-		out["temperature"] = req.Temperature
+		t.out["temperature"] = req.Temperature
 	}
 	if len(req.TopP) > 0 && !isNull(req.TopP) {
-		out["top_p"] = req.TopP
+		t.out["top_p"] = req.TopP
 	}
 	if req.User != "" {
-		out["user"] = req.User
+		t.out["user"] = req.User
 	}
 	if req.ParallelTools != nil {
-		out["parallel_tool_calls"] = *req.ParallelTools
+		t.out["parallel_tool_calls"] = *req.ParallelTools
 	}
+}
+
+// messages are the instructions as a system message, then the input.
+func (t *responsesToChat) messages(input json.RawMessage) ([]rope, error) {
 	var msgs []rope
-	if req.Instructions != "" {
-		msgs = append(msgs, rope{mustMarshal(map[string]any{"role": "system", "content": req.Instructions})})
+	if t.req.Instructions != "" {
+		msgs = append(msgs, rope{mustMarshal(map[string]any{"role": "system", "content": t.req.Instructions})})
 	}
-	// The input is read from the body in place (translate_responses_raw.go).
-	items, err := responsesInputRaw(members["input"])
+	items, err := responsesInputRaw(input)
 	if err != nil {
 		return nil, err
 	}
@@ -138,67 +180,77 @@ func ResponsesToChat(body []byte) ([]byte, error) {
 	if len(msgs) == 0 {
 		return nil, invalid("input", "missing_required_parameter", "Missing required parameter: 'input'.")
 	}
-	if len(req.Tools) > 0 {
-		var tools []map[string]any
-		for i, t := range req.Tools {
-			if t.Type != "function" {
-				return nil, invalid("tools["+strconv.Itoa(i)+"].type", "unsupported_value",
-					"Tool type %q is available from OpenAI models only; this model takes function tools.", t.Type)
-			}
-			fn := map[string]any{"name": t.Name}
-			if len(t.Parameters) > 0 && !isNull(t.Parameters) {
-				fn["parameters"] = t.Parameters
-			}
-			if t.Description != "" {
-				fn["description"] = t.Description
-			}
-			if t.Strict != nil {
-				fn["strict"] = *t.Strict
-			}
-			tools = append(tools, map[string]any{"type": "function", "function": fn})
+	return msgs, nil
+}
+
+// tools: function tools only; hosted tools need OpenAI's own servers.
+func (t *responsesToChat) tools() error {
+	if len(t.req.Tools) == 0 {
+		return nil
+	}
+	tools := make([]map[string]any, 0, len(t.req.Tools))
+	for i, tool := range t.req.Tools {
+		if tool.Type != "function" {
+			return invalid("tools["+strconv.Itoa(i)+"].type", "unsupported_value",
+				"Tool type %q is available from OpenAI models only; this model takes function tools.", tool.Type)
 		}
-		out["tools"] = tools
-	}
-	if len(req.ToolChoice) > 0 && !isNull(req.ToolChoice) {
-		var mode string
-		if json.Unmarshal(req.ToolChoice, &mode) == nil {
-			out["tool_choice"] = mode
-		} else {
-			var obj struct {
-				Type string `json:"type"`
-				Name string `json:"name"`
-			}
-			if json.Unmarshal(req.ToolChoice, &obj) != nil || obj.Type != "function" {
-				return nil, invalid("tool_choice", "unsupported_value", "'tool_choice' must be none, auto, required or a function for this model.")
-			}
-			out["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": obj.Name}}
+		fn := map[string]any{"name": tool.Name}
+		if len(tool.Parameters) > 0 && !isNull(tool.Parameters) {
+			fn["parameters"] = tool.Parameters
 		}
-	}
-	if req.Text != nil && req.Text.Format != nil {
-		f := req.Text.Format
-		switch f.Type {
-		case "json_schema":
-			js := map[string]any{"name": f.Name, "schema": f.Schema}
-			if f.Strict != nil {
-				js["strict"] = *f.Strict
-			}
-			out["response_format"] = map[string]any{"type": "json_schema", "json_schema": js}
-		case "json_object", "text":
-			out["response_format"] = map[string]any{"type": f.Type}
-		default:
-			return nil, invalid("text.format.type", "invalid_value", "Invalid value for 'text.format.type': %q.", f.Type)
+		if tool.Description != "" {
+			fn["description"] = tool.Description
 		}
+		if tool.Strict != nil {
+			fn["strict"] = *tool.Strict
+		}
+		tools = append(tools, map[string]any{"type": "function", "function": fn})
 	}
-	if req.Reasoning != nil && req.Reasoning.Effort != "" {
-		out["reasoning_effort"] = req.Reasoning.Effort
+	t.out["tools"] = tools
+	return nil
+}
+
+// toolChoice: a mode as it is, or a function by name.
+func (t *responsesToChat) toolChoice() error {
+	raw := t.req.ToolChoice
+	if len(raw) == 0 || isNull(raw) {
+		return nil
 	}
-	// The small members through encoding/json; the messages, which hold
-	// the bulk, spliced in after them.
-	head, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
+	var mode string
+	if json.Unmarshal(raw, &mode) == nil {
+		t.out["tool_choice"] = mode
+		return nil
 	}
-	return rawObject(string(head[:len(head)-1])+`,"messages":`, rawArray(msgs), `}`).bytes(), nil
+	var obj struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(raw, &obj) != nil || obj.Type != "function" {
+		return invalid("tool_choice", "unsupported_value", "'tool_choice' must be none, auto, required or a function for this model.")
+	}
+	t.out["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": obj.Name}}
+	return nil
+}
+
+// format is text.format as a response_format.
+func (t *responsesToChat) format() error {
+	if t.req.Text == nil || t.req.Text.Format == nil {
+		return nil
+	}
+	f := t.req.Text.Format
+	switch f.Type {
+	case "json_schema":
+		js := map[string]any{"name": f.Name, "schema": f.Schema}
+		if f.Strict != nil {
+			js["strict"] = *f.Strict
+		}
+		t.out["response_format"] = map[string]any{"type": "json_schema", "json_schema": js}
+	case "json_object", "text":
+		t.out["response_format"] = map[string]any{"type": f.Type}
+	default:
+		return invalid("text.format.type", "invalid_value", "Invalid value for 'text.format.type': %q.", f.Type)
+	}
+	return nil
 }
 
 // responsesUsage is a Responses usage object: input_tokens include the
