@@ -263,25 +263,13 @@ type anthropicOutFormat struct {
 // whether it needs the structured-outputs beta.
 func translateAnthropic(call *Call, stream bool) (*anthropicRequest, bool, error) {
 	req := call.Request
-	out := &anthropicRequest{Model: call.UpstreamModel, Stream: stream, StopSequences: req.Stop}
-	switch {
-	case call.MaxTokens > 0:
-		out.MaxTokens = call.MaxTokens
-	case req.MaxTokens > 0:
-		out.MaxTokens = req.MaxTokens
-	case call.DefaultMaxTokens > 0:
-		out.MaxTokens = call.DefaultMaxTokens
-	default:
-		// The Messages API requires a limit; a catalog entry without a
-		// maximum output gets a conventional one.
-		out.MaxTokens = 4096
-	}
 	if req.N > 1 {
 		return nil, false, invalid("n", "unsupported_value", "Anthropic models return one choice; 'n' must be 1.")
 	}
 	if req.Functions {
 		return nil, false, invalid("functions", "unsupported_parameter", "'functions' is not supported for Anthropic models; use 'tools'.")
 	}
+	out := &anthropicRequest{Model: call.UpstreamModel, Stream: stream, StopSequences: req.Stop, MaxTokens: anthropicMaxTokens(call)}
 	if raw, ok := req.Members["temperature"]; ok && !isNull(raw) {
 		out.Temperature = raw
 	}
@@ -298,30 +286,66 @@ func translateAnthropic(call *Call, stream bool) (*anthropicRequest, bool, error
 	if err != nil {
 		return nil, false, err
 	}
-	if rf := req.ResponseFormat; rf != nil {
-		switch rf.Type {
-		case "json_object":
-			return nil, false, invalid("response_format.type", "unsupported_value",
-				"Anthropic models support response_format json_schema, not json_object.")
-		case "json_schema":
-			out.OutputFormat = &anthropicOutFormat{Type: "json_schema", Schema: rf.JSONSchema.Schema}
-			beta = true
-		}
+	structured, err := anthropicOutputFormat(req, out)
+	if err != nil {
+		return nil, false, err
 	}
-	if effort := req.ReasoningEffort; effort != "" && effort != "none" {
-		budget, ok := thinkingBudgets[effort]
-		if !ok {
-			return nil, false, invalid("reasoning_effort", "invalid_value", "Invalid value for 'reasoning_effort': %q.", effort)
-		}
-		// The budget counts against max_tokens and must stay below it.
-		budget = min(budget, out.MaxTokens-1)
-		if budget < minThinkingBudget {
-			return nil, false, invalid("max_tokens", "invalid_value",
-				"Reasoning on Anthropic models needs max_tokens above %d.", minThinkingBudget)
-		}
-		out.Thinking = &anthropicThinking{Type: "enabled", BudgetTokens: budget}
+	if err := anthropicThinkingFor(req, out); err != nil {
+		return nil, false, err
 	}
-	return out, beta, nil
+	return out, beta || structured, nil
+}
+
+// anthropicMaxTokens is the call's limit: the Messages API requires one,
+// so a catalog entry without a maximum output gets a conventional one.
+func anthropicMaxTokens(call *Call) int64 {
+	switch {
+	case call.MaxTokens > 0:
+		return call.MaxTokens
+	case call.Request.MaxTokens > 0:
+		return call.Request.MaxTokens
+	case call.DefaultMaxTokens > 0:
+		return call.DefaultMaxTokens
+	}
+	return 4096
+}
+
+// anthropicOutputFormat carries a json_schema response format (through
+// the structured-outputs beta, which it reports); json_object has no
+// Anthropic form.
+func anthropicOutputFormat(req *ChatRequest, out *anthropicRequest) (bool, error) {
+	rf := req.ResponseFormat
+	if rf == nil {
+		return false, nil
+	}
+	switch rf.Type {
+	case "json_object":
+		return false, invalid("response_format.type", "unsupported_value",
+			"Anthropic models support response_format json_schema, not json_object.")
+	case "json_schema":
+		out.OutputFormat = &anthropicOutFormat{Type: "json_schema", Schema: rf.JSONSchema.Schema}
+		return true, nil
+	}
+	return false, nil
+}
+
+// anthropicThinkingFor turns a reasoning effort into an extended-thinking
+// budget, which counts against max_tokens and must stay below it.
+func anthropicThinkingFor(req *ChatRequest, out *anthropicRequest) error {
+	effort := req.ReasoningEffort
+	if effort == "" || effort == "none" {
+		return nil
+	}
+	budget, ok := thinkingBudgets[effort]
+	if !ok {
+		return invalid("reasoning_effort", "invalid_value", "Invalid value for 'reasoning_effort': %q.", effort)
+	}
+	budget = min(budget, out.MaxTokens-1)
+	if budget < minThinkingBudget {
+		return invalid("max_tokens", "invalid_value", "Reasoning on Anthropic models needs max_tokens above %d.", minThinkingBudget)
+	}
+	out.Thinking = &anthropicThinking{Type: "enabled", BudgetTokens: budget}
+	return nil
 }
 
 // translateMessages moves system and developer messages into the system
@@ -500,18 +524,11 @@ func translateTools(req *ChatRequest, out *anthropicRequest) (bool, error) {
 		return beta, nil
 	}
 	if tc := req.ToolChoice; tc != nil {
-		switch tc.Mode {
-		case "none":
-			out.ToolChoice = &anthropicChoice{Type: "none"}
-		case "auto":
-			out.ToolChoice = &anthropicChoice{Type: "auto"}
-		case "required":
-			out.ToolChoice = &anthropicChoice{Type: "any"}
-		case "function":
-			out.ToolChoice = &anthropicChoice{Type: "tool", Name: tc.Function}
-		default:
-			return false, invalid("tool_choice", "unsupported_value", "tool_choice of type %q is not supported for Anthropic models.", tc.Mode)
+		choice, err := anthropicToolChoice(tc.Mode, tc.Function)
+		if err != nil {
+			return false, err
 		}
+		out.ToolChoice = choice
 	}
 	if p := req.ParallelToolCalls; p != nil && !*p {
 		if out.ToolChoice == nil {
@@ -522,6 +539,21 @@ func translateTools(req *ChatRequest, out *anthropicRequest) (bool, error) {
 		}
 	}
 	return beta, nil
+}
+
+// anthropicChoiceTypes are the tool_choice modes with a fixed Anthropic
+// form.
+var anthropicChoiceTypes = map[string]string{"none": "none", "auto": "auto", "required": "any"}
+
+// anthropicToolChoice is a Chat tool_choice in Anthropic's terms.
+func anthropicToolChoice(mode, function string) (*anthropicChoice, error) {
+	if typ, ok := anthropicChoiceTypes[mode]; ok {
+		return &anthropicChoice{Type: typ}, nil
+	}
+	if mode == "function" {
+		return &anthropicChoice{Type: "tool", Name: function}, nil
+	}
+	return nil, invalid("tool_choice", "unsupported_value", "tool_choice of type %q is not supported for Anthropic models.", mode)
 }
 
 // anthropicMessageResponse is a Messages API answer.

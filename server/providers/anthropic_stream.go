@@ -135,50 +135,13 @@ func nextAnthropicEvent(sse eventReader, call *Call) ([]byte, anthropicEvent, er
 func (s *anthropicStream) translate(ev *anthropicEvent) ([]byte, bool) {
 	switch ev.Type {
 	case "message_start":
-		if ev.Message != nil {
-			s.id = ev.Message.ID
-			s.usage, s.sawStart = ev.Message.Usage.anthropicUsage, ev.Message.Usage.ok
-		}
-		s.created = time.Now().Unix()
-		empty := ""
-		return s.chunk(chunkDelta{Role: "assistant", Content: &empty}, nil), true
+		return s.start(ev), true
 	case "content_block_start":
-		b := ev.ContentBlock
-		switch {
-		case b == nil:
-		case b.Type == "tool_use":
-			i := len(s.tools)
-			s.tools[ev.Index] = i
-			tc := chunkToolCall{Index: i, ID: b.ID, Type: "function"}
-			tc.Function.Name = b.Name
-			return s.chunk(chunkDelta{ToolCalls: []chunkToolCall{tc}}, nil), true
-		case b.Type == "text" && b.Text != "":
-			return s.chunk(chunkDelta{Content: &b.Text}, nil), true
-		}
+		return s.blockStart(ev)
 	case "content_block_delta":
-		d := ev.Delta
-		switch {
-		case d == nil:
-		case d.Type == "text_delta" && d.Text != "":
-			return s.chunk(chunkDelta{Content: &d.Text}, nil), true
-		case d.Type == "input_json_delta" && d.PartialJSON != "":
-			i, ok := s.tools[ev.Index]
-			if !ok {
-				break
-			}
-			tc := chunkToolCall{Index: i}
-			tc.Function.Arguments = d.PartialJSON
-			return s.chunk(chunkDelta{ToolCalls: []chunkToolCall{tc}}, nil), true
-		}
+		return s.blockDelta(ev)
 	case "message_delta":
-		if ev.Usage != nil && ev.Usage.ok {
-			s.usage.merge(ev.Usage.anthropicUsage)
-			s.sawDelta = true
-		}
-		if ev.Delta != nil && ev.Delta.StopReason != "" {
-			reason := finishReason(ev.Delta.StopReason)
-			return s.chunk(chunkDelta{}, &reason), true
-		}
+		return s.messageDelta(ev)
 	case "message_stop":
 		s.done = true
 		if s.call.Request.IncludeUsage {
@@ -186,6 +149,68 @@ func (s *anthropicStream) translate(ev *anthropicEvent) ([]byte, bool) {
 			return mustMarshal(streamChunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created,
 				Model: s.call.ResponseModel, Choices: []chunkChoice{}, Usage: &u}), true
 		}
+	}
+	return nil, false
+}
+
+// start notes the message's id and input usage, and opens the assistant
+// turn.
+func (s *anthropicStream) start(ev *anthropicEvent) []byte {
+	if ev.Message != nil {
+		s.id = ev.Message.ID
+		s.usage, s.sawStart = ev.Message.Usage.anthropicUsage, ev.Message.Usage.ok
+	}
+	s.created = time.Now().Unix()
+	empty := ""
+	return s.chunk(chunkDelta{Role: "assistant", Content: &empty}, nil)
+}
+
+// blockStart opens a tool call (numbered in the order tools start) or
+// relays a text block's first text.
+func (s *anthropicStream) blockStart(ev *anthropicEvent) ([]byte, bool) {
+	b := ev.ContentBlock
+	switch {
+	case b == nil:
+	case b.Type == "tool_use":
+		i := len(s.tools)
+		s.tools[ev.Index] = i
+		tc := chunkToolCall{Index: i, ID: b.ID, Type: "function"}
+		tc.Function.Name = b.Name
+		return s.chunk(chunkDelta{ToolCalls: []chunkToolCall{tc}}, nil), true
+	case b.Type == "text" && b.Text != "":
+		return s.chunk(chunkDelta{Content: &b.Text}, nil), true
+	}
+	return nil, false
+}
+
+// blockDelta relays text, and a tool call's arguments as they stream.
+func (s *anthropicStream) blockDelta(ev *anthropicEvent) ([]byte, bool) {
+	d := ev.Delta
+	switch {
+	case d == nil:
+	case d.Type == "text_delta" && d.Text != "":
+		return s.chunk(chunkDelta{Content: &d.Text}, nil), true
+	case d.Type == "input_json_delta" && d.PartialJSON != "":
+		i, ok := s.tools[ev.Index]
+		if !ok {
+			return nil, false
+		}
+		tc := chunkToolCall{Index: i}
+		tc.Function.Arguments = d.PartialJSON
+		return s.chunk(chunkDelta{ToolCalls: []chunkToolCall{tc}}, nil), true
+	}
+	return nil, false
+}
+
+// messageDelta notes the output usage and relays the stop reason.
+func (s *anthropicStream) messageDelta(ev *anthropicEvent) ([]byte, bool) {
+	if ev.Usage != nil && ev.Usage.ok {
+		s.usage.merge(ev.Usage.anthropicUsage)
+		s.sawDelta = true
+	}
+	if ev.Delta != nil && ev.Delta.StopReason != "" {
+		reason := finishReason(ev.Delta.StopReason)
+		return s.chunk(chunkDelta{}, &reason), true
 	}
 	return nil, false
 }
