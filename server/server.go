@@ -132,31 +132,26 @@ type Server struct {
 
 // New assembles the server for cfg.Role. On error, whatever was opened is
 // closed, the database included.
-func New(ctx context.Context, cfg Config) (s *Server, err error) {
+func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s = &Server{cfg: cfg, log: cfg.Logger, metrics: telemetry.NewMetrics(cfg.Version, cfg.Role)}
-	defer func() {
-		if err != nil {
-			s.runFlush(context.Background())
-		}
-	}()
+	s := &Server{cfg: cfg, log: cfg.Logger, metrics: telemetry.NewMetrics(cfg.Version, cfg.Role)}
 	// Traces, when the OTEL_* environment asks for them; the exporter is
 	// flushed last, after the usage and the database.
 	stopTracing, err := telemetry.SetupTracing(ctx, cfg.Version, cfg.Role)
 	if err != nil {
 		return nil, fmt.Errorf("OpenTelemetry: %w", err)
 	}
-	defer func() {
-		s.flush = append(s.flush, stopTracing)
-	}()
 	if cfg.Role == RoleDataPlane {
 		err = s.assembleDataPlane(ctx)
 	} else {
 		err = s.assembleControlPlane(ctx)
 	}
+	s.flush = append(s.flush, stopTracing)
 	if err != nil {
+		// What the steps opened closes, the database last.
+		_ = s.runFlush(context.Background())
 		return nil, err
 	}
 	return s, nil
