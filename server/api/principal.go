@@ -189,69 +189,96 @@ func scopeError(p *Principal, level auth.Level, orgRef, wsRef string) *Error {
 // and a session user who belongs nowhere in the organization gets the same
 // 404 as for one that does not exist.
 func (s *Server) authorize(req *Request, rt *Route) error {
-	ctx := req.ctx
-	p := req.P
 	level := rt.Level()
-	ks := p.KeyScope()
 	orgRef, wsRef := req.R.PathValue("org_id"), req.R.PathValue("workspace_ref")
-
-	switch ks.Level {
-	case auth.LevelOrganization:
-		if level == auth.LevelInstance || !refersTo(orgRef, ks.OrgID, p.keyOrgSlug) {
-			return scopeError(p, level, orgRef, wsRef)
-		}
-	case auth.LevelWorkspace:
-		if level == auth.LevelInstance || !refersTo(orgRef, ks.OrgID, p.keyOrgSlug) ||
-			(level == auth.LevelOrganization && !rt.NarrowerKeys) ||
-			(level == auth.LevelWorkspace && !refersTo(wsRef, ks.WorkspaceID, p.keyWorkspaceSlug)) {
-			return scopeError(p, level, orgRef, wsRef)
-		}
+	if !keyReaches(req.P, rt, level, orgRef, wsRef) {
+		return scopeError(req.P, level, orgRef, wsRef)
 	}
-
-	facts := auth.RoleFacts{InstanceRole: p.User.InstanceRole}
+	facts := auth.RoleFacts{InstanceRole: req.P.User.InstanceRole}
 	if level != auth.LevelInstance {
-		org, err := s.store.GetOrganizationByRef(ctx, orgRef)
-		if errors.Is(err, store.ErrNotFound) {
-			return errorf(http.StatusNotFound, "organization %q not found", orgRef)
-		}
-		if err != nil {
+		if err := s.resolveOrg(req, orgRef, &facts); err != nil {
 			return err
-		}
-		req.Org = org
-		m, err := s.store.GetMembership(ctx, org.ID, p.User.ID)
-		switch {
-		case err == nil && m.Status == auth.MembershipActive:
-			facts.OrgRole = m.Role
-		case err != nil && !errors.Is(err, store.ErrNotFound):
-			return err
-		}
-		if auth.RoleRights(facts, auth.LevelOrganization).Len() == 0 {
-			return errorf(http.StatusNotFound, "organization %q not found", orgRef)
 		}
 	}
 	if level == auth.LevelWorkspace {
-		ws, err := s.store.GetWorkspaceByRef(ctx, req.Org.ID, wsRef)
-		if errors.Is(err, store.ErrNotFound) {
-			return errorf(http.StatusNotFound, "workspace %q not found", wsRef)
-		}
-		if err != nil {
+		if err := s.resolveWorkspace(req, wsRef, &facts); err != nil {
 			return err
-		}
-		req.WS = ws
-		wm, err := s.store.GetWorkspaceMember(ctx, ws.ID, p.User.ID)
-		switch {
-		case err == nil:
-			facts.WorkspaceRole = wm.Role
-		case !errors.Is(err, store.ErrNotFound):
-			return err
-		}
-		if auth.RoleRights(facts, auth.LevelWorkspace).Len() == 0 {
-			return errorf(http.StatusNotFound, "workspace %q not found", wsRef)
 		}
 	}
-
-	req.Rights = auth.RoleRights(facts, level).Intersect(p.Ceiling())
+	req.Rights = auth.RoleRights(facts, level).Intersect(req.P.Ceiling())
 	return checkPerms(req.Rights, rt.Perms, rt.AnyPerm)
+}
+
+// keyReaches says whether the credential's scope covers the route's
+// level and the organization and workspace its path names. A
+// workspace-scope key reaches an organization route only where the route
+// lists narrower keys.
+func keyReaches(p *Principal, rt *Route, level auth.Level, orgRef, wsRef string) bool {
+	ks := p.KeyScope()
+	switch ks.Level {
+	case auth.LevelOrganization:
+		return level != auth.LevelInstance && refersTo(orgRef, ks.OrgID, p.keyOrgSlug)
+	case auth.LevelWorkspace:
+		switch level {
+		case auth.LevelInstance:
+			return false
+		case auth.LevelOrganization:
+			return rt.NarrowerKeys && refersTo(orgRef, ks.OrgID, p.keyOrgSlug)
+		}
+		return refersTo(orgRef, ks.OrgID, p.keyOrgSlug) && refersTo(wsRef, ks.WorkspaceID, p.keyWorkspaceSlug)
+	}
+	return true
+}
+
+// resolveOrg finds the path's organization and the caller's role there.
+// One where the caller holds no rights is not found, as one that does not
+// exist.
+func (s *Server) resolveOrg(req *Request, orgRef string, facts *auth.RoleFacts) error {
+	notFound := errorf(http.StatusNotFound, "organization %q not found", orgRef)
+	org, err := s.store.GetOrganizationByRef(req.ctx, orgRef)
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound
+	}
+	if err != nil {
+		return err
+	}
+	req.Org = org
+	m, err := s.store.GetMembership(req.ctx, org.ID, req.P.User.ID)
+	switch {
+	case err == nil && m.Status == auth.MembershipActive:
+		facts.OrgRole = m.Role
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return err
+	}
+	if auth.RoleRights(*facts, auth.LevelOrganization).Len() == 0 {
+		return notFound
+	}
+	return nil
+}
+
+// resolveWorkspace finds the path's workspace and the caller's role
+// there, hidden like an organization.
+func (s *Server) resolveWorkspace(req *Request, wsRef string, facts *auth.RoleFacts) error {
+	notFound := errorf(http.StatusNotFound, "workspace %q not found", wsRef)
+	ws, err := s.store.GetWorkspaceByRef(req.ctx, req.Org.ID, wsRef)
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound
+	}
+	if err != nil {
+		return err
+	}
+	req.WS = ws
+	wm, err := s.store.GetWorkspaceMember(req.ctx, ws.ID, req.P.User.ID)
+	switch {
+	case err == nil:
+		facts.WorkspaceRole = wm.Role
+	case !errors.Is(err, store.ErrNotFound):
+		return err
+	}
+	if auth.RoleRights(*facts, auth.LevelWorkspace).Len() == 0 {
+		return notFound
+	}
+	return nil
 }
 
 func checkPerms(rights auth.Set, perms []auth.Permission, any bool) error {
