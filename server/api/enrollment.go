@@ -12,7 +12,6 @@ import (
 
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/backend"
-	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
@@ -192,6 +191,40 @@ func (s *Server) toEnrollment(r *Request, e *store.DataPlaneEnrollment) (wire.Da
 // its public key. A pending or revoked data plane gets the signing key and
 // its status, and no bundle.
 func (s *Server) pollBundles(r *Request) (any, error) {
+	e, err := s.pollerEnrollment(r)
+	if err != nil {
+		return nil, err
+	}
+	state, err := s.store.GetInstanceState(r.ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := wire.DataPlaneBundles{Enrollment: e.Status, Bundles: []wire.SignedBundle{}}
+	if state.BundlePublicKey != nil {
+		out.PublicKey = *state.BundlePublicKey
+	}
+	var rows []store.Bundle
+	if e.Status == store.EnrollmentApproved {
+		if rows, err = s.store.BundlesOf(r.ctx, e.OrgIDs); err != nil {
+			return nil, err
+		}
+	}
+	etag := bundlesETag(e, out.PublicKey, rows)
+	r.W.Header().Set("ETag", etag)
+	// A proxy may hand the tag back weak (W/"…"); the bytes are the same.
+	if match := strings.TrimPrefix(r.R.Header.Get("If-None-Match"), "W/"); match != "" && match == etag {
+		return notModified{}, nil
+	}
+	if len(rows) == 0 {
+		return out, nil
+	}
+	out.Bundles, err = s.sealBundles(r, e, rows)
+	return out, err
+}
+
+// pollerEnrollment is the enrollment of the data plane the poll names,
+// which must be the caller's: enrolled with the key it polls with.
+func (s *Server) pollerEnrollment(r *Request) (*store.DataPlaneEnrollment, error) {
 	id, err := dataPlaneIDQuery(r)
 	if err != nil {
 		return nil, err
@@ -210,51 +243,40 @@ func (s *Server) pollBundles(r *Request) (any, error) {
 	if e.KeyID == nil || *e.KeyID != keyID {
 		return nil, errorf(http.StatusForbidden, "data plane %q is enrolled with another management key", id)
 	}
-	state, err := s.store.GetInstanceState(r.ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := wire.DataPlaneBundles{Enrollment: e.Status, Bundles: []wire.SignedBundle{}}
-	if state.BundlePublicKey != nil {
-		out.PublicKey = *state.BundlePublicKey
-	}
-	var rows []store.Bundle
-	if e.Status == store.EnrollmentApproved {
-		if rows, err = s.store.BundlesOf(r.ctx, e.OrgIDs); err != nil {
-			return nil, err
-		}
-	}
-	// The tag covers what decides the answer: the enrollment (status, key,
-	// organizations) and the stored bundles' versions. The bytes sent differ
-	// from poll to poll (sealing is randomized); the versions do not.
+	return e, nil
+}
+
+// bundlesETag covers what decides a poll's answer: the enrollment
+// (status, key, organizations) and the stored bundles' versions. The
+// bytes sent differ from poll to poll (sealing is randomized); the
+// versions do not.
+func bundlesETag(e *store.DataPlaneEnrollment, publicKey string, rows []store.Bundle) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s:%s:%s:%t;", e.Status, e.Fingerprint, out.PublicKey, e.PlatformCredentials)
+	fmt.Fprintf(h, "%s:%s:%s:%t;", e.Status, e.Fingerprint, publicKey, e.PlatformCredentials)
 	for _, b := range rows {
 		fmt.Fprintf(h, "%s:%d:%s;", b.OrgID, b.Version, b.Hash)
 	}
-	etag := `"` + hex.EncodeToString(h.Sum(nil))[:32] + `"`
-	r.W.Header().Set("ETag", etag)
-	// A proxy may hand the tag back weak (W/"…"); the bytes are the same.
-	if match := strings.TrimPrefix(r.R.Header.Get("If-None-Match"), "W/"); match != "" && match == etag {
-		return notModified{}, nil
-	}
-	if len(rows) == 0 {
-		return out, nil
-	}
+	return `"` + hex.EncodeToString(h.Sum(nil))[:32] + `"`
+}
+
+// sealBundles signs each bundle with its secrets sealed to the data
+// plane's own key.
+func (s *Server) sealBundles(r *Request, e *store.DataPlaneEnrollment, rows []store.Bundle) ([]wire.SignedBundle, error) {
 	pub, err := secrets.ParseDataPlanePublicKey(e.PublicKey)
 	if err != nil {
-		return nil, fmt.Errorf("stored public key of data plane %q: %w", id, err)
+		return nil, fmt.Errorf("stored public key of data plane %q: %w", e.DataPlaneID, err)
 	}
 	signer, err := publish.SigningKey(r.ctx, s.store, s.opts.Keyring)
 	if err != nil {
 		return nil, err
 	}
+	out := make([]wire.SignedBundle, 0, len(rows))
 	for i := range rows {
-		var signed bundle.Signed
-		if signed, err = publish.ForDataPlane(&rows[i], s.opts.Keyring, signer, pub, e.PlatformCredentials); err != nil {
+		signed, err := publish.ForDataPlane(&rows[i], s.opts.Keyring, signer, pub, e.PlatformCredentials)
+		if err != nil {
 			return nil, err
 		}
-		out.Bundles = append(out.Bundles, wire.SignedBundle{OrgID: signed.OrgID, Version: signed.Version, Hash: signed.Hash,
+		out = append(out, wire.SignedBundle{OrgID: signed.OrgID, Version: signed.Version, Hash: signed.Hash,
 			Signature: signed.Signature, Body: signed.Body})
 	}
 	return out, nil
