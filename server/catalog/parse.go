@@ -471,28 +471,7 @@ func checkBaseURL(ps *problemList, p Provider, loc []any) {
 func checkModel(ps *problemList, i int, m Model, providers, seen map[string]int) {
 	at := func(field ...any) []any { return append([]any{"models", i}, field...) }
 	id := m.ID
-	idOK := false
-	switch {
-	case m.ID == "":
-		ps.add("", "missing", "is required", at("id")...)
-	case len(m.ID) > MaxModelIDLen:
-		ps.add(id, "string_too_long", fmt.Sprintf("is longer than %d characters", MaxModelIDLen), at("id")...)
-	default:
-		prefix, upstream, found := strings.Cut(m.ID, "/")
-		switch {
-		case !found || prefix == "":
-			ps.add(id, "string_pattern_mismatch", fmt.Sprintf(`%q is not of the form "<provider>/<model>"`, m.ID), at("id")...)
-		case !upstreamModelRE.MatchString(upstream):
-			ps.add(id, "string_pattern_mismatch", fmt.Sprintf(`model part %q must be "/"-separated non-empty segments of letters, digits, ".", "_", "-", ":", "@" or "+"`, upstream), at("id")...)
-		default:
-			idOK = true
-		}
-		if j, dup := seen[m.ID]; dup {
-			ps.add(id, "value_error", fmt.Sprintf("%q is also the id of models[%d]", m.ID, j), at("id")...)
-		} else {
-			seen[m.ID] = i
-		}
-	}
+	idOK := checkModelID(ps, i, m.ID, seen, at)
 	switch _, known := providers[m.Provider]; {
 	case m.Provider == "":
 		ps.add(id, "missing", "is required", at("provider")...)
@@ -502,38 +481,9 @@ func checkModel(ps *problemList, i int, m Model, providers, seen map[string]int)
 		ps.add(id, "value_error", fmt.Sprintf("%q must start with %q, its provider", m.ID, m.Provider+"/"), at("id")...)
 	}
 	checkName(ps, id, m.Name, at("name"))
-
-	if m.ContextWindow <= 0 {
-		ps.add(id, "greater_than", fmt.Sprintf("must be greater than 0, got %d", m.ContextWindow), at("context_window")...)
-	}
-	switch {
-	case m.MaxOutputTokens <= 0:
-		ps.add(id, "greater_than", fmt.Sprintf("must be greater than 0, got %d", m.MaxOutputTokens), at("max_output_tokens")...)
-	case m.ContextWindow > 0 && m.MaxOutputTokens > m.ContextWindow:
-		ps.add(id, "less_than_equal", fmt.Sprintf("%d exceeds context_window %d, which output shares with input", m.MaxOutputTokens, m.ContextWindow), at("max_output_tokens")...)
-	}
-
+	checkModelLimits(ps, m, at)
 	checkPricing(ps, id, m.Pricing, at)
-
-	for j, c := range m.Capabilities {
-		switch {
-		case !ValidCapability(string(c)):
-			ps.add(id, "literal_error", fmt.Sprintf("%q is not a capability; want one of %s", c, join(capabilities)), at("capabilities", j)...)
-		case slices.Contains(m.Capabilities[:j], c):
-			ps.add(id, "value_error", fmt.Sprintf("%q is listed twice", c), at("capabilities", j)...)
-		}
-	}
-	if len(m.Modalities) == 0 {
-		ps.add(id, "too_short", "must list at least one modality", at("modalities")...)
-	}
-	for j, md := range m.Modalities {
-		switch {
-		case !ValidModality(string(md)):
-			ps.add(id, "literal_error", fmt.Sprintf("%q is not a modality; want one of %s", md, join(modalities)), at("modalities", j)...)
-		case slices.Contains(m.Modalities[:j], md):
-			ps.add(id, "value_error", fmt.Sprintf("%q is listed twice", md), at("modalities", j)...)
-		}
-	}
+	checkModelLists(ps, m, at)
 	switch m.Type {
 	case "", ModelTypeChat, ModelTypeEmbedding:
 	default:
@@ -541,6 +491,73 @@ func checkModel(ps *problemList, i int, m Model, providers, seen map[string]int)
 	}
 	if m.Created < 0 {
 		ps.add(id, "greater_than_equal", fmt.Sprintf("must not be negative, got %d", m.Created), at("created")...)
+	}
+}
+
+// checkModelID checks a model id's form ("<provider>/<model>") and that
+// no other model has it; it reports whether the form is right.
+func checkModelID(ps *problemList, i int, id string, seen map[string]int, at func(...any) []any) bool {
+	switch {
+	case id == "":
+		ps.add("", "missing", "is required", at("id")...)
+		return false
+	case len(id) > MaxModelIDLen:
+		ps.add(id, "string_too_long", fmt.Sprintf("is longer than %d characters", MaxModelIDLen), at("id")...)
+		return false
+	}
+	idOK := false
+	prefix, upstream, found := strings.Cut(id, "/")
+	switch {
+	case !found || prefix == "":
+		ps.add(id, "string_pattern_mismatch", fmt.Sprintf(`%q is not of the form "<provider>/<model>"`, id), at("id")...)
+	case !upstreamModelRE.MatchString(upstream):
+		ps.add(id, "string_pattern_mismatch", fmt.Sprintf(`model part %q must be "/"-separated non-empty segments of letters, digits, ".", "_", "-", ":", "@" or "+"`, upstream), at("id")...)
+	default:
+		idOK = true
+	}
+	if j, dup := seen[id]; dup {
+		ps.add(id, "value_error", fmt.Sprintf("%q is also the id of models[%d]", id, j), at("id")...)
+	} else {
+		seen[id] = i
+	}
+	return idOK
+}
+
+// checkModelLimits: a context window, and a maximum output within it
+// (output shares the window with input).
+func checkModelLimits(ps *problemList, m Model, at func(...any) []any) {
+	if m.ContextWindow <= 0 {
+		ps.add(m.ID, "greater_than", fmt.Sprintf("must be greater than 0, got %d", m.ContextWindow), at("context_window")...)
+	}
+	switch {
+	case m.MaxOutputTokens <= 0:
+		ps.add(m.ID, "greater_than", fmt.Sprintf("must be greater than 0, got %d", m.MaxOutputTokens), at("max_output_tokens")...)
+	case m.ContextWindow > 0 && m.MaxOutputTokens > m.ContextWindow:
+		ps.add(m.ID, "less_than_equal", fmt.Sprintf("%d exceeds context_window %d, which output shares with input", m.MaxOutputTokens, m.ContextWindow), at("max_output_tokens")...)
+	}
+}
+
+// checkModelLists: known capabilities and modalities, each once, and at
+// least one modality.
+func checkModelLists(ps *problemList, m Model, at func(...any) []any) {
+	for j, c := range m.Capabilities {
+		switch {
+		case !ValidCapability(string(c)):
+			ps.add(m.ID, "literal_error", fmt.Sprintf("%q is not a capability; want one of %s", c, join(capabilities)), at("capabilities", j)...)
+		case slices.Contains(m.Capabilities[:j], c):
+			ps.add(m.ID, "value_error", fmt.Sprintf("%q is listed twice", c), at("capabilities", j)...)
+		}
+	}
+	if len(m.Modalities) == 0 {
+		ps.add(m.ID, "too_short", "must list at least one modality", at("modalities")...)
+	}
+	for j, md := range m.Modalities {
+		switch {
+		case !ValidModality(string(md)):
+			ps.add(m.ID, "literal_error", fmt.Sprintf("%q is not a modality; want one of %s", md, join(modalities)), at("modalities", j)...)
+		case slices.Contains(m.Modalities[:j], md):
+			ps.add(m.ID, "value_error", fmt.Sprintf("%q is listed twice", md), at("modalities", j)...)
+		}
 	}
 }
 
