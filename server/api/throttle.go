@@ -334,6 +334,14 @@ func (s *Server) guardAttempt(r *Request, g *signInGuard, action, account string
 		}
 		return err
 	}
+	s.settleAttempt(r, g, action, addr, account, ok)
+	return nil
+}
+
+// settleAttempt counts an attempt's outcome against the address (and
+// account) and audits a lockout it causes. It cannot fail the request:
+// the attempt was made.
+func (s *Server) settleAttempt(r *Request, g *signInGuard, action, addr, account string, ok bool) {
 	var locked []string
 	if l, err := g.addresses.end(r.ctx, addr, ok); err != nil {
 		s.settleLog(r, err)
@@ -347,19 +355,19 @@ func (s *Server) guardAttempt(r *Request, g *signInGuard, action, account string
 			locked = append(locked, "account")
 		}
 	}
-	if len(locked) > 0 {
-		details := map[string]any{"locked": locked, "client_address": addr,
-			"retry_after_seconds": int(throttleLockout.Seconds())}
-		if account != "" {
-			details["email"] = account
-		}
-		// One row: no transaction needed, and none to roll back with the
-		// refused attempt.
-		if aerr := r.audit(s.store, auditEntry{Action: action, TargetType: "client", TargetID: addr, Details: details}); aerr != nil {
-			s.log.Error("audit of a throttled sign-in", "request_id", r.ID, "error", aerr)
-		}
+	if len(locked) == 0 {
+		return
 	}
-	return nil
+	details := map[string]any{"locked": locked, "client_address": addr,
+		"retry_after_seconds": int(throttleLockout.Seconds())}
+	if account != "" {
+		details["email"] = account
+	}
+	// One row: no transaction needed, and none to roll back with the
+	// refused attempt.
+	if err := r.audit(s.store, auditEntry{Action: action, TargetType: "client", TargetID: addr, Details: details}); err != nil {
+		s.log.Error("audit of a throttled sign-in", "request_id", r.ID, "error", err)
+	}
 }
 
 // settleLog logs a failure to settle an attempt already made: the attempt
