@@ -701,7 +701,36 @@ func policyLineDiff(a, b []string) []policyDiffOp {
 	for _, l := range a[:pre] {
 		ops = append(ops, policyDiffOp{' ', l})
 	}
-	ma, mb := a[pre:len(a)-suf], b[pre:len(b)-suf]
+	ops = policyMiddleDiff(ops, a[pre:len(a)-suf], b[pre:len(b)-suf])
+	for _, l := range a[len(a)-suf:] {
+		ops = append(ops, policyDiffOp{' ', l})
+	}
+	return ops
+}
+
+// policyLCS is the table of longest common subsequences: [i][j] is the
+// length of ma[i:] and mb[j:]'s.
+func policyLCS(ma, mb []string) [][]int32 {
+	n, m := len(ma), len(mb)
+	lcs := make([][]int32, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if ma[i] == mb[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	return lcs
+}
+
+// policyMiddleDiff appends the edits from ma to mb, by their longest
+// common subsequence; past policyMaxDiffCells, as one replaced block.
+func policyMiddleDiff(ops []policyDiffOp, ma, mb []string) []policyDiffOp {
 	n, m := len(ma), len(mb)
 	if n*m > policyMaxDiffCells {
 		for _, l := range ma {
@@ -710,39 +739,23 @@ func policyLineDiff(a, b []string) []policyDiffOp {
 		for _, l := range mb {
 			ops = append(ops, policyDiffOp{'+', l})
 		}
-	} else {
-		// lcs[i][j] is the LCS length of ma[i:] and mb[j:].
-		lcs := make([][]int32, n+1)
-		for i := range lcs {
-			lcs[i] = make([]int32, m+1)
-		}
-		for i := n - 1; i >= 0; i-- {
-			for j := m - 1; j >= 0; j-- {
-				if ma[i] == mb[j] {
-					lcs[i][j] = lcs[i+1][j+1] + 1
-				} else {
-					lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-				}
-			}
-		}
-		i, j := 0, 0
-		for i < n || j < m {
-			switch {
-			case i < n && j < m && ma[i] == mb[j]:
-				ops = append(ops, policyDiffOp{' ', ma[i]})
-				i++
-				j++
-			case j < m && (i == n || lcs[i][j+1] > lcs[i+1][j]):
-				ops = append(ops, policyDiffOp{'+', mb[j]})
-				j++
-			default:
-				ops = append(ops, policyDiffOp{'-', ma[i]})
-				i++
-			}
-		}
+		return ops
 	}
-	for _, l := range a[len(a)-suf:] {
-		ops = append(ops, policyDiffOp{' ', l})
+	lcs := policyLCS(ma, mb)
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && ma[i] == mb[j]:
+			ops = append(ops, policyDiffOp{' ', ma[i]})
+			i++
+			j++
+		case j < m && (i == n || lcs[i][j+1] > lcs[i+1][j]):
+			ops = append(ops, policyDiffOp{'+', mb[j]})
+			j++
+		default:
+			ops = append(ops, policyDiffOp{'-', ma[i]})
+			i++
+		}
 	}
 	return ops
 }
@@ -752,66 +765,67 @@ func policyLineDiff(a, b []string) []policyDiffOp {
 func policyUnifiedDiff(aName, bName string, a, b []string) string {
 	ops := policyLineDiff(a, b)
 	var out strings.Builder
-	// Walk the hunks: runs of changes joined when fewer than 2*context
-	// unchanged lines separate them.
-	i := 0
-	headerDone := false
-	for i < len(ops) {
+	for i := 0; i < len(ops); {
 		for i < len(ops) && ops[i].kind == ' ' {
 			i++
 		}
 		if i == len(ops) {
 			break
 		}
-		start := max(0, i-policyDiffContext)
-		end := i
-		for end < len(ops) {
-			if ops[end].kind != ' ' {
-				end++
-				continue
-			}
-			run := end
-			for run < len(ops) && ops[run].kind == ' ' {
-				run++
-			}
-			if run == len(ops) || run-end > 2*policyDiffContext {
-				end = min(end+policyDiffContext, len(ops))
-				break
-			}
-			end = run
-		}
-		if !headerDone {
+		if out.Len() == 0 {
 			fmt.Fprintf(&out, "--- %s\n+++ %s\n", aName, bName)
-			headerDone = true
 		}
-		// Line numbers of the hunk's first line in a and b.
-		aLine, bLine := 1, 1
-		for _, op := range ops[:start] {
-			if op.kind != '+' {
-				aLine++
-			}
-			if op.kind != '-' {
-				bLine++
-			}
-		}
-		aCount, bCount := 0, 0
-		for _, op := range ops[start:end] {
-			if op.kind != '+' {
-				aCount++
-			}
-			if op.kind != '-' {
-				bCount++
-			}
-		}
-		fmt.Fprintf(&out, "@@ -%s +%s @@\n", policyHunkRange(aLine, aCount), policyHunkRange(bLine, bCount))
-		for _, op := range ops[start:end] {
-			out.WriteByte(op.kind)
-			out.WriteString(op.text)
-			out.WriteByte('\n')
-		}
+		start, end := max(0, i-policyDiffContext), policyHunkEnd(ops, i)
+		writePolicyHunk(&out, ops, start, end)
 		i = end
 	}
 	return out.String()
+}
+
+// policyHunkEnd is where the hunk of changes starting at i ends: runs of
+// changes are joined when fewer than 2*context unchanged lines separate
+// them, and the hunk keeps context lines after its last change.
+func policyHunkEnd(ops []policyDiffOp, i int) int {
+	end := i
+	for end < len(ops) {
+		if ops[end].kind != ' ' {
+			end++
+			continue
+		}
+		run := end
+		for run < len(ops) && ops[run].kind == ' ' {
+			run++
+		}
+		if run == len(ops) || run-end > 2*policyDiffContext {
+			return min(end+policyDiffContext, len(ops))
+		}
+		end = run
+	}
+	return end
+}
+
+// writePolicyHunk writes ops[start:end] with its @@ header, whose line
+// numbers count the lines of a and b before it.
+func writePolicyHunk(out *strings.Builder, ops []policyDiffOp, start, end int) {
+	count := func(ops []policyDiffOp) (inA, inB int) {
+		for _, op := range ops {
+			if op.kind != '+' {
+				inA++
+			}
+			if op.kind != '-' {
+				inB++
+			}
+		}
+		return inA, inB
+	}
+	aBefore, bBefore := count(ops[:start])
+	aCount, bCount := count(ops[start:end])
+	fmt.Fprintf(out, "@@ -%s +%s @@\n", policyHunkRange(aBefore+1, aCount), policyHunkRange(bBefore+1, bCount))
+	for _, op := range ops[start:end] {
+		out.WriteByte(op.kind)
+		out.WriteString(op.text)
+		out.WriteByte('\n')
+	}
 }
 
 // policyHunkRange writes a hunk's start,count as diff -u does: an empty range
