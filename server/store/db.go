@@ -28,66 +28,79 @@ import (
 // Open connects to databaseURL, or, when it is empty, to the embedded SQLite
 // file gw.db inside dataDir (created if needed).
 func Open(ctx context.Context, databaseURL, dataDir string) (*bun.DB, error) {
-	var db *bun.DB
-	sqlitePath := "" // a database file, to keep private
-	switch {
-	case databaseURL == "":
-		if err := os.MkdirAll(dataDir, 0o700); err != nil {
-			return nil, fmt.Errorf("create data dir: %w", err)
-		}
-		path := filepath.Join(dataDir, "gw.db")
-		if err := createPrivate(path); err != nil {
-			return nil, err
-		}
-		sqldb, err := sql.Open("sqlite", SQLiteDSN(path))
-		if err != nil {
-			return nil, fmt.Errorf("open sqlite: %w", err)
-		}
-		db = bun.NewDB(sqldb, sqlitedialect.New())
-		sqlitePath = path
-	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
-		sqldb, err := sql.Open("pgx", databaseURL)
-		if err != nil {
-			return nil, fmt.Errorf("open postgres: %w", err)
-		}
-		sqldb.SetMaxOpenConns(20)
-		db = bun.NewDB(sqldb, pgdialect.New())
-	case strings.HasPrefix(databaseURL, "sqlite://"), strings.HasPrefix(databaseURL, "file:"):
-		path := strings.TrimPrefix(strings.TrimPrefix(databaseURL, "sqlite://"), "file:")
-		if i := strings.IndexByte(path, '?'); i >= 0 {
-			path = path[:i]
-		}
-		if path != "" && !strings.HasPrefix(path, ":memory:") && !strings.Contains(databaseURL, "mode=memory") {
-			if err := createPrivate(path); err != nil {
-				return nil, err
-			}
-			sqlitePath = path
-		}
-		sqldb, err := sql.Open("sqlite", SQLiteDSN(path))
-		if err != nil {
-			return nil, fmt.Errorf("open sqlite: %w", err)
-		}
-		db = bun.NewDB(sqldb, sqlitedialect.New())
-	default:
-		return nil, fmt.Errorf("unsupported database URL scheme (want postgres://, sqlite:// or empty for the embedded default)")
+	db, sqlitePath, err := openURL(databaseURL, dataDir)
+	if err != nil {
+		return nil, err
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to database: %w", redactErr(err, databaseURL))
 	}
 	if sqlitePath != "" {
-		// The database holds password hashes and sealed secrets: only its
-		// owner may read it. SQLite gives the -wal and -shm files the mode
-		// of the database file; those made before, or by an older gw, are
-		// tightened here.
-		for _, f := range []string{sqlitePath, sqlitePath + "-wal", sqlitePath + "-shm"} {
-			if err := os.Chmod(f, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				db.Close()
-				return nil, fmt.Errorf("restrict %s to its owner: %w", f, err)
-			}
+		if err := keepPrivate(sqlitePath); err != nil {
+			db.Close()
+			return nil, err
 		}
 	}
 	return db, nil
+}
+
+// openURL opens (without connecting) the database a URL names: the
+// embedded SQLite file in dataDir for none. sqlitePath is a database file
+// to keep private, if there is one.
+func openURL(databaseURL, dataDir string) (db *bun.DB, sqlitePath string, err error) {
+	switch {
+	case databaseURL == "":
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return nil, "", fmt.Errorf("create data dir: %w", err)
+		}
+		return openSQLite(filepath.Join(dataDir, "gw.db"), true)
+	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
+		sqldb, err := sql.Open("pgx", databaseURL)
+		if err != nil {
+			return nil, "", fmt.Errorf("open postgres: %w", err)
+		}
+		sqldb.SetMaxOpenConns(20)
+		return bun.NewDB(sqldb, pgdialect.New()), "", nil
+	case strings.HasPrefix(databaseURL, "sqlite://"), strings.HasPrefix(databaseURL, "file:"):
+		path := strings.TrimPrefix(strings.TrimPrefix(databaseURL, "sqlite://"), "file:")
+		if i := strings.IndexByte(path, '?'); i >= 0 {
+			path = path[:i]
+		}
+		onDisk := path != "" && !strings.HasPrefix(path, ":memory:") && !strings.Contains(databaseURL, "mode=memory")
+		return openSQLite(path, onDisk)
+	}
+	return nil, "", fmt.Errorf("unsupported database URL scheme (want postgres://, sqlite:// or empty for the embedded default)")
+}
+
+// openSQLite opens a SQLite database; a file on disk is created private
+// first.
+func openSQLite(path string, onDisk bool) (*bun.DB, string, error) {
+	private := ""
+	if onDisk {
+		if err := createPrivate(path); err != nil {
+			return nil, "", err
+		}
+		private = path
+	}
+	sqldb, err := sql.Open("sqlite", SQLiteDSN(path))
+	if err != nil {
+		return nil, "", fmt.Errorf("open sqlite: %w", err)
+	}
+	return bun.NewDB(sqldb, sqlitedialect.New()), private, nil
+}
+
+// keepPrivate restricts a database file to its owner: it holds password
+// hashes and sealed secrets. SQLite gives the -wal and -shm files the
+// mode of the database file; those made before, or by an older gw, are
+// tightened here.
+func keepPrivate(path string) error {
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(f, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("restrict %s to its owner: %w", f, err)
+		}
+	}
+	return nil
 }
 
 // createPrivate creates an absent database file readable by its owner
