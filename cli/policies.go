@@ -707,38 +707,55 @@ func policyCredentialScopes(ctx context.Context, c *client.Client, org, ws strin
 // effect, the policies that did not apply and why, then the verdict.
 func writePolicyExplanation(w io.Writer, x policyExplanation) error {
 	var b strings.Builder
-	req, d := x.Request, x.Decision
-	fmt.Fprintf(&b, "request:     model %s (provider %s; %s in / %s out per MTok)\n", req.Model, req.Provider,
+	writeExplainedRequest(&b, x)
+	b.WriteString("\n")
+	if err := writeExplainedRules(&b, x); err != nil {
+		return err
+	}
+	b.WriteString("\n")
+	writeVerdict(&b, x.Decision, x.Request)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeExplainedRequest says what was asked: the model and its prices,
+// the phase, the key and the credentials it may use.
+func writeExplainedRequest(b *strings.Builder, x policyExplanation) {
+	req := x.Request
+	fmt.Fprintf(b, "request:     model %s (provider %s; %s in / %s out per MTok)\n", req.Model, req.Provider,
 		x.Model.Pricing.InputPerMTok, x.Model.Pricing.OutputPerMTok)
 	if req.Phase == policy.PhaseDiscovery {
 		b.WriteString("phase:       discovery (listing models: stream, capabilities and request-only rules do not apply)\n")
 	} else {
-		caps := "none"
-		if len(req.Capabilities) > 0 {
-			caps = joinPolicyEnums(req.Capabilities)
-		}
-		fmt.Fprintf(&b, "phase:       inference, stream %t, capabilities %s\n", req.Stream, caps)
+		fmt.Fprintf(b, "phase:       inference, stream %t, capabilities %s\n", req.Stream, orNone(req.Capabilities))
 	}
-	fmt.Fprintf(&b, "key:         %s %q (%s), owner %s\n", x.Key.ID, x.Key.Name, x.Key.Status, x.Key.UserID)
+	fmt.Fprintf(b, "key:         %s %q (%s), owner %s\n", x.Key.ID, x.Key.Name, x.Key.Status, x.Key.UserID)
 	if x.Key.Status != wire.KeyActive {
-		fmt.Fprintf(&b, "             the data plane refuses a %s key before any policy applies\n", x.Key.Status)
+		fmt.Fprintf(b, "             the data plane refuses a %s key before any policy applies\n", x.Key.Status)
 	}
-	scopes := "none"
-	if len(req.CredentialScopes) > 0 {
-		scopes = joinPolicyEnums(req.CredentialScopes)
-	}
-	fmt.Fprintf(&b, "credentials: %s\n", scopes)
+	fmt.Fprintf(b, "credentials: %s\n", orNone(req.CredentialScopes))
 	for _, n := range x.ScopeNotes {
-		fmt.Fprintf(&b, "             (%s)\n", n)
+		fmt.Fprintf(b, "             (%s)\n", n)
 	}
+}
 
-	b.WriteString("\n")
-	if len(d.Reasons) == 0 {
+// orNone lists enum values, or says none.
+func orNone[T ~string](vs []T) string {
+	if len(vs) == 0 {
+		return "none"
+	}
+	return joinPolicyEnums(vs)
+}
+
+// writeExplainedRules is the table of rules that applied, and the
+// policies that did not.
+func writeExplainedRules(b *strings.Builder, x policyExplanation) error {
+	if len(x.Decision.Reasons) == 0 {
 		b.WriteString("no rule applies to this request\n")
 	} else {
-		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "POLICY\tRULE\tACTION\tEFFECT\tWHY")
-		for _, r := range d.Reasons {
+		for _, r := range x.Decision.Reasons {
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", r.PolicyName, r.RuleIndex, r.Action, r.Effect, r.Detail)
 		}
 		if err := tw.Flush(); err != nil {
@@ -751,34 +768,35 @@ func writePolicyExplanation(w io.Writer, x policyExplanation) error {
 			b.WriteString("  " + line + "\n")
 		}
 	}
+	return nil
+}
 
-	b.WriteString("\n")
+// writeVerdict is the decision and what it imposes.
+func writeVerdict(b *strings.Builder, d policy.Decision, req policy.Request) {
 	if d.Allowed {
 		b.WriteString("verdict: allowed\n")
 	} else {
-		fmt.Fprintf(&b, "verdict: denied: %s\n", d.DenyMessage)
+		fmt.Fprintf(b, "verdict: denied: %s\n", d.DenyMessage)
 	}
 	if d.MaxInputPricePerMTok != nil {
-		fmt.Fprintf(&b, "  price ceilings: %s in / %s out per MTok\n", d.MaxInputPricePerMTok, d.MaxOutputPricePerMTok)
+		fmt.Fprintf(b, "  price ceilings: %s in / %s out per MTok\n", d.MaxInputPricePerMTok, d.MaxOutputPricePerMTok)
 	}
 	if d.MaxOutputTokens > 0 {
-		fmt.Fprintf(&b, "  max output tokens: %d\n", d.MaxOutputTokens)
+		fmt.Fprintf(b, "  max output tokens: %d\n", d.MaxOutputTokens)
 	}
 	if len(d.CredentialScopes) > 0 && len(d.CredentialScopes) < len(req.CredentialScopes) {
-		fmt.Fprintf(&b, "  credentials used: %s only\n", joinPolicyEnums(d.CredentialScopes))
+		fmt.Fprintf(b, "  credentials used: %s only\n", joinPolicyEnums(d.CredentialScopes))
 	}
 	if d.StrictParameters {
 		b.WriteString("  strict parameter checks\n")
 	}
 	for _, bu := range d.Budgets {
-		fmt.Fprintf(&b, "  budget: %s USD per %s, %s (policy %q, rule %d)\n", bu.AmountUSD, bu.Period, bu.Aggregation, bu.PolicyName, bu.RuleIndex)
+		fmt.Fprintf(b, "  budget: %s USD per %s, %s (policy %q, rule %d)\n", bu.AmountUSD, bu.Period, bu.Aggregation, bu.PolicyName, bu.RuleIndex)
 	}
 	if fb := d.Fallback; fb != nil {
-		fmt.Fprintf(&b, "  fallback: %s on %s, at most %d attempts, %d ms timeout (policy %q, rule %d)\n",
+		fmt.Fprintf(b, "  fallback: %s on %s, at most %d attempts, %d ms timeout (policy %q, rule %d)\n",
 			strings.Join(fb.Models, ", "), joinPolicyEnums(fb.On), fb.MaxAttempts, fb.TimeoutMS, fb.PolicyName, fb.RuleIndex)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // idlePolicies says, for each policy no rule of which applied, why not.
