@@ -106,6 +106,41 @@ func usageExplainRun(ctx context.Context, opts *UsageExplainOptions) error {
 // lines are recomputed from the tokens and the prices the event records,
 // in exact decimals, and must add up to its cost_usd.
 func explainEvent(w io.Writer, ev wire.UsageEvent, keyName, owner string) error {
+	if err := explainHeader(w, ev, keyName, owner); err != nil {
+		return err
+	}
+	p := ev.Provenance
+	if p == nil {
+		p = &wire.UsageProvenance{}
+	}
+	if err := explainSection(w, "policies that applied", len(p.Policies), func(tw io.Writer, i int) {
+		r := p.Policies[i]
+		fmt.Fprintf(tw, "  %s\trule %d\t%s\t%s\n", r.PolicyName, r.RuleIndex, r.Action, r.Effect)
+	}); err != nil {
+		return err
+	}
+	if err := explainSection(w, "attempts", len(ev.Attempts), func(tw io.Writer, i int) {
+		a := ev.Attempts[i]
+		outcome := "answered"
+		if a.Failure != nil {
+			outcome = *a.Failure
+		}
+		fmt.Fprintf(tw, "  %d.\t%s\t%s\t%d ms\n", i+1, a.Model, outcome, a.LatencyMS)
+	}); err != nil {
+		return err
+	}
+	if err := explainCost(w, ev); err != nil {
+		return err
+	}
+	return explainSection(w, "budgets charged", len(p.Budgets), func(tw io.Writer, i int) {
+		b := p.Budgets[i]
+		fmt.Fprintf(tw, "  %s\t%s USD a %s\t%s\t%s\n", b.PolicyName, b.AmountUSD, b.Period, b.Aggregation, b.Counter)
+	})
+}
+
+// explainHeader is the request's own lines: id, status, key, model,
+// bundle.
+func explainHeader(w io.Writer, ev wire.UsageEvent, keyName, owner string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	line := func(label, format string, args ...any) {
 		fmt.Fprintf(tw, "%s\t%s\n", label, fmt.Sprintf(format, args...))
@@ -123,49 +158,23 @@ func explainEvent(w io.Writer, ev wire.UsageEvent, keyName, owner string) error 
 		line("key", "management key %s (playground), user %s", ev.ManagementKeyID, orDash(owner))
 	}
 	line("model", "asked %s, answered by %s (%s)", ev.RequestedModel, ev.Model, ev.Provider)
-	p := ev.Provenance
-	if p != nil {
-		line("bundle", "version %d", p.BundleVersion)
+	if ev.Provenance != nil {
+		line("bundle", "version %d", ev.Provenance.BundleVersion)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	return tw.Flush()
+}
+
+// explainSection writes a titled table of n rows, nothing when n is 0.
+func explainSection(w io.Writer, title string, n int, row func(tw io.Writer, i int)) error {
+	if n == 0 {
+		return nil
 	}
-	if p != nil && len(p.Policies) > 0 {
-		fmt.Fprintln(w, "\npolicies that applied")
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		for _, r := range p.Policies {
-			fmt.Fprintf(tw, "  %s\trule %d\t%s\t%s\n", r.PolicyName, r.RuleIndex, r.Action, r.Effect)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+	fmt.Fprintln(w, "\n"+title)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for i := range n {
+		row(tw, i)
 	}
-	if len(ev.Attempts) > 0 {
-		fmt.Fprintln(w, "\nattempts")
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		for i, a := range ev.Attempts {
-			outcome := "answered"
-			if a.Failure != nil {
-				outcome = *a.Failure
-			}
-			fmt.Fprintf(tw, "  %d.\t%s\t%s\t%d ms\n", i+1, a.Model, outcome, a.LatencyMS)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-	if err := explainCost(w, ev); err != nil {
-		return err
-	}
-	if p != nil && len(p.Budgets) > 0 {
-		fmt.Fprintln(w, "\nbudgets charged")
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		for _, b := range p.Budgets {
-			fmt.Fprintf(tw, "  %s\t%s USD a %s\t%s\t%s\n", b.PolicyName, b.AmountUSD, b.Period, b.Aggregation, b.Counter)
-		}
-		return tw.Flush()
-	}
-	return nil
+	return tw.Flush()
 }
 
 // explainCost writes tokens × prices = cost. Without recorded prices (an
