@@ -44,6 +44,21 @@ type seedScope struct {
 	models           []string
 }
 
+// target narrows the scope to a policy's selected users or keys.
+func (s *seedScope) target(t policy.Target) {
+	switch t.Kind {
+	case policy.TargetSelectedUsers:
+		s.ownerIDs = append([]uuid.UUID{}, t.UserIDs...)
+	case policy.TargetSelectedKeys:
+		s.keyIDs = []uuid.UUID{}
+		for _, k := range t.KeyIDs {
+			if id, err := uuid.Parse(k); err == nil {
+				s.keyIDs = append(s.keyIDs, id)
+			}
+		}
+	}
+}
+
 // narrowing is the scope as a usage sum narrows to it.
 func (s seedScope) narrowing() store.UsageNarrowing {
 	return store.UsageNarrowing{OwnerIDs: s.ownerIDs, InferenceKeyIDs: s.keyIDs, Models: s.models}
@@ -158,9 +173,7 @@ func budgetOf(p *store.Policy, period spend.Period, aggregation string) (*counte
 		if d.limit < 0 || amount < d.limit {
 			d.limit = amount
 		}
-		if rule.Match.Kind != policy.MatchRequest || len(rule.Match.Models) == 0 {
-			all = true
-		}
+		all = all || rule.Match.Kind != policy.MatchRequest || len(rule.Match.Models) == 0
 		d.scope.models = append(d.scope.models, rule.Match.Models...)
 	}
 	if d.limit < 0 {
@@ -169,17 +182,7 @@ func budgetOf(p *store.Policy, period spend.Period, aggregation string) (*counte
 	if all {
 		d.scope.models = nil
 	}
-	switch t := def.Target; t.Kind {
-	case policy.TargetSelectedUsers:
-		d.scope.ownerIDs = append([]uuid.UUID{}, t.UserIDs...)
-	case policy.TargetSelectedKeys:
-		d.scope.keyIDs = []uuid.UUID{}
-		for _, s := range t.KeyIDs {
-			if id, err := uuid.Parse(s); err == nil {
-				d.scope.keyIDs = append(d.scope.keyIDs, id)
-			}
-		}
-	}
+	d.scope.target(def.Target)
 	return d, def.Target, nil
 }
 
