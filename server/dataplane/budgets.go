@@ -517,26 +517,8 @@ func (b *budgetState) reserve(ctx context.Context, x *exchange, claims []spend.C
 			}
 			return nil, b.ledger.Refuse(now, claims, bound, reason)
 		case spend.OutlookAsk:
-			// One ask at a time per counter: a burst of requests that do
-			// not fit waits for the ask in flight and looks again, rather
-			// than each asking for a slice (which would hand one plane the
-			// whole budget in a burst).
-			wait, done := b.claimFetch(asks)
-			if wait != nil {
-				if !b.awaitFetch(ctx, wait) {
-					return nil, b.ledger.Refuse(b.now(), claims, bound, spend.Unreachable)
-				}
-				continue
-			}
-			err := b.fetch(ctx, asks, bound)
-			done()
-			switch {
-			case errors.Is(err, spend.ErrLeaseRefused):
-				x.p.inference.log.Warn("the control plane refused a budget lease", "request_id", x.id, "error", err)
-				return nil, b.ledger.Refuse(now, claims, bound, spend.Unknown)
-			case err != nil:
-				x.p.inference.log.Warn("budget lease refused or unreachable; serving within the leases held", "request_id", x.id, "error", err)
-				reachable = false
+			if refusal, refused := b.askLease(ctx, x, asks, claims, bound, now, &reachable); refused {
+				return nil, refusal
 			}
 			continue
 		}
@@ -551,6 +533,35 @@ func (b *budgetState) reserve(ctx context.Context, x *exchange, claims []spend.C
 			return nil, b.ledger.Refuse(b.now(), claims, bound, reason)
 		}
 	}
+}
+
+// askLease asks the control plane for more of the counters in asks, or
+// waits for the ask already in flight: one ask at a time per counter, so
+// a burst of requests that do not fit waits and looks again rather than
+// each asking for a slice (which would hand one plane the whole budget in
+// a burst). It reports a refusal when the request cannot be served;
+// otherwise the caller looks again. A control plane that cannot be
+// reached sets *reachable to false: the request is served within the
+// leases held.
+func (b *budgetState) askLease(ctx context.Context, x *exchange, asks []spend.Ask, claims []spend.Claim, bound int64, now time.Time, reachable *bool) (*spend.Refusal, bool) {
+	wait, done := b.claimFetch(asks)
+	if wait != nil {
+		if !b.awaitFetch(ctx, wait) {
+			return b.ledger.Refuse(b.now(), claims, bound, spend.Unreachable), true
+		}
+		return nil, false
+	}
+	err := b.fetch(ctx, asks, bound)
+	done()
+	switch {
+	case errors.Is(err, spend.ErrLeaseRefused):
+		x.p.inference.log.Warn("the control plane refused a budget lease", "request_id", x.id, "error", err)
+		return b.ledger.Refuse(now, claims, bound, spend.Unknown), true
+	case err != nil:
+		x.p.inference.log.Warn("budget lease refused or unreachable; serving within the leases held", "request_id", x.id, "error", err)
+		*reachable = false
+	}
+	return nil, false
 }
 
 // awaitFetch waits for another request's lease ask to end; false when it
