@@ -168,36 +168,48 @@ func (r *relayed) count(c tokens.Counter) (out, reasoning int64) {
 // refusals, tool calls' names and arguments, and the reasoning text some
 // servers stream (reasoning_content: DeepSeek, vLLM; reasoning: others).
 func (r *relayed) chatDelta(choices []byte) {
-	var choice, delta, call, fn []jsonMember
+	var s deltaScratch
 	arrayElements(choices, func(elem []byte) {
-		choice, _ = objectMembers(choice[:0], elem)
-		for _, c := range choice {
-			if !isKey(c.key, "delta") {
-				continue
-			}
-			delta, _ = objectMembers(delta[:0], c.value)
-			for _, d := range delta {
-				switch {
-				case isKey(d.key, "content"), isKey(d.key, "refusal"):
-					r.addJSON(d.value, false)
-				case isKey(d.key, "reasoning_content"), isKey(d.key, "reasoning"):
-					r.addJSON(d.value, true)
-				case isKey(d.key, "tool_calls"):
-					arrayElements(d.value, func(tc []byte) {
-						call, _ = objectMembers(call[:0], tc)
-						for _, m := range call {
-							if isKey(m.key, "function") {
-								fn, _ = objectMembers(fn[:0], m.value)
-								for _, f := range fn {
-									if isKey(f.key, "name") || isKey(f.key, "arguments") {
-										r.addJSON(f.value, false)
-									}
-								}
-							}
-						}
-					})
-				}
+		s.choice, _ = objectMembers(s.choice[:0], elem)
+		for _, c := range s.choice {
+			if isKey(c.key, "delta") {
+				s.delta, _ = objectMembers(s.delta[:0], c.value)
+				s.readDelta(r)
 			}
 		}
 	})
+}
+
+// deltaScratch holds the member lists reused while one chunk's choices
+// are read.
+type deltaScratch struct{ choice, delta, call, fn []jsonMember }
+
+// readDelta keeps a delta's text: content and refusals, reasoning, and
+// tool calls' names and arguments.
+func (s *deltaScratch) readDelta(r *relayed) {
+	for _, d := range s.delta {
+		switch {
+		case isKey(d.key, "content"), isKey(d.key, "refusal"):
+			r.addJSON(d.value, false)
+		case isKey(d.key, "reasoning_content"), isKey(d.key, "reasoning"):
+			r.addJSON(d.value, true)
+		case isKey(d.key, "tool_calls"):
+			arrayElements(d.value, func(tc []byte) { s.readToolCall(r, tc) })
+		}
+	}
+}
+
+func (s *deltaScratch) readToolCall(r *relayed, tc []byte) {
+	s.call, _ = objectMembers(s.call[:0], tc)
+	for _, m := range s.call {
+		if !isKey(m.key, "function") {
+			continue
+		}
+		s.fn, _ = objectMembers(s.fn[:0], m.value)
+		for _, f := range s.fn {
+			if isKey(f.key, "name") || isKey(f.key, "arguments") {
+				r.addJSON(f.value, false)
+			}
+		}
+	}
 }
