@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/google/uuid"
@@ -89,17 +90,7 @@ func Bootstrap(ctx context.Context, st *store.Store, actor Actor, in BootstrapIn
 		if !won {
 			return ErrAlreadyBootstrapped
 		}
-		if err := tx.CreateUser(ctx, b.User); err != nil {
-			return err
-		}
-		if err := tx.CreateOrganization(ctx, b.Organization); err != nil {
-			return err
-		}
-		if err := tx.CreateMembership(ctx, &store.Membership{OrgID: b.Organization.ID, UserID: b.User.ID, Role: auth.OrgOwner,
-			Status: auth.MembershipActive, CreatedAt: now, UpdatedAt: now}); err != nil {
-			return err
-		}
-		if err := tx.CreateWorkspace(ctx, b.Workspace); err != nil {
+		if err := b.create(ctx, tx, now); err != nil {
 			return err
 		}
 		// The owner issues their own first key.
@@ -119,6 +110,22 @@ func Bootstrap(ctx context.Context, st *store.Store, actor Actor, in BootstrapIn
 		return nil, err
 	}
 	return b, nil
+}
+
+// create stores the first owner, the organization they own and its
+// workspace.
+func (b *Bootstrapped) create(ctx context.Context, tx *store.Store, now time.Time) error {
+	if err := tx.CreateUser(ctx, b.User); err != nil {
+		return err
+	}
+	if err := tx.CreateOrganization(ctx, b.Organization); err != nil {
+		return err
+	}
+	if err := tx.CreateMembership(ctx, &store.Membership{OrgID: b.Organization.ID, UserID: b.User.ID, Role: auth.OrgOwner,
+		Status: auth.MembershipActive, CreatedAt: now, UpdatedAt: now}); err != nil {
+		return err
+	}
+	return tx.CreateWorkspace(ctx, b.Workspace)
 }
 
 // Slugify makes a URL slug of a name: lower-case ASCII letters and digits
