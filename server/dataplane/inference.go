@@ -197,6 +197,10 @@ type exchange struct {
 	// is metered. attempts is the chain of upstream calls made (the last
 	// one open while attemptOpen), finished whether finish has run.
 	requested      *routeModel
+	// alias is the model alias asked for, if one was; aliasRest its
+	// other targets, in the order they serve as fallbacks.
+	alias          string
+	aliasRest      []string
 	attempts       []wire.UsageAttempt
 	attemptStarted time.Time
 	attemptOpen    bool
@@ -253,6 +257,13 @@ func (x *exchange) serve() {
 		}
 	}
 	m := x.visible(req.Model)
+	var targets []aliasTarget
+	if m == nil {
+		if targets = x.view.aliases[req.Model]; targets != nil {
+			targets = pickTargets(targets, func(string) bool { return false })
+			x.alias, m = req.Model, x.key.org.models[targets[0].id]
+		}
+	}
 	if m == nil {
 		x.d.refuse(x.w, errModelNotFound)
 		return
@@ -270,12 +281,39 @@ func (x *exchange) serve() {
 	if refusal == nil {
 		refusal = x.reserve(rt)
 	}
+	if refusal != nil && len(targets) > 1 {
+		// An alias's first target refused for this request (an endpoint,
+		// a capability, a budget): the next that takes it serves.
+		if next, rest := x.nextCandidate(targetIDs(targets[1:])); next != nil {
+			rt, refusal, x.aliasRest, x.requested = next, nil, rest, next.model
+		}
+	} else if len(targets) > 1 {
+		x.aliasRest = targetIDs(targets[1:])
+	}
 	if refusal != nil {
 		x.finish(outcome{status: statusDenied, reason: refusalReason(refusal), model: m})
 		x.d.refuse(x.w, refusal)
 		return
 	}
 	x.run(rt)
+}
+
+// targetIDs are the model ids of alias targets.
+func targetIDs(ts []aliasTarget) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.id
+	}
+	return out
+}
+
+// requestedModel is the model id the caller asked for: the alias's name,
+// or the catalog model's id.
+func (x *exchange) requestedModel() string {
+	if x.alias != "" {
+		return x.alias
+	}
+	return x.requested.model.ID
 }
 
 // lastModel is the model of the last attempt, else the one asked for.
@@ -295,6 +333,7 @@ func (x *exchange) visible(id string) *routeModel {
 	if _, ok := x.view.byID[id]; !ok {
 		return nil
 	}
+	// An alias's name is in the view too, and is no catalog model.
 	return x.key.org.models[id]
 }
 
@@ -407,21 +446,16 @@ func (x *exchange) maxTokensParam() string {
 // attempts are spent. Once a stream has started, there is no falling back:
 // the caller has already read part of an answer.
 func (x *exchange) run(first *route) {
-	fb := first.decision.Fallback
-	timeout, attempts := x.p.inference.timeout, 1
-	var candidates []string
-	if fb != nil {
-		timeout, attempts, candidates = time.Duration(fb.TimeoutMS)*time.Millisecond, fb.MaxAttempts, fb.Models
-	}
+	plan := x.fallbackPlan(first)
 	rt := first
 	for n := 1; ; n++ {
-		failure := x.attempt(rt, timeout)
+		failure := x.attempt(rt, plan.timeout)
 		if failure == nil {
 			return
 		}
 		var next *route
-		if fb != nil && n < attempts && slices.Contains(fb.On, trigger(failure.Kind)) {
-			next, candidates = x.nextCandidate(candidates)
+		if n < plan.attempts && plan.triggered(failure.Kind) {
+			next, plan.candidates = x.nextCandidate(plan.candidates)
 		}
 		if next == nil {
 			x.fail(rt, failure)
@@ -435,6 +469,40 @@ func (x *exchange) run(first *route) {
 			"request_id", x.id, "model", rt.model.model.ID, "error", failure.Error(), "fallback_model", next.model.model.ID, "attempt", n+1)
 		rt = next
 	}
+}
+
+// fallbackPlan is what may follow a failed attempt: the candidates in
+// order, how many attempts in all, and each attempt's timeout.
+type fallbackPlan struct {
+	fb         *policy.Fallback
+	alias      bool
+	candidates []string
+	attempts   int
+	timeout    time.Duration
+}
+
+// fallbackPlan combines an alias's other targets, tried first on any
+// transient failure, with the fallback rule of the policies.
+func (x *exchange) fallbackPlan(first *route) fallbackPlan {
+	p := fallbackPlan{fb: first.decision.Fallback, timeout: x.p.inference.timeout, attempts: 1}
+	if p.fb != nil {
+		p.timeout, p.attempts, p.candidates = time.Duration(p.fb.TimeoutMS)*time.Millisecond, p.fb.MaxAttempts, p.fb.Models
+	}
+	if len(x.aliasRest) > 0 {
+		p.alias = true
+		p.candidates = append(slices.Clip(x.aliasRest), p.candidates...)
+		p.attempts += len(x.aliasRest)
+	}
+	return p
+}
+
+// triggered says whether a failure of kind k moves the request on.
+func (p *fallbackPlan) triggered(k providers.ErrorKind) bool {
+	t := trigger(k)
+	if t == "" {
+		return false
+	}
+	return p.alias || (p.fb != nil && slices.Contains(p.fb.On, t))
 }
 
 // nextCandidate returns the first remaining fallback model the request may

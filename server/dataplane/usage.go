@@ -193,7 +193,7 @@ func (x *exchange) finish(o outcome) {
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
 		CostUSD: catalog.FormatNanoUSD(nano), Status: o.status,
 		LatencyMS: time.Since(x.started).Milliseconds(), OccurredAt: x.occurred,
-		RequestID: &requestID, Endpoint: &endpoint, RequestedModel: x.requested.model.ID,
+		RequestID: &requestID, Endpoint: &endpoint, RequestedModel: x.requestedModel(),
 		Attempts:    append([]wire.UsageAttempt{}, x.attempts...),
 		UsageSource: wire.UsageSourceUpstream, ReasoningTokens: u.ReasoningTokens, CacheWrite1hTokens: tokens.CacheWrite1h,
 		Provenance: x.provenance(o, tokens, charged),
