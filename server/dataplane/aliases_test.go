@@ -100,7 +100,9 @@ func TestModelAliases(t *testing.T) {
 		for range 1 {
 			resp := e.post(t, `{"model":"`+codex+`","messages":[{"role":"user","content":"hi"}]}`)
 			b, _ := io.ReadAll(resp.Body)
-			var out struct{ Choices []struct{ Message struct{ Content string } } }
+			var out struct {
+				Choices []struct{ Message struct{ Content string } }
+			}
 			_ = json.Unmarshal(b, &out)
 			if resp.StatusCode == 200 && len(out.Choices) == 1 && out.Choices[0].Message.Content == "from openai" {
 				served++

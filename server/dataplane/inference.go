@@ -196,7 +196,7 @@ type exchange struct {
 	// requested is the visible model asked for; from then on the request
 	// is metered. attempts is the chain of upstream calls made (the last
 	// one open while attemptOpen), finished whether finish has run.
-	requested      *routeModel
+	requested *routeModel
 	// alias is the model alias asked for, if one was; aliasRest its
 	// other targets, in the order they serve as fallbacks.
 	alias          string
