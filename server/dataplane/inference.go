@@ -260,7 +260,7 @@ func (x *exchange) serve() {
 	var targets []aliasTarget
 	if m == nil {
 		if targets = x.view.aliases[req.Model]; targets != nil {
-			targets = pickTargets(targets, func(string) bool { return false })
+			targets = pickTargets(targets, x.coolingTarget)
 			x.alias, m = req.Model, x.key.org.models[targets[0].id]
 		}
 	}
@@ -296,6 +296,18 @@ func (x *exchange) serve() {
 		return
 	}
 	x.run(rt)
+}
+
+// coolingTarget says whether the model's upstream, with the credential
+// the key would call it with, is cooling down.
+func (x *exchange) coolingTarget(id string) bool {
+	m := x.key.org.models[id]
+	if m == nil {
+		return false
+	}
+	creds := x.key.org.credentials
+	c := creds.pick(x.key.workspace, m.model.Provider, creds.eligible(x.key.workspace, m.model.Provider))
+	return c != nil && x.p.health.cooling(c.id, id, x.p.now())
 }
 
 // targetIDs are the model ids of alias targets.
@@ -450,6 +462,12 @@ func (x *exchange) run(first *route) {
 	rt := first
 	for n := 1; ; n++ {
 		failure := x.attempt(rt, plan.timeout)
+		x.p.health.record(rt.cred.id, rt.model.model.ID, rt.model.model.Provider, failure, x.p.now())
+		if failure != nil && errors.Is(failure, errCoolingDown) {
+			// A target skipped was not called: it spends none of the
+			// attempts a fallback rule allows.
+			n--
+		}
 		if failure == nil {
 			return
 		}
@@ -557,6 +575,9 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	m := rt.model
 	x.endAdmission()
 	x.startAttempt(m)
+	if f := x.p.health.admit(rt.cred.id, m.model.ID, x.p.now()); f != nil {
+		return f
+	}
 	secret, err := rt.cred.open(x.p.inference.keyring)
 	if err != nil {
 		// The error names neither the secret nor the sealed value.

@@ -91,6 +91,9 @@ func anthropicError(r *response) *response {
 	case e.Code != nil && *e.Code == "overloaded":
 		// Anthropic's own word for it (which it sends with a 529).
 		typ = "overloaded_error"
+	case e.Code != nil && *e.Code == codeUpstreamOverloaded:
+		// An Anthropic upstream's 529 goes back as it came.
+		status, typ = statusOverloaded, "overloaded_error"
 	}
 	out := &response{status: status, code: r.code, body: mustJSON(map[string]any{"type": "error",
 		"error": map[string]any{"type": typ, "message": e.Message}})}
@@ -147,5 +150,8 @@ type messagesStream struct{ translatedStream }
 
 func (s *messagesStream) fail(model string, f *providers.Error) error {
 	status, e := upstreamError(model, f)
+	if e.Code != nil && *e.Code == codeUpstreamOverloaded {
+		status = statusOverloaded
+	}
 	return s.out.event(mustJSON(map[string]any{"type": "error", "error": map[string]any{"type": anthropicErrorType(status), "message": e.Message}}))
 }

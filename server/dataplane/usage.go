@@ -47,6 +47,7 @@ const (
 	failCredential    = "credential_unavailable"
 	failClientGone    = "client_gone"
 	failShutdown      = "shutdown"
+	failCoolingDown   = "cooling_down"
 
 	// reasonTruncated: the upstream's stream ended before its terminal
 	// event, after part of the answer was relayed.
@@ -66,6 +67,9 @@ var errShuttingDown = errors.New("the gateway is shutting down")
 func failureKind(f *providers.Error) string {
 	if errors.Is(f, errShuttingDown) {
 		return failShutdown
+	}
+	if errors.Is(f, errCoolingDown) {
+		return failCoolingDown
 	}
 	switch f.Kind {
 	case providers.RateLimited:
