@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,6 +20,7 @@ import (
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/telemetry"
+	"github.com/gw-gateway/gw/server/tokens"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -176,6 +178,9 @@ type exchange struct {
 	caller    *Caller
 
 	req *providers.ChatRequest
+	// body is the request as read, valid until serve returns (its buffer
+	// is pooled), for the estimate a translated stream starts with.
+	body []byte
 	// native is the request's members in its own dialect, for upstreams
 	// that speak it.
 	native map[string]json.RawMessage
@@ -249,7 +254,7 @@ func (x *exchange) serve() {
 		x.d.refuse(x.w, invalidResponse(err))
 		return
 	}
-	x.req, x.native, x.translateErr = req, native, translateErr
+	x.req, x.native, x.translateErr, x.body = req, native, translateErr, body
 	x.input = inputShapeOf(body)
 	for _, c := range req.Capabilities() {
 		if c != catalog.CapabilityStreaming {
@@ -388,6 +393,9 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 				"Unrecognized request argument supplied: "+unknown[0]+". A strict_parameters policy applies to this request.")
 		}
 	}
+	if refusal := x.dropTools(native, d.StrictParameters); refusal != nil {
+		return nil, refusal
+	}
 	for _, c := range req.Capabilities() {
 		if !m.model.HasCapability(c) {
 			return nil, invalidRequest(capabilityParam[c], "unsupported_capability",
@@ -418,6 +426,38 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 		return nil, policyDenied("no credential for model '" + m.model.ID + "' is available")
 	}
 	return rt, nil
+}
+
+// toolDropper is a dialect whose translation leaves out tools only its
+// own vendor runs.
+type toolDropper interface {
+	dropped(members map[string]json.RawMessage) []providers.DroppedTool
+}
+
+// dropTools names, in x-gw-dropped-tools, the tools a translation for
+// this route leaves out (a native upstream gets them all), or refuses the
+// first of them when strict_parameters applies.
+func (x *exchange) dropTools(native, strict bool) *response {
+	h := x.w.Header()
+	delete(h, "X-Gw-Dropped-Tools")
+	td, ok := x.d.(toolDropper)
+	if native || !ok {
+		return nil
+	}
+	dropped := td.dropped(x.native)
+	if len(dropped) == 0 {
+		return nil
+	}
+	if strict {
+		return invalidRequest(dropped[0].Param, "unsupported_value", "Tool '"+dropped[0].Name+
+			"' cannot run on this model, and a strict_parameters policy applies to this request.")
+	}
+	names := make([]string, len(dropped))
+	for i, t := range dropped {
+		names[i] = t.Name
+	}
+	h["X-Gw-Dropped-Tools"] = []string{strings.Join(names, ", ")}
+	return nil
 }
 
 // call is the upstream call along the route.
@@ -672,6 +712,7 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	x.setAttemptHeaders(rt.model)
 	x.firstToken = time.Since(x.started)
 	out := x.d.startStream(x.w, rt.native, rt.model.model.ID)
+	x.estimateInput(out, rt)
 	o := outcome{status: statusOK, model: rt.model, cred: rt.cred}
 	// A stream that can tell a whole chunk is already buffered lets the
 	// chunks of one upstream read go out in one write and flush.
@@ -722,6 +763,19 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 			}
 			return nil
 		}
+	}
+}
+
+// estimateInput gives a Messages stream translated from Chat Completions
+// the input estimate its message_start reports: the upstream's own count
+// comes only with the last chunk.
+func (x *exchange) estimateInput(out streamOut, rt *route) {
+	ms, ok := out.(*messagesStream)
+	if !ok {
+		return
+	}
+	if t, ok := ms.translate.(*providers.MessagesStream); ok {
+		t.InputTokens = tokens.CountJSON(tokens.ForModel(rt.model.model.UpstreamModel()), x.body)
 	}
 }
 

@@ -19,7 +19,25 @@ type messagesDialect struct{}
 func (messagesDialect) name() string { return endpointMessages }
 
 func (messagesDialect) parse(body []byte) (*providers.ChatRequest, map[string]json.RawMessage, error, error) {
-	return parseTranslated(body, providers.MessagesToChat, "max_tokens")
+	req, members, terr, err := parseTranslated(body, providers.MessagesToChat, "max_tokens")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// Checked for every upstream: a native one would refuse it after a
+	// call spent on it.
+	if err := providers.MessagesRequired(members); err != nil {
+		return nil, nil, nil, err
+	}
+	// Claude Code's system turns go to an Anthropic upstream folded into
+	// system, which is where the Messages API takes them.
+	if members, err = providers.FoldSystemTurns(members); err != nil {
+		return nil, nil, nil, err
+	}
+	return req, members, terr, nil
+}
+
+func (messagesDialect) dropped(members map[string]json.RawMessage) []providers.DroppedTool {
+	return providers.MessagesDroppedTools(members)
 }
 
 // parseTranslated reads a request of another dialect: its members, and the

@@ -28,6 +28,10 @@ func (responsesDialect) parse(body []byte) (*providers.ChatRequest, map[string]j
 	return req, members, terr, nil
 }
 
+func (responsesDialect) dropped(members map[string]json.RawMessage) []providers.DroppedTool {
+	return providers.ResponsesDroppedTools(members)
+}
+
 func (responsesDialect) unknown(x *exchange, translated bool) []string {
 	return providers.ResponsesUnknown(x.native, translated)
 }

@@ -137,10 +137,11 @@ func MessagesToChat(body []byte) ([]byte, error) {
 	}
 	if len(req.Tools) > 0 {
 		var tools []map[string]any
-		for i, t := range req.Tools {
+		for _, t := range req.Tools {
 			if t.Type != "" && t.Type != "custom" {
-				return nil, invalid("tools."+strconv.Itoa(i)+".type", "unsupported_value",
-					"Server tool %q is available from Anthropic models only.", t.Type)
+				// A server tool only Anthropic runs: left out and named
+				// (MessagesDroppedTools), or refused by strict_parameters.
+				continue
 			}
 			fn := map[string]any{"name": t.Name, "parameters": t.InputSchema}
 			if t.Description != "" {
@@ -151,7 +152,9 @@ func MessagesToChat(body []byte) ([]byte, error) {
 			}
 			tools = append(tools, map[string]any{"type": "function", "function": fn})
 		}
-		out["tools"] = tools
+		if len(tools) > 0 {
+			out["tools"] = tools
+		}
 	}
 	if tc := req.ToolChoice; tc != nil {
 		switch tc.Type {
@@ -323,9 +326,13 @@ type chatChunk struct {
 // message_delta with the stop reason and usage, and message_stop. Each
 // event is returned as its data; its event name is its type member.
 type MessagesStream struct {
-	Model   string
-	started bool
-	id      string
+	Model string
+	// InputTokens is the request's input as estimated before the call,
+	// which message_start reports (Claude Code reads its context size
+	// there); the real counts come with message_delta at the end.
+	InputTokens int64
+	started     bool
+	id          string
 	// open is the index of the open content block, -1 when none; tool is
 	// the chat tool call index it belongs to, -1 for a text block.
 	open, next, tool int
@@ -343,7 +350,7 @@ func (s *MessagesStream) Chunk(raw []byte) ([][]byte, error) {
 		s.started, s.open, s.tool, s.id = true, -1, -1, messageID(c.ID)
 		out = append(out, mustMarshal(map[string]any{"type": "message_start", "message": map[string]any{
 			"id": s.id, "type": "message", "role": "assistant", "model": s.Model, "content": []any{},
-			"stop_reason": nil, "stop_sequence": nil, "usage": messagesUsage(Usage{})}}))
+			"stop_reason": nil, "stop_sequence": nil, "usage": messagesUsage(Usage{InputTokens: s.InputTokens})}}))
 	}
 	for _, ch := range c.Choices {
 		text := ch.Delta.Content

@@ -48,6 +48,9 @@ func messagesTurnRaw(turn []byte, param string) ([]rope, error) {
 		return nil, invalid(param, "invalid_type", "%s: Input should be an object with role and content", param)
 	}
 	content := bytes.TrimSpace(memberValue(turn, "content"))
+	if m.Role == "system" {
+		return systemTurnRaw(content, param)
+	}
 	var blocks [][]byte
 	switch valueKind(content) {
 	case "string":
@@ -146,7 +149,7 @@ func messagesTurnRaw(turn []byte, param string) ([]rope, error) {
 		}
 		return []rope{{[]byte(head + `}`)}}, nil
 	}
-	return nil, invalid(param+".role", "invalid_value", "%s.role: Input should be 'user' or 'assistant'", param)
+	return nil, invalid(param+".role", "invalid_value", "%s.role: Input should be 'user', 'assistant' or 'system'", param)
 }
 
 // messagesBlockHead is a content block's small members; the rest are

@@ -140,10 +140,11 @@ func ResponsesToChat(body []byte) ([]byte, error) {
 	}
 	if len(req.Tools) > 0 {
 		var tools []map[string]any
-		for i, t := range req.Tools {
+		for _, t := range req.Tools {
 			if t.Type != "function" {
-				return nil, invalid("tools["+strconv.Itoa(i)+"].type", "unsupported_value",
-					"Tool type %q is available from OpenAI models only; this model takes function tools.", t.Type)
+				// A hosted or namespace tool: left out and named
+				// (ResponsesDroppedTools), or refused by strict_parameters.
+				continue
 			}
 			fn := map[string]any{"name": t.Name}
 			if len(t.Parameters) > 0 && !isNull(t.Parameters) {
@@ -157,7 +158,9 @@ func ResponsesToChat(body []byte) ([]byte, error) {
 			}
 			tools = append(tools, map[string]any{"type": "function", "function": fn})
 		}
-		out["tools"] = tools
+		if len(tools) > 0 {
+			out["tools"] = tools
+		}
 	}
 	if len(req.ToolChoice) > 0 && !isNull(req.ToolChoice) {
 		var mode string
