@@ -50,6 +50,22 @@ func TestAgentRequests(t *testing.T) {
 			t.Fatalf("folded: system %s, messages %s", system, turns)
 		}
 
+		// A tool result with an image: the text in the tool message, the
+		// image in a user message after it.
+		e.openai.Enqueue(ok)
+		withImage := `{"model":"` + gptMini + `","max_tokens":100,"messages":[{"role":"user","content":"look"},` +
+			`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"screenshot","input":{}}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"taken"},` +
+			`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]}]}]}`
+		if resp := e.postTo(t, "/inf/v1/messages", withImage); resp.StatusCode != 200 {
+			b, _ := io.ReadAll(resp.Body)
+			t.Fatalf("tool result with an image: %d %s", resp.StatusCode, b)
+		}
+		msgs, _ = json.Marshal(e.openai.Last(t).Body["messages"])
+		if !strings.Contains(string(msgs), `"content":"taken","role":"tool"`) || !strings.Contains(string(msgs), `data:image/png;base64,iVBORw0KGgo=`) {
+			t.Fatalf("chat messages %s", msgs)
+		}
+
 		// message_start carries the input estimate when translated.
 		e.openai.Enqueue(ok)
 		resp := e.postTo(t, "/inf/v1/messages", claude(gptMini, true))

@@ -92,6 +92,14 @@ func TestModelAliases(t *testing.T) {
 			t.Fatalf("usage %+v", ev)
 		}
 
+		// count_tokens takes an alias too (Claude Code counts with the
+		// model name it asks for).
+		e.anthropic.Enqueue(providerstest.Reply{Usage: providerstest.Usage{Input: 77}})
+		resp = e.postTo(t, "/inf/v1/messages/count_tokens", `{"model":"`+opus+`","messages":[{"role":"user","content":"hi"}]}`)
+		if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || strings.TrimSpace(string(b)) != `{"input_tokens":77}` {
+			t.Fatalf("count_tokens on an alias: %d %s", resp.StatusCode, b)
+		}
+
 		// The heavier target fails; the other target serves.
 		e.anthropic.Enqueue(providerstest.Reply{Status: 500, Message: "boom"})
 		e.openai.Enqueue(providerstest.Reply{Text: "from openai", Usage: providerstest.Usage{Input: 3, Output: 1}})
