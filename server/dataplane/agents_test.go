@@ -96,6 +96,17 @@ func TestAgentRequests(t *testing.T) {
 			t.Fatal("an incomplete request reached the upstream")
 		}
 
+		// Responses needs input (gw keeps no responses to stand in for it),
+		// answered in OpenAI's shape.
+		resp = e.postTo(t, "/inf/v1/responses", `{"model":"`+gptMini+`"}`)
+		b, _ = io.ReadAll(resp.Body)
+		if resp.StatusCode != 400 || !strings.Contains(string(b), `"param":"input"`) || !strings.Contains(string(b), `"code":"missing_required_parameter"`) {
+			t.Fatalf("responses without input: %d %s", resp.StatusCode, b)
+		}
+		if len(e.anthropic.Requests()) != before {
+			t.Fatal("an incomplete request reached the upstream")
+		}
+
 		// Codex's hosted and namespace tools, to an Anthropic model.
 		codex := `{"model":"` + haiku + `","input":"list files","tools":[` +
 			`{"type":"function","name":"shell","parameters":{"type":"object","properties":{}}},` +

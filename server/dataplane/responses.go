@@ -25,6 +25,9 @@ func (responsesDialect) parse(body []byte) (*providers.ChatRequest, map[string]j
 	if err := providers.CheckResponsesState(members); err != nil {
 		return nil, nil, nil, err
 	}
+	if err := providers.ResponsesRequired(members); err != nil {
+		return nil, nil, nil, err
+	}
 	return req, members, terr, nil
 }
 

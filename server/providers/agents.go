@@ -30,6 +30,18 @@ func MessagesRequired(members map[string]json.RawMessage) error {
 	return nil
 }
 
+// ResponsesRequired checks the members every Responses request must have
+// through gw: model, and input, since gw keeps no responses for
+// previous_response_id, conversation or prompt to stand in for it.
+func ResponsesRequired(members map[string]json.RawMessage) error {
+	for _, name := range []string{"model", "input"} {
+		if raw, ok := members[name]; !ok || isNull(raw) {
+			return invalid(name, "missing_required_parameter", "Missing required parameter: '%s'.", name)
+		}
+	}
+	return nil
+}
+
 // systemTurnRaw translates a role "system" turn, which Claude Code sends
 // among the messages, into a chat system message: its text, text blocks
 // joined by blank lines.
