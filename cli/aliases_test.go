@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -26,5 +27,19 @@ func TestAliasesCommands(t *testing.T) {
 	mustContain(t, "prune", e.code(ExitOK, "aliases: []", "aliases", "apply", "-f", "-", "--prune").out, "deleted alias claude-opus-4-8[1m]")
 	if r := e.gw("", "aliases", "set", "gpt-5", "openai/nope"); r.code == ExitOK {
 		t.Fatalf("a target outside the catalog: %+v", r)
+	}
+}
+
+func TestStatusUpstreamTargets(t *testing.T) {
+	for _, c := range []struct{ readyz, state, detail string }{
+		{`{"status":"ready"}`, "unknown", "no data plane"},
+		{`{"status":"ready","upstream_targets":{"cooling_down":0,"circuit_open":0,"half_open":0}}`, "ok", "all healthy"},
+		{`{"status":"ready","upstream_targets":{"cooling_down":2,"circuit_open":0,"half_open":0}}`, "ok", "2 cooling down"},
+		{`{"status":"ready","upstream_targets":{"cooling_down":0,"circuit_open":1,"half_open":0}}`, "fail", "1 circuit open"},
+	} {
+		state, detail := upstreamTargets(c.readyz)
+		if state != c.state || !strings.Contains(detail, c.detail) {
+			t.Errorf("%s: %s %q", c.readyz, state, detail)
+		}
 	}
 }
