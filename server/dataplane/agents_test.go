@@ -120,6 +120,17 @@ func TestAgentRequests(t *testing.T) {
 		if tools, _ := json.Marshal(e.anthropic.Last(t).Body["tools"]); !strings.Contains(string(tools), `"shell"`) || strings.Contains(string(tools), "web_search") {
 			t.Fatalf("tools sent %s", tools)
 		}
+		// Claude Code's server tools, to an OpenAI model: left out and named.
+		e.openai.Enqueue(ok)
+		resp = e.postTo(t, "/inf/v1/messages", `{"model":"`+gptMini+`","max_tokens":100,"messages":[{"role":"user","content":"hi"}],`+
+			`"tools":[{"name":"Bash","input_schema":{"type":"object"}},{"type":"web_search_20250305","name":"web_search"}]}`)
+		b, _ = io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Gw-Dropped-Tools") != "web_search_20250305" {
+			t.Fatalf("server tools: %d %q %s", resp.StatusCode, resp.Header.Get("X-Gw-Dropped-Tools"), b)
+		}
+		if tools, _ := json.Marshal(e.openai.Last(t).Body["tools"]); !strings.Contains(string(tools), `"Bash"`) || strings.Contains(string(tools), "web_search") {
+			t.Fatalf("tools sent %s", tools)
+		}
 		e.policy(t, rule(all, `{"kind":"strict_parameters"}`))
 		e.sync(t)
 		resp = e.postTo(t, "/inf/v1/responses", codex)
