@@ -131,6 +131,16 @@ func TestAgentRequests(t *testing.T) {
 		if tools, _ := json.Marshal(e.openai.Last(t).Body["tools"]); !strings.Contains(string(tools), `"Bash"`) || strings.Contains(string(tools), "web_search") {
 			t.Fatalf("tools sent %s", tools)
 		}
+		// Codex 0.169 on a model it does not know: its tools come as an
+		// additional_tools input item of namespaces.
+		e.anthropic.Enqueue(ok)
+		resp = e.postTo(t, "/inf/v1/responses", `{"model":"`+haiku+`","input":[{"type":"additional_tools","role":"developer",`+
+			`"tools":[{"type":"namespace","name":"functions","tools":[]},{"type":"namespace","name":"clock","tools":[]}]},`+
+			`{"role":"user","content":"hi"}]}`)
+		b, _ = io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Gw-Dropped-Tools") != "functions, clock" {
+			t.Fatalf("additional_tools: %d %q %s", resp.StatusCode, resp.Header.Get("X-Gw-Dropped-Tools"), b)
+		}
 		e.policy(t, rule(all, `{"kind":"strict_parameters"}`))
 		e.sync(t)
 		resp = e.postTo(t, "/inf/v1/responses", codex)

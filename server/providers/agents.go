@@ -125,7 +125,19 @@ type DroppedTool struct {
 // Chat Completions upstream takes (Codex's namespace tools): a
 // translation to Chat Completions leaves them out.
 func ResponsesDroppedTools(members map[string]json.RawMessage) []DroppedTool {
-	return droppedTools(members["tools"], "tools[%d].type", func(typ string) bool { return typ == "function" })
+	function := func(typ string) bool { return typ == "function" }
+	out := droppedTools(members["tools"], "tools[%d].type", function)
+	// Codex (0.169, on models it does not know) sends its tools as an
+	// input item of type additional_tools, namespaces all.
+	i := 0
+	arrayElements(bytes.TrimSpace(members["input"]), func(item []byte) {
+		if valueKind(item) == "object" && string(bytes.TrimSpace(memberValue(item, "type"))) == `"additional_tools"` {
+			param := "input[" + strconv.Itoa(i) + "].tools[%d].type"
+			out = append(out, droppedTools(memberValue(item, "tools"), param, function)...)
+		}
+		i++
+	})
+	return out
 }
 
 // MessagesDroppedTools lists the server tools of a Messages request
