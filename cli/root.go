@@ -71,6 +71,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdWhoami(f, nil),
 		NewCmdContext(f),
 		NewCmdPolicies(f),
+		NewCmdAliases(f),
 		NewCmdBudgets(f, nil),
 		NewCmdOrgs(f),
 		NewCmdWorkspaces(f),

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -85,6 +86,8 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 		add("database", "fail", "/readyz answered "+strconv.Itoa(code)+": "+strings.TrimSpace(body))
 	} else {
 		add("database", "ok", "reachable (the server is ready)")
+		state, detail := upstreamTargets(body)
+		add("upstream targets", state, detail)
 	}
 	views, latest, err := dataPlaneViews(ctx, c)
 	switch {
@@ -150,4 +153,27 @@ func statusTable(st Status) Table {
 			strconv.FormatInt(v.SpoolDepth, 10) + ", last heartbeat " + since(v.LastSeenAt)})
 	}
 	return t
+}
+
+// upstreamTargets reads /readyz's count of the upstream targets routing
+// holds requests back from. Cooling down after a 429 is the upstream
+// asking for patience; an open circuit is an upstream that keeps failing,
+// which an operator should look at.
+func upstreamTargets(readyz string) (string, string) {
+	var body struct {
+		Targets *map[string]int `json:"upstream_targets"`
+	}
+	if json.Unmarshal([]byte(readyz), &body) != nil || body.Targets == nil {
+		return "unknown", "no data plane in this server's process"
+	}
+	t := *body.Targets
+	if t["cooling_down"]+t["circuit_open"]+t["half_open"] == 0 {
+		return "ok", "all healthy"
+	}
+	state := "ok"
+	if t["circuit_open"] > 0 {
+		state = "fail"
+	}
+	return state, strconv.Itoa(t["cooling_down"]) + " cooling down after 429, " + strconv.Itoa(t["circuit_open"]) + " circuit open, " +
+		strconv.Itoa(t["half_open"]) + " half open (gw_upstream_target_state)"
 }

@@ -473,7 +473,14 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(append(body, '\n'))
 		return
 	}
-	_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
+	if s.plane == nil {
+		_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
+		return
+	}
+	// What routing learned of upstream failures, for gw status: the
+	// targets it holds requests back from, by state.
+	body, _ := json.Marshal(map[string]any{"status": "ready", "upstream_targets": s.plane.TargetHealth()})
+	_, _ = w.Write(append(body, '\n'))
 }
 
 // MetricsHandler serves this server's Prometheus metrics.

@@ -104,7 +104,7 @@ type UsageBudget struct {
 type UsageAttempt struct {
 	Model     string  `json:"model"`
 	Provider  string  `json:"provider"`
-	Failure   *string `json:"failure" jsonschema:"nullable,enum=rate_limited,enum=upstream_unavailable,enum=timeout,enum=upstream_error,enum=credential_unavailable,enum=client_gone,enum=shutdown"`
+	Failure   *string `json:"failure" jsonschema:"nullable,enum=rate_limited,enum=upstream_unavailable,enum=timeout,enum=upstream_error,enum=credential_unavailable,enum=client_gone,enum=shutdown,enum=cooling_down"`
 	LatencyMS int64   `json:"latency_ms" jsonschema:"minimum=0"`
 }
 
@@ -274,7 +274,8 @@ var (
 	// timeout, upstream_error (the upstream refused the request or gw's
 	// credential), credential_unavailable (gw could not open its
 	// credential), client_gone (the caller left) and shutdown (the
-	// gateway stopped).
+	// gateway stopped), cooling_down (gw skipped the target: it is
+	// waiting out a rate limit's Retry-After or its circuit is open).
 	UsageAttemptFailures = []string{"rate_limited", "upstream_unavailable", "timeout", "upstream_error",
-		"credential_unavailable", "client_gone", "shutdown"}
+		"credential_unavailable", "client_gone", "shutdown", "cooling_down"}
 )

@@ -41,6 +41,7 @@ var pathParamDocs = map[string]string{
 	"provider_id":   "Provider id, e.g. openai.",
 	"user_code":     "The code the CLI showed, e.g. BCDF-GHJK.",
 	"data_plane_id": "A data plane's id, as in its heartbeats.",
+	"name":          "A model alias's name, e.g. claude-opus-4-8 (percent-encode [ and ]).",
 }
 
 func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {

@@ -38,6 +38,29 @@ type Body struct {
 	Policies    []Policy        `json:"policies"`
 	Catalog     catalog.Catalog `json:"catalog"`
 	Credentials []Credential    `json:"credentials"`
+	// Aliases are the organization's model aliases and its workspaces'.
+	// Left out when there are none, so bundles without aliases keep their
+	// bytes and hashes; a data plane too old to know them refuses a
+	// bundle that has them (unknown members are refused) rather than
+	// answering 404 for the names they route.
+	Aliases []Alias `json:"aliases,omitempty"`
+}
+
+// Alias is a model alias: a name routed to catalog models by weight.
+// WorkspaceID is nil for the organization's alias; a workspace's alias
+// overrides the organization's of the same name. A target that is not in
+// the bundle's catalog (it retired since) is skipped.
+type Alias struct {
+	ID          uuid.UUID     `json:"id"`
+	WorkspaceID *uuid.UUID    `json:"workspace_id"`
+	Name        string        `json:"name"`
+	Targets     []AliasTarget `json:"targets"`
+}
+
+// AliasTarget is a catalog model of an alias and its weight (1 to 100).
+type AliasTarget struct {
+	Model  string `json:"model"`
+	Weight int    `json:"weight"`
 }
 
 // Workspace is one workspace of the organization.

@@ -56,6 +56,9 @@ func (b *Body) Validate() error {
 	if err := validateCredentials(b.Credentials, workspaces); err != nil {
 		return err
 	}
+	if err := validateAliases(b.Aliases, workspaces); err != nil {
+		return err
+	}
 	// The catalog is rebuilt through catalog.New, which enforces every rule
 	// an imported catalog file meets and leaves it sorted for lookups.
 	c, err := catalog.New(b.Catalog.Providers, b.Catalog.Models)
@@ -181,6 +184,34 @@ func validateCredentials(creds []Credential, workspaces map[uuid.UUID]bool) erro
 			}
 		default:
 			return invalid("credential %s has scope %q; want platform, org or workspace", c.ID, c.Scope)
+		}
+	}
+	return nil
+}
+
+// validateAliases checks that aliases name a listed workspace, are unique
+// per level, and have 1 to 8 targets weighing 1 to 100 each.
+func validateAliases(aliases []Alias, workspaces map[uuid.UUID]bool) error {
+	seen := make(map[string]bool, len(aliases))
+	for _, a := range aliases {
+		level := ""
+		if a.WorkspaceID != nil {
+			if !workspaces[*a.WorkspaceID] {
+				return invalid("alias %s belongs to workspace %s, which the bundle does not list", a.ID, *a.WorkspaceID)
+			}
+			level = a.WorkspaceID.String()
+		}
+		if a.ID == uuid.Nil || a.Name == "" || strings.Contains(a.Name, "/") || seen[level+"\x00"+a.Name] {
+			return invalid("alias %s: its name %q is missing, has a slash or is repeated", a.ID, a.Name)
+		}
+		seen[level+"\x00"+a.Name] = true
+		if len(a.Targets) < 1 || len(a.Targets) > 8 {
+			return invalid("alias %s has %d targets, not 1 to 8", a.ID, len(a.Targets))
+		}
+		for _, t := range a.Targets {
+			if t.Model == "" || t.Weight < 1 || t.Weight > 100 {
+				return invalid("alias %s: target %q weighs %d, not 1 to 100", a.ID, t.Model, t.Weight)
+			}
 		}
 	}
 	return nil

@@ -50,9 +50,10 @@ func TestCloudErrorMapping(t *testing.T) {
 				}
 			}
 		}
-		// Claude on Vertex AI answers an overload as Anthropic does.
+		// Claude on Vertex AI answers an overload as Anthropic does, which
+		// a Chat Completions caller gets as a 503.
 		e.fakeOf(vertexClaude).Enqueue(providerstest.Reply{Status: 529, Message: "Overloaded"})
-		if got := e.postError(t, `{"model":"`+vertexClaude+`","messages":[{"role":"user","content":"hi"}]}`, http.StatusBadGateway); code(got) != "upstream_unavailable" {
+		if got := e.postError(t, `{"model":"`+vertexClaude+`","messages":[{"role":"user","content":"hi"}]}`, http.StatusServiceUnavailable); code(got) != "upstream_overloaded" {
 			t.Fatalf("529: %+v", got)
 		}
 	})

@@ -37,16 +37,22 @@ func TestConformanceMatrix(t *testing.T) {
 				"tools":      `"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]`,
 				"structured": `"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"o","strict":true,"schema":` + schema + `}}`,
 				"image":      `"messages":[{"role":"user","content":[{"type":"text","text":"what?"},{"type":"image_url","image_url":{"url":"` + image + `"}}]}]`,
+				"agent":      `"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]`,
 			},
 			"responses": {
 				"tools":      `"input":"hi","tools":[{"type":"function","name":"f","parameters":{"type":"object"}}]`,
 				"structured": `"input":"hi","text":{"format":{"type":"json_schema","name":"o","strict":true,"schema":` + schema + `}}`,
 				"image":      `"input":[{"role":"user","content":[{"type":"input_text","text":"what?"},{"type":"input_image","image_url":"` + image + `"}]}]`,
+				// Codex: a hosted tool and a namespace beside its functions.
+				"agent": `"instructions":"be brief","input":"hi","tools":[{"type":"function","name":"f","parameters":{"type":"object"}},` +
+					`{"type":"web_search"},{"type":"namespace","name":"ns","tools":[]}]`,
 			},
 			"messages": {
 				"tools":      `"max_tokens":100,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":{"type":"object"}}]`,
 				"structured": `"max_tokens":100,"messages":[{"role":"user","content":"hi"}],"output_format":{"type":"json_schema","schema":` + schema + `}`,
 				"image":      `"max_tokens":100,"messages":[{"role":"user","content":[{"type":"text","text":"what?"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]}]`,
+				// Claude Code: a system turn among the messages.
+				"agent": `"max_tokens":100,"messages":[{"role":"user","content":"hi"},{"role":"system","content":"be brief"},{"role":"user","content":"go on"}]`,
 			},
 		}
 		paths := map[string]string{"chat.completions": "/inf/v1/chat/completions", "responses": "/inf/v1/responses", "messages": "/inf/v1/messages"}
@@ -54,7 +60,7 @@ func TestConformanceMatrix(t *testing.T) {
 		for _, endpoint := range []string{"chat.completions", "responses", "messages"} {
 			for _, model := range []string{gptMini, haiku, bedrockClaude, bedrockNova, vertexGemini, vertexClaude, geminiFlash, azureMini} {
 				for _, stream := range []bool{false, true} {
-					for _, feature := range []string{"tools", "structured", "image"} {
+					for _, feature := range []string{"tools", "structured", "image", "agent"} {
 						name := fmt.Sprintf("%s/%s/stream=%v/%s", endpoint, model, stream, feature)
 						t.Run(name, func(t *testing.T) {
 							reply := providerstest.Reply{Text: "Hello from the fake.", Usage: providerstest.Usage{Input: 1000, Output: 100}}
@@ -102,6 +108,9 @@ func TestConformanceMatrix(t *testing.T) {
 								t.Fatalf("upstream headers %v", up.Header)
 							}
 							checkUpstream(t, upstreamFamily(model, endpoint), feature, up)
+							if feature == "agent" && endpoint == "responses" {
+								checkDroppedTools(t, resp.Header.Get("X-Gw-Dropped-Tools"), up)
+							}
 						})
 					}
 				}
@@ -177,15 +186,35 @@ func checkUpstream(t *testing.T, family, feature string, up providerstest.Reques
 	t.Helper()
 	b := string(up.Raw)
 	want := map[string]map[string]string{
-		"messages":        {"tools": `"input_schema"`, "structured": `"output_format"`, "image": `"image"`},
-		"converse":        {"tools": `"toolSpec"`, "structured": `"gw_structured_output"`, "image": `"image":{"format":"png"`},
-		"generateContent": {"tools": `"functionDeclarations"`, "structured": `"responseJsonSchema"`, "image": `"inlineData"`},
-		"openai":          {"tools": `"tools"`, "structured": `"response_format"`, "image": `iVBORw0KGgo=`},
+		"messages":        {"tools": `"input_schema"`, "structured": `"output_format"`, "image": `"image"`, "agent": "be brief"},
+		"converse":        {"tools": `"toolSpec"`, "structured": `"gw_structured_output"`, "image": `"image":{"format":"png"`, "agent": "be brief"},
+		"generateContent": {"tools": `"functionDeclarations"`, "structured": `"responseJsonSchema"`, "image": `"inlineData"`, "agent": "be brief"},
+		"openai":          {"tools": `"tools"`, "structured": `"response_format"`, "image": `iVBORw0KGgo=`, "agent": "be brief"},
 	}[family][feature]
 	if family == "openai" && feature == "structured" && strings.HasSuffix(up.Path, "/responses") {
 		want = `"json_schema"`
 	}
 	if !strings.Contains(b, want) {
 		t.Fatalf("upstream %s got no %s: %s", up.Path, want, b)
+	}
+	// The Messages API takes no system turns: they reach it folded into
+	// system.
+	if feature == "agent" && family == "messages" && strings.Contains(b, `"role":"system"`) {
+		t.Fatalf("upstream %s got a system turn: %s", up.Path, b)
+	}
+}
+
+// checkDroppedTools checks a Responses request's hosted and namespace
+// tools: kept for OpenAI's own Responses API, left out and named for every
+// other upstream.
+func checkDroppedTools(t *testing.T, header string, up providerstest.Request) {
+	t.Helper()
+	native := strings.HasSuffix(up.Path, "/responses")
+	kept := strings.Contains(string(up.Raw), "web_search")
+	switch {
+	case native && (!kept || header != ""):
+		t.Fatalf("native Responses upstream: tools kept %v, header %q", kept, header)
+	case !native && (kept || header != "web_search, ns"):
+		t.Fatalf("%s: tools kept %v, header %q", up.Path, kept, header)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/providers"
+	"github.com/gw-gateway/gw/server/tokens"
 )
 
 // tokenCounter is the adapter that can ask an upstream to count a
@@ -19,16 +20,12 @@ type tokenCounter interface {
 	CountTokens(ctx context.Context, call *providers.Call) ([]byte, error)
 }
 
-// bytesPerToken is the count_tokens estimate for models whose upstream
-// cannot count: about four bytes of JSON a token, the usual rule of thumb
-// for English text with BPE tokenizers.
-const bytesPerToken = 4
-
 // serveCountTokens answers POST /inf/v1/messages/count_tokens. It is
 // admitted like an inference request (key, rate limit, body, visibility,
 // policies), but calls no model and costs nothing, so it leaves no usage
 // event and holds no budget. Anthropic upstreams count the request
-// themselves; for other models gw estimates from the request's size.
+// themselves; for other models gw estimates with the tokenizer of the
+// model's family (server/tokens).
 func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	d := messagesDialect{}
 	p.limitBodyTime(w)
@@ -63,14 +60,16 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 		withLimit[k] = v
 	}
 	withLimit["max_tokens"] = json.RawMessage("1")
-	req, _, translateErr, err := d.parse(mustJSON(withLimit))
+	req, native, translateErr, err := d.parse(mustJSON(withLimit))
 	if err != nil {
 		d.refuse(w, invalidResponse(err))
 		return
 	}
+	// The members as parsed (system turns folded), less the nominal limit.
+	delete(native, "max_tokens")
 	x := &exchange{p: p, w: w, r: r, d: d, key: key.inference, view: key.models, started: time.Now(), id: id,
-		requestID: requestID, req: req, native: members, translateErr: translateErr}
-	m := x.visible(req.Model)
+		requestID: requestID, req: req, native: native, translateErr: translateErr}
+	m := x.countedModel(req.Model)
 	if m == nil {
 		d.refuse(w, errModelNotFound)
 		return
@@ -82,11 +81,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	counter, ok := rt.adapter.(tokenCounter)
 	if !ok || m.kind != catalog.KindAnthropic {
-		n := 0
-		for _, name := range []string{"system", "messages", "tools"} {
-			n += len(members[name])
-		}
-		writeJSON(w, mustJSON(map[string]int{"input_tokens": (n + bytesPerToken - 1) / bytesPerToken}))
+		writeJSON(w, mustJSON(map[string]int64{"input_tokens": estimateTokens(m, members)}))
 		return
 	}
 	secret, err := rt.cred.open(p.inference.keyring)
@@ -106,6 +101,31 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, out)
+}
+
+// countedModel is the model a count is for: the one named, or an alias's
+// first visible target (the one its requests go to when none is cooling).
+func (x *exchange) countedModel(id string) *routeModel {
+	if m := x.visible(id); m != nil {
+		return m
+	}
+	if ts := x.view.aliases[id]; len(ts) > 0 {
+		return x.key.org.models[ts[0].id]
+	}
+	return nil
+}
+
+// estimateTokens counts the prompt's members with the estimator for the
+// model's family (server/tokens), as usage does when an upstream reports
+// no counts.
+func estimateTokens(m *routeModel, members map[string]json.RawMessage) int64 {
+	prompt := make(map[string]json.RawMessage, 3)
+	for _, name := range []string{"system", "messages", "tools"} {
+		if v, ok := members[name]; ok {
+			prompt[name] = v
+		}
+	}
+	return tokens.CountJSON(tokens.ForModel(m.model.UpstreamModel()), mustJSON(prompt))
 }
 
 func writeJSON(w http.ResponseWriter, body []byte) {

@@ -4,3 +4,11 @@ package dataplane
 // did (a flat 2,000 input tokens over the body, at the dearest input-side
 // price), for tests and benchmarks that measure against them.
 func UseLegacyBound(p *Plane) { p.budgets.legacyBound = true }
+
+// DrawHeaviestFirst makes alias draws land on the first target that is not
+// cooling down (the order the alias lists them in) until the test ends.
+func DrawHeaviestFirst(t interface{ Cleanup(func()) }) {
+	old := aliasDraw
+	aliasDraw = func(int) int { return 0 }
+	t.Cleanup(func() { aliasDraw = old })
+}

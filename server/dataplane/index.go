@@ -23,15 +23,17 @@ func buildAdmitted(b *bundle.Body, hash string) (*admitted, error) {
 	available := newCredentialIndex(b).availability(b.Workspaces, models)
 	routes := newInferenceOrg(b, models)
 	verdicts := evaluatePolicies(b.Policies, models, available)
+	aliases := newAliasIndex(b, models)
 
 	views := map[string]*modelView{}
 	keys := make(map[string]*admittedKey, len(b.Keys))
 	visible := make([]bool, len(models))
 	for _, g := range groupKeys(b) {
 		set := g.visibleModels(available[g.workspace], verdicts, visible)
+		seen, set := aliases.visibleAliases(g.workspace, visible, set)
 		view := views[string(set)]
 		if view == nil {
-			view = newModelView(models, visible)
+			view = newModelView(models, visible, seen)
 			views[string(set)] = view
 		}
 		for _, k := range g.keys {
@@ -43,7 +45,7 @@ func buildAdmitted(b *bundle.Body, hash string) (*admitted, error) {
 		}
 	}
 	return &admitted{orgID: b.OrgID, version: b.Version, hash: hash, keys: keys, compiledAt: b.CompiledAt,
-		playground: newPlaygroundOrg(b, models, available, verdicts, routes)}, nil
+		playground: newPlaygroundOrg(b, models, available, verdicts, routes, aliases)}, nil
 }
 
 // keyGroup is the keys of one workspace to which the same policies apply;

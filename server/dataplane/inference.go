@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,6 +20,7 @@ import (
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/telemetry"
+	"github.com/gw-gateway/gw/server/tokens"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -176,6 +178,9 @@ type exchange struct {
 	caller    *Caller
 
 	req *providers.ChatRequest
+	// body is the request as read, valid until serve returns (its buffer
+	// is pooled), for the estimate a translated stream starts with.
+	body []byte
 	// native is the request's members in its own dialect, for upstreams
 	// that speak it.
 	native map[string]json.RawMessage
@@ -196,7 +201,11 @@ type exchange struct {
 	// requested is the visible model asked for; from then on the request
 	// is metered. attempts is the chain of upstream calls made (the last
 	// one open while attemptOpen), finished whether finish has run.
-	requested      *routeModel
+	requested *routeModel
+	// alias is the model alias asked for, if one was; aliasRest its
+	// other targets, in the order they serve as fallbacks.
+	alias          string
+	aliasRest      []string
 	attempts       []wire.UsageAttempt
 	attemptStarted time.Time
 	attemptOpen    bool
@@ -245,7 +254,7 @@ func (x *exchange) serve() {
 		x.d.refuse(x.w, invalidResponse(err))
 		return
 	}
-	x.req, x.native, x.translateErr = req, native, translateErr
+	x.req, x.native, x.translateErr, x.body = req, native, translateErr, body
 	x.input = inputShapeOf(body)
 	for _, c := range req.Capabilities() {
 		if c != catalog.CapabilityStreaming {
@@ -253,6 +262,13 @@ func (x *exchange) serve() {
 		}
 	}
 	m := x.visible(req.Model)
+	var targets []aliasTarget
+	if m == nil {
+		if targets = x.view.aliases[req.Model]; targets != nil {
+			targets = pickTargets(targets, x.coolingTarget)
+			x.alias, m = req.Model, x.key.org.models[targets[0].id]
+		}
+	}
 	if m == nil {
 		x.d.refuse(x.w, errModelNotFound)
 		return
@@ -270,12 +286,51 @@ func (x *exchange) serve() {
 	if refusal == nil {
 		refusal = x.reserve(rt)
 	}
+	if refusal != nil && len(targets) > 1 {
+		// An alias's first target refused for this request (an endpoint,
+		// a capability, a budget): the next that takes it serves.
+		if next, rest := x.nextCandidate(targetIDs(targets[1:])); next != nil {
+			rt, refusal, x.aliasRest, x.requested = next, nil, rest, next.model
+		}
+	} else if len(targets) > 1 {
+		x.aliasRest = targetIDs(targets[1:])
+	}
 	if refusal != nil {
 		x.finish(outcome{status: statusDenied, reason: refusalReason(refusal), model: m})
 		x.d.refuse(x.w, refusal)
 		return
 	}
 	x.run(rt)
+}
+
+// coolingTarget says whether the model's upstream, with the credential
+// the key would call it with, is cooling down.
+func (x *exchange) coolingTarget(id string) bool {
+	m := x.key.org.models[id]
+	if m == nil {
+		return false
+	}
+	creds := x.key.org.credentials
+	c := creds.pick(x.key.workspace, m.model.Provider, creds.eligible(x.key.workspace, m.model.Provider))
+	return c != nil && x.p.health.cooling(c.id, id, x.p.now())
+}
+
+// targetIDs are the model ids of alias targets.
+func targetIDs(ts []aliasTarget) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.id
+	}
+	return out
+}
+
+// requestedModel is the model id the caller asked for: the alias's name,
+// or the catalog model's id.
+func (x *exchange) requestedModel() string {
+	if x.alias != "" {
+		return x.alias
+	}
+	return x.requested.model.ID
 }
 
 // lastModel is the model of the last attempt, else the one asked for.
@@ -295,6 +350,7 @@ func (x *exchange) visible(id string) *routeModel {
 	if _, ok := x.view.byID[id]; !ok {
 		return nil
 	}
+	// An alias's name is in the view too, and is no catalog model.
 	return x.key.org.models[id]
 }
 
@@ -337,6 +393,9 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 				"Unrecognized request argument supplied: "+unknown[0]+". A strict_parameters policy applies to this request.")
 		}
 	}
+	if refusal := x.dropTools(native, d.StrictParameters); refusal != nil {
+		return nil, refusal
+	}
 	for _, c := range req.Capabilities() {
 		if !m.model.HasCapability(c) {
 			return nil, invalidRequest(capabilityParam[c], "unsupported_capability",
@@ -367,6 +426,38 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 		return nil, policyDenied("no credential for model '" + m.model.ID + "' is available")
 	}
 	return rt, nil
+}
+
+// toolDropper is a dialect whose translation leaves out tools only its
+// own vendor runs.
+type toolDropper interface {
+	dropped(members map[string]json.RawMessage) []providers.DroppedTool
+}
+
+// dropTools names, in x-gw-dropped-tools, the tools a translation for
+// this route leaves out (a native upstream gets them all), or refuses the
+// first of them when strict_parameters applies.
+func (x *exchange) dropTools(native, strict bool) *response {
+	h := x.w.Header()
+	delete(h, "X-Gw-Dropped-Tools")
+	td, ok := x.d.(toolDropper)
+	if native || !ok {
+		return nil
+	}
+	dropped := td.dropped(x.native)
+	if len(dropped) == 0 {
+		return nil
+	}
+	if strict {
+		return invalidRequest(dropped[0].Param, "unsupported_value", "Tool '"+dropped[0].Name+
+			"' cannot run on this model, and a strict_parameters policy applies to this request.")
+	}
+	names := make([]string, len(dropped))
+	for i, t := range dropped {
+		names[i] = t.Name
+	}
+	h["X-Gw-Dropped-Tools"] = []string{strings.Join(names, ", ")}
+	return nil
 }
 
 // call is the upstream call along the route.
@@ -407,21 +498,22 @@ func (x *exchange) maxTokensParam() string {
 // attempts are spent. Once a stream has started, there is no falling back:
 // the caller has already read part of an answer.
 func (x *exchange) run(first *route) {
-	fb := first.decision.Fallback
-	timeout, attempts := x.p.inference.timeout, 1
-	var candidates []string
-	if fb != nil {
-		timeout, attempts, candidates = time.Duration(fb.TimeoutMS)*time.Millisecond, fb.MaxAttempts, fb.Models
-	}
+	plan := x.fallbackPlan(first)
 	rt := first
 	for n := 1; ; n++ {
-		failure := x.attempt(rt, timeout)
+		failure := x.attempt(rt, plan.timeout)
+		x.p.health.record(rt.cred.id, rt.model.model.ID, rt.model.model.Provider, failure, x.p.now())
+		if failure != nil && errors.Is(failure, errCoolingDown) {
+			// A target skipped was not called: it spends none of the
+			// attempts a fallback rule allows.
+			n--
+		}
 		if failure == nil {
 			return
 		}
 		var next *route
-		if fb != nil && n < attempts && slices.Contains(fb.On, trigger(failure.Kind)) {
-			next, candidates = x.nextCandidate(candidates)
+		if n < plan.attempts && plan.triggered(failure.Kind) {
+			next, plan.candidates = x.nextCandidate(plan.candidates)
 		}
 		if next == nil {
 			x.fail(rt, failure)
@@ -435,6 +527,40 @@ func (x *exchange) run(first *route) {
 			"request_id", x.id, "model", rt.model.model.ID, "error", failure.Error(), "fallback_model", next.model.model.ID, "attempt", n+1)
 		rt = next
 	}
+}
+
+// fallbackPlan is what may follow a failed attempt: the candidates in
+// order, how many attempts in all, and each attempt's timeout.
+type fallbackPlan struct {
+	fb         *policy.Fallback
+	alias      bool
+	candidates []string
+	attempts   int
+	timeout    time.Duration
+}
+
+// fallbackPlan combines an alias's other targets, tried first on any
+// transient failure, with the fallback rule of the policies.
+func (x *exchange) fallbackPlan(first *route) fallbackPlan {
+	p := fallbackPlan{fb: first.decision.Fallback, timeout: x.p.inference.timeout, attempts: 1}
+	if p.fb != nil {
+		p.timeout, p.attempts, p.candidates = time.Duration(p.fb.TimeoutMS)*time.Millisecond, p.fb.MaxAttempts, p.fb.Models
+	}
+	if len(x.aliasRest) > 0 {
+		p.alias = true
+		p.candidates = append(slices.Clip(x.aliasRest), p.candidates...)
+		p.attempts += len(x.aliasRest)
+	}
+	return p
+}
+
+// triggered says whether a failure of kind k moves the request on.
+func (p *fallbackPlan) triggered(k providers.ErrorKind) bool {
+	t := trigger(k)
+	if t == "" {
+		return false
+	}
+	return p.alias || (p.fb != nil && slices.Contains(p.fb.On, t))
 }
 
 // nextCandidate returns the first remaining fallback model the request may
@@ -489,6 +615,9 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	m := rt.model
 	x.endAdmission()
 	x.startAttempt(m)
+	if f := x.p.health.admit(rt.cred.id, m.model.ID, x.p.now()); f != nil {
+		return f
+	}
 	secret, err := rt.cred.open(x.p.inference.keyring)
 	if err != nil {
 		// The error names neither the secret nor the sealed value.
@@ -583,6 +712,7 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	x.setAttemptHeaders(rt.model)
 	x.firstToken = time.Since(x.started)
 	out := x.d.startStream(x.w, rt.native, rt.model.model.ID)
+	x.estimateInput(out, rt)
 	o := outcome{status: statusOK, model: rt.model, cred: rt.cred}
 	// A stream that can tell a whole chunk is already buffered lets the
 	// chunks of one upstream read go out in one write and flush.
@@ -633,6 +763,19 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 			}
 			return nil
 		}
+	}
+}
+
+// estimateInput gives a Messages stream translated from Chat Completions
+// the input estimate its message_start reports: the upstream's own count
+// comes only with the last chunk.
+func (x *exchange) estimateInput(out streamOut, rt *route) {
+	ms, ok := out.(*messagesStream)
+	if !ok {
+		return
+	}
+	if t, ok := ms.translate.(*providers.MessagesStream); ok {
+		t.InputTokens = tokens.CountJSON(tokens.ForModel(rt.model.model.UpstreamModel()), x.body)
 	}
 }
 

@@ -71,6 +71,9 @@ type infEnv struct {
 // infOptions adjusts the plane an infEnv builds.
 type infOptions func(*dataplane.Options)
 
+// learning turns routing's memory of upstream failures on.
+func learning(o *dataplane.Options) { o.ForgetFailures = false }
+
 func newInfEnv(t testing.TB, db *bun.DB, opts ...infOptions) *infEnv {
 	t.Helper()
 	ctx := context.Background()
@@ -85,6 +88,9 @@ func newInfEnv(t testing.TB, db *bun.DB, opts ...infOptions) *infEnv {
 	o := dataplane.Options{
 		Keyring: kr, Usage: e.usage, UpstreamTimeout: 10 * time.Second, Budgets: &budgets.Leases{Store: st},
 		Logger: slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		// Most tests script failures one after another on one target;
+		// those of routing's memory of failures turn it on (learning).
+		ForgetFailures: true,
 	}
 	for _, f := range opts {
 		f(&o)

@@ -10,6 +10,12 @@ import (
 	"github.com/gw-gateway/gw/server/providers"
 )
 
+// statusOverloaded is Anthropic's "overloaded" status.
+const statusOverloaded = 529
+
+// codeUpstreamOverloaded is the error code of an upstream's 529.
+const codeUpstreamOverloaded = "upstream_overloaded"
+
 // OpenAI's error types beyond those discovery uses.
 const (
 	typeRateLimit = "rate_limit_error"
@@ -86,6 +92,16 @@ func upstreamError(model string, f *providers.Error) (int, apiError) {
 		return http.StatusServiceUnavailable, apiError{Type: typeServer, Code: ref("gateway_shutting_down"),
 			Message: "The gateway is shutting down; retry the request."}
 	}
+	switch {
+	case f.Kind == providers.Unavailable && f.Status == statusOverloaded:
+		// Anthropic's 529: a Messages caller gets it back as such
+		// (anthropicError), every other dialect a 503.
+		return http.StatusServiceUnavailable, apiError{Type: typeServer, Code: ref(codeUpstreamOverloaded),
+			Message: "The provider of model '" + model + "' is overloaded; retry later."}
+	case f.Kind == providers.Unavailable && errors.Is(f, errCoolingDown):
+		return http.StatusServiceUnavailable, apiError{Type: typeServer, Code: ref("upstream_unavailable"),
+			Message: "The provider of model '" + model + "' is failing; gw is holding requests back from it for a while."}
+	}
 	switch f.Kind {
 	case providers.RateLimited:
 		return http.StatusTooManyRequests, apiError{Type: typeRateLimit, Code: ref("upstream_rate_limited"),
@@ -130,7 +146,7 @@ func upstreamFailure(model string, f *providers.Error) *response {
 	// An unavailable upstream's Retry-After (a 503 there) is as useful on
 	// our 502 as a rate limit's is on our 429.
 	switch {
-	case f.RetryAfter != "" && (status == http.StatusTooManyRequests || status == http.StatusBadGateway):
+	case f.RetryAfter != "" && (status == http.StatusTooManyRequests || status == http.StatusBadGateway || status == http.StatusServiceUnavailable):
 		extra = append(extra, headerField{"Retry-After", []string{f.RetryAfter}})
 	case errors.Is(f, errShuttingDown):
 		// Another replica, or this one restarted, can take it at once.

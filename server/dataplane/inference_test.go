@@ -386,7 +386,7 @@ func TestFallbackOnRateLimit(t *testing.T) {
 }
 
 // Without a fallback rule an upstream failure is the answer: 429 for a
-// rate limit, 502 for an outage, 504 for a timeout.
+// rate limit, 502 for an outage (503 for an overload), 504 for a timeout.
 func TestUpstreamFailuresWithoutFallback(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db, func(o *dataplane.Options) { o.UpstreamTimeout = 200 * time.Millisecond })
@@ -398,7 +398,8 @@ func TestUpstreamFailuresWithoutFallback(t *testing.T) {
 			code   string
 		}{
 			{providerstest.Reply{Status: 429}, http.StatusTooManyRequests, "upstream_rate_limited"},
-			{providerstest.Reply{Status: 529, Message: "Overloaded"}, http.StatusBadGateway, "upstream_unavailable"},
+			// An Anthropic 529 is an outage too, answered 503 (issue 19).
+			{providerstest.Reply{Status: 529, Message: "Overloaded"}, http.StatusServiceUnavailable, "upstream_overloaded"},
 			{providerstest.Reply{Delay: 2 * time.Second}, http.StatusGatewayTimeout, "upstream_timeout"},
 		} {
 			e.anthropic.Enqueue(tc.reply)

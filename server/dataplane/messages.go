@@ -19,7 +19,25 @@ type messagesDialect struct{}
 func (messagesDialect) name() string { return endpointMessages }
 
 func (messagesDialect) parse(body []byte) (*providers.ChatRequest, map[string]json.RawMessage, error, error) {
-	return parseTranslated(body, providers.MessagesToChat, "max_tokens")
+	req, members, terr, err := parseTranslated(body, providers.MessagesToChat, "max_tokens")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// Checked for every upstream: a native one would refuse it after a
+	// call spent on it.
+	if err := providers.MessagesRequired(members); err != nil {
+		return nil, nil, nil, err
+	}
+	// Claude Code's system turns go to an Anthropic upstream folded into
+	// system, which is where the Messages API takes them.
+	if members, err = providers.FoldSystemTurns(members); err != nil {
+		return nil, nil, nil, err
+	}
+	return req, members, terr, nil
+}
+
+func (messagesDialect) dropped(members map[string]json.RawMessage) []providers.DroppedTool {
+	return providers.MessagesDroppedTools(members)
 }
 
 // parseTranslated reads a request of another dialect: its members, and the
@@ -91,6 +109,9 @@ func anthropicError(r *response) *response {
 	case e.Code != nil && *e.Code == "overloaded":
 		// Anthropic's own word for it (which it sends with a 529).
 		typ = "overloaded_error"
+	case e.Code != nil && *e.Code == codeUpstreamOverloaded:
+		// An Anthropic upstream's 529 goes back as it came.
+		status, typ = statusOverloaded, "overloaded_error"
 	}
 	out := &response{status: status, code: r.code, body: mustJSON(map[string]any{"type": "error",
 		"error": map[string]any{"type": typ, "message": e.Message}})}
@@ -147,5 +168,8 @@ type messagesStream struct{ translatedStream }
 
 func (s *messagesStream) fail(model string, f *providers.Error) error {
 	status, e := upstreamError(model, f)
+	if e.Code != nil && *e.Code == codeUpstreamOverloaded {
+		status = statusOverloaded
+	}
 	return s.out.event(mustJSON(map[string]any{"type": "error", "error": map[string]any{"type": anthropicErrorType(status), "message": e.Message}}))
 }

@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 
@@ -29,6 +28,9 @@ type modelObject struct {
 	// the model, so a client can tell which models to use where.
 	Type      string   `json:"type"`
 	Endpoints []string `json:"endpoints"`
+	// AliasOf lists the visible targets of a model alias; absent for a
+	// catalog model.
+	AliasOf []string `json:"alias_of,omitempty"`
 }
 
 var (
@@ -43,11 +45,14 @@ type catalogModel struct {
 	input        decimal.Decimal
 	output       decimal.Decimal
 	object       *response
+	// src is the catalog's entry, which an alias's object copies.
+	src *catalog.Model
 }
 
 func prepareModels(c *catalog.Catalog) ([]catalogModel, error) {
 	out := make([]catalogModel, len(c.Models))
-	for i, m := range c.Models {
+	for i := range c.Models {
+		m := &c.Models[i]
 		in, err := decimal.NewFromString(m.Pricing.InputPerMTok)
 		if err != nil {
 			return nil, fmt.Errorf("model %s: input price: %w", m.ID, err)
@@ -66,37 +71,40 @@ func prepareModels(c *catalog.Catalog) ([]catalogModel, error) {
 			Name: m.Name, Provider: m.Provider, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
 			Pricing: m.Pricing, Capabilities: m.Capabilities, Modalities: m.Modalities,
 		})
-		out[i] = catalogModel{id: m.ID, provider: m.Provider, input: in, output: outPrice, object: newResponse(http.StatusOK, obj)}
+		out[i] = catalogModel{id: m.ID, provider: m.Provider, input: in, output: outPrice, object: newResponse(http.StatusOK, obj), src: m}
 	}
 	return out, nil
 }
 
 // modelView is what one group of keys may discover: the list response and
-// each visible model's response, ready to write.
+// each model's, and the model aliases it sees with their visible targets.
 type modelView struct {
-	list *response
-	byID map[string]*response
+	list    *response
+	byID    map[string]*response
+	aliases map[string][]aliasTarget
 }
 
-// newModelView builds the view of the visible models; models is sorted by
-// id (the catalog is), so the list is too (spec 4.9 rule 1).
-func newModelView(models []catalogModel, visible []bool) *modelView {
+// newModelView builds the view of the visible models and aliases, the
+// list sorted by id (spec 4.9 rule 1).
+func newModelView(models []catalogModel, visible []bool, aliases []viewAlias) *modelView {
 	v := &modelView{byID: map[string]*response{}}
-	var list bytes.Buffer
-	list.WriteString(`{"object":"list","data":[`)
-	first := true
+	entries := make([]listEntry, 0, len(models)+len(aliases))
 	for i, m := range models {
 		if !visible[i] {
 			continue
 		}
-		if !first {
-			list.WriteByte(',')
-		}
-		first = false
-		list.Write(m.object.body)
+		entries = append(entries, listEntry{id: m.id, obj: m.object})
 		v.byID[m.id] = m.object
 	}
-	list.WriteString(`]}`)
-	v.list = newResponse(http.StatusOK, list.Bytes())
+	if len(aliases) > 0 {
+		v.aliases = make(map[string][]aliasTarget, len(aliases))
+	}
+	for _, a := range aliases {
+		obj := aliasObject(a, models)
+		entries = append(entries, listEntry{id: a.name, obj: obj})
+		v.byID[a.name] = obj
+		v.aliases[a.name] = a.targets
+	}
+	v.list = newResponse(http.StatusOK, writeList(entries))
 	return v
 }

@@ -84,6 +84,10 @@ type Options struct {
 	// Metrics counts requests, attempts, tokens and cost; nil counts
 	// nothing.
 	Metrics *telemetry.Metrics
+	// ForgetFailures turns off routing's memory of upstream failures
+	// (health.go): every request calls its target whatever the last one
+	// met. For tests that script one failure after another on a target.
+	ForgetFailures bool
 }
 
 // SecretOpener opens a sealed provider secret bound to aad:
@@ -122,6 +126,8 @@ type Plane struct {
 	limiter *ratelimit.Limiter
 	// rateLeases tops up the limiter's grants from the control plane.
 	rateLeases *rateLeases
+	// health is what routing learned of upstream targets' failures.
+	health *healthBook
 }
 
 // ErrStale and ErrForgotten are the admission refusals that leave the
@@ -135,6 +141,8 @@ var (
 // until SetSigningKey). It answers 503 to every request until MarkReady.
 func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	p := &Plane{now: opts.Now, inference: newInferenceConfig(opts)}
+	p.health = newHealthBook(opts.Metrics.SetTargetState)
+	p.health.off = opts.ForgetFailures
 	p.bodies = newBodyBudget(opts.BodyBytesInFlight, opts.KeyBodyBytesInFlight, p.inference.maxBody)
 	if pub != nil {
 		p.SetSigningKey(pub)

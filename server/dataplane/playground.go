@@ -46,15 +46,19 @@ type playgroundOrg struct {
 	// shares them between key groups.
 	mu    sync.Mutex
 	views map[string]*modelView
+	// aliases are the bundle's model aliases, which the playground routes
+	// as inference keys do.
+	aliases *aliasIndex
 }
 
-func newPlaygroundOrg(b *bundle.Body, models []catalogModel, available map[uuid.UUID][]scopeMask, verdicts [][]verdict, routes *inferenceOrg) *playgroundOrg {
+func newPlaygroundOrg(b *bundle.Body, models []catalogModel, available map[uuid.UUID][]scopeMask, verdicts [][]verdict, routes *inferenceOrg,
+	aliases *aliasIndex) *playgroundOrg {
 	limits := make(map[uuid.UUID]*bundle.RateLimits, len(b.Workspaces))
 	for _, w := range b.Workspaces {
 		limits[w.ID] = w.RateLimits
 	}
 	return &playgroundOrg{models: models, available: available, verdicts: verdicts, targets: policyTargets(b),
-		routes: routes, limits: limits, views: map[string]*modelView{}}
+		routes: routes, limits: limits, views: map[string]*modelView{}, aliases: aliases}
 }
 
 // playgroundNamespace derives the ids playground callers count under.
@@ -85,11 +89,13 @@ func (o *playgroundOrg) key(ws, user uuid.UUID) (*inferenceKey, *modelView) {
 	}
 	g := keyGroup{workspace: ws, policies: applicable}
 	visible := make([]bool, len(o.models))
-	set := string(g.visibleModels(avail, o.verdicts, visible))
+	bits := g.visibleModels(avail, o.verdicts, visible)
+	seen, bits := o.aliases.visibleAliases(ws, visible, bits)
+	set := string(bits)
 	o.mu.Lock()
 	view := o.views[set]
 	if view == nil {
-		view = newModelView(o.models, visible)
+		view = newModelView(o.models, visible, seen)
 		o.views[set] = view
 	}
 	o.mu.Unlock()

@@ -25,7 +25,14 @@ func (responsesDialect) parse(body []byte) (*providers.ChatRequest, map[string]j
 	if err := providers.CheckResponsesState(members); err != nil {
 		return nil, nil, nil, err
 	}
+	if err := providers.ResponsesRequired(members); err != nil {
+		return nil, nil, nil, err
+	}
 	return req, members, terr, nil
+}
+
+func (responsesDialect) dropped(members map[string]json.RawMessage) []providers.DroppedTool {
+	return providers.ResponsesDroppedTools(members)
 }
 
 func (responsesDialect) unknown(x *exchange, translated bool) []string {

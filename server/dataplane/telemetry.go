@@ -64,7 +64,7 @@ func (p *Plane) observe(r *http.Request, w *meteredWriter, endpoint string, key 
 	switch {
 	case x != nil && x.finished:
 		o := &x.final
-		in.RequestedModel = x.requested.model.ID
+		in.RequestedModel = x.requestedModel()
 		in.Model, in.Provider = o.model.model.ID, o.model.model.Provider
 		in.Stream = x.req != nil && x.req.Stream
 		u := o.usage
@@ -181,7 +181,7 @@ func (x *exchange) annotateRequestSpan(o *outcome) {
 	if !s.IsRecording() {
 		return
 	}
-	s.SetAttributes(x.operation(), semconv.GenAIRequestModel(x.requested.model.ID),
+	s.SetAttributes(x.operation(), semconv.GenAIRequestModel(x.requestedModel()),
 		semconv.GenAIResponseModel(o.model.model.ID), semconv.GenAIProviderNameKey.String(o.model.model.Provider),
 		semconv.GenAIUsageInputTokens(int(o.usage.InputTokens)), semconv.GenAIUsageOutputTokens(int(o.usage.OutputTokens)),
 		attribute.String("gw.outcome", o.status), attribute.Int("gw.attempts", len(x.attempts)))

@@ -47,6 +47,7 @@ const (
 	failCredential    = "credential_unavailable"
 	failClientGone    = "client_gone"
 	failShutdown      = "shutdown"
+	failCoolingDown   = "cooling_down"
 
 	// reasonTruncated: the upstream's stream ended before its terminal
 	// event, after part of the answer was relayed.
@@ -66,6 +67,9 @@ var errShuttingDown = errors.New("the gateway is shutting down")
 func failureKind(f *providers.Error) string {
 	if errors.Is(f, errShuttingDown) {
 		return failShutdown
+	}
+	if errors.Is(f, errCoolingDown) {
+		return failCoolingDown
 	}
 	switch f.Kind {
 	case providers.RateLimited:
@@ -193,7 +197,7 @@ func (x *exchange) finish(o outcome) {
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
 		CostUSD: catalog.FormatNanoUSD(nano), Status: o.status,
 		LatencyMS: time.Since(x.started).Milliseconds(), OccurredAt: x.occurred,
-		RequestID: &requestID, Endpoint: &endpoint, RequestedModel: x.requested.model.ID,
+		RequestID: &requestID, Endpoint: &endpoint, RequestedModel: x.requestedModel(),
 		Attempts:    append([]wire.UsageAttempt{}, x.attempts...),
 		UsageSource: wire.UsageSourceUpstream, ReasoningTokens: u.ReasoningTokens, CacheWrite1hTokens: tokens.CacheWrite1h,
 		Provenance: x.provenance(o, tokens, charged),

@@ -177,7 +177,7 @@ func TestMessagesToChat(t *testing.T) {
 		{`{"model":"m","max_tokens":5,"messages":[{"role":"robot","content":"x"}]}`, "messages.0.role"},
 		{`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"image"}]}]}`, "messages.0.content.0.source"},
 		{`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"video"}]}]}`, "messages.0.content.0.type"},
-		{`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":[{"type":"image"}]}]}]}`, "messages.0.content.0.content"},
+		{`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":[{"type":"image"}]}]}]}`, "messages.0.content.0.content.0.source"},
 		{`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":3}]}]}`, "messages.0.content.0.text"},
 	} {
 		_, err := providers.MessagesToChat([]byte(tc.body))

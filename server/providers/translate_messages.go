@@ -195,16 +195,17 @@ func (t *messagesToChat) messages() ([]rope, error) {
 	return msgs, nil
 }
 
-// tools become functions; Anthropic's server tools have no Chat form.
+// tools become functions. Anthropic's server tools have no Chat form:
+// they are left out and named (MessagesDroppedTools), or refused by a
+// strict_parameters policy.
 func (t *messagesToChat) tools() error {
 	if len(t.req.Tools) == 0 {
 		return nil
 	}
 	tools := make([]map[string]any, 0, len(t.req.Tools))
-	for i, tool := range t.req.Tools {
+	for _, tool := range t.req.Tools {
 		if tool.Type != "" && tool.Type != "custom" {
-			return invalid("tools."+strconv.Itoa(i)+".type", "unsupported_value",
-				"Server tool %q is available from Anthropic models only.", tool.Type)
+			continue
 		}
 		fn := map[string]any{"name": tool.Name, "parameters": tool.InputSchema}
 		if tool.Description != "" {
@@ -215,7 +216,9 @@ func (t *messagesToChat) tools() error {
 		}
 		tools = append(tools, map[string]any{"type": "function", "function": fn})
 	}
-	t.out["tools"] = tools
+	if len(tools) > 0 {
+		t.out["tools"] = tools
+	}
 	return nil
 }
 
@@ -386,9 +389,13 @@ type chatChunk struct {
 // message_delta with the stop reason and usage, and message_stop. Each
 // event is returned as its data; its event name is its type member.
 type MessagesStream struct {
-	Model   string
-	started bool
-	id      string
+	Model string
+	// InputTokens is the request's input as estimated before the call,
+	// which message_start reports (Claude Code reads its context size
+	// there); the real counts come with message_delta at the end.
+	InputTokens int64
+	started     bool
+	id          string
 	// open is the index of the open content block, -1 when none; tool is
 	// the chat tool call index it belongs to, -1 for a text block.
 	open, next, tool int
@@ -406,7 +413,7 @@ func (s *MessagesStream) Chunk(raw []byte) ([][]byte, error) {
 		s.started, s.open, s.tool, s.id = true, -1, -1, messageID(c.ID)
 		out = append(out, mustMarshal(map[string]any{"type": "message_start", "message": map[string]any{
 			"id": s.id, "type": "message", "role": "assistant", "model": s.Model, "content": []any{},
-			"stop_reason": nil, "stop_sequence": nil, "usage": messagesUsage(Usage{})}}))
+			"stop_reason": nil, "stop_sequence": nil, "usage": messagesUsage(Usage{InputTokens: s.InputTokens})}}))
 	}
 	for _, ch := range c.Choices {
 		text := ch.Delta.Content

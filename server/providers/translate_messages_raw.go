@@ -41,17 +41,26 @@ func (r rope) bytes() []byte {
 // since they answer the assistant turn before it); an assistant turn's
 // tool_use blocks become its tool calls.
 func messagesTurnRaw(turn []byte, param string) ([]rope, error) {
-	t, role, err := readTurn(turn, param)
+	var m struct {
+		Role string `json:"role"`
+	}
+	if valueKind(turn) != "object" || json.Unmarshal(turn, &m) != nil {
+		return nil, invalid(param, "invalid_type", "%s: Input should be an object with role and content", param)
+	}
+	if m.Role == "system" {
+		return systemTurnRaw(bytes.TrimSpace(memberValue(turn, "content")), param)
+	}
+	t, err := readTurn(turn, param)
 	if err != nil {
 		return nil, err
 	}
-	switch role {
+	switch m.Role {
 	case "user":
 		return t.user()
 	case "assistant":
 		return t.assistant()
 	}
-	return nil, invalid(param+".role", "invalid_value", "%s.role: Input should be 'user' or 'assistant'", param)
+	return nil, invalid(param+".role", "invalid_value", "%s.role: Input should be 'user', 'assistant' or 'system'", param)
 }
 
 // messagesTurn is one turn's content: a string, or blocks (slices of the
@@ -63,13 +72,8 @@ type messagesTurn struct {
 	blocks [][]byte
 }
 
-func readTurn(turn []byte, param string) (*messagesTurn, string, error) {
-	var m struct {
-		Role string `json:"role"`
-	}
-	if valueKind(turn) != "object" || json.Unmarshal(turn, &m) != nil {
-		return nil, "", invalid(param, "invalid_type", "%s: Input should be an object with role and content", param)
-	}
+// readTurn reads a user or assistant turn's content.
+func readTurn(turn []byte, param string) (*messagesTurn, error) {
 	t := &messagesTurn{param: param, content: bytes.TrimSpace(memberValue(turn, "content"))}
 	switch valueKind(t.content) {
 	case "string":
@@ -77,9 +81,9 @@ func readTurn(turn []byte, param string) (*messagesTurn, string, error) {
 	case "array":
 		arrayElements(t.content, func(b []byte) { t.blocks = append(t.blocks, b) })
 	default:
-		return nil, "", invalid(param+".content", "invalid_type", "%s.content: Input should be a string or a list of content blocks", param)
+		return nil, invalid(param+".content", "invalid_type", "%s.content: Input should be a string or a list of content blocks", param)
 	}
-	return t, m.Role, nil
+	return t, nil
 }
 
 // block reads block j's small members; its text, data, input and content
@@ -115,11 +119,14 @@ func (t *messagesTurn) user() ([]rope, error) {
 			return nil, err
 		}
 		if b.Type == "tool_result" {
-			text, err := toolResultRaw(b.content, at)
+			text, images, err := toolResultRaw(b.content, at)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, rawObject(`{"role":"tool","tool_call_id":`+string(mustMarshal(b.ToolUseID))+`,"content":`, text, `}`))
+			// A chat tool message holds text only: its images follow in
+			// the user message after the tool messages.
+			parts = append(parts, images...)
 			continue
 		}
 		part, err := b.userPart(at)
@@ -219,41 +226,60 @@ func (b *messagesBlockHead) url(at string) (rope, error) {
 	return nil, invalid(at+".source.type", "unsupported_value", "%s.source.type: %q cannot be sent to this model", at, b.Source.Type)
 }
 
-// toolResultRaw is a tool_result's content as one JSON string: a string as
-// it is, text blocks joined by newlines.
-func toolResultRaw(raw []byte, at string) (rope, error) {
+// toolResultRaw is a tool_result's content as one JSON string (a string as
+// it is, text blocks joined by newlines) and its images as chat content
+// parts.
+func toolResultRaw(raw []byte, at string) (rope, []rope, error) {
 	switch valueKind(raw) {
 	case "nothing", "null":
-		return rope{[]byte(`""`)}, nil
+		return rope{[]byte(`""`)}, nil, nil
 	case "string":
-		return rope{raw}, nil
+		return rope{raw}, nil, nil
 	case "array":
 	default:
-		return nil, invalid(at+".content", "invalid_type", "%s.content: Input should be a string or a list of blocks", at)
+		return nil, nil, invalid(at+".content", "invalid_type", "%s.content: Input should be a string or a list of blocks", at)
 	}
 	var texts [][]byte
+	var images []rope
 	var bad error
+	j := 0
 	arrayElements(raw, func(b []byte) {
-		var h struct {
-			Type string `json:"type"`
+		if bad == nil {
+			texts, images, bad = toolResultBlock(b, at+".content."+strconv.Itoa(j), texts, images)
 		}
-		text := bytes.TrimSpace(memberValue(b, "text"))
-		switch {
-		case bad != nil:
-		case valueKind(b) != "object" || json.Unmarshal(b, &h) != nil:
-			bad = invalid(at+".content", "invalid_type", "%s.content: Input should be a string or a list of blocks", at)
-		case h.Type != "text":
-			bad = invalid(at+".content", "unsupported_value", "%s.content: only text tool results can be sent to this model", at)
-		case text != nil && valueKind(text) != "string":
-			bad = invalid(at+".content", "invalid_type", "%s.content: Input should be a string or a list of blocks", at)
-		default:
-			texts = append(texts, jsonStringOr(text))
-		}
+		j++
 	})
 	if bad != nil {
-		return nil, bad
+		return nil, nil, bad
 	}
-	return joinJSONStrings(texts, `\n`), nil
+	return joinJSONStrings(texts, `\n`), images, nil
+}
+
+// toolResultBlock adds a tool_result's content block to its texts or its
+// images.
+func toolResultBlock(b []byte, at string, texts [][]byte, images []rope) ([][]byte, []rope, error) {
+	var h messagesBlockHead
+	if valueKind(b) != "object" || json.Unmarshal(b, &h) != nil {
+		return nil, nil, invalid(at, "invalid_type", "%s: Input should be a content block", at)
+	}
+	switch h.Type {
+	case "text":
+		text := bytes.TrimSpace(memberValue(b, "text"))
+		if text != nil && valueKind(text) != "string" {
+			return nil, nil, invalid(at+".text", "invalid_type", "%s.text: Input should be a valid string", at)
+		}
+		return append(texts, jsonStringOr(text)), images, nil
+	case "image":
+		if src := memberValue(b, "source"); valueKind(src) == "object" {
+			h.data = bytes.TrimSpace(memberValue(src, "data"))
+		}
+		u, err := h.url(at)
+		if err != nil {
+			return nil, nil, err
+		}
+		return texts, append(images, rawObject(`{"type":"image_url","image_url":{"url":`, u, `}}`)), nil
+	}
+	return nil, nil, invalid(at+".type", "unsupported_value", "%s: tool result blocks of type %q cannot be sent to this model", at, h.Type)
 }
 
 // dataURL is the JSON string "data:<media type>;base64,<payload>", the

@@ -183,16 +183,17 @@ func (t *responsesToChat) messages(input json.RawMessage) ([]rope, error) {
 	return msgs, nil
 }
 
-// tools: function tools only; hosted tools need OpenAI's own servers.
+// tools: function tools only. A hosted or namespace tool needs OpenAI's
+// own servers: it is left out and named (ResponsesDroppedTools), or
+// refused by a strict_parameters policy.
 func (t *responsesToChat) tools() error {
 	if len(t.req.Tools) == 0 {
 		return nil
 	}
 	tools := make([]map[string]any, 0, len(t.req.Tools))
-	for i, tool := range t.req.Tools {
+	for _, tool := range t.req.Tools {
 		if tool.Type != "function" {
-			return invalid("tools["+strconv.Itoa(i)+"].type", "unsupported_value",
-				"Tool type %q is available from OpenAI models only; this model takes function tools.", tool.Type)
+			continue
 		}
 		fn := map[string]any{"name": tool.Name}
 		if len(tool.Parameters) > 0 && !isNull(tool.Parameters) {
@@ -206,7 +207,9 @@ func (t *responsesToChat) tools() error {
 		}
 		tools = append(tools, map[string]any{"type": "function", "function": fn})
 	}
-	t.out["tools"] = tools
+	if len(tools) > 0 {
+		t.out["tools"] = tools
+	}
 	return nil
 }
 

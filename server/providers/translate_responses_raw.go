@@ -80,8 +80,10 @@ func (in *responsesInput) item(item []byte, at string) error {
 		}
 		in.flush()
 		in.out = append(in.out, rawObject(`{"role":"tool","tool_call_id":`+string(mustMarshal(it.CallID))+`,"content":`, text, `}`))
-	case "reasoning":
-		// The model's own reasoning cannot go to another model.
+	case "reasoning", "additional_tools":
+		// The model's own reasoning cannot go to another model; the tools
+		// Codex sends as an input item are namespaces, left out and named
+		// (ResponsesDroppedTools).
 	default:
 		return invalid(at+".type", "unsupported_value", "Input item type %q can be sent to OpenAI models only.", it.Type)
 	}

@@ -72,6 +72,9 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	if body.Credentials, err = readCredentials(ctx, st, orgID, listed); err != nil {
 		return nil, err
 	}
+	if body.Aliases, err = readAliases(ctx, st, orgID, listed); err != nil {
+		return nil, err
+	}
 	return body, nil
 }
 
@@ -185,4 +188,26 @@ func utc(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// readAliases reads the organization's model aliases and its listed
+// workspaces'; none is a nil list, which the body leaves out.
+func readAliases(ctx context.Context, st *store.Store, orgID uuid.UUID, listed map[uuid.UUID]bool) ([]bundle.Alias, error) {
+	rows, err := st.ModelAliasesForOrg(ctx, orgID)
+	if err != nil {
+		return nil, fmt.Errorf("list model aliases: %w", err)
+	}
+	var out []bundle.Alias
+	for _, a := range rows {
+		if a.WorkspaceID != nil && !listed[*a.WorkspaceID] {
+			continue
+		}
+		var ts []bundle.AliasTarget
+		if err := json.Unmarshal([]byte(a.Targets), &ts); err != nil {
+			return nil, fmt.Errorf("model alias %s: %w", a.ID, err)
+		}
+		out = append(out, bundle.Alias{ID: a.ID, WorkspaceID: a.WorkspaceID, Name: a.Name, Targets: ts})
+	}
+	sortByID(out, func(a bundle.Alias) uuid.UUID { return a.ID })
+	return out, nil
 }

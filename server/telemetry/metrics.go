@@ -54,6 +54,7 @@ var Families = []string{
 	"gw_bundle_age_seconds",
 	"gw_api_requests_total",
 	"gw_api_request_duration_seconds",
+	"gw_upstream_target_state",
 	"go_sql_max_open_connections",
 	"go_sql_open_connections",
 	"go_sql_in_use_connections",
@@ -83,6 +84,7 @@ type Metrics struct {
 	rateRefusals      *prometheus.CounterVec
 	apiRequests       *prometheus.CounterVec
 	apiDuration       *prometheus.HistogramVec
+	targetState       *prometheus.GaugeVec
 }
 
 // Latency buckets: model calls take from tens of milliseconds to minutes.
@@ -129,8 +131,11 @@ func NewMetrics(version, role string) *Metrics {
 		Help: "Control-plane API requests by method, route pattern and HTTP status."}, []string{"method", "route", "status"})
 	m.apiDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gw_api_request_duration_seconds",
 		Help: "Control-plane API request latency by method and route pattern.", Buckets: apiBuckets}, []string{"method", "route"})
+	m.targetState = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gw_upstream_target_state",
+		Help: "Upstream targets (a credential and a model) that failed: 1 for the state each is in (healthy, cooling_down, circuit_open, half_open), 0 for the others."},
+		[]string{"model", "provider", "credential", "state"})
 	for _, c := range []prometheus.Collector{m.inferenceRequests, m.inferenceDuration, m.overhead, m.ttft, m.upstreamDuration,
-		m.tokens, m.cost, m.fallbacks, m.budgetRefusals, m.rateRefusals, m.apiRequests, m.apiDuration} {
+		m.tokens, m.cost, m.fallbacks, m.budgetRefusals, m.rateRefusals, m.apiRequests, m.apiDuration, m.targetState} {
 		f(c)
 	}
 	// Series of closed vocabularies start at zero, so that a first
@@ -280,6 +285,24 @@ func (m *Metrics) ObserveAttempt(model, provider, outcome string, d time.Duratio
 		return
 	}
 	m.upstreamDuration.WithLabelValues(model, provider, outcome).Observe(d.Seconds())
+}
+
+// targetStates are the states of gw_upstream_target_state.
+var targetStates = []string{"healthy", "cooling_down", "circuit_open", "half_open"}
+
+// SetTargetState records the state an upstream target (a credential and a
+// model) is in now; only targets that once failed have series.
+func (m *Metrics) SetTargetState(model, provider, credential, state string) {
+	if m == nil {
+		return
+	}
+	for _, s := range targetStates {
+		v := 0.0
+		if s == state {
+			v = 1
+		}
+		m.targetState.WithLabelValues(model, provider, credential, s).Set(v)
+	}
 }
 
 // ObserveFallback counts a fallback by its trigger.

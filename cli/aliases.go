@@ -1,0 +1,315 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// NewCmdAliases builds `gw aliases`, the model aliases (virtual models)
+// of the organization or, with --workspace, of the current workspace.
+func NewCmdAliases(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "aliases",
+		Short: "Manage model aliases: names agents ask for, routed to catalog models",
+		Long: `A model alias is a name, such as Claude Code's claude-opus-4-8 or Codex's
+gpt-5.1-codex, that gw routes to one of up to eight catalog models by weight,
+the others serving as fallbacks. Aliases belong to the organization, or with
+--workspace to the current workspace, where they override the organization's
+alias of the same name. See docs/agents.md.
+
+Keep them in a file and apply it: gw aliases apply -f aliases.yaml creates and
+updates the aliases to match the file (and with --prune deletes the others).`,
+		Example: `  gw aliases set claude-opus-4-8 anthropic/claude-opus-4-8
+  gw aliases set gpt-5.1-codex openai/gpt-5.1-codex=3 anthropic/claude-sonnet-4-5=1
+  gw aliases list
+  gw aliases apply -f aliases.yaml --workspace`,
+	}
+	cmd.AddCommand(newCmdAliasesList(f), newCmdAliasesSet(f), newCmdAliasesDelete(f), newCmdAliasesApply(f))
+	return cmd
+}
+
+// aliasLevel is the client, the organization and the workspace ("" for the
+// organization's aliases) a command acts on.
+func aliasLevel(f *Factory, workspace bool) (*client.Client, string, string, error) {
+	c, s, err := f.AuthedClient()
+	if err != nil {
+		return nil, "", "", err
+	}
+	if workspace {
+		org, ws, err := s.RequireWorkspace()
+		return c, org, ws, err
+	}
+	org, err := s.RequireOrg()
+	return c, org, "", err
+}
+
+func describeTargets(ts []wire.ModelAliasTarget) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = t.Model + "=" + strconv.Itoa(t.Weight)
+		if t.Retired {
+			parts[i] += " (retired)"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func newCmdAliasesList(f *Factory) *cobra.Command {
+	var output string
+	var workspace bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the model aliases",
+		Example: `  gw aliases list
+  gw aliases list --workspace -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			c, org, ws, err := aliasLevel(f, workspace)
+			if err != nil {
+				return err
+			}
+			as, err := c.ListModelAliases(cmd.Context(), org, ws)
+			if err != nil {
+				return err
+			}
+			return f.Print(output, as, func() Table {
+				t := Table{Headers: []string{"name", "targets", "updated"}, Empty: "no model aliases"}
+				for _, a := range as {
+					t.Rows = append(t.Rows, []string{a.Name, describeTargets(a.Targets), a.UpdatedAt.UTC().Format("2006-01-02T15:04:05Z")})
+				}
+				return t
+			})
+		},
+	}
+	addOutputFlag(cmd, &output)
+	cmd.Flags().BoolVar(&workspace, "workspace", false, "the current workspace's aliases instead of the organization's")
+	return cmd
+}
+
+// parseTargets reads MODEL[=WEIGHT] arguments.
+func parseTargets(args []string) ([]wire.ModelAliasTargetIn, error) {
+	out := make([]wire.ModelAliasTargetIn, 0, len(args))
+	for _, a := range args {
+		model, weight, hasWeight := strings.Cut(a, "=")
+		t := wire.ModelAliasTargetIn{Model: model}
+		if hasWeight {
+			n, err := strconv.Atoi(weight)
+			if err != nil {
+				return nil, usageError{fmt.Errorf("target %q: the weight must be a whole number from 1 to 100", a)}
+			}
+			t.Weight = &n
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func isNotFound(err error) bool {
+	var ae *client.APIError
+	return errors.As(err, &ae) && ae.Status == http.StatusNotFound
+}
+
+// setAlias replaces the alias's targets, or creates it.
+func setAlias(ctx context.Context, c *client.Client, org, ws, name string, targets []wire.ModelAliasTargetIn) (wire.ModelAlias, bool, error) {
+	a, err := c.UpdateModelAlias(ctx, org, ws, name, wire.ModelAliasUpdate{Targets: targets})
+	if !isNotFound(err) {
+		return a, false, err
+	}
+	a, err = c.CreateModelAlias(ctx, org, ws, wire.ModelAliasCreate{Name: name, Targets: targets})
+	return a, true, err
+}
+
+func newCmdAliasesSet(f *Factory) *cobra.Command {
+	var workspace bool
+	cmd := &cobra.Command{
+		Use:   "set NAME MODEL[=WEIGHT]...",
+		Short: "Create an alias, or replace its targets (1 to 8, weight 1 to 100, default 1)",
+		Example: `  gw aliases set claude-opus-4-8 anthropic/claude-opus-4-8
+  gw aliases set 'claude-sonnet-4-5[1m]' openai/gpt-4o=3 anthropic/claude-sonnet-4-5=1 --workspace`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			targets, err := parseTargets(args[1:])
+			if err != nil {
+				return err
+			}
+			c, org, ws, err := aliasLevel(f, workspace)
+			if err != nil {
+				return err
+			}
+			a, created, err := setAlias(cmd.Context(), c, org, ws, args[0], targets)
+			if err != nil {
+				return err
+			}
+			verb := "updated"
+			if created {
+				verb = "created"
+			}
+			_, err = fmt.Fprintf(f.IO.Out, "%s alias %s → %s\n", verb, a.Name, describeTargets(a.Targets))
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&workspace, "workspace", false, "the current workspace's alias instead of the organization's")
+	return cmd
+}
+
+func newCmdAliasesDelete(f *Factory) *cobra.Command {
+	var workspace bool
+	cmd := &cobra.Command{
+		Use:     "delete NAME",
+		Short:   "Delete an alias",
+		Example: `  gw aliases delete claude-opus-4-8`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, org, ws, err := aliasLevel(f, workspace)
+			if err != nil {
+				return err
+			}
+			if _, err := c.DeleteModelAlias(cmd.Context(), org, ws, args[0]); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(f.IO.Out, "deleted alias %s\n", args[0])
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&workspace, "workspace", false, "the current workspace's alias instead of the organization's")
+	return cmd
+}
+
+// aliasFile is the document gw aliases apply reads (YAML or JSON).
+type aliasFile struct {
+	Aliases []struct {
+		Name    string `yaml:"name"`
+		Targets []struct {
+			Model  string `yaml:"model"`
+			Weight *int   `yaml:"weight"`
+		} `yaml:"targets"`
+	} `yaml:"aliases"`
+}
+
+func readAliasFile(path string, stdin io.Reader) (aliasFile, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return aliasFile{}, usageError{fmt.Errorf("read alias file: %w", err)}
+	}
+	var doc aliasFile
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil {
+		return aliasFile{}, usageError{fmt.Errorf("alias file %s: %w", path, err)}
+	}
+	seen := map[string]bool{}
+	for i, a := range doc.Aliases {
+		if a.Name == "" || len(a.Targets) == 0 || seen[a.Name] {
+			return aliasFile{}, usageError{fmt.Errorf("alias file %s: aliases[%d] needs a unique name and at least one target", path, i)}
+		}
+		seen[a.Name] = true
+	}
+	return doc, nil
+}
+
+func sameTargets(have []wire.ModelAliasTarget, want []wire.ModelAliasTargetIn) bool {
+	return slices.EqualFunc(have, want, func(h wire.ModelAliasTarget, w wire.ModelAliasTargetIn) bool {
+		weight := 1
+		if w.Weight != nil {
+			weight = *w.Weight
+		}
+		return h.Model == w.Model && h.Weight == weight
+	})
+}
+
+func newCmdAliasesApply(f *Factory) *cobra.Command {
+	var workspace, prune bool
+	var file string
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE",
+		Short: "Create and update aliases to match a file (--prune deletes the others)",
+		Example: `  gw aliases apply -f aliases.yaml
+  gw aliases apply -f aliases.yaml --workspace --prune`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if file == "" {
+				return usageError{errors.New("-f FILE is required (- reads stdin)")}
+			}
+			doc, err := readAliasFile(file, f.IO.In)
+			if err != nil {
+				return err
+			}
+			c, org, ws, err := aliasLevel(f, workspace)
+			if err != nil {
+				return err
+			}
+			return applyAliases(cmd.Context(), f.IO.Out, c, org, ws, doc, prune)
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "the alias file (YAML or JSON; - for stdin)")
+	cmd.Flags().BoolVar(&workspace, "workspace", false, "the current workspace's aliases instead of the organization's")
+	cmd.Flags().BoolVar(&prune, "prune", false, "delete the aliases of this level the file does not list")
+	return cmd
+}
+
+func applyAliases(ctx context.Context, out io.Writer, c *client.Client, org, ws string, doc aliasFile, prune bool) error {
+	have, err := c.ListModelAliases(ctx, org, ws)
+	if err != nil {
+		return err
+	}
+	byName := map[string]wire.ModelAlias{}
+	for _, a := range have {
+		byName[a.Name] = a
+	}
+	changed := false
+	for _, a := range doc.Aliases {
+		targets := make([]wire.ModelAliasTargetIn, len(a.Targets))
+		for i, t := range a.Targets {
+			targets[i] = wire.ModelAliasTargetIn{Model: t.Model, Weight: t.Weight}
+		}
+		old, exists := byName[a.Name]
+		delete(byName, a.Name)
+		if exists && sameTargets(old.Targets, targets) {
+			continue
+		}
+		if _, _, err := setAlias(ctx, c, org, ws, a.Name, targets); err != nil {
+			return fmt.Errorf("alias %s: %w", a.Name, err)
+		}
+		changed = true
+		verb := "updated"
+		if !exists {
+			verb = "created"
+		}
+		fmt.Fprintf(out, "%s alias %s\n", verb, a.Name)
+	}
+	if prune {
+		for name := range byName {
+			if _, err := c.DeleteModelAlias(ctx, org, ws, name); err != nil {
+				return fmt.Errorf("alias %s: %w", name, err)
+			}
+			changed = true
+			fmt.Fprintf(out, "deleted alias %s\n", name)
+		}
+	}
+	if !changed {
+		_, err = fmt.Fprintln(out, "no changes")
+	}
+	return err
+}

@@ -1,0 +1,171 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// What coding agents send that a plain translation would refuse (issue
+// 19): Claude Code's role "system" turns inside messages, and the tools an
+// upstream of another vendor cannot run (Responses' hosted tools, Codex's
+// namespace tools, Messages' server tools). Each function here does one
+// such thing, so the translators stay small.
+
+// MessagesRequired checks the members every Messages request must have,
+// whatever upstream it goes to: a native upstream would refuse the request
+// anyway, after gw had spent a call on it.
+func MessagesRequired(members map[string]json.RawMessage) error {
+	for _, name := range []string{"model", "max_tokens", "messages"} {
+		if raw, ok := members[name]; !ok || isNull(raw) {
+			return invalid(name, "missing_required_parameter", "%s: Field required", name)
+		}
+	}
+	if valueKind(bytes.TrimSpace(members["messages"])) != "array" {
+		return invalid("messages", "invalid_type", "messages: Input should be a valid list")
+	}
+	if n, err := strconv.ParseInt(string(bytes.TrimSpace(members["max_tokens"])), 10, 64); err != nil || n < 1 {
+		return invalid("max_tokens", "invalid_value", "max_tokens: Input should be an integer greater than or equal to 1")
+	}
+	return nil
+}
+
+// ResponsesRequired checks the members every Responses request must have
+// through gw: model, and input, since gw keeps no responses for
+// previous_response_id, conversation or prompt to stand in for it.
+func ResponsesRequired(members map[string]json.RawMessage) error {
+	for _, name := range []string{"model", "input"} {
+		if raw, ok := members[name]; !ok || isNull(raw) {
+			return invalid(name, "missing_required_parameter", "Missing required parameter: '%s'.", name)
+		}
+	}
+	return nil
+}
+
+// systemTurnRaw translates a role "system" turn, which Claude Code sends
+// among the messages, into a chat system message: its text, text blocks
+// joined by blank lines.
+func systemTurnRaw(content []byte, param string) ([]rope, error) {
+	text, err := messagesSystem(content)
+	if err != nil {
+		return nil, invalid(param+".content", "invalid_type", "%s.content: Input should be a string or a list of text blocks", param)
+	}
+	return []rope{{mustMarshal(map[string]any{"role": "system", "content": text})}}, nil
+}
+
+// FoldSystemTurns returns members with the role "system" turns of
+// messages moved into system (as text blocks, after the system prompt's
+// own), since the Messages API itself takes no system turns; members is
+// returned as it is when there are none. cache_control on a system turn's
+// blocks travels with them.
+func FoldSystemTurns(members map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	var kept [][]byte
+	var system [][]byte
+	arrayElements(bytes.TrimSpace(members["messages"]), func(turn []byte) {
+		var t struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(turn, &t) == nil && t.Role == "system" {
+			system = append(system, systemBlocks(t.Content)...)
+			return
+		}
+		kept = append(kept, turn)
+	})
+	if len(system) == 0 {
+		return members, nil
+	}
+	out := make(map[string]json.RawMessage, len(members))
+	for k, v := range members {
+		out[k] = v
+	}
+	head := systemBlocks(members["system"])
+	out["system"] = joinArray(append(head, system...))
+	out["messages"] = joinArray(kept)
+	return out, nil
+}
+
+// systemBlocks are a system prompt's (or system turn's) text blocks: a
+// string becomes one block.
+func systemBlocks(raw json.RawMessage) [][]byte {
+	raw = bytes.TrimSpace(raw)
+	switch valueKind(raw) {
+	case "string":
+		return [][]byte{mustMarshal(map[string]any{"type": "text", "text": json.RawMessage(raw)})}
+	case "array":
+		var out [][]byte
+		arrayElements(raw, func(b []byte) { out = append(out, b) })
+		return out
+	}
+	return nil
+}
+
+func joinArray(items [][]byte) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(it)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// DroppedTool is a tool a translation leaves out: Name is what the
+// x-gw-dropped-tools header says (a hosted tool's type, a namespace's
+// name), Param where the request has it.
+type DroppedTool struct {
+	Name, Param string
+}
+
+// ResponsesDroppedTools lists the tools of a Responses request that only
+// OpenAI runs (web_search, file_search, code_interpreter, …) or that no
+// Chat Completions upstream takes (Codex's namespace tools): a
+// translation to Chat Completions leaves them out.
+func ResponsesDroppedTools(members map[string]json.RawMessage) []DroppedTool {
+	function := func(typ string) bool { return typ == "function" }
+	out := droppedTools(members["tools"], "tools[%d].type", function)
+	// Codex (0.169, on models it does not know) sends its tools as an
+	// input item of type additional_tools, namespaces all.
+	i := 0
+	arrayElements(bytes.TrimSpace(members["input"]), func(item []byte) {
+		if valueKind(item) == "object" && string(bytes.TrimSpace(memberValue(item, "type"))) == `"additional_tools"` {
+			param := "input[" + strconv.Itoa(i) + "].tools[%d].type"
+			out = append(out, droppedTools(memberValue(item, "tools"), param, function)...)
+		}
+		i++
+	})
+	return out
+}
+
+// MessagesDroppedTools lists the server tools of a Messages request
+// (web_search_20250305, …), which only Anthropic runs.
+func MessagesDroppedTools(members map[string]json.RawMessage) []DroppedTool {
+	return droppedTools(members["tools"], "tools.%d.type", func(typ string) bool { return typ == "" || typ == "custom" })
+}
+
+func droppedTools(raw json.RawMessage, param string, kept func(string) bool) []DroppedTool {
+	var out []DroppedTool
+	i := 0
+	arrayElements(bytes.TrimSpace(raw), func(b []byte) {
+		var t struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(b, &t) == nil && !kept(t.Type) {
+			name := t.Type
+			if t.Type == "namespace" && t.Name != "" {
+				name = t.Name
+			}
+			out = append(out, DroppedTool{Name: name, Param: sprintf(param, i)})
+		}
+		i++
+	})
+	return out
+}
+
+func sprintf(format string, i int) string {
+	return string(bytes.Replace([]byte(format), []byte("%d"), []byte(strconv.Itoa(i)), 1))
+}
