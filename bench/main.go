@@ -40,16 +40,19 @@ type config struct {
 	Scenarios   []string
 	// Systems are the gw configurations measured beside the baselines:
 	// gw (all-in-one) and dataplane (a remote data plane of that gw).
-	Systems     []string
-	SweepConns  []int // the latency sweep's connection counts
-	SweepMS     int   // the sweep's fixed upstream latency
-	Pprof       bool  // gw processes serve pprof on their metrics address
-	TraceDir    string
-	GWEnv       []string // extra environment of the gw processes (GOGC=…)
-	GWBinary    string
-	DatabaseURL string
-	Usage       usageConfig // the usage scenario, when named
-	Out         io.Writer
+	Systems    []string
+	SweepConns []int // the latency sweep's connection counts
+	SweepMS    int   // the sweep's fixed upstream latency
+	// SweepDuration is the length of each sweep run: at one connection and
+	// 50 ms a run of d has d/50ms requests, and a p99 needs hundreds.
+	SweepDuration time.Duration
+	Pprof         bool // gw processes serve pprof on their metrics address
+	TraceDir      string
+	GWEnv         []string // extra environment of the gw processes (GOGC=…)
+	GWBinary      string
+	DatabaseURL   string
+	Usage         usageConfig // the usage scenario, when named
+	Out           io.Writer
 }
 
 func main() {
@@ -69,6 +72,7 @@ func main() {
 	flag.StringVar(&systems, "systems", "gw", "gw systems to measure beside the baselines, comma-separated: gw (all-in-one), dataplane (a remote data plane of that gw)")
 	flag.StringVar(&sweep, "sweep-conns", "1,4,16,64", "sweep scenario: connection counts")
 	flag.IntVar(&cfg.SweepMS, "sweep-ms", 50, "sweep scenario: the upstream's fixed latency (ms)")
+	flag.DurationVar(&cfg.SweepDuration, "sweep-duration", 10*time.Second, "sweep scenario: length of each run (1 connection at 50 ms makes 20 requests a second)")
 	flag.BoolVar(&cfg.Pprof, "pprof", false, "run gw with --pprof (on its metrics address, printed at start)")
 	gwEnv := ""
 	flag.StringVar(&gwEnv, "gw-env", "", "extra environment of the gw processes, comma-separated K=V (e.g. GOGC=200,GOMEMLIMIT=512MiB)")
@@ -300,8 +304,12 @@ func run(cfg config) error {
 						traced <- fetchTrace(metricsOf[t.name], cfg.Duration, filepath.Join(cfg.TraceDir, fmt.Sprintf("%s-round%d.trace", t.name, round+1)))
 					}()
 				}
+				d := cfg.Duration
+				if s.added && cfg.SweepDuration > 0 {
+					d = cfg.SweepDuration
+				}
 				if s.conns > 0 {
-					r = closedLoop(c, t, s.conns, cfg.Duration, cfg.MaxRequests)
+					r = closedLoop(c, t, s.conns, d, cfg.MaxRequests)
 				} else {
 					r = openLoop(c, t, s.rate, cfg.Duration, 4096)
 				}

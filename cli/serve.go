@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/telemetry"
 )
 
 // ServeOptions configure gw serve.
@@ -199,11 +201,11 @@ func checkRole(o *ServeOptions) error {
 	return usageError{fmt.Errorf("--role must be all, control-plane or data-plane, not %q", o.Role)}
 }
 
-func newLogger(w *IOStreams, format string) *slog.Logger {
+func newLogger(w io.Writer, format string) *slog.Logger {
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w.ErrOut, nil))
+		return slog.New(slog.NewJSONHandler(w, nil))
 	}
-	return slog.New(slog.NewTextHandler(w.ErrOut, nil))
+	return slog.New(slog.NewTextHandler(w, nil))
 }
 
 // Roles of gw serve.
@@ -217,7 +219,12 @@ const (
 // server until a signal; the server package does the assembly and the
 // orderly shutdown.
 func serveRun(ctx context.Context, opts *ServeOptions) error {
-	log := newLogger(opts.IO, opts.LogFormat)
+	// Every request logs a line: a single writer takes them off the
+	// requests' path (telemetry.LogWriter), and writes what is left when
+	// gw stops.
+	logOut := telemetry.NewLogWriter(opts.IO.ErrOut, 0)
+	defer logOut.Close()
+	log := newLogger(logOut, opts.LogFormat)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
