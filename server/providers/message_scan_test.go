@@ -89,3 +89,32 @@ func FuzzScanMessage(f *testing.F) {
 		checkMessageScan(t, item)
 	})
 }
+
+// TestEncodeMembersMatchesMarshal: with compact values, encodeMembers
+// writes what json.Marshal writes of the map, names of every kind
+// included (escaped, HTML-escaped, not ASCII, not UTF-8).
+func TestEncodeMembersMatchesMarshal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	alphabet := []string{"a", "z", "_", "0", " ", "\"", "\\", "<", ">", "&", "\n", "\x7f", "é", "\u2028", "\xff", "~", "model"}
+	for range 5000 {
+		m := map[string]json.RawMessage{}
+		for range rng.IntN(30) {
+			var b strings.Builder
+			for range rng.IntN(4) {
+				b.WriteString(alphabet[rng.IntN(len(alphabet))])
+			}
+			m[b.String()] = json.RawMessage(`[1,"x",{"k":null}]`)
+		}
+		got, err := encodeMembers(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("encodeMembers %s\njson.Marshal  %s", got, want)
+		}
+	}
+}
