@@ -225,6 +225,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	logOut := telemetry.NewLogWriter(opts.IO.ErrOut, 0)
 	defer logOut.Close()
 	log := newLogger(logOut, opts.LogFormat)
+	applyGC(log)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
