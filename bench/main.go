@@ -76,6 +76,8 @@ func main() {
 	flag.BoolVar(&cfg.Pprof, "pprof", false, "run gw with --pprof (on its metrics address, printed at start)")
 	gwEnv := ""
 	flag.StringVar(&gwEnv, "gw-env", "", "extra environment of the gw processes, comma-separated K=V (e.g. GOGC=200,GOMEMLIMIT=512MiB)")
+	attributeOf := ""
+	flag.StringVar(&attributeOf, "attribute", "", "measure nothing: attribute the requests above p99 of each trace in this -trace-dir to their causes")
 	flag.StringVar(&cfg.TraceDir, "trace-dir", "", "write a runtime/trace of each gw system's latency (1-connection) run, and its requests' times, to this directory (implies -pprof)")
 	flag.IntVar(&cfg.Usage.Events, "events", 200_000, "usage scenario: events to ingest")
 	flag.StringVar(&checkpoints, "report-at", "", "usage scenario: event counts at which to time reports, comma-separated (and at the end)")
@@ -87,6 +89,13 @@ func main() {
 	flag.StringVar(&cfg.GWBinary, "gw", "", "gw binary to measure (default: build ./cmd/gw)")
 	flag.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL URL for gw (default: SQLite in a temporary directory)")
 	flag.Parse()
+	if attributeOf != "" {
+		if err := attributeDir(os.Stdout, attributeOf); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	cfg.Scenarios = strings.Split(scenarios, ",")
 	cfg.Systems = strings.Split(systems, ",")
 	if gwEnv != "" {
