@@ -464,7 +464,12 @@ func reportSweep(w io.Writer, sweeps []scenario, results map[string]map[string]*
 			r := res[t.name]
 			ratio := "1"
 			if t.name != "proxy" && px != nil {
-				ratio = fmt.Sprintf("%.1f×", added(r, base, 0.99)/added(px, base, 0.99))
+				// A noisy baseline can make the proxy's added p99 nothing or
+				// less; a multiple of it means nothing then.
+				ratio = "—"
+				if pa := added(px, base, 0.99); pa > 0 {
+					ratio = fmt.Sprintf("%.1f×", added(r, base, 0.99)/pa)
+				}
 			}
 			fmt.Fprintf(w, "| %d | %s | %d | %+.3f | %+.3f | %+.3f | %s |\n", s.conns, t.name, r.ok,
 				added(r, base, 0.50), added(r, base, 0.99), added(r, base, 0.999), ratio)

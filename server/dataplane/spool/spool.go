@@ -5,6 +5,7 @@ package spool
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,17 +78,34 @@ func (s *Spool) reopen() error {
 	return nil
 }
 
+// lineBuf is a reusable line of the spool: an event's JSON and its
+// newline, as json.Marshal writes the event (Encoder escapes HTML too).
+type lineBuf struct {
+	b   bytes.Buffer
+	enc *json.Encoder
+}
+
+var lineBufs = sync.Pool{New: func() any {
+	l := &lineBuf{}
+	l.enc = json.NewEncoder(&l.b)
+	return l
+}}
+
 // Record appends one event. It never blocks on the network; a failed write
-// is logged (the request it describes has been served already).
+// is logged (the request it describes has been served already). The line
+// is written to the file before Record returns, so a killed process loses
+// nothing it recorded.
 func (s *Spool) Record(e wire.UsageEventIn) {
-	line, err := json.Marshal(e)
-	if err != nil {
+	l := lineBufs.Get().(*lineBuf)
+	defer lineBufs.Put(l)
+	l.b.Reset()
+	if err := l.enc.Encode(e); err != nil {
 		s.log.Error("usage spool: encode event", "error", err)
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := s.f.Write(append(line, '\n')); err != nil {
+	if _, err := s.f.Write(l.b.Bytes()); err != nil {
 		s.log.Error("usage spool: write event", "error", err)
 		return
 	}
