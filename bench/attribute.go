@@ -56,7 +56,7 @@ var goroutineTags = []struct{ frame, tag string }{
 }
 
 var (
-	traceHeader = regexp.MustCompile(`^M=-?\d+ P=-?\d+ G=-?\d+ (\w+) Time=(\d+)(.*)$`)
+	traceHeader = regexp.MustCompile(`^M=-?\d+ P=-?\d+ G=(-?\d+) (\w+) Time=(\d+)(.*)$`)
 	syncClock   = regexp.MustCompile(`Trace=(\d+) Mono=\d+ Wall=(\S+)`)
 	rangeName   = regexp.MustCompile(`Name="([^"]*)"(?: Scope=(\S+))?`)
 	transition  = regexp.MustCompile(`GoID=(-?\d+) (\w+)->(\w+)`)
@@ -84,13 +84,25 @@ func readTrace(file string) (*traceFacts, error) {
 	f := &traceFacts{ranges: map[string][]interval{}, running: map[int64][]interval{}, tags: map[int64]string{}}
 	open := map[string]int64{}
 	runSince, runnableSince := map[int64]int64{}, map[int64]int64{}
-	var current int64 = -1 // the goroutine whose stack lines follow
+	// The stack lines after a transition: "Stack=" is the stack of the
+	// goroutine that made it (the event's G), "TransitionStack=" that of
+	// the goroutine it moved (GoID). Tags go by the moved goroutine's own.
+	var current int64 = -1
+	self, section := false, ""
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
 		if !strings.HasPrefix(line, "M=") {
-			if current >= 0 {
+			switch strings.TrimSpace(line) {
+			case "Stack=":
+				section = "stack"
+				continue
+			case "TransitionStack=":
+				section = "transition"
+				continue
+			}
+			if current >= 0 && ((self && section == "stack") || section == "transition") {
 				for _, t := range goroutineTags {
 					if strings.Contains(line, t.frame) {
 						if _, ok := f.tags[current]; !ok {
@@ -101,11 +113,13 @@ func readTrace(file string) (*traceFacts, error) {
 			}
 			continue
 		}
-		current = -1
+		current, section = -1, ""
 		m := traceHeader.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
+		by, _ := strconv.ParseInt(m[1], 10, 64)
+		m = m[1:]
 		t, _ := strconv.ParseInt(m[2], 10, 64)
 		f.last = t
 		switch m[1] {
@@ -135,7 +149,7 @@ func readTrace(file string) (*traceFacts, error) {
 				continue
 			}
 			g, _ := strconv.ParseInt(tr[1], 10, 64)
-			current = g
+			current, self = g, g == by
 			if tr[3] == "Running" {
 				runSince[g] = t
 				if s, ok := runnableSince[g]; ok {
