@@ -118,3 +118,14 @@ func TestEncodeMembersMatchesMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONStringMatchesMarshal: jsonString writes a string as json.Marshal
+// does, whatever its characters.
+func TestJSONStringMatchesMarshal(t *testing.T) {
+	for _, v := range []string{"", "openai/gpt-4o-mini", "a b", "<x>", "a&b", "q\"", `back\slash`, "tab\t", "\x7f", "é", "\u2028", "\xff", "~!@#$%^*()"} {
+		want, _ := json.Marshal(v)
+		if got := jsonString(v); string(got) != string(want) {
+			t.Errorf("jsonString(%q) = %s, json.Marshal %s", v, got, want)
+		}
+	}
+}

@@ -719,7 +719,15 @@ func stringOrEmpty(raw json.RawMessage) string {
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
-func jsonString(s string) json.RawMessage { return mustMarshal(s) }
+func jsonString(s string) json.RawMessage {
+	if plainName(s) {
+		// json.Marshal writes such a string as it is, in quotes; model
+		// names are, and this runs several times a request.
+		b := make([]byte, 0, len(s)+2)
+		return append(append(append(b, '"'), s...), '"')
+	}
+	return mustMarshal(s)
+}
 
 // mustMarshal encodes values whose encoding cannot fail: strings, and maps
 // of values that were decoded from JSON a moment ago.
