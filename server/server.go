@@ -142,9 +142,11 @@ func New(ctx context.Context, cfg Config) (s *Server, err error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s = &Server{cfg: cfg, log: cfg.Logger, metrics: telemetry.NewMetrics(cfg.Version, cfg.Role)}
+	// Not s itself: a failing return sets the result to nil before this runs.
+	built := s
 	defer func() {
 		if err != nil {
-			s.runFlush(context.Background())
+			built.runFlush(context.Background())
 		}
 	}()
 	// Traces, when the OTEL_* environment asks for them; the exporter is
@@ -154,7 +156,7 @@ func New(ctx context.Context, cfg Config) (s *Server, err error) {
 		return nil, fmt.Errorf("OpenTelemetry: %w", err)
 	}
 	defer func() {
-		s.flush = append(s.flush, stopTracing)
+		built.flush = append(built.flush, stopTracing)
 	}()
 	if cfg.Role == RoleDataPlane {
 		err = s.assembleDataPlane(ctx)

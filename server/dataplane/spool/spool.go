@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -44,6 +45,11 @@ const spoolBatch = 1000
 // OpenSpool opens (or creates) the spool at path; ship sends one batch.
 func Open(path string, ship func(context.Context, []wire.UsageEventIn) error, log *slog.Logger) (*Spool, error) {
 	s := &Spool{path: path, ship: ship, log: log}
+	// A data plane given its key, id and signing key in the environment
+	// writes nothing else to its state dir before the spool.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("usage spool directory: %w", err)
+	}
 	for _, p := range []string{path, s.aside()} {
 		err := eachSpoolBatch(p, log, func(batch []wire.UsageEventIn) error {
 			s.pending += int64(len(batch))

@@ -187,3 +187,18 @@ func TestSpoolLineIsTheEventsJSON(t *testing.T) {
 		t.Fatalf("spool:\n%.300s\nwant:\n%.300s", got, want.String())
 	}
 }
+
+// TestSpoolCreatesItsDirectory: a data plane whose state dir nothing else
+// created yet (key, id and signing key all from the environment) still
+// spools.
+func TestSpoolCreatesItsDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "dataplane", "usage.spool")
+	s, err := Open(path, func(context.Context, []wire.UsageEventIn) error { return nil }, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Record(wire.UsageEventIn{ID: uuid.New(), Model: "m", Provider: "openai", CostUSD: "0", Status: "ok"})
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
