@@ -25,16 +25,29 @@ func TestHarnessSmoke(t *testing.T) {
 		t.Skip("builds and starts gw")
 	}
 	var out strings.Builder
+	traces := t.TempDir()
 	err := run(config{Duration: 200 * time.Millisecond, Rounds: 2, Conns: 2, Rate: 20, PacedMS: 1, Chunks: 3,
-		MaxRequests: 40, Scenarios: []string{"nonstream", "stream", "latency", "open", "usage"}, Out: &out,
+		MaxRequests: 40, Scenarios: []string{"nonstream", "stream", "latency", "open", "sweep", "usage"}, Out: &out,
+		Systems: []string{"gw", "dataplane"}, SweepConns: []int{1, 2}, SweepMS: 2, TraceDir: traces,
 		Usage: usageConfig{Events: 3000, Checkpoint: []int{1000, 3000}, Conns: 2, Batch: 500, Reps: 2, Spread: 35 * 24 * time.Hour}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{"gw / proxy req/s", "gw adds over direct", "gw adds over proxy", "| gw |", "usage: gw's report counts",
+	for _, want := range []string{"gw / proxy req/s", "dataplane / proxy req/s", "gw adds over direct", "gw adds over proxy", "| gw |",
+		"| dataplane |", "latency sweep: added over direct", "| 2 | dataplane |", "usage: gw's report counts",
 		"the 30-day report counts all", "over the median at 1000"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, out.String())
+		}
+	}
+	// The traces of the 1-connection runs are there, and attributable.
+	var attr strings.Builder
+	if err := attributeDir(&attr, traces); err != nil {
+		t.Fatalf("attribute: %v", err)
+	}
+	for _, want := range []string{"gw-round1.trace", "dataplane-round2.trace", "GC cycles", "| requests above p99 | cause |"} {
+		if !strings.Contains(attr.String(), want) {
+			t.Errorf("the attribution lacks %q:\n%s", want, attr.String())
 		}
 	}
 }

@@ -18,6 +18,16 @@ type target struct {
 	url   string
 	token string
 	body  []byte
+	// timed keeps each request's start and latency (for a trace's
+	// attribution), in the order they were sent.
+	timed bool
+}
+
+// timedRequest is one request of a timed run: when it started (Unix ns)
+// and how long it took.
+type timedRequest struct {
+	Start   int64
+	Latency time.Duration
 }
 
 // sample is what one load run measured.
@@ -26,6 +36,7 @@ type sample struct {
 	firstErr   error
 	elapsed    time.Duration
 	latencies  []time.Duration
+	timed      []timedRequest
 }
 
 func (s *sample) add(o sample) {
@@ -36,6 +47,7 @@ func (s *sample) add(o sample) {
 	s.failed += o.failed
 	s.elapsed += o.elapsed
 	s.latencies = append(s.latencies, o.latencies...)
+	s.timed = append(s.timed, o.timed...)
 }
 
 func (s *sample) rps() float64 {
@@ -114,7 +126,9 @@ func closedLoop(c *http.Client, t target, conns int, d time.Duration, maxReqs in
 			sink := make([]byte, 32<<10)
 			for i := 0; i < per && time.Now().Before(deadline); i++ {
 				t0 := time.Now()
-				s.record(do(ctx, c, t, sink), t0)
+				if s.record(do(ctx, c, t, sink), t0) && t.timed {
+					s.timed = append(s.timed, timedRequest{t0.UnixNano(), s.latencies[len(s.latencies)-1]})
+				}
 			}
 			mu.Lock()
 			out.add(s)
@@ -167,13 +181,15 @@ func openLoop(c *http.Client, t target, rate float64, d time.Duration, workers i
 	return out
 }
 
-// record counts one request, timed from since.
-func (s *sample) record(err error, since time.Time) {
+// record counts one request, timed from since, and says whether it
+// succeeded.
+func (s *sample) record(err error, since time.Time) bool {
 	if err != nil {
 		s.failed++
 		s.firstErr = cmp.Or(s.firstErr, err)
-		return
+		return false
 	}
 	s.ok++
 	s.latencies = append(s.latencies, time.Since(since))
+	return true
 }

@@ -20,7 +20,9 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -36,10 +38,21 @@ type config struct {
 	Chunks      int     // content chunks per streamed answer
 	MaxRequests int     // bounds every run, whatever the duration
 	Scenarios   []string
-	GWBinary    string
-	DatabaseURL string
-	Usage       usageConfig // the usage scenario, when named
-	Out         io.Writer
+	// Systems are the gw configurations measured beside the baselines:
+	// gw (all-in-one) and dataplane (a remote data plane of that gw).
+	Systems    []string
+	SweepConns []int // the latency sweep's connection counts
+	SweepMS    int   // the sweep's fixed upstream latency
+	// SweepDuration is the length of each sweep run: at one connection and
+	// 50 ms a run of d has d/50ms requests, and a p99 needs hundreds.
+	SweepDuration time.Duration
+	Pprof         bool // gw processes serve pprof on their metrics address
+	TraceDir      string
+	GWEnv         []string // extra environment of the gw processes (GOGC=…)
+	GWBinary      string
+	DatabaseURL   string
+	Usage         usageConfig // the usage scenario, when named
+	Out           io.Writer
 }
 
 func main() {
@@ -47,7 +60,7 @@ func main() {
 		os.Exit(childMain(os.Args[1:]))
 	}
 	cfg := config{Out: os.Stdout}
-	scenarios, checkpoints := "", ""
+	scenarios, checkpoints, systems, sweep := "", "", "", ""
 	flag.DurationVar(&cfg.Duration, "duration", 5*time.Second, "length of each measured run (one system, one scenario, one round)")
 	flag.IntVar(&cfg.Rounds, "rounds", 3, "rounds; each runs every scenario on every system, alternating their order")
 	flag.IntVar(&cfg.Conns, "conns", 50, "connections of the closed-loop throughput scenarios")
@@ -55,7 +68,17 @@ func main() {
 	flag.IntVar(&cfg.PacedMS, "paced-ms", 20, "upstream delay (ms) in the open-loop scenario")
 	flag.IntVar(&cfg.Chunks, "chunks", 20, "content chunks per streamed answer")
 	flag.IntVar(&cfg.MaxRequests, "max-requests", 1_000_000, "upper bound on the requests of one run")
-	flag.StringVar(&scenarios, "scenarios", "nonstream,stream,latency,open", "scenarios to run, comma-separated (also: usage)")
+	flag.StringVar(&scenarios, "scenarios", "nonstream,stream,latency,open", "scenarios to run, comma-separated (also: sweep, usage)")
+	flag.StringVar(&systems, "systems", "gw", "gw systems to measure beside the baselines, comma-separated: gw (all-in-one), dataplane (a remote data plane of that gw)")
+	flag.StringVar(&sweep, "sweep-conns", "1,4,16,64", "sweep scenario: connection counts")
+	flag.IntVar(&cfg.SweepMS, "sweep-ms", 50, "sweep scenario: the upstream's fixed latency (ms)")
+	flag.DurationVar(&cfg.SweepDuration, "sweep-duration", 10*time.Second, "sweep scenario: length of each run (1 connection at 50 ms makes 20 requests a second)")
+	flag.BoolVar(&cfg.Pprof, "pprof", false, "run gw with --pprof (on its metrics address, printed at start)")
+	gwEnv := ""
+	flag.StringVar(&gwEnv, "gw-env", "", "extra environment of the gw processes, comma-separated K=V (e.g. GOGC=200,GOMEMLIMIT=512MiB)")
+	attributeOf := ""
+	flag.StringVar(&attributeOf, "attribute", "", "measure nothing: attribute the requests above p99 of each trace in this -trace-dir to their causes")
+	flag.StringVar(&cfg.TraceDir, "trace-dir", "", "write a runtime/trace of each gw system's latency (1-connection) run, and its requests' times, to this directory (implies -pprof)")
 	flag.IntVar(&cfg.Usage.Events, "events", 200_000, "usage scenario: events to ingest")
 	flag.StringVar(&checkpoints, "report-at", "", "usage scenario: event counts at which to time reports, comma-separated (and at the end)")
 	flag.IntVar(&cfg.Usage.Conns, "ingest-conns", 4, "usage scenario: concurrent senders")
@@ -66,8 +89,23 @@ func main() {
 	flag.StringVar(&cfg.GWBinary, "gw", "", "gw binary to measure (default: build ./cmd/gw)")
 	flag.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL URL for gw (default: SQLite in a temporary directory)")
 	flag.Parse()
+	if attributeOf != "" {
+		if err := attributeDir(os.Stdout, attributeOf); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	cfg.Scenarios = strings.Split(scenarios, ",")
+	cfg.Systems = strings.Split(systems, ",")
+	if gwEnv != "" {
+		cfg.GWEnv = strings.Split(gwEnv, ",")
+	}
 	var err error
+	if cfg.SweepConns, err = parseInts(sweep); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: -sweep-conns:", err)
+		os.Exit(2)
+	}
 	if cfg.Usage.Checkpoint, err = parseCheckpoints(checkpoints, cfg.Usage.Events); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
@@ -104,6 +142,7 @@ type scenario struct {
 	conns       int     // closed loop; 0 means open loop
 	rate        float64 // open loop
 	baseline    string  // the system gw is compared to
+	added       bool    // report added latency over the baseline, not req/s
 }
 
 func run(cfg config) error {
@@ -133,39 +172,93 @@ func run(cfg config) error {
 			return err
 		}
 	}
-	g, err := startGW(bin, dir, cfg.DatabaseURL, upURL, cfg.PacedMS)
+	if cfg.TraceDir != "" {
+		cfg.Pprof = true
+		if err := os.MkdirAll(cfg.TraceDir, 0o755); err != nil {
+			return err
+		}
+	}
+	paced := map[string]int{"default": 0, "paced": cfg.PacedMS, "sweep": cfg.SweepMS}
+	g, err := startGW(bin, filepath.Join(dir, "gw-data"), cfg.DatabaseURL, upURL, paced, cfg.Pprof, cfg.GWEnv)
 	if err != nil {
 		return err
 	}
 	defer g.proc.stop()
+	gws := map[string]string{} // gw system → its base URL
+	metricsOf := map[string]string{}
+	for _, name := range cfg.Systems {
+		switch strings.TrimSpace(name) {
+		case "gw":
+			gws["gw"], metricsOf["gw"] = g.url, g.metrics
+		case "dataplane":
+			dp, err := startDataPlane(bin, filepath.Join(dir, "dataplane-data"), g, cfg.Pprof, cfg.GWEnv)
+			if err != nil {
+				return err
+			}
+			defer dp.proc.stop()
+			gws["dataplane"], metricsOf["dataplane"] = dp.url, dp.metrics
+		default:
+			return fmt.Errorf("unknown system %q (gw, dataplane)", name)
+		}
+	}
+	// The warm-up requests of every gw system are metered too (a data
+	// plane's through its spool): start counting once all are counted.
+	warmed := int64(len(g.keys))
+	if _, ok := gws["dataplane"]; ok {
+		warmed *= 2
+	}
+	if err := g.waitUsage(warmed, time.Minute); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	if cfg.Pprof {
+		for name, addr := range metricsOf {
+			fmt.Fprintf(os.Stderr, "%s: pprof on http://%s/debug/pprof/\n", name, addr)
+		}
+	}
 	before, err := g.usageRequests()
 	if err != nil {
 		return fmt.Errorf("usage report: %w", err)
 	}
 
-	paced := fmt.Sprintf("/p%d", cfg.PacedMS)
+	pacedPath := fmt.Sprintf("/p%d", cfg.PacedMS)
 	sys := func(name, base, path, token, model string, stream bool) target {
 		return target{name: name, url: base + path, token: token, body: chatBody(model, stream)}
 	}
+	// withGW is the baselines and then every gw system, on workspace ws.
+	withGW := func(ws string, stream bool, base ...target) []target {
+		for _, name := range []string{"gw", "dataplane"} {
+			if u, ok := gws[name]; ok {
+				t := sys(name, u, "/inf/v1/chat/completions", g.keys[ws], "openai/gpt-4o-mini", stream)
+				base = append(base, t)
+			}
+		}
+		return base
+	}
 	all := map[string]scenario{
 		"nonstream": {name: "nonstream", title: fmt.Sprintf("non-streaming, closed loop, %d connections, instant upstream", cfg.Conns),
-			conns: cfg.Conns, baseline: "proxy", systems: []target{
-				sys("proxy", proxyURL, "/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false),
-				sys("gw", g.url, "/inf/v1/chat/completions", g.keys["default"], "openai/gpt-4o-mini", false)}},
+			conns: cfg.Conns, baseline: "proxy", systems: withGW("default", false,
+				sys("proxy", proxyURL, "/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false))},
 		"stream": {name: "stream", title: fmt.Sprintf("streaming (%d chunks), closed loop, %d connections, instant upstream", cfg.Chunks, cfg.Conns),
-			conns: cfg.Conns, baseline: "proxy", systems: []target{
-				sys("proxy", proxyURL, "/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", true),
-				sys("gw", g.url, "/inf/v1/chat/completions", g.keys["default"], "openai/gpt-4o-mini", true)}},
+			conns: cfg.Conns, baseline: "proxy", systems: withGW("default", true,
+				sys("proxy", proxyURL, "/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", true))},
 		"latency": {name: "latency", title: "non-streaming, closed loop, 1 connection, instant upstream",
-			conns: 1, baseline: "direct", systems: []target{
+			conns: 1, baseline: "direct", systems: withGW("default", false,
 				sys("direct", upURL, "/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false),
-				sys("proxy", proxyURL, "/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false),
-				sys("gw", g.url, "/inf/v1/chat/completions", g.keys["default"], "openai/gpt-4o-mini", false)}},
+				sys("proxy", proxyURL, "/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false))},
 		"open": {name: "open", title: fmt.Sprintf("non-streaming, open loop at %.0f req/s, upstream answers after %d ms", cfg.Rate, cfg.PacedMS),
-			rate: cfg.Rate, baseline: "direct", systems: []target{
-				sys("direct", upURL, paced+"/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false),
-				sys("proxy", proxyURL, paced+"/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false),
-				sys("gw", g.url, "/inf/v1/chat/completions", g.keys["paced"], "openai/gpt-4o-mini", false)}},
+			rate: cfg.Rate, baseline: "direct", systems: withGW("paced", false,
+				sys("direct", upURL, pacedPath+"/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false),
+				sys("proxy", proxyURL, pacedPath+"/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false))},
+	}
+	swept := fmt.Sprintf("/p%d", cfg.SweepMS)
+	var sweepNames []string
+	for _, n := range cfg.SweepConns {
+		name := fmt.Sprintf("sweep-%d", n)
+		sweepNames = append(sweepNames, name)
+		all[name] = scenario{name: name, title: fmt.Sprintf("latency sweep: non-streaming, closed loop, %d connections, upstream answers after %d ms", n, cfg.SweepMS),
+			conns: n, baseline: "direct", added: true, systems: withGW("sweep", false,
+				sys("direct", upURL, swept+"/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false),
+				sys("proxy", proxyURL, swept+"/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false))}
 	}
 	var chosen []scenario
 	usage := false
@@ -174,9 +267,15 @@ func run(cfg config) error {
 			usage = true
 			continue
 		}
+		if strings.TrimSpace(name) == "sweep" {
+			for _, n := range sweepNames {
+				chosen = append(chosen, all[n])
+			}
+			continue
+		}
 		s, ok := all[strings.TrimSpace(name)]
 		if !ok {
-			return fmt.Errorf("unknown scenario %q (nonstream, stream, latency, open, usage)", name)
+			return fmt.Errorf("unknown scenario %q (nonstream, stream, latency, open, sweep, usage)", name)
 		}
 		chosen = append(chosen, s)
 	}
@@ -206,12 +305,32 @@ func run(cfg config) error {
 			for _, t := range order {
 				c := clients[t.name].get(s)
 				var r sample
+				var traced chan error
+				if _, isGW := gws[t.name]; isGW && cfg.TraceDir != "" && s.name == "latency" {
+					t.timed = true
+					traced = make(chan error, 1)
+					go func() {
+						traced <- fetchTrace(metricsOf[t.name], cfg.Duration, filepath.Join(cfg.TraceDir, fmt.Sprintf("%s-round%d.trace", t.name, round+1)))
+					}()
+				}
+				d := cfg.Duration
+				if s.added && cfg.SweepDuration > 0 {
+					d = cfg.SweepDuration
+				}
 				if s.conns > 0 {
-					r = closedLoop(c, t, s.conns, cfg.Duration, cfg.MaxRequests)
+					r = closedLoop(c, t, s.conns, d, cfg.MaxRequests)
 				} else {
 					r = openLoop(c, t, s.rate, cfg.Duration, 4096)
 				}
-				if t.name == "gw" {
+				if traced != nil {
+					if err := <-traced; err != nil {
+						return err
+					}
+					if err := writeTimed(filepath.Join(cfg.TraceDir, fmt.Sprintf("%s-round%d.requests", t.name, round+1)), r.timed); err != nil {
+						return err
+					}
+				}
+				if _, isGW := gws[t.name]; isGW {
 					sent += r.ok + r.failed
 				}
 				fmt.Fprintf(os.Stderr, "round %d %-9s %-6s %8.0f req/s  p50 %s  p99 %s  (%d failed)\n",
@@ -223,18 +342,26 @@ func run(cfg config) error {
 			}
 		}
 	}
+	var sweeps []scenario
 	for _, s := range chosen {
 		report(cfg.Out, s, results[s.name])
+		if s.added {
+			sweeps = append(sweeps, s)
+		}
+	}
+	if len(sweeps) > 0 {
+		reportSweep(cfg.Out, sweeps, results)
 	}
 	// Usage is part of the work: every request gw answered must be in
-	// the report once the sink has flushed (it does every second).
-	time.Sleep(2 * time.Second)
+	// the report once the sink has flushed (it does every second) and
+	// the data plane's spool has reached the control plane.
+	werr := g.waitUsage(before+int64(sent), time.Minute)
 	after, err := g.usageRequests()
 	if err != nil {
 		return fmt.Errorf("usage report: %w", err)
 	}
 	fmt.Fprintf(cfg.Out, "\nusage: gw's report counts %d requests of the %d the harness sent to it\n", after-before, sent)
-	if int(after-before) != sent {
+	if werr != nil {
 		return fmt.Errorf("usage events missing: %d requests, %d counted", sent, after-before)
 	}
 	if usage {
@@ -277,10 +404,25 @@ func report(w io.Writer, s scenario, res map[string]*sample) {
 		fmt.Fprintf(w, "| %s | %d | %d | %.0f | %s | %s | %s |\n", t.name, r.ok, r.failed, r.rps(),
 			ms(r.quantile(0.50)), ms(r.quantile(0.99)), ms(r.quantile(0.999)))
 	}
-	gw, base := res["gw"], res[s.baseline]
+	base := res[s.baseline]
 	fmt.Fprintln(w)
+	if s.added {
+		for _, t := range s.systems {
+			if t.name == s.baseline {
+				continue
+			}
+			r := res[t.name]
+			fmt.Fprintf(w, "%s adds over %s: p50 %+.3f ms, p99 %+.3f ms, p99.9 %+.3f ms\n", t.name, s.baseline,
+				added(r, base, 0.50), added(r, base, 0.99), added(r, base, 0.999))
+		}
+		return
+	}
 	if s.conns > 1 {
-		fmt.Fprintf(w, "gw / %s req/s: **%.2f×**\n", s.baseline, gw.rps()/base.rps())
+		for _, t := range s.systems {
+			if t.name != s.baseline {
+				fmt.Fprintf(w, "%s / %s req/s: **%.2f×**\n", t.name, s.baseline, res[t.name].rps()/base.rps())
+			}
+		}
 		return
 	}
 	for _, t := range s.systems {
@@ -288,13 +430,95 @@ func report(w io.Writer, s scenario, res map[string]*sample) {
 			continue
 		}
 		r := res[t.name]
-		fmt.Fprintf(w, "%s adds over %s: p50 %+.3f ms, p99 %+.3f ms\n", t.name, s.baseline,
-			float64(r.quantile(0.50)-base.quantile(0.50))/1e6, float64(r.quantile(0.99)-base.quantile(0.99))/1e6)
+		fmt.Fprintf(w, "%s adds over %s: p50 %+.3f ms, p99 %+.3f ms\n", t.name, s.baseline, added(r, base, 0.50), added(r, base, 0.99))
 	}
 	if px := res["proxy"]; px != nil {
-		fmt.Fprintf(w, "gw adds over proxy: p50 %+.3f ms, p99 %+.3f ms\n",
-			float64(gw.quantile(0.50)-px.quantile(0.50))/1e6, float64(gw.quantile(0.99)-px.quantile(0.99))/1e6)
+		for _, t := range s.systems {
+			if t.name != s.baseline && t.name != "proxy" {
+				r := res[t.name]
+				fmt.Fprintf(w, "%s adds over proxy: p50 %+.3f ms, p99 %+.3f ms\n", t.name, added(r, px, 0.50), added(r, px, 0.99))
+			}
+		}
 	}
+}
+
+// added is what r adds over base at quantile q, in ms.
+func added(r, base *sample, q float64) float64 {
+	return float64(r.quantile(q)-base.quantile(q)) / 1e6
+}
+
+// reportSweep prints the latency sweep as one table: per connection count
+// and system, the latency added over direct at p50, p99 and p99.9, and the
+// gw systems' added p99 as a multiple of the bare proxy's.
+func reportSweep(w io.Writer, sweeps []scenario, results map[string]map[string]*sample) {
+	fmt.Fprintf(w, "\n### latency sweep: added over direct (ms)\n\n")
+	fmt.Fprintln(w, "| connections | system | requests | added p50 | added p99 | added p99.9 | added p99 / proxy's |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|")
+	for _, s := range sweeps {
+		res := results[s.name]
+		base, px := res[s.baseline], res["proxy"]
+		for _, t := range s.systems {
+			if t.name == s.baseline {
+				continue
+			}
+			r := res[t.name]
+			ratio := "1"
+			if t.name != "proxy" && px != nil {
+				// A noisy baseline can make the proxy's added p99 nothing or
+				// less; a multiple of it means nothing then.
+				ratio = "—"
+				if pa := added(px, base, 0.99); pa > 0 {
+					ratio = fmt.Sprintf("%.1f×", added(r, base, 0.99)/pa)
+				}
+			}
+			fmt.Fprintf(w, "| %d | %s | %d | %+.3f | %+.3f | %+.3f | %s |\n", s.conns, t.name, r.ok,
+				added(r, base, 0.50), added(r, base, 0.99), added(r, base, 0.999), ratio)
+		}
+	}
+}
+
+// fetchTrace records a runtime/trace of a gw process for d through its
+// pprof endpoint into file.
+func fetchTrace(metricsAddr string, d time.Duration, file string) error {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/trace?seconds=%g", metricsAddr, d.Seconds()))
+	if err != nil {
+		return fmt.Errorf("trace: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("trace: %s", resp.Status)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("trace: %w", err)
+	}
+	return f.Close()
+}
+
+// writeTimed writes a timed run's requests, one "start_unix_ns latency_ns"
+// line each, for a trace's attribution.
+func writeTimed(file string, reqs []timedRequest) error {
+	var b strings.Builder
+	for _, r := range reqs {
+		fmt.Fprintf(&b, "%d %d\n", r.Start, r.Latency.Nanoseconds())
+	}
+	return os.WriteFile(file, []byte(b.String()), 0o644)
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive count", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func printMachine(cfg config) {

@@ -146,25 +146,41 @@ func buildGW(dir string) (string, error) {
 	return bin, nil
 }
 
-var servingLine = regexp.MustCompile(`msg="gw serving" addr=(\S+)`)
+var (
+	servingLine = regexp.MustCompile(`msg="gw serving" addr=(\S+)`)
+	metricsLine = regexp.MustCompile(`msg="metrics serving" addr=(\S+)`)
+)
 
 // gwSetup is a configured gw: one inference key per upstream pacing.
 type gwSetup struct {
-	proc   *child
-	url    string
-	owner  *client.Client
-	keys   map[string]string // workspace slug → inference key
-	orgRef string
+	proc    *child
+	url     string
+	metrics string // the metrics listener's address (pprof too, with -pprof)
+	owner   *client.Client
+	keys    map[string]string // workspace slug → inference key
+	orgRef  string
+}
+
+// gwFlags are the flags every gw process of the harness runs with: the
+// metrics listener is part of gw's work (every request is observed), and
+// pprof is served on it when asked for, to profile or trace a run.
+func gwFlags(pprof bool) []string {
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0"}
+	if pprof {
+		args = append(args, "--pprof")
+	}
+	return args
 }
 
 // startGW runs gw serve on a fresh data dir (SQLite) or databaseURL, and
 // configures it as an operator would, through the management API: the
-// bootstrap, per workspace an OpenAI credential whose base URL is the fake
-// upstream, an inference key and four policies (an allowlist, request
-// limits, a fallback rule and price ceilings) that every request evaluates.
-func startGW(bin, dataDir, databaseURL, upstreamURL string, pacedMS int) (*gwSetup, error) {
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "GW_DATA_DIR="+dataDir, "GW_BOOTSTRAP_TOKEN=setup_bench")
+// bootstrap, per workspace (one per upstream pacing) an OpenAI credential
+// whose base URL is the fake upstream, an inference key with rate limits,
+// and five policies (an allowlist, request limits, a fallback rule, price
+// ceilings and a budget) that every request evaluates.
+func startGW(bin, dataDir, databaseURL, upstreamURL string, paced map[string]int, pprof bool, env []string) (*gwSetup, error) {
+	cmd := exec.Command(bin, gwFlags(pprof)...)
+	cmd.Env = append(append(os.Environ(), env...), "GW_DATA_DIR="+dataDir, "GW_BOOTSTRAP_TOKEN=setup_bench")
 	if databaseURL != "" {
 		cmd.Env = append(cmd.Env, "GW_DATABASE_URL="+databaseURL)
 	}
@@ -172,22 +188,103 @@ func startGW(bin, dataDir, databaseURL, upstreamURL string, pacedMS int) (*gwSet
 	if err != nil {
 		return nil, err
 	}
-	g := &gwSetup{proc: proc, url: "http://" + proc.addr, keys: map[string]string{}, orgRef: "default"}
-	if err := g.configure(upstreamURL, pacedMS); err != nil {
+	g := &gwSetup{proc: proc, url: "http://" + proc.addr, keys: map[string]string{}, orgRef: "default", metrics: metricsAddr(proc)}
+	if err := g.configure(upstreamURL, paced); err != nil {
 		proc.stop()
 		return nil, err
 	}
 	return g, nil
 }
 
+func metricsAddr(c *child) string {
+	if m := metricsLine.FindStringSubmatch(c.logs.String()); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// dataPlane is a remote data plane (gw serve --role data-plane) of gw's
+// control plane, enrolled for its organization: the configuration that
+// scales out, whose hot path reads no database and spools usage to the
+// control plane.
+type dataPlane struct {
+	proc    *child
+	url     string
+	metrics string
+}
+
+func startDataPlane(bin, dataDir string, g *gwSetup, pprof bool, env []string) (*dataPlane, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	key, err := g.owner.CreateManagementKey(ctx, client.InstanceScope(), wire.ManagementKeyCreate{
+		Permissions: []string{"bundles.read", "usage.ingest", "data-planes.heartbeat", "policy-state.sync"}, Label: "bench-data-plane"})
+	if err != nil {
+		return nil, fmt.Errorf("data-plane key: %w", err)
+	}
+	const id = "bench-dp"
+	cmd := exec.Command(bin, append(gwFlags(pprof), "--role", "data-plane")...)
+	cmd.Env = append(append(os.Environ(), env...), "GW_DATA_DIR="+dataDir, "GW_CONTROL_PLANE_URL="+g.url, "GW_TOKEN="+key.Token,
+		"GW_DATA_PLANE_ID="+id, "GW_POLL_INTERVAL=1s", "GW_HEARTBEAT_INTERVAL=1s", "GW_SECRET_KEY=", "GW_DATABASE_URL=")
+	proc, err := start(cmd, servingLine, true)
+	if err != nil {
+		return nil, err
+	}
+	dp := &dataPlane{proc: proc, url: "http://" + proc.addr, metrics: metricsAddr(proc)}
+	fail := func(err error) (*dataPlane, error) { proc.stop(); return nil, err }
+	var asked wire.DataPlaneEnrollment
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if asked, err = g.owner.GetEnrollment(ctx, id); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fail(fmt.Errorf("the data plane never asked to be enrolled: %w", err))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := g.owner.ApproveEnrollment(ctx, id, wire.DataPlaneEnrollmentApprove{Organizations: []string{g.orgRef}, Fingerprint: &asked.Fingerprint}); err != nil {
+		return fail(fmt.Errorf("enroll the data plane: %w", err))
+	}
+	if err := warm(ctx, dp.url, g.keys); err != nil {
+		return fail(fmt.Errorf("data plane: %w", err))
+	}
+	return dp, nil
+}
+
+// warm sends one request per workspace until it goes through, so the
+// measured runs start with the bundle admitted and connections open.
+func warm(ctx context.Context, base string, keys map[string]string) error {
+	c := newClient(1)
+	sink := make([]byte, 32<<10)
+	for ws, key := range keys {
+		t := target{url: base + "/inf/v1/chat/completions", token: key, body: chatBody("openai/gpt-4o-mini", false)}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			err := do(ctx, c, t, sink)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("never served workspace %s: %w", ws, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
 const benchPolicies = `[
  {"name":"allow","definition":{"target":{"kind":"workspace"},"rules":[{"match":{"kind":"all_requests"},"action":{"kind":"models","names":["openai/gpt-4o-mini","openai/gpt-4o"]}}]}},
  {"name":"limits","definition":{"target":{"kind":"workspace"},"rules":[{"match":{"kind":"all_requests"},"action":{"kind":"request_limits","max_output_tokens":4096}}]}},
  {"name":"fallback","definition":{"target":{"kind":"workspace"},"rules":[{"match":{"kind":"all_requests"},"action":{"kind":"fallback","models":["openai/gpt-4o"],"on":["rate_limited"],"max_attempts":2,"timeout_ms":30000}}]}},
- {"name":"prices","definition":{"target":{"kind":"workspace"},"rules":[{"match":{"kind":"all_requests"},"action":{"kind":"price_limit","max_input_price_per_mtok":"5.00","max_output_price_per_mtok":"20.00"}}]}}
+ {"name":"prices","definition":{"target":{"kind":"workspace"},"rules":[{"match":{"kind":"all_requests"},"action":{"kind":"price_limit","max_input_price_per_mtok":"5.00","max_output_price_per_mtok":"20.00"}}]}},
+ {"name":"budget","definition":{"target":{"kind":"workspace"},"rules":[{"match":{"kind":"all_requests"},"action":{"kind":"budget","amount_usd":"1000000.00","period":"day","aggregation":"shared"}}]}}
 ]`
 
-func (g *gwSetup) configure(upstreamURL string, pacedMS int) error {
+// benchLimits are every key's rate limits: high enough never to refuse
+// a request of the harness, so every request is counted against them.
+var benchLimits = &wire.RateLimits{RequestsPerMinute: ptr[int64](100_000_000), TokensPerMinute: ptr[int64](1_000_000_000_000)}
+
+func (g *gwSetup) configure(upstreamURL string, paced map[string]int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	anon, err := client.New(client.Options{Server: g.url})
@@ -199,14 +296,20 @@ func (g *gwSetup) configure(upstreamURL string, pacedMS int) error {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	g.owner, _ = client.New(client.Options{Server: g.url, Token: boot.ManagementKey.Token})
-	if _, err := g.owner.CreateWorkspace(ctx, g.orgRef, wire.WorkspaceCreate{Name: "paced"}); err != nil {
-		return fmt.Errorf("workspace: %w", err)
-	}
 	var policies []wire.PolicyCreate
 	if err := jsonUnmarshal([]byte(benchPolicies), &policies); err != nil {
 		return err
 	}
-	for ws, base := range map[string]string{"default": upstreamURL + "/v1", "paced": fmt.Sprintf("%s/p%d/v1", upstreamURL, pacedMS)} {
+	for ws, ms := range paced {
+		if ws != "default" {
+			if _, err := g.owner.CreateWorkspace(ctx, g.orgRef, wire.WorkspaceCreate{Name: ws}); err != nil {
+				return fmt.Errorf("workspace: %w", err)
+			}
+		}
+		base := upstreamURL + "/v1"
+		if ms > 0 {
+			base = fmt.Sprintf("%s/p%d/v1", upstreamURL, ms)
+		}
 		if _, err := g.owner.CreateCredential(ctx, client.WorkspaceScope(g.orgRef, ws), wire.ProviderCredentialCreate{
 			Provider: "openai", Label: "fake", Secret: "sk-upstream-bench", BaseURL: base}); err != nil {
 			return fmt.Errorf("credential: %w", err)
@@ -216,7 +319,7 @@ func (g *gwSetup) configure(upstreamURL string, pacedMS int) error {
 				return fmt.Errorf("policy %s: %w", p.Name, err)
 			}
 		}
-		k, err := g.owner.CreateInferenceKey(ctx, g.orgRef, ws, wire.InferenceKeyCreate{Name: "bench-" + ws})
+		k, err := g.owner.CreateInferenceKey(ctx, g.orgRef, ws, wire.InferenceKeyCreate{Name: "bench-" + ws, RateLimits: benchLimits})
 		if err != nil {
 			return fmt.Errorf("inference key: %w", err)
 		}
@@ -224,31 +327,23 @@ func (g *gwSetup) configure(upstreamURL string, pacedMS int) error {
 	}
 	// The data plane serves from its compiled bundle; wait until one
 	// request per workspace goes through, so the measured runs start warm.
-	c := newClient(1)
-	sink := make([]byte, 32<<10)
-	for ws, key := range g.keys {
-		t := target{url: g.url + "/inf/v1/chat/completions", token: key, body: chatBody("openai/gpt-4o-mini", false)}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			err := do(ctx, c, t, sink)
-			if err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("gw never served workspace %s: %w", ws, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+	if err := warm(ctx, g.url, g.keys); err != nil {
+		return fmt.Errorf("gw: %w", err)
 	}
 	// The warm-up requests are metered too; wait until the report counts
 	// them, so the harness's own count starts from a settled figure.
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		n, err := g.usageRequests()
-		if err == nil && n == int64(len(g.keys)) {
+	return g.waitUsage(int64(len(g.keys)), 30*time.Second)
+}
+
+// waitUsage waits until the usage report counts n requests.
+func (g *gwSetup) waitUsage(n int64, within time.Duration) error {
+	for deadline := time.Now().Add(within); ; {
+		got, err := g.usageRequests()
+		if err == nil && got == n {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the warm-up requests never reached the usage report (%d, %v)", n, err)
+			return fmt.Errorf("the usage report counts %d requests, not %d (%v)", got, n, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -101,6 +101,22 @@ func TestServeFlags(t *testing.T) {
 				}
 			}},
 		{name: "body budget of nothing", args: []string{"--body-budget-mib", "0"}, wantErr: "--body-budget-mib"},
+		{name: "pprof off by default", check: func(t *testing.T, o *ServeOptions) {
+			if o.Pprof {
+				t.Error("pprof on without --pprof")
+			}
+		}},
+		{name: "pprof flag", args: []string{"--pprof", "--metrics-addr", "127.0.0.1:0"}, check: func(t *testing.T, o *ServeOptions) {
+			if !o.Pprof {
+				t.Error("--pprof not taken")
+			}
+		}},
+		{name: "pprof env", env: map[string]string{"GW_PPROF": "true", "GW_METRICS_ADDR": "127.0.0.1:0"}, check: func(t *testing.T, o *ServeOptions) {
+			if !o.Pprof {
+				t.Error("GW_PPROF not taken")
+			}
+		}},
+		{name: "pprof without a metrics address", args: []string{"--pprof"}, wantErr: "--metrics-addr"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/telemetry"
 )
 
 // ServeOptions configure gw serve.
@@ -28,6 +30,7 @@ type ServeOptions struct {
 	SecretOptions
 	Addr                  string
 	MetricsAddr           string
+	Pprof                 bool
 	PublicURL             string
 	LogFormat             string
 	BootstrapEmail        string
@@ -85,6 +88,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 				SecretOptions:         readSecretOptions(v, db),
 				Addr:                  v.GetString("addr"),
 				MetricsAddr:           v.GetString("metrics-addr"),
+				Pprof:                 v.GetBool("pprof"),
 				PublicURL:             v.GetString("public-url"),
 				LogFormat:             v.GetString("log-format"),
 				BootstrapEmail:        v.GetString("bootstrap-email"),
@@ -120,6 +124,9 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 			if opts.MaxStreamDuration <= 0 {
 				return usageError{fmt.Errorf("--max-stream-duration must be positive, not %s", opts.MaxStreamDuration)}
 			}
+			if opts.Pprof && opts.MetricsAddr == "" {
+				return usageError{errors.New("--pprof serves on --metrics-addr: give one")}
+			}
 			if opts.LogFormat != "text" && opts.LogFormat != "json" {
 				return usageError{fmt.Errorf("--log-format must be text or json, not %q", opts.LogFormat)}
 			}
@@ -138,6 +145,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 	fl := cmd.Flags()
 	fl.String("addr", "127.0.0.1:8080", "address to listen on [GW_ADDR]")
 	fl.String("metrics-addr", "", "serve Prometheus /metrics (and /healthz, /readyz) on this address, apart from the public one; empty: off [GW_METRICS_ADDR]")
+	fl.Bool("pprof", false, "also serve net/http/pprof under /debug/pprof/ on --metrics-addr (never on --addr), to profile a running gw [GW_PPROF]")
 	addDBFlags(cmd)
 	addSecretFlags(cmd)
 	fl.String("public-url", "", "URL browsers use to reach this server (default http://ADDR) [GW_PUBLIC_URL]")
@@ -193,11 +201,11 @@ func checkRole(o *ServeOptions) error {
 	return usageError{fmt.Errorf("--role must be all, control-plane or data-plane, not %q", o.Role)}
 }
 
-func newLogger(w *IOStreams, format string) *slog.Logger {
+func newLogger(w io.Writer, format string) *slog.Logger {
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w.ErrOut, nil))
+		return slog.New(slog.NewJSONHandler(w, nil))
 	}
-	return slog.New(slog.NewTextHandler(w.ErrOut, nil))
+	return slog.New(slog.NewTextHandler(w, nil))
 }
 
 // Roles of gw serve.
@@ -211,7 +219,13 @@ const (
 // server until a signal; the server package does the assembly and the
 // orderly shutdown.
 func serveRun(ctx context.Context, opts *ServeOptions) error {
-	log := newLogger(opts.IO, opts.LogFormat)
+	// Every request logs a line: a single writer takes them off the
+	// requests' path (telemetry.LogWriter), and writes what is left when
+	// gw stops.
+	logOut := telemetry.NewLogWriter(opts.IO.ErrOut, 0)
+	defer logOut.Close()
+	log := newLogger(logOut, opts.LogFormat)
+	applyGC(log)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -235,6 +249,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		PollInterval: opts.PollInterval, HeartbeatInterval: opts.HeartbeatInterval,
 		ShutdownTimeout: opts.ShutdownTimeout, CORSOrigins: opts.CORSOrigins, MaxStreamDuration: opts.MaxStreamDuration,
 		BodyBytesInFlight: int64(opts.BodyBudgetMiB) << 20, KeyBodyBytesInFlight: int64(opts.KeyBodyBudgetMiB) << 20,
+		Pprof: opts.Pprof,
 	}
 	if opts.BootstrapEmail != "" {
 		pw, err := os.ReadFile(opts.BootstrapPasswordFile)

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,6 +101,10 @@ type Config struct {
 	// MetricsListener, when set, serves /metrics (and /healthz, /readyz)
 	// apart from the public listener; Run owns it.
 	MetricsListener net.Listener
+	// Pprof adds net/http/pprof's handlers under /debug/pprof/ to the
+	// metrics listener (gw serve --pprof): off by default, since a
+	// profile costs CPU and its output names the code's internals.
+	Pprof bool
 
 	// CORSOrigins are the web origins allowed to call /inf/v1 from a
 	// browser (dataplane.ParseCORSOrigins); none: CORS is off.
@@ -492,6 +497,15 @@ func (s *Server) metricsServer() *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.metrics.Handler())
 	s.handleHealth(mux)
+	if s.cfg.Pprof {
+		// Only on the metrics listener, which stays inside the cluster:
+		// the public one never serves them, flag or not.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 }

@@ -442,6 +442,30 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 
 // TestHealthAndReadiness: a control plane is ready while its database
 // answers; a data plane only once a bundle is admitted, and alive before.
+// TestPprofBehindItsFlag: net/http/pprof is served on the metrics
+// listener only with Pprof (gw serve --pprof), and never on the public one.
+func TestPprofBehindItsFlag(t *testing.T) {
+	off := startServer(t, server.Config{Role: server.RoleAll, DB: storetest.Open(t, storetest.SQLite), Keyring: keyring(t)})
+	for _, u := range []string{off.MetricsURL, off.URL} {
+		if code, _ := get(t, u+"/debug/pprof/"); code == 200 {
+			t.Fatalf("%s/debug/pprof/ without the flag: %d", u, code)
+		}
+	}
+	if code, _ := get(t, off.MetricsURL+"/metrics"); code != 200 {
+		t.Fatalf("/metrics: %d", code)
+	}
+	on := startServer(t, server.Config{Role: server.RoleAll, DB: storetest.Open(t, storetest.SQLite), Keyring: keyring(t), Pprof: true})
+	if code, body := get(t, on.MetricsURL+"/debug/pprof/"); code != 200 || !strings.Contains(body, "goroutine") {
+		t.Fatalf("/debug/pprof/ with the flag: %d %.200s", code, body)
+	}
+	if code, body := get(t, on.MetricsURL+"/debug/pprof/heap?debug=1"); code != 200 || !strings.Contains(body, "heap profile") {
+		t.Fatalf("heap profile: %d %.200s", code, body)
+	}
+	if code, _ := get(t, on.URL+"/debug/pprof/"); code == 200 {
+		t.Fatalf("pprof on the public listener: %d", code)
+	}
+}
+
 func TestHealthAndReadiness(t *testing.T) {
 	cp := startServer(t, server.Config{Role: server.RoleControlPlane, DB: storetest.Open(t, storetest.SQLite), Keyring: keyring(t)})
 	for _, u := range []string{cp.URL, cp.MetricsURL} {

@@ -75,7 +75,8 @@ func memberValue(b []byte, name string) []byte {
 // values are written as they are, whitespace included; each must be valid
 // JSON.
 func encodeMembers(m map[string]json.RawMessage) ([]byte, error) {
-	names := make([]string, 0, len(m))
+	var stack [24]string
+	names := stack[:0]
 	size := 2
 	for name, v := range m {
 		if !json.Valid(v) {
@@ -91,13 +92,30 @@ func encodeMembers(m map[string]json.RawMessage) ([]byte, error) {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		key, err := json.Marshal(name)
-		if err != nil {
-			return nil, err
+		if plainName(name) {
+			// json.Marshal's encoding of such a name is the name in quotes.
+			out = append(append(append(out, '"'), name...), '"')
+		} else {
+			key, err := json.Marshal(name)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, key...)
 		}
-		out = append(append(append(out, key...), ':'), m[name]...)
+		out = append(append(out, ':'), m[name]...)
 	}
 	return append(out, '}'), nil
+}
+
+// plainName reports whether json.Marshal writes name as it is, in quotes:
+// printable ASCII that it neither escapes nor HTML-escapes.
+func plainName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // valueKind names the JSON kind of a valid value, as a type error says it.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -476,8 +477,8 @@ type openAIUsage struct {
 // show: billed, as the provider bills it. A usage object that cannot be
 // read is not reported, and gw counts the request itself.
 func decodeOpenAIUsage(raw json.RawMessage) Usage {
-	var u openAIUsage
-	if json.Unmarshal(raw, &u) != nil {
+	u, ok := scanOpenAIUsage(raw)
+	if !ok && json.Unmarshal(raw, &u) != nil {
 		return Usage{}
 	}
 	cached := u.PromptCacheHitTokens
@@ -499,6 +500,151 @@ func decodeOpenAIUsage(raw json.RawMessage) Usage {
 		CacheReadTokens: cached,
 		ReasoningTokens: reasoning,
 	}.reported()
+}
+
+// scanOpenAIUsage reads a usage object as json.Unmarshal fills an
+// openAIUsage, without its allocations (every answer and every stream has
+// one). It only takes the shapes whose result it is sure of: keys written
+// plainly in ASCII, integers written as integers that fit, null, and
+// detail objects of those; a key that differs from a known one only in
+// case (encoding/json would take it), an escaped key, another kind of
+// value, or anything not valid JSON makes ok false, and the caller
+// decodes the slow way. TestScanOpenAIUsageMatchesUnmarshal and
+// FuzzScanOpenAIUsage hold it to json.Unmarshal.
+func scanOpenAIUsage(raw []byte) (u openAIUsage, ok bool) {
+	if !json.Valid(raw) {
+		return u, false
+	}
+	var stack [12]jsonMember
+	members, isObject := objectMembers(stack[:0], raw)
+	if !isObject {
+		return u, false
+	}
+	// A details object decoded again after an earlier one fills the same
+	// struct (encoding/json reuses the pointer), and null drops it.
+	var prompt, completion struct {
+		present bool
+		n       int64
+	}
+	for _, m := range members {
+		key, plain := asciiKey(m.key)
+		if !plain {
+			return u, false
+		}
+		var dst *int64
+		switch string(key) {
+		case "prompt_tokens":
+			dst = &u.PromptTokens
+		case "completion_tokens":
+			dst = &u.CompletionTokens
+		case "total_tokens":
+			dst = &u.TotalTokens
+		case "prompt_cache_hit_tokens":
+			dst = &u.PromptCacheHitTokens
+		case "prompt_tokens_details", "completion_tokens_details":
+			d, inner := &prompt, "cached_tokens"
+			if string(key) == "completion_tokens_details" {
+				d, inner = &completion, "reasoning_tokens"
+			}
+			if string(m.value) == "null" {
+				d.present, d.n = false, 0
+				continue
+			}
+			if !d.present {
+				d.present, d.n = true, 0
+			}
+			var inStack [8]jsonMember
+			in, isObject := objectMembers(inStack[:0], m.value)
+			if !isObject {
+				return u, false
+			}
+			for _, im := range in {
+				ik, plain := asciiKey(im.key)
+				if !plain {
+					return u, false
+				}
+				if string(ik) == inner {
+					if !scanInt(im.value, &d.n) {
+						return u, false
+					}
+				} else if bytes.EqualFold(ik, []byte(inner)) {
+					return u, false
+				}
+			}
+			continue
+		default:
+			for _, known := range openAIUsageKeys {
+				if bytes.EqualFold(key, []byte(known)) {
+					return u, false
+				}
+			}
+			continue
+		}
+		if !scanInt(m.value, dst) {
+			return u, false
+		}
+	}
+	if prompt.present {
+		u.PromptTokensDetails = &struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		}{prompt.n}
+	}
+	if completion.present {
+		u.CompletionTokensDetails = &struct {
+			ReasoningTokens int64 `json:"reasoning_tokens"`
+		}{completion.n}
+	}
+	return u, true
+}
+
+var openAIUsageKeys = []string{"prompt_tokens", "completion_tokens", "total_tokens", "prompt_cache_hit_tokens",
+	"prompt_tokens_details", "completion_tokens_details"}
+
+// asciiKey is a member's key without its quotes when it is printable
+// ASCII without escapes.
+func asciiKey(key []byte) ([]byte, bool) {
+	if len(key) < 2 {
+		return nil, false
+	}
+	k := key[1 : len(key)-1]
+	for _, c := range k {
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			return nil, false
+		}
+	}
+	return k, true
+}
+
+// scanInt sets *dst from an integer literal that fits an int64, leaves it
+// for null (as encoding/json does), and is false for anything else.
+func scanInt(v []byte, dst *int64) bool {
+	if string(v) == "null" {
+		return true
+	}
+	neg := len(v) > 0 && v[0] == '-'
+	digits := v
+	if neg {
+		digits = v[1:]
+	}
+	if len(digits) == 0 || len(digits) > 19 {
+		return false
+	}
+	var n uint64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	switch {
+	case !neg && n <= math.MaxInt64:
+		*dst = int64(n)
+	case neg && n <= 1<<63:
+		*dst = int64(-n)
+	default:
+		return false
+	}
+	return true
 }
 
 // openAIStatusError reads an upstream's error answer. Look-alike servers
@@ -573,7 +719,15 @@ func stringOrEmpty(raw json.RawMessage) string {
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
-func jsonString(s string) json.RawMessage { return mustMarshal(s) }
+func jsonString(s string) json.RawMessage {
+	if plainName(s) {
+		// json.Marshal writes such a string as it is, in quotes; model
+		// names are, and this runs several times a request.
+		b := make([]byte, 0, len(s)+2)
+		return append(append(append(b, '"'), s...), '"')
+	}
+	return mustMarshal(s)
+}
 
 // mustMarshal encodes values whose encoding cannot fail: strings, and maps
 // of values that were decoded from JSON a moment ago.

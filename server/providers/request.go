@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/gw-gateway/gw/server/catalog"
 )
@@ -318,41 +319,153 @@ func (r *ChatRequest) parseMessages(d *memberDecoder) error {
 		return invalid("messages", "invalid_type", "Invalid type for 'messages': expected an array, got %s.", kind)
 	}
 	// The messages and their content stay slices of the body.
-	var items [][]byte
-	arrayElements(raw, func(elem []byte) { items = append(items, elem) })
-	if len(items) == 0 {
+	n := 0
+	arrayElements(raw, func([]byte) { n++ })
+	if n == 0 {
 		return invalid("messages", "empty_array", "'messages' must contain at least one message.")
 	}
-	r.Messages = make([]Message, len(items))
-	for i, item := range items {
-		param := "messages[" + strconv.Itoa(i) + "]"
-		if kind := valueKind(item); kind != "object" {
-			return invalid(param, "invalid_type", "Invalid type for '%s': expected an object, got %s.", param, kind)
-		}
-		// content is read apart: decoding it here would copy it.
-		var w struct {
-			Role       string     `json:"role"`
-			Name       string     `json:"name"`
-			ToolCalls  []ToolCall `json:"tool_calls"`
-			ToolCallID string     `json:"tool_call_id"`
-		}
-		if err := d.decode(param, item, &w); err != nil {
-			return err
-		}
-		switch w.Role {
-		case "system", "developer", "user", "assistant", "tool", "function":
-		case "":
-			return invalid(param+".role", "missing_required_parameter", "Missing required parameter: '%s.role'.", param)
-		default:
-			return invalid(param+".role", "invalid_value", "Invalid value for '%s.role': %q.", param, w.Role)
-		}
-		content, err := parseContent(d, param+".content", memberValue(item, "content"))
+	r.Messages = make([]Message, 0, n)
+	i := 0
+	var err error
+	arrayElements(raw, func(item []byte) {
 		if err != nil {
-			return err
+			return
 		}
-		r.Messages[i] = Message{Role: w.Role, Content: content, Name: w.Name, ToolCalls: w.ToolCalls, ToolCallID: w.ToolCallID}
+		if m, ok := scanMessage(item); ok {
+			r.Messages = append(r.Messages, m)
+		} else {
+			var m Message
+			m, err = parseMessage(d, i, item)
+			r.Messages = append(r.Messages, m)
+		}
+		i++
+	})
+	return err
+}
+
+// parseMessage reads one message the general way (scanMessage is the
+// common case without its allocations).
+func parseMessage(d *memberDecoder, i int, item []byte) (Message, error) {
+	param := "messages[" + strconv.Itoa(i) + "]"
+	if kind := valueKind(item); kind != "object" {
+		return Message{}, invalid(param, "invalid_type", "Invalid type for '%s': expected an object, got %s.", param, kind)
 	}
-	return nil
+	// content is read apart: decoding it here would copy it.
+	var w struct {
+		Role       string     `json:"role"`
+		Name       string     `json:"name"`
+		ToolCalls  []ToolCall `json:"tool_calls"`
+		ToolCallID string     `json:"tool_call_id"`
+	}
+	if err := d.decode(param, item, &w); err != nil {
+		return Message{}, err
+	}
+	switch w.Role {
+	case "system", "developer", "user", "assistant", "tool", "function":
+	case "":
+		return Message{}, invalid(param+".role", "missing_required_parameter", "Missing required parameter: '%s.role'.", param)
+	default:
+		return Message{}, invalid(param+".role", "invalid_value", "Invalid value for '%s.role': %q.", param, w.Role)
+	}
+	content, err := parseContent(d, param+".content", memberValue(item, "content"))
+	if err != nil {
+		return Message{}, err
+	}
+	return Message{Role: w.Role, Content: content, Name: w.Name, ToolCalls: w.ToolCalls, ToolCallID: w.ToolCallID}, nil
+}
+
+// messageKeys are the members parseMessage's decode reads; encoding/json
+// matches them whatever their case, which scanMessage leaves to it.
+var messageKeys = []string{"role", "name", "tool_calls", "tool_call_id", "content"}
+
+// scanMessage reads the common message, whose members are plain keys, a
+// known role, plain strings (or null) for name and tool_call_id, no
+// tool_calls, and text or no content, as parseMessage would, without
+// decoding: the same Message, or ok false and parseMessage decides.
+// TestScanMessageMatchesParse holds it to parseMessage.
+func scanMessage(item []byte) (Message, bool) {
+	var stack [8]jsonMember
+	members, isObject := objectMembers(stack[:0], item)
+	if !isObject {
+		return Message{}, false
+	}
+	var m Message
+	var content []byte
+	for _, mb := range members {
+		key, plain := asciiKey(mb.key)
+		if !plain {
+			return Message{}, false
+		}
+		v := mb.value
+		switch string(key) {
+		case "role":
+			role, ok := knownRole(v)
+			if !ok {
+				return Message{}, false
+			}
+			m.Role = role
+		case "name", "tool_call_id":
+			if string(v) == "null" { // encoding/json leaves the field as it was
+				continue
+			}
+			str, ok := plainString(v)
+			if !ok {
+				return Message{}, false
+			}
+			if string(key) == "name" {
+				m.Name = str
+			} else {
+				m.ToolCallID = str
+			}
+		case "tool_calls":
+			if string(v) != "null" {
+				return Message{}, false
+			}
+		case "content":
+			content = v
+		default:
+			for _, k := range messageKeys {
+				if bytes.EqualFold(key, []byte(k)) {
+					return Message{}, false
+				}
+			}
+		}
+	}
+	if m.Role == "" {
+		return Message{}, false
+	}
+	switch valueKind(content) {
+	case "nothing", "null":
+	case "string":
+		m.Content = Content{raw: bytes.TrimSpace(content)}
+	default:
+		return Message{}, false
+	}
+	return m, true
+}
+
+// knownRole is a role as a constant string, for a plain JSON string of a
+// role a message may have.
+func knownRole(v []byte) (string, bool) {
+	for _, r := range [...]string{"system", "user", "assistant", "developer", "tool", "function"} {
+		if len(v) == len(r)+2 && v[0] == '"' && string(v[1:len(v)-1]) == r {
+			return r, true
+		}
+	}
+	return "", false
+}
+
+// plainString decodes a JSON string without escapes that is valid UTF-8
+// (encoding/json would change invalid bytes).
+func plainString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
+		return "", false
+	}
+	return string(inner), true
 }
 
 // parseContent checks a message's content without decoding its strings,

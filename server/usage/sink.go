@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,8 +40,13 @@ type StoreSink struct {
 	dropped int
 
 	// flushMu keeps one flush at a time, so a flush that fails puts its
-	// events back before the next takes any.
+	// events back before the next takes any. It also guards the buffers a
+	// flush reuses, so that in steady state Record appends into a slice
+	// that is already grown and a flush allocates no slices.
 	flushMu sync.Mutex
+	spare   []wire.UsageEventIn
+	events  []wire.UsageEventIn
+	rows    []store.UsageEvent
 	wake    chan struct{}
 	stop    chan struct{}
 	stopped chan struct{}
@@ -109,12 +115,19 @@ func (s *StoreSink) Flush(ctx context.Context) error {
 	defer s.flushMu.Unlock()
 	s.mu.Lock()
 	batch := s.pending
-	s.pending = nil
+	s.pending = s.spare[:0]
 	s.mu.Unlock()
 
 	received := store.Now()
-	events := make([]wire.UsageEventIn, 0, len(batch))
-	rows := make([]store.UsageEvent, 0, len(batch))
+	events, rows := s.events[:0], s.rows[:0]
+	defer func() {
+		// Every array is free once the flush is done (a failed flush
+		// requeues a copy), and cleared, so it holds no event meanwhile.
+		clear(batch)
+		clear(events)
+		clear(rows)
+		s.spare, s.events, s.rows = batch[:0], events[:0], rows[:0]
+	}()
 	for _, e := range batch {
 		row, err := Row(e, received)
 		if err != nil {
@@ -130,7 +143,7 @@ func (s *StoreSink) Flush(ctx context.Context) error {
 	for start := 0; start < len(rows); start += perInsert {
 		end := min(start+perInsert, len(rows))
 		if _, err := s.st.InsertUsageEvents(ctx, rows[start:end]); err != nil {
-			s.requeue(events[start:])
+			s.requeue(slices.Clone(events[start:]))
 			return err
 		}
 	}

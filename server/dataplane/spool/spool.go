@@ -5,12 +5,14 @@ package spool
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -43,6 +45,11 @@ const spoolBatch = 1000
 // OpenSpool opens (or creates) the spool at path; ship sends one batch.
 func Open(path string, ship func(context.Context, []wire.UsageEventIn) error, log *slog.Logger) (*Spool, error) {
 	s := &Spool{path: path, ship: ship, log: log}
+	// A data plane given its key, id and signing key in the environment
+	// writes nothing else to its state dir before the spool.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("usage spool directory: %w", err)
+	}
 	for _, p := range []string{path, s.aside()} {
 		err := eachSpoolBatch(p, log, func(batch []wire.UsageEventIn) error {
 			s.pending += int64(len(batch))
@@ -77,17 +84,34 @@ func (s *Spool) reopen() error {
 	return nil
 }
 
+// lineBuf is a reusable line of the spool: an event's JSON and its
+// newline, as json.Marshal writes the event (Encoder escapes HTML too).
+type lineBuf struct {
+	b   bytes.Buffer
+	enc *json.Encoder
+}
+
+var lineBufs = sync.Pool{New: func() any {
+	l := &lineBuf{}
+	l.enc = json.NewEncoder(&l.b)
+	return l
+}}
+
 // Record appends one event. It never blocks on the network; a failed write
-// is logged (the request it describes has been served already).
+// is logged (the request it describes has been served already). The line
+// is written to the file before Record returns, so a killed process loses
+// nothing it recorded.
 func (s *Spool) Record(e wire.UsageEventIn) {
-	line, err := json.Marshal(e)
-	if err != nil {
+	l := lineBufs.Get().(*lineBuf)
+	defer lineBufs.Put(l)
+	l.b.Reset()
+	if err := l.enc.Encode(e); err != nil {
 		s.log.Error("usage spool: encode event", "error", err)
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := s.f.Write(append(line, '\n')); err != nil {
+	if _, err := s.f.Write(l.b.Bytes()); err != nil {
 		s.log.Error("usage spool: write event", "error", err)
 		return
 	}

@@ -2,6 +2,7 @@ package spool
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -155,5 +156,49 @@ func TestSpoolCarriesAttribution(t *testing.T) {
 	if *got.RequestID != requestID || *got.Endpoint != endpoint || *got.Reason != reason || got.RequestedModel != in.RequestedModel ||
 		len(got.Attempts) != 2 || *got.Attempts[0].Failure != failure || got.Attempts[1].Failure != nil || got.Attempts[1].LatencyMS != 340 {
 		t.Fatalf("shipped %+v", got)
+	}
+}
+
+// TestSpoolLineIsTheEventsJSON: Record writes each event as json.Marshal
+// encodes it and a newline, whole, in the order recorded, with its
+// pooled buffers (an event with characters json.Marshal escapes included).
+func TestSpoolLineIsTheEventsJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "usage.spool")
+	s, err := Open(path, func(context.Context, []wire.UsageEventIn) error { return nil }, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for i, model := range []string{"openai/gpt-4o", "<b>&\u2028", strings.Repeat("long ", 2000), "short"} {
+		reason := "r" + strings.Repeat("&", i)
+		e := wire.UsageEventIn{ID: uuid.New(), Model: model, Provider: "openai", CostUSD: "0.1", Status: "ok", Reason: &reason, InputTokens: int64(i)}
+		s.Record(e)
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.Write(append(b, '\n'))
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want.String() {
+		t.Fatalf("spool:\n%.300s\nwant:\n%.300s", got, want.String())
+	}
+}
+
+// TestSpoolCreatesItsDirectory: a data plane whose state dir nothing else
+// created yet (key, id and signing key all from the environment) still
+// spools.
+func TestSpoolCreatesItsDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "dataplane", "usage.spool")
+	s, err := Open(path, func(context.Context, []wire.UsageEventIn) error { return nil }, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Record(wire.UsageEventIn{ID: uuid.New(), Model: "m", Provider: "openai", CostUSD: "0", Status: "ok"})
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

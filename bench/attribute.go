@@ -1,0 +1,292 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// attributeDir attributes the requests above p99 of every traced run in
+// dir (-trace-dir) to their causes, from gw's runtime/trace as
+// `go tool trace -d=parsed` prints it and the harness's request times:
+// for each slow request, what ran in gw's process during its window.
+func attributeDir(w io.Writer, dir string) error {
+	traces, err := filepath.Glob(filepath.Join(dir, "*.trace"))
+	if err != nil || len(traces) == 0 {
+		return fmt.Errorf("no traces in %s (%v)", dir, err)
+	}
+	for _, tr := range traces {
+		reqs := strings.TrimSuffix(tr, ".trace") + ".requests"
+		fmt.Fprintf(w, "\n#### %s\n\n", filepath.Base(tr))
+		if err := attribute(w, tr, reqs); err != nil {
+			return fmt.Errorf("%s: %w", tr, err)
+		}
+	}
+	return nil
+}
+
+type interval struct{ start, end int64 }
+
+func overlap(ivs []interval, a, b int64) int64 {
+	var sum int64
+	for _, iv := range ivs {
+		if iv.start < b && iv.end > a {
+			sum += min(iv.end, b) - max(iv.start, a)
+		}
+	}
+	return sum
+}
+
+// goroutineTags name the goroutines of gw's background work by a frame of
+// their stacks. The request goroutines are not tagged: at one connection
+// one goroutine serves every request of the connection.
+var goroutineTags = []struct{ frame, tag string }{
+	{"usage.(*StoreSink).loop", "usage writer"}, {"usage.(*StoreSink).Flush", "usage writer"},
+	{"usage.RunRoller", "usage writer"}, {"spool.(*Spool).Run", "spool shipper"}, {"spool.(*Spool).Ship", "spool shipper"},
+	{"telemetry.(*LogWriter).loop", "log writer"}, {"runtime.gcBgMarkWorker", "gc worker"},
+}
+
+var (
+	traceHeader = regexp.MustCompile(`^M=-?\d+ P=-?\d+ G=(-?\d+) (\w+) Time=(\d+)(.*)$`)
+	syncClock   = regexp.MustCompile(`Trace=(\d+) Mono=\d+ Wall=(\S+)`)
+	rangeName   = regexp.MustCompile(`Name="([^"]*)"(?: Scope=(\S+))?`)
+	transition  = regexp.MustCompile(`GoID=(-?\d+) (\w+)->(\w+)`)
+)
+
+// traceFacts is what attribution needs of a trace.
+type traceFacts struct {
+	syncTrace, syncWall int64 // one instant on the trace clock and the wall clock
+	last                int64
+	ranges              map[string][]interval // runtime ranges: GC phases, STW, assists
+	running             map[int64][]interval  // per goroutine, when it ran
+	tags                map[int64]string
+	schedWaits          []interval // a goroutine runnable for more than 100 µs
+}
+
+func readTrace(file string) (*traceFacts, error) {
+	cmd := exec.Command("go", "tool", "trace", "-d=parsed", file)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	f := &traceFacts{ranges: map[string][]interval{}, running: map[int64][]interval{}, tags: map[int64]string{}}
+	open := map[string]int64{}
+	runSince, runnableSince := map[int64]int64{}, map[int64]int64{}
+	// The stack lines after a transition: "Stack=" is the stack of the
+	// goroutine that made it (the event's G), "TransitionStack=" that of
+	// the goroutine it moved (GoID). Tags go by the moved goroutine's own.
+	var current int64 = -1
+	self, section := false, ""
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "M=") {
+			switch strings.TrimSpace(line) {
+			case "Stack=":
+				section = "stack"
+				continue
+			case "TransitionStack=":
+				section = "transition"
+				continue
+			}
+			if current >= 0 && ((self && section == "stack") || section == "transition") {
+				for _, t := range goroutineTags {
+					if strings.Contains(line, t.frame) {
+						if _, ok := f.tags[current]; !ok {
+							f.tags[current] = t.tag
+						}
+					}
+				}
+			}
+			continue
+		}
+		current, section = -1, ""
+		m := traceHeader.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		by, _ := strconv.ParseInt(m[1], 10, 64)
+		m = m[1:]
+		t, _ := strconv.ParseInt(m[2], 10, 64)
+		f.last = t
+		switch m[1] {
+		case "Sync":
+			if c := syncClock.FindStringSubmatch(m[3]); c != nil && f.syncWall == 0 {
+				wall, err := time.Parse(time.RFC3339Nano, c[2])
+				if err == nil {
+					f.syncTrace, _ = strconv.ParseInt(c[1], 10, 64)
+					f.syncWall = wall.UnixNano()
+				}
+			}
+		case "RangeBegin", "RangeEnd":
+			r := rangeName.FindStringSubmatch(m[3])
+			if r == nil {
+				continue
+			}
+			key := r[1] + "|" + r[2]
+			if m[1] == "RangeBegin" {
+				open[key] = t
+			} else if s, ok := open[key]; ok {
+				f.ranges[r[1]] = append(f.ranges[r[1]], interval{s, t})
+				delete(open, key)
+			}
+		case "StateTransition":
+			tr := transition.FindStringSubmatch(m[3])
+			if tr == nil {
+				continue
+			}
+			g, _ := strconv.ParseInt(tr[1], 10, 64)
+			current, self = g, g == by
+			if tr[3] == "Running" {
+				runSince[g] = t
+				if s, ok := runnableSince[g]; ok {
+					if t-s > 100_000 {
+						f.schedWaits = append(f.schedWaits, interval{s, t})
+					}
+					delete(runnableSince, g)
+				}
+			} else if tr[2] == "Running" {
+				if s, ok := runSince[g]; ok {
+					f.running[g] = append(f.running[g], interval{s, t})
+					delete(runSince, g)
+				}
+			}
+			if tr[3] == "Runnable" {
+				runnableSince[g] = t
+			}
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("go tool trace: %w", err)
+	}
+	if f.syncWall == 0 {
+		return nil, fmt.Errorf("no clock snapshot in the trace (Go 1.25 or later writes one)")
+	}
+	return f, nil
+}
+
+func attribute(w io.Writer, traceFile, reqFile string) error {
+	f, err := readTrace(traceFile)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(reqFile)
+	if err != nil {
+		return err
+	}
+	var reqs []timedRequest
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r timedRequest
+		var lat int64
+		if _, err := fmt.Sscan(line, &r.Start, &lat); err == nil {
+			r.Latency = time.Duration(lat)
+			reqs = append(reqs, r)
+		}
+	}
+	if len(reqs) == 0 {
+		return fmt.Errorf("no requests in %s", reqFile)
+	}
+	lats := make([]time.Duration, len(reqs))
+	for i, r := range reqs {
+		lats[i] = r.Latency
+	}
+	slices.Sort(lats)
+	q := func(p float64) time.Duration { return lats[max(0, min(len(lats)-1, int(p*float64(len(lats))+0.5)-1))] }
+	p50, p99 := q(0.50), q(0.99)
+
+	byTag := map[string][]interval{}
+	var all []interval
+	for g, ivs := range f.running {
+		all = append(all, ivs...)
+		if tag, ok := f.tags[g]; ok {
+			byTag[tag] = append(byTag[tag], ivs...)
+		}
+	}
+	stw := append(slices.Clone(f.ranges["stop-the-world (GC sweep termination)"]), f.ranges["stop-the-world (GC mark termination)"]...)
+	mark, assists := f.ranges["GC concurrent mark phase"], f.ranges["GC mark assist"]
+	causes := map[string]int{}
+	inside := 0
+	type row struct {
+		lat                                                   time.Duration
+		cause                                                 string
+		stw, mark, assist, gcw, sink, ship, log, cpu, waiting int64
+	}
+	var rows []row
+	for _, r := range reqs {
+		if r.Latency <= p99 {
+			continue
+		}
+		a := r.Start - f.syncWall + f.syncTrace
+		z := a + int64(r.Latency)
+		if a < f.syncTrace || z > f.last {
+			continue
+		}
+		inside++
+		x := row{lat: r.Latency, stw: overlap(stw, a, z), mark: overlap(mark, a, z), assist: overlap(assists, a, z),
+			gcw: overlap(byTag["gc worker"], a, z), sink: overlap(byTag["usage writer"], a, z), ship: overlap(byTag["spool shipper"], a, z),
+			log: overlap(byTag["log writer"], a, z), cpu: overlap(all, a, z), waiting: overlap(f.schedWaits, a, z)}
+		extra := int64(r.Latency - p50)
+		switch {
+		case float64(x.stw+x.assist+x.gcw) > 0.3*float64(extra) || float64(x.mark) > 0.5*float64(r.Latency):
+			x.cause = "garbage collection (a mark phase, assists or a stop in the window)"
+		case float64(x.sink) > 0.2*float64(extra):
+			x.cause = "the usage writer (store insert, roller) running in the window"
+		case float64(x.ship) > 0.2*float64(extra):
+			x.cause = "the spool shipper running in the window"
+		case float64(x.waiting) > 0.3*float64(extra):
+			x.cause = "gw's goroutines runnable, waiting for a CPU"
+		case float64(x.cpu) < 0.5*float64(extra):
+			x.cause = "outside gw: gw mostly idle in the window (other processes on the cores, the network, the load generator)"
+		default:
+			x.cause = "gw busy with other work in the window"
+		}
+		causes[x.cause]++
+		rows = append(rows, x)
+	}
+	span := float64(f.last-f.syncTrace) / 1e9
+	var stwTotal, markTotal int64
+	for _, iv := range stw {
+		stwTotal += iv.end - iv.start
+	}
+	for _, iv := range mark {
+		markTotal += iv.end - iv.start
+	}
+	fmt.Fprintf(w, "requests %d, p50 %s, p99 %s; %d above p99 inside the trace\n", len(reqs), ms(p50), ms(p99), inside)
+	fmt.Fprintf(w, "trace %.1f s: %d GC cycles, mark phases %.1f ms in all (%.1f %% of the time), stops %.2f ms\n\n",
+		span, len(mark), float64(markTotal)/1e6, 100*float64(markTotal)/float64(f.last-f.syncTrace), float64(stwTotal)/1e6)
+	fmt.Fprintln(w, "| requests above p99 | cause |")
+	fmt.Fprintln(w, "|---:|---|")
+	type kv struct {
+		k string
+		v int
+	}
+	var list []kv
+	for k, v := range causes {
+		list = append(list, kv{k, v})
+	}
+	slices.SortFunc(list, func(a, b kv) int { return cmp.Compare(b.v, a.v) })
+	for _, c := range list {
+		fmt.Fprintf(w, "| %d (%.0f %%) | %s |\n", c.v, 100*float64(c.v)/float64(max(1, inside)), c.k)
+	}
+	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(b.lat, a.lat) })
+	fmt.Fprintln(w, "\nslowest (ms in the window: stop, mark phase, assists, GC workers, usage writer, shipper, log writer, gw's CPU, runnable waits):")
+	for _, x := range rows[:min(len(rows), 8)] {
+		fmt.Fprintf(w, "  %7.2f ms  %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f  %s\n", float64(x.lat)/1e6,
+			float64(x.stw)/1e6, float64(x.mark)/1e6, float64(x.assist)/1e6, float64(x.gcw)/1e6, float64(x.sink)/1e6,
+			float64(x.ship)/1e6, float64(x.log)/1e6, float64(x.cpu)/1e6, float64(x.waiting)/1e6, x.cause)
+	}
+	return nil
+}
