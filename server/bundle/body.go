@@ -65,6 +65,11 @@ type Key struct {
 	// each member, the lower of the key's own and its workspace's, either
 	// when only one is set, absent when neither is.
 	RateLimits *RateLimits `json:"rate_limits,omitempty"`
+
+	// Tags are the key's cost-centre tags, which every usage event of the
+	// key records over any its request names; left out when it has none,
+	// so bundles of keys without tags keep their bytes and hashes.
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // RateLimits are per-minute limits, each at least 1; 0 (absent) is none.

@@ -55,6 +55,8 @@ type inferenceKey struct {
 	policies []policy.Policy
 	// limits are the key's effective rate limits (ratelimit.go).
 	limits ratelimit.Limits
+	// tags are the key's own cost-centre tags, which win over a request's.
+	tags map[string]string
 }
 
 // newInferenceOrg builds the inference index of a bundle; models is the
@@ -88,7 +90,7 @@ func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 
 func (o *inferenceOrg) key(k bundle.Key) *inferenceKey {
 	return &inferenceKey{org: o, id: k.ID, idString: k.ID.String(), workspace: k.WorkspaceID, owner: k.OwnerID, policies: o.policies[k.WorkspaceID],
-		limits: keyLimits(k.RateLimits)}
+		limits: keyLimits(k.RateLimits), tags: k.Tags}
 }
 
 // upstreamCredential is a provider credential of the bundle. Its secret

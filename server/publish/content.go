@@ -50,7 +50,7 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	for _, k := range keys {
 		if listed[k.WorkspaceID] {
 			body.Keys = append(body.Keys, bundle.Key{ID: k.ID, WorkspaceID: k.WorkspaceID, OwnerID: k.UserID, TokenHash: k.TokenHash, ExpiresAt: utc(k.ExpiresAt),
-				RateLimits: bundleRateLimits(EffectiveRateLimits(k.RateLimits, wsLimits[k.WorkspaceID]))})
+				RateLimits: bundleRateLimits(EffectiveRateLimits(k.RateLimits, wsLimits[k.WorkspaceID])), Tags: bundleTags(k.Tags)})
 		}
 	}
 	sortByID(body.Keys, func(k bundle.Key) uuid.UUID { return k.ID })
@@ -185,4 +185,12 @@ func utc(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// bundleTags is a key's tags as a bundle carries them: absent when none.
+func bundleTags(t store.Tags) map[string]string {
+	if len(t) == 0 {
+		return nil
+	}
+	return map[string]string(t)
 }

@@ -27,6 +27,22 @@ func (s Strings) Value() (driver.Value, error) {
 // Scan implements sql.Scanner.
 func (s *Strings) Scan(src any) error { return scanJSON(src, "Strings", (*[]string)(s)) }
 
+// Tags are cost-centre tags (server/tags), stored as a JSON object; an
+// empty set is NULL.
+type Tags map[string]string
+
+// Value implements driver.Valuer.
+func (t Tags) Value() (driver.Value, error) {
+	if len(t) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(map[string]string(t))
+	return string(b), err
+}
+
+// Scan implements sql.Scanner.
+func (t *Tags) Scan(src any) error { return scanJSON(src, "Tags", (*map[string]string)(t)) }
+
 // JSONMap is an object stored as JSON text.
 type JSONMap map[string]any
 
@@ -299,8 +315,11 @@ type InferenceKey struct {
 	// CreatedBy issued the key (and was shown its plaintext); nil for
 	// keys older than the record whose issuing was not audited.
 	CreatedBy *uuid.UUID `bun:"created_by,type:uuid"`
-	CreatedAt time.Time  `bun:"created_at"`
-	UpdatedAt time.Time  `bun:"updated_at"`
+	// Tags are the key's cost-centre tags; every usage event of the key
+	// records them, over any the request names.
+	Tags      Tags      `bun:"tags,type:text"`
+	CreatedAt time.Time `bun:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at"`
 }
 
 // Policy is a workspace policy; Definition is its canonical JSON.
