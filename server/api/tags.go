@@ -2,9 +2,12 @@ package api
 
 import (
 	"fmt"
+	"strings"
 
+	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/tags"
 	"github.com/gw-gateway/gw/server/validate"
+	"github.com/gw-gateway/gw/wire"
 )
 
 // readTagsAt reads a tags object (server/tags' rules): every bad member
@@ -52,4 +55,86 @@ func readOptionalTags(o *validate.Object, name string) *map[string]string {
 		out = readTagsAt(v, o.Loc().With(name), o.Errors())
 	}
 	return &out
+}
+
+// readRequiredTags reads a workspace's required_tags: a list of distinct
+// tag keys (up to 20); absent keeps them, null or [] clears them.
+func readRequiredTags(o *validate.Object) *[]string {
+	v, ok := o.Raw("required_tags")
+	if !ok {
+		return nil
+	}
+	out := []string{}
+	if v == nil {
+		return &out
+	}
+	loc := o.Loc().With("required_tags")
+	seen := map[string]bool{}
+	validate.List(v, loc, validate.ListRule{Max: tags.MaxPairs}, o.Errors(), func(item any, il validate.Loc) {
+		k, ok := validate.String(item, il, validate.StringRule{}, o.Errors())
+		if !ok {
+			return
+		}
+		if m := tags.CheckKey(k); m != "" {
+			o.Errors().Add(il, "value_error", "Value error, "+m, k, nil)
+			return
+		}
+		if seen[k] {
+			o.Errors().Add(il, "value_error", "Value error, "+k+" is listed twice", k, nil)
+			return
+		}
+		seen[k] = true
+		out = append(out, k)
+	})
+	return &out
+}
+
+// requiredTagsOut is a workspace's required tags as the API shows them:
+// a list, [] when none.
+func requiredTagsOut(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// readTagFilters reads a report's tag=KEY:VALUE filters (all must match).
+func readTagFilters(vs []string, errs *validate.Errors) []store.TagPair {
+	if len(vs) > tags.MaxPairs {
+		errs.Add(validate.Loc{"query", "tag"}, "too_long", fmt.Sprintf("At most %d tag filters", tags.MaxPairs), len(vs), nil)
+		return nil
+	}
+	var out []store.TagPair
+	for i, v := range vs {
+		loc := validate.Loc{"query", "tag", i}
+		k, val, ok := strings.Cut(v, ":")
+		if !ok {
+			errs.Add(loc, "value_error", "Value error, a tag filter is KEY:VALUE, e.g. team:search", v, nil)
+			continue
+		}
+		if m := tags.CheckKey(k); m != "" {
+			errs.Add(loc, "value_error", "Value error, "+m, v, nil)
+			continue
+		}
+		if m := tags.CheckValue(val); m != "" {
+			errs.Add(loc, "value_error", "Value error, "+m, v, nil)
+			continue
+		}
+		out = append(out, store.TagPair{Key: k, Value: val})
+	}
+	return out
+}
+
+// readBreakdownBy reads a breakdown's dimension: one of
+// wire.UsageDimensions, or tag:KEY.
+func readBreakdownBy(v string, errs *validate.Errors) string {
+	loc := validate.Loc{"query", "by"}
+	if k, ok := strings.CutPrefix(v, "tag:"); ok {
+		if m := tags.CheckKey(k); m != "" {
+			errs.Add(loc, "value_error", "Value error, "+m, v, nil)
+		}
+		return v
+	}
+	by, _ := validate.Literal(v, loc, wire.UsageDimensions, errs)
+	return by
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gw-gateway/gw/wire"
 )
@@ -92,6 +93,48 @@ func TestInferenceKeyTags(t *testing.T) {
 			if st != http.StatusNotFound {
 				t.Fatalf("%s another organization's key: %d %s", method, st, raw)
 			}
+		}
+	})
+}
+
+// Shipped events carry their tags through ingest, exactly once, and come
+// back on the events list; a bad tag is refused naming it.
+func TestUsageIngestCarriesTags(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		now := time.Now()
+		ev := e.usageEvent(now, "openai/gpt-4o", 10, 20, "0.5")
+		ev["tags"] = map[string]any{"team": "search", "env": "prod"}
+		plain := e.usageEvent(now, "openai/gpt-4o", 1, 1, "0.25")
+		batch := map[string]any{"events": []any{ev, plain}}
+		for i, want := range []wire.UsageIngestResult{{Accepted: 2}, {Duplicates: 2}} {
+			if res := decodeData[wire.UsageIngestResult](t, e.must("POST", "/api/v1/data-plane/usage-events", e.ownerKey, batch)); res != want {
+				t.Fatalf("ingest %d: %+v", i, res)
+			}
+		}
+		list := decodeData[[]wire.UsageEvent](t, e.must("GET", "/api/v1/organizations/default/usage-events", e.ownerKey, nil))
+		tagged := 0
+		for _, ev := range list {
+			if ev.Tags == nil {
+				t.Fatalf("an event without tags shows null: %+v", ev)
+			}
+			if ev.Tags["team"] == "search" && ev.Tags["env"] == "prod" {
+				tagged++
+			}
+		}
+		if len(list) != 2 || tagged != 1 {
+			t.Fatalf("events: %+v", list)
+		}
+		// A replay counts nothing twice: the report by tag says 1 request.
+		b := decodeData[wire.UsageBreakdown](t, e.must("GET", "/api/v1/organizations/default/reports/usage/breakdown?by=tag:team&period=today", e.ownerKey, nil))
+		if len(b.Rows) != 2 || b.Rows[0].Key != "search" || b.Rows[0].Requests != 1 || !b.Rows[1].NoValue || b.Rows[1].Requests != 1 {
+			t.Fatalf("breakdown after a replay: %+v", b.Rows)
+		}
+
+		bad := e.usageEvent(now, "openai/gpt-4o", 1, 1, "0.1")
+		bad["tags"] = map[string]any{"Team": "x", "env": ""}
+		st, raw := e.do("POST", "/api/v1/data-plane/usage-events", e.ownerKey, map[string]any{"events": []any{bad}})
+		if st != 422 || !containsAll(issueSet(t, raw), []string{"body.events.0.tags.Team:value_error", "body.events.0.tags.env:value_error"}) {
+			t.Fatalf("bad tags: %d %s", st, raw)
 		}
 	})
 }

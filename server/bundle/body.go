@@ -49,6 +49,10 @@ type Workspace struct {
 	// RateLimits are the workspace's settings, for reference: its keys
 	// carry their effective limits already.
 	RateLimits *RateLimits `json:"rate_limits,omitempty"`
+
+	// RequiredTags are the tag keys every inference request of the
+	// workspace must carry; left out when none.
+	RequiredTags []string `json:"required_tags,omitempty"`
 }
 
 // Key is an active inference key: unrevoked, and owned by an active member.

@@ -42,6 +42,14 @@ func (b *Body) Validate() error {
 		if err := w.RateLimits.validate(); err != nil {
 			return invalid("workspace %s: %v", w.ID, err)
 		}
+		if w.RequiredTags != nil && len(w.RequiredTags) == 0 || len(w.RequiredTags) > tags.MaxPairs {
+			return invalid("workspace %s: required_tags is empty or longer than %d", w.ID, tags.MaxPairs)
+		}
+		for _, k := range w.RequiredTags {
+			if m := tags.CheckKey(k); m != "" {
+				return invalid("workspace %s: required tag %q: %s", w.ID, k, m)
+			}
+		}
 		workspaces[w.ID] = true
 		limits[w.ID] = w.RateLimits
 	}

@@ -36,7 +36,8 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	wsLimits := make(map[uuid.UUID]store.RateLimits, len(workspaces))
 	body.Workspaces = make([]bundle.Workspace, len(workspaces))
 	for i, w := range workspaces {
-		body.Workspaces[i] = bundle.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name, RateLimits: bundleRateLimits(w.RateLimits)}
+		body.Workspaces[i] = bundle.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name, RateLimits: bundleRateLimits(w.RateLimits),
+			RequiredTags: bundleRequiredTags(w.RequiredTags)}
 		listed[w.ID] = true
 		wsLimits[w.ID] = w.RateLimits
 	}
@@ -193,4 +194,13 @@ func bundleTags(t store.Tags) map[string]string {
 		return nil
 	}
 	return map[string]string(t)
+}
+
+// bundleRequiredTags is a workspace's required tags as a bundle carries
+// them: absent when none.
+func bundleRequiredTags(s store.Strings) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return []string(s)
 }

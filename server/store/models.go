@@ -155,6 +155,9 @@ type Workspace struct {
 
 	// RateLimits are the default and the ceiling of its keys' limits.
 	RateLimits RateLimits `bun:"embed:rate_limit_"`
+	// RequiredTags are the tag keys every request must carry (its key's
+	// tags or its X-Gw-Tags header); nil requires none.
+	RequiredTags Strings `bun:"required_tags,type:text,nullzero"`
 }
 
 // WorkspaceMember places a user in a workspace.
@@ -406,6 +409,10 @@ type UsageEvent struct {
 	// Provenance is how the cost came about, as JSON text; NULL on events
 	// stored before it was recorded.
 	Provenance *UsageProvenance `bun:"provenance,type:text"`
+	// Tags are the request's cost-centre tags (NULL: none); TagSetID
+	// names the set (tags.SetID), nil without tags.
+	Tags     Tags       `bun:"tags,type:text"`
+	TagSetID *uuid.UUID `bun:"tag_set_id,type:uuid"`
 }
 
 // UsageProvenance is an event's provenance as stored: JSON text.

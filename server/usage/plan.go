@@ -3,6 +3,7 @@ package usage
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -229,10 +230,77 @@ func SumCostByKey(ctx context.Context, st *store.Store, f store.UsageFilter, nar
 }
 
 // groupSums are the sums of one value of a breakdown dimension; Key is ""
-// for events without one.
+// for events without one. In a breakdown by tag, noValue marks the
+// events without the tag and over those past the tag set bound.
 type groupSums struct {
-	Key string
+	Key           string
+	noValue, over bool
 	store.UsageSums
+}
+
+// sumByTag sums the filtered events per value of the tag key: per tag set
+// from the rollups (the grouping that keeps tag sets), each set then
+// named by its value for key. Sets without the key, and events without
+// tags, make the row without a value; sets not registered (past the
+// bound, or the overflow set itself) the over_tag_limit row.
+func sumByTag(ctx context.Context, st *store.Store, f store.UsageFilter, key string) ([]groupSums, error) {
+	rows, err := st.SumUsagePlanned(ctx, planSums(f, store.UsageNarrowing{}, nil, false, "tag_set_id"))
+	if err != nil {
+		return nil, err
+	}
+	perSet := map[uuid.UUID]store.UsageSums{}
+	for _, r := range rows {
+		id := uuid.Nil
+		if r.Key != nil {
+			if id, err = uuid.Parse(*r.Key); err != nil {
+				return nil, fmt.Errorf("tag set id %q: %w", *r.Key, err)
+			}
+		}
+		s := perSet[id]
+		s.Add(r.UsageSums)
+		perSet[id] = s
+	}
+	ids := make([]uuid.UUID, 0, len(perSet))
+	for id := range perSet {
+		if id != uuid.Nil && id != store.OverflowTagSet {
+			ids = append(ids, id)
+		}
+	}
+	values, registered, err := st.TagSetValues(ctx, f.OrgID, key, ids)
+	if err != nil {
+		return nil, err
+	}
+	type rowKey struct {
+		value         string
+		noValue, over bool
+	}
+	index := map[rowKey]int{}
+	var out []groupSums
+	for id, s := range perSet {
+		var k rowKey
+		switch v, ok := values[id]; {
+		case id == uuid.Nil:
+			k.noValue = true
+		case id == store.OverflowTagSet || !registered[id]:
+			k.over = true
+		case !ok:
+			k.noValue = true
+		default:
+			k.value = v
+		}
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			out = append(out, groupSums{Key: k.value, noValue: k.noValue, over: k.over})
+		}
+		out[i].Add(s)
+	}
+	slices.SortFunc(out, func(a, b groupSums) int {
+		return cmp.Or(cmp.Compare(b.CostNanoUSD, a.CostNanoUSD), cmp.Compare(b.Requests, a.Requests), strings.Compare(a.Key, b.Key),
+			cmp.Compare(boolInt(a.over), boolInt(b.over)))
+	})
+	return out, nil
 }
 
 // sumBy sums the filtered events per value of a dimension (a key of
