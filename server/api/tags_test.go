@@ -138,3 +138,109 @@ func TestUsageIngestCarriesTags(t *testing.T) {
 		}
 	})
 }
+
+// The report takes tag=KEY:VALUE filters (all must match) and the
+// breakdown by=tag:KEY, at an organization's and a workspace's scope;
+// another organization's tags are never counted.
+func TestUsageReportByTag(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		now := time.Now()
+		ev := func(cost string, tags map[string]any) map[string]any {
+			m := e.usageEvent(now, "openai/gpt-4o", 1, 1, cost)
+			if tags != nil {
+				m["tags"] = tags
+			}
+			return m
+		}
+		e.must("POST", "/api/v1/data-plane/usage-events", e.ownerKey, map[string]any{"events": []any{
+			ev("1", map[string]any{"team": "search", "env": "prod"}),
+			ev("2", map[string]any{"team": "search", "env": "staging"}),
+			ev("4", map[string]any{"team": "ads", "env": "prod"}),
+			ev("8", map[string]any{"env": "prod"}),
+			ev("16", nil),
+		}})
+		// Another organization's events with the same tags.
+		other := decodeData[wire.Organization](t, e.must("POST", "/api/v1/instance/organizations", e.ownerKey, map[string]any{"name": "Other", "slug": "other"}))
+		ws := decodeData[wire.Workspace](t, e.must("POST", "/api/v1/organizations/other/workspaces", e.ownerKey, map[string]any{"name": "W", "slug": "w"}))
+		foreign := ev("32", map[string]any{"team": "search", "env": "prod"})
+		foreign["org_id"], foreign["workspace_id"] = other.ID, ws.ID
+		e.must("POST", "/api/v1/data-plane/usage-events", e.ownerKey, map[string]any{"events": []any{foreign}})
+
+		for _, base := range []string{"/api/v1/organizations/default", wsBase} {
+			raw := e.must("GET", base+"/reports/usage/breakdown?period=today&by=tag:team", e.ownerKey, nil)
+			b := decodeData[wire.UsageBreakdown](t, raw)
+			if b.By != "tag:team" || len(b.Rows) != 3 || !b.Rows[0].NoValue || b.Rows[0].CostUSD != "24" ||
+				b.Rows[1].Key != "ads" || b.Rows[1].CostUSD != "4" || b.Rows[2].Key != "search" || b.Rows[2].CostUSD != "3" {
+				t.Fatalf("%s by tag:team: %s", base, raw)
+			}
+			if !strings.Contains(string(raw), `"key":null`) {
+				t.Fatalf("the row without the tag has no null key: %s", raw)
+			}
+			r := decodeData[wire.UsageReport](t, e.must("GET", base+"/reports/usage?period=today&tag=team:search&tag=env:prod", e.ownerKey, nil))
+			if r.Totals.Requests != 1 || r.Totals.CostUSD != "1" {
+				t.Fatalf("%s two tag filters: %+v", base, r.Totals)
+			}
+			b = decodeData[wire.UsageBreakdown](t, e.must("GET", base+"/reports/usage/breakdown?period=today&by=tag:team&tag=env:prod", e.ownerKey, nil))
+			if len(b.Rows) != 3 || b.Rows[0].CostUSD != "8" || b.Rows[1].CostUSD != "4" || b.Rows[2].CostUSD != "1" {
+				t.Fatalf("%s by tag:team where env=prod: %+v", base, b.Rows)
+			}
+			b = decodeData[wire.UsageBreakdown](t, e.must("GET", base+"/reports/usage/breakdown?period=today&by=model&tag=team:ads", e.ownerKey, nil))
+			if len(b.Rows) != 1 || b.Rows[0].CostUSD != "4" {
+				t.Fatalf("%s by model where team=ads: %+v", base, b.Rows)
+			}
+		}
+		r := decodeData[wire.UsageReport](t, e.must("GET", "/api/v1/organizations/other/reports/usage?period=today&tag=team:search", e.ownerKey, nil))
+		if r.Totals.Requests != 1 || r.Totals.CostUSD != "32" {
+			t.Fatalf("the other organization: %+v", r.Totals)
+		}
+		for q, want := range map[string]string{
+			"tag=team":               "query.tag.0:value_error",
+			"tag=Team:x":             "query.tag.0:value_error",
+			"tag=team:":              "query.tag.0:value_error",
+			"tag=team:a&tag=env:%09": "query.tag.1:value_error",
+			"by=tag:Team":            "query.by:value_error",
+			"by=tag:":                "query.by:value_error",
+		} {
+			path := "/api/v1/organizations/default/reports/usage/breakdown?" + q
+			st, raw := e.do("GET", path, e.ownerKey, nil)
+			if st != 422 || !containsAll(issueSet(t, raw), []string{want}) {
+				t.Errorf("%s: %d %s", q, st, raw)
+			}
+		}
+	})
+}
+
+// A workspace's required tags: set, shown, cleared, checked.
+func TestWorkspaceRequiredTags(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		if raw := e.must("GET", wsBase, e.ownerKey, nil); !strings.Contains(string(raw), `"required_tags":[]`) {
+			t.Fatalf("a workspace without required tags: %s", raw)
+		}
+		w := decodeData[wire.Workspace](t, e.must("PATCH", wsBase+"/settings", e.ownerKey, map[string]any{"required_tags": []string{"team", "feature"}}))
+		if len(w.RequiredTags) != 2 || w.RequiredTags[0] != "team" {
+			t.Fatalf("set: %+v", w)
+		}
+		w = decodeData[wire.Workspace](t, e.must("PATCH", wsBase, e.ownerKey, map[string]any{"name": "Renamed"}))
+		if len(w.RequiredTags) != 2 {
+			t.Fatalf("a rename dropped them: %+v", w)
+		}
+		for body, want := range map[string]string{
+			`{"required_tags":["Team"]}`:        "body.required_tags.0:value_error",
+			`{"required_tags":["team","team"]}`: "body.required_tags.1:value_error",
+			`{"required_tags":"team"}`:          "body.required_tags:list_type",
+		} {
+			st, raw := e.do("PATCH", wsBase, e.ownerKey, body)
+			if st != 422 || !containsAll(issueSet(t, raw), []string{want}) {
+				t.Errorf("%s: %d %s", body, st, raw)
+			}
+		}
+		w = decodeData[wire.Workspace](t, e.must("PATCH", wsBase, e.ownerKey, map[string]any{"required_tags": nil}))
+		if len(w.RequiredTags) != 0 {
+			t.Fatalf("cleared: %+v", w)
+		}
+		e.must("POST", "/api/v1/instance/organizations", e.ownerKey, map[string]any{"name": "Other", "slug": "other"})
+		if st, _ := e.do("PATCH", "/api/v1/organizations/other/workspaces/"+w.ID.String(), e.ownerKey, map[string]any{"required_tags": []string{"x"}}); st != 404 {
+			t.Fatalf("another organization's workspace: %d", st)
+		}
+	})
+}
