@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -350,7 +351,7 @@ func TestPeriodKeyIssuesCommandWithQuery(t *testing.T) {
 	}
 	q := fake.lastCall(t, "report")
 	want := client.UsageQuery{Period: "7d", Timezone: "Asia/Tokyo", WorkspaceID: wsProd}
-	if q != want {
+	if !reflect.DeepEqual(q, want) {
 		t.Fatalf("query %+v, want %+v", q, want)
 	}
 	if ws := fake.lastCall(t, "breakdown:workspace"); ws.WorkspaceID != "" || ws.Period != "7d" {
@@ -558,7 +559,7 @@ func TestFilterByRowAndClear(t *testing.T) {
 	d.mustShow("model anthropic/claude-sonnet-4 · provider openai")
 
 	d.key("c")
-	if q := d.src.lastCall(t, "report"); q != (client.UsageQuery{Period: "30d"}) {
+	if q := d.src.lastCall(t, "report"); !reflect.DeepEqual(q, client.UsageQuery{Period: "30d"}) {
 		t.Fatalf("c must clear every filter: %+v", q)
 	}
 	d.mustShow("filters: none")
