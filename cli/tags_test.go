@@ -171,3 +171,26 @@ func TestUsageDashboardTags(t *testing.T) {
 		}
 	})
 }
+
+// gw budgets create-for-tag makes the policy over the keys carrying the
+// tag, on both databases.
+func TestBudgetsCreateForTagCLI(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newResEnvOn(t, db)
+		k := decodeJSONOut[wire.InferenceKey](t, e.ok("inference-keys", "create", "--name", "search-api", "--tag", "team=search", "-o", "json"))
+		r := e.gw("", "budgets", "create-for-tag", "team=search", "--amount", "100", "--period", "month")
+		if r.code != ExitOK || !strings.Contains(r.errOut, "budget-team-search") || !strings.Contains(r.errOut, "(1 now)") {
+			t.Fatalf("create-for-tag: %d %s %s", r.code, r.out, r.errOut)
+		}
+		pol := e.ok("policies", "get", "budget-team-search", "-o", "json")
+		if !strings.Contains(pol, `"tag:team=search"`) || !strings.Contains(pol, k.ID.String()) || !strings.Contains(pol, `"shared"`) {
+			t.Fatalf("the policy: %s", pol)
+		}
+		e.ok("inference-keys", "update", "search-api", "--untag", "team")
+		if pol := e.ok("policies", "get", "budget-team-search", "-o", "json"); strings.Contains(pol, k.ID.String()) {
+			t.Fatalf("the key left the tag but not the budget: %s", pol)
+		}
+		e.code(ExitUsage, "", "budgets", "create-for-tag", "team", "--amount", "1", "--period", "month")
+		e.code(ExitUsage, "", "budgets", "create-for-tag", "team=x", "--amount", "1", "--period", "week")
+	})
+}

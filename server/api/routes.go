@@ -22,6 +22,7 @@ func (s *Server) allRoutes() []*Route {
 		s.credentialRoutes(),
 		s.inferenceKeyRoutes(),
 		s.policyRoutes(),
+		s.tagBudgetRoutes(),
 		s.usageRoutes(),
 		s.dataPlaneRoutes(),
 		s.budgetRoutes(),

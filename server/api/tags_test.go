@@ -244,3 +244,91 @@ func TestWorkspaceRequiredTags(t *testing.T) {
 		}
 	})
 }
+
+// A budget for a tag is a selected_keys policy with a shared budget rule,
+// whose key list follows the keys carrying the tag.
+func TestTagBudgets(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		key := func(name string, tags map[string]any) wire.InferenceKey {
+			return decodeData[wire.InferenceKey](t, e.must("POST", wsBase+"/inference-keys", e.ownerKey, map[string]any{"name": name, "tags": tags}))
+		}
+		keyIDs := func(policyID string) []string {
+			p := decodeData[wire.Policy](t, e.must("GET", wsBase+"/policies/"+policyID, e.ownerKey, nil))
+			var def struct {
+				Target struct {
+					Kind   string   `json:"kind"`
+					KeyIDs []string `json:"key_ids"`
+				} `json:"target"`
+				Rules []struct {
+					Action map[string]any `json:"action"`
+				} `json:"rules"`
+			}
+			if err := jsonUnmarshal(p.Definition, &def); err != nil || def.Target.Kind != "selected_keys" || len(def.Rules) != 1 ||
+				def.Rules[0].Action["aggregation"] != "shared" || def.Rules[0].Action["kind"] != "budget" {
+				t.Fatalf("policy %s: %s", policyID, p.Definition)
+			}
+			return def.Target.KeyIDs
+		}
+		a := key("a", map[string]any{"team": "search"})
+		key("b", map[string]any{"team": "ads"})
+		raw := e.must("POST", wsBase+"/tag-budgets", e.ownerKey, map[string]any{"tag_key": "team", "tag_value": "search", "amount_usd": "100", "period": "month"})
+		tb := decodeData[wire.TagBudget](t, raw)
+		if tb.Policy.Name != "budget-team-search" || tb.TagKey != "team" || !tb.Policy.Enabled {
+			t.Fatalf("create: %s", raw)
+		}
+		pid := tb.PolicyID.String()
+		if got := keyIDs(pid); len(got) != 2 || got[0] != "tag:team=search" || got[1] != a.ID.String() {
+			t.Fatalf("key list: %v", got)
+		}
+		// A key gaining the tag joins; one losing it leaves; a revoked one leaves.
+		c := key("c", map[string]any{"team": "search", "env": "prod"})
+		if got := keyIDs(pid); len(got) != 3 {
+			t.Fatalf("after issuing a tagged key: %v", got)
+		}
+		e.must("PATCH", wsBase+"/inference-keys/"+a.ID.String(), e.ownerKey, map[string]any{"tags": map[string]any{"team": "ads"}})
+		if got := keyIDs(pid); len(got) != 2 || got[1] != c.ID.String() {
+			t.Fatalf("after re-tagging a key: %v", got)
+		}
+		e.must("POST", wsBase+"/inference-keys/"+c.ID.String()+"/revoke", e.ownerKey, nil)
+		if got := keyIDs(pid); len(got) != 1 || got[0] != "tag:team=search" {
+			t.Fatalf("after revoking a key: %v", got)
+		}
+		list := decodeData[[]wire.TagBudget](t, e.must("GET", wsBase+"/tag-budgets", e.ownerKey, nil))
+		if len(list) != 1 || list[0].PolicyID != tb.PolicyID {
+			t.Fatalf("list: %+v", list)
+		}
+		// The budget's state is the policy's, like any other budget's.
+		if raw := e.must("GET", wsBase+"/budgets", e.ownerKey, nil); !strings.Contains(string(raw), pid) {
+			t.Fatalf("budgets: %s", raw)
+		}
+		// Deleting the policy deletes the tag budget.
+		e.must("DELETE", wsBase+"/policies/"+pid, e.ownerKey, nil)
+		if list := decodeData[[]wire.TagBudget](t, e.must("GET", wsBase+"/tag-budgets", e.ownerKey, nil)); len(list) != 0 {
+			t.Fatalf("after deleting the policy: %+v", list)
+		}
+		e.must("PATCH", wsBase+"/inference-keys/"+a.ID.String(), e.ownerKey, map[string]any{"tags": map[string]any{"team": "search"}})
+
+		for body, want := range map[string]string{
+			`{"tag_key":"Team","tag_value":"x","amount_usd":"1","period":"month"}`:  "body.tag_key:string_pattern_mismatch",
+			`{"tag_key":"team","tag_value":"","amount_usd":"1","period":"month"}`:   "body.tag_value:string_too_short",
+			`{"tag_key":"team","tag_value":"x","amount_usd":"-1","period":"month"}`: "body.amount_usd:",
+			`{"tag_key":"team","tag_value":"x","amount_usd":"1","period":"week"}`:   "body.period:literal_error",
+		} {
+			st, raw := e.do("POST", wsBase+"/tag-budgets", e.ownerKey, body)
+			if st != 422 || !strings.Contains(strings.Join(issueSet(t, raw), " "), want) {
+				t.Errorf("%s: %d %s", body, st, raw)
+			}
+		}
+		e.must("POST", "/api/v1/instance/organizations", e.ownerKey, map[string]any{"name": "Other", "slug": "other"})
+		ws := decodeData[wire.Workspace](t, e.must("POST", "/api/v1/organizations/other/workspaces", e.ownerKey, map[string]any{"name": "W", "slug": "w"}))
+		if st, _ := e.do("GET", "/api/v1/organizations/other/workspaces/"+e.boot.Workspace.ID.String()+"/tag-budgets", e.ownerKey, nil); st != 404 {
+			t.Fatalf("another organization's workspace: %d", st)
+		}
+		// A budget in the other organization never lists this one's keys.
+		tb = decodeData[wire.TagBudget](t, e.must("POST", "/api/v1/organizations/other/workspaces/"+ws.ID.String()+"/tag-budgets", e.ownerKey,
+			map[string]any{"tag_key": "team", "tag_value": "search", "amount_usd": "1", "period": "day"}))
+		if strings.Contains(string(tb.Policy.Definition), a.ID.String()) {
+			t.Fatalf("a budget of another organization names this one's key: %s", tb.Policy.Definition)
+		}
+	})
+}

@@ -108,6 +108,11 @@ func IssueInferenceKey(ctx context.Context, st *store.Store, actor Actor, in Inf
 		if err := tx.CreateInferenceKey(ctx, k); err != nil {
 			return err
 		}
+		if len(k.Tags) > 0 {
+			if err := syncTagBudgets(ctx, tx, actor, ws); err != nil {
+				return err
+			}
+		}
 		return Audit(ctx, tx, actor, AuditEntry{Action: "inference_key.issued", TargetType: "inference_key", TargetID: k.ID.String(),
 			OrgID: &ws.OrgID, WorkspaceID: &ws.ID,
 			Details: map[string]any{"name": k.Name, "prefix": prefix, "user_id": in.Owner.String(), "rate_limits": RateLimitsDetail(limits),
@@ -187,6 +192,12 @@ func UpdateInferenceKey(ctx context.Context, st *store.Store, actor Actor, ws *s
 		if err := tx.UpdateInferenceKey(ctx, k); err != nil {
 			return err
 		}
+		if in.Tags != nil {
+			// Budgets for a tag follow the keys carrying it.
+			if err := syncTagBudgets(ctx, tx, actor, ws); err != nil {
+				return err
+			}
+		}
 		return Audit(ctx, tx, actor, AuditEntry{Action: "inference_key.updated", TargetType: "inference_key", TargetID: k.ID.String(),
 			OrgID: &ws.OrgID, WorkspaceID: &ws.ID,
 			Details: map[string]any{"before": before, "after": map[string]any{"name": k.Name, "rate_limits": RateLimitsDetail(k.RateLimits), "tags": tagsDetail(k.Tags)}}})
@@ -214,6 +225,11 @@ func RevokeInferenceKey(ctx context.Context, st *store.Store, actor Actor, ws *s
 			if err := Audit(ctx, tx, actor, AuditEntry{Action: "inference_key.revoked", TargetType: "inference_key", TargetID: k.ID.String(),
 				OrgID: &ws.OrgID, WorkspaceID: &ws.ID, Details: map[string]any{"name": k.Name, "prefix": k.Prefix}}); err != nil {
 				return err
+			}
+			if len(k.Tags) > 0 {
+				if err := syncTagBudgets(ctx, tx, actor, ws); err != nil {
+					return err
+				}
 			}
 		}
 		// Read back: a concurrent revoke may have set the time first.
