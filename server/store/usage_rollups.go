@@ -254,7 +254,7 @@ func rollUpPG(ctx context.Context, db bun.IDB, limit int) (int, error) {
 	}
 	var n int
 	q := "WITH src AS (DELETE FROM usage_rollup_queue WHERE ctid IN (SELECT ctid FROM usage_rollup_queue LIMIT ?) RETURNING *), " +
-		"rolled AS (" + rollupFrom("src", true) + ") SELECT COUNT(*) FROM src"
+		"rolled AS (" + rollupFrom("src", true) + "), tagged AS (" + tagRollupFrom("src") + ") SELECT COUNT(*) FROM src"
 	err := db.NewRaw(q, limit).Scan(ctx, &n)
 	return n, err
 }
@@ -268,6 +268,9 @@ func rollUpSQLite(ctx context.Context, db bun.IDB, limit int) (int, error) {
 	}
 	upTo := last[len(last)-1]
 	if _, err := db.ExecContext(ctx, rollupFrom(fmt.Sprintf("(SELECT * FROM usage_rollup_queue WHERE rowid <= %d) AS src", upTo), false)); err != nil {
+		return 0, err
+	}
+	if _, err := db.ExecContext(ctx, tagRollupFrom(fmt.Sprintf("(SELECT * FROM usage_rollup_queue WHERE rowid <= %d) AS src", upTo))); err != nil {
 		return 0, err
 	}
 	_, err := db.ExecContext(ctx, "DELETE FROM usage_rollup_queue WHERE rowid <= ?", upTo)

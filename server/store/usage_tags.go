@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -202,4 +203,121 @@ func (s *Store) UsageTagSetsFull(ctx context.Context, org uuid.UUID) (bool, erro
 		return false, fmt.Errorf("count usage tag sets: %w", mapErr(err))
 	}
 	return int(n) >= MaxUsageTagSets, nil
+}
+
+// usageTagRollup is the sums of one tag pair's events of one bucket of one
+// tier and workspace (usage_tag_rollups).
+type usageTagRollup struct {
+	bun.BaseModel `bun:"table:usage_tag_rollups"`
+}
+
+// tagRollupFrom is the upsert of the tag pair rollups of the queued groups
+// in source (a table expression named src), in the coarse tiers: each
+// group adds to a row per pair of its (registered) tag set.
+func tagRollupFrom(source string) string {
+	var selects []string
+	for _, w := range coarseTiers {
+		b := fmt.Sprintf("CASE WHEN src.bucket >= 0 THEN src.bucket / %d ELSE (src.bucket - %d) / %d END", w, w-1, w)
+		selects = append(selects, fmt.Sprintf("SELECT src.org_id, src.workspace_id, %d, %s, m.key, m.value, "+
+			"SUM(src.requests), SUM(src.input_tokens), SUM(src.output_tokens), SUM(src.cache_read_tokens), "+
+			"SUM(src.cache_write_tokens), SUM(src.cost_nano_usd) "+
+			"FROM %s JOIN usage_tag_set_members AS m ON m.set_id = src.tag_set_id AND m.org_id = src.org_id "+
+			"GROUP BY src.org_id, src.workspace_id, %s, m.key, m.value", w, b, source, b))
+	}
+	var set []string
+	for _, c := range []string{"requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_nano_usd"} {
+		set = append(set, fmt.Sprintf("%s = usage_tag_rollups.%s + excluded.%s", c, c, c))
+	}
+	return "INSERT INTO usage_tag_rollups (org_id, workspace_id, tier, bucket, tag_key, tag_value, requests, input_tokens, " +
+		"output_tokens, cache_read_tokens, cache_write_tokens, cost_nano_usd) SELECT * FROM (" + strings.Join(selects, " UNION ALL ") +
+		") AS sums WHERE true ON CONFLICT (org_id, tag_key, tier, bucket, tag_value, workspace_id) DO UPDATE SET " + strings.Join(set, ", ")
+}
+
+// UsageTagTiers are the tiers the tag pair rollups are kept in.
+var UsageTagTiers = coarseTiers
+
+// UsageTagSumQuery is a planned sum over one tag key's pairs: per value,
+// or of one value (Value set); at the organization's or one workspace's
+// scope. Plan's tiers must be UsageTagTiers.
+type UsageTagSumQuery struct {
+	OrgID       uuid.UUID
+	WorkspaceID *uuid.UUID
+	Key         string
+	Value       *string
+	Plan        UsagePlan
+	ByBucket    bool
+}
+
+// SumUsageByTag runs a tag pair sum from the events (the plan's ragged
+// ends), the tag pair rollups and the queue, in one snapshot as
+// SumUsagePlanned does; each row's Key is the tag's value. Only events
+// whose set is registered count: callers use it while the organization is
+// under MaxUsageTagSets, when every set is.
+func (s *Store) SumUsageByTag(ctx context.Context, q UsageTagSumQuery) ([]UsageSpanSums, error) {
+	var out []UsageSpanSums
+	err := s.inSnapshot(ctx, func(db bun.IDB) error {
+		run := func(sel *bun.SelectQuery, bucketExpr, valueCol string) error {
+			if q.ByBucket {
+				sel = sel.ColumnExpr(bucketExpr + " AS bucket").GroupExpr(bucketExpr)
+			}
+			sel = sel.ColumnExpr(valueCol + " AS key").GroupExpr(valueCol)
+			var rows []UsageSpanSums
+			if err := sel.Scan(ctx, &rows); err != nil {
+				return mapErr(err)
+			}
+			out = append(out, rows...)
+			return nil
+		}
+		// The events and the queue are read by their own indexes and
+		// time ranges, each row's value looked up by its set: a join would
+		// let SQLite drive from the pairs and scan the events per set.
+		pairs := db.NewSelect().Model((*usageTagSetMember)(nil)).Column("set_id").Where("org_id = ?", q.OrgID).Where("key = ?", q.Key)
+		if q.Value != nil {
+			pairs = pairs.Where("value = ?", *q.Value)
+		}
+		valueOf := func(alias string) string {
+			return db.NewSelect().Model((*usageTagSetMember)(nil)).Column("value").
+				Where("set_id = "+alias+".tag_set_id").Where("key = ?", q.Key).Limit(1).String()
+		}
+		tagged := func(sel *bun.SelectQuery, alias string) *bun.SelectQuery {
+			sel = sel.Where(alias+".org_id = ?", q.OrgID).Where(alias+".tag_set_id IN (?)", pairs)
+			if q.WorkspaceID != nil {
+				sel = sel.Where(alias+".workspace_id = ?", *q.WorkspaceID)
+			}
+			return sel
+		}
+		if len(q.Plan.Raw) > 0 {
+			sel := tagged(db.NewSelect().TableExpr("usage_events AS e").ColumnExpr(eventSums), "e").WhereGroup(" AND ", q.Plan.rawSpans)
+			if err := run(sel, "e.bucket", "("+valueOf("e")+")"); err != nil {
+				return err
+			}
+		}
+		var slots []BucketRange
+		for _, w := range slices.Sorted(maps.Keys(q.Plan.Tiers)) {
+			ranges := q.Plan.Tiers[w]
+			if len(ranges) == 0 {
+				continue
+			}
+			sel := db.NewSelect().Model((*usageTagRollup)(nil)).ColumnExpr(rollupSums).Where("org_id = ?", q.OrgID).
+				Where("tier = ?", w).Where("tag_key = ?", q.Key).Where(inRanges(ranges))
+			if q.Value != nil {
+				sel = sel.Where("tag_value = ?", *q.Value)
+			}
+			if q.WorkspaceID != nil {
+				sel = sel.Where("workspace_id = ?", *q.WorkspaceID)
+			}
+			if err := run(sel, fmt.Sprintf("bucket * %d", w), "tag_value"); err != nil {
+				return err
+			}
+			for _, r := range ranges {
+				slots = append(slots, BucketRange{r.Lo * w, r.Hi * w})
+			}
+		}
+		if len(slots) > 0 {
+			sel := tagged(db.NewSelect().TableExpr("usage_rollup_queue AS q").ColumnExpr(rollupSums), "q").Where(inRanges(slots))
+			return run(sel, "q.bucket", "("+valueOf("q")+")")
+		}
+		return nil
+	})
+	return out, err
 }

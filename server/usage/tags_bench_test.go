@@ -81,7 +81,7 @@ func BenchmarkReportTags(b *testing.B) {
 }
 
 // fillTaggedHistory is fillHistory with three tag keys on every event.
-func fillTaggedHistory(b *testing.B, st *store.Store, org uuid.UUID, n int, now time.Time) {
+func fillTaggedHistory(b testing.TB, st *store.Store, org uuid.UUID, n int, now time.Time) {
 	gen := newEventSource(35 * 24 * time.Hour)
 	gen.org, gen.now = org, now
 	keyTags := map[uuid.UUID][2]string{}
