@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -322,6 +323,11 @@ func (s *Server) dataPlaneKeys(_ context.Context, rp *remotePlane) error {
 // shipped from.
 func (s *Server) openSpool(_ context.Context, rp *remotePlane) error {
 	c := rp.client
+	// The state dir may not exist yet: the key file can live elsewhere
+	// (--key-file), and then nothing before the spool creates it.
+	if err := os.MkdirAll(s.cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
 	sp, err := spool.Open(filepath.Join(s.cfg.StateDir, "usage.spool"), func(ctx context.Context, evs []wire.UsageEventIn) error {
 		_, err := c.IngestUsage(ctx, evs)
 		return err

@@ -137,9 +137,12 @@ func New(ctx context.Context, cfg Config) (s *Server, err error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s = &Server{cfg: cfg, log: cfg.Logger, metrics: telemetry.NewMetrics(cfg.Version, cfg.Role)}
+	// The deferred calls hold the server itself: a failed New returns nil
+	// for it before they run.
+	srv := s
 	defer func() {
 		if err != nil {
-			s.runFlush(context.Background())
+			srv.runFlush(context.Background())
 		}
 	}()
 	// Traces, when the OTEL_* environment asks for them; the exporter is
@@ -149,7 +152,7 @@ func New(ctx context.Context, cfg Config) (s *Server, err error) {
 		return nil, fmt.Errorf("OpenTelemetry: %w", err)
 	}
 	defer func() {
-		s.flush = append(s.flush, stopTracing)
+		srv.flush = append(srv.flush, stopTracing)
 	}()
 	if cfg.Role == RoleDataPlane {
 		err = s.assembleDataPlane(ctx)
