@@ -189,6 +189,10 @@ func TestUsageReportByTag(t *testing.T) {
 				t.Fatalf("%s by model where team=ads: %+v", base, b.Rows)
 			}
 		}
+		evs := decodeData[[]wire.UsageEvent](t, e.must("GET", "/api/v1/organizations/default/usage-events?tag=team:search&tag=env:staging", e.ownerKey, nil))
+		if len(evs) != 1 || evs[0].CostUSD != "2" {
+			t.Fatalf("events by tag: %+v", evs)
+		}
 		r := decodeData[wire.UsageReport](t, e.must("GET", "/api/v1/organizations/other/reports/usage?period=today&tag=team:search", e.ownerKey, nil))
 		if r.Totals.Requests != 1 || r.Totals.CostUSD != "32" {
 			t.Fatalf("the other organization: %+v", r.Totals)

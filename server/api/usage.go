@@ -61,6 +61,8 @@ func (s *Server) usageRoutes() []*Route {
 		QueryParam{Name: "start_at", Description: "Only events that occurred at or after this instant, RFC 3339.", Format: "date-time"},
 		QueryParam{Name: "end_at", Description: "Only events that occurred before this instant, RFC 3339.", Format: "date-time"},
 		QueryParam{Name: "request_id", Description: "Only the events of the request answered with this X-Request-Id (gw usage explain)."},
+		QueryParam{Name: "tag", Description: "Only events carrying this tag, KEY:VALUE; repeat it and every one must match.",
+			Pattern: tagFilterPattern, Repeated: true},
 	)
 	return []*Route{
 		{Method: "GET", Path: "/api/v1/organizations/{org_id}/reports/usage", Tag: "Reports",
@@ -227,6 +229,7 @@ func (r *Request) readEventsFilter() (store.UsageFilter, error) {
 	if q.Has("request_id") {
 		f.RequestID, _ = validate.String(q.Get("request_id"), loc("request_id"), validate.StringRule{Min: 1, Max: usage.MaxRequestIDLen}, &errs)
 	}
+	f.Tags = readTagFilters(q["tag"], &errs)
 	for _, m := range []struct {
 		name string
 		dst  *time.Time
