@@ -707,6 +707,12 @@ func (m *Model) statusLine() string {
 		return ansi.Truncate(st.Error.Render(text+": "+shortErr(err)), m.ctx.Width, "…")
 	case m.notice != "":
 		return ansi.Truncate(st.Notice.Render(m.notice), m.ctx.Width, "…")
+	case m.breakdown.data != nil && m.breakdown.data.Note != "":
+		// Past the bound of tag combinations, the answer says what the
+		// tag rows leave out.
+		return ansi.Truncate(st.Notice.Render(m.breakdown.data.Note), m.ctx.Width, "…")
+	case m.report != nil && m.report.Note != "":
+		return ansi.Truncate(st.Notice.Render(m.report.Note), m.ctx.Width, "…")
 	}
 	return ""
 }

@@ -27,6 +27,8 @@ type fakeSource struct {
 	report func(q client.UsageQuery) wire.UsageReport
 	rows   map[string][]wire.UsageBreakdownRow
 	labels map[string]string
+	// notes are the breakdowns' notes, by dimension.
+	notes map[string]string
 }
 
 type call struct {
@@ -52,7 +54,7 @@ func (f *fakeSource) Breakdown(_ context.Context, by string, q client.UsageQuery
 	if err := f.record("breakdown:"+by, q); err != nil {
 		return wire.UsageBreakdown{}, err
 	}
-	return wire.UsageBreakdown{By: by, Rows: f.rows[by]}, nil
+	return wire.UsageBreakdown{By: by, Rows: f.rows[by], Note: f.notes[by]}, nil
 }
 
 // lastCall is the newest call of a kind.

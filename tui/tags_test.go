@@ -54,6 +54,11 @@ func TestTagBreakdownAndFilter(t *testing.T) {
 		t.Fatalf("c must clear the tag filters: %+v", q)
 	}
 
+	// An answer's note (past the tag bound) is shown.
+	fake.notes = map[string]string{"tag:env": "This organization has reached 10000 distinct tag combinations"}
+	d.key("shift+tab") // from model back to the last dimension, tag:env
+	d.mustShow("Tag env", "reached 10000 distinct tag combinations")
+
 	// Started filtered by tag.
 	d = start(t, fake, fake, Options{Tags: []string{"env:prod"}})
 	if q := d.src.lastCall(t, "report"); !reflect.DeepEqual(q.Tags, []string{"env:prod"}) {
