@@ -69,7 +69,7 @@ API's budget states with a forecast member.`,
 	cmd := build("budgets")
 	list := build("list")
 	list.Short = "Same as gw budgets"
-	cmd.AddCommand(list)
+	cmd.AddCommand(list, NewCmdBudgetsCreateForTag(f, nil))
 	return cmd
 }
 

@@ -28,9 +28,9 @@ func NewCmdInferenceKeys(f *Factory) *cobra.Command {
 }
 
 func inferenceKeyTable(ks ...wire.InferenceKey) Table {
-	t := Table{Headers: []string{"id", "prefix", "name", "status", "user_id", "expires", "created"}}
+	t := Table{Headers: []string{"id", "prefix", "name", "status", "user_id", "tags", "expires", "created"}}
 	for _, k := range ks {
-		t.Rows = append(t.Rows, []string{k.ID.String(), k.Prefix, k.Name, k.Status, k.UserID.String(), timeCell(k.ExpiresAt), timeCell(&k.CreatedAt)})
+		t.Rows = append(t.Rows, []string{k.ID.String(), k.Prefix, k.Name, k.Status, k.UserID.String(), tagsCell(k.Tags), timeCell(k.ExpiresAt), timeCell(&k.CreatedAt)})
 	}
 	return t
 }
@@ -39,7 +39,7 @@ func inferenceKeyDetail(k wire.InferenceKey) Table {
 	return detailTable("id", k.ID.String(), "prefix", k.Prefix, "name", k.Name, "status", k.Status,
 		"org_id", k.OrgID.String(), "workspace_id", k.WorkspaceID.String(), "user_id", k.UserID.String(),
 		"expires_at", timeCell(k.ExpiresAt), "revoked_at", timeCell(k.RevokedAt), "rate_limits", rateLimitsCell(k.RateLimits),
-		"created_at", timeCell(&k.CreatedAt), "updated_at", timeCell(&k.UpdatedAt))
+		"tags", tagsCell(k.Tags), "created_at", timeCell(&k.CreatedAt), "updated_at", timeCell(&k.UpdatedAt))
 }
 
 // InferenceKeysListOptions configure gw inference-keys list.
@@ -104,6 +104,8 @@ type InferenceKeysCreateOptions struct {
 	User       string
 	ExpiresAt  *time.Time
 	RateLimits RateLimitChange
+	// Tags are the key's cost-centre tags (--tag team=search).
+	Tags map[string]string
 }
 
 // NewCmdInferenceKeysCreate builds `gw inference-keys create`.
@@ -111,13 +113,16 @@ func NewCmdInferenceKeysCreate(f *Factory, runF func(context.Context, *Inference
 	opts := &InferenceKeysCreateOptions{f: f}
 	var expiry expiryFlags
 	var limits rateLimitFlags
+	var tagPairs []string
 	cmd := &cobra.Command{
-		Use:   "create --name NAME [--user USER] [--expires-in 90d] [--rpm N] [--tpm N]",
+		Use:   "create --name NAME [--user USER] [--expires-in 90d] [--rpm N] [--tpm N] [--tag KEY=VALUE]...",
 		Short: "Issue an inference key in the workspace; prints its token once",
 		Example: `  # the token alone goes to stdout, ready for a secret store
   GW_INFERENCE_KEY=$(gw inference-keys create --name my-app --expires-in 90d)
   # a key owned by a colleague, in another workspace
   gw inference-keys create --name batch-jobs --user alice@example.com --workspace research
+  # a key whose usage is reported (and budgeted) under team search
+  gw inference-keys create --name search-api --tag team=search --tag env=prod
   # the whole record, token included, for automation
   gw inference-keys create --name ci --expires-at 2026-12-31T00:00:00Z -o json`,
 		Args: cobra.NoArgs,
@@ -135,6 +140,9 @@ func NewCmdInferenceKeysCreate(f *Factory, runF func(context.Context, *Inference
 			if opts.RateLimits, err = limits.read(cmd); err != nil {
 				return err
 			}
+			if opts.Tags, err = parseTagFlags(tagPairs); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -146,6 +154,7 @@ func NewCmdInferenceKeysCreate(f *Factory, runF func(context.Context, *Inference
 	cmd.Flags().StringVar(&opts.User, "user", "", "owner: an active organization member (UUID or email; default: you)")
 	addExpiryFlags(cmd, &expiry)
 	limits.add(cmd)
+	cmd.Flags().StringArrayVar(&tagPairs, "tag", nil, "a cost-centre tag KEY=VALUE (repeatable, up to 20)")
 	return cmd
 }
 
@@ -158,7 +167,7 @@ func inferenceKeysCreateRun(ctx context.Context, opts *InferenceKeysCreateOption
 	if err != nil {
 		return err
 	}
-	in := wire.InferenceKeyCreate{Name: opts.Name, ExpiresAt: opts.ExpiresAt}
+	in := wire.InferenceKeyCreate{Name: opts.Name, ExpiresAt: opts.ExpiresAt, Tags: opts.Tags}
 	if !opts.RateLimits.Empty() {
 		in.RateLimits = opts.RateLimits.apply(nil)
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"maps"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,16 @@ type InferenceKeysUpdateOptions struct {
 	ID         string
 	Name       *string
 	RateLimits RateLimitChange
+	// SetTags are set (over the key's), Untag removed; NoTags clears all
+	// first.
+	SetTags map[string]string
+	Untag   []string
+	NoTags  bool
+}
+
+// tagsChanged says the update touches the key's tags.
+func (o *InferenceKeysUpdateOptions) tagsChanged() bool {
+	return len(o.SetTags) > 0 || len(o.Untag) > 0 || o.NoTags
 }
 
 // NewCmdInferenceKeysUpdate builds `gw inference-keys update`.
@@ -23,14 +34,16 @@ func NewCmdInferenceKeysUpdate(f *Factory, runF func(context.Context, *Inference
 	opts := &InferenceKeysUpdateOptions{f: f}
 	var name string
 	var limits rateLimitFlags
+	var tagPairs []string
 	cmd := &cobra.Command{
-		Use:   "update KEY [--name NAME] [--rpm N] [--tpm N] [--no-rate-limits]",
-		Short: "Rename an inference key or change its rate limits (never above the workspace's)",
+		Use:   "update KEY [--name NAME] [--rpm N] [--tpm N] [--no-rate-limits] [--tag KEY=VALUE]... [--untag KEY]... [--no-tags]",
+		Short: "Rename an inference key, change its rate limits (never above the workspace's) or its tags",
 		Long: `Rename an inference key or change its rate limits (never above the
 workspace's). KEY is its name, its UUID or its token prefix (sk-gw-AbCd…), as
 for gw inference-keys get.`,
 		Example: `  gw inference-keys update my-app --rpm 600
-  gw inference-keys update my-app --name my-app-prod --workspace search`,
+  gw inference-keys update my-app --name my-app-prod --workspace search
+  gw inference-keys update my-app --tag team=search --untag env`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(opts.Output); err != nil {
@@ -44,8 +57,11 @@ for gw inference-keys get.`,
 			if opts.RateLimits, err = limits.read(cmd); err != nil {
 				return err
 			}
-			if opts.Name == nil && opts.RateLimits.Empty() {
-				return usageError{errors.New("nothing to change: pass --name, --rpm, --tpm or --no-rate-limits")}
+			if opts.SetTags, err = parseTagFlags(tagPairs); err != nil {
+				return err
+			}
+			if opts.Name == nil && opts.RateLimits.Empty() && !opts.tagsChanged() {
+				return usageError{errors.New("nothing to change: pass --name, --rpm, --tpm, --no-rate-limits, --tag, --untag or --no-tags")}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -56,6 +72,9 @@ for gw inference-keys get.`,
 	addOutputFlag(cmd, &opts.Output)
 	cmd.Flags().StringVar(&name, "name", "", "new name (1 to 100 characters)")
 	limits.add(cmd)
+	cmd.Flags().StringArrayVar(&tagPairs, "tag", nil, "set a cost-centre tag KEY=VALUE (repeatable)")
+	cmd.Flags().StringArrayVar(&opts.Untag, "untag", nil, "remove the tag KEY (repeatable)")
+	cmd.Flags().BoolVar(&opts.NoTags, "no-tags", false, "remove every tag (before any --tag)")
 	return cmd
 }
 
@@ -74,14 +93,27 @@ func inferenceKeysUpdateRun(ctx context.Context, opts *InferenceKeysUpdateOption
 	}
 	opts.ID = id
 	in := wire.InferenceKeyUpdate{Name: opts.Name}
-	if !opts.RateLimits.Empty() {
-		// The body carries both limits, so the one not mentioned is sent
-		// as it stands.
+	if !opts.RateLimits.Empty() || opts.tagsChanged() {
+		// The body carries both limits and the whole tag set, so what is
+		// not mentioned is sent as it stands.
 		cur, err := c.GetInferenceKey(ctx, org, ws, opts.ID)
 		if err != nil {
 			return err
 		}
-		in.RateLimits = opts.RateLimits.apply(cur.RateLimits)
+		if !opts.RateLimits.Empty() {
+			in.RateLimits = opts.RateLimits.apply(cur.RateLimits)
+		}
+		if opts.tagsChanged() {
+			t := map[string]string{}
+			if !opts.NoTags {
+				maps.Copy(t, cur.Tags)
+			}
+			for _, k := range opts.Untag {
+				delete(t, k)
+			}
+			maps.Copy(t, opts.SetTags)
+			in.Tags = &t
+		}
 	}
 	k, err := c.UpdateInferenceKey(ctx, org, ws, opts.ID, in)
 	if err != nil {

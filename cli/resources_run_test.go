@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/uptrace/bun"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gw-gateway/gw/server/api"
@@ -53,8 +54,15 @@ type resEnv struct {
 
 func newResEnv(t *testing.T) *resEnv {
 	t.Helper()
+	return newResEnvOn(t, storetest.Open(t, storetest.SQLite))
+}
+
+// newResEnvOn is newResEnv on a database of the caller's (storetest.Each
+// runs a test on both dialects).
+func newResEnvOn(t *testing.T, db *bun.DB) *resEnv {
+	t.Helper()
 	ctx := context.Background()
-	st := store.New(storetest.Open(t, storetest.SQLite))
+	st := store.New(db)
 	key, err := secrets.GenerateKey()
 	if err != nil {
 		t.Fatal(err)

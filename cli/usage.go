@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -28,6 +30,11 @@ type UsageOptions struct {
 	Timezone        string
 	WorkspaceFilter string
 	Refresh         time.Duration
+	// By is the breakdown to start with; TagKeys add tag:KEY breakdowns;
+	// Tags (KEY=VALUE) start it filtered by tag.
+	By      string
+	TagKeys []string
+	Tags    []string
 	// workspaceFlag: --workspace was given on the command line.
 	workspaceFlag bool
 }
@@ -35,7 +42,7 @@ type UsageOptions struct {
 // NewCmdUsage builds `gw usage` (the dashboard) with `gw usage report`.
 func NewCmdUsage(f *Factory) *cobra.Command {
 	cmd := NewCmdUsageDashboard(f, nil)
-	cmd.AddCommand(NewCmdUsageReport(f, nil), NewCmdUsageExplain(f, nil))
+	cmd.AddCommand(NewCmdUsageReport(f, nil), NewCmdUsageExport(f, nil), NewCmdUsageExplain(f, nil))
 	return cmd
 }
 
@@ -43,14 +50,15 @@ func NewCmdUsage(f *Factory) *cobra.Command {
 func NewCmdUsageDashboard(f *Factory, runF func(context.Context, *UsageOptions) error) *cobra.Command {
 	opts := &UsageOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "usage [--period P] [--timezone TZ] [--workspace-filter WS] [--refresh 30s]",
+		Use:   "usage [--period P] [--timezone TZ] [--workspace-filter WS] [--tag-key KEY]... [--tag KEY=VALUE]... [--refresh 30s]",
 		Short: "Usage dashboard: totals against the previous period, daily chart, breakdowns",
 		Long: `Show the organization's usage in an interactive dashboard: totals against the
 previous period, a daily chart, and a breakdown by model, provider, owner,
-inference key or workspace. Keys: 1-4 or p switch the period, tab the
-breakdown, enter filters by the selected row, w cycles the workspace filter,
-c clears the filters, m switches the chart's metric, r refreshes, ? shows
-every key, q quits.
+inference key or workspace, and by each tag key given with --tag-key (team,
+feature, env…). Keys: 1-4 or p switch the period, tab the breakdown, enter
+filters by the selected row (a tag's value, too), w cycles the workspace
+filter, c clears the filters, m switches the chart's metric, r refreshes, ?
+shows every key, q quits.
 
 ` + usageWorkspaceHelp + `
 
@@ -58,6 +66,8 @@ It needs a terminal; scripts use gw usage report (--json).`,
 		Example: `  gw usage
   gw usage --workspace research              # one workspace's own usage
   gw usage --period 7d --timezone Europe/Paris --workspace-filter research
+  gw usage --tag-key team --tag-key feature --by tag:team   # cost centres
+  gw usage --tag-key feature --tag team=search              # one team's features
   gw usage report --by model --period month_to_date
   gw usage report --start-date 2026-03-01 --end-date 2026-03-31 --json`,
 		Args: cobra.NoArgs,
@@ -69,6 +79,15 @@ It needs a terminal; scripts use gw usage report (--json).`,
 				return usageError{fmt.Errorf("--refresh must be 0 (off) or at least 1s, not %s", opts.Refresh)}
 			}
 			opts.workspaceFlag = cmd.Flags().Changed("workspace")
+			if opts.By != "" && !tui.IsDimension(opts.By) {
+				return usageError{fmt.Errorf("--by must be one of %s or tag:KEY, not %q", strings.Join(tui.Dimensions, ", "), opts.By)}
+			}
+			if k, ok := strings.CutPrefix(opts.By, tui.TagPrefix); ok && !slices.Contains(opts.TagKeys, k) {
+				opts.TagKeys = append(opts.TagKeys, k)
+			}
+			if _, err := tagFilters(opts.Tags); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -80,7 +99,24 @@ It needs a terminal; scripts use gw usage report (--json).`,
 	fl.StringVar(&opts.Timezone, "timezone", "", "IANA time zone that cuts the days, e.g. Europe/Paris (default: the server's, UTC)")
 	fl.StringVar(&opts.WorkspaceFilter, "workspace-filter", "", "start filtered to one workspace (UUID or slug)")
 	fl.DurationVar(&opts.Refresh, "refresh", tui.DefaultRefresh, "auto refresh interval; 0 turns it off")
+	fl.StringVar(&opts.By, "by", "", "breakdown to start with: a dimension or tag:KEY (default model)")
+	fl.StringArrayVar(&opts.TagKeys, "tag-key", nil, "offer a breakdown by this tag key (repeatable)")
+	fl.StringArrayVar(&opts.Tags, "tag", nil, "start filtered to requests with this tag, KEY=VALUE (repeatable: all must match)")
 	return cmd
+}
+
+// tagFilters turns --tag KEY=VALUE flags into the report's KEY:VALUE
+// filters; the server checks the tag rules.
+func tagFilters(pairs []string) ([]string, error) {
+	out := make([]string, 0, len(pairs))
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" || v == "" {
+			return nil, usageError{fmt.Errorf("--tag %q: want KEY=VALUE, e.g. team=search", p)}
+		}
+		out = append(out, k+":"+v)
+	}
+	return out, nil
 }
 
 // usageWorkspaceHelp says how the two workspace flags differ.
@@ -149,7 +185,10 @@ func dashboardOptions(ctx context.Context, c *client.Client, org, workspace stri
 		Timezone:    opts.Timezone,
 		WorkspaceID: ws,
 		Refresh:     opts.Refresh,
+		By:          opts.By,
+		TagKeys:     opts.TagKeys,
 	}
+	to.Tags, _ = tagFilters(opts.Tags)
 	if workspace != "" {
 		to.Workspace = names.workspaceName(ctx, org, workspace)
 		// Best effort: without the workspace's id the budgets panel
@@ -191,6 +230,8 @@ type UsageReportOptions struct {
 	WorkspaceFilter string
 	By              string
 	Output          string
+	// Tags are --tag KEY=VALUE filters (all must match).
+	Tags []string
 	// workspaceFlag: --workspace was given on the command line.
 	workspaceFlag bool
 }
@@ -205,14 +246,19 @@ func NewCmdUsageReport(f *Factory, runF func(context.Context, *UsageReportOption
 		Short: "Print the usage report (totals, previous period, days) or a breakdown",
 		Long: `Print the organization's usage report: one row per day, then the totals, the
 previous period's totals and the change. With --by, print the period split by
-model, provider, owner, inference_key or workspace instead, largest cost
-first. --json (or -o json) prints the API's report as it is.
+model, provider, owner, inference_key or workspace, or by the values of one
+tag (--by tag:team) instead, largest cost first: requests without the tag
+are the row "(no tag)". --tag KEY=VALUE (repeatable) keeps the requests
+carrying every tag given. --json (or -o json) prints the API's report as it
+is.
 
 ` + usageWorkspaceHelp + `
 
 A custom range is --start-date and --end-date (YYYY-MM-DD, both included),
 which imply --period custom.`,
 		Example: `  gw usage report --by model
+  gw usage report --by tag:team --period month_to_date
+  gw usage report --by tag:feature --tag team=search --tag env=prod
   gw usage report --workspace search --by model --period 7d
   gw usage report --workspace-filter search --json
   gw usage report --start-date 2026-03-01 --end-date 2026-03-31 -o yaml`,
@@ -228,10 +274,11 @@ which imply --period custom.`,
 			if err := checkOutput(opts.Output); err != nil {
 				return err
 			}
-			if opts.By != "" {
-				if err := oneOf("by", opts.By, tui.Dimensions...); err != nil {
-					return err
-				}
+			if opts.By != "" && !tui.IsDimension(opts.By) {
+				return usageError{fmt.Errorf("--by must be one of %s or tag:KEY, not %q", strings.Join(tui.Dimensions, ", "), opts.By)}
+			}
+			if _, err := tagFilters(opts.Tags); err != nil {
+				return err
 			}
 			if err := opts.checkPeriod(fl.Changed("period")); err != nil {
 				return err
@@ -256,7 +303,8 @@ which imply --period custom.`,
 	fl.StringVar(&opts.ManagementKey, "management-key", "", "only requests made with this management key (UUID)")
 	fl.StringVar(&opts.Credential, "credential", "", "only requests served with this provider credential (UUID)")
 	fl.StringVar(&opts.WorkspaceFilter, "workspace-filter", "", "only this workspace (UUID or slug)")
-	fl.StringVar(&opts.By, "by", "", "print a breakdown by model, provider, owner, inference_key or workspace")
+	fl.StringVar(&opts.By, "by", "", "print a breakdown by model, provider, owner, inference_key, workspace or tag:KEY")
+	fl.StringArrayVar(&opts.Tags, "tag", nil, "only requests with this tag, KEY=VALUE (repeatable: all must match)")
 	return cmd
 }
 
@@ -305,8 +353,12 @@ func (o *UsageReportOptions) query(workspaceID string) client.UsageQuery {
 		ModelID:              o.Model,
 		ProviderID:           o.Provider,
 		ProviderCredentialID: o.Credential,
+		Tags:                 must(tagFilters(o.Tags)),
 	}
 }
+
+// must is for values already checked when the flags were read.
+func must[T any](v T, _ error) T { return v }
 
 func usageReportRun(ctx context.Context, opts *UsageReportOptions) error {
 	c, s, err := opts.f.AuthedClient()
@@ -336,6 +388,9 @@ func usageReportRun(ctx context.Context, opts *UsageReportOptions) error {
 		if opts.Output == OutputTable && out.IsTerminal() {
 			fmt.Fprintf(out.Out, "Usage by %s, %s\n\n", opts.By, periodLine(b.Period))
 		}
+		if b.Note != "" {
+			fmt.Fprintln(out.ErrOut, "Note: "+b.Note)
+		}
 		return opts.f.Print(opts.Output, b, func() Table {
 			return usageBreakdownTable(b, breakdownLabeler(ctx, newNameBook(c), org, ws, opts.By))
 		})
@@ -343,6 +398,9 @@ func usageReportRun(ctx context.Context, opts *UsageReportOptions) error {
 	r, err := c.ScopedUsageReport(ctx, scope, q)
 	if err != nil {
 		return err
+	}
+	if r.Note != "" {
+		fmt.Fprintln(out.ErrOut, "Note: "+r.Note)
 	}
 	// The period and time zone are not in the rows; on a terminal a title
 	// says them. Piped, the rows stay clean for cut and awk.
@@ -417,6 +475,9 @@ func usageBreakdownTable(b wire.UsageBreakdown, label func(string) string) Table
 		cell := r.Key
 		if cell != "" {
 			cell = label(cell)
+		}
+		if l := tui.RowLabel(r); l != "" {
+			cell = l
 		}
 		t.Rows = append(t.Rows, append([]string{orDash(cell)}, usageCells(r.UsageCounters)...))
 	}

@@ -54,3 +54,13 @@ func (c *Client) DisablePolicy(ctx context.Context, org, ws, id string) (wire.Po
 func (c *Client) GetInferenceKey(ctx context.Context, org, ws, id string) (wire.InferenceKey, error) {
 	return getData[wire.InferenceKey](ctx, c, "GET", wsPath(org, ws)+"/inference-keys/"+esc(id), nil, nil)
 }
+
+// CreateTagBudget makes a budget for the workspace's keys carrying a tag.
+func (c *Client) CreateTagBudget(ctx context.Context, org, ws string, in wire.TagBudgetCreate) (wire.TagBudget, error) {
+	return getData[wire.TagBudget](ctx, c, "POST", wsPath(org, ws)+"/tag-budgets", nil, in)
+}
+
+// ListTagBudgets lists the workspace's tag budgets.
+func (c *Client) ListTagBudgets(ctx context.Context, org, ws string) ([]wire.TagBudget, error) {
+	return getData[[]wire.TagBudget](ctx, c, "GET", wsPath(org, ws)+"/tag-budgets", nil, nil)
+}

@@ -21,6 +21,8 @@ type UsageQuery struct {
 	RequestedModelID     string // the model asked for, whichever answered
 	ProviderID           string
 	ProviderCredentialID string
+	// Tags are tag filters, KEY:VALUE each; every one must match.
+	Tags []string
 }
 
 func (q UsageQuery) values() url.Values {
@@ -43,6 +45,9 @@ func (q UsageQuery) values() url.Values {
 	set("requested_model_id", q.RequestedModelID)
 	set("provider_id", q.ProviderID)
 	set("provider_credential_id", q.ProviderCredentialID)
+	for _, t := range q.Tags {
+		v.Add("tag", t)
+	}
 	return v
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -322,11 +321,8 @@ func (s *Server) dataPlaneKeys(_ context.Context, rp *remotePlane) error {
 // openSpool opens the local usage spool that events go to first and are
 // shipped from.
 func (s *Server) openSpool(_ context.Context, rp *remotePlane) error {
-	// A data plane whose key and id come from its environment has written
-	// nothing to its state dir yet.
-	if err := os.MkdirAll(s.cfg.StateDir, 0o700); err != nil {
-		return fmt.Errorf("state dir: %w", err)
-	}
+	// The state dir may not exist yet (a key and id from the environment or
+	// a key file elsewhere write nothing there): spool.Open creates it.
 	c := rp.client
 	sp, err := spool.Open(filepath.Join(s.cfg.StateDir, "usage.spool"), func(ctx context.Context, evs []wire.UsageEventIn) error {
 		_, err := c.IngestUsage(ctx, evs)

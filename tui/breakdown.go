@@ -14,10 +14,42 @@ import (
 )
 
 // Dimensions are the breakdowns the server offers, in the order tab
-// cycles them.
+// cycles them; the dashboard adds tag:KEY for the tag keys it is given.
 var Dimensions = wire.UsageDimensions
 
+// TagPrefix starts a breakdown by one tag's values (tag:team).
+const TagPrefix = "tag:"
+
+// IsDimension says whether by is a breakdown the server offers: one of
+// Dimensions or tag:KEY.
+func IsDimension(by string) bool {
+	if k, ok := strings.CutPrefix(by, TagPrefix); ok {
+		return k != ""
+	}
+	for _, d := range Dimensions {
+		if d == by {
+			return true
+		}
+	}
+	return false
+}
+
+// RowLabel names a breakdown row without a value: in a breakdown by tag,
+// the requests without the tag, and those past the tag bound.
+func RowLabel(r wire.UsageBreakdownRow) string {
+	switch {
+	case r.OverTagLimit:
+		return "(over tag limit)"
+	case r.NoValue:
+		return "(no tag)"
+	}
+	return ""
+}
+
 func dimensionTitle(by string) string {
+	if k, ok := strings.CutPrefix(by, TagPrefix); ok {
+		return "tag " + k
+	}
 	switch by {
 	case "inference_key":
 		return "inference key"
@@ -32,7 +64,9 @@ func dimensionTitle(by string) string {
 // its keys: tab and shift+tab ask the root for another dimension, enter
 // asks to filter by the selected row, the rest moves through the table.
 type breakdownView struct {
-	ctx     *ProgramContext
+	ctx *ProgramContext
+	// dims are the dimensions tab cycles: Dimensions and the tag keys'.
+	dims    []string
 	by      string // the dimension shown, or being loaded
 	data    *wire.UsageBreakdown
 	dataBy  string // the dimension data holds; differs from by while a switch loads
@@ -52,10 +86,14 @@ const selectionMarker = "› "
 
 var _ component = (*breakdownView)(nil)
 
-func newBreakdownView(ctx *ProgramContext, by string) *breakdownView {
+func newBreakdownView(ctx *ProgramContext, by string, tagKeys []string) *breakdownView {
 	t := table.New(table.WithFocused(true))
 	t.SetStyles(table.Styles{Header: ctx.Styles.Header, Cell: ctx.Styles.Cell, Selected: ctx.Styles.Selected})
-	return &breakdownView{ctx: ctx, by: by, table: t}
+	dims := append([]string{}, Dimensions...)
+	for _, k := range tagKeys {
+		dims = append(dims, TagPrefix+k)
+	}
+	return &breakdownView{ctx: ctx, dims: dims, by: by, table: t}
 }
 
 func (b *breakdownView) Init() tea.Cmd { return nil }
@@ -74,7 +112,7 @@ func (b *breakdownView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// Neither enter nor the arrows act on rows nobody can see.
 		return b, nil
 	case key.Matches(k, b.filterKey()):
-		if row, ok := b.selected(); ok && row.Key != "" {
+		if row, ok := b.selected(); ok && row.Key != "" && !row.NoValue && !row.OverTagLimit {
 			return b, emit(filterRowMsg{by: b.dataBy, key: row.Key})
 		}
 		return b, nil
@@ -99,12 +137,12 @@ func emit(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
 func (b *breakdownView) step(delta int) string {
 	i := 0
-	for j, d := range Dimensions {
+	for j, d := range b.dims {
 		if d == b.by {
 			i = j
 		}
 	}
-	return Dimensions[(i+delta+len(Dimensions))%len(Dimensions)]
+	return b.dims[(i+delta+len(b.dims))%len(b.dims)]
 }
 
 // filterKey is enter, switched off for inference keys, which the report
@@ -272,7 +310,11 @@ func (b *breakdownView) fill() {
 		if !total.IsZero() {
 			share = parseCost(r.CostUSD).Div(total).Mul(decimal.NewFromInt(100)).StringFixed(1) + "%"
 		}
-		row := table.Row{b.ctx.Label(r.Key)}
+		name := b.ctx.Label(r.Key)
+		if l := RowLabel(r); l != "" {
+			name = l
+		}
+		row := table.Row{name}
 		for _, c := range cols {
 			row = append(row, fmt.Sprintf("%*s", c.width, c.value(r, rowContext{share: share, costPlaces: places})))
 		}

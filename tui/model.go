@@ -47,6 +47,11 @@ type Options struct {
 	Workspace string
 	// By is the breakdown's first dimension; empty means model.
 	By string
+	// TagKeys are the tag keys tab offers a breakdown by, after the
+	// other dimensions; enter on a row of one filters by that tag.
+	TagKeys []string
+	// Tags start the dashboard filtered by these tags, KEY:VALUE each.
+	Tags []string
 	// Refresh is the auto refresh interval; 0 turns it off.
 	Refresh time.Duration
 	// Clock is the zone the "updated" time is shown in; nil means the
@@ -76,6 +81,29 @@ type filters struct {
 	ModelID     string
 	ProviderID  string
 	OwnerID     string
+	// Tags are tag filters, KEY:VALUE joined by newlines (a string keeps
+	// filters comparable); every one must match.
+	Tags string
+}
+
+// tagList is the tag filters as a list.
+func (f filters) tagList() []string {
+	if f.Tags == "" {
+		return nil
+	}
+	return strings.Split(f.Tags, "\n")
+}
+
+// withTag adds or replaces the filter on key.
+func (f filters) withTag(key, value string) filters {
+	var out []string
+	for _, t := range f.tagList() {
+		if !strings.HasPrefix(t, key+":") {
+			out = append(out, t)
+		}
+	}
+	f.Tags = strings.Join(append(out, key+":"+value), "\n")
+	return f
 }
 
 func (f filters) empty() bool { return f == filters{} }
@@ -130,7 +158,7 @@ func New(opts Options) *Model {
 		org:       opts.Org,
 		period:    opts.Period,
 		timezone:  opts.Timezone,
-		filters:   filters{WorkspaceID: opts.WorkspaceID},
+		filters:   filters{WorkspaceID: opts.WorkspaceID, Tags: strings.Join(opts.Tags, "\n")},
 		workspace: opts.Workspace,
 		by:        opts.By,
 		refresh:   opts.Refresh,
@@ -158,7 +186,7 @@ func New(opts Options) *Model {
 	}
 	m.totals = newTotalsView(ctx)
 	m.chart = newChartView(ctx)
-	m.breakdown = newBreakdownView(ctx, m.by)
+	m.breakdown = newBreakdownView(ctx, m.by, opts.TagKeys)
 	m.budgets = newBudgetsView(ctx)
 	return m
 }
@@ -193,6 +221,7 @@ func (m *Model) query() client.UsageQuery {
 		ModelID:     m.filters.ModelID,
 		ProviderID:  m.filters.ProviderID,
 		OwnerID:     m.filters.OwnerID,
+		Tags:        m.filters.tagList(),
 	}
 }
 
@@ -399,7 +428,11 @@ func (m *Model) filterBy(by, id string) tea.Cmd {
 	case "workspace":
 		m.filters.WorkspaceID = id
 	default:
-		return nil
+		k, ok := strings.CutPrefix(by, TagPrefix)
+		if !ok {
+			return nil
+		}
+		m.filters = m.filters.withTag(k, id)
 	}
 	return m.reload()
 }
@@ -644,6 +677,10 @@ func (m *Model) filterLine() string {
 	add("model", m.filters.ModelID)
 	add("provider", m.filters.ProviderID)
 	add("owner", m.filters.OwnerID)
+	for _, t := range m.filters.tagList() {
+		k, v, _ := strings.Cut(t, ":")
+		parts = append(parts, "tag "+k+"="+st.Bold.Render(v))
+	}
 	left := st.Faint.Render("filters: ") + "none"
 	if len(parts) > 0 {
 		left = st.Faint.Render("filters: ") + strings.Join(parts, st.Faint.Render(" · "))
@@ -670,6 +707,12 @@ func (m *Model) statusLine() string {
 		return ansi.Truncate(st.Error.Render(text+": "+shortErr(err)), m.ctx.Width, "…")
 	case m.notice != "":
 		return ansi.Truncate(st.Notice.Render(m.notice), m.ctx.Width, "…")
+	case m.breakdown.data != nil && m.breakdown.data.Note != "":
+		// Past the bound of tag combinations, the answer says what the
+		// tag rows leave out.
+		return ansi.Truncate(st.Notice.Render(m.breakdown.data.Note), m.ctx.Width, "…")
+	case m.report != nil && m.report.Note != "":
+		return ansi.Truncate(st.Notice.Render(m.report.Note), m.ctx.Width, "…")
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,8 @@ type fakeSource struct {
 	report func(q client.UsageQuery) wire.UsageReport
 	rows   map[string][]wire.UsageBreakdownRow
 	labels map[string]string
+	// notes are the breakdowns' notes, by dimension.
+	notes map[string]string
 }
 
 type call struct {
@@ -51,7 +54,7 @@ func (f *fakeSource) Breakdown(_ context.Context, by string, q client.UsageQuery
 	if err := f.record("breakdown:"+by, q); err != nil {
 		return wire.UsageBreakdown{}, err
 	}
-	return wire.UsageBreakdown{By: by, Rows: f.rows[by]}, nil
+	return wire.UsageBreakdown{By: by, Rows: f.rows[by], Note: f.notes[by]}, nil
 }
 
 // lastCall is the newest call of a kind.
@@ -350,7 +353,7 @@ func TestPeriodKeyIssuesCommandWithQuery(t *testing.T) {
 	}
 	q := fake.lastCall(t, "report")
 	want := client.UsageQuery{Period: "7d", Timezone: "Asia/Tokyo", WorkspaceID: wsProd}
-	if q != want {
+	if !reflect.DeepEqual(q, want) {
 		t.Fatalf("query %+v, want %+v", q, want)
 	}
 	if ws := fake.lastCall(t, "breakdown:workspace"); ws.WorkspaceID != "" || ws.Period != "7d" {
@@ -558,7 +561,7 @@ func TestFilterByRowAndClear(t *testing.T) {
 	d.mustShow("model anthropic/claude-sonnet-4 · provider openai")
 
 	d.key("c")
-	if q := d.src.lastCall(t, "report"); q != (client.UsageQuery{Period: "30d"}) {
+	if q := d.src.lastCall(t, "report"); !reflect.DeepEqual(q, client.UsageQuery{Period: "30d"}) {
 		t.Fatalf("c must clear every filter: %+v", q)
 	}
 	d.mustShow("filters: none")

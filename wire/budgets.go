@@ -91,3 +91,25 @@ type BudgetState struct {
 	PeriodStart    time.Time  `json:"period_start"`
 	PeriodEnd      time.Time  `json:"period_end"`
 }
+
+// TagBudgetCreate is a budget for the keys carrying one tag (issue 21):
+// gw makes it a policy targeting selected_keys with a shared budget rule,
+// and keeps the key list on the keys that carry the tag.
+type TagBudgetCreate struct {
+	// Name is the policy's; default budget-<key>-<value>.
+	Name      string `json:"name,omitempty" jsonschema:"minLength=1,maxLength=100"`
+	TagKey    string `json:"tag_key" jsonschema:"minLength=1,maxLength=64,pattern=^[a-z0-9][a-z0-9_.-]*$"`
+	TagValue  string `json:"tag_value" jsonschema:"minLength=1,maxLength=128"`
+	AmountUSD string `json:"amount_usd"`
+	Period    string `json:"period" jsonschema:"enum=day,enum=month"`
+}
+
+// TagBudget is a tag budget: the tag its key list follows and its policy.
+type TagBudget struct {
+	PolicyID    uuid.UUID `json:"policy_id"`
+	WorkspaceID uuid.UUID `json:"workspace_id"`
+	TagKey      string    `json:"tag_key"`
+	TagValue    string    `json:"tag_value"`
+	CreatedAt   time.Time `json:"created_at"`
+	Policy      Policy    `json:"policy"`
+}

@@ -95,10 +95,13 @@ type InferenceKey struct {
 	// RateLimits are the key's own limits; a key without them has its
 	// workspace's, and a key's limits never exceed its workspace's.
 	RateLimits *RateLimits `json:"rate_limits" jsonschema:"nullable"`
-	CreatedAt  time.Time   `json:"created_at"`
-	UpdatedAt  time.Time   `json:"updated_at"`
-	Status     string      `json:"status" jsonschema:"enum=active,enum=revoked,enum=expired"`
-	Token      string      `json:"token,omitempty"`
+	// Tags are the key's cost-centre tags: every usage event of the key
+	// records them, and they win over a request's X-Gw-Tags.
+	Tags      map[string]string `json:"tags" jsonschema:"maxProperties=20"`
+	CreatedAt time.Time         `json:"created_at"`
+	UpdatedAt time.Time         `json:"updated_at"`
+	Status    string            `json:"status" jsonschema:"enum=active,enum=revoked,enum=expired"`
+	Token     string            `json:"token,omitempty"`
 }
 
 // InferenceKeyCreate issues an inference key, owned by the caller or by
@@ -109,12 +112,17 @@ type InferenceKeyCreate struct {
 	UserID    *uuid.UUID `json:"user_id,omitempty"`
 	// RateLimits may not exceed the workspace's.
 	RateLimits *RateLimits `json:"rate_limits,omitempty" jsonschema:"nullable"`
+	// Tags: up to 20 pairs, keys of 1 to 64 characters matching
+	// ^[a-z0-9][a-z0-9_.-]*$, values of 1 to 128 printable characters.
+	Tags map[string]string `json:"tags,omitempty" jsonschema:"maxProperties=20"`
 }
 
-// InferenceKeyUpdate renames a key or changes its rate limits.
+// InferenceKeyUpdate renames a key, changes its rate limits or replaces
+// its tags (whole; null or {} clears them).
 type InferenceKeyUpdate struct {
-	Name       *string     `json:"name,omitempty" jsonschema:"minLength=1,maxLength=100"`
-	RateLimits *RateLimits `json:"rate_limits,omitempty" jsonschema:"nullable"`
+	Name       *string            `json:"name,omitempty" jsonschema:"minLength=1,maxLength=100"`
+	RateLimits *RateLimits        `json:"rate_limits,omitempty" jsonschema:"nullable"`
+	Tags       *map[string]string `json:"tags,omitempty" jsonschema:"nullable,maxProperties=20"`
 }
 
 // Policy is spec 2.3's PolicyOut.

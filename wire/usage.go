@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -53,6 +54,9 @@ type UsageEvent struct {
 	// Provenance says how the cost came about; null on events of older
 	// data planes.
 	Provenance *UsageProvenance `json:"provenance" jsonschema:"nullable"`
+	// Tags are the request's cost-centre tags: its key's, over those its
+	// X-Gw-Tags header named; {} for none.
+	Tags map[string]string `json:"tags" jsonschema:"maxProperties=20"`
 }
 
 // UsageProvenance records what a request was charged at and what decided
@@ -140,6 +144,9 @@ type UsageEventIn struct {
 	ReasoningTokens    int64            `json:"reasoning_tokens,omitempty" jsonschema:"minimum=0"`
 	CacheWrite1hTokens int64            `json:"cache_write_1h_tokens,omitempty" jsonschema:"minimum=0"`
 	Provenance         *UsageProvenance `json:"provenance,omitempty"`
+	// Tags are the request's cost-centre tags (older data planes send
+	// none).
+	Tags map[string]string `json:"tags,omitempty" jsonschema:"maxProperties=20"`
 }
 
 // Usage sources (UsageEvent.UsageSource).
@@ -191,20 +198,69 @@ type UsageReport struct {
 	Daily      []UsageDay    `json:"daily"`
 	Period     UsagePeriod   `json:"period"`
 	UpdatedAt  time.Time     `json:"updated_at"`
+	// Note: see UsageBreakdown.Note.
+	Note string `json:"note,omitempty"`
 }
 
-// UsageBreakdownRow is one model, provider, owner or key of a breakdown.
+// UsageBreakdownRow is one model, provider, owner, key, workspace or tag
+// value of a breakdown.
 type UsageBreakdownRow struct {
-	Key string `json:"key"`
+	// Key is the dimension's value. In a breakdown by tag, the row of the
+	// events without the tag has a null key (NoValue), and so has the row
+	// of the events whose tags are past the organization's bound
+	// (OverTagLimit).
+	Key     string `json:"key" jsonschema:"nullable"`
+	NoValue bool   `json:"-"`
+	// OverTagLimit marks, in a breakdown by tag, the row of the requests
+	// whose tag combination came after the organization reached the
+	// bound of distinct combinations reports keep (docs/metering.md).
+	OverTagLimit bool `json:"over_tag_limit,omitempty"`
 	UsageCounters
+}
+
+// MarshalJSON writes a row without a value with a null key.
+func (r UsageBreakdownRow) MarshalJSON() ([]byte, error) {
+	type plain UsageBreakdownRow
+	if !r.NoValue && !r.OverTagLimit {
+		return json.Marshal(plain(r))
+	}
+	return json.Marshal(struct {
+		Key *string `json:"key"`
+		plain
+	}{nil, plain(r)})
+}
+
+// UnmarshalJSON reads a null key as NoValue.
+func (r *UsageBreakdownRow) UnmarshalJSON(b []byte) error {
+	type plain UsageBreakdownRow
+	var v struct {
+		Key *string `json:"key"`
+		plain
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = UsageBreakdownRow(v.plain)
+	if v.Key == nil {
+		r.Key, r.NoValue = "", true
+	} else {
+		r.Key = *v.Key
+	}
+	return nil
 }
 
 // UsageBreakdown splits a report's period by one dimension, largest cost
 // first.
 type UsageBreakdown struct {
-	By     string              `json:"by" jsonschema:"enum=model,enum=requested_model,enum=provider,enum=owner,enum=inference_key,enum=workspace"`
+	// By is a dimension of UsageDimensions, or tag:KEY for the values of
+	// one tag.
+	By     string              `json:"by" jsonschema:"pattern=^(model|requested_model|provider|owner|inference_key|workspace|tag:[a-z0-9][a-z0-9_.-]{0\\,63})$"`
 	Period UsagePeriod         `json:"period"`
 	Rows   []UsageBreakdownRow `json:"rows"`
+	// Note says, when a report by tag or filtered by tag cannot place
+	// some usage by tag (its tag combination came past the bound), what
+	// was left out; absent otherwise.
+	Note string `json:"note,omitempty"`
 }
 
 // SignedBundle is an organization's compiled bundle as data planes fetch

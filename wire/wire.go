@@ -74,8 +74,12 @@ type Workspace struct {
 	// RateLimits are the workspace's per-minute limits: the limits of
 	// every key without its own, and the ceiling of the keys' own.
 	RateLimits *RateLimits `json:"rate_limits" jsonschema:"nullable"`
-	CreatedAt  time.Time   `json:"created_at"`
-	UpdatedAt  time.Time   `json:"updated_at"`
+	// RequiredTags are the tag keys every inference request in the
+	// workspace must carry, from its key's tags or its X-Gw-Tags header;
+	// a request lacking one is refused with 400.
+	RequiredTags []string  `json:"required_tags" jsonschema:"maxItems=20"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
 }
 
 // RateLimits are per-minute limits of requests and of tokens (input plus
@@ -92,11 +96,14 @@ type WorkspaceCreate struct {
 	Slug string `json:"slug,omitempty" jsonschema:"minLength=1,maxLength=63,pattern=^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"`
 }
 
-// WorkspaceUpdate changes a workspace's name, slug or rate limits.
+// WorkspaceUpdate changes a workspace's name, slug, rate limits or required tags.
 type WorkspaceUpdate struct {
 	Name       *string     `json:"name,omitempty" jsonschema:"minLength=1,maxLength=100"`
 	Slug       *string     `json:"slug,omitempty" jsonschema:"minLength=1,maxLength=63,pattern=^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"`
 	RateLimits *RateLimits `json:"rate_limits,omitempty" jsonschema:"nullable"`
+	// RequiredTags replaces the tag keys every request must carry; null
+	// or [] requires none.
+	RequiredTags *[]string `json:"required_tags,omitempty" jsonschema:"nullable,maxItems=20"`
 }
 
 // Deleted is the result of deleting a workspace or an organization.

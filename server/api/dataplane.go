@@ -175,6 +175,9 @@ func readUsageEvent(v any, loc validate.Loc, errs *validate.Errors) (wire.UsageE
 	if v, ok := o.Raw("provenance"); ok && v != nil {
 		e.Provenance = readProvenance(v, loc.With("provenance"), errs)
 	}
+	if v, ok := o.Raw("tags"); ok && v != nil {
+		e.Tags = readTagsAt(v, loc.With("tags"), errs)
+	}
 	o.Close()
 	// A member already reported (missing, or of the wrong JSON type) is
 	// not reported again by the rules; the others' problems all are.

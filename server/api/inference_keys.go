@@ -20,7 +20,7 @@ func (s *Server) inferenceKeyRoutes() []*Route {
 			Perms: []auth.Permission{auth.InferenceKeysRead}, Result: []wire.InferenceKey{}, Handle: s.listInferenceKeys},
 		{Method: "GET", Path: base + "/{key_id}", Tag: tag, Summary: "Get an inference key (metadata only)",
 			Perms: []auth.Permission{auth.InferenceKeysRead}, Result: wire.InferenceKey{}, Handle: s.getInferenceKey},
-		{Method: "PATCH", Path: base + "/{key_id}", Tag: tag, Summary: "Rename an inference key or change its rate limits",
+		{Method: "PATCH", Path: base + "/{key_id}", Tag: tag, Summary: "Rename an inference key, change its rate limits or replace its tags",
 			Perms: []auth.Permission{auth.InferenceKeysManage}, Body: wire.InferenceKeyUpdate{}, Result: wire.InferenceKey{},
 			RefreshesBundles: true, Handle: s.updateInferenceKey},
 		{Method: "POST", Path: base + "/{key_id}/revoke", Tag: tag, Summary: "Revoke an inference key (idempotent)",
@@ -38,7 +38,15 @@ func toInferenceKey(k *store.InferenceKey, now time.Time) wire.InferenceKey {
 	}
 	return wire.InferenceKey{ID: k.ID, OrgID: k.OrgID, WorkspaceID: k.WorkspaceID, UserID: k.UserID, Name: k.Name, Prefix: k.Prefix,
 		ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt, RateLimits: toRateLimits(k.RateLimits), CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt,
-		Status: status}
+		Status: status, Tags: wireTags(k.Tags)}
+}
+
+// wireTags is a tag set as the API shows it: an object, {} when empty.
+func wireTags(t map[string]string) map[string]string {
+	if t == nil {
+		return map[string]string{}
+	}
+	return t
 }
 
 func (s *Server) createInferenceKey(r *Request) (any, error) {
@@ -52,6 +60,9 @@ func (s *Server) createInferenceKey(r *Request) (any, error) {
 			}
 		}
 		in.Limits = backend.RateLimitsPatch(readRateLimits(o))
+		if t := readOptionalTags(o, "tags"); t != nil {
+			in.Tags = *t
+		}
 	}); err != nil {
 		return nil, err
 	}
@@ -112,6 +123,7 @@ func (s *Server) updateInferenceKey(r *Request) (any, error) {
 	if err := r.body(func(o *validate.Object) {
 		in.Name = optionalString(o, "name", nameRule)
 		in.Limits = backend.RateLimitsPatch(readRateLimits(o))
+		in.Tags = readOptionalTags(o, "tags")
 	}); err != nil {
 		return nil, err
 	}

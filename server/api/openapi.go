@@ -99,8 +99,15 @@ func (s *Server) OpenAPI() map[string]any {
 				sch["enum"] = q.Enum
 			case q.Format != "":
 				sch["format"] = q.Format
+			case q.Pattern != "":
+				sch["pattern"] = q.Pattern
 			}
-			params = append(params, map[string]any{"name": q.Name, "in": "query", "required": q.Required, "description": q.Description, "schema": sch})
+			param := map[string]any{"name": q.Name, "in": "query", "required": q.Required, "description": q.Description, "schema": sch}
+			if q.Repeated {
+				param["schema"] = map[string]any{"type": "array", "items": sch, "maxItems": 20}
+				param["style"], param["explode"] = "form", true
+			}
+			params = append(params, param)
 		}
 		if params != nil {
 			op["parameters"] = params

@@ -50,6 +50,10 @@ type QueryParam struct {
 	Enum     []string
 	Format   string
 	Required bool
+	// Pattern is a string's pattern; Repeated, that the parameter may be
+	// given more than once (an array, form style, exploded).
+	Pattern  string
+	Repeated bool
 }
 
 // Route is one operation: its place, its rules, its documentation and its

@@ -23,6 +23,7 @@ func (s *Server) allRoutes() []*Route {
 		s.inferenceKeyRoutes(),
 		s.policyRoutes(),
 		s.modelAliasRoutes(),
+		s.tagBudgetRoutes(),
 		s.usageRoutes(),
 		s.dataPlaneRoutes(),
 		s.budgetRoutes(),

@@ -19,6 +19,16 @@ import (
 	"github.com/gw-gateway/gw/wire"
 )
 
+// tagFilterPattern is a tag filter's shape, KEY:VALUE; the value's own
+// rules (1 to 128 printable characters) are checked on reading.
+const tagFilterPattern = `^[a-z0-9][a-z0-9_.-]{0,63}:.+$`
+
+// byParam is a breakdown's dimension: one of wire.UsageDimensions, or
+// tag:KEY for the values of one tag.
+var byParam = QueryParam{Name: "by", Description: "model (the one that answered), requested_model, provider, owner, inference_key, " +
+	"workspace, or tag:KEY for the values of one tag (a row with a null key counts the requests without it).",
+	Pattern: `^(model|requested_model|provider|owner|inference_key|workspace|tag:[a-z0-9][a-z0-9_.-]{0,63})$`}
+
 func (s *Server) usageRoutes() []*Route {
 	read := []auth.Permission{auth.UsageRead}
 	pageQ := []QueryParam{
@@ -39,6 +49,8 @@ func (s *Server) usageRoutes() []*Route {
 		{Name: "requested_model_id", Description: "Only requests that asked for this model, whichever answered."},
 		{Name: "provider_id", Description: "Only this provider, e.g. openai."},
 		{Name: "provider_credential_id", Description: "Only requests served with this provider credential (UUID).", Format: "uuid"},
+		{Name: "tag", Description: "Only requests carrying this tag, KEY:VALUE (e.g. team:search); repeat it and every one must match.",
+			Pattern: tagFilterPattern, Repeated: true},
 	}
 	// The events list takes the report's names for the filters it shares.
 	eventsQ := append(pageQ[:len(pageQ):len(pageQ)],
@@ -49,6 +61,8 @@ func (s *Server) usageRoutes() []*Route {
 		QueryParam{Name: "start_at", Description: "Only events that occurred at or after this instant, RFC 3339.", Format: "date-time"},
 		QueryParam{Name: "end_at", Description: "Only events that occurred before this instant, RFC 3339.", Format: "date-time"},
 		QueryParam{Name: "request_id", Description: "Only the events of the request answered with this X-Request-Id (gw usage explain)."},
+		QueryParam{Name: "tag", Description: "Only events carrying this tag, KEY:VALUE; repeat it and every one must match.",
+			Pattern: tagFilterPattern, Repeated: true},
 	)
 	return []*Route{
 		{Method: "GET", Path: "/api/v1/organizations/{org_id}/reports/usage", Tag: "Reports",
@@ -57,7 +71,7 @@ func (s *Server) usageRoutes() []*Route {
 		{Method: "GET", Path: "/api/v1/organizations/{org_id}/reports/usage/breakdown", Tag: "Reports",
 			Summary: "The report's period split by model, requested model, provider, owner, inference key or workspace",
 			Perms:   read, Result: wire.UsageBreakdown{},
-			Query:  append([]QueryParam{{Name: "by", Description: "model (the one that answered), requested_model, provider, owner, inference_key or workspace.", Enum: wire.UsageDimensions}}, reportQ...),
+			Query:  append([]QueryParam{byParam}, reportQ...),
 			Handle: s.usageBreakdown},
 		// The same report for one workspace, at its own scope: what a
 		// workspace-scoped key (gw login --workspace) may read.
@@ -67,7 +81,7 @@ func (s *Server) usageRoutes() []*Route {
 		{Method: "GET", Path: orgWS + "/{workspace_ref}/reports/usage/breakdown", Tag: "Reports",
 			Summary: "The workspace's report period split by model, requested model, provider, owner or inference key",
 			Perms:   read, Result: wire.UsageBreakdown{},
-			Query:  append([]QueryParam{{Name: "by", Description: "model (the one that answered), requested_model, provider, owner, inference_key or workspace.", Enum: wire.UsageDimensions}}, reportQ[1:]...),
+			Query:  append([]QueryParam{byParam}, reportQ[1:]...),
 			Handle: s.usageBreakdown},
 		{Method: "GET", Path: "/api/v1/organizations/{org_id}/usage-events", Tag: "Usage Events",
 			Summary: "List the organization's usage events, newest first",
@@ -132,6 +146,7 @@ func (r *Request) readReportQuery(now time.Time) (usage.Query, error) {
 		ProviderCredentialID: id("provider_credential_id"), Model: q.Get("model_id"), Provider: q.Get("provider_id"),
 		RequestedModel: q.Get("requested_model_id"),
 	}}
+	out.Filter.Tags = readTagFilters(q["tag"], &errs)
 	if r.WS != nil {
 		// A workspace's report is that workspace's, whatever the query
 		// says; another workspace's id is refused, never ignored.
@@ -170,8 +185,8 @@ func (s *Server) usageReport(r *Request) (any, error) {
 func (s *Server) usageBreakdown(r *Request) (any, error) {
 	var errs validate.Errors
 	by := "model"
-	if r.R.URL.Query().Has("by") {
-		by, _ = validate.Literal(r.R.URL.Query().Get("by"), validate.Loc{"query", "by"}, wire.UsageDimensions, &errs)
+	if q := r.R.URL.Query(); q.Has("by") {
+		by = readBreakdownBy(q.Get("by"), &errs)
 	}
 	q, err := r.readReportQuery(time.Now())
 	if err != nil || errs.Len() > 0 {
@@ -214,6 +229,7 @@ func (r *Request) readEventsFilter() (store.UsageFilter, error) {
 	if q.Has("request_id") {
 		f.RequestID, _ = validate.String(q.Get("request_id"), loc("request_id"), validate.StringRule{Min: 1, Max: usage.MaxRequestIDLen}, &errs)
 	}
+	f.Tags = readTagFilters(q["tag"], &errs)
 	for _, m := range []struct {
 		name string
 		dst  *time.Time

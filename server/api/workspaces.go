@@ -29,7 +29,7 @@ func (s *Server) workspaceRoutes() []*Route {
 
 		{Method: "GET", Path: orgWS + "/{workspace_ref}/settings", Tag: "Workspace Settings", Summary: "Get workspace settings",
 			Perms: []auth.Permission{auth.WorkspacesRead}, Result: wire.Workspace{}, Handle: s.getWorkspace},
-		{Method: "PATCH", Path: orgWS + "/{workspace_ref}/settings", Tag: "Workspace Settings", Summary: "Update workspace settings (name, slug, rate limits)",
+		{Method: "PATCH", Path: orgWS + "/{workspace_ref}/settings", Tag: "Workspace Settings", Summary: "Update workspace settings (name, slug, rate limits, required tags)",
 			Perms: []auth.Permission{auth.WorkspacesUpdate}, Body: wire.WorkspaceUpdate{}, Result: wire.Workspace{}, RefreshesBundles: true, Handle: s.updateWorkspace},
 
 		{Method: "GET", Path: orgWS + "/{workspace_ref}/members", Tag: "Workspace Members", Summary: "List workspace members",
@@ -104,6 +104,7 @@ func (s *Server) updateWorkspace(r *Request) (any, error) {
 		in.Name = optionalString(o, "name", nameRule)
 		in.Slug = readSlug(o)
 		in.Limits = readRateLimits(o).onto
+		in.RequiredTags = readRequiredTags(o)
 	}); err != nil {
 		return nil, err
 	}

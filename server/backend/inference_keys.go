@@ -62,6 +62,8 @@ type InferenceKeyCreate struct {
 	Name      string
 	ExpiresAt *time.Time
 	Limits    RateLimitsPatch
+	// Tags are the key's cost-centre tags (checked by server/tags' rules).
+	Tags map[string]string
 }
 
 // IssueInferenceKey issues an sk-gw- key. Its limits stay within the
@@ -83,7 +85,7 @@ func IssueInferenceKey(ctx context.Context, st *store.Store, actor Actor, in Inf
 	// Who issued the key is kept, so disabling their account revokes it
 	// (docs/security.md); an operator command issues none.
 	k := &store.InferenceKey{ID: uuid.New(), OrgID: ws.OrgID, WorkspaceID: ws.ID, UserID: in.Owner, Name: in.Name, Prefix: prefix,
-		TokenHash: hash, ExpiresAt: in.ExpiresAt, RateLimits: limits, CreatedBy: actor.UserID, CreatedAt: now, UpdatedAt: now}
+		TokenHash: hash, ExpiresAt: in.ExpiresAt, RateLimits: limits, CreatedBy: actor.UserID, Tags: tagsOrNil(in.Tags), CreatedAt: now, UpdatedAt: now}
 	err := st.InTx(ctx, func(tx *store.Store) error {
 		// The owner must be an active member: the bundle serves only keys of
 		// active members, and policies target keys by their owner.
@@ -106,9 +108,15 @@ func IssueInferenceKey(ctx context.Context, st *store.Store, actor Actor, in Inf
 		if err := tx.CreateInferenceKey(ctx, k); err != nil {
 			return err
 		}
+		if len(k.Tags) > 0 {
+			if err := syncTagBudgets(ctx, tx, actor, ws); err != nil {
+				return err
+			}
+		}
 		return Audit(ctx, tx, actor, AuditEntry{Action: "inference_key.issued", TargetType: "inference_key", TargetID: k.ID.String(),
 			OrgID: &ws.OrgID, WorkspaceID: &ws.ID,
-			Details: map[string]any{"name": k.Name, "prefix": prefix, "user_id": in.Owner.String(), "rate_limits": RateLimitsDetail(limits)}})
+			Details: map[string]any{"name": k.Name, "prefix": prefix, "user_id": in.Owner.String(), "rate_limits": RateLimitsDetail(limits),
+				"tags": tagsDetail(k.Tags)}})
 	})
 	if err != nil {
 		return nil, "", err
@@ -135,10 +143,29 @@ func InferenceKeyIn(ctx context.Context, st *store.Store, workspaceID, id uuid.U
 	return k, err
 }
 
-// InferenceKeyUpdate renames a key or changes some of its rate limits.
+// InferenceKeyUpdate renames a key, changes some of its rate limits or
+// replaces its tags (a non-nil Tags, empty to clear them).
 type InferenceKeyUpdate struct {
 	Name   *string
 	Limits RateLimitsPatch
+	Tags   *map[string]string
+}
+
+// tagsOrNil stores an empty set as none.
+func tagsOrNil(t map[string]string) store.Tags {
+	if len(t) == 0 {
+		return nil
+	}
+	return store.Tags(t)
+}
+
+// tagsDetail is a tag set as the audit log records it.
+func tagsDetail(t store.Tags) map[string]any {
+	out := make(map[string]any, len(t))
+	for k, v := range t {
+		out[k] = v
+	}
+	return out
 }
 
 // UpdateInferenceKey applies in to the workspace's key id, keeping the
@@ -154,17 +181,26 @@ func UpdateInferenceKey(ctx context.Context, st *store.Store, actor Actor, ws *s
 		if err := in.Limits.withinWorkspace(limits, ws.RateLimits); err != nil {
 			return err
 		}
-		before := map[string]any{"name": k.Name, "rate_limits": RateLimitsDetail(k.RateLimits)}
+		before := map[string]any{"name": k.Name, "rate_limits": RateLimitsDetail(k.RateLimits), "tags": tagsDetail(k.Tags)}
 		if in.Name != nil {
 			k.Name = *in.Name
+		}
+		if in.Tags != nil {
+			k.Tags = tagsOrNil(*in.Tags)
 		}
 		k.RateLimits, k.UpdatedAt = limits, store.Now()
 		if err := tx.UpdateInferenceKey(ctx, k); err != nil {
 			return err
 		}
+		if in.Tags != nil {
+			// Budgets for a tag follow the keys carrying it.
+			if err := syncTagBudgets(ctx, tx, actor, ws); err != nil {
+				return err
+			}
+		}
 		return Audit(ctx, tx, actor, AuditEntry{Action: "inference_key.updated", TargetType: "inference_key", TargetID: k.ID.String(),
 			OrgID: &ws.OrgID, WorkspaceID: &ws.ID,
-			Details: map[string]any{"before": before, "after": map[string]any{"name": k.Name, "rate_limits": RateLimitsDetail(k.RateLimits)}}})
+			Details: map[string]any{"before": before, "after": map[string]any{"name": k.Name, "rate_limits": RateLimitsDetail(k.RateLimits), "tags": tagsDetail(k.Tags)}}})
 	})
 	if err != nil {
 		return nil, err
@@ -189,6 +225,11 @@ func RevokeInferenceKey(ctx context.Context, st *store.Store, actor Actor, ws *s
 			if err := Audit(ctx, tx, actor, AuditEntry{Action: "inference_key.revoked", TargetType: "inference_key", TargetID: k.ID.String(),
 				OrgID: &ws.OrgID, WorkspaceID: &ws.ID, Details: map[string]any{"name": k.Name, "prefix": k.Prefix}}); err != nil {
 				return err
+			}
+			if len(k.Tags) > 0 {
+				if err := syncTagBudgets(ctx, tx, actor, ws); err != nil {
+					return err
+				}
 			}
 		}
 		// Read back: a concurrent revoke may have set the time first.

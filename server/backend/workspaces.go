@@ -48,6 +48,9 @@ func CreateWorkspace(ctx context.Context, st *store.Store, actor Actor, in Works
 type WorkspaceUpdate struct {
 	Name, Slug *string
 	Limits     func(store.RateLimits) store.RateLimits
+	// RequiredTags, when set, replaces the tag keys every request must
+	// carry (empty: none).
+	RequiredTags *[]string
 }
 
 // UpdateWorkspace applies in to ws and audits the change, before and after.
@@ -55,7 +58,7 @@ type WorkspaceUpdate struct {
 // keep their records and the lower of the two applies (publish computes
 // each key's effective limits; docs/rate-limits.md).
 func UpdateWorkspace(ctx context.Context, st *store.Store, actor Actor, ws store.Workspace, in WorkspaceUpdate) (*store.Workspace, error) {
-	before := map[string]any{"name": ws.Name, "slug": ws.Slug, "rate_limits": RateLimitsDetail(ws.RateLimits)}
+	before := map[string]any{"name": ws.Name, "slug": ws.Slug, "rate_limits": RateLimitsDetail(ws.RateLimits), "required_tags": []string(ws.RequiredTags)}
 	if in.Name != nil {
 		ws.Name = *in.Name
 	}
@@ -65,9 +68,15 @@ func UpdateWorkspace(ctx context.Context, st *store.Store, actor Actor, ws store
 	if in.Limits != nil {
 		ws.RateLimits = in.Limits(ws.RateLimits)
 	}
+	if in.RequiredTags != nil {
+		ws.RequiredTags = nil
+		if len(*in.RequiredTags) > 0 {
+			ws.RequiredTags = store.Strings(*in.RequiredTags)
+		}
+	}
 	ws.UpdatedAt = store.Now()
 	details := map[string]any{"before": before,
-		"after": map[string]any{"name": ws.Name, "slug": ws.Slug, "rate_limits": RateLimitsDetail(ws.RateLimits)}}
+		"after": map[string]any{"name": ws.Name, "slug": ws.Slug, "rate_limits": RateLimitsDetail(ws.RateLimits), "required_tags": []string(ws.RequiredTags)}}
 	err := st.InTx(ctx, func(tx *store.Store) error {
 		if err := tx.UpdateWorkspace(ctx, &ws); err != nil {
 			return slugConflict(err, ws.Slug)

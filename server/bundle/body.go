@@ -72,6 +72,10 @@ type Workspace struct {
 	// RateLimits are the workspace's settings, for reference: its keys
 	// carry their effective limits already.
 	RateLimits *RateLimits `json:"rate_limits,omitempty"`
+
+	// RequiredTags are the tag keys every inference request of the
+	// workspace must carry; left out when none.
+	RequiredTags []string `json:"required_tags,omitempty"`
 }
 
 // Key is an active inference key: unrevoked, and owned by an active member.
@@ -88,6 +92,11 @@ type Key struct {
 	// each member, the lower of the key's own and its workspace's, either
 	// when only one is set, absent when neither is.
 	RateLimits *RateLimits `json:"rate_limits,omitempty"`
+
+	// Tags are the key's cost-centre tags, which every usage event of the
+	// key records over any its request names; left out when it has none,
+	// so bundles of keys without tags keep their bytes and hashes.
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // RateLimits are per-minute limits, each at least 1; 0 (absent) is none.

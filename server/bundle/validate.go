@@ -10,6 +10,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/policy"
+	"github.com/gw-gateway/gw/server/tags"
 )
 
 // validate checks what the JSON decoder cannot: the format, the catalog's
@@ -40,6 +41,14 @@ func (b *Body) Validate() error {
 		}
 		if err := w.RateLimits.validate(); err != nil {
 			return invalid("workspace %s: %v", w.ID, err)
+		}
+		if w.RequiredTags != nil && len(w.RequiredTags) == 0 || len(w.RequiredTags) > tags.MaxPairs {
+			return invalid("workspace %s: required_tags is empty or longer than %d", w.ID, tags.MaxPairs)
+		}
+		for _, k := range w.RequiredTags {
+			if m := tags.CheckKey(k); m != "" {
+				return invalid("workspace %s: required tag %q: %s", w.ID, k, m)
+			}
 		}
 		workspaces[w.ID] = true
 		limits[w.ID] = w.RateLimits
@@ -82,6 +91,11 @@ func validateKeys(keys []Key, workspaces map[uuid.UUID]bool) error {
 			return invalid("key %s has no owner", k.ID)
 		case !isTokenHash(k.TokenHash) || hashes[k.TokenHash]:
 			return invalid("key %s has a malformed or repeated token hash", k.ID)
+		case k.Tags != nil && len(k.Tags) == 0:
+			return invalid("key %s has an empty tags object; a key without tags has none", k.ID)
+		}
+		if p := tags.Check(k.Tags); len(p) > 0 {
+			return invalid("key %s has a tag the rules refuse: %s %s", k.ID, p[0].Key, p[0].Msg)
 		}
 		ids[k.ID] = true
 		hashes[k.TokenHash] = true

@@ -129,6 +129,10 @@ func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect
 	defer func() { p.observe(r, mw, d.name(), key, x, rateRefused, started) }()
 	admission := startAdmission(r.Context())
 	refusal = p.gate(r, refusal)
+	var requestTags map[string]string
+	if refusal == nil {
+		requestTags, refusal = tagsOf(r, key.inference)
+	}
 	if refusal != nil {
 		if admission != nil {
 			admission.End()
@@ -136,7 +140,7 @@ func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect
 		d.refuse(w, refusal)
 		return
 	}
-	x, rateRefused = p.admit(w, r, d, key.inference, key.models, started, id, requestID, nil, admission)
+	x, rateRefused = p.admit(w, r, d, key.inference, key.models, started, id, requestID, nil, requestTags, admission)
 }
 
 // admit runs an authenticated request through rate limits and the
@@ -144,7 +148,7 @@ func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect
 // the limit that did). caller, when set, is the management principal a
 // playground request runs as.
 func (p *Plane) admit(w http.ResponseWriter, r *http.Request, d dialect, key *inferenceKey, view *modelView,
-	started time.Time, id uuid.UUID, requestID string, caller *Caller, admission trace.Span) (*exchange, string) {
+	started time.Time, id uuid.UUID, requestID string, caller *Caller, tags map[string]string, admission trace.Span) (*exchange, string) {
 	release := p.topUp(r.Context(), key)
 	admitted, refused := p.admitRate(w, key, d)
 	release()
@@ -155,7 +159,7 @@ func (p *Plane) admit(w http.ResponseWriter, r *http.Request, d dialect, key *in
 		return nil, refused
 	}
 	x := &exchange{p: p, w: w, r: r, d: d, key: key, view: view, started: started,
-		occurred: p.now().UTC().Truncate(time.Microsecond), id: id, requestID: requestID, caller: caller, admission: admission}
+		occurred: p.now().UTC().Truncate(time.Microsecond), id: id, requestID: requestID, caller: caller, tags: tags, admission: admission}
 	x.serve()
 	return x, ""
 }
@@ -176,6 +180,9 @@ type exchange struct {
 	d         dialect
 	requestID string
 	caller    *Caller
+	// tags are the request's cost-centre tags: its key's over its
+	// X-Gw-Tags header's (tags.Merge).
+	tags map[string]string
 
 	req *providers.ChatRequest
 	// body is the request as read, valid until serve returns (its buffer

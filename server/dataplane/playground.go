@@ -177,7 +177,7 @@ func (p *Plane) ServePlayground(w http.ResponseWriter, r *http.Request, orgID, w
 		return
 	}
 	observed = &admittedKey{orgID: orgID, models: view, inference: key}
-	x, rateRefused = p.admit(w, r, chatDialect{}, key, view, started, id, requestID, &c, admission)
+	x, rateRefused = p.admit(w, r, chatDialect{}, key, view, started, id, requestID, &c, nil, admission)
 }
 
 // streamCost tells a playground caller the exact cost of a streamed

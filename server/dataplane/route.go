@@ -29,6 +29,8 @@ type inferenceOrg struct {
 	models      map[string]*routeModel
 	credentials *credentialSet
 	policies    map[uuid.UUID][]policy.Policy
+	// requiredTags are each workspace's required tag keys.
+	requiredTags map[uuid.UUID][]string
 }
 
 // routeModel is a catalog model with what routing needs at hand.
@@ -55,17 +57,27 @@ type inferenceKey struct {
 	policies []policy.Policy
 	// limits are the key's effective rate limits (ratelimit.go).
 	limits ratelimit.Limits
+	// tags are the key's own cost-centre tags, which win over a request's;
+	// required the tag keys its workspace requires on every request.
+	tags     map[string]string
+	required []string
 }
 
 // newInferenceOrg builds the inference index of a bundle; models is the
 // bundle's catalog as prepareModels parsed it, in the same order.
 func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 	o := &inferenceOrg{
-		orgID:       b.OrgID,
-		version:     b.Version,
-		models:      make(map[string]*routeModel, len(models)),
-		credentials: newCredentialSet(b.Credentials),
-		policies:    map[uuid.UUID][]policy.Policy{},
+		orgID:        b.OrgID,
+		version:      b.Version,
+		models:       make(map[string]*routeModel, len(models)),
+		credentials:  newCredentialSet(b.Credentials),
+		policies:     map[uuid.UUID][]policy.Policy{},
+		requiredTags: map[uuid.UUID][]string{},
+	}
+	for _, w := range b.Workspaces {
+		if len(w.RequiredTags) > 0 {
+			o.requiredTags[w.ID] = w.RequiredTags
+		}
 	}
 	providers := make(map[string]catalog.Provider, len(b.Catalog.Providers))
 	for _, p := range b.Catalog.Providers {
@@ -88,7 +100,7 @@ func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 
 func (o *inferenceOrg) key(k bundle.Key) *inferenceKey {
 	return &inferenceKey{org: o, id: k.ID, idString: k.ID.String(), workspace: k.WorkspaceID, owner: k.OwnerID, policies: o.policies[k.WorkspaceID],
-		limits: keyLimits(k.RateLimits)}
+		limits: keyLimits(k.RateLimits), tags: k.Tags, required: o.requiredTags[k.WorkspaceID]}
 }
 
 // upstreamCredential is a provider credential of the bundle. Its secret

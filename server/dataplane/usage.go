@@ -200,7 +200,7 @@ func (x *exchange) finish(o outcome) {
 		RequestID: &requestID, Endpoint: &endpoint, RequestedModel: x.requestedModel(),
 		Attempts:    append([]wire.UsageAttempt{}, x.attempts...),
 		UsageSource: wire.UsageSourceUpstream, ReasoningTokens: u.ReasoningTokens, CacheWrite1hTokens: tokens.CacheWrite1h,
-		Provenance: x.provenance(o, tokens, charged),
+		Provenance: x.provenance(o, tokens, charged), Tags: x.tags,
 	}
 	if u.Estimated {
 		e.UsageSource = wire.UsageSourceEstimated

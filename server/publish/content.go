@@ -36,7 +36,8 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	wsLimits := make(map[uuid.UUID]store.RateLimits, len(workspaces))
 	body.Workspaces = make([]bundle.Workspace, len(workspaces))
 	for i, w := range workspaces {
-		body.Workspaces[i] = bundle.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name, RateLimits: bundleRateLimits(w.RateLimits)}
+		body.Workspaces[i] = bundle.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name, RateLimits: bundleRateLimits(w.RateLimits),
+			RequiredTags: bundleRequiredTags(w.RequiredTags)}
 		listed[w.ID] = true
 		wsLimits[w.ID] = w.RateLimits
 	}
@@ -50,7 +51,7 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	for _, k := range keys {
 		if listed[k.WorkspaceID] {
 			body.Keys = append(body.Keys, bundle.Key{ID: k.ID, WorkspaceID: k.WorkspaceID, OwnerID: k.UserID, TokenHash: k.TokenHash, ExpiresAt: utc(k.ExpiresAt),
-				RateLimits: bundleRateLimits(EffectiveRateLimits(k.RateLimits, wsLimits[k.WorkspaceID]))})
+				RateLimits: bundleRateLimits(EffectiveRateLimits(k.RateLimits, wsLimits[k.WorkspaceID])), Tags: bundleTags(k.Tags)})
 		}
 	}
 	sortByID(body.Keys, func(k bundle.Key) uuid.UUID { return k.ID })
@@ -210,4 +211,21 @@ func readAliases(ctx context.Context, st *store.Store, orgID uuid.UUID, listed m
 	}
 	sortByID(out, func(a bundle.Alias) uuid.UUID { return a.ID })
 	return out, nil
+}
+
+// bundleTags is a key's tags as a bundle carries them: absent when none.
+func bundleTags(t store.Tags) map[string]string {
+	if len(t) == 0 {
+		return nil
+	}
+	return map[string]string(t)
+}
+
+// bundleRequiredTags is a workspace's required tags as a bundle carries
+// them: absent when none.
+func bundleRequiredTags(s store.Strings) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return []string(s)
 }

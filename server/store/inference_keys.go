@@ -28,9 +28,9 @@ func (s *Store) ListInferenceKeys(ctx context.Context, wsID uuid.UUID) ([]Infere
 	return out, mapErr(err)
 }
 
-// UpdateInferenceKey writes a key's name, rate limits and updated_at.
+// UpdateInferenceKey writes a key's name, rate limits, tags and updated_at.
 func (s *Store) UpdateInferenceKey(ctx context.Context, k *InferenceKey) error {
-	res, err := s.db.NewUpdate().Model(k).Column("name", "rate_limit_rpm", "rate_limit_tpm", "updated_at").WherePK().Exec(ctx)
+	res, err := s.db.NewUpdate().Model(k).Column("name", "rate_limit_rpm", "rate_limit_tpm", "tags", "updated_at").WherePK().Exec(ctx)
 	return affectedOne(res, err)
 }
 

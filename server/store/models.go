@@ -27,6 +27,22 @@ func (s Strings) Value() (driver.Value, error) {
 // Scan implements sql.Scanner.
 func (s *Strings) Scan(src any) error { return scanJSON(src, "Strings", (*[]string)(s)) }
 
+// Tags are cost-centre tags (server/tags), stored as a JSON object; an
+// empty set is NULL.
+type Tags map[string]string
+
+// Value implements driver.Valuer.
+func (t Tags) Value() (driver.Value, error) {
+	if len(t) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(map[string]string(t))
+	return string(b), err
+}
+
+// Scan implements sql.Scanner.
+func (t *Tags) Scan(src any) error { return scanJSON(src, "Tags", (*map[string]string)(t)) }
+
 // JSONMap is an object stored as JSON text.
 type JSONMap map[string]any
 
@@ -139,6 +155,9 @@ type Workspace struct {
 
 	// RateLimits are the default and the ceiling of its keys' limits.
 	RateLimits RateLimits `bun:"embed:rate_limit_"`
+	// RequiredTags are the tag keys every request must carry (its key's
+	// tags or its X-Gw-Tags header); nil requires none.
+	RequiredTags Strings `bun:"required_tags,type:text,nullzero"`
 }
 
 // WorkspaceMember places a user in a workspace.
@@ -299,8 +318,11 @@ type InferenceKey struct {
 	// CreatedBy issued the key (and was shown its plaintext); nil for
 	// keys older than the record whose issuing was not audited.
 	CreatedBy *uuid.UUID `bun:"created_by,type:uuid"`
-	CreatedAt time.Time  `bun:"created_at"`
-	UpdatedAt time.Time  `bun:"updated_at"`
+	// Tags are the key's cost-centre tags; every usage event of the key
+	// records them, over any the request names.
+	Tags      Tags      `bun:"tags,type:text"`
+	CreatedAt time.Time `bun:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at"`
 }
 
 // Policy is a workspace policy; Definition is its canonical JSON.
@@ -387,6 +409,10 @@ type UsageEvent struct {
 	// Provenance is how the cost came about, as JSON text; NULL on events
 	// stored before it was recorded.
 	Provenance *UsageProvenance `bun:"provenance,type:text"`
+	// Tags are the request's cost-centre tags (NULL: none); TagSetID
+	// names the set (tags.SetID), nil without tags.
+	Tags     Tags       `bun:"tags,type:text"`
+	TagSetID *uuid.UUID `bun:"tag_set_id,type:uuid"`
 }
 
 // UsageProvenance is an event's provenance as stored: JSON text.

@@ -45,6 +45,8 @@ type UsageFilter struct {
 	RequestedModel string
 	Provider       string
 	Status         string
+	// Tags keeps the events whose tags include every pair.
+	Tags []TagPair
 	// RequestID finds a request's events by the X-Request-Id it was
 	// answered with. Only the events list takes it: rollups do not keep
 	// request ids.
@@ -73,6 +75,7 @@ func (f UsageFilter) Dimensions() map[string]bool {
 		"workspace_id": f.WorkspaceID != nil, "owner_id": f.OwnerID != nil, "inference_key_id": f.InferenceKeyID != nil,
 		"management_key_id": f.ManagementKeyID != nil, "provider_credential_id": f.ProviderCredentialID != nil,
 		"model": f.Model != "", "requested_model": f.RequestedModel != "", "provider": f.Provider != "", "status": f.Status != "",
+		"tag_set_id": len(f.Tags) > 0,
 	} {
 		if v {
 			out[col] = true
@@ -105,7 +108,7 @@ func (f UsageFilter) applyDimensions(q *bun.SelectQuery) *bun.SelectQuery {
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
 	}
-	return q
+	return tagFilter(q, f.OrgID, f.Tags)
 }
 
 // UsageSums are summed counters.

@@ -25,7 +25,7 @@ var usageEventColumns = []string{
 	"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_nano_usd",
 	"status", "latency_ms", "occurred_at", "bucket", "received_at",
 	"request_id", "endpoint", "reason", "requested_model", "attempts",
-	"usage_source", "reasoning_tokens", "cache_write_1h_tokens", "provenance",
+	"usage_source", "reasoning_tokens", "cache_write_1h_tokens", "provenance", "tags", "tag_set_id",
 }
 
 // usageEventsIn is the session temporary table a PostgreSQL connection
@@ -248,14 +248,31 @@ func pgUsageEventRow(e *UsageEvent) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	tagsText, err := tagsText(e)
+	if err != nil {
+		return nil, err
+	}
 	return []any{
 		pgUUID(&e.ID), pgUUID(&e.OrgID), pgUUID(&e.WorkspaceID), pgUUID(e.InferenceKeyID), pgUUID(e.ManagementKeyID), pgUUID(e.OwnerID),
 		bunText(e.Model), bunText(e.Provider), pgUUID(e.ProviderCredentialID),
 		e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens, e.CostNanoUSD,
 		bunText(e.Status), e.LatencyMS, e.OccurredAt, e.Bucket, e.ReceivedAt,
 		pgText(e.RequestID), pgText(e.Endpoint), pgText(e.Reason), bunText(e.RequestedModel), attempts,
-		bunText(e.UsageSource), e.ReasoningTokens, e.CacheWrite1hTokens, pgText(provenance),
+		bunText(e.UsageSource), e.ReasoningTokens, e.CacheWrite1hTokens, pgText(provenance), pgText(tagsText), pgUUID(e.TagSetID),
 	}, nil
+}
+
+// tagsText is an event's tags as stored (nil: NULL).
+func tagsText(e *UsageEvent) (*string, error) {
+	v, err := e.Tags.Value()
+	if err != nil || v == nil {
+		if err != nil {
+			err = fmt.Errorf("usage event %s tags: %w", e.ID, err)
+		}
+		return nil, err
+	}
+	s := v.(string)
+	return &s, nil
 }
 
 // provenanceText is an event's provenance as stored (nil: NULL).
@@ -364,8 +381,12 @@ func appendSQLiteUsageEventRow(args []any, e *UsageEvent) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	tagsText, err := tagsText(e)
+	if err != nil {
+		return nil, err
+	}
 	// bun refuses a string holding a NUL byte; so does this.
-	for _, s := range []*string{&e.Model, &e.Provider, &e.Status, &e.RequestedModel, e.RequestID, e.Endpoint, e.Reason, &e.UsageSource, provenance} {
+	for _, s := range []*string{&e.Model, &e.Provider, &e.Status, &e.RequestedModel, e.RequestID, e.Endpoint, e.Reason, &e.UsageSource, provenance, tagsText} {
 		if s != nil && strings.IndexByte(*s, 0) >= 0 {
 			return nil, fmt.Errorf("usage event %s: string contains a NUL byte", e.ID)
 		}
@@ -376,7 +397,7 @@ func appendSQLiteUsageEventRow(args []any, e *UsageEvent) ([]any, error) {
 		e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens, e.CostNanoUSD,
 		bunText(e.Status), e.LatencyMS, e.OccurredAt.UTC().Format(bunTimeFormat), e.Bucket, e.ReceivedAt.UTC().Format(bunTimeFormat),
 		sqliteText(e.RequestID), sqliteText(e.Endpoint), sqliteText(e.Reason), bunText(e.RequestedModel), attempts,
-		bunText(e.UsageSource), e.ReasoningTokens, e.CacheWrite1hTokens, sqliteText(provenance),
+		bunText(e.UsageSource), e.ReasoningTokens, e.CacheWrite1hTokens, sqliteText(provenance), sqliteText(tagsText), sqliteUUID(e.TagSetID),
 	), nil
 }
 

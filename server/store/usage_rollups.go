@@ -38,13 +38,16 @@ type usageDimensions struct {
 	RequestedModel       string    `bun:"requested_model"`
 	Provider             string    `bun:"provider"`
 	Status               string    `bun:"status"`
+	// TagSetID is the event's tag set as the rollups keep it: its id when
+	// registered (usage_tag_sets), the overflow id past the bound.
+	TagSetID uuid.UUID `bun:"tag_set_id,type:uuid"`
 }
 
 // dimensionsOf are e's dimensions as the rollups keep them.
 func dimensionsOf(e *UsageEvent) usageDimensions {
 	return usageDimensions{WorkspaceID: e.WorkspaceID, InferenceKeyID: orNil(e.InferenceKeyID),
 		ManagementKeyID: orNil(e.ManagementKeyID), OwnerID: orNil(e.OwnerID), ProviderCredentialID: orNil(e.ProviderCredentialID),
-		Model: e.Model, RequestedModel: e.RequestedModel, Provider: e.Provider, Status: e.Status}
+		Model: e.Model, RequestedModel: e.RequestedModel, Provider: e.Provider, Status: e.Status, TagSetID: orNil(e.TagSetID)}
 }
 
 // usageQueued is a group of newly stored events that share a 15-minute
@@ -93,9 +96,20 @@ func groupForQueue(events []UsageEvent) []usageQueued {
 }
 
 // queueUsage queues newly stored events for the rollups, inside the
-// transaction that stored them.
+// transaction that stored them, registering their tag sets first: a set
+// past the organization's bound is queued as the overflow set.
 func queueUsage(ctx context.Context, db bun.IDB, events []UsageEvent) error {
+	tracked, err := registerTagSets(ctx, db, events)
+	if err != nil {
+		return err
+	}
 	rows := groupForQueue(events)
+	for i := range rows {
+		if id := rows[i].TagSetID; id != uuid.Nil && !tracked[id] {
+			rows[i].TagSetID = OverflowTagSet
+		}
+	}
+	rows = regroupQueued(rows)
 	const perStatement = 1000
 	for start := 0; start < len(rows); start += perStatement {
 		part := rows[start:min(start+perStatement, len(rows))]
@@ -108,7 +122,7 @@ func queueUsage(ctx context.Context, db bun.IDB, events []UsageEvent) error {
 
 // usageDimensionColumns are the columns a report may filter or group by.
 var usageDimensionColumns = []string{"workspace_id", "inference_key_id", "management_key_id", "owner_id",
-	"provider_credential_id", "model", "requested_model", "provider", "status"}
+	"provider_credential_id", "model", "requested_model", "provider", "status", "tag_set_id"}
 
 // Groupings: every dimension kept, none, or one (named by its column).
 const (
@@ -240,7 +254,7 @@ func rollUpPG(ctx context.Context, db bun.IDB, limit int) (int, error) {
 	}
 	var n int
 	q := "WITH src AS (DELETE FROM usage_rollup_queue WHERE ctid IN (SELECT ctid FROM usage_rollup_queue LIMIT ?) RETURNING *), " +
-		"rolled AS (" + rollupFrom("src", true) + ") SELECT COUNT(*) FROM src"
+		"rolled AS (" + rollupFrom("src", true) + "), tagged AS (" + tagRollupFrom("src") + ") SELECT COUNT(*) FROM src"
 	err := db.NewRaw(q, limit).Scan(ctx, &n)
 	return n, err
 }
@@ -254,6 +268,9 @@ func rollUpSQLite(ctx context.Context, db bun.IDB, limit int) (int, error) {
 	}
 	upTo := last[len(last)-1]
 	if _, err := db.ExecContext(ctx, rollupFrom(fmt.Sprintf("(SELECT * FROM usage_rollup_queue WHERE rowid <= %d) AS src", upTo), false)); err != nil {
+		return 0, err
+	}
+	if _, err := db.ExecContext(ctx, tagRollupFrom(fmt.Sprintf("(SELECT * FROM usage_rollup_queue WHERE rowid <= %d) AS src", upTo))); err != nil {
 		return 0, err
 	}
 	_, err := db.ExecContext(ctx, "DELETE FROM usage_rollup_queue WHERE rowid <= ?", upTo)

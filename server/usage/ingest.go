@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/tags"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -120,6 +122,13 @@ func Check(e wire.UsageEventIn) *InvalidEvent {
 	}
 	checkAttribution(e, add, addSub)
 	checkMetering(e, add, addSub)
+	for _, p := range tags.Check(e.Tags) {
+		if p.Key == "" {
+			add("tags", "too_long", "Value error, "+p.Msg, len(e.Tags))
+		} else {
+			addSub("tags", []any{p.Key}, "value_error", "Value error, "+p.Msg, e.Tags[p.Key])
+		}
+	}
 	if out == nil {
 		return nil
 	}
@@ -302,6 +311,12 @@ func Row(e wire.UsageEventIn, received time.Time) (store.UsageEvent, error) {
 		requested = e.Model
 	}
 	occurred := e.OccurredAt.UTC().Truncate(time.Microsecond)
+	var tagSet *uuid.UUID
+	var tagged store.Tags
+	if len(e.Tags) > 0 {
+		id := tags.SetID(e.OrgID, e.Tags)
+		tagSet, tagged = &id, store.Tags(maps.Clone(e.Tags))
+	}
 	return store.UsageEvent{
 		ID: e.ID, OrgID: e.OrgID, WorkspaceID: e.WorkspaceID,
 		InferenceKeyID: e.InferenceKeyID, ManagementKeyID: e.ManagementKeyID, OwnerID: e.OwnerID,
@@ -312,7 +327,7 @@ func Row(e wire.UsageEventIn, received time.Time) (store.UsageEvent, error) {
 		RequestID: e.RequestID, Endpoint: e.Endpoint, Reason: e.Reason, RequestedModel: requested,
 		Attempts:    store.UsageAttempts(slices.Clone(e.Attempts)),
 		UsageSource: cmp.Or(e.UsageSource, wire.UsageSourceUpstream), ReasoningTokens: e.ReasoningTokens, CacheWrite1hTokens: e.CacheWrite1hTokens,
-		Provenance: (*store.UsageProvenance)(e.Provenance),
+		Provenance: (*store.UsageProvenance)(e.Provenance), Tags: tagged, TagSetID: tagSet,
 	}, nil
 }
 

@@ -3,6 +3,7 @@ package usage
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -181,7 +182,7 @@ func SumCost(ctx context.Context, st *store.Store, f store.UsageFilter, narrow s
 // lies inside the intervals cuts divide it into, each span named by the
 // 15-minute slot it starts in, for Days to fold into local days.
 func sumByBucket(ctx context.Context, st *store.Store, f store.UsageFilter, cuts []time.Time) ([]store.UsageBucketSums, error) {
-	rows, err := st.SumUsagePlanned(ctx, planSums(f, store.UsageNarrowing{}, cuts, true, ""))
+	rows, err := sumRows(ctx, st, f, cuts, true)
 	if err != nil {
 		return nil, err
 	}
@@ -194,12 +195,41 @@ func sumByBucket(ctx context.Context, st *store.Store, f store.UsageFilter, cuts
 
 // sum sums the filtered events.
 func sum(ctx context.Context, st *store.Store, f store.UsageFilter) (store.UsageSums, error) {
-	rows, err := st.SumUsagePlanned(ctx, planSums(f, store.UsageNarrowing{}, nil, false, ""))
+	rows, err := sumRows(ctx, st, f, nil, false)
 	var out store.UsageSums
 	for _, r := range rows {
 		out.Add(r.UsageSums)
 	}
 	return out, err
+}
+
+// sumRows runs a report's sum: from the tag pair rollups when f filters
+// by one tag (and at most a workspace) while every tag set is registered,
+// else from the rollup grouping f needs.
+func sumRows(ctx context.Context, st *store.Store, f store.UsageFilter, cuts []time.Time, byBucket bool) ([]store.UsageSpanSums, error) {
+	if len(f.Tags) == 1 && onlyWorkspaceAnd(f, "tag_set_id") {
+		full, err := st.UsageTagSetsFull(ctx, f.OrgID)
+		if err != nil {
+			return nil, err
+		}
+		if !full {
+			v := f.Tags[0].Value
+			return st.SumUsageByTag(ctx, store.UsageTagSumQuery{OrgID: f.OrgID, WorkspaceID: f.WorkspaceID, Key: f.Tags[0].Key, Value: &v,
+				Plan: planSpan(f.From, f.To, cuts, store.UsageTagTiers), ByBucket: byBucket})
+		}
+	}
+	return st.SumUsagePlanned(ctx, planSums(f, store.UsageNarrowing{}, cuts, byBucket, ""))
+}
+
+// onlyWorkspaceAnd says f filters on nothing but the workspace and the
+// columns named.
+func onlyWorkspaceAnd(f store.UsageFilter, cols ...string) bool {
+	for c := range f.Dimensions() {
+		if c != "workspace_id" && !slices.Contains(cols, c) {
+			return false
+		}
+	}
+	return true
 }
 
 // SumCostByKey is SumCost per inference key, for the per_key budgets no
@@ -229,10 +259,129 @@ func SumCostByKey(ctx context.Context, st *store.Store, f store.UsageFilter, nar
 }
 
 // groupSums are the sums of one value of a breakdown dimension; Key is ""
-// for events without one.
+// for events without one. In a breakdown by tag, noValue marks the
+// events without the tag and over those past the tag set bound.
 type groupSums struct {
-	Key string
+	Key           string
+	noValue, over bool
 	store.UsageSums
+}
+
+// sumByTagPairs is sumByTag from the tag pair rollups, for a report
+// filtered by nothing but a workspace while every tag set is registered:
+// one row per value, and the rest of the total (the events without the
+// tag) in the row without a value.
+func sumByTagPairs(ctx context.Context, st *store.Store, f store.UsageFilter, key string) ([]groupSums, error) {
+	rows, err := st.SumUsageByTag(ctx, store.UsageTagSumQuery{OrgID: f.OrgID, WorkspaceID: f.WorkspaceID, Key: key,
+		Plan: planSpan(f.From, f.To, nil, store.UsageTagTiers)})
+	if err != nil {
+		return nil, err
+	}
+	total, err := sum(ctx, st, f)
+	if err != nil {
+		return nil, err
+	}
+	index := map[string]int{}
+	var out []groupSums
+	var tagged store.UsageSums
+	for _, r := range rows {
+		v := ""
+		if r.Key != nil {
+			v = *r.Key
+		}
+		i, ok := index[v]
+		if !ok {
+			i = len(out)
+			index[v] = i
+			out = append(out, groupSums{Key: v})
+		}
+		out[i].Add(r.UsageSums)
+		tagged.Add(r.UsageSums)
+	}
+	rest := total
+	rest.Add(store.UsageSums{Requests: -tagged.Requests, InputTokens: -tagged.InputTokens, OutputTokens: -tagged.OutputTokens,
+		CacheReadTokens: -tagged.CacheReadTokens, CacheWriteTokens: -tagged.CacheWriteTokens, CostNanoUSD: -tagged.CostNanoUSD})
+	if rest.Requests != 0 {
+		out = append(out, groupSums{noValue: true, UsageSums: rest})
+	}
+	slices.SortFunc(out, func(a, b groupSums) int {
+		return cmp.Or(cmp.Compare(b.CostNanoUSD, a.CostNanoUSD), cmp.Compare(b.Requests, a.Requests), strings.Compare(a.Key, b.Key))
+	})
+	return out, nil
+}
+
+// sumByTag sums the filtered events per value of the tag key: per tag set
+// from the rollups (the grouping that keeps tag sets), each set then
+// named by its value for key. Sets without the key, and events without
+// tags, make the row without a value; sets not registered (past the
+// bound, or the overflow set itself) the over_tag_limit row.
+func sumByTag(ctx context.Context, st *store.Store, f store.UsageFilter, key string) ([]groupSums, error) {
+	if onlyWorkspaceAnd(f) {
+		full, err := st.UsageTagSetsFull(ctx, f.OrgID)
+		if err != nil {
+			return nil, err
+		}
+		if !full {
+			return sumByTagPairs(ctx, st, f, key)
+		}
+	}
+	rows, err := st.SumUsagePlanned(ctx, planSums(f, store.UsageNarrowing{}, nil, false, "tag_set_id"))
+	if err != nil {
+		return nil, err
+	}
+	perSet := map[uuid.UUID]store.UsageSums{}
+	for _, r := range rows {
+		id := uuid.Nil
+		if r.Key != nil {
+			if id, err = uuid.Parse(*r.Key); err != nil {
+				return nil, fmt.Errorf("tag set id %q: %w", *r.Key, err)
+			}
+		}
+		s := perSet[id]
+		s.Add(r.UsageSums)
+		perSet[id] = s
+	}
+	ids := make([]uuid.UUID, 0, len(perSet))
+	for id := range perSet {
+		if id != uuid.Nil && id != store.OverflowTagSet {
+			ids = append(ids, id)
+		}
+	}
+	values, registered, err := st.TagSetValues(ctx, f.OrgID, key, ids)
+	if err != nil {
+		return nil, err
+	}
+	type rowKey struct {
+		value         string
+		noValue, over bool
+	}
+	index := map[rowKey]int{}
+	var out []groupSums
+	for id, s := range perSet {
+		var k rowKey
+		switch v, ok := values[id]; {
+		case id == uuid.Nil:
+			k.noValue = true
+		case id == store.OverflowTagSet || !registered[id]:
+			k.over = true
+		case !ok:
+			k.noValue = true
+		default:
+			k.value = v
+		}
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			out = append(out, groupSums{Key: k.value, noValue: k.noValue, over: k.over})
+		}
+		out[i].Add(s)
+	}
+	slices.SortFunc(out, func(a, b groupSums) int {
+		return cmp.Or(cmp.Compare(b.CostNanoUSD, a.CostNanoUSD), cmp.Compare(b.Requests, a.Requests), strings.Compare(a.Key, b.Key),
+			cmp.Compare(boolInt(a.over), boolInt(b.over)))
+	})
+	return out, nil
 }
 
 // sumBy sums the filtered events per value of a dimension (a key of

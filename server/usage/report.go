@@ -3,7 +3,11 @@ package usage
 import (
 	"cmp"
 	"context"
+	"fmt"
+	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/store"
@@ -40,20 +44,52 @@ func Report(ctx context.Context, st *store.Store, q Query, now time.Time) (wire.
 		out.Daily = append(out.Daily, wire.UsageDay{Date: d.Date, UsageCounters: Counters(d.Sums)})
 	}
 	out.Totals = Counters(totals)
+	if len(f.Tags) > 0 {
+		if out.Note, err = tagNote(ctx, st, f.OrgID); err != nil {
+			return wire.UsageReport{}, err
+		}
+	}
 	return out, nil
+}
+
+// TagPrefix starts a breakdown by one tag's values (tag:team).
+const TagPrefix = "tag:"
+
+// tagNote is what a report by or filtered by tag says once the
+// organization has reached the bound of tag sets the rollups keep.
+func tagNote(ctx context.Context, st *store.Store, org uuid.UUID) (string, error) {
+	full, err := st.UsageTagSetsFull(ctx, org)
+	if err != nil || !full {
+		return "", err
+	}
+	return fmt.Sprintf("This organization has reached %d distinct tag combinations, the most reports keep: requests with a "+
+		"combination first seen after that keep their tags on their events, but no tag filter matches them, and a breakdown "+
+		"by tag counts them in the row marked over_tag_limit (docs/metering.md).", store.MaxUsageTagSets), nil
 }
 
 // Breakdown splits the window's counters by one of wire.UsageDimensions.
 func Breakdown(ctx context.Context, st *store.Store, q Query, by string) (wire.UsageBreakdown, error) {
 	f := q.Filter
 	f.From, f.To = q.Window.Start.UTC(), q.Window.End.UTC()
-	groups, err := sumBy(ctx, st, f, by)
+	var groups []groupSums
+	var err error
+	tagKey, byTag := strings.CutPrefix(by, TagPrefix)
+	if byTag {
+		groups, err = sumByTag(ctx, st, f, tagKey)
+	} else {
+		groups, err = sumBy(ctx, st, f, by)
+	}
 	if err != nil {
 		return wire.UsageBreakdown{}, err
 	}
 	out := wire.UsageBreakdown{By: by, Period: period(q.Window), Rows: make([]wire.UsageBreakdownRow, 0, len(groups))}
 	for _, g := range groups {
-		out.Rows = append(out.Rows, wire.UsageBreakdownRow{Key: g.Key, UsageCounters: Counters(g.UsageSums)})
+		out.Rows = append(out.Rows, wire.UsageBreakdownRow{Key: g.Key, NoValue: g.noValue, OverTagLimit: g.over, UsageCounters: Counters(g.UsageSums)})
+	}
+	if byTag || len(f.Tags) > 0 {
+		if out.Note, err = tagNote(ctx, st, f.OrgID); err != nil {
+			return wire.UsageBreakdown{}, err
+		}
 	}
 	return out, nil
 }
@@ -78,7 +114,10 @@ func Event(e *store.UsageEvent) wire.UsageEvent {
 		RequestID: e.RequestID, Endpoint: e.Endpoint, Reason: e.Reason, RequestedModel: e.RequestedModel,
 		Attempts:    []wire.UsageAttempt(e.Attempts),
 		UsageSource: cmp.Or(e.UsageSource, wire.UsageSourceUpstream), ReasoningTokens: e.ReasoningTokens, CacheWrite1hTokens: e.CacheWrite1hTokens,
-		Provenance: (*wire.UsageProvenance)(e.Provenance),
+		Provenance: (*wire.UsageProvenance)(e.Provenance), Tags: map[string]string(e.Tags),
+	}
+	if out.Tags == nil {
+		out.Tags = map[string]string{}
 	}
 	if out.Attempts == nil {
 		out.Attempts = []wire.UsageAttempt{}

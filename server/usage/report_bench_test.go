@@ -92,7 +92,7 @@ func BenchmarkReport(b *testing.B) {
 
 // fillHistory stores n events spread over 35 days in batches of 1,000,
 // as data planes ship them.
-func fillHistory(b *testing.B, st *store.Store, org uuid.UUID, n int, now time.Time) {
+func fillHistory(b testing.TB, st *store.Store, org uuid.UUID, n int, now time.Time) {
 	gen := newEventSource(35 * 24 * time.Hour)
 	gen.org, gen.now = org, now
 	for done := 0; done < n; done += 1000 {

@@ -35,7 +35,10 @@ func Roll(ctx context.Context, st *store.Store) (int, error) {
 		if err != nil {
 			return total, err
 		}
-		if n < rollChunk {
+		// A store may move fewer than asked in one transaction (SQLite,
+		// store.sqliteRollLimit): only an empty turn says the queue is
+		// drained.
+		if n == 0 {
 			if total >= tidyAfter {
 				return total, st.TidyUsageQueue(ctx)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
+	"github.com/gw-gateway/gw/server/tags"
 	"github.com/gw-gateway/gw/server/usage"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -26,6 +27,26 @@ type world struct {
 	mkeys, creds             []uuid.UUID
 	models                   []string
 	events                   []store.UsageEvent // unique ids, as stored
+	// tagValues are the values each tag key takes (issue 21).
+	tagValues map[string][]string
+}
+
+// tagKeys are the world's tag keys, in a fixed order.
+var tagKeys = []string{"team", "feature", "env"}
+
+// randomTags is a random subset of the tag keys with random values: some
+// events have none, a few every key.
+func (w *world) randomTags(r *rand.Rand) map[string]string {
+	var out map[string]string
+	for _, k := range tagKeys {
+		if r.IntN(3) > 0 {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = pick(r, w.tagValues[k])
+		}
+	}
+	return out
 }
 
 func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
@@ -47,7 +68,8 @@ func newWorld(r *rand.Rand) *world {
 		return out
 	}
 	return &world{org: uuid.New(), workspaces: ids(2), keys: ids(4), owners: ids(3), mkeys: ids(2), creds: ids(2),
-		models: []string{"openai/gpt-4o", "openai/gpt-4o-mini", "anthropic/claude-sonnet"}}
+		models:    []string{"openai/gpt-4o", "openai/gpt-4o-mini", "anthropic/claude-sonnet"},
+		tagValues: map[string][]string{"team": {"search", "ads", "infra"}, "feature": {"chat", "summaries"}, "env": {"prod", "staging"}}}
 }
 
 // event is a random event around base: within the 70 days before it and
@@ -55,7 +77,13 @@ func newWorld(r *rand.Rand) *world {
 func (w *world) event(r *rand.Rand, base time.Time) store.UsageEvent {
 	at := base.Add(-70 * 24 * time.Hour).Add(time.Duration(r.Int64N(int64(71 * 24 * time.Hour)))).Truncate(time.Microsecond)
 	model := pick(r, w.models)
-	return store.UsageEvent{ID: uuid.New(), OrgID: w.org, WorkspaceID: pick(r, w.workspaces),
+	var set *uuid.UUID
+	t := w.randomTags(r)
+	if t != nil {
+		id := tags.SetID(w.org, t)
+		set = &id
+	}
+	return store.UsageEvent{Tags: t, TagSetID: set, ID: uuid.New(), OrgID: w.org, WorkspaceID: pick(r, w.workspaces),
 		InferenceKeyID: maybe(r, w.keys), ManagementKeyID: maybe(r, w.mkeys), OwnerID: maybe(r, w.owners),
 		Model: model, Provider: strings.Split(model, "/")[0], ProviderCredentialID: maybe(r, w.creds),
 		InputTokens: r.Int64N(5000), OutputTokens: r.Int64N(2000), CacheReadTokens: r.Int64N(100), CacheWriteTokens: r.Int64N(50),
@@ -84,7 +112,22 @@ func (w *world) filter(r *rand.Rand) store.UsageFilter {
 		f.Status = pick(r, wire.UsageStatuses)
 		f.Provider = pick(r, []string{"openai", "anthropic"})
 	}
+	// Tag filters, alone or with another: all must match.
+	for _, k := range tagKeys {
+		if r.IntN(4) == 0 {
+			f.Tags = append(f.Tags, store.TagPair{Key: k, Value: pick(r, w.tagValues[k])})
+		}
+	}
 	return f
+}
+
+func hasTags(e store.UsageEvent, pairs []store.TagPair) bool {
+	for _, p := range pairs {
+		if v, ok := e.Tags[p.Key]; !ok || v != p.Value {
+			return false
+		}
+	}
+	return true
 }
 
 func sameID(a, b *uuid.UUID) bool { return b == nil || (a != nil && *a == *b) }
@@ -96,13 +139,17 @@ func selects(f store.UsageFilter, e store.UsageEvent, from, to time.Time) bool {
 		sameID(e.OwnerID, f.OwnerID) && sameID(e.ManagementKeyID, f.ManagementKeyID) &&
 		sameID(e.ProviderCredentialID, f.ProviderCredentialID) &&
 		(f.Model == "" || e.Model == f.Model) && (f.RequestedModel == "" || e.RequestedModel == f.RequestedModel) &&
-		(f.Provider == "" || e.Provider == f.Provider) && (f.Status == "" || e.Status == f.Status)
+		(f.Provider == "" || e.Provider == f.Provider) && (f.Status == "" || e.Status == f.Status) && hasTags(e, f.Tags)
 }
 
 func add(s *store.UsageSums, e store.UsageEvent) {
 	s.Add(store.UsageSums{Requests: 1, InputTokens: e.InputTokens, OutputTokens: e.OutputTokens,
 		CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens, CostNanoUSD: e.CostNanoUSD})
 }
+
+// noValue is the brute force's name of a tag breakdown's row without a
+// value (its key is null).
+const noValue = "\x00none"
 
 func idKey(id *uuid.UUID) string {
 	if id == nil {
@@ -125,6 +172,12 @@ func dimension(e store.UsageEvent, by string) string {
 		return idKey(e.InferenceKeyID)
 	case "workspace":
 		return e.WorkspaceID.String()
+	}
+	if k, ok := strings.CutPrefix(by, usage.TagPrefix); ok {
+		if v, ok := e.Tags[k]; ok {
+			return v
+		}
+		return noValue
 	}
 	panic(by)
 }
@@ -175,8 +228,9 @@ func roll(t *testing.T, st *store.Store, r *rand.Rand) {
 
 // TestReportsFromRollupsMatchTheEvents is the property the rollups must
 // keep: for random events (some shipped twice, the second time altered),
-// random time zones, windows and filters, the report and every breakdown
-// equal a brute-force sum over the events, however far the roller has got.
+// random tags, time zones, windows and filters (tag filters among them:
+// issue 21), the report and every breakdown (by tag too) equal a
+// brute-force sum over the events, however far the roller has got.
 func TestReportsFromRollupsMatchTheEvents(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		st := store.New(db)
@@ -253,6 +307,9 @@ func TestReportsFromRollupsMatchTheEvents(t *testing.T) {
 				}
 			}
 			by := pick(r, store.UsageDimensionNames)
+			if r.IntN(2) == 0 {
+				by = usage.TagPrefix + pick(r, tagKeys)
+			}
 			bd, err := usage.Breakdown(ctx, st, usage.Query{Window: win, Filter: f}, by)
 			if err != nil {
 				t.Fatal(err)
@@ -271,6 +328,12 @@ func TestReportsFromRollupsMatchTheEvents(t *testing.T) {
 				t.Fatalf("%s: breakdown by %s has %d rows, want %d", name, by, len(bd.Rows), len(groups))
 			}
 			for _, row := range bd.Rows {
+				if row.OverTagLimit {
+					t.Fatalf("%s: a row over the tag limit, under it", name)
+				}
+				if row.NoValue {
+					row.Key = noValue
+				}
 				if s := groups[row.Key]; s == nil || row.UsageCounters != usage.Counters(*s) {
 					t.Fatalf("%s: breakdown by %s row %q %+v, want %+v", name, by, row.Key, row.UsageCounters, groups[row.Key])
 				}

@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gw-gateway/gw/wire"
+)
+
+// BudgetsCreateForTagOptions configure gw budgets create-for-tag.
+type BudgetsCreateForTagOptions struct {
+	f         *Factory
+	Output    string
+	TagKey    string
+	TagValue  string
+	AmountUSD string
+	Period    string
+	Name      string
+}
+
+// NewCmdBudgetsCreateForTag builds `gw budgets create-for-tag`.
+func NewCmdBudgetsCreateForTag(f *Factory, runF func(context.Context, *BudgetsCreateForTagOptions) error) *cobra.Command {
+	opts := &BudgetsCreateForTagOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "create-for-tag KEY=VALUE --amount USD --period day|month [--name NAME]",
+		Short: "Create a shared budget for the workspace's keys carrying a tag (a cost centre)",
+		Long: `Create a budget for a cost centre: the workspace's inference keys carrying the
+tag KEY=VALUE share one budget of --amount USD per --period. It is an
+ordinary policy (gw policies list shows it): a selected_keys target and a
+budget rule with aggregation shared. gw keeps its key list on the keys that
+carry the tag: issuing, re-tagging or revoking a key of the workspace
+rewrites the list in the same change, so a key gaining the tag is held to the
+budget from its next request and one losing it is free of it. The list
+starts with the marker tag:KEY=VALUE, which matches no key. Delete the
+policy to delete the budget.`,
+		Example: `  gw budgets create-for-tag team=search --amount 100 --period month
+  gw budgets create-for-tag env=staging --amount 5 --period day --workspace research --name staging-daily`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(opts.Output); err != nil {
+				return err
+			}
+			k, v, ok := strings.Cut(args[0], "=")
+			if !ok || k == "" || v == "" {
+				return usageError{fmt.Errorf("the tag is KEY=VALUE, e.g. team=search, not %q", args[0])}
+			}
+			opts.TagKey, opts.TagValue = k, v
+			if err := requireFlags(cmd.Flags(), "amount", "period"); err != nil {
+				return err
+			}
+			if err := oneOf("period", opts.Period, "day", "month"); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return budgetsCreateForTagRun(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	cmd.Flags().StringVar(&opts.AmountUSD, "amount", "", "the budget in USD per period, an exact decimal (100, 12.50)")
+	cmd.Flags().StringVar(&opts.Period, "period", "", "day or month (UTC)")
+	cmd.Flags().StringVar(&opts.Name, "name", "", "the policy's name (default budget-KEY-VALUE)")
+	return cmd
+}
+
+func budgetsCreateForTagRun(ctx context.Context, opts *BudgetsCreateForTagOptions) error {
+	c, org, ws, err := policiesClient(opts.f)
+	if err != nil {
+		return err
+	}
+	tb, err := c.CreateTagBudget(ctx, org, ws, wire.TagBudgetCreate{Name: opts.Name, TagKey: opts.TagKey, TagValue: opts.TagValue,
+		AmountUSD: opts.AmountUSD, Period: opts.Period})
+	if err != nil {
+		return err
+	}
+	if opts.Output == OutputTable {
+		fmt.Fprintf(opts.f.IO.ErrOut, "Created policy %s: a %s USD %s budget shared by the keys tagged %s=%s (%d now).\n",
+			tb.Policy.Name, opts.AmountUSD, opts.Period, tb.TagKey, tb.TagValue, tagBudgetKeys(tb))
+	}
+	return opts.f.Print(opts.Output, tb, func() Table {
+		return detailTable("policy_id", tb.PolicyID.String(), "name", tb.Policy.Name, "tag", tb.TagKey+"="+tb.TagValue,
+			"keys", fmt.Sprint(tagBudgetKeys(tb)), "amount_usd", opts.AmountUSD, "period", opts.Period)
+	})
+}
+
+// tagBudgetKeys counts the keys a tag budget covers: its key list less the
+// marker.
+func tagBudgetKeys(tb wire.TagBudget) int {
+	var def struct {
+		Target struct {
+			KeyIDs []string `json:"key_ids"`
+		} `json:"target"`
+	}
+	if err := json.Unmarshal(tb.Policy.Definition, &def); err != nil {
+		return 0
+	}
+	return max(len(def.Target.KeyIDs)-1, 0)
+}

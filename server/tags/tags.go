@@ -1,0 +1,172 @@
+// Package tags holds the rules of cost-centre tags (issue 21), the one
+// place the management API, the data plane and usage ingest check them:
+// keys of inference keys carry tags, a request adds its own with the
+// X-Gw-Tags header, and every usage event records the merged set.
+package tags
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// Bounds of a tag set.
+const (
+	// MaxPairs bounds a key's tags, a header's, and the merged set a
+	// request records.
+	MaxPairs    = 20
+	MaxKeyLen   = 64
+	MaxValueLen = 128
+)
+
+// Header is the request header that adds tags to one request.
+const Header = "X-Gw-Tags"
+
+// KeyPattern is what a tag key matches.
+var KeyPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
+
+// CheckKey says what is wrong with a tag key, "" when nothing.
+func CheckKey(k string) string {
+	switch {
+	case k == "":
+		return "a tag key has at least 1 character"
+	case len(k) > MaxKeyLen:
+		return fmt.Sprintf("a tag key has at most %d characters", MaxKeyLen)
+	case !KeyPattern.MatchString(k):
+		return "a tag key matches " + KeyPattern.String()
+	}
+	return ""
+}
+
+// CheckValue says what is wrong with a tag value, "" when nothing.
+// Printable means no control character and valid UTF-8; spaces inside a
+// value are kept, though the header trims them at its ends.
+func CheckValue(v string) string {
+	n := utf8.RuneCountInString(v)
+	switch {
+	case n == 0:
+		return "a tag value has at least 1 character"
+	case n > MaxValueLen:
+		return fmt.Sprintf("a tag value has at most %d characters", MaxValueLen)
+	case !utf8.ValidString(v):
+		return "a tag value is valid UTF-8"
+	case strings.IndexFunc(v, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0:
+		return "a tag value has only printable characters"
+	}
+	return ""
+}
+
+// Problem is one thing wrong with a tag set: the tag's key ("" for the
+// set as a whole) and what.
+type Problem struct {
+	Key, Msg string
+}
+
+// Check lists what is wrong with a set, sorted by key.
+func Check(t map[string]string) []Problem {
+	var out []Problem
+	if len(t) > MaxPairs {
+		out = append(out, Problem{Msg: fmt.Sprintf("at most %d tags", MaxPairs)})
+	}
+	for _, k := range slices.Sorted(maps.Keys(t)) {
+		if m := CheckKey(k); m != "" {
+			out = append(out, Problem{Key: k, Msg: m})
+		} else if m := CheckValue(t[k]); m != "" {
+			out = append(out, Problem{Key: k, Msg: m})
+		}
+	}
+	return out
+}
+
+// ParseHeader reads X-Gw-Tags: comma-separated key=value pairs, blanks
+// around each trimmed. A key twice, an empty pair, a pair without "=" or
+// one breaking the rules is an error naming the header.
+func ParseHeader(h string) (map[string]string, error) {
+	out := map[string]string{}
+	if strings.TrimSpace(h) == "" {
+		return nil, fmt.Errorf("%s is empty; send key=value pairs separated by commas, or leave the header out", Header)
+	}
+	for _, pair := range strings.Split(h, ",") {
+		k, v, ok := strings.Cut(pair, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok {
+			return nil, fmt.Errorf("%s: %q is not key=value", Header, strings.TrimSpace(pair))
+		}
+		if m := CheckKey(k); m != "" {
+			return nil, fmt.Errorf("%s: %s (got %q)", Header, m, k)
+		}
+		if m := CheckValue(v); m != "" {
+			return nil, fmt.Errorf("%s: tag %s: %s", Header, k, m)
+		}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("%s: tag %s is given twice", Header, k)
+		}
+		out[k] = v
+	}
+	if len(out) > MaxPairs {
+		return nil, fmt.Errorf("%s: at most %d tags, got %d", Header, MaxPairs, len(out))
+	}
+	return out, nil
+}
+
+// Merge is a request's tags: the header's, then the key's over them, so a
+// caller cannot move its spend to another team by naming it. Nil when
+// both are empty.
+func Merge(key, header map[string]string) map[string]string {
+	if len(key) == 0 && len(header) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(key)+len(header))
+	maps.Copy(out, header)
+	maps.Copy(out, key)
+	return out
+}
+
+// Missing are the required keys t lacks, in the order required.
+func Missing(t map[string]string, required []string) []string {
+	var out []string
+	for _, k := range required {
+		if _, ok := t[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Canonical is t as one JSON object with sorted keys (encoding/json
+// sorts map keys), the bytes a tag set is named by.
+func Canonical(t map[string]string) string {
+	b, _ := json.Marshal(t)
+	return string(b)
+}
+
+// SetID names an organization's tag set: equal sets of one organization
+// always get the same id, so usage events, rollups and the registry of
+// sets agree without a lookup on the request path. Nil for no tags.
+func SetID(org uuid.UUID, t map[string]string) uuid.UUID {
+	if len(t) == 0 {
+		return uuid.Nil
+	}
+	h := sha256.New()
+	h.Write(org[:])
+	h.Write([]byte(Canonical(t)))
+	var id uuid.UUID
+	copy(id[:], h.Sum(nil))
+	id[6] = (id[6] & 0x0f) | 0x80 // version 8: custom
+	id[8] = (id[8] & 0x3f) | 0x80 // RFC 4122 variant
+	return id
+}
+
+// Overflow is the tag set id usage is rolled up under once an
+// organization has as many distinct tag sets as the rollups keep
+// (store.MaxUsageTagSets): its events keep their tags, but reports cannot
+// split or filter them by tag.
+var Overflow = uuid.Max
