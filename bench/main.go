@@ -59,8 +59,42 @@ func main() {
 	if len(os.Args) > 2 && os.Args[1] == "-role" {
 		os.Exit(childMain(os.Args[1:]))
 	}
+	os.Exit(benchMain())
+}
+
+// benchMain is main for the measuring run, returning the exit status:
+// 2 for flags that do not parse, 1 for a run that fails.
+func benchMain() int {
 	cfg := config{Out: os.Stdout}
-	scenarios, checkpoints, systems, sweep := "", "", "", ""
+	var raw textFlags
+	defineFlags(&cfg, &raw)
+	flag.Parse()
+	if raw.attributeOf != "" {
+		if err := attributeDir(os.Stdout, raw.attributeOf); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		return 0
+	}
+	if err := raw.apply(&cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 2
+	}
+	if err := run(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	return 0
+}
+
+// textFlags are the flags given as text that config holds parsed, so
+// they can only be read once flag.Parse has run.
+type textFlags struct {
+	scenarios, checkpoints, systems, sweep, gwEnv, attributeOf string
+}
+
+// defineFlags registers the harness's flags on the command line's flag set.
+func defineFlags(cfg *config, raw *textFlags) {
 	flag.DurationVar(&cfg.Duration, "duration", 5*time.Second, "length of each measured run (one system, one scenario, one round)")
 	flag.IntVar(&cfg.Rounds, "rounds", 3, "rounds; each runs every scenario on every system, alternating their order")
 	flag.IntVar(&cfg.Conns, "conns", 50, "connections of the closed-loop throughput scenarios")
@@ -68,19 +102,17 @@ func main() {
 	flag.IntVar(&cfg.PacedMS, "paced-ms", 20, "upstream delay (ms) in the open-loop scenario")
 	flag.IntVar(&cfg.Chunks, "chunks", 20, "content chunks per streamed answer")
 	flag.IntVar(&cfg.MaxRequests, "max-requests", 1_000_000, "upper bound on the requests of one run")
-	flag.StringVar(&scenarios, "scenarios", "nonstream,stream,latency,open", "scenarios to run, comma-separated (also: sweep, usage)")
-	flag.StringVar(&systems, "systems", "gw", "gw systems to measure beside the baselines, comma-separated: gw (all-in-one), dataplane (a remote data plane of that gw)")
-	flag.StringVar(&sweep, "sweep-conns", "1,4,16,64", "sweep scenario: connection counts")
+	flag.StringVar(&raw.scenarios, "scenarios", "nonstream,stream,latency,open", "scenarios to run, comma-separated (also: sweep, usage)")
+	flag.StringVar(&raw.systems, "systems", "gw", "gw systems to measure beside the baselines, comma-separated: gw (all-in-one), dataplane (a remote data plane of that gw)")
+	flag.StringVar(&raw.sweep, "sweep-conns", "1,4,16,64", "sweep scenario: connection counts")
 	flag.IntVar(&cfg.SweepMS, "sweep-ms", 50, "sweep scenario: the upstream's fixed latency (ms)")
 	flag.DurationVar(&cfg.SweepDuration, "sweep-duration", 10*time.Second, "sweep scenario: length of each run (1 connection at 50 ms makes 20 requests a second)")
 	flag.BoolVar(&cfg.Pprof, "pprof", false, "run gw with --pprof (on its metrics address, printed at start)")
-	gwEnv := ""
-	flag.StringVar(&gwEnv, "gw-env", "", "extra environment of the gw processes, comma-separated K=V (e.g. GOGC=200,GOMEMLIMIT=512MiB)")
-	attributeOf := ""
-	flag.StringVar(&attributeOf, "attribute", "", "measure nothing: attribute the requests above p99 of each trace in this -trace-dir to their causes")
+	flag.StringVar(&raw.gwEnv, "gw-env", "", "extra environment of the gw processes, comma-separated K=V (e.g. GOGC=200,GOMEMLIMIT=512MiB)")
+	flag.StringVar(&raw.attributeOf, "attribute", "", "measure nothing: attribute the requests above p99 of each trace in this -trace-dir to their causes")
 	flag.StringVar(&cfg.TraceDir, "trace-dir", "", "write a runtime/trace of each gw system's latency (1-connection) run, and its requests' times, to this directory (implies -pprof)")
 	flag.IntVar(&cfg.Usage.Events, "events", 200_000, "usage scenario: events to ingest")
-	flag.StringVar(&checkpoints, "report-at", "", "usage scenario: event counts at which to time reports, comma-separated (and at the end)")
+	flag.StringVar(&raw.checkpoints, "report-at", "", "usage scenario: event counts at which to time reports, comma-separated (and at the end)")
 	flag.IntVar(&cfg.Usage.Conns, "ingest-conns", 4, "usage scenario: concurrent senders")
 	flag.IntVar(&cfg.Usage.Batch, "ingest-batch", 1000, "usage scenario: events per POST (at most 1,000)")
 	flag.IntVar(&cfg.Usage.Reps, "report-reps", 10, "usage scenario: calls per report and checkpoint")
@@ -88,32 +120,24 @@ func main() {
 	flag.DurationVar(&cfg.Usage.Spread, "spread", 35*24*time.Hour, "usage scenario: events occur at random over this span before now")
 	flag.StringVar(&cfg.GWBinary, "gw", "", "gw binary to measure (default: build ./cmd/gw)")
 	flag.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL URL for gw (default: SQLite in a temporary directory)")
-	flag.Parse()
-	if attributeOf != "" {
-		if err := attributeDir(os.Stdout, attributeOf); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	cfg.Scenarios = strings.Split(scenarios, ",")
-	cfg.Systems = strings.Split(systems, ",")
-	if gwEnv != "" {
-		cfg.GWEnv = strings.Split(gwEnv, ",")
+}
+
+// apply parses the text flags into cfg; the usage checkpoints need
+// cfg.Usage.Events, so cfg must hold the other flags already.
+func (raw textFlags) apply(cfg *config) error {
+	cfg.Scenarios = strings.Split(raw.scenarios, ",")
+	cfg.Systems = strings.Split(raw.systems, ",")
+	if raw.gwEnv != "" {
+		cfg.GWEnv = strings.Split(raw.gwEnv, ",")
 	}
 	var err error
-	if cfg.SweepConns, err = parseInts(sweep); err != nil {
-		fmt.Fprintln(os.Stderr, "bench: -sweep-conns:", err)
-		os.Exit(2)
+	if cfg.SweepConns, err = parseInts(raw.sweep); err != nil {
+		return fmt.Errorf("-sweep-conns: %w", err)
 	}
-	if cfg.Usage.Checkpoint, err = parseCheckpoints(checkpoints, cfg.Usage.Events); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(2)
+	if cfg.Usage.Checkpoint, err = parseCheckpoints(raw.checkpoints, cfg.Usage.Events); err != nil {
+		return err
 	}
-	if err := run(cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
+	return nil
 }
 
 // childMain runs this program as the upstream or the proxy.
