@@ -81,101 +81,148 @@ func readTrace(file string) (*traceFacts, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	f := &traceFacts{ranges: map[string][]interval{}, running: map[int64][]interval{}, tags: map[int64]string{}}
-	open := map[string]int64{}
-	runSince, runnableSince := map[int64]int64{}, map[int64]int64{}
-	// The stack lines after a transition: "Stack=" is the stack of the
-	// goroutine that made it (the event's G), "TransitionStack=" that of
-	// the goroutine it moved (GoID). Tags go by the moved goroutine's own.
-	var current int64 = -1
-	self, section := false, ""
+	r := newTraceReader()
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "M=") {
-			switch strings.TrimSpace(line) {
-			case "Stack=":
-				section = "stack"
-				continue
-			case "TransitionStack=":
-				section = "transition"
-				continue
-			}
-			if current >= 0 && ((self && section == "stack") || section == "transition") {
-				for _, t := range goroutineTags {
-					if strings.Contains(line, t.frame) {
-						if _, ok := f.tags[current]; !ok {
-							f.tags[current] = t.tag
-						}
-					}
-				}
-			}
-			continue
-		}
-		current, section = -1, ""
-		m := traceHeader.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		by, _ := strconv.ParseInt(m[1], 10, 64)
-		m = m[1:]
-		t, _ := strconv.ParseInt(m[2], 10, 64)
-		f.last = t
-		switch m[1] {
-		case "Sync":
-			if c := syncClock.FindStringSubmatch(m[3]); c != nil && f.syncWall == 0 {
-				wall, err := time.Parse(time.RFC3339Nano, c[2])
-				if err == nil {
-					f.syncTrace, _ = strconv.ParseInt(c[1], 10, 64)
-					f.syncWall = wall.UnixNano()
-				}
-			}
-		case "RangeBegin", "RangeEnd":
-			r := rangeName.FindStringSubmatch(m[3])
-			if r == nil {
-				continue
-			}
-			key := r[1] + "|" + r[2]
-			if m[1] == "RangeBegin" {
-				open[key] = t
-			} else if s, ok := open[key]; ok {
-				f.ranges[r[1]] = append(f.ranges[r[1]], interval{s, t})
-				delete(open, key)
-			}
-		case "StateTransition":
-			tr := transition.FindStringSubmatch(m[3])
-			if tr == nil {
-				continue
-			}
-			g, _ := strconv.ParseInt(tr[1], 10, 64)
-			current, self = g, g == by
-			if tr[3] == "Running" {
-				runSince[g] = t
-				if s, ok := runnableSince[g]; ok {
-					if t-s > 100_000 {
-						f.schedWaits = append(f.schedWaits, interval{s, t})
-					}
-					delete(runnableSince, g)
-				}
-			} else if tr[2] == "Running" {
-				if s, ok := runSince[g]; ok {
-					f.running[g] = append(f.running[g], interval{s, t})
-					delete(runSince, g)
-				}
-			}
-			if tr[3] == "Runnable" {
-				runnableSince[g] = t
-			}
-		}
+		r.line(sc.Text())
 	}
 	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("go tool trace: %w", err)
 	}
-	if f.syncWall == 0 {
+	if r.f.syncWall == 0 {
 		return nil, fmt.Errorf("no clock snapshot in the trace (Go 1.25 or later writes one)")
 	}
-	return f, nil
+	return r.f, nil
+}
+
+// traceReader gathers traceFacts line by line: an event's interval ends on
+// a later line than it began, and a goroutine's tag is on the stack lines
+// after its transition.
+type traceReader struct {
+	f                       *traceFacts
+	open                    map[string]int64 // begun ranges, by name and scope
+	runSince, runnableSince map[int64]int64
+	// The stack lines after a transition: "Stack=" is the stack of the
+	// goroutine that made it (the event's G), "TransitionStack=" that of
+	// the goroutine it moved (GoID). Tags go by the moved goroutine's own.
+	current int64
+	self    bool
+	section string
+}
+
+func newTraceReader() *traceReader {
+	return &traceReader{
+		f:    &traceFacts{ranges: map[string][]interval{}, running: map[int64][]interval{}, tags: map[int64]string{}},
+		open: map[string]int64{}, runSince: map[int64]int64{}, runnableSince: map[int64]int64{}, current: -1,
+	}
+}
+
+func (r *traceReader) line(line string) {
+	if strings.HasPrefix(line, "M=") {
+		r.event(line)
+		return
+	}
+	switch strings.TrimSpace(line) {
+	case "Stack=":
+		r.section = "stack"
+		return
+	case "TransitionStack=":
+		r.section = "transition"
+		return
+	}
+	if r.current >= 0 && ((r.self && r.section == "stack") || r.section == "transition") {
+		r.tag(line)
+	}
+}
+
+// tag names the current goroutine by the first frame of goroutineTags
+// its stack shows; a goroutine keeps the first name it gets.
+func (r *traceReader) tag(frame string) {
+	for _, t := range goroutineTags {
+		if strings.Contains(frame, t.frame) {
+			if _, ok := r.f.tags[r.current]; !ok {
+				r.f.tags[r.current] = t.tag
+			}
+		}
+	}
+}
+
+func (r *traceReader) event(line string) {
+	r.current, r.section = -1, ""
+	m := traceHeader.FindStringSubmatch(line)
+	if m == nil {
+		return
+	}
+	by, _ := strconv.ParseInt(m[1], 10, 64)
+	kind, args := m[2], m[4]
+	t, _ := strconv.ParseInt(m[3], 10, 64)
+	r.f.last = t
+	switch kind {
+	case "Sync":
+		r.sync(args)
+	case "RangeBegin", "RangeEnd":
+		r.rangeEvent(kind == "RangeBegin", args, t)
+	case "StateTransition":
+		r.transition(by, args, t)
+	}
+}
+
+// sync keeps the trace's first clock snapshot, which maps the trace's
+// clock to the wall clock of the harness's request times.
+func (r *traceReader) sync(args string) {
+	c := syncClock.FindStringSubmatch(args)
+	if c == nil || r.f.syncWall != 0 {
+		return
+	}
+	wall, err := time.Parse(time.RFC3339Nano, c[2])
+	if err == nil {
+		r.f.syncTrace, _ = strconv.ParseInt(c[1], 10, 64)
+		r.f.syncWall = wall.UnixNano()
+	}
+}
+
+func (r *traceReader) rangeEvent(begin bool, args string, t int64) {
+	m := rangeName.FindStringSubmatch(args)
+	if m == nil {
+		return
+	}
+	key := m[1] + "|" + m[2]
+	if begin {
+		r.open[key] = t
+	} else if s, ok := r.open[key]; ok {
+		r.f.ranges[m[1]] = append(r.f.ranges[m[1]], interval{s, t})
+		delete(r.open, key)
+	}
+}
+
+// transition records when goroutine g runs, and the waits of more than
+// 100 µs between its becoming runnable and running.
+func (r *traceReader) transition(by int64, args string, t int64) {
+	tr := transition.FindStringSubmatch(args)
+	if tr == nil {
+		return
+	}
+	g, _ := strconv.ParseInt(tr[1], 10, 64)
+	r.current, r.self = g, g == by
+	from, to := tr[2], tr[3]
+	if to == "Running" {
+		r.runSince[g] = t
+		if s, ok := r.runnableSince[g]; ok {
+			if t-s > 100_000 {
+				r.f.schedWaits = append(r.f.schedWaits, interval{s, t})
+			}
+			delete(r.runnableSince, g)
+		}
+	} else if from == "Running" {
+		if s, ok := r.runSince[g]; ok {
+			r.f.running[g] = append(r.f.running[g], interval{s, t})
+			delete(r.runSince, g)
+		}
+	}
+	if to == "Runnable" {
+		r.runnableSince[g] = t
+	}
 }
 
 func attribute(w io.Writer, traceFile, reqFile string) error {
