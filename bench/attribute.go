@@ -230,9 +230,25 @@ func attribute(w io.Writer, traceFile, reqFile string) error {
 	if err != nil {
 		return err
 	}
-	b, err := os.ReadFile(reqFile)
+	reqs, err := readRequests(reqFile)
 	if err != nil {
 		return err
+	}
+	p50, p99 := latencyQuantiles(reqs)
+	act := newActivity(f)
+	slow := act.slowRequests(f, reqs, p50, p99)
+	act.printSummary(w, f, len(reqs), p50, p99, len(slow))
+	printCauses(w, slow)
+	printSlowest(w, slow)
+	return nil
+}
+
+// readRequests reads a run's requests as writeTimed wrote them, skipping
+// lines that do not parse.
+func readRequests(file string) ([]timedRequest, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
 	}
 	var reqs []timedRequest
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
@@ -244,34 +260,55 @@ func attribute(w io.Writer, traceFile, reqFile string) error {
 		}
 	}
 	if len(reqs) == 0 {
-		return fmt.Errorf("no requests in %s", reqFile)
+		return nil, fmt.Errorf("no requests in %s", file)
 	}
+	return reqs, nil
+}
+
+func latencyQuantiles(reqs []timedRequest) (p50, p99 time.Duration) {
 	lats := make([]time.Duration, len(reqs))
 	for i, r := range reqs {
 		lats[i] = r.Latency
 	}
 	slices.Sort(lats)
 	q := func(p float64) time.Duration { return lats[max(0, min(len(lats)-1, int(p*float64(len(lats))+0.5)-1))] }
-	p50, p99 := q(0.50), q(0.99)
+	return q(0.50), q(0.99)
+}
 
-	byTag := map[string][]interval{}
-	var all []interval
+// activity is the trace's intervals grouped by the causes a slow request
+// is attributed to.
+type activity struct {
+	stw, mark, assists []interval
+	all                []interval // every goroutine's running
+	byTag              map[string][]interval
+	waits              []interval
+}
+
+func newActivity(f *traceFacts) *activity {
+	a := &activity{byTag: map[string][]interval{}, waits: f.schedWaits,
+		stw:  append(slices.Clone(f.ranges["stop-the-world (GC sweep termination)"]), f.ranges["stop-the-world (GC mark termination)"]...),
+		mark: f.ranges["GC concurrent mark phase"], assists: f.ranges["GC mark assist"]}
 	for g, ivs := range f.running {
-		all = append(all, ivs...)
+		a.all = append(a.all, ivs...)
 		if tag, ok := f.tags[g]; ok {
-			byTag[tag] = append(byTag[tag], ivs...)
+			a.byTag[tag] = append(a.byTag[tag], ivs...)
 		}
 	}
-	stw := append(slices.Clone(f.ranges["stop-the-world (GC sweep termination)"]), f.ranges["stop-the-world (GC mark termination)"]...)
-	mark, assists := f.ranges["GC concurrent mark phase"], f.ranges["GC mark assist"]
-	causes := map[string]int{}
-	inside := 0
-	type row struct {
-		lat                                                   time.Duration
-		cause                                                 string
-		stw, mark, assist, gcw, sink, ship, log, cpu, waiting int64
-	}
-	var rows []row
+	return a
+}
+
+// slowRequest is a request above p99 and, in ns, how much of each cause
+// overlapped its window.
+type slowRequest struct {
+	lat                                                   time.Duration
+	cause                                                 string
+	stw, mark, assist, gcw, sink, ship, log, cpu, waiting int64
+}
+
+// slowRequests are the requests above p99 whose window lies inside the
+// trace, explained.
+func (act *activity) slowRequests(f *traceFacts, reqs []timedRequest, p50, p99 time.Duration) []slowRequest {
+	var rows []slowRequest
 	for _, r := range reqs {
 		if r.Latency <= p99 {
 			continue
@@ -281,39 +318,54 @@ func attribute(w io.Writer, traceFile, reqFile string) error {
 		if a < f.syncTrace || z > f.last {
 			continue
 		}
-		inside++
-		x := row{lat: r.Latency, stw: overlap(stw, a, z), mark: overlap(mark, a, z), assist: overlap(assists, a, z),
-			gcw: overlap(byTag["gc worker"], a, z), sink: overlap(byTag["usage writer"], a, z), ship: overlap(byTag["spool shipper"], a, z),
-			log: overlap(byTag["log writer"], a, z), cpu: overlap(all, a, z), waiting: overlap(f.schedWaits, a, z)}
-		extra := int64(r.Latency - p50)
-		switch {
-		case float64(x.stw+x.assist+x.gcw) > 0.3*float64(extra) || float64(x.mark) > 0.5*float64(r.Latency):
-			x.cause = "garbage collection (a mark phase, assists or a stop in the window)"
-		case float64(x.sink) > 0.2*float64(extra):
-			x.cause = "the usage writer (store insert, roller) running in the window"
-		case float64(x.ship) > 0.2*float64(extra):
-			x.cause = "the spool shipper running in the window"
-		case float64(x.waiting) > 0.3*float64(extra):
-			x.cause = "gw's goroutines runnable, waiting for a CPU"
-		case float64(x.cpu) < 0.5*float64(extra):
-			x.cause = "outside gw: gw mostly idle in the window (other processes on the cores, the network, the load generator)"
-		default:
-			x.cause = "gw busy with other work in the window"
-		}
-		causes[x.cause]++
+		x := slowRequest{lat: r.Latency, stw: overlap(act.stw, a, z), mark: overlap(act.mark, a, z), assist: overlap(act.assists, a, z),
+			gcw: overlap(act.byTag["gc worker"], a, z), sink: overlap(act.byTag["usage writer"], a, z), ship: overlap(act.byTag["spool shipper"], a, z),
+			log: overlap(act.byTag["log writer"], a, z), cpu: overlap(act.all, a, z), waiting: overlap(act.waits, a, z)}
+		x.cause = x.classify(int64(r.Latency - p50))
 		rows = append(rows, x)
 	}
+	return rows
+}
+
+// classify names the likeliest cause of the request's extra latency over
+// p50, GC first: its assists and stops hit the request's goroutine itself.
+func (x slowRequest) classify(extra int64) string {
+	switch {
+	case float64(x.stw+x.assist+x.gcw) > 0.3*float64(extra) || float64(x.mark) > 0.5*float64(x.lat):
+		return "garbage collection (a mark phase, assists or a stop in the window)"
+	case float64(x.sink) > 0.2*float64(extra):
+		return "the usage writer (store insert, roller) running in the window"
+	case float64(x.ship) > 0.2*float64(extra):
+		return "the spool shipper running in the window"
+	case float64(x.waiting) > 0.3*float64(extra):
+		return "gw's goroutines runnable, waiting for a CPU"
+	case float64(x.cpu) < 0.5*float64(extra):
+		return "outside gw: gw mostly idle in the window (other processes on the cores, the network, the load generator)"
+	default:
+		return "gw busy with other work in the window"
+	}
+}
+
+func (act *activity) printSummary(w io.Writer, f *traceFacts, requests int, p50, p99 time.Duration, inside int) {
 	span := float64(f.last-f.syncTrace) / 1e9
 	var stwTotal, markTotal int64
-	for _, iv := range stw {
+	for _, iv := range act.stw {
 		stwTotal += iv.end - iv.start
 	}
-	for _, iv := range mark {
+	for _, iv := range act.mark {
 		markTotal += iv.end - iv.start
 	}
-	fmt.Fprintf(w, "requests %d, p50 %s, p99 %s; %d above p99 inside the trace\n", len(reqs), ms(p50), ms(p99), inside)
+	fmt.Fprintf(w, "requests %d, p50 %s, p99 %s; %d above p99 inside the trace\n", requests, ms(p50), ms(p99), inside)
 	fmt.Fprintf(w, "trace %.1f s: %d GC cycles, mark phases %.1f ms in all (%.1f %% of the time), stops %.2f ms\n\n",
-		span, len(mark), float64(markTotal)/1e6, 100*float64(markTotal)/float64(f.last-f.syncTrace), float64(stwTotal)/1e6)
+		span, len(act.mark), float64(markTotal)/1e6, 100*float64(markTotal)/float64(f.last-f.syncTrace), float64(stwTotal)/1e6)
+}
+
+// printCauses prints the causes, the most frequent first.
+func printCauses(w io.Writer, slow []slowRequest) {
+	causes := map[string]int{}
+	for _, x := range slow {
+		causes[x.cause]++
+	}
 	fmt.Fprintln(w, "| requests above p99 | cause |")
 	fmt.Fprintln(w, "|---:|---|")
 	type kv struct {
@@ -326,14 +378,18 @@ func attribute(w io.Writer, traceFile, reqFile string) error {
 	}
 	slices.SortFunc(list, func(a, b kv) int { return cmp.Compare(b.v, a.v) })
 	for _, c := range list {
-		fmt.Fprintf(w, "| %d (%.0f %%) | %s |\n", c.v, 100*float64(c.v)/float64(max(1, inside)), c.k)
+		fmt.Fprintf(w, "| %d (%.0f %%) | %s |\n", c.v, 100*float64(c.v)/float64(max(1, len(slow))), c.k)
 	}
-	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(b.lat, a.lat) })
+}
+
+// printSlowest prints the eight slowest requests with their overlaps, to
+// check a cause against the figures it was drawn from.
+func printSlowest(w io.Writer, slow []slowRequest) {
+	slices.SortFunc(slow, func(a, b slowRequest) int { return cmp.Compare(b.lat, a.lat) })
 	fmt.Fprintln(w, "\nslowest (ms in the window: stop, mark phase, assists, GC workers, usage writer, shipper, log writer, gw's CPU, runnable waits):")
-	for _, x := range rows[:min(len(rows), 8)] {
+	for _, x := range slow[:min(len(slow), 8)] {
 		fmt.Fprintf(w, "  %7.2f ms  %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f  %s\n", float64(x.lat)/1e6,
 			float64(x.stw)/1e6, float64(x.mark)/1e6, float64(x.assist)/1e6, float64(x.gcw)/1e6, float64(x.sink)/1e6,
 			float64(x.ship)/1e6, float64(x.log)/1e6, float64(x.cpu)/1e6, float64(x.waiting)/1e6, x.cause)
 	}
-	return nil
 }
