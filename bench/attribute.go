@@ -81,101 +81,148 @@ func readTrace(file string) (*traceFacts, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	f := &traceFacts{ranges: map[string][]interval{}, running: map[int64][]interval{}, tags: map[int64]string{}}
-	open := map[string]int64{}
-	runSince, runnableSince := map[int64]int64{}, map[int64]int64{}
-	// The stack lines after a transition: "Stack=" is the stack of the
-	// goroutine that made it (the event's G), "TransitionStack=" that of
-	// the goroutine it moved (GoID). Tags go by the moved goroutine's own.
-	var current int64 = -1
-	self, section := false, ""
+	r := newTraceReader()
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "M=") {
-			switch strings.TrimSpace(line) {
-			case "Stack=":
-				section = "stack"
-				continue
-			case "TransitionStack=":
-				section = "transition"
-				continue
-			}
-			if current >= 0 && ((self && section == "stack") || section == "transition") {
-				for _, t := range goroutineTags {
-					if strings.Contains(line, t.frame) {
-						if _, ok := f.tags[current]; !ok {
-							f.tags[current] = t.tag
-						}
-					}
-				}
-			}
-			continue
-		}
-		current, section = -1, ""
-		m := traceHeader.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		by, _ := strconv.ParseInt(m[1], 10, 64)
-		m = m[1:]
-		t, _ := strconv.ParseInt(m[2], 10, 64)
-		f.last = t
-		switch m[1] {
-		case "Sync":
-			if c := syncClock.FindStringSubmatch(m[3]); c != nil && f.syncWall == 0 {
-				wall, err := time.Parse(time.RFC3339Nano, c[2])
-				if err == nil {
-					f.syncTrace, _ = strconv.ParseInt(c[1], 10, 64)
-					f.syncWall = wall.UnixNano()
-				}
-			}
-		case "RangeBegin", "RangeEnd":
-			r := rangeName.FindStringSubmatch(m[3])
-			if r == nil {
-				continue
-			}
-			key := r[1] + "|" + r[2]
-			if m[1] == "RangeBegin" {
-				open[key] = t
-			} else if s, ok := open[key]; ok {
-				f.ranges[r[1]] = append(f.ranges[r[1]], interval{s, t})
-				delete(open, key)
-			}
-		case "StateTransition":
-			tr := transition.FindStringSubmatch(m[3])
-			if tr == nil {
-				continue
-			}
-			g, _ := strconv.ParseInt(tr[1], 10, 64)
-			current, self = g, g == by
-			if tr[3] == "Running" {
-				runSince[g] = t
-				if s, ok := runnableSince[g]; ok {
-					if t-s > 100_000 {
-						f.schedWaits = append(f.schedWaits, interval{s, t})
-					}
-					delete(runnableSince, g)
-				}
-			} else if tr[2] == "Running" {
-				if s, ok := runSince[g]; ok {
-					f.running[g] = append(f.running[g], interval{s, t})
-					delete(runSince, g)
-				}
-			}
-			if tr[3] == "Runnable" {
-				runnableSince[g] = t
-			}
-		}
+		r.line(sc.Text())
 	}
 	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("go tool trace: %w", err)
 	}
-	if f.syncWall == 0 {
+	if r.f.syncWall == 0 {
 		return nil, fmt.Errorf("no clock snapshot in the trace (Go 1.25 or later writes one)")
 	}
-	return f, nil
+	return r.f, nil
+}
+
+// traceReader gathers traceFacts line by line: an event's interval ends on
+// a later line than it began, and a goroutine's tag is on the stack lines
+// after its transition.
+type traceReader struct {
+	f                       *traceFacts
+	open                    map[string]int64 // begun ranges, by name and scope
+	runSince, runnableSince map[int64]int64
+	// The stack lines after a transition: "Stack=" is the stack of the
+	// goroutine that made it (the event's G), "TransitionStack=" that of
+	// the goroutine it moved (GoID). Tags go by the moved goroutine's own.
+	current int64
+	self    bool
+	section string
+}
+
+func newTraceReader() *traceReader {
+	return &traceReader{
+		f:    &traceFacts{ranges: map[string][]interval{}, running: map[int64][]interval{}, tags: map[int64]string{}},
+		open: map[string]int64{}, runSince: map[int64]int64{}, runnableSince: map[int64]int64{}, current: -1,
+	}
+}
+
+func (r *traceReader) line(line string) {
+	if strings.HasPrefix(line, "M=") {
+		r.event(line)
+		return
+	}
+	switch strings.TrimSpace(line) {
+	case "Stack=":
+		r.section = "stack"
+		return
+	case "TransitionStack=":
+		r.section = "transition"
+		return
+	}
+	if r.current >= 0 && ((r.self && r.section == "stack") || r.section == "transition") {
+		r.tag(line)
+	}
+}
+
+// tag names the current goroutine by the first frame of goroutineTags
+// its stack shows; a goroutine keeps the first name it gets.
+func (r *traceReader) tag(frame string) {
+	for _, t := range goroutineTags {
+		if strings.Contains(frame, t.frame) {
+			if _, ok := r.f.tags[r.current]; !ok {
+				r.f.tags[r.current] = t.tag
+			}
+		}
+	}
+}
+
+func (r *traceReader) event(line string) {
+	r.current, r.section = -1, ""
+	m := traceHeader.FindStringSubmatch(line)
+	if m == nil {
+		return
+	}
+	by, _ := strconv.ParseInt(m[1], 10, 64)
+	kind, args := m[2], m[4]
+	t, _ := strconv.ParseInt(m[3], 10, 64)
+	r.f.last = t
+	switch kind {
+	case "Sync":
+		r.sync(args)
+	case "RangeBegin", "RangeEnd":
+		r.rangeEvent(kind == "RangeBegin", args, t)
+	case "StateTransition":
+		r.transition(by, args, t)
+	}
+}
+
+// sync keeps the trace's first clock snapshot, which maps the trace's
+// clock to the wall clock of the harness's request times.
+func (r *traceReader) sync(args string) {
+	c := syncClock.FindStringSubmatch(args)
+	if c == nil || r.f.syncWall != 0 {
+		return
+	}
+	wall, err := time.Parse(time.RFC3339Nano, c[2])
+	if err == nil {
+		r.f.syncTrace, _ = strconv.ParseInt(c[1], 10, 64)
+		r.f.syncWall = wall.UnixNano()
+	}
+}
+
+func (r *traceReader) rangeEvent(begin bool, args string, t int64) {
+	m := rangeName.FindStringSubmatch(args)
+	if m == nil {
+		return
+	}
+	key := m[1] + "|" + m[2]
+	if begin {
+		r.open[key] = t
+	} else if s, ok := r.open[key]; ok {
+		r.f.ranges[m[1]] = append(r.f.ranges[m[1]], interval{s, t})
+		delete(r.open, key)
+	}
+}
+
+// transition records when goroutine g runs, and the waits of more than
+// 100 µs between its becoming runnable and running.
+func (r *traceReader) transition(by int64, args string, t int64) {
+	tr := transition.FindStringSubmatch(args)
+	if tr == nil {
+		return
+	}
+	g, _ := strconv.ParseInt(tr[1], 10, 64)
+	r.current, r.self = g, g == by
+	from, to := tr[2], tr[3]
+	if to == "Running" {
+		r.runSince[g] = t
+		if s, ok := r.runnableSince[g]; ok {
+			if t-s > 100_000 {
+				r.f.schedWaits = append(r.f.schedWaits, interval{s, t})
+			}
+			delete(r.runnableSince, g)
+		}
+	} else if from == "Running" {
+		if s, ok := r.runSince[g]; ok {
+			r.f.running[g] = append(r.f.running[g], interval{s, t})
+			delete(r.runSince, g)
+		}
+	}
+	if to == "Runnable" {
+		r.runnableSince[g] = t
+	}
 }
 
 func attribute(w io.Writer, traceFile, reqFile string) error {
@@ -183,9 +230,25 @@ func attribute(w io.Writer, traceFile, reqFile string) error {
 	if err != nil {
 		return err
 	}
-	b, err := os.ReadFile(reqFile)
+	reqs, err := readRequests(reqFile)
 	if err != nil {
 		return err
+	}
+	p50, p99 := latencyQuantiles(reqs)
+	act := newActivity(f)
+	slow := act.slowRequests(f, reqs, p50, p99)
+	act.printSummary(w, f, len(reqs), p50, p99, len(slow))
+	printCauses(w, slow)
+	printSlowest(w, slow)
+	return nil
+}
+
+// readRequests reads a run's requests as writeTimed wrote them, skipping
+// lines that do not parse.
+func readRequests(file string) ([]timedRequest, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
 	}
 	var reqs []timedRequest
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
@@ -197,34 +260,55 @@ func attribute(w io.Writer, traceFile, reqFile string) error {
 		}
 	}
 	if len(reqs) == 0 {
-		return fmt.Errorf("no requests in %s", reqFile)
+		return nil, fmt.Errorf("no requests in %s", file)
 	}
+	return reqs, nil
+}
+
+func latencyQuantiles(reqs []timedRequest) (p50, p99 time.Duration) {
 	lats := make([]time.Duration, len(reqs))
 	for i, r := range reqs {
 		lats[i] = r.Latency
 	}
 	slices.Sort(lats)
 	q := func(p float64) time.Duration { return lats[max(0, min(len(lats)-1, int(p*float64(len(lats))+0.5)-1))] }
-	p50, p99 := q(0.50), q(0.99)
+	return q(0.50), q(0.99)
+}
 
-	byTag := map[string][]interval{}
-	var all []interval
+// activity is the trace's intervals grouped by the causes a slow request
+// is attributed to.
+type activity struct {
+	stw, mark, assists []interval
+	all                []interval // every goroutine's running
+	byTag              map[string][]interval
+	waits              []interval
+}
+
+func newActivity(f *traceFacts) *activity {
+	a := &activity{byTag: map[string][]interval{}, waits: f.schedWaits,
+		stw:  append(slices.Clone(f.ranges["stop-the-world (GC sweep termination)"]), f.ranges["stop-the-world (GC mark termination)"]...),
+		mark: f.ranges["GC concurrent mark phase"], assists: f.ranges["GC mark assist"]}
 	for g, ivs := range f.running {
-		all = append(all, ivs...)
+		a.all = append(a.all, ivs...)
 		if tag, ok := f.tags[g]; ok {
-			byTag[tag] = append(byTag[tag], ivs...)
+			a.byTag[tag] = append(a.byTag[tag], ivs...)
 		}
 	}
-	stw := append(slices.Clone(f.ranges["stop-the-world (GC sweep termination)"]), f.ranges["stop-the-world (GC mark termination)"]...)
-	mark, assists := f.ranges["GC concurrent mark phase"], f.ranges["GC mark assist"]
-	causes := map[string]int{}
-	inside := 0
-	type row struct {
-		lat                                                   time.Duration
-		cause                                                 string
-		stw, mark, assist, gcw, sink, ship, log, cpu, waiting int64
-	}
-	var rows []row
+	return a
+}
+
+// slowRequest is a request above p99 and, in ns, how much of each cause
+// overlapped its window.
+type slowRequest struct {
+	lat                                                   time.Duration
+	cause                                                 string
+	stw, mark, assist, gcw, sink, ship, log, cpu, waiting int64
+}
+
+// slowRequests are the requests above p99 whose window lies inside the
+// trace, explained.
+func (act *activity) slowRequests(f *traceFacts, reqs []timedRequest, p50, p99 time.Duration) []slowRequest {
+	var rows []slowRequest
 	for _, r := range reqs {
 		if r.Latency <= p99 {
 			continue
@@ -234,39 +318,54 @@ func attribute(w io.Writer, traceFile, reqFile string) error {
 		if a < f.syncTrace || z > f.last {
 			continue
 		}
-		inside++
-		x := row{lat: r.Latency, stw: overlap(stw, a, z), mark: overlap(mark, a, z), assist: overlap(assists, a, z),
-			gcw: overlap(byTag["gc worker"], a, z), sink: overlap(byTag["usage writer"], a, z), ship: overlap(byTag["spool shipper"], a, z),
-			log: overlap(byTag["log writer"], a, z), cpu: overlap(all, a, z), waiting: overlap(f.schedWaits, a, z)}
-		extra := int64(r.Latency - p50)
-		switch {
-		case float64(x.stw+x.assist+x.gcw) > 0.3*float64(extra) || float64(x.mark) > 0.5*float64(r.Latency):
-			x.cause = "garbage collection (a mark phase, assists or a stop in the window)"
-		case float64(x.sink) > 0.2*float64(extra):
-			x.cause = "the usage writer (store insert, roller) running in the window"
-		case float64(x.ship) > 0.2*float64(extra):
-			x.cause = "the spool shipper running in the window"
-		case float64(x.waiting) > 0.3*float64(extra):
-			x.cause = "gw's goroutines runnable, waiting for a CPU"
-		case float64(x.cpu) < 0.5*float64(extra):
-			x.cause = "outside gw: gw mostly idle in the window (other processes on the cores, the network, the load generator)"
-		default:
-			x.cause = "gw busy with other work in the window"
-		}
-		causes[x.cause]++
+		x := slowRequest{lat: r.Latency, stw: overlap(act.stw, a, z), mark: overlap(act.mark, a, z), assist: overlap(act.assists, a, z),
+			gcw: overlap(act.byTag["gc worker"], a, z), sink: overlap(act.byTag["usage writer"], a, z), ship: overlap(act.byTag["spool shipper"], a, z),
+			log: overlap(act.byTag["log writer"], a, z), cpu: overlap(act.all, a, z), waiting: overlap(act.waits, a, z)}
+		x.cause = x.classify(int64(r.Latency - p50))
 		rows = append(rows, x)
 	}
+	return rows
+}
+
+// classify names the likeliest cause of the request's extra latency over
+// p50, GC first: its assists and stops hit the request's goroutine itself.
+func (x slowRequest) classify(extra int64) string {
+	switch {
+	case float64(x.stw+x.assist+x.gcw) > 0.3*float64(extra) || float64(x.mark) > 0.5*float64(x.lat):
+		return "garbage collection (a mark phase, assists or a stop in the window)"
+	case float64(x.sink) > 0.2*float64(extra):
+		return "the usage writer (store insert, roller) running in the window"
+	case float64(x.ship) > 0.2*float64(extra):
+		return "the spool shipper running in the window"
+	case float64(x.waiting) > 0.3*float64(extra):
+		return "gw's goroutines runnable, waiting for a CPU"
+	case float64(x.cpu) < 0.5*float64(extra):
+		return "outside gw: gw mostly idle in the window (other processes on the cores, the network, the load generator)"
+	default:
+		return "gw busy with other work in the window"
+	}
+}
+
+func (act *activity) printSummary(w io.Writer, f *traceFacts, requests int, p50, p99 time.Duration, inside int) {
 	span := float64(f.last-f.syncTrace) / 1e9
 	var stwTotal, markTotal int64
-	for _, iv := range stw {
+	for _, iv := range act.stw {
 		stwTotal += iv.end - iv.start
 	}
-	for _, iv := range mark {
+	for _, iv := range act.mark {
 		markTotal += iv.end - iv.start
 	}
-	fmt.Fprintf(w, "requests %d, p50 %s, p99 %s; %d above p99 inside the trace\n", len(reqs), ms(p50), ms(p99), inside)
+	fmt.Fprintf(w, "requests %d, p50 %s, p99 %s; %d above p99 inside the trace\n", requests, ms(p50), ms(p99), inside)
 	fmt.Fprintf(w, "trace %.1f s: %d GC cycles, mark phases %.1f ms in all (%.1f %% of the time), stops %.2f ms\n\n",
-		span, len(mark), float64(markTotal)/1e6, 100*float64(markTotal)/float64(f.last-f.syncTrace), float64(stwTotal)/1e6)
+		span, len(act.mark), float64(markTotal)/1e6, 100*float64(markTotal)/float64(f.last-f.syncTrace), float64(stwTotal)/1e6)
+}
+
+// printCauses prints the causes, the most frequent first.
+func printCauses(w io.Writer, slow []slowRequest) {
+	causes := map[string]int{}
+	for _, x := range slow {
+		causes[x.cause]++
+	}
 	fmt.Fprintln(w, "| requests above p99 | cause |")
 	fmt.Fprintln(w, "|---:|---|")
 	type kv struct {
@@ -279,14 +378,18 @@ func attribute(w io.Writer, traceFile, reqFile string) error {
 	}
 	slices.SortFunc(list, func(a, b kv) int { return cmp.Compare(b.v, a.v) })
 	for _, c := range list {
-		fmt.Fprintf(w, "| %d (%.0f %%) | %s |\n", c.v, 100*float64(c.v)/float64(max(1, inside)), c.k)
+		fmt.Fprintf(w, "| %d (%.0f %%) | %s |\n", c.v, 100*float64(c.v)/float64(max(1, len(slow))), c.k)
 	}
-	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(b.lat, a.lat) })
+}
+
+// printSlowest prints the eight slowest requests with their overlaps, to
+// check a cause against the figures it was drawn from.
+func printSlowest(w io.Writer, slow []slowRequest) {
+	slices.SortFunc(slow, func(a, b slowRequest) int { return cmp.Compare(b.lat, a.lat) })
 	fmt.Fprintln(w, "\nslowest (ms in the window: stop, mark phase, assists, GC workers, usage writer, shipper, log writer, gw's CPU, runnable waits):")
-	for _, x := range rows[:min(len(rows), 8)] {
+	for _, x := range slow[:min(len(slow), 8)] {
 		fmt.Fprintf(w, "  %7.2f ms  %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f  %s\n", float64(x.lat)/1e6,
 			float64(x.stw)/1e6, float64(x.mark)/1e6, float64(x.assist)/1e6, float64(x.gcw)/1e6, float64(x.sink)/1e6,
 			float64(x.ship)/1e6, float64(x.log)/1e6, float64(x.cpu)/1e6, float64(x.waiting)/1e6, x.cause)
 	}
-	return nil
 }

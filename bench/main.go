@@ -22,6 +22,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,8 +60,42 @@ func main() {
 	if len(os.Args) > 2 && os.Args[1] == "-role" {
 		os.Exit(childMain(os.Args[1:]))
 	}
+	os.Exit(benchMain())
+}
+
+// benchMain is main for the measuring run, returning the exit status:
+// 2 for flags that do not parse, 1 for a run that fails.
+func benchMain() int {
 	cfg := config{Out: os.Stdout}
-	scenarios, checkpoints, systems, sweep := "", "", "", ""
+	var raw textFlags
+	defineFlags(&cfg, &raw)
+	flag.Parse()
+	if raw.attributeOf != "" {
+		if err := attributeDir(os.Stdout, raw.attributeOf); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		return 0
+	}
+	if err := raw.apply(&cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 2
+	}
+	if err := run(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	return 0
+}
+
+// textFlags are the flags given as text that config holds parsed, so
+// they can only be read once flag.Parse has run.
+type textFlags struct {
+	scenarios, checkpoints, systems, sweep, gwEnv, attributeOf string
+}
+
+// defineFlags registers the harness's flags on the command line's flag set.
+func defineFlags(cfg *config, raw *textFlags) {
 	flag.DurationVar(&cfg.Duration, "duration", 5*time.Second, "length of each measured run (one system, one scenario, one round)")
 	flag.IntVar(&cfg.Rounds, "rounds", 3, "rounds; each runs every scenario on every system, alternating their order")
 	flag.IntVar(&cfg.Conns, "conns", 50, "connections of the closed-loop throughput scenarios")
@@ -68,19 +103,17 @@ func main() {
 	flag.IntVar(&cfg.PacedMS, "paced-ms", 20, "upstream delay (ms) in the open-loop scenario")
 	flag.IntVar(&cfg.Chunks, "chunks", 20, "content chunks per streamed answer")
 	flag.IntVar(&cfg.MaxRequests, "max-requests", 1_000_000, "upper bound on the requests of one run")
-	flag.StringVar(&scenarios, "scenarios", "nonstream,stream,latency,open", "scenarios to run, comma-separated (also: sweep, usage)")
-	flag.StringVar(&systems, "systems", "gw", "gw systems to measure beside the baselines, comma-separated: gw (all-in-one), dataplane (a remote data plane of that gw)")
-	flag.StringVar(&sweep, "sweep-conns", "1,4,16,64", "sweep scenario: connection counts")
+	flag.StringVar(&raw.scenarios, "scenarios", "nonstream,stream,latency,open", "scenarios to run, comma-separated (also: sweep, usage)")
+	flag.StringVar(&raw.systems, "systems", "gw", "gw systems to measure beside the baselines, comma-separated: gw (all-in-one), dataplane (a remote data plane of that gw)")
+	flag.StringVar(&raw.sweep, "sweep-conns", "1,4,16,64", "sweep scenario: connection counts")
 	flag.IntVar(&cfg.SweepMS, "sweep-ms", 50, "sweep scenario: the upstream's fixed latency (ms)")
 	flag.DurationVar(&cfg.SweepDuration, "sweep-duration", 10*time.Second, "sweep scenario: length of each run (1 connection at 50 ms makes 20 requests a second)")
 	flag.BoolVar(&cfg.Pprof, "pprof", false, "run gw with --pprof (on its metrics address, printed at start)")
-	gwEnv := ""
-	flag.StringVar(&gwEnv, "gw-env", "", "extra environment of the gw processes, comma-separated K=V (e.g. GOGC=200,GOMEMLIMIT=512MiB)")
-	attributeOf := ""
-	flag.StringVar(&attributeOf, "attribute", "", "measure nothing: attribute the requests above p99 of each trace in this -trace-dir to their causes")
+	flag.StringVar(&raw.gwEnv, "gw-env", "", "extra environment of the gw processes, comma-separated K=V (e.g. GOGC=200,GOMEMLIMIT=512MiB)")
+	flag.StringVar(&raw.attributeOf, "attribute", "", "measure nothing: attribute the requests above p99 of each trace in this -trace-dir to their causes")
 	flag.StringVar(&cfg.TraceDir, "trace-dir", "", "write a runtime/trace of each gw system's latency (1-connection) run, and its requests' times, to this directory (implies -pprof)")
 	flag.IntVar(&cfg.Usage.Events, "events", 200_000, "usage scenario: events to ingest")
-	flag.StringVar(&checkpoints, "report-at", "", "usage scenario: event counts at which to time reports, comma-separated (and at the end)")
+	flag.StringVar(&raw.checkpoints, "report-at", "", "usage scenario: event counts at which to time reports, comma-separated (and at the end)")
 	flag.IntVar(&cfg.Usage.Conns, "ingest-conns", 4, "usage scenario: concurrent senders")
 	flag.IntVar(&cfg.Usage.Batch, "ingest-batch", 1000, "usage scenario: events per POST (at most 1,000)")
 	flag.IntVar(&cfg.Usage.Reps, "report-reps", 10, "usage scenario: calls per report and checkpoint")
@@ -88,32 +121,24 @@ func main() {
 	flag.DurationVar(&cfg.Usage.Spread, "spread", 35*24*time.Hour, "usage scenario: events occur at random over this span before now")
 	flag.StringVar(&cfg.GWBinary, "gw", "", "gw binary to measure (default: build ./cmd/gw)")
 	flag.StringVar(&cfg.DatabaseURL, "database-url", "", "PostgreSQL URL for gw (default: SQLite in a temporary directory)")
-	flag.Parse()
-	if attributeOf != "" {
-		if err := attributeDir(os.Stdout, attributeOf); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	cfg.Scenarios = strings.Split(scenarios, ",")
-	cfg.Systems = strings.Split(systems, ",")
-	if gwEnv != "" {
-		cfg.GWEnv = strings.Split(gwEnv, ",")
+}
+
+// apply parses the text flags into cfg; the usage checkpoints need
+// cfg.Usage.Events, so cfg must hold the other flags already.
+func (raw textFlags) apply(cfg *config) error {
+	cfg.Scenarios = strings.Split(raw.scenarios, ",")
+	cfg.Systems = strings.Split(raw.systems, ",")
+	if raw.gwEnv != "" {
+		cfg.GWEnv = strings.Split(raw.gwEnv, ",")
 	}
 	var err error
-	if cfg.SweepConns, err = parseInts(sweep); err != nil {
-		fmt.Fprintln(os.Stderr, "bench: -sweep-conns:", err)
-		os.Exit(2)
+	if cfg.SweepConns, err = parseInts(raw.sweep); err != nil {
+		return fmt.Errorf("-sweep-conns: %w", err)
 	}
-	if cfg.Usage.Checkpoint, err = parseCheckpoints(checkpoints, cfg.Usage.Events); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(2)
+	if cfg.Usage.Checkpoint, err = parseCheckpoints(raw.checkpoints, cfg.Usage.Events); err != nil {
+		return err
 	}
-	if err := run(cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
+	return nil
 }
 
 // childMain runs this program as the upstream or the proxy.
@@ -145,110 +170,201 @@ type scenario struct {
 	added       bool    // report added latency over the baseline, not req/s
 }
 
+// run starts the systems, measures the chosen scenarios round by round,
+// reports them and checks that gw metered every request it answered.
 func run(cfg config) error {
+	h := &harness{cfg: cfg}
+	defer h.close()
+	if err := h.start(); err != nil {
+		return err
+	}
+	before, err := h.g.usageRequests()
+	if err != nil {
+		return fmt.Errorf("usage report: %w", err)
+	}
+	chosen, usage, err := h.choose()
+	if err != nil {
+		return err
+	}
+	m := newMeasurement(chosen)
+	printMachine(h.cfg)
+	for round := range h.cfg.Rounds {
+		if err := h.runRound(m, chosen, round); err != nil {
+			return err
+		}
+	}
+	reportAll(h.cfg.Out, chosen, m.results)
+	if err := h.checkUsage(before, m.sent); err != nil {
+		return err
+	}
+	if usage {
+		return runUsage(h.cfg.Out, h.g, h.cfg.Usage)
+	}
+	return nil
+}
+
+// harness is one run's processes: the upstream, the baseline proxy and
+// the gw systems, and what stops them.
+type harness struct {
+	cfg             config
+	dir, bin        string // the temporary directory, the gw binary
+	upURL, proxyURL string
+	g               *gwSetup
+	gws, metricsOf  map[string]string // gw system → its base URL, its metrics address
+	stops           []func()
+}
+
+// close stops the processes in the reverse order of their start, as a
+// chain of defers would, and removes the temporary directory last.
+func (h *harness) close() {
+	for i := len(h.stops) - 1; i >= 0; i-- {
+		h.stops[i]()
+	}
+}
+
+func (h *harness) start() error {
 	dir, err := os.MkdirTemp("", "gw-bench-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	h.dir = dir
+	h.stops = append(h.stops, func() { os.RemoveAll(dir) })
+	if err := h.startBaselines(); err != nil {
+		return err
+	}
+	if err := h.startGW(); err != nil {
+		return err
+	}
+	if err := h.startSystems(); err != nil {
+		return err
+	}
+	return h.warmedUp()
+}
 
-	up, err := startRole("upstream", "-chunks", fmt.Sprint(cfg.Chunks))
+// startBaselines starts the fake upstream and the bare proxy in front of it.
+func (h *harness) startBaselines() error {
+	up, err := startRole("upstream", "-chunks", fmt.Sprint(h.cfg.Chunks))
 	if err != nil {
 		return err
 	}
-	defer up.stop()
-	upURL := "http://" + up.addr
-	px, err := startRole("proxy", "-target", upURL)
+	h.stops = append(h.stops, up.stop)
+	h.upURL = "http://" + up.addr
+	px, err := startRole("proxy", "-target", h.upURL)
 	if err != nil {
 		return err
 	}
-	defer px.stop()
-	proxyURL := "http://" + px.addr
+	h.stops = append(h.stops, px.stop)
+	h.proxyURL = "http://" + px.addr
+	return nil
+}
 
-	bin := cfg.GWBinary
+// startGW builds gw unless given a binary, and starts and configures it.
+func (h *harness) startGW() error {
+	bin := h.cfg.GWBinary
 	if bin == "" {
 		fmt.Fprintln(os.Stderr, "building gw…")
-		if bin, err = buildGW(dir); err != nil {
+		var err error
+		if bin, err = buildGW(h.dir); err != nil {
 			return err
 		}
 	}
-	if cfg.TraceDir != "" {
-		cfg.Pprof = true
-		if err := os.MkdirAll(cfg.TraceDir, 0o755); err != nil {
+	h.bin = bin
+	// A trace is fetched through gw's pprof endpoint.
+	if h.cfg.TraceDir != "" {
+		h.cfg.Pprof = true
+		if err := os.MkdirAll(h.cfg.TraceDir, 0o755); err != nil {
 			return err
 		}
 	}
-	paced := map[string]int{"default": 0, "paced": cfg.PacedMS, "sweep": cfg.SweepMS}
-	g, err := startGW(bin, filepath.Join(dir, "gw-data"), cfg.DatabaseURL, upURL, paced, cfg.Pprof, cfg.GWEnv)
+	paced := map[string]int{"default": 0, "paced": h.cfg.PacedMS, "sweep": h.cfg.SweepMS}
+	g, err := startGW(bin, filepath.Join(h.dir, "gw-data"), h.cfg.DatabaseURL, h.upURL, paced, h.cfg.Pprof, h.cfg.GWEnv)
 	if err != nil {
 		return err
 	}
-	defer g.proc.stop()
-	gws := map[string]string{} // gw system → its base URL
-	metricsOf := map[string]string{}
-	for _, name := range cfg.Systems {
+	h.stops = append(h.stops, g.proc.stop)
+	h.g = g
+	return nil
+}
+
+// startSystems makes the gw systems named in -systems measurable,
+// starting a data plane of gw when asked for one.
+func (h *harness) startSystems() error {
+	h.gws, h.metricsOf = map[string]string{}, map[string]string{}
+	for _, name := range h.cfg.Systems {
 		switch strings.TrimSpace(name) {
 		case "gw":
-			gws["gw"], metricsOf["gw"] = g.url, g.metrics
+			h.gws["gw"], h.metricsOf["gw"] = h.g.url, h.g.metrics
 		case "dataplane":
-			dp, err := startDataPlane(bin, filepath.Join(dir, "dataplane-data"), g, cfg.Pprof, cfg.GWEnv)
+			dp, err := startDataPlane(h.bin, filepath.Join(h.dir, "dataplane-data"), h.g, h.cfg.Pprof, h.cfg.GWEnv)
 			if err != nil {
 				return err
 			}
-			defer dp.proc.stop()
-			gws["dataplane"], metricsOf["dataplane"] = dp.url, dp.metrics
+			h.stops = append(h.stops, dp.proc.stop)
+			h.gws["dataplane"], h.metricsOf["dataplane"] = dp.url, dp.metrics
 		default:
 			return fmt.Errorf("unknown system %q (gw, dataplane)", name)
 		}
 	}
-	// The warm-up requests of every gw system are metered too (a data
-	// plane's through its spool): start counting once all are counted.
-	warmed := int64(len(g.keys))
-	if _, ok := gws["dataplane"]; ok {
+	return nil
+}
+
+// warmedUp waits for the warm-up requests of every gw system to be
+// metered (a data plane's through its spool), so that counting starts
+// after them.
+func (h *harness) warmedUp() error {
+	warmed := int64(len(h.g.keys))
+	if _, ok := h.gws["dataplane"]; ok {
 		warmed *= 2
 	}
-	if err := g.waitUsage(warmed, time.Minute); err != nil {
+	if err := h.g.waitUsage(warmed, time.Minute); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
-	if cfg.Pprof {
-		for name, addr := range metricsOf {
+	if h.cfg.Pprof {
+		for name, addr := range h.metricsOf {
 			fmt.Fprintf(os.Stderr, "%s: pprof on http://%s/debug/pprof/\n", name, addr)
 		}
 	}
-	before, err := g.usageRequests()
-	if err != nil {
-		return fmt.Errorf("usage report: %w", err)
-	}
+	return nil
+}
 
-	pacedPath := fmt.Sprintf("/p%d", cfg.PacedMS)
-	sys := func(name, base, path, token, model string, stream bool) target {
-		return target{name: name, url: base + path, token: token, body: chatBody(model, stream)}
+func newTarget(name, base, path, token, model string, stream bool) target {
+	return target{name: name, url: base + path, token: token, body: chatBody(model, stream)}
+}
+
+// baseline is a target that bypasses gw: direct (the upstream itself) or
+// proxy, under the upstream's pacing prefix.
+func (h *harness) baseline(name, prefix string, stream bool) target {
+	base := h.upURL
+	if name == "proxy" {
+		base = h.proxyURL
 	}
-	// withGW is the baselines and then every gw system, on workspace ws.
-	withGW := func(ws string, stream bool, base ...target) []target {
-		for _, name := range []string{"gw", "dataplane"} {
-			if u, ok := gws[name]; ok {
-				t := sys(name, u, "/inf/v1/chat/completions", g.keys[ws], "openai/gpt-4o-mini", stream)
-				base = append(base, t)
-			}
+	return newTarget(name, base, prefix+"/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", stream)
+}
+
+// withGW is the baselines and then every gw system, on workspace ws.
+func (h *harness) withGW(ws string, stream bool, base ...target) []target {
+	for _, name := range []string{"gw", "dataplane"} {
+		if u, ok := h.gws[name]; ok {
+			base = append(base, newTarget(name, u, "/inf/v1/chat/completions", h.g.keys[ws], "openai/gpt-4o-mini", stream))
 		}
-		return base
 	}
+	return base
+}
+
+// scenarios is every scenario by name, and the names of the sweep's in
+// the order of -sweep-conns.
+func (h *harness) scenarios() (map[string]scenario, []string) {
+	cfg := h.cfg
+	paced := fmt.Sprintf("/p%d", cfg.PacedMS)
 	all := map[string]scenario{
 		"nonstream": {name: "nonstream", title: fmt.Sprintf("non-streaming, closed loop, %d connections, instant upstream", cfg.Conns),
-			conns: cfg.Conns, baseline: "proxy", systems: withGW("default", false,
-				sys("proxy", proxyURL, "/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false))},
+			conns: cfg.Conns, baseline: "proxy", systems: h.withGW("default", false, h.baseline("proxy", "", false))},
 		"stream": {name: "stream", title: fmt.Sprintf("streaming (%d chunks), closed loop, %d connections, instant upstream", cfg.Chunks, cfg.Conns),
-			conns: cfg.Conns, baseline: "proxy", systems: withGW("default", true,
-				sys("proxy", proxyURL, "/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", true))},
+			conns: cfg.Conns, baseline: "proxy", systems: h.withGW("default", true, h.baseline("proxy", "", true))},
 		"latency": {name: "latency", title: "non-streaming, closed loop, 1 connection, instant upstream",
-			conns: 1, baseline: "direct", systems: withGW("default", false,
-				sys("direct", upURL, "/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false),
-				sys("proxy", proxyURL, "/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false))},
+			conns: 1, baseline: "direct", systems: h.withGW("default", false, h.baseline("direct", "", false), h.baseline("proxy", "", false))},
 		"open": {name: "open", title: fmt.Sprintf("non-streaming, open loop at %.0f req/s, upstream answers after %d ms", cfg.Rate, cfg.PacedMS),
-			rate: cfg.Rate, baseline: "direct", systems: withGW("paced", false,
-				sys("direct", upURL, pacedPath+"/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false),
-				sys("proxy", proxyURL, pacedPath+"/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false))},
+			rate: cfg.Rate, baseline: "direct", systems: h.withGW("paced", false, h.baseline("direct", paced, false), h.baseline("proxy", paced, false))},
 	}
 	swept := fmt.Sprintf("/p%d", cfg.SweepMS)
 	var sweepNames []string
@@ -256,116 +372,153 @@ func run(cfg config) error {
 		name := fmt.Sprintf("sweep-%d", n)
 		sweepNames = append(sweepNames, name)
 		all[name] = scenario{name: name, title: fmt.Sprintf("latency sweep: non-streaming, closed loop, %d connections, upstream answers after %d ms", n, cfg.SweepMS),
-			conns: n, baseline: "direct", added: true, systems: withGW("sweep", false,
-				sys("direct", upURL, swept+"/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false),
-				sys("proxy", proxyURL, swept+"/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", false))}
+			conns: n, baseline: "direct", added: true, systems: h.withGW("sweep", false, h.baseline("direct", swept, false), h.baseline("proxy", swept, false))}
 	}
-	var chosen []scenario
-	usage := false
-	for _, name := range cfg.Scenarios {
-		if strings.TrimSpace(name) == "usage" {
+	return all, sweepNames
+}
+
+// choose is the scenarios -scenarios names, in its order; usage is not
+// measured round by round, so it comes back apart.
+func (h *harness) choose() (chosen []scenario, usage bool, err error) {
+	all, sweepNames := h.scenarios()
+	for _, name := range h.cfg.Scenarios {
+		switch strings.TrimSpace(name) {
+		case "usage":
 			usage = true
-			continue
-		}
-		if strings.TrimSpace(name) == "sweep" {
+		case "sweep":
 			for _, n := range sweepNames {
 				chosen = append(chosen, all[n])
 			}
-			continue
+		default:
+			s, ok := all[strings.TrimSpace(name)]
+			if !ok {
+				return nil, false, fmt.Errorf("unknown scenario %q (nonstream, stream, latency, open, sweep, usage)", name)
+			}
+			chosen = append(chosen, s)
 		}
-		s, ok := all[strings.TrimSpace(name)]
-		if !ok {
-			return fmt.Errorf("unknown scenario %q (nonstream, stream, latency, open, sweep, usage)", name)
-		}
-		chosen = append(chosen, s)
 	}
+	return chosen, usage, nil
+}
 
-	// One client (connection pool) per system, reused across rounds.
-	clients := map[string]*clientSet{}
-	results := map[string]map[string]*sample{}
-	sent := 0
+// measurement is what the rounds add up: per scenario and system, the
+// merged samples, and the requests sent to gw systems (to find them all in
+// its usage report).
+type measurement struct {
+	clients map[string]*clientSet // one connection pool per system, reused across rounds
+	results map[string]map[string]*sample
+	sent    int
+}
+
+func newMeasurement(chosen []scenario) *measurement {
+	m := &measurement{clients: map[string]*clientSet{}, results: map[string]map[string]*sample{}}
 	for _, s := range chosen {
-		results[s.name] = map[string]*sample{}
+		m.results[s.name] = map[string]*sample{}
 		for _, t := range s.systems {
-			results[s.name][t.name] = &sample{}
-			if clients[t.name] == nil {
-				clients[t.name] = &clientSet{}
+			m.results[s.name][t.name] = &sample{}
+			if m.clients[t.name] == nil {
+				m.clients[t.name] = &clientSet{}
 			}
 		}
 	}
-	printMachine(cfg)
-	for round := range cfg.Rounds {
-		for _, s := range chosen {
-			order := append([]target(nil), s.systems...)
-			if round%2 == 1 {
-				for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
-					order[i], order[j] = order[j], order[i]
-				}
+	return m
+}
+
+// runRound runs every scenario on every system; odd rounds reverse the
+// order of the systems so that neither always runs first.
+func (h *harness) runRound(m *measurement, chosen []scenario, round int) error {
+	for _, s := range chosen {
+		order := slices.Clone(s.systems)
+		if round%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, t := range order {
+			r, err := h.measure(m.clients[t.name].get(s), s, t, round)
+			if err != nil {
+				return err
 			}
-			for _, t := range order {
-				c := clients[t.name].get(s)
-				var r sample
-				var traced chan error
-				if _, isGW := gws[t.name]; isGW && cfg.TraceDir != "" && s.name == "latency" {
-					t.timed = true
-					traced = make(chan error, 1)
-					go func() {
-						traced <- fetchTrace(metricsOf[t.name], cfg.Duration, filepath.Join(cfg.TraceDir, fmt.Sprintf("%s-round%d.trace", t.name, round+1)))
-					}()
-				}
-				d := cfg.Duration
-				if s.added && cfg.SweepDuration > 0 {
-					d = cfg.SweepDuration
-				}
-				if s.conns > 0 {
-					r = closedLoop(c, t, s.conns, d, cfg.MaxRequests)
-				} else {
-					r = openLoop(c, t, s.rate, cfg.Duration, 4096)
-				}
-				if traced != nil {
-					if err := <-traced; err != nil {
-						return err
-					}
-					if err := writeTimed(filepath.Join(cfg.TraceDir, fmt.Sprintf("%s-round%d.requests", t.name, round+1)), r.timed); err != nil {
-						return err
-					}
-				}
-				if _, isGW := gws[t.name]; isGW {
-					sent += r.ok + r.failed
-				}
-				fmt.Fprintf(os.Stderr, "round %d %-9s %-6s %8.0f req/s  p50 %s  p99 %s  (%d failed)\n",
-					round+1, s.name, t.name, r.rps(), ms(r.quantile(0.50)), ms(r.quantile(0.99)), r.failed)
-				if r.firstErr != nil {
-					fmt.Fprintf(os.Stderr, "  first failure: %v\n", r.firstErr)
-				}
-				results[s.name][t.name].add(r)
+			if _, isGW := h.gws[t.name]; isGW {
+				m.sent += r.ok + r.failed
 			}
+			logRun(round, s, t, r)
+			m.results[s.name][t.name].add(r)
 		}
 	}
+	return nil
+}
+
+// measure runs one scenario on one system, traced when -trace-dir asks
+// for the gw systems' 1-connection runs.
+func (h *harness) measure(c *http.Client, s scenario, t target, round int) (sample, error) {
+	var traced chan error
+	if _, isGW := h.gws[t.name]; isGW && h.cfg.TraceDir != "" && s.name == "latency" {
+		t.timed = true
+		traced = make(chan error, 1)
+		go func() {
+			traced <- fetchTrace(h.metricsOf[t.name], h.cfg.Duration, h.traceFile(t, round, "trace"))
+		}()
+	}
+	r := h.load(c, s, t)
+	if traced == nil {
+		return r, nil
+	}
+	if err := <-traced; err != nil {
+		return r, err
+	}
+	return r, writeTimed(h.traceFile(t, round, "requests"), r.timed)
+}
+
+func (h *harness) traceFile(t target, round int, ext string) string {
+	return filepath.Join(h.cfg.TraceDir, fmt.Sprintf("%s-round%d.%s", t.name, round+1, ext))
+}
+
+// load applies the scenario's load to t: closed loop for a number of
+// connections, or open loop at a rate.
+func (h *harness) load(c *http.Client, s scenario, t target) sample {
+	if s.conns == 0 {
+		return openLoop(c, t, s.rate, h.cfg.Duration, 4096)
+	}
+	d := h.cfg.Duration
+	if s.added && h.cfg.SweepDuration > 0 {
+		d = h.cfg.SweepDuration
+	}
+	return closedLoop(c, t, s.conns, d, h.cfg.MaxRequests)
+}
+
+// logRun shows progress on stderr, so that a long run can be watched.
+func logRun(round int, s scenario, t target, r sample) {
+	fmt.Fprintf(os.Stderr, "round %d %-9s %-6s %8.0f req/s  p50 %s  p99 %s  (%d failed)\n",
+		round+1, s.name, t.name, r.rps(), ms(r.quantile(0.50)), ms(r.quantile(0.99)), r.failed)
+	if r.firstErr != nil {
+		fmt.Fprintf(os.Stderr, "  first failure: %v\n", r.firstErr)
+	}
+}
+
+// reportAll prints every scenario, then the sweep's runs as one table.
+func reportAll(w io.Writer, chosen []scenario, results map[string]map[string]*sample) {
 	var sweeps []scenario
 	for _, s := range chosen {
-		report(cfg.Out, s, results[s.name])
+		report(w, s, results[s.name])
 		if s.added {
 			sweeps = append(sweeps, s)
 		}
 	}
 	if len(sweeps) > 0 {
-		reportSweep(cfg.Out, sweeps, results)
+		reportSweep(w, sweeps, results)
 	}
-	// Usage is part of the work: every request gw answered must be in
-	// the report once the sink has flushed (it does every second) and
-	// the data plane's spool has reached the control plane.
-	werr := g.waitUsage(before+int64(sent), time.Minute)
-	after, err := g.usageRequests()
+}
+
+// checkUsage holds usage to be part of the work: every request gw
+// answered must be in the report once the sink has flushed (it does every
+// second) and the data plane's spool has reached the control plane.
+func (h *harness) checkUsage(before int64, sent int) error {
+	werr := h.g.waitUsage(before+int64(sent), time.Minute)
+	after, err := h.g.usageRequests()
 	if err != nil {
 		return fmt.Errorf("usage report: %w", err)
 	}
-	fmt.Fprintf(cfg.Out, "\nusage: gw's report counts %d requests of the %d the harness sent to it\n", after-before, sent)
+	fmt.Fprintf(h.cfg.Out, "\nusage: gw's report counts %d requests of the %d the harness sent to it\n", after-before, sent)
 	if werr != nil {
 		return fmt.Errorf("usage events missing: %d requests, %d counted", sent, after-before)
-	}
-	if usage {
-		return runUsage(cfg.Out, g, cfg.Usage)
 	}
 	return nil
 }

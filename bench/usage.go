@@ -91,120 +91,192 @@ func ptr[T any](v T) *T { return &v }
 // 30-day total must count exactly the events sent inside its window.
 func runUsage(out io.Writer, g *gwSetup, cfg usageConfig) error {
 	ctx := context.Background()
+	w, err := newUsageWorld(ctx, g, cfg.Spread)
+	if err != nil {
+		return err
+	}
+	// The harness's own requests (warm-up and load) are counted before.
+	before, err := g.owner.UsageReport(ctx, g.orgRef, client.UsageQuery{Period: "30d", Timezone: "UTC"})
+	if err != nil {
+		return err
+	}
+	u := &usageRun{ctx: ctx, out: out, g: g, w: w, cfg: cfg}
+	u.printHeader()
+	first, last, err := u.checkpoints()
+	if err != nil {
+		return err
+	}
+	if len(cfg.Checkpoint) > 1 {
+		u.printGrowth(first, last)
+	}
+	return u.checkWindow(before.Totals.Requests)
+}
+
+// newUsageWorld is the owner's organization and first workspace with a
+// pool of 20 keys and a mix of models, the events spread before now.
+func newUsageWorld(ctx context.Context, g *gwSetup, spread time.Duration) (*usageWorld, error) {
 	org, err := g.owner.GetOrganization(ctx, g.orgRef)
 	if err != nil {
-		return fmt.Errorf("organization: %w", err)
+		return nil, fmt.Errorf("organization: %w", err)
 	}
 	wss, err := g.owner.ListWorkspaces(ctx, g.orgRef)
 	if err != nil || len(wss) == 0 {
-		return fmt.Errorf("workspaces: %v", err)
+		return nil, fmt.Errorf("workspaces: %v", err)
 	}
-	now := time.Now().UTC()
-	w := &usageWorld{org: org.ID, ws: wss[0].ID, now: now, spread: cfg.Spread,
+	w := &usageWorld{org: org.ID, ws: wss[0].ID, now: time.Now().UTC(), spread: spread,
 		models: []string{"openai/gpt-4o", "openai/gpt-4o-mini", "openai/o3", "openai/gpt-4.1", "anthropic/claude-sonnet-4",
 			"anthropic/claude-haiku-4", "anthropic/claude-opus-4", "openai/text-embedding-3-small"}}
 	for range 20 {
 		w.keys = append(w.keys, uuid.New())
 	}
 	w.perDay = map[string]int64{}
-	before, err := g.owner.UsageReport(ctx, g.orgRef, client.UsageQuery{Period: "30d", Timezone: "UTC"})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "\n### usage: %d events through the ingest endpoint (batches of %d, %d senders), spread over %v\n\n",
-		cfg.Events, cfg.Batch, cfg.Conns, cfg.Spread)
-	fmt.Fprintln(out, "| stored events | ingest events/s | when | report 30d UTC (median / max) | 30d Asia/Kolkata | 7d UTC | breakdown by model, 30d |")
-	fmt.Fprintln(out, "|---:|---:|---|---:|---:|---:|---:|")
+	return w, nil
+}
+
+// usageRun is one run of the usage scenario.
+type usageRun struct {
+	ctx context.Context
+	out io.Writer
+	g   *gwSetup
+	w   *usageWorld
+	cfg usageConfig
+}
+
+func (u *usageRun) printHeader() {
+	fmt.Fprintf(u.out, "\n### usage: %d events through the ingest endpoint (batches of %d, %d senders), spread over %v\n\n",
+		u.cfg.Events, u.cfg.Batch, u.cfg.Conns, u.cfg.Spread)
+	fmt.Fprintln(u.out, "| stored events | ingest events/s | when | report 30d UTC (median / max) | 30d Asia/Kolkata | 7d UTC | breakdown by model, 30d |")
+	fmt.Fprintln(u.out, "|---:|---:|---|---:|---:|---:|---:|")
+}
+
+// checkpoints ingests up to each checkpoint in turn and times the reports
+// there; the medians of the first and the last show how reports scale.
+func (u *usageRun) checkpoints() (first, last []time.Duration, err error) {
 	sent := 0
-	var firstMedians, lastMedians []time.Duration
-	for _, cp := range cfg.Checkpoint {
-		start := time.Now()
-		n, err := ingest(ctx, g, w, cfg, cp-sent)
+	for _, cp := range u.cfg.Checkpoint {
+		medians, err := u.checkpoint(cp, cp-sent)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		rate := float64(n) / time.Since(start).Seconds()
 		sent = cp
-		type call struct {
-			name string
-			fn   func() error
+		if first == nil {
+			first = medians
 		}
-		calls := []call{
-			{"30d UTC", func() error {
-				_, err := g.owner.UsageReport(ctx, g.orgRef, client.UsageQuery{Period: "30d", Timezone: "UTC"})
-				return err
-			}},
-			{"30d Kolkata", func() error {
-				_, err := g.owner.UsageReport(ctx, g.orgRef, client.UsageQuery{Period: "30d", Timezone: "Asia/Kolkata"})
-				return err
-			}},
-			{"7d UTC", func() error {
-				_, err := g.owner.UsageReport(ctx, g.orgRef, client.UsageQuery{Period: "7d", Timezone: "UTC"})
-				return err
-			}},
-			{"breakdown", func() error {
-				_, err := g.owner.UsageBreakdown(ctx, g.orgRef, "model", client.UsageQuery{Period: "30d", Timezone: "UTC"})
-				return err
-			}},
+		last = medians
+	}
+	return first, last, nil
+}
+
+// checkpoint ingests n events to reach cp and times the reports at once
+// and, with -settle, again once the roller has had time to run.
+func (u *usageRun) checkpoint(cp, n int) ([]time.Duration, error) {
+	start := time.Now()
+	n, err := ingest(u.ctx, u.g, u.w, u.cfg, n)
+	if err != nil {
+		return nil, err
+	}
+	rate := float64(n) / time.Since(start).Seconds()
+	medians, err := u.timeReports(cp, rate, "at once")
+	if err != nil {
+		return nil, err
+	}
+	if u.cfg.Settle > 0 {
+		time.Sleep(u.cfg.Settle)
+		if medians, err = u.timeReports(cp, rate, fmt.Sprintf("after %v", u.cfg.Settle)); err != nil {
+			return nil, err
 		}
-		timeReports := func(when string) ([]time.Duration, error) {
-			row := []string{strconv.Itoa(cp), fmt.Sprintf("%.0f", rate), when}
-			var medians []time.Duration
-			for _, c := range calls {
-				var ds []time.Duration
-				for range cfg.Reps {
-					s := time.Now()
-					if err := c.fn(); err != nil {
-						return nil, fmt.Errorf("%s: %w", c.name, err)
-					}
-					ds = append(ds, time.Since(s))
-				}
-				slices.Sort(ds)
-				medians = append(medians, ds[len(ds)/2])
-				row = append(row, ms(ds[len(ds)/2])+" / "+ms(ds[len(ds)-1]))
-			}
-			fmt.Fprintln(out, "| "+strings.Join(row, " | ")+" |")
-			fmt.Fprintf(os.Stderr, "usage checkpoint %d events: %s\n", cp, strings.Join(row[1:], ", "))
-			return medians, nil
-		}
-		medians, err := timeReports("at once")
-		if err != nil {
+	}
+	return medians, nil
+}
+
+// reportCall is one report a dashboard makes.
+type reportCall struct {
+	name string
+	fn   func() error
+}
+
+func (u *usageRun) reportCalls() []reportCall {
+	ctx, g := u.ctx, u.g
+	return []reportCall{
+		{"30d UTC", func() error {
+			_, err := g.owner.UsageReport(ctx, g.orgRef, client.UsageQuery{Period: "30d", Timezone: "UTC"})
 			return err
-		}
-		if cfg.Settle > 0 {
-			time.Sleep(cfg.Settle)
-			if medians, err = timeReports(fmt.Sprintf("after %v", cfg.Settle)); err != nil {
-				return err
-			}
-		}
-		if firstMedians == nil {
-			firstMedians = medians
-		}
-		lastMedians = medians
+		}},
+		{"30d Kolkata", func() error {
+			_, err := g.owner.UsageReport(ctx, g.orgRef, client.UsageQuery{Period: "30d", Timezone: "Asia/Kolkata"})
+			return err
+		}},
+		{"7d UTC", func() error {
+			_, err := g.owner.UsageReport(ctx, g.orgRef, client.UsageQuery{Period: "7d", Timezone: "UTC"})
+			return err
+		}},
+		{"breakdown", func() error {
+			_, err := g.owner.UsageBreakdown(ctx, g.orgRef, "model", client.UsageQuery{Period: "30d", Timezone: "UTC"})
+			return err
+		}},
 	}
-	if len(cfg.Checkpoint) > 1 {
-		var ratios []string
-		for i := range lastMedians {
-			ratios = append(ratios, fmt.Sprintf("%.2f×", float64(lastMedians[i])/float64(firstMedians[i])))
+}
+
+// timeReports times each report cfg.Reps times and prints a row of their
+// medians and maxima; it returns the medians.
+func (u *usageRun) timeReports(cp int, rate float64, when string) ([]time.Duration, error) {
+	row := []string{strconv.Itoa(cp), fmt.Sprintf("%.0f", rate), when}
+	var medians []time.Duration
+	for _, c := range u.reportCalls() {
+		ds, err := u.timeCall(c)
+		if err != nil {
+			return nil, err
 		}
-		fmt.Fprintf(out, "\nmedian at %d events over the median at %d (flat is 1×): %s\n", cfg.Checkpoint[len(cfg.Checkpoint)-1],
-			cfg.Checkpoint[0], strings.Join(ratios, ", "))
+		medians = append(medians, ds[len(ds)/2])
+		row = append(row, ms(ds[len(ds)/2])+" / "+ms(ds[len(ds)-1]))
 	}
-	r, err := g.owner.UsageReport(ctx, g.orgRef, client.UsageQuery{Period: "30d", Timezone: "UTC"})
+	fmt.Fprintln(u.out, "| "+strings.Join(row, " | ")+" |")
+	fmt.Fprintf(os.Stderr, "usage checkpoint %d events: %s\n", cp, strings.Join(row[1:], ", "))
+	return medians, nil
+}
+
+// timeCall is the durations of cfg.Reps calls of c, sorted.
+func (u *usageRun) timeCall(c reportCall) ([]time.Duration, error) {
+	var ds []time.Duration
+	for range u.cfg.Reps {
+		s := time.Now()
+		if err := c.fn(); err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		ds = append(ds, time.Since(s))
+	}
+	slices.Sort(ds)
+	return ds, nil
+}
+
+// printGrowth prints the last checkpoint's medians over the first's: a
+// report that reads rollups stays flat as events grow.
+func (u *usageRun) printGrowth(first, last []time.Duration) {
+	var ratios []string
+	for i := range last {
+		ratios = append(ratios, fmt.Sprintf("%.2f×", float64(last[i])/float64(first[i])))
+	}
+	cps := u.cfg.Checkpoint
+	fmt.Fprintf(u.out, "\nmedian at %d events over the median at %d (flat is 1×): %s\n", cps[len(cps)-1], cps[0], strings.Join(ratios, ", "))
+}
+
+// checkWindow holds the 30-day report to the events sent inside its
+// window, over the before requests it counted already.
+func (u *usageRun) checkWindow(before int64) error {
+	r, err := u.g.owner.UsageReport(u.ctx, u.g.orgRef, client.UsageQuery{Period: "30d", Timezone: "UTC"})
 	if err != nil {
 		return err
 	}
-	// The harness's own requests (warm-up and load) were counted before.
 	var inWindow int64
-	for day, n := range w.perDay {
+	for day, n := range u.w.perDay {
 		if day >= r.Period.StartAt.UTC().Format(time.DateOnly) {
 			inWindow += n
 		}
 	}
-	if got := r.Totals.Requests - before.Totals.Requests; got != inWindow {
+	if got := r.Totals.Requests - before; got != inWindow {
 		return fmt.Errorf("the 30-day report counts %d new requests; %d events were sent inside its window", got, inWindow)
 	}
-	fmt.Fprintf(out, "usage: the 30-day report counts all %d events sent inside its window\n", inWindow)
+	fmt.Fprintf(u.out, "usage: the 30-day report counts all %d events sent inside its window\n", inWindow)
 	return nil
 }
 

@@ -234,6 +234,28 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		return fmt.Errorf("listen on %s: %w", opts.Addr, err)
 	}
 	defer ln.Close()
+	cfg, err := opts.serverConfig(ctx, log, ln)
+	if err != nil {
+		return err
+	}
+	if opts.MetricsAddr != "" {
+		if cfg.MetricsListener, err = net.Listen("tcp", opts.MetricsAddr); err != nil {
+			return fmt.Errorf("listen on --metrics-addr %s: %w", opts.MetricsAddr, err)
+		}
+	}
+	srv, err := server.New(ctx, cfg)
+	if err != nil {
+		if cfg.MetricsListener != nil {
+			_ = cfg.MetricsListener.Close()
+		}
+		return err
+	}
+	return srv.Run(ctx, ln)
+}
+
+// serverConfig is the server's configuration from the flags: for a
+// control plane (or role all) its keyring and database too.
+func (opts *ServeOptions) serverConfig(ctx context.Context, log *slog.Logger, ln net.Listener) (server.Config, error) {
 	publicURL := strings.TrimRight(opts.PublicURL, "/")
 	if publicURL == "" {
 		publicURL = "http://" + ln.Addr().String()
@@ -254,7 +276,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if opts.BootstrapEmail != "" {
 		pw, err := os.ReadFile(opts.BootstrapPasswordFile)
 		if err != nil {
-			return fmt.Errorf("read bootstrap password file: %w", err)
+			return cfg, fmt.Errorf("read bootstrap password file: %w", err)
 		}
 		cfg.Bootstrap = &backend.BootstrapInput{Email: opts.BootstrapEmail, Password: strings.TrimRight(string(pw), "\r\n")}
 	}
@@ -264,32 +286,21 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		if opts.Key != "" {
 			log.Warn("GW_SECRET_KEY is not used by a data plane (its secrets are sealed to its own key): remove it from this host")
 		}
-	} else {
-		// Checked before the key file or the database is created in it.
-		if opts.DatabaseURL == "" {
-			if msg := store.LooseDataDir(opts.DataDir); msg != "" {
-				log.Warn(msg)
-			}
-		}
-		if cfg.Keyring, err = loadKeyring(opts.SecretOptions); err != nil {
-			return err
-		}
-		if cfg.DB, err = openDB(ctx, opts.DBOptions); err != nil {
-			return err
-		}
-		cfg.DatabaseURL = opts.DatabaseURL
+		return cfg, nil
 	}
-	if opts.MetricsAddr != "" {
-		if cfg.MetricsListener, err = net.Listen("tcp", opts.MetricsAddr); err != nil {
-			return fmt.Errorf("listen on --metrics-addr %s: %w", opts.MetricsAddr, err)
+	// Checked before the key file or the database is created in it.
+	if opts.DatabaseURL == "" {
+		if msg := store.LooseDataDir(opts.DataDir); msg != "" {
+			log.Warn(msg)
 		}
 	}
-	srv, err := server.New(ctx, cfg)
-	if err != nil {
-		if cfg.MetricsListener != nil {
-			_ = cfg.MetricsListener.Close()
-		}
-		return err
+	var err error
+	if cfg.Keyring, err = loadKeyring(opts.SecretOptions); err != nil {
+		return cfg, err
 	}
-	return srv.Run(ctx, ln)
+	if cfg.DB, err = openDB(ctx, opts.DBOptions); err != nil {
+		return cfg, err
+	}
+	cfg.DatabaseURL = opts.DatabaseURL
+	return cfg, nil
 }

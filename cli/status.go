@@ -66,80 +66,101 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	if err != nil {
 		return err
 	}
-	st := Status{Server: s.Server, Healthy: true, DataPlanes: []DataPlaneView{}}
-	add := func(name, state, detail string) {
-		st.Checks = append(st.Checks, StatusCheck{Name: name, State: state, Detail: detail})
-		if state == "fail" {
-			st.Healthy = false
-		}
-	}
-	if code, _, err := c.Probe(ctx, "/healthz"); err != nil {
-		add("server", "fail", err.Error())
-	} else if code != 200 {
-		add("server", "fail", "/healthz answered "+strconv.Itoa(code))
-	} else {
-		add("server", "ok", "alive")
-	}
-	if code, body, err := c.Probe(ctx, "/readyz"); err != nil {
-		add("database", "fail", err.Error())
-	} else if code != 200 {
-		add("database", "fail", "/readyz answered "+strconv.Itoa(code)+": "+strings.TrimSpace(body))
-	} else {
-		add("database", "ok", "reachable (the server is ready)")
-		state, detail := upstreamTargets(body)
-		add("upstream targets", state, detail)
-	}
+	st := &Status{Server: s.Server, Healthy: true, DataPlanes: []DataPlaneView{}}
+	st.probe(ctx, c)
 	views, latest, err := dataPlaneViews(ctx, c)
 	switch {
 	case latest == nil && err == nil:
-		add("bundles", "unknown", "this key may not read bundles (bundles.read)")
+		st.add("bundles", "unknown", "this key may not read bundles (bundles.read)")
 	case latest != nil:
-		add("bundles", "ok", strconv.Itoa(len(latest))+" organizations compiled")
+		st.add("bundles", "ok", strconv.Itoa(len(latest))+" organizations compiled")
 	}
 	if err != nil {
-		var apiErr *client.APIError
-		if errors.As(err, &apiErr) && apiErr.Status == 403 {
-			// Out of scope (data planes are listed at instance scope) is
-			// not a missing permission: say which it is.
-			detail := "this key may not list data planes (data-planes.read)"
-			if strings.HasPrefix(apiErr.Detail, "out of scope") {
-				detail = "data planes are listed at instance scope: " + apiErr.Detail
-			}
-			add("data planes", "unknown", detail)
-		} else {
-			add("data planes", "fail", err.Error())
-		}
+		st.dataPlanesUnknown(err)
 	} else {
 		st.DataPlanes = views
-		stale, behind, unenrolled := 0, 0, 0
-		for _, v := range views {
-			if v.Status != "healthy" {
-				stale++
-			}
-			switch {
-			case v.Enrollment != "approved":
-				unenrolled++
-			case v.Current != nil && !*v.Current:
-				behind++
-			}
-		}
-		switch {
-		case len(views) == 0:
-			add("data planes", "ok", "none remote (role all serves inference in process)")
-		case stale > 0 || behind > 0 || unenrolled > 0:
-			add("data planes", "fail", strconv.Itoa(len(views))+" reporting, "+strconv.Itoa(stale)+" stale, "+strconv.Itoa(behind)+
-				" behind on bundles, "+strconv.Itoa(unenrolled)+" not enrolled (gw data-planes enrollments)")
-		default:
-			add("data planes", "ok", strconv.Itoa(len(views))+" reporting, all healthy and current")
-		}
+		st.dataPlanes(views)
 	}
-	if err := opts.Print(opts.Output, st, func() Table { return statusTable(st) }); err != nil {
+	if err := opts.Print(opts.Output, *st, func() Table { return statusTable(*st) }); err != nil {
 		return err
 	}
 	if !st.Healthy {
 		return errors.New("gw status: a check failed")
 	}
 	return nil
+}
+
+// add records a check; one that fails makes the status unhealthy.
+func (st *Status) add(name, state, detail string) {
+	st.Checks = append(st.Checks, StatusCheck{Name: name, State: state, Detail: detail})
+	if state == "fail" {
+		st.Healthy = false
+	}
+}
+
+// probe checks the server's liveness and readiness (its database), and the
+// upstream targets /readyz reports.
+func (st *Status) probe(ctx context.Context, c *client.Client) {
+	if code, _, err := c.Probe(ctx, "/healthz"); err != nil {
+		st.add("server", "fail", err.Error())
+	} else if code != 200 {
+		st.add("server", "fail", "/healthz answered "+strconv.Itoa(code))
+	} else {
+		st.add("server", "ok", "alive")
+	}
+	code, body, err := c.Probe(ctx, "/readyz")
+	switch {
+	case err != nil:
+		st.add("database", "fail", err.Error())
+	case code != 200:
+		st.add("database", "fail", "/readyz answered "+strconv.Itoa(code)+": "+strings.TrimSpace(body))
+	default:
+		st.add("database", "ok", "reachable (the server is ready)")
+		state, detail := upstreamTargets(body)
+		st.add("upstream targets", state, detail)
+	}
+}
+
+// dataPlanesUnknown says why the data planes could not be listed. Out of
+// scope (they are listed at instance scope) is not a missing permission:
+// it says which it is.
+func (st *Status) dataPlanesUnknown(err error) {
+	var apiErr *client.APIError
+	if !errors.As(err, &apiErr) || apiErr.Status != 403 {
+		st.add("data planes", "fail", err.Error())
+		return
+	}
+	detail := "this key may not list data planes (data-planes.read)"
+	if strings.HasPrefix(apiErr.Detail, "out of scope") {
+		detail = "data planes are listed at instance scope: " + apiErr.Detail
+	}
+	st.add("data planes", "unknown", detail)
+}
+
+// dataPlanes checks that every remote data plane is healthy, enrolled and
+// current on its bundles.
+func (st *Status) dataPlanes(views []DataPlaneView) {
+	stale, behind, unenrolled := 0, 0, 0
+	for _, v := range views {
+		if v.Status != "healthy" {
+			stale++
+		}
+		switch {
+		case v.Enrollment != "approved":
+			unenrolled++
+		case v.Current != nil && !*v.Current:
+			behind++
+		}
+	}
+	switch {
+	case len(views) == 0:
+		st.add("data planes", "ok", "none remote (role all serves inference in process)")
+	case stale > 0 || behind > 0 || unenrolled > 0:
+		st.add("data planes", "fail", strconv.Itoa(len(views))+" reporting, "+strconv.Itoa(stale)+" stale, "+strconv.Itoa(behind)+
+			" behind on bundles, "+strconv.Itoa(unenrolled)+" not enrolled (gw data-planes enrollments)")
+	default:
+		st.add("data planes", "ok", strconv.Itoa(len(views))+" reporting, all healthy and current")
+	}
 }
 
 func statusTable(st Status) Table {

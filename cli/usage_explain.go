@@ -180,23 +180,12 @@ func explainSection(w io.Writer, title string, n int, row func(tw io.Writer, i i
 // explainCost writes tokens × prices = cost. Without recorded prices (an
 // older data plane's event, or a request refused before any upstream
 // call) it states the cost alone.
-func explainCost(w io.Writer, ev wire.UsageEvent) error {
-	source := ev.UsageSource
-	if source == wire.UsageSourceEstimated {
-		source += ": the upstream did not report them, gw counted what it sent and relayed"
-	}
-	fmt.Fprintf(w, "\ntokens × prices (USD per million tokens), counted by %s\n", source)
-	p := ev.Provenance
-	if p == nil || p.Prices == nil {
-		fmt.Fprintf(w, "  cost %s USD (no prices recorded)\n", ev.CostUSD)
-		return nil
-	}
-	pr := p.Prices
-	tier := ""
-	if pr.LongContext {
-		tier = " (long-context tier)"
-	}
-	type costLine struct{ label, count, price, amount string }
+// costLine is one token class of an event's cost: its tokens × its price.
+type costLine struct{ label, count, price, amount string }
+
+// costLines prices each token class the event has at its recorded price,
+// and sums them exactly.
+func costLines(ev wire.UsageEvent, pr *wire.UsagePrices) ([]costLine, decimal.Decimal, error) {
 	var lines []costLine
 	total := decimal.Zero
 	w1h := min(ev.CacheWrite1hTokens, ev.CacheWriteTokens)
@@ -216,11 +205,34 @@ func explainCost(w io.Writer, ev wire.UsageEvent) error {
 		}
 		d, err := decimal.NewFromString(r.price)
 		if err != nil {
-			return fmt.Errorf("price %q of the event: %w", r.price, err)
+			return nil, total, fmt.Errorf("price %q of the event: %w", r.price, err)
 		}
 		amount := d.Mul(decimal.NewFromInt(r.n)).Shift(-6)
 		total = total.Add(amount)
 		lines = append(lines, costLine{r.label, strconv.FormatInt(r.n, 10), r.price, amount.String()})
+	}
+	return lines, total, nil
+}
+
+func explainCost(w io.Writer, ev wire.UsageEvent) error {
+	source := ev.UsageSource
+	if source == wire.UsageSourceEstimated {
+		source += ": the upstream did not report them, gw counted what it sent and relayed"
+	}
+	fmt.Fprintf(w, "\ntokens × prices (USD per million tokens), counted by %s\n", source)
+	p := ev.Provenance
+	if p == nil || p.Prices == nil {
+		fmt.Fprintf(w, "  cost %s USD (no prices recorded)\n", ev.CostUSD)
+		return nil
+	}
+	pr := p.Prices
+	tier := ""
+	if pr.LongContext {
+		tier = " (long-context tier)"
+	}
+	lines, total, err := costLines(ev, pr)
+	if err != nil {
+		return err
 	}
 	cost := total.RoundBank(9)
 	var wl, wc, wp int

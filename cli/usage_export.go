@@ -104,27 +104,14 @@ func usageExportRun(ctx context.Context, opts *UsageExportOptions) error {
 	if err != nil {
 		return err
 	}
-	w := csv.NewWriter(opts.f.IO.Out)
-	header := []string{"date"}
-	byTag := strings.HasPrefix(opts.By, tui.TagPrefix)
-	if opts.By != "" {
-		header = append(header, opts.By)
-	}
-	header = append(header, usageColumns...)
-	if byTag {
-		header = append(header, "over_tag_limit")
-	}
-	if err := w.Write(header); err != nil {
+	x := &usageExport{w: csv.NewWriter(opts.f.IO.Out), by: opts.By, byTag: strings.HasPrefix(opts.By, tui.TagPrefix), notes: map[string]bool{}}
+	x.note(r.Note)
+	if err := x.header(); err != nil {
 		return err
 	}
-	notes := map[string]bool{}
-	if r.Note != "" {
-		notes[r.Note] = true
-	}
 	for i, d := range r.Daily {
-		date := d.Date.Format(time.DateOnly)
 		if opts.By == "" {
-			if err := w.Write(append([]string{date}, usageCells(d.UsageCounters)...)); err != nil {
+			if err := x.w.Write(append([]string{d.Date.Format(time.DateOnly)}, usageCells(d.UsageCounters)...)); err != nil {
 				return err
 			}
 			continue
@@ -133,31 +120,65 @@ func usageExportRun(ctx context.Context, opts *UsageExportOptions) error {
 		if i+1 < len(r.Daily) {
 			end = r.Daily[i+1].Date
 		}
-		dq := q
-		dq.Period, dq.StartDate, dq.EndDate = "custom", "", ""
-		dq.StartAt, dq.EndAt = d.Date.Format(time.RFC3339Nano), end.Format(time.RFC3339Nano)
-		b, err := c.ScopedUsageBreakdown(ctx, scope, opts.By, dq)
-		if err != nil {
-			return fmt.Errorf("breakdown of %s: %w", date, err)
-		}
-		if b.Note != "" {
-			notes[b.Note] = true
-		}
-		for _, row := range b.Rows {
-			rec := append([]string{date, exportKey(row)}, usageCells(row.UsageCounters)...)
-			if byTag {
-				rec = append(rec, strconv.FormatBool(row.OverTagLimit))
-			}
-			if err := w.Write(rec); err != nil {
-				return err
-			}
+		if err := x.day(ctx, c, scope, q, d.Date, end); err != nil {
+			return err
 		}
 	}
-	w.Flush()
-	for n := range notes {
+	x.w.Flush()
+	for n := range x.notes {
 		fmt.Fprintln(opts.f.IO.ErrOut, "Note: "+n)
 	}
-	return w.Error()
+	return x.w.Error()
+}
+
+// usageExport writes the CSV: a row per day, or per day and value of the
+// breakdown, with the notes the answers carried.
+type usageExport struct {
+	w     *csv.Writer
+	by    string
+	byTag bool
+	notes map[string]bool
+}
+
+func (x *usageExport) note(n string) {
+	if n != "" {
+		x.notes[n] = true
+	}
+}
+
+func (x *usageExport) header() error {
+	header := []string{"date"}
+	if x.by != "" {
+		header = append(header, x.by)
+	}
+	header = append(header, usageColumns...)
+	if x.byTag {
+		header = append(header, "over_tag_limit")
+	}
+	return x.w.Write(header)
+}
+
+// day writes one day's breakdown, asked for as a custom period from the
+// day's start to the next's.
+func (x *usageExport) day(ctx context.Context, c *client.Client, scope client.Scope, q client.UsageQuery, start, end time.Time) error {
+	date := start.Format(time.DateOnly)
+	q.Period, q.StartDate, q.EndDate = "custom", "", ""
+	q.StartAt, q.EndAt = start.Format(time.RFC3339Nano), end.Format(time.RFC3339Nano)
+	b, err := c.ScopedUsageBreakdown(ctx, scope, x.by, q)
+	if err != nil {
+		return fmt.Errorf("breakdown of %s: %w", date, err)
+	}
+	x.note(b.Note)
+	for _, row := range b.Rows {
+		rec := append([]string{date, exportKey(row)}, usageCells(row.UsageCounters)...)
+		if x.byTag {
+			rec = append(rec, strconv.FormatBool(row.OverTagLimit))
+		}
+		if err := x.w.Write(rec); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // exportKey is a row's value as the CSV has it: empty for none.

@@ -96,91 +96,127 @@ func readUsageEvent(v any, loc validate.Loc, errs *validate.Errors) (wire.UsageE
 		return wire.UsageEventIn{}, false
 	}
 	before := errs.Len()
+	r := eventReader{o: o, loc: loc, errs: errs}
+	e := r.counted()
+	r.attribution(&e)
+	r.metering(&e)
+	o.Close()
+	reportEventRules(e, loc, errs, before)
+	return e, errs.Len() == before
+}
+
+// eventReader reads one shipped event's members, each problem reported at
+// its place. Optional members may be null, the same as absent.
+type eventReader struct {
+	o    *validate.Object
+	loc  validate.Loc
+	errs *validate.Errors
+}
+
+func (r eventReader) uuid(name string) uuid.UUID {
+	if v, ok := r.o.Require(name); ok {
+		id, _ := validate.UUID(v, r.loc.With(name), r.errs)
+		return id
+	}
+	return uuid.Nil
+}
+
+func (r eventReader) optUUID(name string) *uuid.UUID {
+	if v, ok := r.o.Raw(name); ok && v != nil {
+		if id, ok := validate.UUID(v, r.loc.With(name), r.errs); ok {
+			return &id
+		}
+	}
+	return nil
+}
+
+func (r eventReader) count(name string) int64 {
+	if v, ok := r.o.Require(name); ok {
+		n, _ := validate.Int(v, r.loc.With(name), validate.IntRule{}, r.errs)
+		return n
+	}
+	return 0
+}
+
+func (r eventReader) optCount(name string) int64 {
+	if v, ok := r.o.Raw(name); ok && v != nil {
+		n, _ := validate.Int(v, r.loc.With(name), validate.IntRule{}, r.errs)
+		return n
+	}
+	return 0
+}
+
+func (r eventReader) str(name string) string {
+	if v, ok := r.o.Require(name); ok {
+		s, _ := validate.String(v, r.loc.With(name), validate.StringRule{}, r.errs)
+		return s
+	}
+	return ""
+}
+
+func (r eventReader) optStr(name string) *string {
+	if v, ok := r.o.Raw(name); ok && v != nil {
+		if s, ok := validate.String(v, r.loc.With(name), validate.StringRule{}, r.errs); ok {
+			return &s
+		}
+	}
+	return nil
+}
+
+// counted reads the members every event has: who, what, how much, when.
+func (r eventReader) counted() wire.UsageEventIn {
 	var e wire.UsageEventIn
-	reqUUID := func(name string) uuid.UUID {
-		if v, ok := o.Require(name); ok {
-			id, _ := validate.UUID(v, loc.With(name), errs)
-			return id
-		}
-		return uuid.Nil
+	e.ID, e.OrgID, e.WorkspaceID = r.uuid("id"), r.uuid("org_id"), r.uuid("workspace_id")
+	e.InferenceKeyID, e.ManagementKeyID, e.OwnerID = r.optUUID("inference_key_id"), r.optUUID("management_key_id"), r.optUUID("owner_id")
+	e.ProviderCredentialID = r.optUUID("provider_credential_id")
+	e.Model, e.Provider = r.str("model"), r.str("provider")
+	e.InputTokens, e.OutputTokens = r.count("input_tokens"), r.count("output_tokens")
+	e.CacheReadTokens, e.CacheWriteTokens = r.count("cache_read_tokens"), r.count("cache_write_tokens")
+	e.LatencyMS = r.count("latency_ms")
+	e.CostUSD, e.Status = r.str("cost_usd"), r.str("status")
+	if v, ok := r.o.Require("occurred_at"); ok {
+		e.OccurredAt, _ = validate.DateTime(v, r.loc.With("occurred_at"), r.errs)
 	}
-	optUUID := func(name string) *uuid.UUID {
-		if v, ok := o.Raw(name); ok && v != nil {
-			if id, ok := validate.UUID(v, loc.With(name), errs); ok {
-				return &id
-			}
-		}
-		return nil
-	}
-	count := func(name string) int64 {
-		if v, ok := o.Require(name); ok {
-			n, _ := validate.Int(v, loc.With(name), validate.IntRule{}, errs)
-			return n
-		}
-		return 0
-	}
-	str := func(name string) string {
-		if v, ok := o.Require(name); ok {
-			s, _ := validate.String(v, loc.With(name), validate.StringRule{}, errs)
-			return s
-		}
-		return ""
-	}
-	e.ID, e.OrgID, e.WorkspaceID = reqUUID("id"), reqUUID("org_id"), reqUUID("workspace_id")
-	e.InferenceKeyID, e.ManagementKeyID, e.OwnerID = optUUID("inference_key_id"), optUUID("management_key_id"), optUUID("owner_id")
-	e.ProviderCredentialID = optUUID("provider_credential_id")
-	e.Model, e.Provider = str("model"), str("provider")
-	e.InputTokens, e.OutputTokens = count("input_tokens"), count("output_tokens")
-	e.CacheReadTokens, e.CacheWriteTokens = count("cache_read_tokens"), count("cache_write_tokens")
-	e.LatencyMS = count("latency_ms")
-	e.CostUSD, e.Status = str("cost_usd"), str("status")
-	if v, ok := o.Require("occurred_at"); ok {
-		e.OccurredAt, _ = validate.DateTime(v, loc.With("occurred_at"), errs)
-	}
-	// The attribution members are optional (older data planes send none);
-	// null is the same as absent.
-	optStr := func(name string) *string {
-		if v, ok := o.Raw(name); ok && v != nil {
-			if s, ok := validate.String(v, loc.With(name), validate.StringRule{}, errs); ok {
-				return &s
-			}
-		}
-		return nil
-	}
-	e.RequestID, e.Endpoint, e.Reason = optStr("request_id"), optStr("endpoint"), optStr("reason")
-	if m := optStr("requested_model"); m != nil {
+	return e
+}
+
+// attribution reads the members that say which request an event is and
+// how it was served; older data planes send none.
+func (r eventReader) attribution(e *wire.UsageEventIn) {
+	e.RequestID, e.Endpoint, e.Reason = r.optStr("request_id"), r.optStr("endpoint"), r.optStr("reason")
+	if m := r.optStr("requested_model"); m != nil {
 		e.RequestedModel = *m
 	}
-	if v, ok := o.Raw("attempts"); ok && v != nil {
+	if v, ok := r.o.Raw("attempts"); ok && v != nil {
 		e.Attempts = []wire.UsageAttempt{}
-		validate.List(v, loc.With("attempts"), validate.ListRule{Max: usage.MaxAttempts}, errs, func(item any, aloc validate.Loc) {
-			if a, ok := readUsageAttempt(item, aloc, errs); ok {
+		validate.List(v, r.loc.With("attempts"), validate.ListRule{Max: usage.MaxAttempts}, r.errs, func(item any, aloc validate.Loc) {
+			if a, ok := readUsageAttempt(item, aloc, r.errs); ok {
 				e.Attempts = append(e.Attempts, a)
 			}
 		})
 	}
-	// The metering members are optional too: older data planes count
-	// nothing themselves and record no provenance.
-	if src := optStr("usage_source"); src != nil {
+}
+
+// metering reads how the event was counted, priced and attributed to cost
+// centres; older data planes count nothing themselves and record no
+// provenance or tags.
+func (r eventReader) metering(e *wire.UsageEventIn) {
+	if src := r.optStr("usage_source"); src != nil {
 		e.UsageSource = *src
 	}
-	optCount := func(name string) int64 {
-		if v, ok := o.Raw(name); ok && v != nil {
-			n, _ := validate.Int(v, loc.With(name), validate.IntRule{}, errs)
-			return n
-		}
-		return 0
+	e.ReasoningTokens, e.CacheWrite1hTokens = r.optCount("reasoning_tokens"), r.optCount("cache_write_1h_tokens")
+	if v, ok := r.o.Raw("provenance"); ok && v != nil {
+		e.Provenance = readProvenance(v, r.loc.With("provenance"), r.errs)
 	}
-	e.ReasoningTokens, e.CacheWrite1hTokens = optCount("reasoning_tokens"), optCount("cache_write_1h_tokens")
-	if v, ok := o.Raw("provenance"); ok && v != nil {
-		e.Provenance = readProvenance(v, loc.With("provenance"), errs)
+	if v, ok := r.o.Raw("tags"); ok && v != nil {
+		e.Tags = readTagsAt(v, r.loc.With("tags"), r.errs)
 	}
-	if v, ok := o.Raw("tags"); ok && v != nil {
-		e.Tags = readTagsAt(v, loc.With("tags"), errs)
-	}
-	o.Close()
-	// A member already reported (missing, or of the wrong JSON type) is
-	// not reported again by the rules; the others' problems all are.
+}
+
+// reportEventRules adds usage.Check's problems with the event. A member
+// already reported (missing, or of the wrong JSON type) is not reported
+// again; the others' problems all are.
+func reportEventRules(e wire.UsageEventIn, loc validate.Loc, errs *validate.Errors, before int) {
 	reported := map[string]bool{}
 	for _, is := range errs.Issues()[before:] {
 		if len(is.Loc) > len(loc) {
@@ -196,10 +232,6 @@ func readUsageEvent(v any, loc validate.Loc, errs *validate.Errors) (wire.UsageE
 			}
 		}
 	}
-	if errs.Len() > before {
-		return e, false
-	}
-	return e, true
 }
 
 // readProvenance reads an event's provenance by its JSON types, strictly

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"time"
 	_ "time/tzdata" // report time zones must resolve on hosts without a zoneinfo database
@@ -95,68 +96,25 @@ func (s *Server) usageRoutes() []*Route {
 // readReportQuery parses spec 4.6's query parameters, reporting every
 // problem at once.
 func (r *Request) readReportQuery(now time.Time) (usage.Query, error) {
-	q := r.R.URL.Query()
-	var errs validate.Errors
-	loc := func(name string) validate.Loc { return validate.Loc{"query", name} }
-	id := func(name string) *uuid.UUID {
-		if !q.Has(name) {
-			return nil
-		}
-		v, ok := validate.UUIDString(q.Get(name), loc(name), &errs)
-		if !ok {
-			return nil
-		}
-		return &v
-	}
-	at := func(name string) *time.Time {
-		if !q.Has(name) {
-			return nil
-		}
-		t, ok := validate.DateTime(q.Get(name), loc(name), &errs)
-		if !ok {
-			return nil
-		}
-		return &t
-	}
-	// Dates or instants without a period mean a custom one; with another
-	// period they would be silently ignored, so they are refused.
-	customGiven := q.Has("start_date") || q.Has("end_date") || q.Has("start_at") || q.Has("end_at")
-	period := usage.DefaultPeriod
-	if customGiven {
-		period = "custom"
-	}
-	if q.Has("period") {
-		period, _ = validate.Literal(q.Get("period"), loc("period"), usage.Periods, &errs)
-		if customGiven && period != "custom" {
-			errs.Add(loc("period"), "value_error", "Value error, start_date, end_date, start_at and end_at need period=custom", period, nil)
-		}
-	}
-	tz := time.UTC
-	if name := q.Get("timezone"); name != "" {
-		l, err := time.LoadLocation(name)
-		if err != nil || name == "Local" {
-			errs.Add(loc("timezone"), "value_error", "Value error, unknown time zone; use an IANA name such as Europe/Paris", name, nil)
-		} else {
-			tz = l
-		}
-	}
-	custom := usage.Custom{StartDate: q.Get("start_date"), EndDate: q.Get("end_date"), StartAt: at("start_at"), EndAt: at("end_at")}
+	q := reportQuery{Values: r.R.URL.Query()}
+	period, tz := q.period(), q.timezone()
+	custom := usage.Custom{StartDate: q.Get("start_date"), EndDate: q.Get("end_date"), StartAt: q.at("start_at"), EndAt: q.at("end_at")}
 	out := usage.Query{Filter: store.UsageFilter{
-		OrgID: r.Org.ID, WorkspaceID: id("workspace_id"), OwnerID: id("owner_id"), ManagementKeyID: id("management_key_id"),
-		ProviderCredentialID: id("provider_credential_id"), Model: q.Get("model_id"), Provider: q.Get("provider_id"),
+		OrgID: r.Org.ID, WorkspaceID: q.id("workspace_id"), OwnerID: q.id("owner_id"), ManagementKeyID: q.id("management_key_id"),
+		ProviderCredentialID: q.id("provider_credential_id"), Model: q.Get("model_id"), Provider: q.Get("provider_id"),
 		RequestedModel: q.Get("requested_model_id"),
 	}}
-	out.Filter.Tags = readTagFilters(q["tag"], &errs)
+	out.Filter.Tags = readTagFilters(q.Values["tag"], &q.errs)
 	if r.WS != nil {
 		// A workspace's report is that workspace's, whatever the query
 		// says; another workspace's id is refused, never ignored.
 		if w := out.Filter.WorkspaceID; w != nil && *w != r.WS.ID {
-			errs.Add(loc("workspace_id"), "value_error", "Value error, a workspace's report covers only that workspace; use the organization's report for another", w.String(), nil)
+			q.errs.Add(reportLoc("workspace_id"), "value_error", "Value error, a workspace's report covers only that workspace; use the organization's report for another", w.String(), nil)
 		}
 		out.Filter.WorkspaceID = &r.WS.ID
 	}
-	if errs.Len() > 0 {
-		return out, errs.Err()
+	if q.errs.Len() > 0 {
+		return out, q.errs.Err()
 	}
 	w, err := usage.WindowFor(period, tz, now, custom)
 	if err != nil {
@@ -167,10 +125,73 @@ func (r *Request) readReportQuery(now time.Time) (usage.Query, error) {
 				name = "start_at"
 			}
 		}
-		return out, validate.Single(loc(name), "value_error", "Value error, "+err.Error(), nil, nil)
+		return out, validate.Single(reportLoc(name), "value_error", "Value error, "+err.Error(), nil, nil)
 	}
 	out.Window = w
 	return out, nil
+}
+
+func reportLoc(name string) validate.Loc { return validate.Loc{"query", name} }
+
+// reportQuery reads a report's query parameters, collecting every problem.
+type reportQuery struct {
+	url.Values
+	errs validate.Errors
+}
+
+func (q *reportQuery) id(name string) *uuid.UUID {
+	if !q.Has(name) {
+		return nil
+	}
+	v, ok := validate.UUIDString(q.Get(name), reportLoc(name), &q.errs)
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+func (q *reportQuery) at(name string) *time.Time {
+	if !q.Has(name) {
+		return nil
+	}
+	t, ok := validate.DateTime(q.Get(name), reportLoc(name), &q.errs)
+	if !ok {
+		return nil
+	}
+	return &t
+}
+
+// period is the report's period. Dates or instants without a period mean
+// a custom one; with another period they would be silently ignored, so
+// they are refused.
+func (q *reportQuery) period() string {
+	customGiven := q.Has("start_date") || q.Has("end_date") || q.Has("start_at") || q.Has("end_at")
+	period := usage.DefaultPeriod
+	if customGiven {
+		period = "custom"
+	}
+	if q.Has("period") {
+		period, _ = validate.Literal(q.Get("period"), reportLoc("period"), usage.Periods, &q.errs)
+		if customGiven && period != "custom" {
+			q.errs.Add(reportLoc("period"), "value_error", "Value error, start_date, end_date, start_at and end_at need period=custom", period, nil)
+		}
+	}
+	return period
+}
+
+// timezone is the zone whose days the report counts: UTC by default, an
+// IANA name otherwise.
+func (q *reportQuery) timezone() *time.Location {
+	name := q.Get("timezone")
+	if name == "" {
+		return time.UTC
+	}
+	l, err := time.LoadLocation(name)
+	if err != nil || name == "Local" {
+		q.errs.Add(reportLoc("timezone"), "value_error", "Value error, unknown time zone; use an IANA name such as Europe/Paris", name, nil)
+		return time.UTC
+	}
+	return l
 }
 
 func (s *Server) usageReport(r *Request) (any, error) {

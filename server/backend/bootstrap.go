@@ -52,21 +52,8 @@ type Bootstrapped struct {
 // request id.
 func Bootstrap(ctx context.Context, st *store.Store, actor Actor, in BootstrapInput,
 	within func(tx *store.Store, b *Bootstrapped) error) (*Bootstrapped, error) {
-	in.Email = NormalizeEmail(in.Email)
-	var errs validate.Errors
-	validate.String(in.Email, validate.Loc{"bootstrap", "email"}, EmailRule, &errs)
-	validate.String(in.Password, validate.Loc{"bootstrap", "password"}, PasswordRule, &errs)
-	if err := errs.Err(); err != nil {
+	if err := in.normalize(); err != nil {
 		return nil, err
-	}
-	if in.Name == "" {
-		in.Name = in.Email
-	}
-	if in.OrganizationName == "" {
-		in.OrganizationName = "Default"
-	}
-	if in.WorkspaceName == "" {
-		in.WorkspaceName = "Default"
 	}
 	hash, err := auth.Passwords.Hash(ctx, in.Password)
 	if err != nil {
@@ -110,6 +97,29 @@ func Bootstrap(ctx context.Context, st *store.Store, actor Actor, in BootstrapIn
 		return nil, err
 	}
 	return b, nil
+}
+
+// normalize checks the owner's email and password and fills in the
+// defaults: the owner's name is their email, the organization and
+// workspace are "Default".
+func (in *BootstrapInput) normalize() error {
+	in.Email = NormalizeEmail(in.Email)
+	var errs validate.Errors
+	validate.String(in.Email, validate.Loc{"bootstrap", "email"}, EmailRule, &errs)
+	validate.String(in.Password, validate.Loc{"bootstrap", "password"}, PasswordRule, &errs)
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	if in.Name == "" {
+		in.Name = in.Email
+	}
+	if in.OrganizationName == "" {
+		in.OrganizationName = "Default"
+	}
+	if in.WorkspaceName == "" {
+		in.WorkspaceName = "Default"
+	}
+	return nil
 }
 
 // create stores the first owner, the organization they own and its

@@ -520,67 +520,22 @@ func scanOpenAIUsage(raw []byte) (u openAIUsage, ok bool) {
 	if !isObject {
 		return u, false
 	}
-	// A details object decoded again after an earlier one fills the same
-	// struct (encoding/json reuses the pointer), and null drops it.
-	var prompt, completion struct {
-		present bool
-		n       int64
-	}
+	var prompt, completion usageDetail
 	for _, m := range members {
 		key, plain := asciiKey(m.key)
 		if !plain {
 			return u, false
 		}
-		var dst *int64
+		var ok bool
 		switch string(key) {
-		case "prompt_tokens":
-			dst = &u.PromptTokens
-		case "completion_tokens":
-			dst = &u.CompletionTokens
-		case "total_tokens":
-			dst = &u.TotalTokens
-		case "prompt_cache_hit_tokens":
-			dst = &u.PromptCacheHitTokens
-		case "prompt_tokens_details", "completion_tokens_details":
-			d, inner := &prompt, "cached_tokens"
-			if string(key) == "completion_tokens_details" {
-				d, inner = &completion, "reasoning_tokens"
-			}
-			if string(m.value) == "null" {
-				d.present, d.n = false, 0
-				continue
-			}
-			if !d.present {
-				d.present, d.n = true, 0
-			}
-			var inStack [8]jsonMember
-			in, isObject := objectMembers(inStack[:0], m.value)
-			if !isObject {
-				return u, false
-			}
-			for _, im := range in {
-				ik, plain := asciiKey(im.key)
-				if !plain {
-					return u, false
-				}
-				if string(ik) == inner {
-					if !scanInt(im.value, &d.n) {
-						return u, false
-					}
-				} else if bytes.EqualFold(ik, []byte(inner)) {
-					return u, false
-				}
-			}
-			continue
+		case "prompt_tokens_details":
+			ok = prompt.scan(m.value, "cached_tokens")
+		case "completion_tokens_details":
+			ok = completion.scan(m.value, "reasoning_tokens")
 		default:
-			for _, known := range openAIUsageKeys {
-				if bytes.EqualFold(key, []byte(known)) {
-					return u, false
-				}
-			}
-			continue
+			ok = u.scanCount(key, m.value)
 		}
-		if !scanInt(m.value, dst) {
+		if !ok {
 			return u, false
 		}
 	}
@@ -595,6 +550,69 @@ func scanOpenAIUsage(raw []byte) (u openAIUsage, ok bool) {
 		}{completion.n}
 	}
 	return u, true
+}
+
+// scanCount reads one of the usage object's counts. A member the decode
+// would match only by case-folding (encoding/json does) is left to it:
+// the scan reports it cannot answer.
+func (u *openAIUsage) scanCount(key, value []byte) bool {
+	var dst *int64
+	switch string(key) {
+	case "prompt_tokens":
+		dst = &u.PromptTokens
+	case "completion_tokens":
+		dst = &u.CompletionTokens
+	case "total_tokens":
+		dst = &u.TotalTokens
+	case "prompt_cache_hit_tokens":
+		dst = &u.PromptCacheHitTokens
+	default:
+		for _, known := range openAIUsageKeys {
+			if bytes.EqualFold(key, []byte(known)) {
+				return false
+			}
+		}
+		return true
+	}
+	return scanInt(value, dst)
+}
+
+// usageDetail is a details object's one count as the decode would leave
+// it: a details object decoded again after an earlier one fills the same
+// struct (encoding/json reuses the pointer), and null drops it.
+type usageDetail struct {
+	present bool
+	n       int64
+}
+
+// scan reads a details object's inner count.
+func (d *usageDetail) scan(value []byte, inner string) bool {
+	if string(value) == "null" {
+		d.present, d.n = false, 0
+		return true
+	}
+	if !d.present {
+		d.present, d.n = true, 0
+	}
+	var inStack [8]jsonMember
+	in, isObject := objectMembers(inStack[:0], value)
+	if !isObject {
+		return false
+	}
+	for _, im := range in {
+		ik, plain := asciiKey(im.key)
+		switch {
+		case !plain:
+			return false
+		case string(ik) == inner:
+			if !scanInt(im.value, &d.n) {
+				return false
+			}
+		case bytes.EqualFold(ik, []byte(inner)):
+			return false
+		}
+	}
+	return true
 }
 
 var openAIUsageKeys = []string{"prompt_tokens", "completion_tokens", "total_tokens", "prompt_cache_hit_tokens",

@@ -54,6 +54,34 @@ type TagPair struct{ Key, Value string }
 // in key order, so concurrent batches wait for each other rather than
 // deadlock; concurrent batches may together pass the bound by a few sets.
 func registerTagSets(ctx context.Context, db bun.IDB, events []UsageEvent) (map[uuid.UUID]bool, error) {
+	sets, ids := tagSetsOf(events)
+	tracked := make(map[uuid.UUID]bool, len(sets))
+	if len(sets) == 0 {
+		return tracked, nil
+	}
+	var known []uuid.UUID
+	if err := db.NewSelect().Model((*usageTagSet)(nil)).Column("id").Where("id IN (?)", bun.List(ids)).Scan(ctx, &known); err != nil {
+		return nil, fmt.Errorf("read usage tag sets: %w", mapErr(err))
+	}
+	for _, id := range known {
+		tracked[id] = true
+	}
+	newSets, members, err := admitTagSets(ctx, db, sets, ids, tracked)
+	if err != nil {
+		return nil, err
+	}
+	if len(newSets) == 0 {
+		return tracked, nil
+	}
+	if err := insertTagSets(ctx, db, newSets, members); err != nil {
+		return nil, err
+	}
+	return tracked, nil
+}
+
+// tagSetsOf is the distinct tag sets of events (the first event carrying
+// each), and their ids in order.
+func tagSetsOf(events []UsageEvent) (map[uuid.UUID]*UsageEvent, []uuid.UUID) {
 	sets := map[uuid.UUID]*UsageEvent{}
 	for i := range events {
 		if id := events[i].TagSetID; id != nil && *id != uuid.Nil {
@@ -62,18 +90,14 @@ func registerTagSets(ctx context.Context, db bun.IDB, events []UsageEvent) (map[
 			}
 		}
 	}
-	tracked := make(map[uuid.UUID]bool, len(sets))
-	if len(sets) == 0 {
-		return tracked, nil
-	}
 	ids := slices.SortedFunc(maps.Keys(sets), func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
-	var known []uuid.UUID
-	if err := db.NewSelect().Model((*usageTagSet)(nil)).Column("id").Where("id IN (?)", bun.List(ids)).Scan(ctx, &known); err != nil {
-		return nil, fmt.Errorf("read usage tag sets: %w", mapErr(err))
-	}
-	for _, id := range known {
-		tracked[id] = true
-	}
+	return sets, ids
+}
+
+// admitTagSets takes the sets not yet registered while their organization
+// has room under MaxUsageTagSets, marking them tracked; it returns the
+// rows to insert.
+func admitTagSets(ctx context.Context, db bun.IDB, sets map[uuid.UUID]*UsageEvent, ids []uuid.UUID, tracked map[uuid.UUID]bool) ([]usageTagSet, []usageTagSetMember, error) {
 	room := map[uuid.UUID]int{}
 	var newSets []usageTagSet
 	var members []usageTagSetMember
@@ -87,7 +111,7 @@ func registerTagSets(ctx context.Context, db bun.IDB, events []UsageEvent) (map[
 		if !ok {
 			n, err := db.NewSelect().Model((*usageTagSet)(nil)).Where("org_id = ?", e.OrgID).Count(ctx)
 			if err != nil {
-				return nil, fmt.Errorf("count usage tag sets: %w", mapErr(err))
+				return nil, nil, fmt.Errorf("count usage tag sets: %w", mapErr(err))
 			}
 			left = max(0, MaxUsageTagSets-int(n))
 		}
@@ -102,11 +126,14 @@ func registerTagSets(ctx context.Context, db bun.IDB, events []UsageEvent) (map[
 			members = append(members, usageTagSetMember{OrgID: e.OrgID, Key: k, Value: e.Tags[k], SetID: id})
 		}
 	}
-	if len(newSets) == 0 {
-		return tracked, nil
-	}
+	return newSets, members, nil
+}
+
+// insertTagSets stores new sets and their members, the members in key
+// order (so concurrent registrations take locks in the same order).
+func insertTagSets(ctx context.Context, db bun.IDB, newSets []usageTagSet, members []usageTagSetMember) error {
 	if _, err := db.NewInsert().Model(&newSets).On("CONFLICT (id) DO NOTHING").Returning("NULL").Exec(ctx); err != nil {
-		return nil, fmt.Errorf("register usage tag sets: %w", mapErr(err))
+		return fmt.Errorf("register usage tag sets: %w", mapErr(err))
 	}
 	slices.SortFunc(members, func(a, b usageTagSetMember) int {
 		if c := bytes.Compare(a.OrgID[:], b.OrgID[:]); c != 0 {
@@ -124,10 +151,10 @@ func registerTagSets(ctx context.Context, db bun.IDB, events []UsageEvent) (map[
 	for start := 0; start < len(members); start += perStatement {
 		part := members[start:min(start+perStatement, len(members))]
 		if _, err := db.NewInsert().Model(&part).On("CONFLICT DO NOTHING").Returning("NULL").Exec(ctx); err != nil {
-			return nil, fmt.Errorf("register usage tag set members: %w", mapErr(err))
+			return fmt.Errorf("register usage tag set members: %w", mapErr(err))
 		}
 	}
-	return tracked, nil
+	return nil
 }
 
 func cmpString(a, b string) int {

@@ -81,6 +81,38 @@ func Check(e wire.UsageEventIn) *InvalidEvent {
 	add := func(field, typ, msg string, input any) {
 		out = append(out, FieldError{Field: field, Type: typ, Msg: msg, Input: input})
 	}
+	addSub := func(field string, sub []any, typ, msg string, input any) {
+		out = append(out, FieldError{Field: field, Sub: sub, Type: typ, Msg: msg, Input: input})
+	}
+	checkCounted(e, add)
+	checkAttribution(e, add, addSub)
+	checkMetering(e, add, addSub)
+	for _, p := range tags.Check(e.Tags) {
+		if p.Key == "" {
+			add("tags", "too_long", "Value error, "+p.Msg, len(e.Tags))
+		} else {
+			addSub("tags", []any{p.Key}, "value_error", "Value error, "+p.Msg, e.Tags[p.Key])
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	// Maps iterate in random order; problems are reported in a stable one.
+	slices.SortStableFunc(out, func(a, b FieldError) int {
+		switch {
+		case a.Field < b.Field:
+			return -1
+		case a.Field > b.Field:
+			return 1
+		}
+		return 0
+	})
+	return &InvalidEvent{Problems: out}
+}
+
+// checkCounted checks the members every event has: ids, model and
+// provider, counts, cost, status and time.
+func checkCounted(e wire.UsageEventIn, add func(field, typ, msg string, input any)) {
 	for field, id := range map[string]uuid.UUID{"id": e.ID, "org_id": e.OrgID, "workspace_id": e.WorkspaceID} {
 		if id == uuid.Nil {
 			add(field, "value_error", "Value error, must not be the nil UUID", id.String())
@@ -117,32 +149,6 @@ func Check(e wire.UsageEventIn) *InvalidEvent {
 	if e.OccurredAt.IsZero() {
 		add("occurred_at", "missing", "Field required", nil)
 	}
-	addSub := func(field string, sub []any, typ, msg string, input any) {
-		out = append(out, FieldError{Field: field, Sub: sub, Type: typ, Msg: msg, Input: input})
-	}
-	checkAttribution(e, add, addSub)
-	checkMetering(e, add, addSub)
-	for _, p := range tags.Check(e.Tags) {
-		if p.Key == "" {
-			add("tags", "too_long", "Value error, "+p.Msg, len(e.Tags))
-		} else {
-			addSub("tags", []any{p.Key}, "value_error", "Value error, "+p.Msg, e.Tags[p.Key])
-		}
-	}
-	if out == nil {
-		return nil
-	}
-	// Maps iterate in random order; problems are reported in a stable one.
-	slices.SortStableFunc(out, func(a, b FieldError) int {
-		switch {
-		case a.Field < b.Field:
-			return -1
-		case a.Field > b.Field:
-			return 1
-		}
-		return 0
-	})
-	return &InvalidEvent{Problems: out}
 }
 
 // checkAttribution checks the members that say which request an event is
