@@ -360,24 +360,32 @@ func (o *UsageReportOptions) query(workspaceID string) client.UsageQuery {
 // must is for values already checked when the flags were read.
 func must[T any](v T, _ error) T { return v }
 
-func usageReportRun(ctx context.Context, opts *UsageReportOptions) error {
-	c, s, err := opts.f.AuthedClient()
+// target is what a report asks and of whom: the client, the scope (the
+// context's workspace, or its organization) and the query, a
+// --workspace-filter resolved to its id.
+func (o *UsageReportOptions) target(ctx context.Context) (*client.Client, client.Scope, client.UsageQuery, error) {
+	c, s, err := o.f.AuthedClient()
 	if err != nil {
-		return err
+		return nil, client.Scope{}, client.UsageQuery{}, err
 	}
-	org, workspace, err := usageScope(s, opts.WorkspaceFilter, opts.workspaceFlag)
+	org, workspace, err := usageScope(s, o.WorkspaceFilter, o.workspaceFlag)
 	if err != nil {
-		return err
+		return nil, client.Scope{}, client.UsageQuery{}, err
 	}
-	scope, ws := client.OrgScope(org), workspace
+	q := o.query("")
 	if workspace != "" {
-		scope = client.WorkspaceScope(org, workspace)
-	} else if ws, err = resolveWorkspaceFilter(ctx, c, org, opts.WorkspaceFilter); err != nil {
-		return err
+		return c, client.WorkspaceScope(org, workspace), q, nil
 	}
-	q := opts.query("")
-	if workspace == "" {
-		q.WorkspaceID = ws
+	if q.WorkspaceID, err = resolveWorkspaceFilter(ctx, c, org, o.WorkspaceFilter); err != nil {
+		return nil, client.Scope{}, client.UsageQuery{}, err
+	}
+	return c, client.OrgScope(org), q, nil
+}
+
+func usageReportRun(ctx context.Context, opts *UsageReportOptions) error {
+	c, scope, q, err := opts.target(ctx)
+	if err != nil {
+		return err
 	}
 	out := opts.f.IO
 	if opts.By != "" {
@@ -391,8 +399,12 @@ func usageReportRun(ctx context.Context, opts *UsageReportOptions) error {
 		if b.Note != "" {
 			fmt.Fprintln(out.ErrOut, "Note: "+b.Note)
 		}
+		ws := scope.Workspace
+		if ws == "" {
+			ws = q.WorkspaceID
+		}
 		return opts.f.Print(opts.Output, b, func() Table {
-			return usageBreakdownTable(b, breakdownLabeler(ctx, newNameBook(c), org, ws, opts.By))
+			return usageBreakdownTable(b, breakdownLabeler(ctx, newNameBook(c), scope.Org, ws, opts.By))
 		})
 	}
 	r, err := c.ScopedUsageReport(ctx, scope, q)

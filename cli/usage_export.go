@@ -80,23 +80,9 @@ report's filters (--tag KEY=VALUE, --model, …) and scopes (--workspace,
 }
 
 func usageExportRun(ctx context.Context, opts *UsageExportOptions) error {
-	c, s, err := opts.f.AuthedClient()
+	c, scope, q, err := opts.target(ctx)
 	if err != nil {
 		return err
-	}
-	org, workspace, err := usageScope(s, opts.WorkspaceFilter, opts.workspaceFlag)
-	if err != nil {
-		return err
-	}
-	scope, ws := client.OrgScope(org), workspace
-	if workspace != "" {
-		scope = client.WorkspaceScope(org, workspace)
-	} else if ws, err = resolveWorkspaceFilter(ctx, c, org, opts.WorkspaceFilter); err != nil {
-		return err
-	}
-	q := opts.query("")
-	if workspace == "" {
-		q.WorkspaceID = ws
 	}
 	// The report says the period's local days; each is then broken down
 	// on its own, so every row is one day's, exactly.
