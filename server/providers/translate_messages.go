@@ -208,18 +208,24 @@ func (t *messagesToChat) tools() error {
 			continue
 		}
 		fn := map[string]any{"name": tool.Name, "parameters": tool.InputSchema}
-		if tool.Description != "" {
-			fn["description"] = tool.Description
-		}
-		if tool.Strict != nil {
-			fn["strict"] = *tool.Strict
-		}
-		tools = append(tools, map[string]any{"type": "function", "function": fn})
+		tools = append(tools, chatFunction(fn, tool.Description, tool.Strict))
 	}
 	if len(tools) > 0 {
 		t.out["tools"] = tools
 	}
 	return nil
+}
+
+// chatFunction is a Chat Completions function tool from its name and
+// parameters (fn), with the description and strictness a tool has.
+func chatFunction(fn map[string]any, description string, strict *bool) map[string]any {
+	if description != "" {
+		fn["description"] = description
+	}
+	if strict != nil {
+		fn["strict"] = *strict
+	}
+	return map[string]any{"type": "function", "function": fn}
 }
 
 // messagesToolChoices are the tool_choice types with a fixed Chat form.

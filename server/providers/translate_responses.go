@@ -199,13 +199,7 @@ func (t *responsesToChat) tools() error {
 		if len(tool.Parameters) > 0 && !isNull(tool.Parameters) {
 			fn["parameters"] = tool.Parameters
 		}
-		if tool.Description != "" {
-			fn["description"] = tool.Description
-		}
-		if tool.Strict != nil {
-			fn["strict"] = *tool.Strict
-		}
-		tools = append(tools, map[string]any{"type": "function", "function": fn})
+		tools = append(tools, chatFunction(fn, tool.Description, tool.Strict))
 	}
 	if len(tools) > 0 {
 		t.out["tools"] = tools
