@@ -374,19 +374,22 @@ type chatChunk struct {
 	ID      string `json:"id"`
 	Choices []struct {
 		Delta struct {
-			Content   *string `json:"content"`
-			Refusal   *string `json:"refusal"`
-			ToolCalls []struct {
-				Index    int    `json:"index"`
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
+			Content   *string             `json:"content"`
+			Refusal   *string             `json:"refusal"`
+			ToolCalls []chatChunkToolCall `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
+}
+
+// chatChunkToolCall is a tool call's delta in a chunk.
+type chatChunkToolCall struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 // MessagesStream turns chat.completion.chunk objects into the Messages
@@ -422,33 +425,47 @@ func (s *MessagesStream) Chunk(raw []byte) ([][]byte, error) {
 			"stop_reason": nil, "stop_sequence": nil, "usage": messagesUsage(Usage{InputTokens: s.InputTokens})}}))
 	}
 	for _, ch := range c.Choices {
-		text := ch.Delta.Content
-		if text == nil || *text == "" {
-			text = ch.Delta.Refusal
-		}
-		if text != nil && *text != "" {
-			if s.open < 0 || s.tool >= 0 {
-				out = s.closeBlock(out)
-				out = s.openBlock(out, -1, map[string]any{"type": "text", "text": ""})
-			}
-			out = append(out, mustMarshal(map[string]any{"type": "content_block_delta", "index": s.open,
-				"delta": map[string]any{"type": "text_delta", "text": *text}}))
-		}
+		out = s.text(out, ch.Delta.Content, ch.Delta.Refusal)
 		for _, tc := range ch.Delta.ToolCalls {
-			if s.open < 0 || s.tool != tc.Index {
-				out = s.closeBlock(out)
-				out = s.openBlock(out, tc.Index, map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Function.Name, "input": map[string]any{}})
-			}
-			if tc.Function.Arguments != "" {
-				out = append(out, mustMarshal(map[string]any{"type": "content_block_delta", "index": s.open,
-					"delta": map[string]any{"type": "input_json_delta", "partial_json": tc.Function.Arguments}}))
-			}
+			out = s.toolCall(out, tc)
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			s.finish = *ch.FinishReason
 		}
 	}
 	return out, nil
+}
+
+// text relays a delta's text (or refusal) in the open text block,
+// opening one when a tool's block (or none) is open.
+func (s *MessagesStream) text(out [][]byte, content, refusal *string) [][]byte {
+	text := content
+	if text == nil || *text == "" {
+		text = refusal
+	}
+	if text == nil || *text == "" {
+		return out
+	}
+	if s.open < 0 || s.tool >= 0 {
+		out = s.closeBlock(out)
+		out = s.openBlock(out, -1, map[string]any{"type": "text", "text": ""})
+	}
+	return append(out, mustMarshal(map[string]any{"type": "content_block_delta", "index": s.open,
+		"delta": map[string]any{"type": "text_delta", "text": *text}}))
+}
+
+// toolCall relays a tool call's arguments in its tool_use block, opening
+// the block when the call is new.
+func (s *MessagesStream) toolCall(out [][]byte, tc chatChunkToolCall) [][]byte {
+	if s.open < 0 || s.tool != tc.Index {
+		out = s.closeBlock(out)
+		out = s.openBlock(out, tc.Index, map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Function.Name, "input": map[string]any{}})
+	}
+	if tc.Function.Arguments == "" {
+		return out
+	}
+	return append(out, mustMarshal(map[string]any{"type": "content_block_delta", "index": s.open,
+		"delta": map[string]any{"type": "input_json_delta", "partial_json": tc.Function.Arguments}}))
 }
 
 func (s *MessagesStream) openBlock(out [][]byte, tool int, block map[string]any) [][]byte {
