@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/tui"
@@ -293,6 +294,14 @@ which imply --period custom.`,
 	fl := cmd.Flags()
 	addOutputFlag(cmd, &opts.Output)
 	fl.BoolVar(&asJSON, "json", false, "print JSON (same as --output json)")
+	opts.addReportFlags(fl)
+	fl.StringVar(&opts.By, "by", "", "print a breakdown by model, provider, owner, inference_key, workspace or tag:KEY")
+	return cmd
+}
+
+// addReportFlags defines the period and filter flags gw usage report and
+// gw usage export share.
+func (opts *UsageReportOptions) addReportFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&opts.Period, "period", "30d", "today, 7d, 30d, month_to_date or custom")
 	fl.StringVar(&opts.Timezone, "timezone", "", "IANA time zone that cuts the days, e.g. Europe/Paris (default: the server's, UTC)")
 	fl.StringVar(&opts.StartDate, "start-date", "", "first day of a custom range, YYYY-MM-DD")
@@ -303,9 +312,7 @@ which imply --period custom.`,
 	fl.StringVar(&opts.ManagementKey, "management-key", "", "only requests made with this management key (UUID)")
 	fl.StringVar(&opts.Credential, "credential", "", "only requests served with this provider credential (UUID)")
 	fl.StringVar(&opts.WorkspaceFilter, "workspace-filter", "", "only this workspace (UUID or slug)")
-	fl.StringVar(&opts.By, "by", "", "print a breakdown by model, provider, owner, inference_key, workspace or tag:KEY")
 	fl.StringArrayVar(&opts.Tags, "tag", nil, "only requests with this tag, KEY=VALUE (repeatable: all must match)")
-	return cmd
 }
 
 // checkPeriod validates the period and the custom range together. Dates

@@ -64,18 +64,8 @@ report's filters (--tag KEY=VALUE, --model, …) and scopes (--workspace,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Format, "format", "csv", "output format: csv")
-	fl.StringVar(&opts.Period, "period", "30d", "today, 7d, 30d, month_to_date or custom")
-	fl.StringVar(&opts.Timezone, "timezone", "", "IANA time zone that cuts the days, e.g. Europe/Paris (default: the server's, UTC)")
-	fl.StringVar(&opts.StartDate, "start-date", "", "first day of a custom range, YYYY-MM-DD")
-	fl.StringVar(&opts.EndDate, "end-date", "", "last day of a custom range, YYYY-MM-DD")
-	fl.StringVar(&opts.Model, "model", "", "only this model, e.g. openai/gpt-4o-mini")
-	fl.StringVar(&opts.Provider, "provider", "", "only this provider")
-	fl.StringVar(&opts.Owner, "owner", "", "only requests of keys owned by this user (UUID)")
-	fl.StringVar(&opts.ManagementKey, "management-key", "", "only requests made with this management key (UUID)")
-	fl.StringVar(&opts.Credential, "credential", "", "only requests served with this provider credential (UUID)")
-	fl.StringVar(&opts.WorkspaceFilter, "workspace-filter", "", "only this workspace (UUID or slug)")
+	opts.addReportFlags(fl)
 	fl.StringVar(&opts.By, "by", "", "a row per day and value of model, provider, owner, inference_key, workspace or tag:KEY")
-	fl.StringArrayVar(&opts.Tags, "tag", nil, "only requests with this tag, KEY=VALUE (repeatable: all must match)")
 	return cmd
 }
 
