@@ -59,6 +59,12 @@ type UsageEvent struct {
 	Tags map[string]string `json:"tags" jsonschema:"maxProperties=20"`
 }
 
+// MaxProvenanceItems bounds the policy rules and the budgets an event's
+// provenance lists. A request that more apply to keeps the first ones: the
+// provenance explains a cost, it never decides it, so it is cut rather
+// than let the event (and its cost) be refused.
+const MaxProvenanceItems = 200
+
 // UsageProvenance records what a request was charged at and what decided
 // it: the prices (null for a request refused before any upstream call),
 // the version of the organization's bundle that admitted it, the policy

@@ -11,7 +11,9 @@ import (
 // the prices its tokens were charged at (when an upstream was called),
 // the bundle that admitted it, the policy rules that applied to the model
 // it ended on, and, when charged (a reservation held them), the budgets
-// its cost counts against.
+// its cost counts against. The lists are cut at wire.MaxProvenanceItems
+// (a workspace may have more applying rules): the event is never refused
+// for its explanation.
 func (x *exchange) provenance(o outcome, tokens catalog.Tokens, charged bool) *wire.UsageProvenance {
 	p := &wire.UsageProvenance{BundleVersion: x.key.org.version, Policies: []wire.UsagePolicy{}, Budgets: []wire.UsageBudget{}}
 	if len(x.attempts) > 0 {
@@ -20,13 +22,13 @@ func (x *exchange) provenance(o outcome, tokens catalog.Tokens, charged bool) *w
 			CacheWritePerMTok: a.CacheWritePerMTok, CacheWrite1hPerMTok: a.CacheWrite1hPerMTok, LongContext: a.LongContext}
 	}
 	if d := x.decision; d != nil {
-		for _, r := range d.Reasons {
+		for _, r := range d.Reasons[:min(len(d.Reasons), wire.MaxProvenanceItems)] {
 			p.Policies = append(p.Policies, wire.UsagePolicy{PolicyID: r.PolicyID, PolicyName: r.PolicyName, RuleIndex: r.RuleIndex,
 				Action: string(r.Action), Effect: string(r.Effect)})
 		}
 	}
 	if charged && x.decision != nil {
-		for _, b := range x.decision.Budgets {
+		for _, b := range x.decision.Budgets[:min(len(x.decision.Budgets), wire.MaxProvenanceItems)] {
 			c := spend.Counter{PolicyID: b.PolicyID, Period: spend.Period(b.Period), Aggregation: string(b.Aggregation)}
 			if b.Aggregation == policy.AggregationPerKey {
 				c.KeyID = x.key.id

@@ -203,12 +203,10 @@ func checkAttribution(e wire.UsageEventIn, add func(field, typ, msg string, inpu
 	}
 }
 
-// Bounds of an event's provenance: more policy rules or budgets than a
-// workspace can hold apply to no request, and names are policy names.
-const (
-	maxProvenanceItems = 200
-	maxProvenanceName  = 200
-)
+// maxProvenanceName bounds names in a provenance: they are policy names.
+// Its lists are bounded by wire.MaxProvenanceItems, to which data planes
+// cut them.
+const maxProvenanceName = 200
 
 // provenanceWord keeps the action, effect and counter words of a
 // provenance to gw's vocabulary shape: never free text.
@@ -259,8 +257,8 @@ func checkPrices(pr *wire.UsagePrices, at provenanceProblem) {
 }
 
 func checkRules(rules []wire.UsagePolicy, at provenanceProblem) {
-	if len(rules) > maxProvenanceItems {
-		at([]any{"policies"}, "too_long", fmt.Sprintf("List should have at most %d items", maxProvenanceItems), len(rules))
+	if len(rules) > wire.MaxProvenanceItems {
+		at([]any{"policies"}, "too_long", fmt.Sprintf("List should have at most %d items", wire.MaxProvenanceItems), len(rules))
 	}
 	for i, r := range rules {
 		checkPolicyName(r.PolicyName, []any{"policies", i, "policy_name"}, at)
@@ -276,8 +274,8 @@ func checkRules(rules []wire.UsagePolicy, at provenanceProblem) {
 }
 
 func checkBudgets(budgets []wire.UsageBudget, at provenanceProblem) {
-	if len(budgets) > maxProvenanceItems {
-		at([]any{"budgets"}, "too_long", fmt.Sprintf("List should have at most %d items", maxProvenanceItems), len(budgets))
+	if len(budgets) > wire.MaxProvenanceItems {
+		at([]any{"budgets"}, "too_long", fmt.Sprintf("List should have at most %d items", wire.MaxProvenanceItems), len(budgets))
 	}
 	for i, b := range budgets {
 		checkPolicyName(b.PolicyName, []any{"budgets", i, "policy_name"}, at)
