@@ -166,23 +166,23 @@ var aliasDraw = rand.IntN
 // the rest after it by weight, heaviest first, those cooling down last.
 // The order is a fresh slice; the view's stays as it is.
 func pickTargets(targets []aliasTarget, cooling func(id string) bool) []aliasTarget {
-	out := make([]aliasTarget, 0, len(targets))
+	// Each target's state is read once: another request may cool one down
+	// meanwhile, and the draw must land on a target it counted.
+	ready := make([]bool, len(targets))
 	total := 0
-	for _, t := range targets {
-		if !cooling(t.id) {
-			total += t.weight
-		}
-	}
-	allCooling := total == 0
-	ready := func(t aliasTarget) bool { return allCooling || !cooling(t.id) }
-	if allCooling {
-		for _, t := range targets {
-			total += t.weight
-		}
-	}
-	draw, first := aliasDraw(total), -1
 	for i, t := range targets {
-		if !ready(t) {
+		if ready[i] = !cooling(t.id); ready[i] {
+			total += t.weight
+		}
+	}
+	if total == 0 {
+		for i, t := range targets {
+			ready[i], total = true, total+t.weight
+		}
+	}
+	draw, first := aliasDraw(total), 0
+	for i, t := range targets {
+		if !ready[i] {
 			continue
 		}
 		if draw < t.weight {
@@ -191,22 +191,25 @@ func pickTargets(targets []aliasTarget, cooling func(id string) bool) []aliasTar
 		}
 		draw -= t.weight
 	}
-	out = append(out, targets[first])
-	rest := make([]aliasTarget, 0, len(targets)-1)
-	for i, t := range targets {
+	order := make([]int, 0, len(targets)-1)
+	for i := range targets {
 		if i != first {
-			rest = append(rest, t)
+			order = append(order, i)
 		}
 	}
-	slices.SortStableFunc(rest, func(a, b aliasTarget) int {
-		ca, cb := !ready(a), !ready(b)
-		if ca != cb {
-			if ca {
-				return 1
+	slices.SortStableFunc(order, func(a, b int) int {
+		if ready[a] != ready[b] {
+			if ready[a] {
+				return -1
 			}
-			return -1
+			return 1
 		}
-		return b.weight - a.weight
+		return targets[b].weight - targets[a].weight
 	})
-	return append(out, rest...)
+	out := make([]aliasTarget, 0, len(targets))
+	out = append(out, targets[first])
+	for _, i := range order {
+		out = append(out, targets[i])
+	}
+	return out
 }
