@@ -108,10 +108,17 @@ type relayed struct {
 	text      strings.Builder
 	reasoning int // bytes of text that were reasoning
 	rest      int // bytes past relayedLimit
+	// pieces is how many non-empty deltas were relayed. Each carries at
+	// least one generated token, though the text's tokenizer may merge
+	// them (ten "x" deltas are ten tokens billed, "xxxxxxxxxx" two).
+	pieces int
 }
 
 // add keeps s; reasoning says it is the model's thinking.
 func (r *relayed) add(s string, reasoning bool) {
+	if s != "" {
+		r.pieces++
+	}
 	if reasoning {
 		r.reasoning += len(s)
 	}
@@ -150,8 +157,9 @@ func (r *relayed) checked(u Usage) Usage {
 	return u
 }
 
-// count counts the relayed text: all of it as output, the reasoning's
-// share of it as reasoning tokens.
+// count counts the relayed text: all of it as output (and never fewer
+// tokens than deltas relayed), the reasoning's share of it as reasoning
+// tokens.
 func (r *relayed) count(c tokens.Counter) (out, reasoning int64) {
 	total := r.text.Len() + r.rest
 	if total == 0 {
@@ -161,6 +169,8 @@ func (r *relayed) count(c tokens.Counter) (out, reasoning int64) {
 	if r.rest > 0 && r.text.Len() > 0 {
 		out += int64(float64(r.rest)*float64(out)/float64(r.text.Len())*1.25) + 1
 	}
+	// Never fewer tokens than deltas delivered.
+	out = max(out, int64(r.pieces))
 	return out, out * int64(r.reasoning) / int64(total)
 }
 
