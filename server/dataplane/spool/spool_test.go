@@ -193,12 +193,23 @@ func TestSpoolLineIsTheEventsJSON(t *testing.T) {
 // spools.
 func TestSpoolCreatesItsDirectory(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state", "dataplane", "usage.spool")
-	s, err := Open(path, func(context.Context, []wire.UsageEventIn) error { return nil }, slog.New(slog.DiscardHandler))
+	var shipped []wire.UsageEventIn
+	s, err := Open(path, func(_ context.Context, evs []wire.UsageEventIn) error {
+		shipped = append(shipped, evs...)
+		return nil
+	}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Record(wire.UsageEventIn{ID: uuid.New(), Model: "m", Provider: "openai", CostUSD: "0", Status: "ok"})
+	id := uuid.New()
+	s.Record(wire.UsageEventIn{ID: id, Model: "m", Provider: "openai", CostUSD: "0", Status: "ok"})
+	if s.Depth() != 1 {
+		t.Fatalf("spooled %d events, want 1 written before Record returned", s.Depth())
+	}
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	if len(shipped) != 1 || shipped[0].ID != id {
+		t.Fatalf("shipped %+v, want the one event", shipped)
 	}
 }
