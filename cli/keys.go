@@ -45,14 +45,6 @@ func keyScopeCell(k wire.ManagementKey) string {
 	return orDash(k.Scope.Level)
 }
 
-func keyTable(ks ...wire.ManagementKey) Table {
-	t := Table{Headers: []string{"id", "prefix", "label", "status", "scope", "user_id", "expires"}}
-	for _, k := range ks {
-		t.Rows = append(t.Rows, []string{k.ID.String(), k.Prefix, k.Label, k.Status, keyScopeCell(k), k.UserID.String(), timeCell(k.ExpiresAt)})
-	}
-	return t
-}
-
 func keyDetail(k wire.ManagementKey) Table {
 	return detailTable("id", k.ID.String(), "prefix", k.Prefix, "label", k.Label, "status", k.Status,
 		"scope", k.Scope.Level, "org_id", uuidCell(k.OrgID), "workspace_id", uuidCell(k.WorkspaceID),

@@ -94,7 +94,4 @@ func optionalBool(o *validate.Object, name string) *bool {
 	return &b
 }
 
-// slugify derives a URL slug from a display name: "Acme Labs!" → "acme-labs".
-func slugify(name, fallback string) string { return backend.Slugify(name, fallback) }
-
 func normalizeEmail(s string) string { return backend.NormalizeEmail(s) }

@@ -154,8 +154,6 @@ func (s *Server) authenticateKey(req *Request, token string) (*Principal, error)
 	return p, nil
 }
 
-var errScope = errorf(http.StatusForbidden, "out of scope: the management key's scope does not cover this resource")
-
 // scopeError is the 403 of a key whose scope does not reach the URL. It
 // says where the key reaches and what the URL needs, so that a person can
 // tell it from a missing permission ("missing permission: …") and from a

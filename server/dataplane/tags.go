@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gw-gateway/gw/server/tags"
@@ -24,7 +25,7 @@ func tagsOf(r *http.Request, key *inferenceKey) (map[string]string, *response) {
 	merged := tags.Merge(key.tags, header)
 	if len(merged) > tags.MaxPairs {
 		return nil, invalidRequest(tags.Header, "invalid_tags",
-			"A request carries at most 20 tags, its key's and its "+tags.Header+" header's together.")
+			"A request carries at most "+strconv.Itoa(tags.MaxPairs)+" tags, its key's and its "+tags.Header+" header's together.")
 	}
 	if missing := tags.Missing(merged, key.required); len(missing) > 0 {
 		return nil, invalidRequest(tags.Header, "missing_required_tags",

@@ -47,13 +47,8 @@ type Anthropic struct {
 // pure, so whatever it would refuse is known before any upstream call.
 func (a *Anthropic) Check(call *Call, strict bool) error {
 	req := call.Request
-	if strict {
-		for _, name := range anthropicIgnored {
-			if raw, ok := req.Members[name]; ok && !neutral(name, raw) {
-				return invalid(name, "unsupported_parameter",
-					"'%s' is not supported by Anthropic models, and a strict_parameters policy forbids dropping it.", name)
-			}
-		}
+	if err := refuseIgnored(req, strict, anthropicIgnored, "Anthropic"); err != nil {
+		return err
 	}
 	_, _, err := translateAnthropic(call, req.Stream)
 	return err

@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -71,7 +72,7 @@ func CheckSettings(kind catalog.Kind, s Settings) []CredentialProblem {
 	var out []CredentialProblem
 	present := s.present()
 	for _, name := range SettingNames {
-		if present[name] && !contains(spec.allowed, name) {
+		if present[name] && !slices.Contains(spec.allowed, name) {
 			out = append(out, CredentialProblem{"settings." + name, "extra_forbidden",
 				"Extra inputs are not permitted: a " + string(kind) + " credential takes no " + name + " setting"})
 		}
@@ -82,7 +83,7 @@ func CheckSettings(kind catalog.Kind, s Settings) []CredentialProblem {
 		}
 	}
 	check := func(name string, ok bool, msg string) {
-		if present[name] && contains(spec.allowed, name) && !ok {
+		if present[name] && slices.Contains(spec.allowed, name) && !ok {
 			out = append(out, CredentialProblem{"settings." + name, "string_pattern_mismatch", msg})
 		}
 	}
@@ -104,15 +105,6 @@ func CheckSettings(kind catalog.Kind, s Settings) []CredentialProblem {
 func (s Settings) present() map[string]bool {
 	return map[string]bool{"region": s.Region != "", "project": s.Project != "", "location": s.Location != "",
 		"api_version": s.APIVersion != "", "deployments": len(s.Deployments) > 0, "token_url": s.TokenURL != ""}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func tokenURLValid(s string) bool {

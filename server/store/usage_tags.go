@@ -20,8 +20,9 @@ import (
 // own (docs/metering.md). A variable only so tests can lower it.
 var MaxUsageTagSets = 10_000
 
-// OverflowTagSet is the tag set id the rollups keep events of sets past
-// MaxUsageTagSets under (server/tags.Overflow).
+// OverflowTagSet is the tag set id usage is rolled up under once an
+// organization has MaxUsageTagSets distinct sets: its events keep their
+// tags, but reports cannot split or filter them by tag.
 var OverflowTagSet = uuid.Max
 
 // usageTagSet is a registered tag set.

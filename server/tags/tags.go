@@ -164,9 +164,3 @@ func SetID(org uuid.UUID, t map[string]string) uuid.UUID {
 	id[8] = (id[8] & 0x3f) | 0x80 // RFC 4122 variant
 	return id
 }
-
-// Overflow is the tag set id usage is rolled up under once an
-// organization has as many distinct tag sets as the rollups keep
-// (store.MaxUsageTagSets): its events keep their tags, but reports cannot
-// split or filter them by tag.
-var Overflow = uuid.Max

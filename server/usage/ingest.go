@@ -208,9 +208,9 @@ func checkAttribution(e wire.UsageEventIn, add func(field, typ, msg string, inpu
 // cut them.
 const maxProvenanceName = 200
 
-// provenanceWord keeps the action, effect and counter words of a
-// provenance to gw's vocabulary shape: never free text.
-var provenanceWord = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+// provenanceWord keeps the action and effect words of a provenance to
+// gw's vocabulary shape, as reasons are: never free text.
+var provenanceWord = reasonPattern
 
 // checkMetering checks who counted the tokens, the parts of the counts and
 // the provenance. Each is optional, for older data planes.

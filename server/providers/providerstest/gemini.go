@@ -1,7 +1,6 @@
 package providerstest
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -164,13 +163,6 @@ func googleStatus(code int) string {
 		return "UNAVAILABLE"
 	}
 	return "INVALID_ARGUMENT"
-}
-
-// decodeBody is a request body decoded into generic JSON values.
-func decodeBody(raw []byte) map[string]any {
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
-	return m
 }
 
 // geminiEmbeddings answers batchEmbedContents: a vector per request, of
