@@ -101,19 +101,33 @@ func (b *healthBook) admit(cred uuid.UUID, model string, now time.Time) *provide
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	switch {
-	case now.Before(h.coolUntil):
+	switch state, probeOut := h.state(now); {
+	case state == targetCoolingDown:
 		return &providers.Error{Kind: providers.RateLimited, Status: 429, RetryAfter: secondsLeft(h.coolUntil, now), Cause: errCoolingDown}
-	case now.Before(h.openUntil):
+	case state == targetCircuitOpen:
 		return &providers.Error{Kind: providers.Unavailable, Status: 503, RetryAfter: secondsLeft(h.openUntil, now), Cause: errCoolingDown}
-	case h.failures >= circuitThreshold && now.Before(h.probeUntil):
-		// Half open, and the one probe is out.
+	case state == targetHalfOpen && probeOut:
+		// The one probe is out.
 		return &providers.Error{Kind: providers.Unavailable, Status: 503, RetryAfter: "1", Cause: errCoolingDown}
-	case h.failures >= circuitThreshold:
+	case state == targetHalfOpen:
 		h.probeUntil = now.Add(circuitOpenFor)
 		b.observe(model, h.provider, cred.String(), targetHalfOpen)
 	}
 	return nil
+}
+
+// state is the target's state now (empty when healthy) and, half open,
+// whether its one probe is out. The caller holds h.mu.
+func (h *targetHealth) state(now time.Time) (state string, probeOut bool) {
+	switch {
+	case now.Before(h.coolUntil):
+		return targetCoolingDown, false
+	case now.Before(h.openUntil):
+		return targetCircuitOpen, false
+	case h.failures >= circuitThreshold:
+		return targetHalfOpen, now.Before(h.probeUntil)
+	}
+	return "", false
 }
 
 // cooling reports whether admit would refuse the target now, without
@@ -125,7 +139,8 @@ func (b *healthBook) cooling(cred uuid.UUID, model string, now time.Time) bool {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return now.Before(h.coolUntil) || now.Before(h.openUntil) || (h.failures >= circuitThreshold && now.Before(h.probeUntil))
+	state, probeOut := h.state(now)
+	return state == targetCoolingDown || state == targetCircuitOpen || probeOut
 }
 
 // record learns from an attempt's end: f nil for an answer.
@@ -189,13 +204,8 @@ func (b *healthBook) counts(now time.Time) map[string]int {
 	defer b.mu.RUnlock()
 	for _, h := range b.targets {
 		h.mu.Lock()
-		switch {
-		case now.Before(h.coolUntil):
-			out[targetCoolingDown]++
-		case now.Before(h.openUntil):
-			out[targetCircuitOpen]++
-		case h.failures >= circuitThreshold:
-			out[targetHalfOpen]++
+		if state, _ := h.state(now); state != "" {
+			out[state]++
 		}
 		h.mu.Unlock()
 	}
