@@ -19,7 +19,7 @@ import (
 )
 
 // NewCmdAliases builds `gw aliases`, the model aliases (virtual models)
-// of the organization or, with --workspace, of the current workspace.
+// of the organization or, with --scope workspace, of a workspace.
 func NewCmdAliases(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "aliases",
@@ -27,28 +27,35 @@ func NewCmdAliases(f *Factory) *cobra.Command {
 		Long: `A model alias is a name, such as Claude Code's claude-opus-4-8 or Codex's
 gpt-5.1-codex, that gw routes to one of up to eight catalog models by weight,
 the others serving as fallbacks. Aliases belong to the organization, or with
---workspace to the current workspace, where they override the organization's
-alias of the same name. See docs/agents.md.
+--scope workspace to a workspace (the current one, or the one --workspace
+names: --workspace WS alone means --scope workspace), where they override the
+organization's alias of the same name. See docs/agents.md.
 
 Keep them in a file and apply it: gw aliases apply -f aliases.yaml creates and
 updates the aliases to match the file (and with --prune deletes the others).`,
 		Example: `  gw aliases set claude-opus-4-8 anthropic/claude-opus-4-8
   gw aliases set gpt-5.1-codex openai/gpt-5.1-codex=3 anthropic/claude-sonnet-4-5=1
   gw aliases list
-  gw aliases apply -f aliases.yaml --workspace`,
+  gw aliases apply -f aliases.yaml --workspace search`,
 	}
 	cmd.AddCommand(newCmdAliasesList(f), newCmdAliasesSet(f), newCmdAliasesDelete(f), newCmdAliasesApply(f))
 	return cmd
 }
 
+// addAliasScopeFlag is --scope for the aliases commands: the level whose
+// aliases they act on.
+func addAliasScopeFlag(cmd *cobra.Command, scope *string) {
+	cmd.Flags().StringVar(scope, "scope", "org", "whose aliases: org or workspace (default org, or workspace when --workspace is given)")
+}
+
 // aliasLevel is the client, the organization and the workspace ("" for the
 // organization's aliases) a command acts on.
-func aliasLevel(f *Factory, workspace bool) (*client.Client, string, string, error) {
+func aliasLevel(f *Factory, scope string) (*client.Client, string, string, error) {
 	c, s, err := f.AuthedClient()
 	if err != nil {
 		return nil, "", "", err
 	}
-	if workspace {
+	if scope == "workspace" {
 		org, ws, err := s.RequireWorkspace()
 		return c, org, ws, err
 	}
@@ -68,19 +75,21 @@ func describeTargets(ts []wire.ModelAliasTarget) string {
 }
 
 func newCmdAliasesList(f *Factory) *cobra.Command {
-	var output string
-	var workspace bool
+	var output, scope string
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the model aliases",
 		Example: `  gw aliases list
-  gw aliases list --workspace -o json`,
+  gw aliases list --workspace search -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			c, org, ws, err := aliasLevel(f, workspace)
+			if err := checkScope(cmd, &scope, "org", "workspace"); err != nil {
+				return err
+			}
+			c, org, ws, err := aliasLevel(f, scope)
 			if err != nil {
 				return err
 			}
@@ -98,7 +107,7 @@ func newCmdAliasesList(f *Factory) *cobra.Command {
 		},
 	}
 	addOutputFlag(cmd, &output)
-	cmd.Flags().BoolVar(&workspace, "workspace", false, "the current workspace's aliases instead of the organization's")
+	addAliasScopeFlag(cmd, &scope)
 	return cmd
 }
 
@@ -136,19 +145,22 @@ func setAlias(ctx context.Context, c *client.Client, org, ws, name string, targe
 }
 
 func newCmdAliasesSet(f *Factory) *cobra.Command {
-	var workspace bool
+	var scope string
 	cmd := &cobra.Command{
 		Use:   "set NAME MODEL[=WEIGHT]...",
 		Short: "Create an alias, or replace its targets (1 to 8, weight 1 to 100, default 1)",
 		Example: `  gw aliases set claude-opus-4-8 anthropic/claude-opus-4-8
-  gw aliases set 'claude-sonnet-4-5[1m]' openai/gpt-4o=3 anthropic/claude-sonnet-4-5=1 --workspace`,
+  gw aliases set 'claude-sonnet-4-5[1m]' openai/gpt-4o=3 anthropic/claude-sonnet-4-5=1 --workspace search`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			targets, err := parseTargets(args[1:])
 			if err != nil {
 				return err
 			}
-			c, org, ws, err := aliasLevel(f, workspace)
+			if err := checkScope(cmd, &scope, "org", "workspace"); err != nil {
+				return err
+			}
+			c, org, ws, err := aliasLevel(f, scope)
 			if err != nil {
 				return err
 			}
@@ -164,19 +176,22 @@ func newCmdAliasesSet(f *Factory) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&workspace, "workspace", false, "the current workspace's alias instead of the organization's")
+	addAliasScopeFlag(cmd, &scope)
 	return cmd
 }
 
 func newCmdAliasesDelete(f *Factory) *cobra.Command {
-	var workspace bool
+	var scope string
 	cmd := &cobra.Command{
 		Use:     "delete NAME",
 		Short:   "Delete an alias",
 		Example: `  gw aliases delete claude-opus-4-8`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, org, ws, err := aliasLevel(f, workspace)
+			if err := checkScope(cmd, &scope, "org", "workspace"); err != nil {
+				return err
+			}
+			c, org, ws, err := aliasLevel(f, scope)
 			if err != nil {
 				return err
 			}
@@ -187,7 +202,7 @@ func newCmdAliasesDelete(f *Factory) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&workspace, "workspace", false, "the current workspace's alias instead of the organization's")
+	addAliasScopeFlag(cmd, &scope)
 	return cmd
 }
 
@@ -240,23 +255,26 @@ func sameTargets(have []wire.ModelAliasTarget, want []wire.ModelAliasTargetIn) b
 }
 
 func newCmdAliasesApply(f *Factory) *cobra.Command {
-	var workspace, prune bool
-	var file string
+	var prune bool
+	var file, scope string
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
 		Short: "Create and update aliases to match a file (--prune deletes the others)",
 		Example: `  gw aliases apply -f aliases.yaml
-  gw aliases apply -f aliases.yaml --workspace --prune`,
+  gw aliases apply -f aliases.yaml --workspace search --prune`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if file == "" {
 				return usageError{errors.New("-f FILE is required (- reads stdin)")}
 			}
+			if err := checkScope(cmd, &scope, "org", "workspace"); err != nil {
+				return err
+			}
 			doc, err := readAliasFile(file, f.IO.In)
 			if err != nil {
 				return err
 			}
-			c, org, ws, err := aliasLevel(f, workspace)
+			c, org, ws, err := aliasLevel(f, scope)
 			if err != nil {
 				return err
 			}
@@ -264,7 +282,7 @@ func newCmdAliasesApply(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "the alias file (YAML or JSON; - for stdin)")
-	cmd.Flags().BoolVar(&workspace, "workspace", false, "the current workspace's aliases instead of the organization's")
+	addAliasScopeFlag(cmd, &scope)
 	cmd.Flags().BoolVar(&prune, "prune", false, "delete the aliases of this level the file does not list")
 	return cmd
 }

@@ -21,7 +21,7 @@ func TestAliasesCommands(t *testing.T) {
 `
 	mustContain(t, "apply", e.code(ExitOK, file, "aliases", "apply", "-f", "-").out, "created alias gpt-5.1-codex")
 	mustContain(t, "apply again", e.code(ExitOK, file, "aliases", "apply", "-f", "-").out, "no changes")
-	mustContain(t, "workspace apply", e.code(ExitOK, file, "aliases", "apply", "-f", "-", "--workspace").out, "created alias claude-opus-4-8[1m]")
+	mustContain(t, "workspace apply", e.code(ExitOK, file, "aliases", "apply", "-f", "-", "--scope", "workspace").out, "created alias claude-opus-4-8[1m]")
 	e.code(ExitUsage, "aliases: [{name: x}]", "aliases", "apply", "-f", "-")
 	mustContain(t, "delete", e.ok("aliases", "delete", "gpt-5.1-codex"), "deleted alias gpt-5.1-codex")
 	mustContain(t, "prune", e.code(ExitOK, "aliases: []", "aliases", "apply", "-f", "-", "--prune").out, "deleted alias claude-opus-4-8[1m]")
