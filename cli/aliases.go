@@ -180,19 +180,34 @@ func newCmdAliasesSet(f *Factory) *cobra.Command {
 	return cmd
 }
 
+// aliasLevelName names the level an alias command acts on, for
+// questions and messages.
+func aliasLevelName(org, ws string) string {
+	if ws != "" {
+		return "workspace " + ws
+	}
+	return "organization " + org
+}
+
 func newCmdAliasesDelete(f *Factory) *cobra.Command {
 	var scope string
+	var yes bool
 	cmd := &cobra.Command{
-		Use:     "delete NAME",
-		Short:   "Delete an alias",
-		Example: `  gw aliases delete claude-opus-4-8`,
-		Args:    cobra.ExactArgs(1),
+		Use:   "delete NAME",
+		Short: "Delete an alias (asks on a terminal; --yes otherwise)",
+		Example: `  gw aliases delete claude-opus-4-8
+  gw aliases delete gpt-5.1-codex --workspace search --yes`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkScope(cmd, &scope, "org", "workspace"); err != nil {
 				return err
 			}
 			c, org, ws, err := aliasLevel(f, scope)
 			if err != nil {
+				return err
+			}
+			q := fmt.Sprintf("Delete alias %s of %s? Requests for it get 404 where no other alias has its name.", args[0], aliasLevelName(org, ws))
+			if err := f.Confirm(q, yes); err != nil {
 				return err
 			}
 			if _, err := c.DeleteModelAlias(cmd.Context(), org, ws, args[0]); err != nil {
@@ -203,18 +218,21 @@ func newCmdAliasesDelete(f *Factory) *cobra.Command {
 		},
 	}
 	addAliasScopeFlag(cmd, &scope)
+	addYesFlag(cmd, &yes)
 	return cmd
 }
 
 // aliasFile is the document gw aliases apply reads (YAML or JSON).
 type aliasFile struct {
-	Aliases []struct {
-		Name    string `yaml:"name"`
-		Targets []struct {
-			Model  string `yaml:"model"`
-			Weight *int   `yaml:"weight"`
-		} `yaml:"targets"`
-	} `yaml:"aliases"`
+	Aliases []aliasFileEntry `yaml:"aliases"`
+}
+
+type aliasFileEntry struct {
+	Name    string `yaml:"name"`
+	Targets []struct {
+		Model  string `yaml:"model"`
+		Weight *int   `yaml:"weight"`
+	} `yaml:"targets"`
 }
 
 func readAliasFile(path string, stdin io.Reader) (aliasFile, error) {
@@ -255,7 +273,7 @@ func sameTargets(have []wire.ModelAliasTarget, want []wire.ModelAliasTargetIn) b
 }
 
 func newCmdAliasesApply(f *Factory) *cobra.Command {
-	var prune bool
+	var prune, yes bool
 	var file, scope string
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
@@ -278,16 +296,18 @@ func newCmdAliasesApply(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return applyAliases(cmd.Context(), f.IO.Out, c, org, ws, doc, prune)
+			return applyAliases(cmd.Context(), f, c, org, ws, doc, prune, yes)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "the alias file (YAML or JSON; - for stdin)")
 	addAliasScopeFlag(cmd, &scope)
-	cmd.Flags().BoolVar(&prune, "prune", false, "delete the aliases of this level the file does not list")
+	cmd.Flags().BoolVar(&prune, "prune", false, "delete the aliases of this level the file does not list (asks on a terminal; --yes otherwise)")
+	addYesFlag(cmd, &yes)
 	return cmd
 }
 
-func applyAliases(ctx context.Context, out io.Writer, c *client.Client, org, ws string, doc aliasFile, prune bool) error {
+func applyAliases(ctx context.Context, f *Factory, c *client.Client, org, ws string, doc aliasFile, prune, yes bool) error {
+	out := f.IO.Out
 	have, err := c.ListModelAliases(ctx, org, ws)
 	if err != nil {
 		return err
@@ -295,6 +315,21 @@ func applyAliases(ctx context.Context, out io.Writer, c *client.Client, org, ws 
 	byName := map[string]wire.ModelAlias{}
 	for _, a := range have {
 		byName[a.Name] = a
+	}
+	if prune {
+		var gone []string
+		for _, a := range have {
+			if !slices.ContainsFunc(doc.Aliases, func(d aliasFileEntry) bool { return d.Name == a.Name }) {
+				gone = append(gone, a.Name)
+			}
+		}
+		if len(gone) > 0 {
+			q := fmt.Sprintf("delete %d %s of %s not in the file (%s)?", len(gone), policyPlural(len(gone), "alias", "aliases"),
+				aliasLevelName(org, ws), strings.Join(gone, ", "))
+			if err := f.Confirm(q, yes); err != nil {
+				return err
+			}
+		}
 	}
 	changed := false
 	for _, a := range doc.Aliases {

@@ -23,8 +23,8 @@ func TestAliasesCommands(t *testing.T) {
 	mustContain(t, "apply again", e.code(ExitOK, file, "aliases", "apply", "-f", "-").out, "no changes")
 	mustContain(t, "workspace apply", e.code(ExitOK, file, "aliases", "apply", "-f", "-", "--scope", "workspace").out, "created alias claude-opus-4-8[1m]")
 	e.code(ExitUsage, "aliases: [{name: x}]", "aliases", "apply", "-f", "-")
-	mustContain(t, "delete", e.ok("aliases", "delete", "gpt-5.1-codex"), "deleted alias gpt-5.1-codex")
-	mustContain(t, "prune", e.code(ExitOK, "aliases: []", "aliases", "apply", "-f", "-", "--prune").out, "deleted alias claude-opus-4-8[1m]")
+	mustContain(t, "delete", e.ok("aliases", "delete", "gpt-5.1-codex", "--yes"), "deleted alias gpt-5.1-codex")
+	mustContain(t, "prune", e.code(ExitOK, "aliases: []", "aliases", "apply", "-f", "-", "--prune", "--yes").out, "deleted alias claude-opus-4-8[1m]")
 	if r := e.gw("", "aliases", "set", "gpt-5", "openai/nope"); r.code == ExitOK {
 		t.Fatalf("a target outside the catalog: %+v", r)
 	}

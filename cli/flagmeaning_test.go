@@ -63,7 +63,7 @@ func TestWorkspaceFlagMeansOneThing(t *testing.T) {
 	if def := decodeJSONOut[[]wire.ModelAlias](t, e.ok("aliases", "list", "--scope", "workspace", "-o", "json")); len(def) != 0 {
 		t.Fatalf("the default workspace's aliases: %+v", def)
 	}
-	mustContain(t, "delete", e.ok("aliases", "delete", "gpt-5.1-codex", "--workspace", "search"), "deleted alias gpt-5.1-codex")
+	mustContain(t, "delete", e.ok("aliases", "delete", "gpt-5.1-codex", "--workspace", "search", "--yes"), "deleted alias gpt-5.1-codex")
 
 	for _, c := range []struct {
 		args []string

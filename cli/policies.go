@@ -287,7 +287,7 @@ confirms without one). --dry-run shows the plan and changes nothing.`,
 	}
 	addApplyFlags(cmd, opts)
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")
-	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "confirm deletions (--prune) without asking")
+	addYesFlag(cmd, &opts.Yes)
 	return cmd
 }
 
@@ -457,7 +457,7 @@ func NewCmdPoliciesDelete(f *Factory, runF func(context.Context, *PoliciesDelete
 			return policiesDeleteRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "delete without asking")
+	addYesFlag(cmd, &opts.Yes)
 	return cmd
 }
 
