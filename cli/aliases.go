@@ -324,7 +324,7 @@ func applyAliases(ctx context.Context, f *Factory, c *client.Client, org, ws str
 			}
 		}
 		if len(gone) > 0 {
-			q := fmt.Sprintf("delete %d %s of %s not in the file (%s)?", len(gone), policyPlural(len(gone), "alias", "aliases"),
+			q := fmt.Sprintf("delete %d %s of %s not in the file (%s)?", len(gone), plural(len(gone), "alias", "aliases"),
 				aliasLevelName(org, ws), strings.Join(gone, ", "))
 			if err := f.Confirm(q, yes); err != nil {
 				return err

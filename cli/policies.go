@@ -187,7 +187,7 @@ func policiesGetRun(ctx context.Context, opts *PoliciesGetOptions) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name:       %s\nid:         %s\nenabled:    %t\ncreated_at: %s\nupdated_at: %s\ndefinition:\n",
 		p.Name, p.ID, p.Enabled, p.CreatedAt.UTC().Format(time.RFC3339), p.UpdatedAt.UTC().Format(time.RFC3339))
-	for _, line := range policyLines(def) {
+	for _, line := range textLines(def) {
 		b.WriteString("  " + line + "\n")
 	}
 	if _, err := io.WriteString(opts.Factory.IO.Out, b.String()); err != nil {
@@ -339,7 +339,7 @@ type policiesDifferError struct {
 func (e policiesDifferError) exitStatus() int { return ExitDiffers }
 
 func (e policiesDifferError) Error() string {
-	return fmt.Sprintf("the workspace differs from %s: %d %s", e.file, e.changes, policyPlural(e.changes, "change", "changes"))
+	return fmt.Sprintf("the workspace differs from %s: %d %s", e.file, e.changes, plural(e.changes, "change", "changes"))
 }
 
 func policiesApplyRun(ctx context.Context, opts *PoliciesApplyOptions) error {
@@ -378,7 +378,7 @@ func policiesApplyRun(ctx context.Context, opts *PoliciesApplyOptions) error {
 		return nil
 	}
 	if n := plan.count(stepDelete); n > 0 {
-		q := fmt.Sprintf("delete %d %s not in %s from workspace %s?", n, policyPlural(n, "policy", "policies"), file, ws)
+		q := fmt.Sprintf("delete %d %s not in %s from workspace %s?", n, plural(n, "policy", "policies"), file, ws)
 		if err := opts.Factory.Confirm(q, opts.Yes); err != nil {
 			return err
 		}
@@ -390,7 +390,7 @@ func policiesApplyRun(ctx context.Context, opts *PoliciesApplyOptions) error {
 		}
 		fmt.Fprintln(streams.Out, msg)
 	}
-	fmt.Fprintf(streams.ErrOut, "applied %d %s to workspace %s\n", len(plan.Steps), policyPlural(len(plan.Steps), "change", "changes"), ws)
+	fmt.Fprintf(streams.ErrOut, "applied %d %s to workspace %s\n", len(plan.Steps), plural(len(plan.Steps), "change", "changes"), ws)
 	return nil
 }
 

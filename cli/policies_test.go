@@ -647,7 +647,7 @@ func TestPolicyUnifiedDiff(t *testing.T) {
 	b := append([]string{}, a...)
 	b[1] = "two"
 	b = append(b[:15], append([]string{"15.5"}, b[15:]...)...)
-	got := policyUnifiedDiff("a", "b", a, b)
+	got := unifiedDiff("a", "b", a, b)
 	want := `--- a
 +++ b
 @@ -1,5 +1,5 @@
@@ -669,10 +669,10 @@ func TestPolicyUnifiedDiff(t *testing.T) {
 	if got != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
 	}
-	if d := policyUnifiedDiff("a", "b", a, a); d != "" {
+	if d := unifiedDiff("a", "b", a, a); d != "" {
 		t.Fatalf("equal inputs: %q", d)
 	}
-	if d := policyUnifiedDiff("a", "b", nil, []string{"x"}); d != "--- a\n+++ b\n@@ -0,0 +1 @@\n+x\n" {
+	if d := unifiedDiff("a", "b", nil, []string{"x"}); d != "--- a\n+++ b\n@@ -0,0 +1 @@\n+x\n" {
 		t.Fatalf("from empty: %q", d)
 	}
 }
