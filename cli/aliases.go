@@ -4,15 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
@@ -31,14 +27,15 @@ the others serving as fallbacks. Aliases belong to the organization, or with
 names: --workspace WS alone means --scope workspace), where they override the
 organization's alias of the same name. See docs/agents.md.
 
-Keep them in a file and apply it: gw aliases apply -f aliases.yaml creates and
-updates the aliases to match the file (and with --prune deletes the others).`,
+Keep them in a file and apply it: gw aliases apply -f aliases.yaml shows its
+plan, then creates and updates the aliases to match the file (and with --prune
+deletes the others); --dry-run shows the plan alone.`,
 		Example: `  gw aliases set claude-opus-4-8 anthropic/claude-opus-4-8
   gw aliases set gpt-5.1-codex openai/gpt-5.1-codex=3 anthropic/claude-sonnet-4-5=1
   gw aliases list
   gw aliases apply -f aliases.yaml --workspace search`,
 	}
-	cmd.AddCommand(newCmdAliasesList(f), newCmdAliasesSet(f), newCmdAliasesDelete(f), newCmdAliasesApply(f))
+	cmd.AddCommand(newCmdAliasesList(f), newCmdAliasesSet(f), newCmdAliasesDelete(f), NewCmdAliasesApply(f, nil))
 	return cmd
 }
 
@@ -220,149 +217,4 @@ func newCmdAliasesDelete(f *Factory) *cobra.Command {
 	addAliasScopeFlag(cmd, &scope)
 	addYesFlag(cmd, &yes)
 	return cmd
-}
-
-// aliasFile is the document gw aliases apply reads (YAML or JSON).
-type aliasFile struct {
-	Aliases []aliasFileEntry `yaml:"aliases"`
-}
-
-type aliasFileEntry struct {
-	Name    string `yaml:"name"`
-	Targets []struct {
-		Model  string `yaml:"model"`
-		Weight *int   `yaml:"weight"`
-	} `yaml:"targets"`
-}
-
-func readAliasFile(path string, stdin io.Reader) (aliasFile, error) {
-	var data []byte
-	var err error
-	if path == "-" {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(path)
-	}
-	if err != nil {
-		return aliasFile{}, usageError{fmt.Errorf("read alias file: %w", err)}
-	}
-	var doc aliasFile
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	dec.KnownFields(true)
-	if err := dec.Decode(&doc); err != nil {
-		return aliasFile{}, usageError{fmt.Errorf("alias file %s: %w", path, err)}
-	}
-	seen := map[string]bool{}
-	for i, a := range doc.Aliases {
-		if a.Name == "" || len(a.Targets) == 0 || seen[a.Name] {
-			return aliasFile{}, usageError{fmt.Errorf("alias file %s: aliases[%d] needs a unique name and at least one target", path, i)}
-		}
-		seen[a.Name] = true
-	}
-	return doc, nil
-}
-
-func sameTargets(have []wire.ModelAliasTarget, want []wire.ModelAliasTargetIn) bool {
-	return slices.EqualFunc(have, want, func(h wire.ModelAliasTarget, w wire.ModelAliasTargetIn) bool {
-		weight := 1
-		if w.Weight != nil {
-			weight = *w.Weight
-		}
-		return h.Model == w.Model && h.Weight == weight
-	})
-}
-
-func newCmdAliasesApply(f *Factory) *cobra.Command {
-	var prune, yes bool
-	var file, scope string
-	cmd := &cobra.Command{
-		Use:   "apply -f FILE",
-		Short: "Create and update aliases to match a file (--prune deletes the others)",
-		Example: `  gw aliases apply -f aliases.yaml
-  gw aliases apply -f aliases.yaml --workspace search --prune`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if file == "" {
-				return usageError{errors.New("-f FILE is required (- reads stdin)")}
-			}
-			if err := checkScope(cmd, &scope, "org", "workspace"); err != nil {
-				return err
-			}
-			doc, err := readAliasFile(file, f.IO.In)
-			if err != nil {
-				return err
-			}
-			c, org, ws, err := aliasLevel(f, scope)
-			if err != nil {
-				return err
-			}
-			return applyAliases(cmd.Context(), f, c, org, ws, doc, prune, yes)
-		},
-	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "the alias file (YAML or JSON; - for stdin)")
-	addAliasScopeFlag(cmd, &scope)
-	cmd.Flags().BoolVar(&prune, "prune", false, "delete the aliases of this level the file does not list (asks on a terminal; --yes otherwise)")
-	addYesFlag(cmd, &yes)
-	return cmd
-}
-
-func applyAliases(ctx context.Context, f *Factory, c *client.Client, org, ws string, doc aliasFile, prune, yes bool) error {
-	out := f.IO.Out
-	have, err := c.ListModelAliases(ctx, org, ws)
-	if err != nil {
-		return err
-	}
-	byName := map[string]wire.ModelAlias{}
-	for _, a := range have {
-		byName[a.Name] = a
-	}
-	if prune {
-		var gone []string
-		for _, a := range have {
-			if !slices.ContainsFunc(doc.Aliases, func(d aliasFileEntry) bool { return d.Name == a.Name }) {
-				gone = append(gone, a.Name)
-			}
-		}
-		if len(gone) > 0 {
-			q := fmt.Sprintf("delete %d %s of %s not in the file (%s)?", len(gone), plural(len(gone), "alias", "aliases"),
-				aliasLevelName(org, ws), strings.Join(gone, ", "))
-			if err := f.Confirm(q, yes); err != nil {
-				return err
-			}
-		}
-	}
-	changed := false
-	for _, a := range doc.Aliases {
-		targets := make([]wire.ModelAliasTargetIn, len(a.Targets))
-		for i, t := range a.Targets {
-			targets[i] = wire.ModelAliasTargetIn{Model: t.Model, Weight: t.Weight}
-		}
-		old, exists := byName[a.Name]
-		delete(byName, a.Name)
-		if exists && sameTargets(old.Targets, targets) {
-			continue
-		}
-		if _, _, err := setAlias(ctx, c, org, ws, a.Name, targets); err != nil {
-			return fmt.Errorf("alias %s: %w", a.Name, err)
-		}
-		changed = true
-		verb := "updated"
-		if !exists {
-			verb = "created"
-		}
-		fmt.Fprintf(out, "%s alias %s\n", verb, a.Name)
-	}
-	if prune {
-		for name := range byName {
-			if _, err := c.DeleteModelAlias(ctx, org, ws, name); err != nil {
-				return fmt.Errorf("alias %s: %w", name, err)
-			}
-			changed = true
-			fmt.Fprintf(out, "deleted alias %s\n", name)
-		}
-	}
-	if !changed {
-		_, err = fmt.Fprintln(out, "no changes")
-	}
-	return err
 }

@@ -44,7 +44,8 @@ func TestAliasesConfirmDeletion(t *testing.T) {
 	r := e.code(ExitUsage, "", "aliases", "delete", "gpt-5.1-codex")
 	mustContain(t, "delete", r.errOut, "Delete alias gpt-5.1-codex of organization", "refusing without a terminal to confirm; pass --yes")
 	r = e.code(ExitUsage, "aliases: [{name: claude-opus-4-8, targets: [{model: openai/gpt-4o-mini}]}]", "aliases", "apply", "-f", "-", "--prune")
-	mustContain(t, "prune", r.errOut, "delete 1 alias of organization", "(gpt-5.1-codex)", "pass --yes")
+	mustContain(t, "prune", r.errOut, "delete 1 alias of organization", "pass --yes")
+	mustContain(t, "prune plan", r.out, `- delete alias "gpt-5.1-codex": not in <stdin>`)
 	if n := e.hitCount(del); n != 0 {
 		t.Fatalf("%d DELETE requests without confirmation", n)
 	}
