@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -108,22 +109,36 @@ func newCmdAliasesList(f *Factory) *cobra.Command {
 	return cmd
 }
 
-// parseTargets reads MODEL[=WEIGHT] arguments.
+// parseTargets reads MODEL[=WEIGHT] arguments, held to the API's
+// bounds here so that a mistake names the argument.
 func parseTargets(args []string) ([]wire.ModelAliasTargetIn, error) {
+	if len(args) > backend.AliasMaxTargets {
+		return nil, usageError{fmt.Errorf("an alias has at most %d targets, not %d", backend.AliasMaxTargets, len(args))}
+	}
 	out := make([]wire.ModelAliasTargetIn, 0, len(args))
 	for _, a := range args {
 		model, weight, hasWeight := strings.Cut(a, "=")
+		if model == "" {
+			return nil, usageError{fmt.Errorf("target %q: want MODEL[=WEIGHT], e.g. openai/gpt-4o=3", a)}
+		}
 		t := wire.ModelAliasTargetIn{Model: model}
 		if hasWeight {
 			n, err := strconv.Atoi(weight)
-			if err != nil {
-				return nil, usageError{fmt.Errorf("target %q: the weight must be a whole number from 1 to 100", a)}
+			if err != nil || n < 1 || n > backend.AliasMaxWeight {
+				return nil, usageError{fmt.Errorf("target %q: the weight must be a whole number from 1 to %d", a, backend.AliasMaxWeight)}
 			}
 			t.Weight = &n
 		}
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// aliasFields are an alias request's fields and the arguments that set
+// them.
+var aliasFields = []flagField{
+	{Loc: "body.name", Flag: "NAME", Input: true},
+	{Loc: "body.targets", Flag: "MODEL", Input: true},
 }
 
 func isNotFound(err error) bool {
@@ -150,6 +165,9 @@ func newCmdAliasesSet(f *Factory) *cobra.Command {
   gw aliases set 'claude-sonnet-4-5[1m]' openai/gpt-4o=3 anthropic/claude-sonnet-4-5=1 --workspace search`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !backend.AliasNamePattern.MatchString(args[0]) {
+				return usageError{fmt.Errorf("NAME %q: %s", args[0], aliasNameHelp)}
+			}
 			targets, err := parseTargets(args[1:])
 			if err != nil {
 				return err
@@ -163,7 +181,7 @@ func newCmdAliasesSet(f *Factory) *cobra.Command {
 			}
 			a, created, err := setAlias(cmd.Context(), c, org, ws, args[0], targets)
 			if err != nil {
-				return err
+				return withFlags(err, aliasFields...)
 			}
 			verb := "updated"
 			if created {

@@ -222,7 +222,7 @@ func NewCmdCredentialsCreate(f *Factory, runF func(context.Context, *Credentials
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return credentialsCreateRun(cmd.Context(), opts)
+			return withFlags(credentialsCreateRun(cmd.Context(), opts), credentialFields...)
 		},
 	}
 	addOutputFlag(cmd, &opts.Output)
@@ -318,7 +318,7 @@ func NewCmdCredentialsUpdate(f *Factory, runF func(context.Context, *Credentials
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return credentialsUpdateRun(cmd.Context(), opts)
+			return withFlags(credentialsUpdateRun(cmd.Context(), opts), credentialFields...)
 		},
 	}
 	addOutputFlag(cmd, &opts.Output)

@@ -149,7 +149,7 @@ func NewCmdWorkspacesCreate(f *Factory, runF func(context.Context, *WorkspacesCr
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return workspacesCreateRun(cmd.Context(), opts)
+			return withFlags(workspacesCreateRun(cmd.Context(), opts), workspaceFields...)
 		},
 	}
 	addOutputFlag(cmd, &opts.Output)
@@ -239,7 +239,7 @@ it. gw workspaces get shows them.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return workspacesUpdateRun(cmd.Context(), opts)
+			return withFlags(workspacesUpdateRun(cmd.Context(), opts), workspaceFields...)
 		},
 	}
 	addOutputFlag(cmd, &opts.Output)
@@ -247,6 +247,16 @@ it. gw workspaces get shows them.`,
 	limits.add(cmd)
 	required.add(cmd)
 	return cmd
+}
+
+// workspaceFields are a workspace request's fields and the flags that set
+// them.
+var workspaceFields = []flagField{
+	{Loc: "body.name", Flag: "--name"},
+	{Loc: "body.slug", Flag: "--slug", Want: "lowercase letters, digits and -, starting and ending with a letter or digit, e.g. search-team", Input: true},
+	{Loc: "body.required_tags", Flag: "--require-tag", Input: true},
+	{Loc: "body.rate_limits.requests_per_minute", Flag: "--rpm"},
+	{Loc: "body.rate_limits.tokens_per_minute", Flag: "--tpm"},
 }
 
 // requiredTagFlags set a workspace's required tag keys.
