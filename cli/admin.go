@@ -35,7 +35,9 @@ func NewCmdAdminCreateKey(f *Factory, runF func(context.Context, *AdminCreateKey
 		Short: "Print a new instance-scope management key (recovery; needs database access)",
 		Long: `Mint an instance-scope management key directly in the database and print it
 once. For recovery when no credential is left; the key belongs to an instance
-owner (--email, or the first owner).`,
+owner (--email, or the first owner). --data-dir (or --database-url) must name
+the running server's database: a place with no gw database is refused, never
+created.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, err := newViper(cmd)
@@ -73,11 +75,12 @@ owner (--email, or the first owner).`,
 }
 
 func adminCreateKeyRun(ctx context.Context, opts *AdminCreateKeyOptions) error {
-	db, err := openDB(ctx, opts.DBOptions)
+	db, err := openServerDB(ctx, opts.DBOptions)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	// A server's database, maybe of an older gw: bring it up to this one.
 	if _, err := store.Migrate(ctx, db); err != nil {
 		return err
 	}

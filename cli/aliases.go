@@ -4,22 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/wire"
 )
 
 // NewCmdAliases builds `gw aliases`, the model aliases (virtual models)
-// of the organization or, with --workspace, of the current workspace.
+// of the organization or, with --scope workspace, of a workspace.
 func NewCmdAliases(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "aliases",
@@ -27,28 +24,36 @@ func NewCmdAliases(f *Factory) *cobra.Command {
 		Long: `A model alias is a name, such as Claude Code's claude-opus-4-8 or Codex's
 gpt-5.1-codex, that gw routes to one of up to eight catalog models by weight,
 the others serving as fallbacks. Aliases belong to the organization, or with
---workspace to the current workspace, where they override the organization's
-alias of the same name. See docs/agents.md.
+--scope workspace to a workspace (the current one, or the one --workspace
+names: --workspace WS alone means --scope workspace), where they override the
+organization's alias of the same name. See docs/agents.md.
 
-Keep them in a file and apply it: gw aliases apply -f aliases.yaml creates and
-updates the aliases to match the file (and with --prune deletes the others).`,
+Keep them in a file and apply it: gw aliases apply -f aliases.yaml shows its
+plan, then creates and updates the aliases to match the file (and with --prune
+deletes the others); --dry-run shows the plan alone.`,
 		Example: `  gw aliases set claude-opus-4-8 anthropic/claude-opus-4-8
   gw aliases set gpt-5.1-codex openai/gpt-5.1-codex=3 anthropic/claude-sonnet-4-5=1
   gw aliases list
-  gw aliases apply -f aliases.yaml --workspace`,
+  gw aliases apply -f aliases.yaml --workspace search`,
 	}
-	cmd.AddCommand(newCmdAliasesList(f), newCmdAliasesSet(f), newCmdAliasesDelete(f), newCmdAliasesApply(f))
+	cmd.AddCommand(newCmdAliasesList(f), newCmdAliasesSet(f), newCmdAliasesDelete(f), NewCmdAliasesApply(f, nil))
 	return cmd
+}
+
+// addAliasScopeFlag is --scope for the aliases commands: the level whose
+// aliases they act on.
+func addAliasScopeFlag(cmd *cobra.Command, scope *string) {
+	cmd.Flags().StringVar(scope, "scope", "org", "whose aliases: org or workspace (default org, or workspace when --workspace is given)")
 }
 
 // aliasLevel is the client, the organization and the workspace ("" for the
 // organization's aliases) a command acts on.
-func aliasLevel(f *Factory, workspace bool) (*client.Client, string, string, error) {
+func aliasLevel(f *Factory, scope string) (*client.Client, string, string, error) {
 	c, s, err := f.AuthedClient()
 	if err != nil {
 		return nil, "", "", err
 	}
-	if workspace {
+	if scope == "workspace" {
 		org, ws, err := s.RequireWorkspace()
 		return c, org, ws, err
 	}
@@ -68,19 +73,21 @@ func describeTargets(ts []wire.ModelAliasTarget) string {
 }
 
 func newCmdAliasesList(f *Factory) *cobra.Command {
-	var output string
-	var workspace bool
+	var output, scope string
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the model aliases",
 		Example: `  gw aliases list
-  gw aliases list --workspace -o json`,
+  gw aliases list --workspace search -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			c, org, ws, err := aliasLevel(f, workspace)
+			if err := checkScope(cmd, &scope, "org", "workspace"); err != nil {
+				return err
+			}
+			c, org, ws, err := aliasLevel(f, scope)
 			if err != nil {
 				return err
 			}
@@ -98,26 +105,40 @@ func newCmdAliasesList(f *Factory) *cobra.Command {
 		},
 	}
 	addOutputFlag(cmd, &output)
-	cmd.Flags().BoolVar(&workspace, "workspace", false, "the current workspace's aliases instead of the organization's")
+	addAliasScopeFlag(cmd, &scope)
 	return cmd
 }
 
-// parseTargets reads MODEL[=WEIGHT] arguments.
+// parseTargets reads MODEL[=WEIGHT] arguments, held to the API's
+// bounds here so that a mistake names the argument.
 func parseTargets(args []string) ([]wire.ModelAliasTargetIn, error) {
+	if len(args) > backend.AliasMaxTargets {
+		return nil, usageError{fmt.Errorf("an alias has at most %d targets, not %d", backend.AliasMaxTargets, len(args))}
+	}
 	out := make([]wire.ModelAliasTargetIn, 0, len(args))
 	for _, a := range args {
 		model, weight, hasWeight := strings.Cut(a, "=")
+		if model == "" {
+			return nil, usageError{fmt.Errorf("target %q: want MODEL[=WEIGHT], e.g. openai/gpt-4o=3", a)}
+		}
 		t := wire.ModelAliasTargetIn{Model: model}
 		if hasWeight {
 			n, err := strconv.Atoi(weight)
-			if err != nil {
-				return nil, usageError{fmt.Errorf("target %q: the weight must be a whole number from 1 to 100", a)}
+			if err != nil || n < 1 || n > backend.AliasMaxWeight {
+				return nil, usageError{fmt.Errorf("target %q: the weight must be a whole number from 1 to %d", a, backend.AliasMaxWeight)}
 			}
 			t.Weight = &n
 		}
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// aliasFields are an alias request's fields and the arguments that set
+// them.
+var aliasFields = []flagField{
+	{Loc: "body.name", Flag: "NAME", Input: true},
+	{Loc: "body.targets", Flag: "MODEL", Input: true},
 }
 
 func isNotFound(err error) bool {
@@ -136,25 +157,31 @@ func setAlias(ctx context.Context, c *client.Client, org, ws, name string, targe
 }
 
 func newCmdAliasesSet(f *Factory) *cobra.Command {
-	var workspace bool
+	var scope string
 	cmd := &cobra.Command{
 		Use:   "set NAME MODEL[=WEIGHT]...",
 		Short: "Create an alias, or replace its targets (1 to 8, weight 1 to 100, default 1)",
 		Example: `  gw aliases set claude-opus-4-8 anthropic/claude-opus-4-8
-  gw aliases set 'claude-sonnet-4-5[1m]' openai/gpt-4o=3 anthropic/claude-sonnet-4-5=1 --workspace`,
+  gw aliases set 'claude-sonnet-4-5[1m]' openai/gpt-4o=3 anthropic/claude-sonnet-4-5=1 --workspace search`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !backend.AliasNamePattern.MatchString(args[0]) {
+				return usageError{fmt.Errorf("NAME %q: %s", args[0], aliasNameHelp)}
+			}
 			targets, err := parseTargets(args[1:])
 			if err != nil {
 				return err
 			}
-			c, org, ws, err := aliasLevel(f, workspace)
+			if err := checkScope(cmd, &scope, "org", "workspace"); err != nil {
+				return err
+			}
+			c, org, ws, err := aliasLevel(f, scope)
 			if err != nil {
 				return err
 			}
 			a, created, err := setAlias(cmd.Context(), c, org, ws, args[0], targets)
 			if err != nil {
-				return err
+				return withFlags(err, aliasFields...)
 			}
 			verb := "updated"
 			if created {
@@ -164,20 +191,38 @@ func newCmdAliasesSet(f *Factory) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&workspace, "workspace", false, "the current workspace's alias instead of the organization's")
+	addAliasScopeFlag(cmd, &scope)
 	return cmd
 }
 
+// aliasLevelName names the level an alias command acts on, for
+// questions and messages.
+func aliasLevelName(org, ws string) string {
+	if ws != "" {
+		return "workspace " + ws
+	}
+	return "organization " + org
+}
+
 func newCmdAliasesDelete(f *Factory) *cobra.Command {
-	var workspace bool
+	var scope string
+	var yes bool
 	cmd := &cobra.Command{
-		Use:     "delete NAME",
-		Short:   "Delete an alias",
-		Example: `  gw aliases delete claude-opus-4-8`,
-		Args:    cobra.ExactArgs(1),
+		Use:   "delete NAME",
+		Short: "Delete an alias (asks on a terminal; --yes otherwise)",
+		Example: `  gw aliases delete claude-opus-4-8
+  gw aliases delete gpt-5.1-codex --workspace search --yes`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, org, ws, err := aliasLevel(f, workspace)
+			if err := checkScope(cmd, &scope, "org", "workspace"); err != nil {
+				return err
+			}
+			c, org, ws, err := aliasLevel(f, scope)
 			if err != nil {
+				return err
+			}
+			q := fmt.Sprintf("Delete alias %s of %s? Requests for it get 404 where no other alias has its name.", args[0], aliasLevelName(org, ws))
+			if err := f.Confirm(q, yes); err != nil {
 				return err
 			}
 			if _, err := c.DeleteModelAlias(cmd.Context(), org, ws, args[0]); err != nil {
@@ -187,129 +232,7 @@ func newCmdAliasesDelete(f *Factory) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&workspace, "workspace", false, "the current workspace's alias instead of the organization's")
+	addAliasScopeFlag(cmd, &scope)
+	addYesFlag(cmd, &yes)
 	return cmd
-}
-
-// aliasFile is the document gw aliases apply reads (YAML or JSON).
-type aliasFile struct {
-	Aliases []struct {
-		Name    string `yaml:"name"`
-		Targets []struct {
-			Model  string `yaml:"model"`
-			Weight *int   `yaml:"weight"`
-		} `yaml:"targets"`
-	} `yaml:"aliases"`
-}
-
-func readAliasFile(path string, stdin io.Reader) (aliasFile, error) {
-	var data []byte
-	var err error
-	if path == "-" {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(path)
-	}
-	if err != nil {
-		return aliasFile{}, usageError{fmt.Errorf("read alias file: %w", err)}
-	}
-	var doc aliasFile
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	dec.KnownFields(true)
-	if err := dec.Decode(&doc); err != nil {
-		return aliasFile{}, usageError{fmt.Errorf("alias file %s: %w", path, err)}
-	}
-	seen := map[string]bool{}
-	for i, a := range doc.Aliases {
-		if a.Name == "" || len(a.Targets) == 0 || seen[a.Name] {
-			return aliasFile{}, usageError{fmt.Errorf("alias file %s: aliases[%d] needs a unique name and at least one target", path, i)}
-		}
-		seen[a.Name] = true
-	}
-	return doc, nil
-}
-
-func sameTargets(have []wire.ModelAliasTarget, want []wire.ModelAliasTargetIn) bool {
-	return slices.EqualFunc(have, want, func(h wire.ModelAliasTarget, w wire.ModelAliasTargetIn) bool {
-		weight := 1
-		if w.Weight != nil {
-			weight = *w.Weight
-		}
-		return h.Model == w.Model && h.Weight == weight
-	})
-}
-
-func newCmdAliasesApply(f *Factory) *cobra.Command {
-	var workspace, prune bool
-	var file string
-	cmd := &cobra.Command{
-		Use:   "apply -f FILE",
-		Short: "Create and update aliases to match a file (--prune deletes the others)",
-		Example: `  gw aliases apply -f aliases.yaml
-  gw aliases apply -f aliases.yaml --workspace --prune`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if file == "" {
-				return usageError{errors.New("-f FILE is required (- reads stdin)")}
-			}
-			doc, err := readAliasFile(file, f.IO.In)
-			if err != nil {
-				return err
-			}
-			c, org, ws, err := aliasLevel(f, workspace)
-			if err != nil {
-				return err
-			}
-			return applyAliases(cmd.Context(), f.IO.Out, c, org, ws, doc, prune)
-		},
-	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "the alias file (YAML or JSON; - for stdin)")
-	cmd.Flags().BoolVar(&workspace, "workspace", false, "the current workspace's aliases instead of the organization's")
-	cmd.Flags().BoolVar(&prune, "prune", false, "delete the aliases of this level the file does not list")
-	return cmd
-}
-
-func applyAliases(ctx context.Context, out io.Writer, c *client.Client, org, ws string, doc aliasFile, prune bool) error {
-	have, err := c.ListModelAliases(ctx, org, ws)
-	if err != nil {
-		return err
-	}
-	byName := map[string]wire.ModelAlias{}
-	for _, a := range have {
-		byName[a.Name] = a
-	}
-	changed := false
-	for _, a := range doc.Aliases {
-		targets := make([]wire.ModelAliasTargetIn, len(a.Targets))
-		for i, t := range a.Targets {
-			targets[i] = wire.ModelAliasTargetIn{Model: t.Model, Weight: t.Weight}
-		}
-		old, exists := byName[a.Name]
-		delete(byName, a.Name)
-		if exists && sameTargets(old.Targets, targets) {
-			continue
-		}
-		if _, _, err := setAlias(ctx, c, org, ws, a.Name, targets); err != nil {
-			return fmt.Errorf("alias %s: %w", a.Name, err)
-		}
-		changed = true
-		verb := "updated"
-		if !exists {
-			verb = "created"
-		}
-		fmt.Fprintf(out, "%s alias %s\n", verb, a.Name)
-	}
-	if prune {
-		for name := range byName {
-			if _, err := c.DeleteModelAlias(ctx, org, ws, name); err != nil {
-				return fmt.Errorf("alias %s: %w", name, err)
-			}
-			changed = true
-			fmt.Fprintf(out, "deleted alias %s\n", name)
-		}
-	}
-	if !changed {
-		_, err = fmt.Fprintln(out, "no changes")
-	}
-	return err
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/server/tags"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -48,8 +50,17 @@ policy to delete the budget.`,
 			if !ok || k == "" || v == "" {
 				return usageError{fmt.Errorf("the tag is KEY=VALUE, e.g. team=search, not %q", args[0])}
 			}
+			if m := tags.CheckKey(k); m != "" {
+				return usageError{fmt.Errorf("the tag's KEY %q: %s", k, m)}
+			}
+			if m := tags.CheckValue(v); m != "" {
+				return usageError{fmt.Errorf("the tag's VALUE %q: %s", v, m)}
+			}
 			opts.TagKey, opts.TagValue = k, v
 			if err := requireFlags(cmd.Flags(), "amount", "period"); err != nil {
+				return err
+			}
+			if err := checkAmountFlag("amount", opts.AmountUSD); err != nil {
 				return err
 			}
 			if err := oneOf("period", opts.Period, "day", "month"); err != nil {
@@ -58,7 +69,7 @@ policy to delete the budget.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return budgetsCreateForTagRun(cmd.Context(), opts)
+			return withFlags(budgetsCreateForTagRun(cmd.Context(), opts), tagBudgetFields...)
 		},
 	}
 	addOutputFlag(cmd, &opts.Output)
@@ -66,6 +77,31 @@ policy to delete the budget.`,
 	cmd.Flags().StringVar(&opts.Period, "period", "", "day or month (UTC)")
 	cmd.Flags().StringVar(&opts.Name, "name", "", "the policy's name (default budget-KEY-VALUE)")
 	return cmd
+}
+
+// tagBudgetFields are the request's fields and the flags that set them.
+var tagBudgetFields = []flagField{
+	{Loc: "body.amount_usd", Flag: "--amount", Want: amountWant},
+	{Loc: "body.period", Flag: "--period", Want: "day or month"},
+	{Loc: "body.name", Flag: "--name"},
+	{Loc: "body.tag_key", Flag: "the tag's KEY", Input: true},
+	{Loc: "body.tag_value", Flag: "the tag's VALUE", Input: true},
+}
+
+// amountWant is what an amount of money flag takes.
+const amountWant = "a non-negative decimal number of USD, e.g. 12.50"
+
+// amountPattern is the API's decimal (server/policy's decimalPattern).
+var amountPattern = regexp.MustCompile(`^\d+(?:\.\d+)?$`)
+
+// checkAmountFlag checks an amount of USD before it is sent, so that
+// the message names the flag; the server checks it again (its precision
+// too).
+func checkAmountFlag(flag, v string) error {
+	if !amountPattern.MatchString(v) {
+		return usageError{fmt.Errorf("--%s must be %s, not %q", flag, amountWant, v)}
+	}
+	return nil
 }
 
 func budgetsCreateForTagRun(ctx context.Context, opts *BudgetsCreateForTagOptions) error {

@@ -84,7 +84,7 @@ entries included. --output json or yaml prints the catalog document
 			if err := checkOutput(opts.Output); err != nil {
 				return err
 			}
-			if err := oneOf("scope", opts.Scope, "instance", "org", "workspace"); err != nil {
+			if err := checkScope(cmd, &opts.Scope, "instance", "org", "workspace"); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -94,7 +94,7 @@ entries included. --output json or yaml prints the catalog document
 		},
 	}
 	addOutputFlag(cmd, &opts.Output)
-	cmd.Flags().StringVar(&opts.Scope, "scope", "org", "instance (everything, retired included), org or workspace (what is in force there)")
+	cmd.Flags().StringVar(&opts.Scope, "scope", "org", "instance (everything, retired included), org or workspace (what is in force there; default org, or workspace when --workspace is given)")
 	cmd.Flags().BoolVar(&opts.Providers, "providers", false, "list the providers instead of the models")
 	return cmd
 }

@@ -16,6 +16,16 @@ func addSettingFlag(cmd *cobra.Command, settings *[]string) {
 		"a non-secret setting KEY=VALUE, repeatable: region (bedrock); location, project (vertex); api_version, deployments.MODEL=DEPLOYMENT (azure-openai); token_url (vertex, azure-openai)")
 }
 
+// credentialFields are a credential request's fields set by flags (the
+// secret, read from stdin or a prompt, is never quoted back).
+var credentialFields = []flagField{
+	{Loc: "body.settings", Flag: "--setting", Member: true},
+	{Loc: "body.label", Flag: "--label"},
+	{Loc: "body.base_url", Flag: "--base-url"},
+	{Loc: "body.provider", Flag: "--provider", Input: true},
+	{Loc: "body.secret", Flag: "the secret"},
+}
+
 // parseSettings reads --setting pairs; nil when there are none. The
 // server checks which settings the provider's kind takes.
 func parseSettings(pairs []string) (*wire.CredentialSettings, error) {

@@ -34,11 +34,11 @@ from --secret-file or --secret-stdin.`,
 }
 
 func addCredentialScopeFlag(cmd *cobra.Command, scope *string) {
-	cmd.Flags().StringVar(scope, "scope", "org", "where the credential lives: platform, org or workspace (org and workspace from --org/--workspace or the context)")
+	cmd.Flags().StringVar(scope, "scope", "org", "where the credential lives: platform, org or workspace (default org, or workspace when --workspace is given; org and workspace from --org/--workspace or the context)")
 }
 
-func checkCredentialScope(scope string) error {
-	return oneOf("scope", scope, "platform", "org", "workspace")
+func checkCredentialScope(cmd *cobra.Command, scope *string) error {
+	return checkScope(cmd, scope, "platform", "org", "workspace")
 }
 
 func credentialScopeCell(c wire.ProviderCredential) string {
@@ -92,7 +92,7 @@ func NewCmdCredentialsList(f *Factory, runF func(context.Context, *CredentialsLi
 			if err := checkOutput(opts.Output); err != nil {
 				return err
 			}
-			if err := checkCredentialScope(opts.Scope); err != nil {
+			if err := checkCredentialScope(cmd, &opts.Scope); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -141,7 +141,7 @@ func NewCmdCredentialsGet(f *Factory, runF func(context.Context, *CredentialsGet
 			if err := checkOutput(opts.Output); err != nil {
 				return err
 			}
-			if err := checkCredentialScope(opts.Scope); err != nil {
+			if err := checkCredentialScope(cmd, &opts.Scope); err != nil {
 				return err
 			}
 			opts.ID = args[0]
@@ -210,7 +210,7 @@ func NewCmdCredentialsCreate(f *Factory, runF func(context.Context, *Credentials
 			if err := checkOutput(opts.Output); err != nil {
 				return err
 			}
-			if err := checkCredentialScope(opts.Scope); err != nil {
+			if err := checkCredentialScope(cmd, &opts.Scope); err != nil {
 				return err
 			}
 			if err := requireFlags(cmd.Flags(), "provider", "label"); err != nil {
@@ -222,7 +222,7 @@ func NewCmdCredentialsCreate(f *Factory, runF func(context.Context, *Credentials
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return credentialsCreateRun(cmd.Context(), opts)
+			return withFlags(credentialsCreateRun(cmd.Context(), opts), credentialFields...)
 		},
 	}
 	addOutputFlag(cmd, &opts.Output)
@@ -292,7 +292,7 @@ func NewCmdCredentialsUpdate(f *Factory, runF func(context.Context, *Credentials
 			if err := checkOutput(opts.Output); err != nil {
 				return err
 			}
-			if err := checkCredentialScope(opts.Scope); err != nil {
+			if err := checkCredentialScope(cmd, &opts.Scope); err != nil {
 				return err
 			}
 			if err := exclusiveFlags(cmd.Flags(), "secret-file", "secret-stdin", "prompt-secret"); err != nil {
@@ -318,7 +318,7 @@ func NewCmdCredentialsUpdate(f *Factory, runF func(context.Context, *Credentials
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return credentialsUpdateRun(cmd.Context(), opts)
+			return withFlags(credentialsUpdateRun(cmd.Context(), opts), credentialFields...)
 		},
 	}
 	addOutputFlag(cmd, &opts.Output)
@@ -385,7 +385,7 @@ func NewCmdCredentialsDelete(f *Factory, runF func(context.Context, *Credentials
 			if err := checkOutput(opts.Output); err != nil {
 				return err
 			}
-			if err := checkCredentialScope(opts.Scope); err != nil {
+			if err := checkCredentialScope(cmd, &opts.Scope); err != nil {
 				return err
 			}
 			opts.ID = args[0]

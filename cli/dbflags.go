@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -68,6 +70,47 @@ func openExistingDB(ctx context.Context, o DBOptions) (*bun.DB, error) {
 		}
 	}
 	return openDB(ctx, o)
+}
+
+// openServerDB opens the database of a running server for an operator
+// command that changes it (gw admin). Opening creates an embedded
+// database, and migrating would make any empty database a gw one, so a
+// mistyped --data-dir used to get a fresh database and then "the instance
+// has no owner yet" (issue 26, row 7): here a database gw never migrated
+// is refused, naming where it looked.
+func openServerDB(ctx context.Context, o DBOptions) (*bun.DB, error) {
+	refuse := fmt.Errorf("no gw database at %s; pass the data dir of the running server (--data-dir, GW_DATA_DIR) or its --database-url", o.where())
+	if path := o.sqlitePath(); path != "" {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, refuse
+		}
+	}
+	db, err := openDB(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Status(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("read migrations of %s: %w", o.where(), err)
+	}
+	if !slices.ContainsFunc(st, func(m store.MigrationStatus) bool { return m.Applied }) {
+		db.Close()
+		return nil, refuse
+	}
+	return db, nil
+}
+
+// where names the database for messages: the embedded database's file,
+// or the URL with its password hidden.
+func (o DBOptions) where() string {
+	if path := o.sqlitePath(); path != "" {
+		return path
+	}
+	if u, err := url.Parse(o.DatabaseURL); err == nil {
+		return u.Redacted()
+	}
+	return "the --database-url given"
 }
 
 // sqlitePath is the file of an embedded or sqlite:// database, as

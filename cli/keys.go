@@ -30,10 +30,12 @@ func NewCmdKeys(f *Factory) *cobra.Command {
 }
 
 func addKeyScopeFlag(cmd *cobra.Command, scope *string) {
-	cmd.Flags().StringVar(scope, "scope", "org", "where the keys live: instance, org or workspace (org and workspace from --org/--workspace or the context)")
+	cmd.Flags().StringVar(scope, "scope", "org", "where the keys live: instance, org or workspace (default org, or workspace when --workspace is given; org and workspace from --org/--workspace or the context)")
 }
 
-func checkKeyScope(scope string) error { return oneOf("scope", scope, "instance", "org", "workspace") }
+func checkKeyScope(cmd *cobra.Command, scope *string) error {
+	return checkScope(cmd, scope, "instance", "org", "workspace")
+}
 
 func keyScopeCell(k wire.ManagementKey) string {
 	switch {
@@ -76,7 +78,7 @@ shows only the keys issued to one principal.`,
 			if err := checkOutput(opts.Output); err != nil {
 				return err
 			}
-			if err := checkKeyScope(opts.Scope); err != nil {
+			if err := checkKeyScope(cmd, &opts.Scope); err != nil {
 				return err
 			}
 			if opts.User != "" && opts.Scope != "instance" {
@@ -167,7 +169,7 @@ func NewCmdKeysGet(f *Factory, runF func(context.Context, *KeysGetOptions) error
 			if err := checkOutput(opts.Output); err != nil {
 				return err
 			}
-			if err := checkKeyScope(opts.Scope); err != nil {
+			if err := checkKeyScope(cmd, &opts.Scope); err != nil {
 				return err
 			}
 			opts.ID = args[0]
@@ -228,7 +230,7 @@ is printed once, on stdout; the server keeps only its hash.`,
 			if err := checkOutput(opts.Output); err != nil {
 				return err
 			}
-			if err := checkKeyScope(opts.Scope); err != nil {
+			if err := checkKeyScope(cmd, &opts.Scope); err != nil {
 				return err
 			}
 			if err := requireFlags(cmd.Flags(), "permissions", "label"); err != nil {
@@ -294,7 +296,7 @@ func NewCmdKeysRevoke(f *Factory, runF func(context.Context, *KeysRevokeOptions)
 			if err := checkOutput(opts.Output); err != nil {
 				return err
 			}
-			if err := checkKeyScope(opts.Scope); err != nil {
+			if err := checkKeyScope(cmd, &opts.Scope); err != nil {
 				return err
 			}
 			opts.ID = args[0]

@@ -275,10 +275,6 @@ func NewCmdOrgsDelete(f *Factory, runF func(context.Context, *OrgsDeleteOptions)
 	return cmd
 }
 
-func addYesFlag(cmd *cobra.Command, yes *bool) {
-	cmd.Flags().BoolVarP(yes, "yes", "y", false, "do not ask for confirmation (needed without a terminal)")
-}
-
 func orgsDeleteRun(ctx context.Context, opts *OrgsDeleteOptions) error {
 	c, _, err := opts.f.AuthedClient()
 	if err != nil {

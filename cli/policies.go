@@ -187,7 +187,7 @@ func policiesGetRun(ctx context.Context, opts *PoliciesGetOptions) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name:       %s\nid:         %s\nenabled:    %t\ncreated_at: %s\nupdated_at: %s\ndefinition:\n",
 		p.Name, p.ID, p.Enabled, p.CreatedAt.UTC().Format(time.RFC3339), p.UpdatedAt.UTC().Format(time.RFC3339))
-	for _, line := range policyLines(def) {
+	for _, line := range textLines(def) {
 		b.WriteString("  " + line + "\n")
 	}
 	if _, err := io.WriteString(opts.Factory.IO.Out, b.String()); err != nil {
@@ -287,7 +287,7 @@ confirms without one). --dry-run shows the plan and changes nothing.`,
 	}
 	addApplyFlags(cmd, opts)
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")
-	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "confirm deletions (--prune) without asking")
+	addYesFlag(cmd, &opts.Yes)
 	return cmd
 }
 
@@ -339,7 +339,7 @@ type policiesDifferError struct {
 func (e policiesDifferError) exitStatus() int { return ExitDiffers }
 
 func (e policiesDifferError) Error() string {
-	return fmt.Sprintf("the workspace differs from %s: %d %s", e.file, e.changes, policyPlural(e.changes, "change", "changes"))
+	return fmt.Sprintf("the workspace differs from %s: %d %s", e.file, e.changes, plural(e.changes, "change", "changes"))
 }
 
 func policiesApplyRun(ctx context.Context, opts *PoliciesApplyOptions) error {
@@ -378,7 +378,7 @@ func policiesApplyRun(ctx context.Context, opts *PoliciesApplyOptions) error {
 		return nil
 	}
 	if n := plan.count(stepDelete); n > 0 {
-		q := fmt.Sprintf("delete %d %s not in %s from workspace %s?", n, policyPlural(n, "policy", "policies"), file, ws)
+		q := fmt.Sprintf("delete %d %s not in %s from workspace %s?", n, plural(n, "policy", "policies"), file, ws)
 		if err := opts.Factory.Confirm(q, opts.Yes); err != nil {
 			return err
 		}
@@ -390,7 +390,7 @@ func policiesApplyRun(ctx context.Context, opts *PoliciesApplyOptions) error {
 		}
 		fmt.Fprintln(streams.Out, msg)
 	}
-	fmt.Fprintf(streams.ErrOut, "applied %d %s to workspace %s\n", len(plan.Steps), policyPlural(len(plan.Steps), "change", "changes"), ws)
+	fmt.Fprintf(streams.ErrOut, "applied %d %s to workspace %s\n", len(plan.Steps), plural(len(plan.Steps), "change", "changes"), ws)
 	return nil
 }
 
@@ -457,7 +457,7 @@ func NewCmdPoliciesDelete(f *Factory, runF func(context.Context, *PoliciesDelete
 			return policiesDeleteRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "delete without asking")
+	addYesFlag(cmd, &opts.Yes)
 	return cmd
 }
 
@@ -506,8 +506,9 @@ narrows or denies it, and why, then the verdict.
 The request is described by the inference key that sends it (an id, or a
 name that picks out one key; its owner is looked up, for selected_users
 targets), the model (its provider and prices come from the workspace's
-catalog), and at inference whether it streams and which capabilities it
-needs. --phase discovery asks instead whether the model is listed to the key,
+catalog; a model alias in force in the workspace has each of its targets
+explained, as the data plane judges each target as if asked for by its id),
+and at inference whether it streams and which capabilities it needs. --phase discovery asks instead whether the model is listed to the key,
 which applies only the rules that need no request.
 
 The scopes where the model's provider has a credential are read from the
@@ -515,7 +516,8 @@ provider credential lists; a list the caller may not read is assumed to have
 one, and the output says so. --output json or yaml prints the decision.`,
 		Example: `  gw policies explain --key ci-runner --model openai/gpt-4o-mini
   gw policies explain --key 3f6c… --model anthropic/claude-sonnet-4-5-20250929 --stream --capability tools
-  gw policies explain --key 3f6c… --model openai/gpt-4o --phase discovery -o json`,
+  gw policies explain --key 3f6c… --model openai/gpt-4o --phase discovery -o json
+  gw policies explain --key ci-runner --model claude-opus-4-8     # an alias: each target`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(opts.Output); err != nil {
@@ -548,7 +550,7 @@ one, and the output says so. --output json or yaml prints the decision.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Key, "key", "", "the inference key that sends the request: its id, or its name")
-	cmd.Flags().StringVar(&opts.Model, "model", "", "catalog id of the model, e.g. openai/gpt-4o-mini")
+	cmd.Flags().StringVar(&opts.Model, "model", "", "catalog id of the model, e.g. openai/gpt-4o-mini, or a model alias (each target explained)")
 	cmd.Flags().BoolVar(&opts.Stream, "stream", false, "the request streams (inference phase)")
 	cmd.Flags().StringArrayVar(&caps, "capability", nil, "a capability the request needs: tools, reasoning or structured_output (repeatable)")
 	cmd.Flags().StringVar(&phase, "phase", string(policy.PhaseInference), "inference (a request) or discovery (model listing)")
@@ -580,41 +582,160 @@ func policiesExplainRun(ctx context.Context, opts *PoliciesExplainOptions) error
 	if err != nil {
 		return err
 	}
-	i := slices.IndexFunc(cat.Models, func(m wire.CatalogModel) bool { return m.ID == opts.Model })
-	if i < 0 {
-		return fmt.Errorf("model %q is not in the workspace's catalog (retired models are not listed)", opts.Model)
-	}
-	model := cat.Models[i]
-	in, err := decimal.NewFromString(model.Pricing.InputPerMTok)
-	if err != nil {
-		return fmt.Errorf("catalog input price of %s: %w", model.ID, err)
-	}
-	out, err := decimal.NewFromString(model.Pricing.OutputPerMTok)
-	if err != nil {
-		return fmt.Errorf("catalog output price of %s: %w", model.ID, err)
-	}
-	scopes, notes, err := policyCredentialScopes(ctx, c, org, ws, model)
-	if err != nil {
-		return err
-	}
 	ps, err := c.ListPolicies(ctx, org, ws)
 	if err != nil {
 		return err
 	}
-	req := policy.Request{
-		Phase: opts.Phase, KeyID: key.ID.String(), OwnerUserID: key.UserID,
-		Model: model.ID, Provider: model.Provider, InputPricePerMTok: in, OutputPricePerMTok: out,
-		Stream: opts.Stream, Capabilities: opts.Capabilities, CredentialScopes: scopes,
+	ex := &explainer{c: c, org: org, ws: ws, key: key, policies: ps, opts: opts}
+	if i := slices.IndexFunc(cat.Models, func(m wire.CatalogModel) bool { return m.ID == opts.Model }); i >= 0 {
+		x, err := ex.explain(ctx, cat.Models[i])
+		if err != nil {
+			return err
+		}
+		if opts.Output != OutputTable {
+			return opts.Factory.Print(opts.Output, x.Decision, nil)
+		}
+		return writePolicyExplanation(opts.Factory.IO.Out, x)
 	}
-	evaluated := make([]policy.Policy, len(ps))
-	for i, p := range ps {
+	// Not a catalog model: an alias in force in the workspace, whose
+	// targets the policies judge as if each were asked for by its id
+	// (issue 26, row 8), as the data plane does.
+	alias, level, err := aliasInForce(ctx, c, org, ws, opts.Model)
+	if err != nil {
+		return err
+	}
+	if alias == nil {
+		return fmt.Errorf("model %q is neither in the workspace's catalog (retired models are not listed) nor an alias in force there (gw aliases list --workspace %s)", opts.Model, ws)
+	}
+	return ex.explainAlias(ctx, cat, *alias, level)
+}
+
+// explainer evaluates the workspace's policies for one key's requests.
+type explainer struct {
+	c        *client.Client
+	org, ws  string
+	key      wire.InferenceKey
+	policies []wire.Policy
+	opts     *PoliciesExplainOptions
+}
+
+// explain evaluates a request for one catalog model.
+func (ex *explainer) explain(ctx context.Context, model wire.CatalogModel) (policyExplanation, error) {
+	in, err := decimal.NewFromString(model.Pricing.InputPerMTok)
+	if err != nil {
+		return policyExplanation{}, fmt.Errorf("catalog input price of %s: %w", model.ID, err)
+	}
+	out, err := decimal.NewFromString(model.Pricing.OutputPerMTok)
+	if err != nil {
+		return policyExplanation{}, fmt.Errorf("catalog output price of %s: %w", model.ID, err)
+	}
+	scopes, notes, err := policyCredentialScopes(ctx, ex.c, ex.org, ex.ws, model)
+	if err != nil {
+		return policyExplanation{}, err
+	}
+	req := policy.Request{
+		Phase: ex.opts.Phase, KeyID: ex.key.ID.String(), OwnerUserID: ex.key.UserID,
+		Model: model.ID, Provider: model.Provider, InputPricePerMTok: in, OutputPricePerMTok: out,
+		Stream: ex.opts.Stream, Capabilities: ex.opts.Capabilities, CredentialScopes: scopes,
+	}
+	evaluated := make([]policy.Policy, len(ex.policies))
+	for i, p := range ex.policies {
 		evaluated[i] = policy.Policy{ID: p.ID, Name: p.Name, Enabled: p.Enabled, Definition: policyDef(p)}
 	}
 	d := policy.Evaluate(evaluated, req)
-	if opts.Output != OutputTable {
-		return opts.Factory.Print(opts.Output, d, nil)
+	return policyExplanation{Key: ex.key, Model: model, Request: req, Policies: ex.policies, Decision: d, ScopeNotes: notes}, nil
+}
+
+// aliasInForce finds the alias name in force in the workspace: the
+// workspace's own, else the organization's. level says whose it is.
+func aliasInForce(ctx context.Context, c *client.Client, org, ws, name string) (*wire.ModelAlias, string, error) {
+	for _, at := range []struct{ ws, level string }{{ws, "workspace " + ws}, {"", "organization " + org}} {
+		as, err := c.ListModelAliases(ctx, org, at.ws)
+		// A key of one workspace may not read the organization's list;
+		// then only the workspace's aliases are known.
+		if at.ws == "" && (client.IsStatus(err, http.StatusForbidden) || client.IsStatus(err, http.StatusNotFound)) {
+			return nil, "", nil
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if i := slices.IndexFunc(as, func(a wire.ModelAlias) bool { return a.Name == name }); i >= 0 {
+			return &as[i], at.level, nil
+		}
 	}
-	return writePolicyExplanation(opts.Factory.IO.Out, policyExplanation{Key: key, Model: model, Request: req, Policies: ps, Decision: d, ScopeNotes: notes})
+	return nil, "", nil
+}
+
+// aliasTargetExplanation is one target's evaluation, for -o json|yaml.
+type aliasTargetExplanation struct {
+	Model    string           `json:"model"`
+	Weight   int              `json:"weight"`
+	Retired  bool             `json:"retired,omitempty"`
+	Decision *policy.Decision `json:"decision,omitempty"`
+}
+
+// aliasExplanation is explain's answer for an alias: each target's
+// decision; the alias serves when one target is allowed.
+type aliasExplanation struct {
+	Alias   string                   `json:"alias"`
+	Of      string                   `json:"defined_by"`
+	Allowed bool                     `json:"allowed"`
+	Targets []aliasTargetExplanation `json:"targets"`
+}
+
+// explainAlias explains each target of the alias, then the alias's
+// verdict: allowed when a target is, served by one of those by weight.
+func (ex *explainer) explainAlias(ctx context.Context, cat wire.Catalog, a wire.ModelAlias, level string) error {
+	res := aliasExplanation{Alias: a.Name, Of: level}
+	var xs []*policyExplanation
+	var allowed []string
+	for _, t := range a.Targets {
+		te := aliasTargetExplanation{Model: t.Model, Weight: t.Weight, Retired: t.Retired}
+		i := slices.IndexFunc(cat.Models, func(m wire.CatalogModel) bool { return m.ID == t.Model })
+		if t.Retired || i < 0 {
+			te.Retired = true
+			res.Targets, xs = append(res.Targets, te), append(xs, nil)
+			continue
+		}
+		x, err := ex.explain(ctx, cat.Models[i])
+		if err != nil {
+			return err
+		}
+		te.Decision = &x.Decision
+		if x.Decision.Allowed {
+			allowed = append(allowed, fmt.Sprintf("%s (weight %d)", t.Model, t.Weight))
+		}
+		res.Targets, xs = append(res.Targets, te), append(xs, &x)
+	}
+	res.Allowed = len(allowed) > 0
+	if ex.opts.Output != OutputTable {
+		return ex.opts.Factory.Print(ex.opts.Output, res, nil)
+	}
+	w := ex.opts.Factory.IO.Out
+	fmt.Fprintf(w, "alias:       %s, of %s: %s\n", a.Name, level, describeTargets(a.Targets))
+	fmt.Fprintln(w, "             the policies judge each target as if it were asked for by its id;")
+	fmt.Fprintln(w, "             a request goes to an allowed target by weight, the others its fallbacks")
+	for i, x := range xs {
+		t := res.Targets[i]
+		fmt.Fprintf(w, "\n== target %d of %d: %s (weight %d)\n", i+1, len(xs), t.Model, t.Weight)
+		if x == nil {
+			fmt.Fprintln(w, "retired from the catalog: skipped")
+			continue
+		}
+		if err := writePolicyExplanation(w, *x); err != nil {
+			return err
+		}
+	}
+	if !res.Allowed {
+		_, err := fmt.Fprintf(w, "\nalias verdict: denied: no target of %s is allowed to this request\n", a.Name)
+		return err
+	}
+	served := allowed[0]
+	if len(allowed) > 1 {
+		served = "one of " + strings.Join(allowed, ", ") + ", by weight"
+	}
+	_, err := fmt.Fprintf(w, "\nalias verdict: allowed: served by %s\n", served)
+	return err
 }
 
 // findInferenceKey resolves --key: an id, or a name, which is what people

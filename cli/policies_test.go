@@ -586,7 +586,53 @@ func TestPoliciesExplain(t *testing.T) {
 	wantContains(t, "explain no credential", out, "credentials: none", "verdict: denied: model \"anthropic/claude-haiku-4-5-20251001\" is not allowed by policy")
 
 	_, errOut = e.mustRun(ExitError, "", "policies", "explain", "--key", k, "--model", "openai/no-such-model")
-	wantContains(t, "explain unknown model", errOut, `model "openai/no-such-model" is not in the workspace's catalog`)
+	wantContains(t, "explain unknown model", errOut, `model "openai/no-such-model" is neither in the workspace's catalog`,
+		"nor an alias in force there (gw aliases list --workspace default)")
+
+	// An alias: each target explained, judged as if asked for by its id,
+	// as the data plane does; "not in the workspace's catalog" before
+	// (issue 26, row 8). The workspace's alias overrides the
+	// organization's of the same name.
+	three := 3
+	for _, a := range []struct {
+		ws      string
+		name    string
+		targets []wire.ModelAliasTargetIn
+	}{
+		{"", "claude-opus-4-8", []wire.ModelAliasTargetIn{{Model: "openai/gpt-4o-mini"}}},
+		{"default", "claude-opus-4-8", []wire.ModelAliasTargetIn{{Model: "openai/gpt-4o", Weight: &three}, {Model: "openai/gpt-4o-mini"}}},
+		{"", "gpt-5.1-codex", []wire.ModelAliasTargetIn{{Model: "openai/gpt-4o"}}},
+	} {
+		if _, err := e.c.CreateModelAlias(ctx, "default", a.ws, wire.ModelAliasCreate{Name: a.name, Targets: a.targets}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _ = e.mustRun(0, "", "policies", "explain", "--key", k, "--model", "claude-opus-4-8")
+	wantContains(t, "explain alias", out,
+		"alias:       claude-opus-4-8, of workspace default: openai/gpt-4o=3, openai/gpt-4o-mini=1\n",
+		"== target 1 of 2: openai/gpt-4o (weight 3)\nrequest:     model openai/gpt-4o (provider openai;",
+		"verdict: denied: gpt-4o is reserved for production keys\n",
+		"== target 2 of 2: openai/gpt-4o-mini (weight 1)\nrequest:     model openai/gpt-4o-mini",
+		"verdict: allowed\n",
+		"alias verdict: allowed: served by openai/gpt-4o-mini (weight 1)\n")
+	out, _ = e.mustRun(0, "", "policies", "explain", "--key", k, "--model", "gpt-5.1-codex")
+	wantContains(t, "explain org alias", out, "alias:       gpt-5.1-codex, of organization default: openai/gpt-4o=1",
+		"alias verdict: denied: no target of gpt-5.1-codex is allowed to this request")
+	out, _ = e.mustRun(0, "", "policies", "explain", "--key", k, "--model", "claude-opus-4-8", "-o", "json")
+	var ax struct {
+		DefinedBy string `json:"defined_by"`
+		Allowed   bool
+		Targets   []struct {
+			Model    string
+			Decision struct{ Allowed bool }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &ax); err != nil {
+		t.Fatalf("explain alias -o json: %v\n%s", err, out)
+	}
+	if !ax.Allowed || ax.DefinedBy != "workspace default" || len(ax.Targets) != 2 || ax.Targets[0].Decision.Allowed || !ax.Targets[1].Decision.Allowed {
+		t.Fatalf("alias decision: %s", out)
+	}
 
 	// A key that cannot read instance credentials gets the platform scope
 	// assumed, and is told so.
@@ -647,7 +693,7 @@ func TestPolicyUnifiedDiff(t *testing.T) {
 	b := append([]string{}, a...)
 	b[1] = "two"
 	b = append(b[:15], append([]string{"15.5"}, b[15:]...)...)
-	got := policyUnifiedDiff("a", "b", a, b)
+	got := unifiedDiff("a", "b", a, b)
 	want := `--- a
 +++ b
 @@ -1,5 +1,5 @@
@@ -669,10 +715,10 @@ func TestPolicyUnifiedDiff(t *testing.T) {
 	if got != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
 	}
-	if d := policyUnifiedDiff("a", "b", a, a); d != "" {
+	if d := unifiedDiff("a", "b", a, a); d != "" {
 		t.Fatalf("equal inputs: %q", d)
 	}
-	if d := policyUnifiedDiff("a", "b", nil, []string{"x"}); d != "--- a\n+++ b\n@@ -0,0 +1 @@\n+x\n" {
+	if d := unifiedDiff("a", "b", nil, []string{"x"}); d != "--- a\n+++ b\n@@ -0,0 +1 @@\n+x\n" {
 		t.Fatalf("from empty: %q", d)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -203,6 +204,54 @@ func scopeFor(s Settings, level, instanceWord string) (client.Scope, error) {
 		return client.WorkspaceScope(org, ws), err
 	}
 	return client.Scope{}, usageError{fmt.Errorf("--scope must be %s, org or workspace, not %q", instanceWord, level)}
+}
+
+// checkScope checks a --scope word against the levels a command acts at
+// and settles it against the global --workspace and --org (issue 26,
+// row 3). --workspace means "this workspace" in every command: named on
+// the command line, it makes workspace the level of a command that acts
+// at several when --scope is not given, and it contradicts a --scope that
+// names another level, which would otherwise ignore it without a word.
+// --org beside the instance level is the same contradiction. GW_WORKSPACE,
+// GW_ORG and the context only supply what a level needs; they never
+// choose the level, since they are there for every command.
+func checkScope(cmd *cobra.Command, scope *string, levels ...string) error {
+	if err := oneOf("scope", *scope, levels...); err != nil {
+		return err
+	}
+	fl := cmd.Flags()
+	given := func(name string) *pflag.Flag {
+		if f := fl.Lookup(name); f != nil && f.Changed {
+			return f
+		}
+		return nil
+	}
+	if ws := given("workspace"); ws != nil && slices.Contains(levels, "workspace") {
+		if !fl.Changed("scope") {
+			*scope = "workspace"
+			return nil
+		}
+		if *scope != "workspace" {
+			return usageError{fmt.Errorf("--workspace %s names a workspace, but --scope %s acts on %s: pass --scope workspace, or drop --workspace",
+				ws.Value, *scope, levelNoun(*scope))}
+		}
+	}
+	if org := given("org"); org != nil && *scope != "org" && *scope != "workspace" {
+		return usageError{fmt.Errorf("--org %s names an organization, but --scope %s acts on %s: pass --scope org, or drop --org",
+			org.Value, *scope, levelNoun(*scope))}
+	}
+	return nil
+}
+
+// levelNoun is what a --scope word acts on, for messages.
+func levelNoun(level string) string {
+	switch level {
+	case "org":
+		return "the organization"
+	case "workspace":
+		return "the workspace"
+	}
+	return "the whole instance"
 }
 
 // memberRef resolves a user given by UUID or by email to the UUID of an

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -62,6 +63,19 @@ to it before restarting the servers.`,
 }
 
 func rotateSecretKeyRun(ctx context.Context, opts *RotateSecretKeyOptions) error {
+	// The server's database and key first: a wrong --data-dir must not
+	// leave a fresh database or key files behind (issue 26, row 7), and
+	// loading a key file that is not there would generate one.
+	db, err := openServerDB(ctx, opts.DBOptions)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if opts.Key == "" {
+		if _, err := os.Stat(opts.KeyFile); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("no secret key at %s; pass the running server's --secret-key-file (or GW_SECRET_KEY)", opts.KeyFile)
+		}
+	}
 	old, err := loadKeyring(opts.SecretOptions)
 	if err != nil {
 		return err
@@ -87,11 +101,6 @@ func rotateSecretKeyRun(ctx context.Context, opts *RotateSecretKeyOptions) error
 			return err
 		}
 	}
-	db, err := openDB(ctx, opts.DBOptions)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
 	if _, err := store.Migrate(ctx, db); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server/tags"
 	"github.com/gw-gateway/gw/tui"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -114,6 +115,9 @@ func tagFilters(pairs []string) ([]string, error) {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok || k == "" || v == "" {
 			return nil, usageError{fmt.Errorf("--tag %q: want KEY=VALUE, e.g. team=search", p)}
+		}
+		if m := tags.CheckKey(k); m != "" {
+			return nil, usageError{fmt.Errorf("--tag %q: %s", p, m)}
 		}
 		out = append(out, k+":"+v)
 	}
@@ -284,11 +288,14 @@ which imply --period custom.`,
 			if err := opts.checkPeriod(fl.Changed("period")); err != nil {
 				return err
 			}
+			if err := opts.checkIDFlags(); err != nil {
+				return err
+			}
 			opts.workspaceFlag = fl.Changed("workspace")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return usageReportRun(cmd.Context(), opts)
+			return withFlags(usageReportRun(cmd.Context(), opts), usageQueryFields...)
 		},
 	}
 	fl := cmd.Flags()
@@ -313,6 +320,41 @@ func (opts *UsageReportOptions) addReportFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&opts.Credential, "credential", "", "only requests served with this provider credential (UUID)")
 	fl.StringVar(&opts.WorkspaceFilter, "workspace-filter", "", "only this workspace (UUID or slug)")
 	fl.StringArrayVar(&opts.Tags, "tag", nil, "only requests with this tag, KEY=VALUE (repeatable: all must match)")
+}
+
+// usageQueryFields are a report's query parameters and the flags that
+// set them.
+var usageQueryFields = []flagField{
+	{Loc: "query.timezone", Flag: "--timezone", Want: "an IANA time zone, e.g. Europe/Paris", Input: true},
+	{Loc: "query.period", Flag: "--period", Want: strings.Join(reportPeriods, ", ")},
+	{Loc: "query.start_date", Flag: "--start-date", Want: "a date, YYYY-MM-DD"},
+	{Loc: "query.end_date", Flag: "--end-date", Want: "a date, YYYY-MM-DD"},
+	{Loc: "query.owner_id", Flag: "--owner", Want: "a user's UUID"},
+	{Loc: "query.management_key_id", Flag: "--management-key", Want: "a management key's UUID"},
+	{Loc: "query.provider_credential_id", Flag: "--credential", Want: "a provider credential's UUID"},
+	{Loc: "query.workspace_id", Flag: "--workspace-filter", Want: "a workspace's UUID or slug"},
+	{Loc: "query.model_id", Flag: "--model", Input: true},
+	{Loc: "query.provider_id", Flag: "--provider", Input: true},
+	{Loc: "query.tag", Flag: "--tag", Input: true},
+}
+
+// checkIDFlags checks the filters that take a UUID before anything is
+// sent: a name there is a common slip, and the server's "Input should be
+// a valid UUID" does not say which flag.
+func (o *UsageReportOptions) checkIDFlags() error {
+	for _, f := range []struct{ flag, value, what string }{
+		{"owner", o.Owner, "a user's UUID"},
+		{"management-key", o.ManagementKey, "a management key's UUID"},
+		{"credential", o.Credential, "a provider credential's UUID (gw credentials list shows them)"},
+	} {
+		if f.value == "" {
+			continue
+		}
+		if _, err := uuid.Parse(f.value); err != nil {
+			return usageError{fmt.Errorf("--%s must be %s, not %q", f.flag, f.what, f.value)}
+		}
+	}
+	return nil
 }
 
 // checkPeriod validates the period and the custom range together. Dates

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
@@ -77,7 +78,7 @@ func usageExplainRun(ctx context.Context, opts *UsageExplainOptions) error {
 		return err
 	}
 	if len(events) == 0 {
-		return fmt.Errorf("no usage event has request id %q in %s (it may still be on its way from a data plane)", opts.RequestID, org)
+		return noUsageEvent(ctx, c, org, opts.RequestID)
 	}
 	if opts.Output != OutputTable {
 		return opts.f.Print(opts.Output, events, nil)
@@ -100,6 +101,24 @@ func usageExplainRun(ctx context.Context, opts *UsageExplainOptions) error {
 		}
 	}
 	return nil
+}
+
+// noUsageEvent says why a request may have no event: only requests
+// admitted as far as a model the key may use are metered, so one refused
+// before (its key, a required tag, a rate limit, or a model its policies do
+// not list, answered 404) has none, and gw policies explain is where such a
+// refusal is explained (issue 26, row 8). The organization is named by its
+// slug, as people know it, even when the context holds its id.
+func noUsageEvent(ctx context.Context, c *client.Client, org, requestID string) error {
+	if _, err := uuid.Parse(org); err == nil {
+		if o, err := c.GetOrganization(ctx, org); err == nil {
+			org = o.Slug
+		}
+	}
+	return fmt.Errorf("no usage event has request id %q in organization %s\n"+
+		"hint: a request refused before admission (an unknown, revoked or expired key, a missing required tag, a rate limit,\n"+
+		"or a model the key's policies do not list, answered 404) records none: gw policies explain --key KEY --model MODEL\n"+
+		"explains what the policies do to it. An event may also be on its way from a data plane still", requestID, org)
 }
 
 // explainEvent writes one usage event's provenance for people. The cost

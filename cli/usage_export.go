@@ -55,11 +55,14 @@ report's filters (--tag KEY=VALUE, --model, …) and scopes (--workspace,
 			if err := opts.checkPeriod(cmd.Flags().Changed("period")); err != nil {
 				return err
 			}
+			if err := opts.checkIDFlags(); err != nil {
+				return err
+			}
 			opts.workspaceFlag = cmd.Flags().Changed("workspace")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return usageExportRun(cmd.Context(), opts)
+			return withFlags(usageExportRun(cmd.Context(), opts), usageQueryFields...)
 		},
 	}
 	fl := cmd.Flags()

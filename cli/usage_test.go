@@ -55,11 +55,11 @@ func TestUsageReportFlags(t *testing.T) {
 			}
 		}},
 		{name: "filters", args: []string{"--period", "7d", "--timezone", "America/New_York", "--model", "openai/gpt-4o",
-			"--provider", "openai", "--owner", "u1", "--management-key", "k1", "--credential", "c1", "--workspace-filter", "w1", "-o", "yaml"},
+			"--provider", "openai", "--owner", "00000000-0000-4000-8000-000000000001", "--management-key", "00000000-0000-4000-8000-000000000002", "--credential", "00000000-0000-4000-8000-000000000003", "--workspace-filter", "w1", "-o", "yaml"},
 			check: func(t *testing.T, o *UsageReportOptions) {
 				q := o.query("w-id")
 				if q.Period != "7d" || q.Timezone != "America/New_York" || q.ModelID != "openai/gpt-4o" || q.ProviderID != "openai" ||
-					q.OwnerID != "u1" || q.ManagementKeyID != "k1" || q.ProviderCredentialID != "c1" || q.WorkspaceID != "w-id" ||
+					q.OwnerID != "00000000-0000-4000-8000-000000000001" || q.ManagementKeyID != "00000000-0000-4000-8000-000000000002" || q.ProviderCredentialID != "00000000-0000-4000-8000-000000000003" || q.WorkspaceID != "w-id" ||
 					o.WorkspaceFilter != "w1" || o.Output != OutputYAML {
 					t.Errorf("%+v → %+v", o, q)
 				}
@@ -305,7 +305,7 @@ func TestUsageReportRunBreakdownTable(t *testing.T) {
 func TestUsageReportRunErrors(t *testing.T) {
 	u := newUsageFake(t)
 	r := u.gw(&IOStreams{}, "usage", "report", "--timezone", "Mars/Olympus")
-	if r.code != ExitError || !strings.Contains(r.errOut, "query.timezone: unknown time zone") {
+	if r.code != ExitUsage || !strings.Contains(r.errOut, `--timezone "Mars/Olympus": unknown time zone`) {
 		t.Fatalf("422: exit %d, stderr %q", r.code, r.errOut)
 	}
 	r = u.gw(&IOStreams{}, "usage", "report", "--workspace-filter", "nope")
@@ -424,9 +424,10 @@ func TestUsageReportAgainstAPI(t *testing.T) {
 		t.Fatalf("terminal table: exit %d\n%s%s", r.code, r.out, r.errOut)
 	}
 
-	// A time zone the server does not know is its 422, reported as such.
-	r = e.code(ExitError, "", append(rng, "--timezone", "Mars/Olympus")...)
-	if !strings.Contains(r.errOut, "422") || !strings.Contains(r.errOut, "query.timezone") {
+	// A time zone the server does not know is its 422, reported as the
+	// flag's mistake.
+	r = e.code(ExitUsage, "", append(rng, "--timezone", "Mars/Olympus")...)
+	if !strings.Contains(r.errOut, `--timezone "Mars/Olympus": unknown time zone; use an IANA name`) {
 		t.Fatalf("bad zone: %s", r.errOut)
 	}
 }

@@ -2,11 +2,15 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gw-gateway/gw/server/backend"
+	"github.com/gw-gateway/gw/server/tags"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -34,7 +38,8 @@ func workspaceTable(wss ...wire.Workspace) Table {
 
 func workspaceDetail(w wire.Workspace) Table {
 	return detailTable("id", w.ID.String(), "org_id", w.OrgID.String(), "slug", w.Slug, "name", w.Name,
-		"rate_limits", rateLimitsCell(w.RateLimits), "created_at", timeCell(&w.CreatedAt), "updated_at", timeCell(&w.UpdatedAt))
+		"rate_limits", rateLimitsCell(w.RateLimits), "required_tags", orDash(strings.Join(w.RequiredTags, ", ")),
+		"created_at", timeCell(&w.CreatedAt), "updated_at", timeCell(&w.UpdatedAt))
 }
 
 // WorkspacesListOptions configure gw workspaces list.
@@ -144,7 +149,7 @@ func NewCmdWorkspacesCreate(f *Factory, runF func(context.Context, *WorkspacesCr
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return workspacesCreateRun(cmd.Context(), opts)
+			return withFlags(workspacesCreateRun(cmd.Context(), opts), workspaceFields...)
 		},
 	}
 	addOutputFlag(cmd, &opts.Output)
@@ -183,6 +188,9 @@ type WorkspacesUpdateOptions struct {
 	Slug      *string
 	// RateLimits are the workspace's default and ceiling for its keys.
 	RateLimits RateLimitChange
+	// RequiredTags replaces the tag keys every request must carry; an
+	// empty list clears them, nil keeps them.
+	RequiredTags *[]string
 }
 
 // NewCmdWorkspacesUpdate builds `gw workspaces update`.
@@ -190,10 +198,21 @@ func NewCmdWorkspacesUpdate(f *Factory, runF func(context.Context, *WorkspacesUp
 	opts := &WorkspacesUpdateOptions{f: f}
 	var rename renameFlags
 	var limits rateLimitFlags
+	var required requiredTagFlags
 	cmd := &cobra.Command{
-		Use:   "update [WORKSPACE] [--name NAME] [--slug SLUG] [--rpm N] [--tpm N] [--no-rate-limits]",
-		Short: "Rename a workspace, change its slug or its keys' rate limits (default: the current one)",
-		Args:  cobra.MaximumNArgs(1),
+		Use:   "update [WORKSPACE] [--name NAME] [--slug SLUG] [--rpm N] [--tpm N] [--no-rate-limits] [--require-tag KEY]... [--no-required-tags]",
+		Short: "Rename a workspace, change its slug, its keys' rate limits or its required tags (default: the current one)",
+		Long: `Change a workspace (the current one, or WORKSPACE): its name or slug, the rate
+limits of its keys (--rpm, --tpm: each key's default and ceiling), or the tag
+keys every inference request in it must carry (--require-tag, repeatable; a
+request without one of them, from its key's tags or its X-Gw-Tags header, is
+refused with 400). --require-tag replaces the list; --no-required-tags clears
+it. gw workspaces get shows them.`,
+		Example: `  gw workspaces update search --name "Search & ranking"
+  gw workspaces update search --require-tag team --require-tag feature
+  gw workspaces update search --no-required-tags
+  gw workspaces update --rpm 600 --tpm 200000`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(opts.Output); err != nil {
 				return err
@@ -205,8 +224,14 @@ func NewCmdWorkspacesUpdate(f *Factory, runF func(context.Context, *WorkspacesUp
 			if opts.RateLimits, err = limits.read(cmd); err != nil {
 				return err
 			}
-			// Rate limits alone are a change too.
-			if opts.RateLimits.Empty() || cmd.Flags().Changed("name") || cmd.Flags().Changed("slug") {
+			if opts.RequiredTags, err = required.read(cmd); err != nil {
+				return err
+			}
+			renamed := cmd.Flags().Changed("name") || cmd.Flags().Changed("slug")
+			if !renamed && opts.RateLimits.Empty() && opts.RequiredTags == nil {
+				return usageError{errors.New("nothing to change: pass --name, --slug, --rpm, --tpm, --no-rate-limits, --require-tag or --no-required-tags")}
+			}
+			if renamed {
 				if opts.Name, opts.Slug, err = rename.read(cmd); err != nil {
 					return err
 				}
@@ -214,13 +239,66 @@ func NewCmdWorkspacesUpdate(f *Factory, runF func(context.Context, *WorkspacesUp
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return workspacesUpdateRun(cmd.Context(), opts)
+			return withFlags(workspacesUpdateRun(cmd.Context(), opts), workspaceFields...)
 		},
 	}
 	addOutputFlag(cmd, &opts.Output)
 	rename.add(cmd)
 	limits.add(cmd)
+	required.add(cmd)
 	return cmd
+}
+
+// workspaceFields are a workspace request's fields and the flags that set
+// them.
+var workspaceFields = []flagField{
+	{Loc: "body.name", Flag: "--name"},
+	{Loc: "body.slug", Flag: "--slug", Want: "lowercase letters, digits and -, starting and ending with a letter or digit, e.g. search-team", Input: true},
+	{Loc: "body.required_tags", Flag: "--require-tag", Input: true},
+	{Loc: "body.rate_limits.requests_per_minute", Flag: "--rpm"},
+	{Loc: "body.rate_limits.tokens_per_minute", Flag: "--tpm"},
+}
+
+// requiredTagFlags set a workspace's required tag keys.
+type requiredTagFlags struct {
+	keys []string
+	none bool
+}
+
+func (r *requiredTagFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringSliceVar(&r.keys, "require-tag", nil, "a tag key every request must carry, e.g. team (repeatable or comma-separated; replaces the list)")
+	cmd.Flags().BoolVar(&r.none, "no-required-tags", false, "require no tag keys")
+}
+
+// read returns the new list (empty to clear), or nil when neither flag
+// was given. The keys are checked here with the server's rule, so that
+// the message names the flag.
+func (r *requiredTagFlags) read(cmd *cobra.Command) (*[]string, error) {
+	given := cmd.Flags().Changed("require-tag")
+	if err := exclusiveFlags(cmd.Flags(), "require-tag", "no-required-tags"); err != nil {
+		return nil, err
+	}
+	if r.none {
+		return &[]string{}, nil
+	}
+	if !given {
+		return nil, nil
+	}
+	keys := []string{}
+	for _, k := range r.keys {
+		k = strings.TrimSpace(k)
+		if m := tags.CheckKey(k); m != "" {
+			return nil, usageError{fmt.Errorf("--require-tag %q: %s", k, m)}
+		}
+		if slices.Contains(keys, k) {
+			return nil, usageError{fmt.Errorf("--require-tag %s is given twice", k)}
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) > tags.MaxPairs {
+		return nil, usageError{fmt.Errorf("--require-tag: at most %d tag keys, not %d", tags.MaxPairs, len(keys))}
+	}
+	return &keys, nil
 }
 
 func workspacesUpdateRun(ctx context.Context, opts *WorkspacesUpdateOptions) error {
@@ -232,7 +310,7 @@ func workspacesUpdateRun(ctx context.Context, opts *WorkspacesUpdateOptions) err
 	if err != nil {
 		return err
 	}
-	in := wire.WorkspaceUpdate{Name: opts.Name, Slug: opts.Slug}
+	in := wire.WorkspaceUpdate{Name: opts.Name, Slug: opts.Slug, RequiredTags: opts.RequiredTags}
 	if !opts.RateLimits.Empty() {
 		cur, err := c.GetWorkspaceSettings(ctx, org, ws)
 		if err != nil {

@@ -37,12 +37,6 @@ func (s *Server) modelAliasRoutes() []*Route {
 	return routes
 }
 
-var (
-	aliasNameRule   = validate.StringRule{Min: 1, Max: 128, Pattern: backend.AliasNamePattern}
-	aliasModelRule  = validate.StringRule{Min: 1, Max: 200, NoControl: true}
-	aliasWeightRule = validate.IntRule{Min: validate.Bound(1), Max: validate.Bound(backend.AliasMaxWeight)}
-)
-
 // aliasScope is the scope the request's URL names.
 func aliasScope(r *Request) store.AliasScope {
 	sc := store.AliasScope{OrgID: r.Org.ID}
@@ -52,28 +46,13 @@ func aliasScope(r *Request) store.AliasScope {
 	return sc
 }
 
-// readTargets reads a required targets member: 1 to 8 {model, weight}.
+// readTargets reads a required targets member (backend.ParseAliasTargets).
 func readTargets(o *validate.Object) []backend.AliasTarget {
 	v, ok := o.Require("targets")
 	if !ok {
 		return nil
 	}
-	var out []backend.AliasTarget
-	validate.List(v, o.Loc().With("targets"), validate.ListRule{Min: 1, Max: backend.AliasMaxTargets}, o.Errors(), func(v any, loc validate.Loc) {
-		t := validate.ReadObject(v, loc, o.Errors())
-		if t == nil {
-			return
-		}
-		target := backend.AliasTarget{Weight: 1}
-		target.Model = requiredString(t, "model", aliasModelRule)
-		if w, ok := t.Raw("weight"); ok {
-			n, _ := validate.Int(w, loc.With("weight"), aliasWeightRule, o.Errors())
-			target.Weight = int(n)
-		}
-		t.Close()
-		out = append(out, target)
-	})
-	return out
+	return backend.ParseAliasTargets(v, o.Loc().With("targets"), o.Errors())
 }
 
 // activeModels is the set of model ids in the catalog in force.
@@ -136,7 +115,7 @@ func (s *Server) listModelAliases(r *Request) (any, error) {
 func (s *Server) createModelAlias(r *Request) (any, error) {
 	in := backend.AliasCreate{Scope: aliasScope(r)}
 	if err := r.body(func(o *validate.Object) {
-		in.Name = requiredString(o, "name", aliasNameRule)
+		in.Name = requiredString(o, "name", backend.AliasNameRule)
 		in.Targets = readTargets(o)
 	}); err != nil {
 		return nil, err

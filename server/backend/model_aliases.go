@@ -30,6 +30,39 @@ const (
 // catalog id (provider/model) and travels in one path segment.
 var AliasNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@\[\]-]{0,127}$`)
 
+// The rules of an alias's members as the API reads them. gw aliases
+// apply reads its file with the same rules, so a file that passes there
+// passes here, and its problems are all reported before anything is sent.
+var (
+	AliasNameRule   = validate.StringRule{Min: 1, Max: 128, Pattern: AliasNamePattern}
+	AliasModelRule  = validate.StringRule{Min: 1, Max: 200, NoControl: true}
+	AliasWeightRule = validate.IntRule{Min: validate.Bound(1), Max: validate.Bound(AliasMaxWeight)}
+)
+
+// ParseAliasTargets reads an alias's targets at loc: 1 to 8
+// {model, weight}, the weight 1 to 100 and 1 when absent. Whether the
+// models are in the catalog is checkAlias's to say, with the store.
+func ParseAliasTargets(v any, loc validate.Loc, errs *validate.Errors) []AliasTarget {
+	var out []AliasTarget
+	validate.List(v, loc, validate.ListRule{Min: 1, Max: AliasMaxTargets}, errs, func(v any, loc validate.Loc) {
+		t := validate.ReadObject(v, loc, errs)
+		if t == nil {
+			return
+		}
+		target := AliasTarget{Weight: 1}
+		if m, ok := t.Require("model"); ok {
+			target.Model, _ = validate.String(m, loc.With("model"), AliasModelRule, errs)
+		}
+		if w, ok := t.Raw("weight"); ok {
+			n, _ := validate.Int(w, loc.With("weight"), AliasWeightRule, errs)
+			target.Weight = int(n)
+		}
+		t.Close()
+		out = append(out, target)
+	})
+	return out
+}
+
 // AliasTarget is a catalog model an alias routes to, with its weight.
 type AliasTarget struct {
 	Model  string `json:"model"`

@@ -2,6 +2,9 @@ package backend_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -11,6 +14,7 @@ import (
 	"github.com/gw-gateway/gw/server/catalogdb"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
+	"github.com/gw-gateway/gw/server/validate"
 )
 
 func TestModelAliasRules(t *testing.T) {
@@ -66,4 +70,51 @@ func TestModelAliasRules(t *testing.T) {
 			t.Fatalf("targets %+v %v", ts, err)
 		}
 	})
+}
+
+// TestParseAliasTargets: the targets rules the API and gw aliases apply
+// share.
+func TestParseAliasTargets(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		in   string
+		want []backend.AliasTarget
+		locs []string
+	}{
+		{"default weight", `[{"model":"a/b"}]`, []backend.AliasTarget{{Model: "a/b", Weight: 1}}, nil},
+		{"weights", `[{"model":"a/b","weight":3},{"model":"c/d","weight":100}]`,
+			[]backend.AliasTarget{{Model: "a/b", Weight: 3}, {Model: "c/d", Weight: 100}}, nil},
+		{"none", `[]`, nil, []string{"targets"}},
+		{"nine", `[{"model":"a"},{"model":"b"},{"model":"c"},{"model":"d"},{"model":"e"},{"model":"f"},{"model":"g"},{"model":"h"},{"model":"i"}]`,
+			nil, []string{"targets"}},
+		{"weight out of range", `[{"model":"a","weight":0},{"model":"b","weight":101}]`, nil, []string{"targets.0.weight", "targets.1.weight"}},
+		{"no model, unknown member", `[{"weight":2,"modle":"x"}]`, nil, []string{"targets.0.model", "targets.0.modle"}},
+		{"not a list", `{"model":"a"}`, nil, []string{"targets"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v, err := validate.ParseJSON([]byte(c.in), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var errs validate.Errors
+			got := backend.ParseAliasTargets(v, validate.Loc{"targets"}, &errs)
+			var locs []string
+			if ve, ok := validate.AsError(errs.Err()); ok {
+				for _, is := range ve.Issues {
+					parts := make([]string, len(is.Loc))
+					for i, p := range is.Loc {
+						parts[i] = fmt.Sprint(p)
+					}
+					locs = append(locs, strings.Join(parts, "."))
+				}
+			}
+			slices.Sort(locs)
+			if !slices.Equal(locs, c.locs) {
+				t.Fatalf("problems at %v, want %v", locs, c.locs)
+			}
+			if c.locs == nil && !slices.Equal(got, c.want) {
+				t.Fatalf("targets %+v, want %+v", got, c.want)
+			}
+		})
+	}
 }

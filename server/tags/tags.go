@@ -41,7 +41,8 @@ func CheckKey(k string) string {
 	case len(k) > MaxKeyLen:
 		return fmt.Sprintf("a tag key has at most %d characters", MaxKeyLen)
 	case !KeyPattern.MatchString(k):
-		return "a tag key matches " + KeyPattern.String()
+		// Said in words: people read this, not a regular expression.
+		return "a tag key is lowercase letters, digits, _ . and -, starting with a letter or digit"
 	}
 	return ""
 }
