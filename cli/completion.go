@@ -72,7 +72,7 @@ func addDynamicCompletion(f *Factory, root *cobra.Command) {
 			}
 		}
 		if fl := cmd.LocalFlags().Lookup("output"); fl != nil {
-			_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{OutputTable, OutputJSON, OutputYAML}, cobra.ShellCompDirectiveNoFileComp))
+			_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
 		}
 		if path == "login" {
 			_ = cmd.RegisterFlagCompletionFunc("org", completion(f, completeOrgs))

@@ -101,14 +101,21 @@ func TestDataPlanePendingEnrollment(t *testing.T) {
 	if _, err := c.Heartbeat(ctx, wire.Heartbeat{ID: "dp-eu-1", Version: "test", BundleVersions: map[string]int64{}}); err != nil {
 		t.Fatal(err)
 	}
-	out := e.ok("data-planes", "list", "-o", "table")
-	mustContain(t, "data-planes list", out, "ENROLLMENT", "pending (serves nothing: gw data-planes enroll)")
+	// Its status is pending, not the heartbeat's healthy (issue 26, row
+	// 12); stderr says how to enroll it; -o wide shows the enrollment.
+	r := e.code(ExitOK, "", "data-planes", "list", "-o", "table")
+	if rows := strings.Fields(strings.Split(r.out, "\n")[1]); len(rows) < 2 || rows[0] != "dp-eu-1" || rows[1] != "pending" {
+		t.Fatalf("data-planes list:\n%s", r.out)
+	}
+	mustContain(t, "data-planes list's stderr", r.errOut, "dp-eu-1 waits to be enrolled and serves nothing until then: gw data-planes enroll dp-eu-1 --org ORG")
+	mustContain(t, "data-planes list -o wide", e.ok("data-planes", "list", "-o", "wide"), "ENROLLMENT", "pending (serves nothing: gw data-planes enroll)")
+	mustContain(t, "data-planes get", e.ok("data-planes", "get", "dp-eu-1"), "status\tpending\n", "heartbeat\thealthy\n")
 	views := decodeJSONOut[[]DataPlaneView](t, e.ok("data-planes", "list", "-o", "json"))
 	if len(views) != 1 || views[0].Enrollment != "pending" || views[0].Current == nil || *views[0].Current {
 		t.Fatalf("views %+v", views)
 	}
-	r := e.code(ExitError, "", "status")
-	mustContain(t, "gw status", r.out, "1 not enrolled")
+	r = e.code(ExitError, "", "status")
+	mustContain(t, "gw status", r.out, "1 not enrolled", "data plane dp-eu-1\tpending\t")
 }
 
 // Errors name the real cause (issue 22, rows 2 and 10): an organization
