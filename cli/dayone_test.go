@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/config"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/wire"
@@ -153,6 +154,47 @@ func TestErrorsNameTheirCause(t *testing.T) {
 	if want := "error: cannot reach http://127.0.0.1:1: is `gw serve` running? (connection refused)\n"; r.errOut != want {
 		t.Fatalf("whoami, server down: %q, want %q", r.errOut, want)
 	}
+}
+
+// A server URL given with /api/v1 is the server's: its context's key goes
+// along, and a context stored with one is found for the bare URL; whoami
+// never asks to log in to .../api/v1 (issue 26, row 12).
+func TestServerURLWithAPIPathFindsItsContext(t *testing.T) {
+	e := newResEnv(t)
+	cfg, err := config.Load(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Contexts["local"] = &config.Context{Server: e.url, Token: e.boot.ManagementKey.Token, Org: "default"}
+	cfg.Contexts["other"] = &config.Context{Server: "http://127.0.0.1:1", Token: "sk-cp-other"}
+	cfg.CurrentContext = "other"
+	if err := cfg.Save(); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GW_TOKEN", "")
+	t.Setenv("GW_SERVER", "")
+	for _, server := range []string{e.url + "/api/v1", e.url + "/api/v1/", e.url + "/"} {
+		r := e.code(ExitOK, "", "whoami", "--server", server)
+		mustContain(t, "whoami --server "+server, r.out, "owner@example.com", "context\tlocal")
+		if strings.Contains(r.errOut, "log") {
+			t.Fatalf("whoami --server %s: %s", server, r.errOut)
+		}
+	}
+	t.Setenv("GW_SERVER", e.url+"/api/v1")
+	mustContain(t, "GW_SERVER with /api/v1", e.ok("whoami"), "owner@example.com")
+
+	// A context stored with the API path serves the bare URL too.
+	cfg.Contexts["local"].Server = e.url + "/api/v1"
+	if err := cfg.Save(); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GW_SERVER", e.url)
+	mustContain(t, "a context stored with /api/v1", e.ok("whoami"), "owner@example.com")
+
+	// A server no context holds a key for is named without the path.
+	t.Setenv("GW_SERVER", "http://127.0.0.1:2/api/v1")
+	r := e.code(ExitAuth, "", "whoami")
+	mustContain(t, "another server", r.errOut, "not logged in to http://127.0.0.1:2 (", "run gw login --server http://127.0.0.1:2 (")
 }
 
 // Without a desktop gw login does not run xdg-open (seven lines of its

@@ -209,7 +209,7 @@ func loginTarget(cfg *config.File, server, name string) (string, string, error) 
 			return "", "", usageError{errors.New("no server: pass --server URL (or set GW_SERVER)")}
 		}
 	}
-	server = strings.TrimRight(server, "/")
+	server, _ = serverBase(server)
 	u, err := parseServerURL(server)
 	if err != nil {
 		return "", "", usageError{err}
@@ -217,11 +217,11 @@ func loginTarget(cfg *config.File, server, name string) (string, string, error) 
 	if name != "" {
 		return name, server, nil
 	}
-	if cur := cfg.Current(); cur != nil && strings.TrimRight(cur.Server, "/") == server {
+	if cur := cfg.Current(); cur != nil && sameServer(cur.Server, server) {
 		return cfg.CurrentContext, server, nil
 	}
 	for _, n := range cfg.Names() {
-		if strings.TrimRight(cfg.Contexts[n].Server, "/") == server {
+		if sameServer(cfg.Contexts[n].Server, server) {
 			return n, server, nil
 		}
 	}
@@ -244,7 +244,7 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 	// The context's present key goes along on the poll so the server can
 	// revoke it in the same step that delivers its replacement.
 	previous := cfg.Contexts[name]
-	if previous != nil && (previous.Token == "" || strings.TrimRight(previous.Server, "/") != server) {
+	if previous != nil && (previous.Token == "" || !sameServer(previous.Server, server)) {
 		previous = nil
 	}
 	c, started, err := startSignIn(ctx, opts, server)

@@ -718,6 +718,8 @@ func TestLoginTarget(t *testing.T) {
 	cfg := &config.File{CurrentContext: "prod", Contexts: map[string]*config.Context{
 		"prod":    {Server: "https://gw.example.com"},
 		"staging": {Server: "https://gw.staging.example.com/"},
+		// Stored with the API path (before issue 26): the bare URL's.
+		"legacy": {Server: "https://legacy.example.com/api/v1"},
 	}}
 	cases := []struct {
 		server, name      string
@@ -729,6 +731,8 @@ func TestLoginTarget(t *testing.T) {
 		{"https://gw.staging.example.com", "", "staging", "https://gw.staging.example.com", ""},
 		{"http://127.0.0.1:8080/", "", "127.0.0.1:8080", "http://127.0.0.1:8080", ""},
 		{"http://127.0.0.1:8080", "local", "local", "http://127.0.0.1:8080", ""},
+		{"https://legacy.example.com", "", "legacy", "https://legacy.example.com", ""},
+		{"", "legacy", "legacy", "https://legacy.example.com", ""},
 		{"", "nope", "", "", "no server"},
 		{"gw.example.com", "", "", "", "invalid server URL"},
 	}
