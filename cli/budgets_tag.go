@@ -88,8 +88,7 @@ func budgetsCreateForTagRun(ctx context.Context, opts *BudgetsCreateForTagOption
 	})
 }
 
-// tagBudgetKeys counts the keys a tag budget covers: its key list less the
-// marker.
+// tagBudgetKeys counts the keys a tag budget covers.
 func tagBudgetKeys(tb wire.TagBudget) int {
 	var def struct {
 		Target struct {
@@ -99,5 +98,33 @@ func tagBudgetKeys(tb wire.TagBudget) int {
 	if err := json.Unmarshal(tb.Policy.Definition, &def); err != nil {
 		return 0
 	}
-	return max(len(def.Target.KeyIDs)-1, 0)
+	return selectedKeyCount(def.Target.KeyIDs)
+}
+
+// tagMarkerPrefix starts the marker a tag budget's key list begins with
+// (tag:team=search): it names the tag the list follows and matches no key.
+const tagMarkerPrefix = "tag:"
+
+// selectedKeyCount counts a selected_keys target's keys: its ids less
+// the markers. gw budgets create-for-tag and gw policies list both count
+// with it, so they agree (issue 26, row 12: one said 1, the other 2).
+func selectedKeyCount(ids []string) int {
+	n := 0
+	for _, id := range ids {
+		if !strings.HasPrefix(id, tagMarkerPrefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// selectedKeysTag is the tag a tag budget's key list follows (team=search),
+// "" for a list of keys chosen by hand.
+func selectedKeysTag(ids []string) string {
+	for _, id := range ids {
+		if tag, ok := strings.CutPrefix(id, tagMarkerPrefix); ok {
+			return tag
+		}
+	}
+	return ""
 }

@@ -182,6 +182,12 @@ func TestBudgetsCreateForTagCLI(t *testing.T) {
 		if r.code != ExitOK || !strings.Contains(r.errOut, "budget-team-search") || !strings.Contains(r.errOut, "(1 now)") {
 			t.Fatalf("create-for-tag: %d %s %s", r.code, r.out, r.errOut)
 		}
+		// gw policies list counts the same keys, without the marker
+		// (issue 26, row 12: it said 2).
+		mustContain(t, "policies list", e.ok("policies", "list"), "\tselected_keys (1, tag team=search)\t")
+		mustContain(t, "create-for-tag -o table", e.ok("budgets", "create-for-tag", "team=ads", "--amount", "1", "--period", "day", "-o", "table"),
+			"keys        0")
+		mustContain(t, "policies list, no key tagged", e.ok("policies", "list"), "\tselected_keys (0, tag team=ads)\t")
 		pol := e.ok("policies", "get", "budget-team-search", "-o", "json")
 		if !strings.Contains(pol, `"tag:team=search"`) || !strings.Contains(pol, k.ID.String()) || !strings.Contains(pol, `"shared"`) {
 			t.Fatalf("the policy: %s", pol)
