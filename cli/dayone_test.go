@@ -266,46 +266,73 @@ func TestEveryCommandHasExamples(t *testing.T) {
 			return
 		}
 		hit := false
-		for _, line := range strings.Split(c.Example, "\n") {
-			if i := strings.Index(line, "#"); i >= 0 {
-				line = line[:i]
-			}
-			// Each gw of a pipeline is checked on its own.
-			for _, seg := range strings.Split(line, "|") {
-				i := strings.Index(seg, "gw ")
-				if i < 0 {
-					continue
-				}
-				var args []string
-				quoted := false
-				for _, w := range strings.Fields(seg[i+3:]) {
-					// Quoted words ("Acme Inc") are one argument.
-					if quoted {
-						args[len(args)-1] += " " + w
-					} else {
-						args = append(args, w)
-					}
-					if strings.Count(w, `"`)%2 == 1 {
-						quoted = !quoted
-					}
-				}
-				cmd, rest, err := root.Find(args)
-				if err == nil {
-					err = cmd.ParseFlags(rest)
-				}
-				if err != nil {
-					t.Errorf("%s: example %q: %v", c.CommandPath(), strings.TrimSpace(seg), err)
-				}
-				// A command that is another's alias (gw budgets list) may
-				// show its parent's examples.
-				hit = hit || cmd == c || cmd == c.Parent()
-			}
+		for _, cmd := range exampleCommands(t, root, c.CommandPath(), c.Example) {
+			// A command that is another's alias (gw budgets list) may
+			// show its parent's examples.
+			hit = hit || cmd == c || cmd == c.Parent()
 		}
 		if !hit {
 			t.Errorf("%s: no example runs it", c.CommandPath())
 		}
 	}
 	walk(root)
+}
+
+// exampleCommands parses each gw of an example (each of a pipeline on its
+// own) with its command's own flags, reporting the ones that do not parse,
+// and returns the commands they run.
+func exampleCommands(t *testing.T, root *cobra.Command, where, example string) []*cobra.Command {
+	t.Helper()
+	var cmds []*cobra.Command
+	for _, line := range strings.Split(example, "\n") {
+		if i := strings.Index(line, "#"); i >= 0 {
+			line = line[:i]
+		}
+		for _, seg := range strings.Split(line, "|") {
+			i := strings.Index(seg, "gw ")
+			if i < 0 {
+				continue
+			}
+			var args []string
+			quoted := false
+			for _, w := range strings.Fields(seg[i+3:]) {
+				// Quoted words ("Acme Inc") are one argument.
+				if quoted {
+					args[len(args)-1] += " " + w
+				} else {
+					args = append(args, w)
+				}
+				if strings.Count(w, `"`)%2 == 1 {
+					quoted = !quoted
+				}
+			}
+			cmd, rest, err := root.Find(args)
+			if err == nil {
+				err = cmd.ParseFlags(rest)
+			}
+			if err != nil {
+				t.Errorf("%s: example %q: %v", where, strings.TrimSpace(seg), err)
+			}
+			cmds = append(cmds, cmd)
+		}
+	}
+	return cmds
+}
+
+// gw --help starts a newcomer off: a "start here" line and examples from
+// a server to the first report, each of which parses (issue 26, row 12).
+func TestRootHelpStartsHere(t *testing.T) {
+	code, out, _ := runGW(t, "--help")
+	mustContain(t, "gw --help", out, "Start here:", "Examples:", "gw serve", "gw login --server", "gw inference-keys create")
+	root := NewRootCmd(&Factory{IO: &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}})
+	var ran []string
+	for _, c := range exampleCommands(t, root, "gw", root.Example) {
+		ran = append(ran, strings.TrimPrefix(c.CommandPath(), "gw "))
+	}
+	want := []string{"serve", "login", "whoami", "credentials create", "workspaces create", "inference-keys create", "models list", "usage report"}
+	if code != ExitOK || !slices.Equal(ran, want) {
+		t.Fatalf("exit %d; the examples run %q, want %q", code, ran, want)
+	}
 }
 
 // gw keys list names scopes and owners (issue 22, row 15); -o json keeps
