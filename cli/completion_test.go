@@ -2,9 +2,13 @@ package cli
 
 import (
 	"context"
+	"io"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gw-gateway/gw/cli/config"
 	"github.com/gw-gateway/gw/client"
@@ -182,6 +186,35 @@ func TestCompletionOfEnumerableValues(t *testing.T) {
 		got, directive := e.complete(c.args...)
 		if directive != c.directive || !slices.Equal(values(got), c.want) {
 			t.Errorf("%q: %q %s, want %q %s", c.args, values(got), directive, c.want, c.directive)
+		}
+	}
+}
+
+// Every flag of a kind whose values are a known set has a completion, in
+// every command that has one: a new command's --scope or --period cannot
+// be left out (issue 26, row 10).
+func TestEnumerableFlagsComplete(t *testing.T) {
+	enumerable := []string{"by", "capability", "context", "format", "log-format", "bundle-cache", "model", "org", "output", "period",
+		"permissions", "phase", "provider", "role", "scope", "setting", "status", "tag", "tag-key", "untag", "user", "workspace", "workspace-filter"}
+	root := NewRootCmd(&Factory{IO: &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalNonPersistentFlags().VisitAll(func(fl *pflag.Flag) {
+			if fl.Value.Type() == "bool" || !slices.Contains(enumerable, fl.Name) {
+				return
+			}
+			if _, ok := c.GetFlagCompletionFunc(fl.Name); !ok {
+				t.Errorf("%s --%s completes nothing", c.CommandPath(), fl.Name)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	for _, global := range []string{"org", "workspace", "context"} {
+		if _, ok := root.GetFlagCompletionFunc(global); !ok {
+			t.Errorf("gw --%s completes nothing", global)
 		}
 	}
 }
