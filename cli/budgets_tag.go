@@ -80,11 +80,11 @@ func budgetsCreateForTagRun(ctx context.Context, opts *BudgetsCreateForTagOption
 	}
 	if opts.Output == OutputTable {
 		fmt.Fprintf(opts.f.IO.ErrOut, "Created policy %s: a %s USD %s budget shared by the keys tagged %s=%s (%d now).\n",
-			tb.Policy.Name, opts.AmountUSD, opts.Period, tb.TagKey, tb.TagValue, tagBudgetKeys(tb))
+			tb.Policy.Name, moneyCell(opts.AmountUSD), opts.Period, tb.TagKey, tb.TagValue, tagBudgetKeys(tb))
 	}
 	return opts.f.Print(opts.Output, tb, func() Table {
 		return detailTable("policy_id", tb.PolicyID.String(), "name", tb.Policy.Name, "tag", tb.TagKey+"="+tb.TagValue,
-			"keys", fmt.Sprint(tagBudgetKeys(tb)), "amount_usd", opts.AmountUSD, "period", opts.Period)
+			"keys", fmt.Sprint(tagBudgetKeys(tb)), "amount_usd", moneyCell(opts.AmountUSD), "period", opts.Period)
 	})
 }
 

@@ -185,8 +185,10 @@ func TestBudgetsCreateForTagCLI(t *testing.T) {
 		// gw policies list counts the same keys, without the marker
 		// (issue 26, row 12: it said 2).
 		mustContain(t, "policies list", e.ok("policies", "list"), "\tselected_keys (1, tag team=search)\t")
-		mustContain(t, "create-for-tag -o table", e.ok("budgets", "create-for-tag", "team=ads", "--amount", "1", "--period", "day", "-o", "table"),
-			"keys        0")
+		// Money with two decimals at least (issue 26, row 12: 0.30 was 0.3).
+		r = e.code(ExitOK, "", "budgets", "create-for-tag", "team=ads", "--amount", "0.3", "--period", "day", "-o", "table")
+		mustContain(t, "create-for-tag -o table", r.out, "keys        0\n", "amount_usd  0.30\n")
+		mustContain(t, "create-for-tag's stderr", r.errOut, "a 0.30 USD day budget")
 		mustContain(t, "policies list, no key tagged", e.ok("policies", "list"), "\tselected_keys (0, tag team=ads)\t")
 		pol := e.ok("policies", "get", "budget-team-search", "-o", "json")
 		if !strings.Contains(pol, `"tag:team=search"`) || !strings.Contains(pol, k.ID.String()) || !strings.Contains(pol, `"shared"`) {
