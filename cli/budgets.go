@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -37,20 +38,25 @@ func NewCmdBudgets(f *Factory, runF func(context.Context, *BudgetsOptions) error
 their current periods, one row per budget, and for a per_key budget one row
 per inference key that has used it:
 
+  key        (shared) for a budget the target's keys share; for a per_key
+             budget, the key's name, or (each key) before any key used it
+  period     day or month (UTC days and months)
   amount     the budget's amount for the period, in USD
   spent      what the period has spent
-  reserved   allowance data planes hold and have not reported spent
-  remaining  what is left to grant (amount − spent − reserved)
-  resets at  the end of the period (UTC days and months)
   forecast   when the budget runs out at the rate of the last 7 days'
              spend: the workspace's for a shared budget, the key's for a
              per_key one. "lasts the period" when the period ends first,
              "—" without spend in those days, "exhausted" when spent has
              reached the amount.
 
+-o wide adds the aggregation, the amount reserved (allowance data planes
+hold and have not reported spent), what remains to grant (amount − spent −
+reserved) and when the period resets. Piped, the rows carry every column.
+
 The workspace is the context's, or --workspace. -o json and -o yaml give the
 API's budget states with a forecast member.`,
 			Example: `  gw budgets
+  gw budgets -o wide
   gw budgets --workspace research -o json`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
@@ -156,18 +162,21 @@ func forecastBudgets(ctx context.Context, c *client.Client, org, ws string, stat
 	return out, note
 }
 
-// budgetsTable is the rows for people. Amounts stay the API's exact
-// decimals, as usage tables keep cost_usd. withPolicy is false where the
-// policy is known already (gw policies get).
+// budgetsTable is the rows for people. Amounts are the API's exact
+// decimals, with two decimals at least: spent is often a sum of
+// nano-dollar costs (13115.678901234), so a row holds three amounts in 80
+// columns. The aggregation (the key column says shared or whose), the
+// amount reserved, the remainder and the reset are wide (issue 26, row 9).
+// withPolicy is false where the policy is known already (gw policies get).
 func budgetsTable(rows []budgetOut, keyName func(string) string, withPolicy bool) Table {
-	// Short headers and UTC times without the zone (the headers say it):
-	// a table of a few budgets fits 120 columns (issue 22, row 15).
-	t := Table{Headers: []string{"period", "aggregation", "key", "amount", "spent", "reserved", "remaining", "resets (utc)", "forecast (utc)"}}
+	t := Table{Headers: []string{"key", "period", "aggregation", "amount", "spent", "reserved", "remaining", "resets (utc)", "forecast (utc)"},
+		Wide: []string{"aggregation", "reserved", "remaining", "resets (utc)"}, Shrink: []string{"key"}}
 	if withPolicy {
 		t.Headers = append([]string{"policy"}, t.Headers...)
+		t.Shrink = []string{"policy", "key"}
 	}
 	for _, r := range rows {
-		key := "-"
+		key := "(shared)"
 		switch {
 		case r.InferenceKeyID != nil:
 			key = keyName(r.InferenceKeyID.String())
@@ -177,16 +186,22 @@ func budgetsTable(rows []budgetOut, keyName func(string) string, withPolicy bool
 		}
 		forecast := tui.Forecast{Outcome: r.Forecast.Outcome, At: derefTime(r.Forecast.RunsOutAt)}.String()
 		if r.Forecast.RunsOutAt != nil {
-			forecast = "runs out " + r.Forecast.RunsOutAt.UTC().Format("2006-01-02 15:04")
+			forecast = runsOutCell(*r.Forecast.RunsOutAt)
 		}
-		row := []string{r.Period, r.Aggregation, key, r.AmountUSD, r.SpentUSD, r.ReservedUSD, r.RemainingUSD,
-			r.PeriodEnd.UTC().Format("2006-01-02 15:04"), forecast}
+		row := []string{key, r.Period, r.Aggregation, moneyCell(r.AmountUSD), moneyCell(r.SpentUSD), moneyCell(r.ReservedUSD),
+			moneyCell(r.RemainingUSD), r.PeriodEnd.UTC().Format("2006-01-02 15:04"), forecast}
 		if withPolicy {
 			row = append([]string{r.PolicyName}, row...)
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// runsOutCell is a run-out in a table cell: within a budget's period (a
+// day or a month), so the month and day say when without the year.
+func runsOutCell(at time.Time) string {
+	return "runs out " + at.UTC().Format("Jan 2 15:04")
 }
 
 // keyNameOnly drops the "(sk-gw-…)" the name book adds: within one
@@ -227,6 +242,9 @@ func writePolicyBudgets(ctx context.Context, w io.Writer, c *client.Client, org,
 	rows, note := forecastBudgets(ctx, c, org, ws, mine, time.Now())
 	names := newNameBook(c)
 	t := budgetsTable(rows, func(id string) string { return keyNameOnly(names.inferenceKeyName(ctx, org, ws, id)) }, false)
+	// Without the policy column there is room for what remains.
+	t.Wide = slices.DeleteFunc(t.Wide, func(h string) bool { return h == "remaining" })
+	t = t.narrow()
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  "+strings.ToUpper(strings.Join(t.Headers, "\t")))
 	for _, r := range t.Rows {

@@ -116,16 +116,15 @@ func budgetsCreateForTagRun(ctx context.Context, opts *BudgetsCreateForTagOption
 	}
 	if opts.Output == OutputTable {
 		fmt.Fprintf(opts.f.IO.ErrOut, "Created policy %s: a %s USD %s budget shared by the keys tagged %s=%s (%d now).\n",
-			tb.Policy.Name, opts.AmountUSD, opts.Period, tb.TagKey, tb.TagValue, tagBudgetKeys(tb))
+			tb.Policy.Name, moneyCell(opts.AmountUSD), opts.Period, tb.TagKey, tb.TagValue, tagBudgetKeys(tb))
 	}
 	return opts.f.Print(opts.Output, tb, func() Table {
 		return detailTable("policy_id", tb.PolicyID.String(), "name", tb.Policy.Name, "tag", tb.TagKey+"="+tb.TagValue,
-			"keys", fmt.Sprint(tagBudgetKeys(tb)), "amount_usd", opts.AmountUSD, "period", opts.Period)
+			"keys", fmt.Sprint(tagBudgetKeys(tb)), "amount_usd", moneyCell(opts.AmountUSD), "period", opts.Period)
 	})
 }
 
-// tagBudgetKeys counts the keys a tag budget covers: its key list less the
-// marker.
+// tagBudgetKeys counts the keys a tag budget covers.
 func tagBudgetKeys(tb wire.TagBudget) int {
 	var def struct {
 		Target struct {
@@ -135,5 +134,33 @@ func tagBudgetKeys(tb wire.TagBudget) int {
 	if err := json.Unmarshal(tb.Policy.Definition, &def); err != nil {
 		return 0
 	}
-	return max(len(def.Target.KeyIDs)-1, 0)
+	return selectedKeyCount(def.Target.KeyIDs)
+}
+
+// tagMarkerPrefix starts the marker a tag budget's key list begins with
+// (tag:team=search): it names the tag the list follows and matches no key.
+const tagMarkerPrefix = "tag:"
+
+// selectedKeyCount counts a selected_keys target's keys: its ids less
+// the markers. gw budgets create-for-tag and gw policies list both count
+// with it, so they agree (issue 26, row 12: one said 1, the other 2).
+func selectedKeyCount(ids []string) int {
+	n := 0
+	for _, id := range ids {
+		if !strings.HasPrefix(id, tagMarkerPrefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// selectedKeysTag is the tag a tag budget's key list follows (team=search),
+// "" for a list of keys chosen by hand.
+func selectedKeysTag(ids []string) string {
+	for _, id := range ids {
+		if tag, ok := strings.CutPrefix(id, tagMarkerPrefix); ok {
+			return tag
+		}
+	}
+	return ""
 }

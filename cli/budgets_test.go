@@ -170,12 +170,13 @@ func TestBudgetsRun(t *testing.T) {
 		t.Fatalf("rows %q", rows)
 	}
 	keyName := "ci"
-	// policy period aggregation key amount spent reserved remaining resets forecast
+	// Piped, every column: policy key period aggregation amount spent
+	// reserved remaining resets forecast; money with two decimals at least.
 	want := map[string][]string{
 		// No request touched roomy's counter: its spend is the month's usage.
-		"roomy":   {"roomy", "month", "shared", "-", "1000000", "770", "0", "999230"},
-		"tight":   {"tight", "month", "shared", "-", "10", "9.99", "0.005", "0.005"},
-		"per-key": {"per-key", "day", "per_key", keyName, "5", "1", "0", "4"},
+		"roomy":   {"roomy", "(shared)", "month", "shared", "1000000.00", "770.00", "0.00", "999230.00"},
+		"tight":   {"tight", "(shared)", "month", "shared", "10.00", "9.99", "0.005", "0.005"},
+		"per-key": {"per-key", keyName, "day", "per_key", "5.00", "1.00", "0.00", "4.00"},
 	}
 	for name, w := range want {
 		got := byPolicy[name]
@@ -211,7 +212,7 @@ func TestBudgetsRun(t *testing.T) {
 	for _, b := range out {
 		want := (tui.Forecast{Outcome: b.Forecast.Outcome, At: derefTime(b.Forecast.RunsOutAt)}).String()
 		if b.Forecast.RunsOutAt != nil {
-			want = "runs out " + b.Forecast.RunsOutAt.UTC().Format("2006-01-02 15:04")
+			want = "runs out " + b.Forecast.RunsOutAt.UTC().Format("Jan 2 15:04")
 		}
 		if row := byPolicy[b.PolicyName]; row[9] != want {
 			t.Errorf("%s: table says %q, json %+v", b.PolicyName, row[9], b.Forecast)
@@ -224,15 +225,14 @@ func TestBudgetsRun(t *testing.T) {
 		}
 	}
 	mustContain(t, "yaml", be.ok("budgets", "-o", "yaml"), "policy_name: tight", "forecast:\n", "outcome: ")
-	// A header on request, as the other lists.
+	// A header on request, as the other lists; the wide columns with -o
+	// wide (the widths are TestTablesFitTheTerminal's).
 	table := be.ok("budgets", "-o", "table")
-	mustContain(t, "-o table", table, "POLICY", "RESETS (UTC)", "FORECAST (UTC)")
-	// It fits a 120-column terminal (issue 22, row 15).
-	for _, line := range strings.Split(table, "\n") {
-		if n := len([]rune(line)); n > 120 {
-			t.Errorf("a line of %d columns:\n%s", n, table)
-		}
+	mustContain(t, "-o table", table, "POLICY", "KEY", "SPENT", "FORECAST (UTC)")
+	if strings.Contains(table, "RESETS") || strings.Contains(table, "RESERVED") || strings.Contains(table, "REMAINING") {
+		t.Errorf("-o table shows the wide columns:\n%s", table)
 	}
+	mustContain(t, "-o wide", be.ok("budgets", "-o", "wide"), "AGGREGATION", "RESERVED", "REMAINING", "RESETS (UTC)", "FORECAST (UTC)")
 }
 
 // TestBudgetsWithoutUsageRead: a key that may read policies but not usage
@@ -257,7 +257,7 @@ func TestBudgetsWithoutUsageRead(t *testing.T) {
 func TestPoliciesGetBudgets(t *testing.T) {
 	e := newBudgetsEnv(t)
 	out := e.ok("policies", "get", "per-key")
-	mustContain(t, "get per-key", out, "budgets:\n  PERIOD  ", "REMAINING", "\n  day ", "per_key", "  ci  ")
+	mustContain(t, "get per-key", out, "budgets:\n  KEY  PERIOD  ", "REMAINING", "\n  ci   day ", "5.00", "4.00")
 	if strings.Contains(out, "roomy") || strings.Contains(out, "tight") {
 		t.Errorf("another policy's budgets:\n%s", out)
 	}

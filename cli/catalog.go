@@ -40,8 +40,8 @@ func catalogModelTable(ms []wire.CatalogModel) Table {
 		case m.Available != nil:
 			state = "available"
 		}
-		t.Rows = append(t.Rows, []string{m.ID, m.Provider, strconv.FormatInt(m.ContextWindow, 10), m.Pricing.InputPerMTok,
-			m.Pricing.OutputPerMTok, orDash(strings.Join(m.Capabilities, ",")), state})
+		t.Rows = append(t.Rows, []string{m.ID, m.Provider, strconv.FormatInt(m.ContextWindow, 10), moneyCell(m.Pricing.InputPerMTok),
+			moneyCell(m.Pricing.OutputPerMTok), orDash(strings.Join(m.Capabilities, ",")), state})
 	}
 	return t
 }

@@ -70,6 +70,12 @@ func TestServeFlags(t *testing.T) {
 				}
 			}},
 		{name: "data plane needs its control plane", args: []string{"--role", "data-plane"}, wantErr: "--control-plane-url"},
+		{name: "control plane URL with the API path", args: []string{"--role", "data-plane", "--control-plane-url", "http://cp:8080/api/v1/", "--token", "sk-cp-x"},
+			check: func(t *testing.T, o *ServeOptions) {
+				if o.ControlPlaneURL != "http://cp:8080" {
+					t.Errorf("control plane URL %q", o.ControlPlaneURL)
+				}
+			}},
 		{name: "unknown role", args: []string{"--role", "edge"}, wantErr: "--role must be"},
 		{name: "cors off by default", check: func(t *testing.T, o *ServeOptions) {
 			if len(o.CORSOrigins) != 0 {

@@ -4,10 +4,11 @@ import (
 	"context"
 	"strings"
 
-	"github.com/gw-gateway/gw/wire"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gw-gateway/gw/client"
-	"github.com/spf13/cobra"
+	"github.com/gw-gateway/gw/wire"
 )
 
 // Dynamic shell completion lists what the current context can see, through
@@ -23,37 +24,49 @@ type completer func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]stri
 // first positional argument completes to. They live in one table rather
 // than in each constructor because some of those commands are built by
 // shared helpers (newIDCmd) or live in files of other command groups.
+// Flag values are flagCompletions' (completion_values.go).
 var positionalCompleters = map[string]completer{
-	"orgs get":                        completeOrgs,
-	"orgs update":                     completeOrgs,
-	"orgs delete":                     completeOrgs,
-	"workspaces get":                  completeWorkspaces,
-	"workspaces update":               completeWorkspaces,
-	"workspaces delete":               completeWorkspaces,
-	"policies get":                    completePolicies,
-	"policies delete":                 completePolicies,
-	"inference-keys get":              completeInferenceKeys,
-	"inference-keys revoke":           completeInferenceKeys,
-	"inference-keys update":           completeInferenceKeys,
-	"keys get":                        completeManagementKeys,
-	"keys revoke":                     completeManagementKeys,
-	"service-accounts get":            completeServiceAccounts,
-	"service-accounts delete":         completeServiceAccounts,
-	"usage --workspace-filter":        completeWorkspaces,
-	"usage report --workspace-filter": completeWorkspaces,
-	"usage report --provider":         completeProviders,
-	"usage report --model":            completeModels,
-	"credentials create --provider":   completeProviders,
-	"policies explain --model":        completeModels,
-	"models get":                      completeModels,
+	"orgs get":                  completeOrgs,
+	"orgs update":               completeOrgs,
+	"orgs delete":               completeOrgs,
+	"workspaces get":            completeWorkspaces,
+	"workspaces update":         completeWorkspaces,
+	"workspaces delete":         completeWorkspaces,
+	"policies get":              completePolicies,
+	"policies delete":           completePolicies,
+	"inference-keys get":        completeInferenceKeys,
+	"inference-keys revoke":     completeInferenceKeys,
+	"inference-keys update":     completeInferenceKeys,
+	"keys get":                  completeManagementKeys,
+	"keys revoke":               completeManagementKeys,
+	"service-accounts get":      completeServiceAccounts,
+	"service-accounts delete":   completeServiceAccounts,
+	"models get":                completeModels,
+	"aliases delete":            completeAliases,
+	"budgets create-for-tag":    completeTagPairs,
+	"catalog retire":            completeModels,
+	"credentials get":           completeCredentials,
+	"credentials update":        completeCredentials,
+	"credentials delete":        completeCredentials,
+	"data-planes enroll":        completeEnrollments("pending"),
+	"data-planes revoke":        completeEnrollments("approved"),
+	"data-planes get":           completeDataPlanes,
+	"invitations revoke":        completeInvitations,
+	"invitations reissue":       completeInvitations,
+	"members update":            completeMembers,
+	"members remove":            completeMembers,
+	"workspaces members add":    completeMembers,
+	"workspaces members update": completeWorkspaceMembers,
+	"workspaces members remove": completeWorkspaceMembers,
 }
 
 // addDynamicCompletion wires the completers into a built command tree:
-// the global --org and --workspace flags, login's own, and the positional
-// arguments of positionalCompleters.
+// the global --org, --workspace and --context flags, the positional
+// arguments of positionalCompleters and the flags of flagCompletions.
 func addDynamicCompletion(f *Factory, root *cobra.Command) {
 	_ = root.RegisterFlagCompletionFunc("org", completion(f, completeOrgs))
 	_ = root.RegisterFlagCompletionFunc("workspace", completion(f, completeWorkspaces))
+	_ = root.RegisterFlagCompletionFunc("context", contextValues(f))
 	var walk func(cmd *cobra.Command)
 	walk = func(cmd *cobra.Command) {
 		path := strings.TrimPrefix(cmd.CommandPath(), root.Name()+" ")
@@ -66,13 +79,16 @@ func addDynamicCompletion(f *Factory, root *cobra.Command) {
 				return complete(cmd, args, toComplete)
 			}
 		}
-		for flag, c := range positionalCompleters {
-			if p, name, ok := strings.Cut(flag, " --"); ok && p == path {
-				_ = cmd.RegisterFlagCompletionFunc(name, completion(f, c))
-			}
+		if path == "aliases set" && cmd.ValidArgsFunction == nil {
+			cmd.ValidArgsFunction = aliasSetArgs(f)
 		}
+		cmd.LocalNonPersistentFlags().VisitAll(func(fl *pflag.Flag) {
+			if c := flagCompletionFor(path, fl.Name); c != nil {
+				_ = cmd.RegisterFlagCompletionFunc(fl.Name, c(f))
+			}
+		})
 		if fl := cmd.LocalFlags().Lookup("output"); fl != nil {
-			_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{OutputTable, OutputJSON, OutputYAML}, cobra.ShellCompDirectiveNoFileComp))
+			_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
 		}
 		if path == "login" {
 			_ = cmd.RegisterFlagCompletionFunc("org", completion(f, completeOrgs))
@@ -97,13 +113,7 @@ func completion(f *Factory, c completer) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
-		var out []string
-		for _, cand := range all {
-			if value, _, _ := strings.Cut(cand, "\t"); value != "" && strings.HasPrefix(value, toComplete) {
-				out = append(out, cand)
-			}
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
+		return withPrefix(all, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

@@ -45,12 +45,13 @@ func NewCmdDataPlanesList(f *Factory, runF func(context.Context, *DataPlanesOpti
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the data planes with their state",
-		Long: `List every data plane that has sent a heartbeat: its id, version, the bundle
-version it admitted per organization, its usage spool depth, its last
-heartbeat, whether it is alive (healthy, or stale after a minute without a
-heartbeat), its enrollment (pending until gw data-planes enroll approves it;
-it serves nothing until then) and whether it is current (enrolled and it
-admitted every organization's latest bundle). Needs data-planes.read;
+		Long: `List every data plane that has sent a heartbeat: its id; its status, healthy
+when it is enrolled and alive, else why it serves nothing (pending until gw
+data-planes enroll approves it, revoked, not enrolled) and stale after a
+minute without a heartbeat; whether it is current (enrolled and it admitted
+every organization's latest bundle); its version, usage spool depth and last
+heartbeat. -o wide adds its enrollment, the bundle version it admitted per
+organization and its first heartbeat. Needs data-planes.read;
 "current" needs bundles.read too.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -134,24 +135,69 @@ func dataPlanesRun(ctx context.Context, opts *DataPlanesOptions) error {
 	if err != nil {
 		return err
 	}
+	// Bundles are keyed by organization id; a person knows the names.
+	names := newNameBook(c)
+	orgName := func(id string) string { return names.orgName(ctx, id) }
 	if opts.ID == "" {
-		return opts.Print(opts.Output, views, func() Table { return dataPlanesTable(views) })
+		err := opts.Print(opts.Output, views, func() Table { return dataPlanesTable(views, orgName) })
+		if err == nil && opts.Output == OutputTable {
+			sayPending(opts.IO, views)
+		}
+		return err
 	}
 	i := slices.IndexFunc(views, func(v DataPlaneView) bool { return v.ID == opts.ID })
 	if i < 0 {
 		return fmt.Errorf("no data plane %q has sent a heartbeat", opts.ID)
 	}
 	v := views[i]
-	return opts.Print(opts.Output, v, func() Table { return dataPlaneTable(v) })
+	return opts.Print(opts.Output, v, func() Table { return dataPlaneTable(v, orgName) })
 }
 
-func dataPlanesTable(views []DataPlaneView) Table {
-	t := Table{Headers: []string{"id", "version", "status", "enrollment", "current", "bundles", "spool", "last heartbeat"}}
+// dataPlanesTable is a data plane per row. The enrollment, the bundles
+// and the first heartbeat are wide: the status says whether it serves,
+// current whether its bundles are the latest.
+func dataPlanesTable(views []DataPlaneView, orgName func(string) string) Table {
+	t := Table{Headers: []string{"id", "status", "current", "version", "spool", "last seen", "enrollment", "bundles", "first seen"},
+		Wide: []string{"enrollment", "bundles", "first seen"}, Shrink: []string{"version"}}
 	for _, v := range views {
-		t.Rows = append(t.Rows, []string{v.ID, v.Version, v.Status, enrollmentText(v.Enrollment), currentText(v.Current), bundlesText(v.BundleVersions),
-			strconv.FormatInt(v.SpoolDepth, 10), since(v.LastSeenAt)})
+		t.Rows = append(t.Rows, []string{v.ID, dataPlaneStatus(v), currentText(v.Current), v.Version,
+			strconv.FormatInt(v.SpoolDepth, 10), since(v.LastSeenAt), enrollmentText(v.Enrollment), bundlesText(v.BundleVersions, orgName),
+			v.FirstSeenAt.UTC().Format("2006-01-02 15:04")})
 	}
 	return t
+}
+
+// dataPlaneStatus says whether a data plane serves. The API's status is
+// its heartbeat alone (healthy, or stale after a minute without one); a
+// data plane that is not enrolled serves nothing however alive it is, so
+// its enrollment comes first: pending, revoked or not enrolled, then stale
+// if it is (issue 26, row 12).
+func dataPlaneStatus(v DataPlaneView) string {
+	var parts []string
+	switch v.Enrollment {
+	case "approved":
+	case "pending", "revoked":
+		parts = append(parts, v.Enrollment)
+	default:
+		parts = append(parts, "not enrolled")
+	}
+	if v.Status != "healthy" {
+		parts = append(parts, v.Status)
+	}
+	if len(parts) == 0 {
+		return v.Status
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sayPending tells, under the table, how to enroll the data planes that
+// wait for it: the table has no room for the command.
+func sayPending(ios *IOStreams, views []DataPlaneView) {
+	for _, v := range views {
+		if v.Enrollment == "pending" {
+			fmt.Fprintf(ios.ErrOut, "%s waits to be enrolled and serves nothing until then: gw data-planes enroll %s --org ORG\n", v.ID, v.ID)
+		}
+	}
 }
 
 // enrollmentText says what an enrollment that is not approved means for
@@ -169,12 +215,13 @@ func enrollmentText(e string) string {
 }
 
 // dataPlaneTable shows one data plane down the page, a row per bundle.
-func dataPlaneTable(v DataPlaneView) Table {
+func dataPlaneTable(v DataPlaneView, orgName func(string) string) Table {
 	t := Table{Headers: []string{"field", "value"}}
 	add := func(k, val string) { t.Rows = append(t.Rows, []string{k, val}) }
 	add("id", v.ID)
 	add("version", v.Version)
-	add("status", v.Status)
+	add("status", dataPlaneStatus(v))
+	add("heartbeat", v.Status)
 	add("enrollment", enrollmentText(v.Enrollment))
 	add("current", currentText(v.Current))
 	add("spool_depth", strconv.FormatInt(v.SpoolDepth, 10))
@@ -190,11 +237,11 @@ func dataPlaneTable(v DataPlaneView) Table {
 		if slices.Contains(v.Behind, org) {
 			line += " (behind)"
 		}
-		add("bundle "+org, line)
+		add("bundle "+orgName(org), line)
 	}
 	for _, org := range v.Behind {
 		if _, ok := v.BundleVersions[org]; !ok {
-			add("bundle "+org, "none (behind)")
+			add("bundle "+orgName(org), "none (behind)")
 		}
 	}
 	return t
@@ -211,8 +258,8 @@ func currentText(c *bool) string {
 }
 
 // bundlesText sums a data plane's bundles up in a cell: how many, and
-// their versions when few.
-func bundlesText(versions map[string]int64) string {
+// their organizations' names and versions when few.
+func bundlesText(versions map[string]int64, orgName func(string) string) string {
 	if len(versions) == 0 {
 		return "none"
 	}
@@ -226,16 +273,9 @@ func bundlesText(versions map[string]int64) string {
 	sort.Strings(orgs)
 	parts := make([]string, len(orgs))
 	for i, org := range orgs {
-		parts[i] = shortID(org) + "@v" + strconv.FormatInt(versions[org], 10)
+		parts[i] = orgName(org) + "@v" + strconv.FormatInt(versions[org], 10)
 	}
 	return strings.Join(parts, ",")
-}
-
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
 }
 
 // since says how long ago t was, to the second.

@@ -202,7 +202,7 @@ func approveWhenAsked(ctx context.Context, c *client.Client, opts *DataPlanesEnr
 		retry := client.IsStatus(err, http.StatusNotFound) || errors.As(err, &unreachable)
 		if err == nil || !retry || time.Now().Add(enrollRetryEvery).After(deadline) {
 			if client.IsStatus(err, http.StatusNotFound) {
-				return e, fmt.Errorf("data plane %q has not asked to be enrolled: start it (gw serve --role data-plane --data-plane-id %s), or pass --wait: %w", opts.ID, opts.ID, err)
+				return e, notAsked(opts, err)
 			}
 			return e, err
 		}
@@ -214,6 +214,18 @@ func approveWhenAsked(ctx context.Context, c *client.Client, opts *DataPlanesEnr
 			return e, err
 		}
 	}
+}
+
+// notAsked explains a 404: the data plane never asked. --wait is
+// suggested only to one who did not pass it (issue 26, row 12); one who
+// did waited in vain, and the cause is elsewhere.
+func notAsked(opts *DataPlanesEnrollOptions, err error) error {
+	if opts.Wait > 0 {
+		return fmt.Errorf("data plane %q did not ask to be enrolled within --wait %s: is it running, with --data-plane-id %s and a key "+
+			"that holds data-planes.heartbeat, against this control plane? Its log says whether it asked: %w", opts.ID, opts.Wait, opts.ID, err)
+	}
+	return fmt.Errorf("data plane %q has not asked to be enrolled: start it (gw serve --role data-plane --data-plane-id %s), or pass --wait 2m "+
+		"to wait for it to ask: %w", opts.ID, opts.ID, err)
 }
 
 // DataPlanesRevokeOptions configure gw data-planes revoke.

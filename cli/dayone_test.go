@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/config"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/wire"
@@ -101,14 +102,21 @@ func TestDataPlanePendingEnrollment(t *testing.T) {
 	if _, err := c.Heartbeat(ctx, wire.Heartbeat{ID: "dp-eu-1", Version: "test", BundleVersions: map[string]int64{}}); err != nil {
 		t.Fatal(err)
 	}
-	out := e.ok("data-planes", "list", "-o", "table")
-	mustContain(t, "data-planes list", out, "ENROLLMENT", "pending (serves nothing: gw data-planes enroll)")
+	// Its status is pending, not the heartbeat's healthy (issue 26, row
+	// 12); stderr says how to enroll it; -o wide shows the enrollment.
+	r := e.code(ExitOK, "", "data-planes", "list", "-o", "table")
+	if rows := strings.Fields(strings.Split(r.out, "\n")[1]); len(rows) < 2 || rows[0] != "dp-eu-1" || rows[1] != "pending" {
+		t.Fatalf("data-planes list:\n%s", r.out)
+	}
+	mustContain(t, "data-planes list's stderr", r.errOut, "dp-eu-1 waits to be enrolled and serves nothing until then: gw data-planes enroll dp-eu-1 --org ORG")
+	mustContain(t, "data-planes list -o wide", e.ok("data-planes", "list", "-o", "wide"), "ENROLLMENT", "pending (serves nothing: gw data-planes enroll)")
+	mustContain(t, "data-planes get", e.ok("data-planes", "get", "dp-eu-1"), "status\tpending\n", "heartbeat\thealthy\n")
 	views := decodeJSONOut[[]DataPlaneView](t, e.ok("data-planes", "list", "-o", "json"))
 	if len(views) != 1 || views[0].Enrollment != "pending" || views[0].Current == nil || *views[0].Current {
 		t.Fatalf("views %+v", views)
 	}
-	r := e.code(ExitError, "", "status")
-	mustContain(t, "gw status", r.out, "1 not enrolled")
+	r = e.code(ExitError, "", "status")
+	mustContain(t, "gw status", r.out, "1 not enrolled", "data plane dp-eu-1\tpending\t")
 }
 
 // Errors name the real cause (issue 22, rows 2 and 10): an organization
@@ -146,6 +154,47 @@ func TestErrorsNameTheirCause(t *testing.T) {
 	if want := "error: cannot reach http://127.0.0.1:1: is `gw serve` running? (connection refused)\n"; r.errOut != want {
 		t.Fatalf("whoami, server down: %q, want %q", r.errOut, want)
 	}
+}
+
+// A server URL given with /api/v1 is the server's: its context's key goes
+// along, and a context stored with one is found for the bare URL; whoami
+// never asks to log in to .../api/v1 (issue 26, row 12).
+func TestServerURLWithAPIPathFindsItsContext(t *testing.T) {
+	e := newResEnv(t)
+	cfg, err := config.Load(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Contexts["local"] = &config.Context{Server: e.url, Token: e.boot.ManagementKey.Token, Org: "default"}
+	cfg.Contexts["other"] = &config.Context{Server: "http://127.0.0.1:1", Token: "sk-cp-other"}
+	cfg.CurrentContext = "other"
+	if err := cfg.Save(); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GW_TOKEN", "")
+	t.Setenv("GW_SERVER", "")
+	for _, server := range []string{e.url + "/api/v1", e.url + "/api/v1/", e.url + "/"} {
+		r := e.code(ExitOK, "", "whoami", "--server", server)
+		mustContain(t, "whoami --server "+server, r.out, "owner@example.com", "context\tlocal")
+		if strings.Contains(r.errOut, "log") {
+			t.Fatalf("whoami --server %s: %s", server, r.errOut)
+		}
+	}
+	t.Setenv("GW_SERVER", e.url+"/api/v1")
+	mustContain(t, "GW_SERVER with /api/v1", e.ok("whoami"), "owner@example.com")
+
+	// A context stored with the API path serves the bare URL too.
+	cfg.Contexts["local"].Server = e.url + "/api/v1"
+	if err := cfg.Save(); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GW_SERVER", e.url)
+	mustContain(t, "a context stored with /api/v1", e.ok("whoami"), "owner@example.com")
+
+	// A server no context holds a key for is named without the path.
+	t.Setenv("GW_SERVER", "http://127.0.0.1:2/api/v1")
+	r := e.code(ExitAuth, "", "whoami")
+	mustContain(t, "another server", r.errOut, "not logged in to http://127.0.0.1:2 (", "run gw login --server http://127.0.0.1:2 (")
 }
 
 // Without a desktop gw login does not run xdg-open (seven lines of its
@@ -217,46 +266,73 @@ func TestEveryCommandHasExamples(t *testing.T) {
 			return
 		}
 		hit := false
-		for _, line := range strings.Split(c.Example, "\n") {
-			if i := strings.Index(line, "#"); i >= 0 {
-				line = line[:i]
-			}
-			// Each gw of a pipeline is checked on its own.
-			for _, seg := range strings.Split(line, "|") {
-				i := strings.Index(seg, "gw ")
-				if i < 0 {
-					continue
-				}
-				var args []string
-				quoted := false
-				for _, w := range strings.Fields(seg[i+3:]) {
-					// Quoted words ("Acme Inc") are one argument.
-					if quoted {
-						args[len(args)-1] += " " + w
-					} else {
-						args = append(args, w)
-					}
-					if strings.Count(w, `"`)%2 == 1 {
-						quoted = !quoted
-					}
-				}
-				cmd, rest, err := root.Find(args)
-				if err == nil {
-					err = cmd.ParseFlags(rest)
-				}
-				if err != nil {
-					t.Errorf("%s: example %q: %v", c.CommandPath(), strings.TrimSpace(seg), err)
-				}
-				// A command that is another's alias (gw budgets list) may
-				// show its parent's examples.
-				hit = hit || cmd == c || cmd == c.Parent()
-			}
+		for _, cmd := range exampleCommands(t, root, c.CommandPath(), c.Example) {
+			// A command that is another's alias (gw budgets list) may
+			// show its parent's examples.
+			hit = hit || cmd == c || cmd == c.Parent()
 		}
 		if !hit {
 			t.Errorf("%s: no example runs it", c.CommandPath())
 		}
 	}
 	walk(root)
+}
+
+// exampleCommands parses each gw of an example (each of a pipeline on its
+// own) with its command's own flags, reporting the ones that do not parse,
+// and returns the commands they run.
+func exampleCommands(t *testing.T, root *cobra.Command, where, example string) []*cobra.Command {
+	t.Helper()
+	var cmds []*cobra.Command
+	for _, line := range strings.Split(example, "\n") {
+		if i := strings.Index(line, "#"); i >= 0 {
+			line = line[:i]
+		}
+		for _, seg := range strings.Split(line, "|") {
+			i := strings.Index(seg, "gw ")
+			if i < 0 {
+				continue
+			}
+			var args []string
+			quoted := false
+			for _, w := range strings.Fields(seg[i+3:]) {
+				// Quoted words ("Acme Inc") are one argument.
+				if quoted {
+					args[len(args)-1] += " " + w
+				} else {
+					args = append(args, w)
+				}
+				if strings.Count(w, `"`)%2 == 1 {
+					quoted = !quoted
+				}
+			}
+			cmd, rest, err := root.Find(args)
+			if err == nil {
+				err = cmd.ParseFlags(rest)
+			}
+			if err != nil {
+				t.Errorf("%s: example %q: %v", where, strings.TrimSpace(seg), err)
+			}
+			cmds = append(cmds, cmd)
+		}
+	}
+	return cmds
+}
+
+// gw --help starts a newcomer off: a "start here" line and examples from
+// a server to the first report, each of which parses (issue 26, row 12).
+func TestRootHelpStartsHere(t *testing.T) {
+	code, out, _ := runGW(t, "--help")
+	mustContain(t, "gw --help", out, "Start here:", "Examples:", "gw serve", "gw login --server", "gw inference-keys create")
+	root := NewRootCmd(&Factory{IO: &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}})
+	var ran []string
+	for _, c := range exampleCommands(t, root, "gw", root.Example) {
+		ran = append(ran, strings.TrimPrefix(c.CommandPath(), "gw "))
+	}
+	want := []string{"serve", "login", "whoami", "credentials create", "workspaces create", "inference-keys create", "models list", "usage report"}
+	if code != ExitOK || !slices.Equal(ran, want) {
+		t.Fatalf("exit %d; the examples run %q, want %q", code, ran, want)
+	}
 }
 
 // gw keys list names scopes and owners (issue 22, row 15); -o json keeps

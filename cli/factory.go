@@ -133,7 +133,9 @@ func (f *Factory) Settings() (Settings, error) {
 	// server, never another server's: a stored key goes only to the server
 	// it was issued by (like gh's per-host tokens). A key given by flag or
 	// GW_TOKEN is the caller's explicit choice and goes where they say.
-	override := strings.TrimRight(v.GetString("server"), "/")
+	// The URL is the server's base: http://host/api/v1 is the context of
+	// http://host (issue 26, row 12).
+	override := f.baseServerURL(v.GetString("server"))
 	var elsewhere string
 	if name != "" {
 		ctx, ok := cfg.Contexts[name]
@@ -155,7 +157,7 @@ func (f *Factory) Settings() (Settings, error) {
 	}
 	return Settings{
 		Context:     name,
-		Server:      strings.TrimRight(v.GetString("server"), "/"),
+		Server:      f.baseServerURL(v.GetString("server")),
 		Token:       v.GetString("token"),
 		Org:         v.GetString("org"),
 		Workspace:   v.GetString("workspace"),
@@ -175,10 +177,11 @@ func contextForServer(cfg *config.File, server string) (string, *config.Context)
 }
 
 // sameServer compares server URLs as origins plus path, ignoring a
-// trailing slash and the case of the scheme and host.
+// trailing slash, an API path (serverBase) and the case of the scheme and
+// host.
 func sameServer(a, b string) bool {
 	norm := func(s string) string {
-		s = strings.TrimRight(s, "/")
+		s, _ = serverBase(s)
 		u, err := url.Parse(s)
 		if err != nil || u.Host == "" {
 			return s
@@ -221,6 +224,8 @@ func serverBase(raw string) (base, note string) {
 }
 
 // baseServerURL is serverBase, saying on stderr (once) what it corrected.
+// Every server URL gw takes goes through it: --server, GW_SERVER, a
+// context's, gw login's, and the data plane's --control-plane-url.
 func (f *Factory) baseServerURL(raw string) string {
 	base, note := serverBase(raw)
 	if note != "" && !f.noted {

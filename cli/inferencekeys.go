@@ -27,10 +27,16 @@ func NewCmdInferenceKeys(f *Factory) *cobra.Command {
 	return cmd
 }
 
-func inferenceKeyTable(ks ...wire.InferenceKey) Table {
-	t := Table{Headers: []string{"id", "prefix", "name", "status", "user_id", "tags", "expires", "created"}}
+// inferenceKeyTable is a key per row, its owner named (owner names the
+// user id by email where the key may list members). The id and the
+// creation are wide: the name and prefix say which key it is; piped, the
+// id stays the first column.
+func inferenceKeyTable(owner func(id string) string, ks ...wire.InferenceKey) Table {
+	t := Table{Headers: []string{"id", "name", "prefix", "status", "owner", "tags", "expires", "created"},
+		Wide: []string{"id", "created"}, Shrink: []string{"tags", "name", "owner"}}
 	for _, k := range ks {
-		t.Rows = append(t.Rows, []string{k.ID.String(), k.Prefix, k.Name, k.Status, k.UserID.String(), tagsCell(k.Tags), timeCell(k.ExpiresAt), timeCell(&k.CreatedAt)})
+		t.Rows = append(t.Rows, []string{k.ID.String(), k.Name, k.Prefix, k.Status, owner(k.UserID.String()), tagsCell(k.Tags),
+			dateCell(k.ExpiresAt), dateCell(&k.CreatedAt)})
 	}
 	return t
 }
@@ -63,7 +69,10 @@ func inferenceKeysListRun(ctx context.Context, opts *InferenceKeysListOptions) e
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, ks, func() Table { return inferenceKeyTable(ks...) })
+	names := newNameBook(c)
+	return opts.f.Print(opts.Output, ks, func() Table {
+		return inferenceKeyTable(func(id string) string { return names.memberName(ctx, org, id) }, ks...)
+	})
 }
 
 // InferenceKeysGetOptions configure gw inference-keys get.

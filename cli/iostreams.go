@@ -13,6 +13,9 @@ type IOStreams struct {
 	ErrOut io.Writer
 	// ForceTerminal makes tables aligned as on a terminal (tests).
 	ForceTerminal bool
+	// Width is the terminal's width in columns (tests); 0 reads it from
+	// Out when Out is a terminal.
+	Width int
 }
 
 // SystemIO returns the process's standard streams.

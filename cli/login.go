@@ -63,7 +63,10 @@ func NewCmdLogin(f *Factory, runF func(context.Context, *LoginOptions) error) *c
 opens the approval page in your browser (or prints its URL with --no-browser),
 and waits while you sign in, check the code and pick the organization (and
 optionally the workspace) the key is for. The approved management key is
-stored in a configuration context, which becomes the current one.
+stored in a configuration context: the one for this server, which becomes the
+current one, or the one --context names, which becomes current only when
+there is none yet (gw says which context is current afterwards; gw context
+use switches).
 
 Logging in again to the same context replaces its key: the server revokes the
 old one when it delivers the new one, provided both are for the same user and
@@ -137,7 +140,7 @@ Exit status 4 when the sign-in is denied, expires or was already delivered.`,
 	// where to log in and what to preselect, not which credential to use.
 	fl := cmd.Flags()
 	fl.String("server", "", "gw server URL (default: the context's server) [GW_SERVER]")
-	fl.String("context", "", "context to store the key in (default: the one for this server, else the server's host) [GW_CONTEXT]")
+	fl.String("context", "", "context to store the key in, without making it the current one (default: the one for this server, else the server's host, made current) [GW_CONTEXT]")
 	fl.String("org", "", "organization to preselect on the approval page (UUID or slug) [GW_ORG]")
 	fl.String("workspace", "", "workspace to preselect on the approval page (UUID or slug) [GW_WORKSPACE]")
 	fl.String("label", "", "name of this device on the approval page and the key's label (default: gw on <hostname>) [GW_LABEL]")
@@ -209,7 +212,7 @@ func loginTarget(cfg *config.File, server, name string) (string, string, error) 
 			return "", "", usageError{errors.New("no server: pass --server URL (or set GW_SERVER)")}
 		}
 	}
-	server = strings.TrimRight(server, "/")
+	server, _ = serverBase(server)
 	u, err := parseServerURL(server)
 	if err != nil {
 		return "", "", usageError{err}
@@ -217,11 +220,11 @@ func loginTarget(cfg *config.File, server, name string) (string, string, error) 
 	if name != "" {
 		return name, server, nil
 	}
-	if cur := cfg.Current(); cur != nil && strings.TrimRight(cur.Server, "/") == server {
+	if cur := cfg.Current(); cur != nil && sameServer(cur.Server, server) {
 		return cfg.CurrentContext, server, nil
 	}
 	for _, n := range cfg.Names() {
-		if strings.TrimRight(cfg.Contexts[n].Server, "/") == server {
+		if sameServer(cfg.Contexts[n].Server, server) {
 			return n, server, nil
 		}
 	}
@@ -244,7 +247,7 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 	// The context's present key goes along on the poll so the server can
 	// revoke it in the same step that delivers its replacement.
 	previous := cfg.Contexts[name]
-	if previous != nil && (previous.Token == "" || strings.TrimRight(previous.Server, "/") != server) {
+	if previous != nil && (previous.Token == "" || !sameServer(previous.Server, server)) {
 		previous = nil
 	}
 	c, started, err := startSignIn(ctx, opts, server)
@@ -266,7 +269,16 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 		retirePreviousKey(ctx, opts, cfg, name, server, previous)
 	}
 	cfg.Contexts[name] = entry
-	cfg.CurrentContext = name
+	// --context names where the key goes, not what to use next: a second
+	// context (an instance admin's beside the everyday organization key)
+	// leaves the current one current. Without --context, or with no
+	// current context yet, the context logged in to becomes current, as
+	// logging in to a server asks (issue 26, row 12). Both are said.
+	before := cfg.CurrentContext
+	switched := opts.Context == "" || before == "" || cfg.Contexts[before] == nil
+	if switched {
+		cfg.CurrentContext = name
+	}
 	if err := cfg.Save(); err != nil {
 		return fmt.Errorf("the key was delivered but could not be stored: %w", err)
 	}
@@ -280,6 +292,12 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 	}
 	errOut := opts.IO.ErrOut
 	fmt.Fprintf(errOut, "Logged in to %s%s for %s (context %q, key %s).\n", server, who, scope, name, entry.KeyID)
+	switch {
+	case !switched && before != name:
+		fmt.Fprintf(errOut, "The current context is still %q; use this one with --context %s, or switch with gw context use %s.\n", before, name, name)
+	case switched && before != "" && before != name:
+		fmt.Fprintf(errOut, "Switched the current context from %q to %q.\n", before, name)
+	}
 	if res.ReplacedKeyID != nil {
 		fmt.Fprintf(errOut, "Replaced previous key %s; the server revoked it.\n", res.ReplacedKeyID)
 	}

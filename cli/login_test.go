@@ -718,6 +718,8 @@ func TestLoginTarget(t *testing.T) {
 	cfg := &config.File{CurrentContext: "prod", Contexts: map[string]*config.Context{
 		"prod":    {Server: "https://gw.example.com"},
 		"staging": {Server: "https://gw.staging.example.com/"},
+		// Stored with the API path (before issue 26): the bare URL's.
+		"legacy": {Server: "https://legacy.example.com/api/v1"},
 	}}
 	cases := []struct {
 		server, name      string
@@ -729,6 +731,8 @@ func TestLoginTarget(t *testing.T) {
 		{"https://gw.staging.example.com", "", "staging", "https://gw.staging.example.com", ""},
 		{"http://127.0.0.1:8080/", "", "127.0.0.1:8080", "http://127.0.0.1:8080", ""},
 		{"http://127.0.0.1:8080", "local", "local", "http://127.0.0.1:8080", ""},
+		{"https://legacy.example.com", "", "legacy", "https://legacy.example.com", ""},
+		{"", "legacy", "legacy", "https://legacy.example.com", ""},
 		{"", "nope", "", "", "no server"},
 		{"gw.example.com", "", "", "", "invalid server URL"},
 	}
@@ -844,18 +848,35 @@ func TestLoginInstance(t *testing.T) {
 	if !strings.Contains(res.errOut, "for the whole instance") {
 		t.Errorf("no success line:\n%s", res.errOut)
 	}
+	// The first context became current: there was none.
+	if res.cfg.CurrentContext != "admin" || strings.Contains(res.errOut, "current context") {
+		t.Fatalf("first login: current %q\n%s", res.cfg.CurrentContext, res.errOut)
+	}
 	// A second context, for the organization: gw context list names both
-	// scopes, no ids (issue 22, row 15).
+	// scopes, no ids (issue 22, row 15). --context does not make it
+	// current, and says so (issue 26, row 12).
 	br2 := newApprover(t, e.URL)
-	if res := e.login(cfgPath, br2, &sleeper{e: e}, func(o *LoginOptions) { o.Context = "work" }); res.err != nil {
+	res = e.login(cfgPath, br2, &sleeper{e: e}, func(o *LoginOptions) { o.Context = "work" })
+	if res.err != nil {
 		t.Fatalf("organization login: %v\n%s", res.err, res.errOut)
 	}
 	br2.wait()
+	if res.cfg.CurrentContext != "admin" || res.cfg.Contexts["work"] == nil ||
+		!strings.Contains(res.errOut, `The current context is still "admin"; use this one with --context work, or switch with gw context use work.`) {
+		t.Fatalf("login --context work: current %q\n%s", res.cfg.CurrentContext, res.errOut)
+	}
 	_, list, _ := runWith(t, &Factory{ConfigPath: cfgPath}, "context", "list", "-o", "table")
 	if !strings.Contains(list, "(instance)") || !strings.Contains(list, "Default") || strings.Contains(list, e.boot.Organization.ID.String()) {
 		t.Errorf("gw context list:\n%s", list)
 	}
-	_, _, _ = runWith(t, &Factory{ConfigPath: cfgPath}, "context", "use", "admin")
+	// Without --context the server's context (the current one here) is
+	// logged in to and stays current.
+	br3 := newApprover(t, e.URL)
+	res = e.login(cfgPath, br3, &sleeper{e: e}, func(o *LoginOptions) { o.Instance = true })
+	br3.wait()
+	if res.err != nil || res.cfg.CurrentContext != "admin" || strings.Contains(res.errOut, "current context") {
+		t.Fatalf("login without --context: %v, current %q\n%s", res.err, res.cfg.CurrentContext, res.errOut)
+	}
 	for _, k := range []string{"GW_SERVER", "GW_TOKEN", "GW_ORG", "GW_WORKSPACE", "GW_CONTEXT"} {
 		t.Setenv(k, "")
 	}
@@ -887,5 +908,25 @@ func TestLoginWorkspaceTakesTheContextsOrg(t *testing.T) {
 	cmd.SetArgs([]string{"--workspace", "search"})
 	if err := cmd.Execute(); err != nil || got == nil || got.Org != "acme" || got.Workspace != "search" {
 		t.Fatalf("login --workspace: %v %+v", err, got)
+	}
+}
+
+// Logging in to a server without --context makes its context current,
+// and says so when another was (issue 26, row 12).
+func TestLoginSaysItSwitched(t *testing.T) {
+	e := newLoginEnv(t)
+	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
+	cfg, _ := config.Load(cfgPath)
+	cfg.Contexts["elsewhere"] = &config.Context{Server: "http://127.0.0.1:1"}
+	cfg.CurrentContext = "elsewhere"
+	if err := cfg.Save(); err != nil {
+		t.Fatal(err)
+	}
+	br := newApprover(t, e.URL)
+	res := e.login(cfgPath, br, &sleeper{e: e}, nil)
+	br.wait()
+	if res.err != nil || res.cfg.CurrentContext != e.host() ||
+		!strings.Contains(res.errOut, `Switched the current context from "elsewhere" to "`+e.host()+`".`) {
+		t.Fatalf("login: %v, current %q\n%s", res.err, res.cfg.CurrentContext, res.errOut)
 	}
 }

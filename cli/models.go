@@ -58,7 +58,7 @@ func (t *inferenceTarget) resolve() error {
 
 // client builds a client that authenticates with the inference key.
 func (t inferenceTarget) client(f *Factory) (*client.Client, error) {
-	server := strings.TrimRight(t.DataPlaneURL, "/")
+	server := f.baseServerURL(t.DataPlaneURL)
 	if server == "" {
 		s, err := f.Settings()
 		if err != nil {
@@ -76,7 +76,7 @@ func modelTable(ms ...client.Model) Table {
 	t := Table{Headers: []string{"id", "provider", "context", "input_per_mtok", "output_per_mtok", "capabilities"}}
 	for _, m := range ms {
 		t.Rows = append(t.Rows, []string{m.ID, m.Provider, strconv.FormatInt(m.ContextWindow, 10),
-			orDash(m.Pricing.InputPerMTok), orDash(m.Pricing.OutputPerMTok), orDash(strings.Join(m.Capabilities, ","))})
+			moneyCell(m.Pricing.InputPerMTok), moneyCell(m.Pricing.OutputPerMTok), orDash(strings.Join(m.Capabilities, ","))})
 	}
 	return t
 }
@@ -84,8 +84,8 @@ func modelTable(ms ...client.Model) Table {
 func modelDetail(m client.Model) Table {
 	return detailTable("id", m.ID, "name", orDash(m.Name), "provider", m.Provider, "owned_by", m.OwnedBy,
 		"context_window", strconv.FormatInt(m.ContextWindow, 10), "max_output_tokens", strconv.FormatInt(m.MaxOutputTokens, 10),
-		"input_per_mtok", orDash(m.Pricing.InputPerMTok), "output_per_mtok", orDash(m.Pricing.OutputPerMTok),
-		"cache_read_per_mtok", orDash(m.Pricing.CacheReadPerMTok), "cache_write_per_mtok", orDash(m.Pricing.CacheWritePerMTok),
+		"input_per_mtok", moneyCell(m.Pricing.InputPerMTok), "output_per_mtok", moneyCell(m.Pricing.OutputPerMTok),
+		"cache_read_per_mtok", moneyCell(m.Pricing.CacheReadPerMTok), "cache_write_per_mtok", moneyCell(m.Pricing.CacheWritePerMTok),
 		"capabilities", orDash(strings.Join(m.Capabilities, ",")), "modalities", orDash(strings.Join(m.Modalities, ",")))
 }
 

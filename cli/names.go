@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/tui"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -82,8 +83,9 @@ func (b *nameBook) workspaceName(ctx context.Context, org, id string) string {
 	}
 	b.once("ws:"+org, func() {
 		ws, err := b.c.ListWorkspaces(ctx, org)
-		for _, w := range ws {
-			b.names[w.ID.String()] = w.Name
+		// Workspaces named alike are told apart by their slugs.
+		for id, label := range tui.WorkspaceLabels(ws) {
+			b.names[id] = label
 		}
 		if err == nil {
 			return

@@ -5,31 +5,67 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/term"
 )
 
-// Output formats of list and get commands.
+// Output formats of list and get commands. OutputWide is a table with
+// every column (kubectl's -o wide).
 const (
 	OutputTable = "table"
+	OutputWide  = "wide"
 	OutputJSON  = "json"
 	OutputYAML  = "yaml"
 )
 
+// outputFormats are the values of --output, for its help and completion.
+var outputFormats = []string{OutputTable, OutputWide, OutputJSON, OutputYAML}
+
+// outputFlag is the value of --output. -o wide is a table: the command
+// reads "table" (commands tell tables from json and yaml by that value, and
+// need not know about wide), while Print asks the flag whether the wide
+// columns were asked for.
+type outputFlag struct {
+	target *string
+	wide   bool
+}
+
+func (o *outputFlag) String() string {
+	if o.wide {
+		return OutputWide
+	}
+	return *o.target
+}
+
+func (o *outputFlag) Set(s string) error {
+	o.wide = s == OutputWide
+	if o.wide {
+		s = OutputTable
+	}
+	*o.target = s
+	return nil
+}
+
+func (o *outputFlag) Type() string { return "string" }
+
 func addOutputFlag(cmd *cobra.Command, target *string) {
-	cmd.Flags().StringVarP(target, "output", "o", OutputTable, "output format: table, json or yaml")
+	*target = OutputTable
+	cmd.Flags().VarP(&outputFlag{target: target}, "output", "o", "output format: table, wide (a table with every column), json or yaml")
 }
 
 func checkOutput(format string) error {
 	switch format {
-	case OutputTable, OutputJSON, OutputYAML:
+	case OutputTable, OutputWide, OutputJSON, OutputYAML:
 		return nil
 	}
-	return usageError{fmt.Errorf("--output must be table, json or yaml, not %q", format)}
+	return usageError{fmt.Errorf("--output must be table, wide, json or yaml, not %q", format)}
 }
 
 // Table is what a command shows in table form.
@@ -40,13 +76,109 @@ type Table struct {
 	// inference keys"; unset, a list command says "no" and its group's
 	// name (see emptyMessage).
 	Empty string
+	// Wide names (by header) the columns a person sees only with -o wide:
+	// ids and details that would push the table past 80 columns. Piped
+	// rows keep them (a script wants the ids, and a pipe has no width).
+	Wide []string
+	// Shrink names (by header, in order) the columns that give way when
+	// the table is wider than the terminal: names and lists, cut with
+	// "…". Numbers, money and ids never shrink.
+	Shrink []string
+}
+
+// minShrunk is the narrowest a shrinking column gets: enough to tell
+// most names apart.
+const minShrunk = 10
+
+// narrow drops the wide columns.
+func (t Table) narrow() Table {
+	keep := make([]int, 0, len(t.Headers))
+	for i, h := range t.Headers {
+		if !slices.Contains(t.Wide, h) {
+			keep = append(keep, i)
+		}
+	}
+	if len(keep) == len(t.Headers) {
+		return t
+	}
+	pick := func(row []string) []string {
+		out := make([]string, 0, len(keep))
+		for _, i := range keep {
+			if i < len(row) {
+				out = append(out, row[i])
+			}
+		}
+		return out
+	}
+	n := t
+	n.Headers, n.Rows = pick(t.Headers), make([][]string, len(t.Rows))
+	for i, r := range t.Rows {
+		n.Rows[i] = pick(r)
+	}
+	return n
+}
+
+// fit cuts the shrinking columns, in order, until the table's lines fit
+// width (as Print aligns them: two spaces between columns); 0 is an
+// unknown width, and nothing is cut. A table that cannot fit is cut as far
+// as minShrunk allows and left at that.
+func (t Table) fit(width int) Table {
+	if width <= 0 || len(t.Shrink) == 0 {
+		return t
+	}
+	widths := make([]int, len(t.Headers))
+	for i, h := range t.Headers {
+		widths[i] = utf8.RuneCountInString(h)
+	}
+	for _, r := range t.Rows {
+		for i, c := range r {
+			if i < len(widths) {
+				widths[i] = max(widths[i], utf8.RuneCountInString(c))
+			}
+		}
+	}
+	excess := 2 * (len(widths) - 1)
+	for _, w := range widths {
+		excess += w
+	}
+	excess -= width
+	cut := map[int]int{}
+	for _, name := range t.Shrink {
+		i := slices.Index(t.Headers, name)
+		if excess <= 0 || i < 0 {
+			continue
+		}
+		floor := max(minShrunk, utf8.RuneCountInString(name))
+		if by := min(excess, widths[i]-floor); by > 0 {
+			cut[i] = widths[i] - by
+			excess -= by
+		}
+	}
+	if len(cut) == 0 {
+		return t
+	}
+	out := t
+	out.Rows = make([][]string, len(t.Rows))
+	for j, r := range t.Rows {
+		row := slices.Clone(r)
+		for i, w := range cut {
+			if i < len(row) && utf8.RuneCountInString(row[i]) > w {
+				row[i] = string([]rune(row[i])[:w-1]) + "…"
+			}
+		}
+		out.Rows[j] = row
+	}
+	return out
 }
 
 // Print writes data in the chosen format: the wire JSON (or YAML of it)
 // for machines, a table for people. Tables are aligned under a header on a
 // terminal, or when -o table was given by name; otherwise, piped, they are
 // tab-separated rows without a header, so they stay easy to cut and awk.
-// An empty table says so on stderr, leaving stdout empty.
+// An aligned table leaves out its wide columns unless -o wide asked for
+// them, and on a terminal its names give way to fit the width; piped rows
+// have every column, uncut. An empty table says so on stderr, leaving
+// stdout empty.
 func (f *Factory) Print(format string, data any, table func() Table) error {
 	switch format {
 	case OutputJSON:
@@ -76,6 +208,9 @@ func (f *Factory) Print(format string, data any, table func() Table) error {
 		return err
 	}
 	if f.IO.IsTerminal() || f.outputFlagGiven() {
+		if !f.wideAsked() {
+			t = t.narrow().fit(f.IO.TerminalWidth())
+		}
 		w := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, strings.ToUpper(strings.Join(t.Headers, "\t")))
 		for _, row := range t.Rows {
@@ -101,6 +236,15 @@ func (f *Factory) outputFlagGiven() bool {
 	return fl != nil && fl.Changed
 }
 
+// wideAsked reports whether the running command was given -o wide.
+func (f *Factory) wideAsked() bool {
+	if f.running == nil {
+		return false
+	}
+	fl := f.running.Flags().Lookup("output")
+	return fl != nil && fl.Value.String() == OutputWide
+}
+
 // emptyNouns name what a group lists where its name does not.
 var emptyNouns = map[string]string{"catalog": "catalog entries"}
 
@@ -124,6 +268,24 @@ func (s *IOStreams) IsTerminal() bool {
 	}
 	file, ok := s.Out.(*os.File)
 	return ok && term.IsTerminal(int(file.Fd()))
+}
+
+// TerminalWidth is the width of the terminal Out writes to: Width when
+// set (tests), else the terminal's own; 0 when Out is no terminal or its
+// size cannot be read.
+func (s *IOStreams) TerminalWidth() int {
+	if s.Width > 0 {
+		return s.Width
+	}
+	file, ok := s.Out.(*os.File)
+	if !ok || !term.IsTerminal(int(file.Fd())) {
+		return 0
+	}
+	w, _, err := term.GetSize(int(file.Fd()))
+	if err != nil {
+		return 0
+	}
+	return w
 }
 
 // CanPrompt reports whether a person can answer prompts (In and ErrOut
@@ -233,4 +395,25 @@ func idCmd(f *Factory, use, short string, destructive bool, runF, run func(conte
 		addYesFlag(cmd, &opts.Yes)
 	}
 	return cmd
+}
+
+// decimalRE is a plain decimal as the API writes money: digits, and
+// decimals after a point.
+var decimalRE = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
+
+// moneyCell writes an exact decimal amount of USD for a table: at least
+// two decimals (0.30, not 0.3; 100.00), and every significant digit the
+// API gave (0.00042 stays 0.00042), without the trailing zeros of its
+// nine-decimal form (1.250000000 is 1.25). Anything else is shown as it
+// is.
+func moneyCell(s string) string {
+	if !decimalRE.MatchString(s) {
+		return orDash(s)
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	frac = strings.TrimRight(frac, "0")
+	for len(frac) < 2 {
+		frac += "0"
+	}
+	return whole + "." + frac
 }

@@ -111,7 +111,10 @@ func describePolicyTarget(t policy.Target) string {
 	case policy.TargetSelectedUsers:
 		return fmt.Sprintf("%s (%d)", t.Kind, len(t.UserIDs))
 	case policy.TargetSelectedKeys:
-		return fmt.Sprintf("%s (%d)", t.Kind, len(t.KeyIDs))
+		if tag := selectedKeysTag(t.KeyIDs); tag != "" {
+			return fmt.Sprintf("%s (%d, tag %s)", t.Kind, selectedKeyCount(t.KeyIDs), tag)
+		}
+		return fmt.Sprintf("%s (%d)", t.Kind, selectedKeyCount(t.KeyIDs))
 	}
 	return string(t.Kind)
 }

@@ -305,6 +305,15 @@ func timeCell(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
+// dateCell is a timestamp's UTC day, for tables where the time of day
+// would cost more room than it says; nil (never) is "-".
+func dateCell(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.DateOnly)
+}
+
 // uuidCell formats an optional UUID for a table.
 func uuidCell(id *uuid.UUID) string {
 	if id == nil {

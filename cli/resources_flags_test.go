@@ -62,7 +62,7 @@ func runFlagCases[O any](t *testing.T, build func(*Factory, func(context.Context
 	}
 }
 
-const badOutput = "--output must be table, json or yaml"
+const badOutput = "--output must be table, wide, json or yaml"
 
 func TestOrgsFlags(t *testing.T) {
 	runFlagCases(t, NewCmdOrgsList, []flagCase[OrgsListOptions]{

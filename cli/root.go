@@ -43,8 +43,26 @@ type exitStatus interface {
 // NewRootCmd builds the command tree.
 func NewRootCmd(f *Factory) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "gw",
-		Short:         "gw is an LLM routing gateway: server and client in one binary",
+		Use:   "gw",
+		Short: "gw is an LLM routing gateway: server and client in one binary",
+		Long: `gw is an LLM routing gateway: server and client in one binary.
+
+Start here: run a server (gw serve), log the CLI in to it through the browser
+(gw login), then give it a provider key, a workspace and an inference key, and
+send requests to /inf/v1 with that key. The examples below are those steps;
+README.md, "Day one", walks them in full, as far as a remote data plane.`,
+		Example: `  # a server on http://127.0.0.1:8080: its log prints a one-time setup URL
+  gw serve
+  # the CLI, logged in through the browser, and who it is
+  gw login --server http://127.0.0.1:8080
+  gw whoami
+  # a provider key (read from a file, never a flag), a workspace, an inference key
+  gw credentials create --provider openai --label main --secret-file openai.key
+  gw workspaces create --name Search --slug search
+  gw inference-keys create --name my-app --workspace search
+  # what the key may call, and what it costs
+  gw models list --key sk-gw-…
+  gw usage report --by model`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -170,7 +170,7 @@ func statusTable(st Status) Table {
 		t.Rows = append(t.Rows, []string{c.Name, c.State, c.Detail})
 	}
 	for _, v := range st.DataPlanes {
-		t.Rows = append(t.Rows, []string{"data plane " + v.ID, v.Status, "enrollment: " + enrollmentText(v.Enrollment) + ", current: " + currentText(v.Current) + ", spool " +
+		t.Rows = append(t.Rows, []string{"data plane " + v.ID, dataPlaneStatus(v), "enrollment: " + enrollmentText(v.Enrollment) + ", current: " + currentText(v.Current) + ", spool " +
 			strconv.FormatInt(v.SpoolDepth, 10) + ", last heartbeat " + since(v.LastSeenAt)})
 	}
 	return t

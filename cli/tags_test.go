@@ -182,6 +182,14 @@ func TestBudgetsCreateForTagCLI(t *testing.T) {
 		if r.code != ExitOK || !strings.Contains(r.errOut, "budget-team-search") || !strings.Contains(r.errOut, "(1 now)") {
 			t.Fatalf("create-for-tag: %d %s %s", r.code, r.out, r.errOut)
 		}
+		// gw policies list counts the same keys, without the marker
+		// (issue 26, row 12: it said 2).
+		mustContain(t, "policies list", e.ok("policies", "list"), "\tselected_keys (1, tag team=search)\t")
+		// Money with two decimals at least (issue 26, row 12: 0.30 was 0.3).
+		r = e.code(ExitOK, "", "budgets", "create-for-tag", "team=ads", "--amount", "0.3", "--period", "day", "-o", "table")
+		mustContain(t, "create-for-tag -o table", r.out, "keys        0\n", "amount_usd  0.30\n")
+		mustContain(t, "create-for-tag's stderr", r.errOut, "a 0.30 USD day budget")
+		mustContain(t, "policies list, no key tagged", e.ok("policies", "list"), "\tselected_keys (0, tag team=ads)\t")
 		pol := e.ok("policies", "get", "budget-team-search", "-o", "json")
 		if !strings.Contains(pol, `"tag:team=search"`) || !strings.Contains(pol, k.ID.String()) || !strings.Contains(pol, `"shared"`) {
 			t.Fatalf("the policy: %s", pol)

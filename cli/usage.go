@@ -443,7 +443,7 @@ func usageReportRun(ctx context.Context, opts *UsageReportOptions) error {
 			return err
 		}
 		if opts.Output == OutputTable && out.IsTerminal() {
-			fmt.Fprintf(out.Out, "Usage by %s, %s\n\n", opts.By, periodLine(b.Period))
+			fmt.Fprintf(out.Out, "Usage by %s, %s\n\n", strings.ReplaceAll(opts.By, "_", " "), periodLine(b.Period))
 		}
 		if b.Note != "" {
 			fmt.Fprintln(out.ErrOut, "Note: "+b.Note)
@@ -480,11 +480,26 @@ func periodLine(p wire.UsagePeriod) string {
 	return tui.DateRange(p.StartAt, p.EndAt, p.Timezone) + " (" + tz + ")"
 }
 
-var usageColumns = []string{"requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd"}
+// usageColumns are the counters' columns. The cache columns are wide:
+// with a model's name in front, all seven pass 80 columns.
+var usageColumns = []string{"requests", "input", "output", "cache read", "cache write", "cost (usd)"}
 
-// usageCells are the counters as the API gives them: exact integers and
-// the exact decimal cost, so the table sums to the same as --json.
+var usageWide = []string{"cache read", "cache write"}
+
+// usageCells are the counters for a table: exact integers and the exact
+// decimal cost (two decimals at least), so the table sums to the same as
+// --json.
 func usageCells(c wire.UsageCounters) []string {
+	r := usageRecord(c)
+	r[len(r)-1] = moneyCell(c.CostUSD)
+	return r
+}
+
+// usageRecordColumns and usageRecord are the counters of a CSV export:
+// the API's names and values as they are, for spreadsheets and scripts.
+var usageRecordColumns = []string{"requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd"}
+
+func usageRecord(c wire.UsageCounters) []string {
 	return []string{
 		fmt.Sprint(c.Requests), fmt.Sprint(c.InputTokens), fmt.Sprint(c.OutputTokens),
 		fmt.Sprint(c.CacheReadTokens), fmt.Sprint(c.CacheWriteTokens), c.CostUSD,
@@ -495,7 +510,7 @@ func usageCells(c wire.UsageCounters) []string {
 // period's totals) and change. Summary rows come last and are named in the
 // first column, so a script can take the days with a date match.
 func usageReportTable(r wire.UsageReport) Table {
-	t := Table{Headers: append([]string{"date"}, usageColumns...)}
+	t := Table{Headers: append([]string{"date"}, usageColumns...), Wide: usageWide}
 	for _, d := range r.Daily {
 		t.Rows = append(t.Rows, append([]string{d.Date.Format(time.DateOnly)}, usageCells(d.UsageCounters)...))
 	}
@@ -531,7 +546,9 @@ func usageBreakdownTable(b wire.UsageBreakdown, label func(string) string) Table
 	if by == "" {
 		by = "key"
 	}
-	t := Table{Headers: append([]string{by}, usageColumns...)}
+	by = strings.ReplaceAll(by, "_", " ")
+	t := Table{Headers: append([]string{by}, usageColumns...), Wide: usageWide, Shrink: []string{by},
+		Empty: "no usage in this period"}
 	for _, r := range b.Rows {
 		cell := r.Key
 		if cell != "" {

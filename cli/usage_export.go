@@ -90,7 +90,7 @@ func usageExportRun(ctx context.Context, opts *UsageExportOptions) error {
 	}
 	for i, d := range r.Daily {
 		if opts.By == "" {
-			if err := x.w.Write(append([]string{d.Date.Format(time.DateOnly)}, usageCells(d.UsageCounters)...)); err != nil {
+			if err := x.w.Write(append([]string{d.Date.Format(time.DateOnly)}, usageRecord(d.UsageCounters)...)); err != nil {
 				return err
 			}
 			continue
@@ -130,7 +130,7 @@ func (x *usageExport) header() error {
 	if x.by != "" {
 		header = append(header, x.by)
 	}
-	header = append(header, usageColumns...)
+	header = append(header, usageRecordColumns...)
 	if x.byTag {
 		header = append(header, "over_tag_limit")
 	}
@@ -149,7 +149,7 @@ func (x *usageExport) day(ctx context.Context, c *client.Client, scope client.Sc
 	}
 	x.note(b.Note)
 	for _, row := range b.Rows {
-		rec := append([]string{date, exportKey(row)}, usageCells(row.UsageCounters)...)
+		rec := append([]string{date, exportKey(row)}, usageRecord(row.UsageCounters)...)
 		if x.byTag {
 			rec = append(rec, strconv.FormatBool(row.OverTagLimit))
 		}

@@ -208,16 +208,17 @@ func (u *usageFake) gw(ios *IOStreams, args ...string) gwResult {
 func TestUsageReportRunTable(t *testing.T) {
 	u := newUsageFake(t)
 
-	// Piped: tab-separated rows, no header or title, exact values.
+	// Piped: tab-separated rows with every column (the cache ones too), no
+	// header or title, exact values (money with two decimals at least).
 	r := u.gw(&IOStreams{}, "usage", "report", "--period", "7d", "--timezone", "Europe/Paris", "--model", "openai/gpt-4o", "--workspace-filter", "prod")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
 	want := strings.Join([]string{
-		"2026-05-01\t10\t1000\t100\t10\t0\t0.500000000",
-		"2026-05-02\t20\t2000\t200\t20\t0\t0.750000000",
-		"total\t30\t3000\t300\t30\t0\t1.250000000",
-		"previous\t24\t2400\t240\t24\t0\t1.000000000",
+		"2026-05-01\t10\t1000\t100\t10\t0\t0.50",
+		"2026-05-02\t20\t2000\t200\t20\t0\t0.75",
+		"total\t30\t3000\t300\t30\t0\t1.25",
+		"previous\t24\t2400\t240\t24\t0\t1.00",
 		"change\t+25.0%\t+25.0%\t+25.0%\t+25.0%\t—\t+25.0%",
 	}, "\n") + "\n"
 	if r.out != want {
@@ -235,7 +236,7 @@ func TestUsageReportRunTable(t *testing.T) {
 	}
 	for _, s := range []string{
 		"Usage May 1 – May 2, 2026 (UTC), compared with Apr 29 – Apr 30, 2026",
-		"DATE        REQUESTS  INPUT_TOKENS  OUTPUT_TOKENS  CACHE_READ_TOKENS  CACHE_WRITE_TOKENS  COST_USD",
+		"DATE        REQUESTS  INPUT   OUTPUT  COST (USD)",
 		"total       30        3000",
 		"change      +25.0%",
 	} {
@@ -289,7 +290,7 @@ func TestUsageReportRunBreakdownTable(t *testing.T) {
 	if r.code != ExitOK {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
-	want := "openai/gpt-4o\t20\t2000\t200\t0\t0\t1.000000000\n-\t10\t1000\t100\t0\t0\t0.250000000\n"
+	want := "openai/gpt-4o\t20\t2000\t200\t0\t0\t1.00\n-\t10\t1000\t100\t0\t0\t0.25\n"
 	if r.out != want {
 		t.Fatalf("breakdown rows:\n%q\nwant\n%q", r.out, want)
 	}

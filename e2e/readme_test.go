@@ -161,6 +161,11 @@ func TestReadmeDayOne(t *testing.T) {
 		}
 		n++
 	}
+	// A refusal retried by curl is not glued before the answer (issue 26,
+	// row 12: --fail-with-body printed each 503's body).
+	if strings.Contains(out, "bundle_not_ready") {
+		t.Errorf("the README's run printed a 503's body:\n%s", out)
+	}
 	for _, want := range []string{"hello from upstream", "openai/gpt-4o-mini", "cheap-models-only", "dp-eu-1"} {
 		if !strings.Contains(out+log, want) {
 			t.Errorf("the README's run never printed %q\nstdout:\n%s\nstderr:\n%s", want, out, log)

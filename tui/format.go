@@ -75,7 +75,8 @@ func formatCompact(n int64) string {
 
 // formatCost writes dollars for a person: cents from $1 up, four decimals
 // below, because a day of a cheap model often costs a fraction of a cent
-// and "$0.00" would hide it.
+// and "$0.00" would hide it; smaller amounts get the decimals of two
+// significant digits (formatCostPlaces).
 func formatCost(d decimal.Decimal) string { return formatCostPlaces(d, costPlaces(d)) }
 
 // costPlaces is how many decimals amounts up to largest need. Amounts
@@ -88,7 +89,22 @@ func costPlaces(largest decimal.Decimal) int32 {
 	return 2
 }
 
+// maxCostPlaces is the wire's precision: costs are exact to the
+// nano-dollar.
+const maxCostPlaces = 9
+
+// formatCostPlaces writes d with places decimals, or more where places
+// would not show two significant digits of an amount under a dollar: a row
+// costing $0.00042 beside a 6 % share must not read "$0.0000" (issue 26,
+// row 12). Such a cell's decimal point leaves the column's line; its
+// digits are worth more.
 func formatCostPlaces(d decimal.Decimal, places int32) string {
+	if abs := d.Abs(); !abs.IsZero() {
+		// Digits left of the point; zero or less for an amount under a
+		// dollar, -3 for 0.00042.
+		whole := int32(len(abs.Coefficient().String())) + abs.Exponent()
+		places = max(places, min(2-whole, maxCostPlaces))
+	}
 	s := d.Abs().StringFixed(places)
 	whole, frac, _ := strings.Cut(s, ".")
 	out := "$" + groupThousands(whole)

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
@@ -67,8 +68,10 @@ func (s ClientSource) Labels(ctx context.Context) (map[string]string, error) {
 	}
 	workspaces, err := s.Client.ListWorkspaces(ctx, s.Org)
 	errs = append(errs, err)
+	for id, name := range WorkspaceLabels(workspaces) {
+		labels[id] = name
+	}
 	for _, ws := range workspaces {
-		labels[ws.ID.String()] = ws.Name
 		// One request per workspace: fine at the scale of an
 		// organization's workspaces, and done once, in the background.
 		keys, err := s.Client.ListInferenceKeys(ctx, s.Org, ws.ID.String())
@@ -78,4 +81,24 @@ func (s ClientSource) Labels(ctx context.Context) (map[string]string, error) {
 		}
 	}
 	return labels, errors.Join(errs...)
+}
+
+// WorkspaceLabels names workspaces by id for a person: by name, and a
+// name that two of them share (names need not be unique, slugs are) with
+// the slug after it, "Search (search-2)", so that no two read alike
+// (issue 26, row 12).
+func WorkspaceLabels(ws []wire.Workspace) map[string]string {
+	count := map[string]int{}
+	for _, w := range ws {
+		count[strings.ToLower(strings.TrimSpace(w.Name))]++
+	}
+	out := make(map[string]string, len(ws))
+	for _, w := range ws {
+		label := strings.TrimSpace(w.Name)
+		if count[strings.ToLower(label)] > 1 || label == "" {
+			label = strings.TrimSpace(label + " (" + w.Slug + ")")
+		}
+		out[w.ID.String()] = label
+	}
+	return out
 }

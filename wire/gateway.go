@@ -32,7 +32,9 @@ type ProviderCredential struct {
 	// Settings are the non-secret settings of the kinds that need them
 	// (bedrock, vertex, azure-openai); null for none.
 	Settings *CredentialSettings `json:"settings" jsonschema:"nullable"`
-	// SecretHint is the secret's last four characters, to tell keys apart.
+	// SecretHint tells keys apart: the secret's last four characters, or
+	// for a JSON credential the identifier it names (an access key id's
+	// ends, a service account's email, a client id's ends).
 	SecretHint string    `json:"secret_hint"`
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`

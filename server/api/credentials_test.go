@@ -63,13 +63,20 @@ func TestCredentialSettingsPerKind(t *testing.T) {
 			raw := e.must("POST", place, e.ownerKey, map[string]any{"provider": "bedrock", "label": "aws", "secret": awsSecret,
 				"settings": map[string]any{"region": "eu-west-1"}})
 			c := decodeData[wire.ProviderCredential](t, raw)
-			if c.Settings == nil || c.Settings.Region != "eu-west-1" || strings.Contains(string(raw), "wJalrXUtnFEMI") {
+			// The hint names the access key, not the JSON's tail `"}`.
+			if c.Settings == nil || c.Settings.Region != "eu-west-1" || strings.Contains(string(raw), "wJalrXUtnFEMI") || c.SecretHint != "AKIA…MPLE" {
 				t.Fatalf("bedrock credential: %s", raw)
+			}
+			// A second bedrock credential labelled aws here is refused, 409.
+			st, dup := e.do("POST", place, e.ownerKey, map[string]any{"provider": "bedrock", "label": "AWS", "secret": awsSecret,
+				"settings": map[string]any{"region": "eu-west-1"}})
+			if st != http.StatusConflict || !strings.Contains(string(dup), `label \"aws\" is taken at this scope by bedrock credential `+c.ID.String()) {
+				t.Fatalf("a second credential labelled aws: %d %s", st, dup)
 			}
 			raw = e.must("POST", place, e.ownerKey, map[string]any{"provider": "vertex", "label": "gcp", "secret": sa,
 				"settings": map[string]any{"location": "us-east5", "project": "other-project"}})
 			if v := decodeData[wire.ProviderCredential](t, raw); v.Settings == nil || v.Settings.Location != "us-east5" ||
-				strings.Contains(string(raw), "PRIVATE KEY") {
+				strings.Contains(string(raw), "PRIVATE KEY") || !strings.Contains(v.SecretHint, "@") || !strings.HasSuffix(v.SecretHint, " (key …ey-1)") {
 				t.Fatalf("vertex credential: %s", raw)
 			}
 			raw = e.must("POST", place, e.ownerKey, map[string]any{"provider": "azure-openai", "label": "az", "secret": "azure-key-0123456789",
@@ -84,7 +91,7 @@ func TestCredentialSettingsPerKind(t *testing.T) {
 			}
 
 			// A PATCH replaces the settings whole and checks them for the kind.
-			st, raw := e.do("PATCH", place+"/"+c.ID.String(), e.ownerKey, map[string]any{"settings": map[string]any{"location": "us-east5"}})
+			st, raw = e.do("PATCH", place+"/"+c.ID.String(), e.ownerKey, map[string]any{"settings": map[string]any{"location": "us-east5"}})
 			if got := issueSet(t, raw); st != http.StatusUnprocessableEntity ||
 				!containsAll(got, []string{"body.settings.location:extra_forbidden", "body.settings.region:missing"}) {
 				t.Fatalf("PATCH bedrock settings: %d %s", st, raw)

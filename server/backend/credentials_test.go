@@ -3,6 +3,7 @@ package backend_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -39,6 +40,27 @@ func TestCredentialRules(t *testing.T) {
 				if err == nil && (openai.SecretHint != "…1234" || openai.SecretSealed != "sealed:"+openai.ID.String()) {
 					t.Errorf("hint %q, sealed %q", openai.SecretHint, openai.SecretSealed)
 				}
+				return err
+			}, action: "provider_credential.created", by: &w.admin},
+			// A second credential of the provider with the label, at the
+			// scope, case aside, is refused (issue 26, row 12); another
+			// provider or another scope may reuse the label.
+			{name: "create a second openai credential labelled main", op: func() error {
+				_, err := backend.CreateCredential(ctx, w.st, w.admin, backend.CredentialCreate{Scope: orgScope, Provider: "openai",
+					Label: "Main", Secret: secret, Seal: fakeSeal})
+				if err == nil || !strings.Contains(err.Error(), `label "main" is taken at this scope by openai credential `+openai.ID.String()) {
+					t.Errorf("err %v", err)
+				}
+				return err
+			}, kind: backend.Conflict},
+			{name: "label an anthropic credential main too", op: func() error {
+				_, err := backend.CreateCredential(ctx, w.st, w.admin, backend.CredentialCreate{Scope: orgScope, Provider: "anthropic",
+					Label: "main", Secret: secret, Seal: fakeSeal})
+				return err
+			}, action: "provider_credential.created", by: &w.admin},
+			{name: "label an openai credential main in the workspace", op: func() error {
+				_, err := backend.CreateCredential(ctx, w.st, w.admin, backend.CredentialCreate{Scope: wsScope, Provider: "openai",
+					Label: "main", Secret: secret, Seal: fakeSeal})
 				return err
 			}, action: "provider_credential.created", by: &w.admin},
 			{name: "create an openai-compatible one with its URL", op: func() error {
@@ -84,5 +106,45 @@ func TestCredentialRules(t *testing.T) {
 		if err != nil || c.Label != "vllm" || c.BaseURL == nil {
 			t.Fatalf("refused updates changed the credential: %+v %v", c, err)
 		}
+
+		// Relabelling into a label its provider holds at the scope is
+		// refused like creating it.
+		second, err := backend.CreateCredential(ctx, w.st, w.admin, backend.CredentialCreate{Scope: wsScope, Provider: "openai-compatible",
+			Label: "vllm-2", Secret: "short", BaseURL: &url, Seal: fakeSeal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		taken := "VLLM"
+		_, err = backend.UpdateCredential(ctx, w.st, w.admin, wsScope, second.ID, backend.CredentialUpdate{Label: &taken, Seal: fakeSeal})
+		var be *backend.Error
+		if !errors.As(err, &be) || be.Kind != backend.Conflict {
+			t.Fatalf("relabel into a taken label: %v", err)
+		}
 	})
+}
+
+// A secret's hint tells keys apart without giving any away; a JSON
+// credential is hinted by the member naming it, never its tail `"}`
+// (issue 26, row 12).
+func TestSecretHint(t *testing.T) {
+	for _, c := range []struct{ name, secret, want string }{
+		{"an api key", "sk-proj-0123456789abcdefWXYZ", "…WXYZ"},
+		{"a short one", "short-key", ""},
+		{"bedrock", `{"access_key_id":"AKIAIOSFODNN7EXAMPLE","secret_access_key":"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}`, "AKIA…MPLE"},
+		{"bedrock, temporary", `{"access_key_id":"ASIAXYZ0123456789ABC","secret_access_key":"s","session_token":"FwoGZX"}`, "ASIA…9ABC"},
+		{"vertex", `{"type":"service_account","project_id":"p","private_key_id":"8f1e2d3c4b5a69788796a5b4c3d2e1f0a1b2c3d4",` +
+			`"private_key":"-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n","client_email":"gw@p.iam.gserviceaccount.com"}`,
+			"gw@p.iam.gserviceaccount.com (key …c3d4)"},
+		{"entra id", `{"tenant_id":"t","client_id":"0b9c5f5e-1111-4222-8333-444455556666","client_secret":"Qx8~secret"}`, "client 0b9c…6666"},
+		{"another object", `{"api_key":"sk-0123456789abcdef"}`, ""},
+		{"not json after all", `{not json, but long enough`, ""},
+	} {
+		got := backend.SecretHint(c.secret)
+		if got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+		if strings.Contains(got, `"`) || strings.Contains(got, "}") || strings.Contains(got, "secret") || strings.Contains(got, "EXAMPLEKEY") {
+			t.Errorf("%s: the hint %q shows the secret", c.name, got)
+		}
+	}
 }

@@ -53,6 +53,14 @@ var settingsOf = map[catalog.Kind]struct{ allowed, required []string }{
 	catalog.KindAzureOpenAI: {allowed: []string{"api_version", "deployments", "token_url"}},
 }
 
+// CredentialSettings names the settings a credential of kind takes and
+// those it requires (none for the kinds that take none): the CLI's
+// completion of --setting reads them.
+func CredentialSettings(kind catalog.Kind) (allowed, required []string) {
+	spec := settingsOf[kind]
+	return slices.Clone(spec.allowed), slices.Clone(spec.required)
+}
+
 // SettingNames lists every settings member, for strict decoding.
 var SettingNames = []string{"region", "project", "location", "api_version", "deployments", "token_url"}
 
