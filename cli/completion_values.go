@@ -38,6 +38,7 @@ var flagCompletions = map[string]func(*Factory) cobra.CompletionFunc{
 	"inference-keys update --untag":    apiValues(completeTagKeys),
 	"inference-keys create --user":     apiValues(completeMembers),
 	"keys list --user":                 apiValues(completeMembers),
+	"aliases --scope":                  fixedValues("org\tthe organization's aliases", "workspace\ta workspace's, over the organization's"),
 	"activity --scope":                 fixedValues("instance\teverything", "org\tthe organization's events"),
 	"catalog --scope":                  fixedValues("instance", "org", "workspace"),
 	"catalog retire --provider":        apiValues(completeProviders),
