@@ -125,6 +125,17 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
+// NoLookup resolves no name: with it CheckURL judges address literals and
+// metadata names alone and leaves other names to the dialer, for saves
+// that would otherwise resolve many names at once (a catalog document).
+var NoLookup Resolver = noLookup{}
+
+type noLookup struct{}
+
+func (noLookup) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "not looked up", Name: host, IsNotFound: true}
+}
+
 // Policy is the address policy in force in a process: the instance's
 // setting (Deny, Allow: canonical prefixes), this process's
 // --egress-deny-private, and the resolver names go through.
