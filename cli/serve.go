@@ -19,6 +19,7 @@ import (
 	"github.com/gw-gateway/gw/server"
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/dataplane"
+	"github.com/gw-gateway/gw/server/egress"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/telemetry"
 )
@@ -63,6 +64,9 @@ type ServeOptions struct {
 	// KeyBodyBudgetMiB one key's share (issue 17).
 	BodyBudgetMiB    int
 	KeyBodyBudgetMiB int
+	// EgressDenyPrivate refuses loopback and private upstream addresses
+	// too (issue 27).
+	EgressDenyPrivate bool
 }
 
 // NewCmdServe builds `gw serve`.
@@ -111,6 +115,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 				BundleRefreshInterval: v.GetDuration("bundle-refresh-interval"),
 				BodyBudgetMiB:         v.GetInt("body-budget-mib"),
 				KeyBodyBudgetMiB:      v.GetInt("key-body-budget-mib"),
+				EgressDenyPrivate:     v.GetBool("egress-deny-private"),
 			}
 			if opts.CORSOrigins, err = dataplane.ParseCORSOrigins(v.GetStringSlice("cors-origins")); err != nil {
 				return usageError{fmt.Errorf("--cors-origins: %w", err)}
@@ -169,6 +174,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 	fl.StringSlice("cors-origins", nil, "web origins (scheme://host[:port], or *) allowed to call /inf/v1 from a browser; preflights are answered without a key, requests still need one; empty: CORS off [GW_CORS_ORIGINS]")
 	fl.Int("body-budget-mib", dataplane.DefaultBodyBytesInFlight>>20, "inference request-body MiB held in flight at once, across requests; a body over it is refused, 503 overloaded [GW_BODY_BUDGET_MIB]")
 	fl.Int("key-body-budget-mib", dataplane.DefaultKeyBodyBytesInFlight>>20, "one inference key's share of --body-budget-mib (never less than the largest body, 32 MiB) [GW_KEY_BODY_BUDGET_MIB]")
+	fl.Bool("egress-deny-private", false, "refuse loopback and private addresses (127/8, 10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, ::1) for every URL gw calls, beyond the cloud metadata, link-local and unspecified addresses it always refuses; the instance's egress allow list makes exceptions [GW_EGRESS_DENY_PRIVATE]")
 	fl.Duration("bundle-refresh-interval", 15*time.Second, "how often the control plane recompiles bundles to catch missed changes [GW_BUNDLE_REFRESH_INTERVAL]")
 	return cmd
 }
@@ -271,7 +277,7 @@ func (opts *ServeOptions) serverConfig(ctx context.Context, log *slog.Logger, ln
 		PollInterval: opts.PollInterval, HeartbeatInterval: opts.HeartbeatInterval,
 		ShutdownTimeout: opts.ShutdownTimeout, CORSOrigins: opts.CORSOrigins, MaxStreamDuration: opts.MaxStreamDuration,
 		BodyBytesInFlight: int64(opts.BodyBudgetMiB) << 20, KeyBodyBytesInFlight: int64(opts.KeyBodyBudgetMiB) << 20,
-		Pprof: opts.Pprof,
+		Pprof: opts.Pprof, Egress: egress.Policy{DenyPrivate: opts.EgressDenyPrivate},
 	}
 	if opts.BootstrapEmail != "" {
 		pw, err := os.ReadFile(opts.BootstrapPasswordFile)

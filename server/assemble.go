@@ -155,6 +155,7 @@ func (s *Server) planeOptions(o dataplane.Options) dataplane.Options {
 	o.Logger, o.Metrics = s.log, s.metrics
 	o.MaxStreamDuration = s.cfg.MaxStreamDuration
 	o.BodyBytesInFlight, o.KeyBodyBytesInFlight = s.cfg.BodyBytesInFlight, s.cfg.KeyBodyBytesInFlight
+	o.Egress = s.cfg.Egress
 	return o
 }
 
@@ -186,7 +187,7 @@ func (s *Server) listenToReplicas(_ context.Context, cp *controlPlane) error {
 // plane in process; role control-plane answers its routes 503.
 func (s *Server) managementAPI(ctx context.Context, cp *controlPlane) error {
 	opts := api.Options{PublicURL: s.cfg.PublicURL, SignupDisabled: s.cfg.DisableSignup, Logger: s.log,
-		Version: s.cfg.Version, Keyring: s.cfg.Keyring, Bundles: cp.bundles}
+		Version: s.cfg.Version, Keyring: s.cfg.Keyring, Bundles: cp.bundles, Egress: s.cfg.Egress}
 	if cp.plane != nil {
 		opts.Playground = cp.plane
 	}

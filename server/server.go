@@ -29,6 +29,7 @@ import (
 	"github.com/gw-gateway/gw/server/api"
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/dataplane"
+	"github.com/gw-gateway/gw/server/egress"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/store"
@@ -114,6 +115,12 @@ type Config struct {
 	// bytes held at once, in all and per key (dataplane.Options; the
 	// defaults when 0).
 	BodyBytesInFlight, KeyBodyBytesInFlight int64
+
+	// Egress is this process's part of the egress policy: DenyPrivate is
+	// gw serve --egress-deny-private (loopback and private ranges refused
+	// too); the instance's setting completes it. URLs are checked against
+	// it when saved (control plane) and dialled (data plane).
+	Egress egress.Policy
 }
 
 // Server is an assembled gw serve.

@@ -193,6 +193,9 @@ func (s *Server) checkAgainstStored(r *Request, c *catalog.Catalog) error {
 	for _, m := range c.Models {
 		models[m.ID] = m
 	}
+	if err := s.checkCatalogEgress(r, c); err != nil {
+		return err
+	}
 	ps := make([]catalog.Provider, 0, len(providers))
 	for _, p := range providers {
 		ps = append(ps, p)

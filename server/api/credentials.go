@@ -112,6 +112,10 @@ func (s *Server) createCredential(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	policy, err := s.egressPolicy(r.ctx)
+	if err != nil {
+		return nil, err
+	}
 	var provider, label, secret string
 	var baseURL *string
 	var settings credentialSettings
@@ -135,6 +139,7 @@ func (s *Server) createCredential(r *Request) (any, error) {
 			// generic openai-compatible, needs the credential to say where.
 			o.Errors().Add(o.Loc().With("base_url"), "missing", backend.BaseURLRequired, nil, nil)
 		}
+		checkCredentialEgress(r.ctx, policy, o.Errors(), credentialURLs{baseURL: baseURL, tokenURL: &settings.value.TokenURL, secret: &secret})
 	}); err != nil {
 		return nil, err
 	}
@@ -176,6 +181,10 @@ func (s *Server) getCredential(r *Request) (any, error) {
 }
 
 func (s *Server) updateCredential(r *Request) (any, error) {
+	policy, err := s.egressPolicy(r.ctx)
+	if err != nil {
+		return nil, err
+	}
 	var label, secret, baseURL *string
 	var settings credentialSettings
 	clearBaseURL := false
@@ -195,6 +204,7 @@ func (s *Server) updateCredential(r *Request) (any, error) {
 			o.Errors().Add(o.Loc().With("secret"), "missing",
 				"Field required: changing base_url needs the secret again, so it is never sent to a new host unasked", nil, nil)
 		}
+		checkCredentialEgress(r.ctx, policy, o.Errors(), credentialURLs{baseURL: baseURL, tokenURL: &settings.value.TokenURL, secret: secret})
 	}); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/catalogdb"
+	"github.com/gw-gateway/gw/server/egress"
 	"github.com/gw-gateway/gw/server/playground"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
@@ -42,6 +43,10 @@ type Options struct {
 	// Playground is the data plane in process (role all), which the
 	// Workspace Playground runs on; nil answers its routes 503.
 	Playground playground.Runner
+	// Egress is this process's part of the egress policy URLs are checked
+	// against when saved (--egress-deny-private; a resolver for tests);
+	// the instance's setting completes it (egress.go).
+	Egress egress.Policy
 }
 
 // BundleRefresher recompiles an organization's bundle and hands it to the

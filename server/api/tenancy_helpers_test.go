@@ -17,6 +17,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/gw-gateway/gw/server/api"
+	"github.com/gw-gateway/gw/server/egress/egresstest"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/wire"
@@ -31,6 +32,10 @@ func tnFreshEnv(t *testing.T, db *bun.DB, opts api.Options) *env {
 	t.Helper()
 	ctx := context.Background()
 	st := store.New(db)
+	if opts.Egress.Resolver == nil {
+		// Names given as URLs are resolved when saved: not for real here.
+		opts.Egress.Resolver = egresstest.NewResolver()
+	}
 	s, err := api.New(ctx, st, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -44,6 +44,23 @@ type Body struct {
 	// bundle that has them (unknown members are refused) rather than
 	// answering 404 for the names they route.
 	Aliases []Alias `json:"aliases,omitempty"`
+	// Egress is the instance's egress setting, the same in every
+	// organization's bundle: a data plane holds every upstream connection
+	// to it (server/egress). Left out while the instance has none, so
+	// those bundles keep their bytes; a data plane too old to know it
+	// refuses a bundle that has it rather than call where it forbids.
+	Egress *Egress `json:"egress,omitempty"`
+}
+
+// Egress is the instance's egress setting (GET/PATCH
+// /api/v1/instance/settings): ranges refused and ranges allowed, as
+// canonical CIDR prefixes. Revision counts the setting's changes, so a
+// plane holding bundles compiled before and after a change enforces the
+// newer setting whatever order they arrived in.
+type Egress struct {
+	Revision int64    `json:"revision"`
+	Deny     []string `json:"deny"`
+	Allow    []string `json:"allow"`
 }
 
 // Alias is a model alias: a name routed to catalog models by weight.

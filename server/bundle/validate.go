@@ -4,11 +4,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/egress"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/tags"
 )
@@ -66,6 +68,9 @@ func (b *Body) Validate() error {
 		return err
 	}
 	if err := validateAliases(b.Aliases, workspaces); err != nil {
+		return err
+	}
+	if err := b.Egress.validate(); err != nil {
 		return err
 	}
 	// The catalog is rebuilt through catalog.New, which enforces every rule
@@ -226,6 +231,24 @@ func validateAliases(aliases []Alias, workspaces map[uuid.UUID]bool) error {
 			if t.Model == "" || t.Weight < 1 || t.Weight > 100 {
 				return invalid("alias %s: target %q weighs %d, not 1 to 100", a.ID, t.Model, t.Weight)
 			}
+		}
+	}
+	return nil
+}
+
+// validate checks an egress setting: a positive revision, lists of
+// canonical ranges (a range a plane could not read would be a deny it
+// silently drops).
+func (e *Egress) validate() error {
+	if e == nil {
+		return nil
+	}
+	if e.Revision < 1 || e.Deny == nil || e.Allow == nil {
+		return invalid("egress needs a positive revision and deny and allow lists")
+	}
+	for _, r := range slices.Concat(e.Deny, e.Allow) {
+		if p, problem := egress.ParseRange(r); problem != "" || p.String() != r {
+			return invalid("egress range %q is not a canonical CIDR range", r)
 		}
 	}
 	return nil

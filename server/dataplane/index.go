@@ -45,7 +45,7 @@ func buildAdmitted(b *bundle.Body, hash string) (*admitted, error) {
 		}
 	}
 	return &admitted{orgID: b.OrgID, version: b.Version, hash: hash, keys: keys, compiledAt: b.CompiledAt,
-		playground: newPlaygroundOrg(b, models, available, verdicts, routes, aliases)}, nil
+		playground: newPlaygroundOrg(b, models, available, verdicts, routes, aliases), egress: b.Egress}, nil
 }
 
 // keyGroup is the keys of one workspace to which the same policies apply;

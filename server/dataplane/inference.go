@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/egress"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/spend"
@@ -50,12 +51,12 @@ type inferenceConfig struct {
 	metrics   *telemetry.Metrics
 }
 
-func newInferenceConfig(opts Options) inferenceConfig {
+func newInferenceConfig(opts Options, egressPolicy func() egress.Policy) inferenceConfig {
 	c := inferenceConfig{keyring: opts.Keyring, usage: opts.Usage, upstreams: opts.Upstreams,
 		timeout: opts.UpstreamTimeout, maxStream: opts.MaxStreamDuration, maxBody: opts.MaxRequestBytes, bodyRead: opts.BodyReadTimeout,
 		log: opts.Logger, metrics: opts.Metrics}
 	if c.upstreams == nil {
-		c.upstreams = providers.NewSet(nil)
+		c.upstreams = providers.NewSet(providers.NewGuardedHTTPClient(egressPolicy))
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultUpstreamTimeout

@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/bundle"
+	"github.com/gw-gateway/gw/server/egress"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/ratelimit"
 	"github.com/gw-gateway/gw/server/spend"
@@ -40,8 +41,13 @@ type Options struct {
 	// and chat completions answer 503.
 	Keyring SecretOpener
 	Usage   UsageSink
-	// Upstreams are the provider adapters; providers.NewSet(nil) when nil.
+	// Upstreams are the provider adapters; when nil, the adapters on a
+	// client that holds every connection to the egress policy.
 	Upstreams *providers.Set
+	// Egress is this process's part of the egress policy
+	// (--egress-deny-private, and a resolver for tests); the instance's
+	// deny and allow lists arrive in bundles.
+	Egress egress.Policy
 	// UpstreamTimeout bounds an upstream call that no fallback rule times
 	// (DefaultUpstreamTimeout when 0): a non-streaming call whole, a
 	// streaming one until its first chunk.
@@ -128,6 +134,16 @@ type Plane struct {
 	rateLeases *rateLeases
 	// health is what routing learned of upstream targets' failures.
 	health *healthBook
+	// egress is the policy upstream connections are held to: the
+	// process's, with the lists of the newest egress setting admitted.
+	egress atomic.Pointer[egressInForce]
+}
+
+// egressInForce is an egress policy and the revision of the instance's
+// setting it carries (0: none yet).
+type egressInForce struct {
+	revision int64
+	policy   egress.Policy
 }
 
 // ErrStale and ErrForgotten are the admission refusals that leave the
@@ -140,7 +156,9 @@ var (
 // NewPlane returns a plane that admits bundles signed by pub (nil: none
 // until SetSigningKey). It answers 503 to every request until MarkReady.
 func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
-	p := &Plane{now: opts.Now, inference: newInferenceConfig(opts)}
+	p := &Plane{now: opts.Now}
+	p.egress.Store(&egressInForce{policy: opts.Egress})
+	p.inference = newInferenceConfig(opts, p.egressPolicy)
 	p.health = newHealthBook(opts.Metrics.SetTargetState)
 	p.health.off = opts.ForgetFailures
 	p.bodies = newBodyBudget(opts.BodyBytesInFlight, opts.KeyBodyBytesInFlight, p.inference.maxBody)
@@ -253,6 +271,7 @@ func (p *Plane) AdmitAll(bundles []bundle.Signed) error {
 		p.writeMu.Lock()
 		next, refused := p.state.Load().with(prepared)
 		p.state.Store(next)
+		p.adoptEgress(prepared)
 		p.writeMu.Unlock()
 		errs = append(errs, refused...)
 	}
@@ -279,6 +298,31 @@ func (p *Plane) prepare(s bundle.Signed) (*admitted, error) {
 		return nil, err
 	}
 	return buildAdmitted(body, s.Hash)
+}
+
+// egressPolicy is the egress policy in force, for the upstreams' dialer.
+func (p *Plane) egressPolicy() egress.Policy { return p.egress.Load().policy }
+
+// adoptEgress puts in force the newest egress setting the bundles carry
+// (every bundle carries the instance's; a newer revision is a later
+// change), and closes the idle upstream connections, so that the next
+// calls dial under it. Called under writeMu.
+func (p *Plane) adoptEgress(prepared []*admitted) {
+	cur := p.egress.Load()
+	next := cur
+	for _, a := range prepared {
+		if e := a.egress; e != nil && e.Revision > next.revision {
+			next = &egressInForce{revision: e.Revision,
+				policy: cur.policy.WithInstance(egress.ParseRanges(e.Deny), egress.ParseRanges(e.Allow))}
+		}
+	}
+	if next == cur {
+		return
+	}
+	p.egress.Store(next)
+	p.inference.upstreams.CloseIdleConnections()
+	p.inference.log.Info("egress policy in force", "revision", next.revision, "deny", next.policy.Deny, "allow", next.policy.Allow,
+		"deny_private", next.policy.DenyPrivate)
 }
 
 // Forget drops a deleted organization's bundle and refuses its bundles from

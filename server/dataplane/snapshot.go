@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/server/bundle"
 )
 
 // snapshot is everything admitted, as one immutable value. Writers copy it,
@@ -30,6 +32,8 @@ type admitted struct {
 	// playground decides what a management principal may try in each
 	// workspace (playground.go).
 	playground *playgroundOrg
+	// egress is the instance's egress setting the bundle carried, if any.
+	egress *bundle.Egress
 }
 
 // admittedKey is an inference key as a discovery request needs it.

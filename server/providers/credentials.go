@@ -196,6 +196,20 @@ func parseServiceAccount(secret string) (serviceAccount, string) {
 	return sa, ""
 }
 
+// SecretTokenURI is the token endpoint a secret names, if it is a
+// service account's key file with a token_uri: gw sends it signed token
+// requests, so the egress policy must allow it like any URL.
+func SecretTokenURI(secret string) string {
+	if !looksJSON(secret) {
+		return ""
+	}
+	var sa serviceAccount
+	if json.Unmarshal([]byte(secret), &sa) != nil || sa.Type != "service_account" {
+		return ""
+	}
+	return sa.TokenURI
+}
+
 // entraSecret is an Azure credential's Microsoft Entra ID application:
 // gw takes tokens for it by the client-credentials grant.
 type entraSecret struct {

@@ -9,6 +9,8 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 	"golang.org/x/oauth2/google"
+
+	"github.com/gw-gateway/gw/server/egress"
 )
 
 // Vertex AI and Azure's Entra ID take OAuth bearer tokens, which gw gets
@@ -34,8 +36,10 @@ type oauthTokens struct {
 	sources parsedSecrets
 }
 
-// tokenClient is the HTTP client token requests go through: the
-// adapters' transport (which refuses link-local addresses), bounded.
+// tokenContext carries the HTTP client token requests go through, the way
+// golang.org/x/oauth2 takes one: the adapters' transport, whose dialer
+// holds every token endpoint (a setting's token_url, a service account's
+// token_uri) to the egress policy, bounded in time.
 func tokenContext(client *http.Client) context.Context {
 	c := &http.Client{Transport: client.Transport, CheckRedirect: client.CheckRedirect, Timeout: tokenTimeout}
 	return context.WithValue(context.Background(), oauth2.HTTPClient, c)
@@ -123,6 +127,10 @@ func bearer(ctx context.Context, src oauth2.TokenSource, call *Call) (string, er
 			code = http.StatusText(re.Response.StatusCode)
 		}
 		return "", credentialError(call, "the token endpoint refused it ("+code+")")
+	}
+	var refused *egress.Refusal
+	if errors.As(r.err, &refused) {
+		return "", credentialError(call, "its token endpoint is refused: "+refused.Error())
 	}
 	return "", &Error{Kind: Unavailable, Message: "credential " + call.CredentialID + ": the token endpoint could not be reached"}
 }

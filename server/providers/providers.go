@@ -17,14 +17,13 @@ package providers
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
-	"net"
 	"net/http"
-	"syscall"
+	"net/url"
 	"time"
 
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/egress"
 )
 
 // Adapter calls one kind of upstream API.
@@ -115,6 +114,7 @@ func clampCount(n int64) int64 { return max(0, min(n, MaxTokenCount)) }
 
 // Set holds one adapter per provider kind, sharing one HTTP client.
 type Set struct {
+	client *http.Client
 	byKind map[catalog.Kind]Adapter
 	// native holds the adapters that forward a dialect as is, by
 	// "dialect/kind" (native.go).
@@ -129,7 +129,7 @@ func NewSet(client *http.Client) *Set {
 	}
 	embeddings := &OpenAIEmbeddings{Client: client}
 	bedrock, vertex := &Bedrock{Client: client}, &Vertex{Client: client}
-	return &Set{native: map[string]Adapter{
+	return &Set{client: client, native: map[string]Adapter{
 		// Only api.openai.com and Azure are known to speak Responses;
 		// look-alike servers get Chat Completions.
 		"responses/" + string(catalog.KindOpenAI):            &OpenAIResponses{Client: client},
@@ -157,28 +157,39 @@ func NewSet(client *http.Client) *Set {
 	}}
 }
 
+// CloseIdleConnections closes the kept-alive upstream connections, so
+// that the next calls dial again under an egress policy that changed.
+func (s *Set) CloseIdleConnections() { s.client.CloseIdleConnections() }
+
 // For returns the adapter for kind.
 func (s *Set) For(kind catalog.Kind) (Adapter, bool) {
 	a, ok := s.byKind[kind]
 	return a, ok
 }
 
-// NewHTTPClient returns the client adapters use by default. It has no
-// overall timeout: a long generation is legitimate, and the data plane
-// bounds each call with its context instead. Connections are pooled
-// generously per host, since nearly all traffic goes to a handful of API
-// hosts.
-//
-// Redirects are not followed: an upstream answering with one would carry
-// the provider key (x-api-key survives cross-host redirects) somewhere it
-// was not configured to go. Link-local addresses (cloud metadata services)
-// are refused at dial time; loopback and private ones stay allowed, since
-// self-hosted upstreams (vLLM, Ollama) live there.
+// NewHTTPClient returns the client adapters use by default: the built-in
+// egress policy alone (NewGuardedHTTPClient).
 func NewHTTPClient() *http.Client {
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: refuseLinkLocal}
+	return NewGuardedHTTPClient(func() egress.Policy { return egress.Policy{} })
+}
+
+// NewGuardedHTTPClient returns the client adapters use. It has no overall
+// timeout: a long generation is legitimate, and the data plane bounds each
+// call with its context instead. Connections are pooled generously per
+// host, since nearly all traffic goes to a handful of API hosts.
+//
+// Every connection is checked against the egress policy policy returns
+// (egress.Dialer: cloud metadata services, link-local and unspecified
+// addresses are refused, and what the instance's setting refuses; the
+// address actually dialled is checked, so DNS cannot swap it). Redirects
+// are not followed: an upstream answering with one would carry the
+// provider key (x-api-key survives cross-host redirects) somewhere it was
+// not configured to go.
+func NewGuardedHTTPClient(policy func() egress.Policy) *http.Client {
+	dialer := egress.NewDialer(policy)
 	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
+			Proxy:                 proxied(policy),
 			DialContext:           dialer.DialContext,
 			ForceAttemptHTTP2:     true,
 			MaxIdleConns:          1000,
@@ -189,18 +200,21 @@ func NewHTTPClient() *http.Client {
 		}}
 }
 
-// errLinkLocal refuses a dial to a link-local address.
-var errLinkLocal = errors.New("upstream address is link-local (metadata services are not upstreams)")
-
-func refuseLinkLocal(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
+// proxied is the environment's proxy for a request (HTTPS_PROXY and the
+// like), if any. Through a proxy the dialer sees only the proxy's
+// address, so the upstream's URL is checked here; the proxy, which the
+// operator configured, resolves the name itself.
+func proxied(policy func() egress.Policy) func(*http.Request) (*url.URL, error) {
+	return func(req *http.Request) (*url.URL, error) {
+		proxy, err := http.ProxyFromEnvironment(req)
+		if err != nil || proxy == nil {
+			return proxy, err
+		}
+		if err := egress.CheckURL(req.Context(), policy(), req.URL.String()); err != nil {
+			return nil, err
+		}
+		return proxy, nil
 	}
-	if ip := net.ParseIP(host); ip != nil && (ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified()) {
-		return errLinkLocal
-	}
-	return nil
 }
 
 // maxAnswerBody bounds an upstream's answer read into memory, so a

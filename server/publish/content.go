@@ -76,7 +76,24 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	if body.Aliases, err = readAliases(ctx, st, orgID, listed); err != nil {
 		return nil, err
 	}
+	if body.Egress, err = readEgress(ctx, st); err != nil {
+		return nil, err
+	}
 	return body, nil
+}
+
+// readEgress is the instance's egress setting, which every bundle carries
+// so that every data plane enforces it; nil while it was never set.
+func readEgress(ctx context.Context, st *store.Store) (*bundle.Egress, error) {
+	inst, err := st.GetInstanceState(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the egress setting: %w", err)
+	}
+	if inst.EgressRevision == 0 {
+		return nil, nil
+	}
+	e := inst.EgressSetting()
+	return &bundle.Egress{Revision: inst.EgressRevision, Deny: e.Deny, Allow: e.Allow}, nil
 }
 
 // EffectiveRateLimits are the limits a key is held to (in its bundle, and

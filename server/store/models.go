@@ -93,6 +93,11 @@ type InstanceState struct {
 	// The bundle signing key pair; the private half is sealed.
 	BundlePublicKey        *string `bun:"bundle_public_key"`
 	BundlePrivateKeySealed *string `bun:"bundle_private_key_sealed"`
+	// Egress is the instance's egress setting (JSON, EgressSetting), nil
+	// while never set; EgressRevision counts its changes (instance_settings.go).
+	Egress            *string    `bun:"egress"`
+	EgressRevision    int64      `bun:"egress_revision"`
+	SettingsUpdatedAt *time.Time `bun:"settings_updated_at"`
 }
 
 // Organization is a tenant.
