@@ -101,6 +101,11 @@ func budgetsRun(ctx context.Context, opts *BudgetsOptions) error {
 	if note != "" {
 		fmt.Fprintln(opts.Factory.IO.ErrOut, note)
 	}
+	for _, r := range states {
+		if r.Warning != nil {
+			fmt.Fprintf(opts.Factory.IO.ErrOut, "warning: policy %q: %s\n", r.PolicyName, *r.Warning)
+		}
+	}
 	names := newNameBook(c)
 	return opts.Factory.Print(opts.Output, rows, func() Table {
 		t := budgetsTable(rows, func(id string) string { return keyNameOnly(names.inferenceKeyName(ctx, org, ws, id)) }, true)

@@ -33,6 +33,10 @@ type counterDef struct {
 	keyID      *uuid.UUID
 	limit      int64
 	scope      seedScope
+	// inexact are the rules' amounts that are not what is enforced (an
+	// older version stored them finer than a nano-dollar or beyond int64
+	// nano-dollars): the budget state warns about them.
+	inexact []string
 }
 
 // seedScope says which usage events already recorded in a period count
@@ -164,9 +168,15 @@ func budgetOf(p *store.Policy, period spend.Period, aggregation string) (*counte
 		if a.Kind != policy.ActionBudget || string(a.Period) != string(period) || string(a.Aggregation) != aggregation {
 			continue
 		}
-		amount, err := catalog.ParseNanoUSD(a.AmountUSD.Text)
+		// Leniently: an amount an older version stored finer than a
+		// nano-dollar, or beyond int64 of them, holds as the nearest
+		// amount below it, which the data plane enforces too.
+		amount, exact, err := catalog.BudgetNanoUSD(a.AmountUSD.Text)
 		if err != nil {
 			return nil, policy.Target{}, fmt.Errorf("budget of policy %s: %w", p.ID, err)
+		}
+		if !exact {
+			d.inexact = append(d.inexact, a.AmountUSD.Text)
 		}
 		// Rules sharing a counter share its spend; the smallest amount
 		// holds, as the data plane's claims do.

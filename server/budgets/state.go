@@ -3,7 +3,9 @@ package budgets
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,6 +15,7 @@ import (
 	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/usage"
+	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -106,7 +109,8 @@ func (l *Leases) statesOf(ctx context.Context, d *counterDef, counters map[strin
 		return wire.BudgetState{PolicyID: d.policyID, PolicyName: d.policyName, Counter: name, Period: string(d.period),
 			Aggregation: aggregation, InferenceKeyID: key, AmountUSD: catalog.FormatNanoUSD(d.limit),
 			SpentUSD: catalog.FormatNanoUSD(spent), ReservedUSD: catalog.FormatNanoUSD(reserved),
-			RemainingUSD: catalog.FormatNanoUSD(max(0, d.limit-spent-reserved)), PeriodStart: start, PeriodEnd: end}, nil
+			RemainingUSD: catalog.FormatNanoUSD(max(0, d.limit-spent-reserved)), PeriodStart: start, PeriodEnd: end,
+			Warning: d.warning()}, nil
 	}
 	if aggregation != string(policy.AggregationPerKey) {
 		c := counters[d.name]
@@ -155,4 +159,16 @@ func (l *Leases) statesOf(ctx context.Context, d *counterDef, counters map[strin
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// warning is the budget state's warning when a rule's stored amount is not
+// the one enforced; nil otherwise.
+func (d *counterDef) warning() *string {
+	if len(d.inexact) == 0 {
+		return nil
+	}
+	w := fmt.Sprintf("the stored amount %s is finer than a nano-dollar or beyond what gw counts; %s USD is enforced instead. "+
+		"Save the policy again with an amount of at most %d decimal places and at most %d USD",
+		strings.Join(d.inexact, ", "), catalog.FormatNanoUSD(d.limit), validate.MaxMoneyDecimals, validate.BudgetUSD.Max)
+	return &w
 }

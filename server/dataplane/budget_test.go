@@ -313,3 +313,35 @@ func TestRefusedReportDropsOnlyItsCounter(t *testing.T) {
 		}
 	})
 }
+
+// TestBudgetStoredByAnOlderVersionServes (issue 26 row 1, issue 27 row 3):
+// budget amounts an older version stored finer than a nano-dollar or
+// beyond int64 nano-dollars are enforced as the amount below them, by the
+// data plane and the control plane alike. Before, every request they held
+// was refused 503 budget_unavailable: the workspace stopped serving.
+func TestBudgetStoredByAnOlderVersionServes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.policy(t, budgetRule("1.234567890123", "day", "shared"), budgetRule("9223372037", "month", "per_key"))
+		e.sync(t)
+		e.openai.SetDefault(budgetReply)
+		for range 3 {
+			if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
+				b, _ := io.ReadAll(resp.Body)
+				t.Fatalf("%d %s", resp.StatusCode, b)
+			}
+		}
+		// One ten-billionth of a dollar holds as nothing: spent, for good.
+		e.policy(t, budgetRule("0.0000000001", "day", "shared"))
+		e.sync(t)
+		resp := e.post(t, budgetRequest)
+		var got openAIError
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusTooManyRequests ||
+			got.Error.Code == nil || *got.Error.Code != "budget_exceeded" || !strings.Contains(got.Error.Message, "(0 USD per day)") {
+			t.Fatalf("%d %+v %v", resp.StatusCode, got.Error, err)
+		}
+		if evs := e.usage.wait(t, 4); evs[3].Status != "denied" {
+			t.Fatalf("events %+v", evs)
+		}
+	})
+}

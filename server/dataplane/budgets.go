@@ -464,11 +464,15 @@ type budgetState struct {
 	asked map[spend.Counter]time.Time
 }
 
+// limitNano is the budget amount's nano-dollars, read as the control
+// plane reads it (catalog.BudgetNanoUSD): an amount an older version
+// stored finer than a nano-dollar, or beyond int64 of them, holds as the
+// nearest amount below it rather than refusing every request it governs.
 func (b *budgetState) limitNano(amount string) (int64, error) {
 	if v, ok := b.limits.Load(amount); ok {
 		return v.(int64), nil
 	}
-	n, err := catalog.ParseNanoUSD(amount)
+	n, _, err := catalog.BudgetNanoUSD(amount)
 	if err != nil {
 		return 0, err
 	}
