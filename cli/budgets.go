@@ -174,6 +174,9 @@ func budgetsTable(rows []budgetOut, keyName func(string) string, withPolicy bool
 	for _, r := range rows {
 		key := "-"
 		switch {
+		case r.PlaygroundUserID != nil:
+			// A user's playground requests, which have no key.
+			key = "playground of user " + r.PlaygroundUserID.String()[:8]
 		case r.InferenceKeyID != nil:
 			key = keyName(r.InferenceKeyID.String())
 		case r.Aggregation == "per_key":

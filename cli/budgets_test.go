@@ -330,3 +330,19 @@ func TestBudgetsWarnsAboutAStoredAmount(t *testing.T) {
 		t.Errorf("rows %q", rows)
 	}
 }
+
+// TestBudgetsCreateForTagRefusesWhatCannotBeCounted (issue 26 row 1): an
+// amount finer than a nano-dollar is refused, naming the field and why;
+// nothing is stored, and gw budgets keeps answering.
+func TestBudgetsCreateForTagRefusesWhatCannotBeCounted(t *testing.T) {
+	e := newResEnv(t)
+	for _, amount := range []string{"1.234567890123", "9223372037"} {
+		r := e.gw("", "budgets", "create-for-tag", "team=x", "--amount", amount, "--period", "month")
+		if r.code == ExitOK || !strings.Contains(r.errOut, "amount_usd") ||
+			!(strings.Contains(r.errOut, "no more than 9 decimal places") || strings.Contains(r.errOut, "less than or equal to 1000000000")) {
+			t.Fatalf("--amount %s: %d %s %s", amount, r.code, r.out, r.errOut)
+		}
+	}
+	r := e.code(ExitOK, "", "budgets")
+	mustContain(t, "gw budgets", r.errOut, "no budgets in workspace default")
+}

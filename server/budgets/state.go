@@ -156,9 +156,26 @@ func (l *Leases) statesOf(ctx context.Context, d *counterDef, counters map[strin
 		if err != nil {
 			return nil, err
 		}
+		if _, known := byKey[id]; !known {
+			// A counter without a key's events may be a user's
+			// playground (playground.KeyID): say whose.
+			if s.PlaygroundUserID, err = l.playgroundRow(ctx, d, id, now); err != nil {
+				return nil, err
+			}
+		}
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// playgroundRow is the user whose playground a per_key counter's id
+// stands for, or nil when it is a key's.
+func (l *Leases) playgroundRow(ctx context.Context, d *counterDef, id uuid.UUID, now time.Time) (*uuid.UUID, error) {
+	r := newResolver(l.Store, now, nil)
+	if k, err := r.key(ctx, id); err != nil || k != nil {
+		return nil, err
+	}
+	return r.playgroundUser(ctx, d.orgID, d.wsID, id, nil)
 }
 
 // warning is the budget state's warning when a rule's stored amount is not

@@ -3,7 +3,10 @@ package dataplane_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/budgets"
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
 	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/store"
@@ -114,7 +118,7 @@ func TestBudgetHoldsUnderConcurrency(t *testing.T) {
 					mu.Lock()
 					switch {
 					case resp.StatusCode == http.StatusOK:
-					case resp.StatusCode == http.StatusTooManyRequests && strings.Contains(string(b), "budget_exceeded"):
+					case resp.StatusCode == http.StatusTooManyRequests && (strings.Contains(string(b), "budget_exceeded") || strings.Contains(string(b), "budget_busy")):
 						refused++
 					default:
 						other++
@@ -344,4 +348,56 @@ func TestBudgetStoredByAnOlderVersionServes(t *testing.T) {
 			t.Fatalf("events %+v", evs)
 		}
 	})
+}
+
+// leaseSource answers every lease ask with err: a control plane that
+// refuses the counter, or one that cannot be dialled.
+type leaseSource struct{ err error }
+
+func (s leaseSource) Lease(context.Context, string, []wire.BudgetLeaseAsk) ([]wire.BudgetLeaseGrant, error) {
+	return nil, s.err
+}
+
+func withLeases(s dataplane.BudgetSource) infOptions {
+	return func(o *dataplane.Options) { o.Budgets = s }
+}
+
+var errNotDialled = &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+
+// TestBudgetRefusalsThatAreNotSpent (issue 26 row 2): a refusal that is
+// not a budget running out never says budget_exceeded. A counter the
+// control plane does not know, and a control plane this gateway cannot
+// reach with no share held, are 503 budget_unavailable naming the budget
+// and saying which; the SDKs may retry them.
+func TestBudgetRefusalsThatAreNotSpent(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		says string
+	}{
+		{"unknown counter", fmt.Errorf("budget counter: no such active key: %w", spend.ErrLeaseRefused), "the control plane does not know the budget of policy"},
+		{"control plane unreachable", errNotDialled, "this gateway cannot reach the control plane, and its share of the budget of policy"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newInfEnv(t, storetest.Open(t, storetest.SQLite), withLeases(leaseSource{c.err}))
+			e.policy(t, budgetRule("2", "day", "per_key"))
+			e.sync(t)
+			resp := e.post(t, budgetRequest)
+			var got openAIError
+			if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+				t.Fatalf("%d %+v %v", resp.StatusCode, got, err)
+			}
+			if got.Error.Code == nil || *got.Error.Code != "budget_unavailable" || !strings.Contains(got.Error.Message, c.says) ||
+				resp.Header.Get("Retry-After") != "2" || resp.Header.Get("X-Should-Retry") != "" {
+				t.Fatalf("refusal %+v %v", got.Error, resp.Header)
+			}
+			if evs := e.usage.wait(t, 1); evs[0].Status != "denied" || evs[0].Reason == nil || *evs[0].Reason != "budget_unavailable" {
+				t.Fatalf("event %+v", evs[0])
+			}
+			if n := len(e.openai.Requests()); n != 0 {
+				t.Fatalf("%d upstream calls", n)
+			}
+		})
+	}
 }

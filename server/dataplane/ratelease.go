@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/server/playground"
 	"github.com/gw-gateway/gw/server/ratelimit"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -166,9 +167,14 @@ func (r *rateLeases) ask(ctx context.Context, key *inferenceKey, slot rateSlot, 
 	start := time.Unix(int64(slot.w)*60, 0).UTC()
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseTimeout)
 	defer cancel()
-	// The control plane reads the limit from the key and its workspace.
+	// The control plane reads the limit from the key and its workspace,
+	// a playground's from the workspace its counter names.
+	counter := fmt.Sprintf("rl/%s/%s", key.id, slot.dim)
+	if key.playground {
+		counter = playground.RateCounter(key.workspace, key.owner, slot.dim.String())
+	}
 	grants, err := r.source.Lease(lctx, r.holder, []wire.BudgetLeaseAsk{{
-		Counter: fmt.Sprintf("rl/%s/%s", key.id, slot.dim), PeriodStart: start, WantNanoUSD: want, UsedNanoUSD: used,
+		Counter: counter, PeriodStart: start, WantNanoUSD: want, UsedNanoUSD: used,
 	}})
 	if err != nil {
 		return wire.BudgetLeaseGrant{}, err
