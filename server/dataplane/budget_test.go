@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -399,5 +400,24 @@ func TestBudgetRefusalsThatAreNotSpent(t *testing.T) {
 				t.Fatalf("%d upstream calls", n)
 			}
 		})
+	}
+}
+
+// TestRateLimitOfflineSaysSo (issue 27 row 8): a plane that cannot reach
+// the control plane holds no share of a key's limit, and refuses within
+// it; the refusal says that, not that a limit of 2^63-1 requests a minute
+// was reached by the first request.
+func TestRateLimitOfflineSaysSo(t *testing.T) {
+	e := newInfEnv(t, storetest.Open(t, storetest.SQLite), withLeases(leaseSource{errNotDialled}))
+	e.setLimits(t, store.RateLimits{}, store.RateLimits{RPM: int64p(math.MaxInt64)})
+	resp := e.post(t, budgetRequest)
+	var got openAIError
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("%d %+v %v", resp.StatusCode, got, err)
+	}
+	if got.Error.Code == nil || *got.Error.Code != "rate_limit_unavailable" ||
+		!strings.Contains(got.Error.Message, "cannot reach the control plane to take its share of the key's limit of 9223372036854775807 requests per minute") ||
+		strings.Contains(got.Error.Message, "reached") || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("refusal %+v %v", got.Error, resp.Header)
 	}
 }
