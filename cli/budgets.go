@@ -107,6 +107,11 @@ func budgetsRun(ctx context.Context, opts *BudgetsOptions) error {
 	if note != "" {
 		fmt.Fprintln(opts.Factory.IO.ErrOut, note)
 	}
+	for _, r := range states {
+		if r.Warning != nil {
+			fmt.Fprintf(opts.Factory.IO.ErrOut, "warning: policy %q: %s\n", r.PolicyName, *r.Warning)
+		}
+	}
 	names := newNameBook(c)
 	return opts.Factory.Print(opts.Output, rows, func() Table {
 		t := budgetsTable(rows, func(id string) string { return keyNameOnly(names.inferenceKeyName(ctx, org, ws, id)) }, true)
@@ -178,6 +183,9 @@ func budgetsTable(rows []budgetOut, keyName func(string) string, withPolicy bool
 	for _, r := range rows {
 		key := "(shared)"
 		switch {
+		case r.PlaygroundUserID != nil:
+			// A user's playground requests, which have no key.
+			key = "playground of user " + r.PlaygroundUserID.String()[:8]
 		case r.InferenceKeyID != nil:
 			key = keyName(r.InferenceKeyID.String())
 		case r.Aggregation == "per_key":

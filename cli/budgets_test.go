@@ -17,6 +17,7 @@ import (
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/budgets"
 	"github.com/gw-gateway/gw/server/spend"
+	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/tui"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -310,4 +311,38 @@ func TestUsageDashboardBudgets(t *testing.T) {
 	view := ansi.Strip(m.View())
 	mustContain(t, "dashboard", view, "Budgets · "+e.boot.Workspace.Name, "roomy", "$770.00 / $1,000,000.00", "lasts the period",
 		"tight", "$9.99 / $10.00", "per-key · ci ("+e.key.Prefix+"…)")
+}
+
+// TestBudgetsWarnsAboutAStoredAmount (issue 26 row 1): a budget an older
+// version stored finer than a nano-dollar lists with the amount enforced,
+// and stderr says what was stored and how to fix it.
+func TestBudgetsWarnsAboutAStoredAmount(t *testing.T) {
+	e := newResEnv(t)
+	now := store.Now()
+	def := `{"target":{"kind":"workspace"},"rules":[{"match":{"kind":"all_requests"},"action":{"kind":"budget","amount_usd":"1.234567890123","period":"day","aggregation":"shared"}}]}`
+	if err := e.st.CreatePolicy(context.Background(), &store.Policy{ID: uuid.New(), OrgID: e.boot.Organization.ID, WorkspaceID: e.boot.Workspace.ID,
+		Name: "old", Enabled: true, Definition: def, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.code(ExitOK, "", "budgets")
+	mustContain(t, "stderr", r.errOut, `warning: policy "old": the stored amount 1.234567890123 is finer than a nano-dollar`, "Save the policy again")
+	if rows := tableRows(r.out); len(rows) != 1 || rows[0][4] != "1.23456789" {
+		t.Errorf("rows %q", rows)
+	}
+}
+
+// TestBudgetsCreateForTagRefusesWhatCannotBeCounted (issue 26 row 1): an
+// amount finer than a nano-dollar is refused, naming the field and why;
+// nothing is stored, and gw budgets keeps answering.
+func TestBudgetsCreateForTagRefusesWhatCannotBeCounted(t *testing.T) {
+	e := newResEnv(t)
+	for _, amount := range []string{"1.234567890123", "9223372037"} {
+		r := e.gw("", "budgets", "create-for-tag", "team=x", "--amount", amount, "--period", "month")
+		if r.code == ExitOK || !strings.Contains(r.errOut, "amount_usd") ||
+			!(strings.Contains(r.errOut, "no more than 9 decimal places") || strings.Contains(r.errOut, "less than or equal to 1000000000")) {
+			t.Fatalf("--amount %s: %d %s %s", amount, r.code, r.out, r.errOut)
+		}
+	}
+	r := e.code(ExitOK, "", "budgets")
+	mustContain(t, "gw budgets", r.errOut, "no budgets in workspace default")
 }

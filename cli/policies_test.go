@@ -686,6 +686,13 @@ func TestPolicyFileFormats(t *testing.T) {
 	if _, err := parsePolicyFile("p.json", []byte(`{"name": "x",}`)); err == nil || !strings.Contains(err.Error(), "p.json: invalid JSON at byte") {
 		t.Fatalf("bad JSON: %v", err)
 	}
+	// An amount the server would refuse (issue 26 row 1) is found in the
+	// file, at its line, before anything is sent.
+	_, err = parsePolicyFile("p.yaml", []byte("name: b\ndefinition:\n  target: {kind: workspace}\n  rules:\n"+
+		"    - match: {kind: all_requests}\n      action: {kind: budget, amount_usd: \"0.0000000001\", period: day, aggregation: shared}\n"))
+	if err == nil || !strings.Contains(err.Error(), "amount_usd") || !strings.Contains(err.Error(), "no more than 9 decimal places") {
+		t.Fatalf("an amount finer than a nano-dollar: %v", err)
+	}
 }
 
 func TestPolicyUnifiedDiff(t *testing.T) {

@@ -118,7 +118,12 @@ func parsePolicySpec(v any, index int) (policySpec, []validate.Issue) {
 			spec.Enabled, _ = validate.Bool(raw, validate.Loc{"enabled"}, &errs)
 		}
 		if raw, ok := o.Require("definition"); ok {
+			before := errs.Len()
 			spec.Definition = policy.ParseDefinition(raw, validate.Loc{"definition"}, &errs)
+			if errs.Len() == before {
+				// What the server would refuse on apply, found before it.
+				policy.CheckStorable(spec.Definition, validate.Loc{"definition"}, &errs)
+			}
 		}
 		o.Close()
 	}

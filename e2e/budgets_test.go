@@ -64,8 +64,10 @@ var (
 // Asserted in both: the cost of the ok usage events (read through the
 // control plane's usage events API once the spools have drained) never
 // passes the amount — the overshoot is 0 —, every refusal is a 429 with
-// code budget_exceeded, and the control plane's budget state agrees with
-// the events.
+// code budget_exceeded (budget_busy while requests in flight hold the
+// rest) or, while the control plane is unreachable, a 503
+// budget_unavailable saying so, and the control plane's budget state
+// agrees with the events.
 //
 // Measured (t.Logf, and docs/budgets.md "Measured"):
 //
@@ -274,9 +276,11 @@ func runBudgetPhase(t *testing.T, dps []*server, token string, outage *budgetOut
 					if c.status == http.StatusOK {
 						okCount.Add(1)
 					}
-					refused := c.status == http.StatusTooManyRequests && strings.Contains(body, `"code":"budget_exceeded"`) &&
-						strings.Contains(body, `"type":"insufficient_quota"`)
-					c.unreachable = refused && strings.Contains(body, "control plane is unreachable")
+					refused := c.status == http.StatusTooManyRequests && strings.Contains(body, `"type":"insufficient_quota"`) &&
+						(strings.Contains(body, `"code":"budget_exceeded"`) || strings.Contains(body, `"code":"budget_busy"`))
+					// Not a budget running out: 503 budget_unavailable.
+					c.unreachable = c.status == http.StatusServiceUnavailable && strings.Contains(body, `"code":"budget_unavailable"`) &&
+						strings.Contains(body, "cannot reach the control plane")
 					c.outage = c.unreachable && !back
 					mu.Lock()
 					calls = append(calls, c)
@@ -288,7 +292,7 @@ func runBudgetPhase(t *testing.T, dps []*server, token string, outage *budgetOut
 						case <-outage.restarted:
 						case <-time.After(time.Until(deadline)):
 						}
-					case refused:
+					case refused || c.unreachable:
 						return
 					default:
 						t.Errorf("data plane %d answered %d: %s", dp, c.status, body)
@@ -409,7 +413,7 @@ func (r *budgetRun) report(t *testing.T, phase string, f budgetFigures, amount i
 			}
 		case c.outage:
 			outageRefused = append(outageRefused, i)
-		case c.status == http.StatusTooManyRequests:
+		case c.status == http.StatusTooManyRequests || c.unreachable:
 			refused = append(refused, i)
 			if c.unreachable {
 				unreachableUp++

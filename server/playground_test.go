@@ -4,14 +4,19 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server"
+	"github.com/gw-gateway/gw/server/playground"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/wire"
@@ -257,5 +262,111 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestPlaygroundUnderPerKeyBudgetAndRateLimit (issue 26 row 2): the
+// Playground works in a workspace with a per_key budget, as inference
+// does. Before, the control plane knew no counter for the id a playground
+// request counts under and every one was refused 429 budget_exceeded
+// ("the control plane does not know the budget … retry shortly"), minutes
+// later too. The user's playground has its own per_key counter, seeded
+// with their earlier playground spend, listed as theirs; the workspace's
+// rate limit holds the playground to it (and says rate_limit_exceeded
+// only once it is reached).
+func TestPlaygroundUnderPerKeyBudgetAndRateLimit(t *testing.T) {
+	for _, d := range storetest.Dialects(t) {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			srv := startServer(t, server.Config{Role: server.RoleAll, DB: storetest.Open(t, d), Keyring: keyring(t)})
+			owner := srv.Owner
+			me, err := owner.Me(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			up := providerstest.NewOpenAI(t, "sk-upstream-playground")
+			if _, err := owner.CreateCredential(ctx, client.WorkspaceScope("default", "default"), wire.ProviderCredentialCreate{
+				Provider: "openai", Label: "fake", Secret: up.Key, BaseURL: up.BaseURL()}); err != nil {
+				t.Fatal(err)
+			}
+			up.SetDefault(providerstest.Reply{Text: "hello", Usage: providerstest.Usage{Input: 1000, Output: 100}})
+			chat := func() (*http.Response, string) {
+				return playgroundCall(t, srv.URL, "POST", playgroundBase+"/chat/completions", srv.token, mini)
+			}
+			// Spent before the budget exists: the counter is seeded with it.
+			if resp, raw := chat(); resp.StatusCode != 200 {
+				t.Fatalf("before the budget: %d %s", resp.StatusCode, raw)
+			}
+			waitFor(t, "the first playground event", func() bool {
+				r, err := owner.UsageReport(ctx, "default", client.UsageQuery{Period: "today"})
+				return err == nil && r.Totals.Requests == 1
+			})
+			budget := func(amount string) string {
+				return `{"match":{"kind":"all_requests"},"action":{"kind":"budget","amount_usd":"` + amount + `","period":"day","aggregation":"per_key"}}`
+			}
+			if _, err := owner.CreatePolicy(ctx, "default", "default", wire.PolicyCreate{Name: "per key",
+				Definition: wire.PolicyDefinition(`{"target":{"kind":"workspace"},"rules":[` + budget("2") + `]}`)}); err != nil {
+				t.Fatal(err)
+			}
+			// A per_key budget of nothing for someone else: it does not
+			// hold the owner's playground.
+			other := uuid.New()
+			if _, err := owner.CreatePolicy(ctx, "default", "default", wire.PolicyCreate{Name: "someone else",
+				Definition: wire.PolicyDefinition(`{"target":{"kind":"selected_users","user_ids":["` + other.String() + `"]},"rules":[` + budget("0") + `]}`)}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 2 {
+				if resp, raw := chat(); resp.StatusCode != 200 || resp.Header.Get("X-Gw-Cost-Usd") != "0.00021" {
+					t.Fatalf("playground request %d under a per_key budget: %d %s", i, resp.StatusCode, raw)
+				}
+			}
+			states, err := owner.ListBudgets(ctx, "default", "default")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mine *wire.BudgetState
+			for i, s := range states {
+				if s.PolicyName == "per key" && s.PlaygroundUserID != nil {
+					mine = &states[i]
+				}
+			}
+			ws, err := owner.GetWorkspace(ctx, "default", "default")
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantKey := playground.KeyID(ws.ID, me.User.ID)
+			if mine == nil || *mine.PlaygroundUserID != me.User.ID || mine.InferenceKeyID == nil || *mine.InferenceKeyID != wantKey {
+				t.Fatalf("no row for the owner's playground: %+v", states)
+			}
+			// Seeded with the request before the budget, and holding the
+			// two after: 0.00021 spent before, the rest spent or reserved.
+			spent, _ := decimal.NewFromString(mine.SpentUSD)
+			reserved, _ := decimal.NewFromString(mine.ReservedUSD)
+			if spent.LessThan(decimal.RequireFromString("0.00021")) || spent.Add(reserved).LessThan(decimal.RequireFromString("0.00063")) {
+				t.Fatalf("playground counter: spent %s reserved %s", mine.SpentUSD, mine.ReservedUSD)
+			}
+
+			// The workspace's rate limit holds the playground: three a
+			// minute, then 429 rate_limit_exceeded.
+			three := int64(3)
+			if _, err := owner.UpdateWorkspaceSettings(ctx, "default", "default", wire.WorkspaceUpdate{
+				RateLimits: &wire.RateLimits{RequestsPerMinute: &three}}); err != nil {
+				t.Fatal(err)
+			}
+			minute := time.Now().Unix() / 60
+			var statuses []int
+			var last string
+			for range 4 {
+				resp, raw := chat()
+				statuses = append(statuses, resp.StatusCode)
+				last = raw
+			}
+			if time.Now().Unix()/60 != minute {
+				t.Skipf("the UTC minute turned during the rate-limit check: %v", statuses)
+			}
+			if fmt.Sprint(statuses) != "[200 200 200 429]" || !strings.Contains(last, `"code":"rate_limit_exceeded"`) {
+				t.Fatalf("under a limit of 3 a minute: %v, last %s", statuses, last)
+			}
+		})
 	}
 }

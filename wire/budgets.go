@@ -90,6 +90,16 @@ type BudgetState struct {
 	RemainingUSD   string     `json:"remaining_usd"`
 	PeriodStart    time.Time  `json:"period_start"`
 	PeriodEnd      time.Time  `json:"period_end"`
+	// PlaygroundUserID is set on a per_key row that counts one user's
+	// Workspace Playground requests, which run without an inference key:
+	// inference_key_id is then the id they are counted under, derived
+	// from the workspace and the user.
+	PlaygroundUserID *uuid.UUID `json:"playground_user_id" jsonschema:"nullable"`
+	// Warning says that the amount stored is not what is enforced: an
+	// older version saved it finer than a nano-dollar or beyond what gw
+	// counts, and amount_usd is the amount enforced instead (rounded
+	// down). Saving the policy again with a valid amount clears it.
+	Warning *string `json:"warning" jsonschema:"nullable"`
 }
 
 // TagBudgetCreate is a budget for the keys carrying one tag (issue 21):

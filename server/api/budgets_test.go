@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/gw-gateway/gw/server/playground"
 	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
@@ -210,6 +211,58 @@ func TestLeaseMatrix(t *testing.T) {
 		st, raw := e.do("POST", "/api/v1/data-plane/budget-leases", a.token, map[string]any{"holder": "dp-a", "asks": []any{ask(a.shared(), a.dayStart, 1)}})
 		if st != 422 || !json.Valid(raw) || !strings.Contains(string(raw), "this version or later") {
 			t.Fatalf("without data_plane_id: %d %s", st, raw)
+		}
+	})
+}
+
+// TestPlaygroundLeases (issue 26 row 2): a user's playground counts under
+// an id derived from the workspace and the user, and its rate limit is
+// leased under a name giving both. The control plane grants them as it
+// grants a key's counters, to a data plane enrolled for the organization,
+// for a user of it; another tenant's, or an id derived for nobody there,
+// is 404 like an unknown counter.
+func TestPlaygroundLeases(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newEnrollEnv(t, db)
+		e.must("POST", "/api/v1/organizations/b/workspaces", e.ownerKey, map[string]any{"name": "b-main", "slug": "b-main"})
+		e.must("POST", "/api/v1/organizations/b/members", e.ownerKey, map[string]any{"user_id": e.boot.User.ID, "role": "owner"})
+		a := newLeaseTenant(t, e, "default", "default", "dp-a")
+		b := newLeaseTenant(t, e, "b", "b-main", "dp-b")
+		wsA := decodeData[wire.Workspace](t, e.must("GET", "/api/v1/organizations/default/workspaces/default", e.ownerKey, nil)).ID
+		wsB := decodeData[wire.Workspace](t, e.must("GET", "/api/v1/organizations/b/workspaces/b-main", e.ownerKey, nil)).ID
+		for _, base := range []string{"/api/v1/organizations/default/workspaces/default", "/api/v1/organizations/b/workspaces/b-main"} {
+			e.must("PATCH", base+"/settings", e.ownerKey, map[string]any{"rate_limits": map[string]any{"requests_per_minute": 60}})
+		}
+		owner := e.boot.User.ID
+		minute := time.Now().Truncate(time.Minute)
+		cases := []struct {
+			name   string
+			ask    map[string]any
+			status int
+		}{
+			{"A's per_key budget, the owner's playground in A", ask(a.perKey(playground.KeyID(wsA, owner)), a.monthStart, 1000), 200},
+			{"A's playground rate limit", ask(playground.RateCounter(wsA, owner, "requests"), minute, 1), 200},
+			{"B's per_key budget, the owner's playground in B", ask(b.perKey(playground.KeyID(wsB, owner)), b.monthStart, 1), 404},
+			{"B's playground rate limit", ask(playground.RateCounter(wsB, owner, "requests"), minute, 1), 404},
+			{"A's budget, a playground id of B's workspace", ask(a.perKey(playground.KeyID(wsB, owner)), a.monthStart, 1), 404},
+			{"A's budget, a playground id of nobody", ask(a.perKey(playground.KeyID(wsA, uuid.New())), a.monthStart, 1), 404},
+			{"A's playground rate limit of nobody", ask(playground.RateCounter(wsA, uuid.New(), "requests"), minute, 1), 404},
+		}
+		for _, c := range cases {
+			st, raw := e.lease(a.token, "dp-a", "dp-a#1", c.ask)
+			if st != c.status {
+				t.Errorf("%s: %d %s, want %d", c.name, st, raw, c.status)
+			}
+			if st == 200 {
+				if g := decodeData[wire.BudgetLeaseResult](t, raw).Grants; len(g) != 1 || g[0].GrantedNanoUSD == 0 {
+					t.Errorf("%s: grants %+v", c.name, g)
+				}
+			}
+		}
+		// The playground's rate limit is the workspace's: 60.
+		_, raw := e.lease(a.token, "dp-a", "dp-a#1", ask(playground.RateCounter(wsA, owner, "requests"), minute, 1))
+		if g := decodeData[wire.BudgetLeaseResult](t, raw).Grants; len(g) != 1 || g[0].LimitNanoUSD != 60 {
+			t.Errorf("playground rate grant %+v", g)
 		}
 	})
 }

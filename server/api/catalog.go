@@ -167,7 +167,7 @@ func (s *Server) importCatalog(r *Request) (any, error) {
 		return nil, err
 	}
 	if err := backend.WriteCatalog(r.ctx, s.store, r.actor(), backend.CatalogWrite{Catalog: c, ConfirmMoves: confirm}); err != nil {
-		return nil, err
+		return nil, catalogError(err)
 	}
 	return wire.CatalogImportResult{Providers: len(c.Providers), Models: len(c.Models)}, nil
 }
@@ -242,7 +242,8 @@ func (s *Server) putCatalogEntry(r *Request, wrap func(entry []byte, stored cata
 	if err != nil {
 		return nil, err
 	}
-	return entry, backend.WriteCatalog(r.ctx, s.store, r.actor(), backend.CatalogWrite{Catalog: entry, ConfirmMoves: confirm, Entry: true})
+	err = backend.WriteCatalog(r.ctx, s.store, r.actor(), backend.CatalogWrite{Catalog: entry, ConfirmMoves: confirm, Entry: true})
+	return entry, unwrapEntryLoc(catalogError(err))
 }
 
 // unwrapEntryLoc drops the ["providers", i] / ["models", 0] of the wrapper

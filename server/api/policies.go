@@ -67,6 +67,11 @@ func readDefinition(o *validate.Object, required bool) *policy.Definition {
 	if o.Errors().Len() > before {
 		return nil
 	}
+	// Here too (the backend checks again), so a body's problems show at once.
+	policy.CheckStorable(def, o.Loc().With("definition"), o.Errors())
+	if o.Errors().Len() > before {
+		return nil
+	}
 	return &def
 }
 

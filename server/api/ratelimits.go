@@ -7,7 +7,10 @@ import (
 	"github.com/gw-gateway/gw/wire"
 )
 
-var rateLimitRule = validate.IntRule{Min: validate.Bound(1)}
+// rateLimitRule: at least 1, at most validate.MaxRateLimit (a limit the
+// lease arithmetic can always sum: a larger one was once stored and then
+// refused requests).
+var rateLimitRule = validate.IntRule{Min: validate.Bound(1), Max: validate.Bound(validate.MaxRateLimit)}
 
 // rateLimitsInput is a rate_limits member as a body gave it: a null
 // clears both limits; in an object, a null member clears that limit and an

@@ -35,6 +35,12 @@ type CatalogWrite struct {
 // and audits what changed: URL moves, entries added or brought back.
 func WriteCatalog(ctx context.Context, st *store.Store, actor Actor, in CatalogWrite) error {
 	c := in.Catalog
+	// What a catalog may hold but gw should not save (prices finer than a
+	// nano-dollar, counts that overflow a cost bound): a
+	// *catalog.ValidationError, which the API reports as validation items.
+	if err := catalog.CheckStorable(c); err != nil {
+		return err
+	}
 	return st.InTx(ctx, func(tx *store.Store) error {
 		ch, err := catalogChangesOf(ctx, tx, c)
 		if err != nil {

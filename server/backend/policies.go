@@ -10,6 +10,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/validate"
 )
 
 // PolicyCreate is a policy of a workspace.
@@ -23,6 +24,9 @@ type PolicyCreate struct {
 // CreatePolicy stores a policy, its definition in canonical form, under a
 // name no other policy of the workspace has.
 func CreatePolicy(ctx context.Context, st *store.Store, actor Actor, in PolicyCreate) (*store.Policy, error) {
+	if err := storable(in.Definition); err != nil {
+		return nil, err
+	}
 	text, err := canonicalDefinition(&in.Definition)
 	if err != nil {
 		return nil, err
@@ -65,6 +69,11 @@ type PolicyUpdate struct {
 // whether the definition changed, not what it is: definitions are read
 // from the policy itself.
 func UpdatePolicy(ctx context.Context, st *store.Store, actor Actor, ws *store.Workspace, id uuid.UUID, in PolicyUpdate) (*store.Policy, error) {
+	if in.Definition != nil {
+		if err := storable(*in.Definition); err != nil {
+			return nil, err
+		}
+	}
 	var p *store.Policy
 	err := st.InTx(ctx, func(tx *store.Store) error {
 		var err error
@@ -150,6 +159,14 @@ func canonicalDefinition(def *policy.Definition) (string, error) {
 		return "", fmt.Errorf("policy definition: %w", err)
 	}
 	return string(b), nil
+}
+
+// storable refuses a definition holding a value gw could not enforce
+// (policy.CheckStorable), where it is saved. Definitions already stored are
+// rewritten (a tag budget's key list) without it: an older version's value
+// must not stop the key change that triggers the rewrite.
+func storable(def policy.Definition) error {
+	return policy.StorableErr(def, validate.Loc{"body", "definition"})
 }
 
 func policyNameConflict(err error, name string) error {

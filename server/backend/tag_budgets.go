@@ -58,6 +58,9 @@ func CreateTagBudget(ctx context.Context, st *store.Store, actor Actor, in TagBu
 				"action": map[string]any{"kind": "budget", "amount_usd": in.AmountUSD, "period": in.Period, "aggregation": "shared"}}},
 		})
 		def, err := policy.ParseDefinitionJSON(raw)
+		if err == nil {
+			err = policy.StorableErr(def, validate.Loc{"body", "definition"})
+		}
 		if err != nil {
 			// The amount and period are the only members the caller chose.
 			if ve, ok := validate.AsError(err); ok && len(ve.Issues) > 0 {

@@ -302,6 +302,9 @@ func newCounter(ctx context.Context, tx *store.Store, def *counterDef, start, no
 func seedOf(ctx context.Context, st *store.Store, def *counterDef, start, end time.Time) (int64, error) {
 	ws := def.wsID
 	f := store.UsageFilter{OrgID: def.orgID, From: start, To: end, WorkspaceID: &ws, InferenceKeyID: def.keyID}
+	if def.playgroundUser != nil {
+		f.InferenceKeyID = nil // the narrowing keeps the user's keyless events
+	}
 	seed, err := usage.SumCost(ctx, st, f, def.scope.narrowing())
 	if err != nil {
 		return 0, fmt.Errorf("seed %s from usage events: %w", def.name, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/playground"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/spend"
@@ -31,8 +32,16 @@ type counterDef struct {
 	policyID   uuid.UUID
 	policyName string
 	keyID      *uuid.UUID
-	limit      int64
-	scope      seedScope
+	// playgroundUser is set for the counter of a user's playground
+	// requests, which run without a key: keyID is then the id they
+	// count under (playground.KeyID).
+	playgroundUser *uuid.UUID
+	limit          int64
+	scope          seedScope
+	// inexact are the rules' amounts that are not what is enforced (an
+	// older version stored them finer than a nano-dollar or beyond int64
+	// nano-dollars): the budget state warns about them.
+	inexact []string
 }
 
 // seedScope says which usage events already recorded in a period count
@@ -42,6 +51,9 @@ type counterDef struct {
 type seedScope struct {
 	ownerIDs, keyIDs []uuid.UUID
 	models           []string
+	// keyless keeps the events no inference key made: a user's
+	// playground requests.
+	keyless bool
 }
 
 // target narrows the scope to a policy's selected users or keys.
@@ -61,7 +73,7 @@ func (s *seedScope) target(t policy.Target) {
 
 // narrowing is the scope as a usage sum narrows to it.
 func (s seedScope) narrowing() store.UsageNarrowing {
-	return store.UsageNarrowing{OwnerIDs: s.ownerIDs, InferenceKeyIDs: s.keyIDs, Models: s.models}
+	return store.UsageNarrowing{OwnerIDs: s.ownerIDs, InferenceKeyIDs: s.keyIDs, Models: s.models, Keyless: s.keyless}
 }
 
 // Why a counter does not resolve, as the audit log records it.
@@ -131,8 +143,16 @@ func (r *resolver) resolve(ctx context.Context, name string) (*counterDef, *unre
 		return d, nil, nil
 	}
 	k, err := r.key(ctx, c.KeyID)
-	if err != nil || k == nil || k.WorkspaceID != p.WorkspaceID {
-		return nil, r.missing(name, &p.OrgID, "no such active key in the policy's workspace"), err
+	if err != nil {
+		return nil, nil, err
+	}
+	if k == nil {
+		// Not a key: perhaps the id a user's playground requests in the
+		// policy's workspace count under (playground.KeyID).
+		return r.resolvePlayground(ctx, d, target, c.KeyID)
+	}
+	if k.WorkspaceID != p.WorkspaceID {
+		return nil, r.missing(name, &p.OrgID, "no such active key in the policy's workspace"), nil
 	}
 	covered := true
 	switch target.Kind {
@@ -164,9 +184,15 @@ func budgetOf(p *store.Policy, period spend.Period, aggregation string) (*counte
 		if a.Kind != policy.ActionBudget || string(a.Period) != string(period) || string(a.Aggregation) != aggregation {
 			continue
 		}
-		amount, err := catalog.ParseNanoUSD(a.AmountUSD.Text)
+		// Leniently: an amount an older version stored finer than a
+		// nano-dollar, or beyond int64 of them, holds as the nearest
+		// amount below it, which the data plane enforces too.
+		amount, exact, err := catalog.BudgetNanoUSD(a.AmountUSD.Text)
 		if err != nil {
 			return nil, policy.Target{}, fmt.Errorf("budget of policy %s: %w", p.ID, err)
+		}
+		if !exact {
+			d.inexact = append(d.inexact, a.AmountUSD.Text)
 		}
 		// Rules sharing a counter share its spend; the smallest amount
 		// holds, as the data plane's claims do.
@@ -201,6 +227,9 @@ func RateCounter(keyID uuid.UUID, dimension string) string {
 }
 
 func (r *resolver) resolveRate(ctx context.Context, name, rest string) (*counterDef, *unresolved, error) {
+	if ws, user, dim, ok := playground.ParseRateCounter(name); ok {
+		return r.resolvePlaygroundRate(ctx, name, ws, user, dim)
+	}
 	keyText, dim, ok := strings.Cut(rest, "/")
 	id, err := uuid.Parse(keyText)
 	if !ok || err != nil || keyText != id.String() || (dim != rateRequests && dim != rateTokens) {

@@ -3,7 +3,9 @@ package budgets
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,6 +15,7 @@ import (
 	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/usage"
+	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -106,7 +109,8 @@ func (l *Leases) statesOf(ctx context.Context, d *counterDef, counters map[strin
 		return wire.BudgetState{PolicyID: d.policyID, PolicyName: d.policyName, Counter: name, Period: string(d.period),
 			Aggregation: aggregation, InferenceKeyID: key, AmountUSD: catalog.FormatNanoUSD(d.limit),
 			SpentUSD: catalog.FormatNanoUSD(spent), ReservedUSD: catalog.FormatNanoUSD(reserved),
-			RemainingUSD: catalog.FormatNanoUSD(max(0, d.limit-spent-reserved)), PeriodStart: start, PeriodEnd: end}, nil
+			RemainingUSD: catalog.FormatNanoUSD(max(0, d.limit-spent-reserved)), PeriodStart: start, PeriodEnd: end,
+			Warning: d.warning()}, nil
 	}
 	if aggregation != string(policy.AggregationPerKey) {
 		c := counters[d.name]
@@ -152,7 +156,36 @@ func (l *Leases) statesOf(ctx context.Context, d *counterDef, counters map[strin
 		if err != nil {
 			return nil, err
 		}
+		if _, known := byKey[id]; !known {
+			// A counter without a key's events may be a user's
+			// playground (playground.KeyID): say whose.
+			if s.PlaygroundUserID, err = l.playgroundRow(ctx, d, id, now); err != nil {
+				return nil, err
+			}
+		}
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// playgroundRow is the user whose playground a per_key counter's id
+// stands for, or nil when it is a key's.
+func (l *Leases) playgroundRow(ctx context.Context, d *counterDef, id uuid.UUID, now time.Time) (*uuid.UUID, error) {
+	r := newResolver(l.Store, now, nil)
+	if k, err := r.key(ctx, id); err != nil || k != nil {
+		return nil, err
+	}
+	return r.playgroundUser(ctx, d.orgID, d.wsID, id, nil)
+}
+
+// warning is the budget state's warning when a rule's stored amount is not
+// the one enforced; nil otherwise.
+func (d *counterDef) warning() *string {
+	if len(d.inexact) == 0 {
+		return nil
+	}
+	w := fmt.Sprintf("the stored amount %s is finer than a nano-dollar or beyond what gw counts; %s USD is enforced instead. "+
+		"Save the policy again with an amount of at most %d decimal places and at most %d USD",
+		strings.Join(d.inexact, ", "), catalog.FormatNanoUSD(d.limit), validate.MaxMoneyDecimals, validate.BudgetUSD.Max)
+	return &w
 }

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -309,6 +310,40 @@ func ParseNanoUSD(s string) (int64, error) {
 		return int64(-u), nil
 	}
 	return int64(u), nil
+}
+
+// BudgetNanoUSD is what a budget of amount (a decimal string, as a stored
+// policy holds it) enforces, in nano-dollars: the amount itself when
+// ParseNanoUSD reads it, else the amount rounded down to a whole
+// nano-dollar and at most math.MaxInt64 (about 9.2 billion USD), so never
+// more than was written and never a nano-dollar less, short of that
+// ceiling. exact says whether it is the amount itself; err is for text
+// that is not a decimal at all.
+//
+// Saving such an amount is refused now (validate.BudgetUSD), but older
+// versions stored them, and a budget that could not be read refused every
+// request it held: a whole workspace stopped serving (docs/decisions.md,
+// "Values gw stores"). The control plane and the data plane both read
+// budgets through it, so they agree on the amount.
+func BudgetNanoUSD(amount string) (n int64, exact bool, err error) {
+	if !decimalRE.MatchString(amount) {
+		return 0, false, fmt.Errorf("catalog: %q is not a decimal USD amount", amount)
+	}
+	if n, err := ParseNanoUSD(amount); err == nil {
+		return n, true, nil
+	}
+	whole, frac, _ := strings.Cut(amount, ".")
+	whole = strings.TrimLeft(whole, "0")
+	frac = (frac + strings.Repeat("0", 9))[:9]
+	w, err := strconv.ParseUint(cmp.Or(whole, "0"), 10, 64)
+	if err != nil || w > math.MaxInt64/NanoPerUSD {
+		return math.MaxInt64, false, nil
+	}
+	f, _ := strconv.ParseUint(frac, 10, 64)
+	if u := w*NanoPerUSD + f; u <= math.MaxInt64 {
+		return int64(u), false, nil
+	}
+	return math.MaxInt64, false, nil
 }
 
 // CeilPrices are a tier's prices in nano-dollars per million tokens,

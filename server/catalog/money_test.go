@@ -279,3 +279,39 @@ func TestCostNanoUSDCacheTTLAndLongContext(t *testing.T) {
 		t.Fatalf("without a 1-hour price, a 1-hour write costs the 5-minute one: %+v", c.Ceil())
 	}
 }
+
+// TestBudgetNanoUSD: a budget amount reads as itself when it is whole
+// nano-dollars within int64; one an older version stored finer or larger
+// reads rounded down to a nano-dollar, at most math.MaxInt64, and never
+// fails.
+func TestBudgetNanoUSD(t *testing.T) {
+	cases := []struct {
+		in    string
+		n     int64
+		exact bool
+	}{
+		{"12.5", 12_500_000_000, true},
+		{"0", 0, true},
+		{"0.000000001", 1, true},
+		{"1.0000000000", 1_000_000_000, true}, // zeros past the ninth place change nothing
+		{"0.0000000001", 0, false},
+		{"1.234567890123", 1_234_567_890, false},
+		{"0.9999999999", 999_999_999, false}, // down, never up
+		{"9223372036.854775807", math.MaxInt64, true},
+		{"9223372036.854775808", math.MaxInt64, false},
+		{"9223372037", math.MaxInt64, false},
+		{"99999999999999999999999999999999999999.5", math.MaxInt64, false},
+		{"000000000000000000000000000000000000001.5", 1_500_000_000, false}, // longer than ParseNanoUSD reads
+	}
+	for _, c := range cases {
+		n, exact, err := BudgetNanoUSD(c.in)
+		if err != nil || n != c.n || exact != c.exact {
+			t.Errorf("%q: %d %v %v, want %d %v", c.in, n, exact, err, c.n, c.exact)
+		}
+	}
+	for _, bad := range []string{"", "-1", "1e3", "x"} {
+		if _, _, err := BudgetNanoUSD(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

@@ -3,7 +3,11 @@ package dataplane_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,6 +20,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/budgets"
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
 	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/store"
@@ -114,7 +119,7 @@ func TestBudgetHoldsUnderConcurrency(t *testing.T) {
 					mu.Lock()
 					switch {
 					case resp.StatusCode == http.StatusOK:
-					case resp.StatusCode == http.StatusTooManyRequests && strings.Contains(string(b), "budget_exceeded"):
+					case resp.StatusCode == http.StatusTooManyRequests && (strings.Contains(string(b), "budget_exceeded") || strings.Contains(string(b), "budget_busy")):
 						refused++
 					default:
 						other++
@@ -312,4 +317,107 @@ func TestRefusedReportDropsOnlyItsCounter(t *testing.T) {
 			t.Fatalf("a later sync: %v", err)
 		}
 	})
+}
+
+// TestBudgetStoredByAnOlderVersionServes (issue 26 row 1, issue 27 row 3):
+// budget amounts an older version stored finer than a nano-dollar or
+// beyond int64 nano-dollars are enforced as the amount below them, by the
+// data plane and the control plane alike. Before, every request they held
+// was refused 503 budget_unavailable: the workspace stopped serving.
+func TestBudgetStoredByAnOlderVersionServes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.policy(t, budgetRule("1.234567890123", "day", "shared"), budgetRule("9223372037", "month", "per_key"))
+		e.sync(t)
+		e.openai.SetDefault(budgetReply)
+		for range 3 {
+			if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
+				b, _ := io.ReadAll(resp.Body)
+				t.Fatalf("%d %s", resp.StatusCode, b)
+			}
+		}
+		// One ten-billionth of a dollar holds as nothing: spent, for good.
+		e.policy(t, budgetRule("0.0000000001", "day", "shared"))
+		e.sync(t)
+		resp := e.post(t, budgetRequest)
+		var got openAIError
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusTooManyRequests ||
+			got.Error.Code == nil || *got.Error.Code != "budget_exceeded" || !strings.Contains(got.Error.Message, "(0 USD per day)") {
+			t.Fatalf("%d %+v %v", resp.StatusCode, got.Error, err)
+		}
+		if evs := e.usage.wait(t, 4); evs[3].Status != "denied" {
+			t.Fatalf("events %+v", evs)
+		}
+	})
+}
+
+// leaseSource answers every lease ask with err: a control plane that
+// refuses the counter, or one that cannot be dialled.
+type leaseSource struct{ err error }
+
+func (s leaseSource) Lease(context.Context, string, []wire.BudgetLeaseAsk) ([]wire.BudgetLeaseGrant, error) {
+	return nil, s.err
+}
+
+func withLeases(s dataplane.BudgetSource) infOptions {
+	return func(o *dataplane.Options) { o.Budgets = s }
+}
+
+var errNotDialled = &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+
+// TestBudgetRefusalsThatAreNotSpent (issue 26 row 2): a refusal that is
+// not a budget running out never says budget_exceeded. A counter the
+// control plane does not know, and a control plane this gateway cannot
+// reach with no share held, are 503 budget_unavailable naming the budget
+// and saying which; the SDKs may retry them.
+func TestBudgetRefusalsThatAreNotSpent(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		says string
+	}{
+		{"unknown counter", fmt.Errorf("budget counter: no such active key: %w", spend.ErrLeaseRefused), "the control plane does not know the budget of policy"},
+		{"control plane unreachable", errNotDialled, "this gateway cannot reach the control plane, and its share of the budget of policy"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newInfEnv(t, storetest.Open(t, storetest.SQLite), withLeases(leaseSource{c.err}))
+			e.policy(t, budgetRule("2", "day", "per_key"))
+			e.sync(t)
+			resp := e.post(t, budgetRequest)
+			var got openAIError
+			if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+				t.Fatalf("%d %+v %v", resp.StatusCode, got, err)
+			}
+			if got.Error.Code == nil || *got.Error.Code != "budget_unavailable" || !strings.Contains(got.Error.Message, c.says) ||
+				resp.Header.Get("Retry-After") != "2" || resp.Header.Get("X-Should-Retry") != "" {
+				t.Fatalf("refusal %+v %v", got.Error, resp.Header)
+			}
+			if evs := e.usage.wait(t, 1); evs[0].Status != "denied" || evs[0].Reason == nil || *evs[0].Reason != "budget_unavailable" {
+				t.Fatalf("event %+v", evs[0])
+			}
+			if n := len(e.openai.Requests()); n != 0 {
+				t.Fatalf("%d upstream calls", n)
+			}
+		})
+	}
+}
+
+// TestRateLimitOfflineSaysSo (issue 27 row 8): a plane that cannot reach
+// the control plane holds no share of a key's limit, and refuses within
+// it; the refusal says that, not that a limit of 2^63-1 requests a minute
+// was reached by the first request.
+func TestRateLimitOfflineSaysSo(t *testing.T) {
+	e := newInfEnv(t, storetest.Open(t, storetest.SQLite), withLeases(leaseSource{errNotDialled}))
+	e.setLimits(t, store.RateLimits{}, store.RateLimits{RPM: int64p(math.MaxInt64)})
+	resp := e.post(t, budgetRequest)
+	var got openAIError
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("%d %+v %v", resp.StatusCode, got, err)
+	}
+	if got.Error.Code == nil || *got.Error.Code != "rate_limit_unavailable" ||
+		!strings.Contains(got.Error.Message, "cannot reach the control plane to take its share of the key's limit of 9223372036854775807 requests per minute") ||
+		strings.Contains(got.Error.Message, "reached") || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("refusal %+v %v", got.Error, resp.Header)
+	}
 }

@@ -464,11 +464,15 @@ type budgetState struct {
 	asked map[spend.Counter]time.Time
 }
 
+// limitNano is the budget amount's nano-dollars, read as the control
+// plane reads it (catalog.BudgetNanoUSD): an amount an older version
+// stored finer than a nano-dollar, or beyond int64 of them, holds as the
+// nearest amount below it rather than refusing every request it governs.
 func (b *budgetState) limitNano(amount string) (int64, error) {
 	if v, ok := b.limits.Load(amount); ok {
 		return v.(int64), nil
 	}
-	n, err := catalog.ParseNanoUSD(amount)
+	n, _, err := catalog.BudgetNanoUSD(amount)
 	if err != nil {
 		return 0, err
 	}
@@ -766,40 +770,45 @@ func notSent(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
-// budgetRefused is the refusal of a request its budgets cannot take. A
-// final one (the room is gone for the period) says so to the SDKs: 429
+// budgetRefused is the refusal of a request its budgets cannot take. Only
+// a budget whose room is gone for the period says budget_exceeded: 429
 // insufficient_quota in OpenAI's shape, with x-should-retry: false (which
 // the OpenAI and Anthropic SDKs honour before any status rule) and
 // Retry-After the seconds until the period resets; /messages answers it
-// as Anthropic's billing_error (anthropicError). A refusal that is not
-// final (the control plane unreachable, room held in flight longer than a
-// request waits, a counter the control plane does not know yet) is a 429
-// the SDKs may retry after a second or two.
+// as Anthropic's billing_error (anthropicError). A refusal that is not a
+// budget running out never says so (issue 26 row 2): room held in flight
+// longer than a request waits is 429 budget_busy; a counter the control
+// plane does not know (a policy or key changed a moment ago), or a
+// control plane this gateway cannot reach while its share is spent, is
+// 503 budget_unavailable, naming the budget. Each but the first the SDKs
+// may retry after a second or two.
 func budgetRefused(r *spend.Refusal, now time.Time) *response {
 	reset := r.ResetAt.UTC().Format(time.RFC3339)
-	var msg string
-	retry := "2"
+	retryShortly := headerField{"Retry-After", []string{"2"}}
 	switch r.Reason {
 	case spend.Unreachable:
-		msg = fmt.Sprintf("Budget exceeded: the budget of policy %q cannot admit this request while the control plane is unreachable and this gateway's share is spent; it resets at %s.",
-			r.Claim.PolicyName, reset)
-	case spend.Busy:
-		msg = fmt.Sprintf("Budget busy: the budget of policy %q (%s USD per %s) has no room for this request while requests in flight hold the rest; retry shortly. It resets at %s.",
-			r.Claim.PolicyName, usd(r.Claim.LimitNano), r.Claim.Counter.Period, reset)
+		return errorResponse(http.StatusServiceUnavailable, apiError{Message: fmt.Sprintf(
+			"Budget unavailable: this gateway cannot reach the control plane, and its share of the budget of policy %q is spent; "+
+				"the budget may have room elsewhere. Retry shortly (the budget resets at %s).", r.Claim.PolicyName, reset),
+			Type: typeServer, Code: ref("budget_unavailable")}, retryShortly)
 	case spend.Unknown:
-		msg = fmt.Sprintf("Budget unavailable: the control plane does not know the budget of policy %q (it may have just changed); retry shortly.",
-			r.Claim.PolicyName)
-	default:
-		msg = fmt.Sprintf("Budget exceeded: the budget of policy %q (%s USD per %s) has no room for this request; it resets at %s.",
-			r.Claim.PolicyName, usd(r.Claim.LimitNano), r.Claim.Counter.Period, reset)
-		retry = strconv.FormatInt(max(1, int64(math.Ceil(r.ResetAt.Sub(now).Seconds()))), 10)
-		res := errorResponse(http.StatusTooManyRequests, apiError{Message: msg, Type: "insufficient_quota", Code: ref("budget_exceeded")},
-			headerField{"X-Should-Retry", []string{"false"}}, headerField{"Retry-After", []string{retry}})
-		res.billing = true
-		return res
+		return errorResponse(http.StatusServiceUnavailable, apiError{Message: fmt.Sprintf(
+			"Budget unavailable: the control plane does not know the budget of policy %q for this request "+
+				"(the policy or the key may have changed a moment ago); retry shortly.", r.Claim.PolicyName),
+			Type: typeServer, Code: ref("budget_unavailable")}, retryShortly)
+	case spend.Busy:
+		return errorResponse(http.StatusTooManyRequests, apiError{Message: fmt.Sprintf(
+			"Budget busy: the budget of policy %q (%s USD per %s) has no room for this request while requests in flight hold the rest; "+
+				"retry shortly. It resets at %s.", r.Claim.PolicyName, usd(r.Claim.LimitNano), r.Claim.Counter.Period, reset),
+			Type: "insufficient_quota", Code: ref("budget_busy")}, retryShortly)
 	}
-	return errorResponse(http.StatusTooManyRequests, apiError{Message: msg, Type: "insufficient_quota", Code: ref("budget_exceeded")},
-		headerField{"Retry-After", []string{retry}})
+	msg := fmt.Sprintf("Budget exceeded: the budget of policy %q (%s USD per %s) has no room for this request; it resets at %s.",
+		r.Claim.PolicyName, usd(r.Claim.LimitNano), r.Claim.Counter.Period, reset)
+	retry := strconv.FormatInt(max(1, int64(math.Ceil(r.ResetAt.Sub(now).Seconds()))), 10)
+	res := errorResponse(http.StatusTooManyRequests, apiError{Message: msg, Type: "insufficient_quota", Code: ref("budget_exceeded")},
+		headerField{"X-Should-Retry", []string{"false"}}, headerField{"Retry-After", []string{retry}})
+	res.billing = true
+	return res
 }
 
 var errBudgetUnavailable = errorResponse(http.StatusServiceUnavailable, apiError{

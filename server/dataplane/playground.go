@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"encoding/json"
-	"github.com/gw-gateway/gw/server/playground"
 	"net/http"
 	"slices"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/bundle"
+	"github.com/gw-gateway/gw/server/playground"
 )
 
 // The Workspace Playground (spec group) runs a management principal's chat
@@ -26,9 +26,11 @@ import (
 //     the caller; no selected_keys target does (there is no key to list);
 //   - its rate limits are the workspace's own settings, the limits a key
 //     of the workspace without limits of its own gets, counted per user
-//     and workspace (playgroundKeyID), so one person's playground cannot
-//     use up another's;
-//   - a per_key budget counts it under that same id.
+//     and workspace (playground.KeyID), so one person's playground cannot
+//     use up another's; across data planes they are leased as
+//     playground.RateCounter, which names the workspace and the user;
+//   - a per_key budget counts it under that same id, which the control
+//     plane resolves to the user (server/budgets).
 
 // playgroundOrg is what the playground needs of one admitted bundle: what
 // discovery computed per policy and model, kept so that the view of a
@@ -61,17 +63,6 @@ func newPlaygroundOrg(b *bundle.Body, models []catalogModel, available map[uuid.
 		routes: routes, limits: limits, views: map[string]*modelView{}, aliases: aliases}
 }
 
-// playgroundNamespace derives the ids playground callers count under.
-var playgroundNamespace = uuid.MustParse("5b0e3c8e-9f57-4d63-a6a4-7d3f1f6c2a10")
-
-// playgroundKeyID is the id a user's playground requests in a workspace
-// are counted under by rate limits and per_key budgets. It is derived, so
-// it is the same on every data plane and after a restart, and it never
-// collides with an inference key's (random) id.
-func playgroundKeyID(workspaceID, userID uuid.UUID) uuid.UUID {
-	return uuid.NewSHA1(playgroundNamespace, append(workspaceID[:], userID[:]...))
-}
-
 // key returns the key a user's playground request in workspace ws runs
 // on and the models it may try, or nil if the bundle has no such
 // workspace.
@@ -99,8 +90,8 @@ func (o *playgroundOrg) key(ws, user uuid.UUID) (*inferenceKey, *modelView) {
 		o.views[set] = view
 	}
 	o.mu.Unlock()
-	return &inferenceKey{org: o.routes, id: playgroundKeyID(ws, user), workspace: ws, owner: user,
-		policies: o.routes.policies[ws], limits: keyLimits(o.limits[ws])}, view
+	return &inferenceKey{org: o.routes, id: playground.KeyID(ws, user), workspace: ws, owner: user,
+		policies: o.routes.policies[ws], limits: keyLimits(o.limits[ws]), playground: true}, view
 }
 
 // errPlaygroundNotReady answers for a workspace whose bundle this data

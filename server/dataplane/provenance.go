@@ -33,8 +33,14 @@ func (x *exchange) provenance(o outcome, tokens catalog.Tokens, charged bool) *w
 			if b.Aggregation == policy.AggregationPerKey {
 				c.KeyID = x.key.id
 			}
+			amount := b.AmountUSD.Text
+			if n, _, err := catalog.BudgetNanoUSD(amount); err == nil && !catalog.ValidPrice(amount) {
+				// An amount an older version stored too long for an
+				// event: the one enforced.
+				amount = catalog.FormatNanoUSD(n)
+			}
 			p.Budgets = append(p.Budgets, wire.UsageBudget{PolicyID: b.PolicyID, PolicyName: b.PolicyName, Counter: c.String(),
-				Period: string(b.Period), Aggregation: string(b.Aggregation), AmountUSD: b.AmountUSD.Text})
+				Period: string(b.Period), Aggregation: string(b.Aggregation), AmountUSD: amount})
 		}
 	}
 	return p

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/server/playground"
 	"github.com/gw-gateway/gw/server/ratelimit"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -49,6 +50,10 @@ type rateLease struct {
 	// again before it ends would only cost a round trip per request.
 	full     bool
 	fetching chan struct{}
+	// failed is why the last ask got no answer (the control plane
+	// unreachable, or refusing the counter); nil after an answer. A
+	// refusal while it is set is not the key's limit being reached.
+	failed error
 }
 
 func newRateLeases(source BudgetSource, holder string, log *slog.Logger) *rateLeases {
@@ -153,6 +158,7 @@ func (r *rateLeases) topUp(ctx context.Context, key *inferenceKey, slot rateSlot
 		if err == nil {
 			l.granted, l.others = max(l.granted, g.GrantedNanoUSD), g.OthersNanoUSD
 		}
+		l.failed = err
 		// Nothing more (or no answer): stop asking in this window; the
 		// limiter refuses once what is held is spent.
 		l.full = err != nil || l.granted == before
@@ -166,9 +172,14 @@ func (r *rateLeases) ask(ctx context.Context, key *inferenceKey, slot rateSlot, 
 	start := time.Unix(int64(slot.w)*60, 0).UTC()
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseTimeout)
 	defer cancel()
-	// The control plane reads the limit from the key and its workspace.
+	// The control plane reads the limit from the key and its workspace,
+	// a playground's from the workspace its counter names.
+	counter := fmt.Sprintf("rl/%s/%s", key.id, slot.dim)
+	if key.playground {
+		counter = playground.RateCounter(key.workspace, key.owner, slot.dim.String())
+	}
 	grants, err := r.source.Lease(lctx, r.holder, []wire.BudgetLeaseAsk{{
-		Counter: fmt.Sprintf("rl/%s/%s", key.id, slot.dim), PeriodStart: start, WantNanoUSD: want, UsedNanoUSD: used,
+		Counter: counter, PeriodStart: start, WantNanoUSD: want, UsedNanoUSD: used,
 	}})
 	if err != nil {
 		return wire.BudgetLeaseGrant{}, err
@@ -177,6 +188,17 @@ func (r *rateLeases) ask(ctx context.Context, key *inferenceKey, slot rateSlot, 
 		return wire.BudgetLeaseGrant{}, fmt.Errorf("rate lease: %d grants for one ask", len(grants))
 	}
 	return grants[0], nil
+}
+
+// failure is why the slot's last ask got no answer; nil when it got one
+// (or none was made).
+func (r *rateLeases) failure(slot rateSlot) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if l := r.held[slot]; l != nil {
+		return l.failed
+	}
+	return nil
 }
 
 // forget drops the leases of windows before w, once per window.

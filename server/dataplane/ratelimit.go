@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/ratelimit"
+	"github.com/gw-gateway/gw/server/spend"
 )
 
 // keyLimits are a bundle key's effective limits as the limiter takes them.
@@ -48,7 +50,15 @@ func (p *Plane) admitRate(w http.ResponseWriter, key *inferenceKey, dl dialect) 
 	if d.Allowed {
 		return true, ""
 	}
-	dl.refuse(w, rateLimited(d))
+	refusal := rateLimited(d)
+	if r := p.rateLeases; r != nil {
+		win, _, _ := p.limiter.Used(key.id)
+		if err := r.failure(rateSlot{key.id, d.Exceeded, win}); err != nil {
+			// Not the limit reached: this plane could get no share of it.
+			refusal = rateUnavailable(d, errors.Is(err, spend.ErrLeaseRefused))
+		}
+	}
+	dl.refuse(w, refusal)
 	if d.Exceeded == ratelimit.Tokens {
 		return false, "tokens"
 	}
@@ -86,5 +96,30 @@ func rateLimited(d ratelimit.Decision) *response {
 		Message: "Rate limit reached for this inference key on " + name + ": limit " + strconv.FormatInt(st.Limit, 10) +
 			". Please try again in " + strconv.FormatInt(retry, 10) + "s.",
 		Type: unit, Code: ref("rate_limit_exceeded"),
+	}, headerField{"Retry-After", []string{strconv.FormatInt(retry, 10)}})
+}
+
+// rateUnavailable refuses a request of a limited key while this plane holds
+// no share of the key's limit left in the minute because the control plane
+// could not be asked for one (unreachable) or does not know the limit
+// (refused: the key or its workspace changed a moment ago). It says so,
+// rather than that the limit was reached: a limit of a million requests a
+// minute "reached" by the first request misleads (issue 27 row 8). 503,
+// since the cause is the gateway's, with Retry-After until the minute
+// ends, when the plane asks again.
+func rateUnavailable(d ratelimit.Decision, refused bool) *response {
+	st, name := d.Requests, "requests per minute (RPM)"
+	if d.Exceeded == ratelimit.Tokens {
+		st, name = d.Tokens, "tokens per minute (TPM)"
+	}
+	why := "this gateway cannot reach the control plane to take its share of the key's limit"
+	if refused {
+		why = "the control plane does not know the key's limit (the key or its workspace may have changed a moment ago)"
+	}
+	retry := max(int64((d.RetryAfter+time.Second-1)/time.Second), 1)
+	return errorResponse(http.StatusServiceUnavailable, apiError{
+		Message: "Rate limit unavailable: " + why + " of " + strconv.FormatInt(st.Limit, 10) + " " + name +
+			", and holds none of it for this minute. Please try again in " + strconv.FormatInt(retry, 10) + "s.",
+		Type: typeServer, Code: ref("rate_limit_unavailable"),
 	}, headerField{"Retry-After", []string{strconv.FormatInt(retry, 10)}})
 }

@@ -61,6 +61,9 @@ type inferenceKey struct {
 	// required the tag keys its workspace requires on every request.
 	tags     map[string]string
 	required []string
+	// playground: the key made up for a user's playground requests
+	// (playground.go); id is playground.KeyID, owner the user.
+	playground bool
 }
 
 // newInferenceOrg builds the inference index of a bundle; models is the

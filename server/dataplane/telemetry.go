@@ -101,6 +101,8 @@ func finishedOutcome(status, reason string, httpStatus int) (string, string) {
 			return telemetry.OutcomeDeniedBudget, "exceeded"
 		case "budget_unavailable":
 			return telemetry.OutcomeDeniedBudget, "unavailable"
+		case "budget_busy":
+			return telemetry.OutcomeDeniedBudget, "busy"
 		}
 		if httpStatus >= 500 {
 			return telemetry.OutcomeError, reason

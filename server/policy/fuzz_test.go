@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/validate"
 )
 
@@ -24,6 +25,7 @@ func FuzzParseDefinition(f *testing.F) {
 		wsDef(matchRule(`{"kind":"request","stream":true}`)),
 		wsDef(act("models", `"names":["openai/gpt-4o"]`), act("providers", `"names":["openai"]`)),
 		wsDef(priceJSON(`"2.50"`, `"007"`), budgetJSON(`"1.0"`, `"day"`, `"per_key"`)),
+		wsDef(priceJSON(`"0.0000000001"`, `"1000000.000000001"`), budgetJSON(`"9223372037"`, `"month"`, `"shared"`)),
 		wsDef(act("request_limits", `"max_output_tokens":1e3`), act("credential_access", `"scopes":["org","org"]`)),
 		wsDef(fallbackJSON(`["a","b","c","d"]`, `["timeout","rate_limited","upstream_unavailable"]`, "5", "120000")),
 		wsDef(act("deny", `"message":"\u00e9\ud83d\ude00"`)),
@@ -68,6 +70,20 @@ func FuzzParseDefinition(f *testing.F) {
 		}
 		if !reflect.DeepEqual(d, again) {
 			t.Fatalf("round trip changed the definition\nfirst:  %+v\nsecond: %+v\noutput: %s", d, again, out)
+		}
+		// Whatever may be saved can be enforced: its money is whole
+		// nano-dollars within int64 (what budgets and bounds compute in).
+		if StorableErr(d, nil) == nil {
+			for i, r := range d.Rules {
+				for _, m := range []Decimal{r.Action.AmountUSD, r.Action.MaxInputPricePerMTok, r.Action.MaxOutputPricePerMTok} {
+					if m.Text == "" {
+						continue
+					}
+					if _, err := catalog.ParseNanoUSD(m.Text); err != nil {
+						t.Fatalf("rule %d: storable money %q that cannot be counted: %v", i, m.Text, err)
+					}
+				}
+			}
 		}
 		// Whatever was accepted can be evaluated.
 		p := []Policy{{ID: uuid.UUID{1}, Name: "fuzz", Enabled: true, Definition: d}}

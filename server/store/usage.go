@@ -181,6 +181,9 @@ type UsageSumQuery struct {
 type UsageNarrowing struct {
 	OwnerIDs, InferenceKeyIDs []uuid.UUID
 	Models                    []string
+	// Keyless keeps the events no inference key made (a user's
+	// playground requests).
+	Keyless bool
 }
 
 // Columns are the columns the narrowing sets conditions on.
@@ -189,7 +192,7 @@ func (n UsageNarrowing) Columns() []string {
 	if n.OwnerIDs != nil {
 		out = append(out, "owner_id")
 	}
-	if n.InferenceKeyIDs != nil {
+	if n.InferenceKeyIDs != nil || n.Keyless {
 		out = append(out, "inference_key_id")
 	}
 	if n.Models != nil {
@@ -204,6 +207,11 @@ func (n UsageNarrowing) apply(q *bun.SelectQuery) *bun.SelectQuery {
 	}
 	if n.InferenceKeyIDs != nil {
 		q = q.Where("inference_key_id IN (?)", bun.List(n.InferenceKeyIDs))
+	}
+	if n.Keyless {
+		// Events keep no key as NULL; rollups and their queue as the
+		// nil UUID.
+		q = q.Where("(inference_key_id IS NULL OR inference_key_id = ?)", uuid.Nil)
 	}
 	if n.Models != nil {
 		q = q.Where("model IN (?)", bun.List(n.Models))
