@@ -3,11 +3,13 @@ package api_test
 import (
 	"context"
 	"crypto/ed25519"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/uptrace/bun"
@@ -97,13 +99,13 @@ func TestCredentialURLsRefusedByEgressPolicy(t *testing.T) {
 		for _, a := range actors {
 			for _, place := range a.places {
 				for u, class := range bad {
-					st, raw := e.do("POST", place, a.cred, map[string]any{"provider": "openai", "label": "x", "secret": "sk-0123456789abcdef", "base_url": u})
+					st, raw := e.do("POST", place, a.cred, map[string]any{"provider": "openai", "label": uniqueLabel(), "secret": "sk-0123456789abcdef", "base_url": u})
 					refused(t, a.name+" POST "+place+" "+u, st, raw, "body.base_url", class)
 				}
-				st, raw := e.do("POST", place, a.cred, map[string]any{"provider": "vertex", "label": "v", "secret": sa,
+				st, raw := e.do("POST", place, a.cred, map[string]any{"provider": "vertex", "label": uniqueLabel(), "secret": sa,
 					"settings": map[string]any{"location": "us-east5", "token_url": "http://metadata.google.internal/computeMetadata/v1/token"}})
 				refused(t, a.name+" token_url", st, raw, "body.settings.token_url", "cloud metadata service")
-				st, raw = e.do("POST", place, a.cred, map[string]any{"provider": "vertex", "label": "v", "secret": metadataSA,
+				st, raw = e.do("POST", place, a.cred, map[string]any{"provider": "vertex", "label": uniqueLabel(), "secret": metadataSA,
 					"settings": map[string]any{"location": "us-east5"}})
 				refused(t, a.name+" token_uri", st, raw, "body.secret.token_uri", "cloud metadata service")
 				if strings.Contains(string(raw), "PRIVATE KEY") {
@@ -113,10 +115,10 @@ func TestCredentialURLsRefusedByEgressPolicy(t *testing.T) {
 				// Loopback and private upstreams are allowed by default,
 				// and a PATCH is held to the same policy.
 				for _, u := range []string{"http://10.0.0.1/v1", "http://[fd00::1]/v1", "http://127.0.0.1:8000/v1", "http://llm.internal/v1"} {
-					e.must("POST", place, a.cred, map[string]any{"provider": "openai", "label": "x", "secret": "sk-0123456789abcdef", "base_url": u})
+					e.must("POST", place, a.cred, map[string]any{"provider": "openai", "label": uniqueLabel(), "secret": "sk-0123456789abcdef", "base_url": u})
 				}
 				c := decodeData[wire.ProviderCredential](t, e.must("POST", place, a.cred,
-					map[string]any{"provider": "openai", "label": "x", "secret": "sk-0123456789abcdef"}))
+					map[string]any{"provider": "openai", "label": uniqueLabel(), "secret": "sk-0123456789abcdef"}))
 				st, raw = e.do("PATCH", place+"/"+c.ID.String(), a.cred, map[string]any{"base_url": "http://2852039166/v1", "secret": "sk-0123456789abcdef"})
 				refused(t, a.name+" PATCH base_url", st, raw, "body.base_url", "cloud metadata service")
 			}
@@ -177,11 +179,11 @@ func TestInstanceEgressSetting(t *testing.T) {
 			"http://169.254.1.1/v1":  "link-local address",
 		}
 		for u, class := range cases {
-			st, raw := e.do("POST", place, e.wsAdmin, map[string]any{"provider": "openai", "label": "x", "secret": "sk-0123456789abcdef", "base_url": u})
+			st, raw := e.do("POST", place, e.wsAdmin, map[string]any{"provider": "openai", "label": uniqueLabel(), "secret": "sk-0123456789abcdef", "base_url": u})
 			refused(t, u, st, raw, "body.base_url", class)
 		}
 		for _, u := range []string{"http://10.1.2.3/v1", "http://169.254.169.254/v1", "http://192.168.1.1/v1"} {
-			e.must("POST", place, e.wsAdmin, map[string]any{"provider": "openai", "label": "x", "secret": "sk-0123456789abcdef", "base_url": u})
+			e.must("POST", place, e.wsAdmin, map[string]any{"provider": "openai", "label": uniqueLabel(), "secret": "sk-0123456789abcdef", "base_url": u})
 		}
 	})
 }
@@ -204,11 +206,11 @@ func TestEgressDenyPrivate(t *testing.T) {
 			"http://[::1]:8000/v1":     "loopback address (denied by the instance's egress policy)",
 		}
 		for u, class := range cases {
-			st, raw := e.do("POST", place, e.orgAdmin, map[string]any{"provider": "openai", "label": "x", "secret": "sk-0123456789abcdef", "base_url": u})
+			st, raw := e.do("POST", place, e.orgAdmin, map[string]any{"provider": "openai", "label": uniqueLabel(), "secret": "sk-0123456789abcdef", "base_url": u})
 			refused(t, u, st, raw, "body.base_url", class)
 		}
 		e.must("PATCH", "/api/v1/instance/settings", e.ownerKey, map[string]any{"egress": map[string]any{"allow": []string{"127.0.0.1/32"}}})
-		e.must("POST", place, e.orgAdmin, map[string]any{"provider": "openai", "label": "x", "secret": "sk-0123456789abcdef",
+		e.must("POST", place, e.orgAdmin, map[string]any{"provider": "openai", "label": uniqueLabel(), "secret": "sk-0123456789abcdef",
 			"base_url": "http://127.0.0.1:8000/v1"})
 	})
 }
@@ -260,7 +262,7 @@ func TestEgressAtConnectTime(t *testing.T) {
 		u, _ := url.Parse(rebound.URL)
 		res.Set("llm.rebind.example", "127.0.0.1").Set("llm.rebind.example", "169.254.169.254")
 		importProvider(e, "rebind", "")
-		e.must("POST", wsBase+"/provider-credentials", e.ownerKey, map[string]any{"provider": "rebind", "label": "x", "secret": rebound.Key,
+		e.must("POST", wsBase+"/provider-credentials", e.ownerKey, map[string]any{"provider": "rebind", "label": uniqueLabel(), "secret": rebound.Key,
 			"base_url": "http://llm.rebind.example:" + u.Port() + "/v1"})
 		if code, body := chat("rebind/m1"); code == http.StatusOK || len(rebound.Requests()) != 0 || res.Asked("llm.rebind.example") != 2 {
 			t.Fatalf("after rebinding: %d %s; upstream saw %d requests, %d look-ups", code, body, len(rebound.Requests()), res.Asked("llm.rebind.example"))
@@ -268,7 +270,7 @@ func TestEgressAtConnectTime(t *testing.T) {
 
 		local := providerstest.NewOpenAI(t, "sk-upstream-0123456789abcdef")
 		importProvider(e, "local", "")
-		e.must("POST", wsBase+"/provider-credentials", e.ownerKey, map[string]any{"provider": "local", "label": "x", "secret": local.Key,
+		e.must("POST", wsBase+"/provider-credentials", e.ownerKey, map[string]any{"provider": "local", "label": uniqueLabel(), "secret": local.Key,
 			"base_url": local.BaseURL()})
 		if code, body := chat("local/m1"); code != http.StatusOK || len(local.Requests()) != 1 {
 			t.Fatalf("loopback upstream by default: %d %s", code, body)
@@ -302,3 +304,9 @@ func TestCatalogBaseURLEgress(t *testing.T) {
 		e.must("POST", "/api/v1/instance/catalog/providers", e.ownerKey, provider("named", "http://169.254.169.254.nip.io/v1"))
 	})
 }
+
+// uniqueLabel gives each credential a test saves its own label: a second
+// credential of a provider with a label it has at the scope is refused.
+func uniqueLabel() string { return fmt.Sprintf("label-%d", labelSeq.Add(1)) }
+
+var labelSeq atomic.Int64
