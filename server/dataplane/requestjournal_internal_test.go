@@ -456,3 +456,41 @@ func TestReleaseCrashed(t *testing.T) {
 		t.Fatalf("changed %+v", changed)
 	}
 }
+
+// BenchmarkRequestJournal measures what the journal adds to a request, in
+// one run: "request" its record before the upstream call, its outcome
+// and its release (two pwrite(2)s); "chunk" what a stream's chunk costs
+// between ticks (no write).
+//
+//	go test -run '^$' -bench RequestJournal -benchmem ./server/dataplane
+func BenchmarkRequestJournal(b *testing.B) {
+	day, _ := spend.Bounds(spend.Day, time.Now())
+	j, err := OpenRequestJournal(filepath.Join(b.TempDir(), "requests.journal"), RequestJournalOptions{ProgressEvery: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = j.Close() })
+	r := testRecord(testHold(day))
+	f := journalFinal{input: 19, output: 10, costNano: 8850, ok: true}
+	b.Run("request", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s := j.acquire()
+			s.open(&r)
+			f.at = time.Now()
+			s.finishing(f)
+			s.release(false)
+		}
+	})
+	b.Run("chunk", func(b *testing.B) {
+		s := j.acquire()
+		s.open(&r)
+		ps := &fixedProgress{providers.Progress{TextBytes: 1, Pieces: 1}}
+		s.progress(ps)
+		b.ReportAllocs()
+		for b.Loop() {
+			ps.p.TextBytes++
+			s.progress(ps)
+		}
+	})
+}
