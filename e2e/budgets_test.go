@@ -333,6 +333,9 @@ func checkBudget(t *testing.T, cpURL, token, ws string, run *budgetRun, amount i
 	if over := f.okCost - amount; over > 0 {
 		t.Errorf("%s: overshoot of %d nano-dollars: ok events cost %d of %d", ws, over, f.okCost, amount)
 	}
+	if f.errorEvents > 0 {
+		t.Errorf("%s: %d events are errors", ws, f.errorEvents)
+	}
 	// The data planes report their spend and return their leases beyond a
 	// keep every 2 s; once the control plane counts exactly the events'
 	// cost, that report has been made.

@@ -293,12 +293,13 @@ func crashedEvent(r remnant) (wire.UsageEventIn, int64) {
 // upstream reported one: the admission bound's count (inputShape.tokens)
 // with a token per two bytes of the body rather than one per byte, the
 // rule crashOutput counts by (the body is not kept, nor counted on the
-// request's path). Above every tokenizer's count of text (three to four
-// and a half bytes a token on prose, about three a token on CJK, less on
-// JSON and code), though a body of escaped text or inline data counts
-// high, as it does in the bound.
+// request's path), and never above the bound's. Above every tokenizer's
+// count of text (three to four and a half bytes a token on prose, about
+// three a token on CJK, less on JSON and code), though a body of escaped
+// text or inline data counts high, as it does in the bound.
 func crashInput(s inputShape, kind catalog.Kind) int64 {
-	return (s.bytes+1)/2 + s.tokens(kind) - s.bytes
+	bound := s.tokens(kind)
+	return min(bound, (s.bytes+1)/2+max(0, bound-s.bytes))
 }
 
 // crashOutput is the output of a stream a crash cut, from what was

@@ -494,3 +494,22 @@ func BenchmarkRequestJournal(b *testing.B) {
 		}
 	})
 }
+
+func TestCrashInput(t *testing.T) {
+	for _, tt := range []struct {
+		s    inputShape
+		want int64
+	}{
+		// A token per two bytes of the body…
+		{inputShape{bytes: 1001}, 501},
+		// …and the bound's allowances beyond the bytes: tool framing, an
+		// attachment.
+		{inputShape{bytes: 1000, tools: true}, 600},
+		{inputShape{bytes: 1000, extra: attachmentTokens}, 500 + attachmentTokens},
+		{inputShape{}, 0},
+	} {
+		if got := crashInput(tt.s, catalog.KindOpenAI); got != tt.want || got > tt.s.tokens(catalog.KindOpenAI) {
+			t.Errorf("%+v: %d, want %d (never above the bound's %d)", tt.s, got, tt.want, tt.s.tokens(catalog.KindOpenAI))
+		}
+	}
+}
