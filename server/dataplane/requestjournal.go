@@ -53,9 +53,9 @@ import (
 //
 // At the next start the slots left are the remnants. An open one is a
 // request the process died in: its event is an error, reason crashed,
-// usage_source estimated, the input the upstream reported (else the input
-// the admission bound counted) and the output relayed, priced at the
-// prices it was admitted at; its reservation releases what its bound held
+// usage_source estimated, the input the upstream reported (else
+// crashInput's count of the body) and the output relayed (crashOutput),
+// priced at the prices it was admitted at; its reservation releases what its bound held
 // beyond that cost. A finishing one ended but its event may not have been
 // stored: it is recorded again with its outcome (ingestion is idempotent
 // on the event id) and its reservation is left as the budget journal has
