@@ -310,7 +310,11 @@ func runBudgetPhase(t *testing.T, dps []*server, token string, outage *budgetOut
 type budgetFigures struct {
 	okEvents, deniedEvents int
 	okCost                 int64
-	held, ungranted        int64 // leases kept by the data planes; never granted
+	// errorEvents are requests cut short (a data plane killed mid-request:
+	// reason crashed), billed errCost.
+	errorEvents     int
+	errCost         int64
+	held, ungranted int64 // leases kept by the data planes; never granted
 }
 
 // checkBudget waits for the spools to drain and the data planes' spend
@@ -332,6 +336,9 @@ func checkBudget(t *testing.T, cpURL, token, ws string, run *budgetRun, amount i
 	})
 	if over := f.okCost - amount; over > 0 {
 		t.Errorf("%s: overshoot of %d nano-dollars: ok events cost %d of %d", ws, over, f.okCost, amount)
+	}
+	if f.errorEvents > 0 {
+		t.Errorf("%s: %d events are errors", ws, f.errorEvents)
 	}
 	// The data planes report their spend and return their leases beyond a
 	// keep every 2 s; once the control plane counts exactly the events'
@@ -376,6 +383,13 @@ func usageFigures(cpURL, token, ws string) (budgetFigures, error) {
 				f.okCost += n
 			case "denied":
 				f.deniedEvents++
+			case "error":
+				n, err := catalog.ParseNanoUSD(ev.CostUSD)
+				if err != nil {
+					return f, err
+				}
+				f.errorEvents++
+				f.errCost += n
 			default:
 				return f, fmt.Errorf("event %s is %s", ev.ID, ev.Status)
 			}
@@ -507,9 +521,10 @@ func getJSON(base, token, path string, out any) error {
 // before each restart (a lost state dir, which is what every restart was
 // before the journal: a new lease holder). Asserted: no overshoot in
 // either, and less never spent with the journal. Logged: the share of the
-// amount never spent in each (requests in flight at a kill count at their
-// bound with the journal: they may have been billed; without it the dead
-// process's whole lease is stranded).
+// amount never spent in each (requests in flight at a kill are billed
+// from the request journal, reason crashed, and count at that cost with
+// the budget journal; without it the dead process's whole lease is
+// stranded).
 func TestBudgetDataPlaneRestarts(t *testing.T) {
 	for _, d := range storetest.Dialects(t) {
 		t.Run(string(d), func(t *testing.T) { budgetDataPlaneRestarts(t, d) })
@@ -609,10 +624,10 @@ func budgetDataPlaneRestarts(t *testing.T, d storetest.Dialect) {
 		if f, err = usageFigures(cp.URL, boot.ManagementKey.Token, ws); err != nil {
 			t.Fatal(err)
 		}
-		if f.okCost > limit {
-			t.Errorf("%s: overshoot: ok events cost %d of %d", ws, f.okCost, limit)
+		if f.okCost+f.errCost > limit {
+			t.Errorf("%s: overshoot: events cost %d of %d", ws, f.okCost+f.errCost, limit)
 		}
-		never[ws] = limit - f.okCost
+		never[ws] = limit - f.okCost - f.errCost
 		dp.stop(t)
 	}
 	t.Logf("5 kills (SIGKILL) of a busy data plane: %.1f%% of the amount never spent with its journal, %.1f%% without",

@@ -124,7 +124,18 @@ func (s *Server) inProcessDataPlane(_ context.Context, cp *controlPlane) error {
 	if s.cfg.Role != RoleAll {
 		return nil
 	}
-	sink := usage.NewStoreSink(cp.st, usage.StoreSinkOptions{Logger: s.log})
+	// Opened before the sink, which tells it when events are stored;
+	// closed after it (flushFirst runs the last added first).
+	requests, err := s.openRequestJournal(true)
+	if err != nil {
+		return err
+	}
+	sinkOpts := usage.StoreSinkOptions{Logger: s.log}
+	if requests != nil {
+		sinkOpts.Stored = requests.Stored
+		s.flushFirst(func(context.Context) error { return requests.Close() })
+	}
+	sink := usage.NewStoreSink(cp.st, sinkOpts)
 	s.flushFirst(func(ctx context.Context) error {
 		if err := sink.Close(ctx); err != nil {
 			return fmt.Errorf("flushing usage events: %w", err)
@@ -135,8 +146,10 @@ func (s *Server) inProcessDataPlane(_ context.Context, cp *controlPlane) error {
 	if err != nil {
 		return err
 	}
+	// The plane records the events of the requests a crash left in the
+	// journal, and settles their reservations, as it is made.
 	plane := dataplane.NewPlane(cp.signer.Public().(ed25519.PublicKey), s.planeOptions(dataplane.Options{Keyring: s.cfg.Keyring, Usage: sink,
-		Budgets: &budgets.Leases{Store: cp.st}, BudgetJournal: journal, BudgetHolder: "local-" + uuid.NewString()}))
+		Budgets: &budgets.Leases{Store: cp.st}, BudgetJournal: journal, BudgetHolder: "local-" + uuid.NewString(), RequestJournal: requests}))
 	// Before the sink and the database close: what the plane holds of the
 	// budgets goes back.
 	s.flushFirst(s.releaseBudgets(plane, journal))
@@ -354,9 +367,20 @@ func (s *Server) remoteDataPlane(_ context.Context, rp *remotePlane) error {
 	if err != nil {
 		return err
 	}
+	// The spool has an event on disk when Record returns: a request's
+	// journal slot is freed then. The plane spools the events of the
+	// requests a crash left, which ship with the rest.
+	requests, err := s.openRequestJournal(false)
+	if err != nil {
+		return err
+	}
 	plane := dataplane.NewPlane(rp.signing, s.planeOptions(dataplane.Options{Keyring: rp.key, Usage: rp.spool,
-		Budgets: budgetClient{c: rp.client, id: rp.id}, BudgetJournal: journal, BudgetHolder: rp.id + "#" + uuid.NewString()[:8]}))
+		Budgets: budgetClient{c: rp.client, id: rp.id}, BudgetJournal: journal, BudgetHolder: rp.id + "#" + uuid.NewString()[:8],
+		RequestJournal: requests}))
 	s.flush = append(s.flush, s.releaseBudgets(plane, journal))
+	if requests != nil {
+		s.flush = append(s.flush, func(context.Context) error { return requests.Close() })
+	}
 	s.metrics.Bundles(plane.BundleInfo)
 	s.ready = func(context.Context) error {
 		if !plane.Ready() || len(plane.Versions()) == 0 {

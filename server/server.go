@@ -400,6 +400,26 @@ func (s *Server) openBudgetJournal(prefix string) (*dataplane.BudgetJournal, err
 	return j, nil
 }
 
+// requestJournalFile is the data plane's journal of requests in flight,
+// in its state dir.
+const requestJournalFile = "requests.journal"
+
+// openRequestJournal opens the journal of requests in flight in the state
+// dir (none without one: a crash then leaves requests in flight unbilled,
+// their reservations at their bounds). awaitStored: the plane's usage
+// sink buffers, and says when it has stored an event. The journal closes
+// at shutdown after everything that records usage.
+func (s *Server) openRequestJournal(awaitStored bool) (*dataplane.RequestJournal, error) {
+	if s.cfg.StateDir == "" {
+		return nil, nil
+	}
+	if err := os.MkdirAll(s.cfg.StateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	return dataplane.OpenRequestJournal(filepath.Join(s.cfg.StateDir, requestJournalFile),
+		dataplane.RequestJournalOptions{AwaitStored: awaitStored, Logger: s.log})
+}
+
 // releaseBudgets is the shutdown step that gives back what the plane
 // holds and has not spent (its requests have ended by then), then closes
 // its journal.

@@ -114,7 +114,7 @@ type UsageBudget struct {
 type UsageAttempt struct {
 	Model     string  `json:"model"`
 	Provider  string  `json:"provider"`
-	Failure   *string `json:"failure" jsonschema:"nullable,enum=rate_limited,enum=upstream_unavailable,enum=timeout,enum=upstream_error,enum=credential_unavailable,enum=client_gone,enum=shutdown,enum=cooling_down"`
+	Failure   *string `json:"failure" jsonschema:"nullable,enum=rate_limited,enum=upstream_unavailable,enum=timeout,enum=upstream_error,enum=credential_unavailable,enum=client_gone,enum=shutdown,enum=cooling_down,enum=crashed"`
 	LatencyMS int64   `json:"latency_ms" jsonschema:"minimum=0"`
 }
 
@@ -337,7 +337,9 @@ var (
 	// credential), credential_unavailable (gw could not open its
 	// credential), client_gone (the caller left) and shutdown (the
 	// gateway stopped), cooling_down (gw skipped the target: it is
-	// waiting out a rate limit's Retry-After or its circuit is open).
+	// waiting out a rate limit's Retry-After or its circuit is open),
+	// crashed (the gateway's process died mid-attempt; the event was
+	// recorded at its next start from its request journal).
 	UsageAttemptFailures = []string{"rate_limited", "upstream_unavailable", "timeout", "upstream_error",
-		"credential_unavailable", "client_gone", "shutdown", "cooling_down"}
+		"credential_unavailable", "client_gone", "shutdown", "cooling_down", "crashed"}
 )

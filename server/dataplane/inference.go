@@ -202,6 +202,9 @@ type exchange struct {
 	// budget holds the cost bound of the attempt in flight against the
 	// request's budgets; finish settles it to the exact cost.
 	budget *spend.Reservation
+	// slot is the request's record in the plane's request journal, from
+	// its first upstream attempt until its event is recorded (crash.go).
+	slot *journalSlot
 	// decision is the policies' decision for the model the request is on
 	// (the one asked for, then each fallback taken), for the provenance.
 	decision *policy.Decision
@@ -643,6 +646,7 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 		return &providers.Error{Kind: providers.Unavailable, Message: "no base URL is configured for provider " + m.model.Provider}
 	}
 	call := x.call(rt, baseURL, secret)
+	x.journalAttempt(rt)
 	if x.req.Stream {
 		return x.stream(rt, call, timeout)
 	}
@@ -725,12 +729,18 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	// A stream that can tell a whole chunk is already buffered lets the
 	// chunks of one upstream read go out in one write and flush.
 	pending, _ := s.(interface{ Pending() bool })
+	progress, _ := s.(providers.ProgressStream)
 	for chunk := first; ; {
 		// Writes that coalesce are fewer, and a write to a connection the
 		// caller closed may still succeed into the kernel's buffer; the
 		// request's context says at once that the caller left.
 		err := x.r.Context().Err()
 		if err == nil {
+			// Journaled before it is relayed: a crash never bills less
+			// than the caller read.
+			if x.slot != nil {
+				x.slot.progress(progress)
+			}
 			err = out.chunk(chunk, pending != nil && pending.Pending())
 		}
 		if err != nil {

@@ -3,16 +3,19 @@ package dataplane_test
 import (
 	"bufio"
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/uptrace/bun"
 
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
@@ -71,6 +74,10 @@ const (
 	readWhole meteringAct = iota
 	leaveAfterFirst
 	shutdownAfterFirst
+	// crashAfterFirst kills the plane (its usage goes nowhere from then
+	// on) and starts another from its request journal as the file holds
+	// it at that instant.
+	crashAfterFirst
 )
 
 // reported are the counts an upstream reports in the reported modes:
@@ -127,6 +134,10 @@ var meteringModes = []meteringMode{
 		return providerstest.Reply{Text: meteringAnswer, ChunkSize: meteringPiece, Usage: reported(m)}
 	}, status: "error", reason: "shutdown", source: "estimated", relayed: meteringAnswer[:meteringPiece],
 		doc: "ended at the shutdown deadline; billed as a cut stream"},
+	{name: "crash", stream: []bool{true}, act: crashAfterFirst, isolated: true, reply: func(m string) providerstest.Reply {
+		return providerstest.Reply{Text: meteringAnswer, ChunkSize: meteringPiece, Usage: reported(m)}
+	}, status: "error", reason: "crashed", source: "estimated", relayed: meteringAnswer[:meteringPiece],
+		doc: "the process is killed mid-stream; its next start records the event from its request journal: input as the upstream reported it, or a token per two bytes of the body; output a token per two bytes relayed (never fewer than the deltas)"},
 	{name: "fallback", stream: both, fallback: true, reply: func(m string) providerstest.Reply {
 		return providerstest.Reply{Text: meteringAnswer, ChunkSize: meteringPiece, Usage: reported(m)}
 	}, status: "ok", source: "upstream", relayed: meteringAnswer,
@@ -176,7 +187,10 @@ func TestMeteringConformance(t *testing.T) {
 							name := fmt.Sprintf("%s/%s/%s/stream=%v", mode.name, ep.name, m.model, stream)
 							t.Run(name, func(t *testing.T) {
 								env := shared
-								if mode.isolated {
+								switch {
+								case mode.act == crashAfterFirst:
+									env = newCrashingEnv(t, d)
+								case mode.isolated:
 									env = newMeteringEnv(t, d)
 								}
 								env.cell(t, defaults, mode, ep.name, ep.path, ep.body, m.model, stream)
@@ -195,10 +209,12 @@ type meteringEnv struct {
 	*infEnv
 	stored func() []store.UsageEvent
 	n      int
+	// journal is the plane's request journal, when it is to crash.
+	journal string
 }
 
-func newMeteringEnv(t *testing.T, d storetest.Dialect) *meteringEnv {
-	e, stored := meteredEnv(t, storetest.Open(t, d))
+func newMeteringEnv(t *testing.T, d storetest.Dialect, opts ...infOptions) *meteringEnv {
+	e, stored := meteredEnv(t, storetest.Open(t, d), opts...)
 	e.withClouds(t)
 	for _, m := range meteringModels {
 		m := m.model
@@ -207,6 +223,41 @@ func newMeteringEnv(t *testing.T, d storetest.Dialect) *meteringEnv {
 	}
 	e.sync(t)
 	return &meteringEnv{infEnv: e, stored: stored}
+}
+
+// newCrashingEnv is a metering env whose plane journals its requests and
+// records its events nowhere: the process that dies (crash).
+func newCrashingEnv(t *testing.T, d storetest.Dialect) *meteringEnv {
+	path := filepath.Join(t.TempDir(), "requests.journal")
+	j, err := dataplane.OpenRequestJournal(path, dataplane.RequestJournalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = j.Close() })
+	e := newMeteringEnv(t, d, func(o *dataplane.Options) { o.RequestJournal, o.Usage = j, &captureSink{} })
+	e.journal = path
+	return e
+}
+
+// crash is kill -9 of the env's plane: another process starts from its
+// request journal as the file holds it now, and records the events of the
+// requests it finds there.
+func (e *meteringEnv) crash(t *testing.T) {
+	t.Helper()
+	raw, err := os.ReadFile(e.journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "requests.journal")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j, err := dataplane.OpenRequestJournal(path, dataplane.RequestJournalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = j.Close() })
+	dataplane.NewPlane(e.signer.Public().(ed25519.PublicKey), dataplane.Options{Usage: e.usage, RequestJournal: j})
 }
 
 func (e *meteringEnv) fake(model string) upstream { return e.fakeOf(model) }
@@ -258,6 +309,9 @@ func (e *meteringEnv) cell(t *testing.T, defaults *catalog.Catalog, mode meterin
 	switch mode.act {
 	case readWhole:
 		_, _ = io.Copy(io.Discard, resp.Body)
+	case crashAfterFirst:
+		readUntil(t, resp.Body, meteringAnswer[:meteringPiece])
+		e.crash(t)
 	case leaveAfterFirst, shutdownAfterFirst:
 		readUntil(t, resp.Body, meteringAnswer[:meteringPiece])
 		if mode.act == shutdownAfterFirst {

@@ -23,9 +23,9 @@ import (
 
 // meteredEnv is an infEnv whose events also go to the database, so each
 // test checks what is stored on both dialects, not only what was recorded.
-func meteredEnv(t *testing.T, db *bun.DB) (*infEnv, func() []store.UsageEvent) {
+func meteredEnv(t *testing.T, db *bun.DB, opts ...infOptions) (*infEnv, func() []store.UsageEvent) {
 	t.Helper()
-	e := newInfEnv(t, db)
+	e := newInfEnv(t, db, opts...)
 	sink := usage.NewStoreSink(e.st, usage.StoreSinkOptions{FlushInterval: time.Hour})
 	t.Cleanup(func() { _ = sink.Close(context.Background()) })
 	e.usage.forward = sink

@@ -80,6 +80,11 @@ type Options struct {
 	// what its predecessor spent.
 	BudgetJournal *BudgetJournal
 	BudgetHolder  string
+	// RequestJournal keeps the requests in flight on disk, so that a
+	// process killed mid-request bills them at its next start (crash.go):
+	// NewPlane records the events of what the last process left to Usage,
+	// and settles their reservations in the budget journal's counters.
+	RequestJournal *RequestJournal
 	// BudgetWait bounds how long a request waits for room that requests
 	// in flight hold (DefaultBudgetWait when 0; negative: not at all).
 	BudgetWait time.Duration
@@ -134,6 +139,8 @@ type Plane struct {
 	rateLeases *rateLeases
 	// health is what routing learned of upstream targets' failures.
 	health *healthBook
+	// journal records the requests at an upstream, for a crash (nil: none).
+	journal *RequestJournal
 	// egress is the policy upstream connections are held to: the
 	// process's, with the lists of the newest egress setting admitted.
 	egress atomic.Pointer[egressInForce]
@@ -180,7 +187,13 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	if j := opts.BudgetJournal; j != nil {
 		holder = j.Holder()
 		rateHolder = holder + "~" + uuid.NewString()[:8]
-		ledger.Restore(j.States())
+		states := j.States()
+		if rj := opts.RequestJournal; rj != nil {
+			// Before the ledger counts them: what the requests a crash cut
+			// short held beyond their cost goes back.
+			states = rj.settleBudgets(states, j.Record)
+		}
+		ledger.Restore(states)
 		ledger.SetJournal(j)
 	}
 	wait := opts.BudgetWait
@@ -197,6 +210,12 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	}
 	p.limiter = ratelimit.New(rates, p.now)
 	p.state.Store(emptySnapshot())
+	if rj := opts.RequestJournal; rj != nil {
+		p.journal = rj
+		if opts.Usage != nil {
+			rj.recoverRemnants(opts.Usage, p.inference.log)
+		}
+	}
 	return p
 }
 

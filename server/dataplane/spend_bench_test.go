@@ -44,7 +44,7 @@ var _ = spend.Day
 // upstream answers at once, so the difference is gw's own admission work:
 // the cost bound, the reservations, the rate-limit counts and headers, the
 // settlement; and the third, "controlled-journaled", with the ledger's
-// journal on disk.
+// journal on disk; the fourth with the request journal (crash.go) too.
 //
 //	go test -run '^$' -bench SpendControlOverhead -benchmem ./server/dataplane
 func BenchmarkSpendControlOverhead(b *testing.B) {
@@ -61,7 +61,7 @@ func BenchmarkSpendControlOverhead(b *testing.B) {
 		`,{"match":{"kind":"all_requests"},"action":{"kind":"budget","amount_usd":"1000000","period":"month","aggregation":"per_key"}}`
 	limits := &bundle.RateLimits{RequestsPerMinute: 1 << 40, TokensPerMinute: 1 << 50}
 
-	plane := func(rules string, lim *bundle.RateLimits, journal bool) (http.Handler, string, *countingSink) {
+	plane := func(rules string, lim *bundle.RateLimits, journal, requests bool) (http.Handler, string, *countingSink) {
 		token, signed, pub, kr := benchBundleWith(b, upstream.URL+"/v1", rules, lim)
 		sink := &countingSink{}
 		opts := dataplane.Options{Keyring: kr, Usage: sink, Budgets: &generousLeases{granted: map[string]int64{}}}
@@ -72,6 +72,14 @@ func BenchmarkSpendControlOverhead(b *testing.B) {
 			}
 			b.Cleanup(func() { j.Close() })
 			opts.BudgetJournal = j
+		}
+		if requests {
+			j, err := dataplane.OpenRequestJournal(filepath.Join(b.TempDir(), "requests.journal"), dataplane.RequestJournalOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { j.Close() })
+			opts.RequestJournal = j
 		}
 		p := dataplane.NewPlane(pub, opts)
 		if err := p.Admit(signed); err != nil {
@@ -94,9 +102,10 @@ func BenchmarkSpendControlOverhead(b *testing.B) {
 			}
 		}
 	}
-	plainH, plainToken, _ := plane("", nil, false)
-	controlledH, controlledToken, _ := plane(budgets, limits, false)
-	journaledH, journaledToken, _ := plane(budgets, limits, true)
+	plainH, plainToken, _ := plane("", nil, false, false)
+	controlledH, controlledToken, _ := plane(budgets, limits, false, false)
+	journaledH, journaledToken, _ := plane(budgets, limits, true, false)
+	requestsH, requestsToken, _ := plane(budgets, limits, true, true)
 	var plainNs, plainAllocs float64
 	b.Run("plain", func(b *testing.B) {
 		run(b, plainH, plainToken)
@@ -112,10 +121,22 @@ func BenchmarkSpendControlOverhead(b *testing.B) {
 	})
 	// The same, with the budget ledger journaled to a file, as gw serve
 	// does: one write(2) per request, its reservation's.
+	var journaledNs float64
 	b.Run("controlled-journaled", func(b *testing.B) {
 		run(b, journaledH, journaledToken)
 		ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+		journaledNs = ns
 		b.ReportMetric(ns-plainNs, "added-ns/op")
 		b.ReportMetric(ns/plainNs, "ratio")
+	})
+	// And with the requests journaled too, as gw serve does, for a crash
+	// (two pwrite(2)s a request: its record, its outcome); ratio-to-budget
+	// is against "controlled-journaled".
+	b.Run("controlled-journaled-requests", func(b *testing.B) {
+		run(b, requestsH, requestsToken)
+		ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+		b.ReportMetric(ns-plainNs, "added-ns/op")
+		b.ReportMetric(ns/plainNs, "ratio")
+		b.ReportMetric(ns/journaledNs, "ratio-to-budget-journal")
 	})
 }

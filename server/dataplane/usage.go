@@ -183,6 +183,9 @@ func (x *exchange) finish(o outcome) {
 		x.p.inference.log.Error("pricing a request", "request_id", x.id, "model", m.model.ID, "error", err)
 		nano = 0
 	}
+	// The journal has the outcome before the reservation settles (a crash
+	// between the two leaves the bound counted, never released twice).
+	x.journalFinishing(&o, nano)
 	// The reservation, if any, becomes the exact cost; the bound it held
 	// is free again.
 	charged := x.budget != nil
@@ -221,7 +224,9 @@ func (x *exchange) finish(o outcome) {
 		e.InferenceKeyID, e.ManagementKeyID, e.OwnerID = nil, c.ManagementKeyID, &c.UserID
 	}
 	usageSpan := x.startUsageSpan()
+	x.journalRecording()
 	x.p.inference.usage.Record(e)
+	x.journalRecorded()
 	if usageSpan != nil {
 		usageSpan.End()
 	}

@@ -314,7 +314,21 @@ type Reservation struct {
 
 type held struct {
 	c     *counter
+	id    Counter
 	start time.Time
+}
+
+// Bound is what the reservation holds against each of its counters.
+func (r *Reservation) Bound() int64 { return r.bound }
+
+// Held calls fn with each counter the reservation holds its bound
+// against, and the start of the period it holds it in: what a record of
+// the request must name for a restarted process to settle it (the data
+// plane's request journal). The list is fixed when Reserve returns.
+func (r *Reservation) Held(fn func(c Counter, start time.Time)) {
+	for _, h := range r.held {
+		fn(h.id, h.start)
+	}
 }
 
 // Reserve holds bound against every claim, all or nothing. When a counter
@@ -341,7 +355,7 @@ func (l *Ledger) Reserve(now time.Time, claims []Claim, bound int64) (*Reservati
 	r := &Reservation{l: l, bound: bound, held: make([]held, len(cs))}
 	for i, c := range cs {
 		c.reserved += bound
-		r.held[i] = held{c: c, start: c.start}
+		r.held[i] = held{c: c, id: claims[i].Counter, start: c.start}
 	}
 	l.record(false, cs...)
 	return r, nil

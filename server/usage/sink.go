@@ -22,6 +22,12 @@ type StoreSinkOptions struct {
 	// (100,000); beyond it the oldest are dropped, and logged.
 	MaxPending int
 	Logger     *slog.Logger
+	// Stored, when set, is told of the events the sink is done with:
+	// written to the database, or given up on (refused as unstorable,
+	// dropped beyond MaxPending). It must not keep the slice. The data
+	// plane's request journal keeps each request until then, so that a
+	// process killed before a flush still bills it at its next start.
+	Stored func([]wire.UsageEventIn)
 }
 
 // StoreSink writes usage events to the database in batches, for a data
@@ -144,10 +150,18 @@ func (s *StoreSink) Flush(ctx context.Context) error {
 		end := min(start+perInsert, len(rows))
 		if _, err := s.st.InsertUsageEvents(ctx, rows[start:end]); err != nil {
 			s.requeue(slices.Clone(events[start:]))
+			s.stored(events[:start])
 			return err
 		}
 	}
+	s.stored(batch)
 	return nil
+}
+
+func (s *StoreSink) stored(events []wire.UsageEventIn) {
+	if s.opts.Stored != nil && len(events) > 0 {
+		s.opts.Stored(events)
+	}
 }
 
 // requeue puts events back ahead of those recorded since, within
@@ -157,6 +171,7 @@ func (s *StoreSink) requeue(events []wire.UsageEventIn) {
 	defer s.mu.Unlock()
 	s.pending = append(events[:len(events):len(events)], s.pending...)
 	if over := len(s.pending) - s.opts.MaxPending; over > 0 {
+		s.stored(s.pending[:over])
 		s.pending = s.pending[over:]
 		s.dropped += over
 		s.opts.Logger.Error("usage events dropped: the database has refused them for too long", "dropped", over, "dropped_total", s.dropped)
