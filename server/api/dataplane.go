@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"regexp"
 	"sort"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/usage"
@@ -279,48 +279,44 @@ func readUsageAttempt(v any, loc validate.Loc, errs *validate.Errors) (wire.Usag
 	return a, errs.Len() == before
 }
 
+// heartbeat records a data plane's heartbeat as the enrolled data plane
+// the caller's key is (backend.RecordHeartbeat).
 func (s *Server) heartbeat(r *Request) (any, error) {
-	d := &store.DataPlane{BundleVersions: store.JSONMap{}}
+	in := backend.Heartbeat{BundleVersions: map[uuid.UUID]int64{}}
 	if err := r.body(func(o *validate.Object) {
-		d.ID = requiredString(o, "id", heartbeatIDRule)
-		d.Version = requiredString(o, "version", validate.StringRule{Min: 1, Max: 100})
+		in.DataPlaneID = requiredString(o, "id", heartbeatIDRule)
+		in.Version = requiredString(o, "version", validate.StringRule{Min: 1, Max: 100})
 		if v, ok := o.Require("bundle_versions"); ok {
 			if bo := validate.ReadObject(v, o.Loc().With("bundle_versions"), o.Errors()); bo != nil {
 				keys := bo.Keys()
 				for _, k := range keys {
 					raw, _ := bo.Raw(k)
 					kl := bo.Loc().With(k)
-					if _, ok := validate.UUIDString(k, kl, o.Errors()); ok {
+					if org, ok := validate.UUIDString(k, kl, o.Errors()); ok {
 						if n, ok := validate.Int(raw, kl, nonNegative, o.Errors()); ok {
-							d.BundleVersions[k] = n
+							in.BundleVersions[org] = n
 						}
 					}
 				}
 			}
 		}
 		if v, ok := o.Require("spool_depth"); ok {
-			d.SpoolDepth, _ = validate.Int(v, o.Loc().With("spool_depth"), nonNegative, o.Errors())
+			in.SpoolDepth, _ = validate.Int(v, o.Loc().With("spool_depth"), nonNegative, o.Errors())
 		}
 	}); err != nil {
 		return nil, err
 	}
-	now := store.Now()
-	d.FirstSeenAt, d.LastSeenAt = now, now
-	if err := s.store.RecordHeartbeat(r.ctx, d); err != nil {
-		return nil, err
-	}
-	// Read back: first_seen_at is the first heartbeat's, not this one's.
-	stored, err := s.store.GetDataPlane(r.ctx, d.ID)
+	keyID, err := pollerKeyID(r)
 	if err != nil {
 		return nil, err
 	}
-	out := toDataPlane(stored, now)
-	switch e, err := s.store.GetEnrollment(r.ctx, d.ID); {
-	case err == nil:
-		out.Enrollment = e.Status
-	case !errors.Is(err, store.ErrNotFound):
+	in.KeyID = keyID
+	stored, e, err := backend.RecordHeartbeat(r.ctx, s.store, r.actor(), in)
+	if err != nil {
 		return nil, err
 	}
+	out := toDataPlane(stored, stored.LastSeenAt)
+	out.Enrollment = e.Status
 	return out, nil
 }
 

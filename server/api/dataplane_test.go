@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/wire"
 	"github.com/uptrace/bun"
@@ -11,11 +12,106 @@ import (
 
 func TestHeartbeatKeepsFirstSeen(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
+		dp, err := secrets.GenerateDataPlaneKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.must("POST", "/api/v1/data-plane/enrollments", e.ownerKey, map[string]any{"id": "dp", "public_key": dp.Public().String()})
 		hb := map[string]any{"id": "dp", "version": "1", "bundle_versions": map[string]any{}, "spool_depth": 0}
 		first := decodeData[wire.DataPlaneInstance](t, e.must("POST", "/api/v1/data-plane/heartbeats", e.ownerKey, hb))
 		again := decodeData[wire.DataPlaneInstance](t, e.must("POST", "/api/v1/data-plane/heartbeats", e.ownerKey, hb))
 		if !again.FirstSeenAt.Equal(first.FirstSeenAt) || again.LastSeenAt.Before(first.LastSeenAt) {
 			t.Fatalf("first %+v, again %+v", first, again)
+		}
+	})
+}
+
+// TestHeartbeatIsTheEnrolledPlanes (issue 27, row 4): a heartbeat speaks
+// for the data plane enrolled with the caller's key, and reports bundles
+// only of its organizations, at versions that exist; anything else is
+// refused, recorded nowhere and audited, in the log of the organization
+// reached for.
+func TestHeartbeatIsTheEnrolledPlanes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newEnrollEnv(t, db)
+		orgA, orgB := e.boot.Organization.ID.String(), e.orgB.ID.String()
+		enroll := func(id, org string) string {
+			key := e.key("/api/v1/instance", e.ownerKey, []string{"bundles.read", "data-planes.heartbeat"}, nil).Token
+			dp, err := secrets.GenerateDataPlaneKey()
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.must("POST", "/api/v1/data-plane/enrollments", key, map[string]any{"id": id, "public_key": dp.Public().String()})
+			if org != "" {
+				e.must("POST", "/api/v1/instance/data-planes/enrollments/"+id+"/approve", e.ownerKey, map[string]any{"organizations": []string{org}})
+			}
+			return key
+		}
+		keyA, keyB := enroll("dp-a", "default"), enroll("dp-b", "b")
+		keyPending := enroll("dp-pending", "")
+		latest := func(key, id, org string) int64 {
+			for _, b := range decodeData[wire.DataPlaneBundles](t, e.must("GET", "/api/v1/data-plane/bundles?data_plane_id="+id, key, nil)).Bundles {
+				if b.OrgID.String() == org {
+					return b.Version
+				}
+			}
+			t.Fatalf("no bundle of %s", org)
+			return 0
+		}
+		vB := latest(keyB, "dp-b", orgB)
+		beat := func(key, id, version string, versions map[string]any) (int, []byte) {
+			return e.do("POST", "/api/v1/data-plane/heartbeats", key, map[string]any{"id": id, "version": version, "bundle_versions": versions, "spool_depth": 0})
+		}
+		if code, raw := beat(keyB, "dp-b", "1.0", map[string]any{orgB: vB}); code != 200 {
+			t.Fatalf("dp-b's own heartbeat: %d %s", code, raw)
+		}
+		for _, c := range []struct {
+			name, key, id string
+			versions      map[string]any
+			want          int
+			issue         string
+		}{
+			{"as another data plane", keyA, "dp-b", map[string]any{orgB: 999}, 403, ""},
+			{"as another data plane, reporting nothing", keyA, "dp-b", map[string]any{}, 403, ""},
+			{"as a data plane never enrolled", keyA, "dp-nobody", map[string]any{}, 404, ""},
+			{"an organization it is not enrolled for", keyA, "dp-a", map[string]any{orgB: vB}, 422, "body.bundle_versions." + orgB + ":value_error"},
+			{"a bundle version never published", keyB, "dp-b", map[string]any{orgB: vB + 1}, 422, "body.bundle_versions." + orgB + ":value_error"},
+			{"a pending data plane holding a bundle", keyPending, "dp-pending", map[string]any{orgA: 1}, 422, "body.bundle_versions." + orgA + ":value_error"},
+		} {
+			code, raw := beat(c.key, c.id, "evil", c.versions)
+			if code != c.want || (c.issue != "" && !containsAll(issueSet(t, raw), []string{c.issue})) {
+				t.Errorf("%s: %d %s, want %d %s", c.name, code, raw, c.want, c.issue)
+			}
+		}
+		// What was refused changed nothing: dp-b is as it reported itself,
+		// and no data plane shows version "evil".
+		for _, d := range decodeData[[]wire.DataPlaneInstance](t, e.must("GET", "/api/v1/instance/data-planes", e.ownerKey, nil)) {
+			if d.Version == "evil" || (d.ID == "dp-b" && (d.BundleVersions[orgB] != vB || len(d.BundleVersions) != 1)) || d.ID == "dp-nobody" {
+				t.Errorf("after refused heartbeats: %+v", d)
+			}
+		}
+		// Each refusal is audited; reaching for B's bundle shows in B's log.
+		refused := 0
+		for _, ev := range e.auditEvents() {
+			if ev.Action == "data_plane.heartbeat_refused" {
+				refused++
+			}
+		}
+		if refused != 6 {
+			t.Errorf("%d refusals audited, want 6", refused)
+		}
+		inB := 0
+		for _, ev := range decodeData[[]wire.AuditEvent](t, e.must("GET", "/api/v1/organizations/b/activity?limit=200", e.ownerKey, nil)) {
+			if ev.Action == "data_plane.heartbeat_refused" && ev.Target.ID == "dp-a" {
+				inB++
+			}
+		}
+		if inB != 1 {
+			t.Errorf("%d refusals in organization B's log, want 1 (dp-a reaching for B's bundle)", inB)
+		}
+		// The real heartbeats still work.
+		if code, raw := beat(keyA, "dp-a", "1.0", map[string]any{orgA: latest(keyA, "dp-a", orgA)}); code != 200 {
+			t.Fatalf("dp-a's own heartbeat: %d %s", code, raw)
 		}
 	})
 }
