@@ -33,7 +33,7 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !p.ready.Load() {
-		errNotReady.write(w)
+		inDialectOf(r, errNotReady).write(w)
 		return
 	}
 	path := r.URL.Path
@@ -53,8 +53,20 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == embeddingsPath:
 		p.serveInference(w, r, embeddingsDialect{})
 	default:
-		unknownURL(r).write(w)
+		inDialectOf(r, unknownURL(r)).write(w)
 	}
+}
+
+// inDialectOf is a refusal made before any endpoint took the request (an
+// unknown path, no configuration yet) in the error shape its caller
+// reads: Anthropic's for a path under /inf/v1/messages or a request that
+// says anthropic-version (what Anthropic's SDKs and Claude Code send),
+// OpenAI's otherwise.
+func inDialectOf(r *http.Request, refusal *response) *response {
+	if strings.HasPrefix(r.URL.Path, messagesPath) || r.Header.Get("Anthropic-Version") != "" {
+		return anthropicError(refusal)
+	}
+	return refusal
 }
 
 // serveModelList answers GET /inf/v1/models with the key's pre-encoded list.
