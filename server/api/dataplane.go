@@ -25,14 +25,14 @@ const heartbeatStale = 60 * time.Second
 func (s *Server) dataPlaneRoutes() []*Route {
 	const tag = "Data Plane API"
 	return append([]*Route{
-		{Method: "GET", Path: "/api/v1/data-plane/bundles", Tag: tag,
+		{Method: "GET", Path: "/api/v1/data-plane/bundles", Tag: tag, Statuses: []int{304, 404},
 			Summary: "The latest signed bundle of each organization the data plane is enrolled for, secrets sealed to its key; send the ETag back in If-None-Match for a 304 when nothing changed",
 			Perms:   []auth.Permission{auth.BundlesRead}, Result: wire.DataPlaneBundles{}, Handle: s.pollBundles,
 			Query: []QueryParam{{Name: "data_plane_id", Description: "The enrolled data plane polling.", Required: true}}},
 		{Method: "POST", Path: "/api/v1/data-plane/usage-events", Tag: tag,
 			Summary: "Ingest a batch of usage events (idempotent on event id)",
 			Perms:   []auth.Permission{auth.UsageIngest}, Body: wire.UsageIngest{}, Result: wire.UsageIngestResult{}, Handle: s.ingestUsage},
-		{Method: "POST", Path: "/api/v1/data-plane/heartbeats", Tag: tag, Summary: "Record a data plane's heartbeat",
+		{Method: "POST", Path: "/api/v1/data-plane/heartbeats", Tag: tag, Statuses: []int{404}, Summary: "Record a data plane's heartbeat",
 			Perms: []auth.Permission{auth.DataPlanesHeartbeat}, Body: wire.Heartbeat{}, Result: wire.DataPlaneInstance{}, Handle: s.heartbeat},
 		{Method: "GET", Path: "/api/v1/instance/data-planes", Tag: "Data Plane Instances",
 			Summary: "Data planes and their state (complete set)",
@@ -334,8 +334,8 @@ func toDataPlane(d *store.DataPlane, now time.Time) wire.DataPlaneInstance {
 	if now.Sub(d.LastSeenAt) > heartbeatStale {
 		status = "stale"
 	}
-	return wire.DataPlaneInstance{ID: d.ID, Version: d.Version, BundleVersions: versions, SpoolDepth: d.SpoolDepth, Status: status,
-		Enrollment: "none", FirstSeenAt: d.FirstSeenAt, LastSeenAt: d.LastSeenAt}
+	return wire.DataPlaneInstance{ID: d.ID, Version: d.Version, BundleVersions: versions, LatestBundleVersions: map[string]int64{},
+		SpoolDepth: d.SpoolDepth, Status: status, Enrollment: "none", FirstSeenAt: d.FirstSeenAt, LastSeenAt: d.LastSeenAt}
 }
 
 func (s *Server) listDataPlanes(r *Request) (any, error) {
@@ -371,7 +371,6 @@ func (s *Server) listDataPlanes(r *Request) (any, error) {
 		if st, ok := statusOf[ds[i].ID]; ok {
 			out[i].Enrollment = st
 		}
-		out[i].LatestBundleVersions = map[string]int64{}
 		for _, org := range orgsOf[ds[i].ID] {
 			if v, ok := latest[org]; ok {
 				out[i].LatestBundleVersions[org.String()] = v

@@ -95,7 +95,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	counter, ok := rt.adapter.(tokenCounter)
 	if !ok || m.kind != catalog.KindAnthropic {
-		writeJSON(w, mustJSON(map[string]int64{"input_tokens": estimateTokens(m, members)}))
+		writeJSON(w, mustJSON(tokenCount{InputTokens: estimateTokens(m, members)}))
 		return
 	}
 	secret, err := rt.cred.open(p.inference.keyring)
