@@ -418,8 +418,22 @@ func TestMetricsNameEachEndpoint(t *testing.T) {
 			t.Fatalf("%s with a bad key: %d", c.path, resp.StatusCode)
 		}
 	}
+	// count_tokens calls no upstream here (an OpenAI model's count is
+	// gw's estimate), and is counted as an endpoint of its own (issue 26,
+	// row 14).
+	const count = `{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`
+	if resp := infer(t, srv.URL+"/inf/v1/messages/count_tokens", token, count); resp.StatusCode != 200 {
+		t.Fatalf("count_tokens: %d", resp.StatusCode)
+	}
+	if resp := infer(t, srv.URL+"/inf/v1/messages/count_tokens", "sk-gw-nope", count); resp.StatusCode != 401 {
+		t.Fatalf("count_tokens with a bad key: %d", resp.StatusCode)
+	}
 	fams := scrape(t, srv.MetricsURL)
-	for _, ep := range []string{"responses", "messages", "embeddings", "chat.completions"} {
+	if got := value(fams, "gw_inference_requests_total", "endpoint", "messages.count_tokens", "model", "openai/gpt-4o-mini",
+		"status", "200", "outcome", "ok"); got != 1 {
+		t.Errorf("count_tokens answered: %v requests counted, want 1", got)
+	}
+	for _, ep := range []string{"responses", "messages", "embeddings", "chat.completions", "messages.count_tokens"} {
 		if got := value(fams, "gw_inference_requests_total", "endpoint", ep, "status", "200", "outcome", "ok"); got != 1 {
 			t.Errorf("endpoint %s answered: %v requests counted, want 1", ep, got)
 		}
@@ -591,6 +605,13 @@ func TestTracesExported(t *testing.T) {
 		"Traceparent", "00-"+embedTraceID+"-"+parentID+"-01"); resp.StatusCode != 200 {
 		t.Fatalf("embeddings: %d", resp.StatusCode)
 	}
+	// count_tokens is named after its route like every endpoint (issue
+	// 26, row 14), not after the mux's /inf/v1/.
+	const countTraceID = "6df92f3577b34da6a3ce929d0e0e4738"
+	if resp := infer(t, srv.URL+"/inf/v1/messages/count_tokens", token, `{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`,
+		"Traceparent", "00-"+countTraceID+"-"+parentID+"-01"); resp.StatusCode != 200 {
+		t.Fatalf("count_tokens: %d", resp.StatusCode)
+	}
 	srv.stop() // flushes the exporter
 
 	mu.Lock()
@@ -609,6 +630,21 @@ func TestTracesExported(t *testing.T) {
 				}
 			}
 		}
+	}
+	var countSpans []string
+	for _, s := range spans {
+		if hexID(s.TraceId) == countTraceID && hexID(s.ParentSpanId) == parentID {
+			route := ""
+			for _, a := range s.Attributes {
+				if a.Key == "http.route" {
+					route = a.Value.GetStringValue()
+				}
+			}
+			countSpans = append(countSpans, s.Name+" route="+route)
+		}
+	}
+	if len(countSpans) != 1 || countSpans[0] != "POST /inf/v1/messages/count_tokens route=/inf/v1/messages/count_tokens" {
+		t.Errorf("count_tokens server spans: %v", countSpans)
 	}
 	if embedOps["POST /inf/v1/embeddings"] != "embeddings" || embedOps["embeddings openai/text-embedding-3-small"] != "embeddings" {
 		t.Errorf("embeddings spans' gen_ai.operation.name: %v", embedOps)

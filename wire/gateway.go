@@ -165,7 +165,7 @@ type PolicyCandidate struct {
 type CatalogProvider struct {
 	ID        string     `json:"id"`
 	Name      string     `json:"name"`
-	Kind      string     `json:"kind" jsonschema:"enum=openai,enum=anthropic,enum=google,enum=openai-compatible"`
+	Kind      string     `json:"kind"`
 	BaseURL   string     `json:"base_url"`
 	RetiredAt *time.Time `json:"retired_at" jsonschema:"nullable"`
 }
@@ -218,7 +218,7 @@ type CatalogModel struct {
 type CatalogProviderInput struct {
 	ID      string `json:"id"`
 	Name    string `json:"name"`
-	Kind    string `json:"kind" jsonschema:"enum=openai,enum=anthropic,enum=google,enum=openai-compatible"`
+	Kind    string `json:"kind"`
 	BaseURL string `json:"base_url,omitempty"`
 }
 
@@ -231,8 +231,8 @@ type CatalogModelInput struct {
 	ContextWindow   int64    `json:"context_window"`
 	MaxOutputTokens int64    `json:"max_output_tokens"`
 	Pricing         Pricing  `json:"pricing"`
-	Capabilities    []string `json:"capabilities" jsonschema:"enum=streaming,enum=tools,enum=reasoning,enum=structured_output"`
-	Modalities      []string `json:"modalities" jsonschema:"enum=text,enum=image,enum=audio,enum=video,enum=pdf"`
+	Capabilities    []string `json:"capabilities"`
+	Modalities      []string `json:"modalities"`
 	Type            string   `json:"type,omitempty" jsonschema:"enum=embedding"`
 	Created         int64    `json:"created,omitempty"`
 }

@@ -24,7 +24,7 @@ type UsageEvent struct {
 	CacheReadTokens      int64      `json:"cache_read_tokens"`
 	CacheWriteTokens     int64      `json:"cache_write_tokens"`
 	CostUSD              string     `json:"cost_usd"`
-	Status               string     `json:"status" jsonschema:"enum=ok,enum=error,enum=denied"`
+	Status               string     `json:"status"`
 	LatencyMS            int64      `json:"latency_ms"`
 	OccurredAt           time.Time  `json:"occurred_at"`
 	ReceivedAt           time.Time  `json:"received_at"`
@@ -45,7 +45,7 @@ type UsageEvent struct {
 	// UsageSource says who counted the tokens: upstream (the provider
 	// reported them) or estimated (gw counted what it sent and relayed,
 	// because the provider did not: no usage, a stream cut or left).
-	UsageSource string `json:"usage_source" jsonschema:"enum=upstream,enum=estimated"`
+	UsageSource string `json:"usage_source"`
 	// ReasoningTokens are the part of OutputTokens spent thinking, and
 	// CacheWrite1hTokens the part of CacheWriteTokens written with a
 	// one-hour TTL (priced at its own rate).
@@ -114,7 +114,7 @@ type UsageBudget struct {
 type UsageAttempt struct {
 	Model     string  `json:"model"`
 	Provider  string  `json:"provider"`
-	Failure   *string `json:"failure" jsonschema:"nullable,enum=rate_limited,enum=upstream_unavailable,enum=timeout,enum=upstream_error,enum=credential_unavailable,enum=client_gone,enum=shutdown,enum=cooling_down,enum=crashed"`
+	Failure   *string `json:"failure" jsonschema:"nullable"`
 	LatencyMS int64   `json:"latency_ms" jsonschema:"minimum=0"`
 }
 
@@ -135,7 +135,7 @@ type UsageEventIn struct {
 	CacheReadTokens      int64      `json:"cache_read_tokens" jsonschema:"minimum=0"`
 	CacheWriteTokens     int64      `json:"cache_write_tokens" jsonschema:"minimum=0"`
 	CostUSD              string     `json:"cost_usd" jsonschema:"pattern=^\\d+(?:\\.\\d{1\\,9})?$"`
-	Status               string     `json:"status" jsonschema:"enum=ok,enum=error,enum=denied"`
+	Status               string     `json:"status"`
 	LatencyMS            int64      `json:"latency_ms" jsonschema:"minimum=0"`
 	OccurredAt           time.Time  `json:"occurred_at"`
 	// The members below are optional, so older data planes' events are
@@ -146,7 +146,7 @@ type UsageEventIn struct {
 	RequestedModel string         `json:"requested_model,omitempty"`
 	Attempts       []UsageAttempt `json:"attempts,omitempty" jsonschema:"maxItems=20"`
 	// UsageSource is upstream when left out (older data planes).
-	UsageSource        string           `json:"usage_source,omitempty" jsonschema:"enum=upstream,enum=estimated"`
+	UsageSource        string           `json:"usage_source,omitempty"`
 	ReasoningTokens    int64            `json:"reasoning_tokens,omitempty" jsonschema:"minimum=0"`
 	CacheWrite1hTokens int64            `json:"cache_write_1h_tokens,omitempty" jsonschema:"minimum=0"`
 	Provenance         *UsageProvenance `json:"provenance,omitempty"`
@@ -160,6 +160,9 @@ const (
 	UsageSourceUpstream  = "upstream"
 	UsageSourceEstimated = "estimated"
 )
+
+// UsageSources are the usage sources, for the document and checks.
+var UsageSources = []string{UsageSourceUpstream, UsageSourceEstimated}
 
 // UsageIngest is a batch of events from a data plane.
 type UsageIngest struct {
@@ -285,7 +288,7 @@ type SignedBundle struct {
 // an approved data plane receives bundles.
 type DataPlaneBundles struct {
 	PublicKey  string         `json:"public_key"`
-	Enrollment string         `json:"enrollment" jsonschema:"enum=pending,enum=approved,enum=revoked"`
+	Enrollment string         `json:"enrollment"`
 	Bundles    []SignedBundle `json:"bundles"`
 }
 

@@ -18,7 +18,7 @@ func (s *Server) accountRoutes() []*Route {
 	const tag = "Auth"
 	manage := []auth.Permission{auth.PrincipalsManage}
 	return []*Route{
-		{Method: "POST", Path: "/api/v1/auth/password", Tag: tag, Access: BrowserSession,
+		{Method: "POST", Path: "/api/v1/auth/password", Tag: tag, Access: BrowserSession, Statuses: []int{429, 503},
 			Summary: "Change the caller's password (needs the current one); every other session of theirs ends",
 			Body:    wire.PasswordChange{}, Result: wire.PasswordChanged{}, Handle: s.changePassword},
 		{Method: "GET", Path: "/api/v1/auth/sessions", Tag: tag, Access: Authenticated,

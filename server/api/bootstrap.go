@@ -20,7 +20,7 @@ func (s *Server) bootstrapRoutes() []*Route {
 	return []*Route{
 		{Method: "GET", Path: "/api/v1/bootstrap", Tag: tag, Access: Public, Summary: "Say whether the instance still awaits its first owner",
 			Result: wire.BootstrapStatus{}, Handle: s.bootstrapStatus},
-		{Method: "POST", Path: "/api/v1/bootstrap", Tag: tag, Access: Public,
+		{Method: "POST", Path: "/api/v1/bootstrap", Tag: tag, Access: Public, Statuses: []int{503},
 			Summary: "Create the first instance owner, a default organization and workspace (needs the one-time setup token)",
 			Body:    wire.Bootstrap{}, Result: wire.BootstrapResult{}, Handle: s.bootstrap},
 	}

@@ -14,7 +14,7 @@ import (
 
 func (s *Server) budgetRoutes() []*Route {
 	return []*Route{
-		{Method: "POST", Path: "/api/v1/data-plane/budget-leases", Tag: "Data Plane API",
+		{Method: "POST", Path: "/api/v1/data-plane/budget-leases", Tag: "Data Plane API", Statuses: []int{404},
 			Summary: "Grant a data plane budget leases, record the spend it reports and take back what it returns",
 			Perms:   []auth.Permission{auth.PolicyStateSync}, Body: wire.BudgetLeases{}, Result: wire.BudgetLeaseResult{}, Handle: s.leaseBudgets},
 		{Method: "GET", Path: orgWS + "/{workspace_ref}/budgets", Tag: "Workspace Policies",

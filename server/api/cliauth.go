@@ -31,12 +31,12 @@ func (s *Server) cliAuthRoutes() []*Route {
 			Body: wire.CLIStart{}, Result: wire.CLIStarted{}, Handle: s.cliStart},
 		{Method: "GET", Path: "/api/v1/auth/cli/authorizations/{user_code}", Tag: tag, Access: Authenticated,
 			Summary: "Describe a CLI sign-in awaiting approval (for the approval page)", Result: wire.CLIAuthorization{}, Handle: s.cliDescribe},
-		{Method: "POST", Path: "/api/v1/auth/cli/approve", Tag: tag, Access: Authenticated,
+		{Method: "POST", Path: "/api/v1/auth/cli/approve", Tag: tag, Access: Authenticated, Statuses: []int{404},
 			Summary: "Approve a CLI sign-in for an organization (and optionally a workspace), or with scope instance for the whole instance", Body: wire.CLIApprove{},
 			Result: wire.CLIAuthorization{}, Handle: s.cliApprove},
 		{Method: "POST", Path: "/api/v1/auth/cli/deny", Tag: tag, Access: Authenticated, Summary: "Refuse a CLI sign-in",
 			Body: wire.CLIDeny{}, Result: wire.CLIAuthorization{}, Handle: s.cliDeny},
-		{Method: "POST", Path: "/api/v1/auth/cli/poll", Tag: tag, Access: Public,
+		{Method: "POST", Path: "/api/v1/auth/cli/poll", Tag: tag, Access: Public, Statuses: []int{404},
 			Summary: "Poll a CLI sign-in; the first poll after approval delivers the management key, once. " +
 				"Send the CLI's current key as Authorization: Bearer to have it revoked when the new one replaces it. " +
 				"An unknown poll secret answers 404.",

@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"regexp"
 	"sort"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/usage"
@@ -25,14 +25,14 @@ const heartbeatStale = 60 * time.Second
 func (s *Server) dataPlaneRoutes() []*Route {
 	const tag = "Data Plane API"
 	return append([]*Route{
-		{Method: "GET", Path: "/api/v1/data-plane/bundles", Tag: tag,
+		{Method: "GET", Path: "/api/v1/data-plane/bundles", Tag: tag, Statuses: []int{304, 404},
 			Summary: "The latest signed bundle of each organization the data plane is enrolled for, secrets sealed to its key; send the ETag back in If-None-Match for a 304 when nothing changed",
 			Perms:   []auth.Permission{auth.BundlesRead}, Result: wire.DataPlaneBundles{}, Handle: s.pollBundles,
 			Query: []QueryParam{{Name: "data_plane_id", Description: "The enrolled data plane polling.", Required: true}}},
 		{Method: "POST", Path: "/api/v1/data-plane/usage-events", Tag: tag,
 			Summary: "Ingest a batch of usage events (idempotent on event id)",
 			Perms:   []auth.Permission{auth.UsageIngest}, Body: wire.UsageIngest{}, Result: wire.UsageIngestResult{}, Handle: s.ingestUsage},
-		{Method: "POST", Path: "/api/v1/data-plane/heartbeats", Tag: tag, Summary: "Record a data plane's heartbeat",
+		{Method: "POST", Path: "/api/v1/data-plane/heartbeats", Tag: tag, Statuses: []int{404}, Summary: "Record a data plane's heartbeat",
 			Perms: []auth.Permission{auth.DataPlanesHeartbeat}, Body: wire.Heartbeat{}, Result: wire.DataPlaneInstance{}, Handle: s.heartbeat},
 		{Method: "GET", Path: "/api/v1/instance/data-planes", Tag: "Data Plane Instances",
 			Summary: "Data planes and their state (complete set)",
@@ -279,48 +279,44 @@ func readUsageAttempt(v any, loc validate.Loc, errs *validate.Errors) (wire.Usag
 	return a, errs.Len() == before
 }
 
+// heartbeat records a data plane's heartbeat as the enrolled data plane
+// the caller's key is (backend.RecordHeartbeat).
 func (s *Server) heartbeat(r *Request) (any, error) {
-	d := &store.DataPlane{BundleVersions: store.JSONMap{}}
+	in := backend.Heartbeat{BundleVersions: map[uuid.UUID]int64{}}
 	if err := r.body(func(o *validate.Object) {
-		d.ID = requiredString(o, "id", heartbeatIDRule)
-		d.Version = requiredString(o, "version", validate.StringRule{Min: 1, Max: 100})
+		in.DataPlaneID = requiredString(o, "id", heartbeatIDRule)
+		in.Version = requiredString(o, "version", validate.StringRule{Min: 1, Max: 100})
 		if v, ok := o.Require("bundle_versions"); ok {
 			if bo := validate.ReadObject(v, o.Loc().With("bundle_versions"), o.Errors()); bo != nil {
 				keys := bo.Keys()
 				for _, k := range keys {
 					raw, _ := bo.Raw(k)
 					kl := bo.Loc().With(k)
-					if _, ok := validate.UUIDString(k, kl, o.Errors()); ok {
+					if org, ok := validate.UUIDString(k, kl, o.Errors()); ok {
 						if n, ok := validate.Int(raw, kl, nonNegative, o.Errors()); ok {
-							d.BundleVersions[k] = n
+							in.BundleVersions[org] = n
 						}
 					}
 				}
 			}
 		}
 		if v, ok := o.Require("spool_depth"); ok {
-			d.SpoolDepth, _ = validate.Int(v, o.Loc().With("spool_depth"), nonNegative, o.Errors())
+			in.SpoolDepth, _ = validate.Int(v, o.Loc().With("spool_depth"), nonNegative, o.Errors())
 		}
 	}); err != nil {
 		return nil, err
 	}
-	now := store.Now()
-	d.FirstSeenAt, d.LastSeenAt = now, now
-	if err := s.store.RecordHeartbeat(r.ctx, d); err != nil {
-		return nil, err
-	}
-	// Read back: first_seen_at is the first heartbeat's, not this one's.
-	stored, err := s.store.GetDataPlane(r.ctx, d.ID)
+	keyID, err := pollerKeyID(r)
 	if err != nil {
 		return nil, err
 	}
-	out := toDataPlane(stored, now)
-	switch e, err := s.store.GetEnrollment(r.ctx, d.ID); {
-	case err == nil:
-		out.Enrollment = e.Status
-	case !errors.Is(err, store.ErrNotFound):
+	in.KeyID = keyID
+	stored, e, err := backend.RecordHeartbeat(r.ctx, s.store, r.actor(), in)
+	if err != nil {
 		return nil, err
 	}
+	out := toDataPlane(stored, stored.LastSeenAt)
+	out.Enrollment = e.Status
 	return out, nil
 }
 
@@ -338,8 +334,8 @@ func toDataPlane(d *store.DataPlane, now time.Time) wire.DataPlaneInstance {
 	if now.Sub(d.LastSeenAt) > heartbeatStale {
 		status = "stale"
 	}
-	return wire.DataPlaneInstance{ID: d.ID, Version: d.Version, BundleVersions: versions, SpoolDepth: d.SpoolDepth, Status: status,
-		Enrollment: "none", FirstSeenAt: d.FirstSeenAt, LastSeenAt: d.LastSeenAt}
+	return wire.DataPlaneInstance{ID: d.ID, Version: d.Version, BundleVersions: versions, LatestBundleVersions: map[string]int64{},
+		SpoolDepth: d.SpoolDepth, Status: status, Enrollment: "none", FirstSeenAt: d.FirstSeenAt, LastSeenAt: d.LastSeenAt}
 }
 
 func (s *Server) listDataPlanes(r *Request) (any, error) {
@@ -375,7 +371,6 @@ func (s *Server) listDataPlanes(r *Request) (any, error) {
 		if st, ok := statusOf[ds[i].ID]; ok {
 			out[i].Enrollment = st
 		}
-		out[i].LatestBundleVersions = map[string]int64{}
 		for _, org := range orgsOf[ds[i].ID] {
 			if v, ok := latest[org]; ok {
 				out[i].LatestBundleVersions[org.String()] = v

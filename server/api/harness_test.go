@@ -56,7 +56,7 @@ func newEnv(t *testing.T, db *bun.DB, opts api.Options) *env {
 	if _, err := s.PrepareSetup(ctx, setupToken); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(s)
+	srv := httptest.NewServer(recordAnswers(s))
 	t.Cleanup(srv.Close)
 	e := &env{t: t, srv: srv, api: s, st: st}
 	status, body := e.do("POST", "/api/v1/bootstrap", "", map[string]any{

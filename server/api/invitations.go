@@ -26,7 +26,7 @@ func (s *Server) invitationRoutes() []*Route {
 			Perms: []auth.Permission{auth.MembersManage}, Result: wire.Invitation{}, Handle: s.revokeInvitation},
 		{Method: "DELETE", Path: base + "/{invitation_id}", Tag: tag, Summary: "Revoke an invitation",
 			Perms: []auth.Permission{auth.MembersManage}, Result: wire.Invitation{}, Handle: s.revokeInvitation},
-		{Method: "POST", Path: "/api/v1/invitations/accept", Tag: tag, Access: Public,
+		{Method: "POST", Path: "/api/v1/invitations/accept", Tag: tag, Access: Public, Statuses: []int{403, 404, 429, 503},
 			Summary: "Accept an invitation: signed in as the invited email, or creating the account with a password",
 			Body:    wire.InvitationAccept{}, Result: wire.InvitationAccepted{}, Handle: s.acceptInvitation},
 	}

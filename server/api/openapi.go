@@ -5,13 +5,15 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
-	"sort"
+	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/invopop/jsonschema"
 
+	"github.com/gw-gateway/gw/server/apidoc"
+	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/policy"
+	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -57,7 +59,7 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 // OpenAPI returns the OpenAPI 3.1 document of the management API.
 func (s *Server) OpenAPI() map[string]any {
 	schemas := map[string]any{}
-	ref := schemaRefs(schemas)
+	ref, reflector := schemaRefs(schemas)
 
 	paths := map[string]map[string]any{}
 	for _, rt := range s.routes {
@@ -130,8 +132,11 @@ func (s *Server) OpenAPI() map[string]any {
 
 	ref(wire.ErrorDetail{})
 	ref(wire.ValidationError{})
+	if unused := reflector.Unused(); len(unused) > 0 {
+		panic("api: enums for members no wire type has: " + strings.Join(unused, ", ")) // TestOpenAPIDocumentsEveryRoute
+	}
 	for _, sch := range schemas {
-		openBooleanSchemas(sch)
+		apidoc.OpenBooleanSchemas(sch)
 	}
 	tags := make([]any, len(Tags))
 	for i, t := range Tags {
@@ -156,27 +161,6 @@ func (s *Server) OpenAPI() map[string]any {
 			},
 		},
 		"security": []any{map[string]any{"managementKey": []any{}}, map[string]any{"session": []any{}}},
-	}
-}
-
-// openBooleanSchemas replaces the boolean schema true (what the reflector
-// makes of an element of type any) by the empty schema {}, which means the
-// same: OpenAPI 3.1 allows both, but client generators such as
-// oapi-codegen read only schema objects.
-func openBooleanSchemas(v any) {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, child := range v {
-			if b, ok := child.(bool); ok && b && k != "nullable" && k != "default" && k != "const" {
-				v[k] = map[string]any{}
-				continue
-			}
-			openBooleanSchemas(child)
-		}
-	case []any:
-		for _, child := range v {
-			openBooleanSchemas(child)
-		}
 	}
 }
 
@@ -231,20 +215,47 @@ func responses(rt *Route, ref func(any) map[string]any) map[string]any {
 				map[string]any{"$ref": "#/components/schemas/ErrorDetail"},
 			}}}}},
 	}
+	// What every route of its shape may answer, besides what its handler
+	// adds (rt.Statuses).
 	if rt.Access != Public {
 		out["401"] = errBody("Authentication failed.")
-	}
-	switch rt.Access {
-	case Scoped:
-		out["403"] = errBody("The credential lacks the permission, or its scope does not cover the URL.")
-	case BrowserSession:
-		out["403"] = errBody("A management key: this acts for the account holder, from their browser session only.")
+		// A browser session must also send X-Requested-With (CSRF).
+		out["403"] = errBody("A session without the X-Requested-With header; " + map[Access]string{
+			Scoped:         "or the credential lacks the permission, or its scope does not cover the URL.",
+			Authenticated:  "or the caller may not do this.",
+			BrowserSession: "or a management key: this acts for the account holder, from their browser session only.",
+		}[rt.Access])
 	}
 	if strings.Contains(rt.Path, "{") {
 		out["404"] = errBody("Not found.")
 	}
+	if rt.Body != nil {
+		out["400"] = errBody("The body could not be read.")
+		out["408"] = errBody("The body did not arrive in time.")
+		out["413"] = errBody("The body is larger than this endpoint takes.")
+		if rt.Access == Public {
+			out["415"] = errBody("A form's content type (JSON only: a cross-site form cannot post here).")
+		}
+	}
 	if rt.Method != "GET" && !rt.Raw {
 		out["409"] = errBody("Conflicts with the current state.")
+	}
+	for _, code := range rt.Statuses {
+		switch code {
+		case http.StatusNotModified:
+			out["304"] = map[string]any{"description": "Nothing changed since the ETag sent in If-None-Match; no body."}
+		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+			r := errBody(statusDescriptions[code])
+			r["headers"] = map[string]any{"Retry-After": map[string]any{"description": "Seconds to wait before trying again.",
+				"schema": map[string]any{"type": "integer"}}}
+			out[strconv.Itoa(code)] = r
+		default:
+			desc := statusDescriptions[code]
+			if desc == "" {
+				desc = http.StatusText(code) + "."
+			}
+			out[strconv.Itoa(code)] = errBody(desc)
+		}
 	}
 	if rt.Raw {
 		// The data plane answers: its errors are in OpenAI's shape, and a
@@ -259,29 +270,51 @@ func responses(rt *Route, ref func(any) map[string]any) map[string]any {
 	return out
 }
 
+// statusDescriptions describe the statuses routes add (Route.Statuses).
+var statusDescriptions = map[int]string{
+	http.StatusBadRequest:         "The request cannot be done as sent.",
+	http.StatusUnauthorized:       "Wrong credentials.",
+	http.StatusForbidden:          "Refused: the detail says why.",
+	http.StatusNotFound:           "Something the request names does not exist (or is not the caller's to see).",
+	http.StatusTooManyRequests:    "Too many failed attempts; retry after Retry-After.",
+	http.StatusServiceUnavailable: "Busy (password checks are bounded); retry after Retry-After.",
+}
+
 // schemaRefs returns a function that reflects a wire type into the
 // components (once per type) and returns a schema referring to it; a slice
-// yields an array of references.
-func schemaRefs(components map[string]any) func(any) map[string]any {
-	r := &jsonschema.Reflector{
-		Anonymous: true,
-		Mapper: func(t reflect.Type) *jsonschema.Schema {
-			switch t {
-			case reflect.TypeOf(uuid.UUID{}):
-				return &jsonschema.Schema{Type: "string", Format: "uuid"}
-			case reflect.TypeOf(wire.PolicyDefinition{}):
-				addPolicySchema(components)
-				return &jsonschema.Schema{Ref: "#/components/schemas/PolicyDefinition"}
-			}
-			return nil
-		},
-	}
-	return func(v any) map[string]any {
-		t := reflect.TypeOf(v)
-		if t.Kind() == reflect.Slice {
-			return map[string]any{"type": "array", "items": schemaRefsOne(r, components, t.Elem())}
+// yields an array of references. Enums come from the code's lists
+// (documentEnums), and a pointer member that is always written is
+// nullable (server/apidoc).
+func schemaRefs(components map[string]any) (func(any) map[string]any, *apidoc.Reflector) {
+	r := apidoc.New(components, documentEnums(), func(t reflect.Type) *jsonschema.Schema {
+		if t == reflect.TypeOf(wire.PolicyDefinition{}) {
+			addPolicySchema(components)
+			return &jsonschema.Schema{Ref: "#/components/schemas/PolicyDefinition"}
 		}
-		return schemaRefsOne(r, components, t)
+		return nil
+	}, false)
+	return r.Ref, r
+}
+
+// documentEnums are the closed vocabularies of the wire types, each from
+// the list the code checks values against, so the document cannot say
+// other than the server does.
+func documentEnums() apidoc.Enums {
+	kinds := apidoc.Strings(catalog.Kinds())
+	caps, mods := apidoc.Strings(catalog.Capabilities()), apidoc.Strings(catalog.Modalities())
+	catalogVocabulary := map[string][]string{"capabilities": caps, "modalities": mods}
+	return apidoc.Enums{
+		reflect.TypeOf(wire.CatalogProvider{}):      {"kind": kinds},
+		reflect.TypeOf(wire.CatalogProviderInput{}): {"kind": kinds},
+		reflect.TypeOf(wire.CatalogModel{}):         catalogVocabulary,
+		reflect.TypeOf(wire.CatalogModelInput{}):    catalogVocabulary,
+		reflect.TypeOf(wire.ModelObject{}): {"capabilities": caps, "modalities": mods,
+			"type": {string(catalog.ModelTypeChat), string(catalog.ModelTypeEmbedding)}},
+		reflect.TypeOf(wire.UsageEvent{}):   {"status": wire.UsageStatuses, "usage_source": wire.UsageSources},
+		reflect.TypeOf(wire.UsageEventIn{}): {"status": wire.UsageStatuses, "usage_source": wire.UsageSources},
+		reflect.TypeOf(wire.UsageAttempt{}): {"failure": wire.UsageAttemptFailures},
+		reflect.TypeOf(wire.DataPlaneBundles{}): {"enrollment": {store.EnrollmentPending, store.EnrollmentApproved,
+			store.EnrollmentRevoked}},
 	}
 }
 
@@ -305,30 +338,4 @@ func addPolicySchema(components map[string]any) {
 	delete(doc, "$schema")
 	delete(doc, "$id")
 	components["PolicyDefinition"] = doc
-}
-
-func schemaRefsOne(r *jsonschema.Reflector, components map[string]any, t reflect.Type) map[string]any {
-	s := r.ReflectFromType(t)
-	raw, _ := json.Marshal(s)
-	text := strings.ReplaceAll(string(raw), "#/$defs/", "#/components/schemas/")
-	var doc map[string]any
-	_ = json.Unmarshal([]byte(text), &doc)
-	defs, _ := doc["$defs"].(map[string]any)
-	names := make([]string, 0, len(defs))
-	for name := range defs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if _, ok := components[name]; !ok {
-			components[name] = defs[name]
-		}
-	}
-	if ref, ok := doc["$ref"].(string); ok {
-		return map[string]any{"$ref": ref}
-	}
-	delete(doc, "$schema")
-	delete(doc, "$id")
-	delete(doc, "$defs")
-	return doc
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gw-gateway/gw/server/api"
+	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -182,5 +183,26 @@ func TestOpenAPIServesClientGenerators(t *testing.T) {
 	}
 	if fmt.Sprint(enums["period"]) != fmt.Sprint(wire.UsagePeriods) {
 		t.Errorf("period's enum: %v", enums["period"])
+	}
+}
+
+// The document's vocabularies are the code's own lists (issue 26, row
+// 13): every provider kind the catalog takes, bedrock and vertex
+// included; and a member the server writes as null says it may be.
+func TestOpenAPIEnumsAreTheCodes(t *testing.T) {
+	e := newEnv(t, storetest.Open(t, storetest.SQLite), api.Options{})
+	raw := e.must("GET", "/api/v1/openapi.json", "", nil)
+	for _, schema := range []string{"CatalogProvider", "CatalogProviderInput"} {
+		got := fmt.Sprint(jsonPath(t, raw, "components.schemas."+schema+".properties.kind.enum"))
+		if want := fmt.Sprint(catalog.Kinds()); got != want {
+			t.Errorf("%s.kind enum %s, want %s", schema, got, want)
+		}
+	}
+	if got := fmt.Sprint(jsonPath(t, raw, "components.schemas.UsageEvent.properties.status.enum")); got != fmt.Sprint(wire.UsageStatuses) {
+		t.Errorf("UsageEvent.status enum %s", got)
+	}
+	alt, _ := jsonPath(t, raw, "components.schemas.ModelAlias.properties.workspace_id.oneOf").([]any)
+	if len(alt) != 2 || jsonPath(t, raw, "components.schemas.ModelAlias.properties.workspace_id.oneOf.1.type") != "null" {
+		t.Errorf("ModelAlias.workspace_id: %v", jsonPath(t, raw, "components.schemas.ModelAlias.properties.workspace_id"))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gw-gateway/gw/server/api"
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/store/storetest"
+	"github.com/gw-gateway/gw/wire"
 )
 
 // fakePlayground stands in for the data plane: it records who each
@@ -34,15 +35,25 @@ func (f *fakePlayground) last() dataplane.Caller {
 	return f.callers[len(f.callers)-1]
 }
 
+// Its answers have the data plane's shapes (a discovery object, a chat
+// completion), which the recorded answers are held to (TestMain): the
+// data plane encodes the same wire.ModelObject.
 func (f *fakePlayground) PlaygroundModels(_, _ uuid.UUID, c dataplane.Caller) ([]json.RawMessage, error) {
 	f.record(c)
-	return []json.RawMessage{json.RawMessage(`{"id":"openai/gpt-4o-mini","object":"model"}`)}, nil
+	obj, err := json.Marshal(wire.ModelObject{ID: "openai/gpt-4o-mini", Object: "model", Created: 1721172741, OwnedBy: "openai",
+		Name: "GPT-4o mini", Provider: "openai", ContextWindow: 128000, MaxOutputTokens: 16384,
+		Pricing:      wire.ModelPricing{InputPerMTok: "0.15", OutputPerMTok: "0.6", CacheReadPerMTok: "0.075", CacheWritePerMTok: "0"},
+		Capabilities: []string{"streaming", "tools"}, Modalities: []string{"text", "image"}, Type: "chat",
+		Endpoints: []string{"chat/completions", "responses", "messages"}})
+	return []json.RawMessage{obj}, err
 }
 
 func (f *fakePlayground) ServePlayground(w http.ResponseWriter, _ *http.Request, _, _ uuid.UUID, c dataplane.Caller) {
 	f.record(c)
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write([]byte(`{"object":"chat.completion","choices":[]}`))
+	_, _ = w.Write([]byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1767225600,"model":"openai/gpt-4o-mini",` +
+		`"choices":[{"index":0,"message":{"role":"assistant","content":"hello"},"finish_reason":"stop"}],` +
+		`"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`))
 }
 
 // TestPlaygroundPermissions is the playground's permission matrix: who may

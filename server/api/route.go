@@ -87,7 +87,11 @@ type Route struct {
 	// DataPlane: the route needs the data plane in process, and answers
 	// 503 on a server without one.
 	DataPlane bool
-	Handle    func(*Request) (any, error)
+	// Statuses are the further statuses the handler itself answers with,
+	// beyond those the route's shape implies (responses in openapi.go):
+	// a sign-in's 401 and 429, a poll's 304.
+	Statuses []int
+	Handle   func(*Request) (any, error)
 }
 
 // DocPath is the route's path as the OpenAPI document and docs/api.md show

@@ -21,11 +21,11 @@ const sessionTTL = 14 * 24 * time.Hour
 func (s *Server) authRoutes() []*Route {
 	const tag = "Auth"
 	return []*Route{
-		{Method: "POST", Path: "/api/v1/auth/signup", Tag: tag, Access: Public, Summary: "Create an account and sign in (sets the svc_session cookie)",
+		{Method: "POST", Path: "/api/v1/auth/signup", Tag: tag, Access: Public, Statuses: []int{403, 503}, Summary: "Create an account and sign in (sets the svc_session cookie)",
 			Body: wire.Signup{}, Result: wire.SessionResult{}, Handle: s.signup},
-		{Method: "POST", Path: "/api/v1/auth/login", Tag: tag, Access: Public, Summary: "Sign in with email and password (sets the svc_session cookie)",
+		{Method: "POST", Path: "/api/v1/auth/login", Tag: tag, Access: Public, Statuses: []int{401, 429, 503}, Summary: "Sign in with email and password (sets the svc_session cookie)",
 			Body: wire.Credentials{}, Result: wire.SessionResult{}, Handle: s.login},
-		{Method: "POST", Path: "/api/v1/auth/logout", Tag: tag, Access: Authenticated, Summary: "Sign out (ends the browser session)",
+		{Method: "POST", Path: "/api/v1/auth/logout", Tag: tag, Access: Authenticated, Statuses: []int{400}, Summary: "Sign out (ends the browser session)",
 			Result: wire.LoggedOut{}, Handle: s.logout},
 		{Method: "GET", Path: "/api/v1/auth/me", Tag: tag, Access: Authenticated, Summary: "Describe the caller, its credential and memberships",
 			Result: wire.Me{}, Handle: s.me},

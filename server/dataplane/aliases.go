@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/server/apidoc"
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/catalog"
 )
@@ -133,7 +134,7 @@ func aliasObject(a viewAlias, models []catalogModel) *response {
 		Type: typ, Endpoints: endpoints,
 		ID: a.name, Object: "model", Created: m.Created, OwnedBy: m.Provider,
 		Name: a.name, Provider: m.Provider, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
-		Pricing: m.Pricing, Capabilities: m.Capabilities, Modalities: m.Modalities, AliasOf: ids,
+		Pricing: pricingObject(m.Pricing), Capabilities: apidoc.Strings(m.Capabilities), Modalities: apidoc.Strings(m.Modalities), AliasOf: ids,
 	}))
 }
 

@@ -27,18 +27,26 @@ type tokenCounter interface {
 // themselves; for other models gw estimates with the tokenizer of the
 // model's family (server/tokens).
 func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
+	started := time.Now()
 	d := messagesDialect{}
+	// Counted and traced like every endpoint (endpoint
+	// messages.count_tokens), once the handler returns.
+	mw := &meteredWriter{ResponseWriter: w}
+	w = mw
+	var x *exchange
+	var rateRefused string
+	key, refusal := p.authenticate(r)
+	defer func() { p.observe(r, mw, endpointCountTokens, key, x, rateRefused, started) }()
 	p.limitBodyTime(w)
 	id := uuid.New()
 	requestID := setRequestID(w, r, id)
-	key, refusal := p.authenticate(r)
 	refusal = p.gate(r, refusal)
 	if refusal != nil {
 		d.refuse(w, refusal)
 		return
 	}
 	release := p.topUp(r.Context(), key.inference)
-	admitted, _ := p.admitRate(w, key.inference, d)
+	admitted, rateRefused := p.admitRate(w, key.inference, d)
 	release()
 	if !admitted {
 		return
@@ -67,21 +75,27 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	// The members as parsed (system turns folded), less the nominal limit.
 	delete(native, "max_tokens")
-	x := &exchange{p: p, w: w, r: r, d: d, key: key.inference, view: key.models, started: time.Now(), id: id,
+	x = &exchange{p: p, w: w, r: r, d: d, key: key.inference, view: key.models, started: started, id: id,
 		requestID: requestID, req: req, native: native, translateErr: translateErr}
 	m := x.countedModel(req.Model)
 	if m == nil {
 		d.refuse(w, errModelNotFound)
 		return
 	}
+	// The model counted for: what the metrics label the request with.
+	x.requested = m
+	if _, ok := key.models.aliases[req.Model]; ok && x.visible(req.Model) == nil {
+		x.alias = req.Model
+	}
 	rt, refusal := x.route(m)
 	if refusal != nil {
+		x.refused = refusal.code
 		d.refuse(w, refusal)
 		return
 	}
 	counter, ok := rt.adapter.(tokenCounter)
 	if !ok || m.kind != catalog.KindAnthropic {
-		writeJSON(w, mustJSON(map[string]int64{"input_tokens": estimateTokens(m, members)}))
+		writeJSON(w, mustJSON(tokenCount{InputTokens: estimateTokens(m, members)}))
 		return
 	}
 	secret, err := rt.cred.open(p.inference.keyring)

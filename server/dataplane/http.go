@@ -33,7 +33,7 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !p.ready.Load() {
-		errNotReady.write(w)
+		inDialectOf(r, errNotReady, false).write(w)
 		return
 	}
 	path := r.URL.Path
@@ -53,8 +53,21 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == embeddingsPath:
 		p.serveInference(w, r, embeddingsDialect{})
 	default:
-		unknownURL(r).write(w)
+		inDialectOf(r, unknownURL(r), true).write(w)
 	}
+}
+
+// inDialectOf is a refusal made before any endpoint took the request (an
+// unknown path, no configuration yet) in the error shape its caller
+// reads: Anthropic's for a path under /inf/v1/messages, or, byHeader, a
+// request that says anthropic-version (what Anthropic's SDKs and Claude
+// Code send) to a path no endpoint serves; OpenAI's otherwise. A known
+// endpoint of another dialect (discovery) keeps its own shape.
+func inDialectOf(r *http.Request, refusal *response, byHeader bool) *response {
+	if strings.HasPrefix(r.URL.Path, messagesPath) || (byHeader && r.Header.Get("Anthropic-Version") != "") {
+		return anthropicError(refusal)
+	}
+	return refusal
 }
 
 // serveModelList answers GET /inf/v1/models with the key's pre-encoded list.

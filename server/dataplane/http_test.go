@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -260,6 +262,48 @@ func TestNotReadyAnswers503(t *testing.T) {
 	if !p.Ready() {
 		t.Fatal("not ready after MarkReady")
 	}
+}
+
+// Refusals made before an endpoint takes the request (an unknown path, no
+// configuration yet) are in the shape the caller reads: Anthropic's under
+// /inf/v1/messages and for requests that say anthropic-version, OpenAI's
+// otherwise (issue 35).
+func TestUnknownPathsAnswerInTheCallersDialect(t *testing.T) {
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := dataplane.NewPlane(pub, dataplane.Options{})
+	check := func(path string, header map[string]string, status int, anthropic bool) {
+		t.Helper()
+		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader("{}"))
+		for k, v := range header {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, r)
+		var body struct {
+			Type  string `json:"type"`
+			Error struct {
+				Type    string  `json:"type"`
+				Message string  `json:"message"`
+				Code    *string `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || w.Code != status || body.Error.Message == "" ||
+			(anthropic && (body.Type != "error" || body.Error.Code != nil)) || (!anthropic && (body.Type != "" || body.Error.Code == nil)) {
+			t.Errorf("%s %v: %d %s, want %d in %s's shape", path, header, w.Code, w.Body, status, map[bool]string{true: "Anthropic", false: "OpenAI"}[anthropic])
+		}
+	}
+	version := map[string]string{"anthropic-version": "2023-06-01"}
+	check("/inf/v1/messages", nil, http.StatusServiceUnavailable, true)
+	check("/inf/v1/chat/completions", nil, http.StatusServiceUnavailable, false)
+	p.MarkReady()
+	check("/inf/v1/messages/batches", nil, http.StatusNotFound, true)
+	check("/inf/v1/messages/count_tokens/x", nil, http.StatusNotFound, true)
+	check("/inf/v1/complete", version, http.StatusNotFound, true)
+	check("/inf/v1/complete", nil, http.StatusNotFound, false)
+	check("/inf/v1/chat/completion", nil, http.StatusNotFound, false)
 }
 
 // Rule 5: discovery reads the admitted bundle only. With the database

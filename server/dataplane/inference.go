@@ -221,6 +221,9 @@ type exchange struct {
 	attemptStarted time.Time
 	attemptOpen    bool
 	finished       bool
+	// refused is the code a request that leaves no usage event
+	// (count_tokens) was refused with once its model was known.
+	refused string
 
 	// final is the outcome finish recorded, at costNano (costUSD as a
 	// decimal). upstream sums the attempts' time and firstToken is a

@@ -108,7 +108,7 @@ func newInfEnv(t testing.TB, db *bun.DB, opts ...infOptions) *infEnv {
 	e.openaiCred = e.credential(t, &e.org.ID, nil, "openai", e.openai.Key, e.openai.BaseURL())
 	e.credential(t, &e.org.ID, nil, "anthropic", e.anthropic.Key, e.anthropic.BaseURL())
 
-	e.srv = httptest.NewServer(e.plane)
+	e.srv = httptest.NewServer(answers.Wrap(e.plane))
 	t.Cleanup(e.srv.Close)
 	syncLoop(t, e.plane)
 	t.Cleanup(func() {

@@ -113,8 +113,8 @@ func anthropicError(r *response) *response {
 		// An Anthropic upstream's 529 goes back as it came.
 		status, typ = statusOverloaded, "overloaded_error"
 	}
-	out := &response{status: status, code: r.code, body: mustJSON(map[string]any{"type": "error",
-		"error": map[string]any{"type": typ, "message": e.Message}})}
+	out := &response{status: status, code: r.code, body: mustJSON(anthropicErrorBody{Type: "error",
+		Error: anthropicErrorObject{Type: typ, Message: e.Message}})}
 	for _, f := range r.header {
 		if f.name == "Content-Length" {
 			f = headerField{"Content-Length", []string{strconv.Itoa(len(out.body))}}
@@ -171,5 +171,5 @@ func (s *messagesStream) fail(model string, f *providers.Error) error {
 	if e.Code != nil && *e.Code == codeUpstreamOverloaded {
 		status = statusOverloaded
 	}
-	return s.out.event(mustJSON(map[string]any{"type": "error", "error": map[string]any{"type": anthropicErrorType(status), "message": e.Message}}))
+	return s.out.event(mustJSON(anthropicErrorBody{Type: "error", Error: anthropicErrorObject{Type: anthropicErrorType(status), Message: e.Message}}))
 }

@@ -6,31 +6,28 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gw-gateway/gw/server/apidoc"
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/wire"
 )
 
 // modelObject is a model as discovery returns it: OpenAI's members first
 // (id, object, created, owned_by), so the official SDKs read it unchanged,
 // then gw's, which say what the model costs and can do.
-type modelObject struct {
-	ID              string               `json:"id"`
-	Object          string               `json:"object"`
-	Created         int64                `json:"created"`
-	OwnedBy         string               `json:"owned_by"`
-	Name            string               `json:"name"`
-	Provider        string               `json:"provider"`
-	ContextWindow   int64                `json:"context_window"`
-	MaxOutputTokens int64                `json:"max_output_tokens"`
-	Pricing         catalog.Pricing      `json:"pricing"`
-	Capabilities    []catalog.Capability `json:"capabilities"`
-	Modalities      []catalog.Modality   `json:"modalities"`
-	// Type is chat or embedding; Endpoints the /inf/v1 paths that serve
-	// the model, so a client can tell which models to use where.
-	Type      string   `json:"type"`
-	Endpoints []string `json:"endpoints"`
-	// AliasOf lists the visible targets of a model alias; absent for a
-	// catalog model.
-	AliasOf []string `json:"alias_of,omitempty"`
+type modelObject = wire.ModelObject
+
+// pricingObject is a model's pricing as discovery shows it.
+func pricingObject(p catalog.Pricing) wire.ModelPricing {
+	out := wire.ModelPricing{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok, CacheReadPerMTok: p.CacheReadPerMTok,
+		CacheWritePerMTok: p.CacheWritePerMTok, CacheWrite1hPerMTok: p.CacheWrite1hPerMTok}
+	if lc := p.LongContext; lc != nil {
+		out.LongContext = &wire.LongContextPricing{AboveInputTokens: lc.AboveInputTokens, InputPerMTok: lc.InputPerMTok,
+			OutputPerMTok: lc.OutputPerMTok, CacheReadPerMTok: lc.CacheReadPerMTok, CacheWritePerMTok: lc.CacheWritePerMTok}
+		if lc.CacheWrite1hPerMTok != "" {
+			out.LongContext.CacheWrite1hPerMTok = &lc.CacheWrite1hPerMTok
+		}
+	}
+	return out
 }
 
 var (
@@ -69,7 +66,7 @@ func prepareModels(c *catalog.Catalog) ([]catalogModel, error) {
 			Type: typ, Endpoints: endpoints,
 			ID: m.ID, Object: "model", Created: m.Created, OwnedBy: m.Provider,
 			Name: m.Name, Provider: m.Provider, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
-			Pricing: m.Pricing, Capabilities: m.Capabilities, Modalities: m.Modalities,
+			Pricing: pricingObject(m.Pricing), Capabilities: apidoc.Strings(m.Capabilities), Modalities: apidoc.Strings(m.Modalities),
 		})
 		out[i] = catalogModel{id: m.ID, provider: m.Provider, input: in, output: outPrice, object: newResponse(http.StatusOK, obj), src: m}
 	}

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/invopop/jsonschema"
+	"github.com/gw-gateway/gw/server/apidoc"
+	"github.com/gw-gateway/gw/server/catalog"
 )
 
 // openAPIPath serves the data plane's own OpenAPI document: discovery in
@@ -16,29 +17,39 @@ import (
 // references), which gw accepts unchanged.
 const openAPIPath = "/inf/v1/openapi.json"
 
-// infOperation is one /inf/v1 endpoint as the document shows it.
+// infOperation is one /inf/v1 endpoint as the document shows it: the
+// types it takes and answers (body and answer, nil for discovery's GETs),
+// and the error shape of its dialect.
 type infOperation struct {
 	method, path, id, summary string
 	// dialect is the provider reference the body and answer follow; empty
 	// for discovery, whose shapes are gw's own.
 	dialect, reference string
-	stream             bool
+	body, answer       any
+	stream, anthropic  bool
 }
 
 // infOperations are the paths ServeHTTP routes, in its order.
 var infOperations = []infOperation{
-	{method: "get", path: modelsPath, id: "list_models", summary: "The models the inference key may use, sorted by id (OpenAI's list shape, with gw's members)"},
-	{method: "get", path: modelPathPrefix + "{model_id}", id: "get_model", summary: "One model the key may use; an unknown and a hidden model are the same 404"},
+	{method: "get", path: modelsPath, id: "list_models", summary: "The models the inference key may use, sorted by id (OpenAI's list shape, with gw's members)",
+		answer: modelList{}},
+	{method: "get", path: modelPathPrefix + "{model_id}", id: "get_model", summary: "One model the key may use; an unknown and a hidden model are the same 404",
+		answer: modelObject{}},
 	{method: "post", path: chatCompletionsPath, id: "create_chat_completion", summary: "Chat Completions, as OpenAI's", stream: true,
-		dialect: "OpenAI Chat Completions", reference: "https://platform.openai.com/docs/api-reference/chat/create"},
+		dialect: "OpenAI Chat Completions", reference: "https://platform.openai.com/docs/api-reference/chat/create",
+		body: chatCompletionRequest{}, answer: chatCompletion{}},
 	{method: "post", path: responsesPath, id: "create_response", summary: "Responses, as OpenAI's", stream: true,
-		dialect: "OpenAI Responses", reference: "https://platform.openai.com/docs/api-reference/responses/create"},
+		dialect: "OpenAI Responses", reference: "https://platform.openai.com/docs/api-reference/responses/create",
+		body: responseRequest{}, answer: responseObject{}},
 	{method: "post", path: messagesPath, id: "create_message", summary: "Messages, as Anthropic's (also x-api-key authentication)", stream: true,
-		dialect: "Anthropic Messages", reference: "https://docs.anthropic.com/en/api/messages"},
+		dialect: "Anthropic Messages", reference: "https://docs.anthropic.com/en/api/messages", anthropic: true,
+		body: messageRequest{}, answer: messageObject{}},
 	{method: "post", path: countTokensPath, id: "count_message_tokens", summary: "Count a Messages request's input tokens, as Anthropic's",
-		dialect: "Anthropic Messages token counting", reference: "https://docs.anthropic.com/en/api/messages-count-tokens"},
+		dialect: "Anthropic Messages token counting", reference: "https://docs.anthropic.com/en/api/messages-count-tokens", anthropic: true,
+		body: countTokensRequest{}, answer: tokenCount{}},
 	{method: "post", path: embeddingsPath, id: "create_embedding", summary: "Embeddings, as OpenAI's (embedding models only)",
-		dialect: "OpenAI Embeddings", reference: "https://platform.openai.com/docs/api-reference/embeddings/create"},
+		dialect: "OpenAI Embeddings", reference: "https://platform.openai.com/docs/api-reference/embeddings/create",
+		body: embeddingRequest{}, answer: embeddingList{}},
 }
 
 // modelList is discovery's list answer.
@@ -47,7 +58,7 @@ type modelList struct {
 	Data   []modelObject `json:"data"`
 }
 
-// errorBody is every refusal's answer, OpenAI's error shape.
+// errorBody is every refusal's answer in OpenAI's shape (errorResponse).
 type errorBody struct {
 	Error apiError `json:"error"`
 }
@@ -63,60 +74,58 @@ func serveOpenAPI(w http.ResponseWriter) {
 	_, _ = w.Write(openAPIBody)
 }
 
-// dataPlaneOpenAPI is the OpenAPI 3.1 document of /inf/v1.
+// dataPlaneOpenAPI is the OpenAPI 3.1 document of /inf/v1. Discovery's
+// answers and every error are the types the plane encodes; the dialects'
+// bodies and answers are their members gw reads or always sends, open to
+// the rest of each provider's reference (server/apidoc reflects them all).
 func dataPlaneOpenAPI() map[string]any {
 	schemas := map[string]any{}
-	r := &jsonschema.Reflector{Anonymous: true, DoNotReference: false}
-	ref := func(v any) map[string]any {
-		s := r.ReflectFromType(reflect.TypeOf(v))
-		raw, _ := json.Marshal(s)
-		var doc map[string]any
-		_ = json.Unmarshal([]byte(strings.ReplaceAll(string(raw), "#/$defs/", "#/components/schemas/")), &doc)
-		defs, _ := doc["$defs"].(map[string]any)
-		for name, def := range defs {
-			schemas[name] = def
-		}
-		if rf, ok := doc["$ref"].(string); ok {
-			return map[string]any{"$ref": rf}
-		}
-		return doc
-	}
-	errRef := ref(errorBody{})
-	errResp := func(desc string) map[string]any {
-		return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
-	}
+	closed := apidoc.New(schemas, apidoc.Enums{reflect.TypeOf(modelObject{}): {
+		"capabilities": apidoc.Strings(catalog.Capabilities()), "modalities": apidoc.Strings(catalog.Modalities()),
+		"type": {string(catalog.ModelTypeChat), string(catalog.ModelTypeEmbedding)}}}, nil, false)
+	open := apidoc.New(schemas, nil, nil, true)
+	openAIError, anthropicErr := closed.Ref(errorBody{}), closed.Ref(anthropicErrorBody{})
 	paths := map[string]any{}
 	for _, op := range infOperations {
+		errRef := openAIError
+		if op.anthropic {
+			errRef = anthropicErr
+		}
+		errResp := func(desc string) map[string]any {
+			return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
+		}
 		o := map[string]any{"operationId": op.id, "summary": op.summary, "tags": []string{"Inference"}}
 		responses := map[string]any{
 			"401": errResp("Missing, invalid or expired inference key."),
-			"503": errResp("No configuration admitted yet (bundle_not_ready); retry after Retry-After."),
+			"405": errResp("Another method than the endpoint answers (Allow says which)."),
+			"503": errResp("No configuration admitted yet (bundle_not_ready; retry after Retry-After), inference not configured here, " +
+				"the in-flight body budget full (overloaded; retry after Retry-After), a credential this plane cannot open, " +
+				"or the upstream overloaded or held back after failing."),
 		}
 		if op.dialect == "" {
 			o["tags"] = []string{"Discovery"}
-			result := ref(modelList{})
 			if strings.Contains(op.path, "{model_id}") {
-				result = ref(modelObject{})
 				o["parameters"] = []any{map[string]any{"name": "model_id", "in": "path", "required": true,
 					"description": "Model id, e.g. openai/gpt-4o-mini. It may contain slashes, sent as they are or escaped as %2F.",
 					"schema":      map[string]any{"type": "string"}}}
 				responses["404"] = errResp("Unknown, or hidden from this key by its workspace's policies (the same answer).")
 			}
 			responses["200"] = map[string]any{"description": "Not cached (Cache-Control: no-store).",
-				"content": map[string]any{"application/json": map[string]any{"schema": result}}}
+				"content": map[string]any{"application/json": map[string]any{"schema": closed.Ref(op.answer)}}}
 		} else {
-			body := map[string]any{"type": "object", "required": []string{"model"},
-				"description": "A " + op.dialect + " request, as that API takes it; model is a gw model id (openai/gpt-4o-mini) or an alias.",
-				"properties":  map[string]any{"model": map[string]any{"type": "string"}}}
 			o["externalDocs"] = map[string]any{"description": "The " + op.dialect + " reference", "url": op.reference}
-			o["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": body}}}
-			content := map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object",
-				"description": "The " + op.dialect + " answer, as that API gives it; X-Gw-Model names the model that answered."}}}
+			o["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{
+				"schema": open.Ref(op.body)}}}
+			answer := open
+			if op.path == countTokensPath {
+				answer = closed // gw's own answer when it counts
+			}
+			content := map[string]any{"application/json": map[string]any{"schema": answer.Ref(op.answer)}}
 			if op.stream {
 				content["text/event-stream"] = map[string]any{"schema": map[string]any{"type": "string",
 					"description": "With stream true: the " + op.dialect + " event stream."}}
 			}
-			responses["200"] = map[string]any{"description": "The model's answer.", "content": content}
+			responses["200"] = map[string]any{"description": "The model's answer; X-Gw-Model names the model that answered.", "content": content}
 			o["parameters"] = []any{map[string]any{"name": "X-Gw-Tags", "in": "header", "required": false,
 				"description": "Cost-centre tags for this request, key=value pairs separated by commas (up to 20; keys match " +
 					"^[a-z0-9][a-z0-9_.-]*$, 1 to 64 characters; values 1 to 128 printable characters). The key's own tags win " +
@@ -124,18 +133,33 @@ func dataPlaneOpenAPI() map[string]any {
 				"schema": map[string]any{"type": "string"}}}
 			responses["400"] = errResp("A body the endpoint cannot take, parameters a strict_parameters policy refuses, " +
 				"a malformed X-Gw-Tags (invalid_tags), or a tag the workspace requires missing (missing_required_tags).")
-			responses["403"] = errResp("Denied by a workspace policy, or over a budget.")
+			responses["403"] = errResp("Denied by a workspace policy.")
 			responses["404"] = errResp("Unknown model, or hidden from this key.")
-			responses["429"] = errResp("A rate limit of the key or the workspace; retry after Retry-After.")
+			responses["408"] = errResp("The body did not arrive in time.")
+			responses["413"] = errResp("The body is larger than the data plane takes.")
+			responses["429"] = errResp("A rate limit of the key or the workspace, a budget spent for the period, or the provider's rate limit; retry after Retry-After if given.")
+			responses["4XX"] = errResp("The provider refused the request: its status and words, passed on.")
+			responses["500"] = errResp("An error of gw's.")
+			responses["501"] = errResp("The model's provider speaks an API this gateway cannot call.")
 			responses["502"] = errResp("Every upstream attempt failed.")
+			responses["504"] = errResp("The provider did not answer in time.")
+			if op.anthropic {
+				responses["402"] = errResp("A budget spent for the period (billing_error, which the Anthropic SDKs do not retry).")
+				responses["529"] = errResp("The provider is overloaded (overloaded_error), as Anthropic's own.")
+			}
 		}
 		o["responses"] = responses
 		paths[op.path] = map[string]any{op.method: o}
 	}
+	for _, sch := range schemas {
+		apidoc.OpenBooleanSchemas(sch)
+	}
 	return map[string]any{
 		"openapi": "3.1.0",
 		"info": map[string]any{"title": "gw data plane", "version": "1",
-			"description": "Model discovery and inference of the gw LLM gateway. Authenticate with a workspace inference key (sk-gw-…). Errors are OpenAI's shape, {error: {message, type, param, code}}."},
+			"description": "Model discovery and inference of the gw LLM gateway. Authenticate with a workspace inference key (sk-gw-…). " +
+				"Errors are in the shape of the endpoint's dialect: OpenAI's {error: {message, type, param, code}}, Anthropic's " +
+				"{type: \"error\", error: {type, message}} on /messages and /messages/count_tokens."},
 		"servers": []any{map[string]any{"url": "/"}},
 		"tags":    []any{map[string]any{"name": "Discovery"}, map[string]any{"name": "Inference"}},
 		"paths":   paths,

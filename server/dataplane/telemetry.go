@@ -74,17 +74,34 @@ func (p *Plane) observe(r *http.Request, w *meteredWriter, endpoint string, key 
 		in.Outcome, in.Reason = finishedOutcome(o.status, o.reason, in.Status)
 	case rateRefused != "":
 		in.Outcome, in.Reason = telemetry.OutcomeDeniedRateLimit, rateRefused
-	case in.Status == http.StatusUnauthorized:
-		in.Outcome = telemetry.OutcomeUnauthorized
-	case in.Status >= 400 && in.Status < 500:
-		in.Outcome = telemetry.OutcomeInvalidRequest
-	case in.Status >= 500:
-		in.Outcome = telemetry.OutcomeError
+	case x != nil && x.requested != nil:
+		// Answered without a usage event (count_tokens): labelled with
+		// the model it was for, its outcome by its status.
+		in.RequestedModel = x.requestedModel()
+		in.Model, in.Provider = x.requested.model.ID, x.requested.model.Provider
+		in.Outcome = statusOutcome(in.Status)
+		if x.refused != "" {
+			in.Outcome, in.Reason = finishedOutcome(statusDenied, x.refused, in.Status)
+		}
 	default:
-		in.Outcome = telemetry.OutcomeOK
+		in.Outcome = statusOutcome(in.Status)
 	}
 	p.inference.metrics.ObserveInference(in)
 	telemetry.SetInference(r.Context(), in)
+}
+
+// statusOutcome is the outcome of a request that left no usage event, by
+// the status it was answered with.
+func statusOutcome(status int) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return telemetry.OutcomeUnauthorized
+	case status >= 400 && status < 500:
+		return telemetry.OutcomeInvalidRequest
+	case status >= 500:
+		return telemetry.OutcomeError
+	}
+	return telemetry.OutcomeOK
 }
 
 // finishedOutcome maps a usage event's status and reason to the outcome

@@ -35,6 +35,9 @@ const (
 	endpointResponses       = "responses"
 	endpointMessages        = "messages"
 	endpointEmbeddings      = "embeddings"
+	// endpointCountTokens names count_tokens in metrics and traces; it
+	// leaves no usage event.
+	endpointCountTokens = "messages.count_tokens"
 )
 
 // How an upstream attempt failed (wire.UsageAttemptFailures), and the

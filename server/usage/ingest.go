@@ -339,10 +339,10 @@ func Row(e wire.UsageEventIn, received time.Time) (store.UsageEvent, error) {
 // all within the caller's reach (or none is stored). It is idempotent on
 // event id: a batch shipped twice is counted once.
 func Ingest(ctx context.Context, st *store.Store, reach Reach, events []wire.UsageEventIn) (wire.UsageIngestResult, error) {
-	if err := checkReach(ctx, st, reach, events); err != nil {
+	received := store.Now()
+	if err := checkReach(ctx, st, reach, events, received); err != nil {
 		return wire.UsageIngestResult{}, err
 	}
-	received := store.Now()
 	rows := make([]store.UsageEvent, len(events))
 	for i, e := range events {
 		row, err := Row(e, received)
