@@ -196,8 +196,10 @@ type exchange struct {
 	translateErr error
 	// caps are the request's capabilities in the policy vocabulary.
 	caps []policy.Capability
-	// input is what the budgets' cost bound needs of the body.
-	input inputShape
+	// input is what the budgets' cost bound needs of the body; counts the
+	// body counted by each counter its routes needed (counted).
+	input  inputShape
+	counts map[tokens.Counter]tokens.Request
 	// budget holds the cost bound of the attempt in flight against the
 	// request's budgets; finish settles it to the exact cost.
 	budget *spend.Reservation

@@ -11,11 +11,13 @@ import (
 // the prices its tokens were charged at (when an upstream was called),
 // the bundle that admitted it, the policy rules that applied to the model
 // it ended on, and, when charged (a reservation held them), the budgets
-// its cost counts against. The lists are cut at wire.MaxProvenanceItems
+// its cost counts against, and whether they were charged less than the
+// cost (overBound). The lists are cut at wire.MaxProvenanceItems
 // (a workspace may have more applying rules): the event is never refused
 // for its explanation.
-func (x *exchange) provenance(o outcome, tokens catalog.Tokens, charged bool) *wire.UsageProvenance {
-	p := &wire.UsageProvenance{BundleVersion: x.key.org.version, Policies: []wire.UsagePolicy{}, Budgets: []wire.UsageBudget{}}
+func (x *exchange) provenance(o outcome, tokens catalog.Tokens, charged, overBound bool) *wire.UsageProvenance {
+	p := &wire.UsageProvenance{BundleVersion: x.key.org.version, Policies: []wire.UsagePolicy{}, Budgets: []wire.UsageBudget{},
+		OverBound: overBound}
 	if len(x.attempts) > 0 {
 		a := o.model.pricing.AppliedTo(tokens)
 		p.Prices = &wire.UsagePrices{InputPerMTok: a.InputPerMTok, OutputPerMTok: a.OutputPerMTok, CacheReadPerMTok: a.CacheReadPerMTok,
