@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -235,6 +236,10 @@ type exchange struct {
 	attemptSpan  trace.Span
 	attemptCtx   context.Context
 	attemptModel *routeModel
+	// sentCall is the attempt in flight's upstream call, bodySent whether
+	// its request went out whole (floor.go).
+	sentCall *providers.Call
+	bodySent atomic.Bool
 }
 
 // route is a model the request may be sent to, with everything decided
@@ -624,6 +629,7 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	m := rt.model
 	x.endAdmission()
 	x.startAttempt(m)
+	x.attemptCtx = x.traceWrites(x.attemptCtx)
 	if f := x.p.health.admit(rt.cred.id, m.model.ID, x.p.now()); f != nil {
 		return f
 	}
@@ -644,6 +650,8 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 		return &providers.Error{Kind: providers.Unavailable, Message: "no base URL is configured for provider " + m.model.Provider}
 	}
 	call := x.call(rt, baseURL, secret)
+	call.InputFloor = x.inputFloor(rt)
+	x.sentCall = call
 	if x.req.Stream {
 		return x.stream(rt, call, timeout)
 	}
@@ -838,7 +846,7 @@ func (x *exchange) fail(rt *route, f *providers.Error) {
 		x.p.inference.log.Warn("upstream failed", "request_id", x.id, "model", m.ID, "provider", m.Provider,
 			"credential_id", rt.cred.id, "error", f.Error())
 	}
-	x.finish(outcome{status: statusError, reason: kind, failure: kind, model: rt.model, cred: rt.cred})
+	x.finish(outcome{status: statusError, reason: kind, failure: kind, model: rt.model, cred: rt.cred, usage: x.unanswered(f)})
 	if kind == failClientGone {
 		// Nobody is left to read an answer.
 		return

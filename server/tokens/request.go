@@ -59,15 +59,16 @@ func CountRequest(c Counter, doc []byte) Request {
 	return w.result()
 }
 
-// FloorJSON is the floor of a JSON document's generated text, with the
-// strings of the members keys names (AnswerKeys for an answer): 0 unless
-// c is exact, or doc is not JSON.
-func FloorJSON(c Counter, doc []byte, keys map[string]bool) int64 {
+// FloorJSON is the floor of a JSON document's text, with the strings of
+// the members keys names (RequestKeys for a request, AnswerKeys for an
+// answer); key is the member the document is the value of ("" for a
+// whole document). 0 unless c is exact, or doc is not JSON.
+func FloorJSON(c Counter, key string, doc []byte, keys map[string]bool) int64 {
 	if !c.Exact() {
 		return 0
 	}
 	w := requestWalker{c: c, exact: true, keys: keys, floorOnly: true, dec: json.NewDecoder(bytes.NewReader(doc))}
-	if err := w.value("", 0); err != nil {
+	if err := w.value(key, 0); err != nil {
 		return 0
 	}
 	return w.floor

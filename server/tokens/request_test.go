@@ -89,15 +89,15 @@ func TestCountRequestPastTheLimit(t *testing.T) {
 func TestFloorJSON(t *testing.T) {
 	answer := `{"id":"chatcmpl-1","model":"gpt-4o-mini","choices":[{"message":{"role":"assistant","content":"The sea rolls in; the wind keeps count."},"finish_reason":"stop"}]}`
 	want := o200k.Count("The sea rolls in; the wind keeps count.") - floorMargin
-	if got := FloorJSON(o200k, []byte(answer), AnswerKeys); got != want {
+	if got := FloorJSON(o200k, "", []byte(answer), AnswerKeys); got != want {
 		t.Fatalf("answer floor %d, want %d", got, want)
 	}
 	// A Responses answer echoes its request's instructions: not output.
 	echo := `{"instructions":"Be brief and polite to everyone you meet today.","output":[{"type":"message","content":[{"type":"output_text","text":"Fine."}]}]}`
-	if got := FloorJSON(o200k, []byte(echo), AnswerKeys); got != 0 {
+	if got := FloorJSON(o200k, "", []byte(echo), AnswerKeys); got != 0 {
 		t.Fatalf("echoed instructions floored: %d", got)
 	}
-	if FloorJSON(Estimate{}, []byte(answer), AnswerKeys) != 0 || FloorJSON(o200k, []byte("{"), AnswerKeys) != 0 {
+	if FloorJSON(Estimate{}, "", []byte(answer), AnswerKeys) != 0 || FloorJSON(o200k, "", []byte("{"), AnswerKeys) != 0 {
 		t.Fatal("an estimate or a broken document proves a floor")
 	}
 	if got := FloorText(o200k, "The sea rolls in; the wind keeps count."); got != want {

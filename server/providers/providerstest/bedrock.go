@@ -79,7 +79,7 @@ func (b *Bedrock) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch action {
 	case "converse":
-		writeJSON(w, http.StatusOK, converseAnswer(reply))
+		writeAnswer(w, reply, converseAnswer(reply))
 	case "converse-stream":
 		converseStream(w, r, reply)
 	case "invoke", "invoke-with-response-stream":
@@ -264,7 +264,7 @@ func (b *Bedrock) invoke(w http.ResponseWriter, r *http.Request, req Request, mo
 		return
 	}
 	if action == "invoke" {
-		writeJSON(w, http.StatusOK, anthropicAnswer(model, reply))
+		writeAnswer(w, reply, anthropicAnswer(model, reply))
 		return
 	}
 	ew := newEventWriter(w)
