@@ -412,8 +412,11 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 	}
 	for _, c := range req.Capabilities() {
 		if !m.model.HasCapability(c) {
-			return nil, invalidRequest(capabilityParam[c], "unsupported_capability",
-				"The model '"+m.model.ID+"' does not support "+string(c)+", which this request requires.")
+			// The member is named in the message too: Anthropic's error
+			// shape has no param.
+			param := x.ownParam(capabilityParam[c])
+			return nil, invalidRequest(param, "unsupported_capability",
+				"The model '"+m.model.ID+"' does not support "+string(c)+", which this request's "+param+" requires.")
 		}
 	}
 	for _, md := range req.Modalities() {
@@ -431,6 +434,9 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 		rt.maxTokens = limit
 	}
 	if err := adapter.Check(x.call(rt, "", ""), d.StrictParameters); err != nil {
+		if !native {
+			err = x.ownParams(err)
+		}
 		return nil, invalidResponse(err)
 	}
 	rt.cred = key.org.credentials.pick(key.workspace, m.model.Provider, d.CredentialScopes)

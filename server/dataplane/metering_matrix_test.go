@@ -97,11 +97,9 @@ const underReportPiece = 2
 // with reasoning.
 func reported(model string) providerstest.Usage {
 	switch model {
-	case haiku, vertexClaude:
+	case haiku, vertexClaude, bedrockClaude:
+		// Converse reports the writes by TTL in cacheDetails.
 		return providerstest.Usage{Input: 1000, Output: 100, CacheRead: 300, CacheWrite: 200, CacheWrite1h: 150}
-	case bedrockClaude:
-		// Converse reports cache writes without their TTL.
-		return providerstest.Usage{Input: 1000, Output: 100, CacheRead: 300, CacheWrite: 200}
 	}
 	return providerstest.Usage{Input: 1000, Output: 100, CacheRead: 300, Reasoning: 40}
 }

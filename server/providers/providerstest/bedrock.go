@@ -150,8 +150,20 @@ func converseUsage(reply Reply) any {
 		return map[string]any{"inputTokens": "many", "outputTokens": "some"}
 	}
 	u := reply.Usage
-	return map[string]any{"inputTokens": u.Input, "outputTokens": u.Output, "totalTokens": u.Input + u.CacheRead + u.CacheWrite + u.Output,
+	out := map[string]any{"inputTokens": u.Input, "outputTokens": u.Output, "totalTokens": u.Input + u.CacheRead + u.CacheWrite + u.Output,
 		"cacheReadInputTokens": u.CacheRead, "cacheWriteInputTokens": u.CacheWrite}
+	// The writes by TTL, the hour's first, as the API sorts them.
+	var details []map[string]any
+	if u.CacheWrite1h > 0 {
+		details = append(details, map[string]any{"ttl": "1h", "inputTokens": u.CacheWrite1h})
+	}
+	if u.CacheWrite > u.CacheWrite1h {
+		details = append(details, map[string]any{"ttl": "5m", "inputTokens": u.CacheWrite - u.CacheWrite1h})
+	}
+	if details != nil {
+		out["cacheDetails"] = details
+	}
+	return out
 }
 
 // eventWriter writes event-stream messages, flushing each.
