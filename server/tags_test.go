@@ -84,7 +84,7 @@ func TestTagBudgetHolds(t *testing.T) {
 			ctx := context.Background()
 			cp := startServer(t, server.Config{Role: server.RoleAll, DB: storetest.Open(t, d), Keyring: keyring(t)})
 			up := providerstest.NewOpenAI(t, "sk-upstream-tag-budget")
-			up.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 1000, Output: 100}})
+			up.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 100}})
 			if _, err := cp.Owner.CreateCredential(ctx, client.OrgScope("default"), wire.ProviderCredentialCreate{
 				Provider: "openai", Label: "fake", Secret: up.Key, BaseURL: up.BaseURL()}); err != nil {
 				t.Fatal(err)
@@ -97,10 +97,10 @@ func TestTagBudgetHolds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// About five requests' cost ($0.00021 each: 1,000 in, 100 out
-			// on gpt-4o-mini).
+			// About five requests' cost ($0.0000615 each: 10 in, 100 out on
+			// gpt-4o-mini).
 			tb, err := cp.Owner.CreateTagBudget(ctx, "default", "default", wire.TagBudgetCreate{TagKey: "team", TagValue: "ads",
-				AmountUSD: "0.0011", Period: "day"})
+				AmountUSD: "0.00032", Period: "day"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,8 +151,8 @@ func TestTagBudgetHolds(t *testing.T) {
 				return report.Totals.Requests == int64(served)+1 && equalUSD(spent, report.Totals.CostUSD)
 			})
 			t.Logf("served %d; report %+v; budget spent %s", served, report.Totals, spent)
-			if !lessOrEqualUSD(spent, "0.0011") {
-				t.Fatalf("the budget spent %s of 0.0011", spent)
+			if !lessOrEqualUSD(spent, "0.00032") {
+				t.Fatalf("the budget spent %s of 0.00032", spent)
 			}
 		})
 	}
