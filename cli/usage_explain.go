@@ -176,7 +176,13 @@ func explainHeader(w io.Writer, ev wire.UsageEvent, keyName, owner string) error
 	case ev.ManagementKeyID != nil:
 		line("key", "management key %s (playground), user %s", ev.ManagementKeyID, orDash(owner))
 	}
-	line("model", "asked %s, answered by %s (%s)", ev.RequestedModel, ev.Model, ev.Provider)
+	if len(ev.Attempts) == 0 {
+		// Refused before any upstream call (a policy, a budget): no model
+		// answered it.
+		line("model", "asked %s, refused for %s (%s) before any upstream call", ev.RequestedModel, ev.Model, ev.Provider)
+	} else {
+		line("model", "asked %s, answered by %s (%s)", ev.RequestedModel, ev.Model, ev.Provider)
+	}
 	if ev.Provenance != nil {
 		line("bundle", "version %d", ev.Provenance.BundleVersion)
 	}
@@ -240,6 +246,10 @@ func explainCost(w io.Writer, ev wire.UsageEvent) error {
 	}
 	fmt.Fprintf(w, "\ntokens × prices (USD per million tokens), counted by %s\n", source)
 	p := ev.Provenance
+	if len(ev.Attempts) == 0 && ev.Status == "denied" {
+		fmt.Fprintf(w, "  cost %s USD: refused before any upstream call, nothing was billed\n", ev.CostUSD)
+		return nil
+	}
 	if p == nil || p.Prices == nil {
 		fmt.Fprintf(w, "  cost %s USD (no prices recorded)\n", ev.CostUSD)
 		return nil

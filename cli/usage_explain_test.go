@@ -71,6 +71,30 @@ budgets charged
 	}
 }
 
+// A request its budget refused names no model as having answered it
+// (issue 28).
+func TestExplainDeniedEvent(t *testing.T) {
+	ev := explainedEvent()
+	ev.Status, ev.Reason, ev.Attempts = "denied", ptr("budget_exceeded"), nil
+	ev.InputTokens, ev.OutputTokens, ev.CacheReadTokens, ev.CacheWriteTokens, ev.CacheWrite1hTokens, ev.CostUSD = 0, 0, 0, 0, 0, "0"
+	ev.Provenance.Prices, ev.Provenance.Budgets = nil, nil
+	var out bytes.Buffer
+	if err := explainEvent(&out, ev, "search-api", "ana@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"status   denied (budget_exceeded)",
+		"model    asked openai/gpt-4o-mini, refused for anthropic/claude-haiku-4-5-20251001 (anthropic) before any upstream call",
+		"cost 0 USD: refused before any upstream call, nothing was billed"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("explanation lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "answered by") || strings.Contains(got, "no prices recorded") {
+		t.Fatalf("a refused request explained as answered:\n%s", got)
+	}
+}
+
 // An event whose cost is not its tokens × prices is reported, not
 // explained away.
 func TestExplainEventRefusesACostThatDoesNotAddUp(t *testing.T) {

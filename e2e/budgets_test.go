@@ -20,12 +20,13 @@ import (
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
 	"github.com/gw-gateway/gw/server/store/storetest"
+	"github.com/gw-gateway/gw/server/tokens"
 	"github.com/gw-gateway/gw/wire"
 )
 
 // The budget run's numbers. Every request has the same body, so the same
-// cost bound; the fake upstream bills every one the same tokens: about what
-// a real tokenizer makes of the prompt's 1,000 bytes of English.
+// cost bound; the fake upstream bills every one the same tokens: a few more
+// than gpt-4o-mini's tokenizer makes of the prompt's 1,000 bytes (286).
 const (
 	budgetAmount   = "0.1"
 	budgetCallers  = 50 // per data plane
@@ -33,17 +34,17 @@ const (
 	budgetRunLimit = 20 * time.Second
 	// gpt-4o-mini: $0.15 and $0.60 per million input and output tokens,
 	// 150 and 600 nano-dollars a token.
-	budgetIn, budgetOut = 250, 10
+	budgetIn, budgetOut = 290, 10
 	budgetCost          = budgetIn*150 + budgetOut*600
 )
 
 var (
 	budgetBody = `{"model":"openai/gpt-4o-mini","max_tokens":10,"messages":[{"role":"user","content":"` +
 		strings.Repeat("Tell me more. ", 72)[:1000] + `"}]}`
-	// The data plane's bound (docs/budgets.md): the body's bytes at the
-	// input price, max_tokens at the output price, one nano-dollar of
-	// rounding.
-	budgetBound = int64(len(budgetBody))*150 + budgetOut*600 + 1
+	// The data plane's bound (docs/budgets.md): the body counted by
+	// gpt-4o-mini's tokenizer at the input price, max_tokens at the output
+	// price, one nano-dollar of rounding.
+	budgetBound = tokens.CountRequest(tokens.ForModel("gpt-4o-mini"), []byte(budgetBody)).Bound*150 + budgetOut*600 + 1
 )
 
 // TestBudgetAcrossDataPlanes holds one shared budget across a control plane

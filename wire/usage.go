@@ -74,6 +74,24 @@ type UsageProvenance struct {
 	BundleVersion int64         `json:"bundle_version" jsonschema:"minimum=0"`
 	Policies      []UsagePolicy `json:"policies" jsonschema:"maxItems=200"`
 	Budgets       []UsageBudget `json:"budgets" jsonschema:"maxItems=200"`
+	// OverBound: the request cost more than its budgets held for it (an
+	// upstream reporting more than the request's bound allows, or a tail
+	// admission past its estimate and the budget's reserve); the budgets
+	// were charged what they held, never past their amounts.
+	OverBound bool `json:"over_bound,omitempty"`
+	// UpstreamUsage is what the upstream reported when the event records
+	// more: counts below what gw can prove was sent and relayed (the floor,
+	// docs/metering.md), which the event records instead, with
+	// usage_source "estimated". Absent otherwise.
+	UpstreamUsage *UsageCounts `json:"upstream_usage,omitempty"`
+}
+
+// UsageCounts are token counts in gw's disjoint classes.
+type UsageCounts struct {
+	InputTokens      int64 `json:"input_tokens" jsonschema:"minimum=0"`
+	OutputTokens     int64 `json:"output_tokens" jsonschema:"minimum=0"`
+	CacheReadTokens  int64 `json:"cache_read_tokens" jsonschema:"minimum=0"`
+	CacheWriteTokens int64 `json:"cache_write_tokens" jsonschema:"minimum=0"`
 }
 
 // UsagePrices are the catalog prices a request was charged at, USD per

@@ -77,9 +77,13 @@ type Workspace struct {
 	// RequiredTags are the tag keys every inference request in the
 	// workspace must carry, from its key's tags or its X-Gw-Tags header;
 	// a request lacking one is refused with 400.
-	RequiredTags []string  `json:"required_tags" jsonschema:"maxItems=20"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	RequiredTags []string `json:"required_tags" jsonschema:"maxItems=20"`
+	// TagValues are the values a request's X-Gw-Tags header may give each
+	// listed tag key ({} when none is restricted); another value is
+	// refused with 400 tag_not_allowed.
+	TagValues map[string][]string `json:"tag_values" jsonschema:"maxProperties=20"`
+	CreatedAt time.Time           `json:"created_at"`
+	UpdatedAt time.Time           `json:"updated_at"`
 }
 
 // RateLimits are per-minute limits of requests and of tokens (input plus
@@ -96,7 +100,8 @@ type WorkspaceCreate struct {
 	Slug string `json:"slug,omitempty" jsonschema:"minLength=1,maxLength=63,pattern=^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"`
 }
 
-// WorkspaceUpdate changes a workspace's name, slug, rate limits or required tags.
+// WorkspaceUpdate changes a workspace's name, slug, rate limits, required
+// tags or tag values.
 type WorkspaceUpdate struct {
 	Name       *string     `json:"name,omitempty" jsonschema:"minLength=1,maxLength=100"`
 	Slug       *string     `json:"slug,omitempty" jsonschema:"minLength=1,maxLength=63,pattern=^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"`
@@ -104,6 +109,9 @@ type WorkspaceUpdate struct {
 	// RequiredTags replaces the tag keys every request must carry; null
 	// or [] requires none.
 	RequiredTags *[]string `json:"required_tags,omitempty" jsonschema:"nullable,maxItems=20"`
+	// TagValues replaces the values a request header may give each tag
+	// key: {"team": ["ads", "search"]}; null or {} restricts none.
+	TagValues *map[string][]string `json:"tag_values,omitempty" jsonschema:"nullable,maxProperties=20"`
 }
 
 // Deleted is the result of deleting a workspace or an organization.

@@ -16,8 +16,8 @@ func toOrganization(o *store.Organization) wire.Organization {
 
 func toWorkspace(w *store.Workspace) wire.Workspace {
 	return wire.Workspace{ID: w.ID, OrgID: w.OrgID, Name: w.Name, Slug: w.Slug, RateLimits: toRateLimits(w.RateLimits),
-		RequiredTags: requiredTagsOut(w.RequiredTags),
-		CreatedAt:    w.CreatedAt, UpdatedAt: w.UpdatedAt}
+		RequiredTags: requiredTagsOut(w.RequiredTags), TagValues: tagValuesOut(w.TagValues),
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
 }
 
 func toUser(u *store.User, orgs []uuid.UUID) wire.User {

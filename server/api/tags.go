@@ -98,6 +98,70 @@ func requiredTagsOut(s []string) []string {
 	return s
 }
 
+// readTagValues reads a workspace's tag_values: an object of up to 20
+// tag keys, each listing 1 to 100 distinct values a request header may
+// give it; absent keeps them, null or {} clears them. Problems are
+// reported at the key (body.tag_values.KEY) or at the value
+// (body.tag_values.KEY.i).
+func readTagValues(o *validate.Object) *map[string][]string {
+	v, ok := o.Raw("tag_values")
+	if !ok {
+		return nil
+	}
+	out := map[string][]string{}
+	if v == nil {
+		return &out
+	}
+	loc := o.Loc().With("tag_values")
+	errs := o.Errors()
+	obj := validate.ReadObject(v, loc, errs)
+	if obj == nil {
+		return &out
+	}
+	keys := obj.Keys()
+	if len(keys) > tags.MaxPairs {
+		errs.Add(loc, "too_long", fmt.Sprintf("Object should have at most %d tag keys, not %d", tags.MaxPairs, len(keys)), len(keys),
+			map[string]any{"max_length": tags.MaxPairs})
+	}
+	for _, k := range keys {
+		raw, _ := obj.Raw(k)
+		kl := loc.With(k)
+		if m := tags.CheckKey(k); m != "" {
+			errs.Add(kl, "value_error", "Value error, "+m, k, nil)
+			continue
+		}
+		seen := map[string]bool{}
+		var vs []string
+		validate.List(raw, kl, validate.ListRule{Min: 1, Max: tags.MaxAllowedValues}, errs, func(item any, il validate.Loc) {
+			s, ok := validate.String(item, il, validate.StringRule{}, errs)
+			if !ok {
+				return
+			}
+			if m := tags.CheckValue(s); m != "" {
+				errs.Add(il, "value_error", "Value error, "+m, s, nil)
+				return
+			}
+			if seen[s] {
+				errs.Add(il, "value_error", "Value error, "+s+" is listed twice", s, nil)
+				return
+			}
+			seen[s] = true
+			vs = append(vs, s)
+		})
+		out[k] = vs
+	}
+	return &out
+}
+
+// tagValuesOut is a workspace's tag_values as the API shows them: an
+// object, {} when none.
+func tagValuesOut(t store.TagValues) map[string][]string {
+	if t == nil {
+		return map[string][]string{}
+	}
+	return t
+}
+
 // readTagFilters reads a report's tag=KEY:VALUE filters (all must match).
 func readTagFilters(vs []string, errs *validate.Errors) []store.TagPair {
 	if len(vs) > tags.MaxPairs {

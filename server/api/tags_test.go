@@ -1,10 +1,14 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/wire"
 )
@@ -245,6 +249,52 @@ func TestWorkspaceRequiredTags(t *testing.T) {
 		e.must("POST", "/api/v1/instance/organizations", e.ownerKey, map[string]any{"name": "Other", "slug": "other"})
 		if st, _ := e.do("PATCH", "/api/v1/organizations/other/workspaces/"+w.ID.String(), e.ownerKey, map[string]any{"required_tags": []string{"x"}}); st != 404 {
 			t.Fatalf("another organization's workspace: %d", st)
+		}
+	})
+}
+
+// A workspace's tag values (issue 28): set, shown, kept by other changes,
+// checked, cleared (the bundle carries them: publish's tests).
+func TestWorkspaceTagValues(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		if raw := e.must("GET", wsBase+"/settings", e.ownerKey, nil); !strings.Contains(string(raw), `"tag_values":{}`) {
+			t.Fatalf("a workspace without tag values: %s", raw)
+		}
+		w := decodeData[wire.Workspace](t, e.must("PATCH", wsBase+"/settings", e.ownerKey,
+			map[string]any{"tag_values": map[string]any{"team": []string{"ads", "search"}, "env": []string{"prod"}}}))
+		if len(w.TagValues) != 2 || !slices.Equal(w.TagValues["team"], []string{"ads", "search"}) {
+			t.Fatalf("set: %+v", w.TagValues)
+		}
+		w = decodeData[wire.Workspace](t, e.must("PATCH", wsBase, e.ownerKey, map[string]any{"required_tags": []string{"team"}}))
+		if len(w.TagValues) != 2 {
+			t.Fatalf("another change dropped them: %+v", w)
+		}
+		many := map[string]any{}
+		for i := range 21 {
+			many[string(rune('a'+i))] = []string{"v"}
+		}
+		manyJSON, _ := json.Marshal(map[string]any{"tag_values": many})
+		for body, want := range map[string]string{
+			`{"tag_values":{"Team":["ads"]}}`:       "body.tag_values.Team:value_error",
+			`{"tag_values":{"team":[]}}`:            "body.tag_values.team:too_short",
+			`{"tag_values":{"team":["ads","ads"]}}`: "body.tag_values.team.1:value_error",
+			`{"tag_values":{"team":["a\tb"]}}`:      "body.tag_values.team.0:value_error",
+			`{"tag_values":{"team":"ads"}}`:         "body.tag_values.team:list_type",
+			`{"tag_values":["team"]}`:               "body.tag_values:model_type",
+			string(manyJSON):                        "body.tag_values:too_long",
+		} {
+			st, raw := e.do("PATCH", wsBase+"/settings", e.ownerKey, body)
+			if st != 422 || !containsAll(issueSet(t, raw), []string{want}) {
+				t.Errorf("%s: %d %s", body, st, raw)
+			}
+		}
+		w = decodeData[wire.Workspace](t, e.must("PATCH", wsBase, e.ownerKey, map[string]any{"tag_values": nil}))
+		if len(w.TagValues) != 0 {
+			t.Fatalf("cleared: %+v", w)
+		}
+		if st, _ := e.do("PATCH", "/api/v1/organizations/default/workspaces/"+uuid.NewString()+"/settings", e.ownerKey,
+			map[string]any{"tag_values": map[string]any{"team": []string{"x"}}}); st != 404 {
+			t.Fatalf("an unknown workspace: %d", st)
 		}
 	})
 }

@@ -29,7 +29,7 @@ func (s *Server) workspaceRoutes() []*Route {
 
 		{Method: "GET", Path: orgWS + "/{workspace_ref}/settings", Tag: "Workspace Settings", Summary: "Get workspace settings",
 			Perms: []auth.Permission{auth.WorkspacesRead}, Result: wire.Workspace{}, Handle: s.getWorkspace},
-		{Method: "PATCH", Path: orgWS + "/{workspace_ref}/settings", Tag: "Workspace Settings", Summary: "Update workspace settings (name, slug, rate limits, required tags)",
+		{Method: "PATCH", Path: orgWS + "/{workspace_ref}/settings", Tag: "Workspace Settings", Summary: "Update workspace settings (name, slug, rate limits, required tags, tag values)",
 			Perms: []auth.Permission{auth.WorkspacesUpdate}, Body: wire.WorkspaceUpdate{}, Result: wire.Workspace{}, RefreshesBundles: true, Handle: s.updateWorkspace},
 
 		{Method: "GET", Path: orgWS + "/{workspace_ref}/members", Tag: "Workspace Members", Summary: "List workspace members",
@@ -105,6 +105,7 @@ func (s *Server) updateWorkspace(r *Request) (any, error) {
 		in.Slug = readSlug(o)
 		in.Limits = readRateLimits(o).onto
 		in.RequiredTags = readRequiredTags(o)
+		in.TagValues = readTagValues(o)
 	}); err != nil {
 		return nil, err
 	}

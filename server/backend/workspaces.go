@@ -51,6 +51,15 @@ type WorkspaceUpdate struct {
 	// RequiredTags, when set, replaces the tag keys every request must
 	// carry (empty: none).
 	RequiredTags *[]string
+	// TagValues, when set, replaces the values a request header may give
+	// each tag key (empty: no restriction).
+	TagValues *map[string][]string
+}
+
+// workspaceDetail is what the audit log records of a workspace's settings.
+func workspaceDetail(ws *store.Workspace) map[string]any {
+	return map[string]any{"name": ws.Name, "slug": ws.Slug, "rate_limits": RateLimitsDetail(ws.RateLimits),
+		"required_tags": []string(ws.RequiredTags), "tag_values": map[string][]string(ws.TagValues)}
 }
 
 // UpdateWorkspace applies in to ws and audits the change, before and after.
@@ -58,7 +67,7 @@ type WorkspaceUpdate struct {
 // keep their records and the lower of the two applies (publish computes
 // each key's effective limits; docs/rate-limits.md).
 func UpdateWorkspace(ctx context.Context, st *store.Store, actor Actor, ws store.Workspace, in WorkspaceUpdate) (*store.Workspace, error) {
-	before := map[string]any{"name": ws.Name, "slug": ws.Slug, "rate_limits": RateLimitsDetail(ws.RateLimits), "required_tags": []string(ws.RequiredTags)}
+	before := workspaceDetail(&ws)
 	if in.Name != nil {
 		ws.Name = *in.Name
 	}
@@ -74,9 +83,14 @@ func UpdateWorkspace(ctx context.Context, st *store.Store, actor Actor, ws store
 			ws.RequiredTags = store.Strings(*in.RequiredTags)
 		}
 	}
+	if in.TagValues != nil {
+		ws.TagValues = nil
+		if len(*in.TagValues) > 0 {
+			ws.TagValues = store.TagValues(*in.TagValues)
+		}
+	}
 	ws.UpdatedAt = store.Now()
-	details := map[string]any{"before": before,
-		"after": map[string]any{"name": ws.Name, "slug": ws.Slug, "rate_limits": RateLimitsDetail(ws.RateLimits), "required_tags": []string(ws.RequiredTags)}}
+	details := map[string]any{"before": before, "after": workspaceDetail(&ws)}
 	err := st.InTx(ctx, func(tx *store.Store) error {
 		if err := tx.UpdateWorkspace(ctx, &ws); err != nil {
 			return slugConflict(err, ws.Slug)

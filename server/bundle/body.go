@@ -93,6 +93,24 @@ type Workspace struct {
 	// RequiredTags are the tag keys every inference request of the
 	// workspace must carry; left out when none.
 	RequiredTags []string `json:"required_tags,omitempty"`
+
+	// TagValues are the values a request's X-Gw-Tags header may give
+	// each listed tag key; left out when none is restricted.
+	TagValues map[string][]string `json:"tag_values,omitempty"`
+
+	// TagBudgets are the workspace's budgets for a tag whose policies the
+	// bundle carries (enabled ones): a request header may not name their
+	// tag keys, and each budget counts the requests whose tags carry its
+	// tag. Left out when none.
+	TagBudgets []TagBudget `json:"tag_budgets,omitempty"`
+}
+
+// TagBudget is a policy whose selected_keys target follows the keys
+// carrying one tag.
+type TagBudget struct {
+	PolicyID uuid.UUID `json:"policy_id"`
+	TagKey   string    `json:"tag_key"`
+	TagValue string    `json:"tag_value"`
 }
 
 // Key is an active inference key: unrevoked, and owned by an active member.

@@ -52,6 +52,15 @@ func (b *Body) Validate() error {
 				return invalid("workspace %s: required tag %q: %s", w.ID, k, m)
 			}
 		}
+		if w.TagValues != nil && len(w.TagValues) == 0 {
+			return invalid("workspace %s: tag_values is empty", w.ID)
+		}
+		if ps := tags.CheckValues(w.TagValues); len(ps) > 0 {
+			return invalid("workspace %s: tag_values %s: %s", w.ID, ps[0].Key, ps[0].Msg)
+		}
+		if w.TagBudgets != nil && len(w.TagBudgets) == 0 {
+			return invalid("workspace %s: tag_budgets is empty", w.ID)
+		}
 		workspaces[w.ID] = true
 		limits[w.ID] = w.RateLimits
 	}
@@ -62,6 +71,9 @@ func (b *Body) Validate() error {
 		return err
 	}
 	if err := validatePolicies(b.Policies, workspaces); err != nil {
+		return err
+	}
+	if err := validateTagBudgets(b.Workspaces, b.Policies); err != nil {
 		return err
 	}
 	if err := validateCredentials(b.Credentials, workspaces); err != nil {
@@ -249,6 +261,31 @@ func (e *Egress) validate() error {
 	for _, r := range slices.Concat(e.Deny, e.Allow) {
 		if p, problem := egress.ParseRange(r); problem != "" || p.String() != r {
 			return invalid("egress range %q is not a canonical CIDR range", r)
+		}
+	}
+	return nil
+}
+
+// validateTagBudgets checks that each tag budget names a policy of its own
+// workspace that the bundle carries, once, and a well-formed tag.
+func validateTagBudgets(workspaces []Workspace, policies []Policy) error {
+	wsOf := make(map[uuid.UUID]uuid.UUID, len(policies))
+	for _, p := range policies {
+		wsOf[p.ID] = p.WorkspaceID
+	}
+	seen := map[uuid.UUID]bool{}
+	for _, w := range workspaces {
+		for _, tb := range w.TagBudgets {
+			if ws, ok := wsOf[tb.PolicyID]; !ok || ws != w.ID || seen[tb.PolicyID] {
+				return invalid("workspace %s: tag budget policy %s is not one of its policies, or is repeated", w.ID, tb.PolicyID)
+			}
+			seen[tb.PolicyID] = true
+			if m := tags.CheckKey(tb.TagKey); m != "" {
+				return invalid("workspace %s: tag budget %s: %s", w.ID, tb.PolicyID, m)
+			}
+			if m := tags.CheckValue(tb.TagValue); m != "" {
+				return invalid("workspace %s: tag budget %s: %s", w.ID, tb.PolicyID, m)
+			}
 		}
 	}
 	return nil

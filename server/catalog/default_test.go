@@ -115,8 +115,11 @@ func TestDefaultModelsAreConsistent(t *testing.T) {
 				t.Errorf("%s: the long-context tier is cheaper than the standard one", m.ID)
 			}
 		}
-		if m.Pricing.CacheWrite1hPerMTok != "" && m.Provider != "anthropic" && !strings.HasPrefix(m.ID, "vertex/claude-") {
-			t.Errorf("%s: only Anthropic and Claude on Vertex AI bill one-hour cache writes apart", m.ID)
+		// Claude, wherever it is served (Anthropic, Vertex AI, Bedrock),
+		// bills one-hour cache writes apart; no other model does.
+		claude := m.Provider == "anthropic" || strings.HasPrefix(m.ID, "vertex/claude-") || strings.Contains(m.ID, ".anthropic.claude-")
+		if (m.Pricing.CacheWrite1hPerMTok != "") != claude && m.Type != "embedding" {
+			t.Errorf("%s: one-hour cache write price %q; Claude models have one, others none", m.ID, m.Pricing.CacheWrite1hPerMTok)
 		}
 	}
 }

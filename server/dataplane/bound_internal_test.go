@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/providers"
+	"github.com/gw-gateway/gw/server/tokens"
 )
 
 // TestInputShape: what the bound adds to a body's bytes, read from the
@@ -110,5 +112,53 @@ func TestBoundOfTextIsAtMostFourTimesItsCost(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestBoundPricesEachTokenAtItsClass: with cache markers, only what comes
+// before the last marked message is priced as a cache write; the messages
+// after it at the input price. The counted bound of a prose request on an
+// OpenAI model is within a few percent of its input, against a token a
+// byte before.
+func TestBoundPricesEachTokenAtItsClass(t *testing.T) {
+	pricing, err := catalog.Pricing{InputPerMTok: "1", OutputPerMTok: "5", CacheReadPerMTok: "0.10", CacheWritePerMTok: "1.25",
+		CacheWrite1hPerMTok: "2"}.Parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prose := strings.Repeat("The committee reviewed the quarterly figures and agreed to revisit the budget next month. ", 40)
+	boundOf := func(model, body string) int64 {
+		t.Helper()
+		m := catalog.Model{ID: "openai/" + model, Provider: "openai"}
+		x := &exchange{p: &Plane{}, req: &providers.ChatRequest{MaxTokens: 10}, body: []byte(body), input: inputShapeOf([]byte(body))}
+		b, err := x.boundOf(&route{model: &routeModel{model: m, kind: catalog.KindOpenAI, bound: boundPricesOf(pricing)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	msg := func(text string, marked bool) string {
+		cc := ""
+		if marked {
+			cc = `,"cache_control":{"type":"ephemeral","ttl":"1h"}`
+		}
+		return `{"role":"user","content":[{"type":"text","text":"` + text + `"` + cc + `}]}`
+	}
+	plain := `{"model":"gpt-4o-mini","messages":[` + msg(prose, false) + `,` + msg(prose, false) + `]}`
+	markedFirst := `{"model":"gpt-4o-mini","messages":[` + msg(prose, true) + `,` + msg(prose, false) + `]}`
+	markedLast := `{"model":"gpt-4o-mini","messages":[` + msg(prose, false) + `,` + msg(prose, true) + `]}`
+	p, first, last := boundOf("gpt-4o-mini", plain), boundOf("gpt-4o-mini", markedFirst), boundOf("gpt-4o-mini", markedLast)
+	// Marked last: everything at the hour's write price (2×); marked first:
+	// about half of it (the second message is input), 1.5×.
+	if r := float64(last-50_000) / float64(p-50_000); r < 1.95 || r > 2.05 {
+		t.Errorf("marked last: %.2f× the plain bound", r)
+	}
+	if r := float64(first-50_000) / float64(p-50_000); r < 1.45 || r > 1.55 {
+		t.Errorf("marked first: %.2f× the plain bound", r)
+	}
+	// 1,600 prose tokens at $1 a million: the counted bound is within 5%.
+	exact := tokens.ForModel("gpt-4o-mini").Count(prose) * 2
+	if in := (p - 50_001) / 1_000; in < exact || float64(in) > 1.05*float64(exact) {
+		t.Errorf("counted bound %d tokens for a prompt of %d", in, exact)
 	}
 }

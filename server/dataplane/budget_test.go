@@ -25,6 +25,7 @@ import (
 	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
+	"github.com/gw-gateway/gw/server/tokens"
 	"github.com/gw-gateway/gw/server/usage"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -35,19 +36,22 @@ func budgetRule(amount, period, aggregation string) string {
 		`","aggregation":"` + aggregation + `"}}`
 }
 
-// budgetRequest asks for 10 tokens with a prompt of 1,000 bytes, which a
-// real tokenizer makes about 250 tokens of: what budgetReply bills.
+// budgetRequest asks for 10 tokens with a prompt of 1,000 bytes, which
+// gpt-4o-mini's tokenizer makes 286 tokens of: budgetReply bills 290.
 var budgetRequest = `{"model":"` + gptMini + `","max_tokens":10,"messages":[{"role":"user","content":"` +
 	strings.Repeat("Tell me more. ", 72)[:1000] + `"}]}`
 
-// budgetReply bills budgetRequest as a provider would: its $0.0000435
+// budgetReply bills budgetRequest as a provider would: its $0.0000495
 // (gpt-4o-mini: 150 and 600 nano-dollars an input and an output token).
-var budgetReply = providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 250, Output: 10}}
+var budgetReply = providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 290, Output: 10}}
 
-// budgetBound is budgetRequest's cost bound (docs/budgets.md): its bytes
-// at the input price, max_tokens at the output price, a nano-dollar of
-// rounding. About $0.000169.
-func budgetBound() int64 { return int64(len(budgetRequest))*150 + 10*600 + 1 }
+// budgetBound is budgetRequest's cost bound (docs/budgets.md): its input
+// counted by gpt-4o-mini's tokenizer (309 tokens: the prompt, the members'
+// names and values, the objects' framing) at the input price, max_tokens
+// at the output price, a nano-dollar of rounding: $0.000052351.
+func budgetBound() int64 {
+	return tokens.CountRequest(tokens.ForModel("gpt-4o-mini"), []byte(budgetRequest)).Bound*150 + 10*600 + 1
+}
 
 // okCost sums the cost of the ok events.
 func okCost(t *testing.T, e *infEnv) int64 {
@@ -155,8 +159,9 @@ func TestBudgetHoldsUnderConcurrency(t *testing.T) {
 func TestBudgetPerKeyCountsEachKey(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db)
-		// Room for one request per key (its bound), not two.
-		e.policy(t, budgetRule("0.0002", "month", "per_key"))
+		// Room for one request per key (its bound), not two, nor a tail
+		// admission's estimate (almost its bound: the first cost 95% of it).
+		e.policy(t, budgetRule("0.00008", "month", "per_key"))
 		second, _ := e.org.Key(e.ws, e.owner, nil)
 		e.sync(t)
 		e.openai.SetDefault(budgetReply)
@@ -191,9 +196,9 @@ func TestBudgetCountsThePeriodsSpendSoFar(t *testing.T) {
 		if _, err := e.st.InsertUsageEvents(ctx, []store.UsageEvent{row}); err != nil {
 			t.Fatal(err)
 		}
-		// Room for $0.00115: the seed leaves less than one request's bound
-		// (about $0.000169).
-		id := e.org.Policy(e.ws, "daily-cap", true, `{"target":{"kind":"workspace"},"rules":[`+budgetRule("0.00115", "day", "shared")+`]}`)
+		// Room for $0.00104: the seed leaves less than one request's bound
+		// (about $0.000052).
+		id := e.org.Policy(e.ws, "daily-cap", true, `{"target":{"kind":"workspace"},"rules":[`+budgetRule("0.00104", "day", "shared")+`]}`)
 		e.sync(t)
 		got := e.postError(t, budgetRequest, http.StatusTooManyRequests)
 		if !strings.Contains(got.Error.Message, `"daily-cap"`) {
@@ -242,8 +247,8 @@ func TestBudgetRollsOverAtMidnightUTC(t *testing.T) {
 		clk := &fakeClock{}
 		clk.set(time.Date(2026, 11, 30, 23, 59, 59, 999_000_000, time.UTC))
 		e := newInfEnv(t, db, withClock(clk.now))
-		// Room for one request's bound, not two (each costs $0.0000435).
-		e.policy(t, budgetRule("0.0002", "day", "shared"))
+		// Room for one request's bound, not two (each costs $0.0000495).
+		e.policy(t, budgetRule("0.00008", "day", "shared"))
 		e.policy(t, budgetRule("0.0006", "month", "shared"))
 		e.sync(t)
 		e.openai.SetDefault(budgetReply)
@@ -420,4 +425,45 @@ func TestRateLimitOfflineSaysSo(t *testing.T) {
 		strings.Contains(got.Error.Message, "reached") || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("refusal %+v %v", got.Error, resp.Header)
 	}
+}
+
+// TestOverReportingUpstreamIsChargedTheBound (issue 28, row 6): an
+// upstream that reports more than a request's bound allows (1,200 input
+// tokens for a 90-byte body) is recorded as it reported, flagged
+// over_bound, and charged to the budget at the bound: the budget's spend
+// never passes its amount.
+func TestOverReportingUpstreamIsChargedTheBound(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.policy(t, budgetRule("0.0001", "day", "shared"))
+		e.sync(t)
+		e.openai.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 1200, Output: 10}})
+		body := `{"model":"` + gptMini + `","max_tokens":10,"messages":[{"role":"user","content":"How are you today?"}]}`
+		served := 0
+		for range 50 {
+			status, _ := postTo(t, e.srv.URL, e.token, body)
+			if status != http.StatusOK {
+				break
+			}
+			served++
+		}
+		if served == 0 || served == 50 {
+			t.Fatalf("%d served", served)
+		}
+		for _, ev := range e.usage.wait(t, served+1)[:served] {
+			if ev.InputTokens != 1200 || ev.CostUSD != "0.000186" || ev.Provenance == nil || !ev.Provenance.OverBound ||
+				len(ev.Provenance.Budgets) != 1 {
+				t.Fatalf("event %+v, provenance %+v", ev, ev.Provenance)
+			}
+		}
+		_ = e.plane.SyncBudgets(context.Background())
+		states, err := (&budgets.Leases{Store: e.st}).States(context.Background(), e.ws, time.Now())
+		if err != nil || len(states) != 1 {
+			t.Fatalf("states %+v %v", states, err)
+		}
+		spent, _ := catalog.ParseNanoUSD(states[0].SpentUSD)
+		if spent > 100_000 || spent < int64(served)*6_000 {
+			t.Fatalf("the budget spent %d of 100,000 for %d requests", spent, served)
+		}
+	})
 }

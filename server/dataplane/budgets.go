@@ -20,6 +20,7 @@ import (
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/spend"
+	"github.com/gw-gateway/gw/server/tokens"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -261,9 +262,16 @@ func walkShape(v any, s *inputShape) {
 }
 
 // tokens is the most input tokens the request can be billed for on an
-// upstream of kind.
-func (s inputShape) tokens(kind catalog.Kind) int64 {
-	n := s.bytes + s.extra
+// upstream of kind, at a token a byte of the body (the previous release's
+// bound: every token a provider bills for text stands for at least a byte
+// of it).
+func (s inputShape) tokens(kind catalog.Kind) int64 { return s.framed(s.bytes, kind) }
+
+// framed adds to text, the tokens of the body's text, what the text does
+// not bound: attachments, provider-defined tools, a provider's framing of
+// tools.
+func (s inputShape) framed(text int64, kind catalog.Kind) int64 {
+	n := text + s.extra
 	if s.tools {
 		if kind == catalog.KindAnthropic {
 			n += toolFramingAnthropic
@@ -322,10 +330,7 @@ func boundPricesOf(p catalog.ParsedPricing) boundPrices {
 // a cache write's when the request can write a prompt cache, the one-hour
 // write's when it asks for one.
 func (b boundPrices) forRequest(s inputShape, inTokens int64) (input, output uint64) {
-	t := b.standard
-	if b.long != nil && inTokens > b.longAbove {
-		t = *b.long
-	}
+	t := b.tier(inTokens)
 	input = max(t.Input, t.CacheRead)
 	if s.cacheWrite {
 		input = max(input, t.CacheWrite)
@@ -334,6 +339,14 @@ func (b boundPrices) forRequest(s inputShape, inTokens int64) (input, output uin
 		}
 	}
 	return input, t.Output
+}
+
+// tier is the price tier a request of inTokens input is billed at.
+func (b boundPrices) tier(inTokens int64) catalog.CeilPrices {
+	if b.long != nil && inTokens > b.longAbove {
+		return *b.long
+	}
+	return b.standard
 }
 
 // costBound is an upper bound of what the request can cost: inTokens at
@@ -371,15 +384,74 @@ func ceilPerMillion(tokens, pricePerMillion uint64) (uint64, error) {
 	return q, nil
 }
 
-// boundOf is the request's cost bound on rt.
+// boundOf is the request's cost bound on rt: its input from a count of
+// the body by the model family's counter (exact for OpenAI's encodings, the
+// calibrated estimate elsewhere: tokens.CountRequest), each input token at
+// its own price class (inputCost), and the output cap at the output price.
 func (x *exchange) boundOf(rt *route) (int64, error) {
 	outTokens := outputCap(rt, x.req.MaxTokens, x.req.N)
-	if x.p.budgets.legacyBound {
+	switch x.p.budgets.boundMode {
+	case boundLegacy:
 		return legacyBound(rt, x.input, outTokens)
+	case boundBytes:
+		inTokens := x.input.tokens(rt.model.kind)
+		inPrice, outPrice := rt.model.bound.forRequest(x.input, inTokens)
+		return costBound(inPrice, outPrice, inTokens, outTokens)
 	}
-	inTokens := x.input.tokens(rt.model.kind)
+	c := tokens.ForModel(rt.model.model.UpstreamModel())
+	inTokens := x.input.framed(x.counted(c).Bound, rt.model.kind)
 	inPrice, outPrice := rt.model.bound.forRequest(x.input, inTokens)
-	return costBound(inPrice, outPrice, inTokens, outTokens)
+	if !x.input.cacheWrite {
+		return costBound(inPrice, outPrice, inTokens, outTokens)
+	}
+	// Only what comes before a prompt's last cache marker can be written
+	// to the cache; the messages after it are billed as input.
+	t := rt.model.bound.tier(inTokens)
+	after := min(x.afterLastCacheMarker(c), inTokens)
+	written, err := costBound(inPrice, outPrice, inTokens-after, outTokens)
+	if err != nil {
+		return 0, err
+	}
+	rest, err := ceilPerMillion(uint64(after), max(t.Input, t.CacheRead))
+	if err != nil || rest > math.MaxInt64/2 || written > math.MaxInt64/2 {
+		return 0, errBoundTooLarge
+	}
+	return written + int64(rest), nil
+}
+
+// counted is the body counted by c, once per counter a request's routes
+// need (the bound and, for the exact counters, the floor).
+func (x *exchange) counted(c tokens.Counter) tokens.Request {
+	if r, ok := x.counts[c]; ok {
+		return r
+	}
+	r := tokens.CountRequest(c, x.body)
+	if x.counts == nil {
+		x.counts = map[tokens.Counter]tokens.Request{}
+	}
+	x.counts[c] = r
+	return r
+}
+
+// afterLastCacheMarker bounds the tokens of the messages after the last
+// one that carries a cache_control marker (all of them when none does): a
+// prompt cache is written up to its last marker (tools, system, messages
+// in that order), so these are never a cache write.
+func (x *exchange) afterLastCacheMarker(c tokens.Counter) int64 {
+	var top struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if json.Unmarshal(x.body, &top) != nil {
+		return 0
+	}
+	var n int64
+	for i := len(top.Messages) - 1; i >= 0; i-- {
+		if hasMember(top.Messages[i], `"cache_control"`) {
+			break
+		}
+		n += tokens.CountRequest(c, top.Messages[i]).Bound
+	}
+	return n
 }
 
 // legacyBound is the bound of earlier releases, which the utilisation
@@ -389,6 +461,20 @@ func legacyBound(rt *route, s inputShape, outTokens int64) (int64, error) {
 	b := rt.model.bound.standard
 	return costBound(max(b.Input, b.CacheRead, b.CacheWrite), b.Output, s.bytes+2_000+s.extra, outTokens)
 }
+
+// How a plane bounds a request's input (benchmarks measure the earlier
+// ones in the same run).
+type boundMode int
+
+const (
+	// boundCounted: the body counted by the model family's counter.
+	boundCounted boundMode = iota
+	// boundBytes: a token per body byte (the previous release).
+	boundBytes
+	// boundLegacy: 2,000 tokens over the body's bytes at the dearest
+	// input-side price (earlier releases).
+	boundLegacy
+)
 
 // claims are the budget counters a routed request counts against, one per
 // counter: two rules of a policy with the same period and aggregation
@@ -450,8 +536,9 @@ type budgetState struct {
 	now    func() time.Time
 	// wait bounds a request's wait for room (0: refuse at once).
 	wait time.Duration
-	// legacyBound prices requests as earlier releases did (benchmarks).
-	legacyBound bool
+	// boundMode is how the bound counts input (earlier releases' ways
+	// for benchmarks).
+	boundMode boundMode
 	// limits caches budget amounts parsed into nano-dollars: policies
 	// carry them as decimal text, and parsing decimals on every request
 	// costs more than the rest of admission.
@@ -626,7 +713,7 @@ func (b *budgetState) fetch(ctx context.Context, asks []spend.Ask, bound int64) 
 	out := make([]wire.BudgetLeaseAsk, len(asks))
 	for i, a := range asks {
 		out[i] = leaseAsk(a, a.Want+max(a.Claim.LimitNano/10, bound))
-		out[i].NeedNanoUSD = a.Want
+		out[i].NeedNanoUSD = a.Need
 	}
 	grants, err := b.source.Lease(lctx, b.holder, out)
 	if err != nil {

@@ -49,8 +49,8 @@ func (x *exchange) journalAttempt(rt *route) {
 	s.holds, s.budgets = s.holds[:0], s.budgets[:0]
 	if x.budget != nil {
 		r.bound = x.budget.Bound()
-		x.budget.Held(func(c spend.Counter, start time.Time) {
-			s.holds = append(s.holds, journalHold{counter: c, start: start})
+		x.budget.Held(func(c spend.Counter, start time.Time, held int64) {
+			s.holds = append(s.holds, journalHold{counter: c, start: start, held: held})
 		})
 		if d := x.decision; d != nil {
 			for _, b := range d.Budgets {
@@ -124,7 +124,7 @@ func (j *RequestJournal) settleBudgets(states []spend.CounterState, record func(
 			continue
 		}
 		_, cost := crashedEvent(r)
-		crashed = append(crashed, crashedHold{holds: r.rec.holds, release: max(0, r.rec.bound-cost)})
+		crashed = append(crashed, crashedHold{holds: r.rec.holds, cost: cost})
 		settled = append(settled, r.slot)
 	}
 	if len(crashed) == 0 {
@@ -140,11 +140,12 @@ func (j *RequestJournal) settleBudgets(states []spend.CounterState, record func(
 	return out
 }
 
-// crashedHold is what a crashed request's reservation gives back: its
-// bound less its cost, on each counter it held.
+// crashedHold is what a crashed request's reservation gives back: on
+// each counter it held, what it held there (its bound, or a tail
+// admission's estimate and reserve) less its cost.
 type crashedHold struct {
-	holds   []journalHold
-	release int64
+	holds []journalHold
+	cost  int64
 }
 
 // releaseCrashed takes the releases out of the counters' reservations
@@ -158,7 +159,7 @@ func releaseCrashed(states []spend.CounterState, crashed []crashedHold) (all, ch
 		for _, h := range c.holds {
 			for i := range all {
 				if all[i].Counter == h.counter && all[i].Start.Equal(h.start) {
-					take := min(c.release, all[i].Reserved)
+					take := min(max(0, h.held-c.cost), all[i].Reserved)
 					if take > 0 {
 						all[i].Reserved -= take
 						touched[i] = true

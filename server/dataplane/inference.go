@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -197,8 +198,10 @@ type exchange struct {
 	translateErr error
 	// caps are the request's capabilities in the policy vocabulary.
 	caps []policy.Capability
-	// input is what the budgets' cost bound needs of the body.
-	input inputShape
+	// input is what the budgets' cost bound needs of the body; counts the
+	// body counted by each counter its routes needed (counted).
+	input  inputShape
+	counts map[tokens.Counter]tokens.Request
 	// budget holds the cost bound of the attempt in flight against the
 	// request's budgets; finish settles it to the exact cost.
 	budget *spend.Reservation
@@ -240,6 +243,10 @@ type exchange struct {
 	attemptSpan  trace.Span
 	attemptCtx   context.Context
 	attemptModel *routeModel
+	// sentCall is the attempt in flight's upstream call, bodySent whether
+	// its request went out whole (floor.go).
+	sentCall *providers.Call
+	bodySent atomic.Bool
 }
 
 // route is a model the request may be sent to, with everything decided
@@ -412,8 +419,11 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 	}
 	for _, c := range req.Capabilities() {
 		if !m.model.HasCapability(c) {
-			return nil, invalidRequest(capabilityParam[c], "unsupported_capability",
-				"The model '"+m.model.ID+"' does not support "+string(c)+", which this request requires.")
+			// The member is named in the message too: Anthropic's error
+			// shape has no param.
+			param := x.ownParam(capabilityParam[c])
+			return nil, invalidRequest(param, "unsupported_capability",
+				"The model '"+m.model.ID+"' does not support "+string(c)+", which this request's "+param+" requires.")
 		}
 	}
 	for _, md := range req.Modalities() {
@@ -431,6 +441,9 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 		rt.maxTokens = limit
 	}
 	if err := adapter.Check(x.call(rt, "", ""), d.StrictParameters); err != nil {
+		if !native {
+			err = x.ownParams(err)
+		}
 		return nil, invalidResponse(err)
 	}
 	rt.cred = key.org.credentials.pick(key.workspace, m.model.Provider, d.CredentialScopes)
@@ -629,6 +642,7 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	m := rt.model
 	x.endAdmission()
 	x.startAttempt(m)
+	x.attemptCtx = x.traceWrites(x.attemptCtx)
 	if f := x.p.health.admit(rt.cred.id, m.model.ID, x.p.now()); f != nil {
 		return f
 	}
@@ -649,6 +663,8 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 		return &providers.Error{Kind: providers.Unavailable, Message: "no base URL is configured for provider " + m.model.Provider}
 	}
 	call := x.call(rt, baseURL, secret)
+	call.InputFloor = x.inputFloor(rt)
+	x.sentCall = call
 	x.journalAttempt(rt)
 	if x.req.Stream {
 		return x.stream(rt, call, timeout)
@@ -850,7 +866,7 @@ func (x *exchange) fail(rt *route, f *providers.Error) {
 		x.p.inference.log.Warn("upstream failed", "request_id", x.id, "model", m.ID, "provider", m.Provider,
 			"credential_id", rt.cred.id, "error", f.Error())
 	}
-	x.finish(outcome{status: statusError, reason: kind, failure: kind, model: rt.model, cred: rt.cred})
+	x.finish(outcome{status: statusError, reason: kind, failure: kind, model: rt.model, cred: rt.cred, usage: x.unanswered(f)})
 	if kind == failClientGone {
 		// Nobody is left to read an answer.
 		return

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -62,8 +64,14 @@ type meteringMode struct {
 
 	status, reason, source string
 	// relayed is how much of meteringAnswer the caller was sent before the
-	// end: all of it, or its first piece.
+	// end: all of it, its first piece, or nothing.
 	relayed string
+	// answer is the HTTP status the caller gets: 200 when 0, any 5xx when
+	// 502; none when the caller leaves before it.
+	answer int
+	// underReport: the upstream reports fewer tokens than gw can prove it
+	// was sent and relayed.
+	underReport bool
 	// doc describes the row's tokens and cost in docs/metering.md.
 	doc string
 }
@@ -78,18 +86,27 @@ const (
 	// on) and starts another from its request journal as the file holds
 	// it at that instant.
 	crashAfterFirst
+	// leaveBeforeFirst: the caller leaves once the upstream has the
+	// request, before the first byte of its (slow) answer.
+	leaveBeforeFirst
 )
+
+// underReported is what an under-reporting upstream says of every
+// request: 3 input tokens and 1 output, whatever it was sent and sent
+// back (meteringAnswer in pieces of 2 bytes: 44 deltas).
+var underReported = providerstest.Usage{Input: 3, Output: 1}
+
+// underReportPiece is the size of an under-reporting stream's pieces.
+const underReportPiece = 2
 
 // reported are the counts an upstream reports in the reported modes:
 // Anthropic-kind with cache writes, a part of them for an hour; OpenAI-kind
 // with reasoning.
 func reported(model string) providerstest.Usage {
 	switch model {
-	case haiku, vertexClaude:
+	case haiku, vertexClaude, bedrockClaude:
+		// Converse reports the writes by TTL in cacheDetails.
 		return providerstest.Usage{Input: 1000, Output: 100, CacheRead: 300, CacheWrite: 200, CacheWrite1h: 150}
-	case bedrockClaude:
-		// Converse reports cache writes without their TTL.
-		return providerstest.Usage{Input: 1000, Output: 100, CacheRead: 300, CacheWrite: 200}
 	}
 	return providerstest.Usage{Input: 1000, Output: 100, CacheRead: 300, Reasoning: 40}
 }
@@ -138,6 +155,19 @@ var meteringModes = []meteringMode{
 		return providerstest.Reply{Text: meteringAnswer, ChunkSize: meteringPiece, Usage: reported(m)}
 	}, status: "error", reason: "crashed", source: "estimated", relayed: meteringAnswer[:meteringPiece],
 		doc: "the process is killed mid-stream; its next start records the event from its request journal: input as the upstream reported it, or a token per two bytes of the body; output a token per two bytes relayed (never fewer than the deltas)"},
+	{name: "under-reported", stream: []bool{true}, reply: func(m string) providerstest.Reply {
+		return providerstest.Reply{Text: meteringAnswer, ChunkSize: underReportPiece, Usage: underReported}
+	}, status: "ok", source: "estimated", relayed: meteringAnswer, underReport: true,
+		doc: "3 input and 1 output reported for 44 deltas relayed: raised to the floor gw can prove (a token a delta; for OpenAI's " +
+			"models the exact count of the prompt and the text); the upstream's counts kept in `provenance.upstream_usage`"},
+	{name: "early leave", stream: both, act: leaveBeforeFirst, reply: func(m string) providerstest.Reply {
+		return providerstest.Reply{Text: meteringAnswer, ChunkSize: meteringPiece, Usage: reported(m), Delay: time.Minute}
+	}, status: "error", reason: "client_gone", source: "estimated", relayed: "",
+		doc: "the caller left before the first byte of a slow answer; the upstream had the whole request: its input counted from the request, no output"},
+	{name: "truncated body", stream: []bool{false}, reply: func(m string) providerstest.Reply {
+		return providerstest.Reply{Text: meteringAnswer, Usage: reported(m), TruncateBody: true}
+	}, status: "error", reason: "upstream_unavailable", source: "estimated", relayed: "", answer: http.StatusBadGateway,
+		doc: "a 200 whose JSON answer is cut off: a 5xx to the caller; its input counted from the request, no output"},
 	{name: "fallback", stream: both, fallback: true, reply: func(m string) providerstest.Reply {
 		return providerstest.Reply{Text: meteringAnswer, ChunkSize: meteringPiece, Usage: reported(m)}
 	}, status: "ok", source: "upstream", relayed: meteringAnswer,
@@ -298,30 +328,11 @@ func (e *meteringEnv) cell(t *testing.T, defaults *catalog.Catalog, mode meterin
 	} else {
 		req.Header.Set("Authorization", "Bearer "+e.token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	if mode.act == leaveBeforeFirst {
+		e.leaveBeforeTheAnswer(t, req, answering)
+	} else {
+		e.read(t, req, mode)
 	}
-	if resp.StatusCode != http.StatusOK {
-		raw, _ := io.ReadAll(resp.Body)
-		t.Fatalf("status %d: %s", resp.StatusCode, raw)
-	}
-	switch mode.act {
-	case readWhole:
-		_, _ = io.Copy(io.Discard, resp.Body)
-	case crashAfterFirst:
-		readUntil(t, resp.Body, meteringAnswer[:meteringPiece])
-		e.crash(t)
-	case leaveAfterFirst, shutdownAfterFirst:
-		readUntil(t, resp.Body, meteringAnswer[:meteringPiece])
-		if mode.act == shutdownAfterFirst {
-			ctx, cancel := context.WithTimeout(context.Background(), 0)
-			defer cancel()
-			_ = e.plane.EndInFlight(ctx) // ends the stream; the wait is the event's
-			_, _ = io.Copy(io.Discard, resp.Body)
-		}
-	}
-	resp.Body.Close()
 	e.n++
 	ev := e.usage.last(t, e.n)
 
@@ -331,7 +342,22 @@ func (e *meteringEnv) cell(t *testing.T, defaults *catalog.Catalog, mode meterin
 			ev.Status, deref(ev.Reason), ev.UsageSource, ev.Model, deref(ev.Endpoint), mode.status, mode.reason, mode.source, answering)
 	}
 	m, _ := defaults.Model(answering)
-	if mode.source == "upstream" {
+	switch {
+	case mode.underReport:
+		// Raised to the floor, never below the upstream's figures, which
+		// the provenance keeps.
+		if up := ev.Provenance.UpstreamUsage; up == nil || *up != (wire.UsageCounts{InputTokens: underReported.Input, OutputTokens: underReported.Output}) {
+			t.Fatalf("upstream_usage %+v, want the upstream's 3 and 1", up)
+		}
+		if deltas := int64((len(meteringAnswer) + underReportPiece - 1) / underReportPiece); ev.OutputTokens < deltas || ev.InputTokens < underReported.Input {
+			t.Fatalf("tokens %d in, %d out: below the upstream's or the %d deltas relayed", ev.InputTokens, ev.OutputTokens, deltas)
+		}
+		exact := tokens.ForModel("gpt-4o-mini")
+		if (answering == gptMini || answering == azureMini) &&
+			(ev.InputTokens < exact.Count(meteringPrompt)-2 || ev.OutputTokens < exact.Count(meteringAnswer)-2) {
+			t.Fatalf("tokens %d in, %d out: below the exact count of the prompt and the answer", ev.InputTokens, ev.OutputTokens)
+		}
+	case mode.source == "upstream":
 		u := reported(answering)
 		want := wire.UsageEventIn{InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite,
 			CacheWrite1hTokens: u.CacheWrite1h, ReasoningTokens: u.Reasoning}
@@ -339,7 +365,7 @@ func (e *meteringEnv) cell(t *testing.T, defaults *catalog.Catalog, mode meterin
 			ev.CacheWriteTokens != want.CacheWriteTokens || ev.CacheWrite1hTokens != want.CacheWrite1hTokens || ev.ReasoningTokens != want.ReasoningTokens {
 			t.Fatalf("tokens %+v, want the upstream's %+v", ev, u)
 		}
-	} else {
+	default:
 		// Never fewer than a real tokenizer counts in what was sent and
 		// relayed (gpt-4o-mini's own; for others gw's estimate is higher).
 		exact := tokens.ForModel("gpt-4o-mini")
@@ -373,6 +399,62 @@ func (e *meteringEnv) cell(t *testing.T, defaults *catalog.Catalog, mode meterin
 	}
 }
 
+// read sends req and reads the answer as mode says: whole, or its first
+// piece before the caller leaves or the gateway shuts down.
+func (e *meteringEnv) read(t *testing.T, req *http.Request, mode meteringMode) {
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if want := cmpOr(mode.answer, http.StatusOK); resp.StatusCode != want && !(want >= 500 && resp.StatusCode >= 500) {
+		raw, _ := io.ReadAll(resp.Body)
+		t.Fatalf("status %d, want %d: %s", resp.StatusCode, want, raw)
+	}
+	switch mode.act {
+	case readWhole:
+		_, _ = io.Copy(io.Discard, resp.Body)
+	case crashAfterFirst:
+		readUntil(t, resp.Body, meteringAnswer[:meteringPiece])
+		e.crash(t)
+	case leaveAfterFirst, shutdownAfterFirst:
+		readUntil(t, resp.Body, meteringAnswer[:meteringPiece])
+		if mode.act == shutdownAfterFirst {
+			ctx, cancel := context.WithTimeout(context.Background(), 0)
+			defer cancel()
+			_ = e.plane.EndInFlight(ctx) // ends the stream; the wait is the event's
+			_, _ = io.Copy(io.Discard, resp.Body)
+		}
+	}
+}
+
+// leaveBeforeTheAnswer sends req and leaves once the upstream of model has
+// it, before any byte of the answer.
+func (e *meteringEnv) leaveBeforeTheAnswer(t *testing.T, req *http.Request, model string) {
+	before := len(e.fake(model).Requests())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+		if err == nil {
+			resp.Body.Close()
+			err = fmt.Errorf("answered %d before the caller left", resp.StatusCode)
+		}
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(e.fake(model).Requests()) == before {
+		if time.Now().After(deadline) {
+			t.Fatal("the upstream never received the request")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the caller did not leave before the answer: %v", err)
+	}
+}
+
 // readUntil reads a stream until it has seen text.
 func readUntil(t *testing.T, body io.Reader, text string) {
 	t.Helper()
@@ -388,8 +470,9 @@ func readUntil(t *testing.T, body io.Reader, text string) {
 	}
 }
 
-func cmpOr(s, fallback string) string {
-	if s == "" {
+func cmpOr[T comparable](s, fallback T) T {
+	var zero T
+	if s == zero {
 		return fallback
 	}
 	return s

@@ -129,10 +129,12 @@ func dataPlaneOpenAPI() map[string]any {
 			o["parameters"] = []any{map[string]any{"name": "X-Gw-Tags", "in": "header", "required": false,
 				"description": "Cost-centre tags for this request, key=value pairs separated by commas (up to 20; keys match " +
 					"^[a-z0-9][a-z0-9_.-]*$, 1 to 64 characters; values 1 to 128 printable characters). The key's own tags win " +
-					"for the same key; a workspace may require some keys.",
+					"for the same key; a workspace may require some keys, limit a key's values (tag_values), and a tag a tag budget " +
+					"governs is set by keys only.",
 				"schema": map[string]any{"type": "string"}}}
 			responses["400"] = errResp("A body the endpoint cannot take, parameters a strict_parameters policy refuses, " +
-				"a malformed X-Gw-Tags (invalid_tags), or a tag the workspace requires missing (missing_required_tags).")
+				"a malformed X-Gw-Tags (invalid_tags), a tag the header may not set (tag_not_allowed), or a tag the workspace " +
+				"requires missing (missing_required_tags).")
 			responses["403"] = errResp("Denied by a workspace policy.")
 			responses["404"] = errResp("Unknown model, or hidden from this key.")
 			responses["408"] = errResp("The body did not arrive in time.")

@@ -11,11 +11,18 @@ import (
 // the prices its tokens were charged at (when an upstream was called),
 // the bundle that admitted it, the policy rules that applied to the model
 // it ended on, and, when charged (a reservation held them), the budgets
-// its cost counts against. The lists are cut at wire.MaxProvenanceItems
+// its cost counts against, whether they were charged less than the cost
+// (overBound), and what the upstream reported when gw recorded its floor
+// instead. The lists are cut at wire.MaxProvenanceItems
 // (a workspace may have more applying rules): the event is never refused
 // for its explanation.
-func (x *exchange) provenance(o outcome, tokens catalog.Tokens, charged bool) *wire.UsageProvenance {
-	p := &wire.UsageProvenance{BundleVersion: x.key.org.version, Policies: []wire.UsagePolicy{}, Budgets: []wire.UsageBudget{}}
+func (x *exchange) provenance(o outcome, tokens catalog.Tokens, charged, overBound bool) *wire.UsageProvenance {
+	p := &wire.UsageProvenance{BundleVersion: x.key.org.version, Policies: []wire.UsagePolicy{}, Budgets: []wire.UsageBudget{},
+		OverBound: overBound}
+	if u := o.usage.Upstream; u != nil {
+		p.UpstreamUsage = &wire.UsageCounts{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+			CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
+	}
 	if len(x.attempts) > 0 {
 		a := o.model.pricing.AppliedTo(tokens)
 		p.Prices = &wire.UsagePrices{InputPerMTok: a.InputPerMTok, OutputPerMTok: a.OutputPerMTok, CacheReadPerMTok: a.CacheReadPerMTok,

@@ -21,7 +21,7 @@ func TestProvenanceIsCutNotRefused(t *testing.T) {
 		d.Budgets = append(d.Budgets, policy.Budget{RuleRef: ref, Period: "day", Aggregation: policy.AggregationShared})
 	}
 	x := &exchange{key: &inferenceKey{id: uuid.New(), org: &inferenceOrg{version: 7}}, decision: d}
-	p := x.provenance(outcome{}, catalog.Tokens{}, true)
+	p := x.provenance(outcome{}, catalog.Tokens{}, true, false)
 	if len(p.Policies) != wire.MaxProvenanceItems || len(p.Budgets) != wire.MaxProvenanceItems {
 		t.Fatalf("provenance lists %d rules and %d budgets, want both cut at %d", len(p.Policies), len(p.Budgets), wire.MaxProvenanceItems)
 	}

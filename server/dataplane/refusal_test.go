@@ -33,7 +33,8 @@ func TestBudgetRefusalIsFinal(t *testing.T) {
 		e.policy(t, budgetRule("0.0001", "month", "shared"))
 		e.sync(t)
 		_, end := spend.Bounds(spend.Month, time.Now())
-		prompt := strings.Repeat("x", 1000)
+		// A thousand tokens on every tokenizer: a bound above the amount.
+		prompt := strings.Repeat("x ", 1000)
 		for _, tc := range []struct {
 			path, body, header string
 			status             int

@@ -22,7 +22,7 @@ import (
 var miniPricing = catalog.Pricing{InputPerMTok: "0.15", OutputPerMTok: "0.60", CacheReadPerMTok: "0.075", CacheWritePerMTok: "0.15"}
 
 func testHold(start time.Time) journalHold {
-	return journalHold{counter: spend.Counter{PolicyID: uuid.New(), Period: spend.Day, Aggregation: "shared"}, start: start}
+	return journalHold{counter: spend.Counter{PolicyID: uuid.New(), Period: spend.Day, Aggregation: "shared"}, start: start, held: 100}
 }
 
 func testRecord(holds ...journalHold) journalRecord {
@@ -437,22 +437,23 @@ func TestCrashOutput(t *testing.T) {
 func TestReleaseCrashed(t *testing.T) {
 	day, _ := spend.Bounds(spend.Day, time.Now())
 	a, b := testHold(day), testHold(day)
-	yesterday := journalHold{counter: a.counter, start: day.AddDate(0, 0, -1)}
+	yesterday := journalHold{counter: a.counter, start: day.AddDate(0, 0, -1), held: 10}
 	states := []spend.CounterState{
 		{Counter: a.counter, Start: day, Granted: 1000, Used: 100, Reserved: 300},
 		{Counter: b.counter, Start: day, Granted: 1000, Used: 100, Reserved: 50},
 	}
 	all, changed := releaseCrashed(states, []crashedHold{
-		{holds: []journalHold{a, b}, release: 80},
+		// Each counter gives back what it held less the cost.
+		{holds: []journalHold{a, b}, cost: 20},
 		// A period the journal no longer counts: nothing.
-		{holds: []journalHold{yesterday}, release: 10},
+		{holds: []journalHold{yesterday}},
 		// Never more than a counter holds.
-		{holds: []journalHold{b}, release: 80},
+		{holds: []journalHold{b}, cost: 20},
 	})
 	if all[0].Reserved != 220 || all[1].Reserved != 0 || len(changed) != 2 || states[0].Reserved != 300 {
 		t.Fatalf("released %+v (changed %+v); the input %+v", all, changed, states)
 	}
-	if _, changed := releaseCrashed(states, []crashedHold{{holds: []journalHold{yesterday}, release: 10}}); changed != nil {
+	if _, changed := releaseCrashed(states, []crashedHold{{holds: []journalHold{yesterday}}}); changed != nil {
 		t.Fatalf("changed %+v", changed)
 	}
 }

@@ -43,11 +43,12 @@ type journalRecord struct {
 	budgets []journalBudget
 }
 
-// journalHold is a budget counter a reservation holds its bound against,
-// in the period starting at start.
+// journalHold is a budget counter a reservation holds against, in the
+// period starting at start, and what it holds there.
 type journalHold struct {
 	counter spend.Counter
 	start   time.Time
+	held    int64
 }
 
 // journalBudget is a budget of the event's provenance.
@@ -107,6 +108,7 @@ func encodeRecord(b []byte, seq uint64, r *journalRecord, drop int) []byte {
 		for _, h := range r.holds {
 			b = appendCounter(b, h.counter)
 			b = le.AppendUint64(b, uint64(h.start.Unix()))
+			b = le.AppendUint64(b, uint64(h.held))
 		}
 	}
 	if drop >= dropTags {
@@ -226,7 +228,8 @@ func decodeRecord(rec []byte) (uint64, journalRecord, error) {
 	r.bound = rd.i64()
 	for n := rd.count(); n > 0 && rd.err == nil; n-- {
 		c := rd.counter()
-		r.holds = append(r.holds, journalHold{counter: c, start: time.Unix(rd.i64(), 0).UTC()})
+		start := time.Unix(rd.i64(), 0).UTC()
+		r.holds = append(r.holds, journalHold{counter: c, start: start, held: rd.i64()})
 	}
 	if n := rd.count(); n > 0 {
 		r.tags = make(map[string]string, n)

@@ -15,6 +15,7 @@ import (
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/ratelimit"
 	"github.com/gw-gateway/gw/server/secrets"
+	"github.com/gw-gateway/gw/server/tags"
 )
 
 // inferenceOrg is what chat completions need of one admitted bundle beyond
@@ -29,8 +30,10 @@ type inferenceOrg struct {
 	models      map[string]*routeModel
 	credentials *credentialSet
 	policies    map[uuid.UUID][]policy.Policy
-	// requiredTags are each workspace's required tag keys.
+	// requiredTags are each workspace's required tag keys, tagRules what
+	// it holds a request's X-Gw-Tags header to.
 	requiredTags map[uuid.UUID][]string
+	tagRules     map[uuid.UUID]tags.Rules
 }
 
 // routeModel is a catalog model with what routing needs at hand.
@@ -64,6 +67,7 @@ type inferenceKey struct {
 	// playground: the key made up for a user's playground requests
 	// (playground.go); id is playground.KeyID, owner the user.
 	playground bool
+	tagRules   tags.Rules
 }
 
 // newInferenceOrg builds the inference index of a bundle; models is the
@@ -76,11 +80,22 @@ func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 		credentials:  newCredentialSet(b.Credentials),
 		policies:     map[uuid.UUID][]policy.Policy{},
 		requiredTags: map[uuid.UUID][]string{},
+		tagRules:     map[uuid.UUID]tags.Rules{},
 	}
+	tagBudgets := map[uuid.UUID]bundle.TagBudget{}
 	for _, w := range b.Workspaces {
 		if len(w.RequiredTags) > 0 {
 			o.requiredTags[w.ID] = w.RequiredTags
 		}
+		if len(w.TagValues) == 0 && len(w.TagBudgets) == 0 {
+			continue
+		}
+		r := tags.Rules{Values: w.TagValues, Governed: map[string]bool{}}
+		for _, tb := range w.TagBudgets {
+			r.Governed[tb.TagKey] = true
+			tagBudgets[tb.PolicyID] = tb
+		}
+		o.tagRules[w.ID] = r
 	}
 	providers := make(map[string]catalog.Provider, len(b.Catalog.Providers))
 	for _, p := range b.Catalog.Providers {
@@ -95,15 +110,36 @@ func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 			pricing: pricing, bound: boundPricesOf(pricing)}
 	}
 	for _, p := range b.Policies {
+		def := p.Definition
+		if tb, ok := tagBudgets[p.ID]; ok {
+			def.Target = tagTarget(tb, p.WorkspaceID, b.Keys)
+		}
 		// A bundle carries enabled policies only.
-		o.policies[p.WorkspaceID] = append(o.policies[p.WorkspaceID], policy.Policy{ID: p.ID, Name: p.Name, Enabled: true, Definition: p.Definition})
+		o.policies[p.WorkspaceID] = append(o.policies[p.WorkspaceID], policy.Policy{ID: p.ID, Name: p.Name, Enabled: true, Definition: def})
 	}
 	return o
 }
 
+// tagTarget is the target a tag budget's policy applies to at inference:
+// the workspace's keys whose tags carry the budget's tag. A request's
+// header cannot give a governed tag another value than its key's
+// (tags.Rules), so these are exactly the requests whose tags carry it:
+// the budget counts what the report by that tag shows, whatever the
+// policy's stored key list says (a hand edit is undone only at the next
+// key change).
+func tagTarget(tb bundle.TagBudget, ws uuid.UUID, keys []bundle.Key) policy.Target {
+	t := policy.Target{Kind: policy.TargetSelectedKeys, KeyIDs: []string{"tag:" + tb.TagKey + "=" + tb.TagValue}}
+	for _, k := range keys {
+		if k.WorkspaceID == ws && k.Tags[tb.TagKey] == tb.TagValue {
+			t.KeyIDs = append(t.KeyIDs, k.ID.String())
+		}
+	}
+	return t
+}
+
 func (o *inferenceOrg) key(k bundle.Key) *inferenceKey {
 	return &inferenceKey{org: o, id: k.ID, idString: k.ID.String(), workspace: k.WorkspaceID, owner: k.OwnerID, policies: o.policies[k.WorkspaceID],
-		limits: keyLimits(k.RateLimits), tags: k.Tags, required: o.requiredTags[k.WorkspaceID]}
+		limits: keyLimits(k.RateLimits), tags: k.Tags, required: o.requiredTags[k.WorkspaceID], tagRules: o.tagRules[k.WorkspaceID]}
 }
 
 // upstreamCredential is a provider credential of the bundle. Its secret

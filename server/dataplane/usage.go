@@ -192,7 +192,10 @@ func (x *exchange) finish(o outcome) {
 	// The reservation, if any, becomes the exact cost; the bound it held
 	// is free again.
 	charged := x.budget != nil
-	x.budget.Settle(nano)
+	// A cost above what the reservation held (an upstream reporting more
+	// than the bound allows, a tail admission past its estimate and the
+	// reserve) is charged what it held, and flagged.
+	overBound := !x.budget.Settle(nano)
 	x.budget = nil
 	key := x.key
 	u := o.usage
@@ -206,7 +209,7 @@ func (x *exchange) finish(o outcome) {
 		RequestID: &requestID, Endpoint: &endpoint, RequestedModel: x.requestedModel(),
 		Attempts:    append([]wire.UsageAttempt{}, x.attempts...),
 		UsageSource: wire.UsageSourceUpstream, ReasoningTokens: u.ReasoningTokens, CacheWrite1hTokens: tokens.CacheWrite1h,
-		Provenance: x.provenance(o, tokens, charged), Tags: x.tags,
+		Provenance: x.provenance(o, tokens, charged, overBound), Tags: x.tags,
 	}
 	if u.Estimated {
 		e.UsageSource = wire.UsageSourceEstimated

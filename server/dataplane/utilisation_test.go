@@ -28,56 +28,117 @@ import (
 )
 
 // The utilisation scenario (docs/budgets.md): 50 callers at once, each
-// sending realistic chat completions to gpt-4o-mini one after another —
-// 1 to 4k tokens of prompt, max_tokens 1,024, 100 to 300 tokens produced —
-// until the first refusal anyone gets; then the spend is read.
+// sending realistic requests one after another — 1 to 4k tokens of
+// prompt, max_tokens 1,024, 100 to 300 tokens produced — until the first
+// refusal anyone gets; then the spend is read. The callers use Chat
+// Completions on gpt-4o-mini (whose tokenizer gw has), or Chat Completions
+// or Messages on Claude Haiku 4.5 (whose tokenizer gw lacks), on one data
+// plane or spread over three.
 const (
 	utilisationCallers   = 50
 	utilisationMaxTokens = 1024
 )
 
-// billingUpstream is an OpenAI Chat Completions upstream that bills each
-// request as a provider would: its prompt at ~4 bytes a token (English
-// prose to the GPT-4o tokenizer) plus 7 tokens of framing, and as output
-// the number of tokens the prompt asks for ("produce N;" at its start),
+// billed is what a billing upstream makes of a request: its prompt at
+// bytesPerToken bytes a token plus 7 tokens of framing, and as output the
+// number of tokens the prompt asks for ("produce N;" at its start),
 // answered after a delay as long as producing them takes (here 20 µs a
 // token, so a run takes seconds, not minutes).
+func billed(w http.ResponseWriter, r *http.Request, bytesPerToken float64) (model string, prompt, produce int, ok bool) {
+	var req struct {
+		Model    string `json:"model"`
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return "", 0, 0, false
+	}
+	// A string, or (translated to Messages) one text block.
+	var content string
+	if json.Unmarshal(req.Messages[0].Content, &content) != nil {
+		var blocks []struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(req.Messages[0].Content, &blocks) != nil || len(blocks) == 0 {
+			http.Error(w, "bad content", http.StatusBadRequest)
+			return "", 0, 0, false
+		}
+		content = blocks[0].Text
+	}
+	produce, _ = strconv.Atoi(strings.TrimPrefix(strings.SplitN(content, ";", 2)[0], "produce "))
+	prompt = int(float64(len(content))/bytesPerToken+0.999) + 7
+	time.Sleep(time.Duration(produce) * utilisationTokenTime)
+	w.Header().Set("Content-Type", "application/json")
+	return req.Model, prompt, produce, true
+}
+
+// billingUpstream is an OpenAI Chat Completions upstream that bills a
+// prompt as GPT-4o's tokenizer does English prose (~4 bytes a token).
 func billingUpstream(tb testing.TB) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Model    string `json:"model"`
-			Messages []struct {
-				Content string `json:"content"`
-			} `json:"messages"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
-			http.Error(w, "bad request", http.StatusBadRequest)
+		model, prompt, produce, ok := billed(w, r, 4)
+		if !ok {
 			return
 		}
-		content := req.Messages[0].Content
-		produce, _ := strconv.Atoi(strings.TrimPrefix(strings.SplitN(content, ";", 2)[0], "produce "))
-		prompt := (len(content)+3)/4 + 7
-		time.Sleep(time.Duration(produce) * 20 * time.Microsecond)
-		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"id":"chatcmpl-u","object":"chat.completion","created":1700000000,"model":%q,`+
 			`"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],`+
-			`"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`, req.Model, prompt, produce, prompt+produce)
+			`"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`, model, prompt, produce, prompt+produce)
 	}))
 	tb.Cleanup(srv.Close)
 	return srv
 }
 
-// utilisationEnv is an infEnv whose OpenAI credential points at a billing
-// upstream.
+// billingAnthropic is an Anthropic Messages upstream that bills a prompt
+// as Claude's tokenizer does English prose (~3.5 bytes a token, by
+// Anthropic's own rule of thumb: more tokens than GPT-4o's).
+func billingAnthropic(tb testing.TB) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		model, prompt, produce, ok := billed(w, r, 3.5)
+		if !ok {
+			return
+		}
+		fmt.Fprintf(w, `{"id":"msg_u","type":"message","role":"assistant","model":%q,"content":[{"type":"text","text":"ok"}],`+
+			`"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":%d,"output_tokens":%d}}`, model, prompt, produce)
+	}))
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+// utilisationEnv is an infEnv whose OpenAI and Anthropic credentials point
+// at billing upstreams.
 func utilisationEnv(tb testing.TB, db *bun.DB) *infEnv {
 	e := newInfEnv(tb, db)
-	up := billingUpstream(tb)
 	ctx := context.Background()
-	if _, err := e.st.DB().NewUpdate().Model((*store.ProviderCredential)(nil)).Set("base_url = ?", up.URL+"/v1").
-		Where("id = ?", e.openaiCred).Exec(ctx); err != nil {
-		tb.Fatal(err)
+	for provider, url := range map[string]string{"openai": billingUpstream(tb).URL + "/v1", "anthropic": billingAnthropic(tb).URL} {
+		if _, err := e.st.DB().NewUpdate().Model((*store.ProviderCredential)(nil)).Set("base_url = ?", url).
+			Where("org_id = ? AND provider = ?", e.org.ID, provider).Exec(ctx); err != nil {
+			tb.Fatal(err)
+		}
 	}
 	return e
+}
+
+// utilisationCase is one run of the scenario: the budget, the endpoint
+// and model, how many data planes share the callers, and whether the
+// planes admit as the previous release did ("before": the input bound at
+// a token a body byte, no tail admissions).
+type utilisationCase struct {
+	amount   string
+	messages bool
+	model    string
+	planes   int
+	before   bool
+	seed     uint64
+}
+
+func (c utilisationCase) String() string {
+	endpoint := "chat"
+	if c.messages {
+		endpoint = "messages"
+	}
+	return fmt.Sprintf("$%s %s %s, %d plane(s)", c.amount, endpoint, c.model, c.planes)
 }
 
 // utilisationRun is what one run of the scenario measured.
@@ -92,53 +153,64 @@ func (r utilisationRun) share() float64 { return 100 * float64(r.spent) / float6
 
 func (r utilisationRun) overshoot() int64 { return max(0, r.spent-r.amount) }
 
-// runUtilisation runs the scenario against a new plane on a new shared
-// day budget of amount; legacy makes the plane admit as earlier releases
-// did (the flat 2,000-token bound at the dearest input price, no waiting).
-func runUtilisation(tb testing.TB, e *infEnv, amount string, legacy bool, seed uint64) utilisationRun {
+// runUtilisation runs the scenario against new planes on a new shared day
+// budget.
+func runUtilisation(tb testing.TB, e *infEnv, c utilisationCase) utilisationRun {
 	ctx := context.Background()
 	// A budget of its own, off once the run is over.
-	id := e.org.Policy(e.ws, "cap-"+uuid.NewString()[:8], true, `{"target":{"kind":"workspace"},"rules":[`+budgetRule(amount, "day", "shared")+`]}`)
+	id := e.org.Policy(e.ws, "cap-"+uuid.NewString()[:8], true, `{"target":{"kind":"workspace"},"rules":[`+budgetRule(c.amount, "day", "shared")+`]}`)
 	defer e.org.SetPolicyEnabled(e.ws, id, false)
-	o := e.opts
-	if legacy {
-		o.BudgetWait = -1
+	urls := make([]string, max(c.planes, 1))
+	for i := range urls {
+		o := e.opts
+		o.BudgetHolder = "util-" + uuid.NewString()[:8]
+		p := dataplane.NewPlane(e.signer.Public().(ed25519.PublicKey), o)
+		if c.before {
+			dataplane.UsePreviousAdmission(p)
+		}
+		if err := (&publish.Refresher{Compiler: e.refresh.Compiler, Plane: p, Store: e.st}).RefreshAll(ctx); err != nil {
+			tb.Fatal(err)
+		}
+		srv := httptest.NewServer(p)
+		defer srv.Close()
+		stopSync := syncLoop(tb, p)
+		defer stopSync()
+		urls[i] = srv.URL
 	}
-	p := dataplane.NewPlane(e.signer.Public().(ed25519.PublicKey), o)
-	if legacy {
-		dataplane.UseLegacyBound(p)
-	}
-	if err := (&publish.Refresher{Compiler: e.refresh.Compiler, Plane: p, Store: e.st}).RefreshAll(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	srv := httptest.NewServer(p)
-	defer srv.Close()
-	stopSync := syncLoop(tb, p)
-	defer stopSync()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: utilisationCallers}}
 	defer hc.CloseIdleConnections()
 
 	e.usage.reset()
 	prose := strings.Repeat("The committee reviewed the quarterly figures and agreed to revisit the budget next month. ", 200)
 	run := utilisationRun{}
-	run.amount, _ = catalog.ParseNanoUSD(amount)
+	run.amount, _ = catalog.ParseNanoUSD(c.amount)
 	var stop atomic.Bool
 	var mu sync.Mutex
 	var firstRefusal sync.Once
 	var wg sync.WaitGroup
-	for c := range utilisationCallers {
+	for caller := range utilisationCallers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rng := rand.New(rand.NewPCG(seed, uint64(c)))
+			rng := rand.New(rand.NewPCG(c.seed, uint64(caller)))
+			base := urls[caller%len(urls)]
 			for !stop.Load() {
 				tokens, produce := 1000+rng.IntN(3001), 100+rng.IntN(201)
 				prefix := fmt.Sprintf("produce %d;", produce)
 				start := rng.IntN(len(prose) - tokens*4)
 				content := prefix + prose[start:start+tokens*4-len(prefix)]
-				body := fmt.Sprintf(`{"model":%q,"max_tokens":%d,"messages":[{"role":"user","content":%q}]}`, gptMini, utilisationMaxTokens, content)
-				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/inf/v1/chat/completions", strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+e.token)
+				body := fmt.Sprintf(`{"model":%q,"max_tokens":%d,"messages":[{"role":"user","content":%q}]}`, c.model, utilisationMaxTokens, content)
+				path := "/inf/v1/chat/completions"
+				if c.messages {
+					path = "/inf/v1/messages"
+				}
+				req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+				if c.messages {
+					req.Header.Set("X-Api-Key", e.token)
+					req.Header.Set("Anthropic-Version", "2023-06-01")
+				} else {
+					req.Header.Set("Authorization", "Bearer "+e.token)
+				}
 				req.Header.Set("Content-Type", "application/json")
 				resp, err := hc.Do(req)
 				if err != nil {
@@ -151,7 +223,7 @@ func runUtilisation(tb testing.TB, e *infEnv, amount string, legacy bool, seed u
 				switch resp.StatusCode {
 				case http.StatusOK:
 					run.ok++
-				case http.StatusTooManyRequests:
+				case http.StatusTooManyRequests, http.StatusPaymentRequired:
 					run.refused++
 					firstRefusal.Do(func() { run.final = resp.Header.Get("X-Should-Retry") == "false" })
 					stop.Store(true)
@@ -180,50 +252,77 @@ func runUtilisation(tb testing.TB, e *infEnv, amount string, legacy bool, seed u
 	return run
 }
 
+// utilisationCases are the scenario's runs: both budgets, each endpoint
+// and tokenizer family, one plane and three.
+func utilisationCases() []utilisationCase {
+	var out []utilisationCase
+	for _, amount := range []string{"0.1", "0.5"} {
+		for _, ep := range []struct {
+			messages bool
+			model    string
+		}{{false, gptMini}, {false, haiku}, {true, haiku}} {
+			for _, planes := range []int{1, 3} {
+				out = append(out, utilisationCase{amount: amount, messages: ep.messages, model: ep.model, planes: planes, seed: 1})
+			}
+		}
+	}
+	return out
+}
+
 // TestBudgetUtilisation holds the utilisation figures (docs/budgets.md) on
 // SQLite and PostgreSQL: under 50 concurrent callers with realistic
 // requests, at least 95% of a $0.10 and a $0.50 budget is spent before the
-// first refusal, which is final, and the spend never passes the amount.
-// The admission of earlier releases runs in the same test, for the ratio.
+// first refusal, which is final, and the spend never passes the amount,
+// for each endpoint and model, on one plane and three. The previous
+// release's admission runs in the same test, for the ratio.
 func TestBudgetUtilisation(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := utilisationEnv(t, db)
-		for _, amount := range []string{"0.1", "0.5"} {
-			before := runUtilisation(t, e, amount, true, 1)
-			after := runUtilisation(t, e, amount, false, 1)
-			t.Logf("$%s: before %.1f%% spent before the first refusal (%d ok, overshoot %d), after %.1f%% (%d ok, overshoot %d): %.2fx",
-				amount, before.share(), before.ok, before.overshoot(), after.share(), after.ok, after.overshoot(), after.share()/before.share())
-			if after.overshoot() != 0 || before.overshoot() != 0 {
-				t.Errorf("$%s: overshoot before %d, after %d", amount, before.overshoot(), after.overshoot())
+		for _, c := range utilisationCases() {
+			before := c
+			before.before = true
+			old, cur := runUtilisation(t, e, before), runUtilisation(t, e, c)
+			t.Logf("%s: before %.1f%% spent before the first refusal (%d ok, overshoot %d), after %.1f%% (%d ok, overshoot %d): %.2fx",
+				c, old.share(), old.ok, old.overshoot(), cur.share(), cur.ok, cur.overshoot(), cur.share()/old.share())
+			if cur.overshoot() != 0 || old.overshoot() != 0 {
+				t.Errorf("%s: overshoot before %d, after %d", c, old.overshoot(), cur.overshoot())
 			}
-			if after.share() < 95 || !after.final {
-				t.Errorf("$%s: %.1f%% spent before the first refusal (final %v)", amount, after.share(), after.final)
+			if cur.share() < 95 || !cur.final {
+				t.Errorf("%s: %.1f%% spent before the first refusal (final %v)", c, cur.share(), cur.final)
 			}
 		}
 	})
 }
 
-// BenchmarkBudgetUtilisation runs the utilisation scenario on SQLite,
-// earlier releases' admission ("before") and this one's ("after") in turn
-// each iteration, and reports the share of a $0.10 budget spent before the
-// first refusal, the overshoot, and after's share over before's:
+// BenchmarkBudgetUtilisation runs the utilisation scenario on SQLite for a
+// $0.10 budget, the previous release's admission ("before") and this
+// one's ("after") in turn each iteration, and reports for Chat Completions
+// on gpt-4o-mini and Messages on Claude Haiku 4.5 (one plane) the share
+// spent before the first refusal, the overshoot, and after's share over
+// before's:
 //
 //	go test -run '^$' -bench BudgetUtilisation ./server/dataplane
 func BenchmarkBudgetUtilisation(b *testing.B) {
 	e := utilisationEnv(b, storetest.Open(b, storetest.SQLite))
-	var before, after, overshoot float64
-	n := 0
-	for b.Loop() {
-		old := runUtilisation(b, e, "0.1", true, uint64(n))
-		cur := runUtilisation(b, e, "0.1", false, uint64(n))
-		before, after = before+old.share(), after+cur.share()
-		overshoot += float64(old.overshoot() + cur.overshoot())
-		n++
+	for _, c := range []utilisationCase{{amount: "0.1", model: gptMini, planes: 1}, {amount: "0.1", messages: true, model: haiku, planes: 1}} {
+		b.Run(strings.ReplaceAll(c.String(), " ", "_"), func(b *testing.B) {
+			var before, after, overshoot float64
+			n := 0
+			for b.Loop() {
+				c.seed = uint64(n)
+				old := c
+				old.before = true
+				prev, cur := runUtilisation(b, e, old), runUtilisation(b, e, c)
+				before, after = before+prev.share(), after+cur.share()
+				overshoot += float64(prev.overshoot() + cur.overshoot())
+				n++
+			}
+			b.ReportMetric(before/float64(n), "before-spent-%")
+			b.ReportMetric(after/float64(n), "after-spent-%")
+			b.ReportMetric(after/before, "ratio")
+			b.ReportMetric(overshoot/float64(n), "overshoot-nano-usd")
+		})
 	}
-	b.ReportMetric(before/float64(n), "before-spent-%")
-	b.ReportMetric(after/float64(n), "after-spent-%")
-	b.ReportMetric(after/before, "ratio")
-	b.ReportMetric(overshoot/float64(n), "overshoot-nano-usd")
 }
 
 // TestBudgetAdmitsShortRequests: a budget that fits 30 short requests at
@@ -278,3 +377,7 @@ func TestBudgetAdmitsShortRequests(t *testing.T) {
 		}
 	})
 }
+
+// utilisationTokenTime is how long a billing upstream takes per token
+// produced.
+var utilisationTokenTime = 20 * time.Microsecond

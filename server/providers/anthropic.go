@@ -602,11 +602,13 @@ func (u anthropicUsage) usage() Usage {
 }
 
 // chat is the usage as OpenAI reports it: prompt tokens include the cached
-// ones.
+// ones, completion tokens the reasoning ones (Gemini's thoughts, Claude's
+// thinking), which completion_tokens_details also names.
 func (g Usage) chat() chatUsage {
 	prompt := g.InputTokens + g.CacheReadTokens + g.CacheWriteTokens
 	out := chatUsage{PromptTokens: prompt, CompletionTokens: g.OutputTokens, TotalTokens: prompt + g.OutputTokens}
 	out.PromptTokensDetails.CachedTokens = g.CacheReadTokens
+	out.CompletionTokensDetails.ReasoningTokens = g.ReasoningTokens
 	return out
 }
 
@@ -668,6 +670,9 @@ type chatUsage struct {
 	PromptTokensDetails struct {
 		CachedTokens int64 `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 // finishReason maps a Messages stop reason to OpenAI's finish reasons.

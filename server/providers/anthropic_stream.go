@@ -235,7 +235,7 @@ func (s *anthropicStream) Usage() Usage {
 func anthropicStreamUsage(u anthropicUsage, sawStart, sawDelta bool, call *Call, r *relayed) Usage {
 	g := u.usage()
 	g.InputReported, g.OutputReported = sawStart, sawDelta
-	return estimate(r.checked(g), call, r.count)
+	return estimate(r.checked(g), call, r)
 }
 
 // anthropicEvent keeps the text of a Messages stream event: text,

@@ -187,7 +187,8 @@ func TestAnthropicAnswersBecomeChatCompletions(t *testing.T) {
 		"choices": [{"index": 0, "finish_reason": "tool_calls", "logprobs": null, "message": {
 			"role": "assistant", "content": "Let me look.", "refusal": null,
 			"tool_calls": [{"id": "toolu_1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Oslo\"}"}}]}}],
-		"usage": {"prompt_tokens": 1384, "completion_tokens": 567, "total_tokens": 1951, "prompt_tokens_details": {"cached_tokens": 100}}
+		"usage": {"prompt_tokens": 1384, "completion_tokens": 567, "total_tokens": 1951, "prompt_tokens_details": {"cached_tokens": 100},
+			"completion_tokens_details": {"reasoning_tokens": 0}}
 	}`)
 	if want := (providers.Usage{InputTokens: 1234, OutputTokens: 567, CacheReadTokens: 100, CacheWriteTokens: 50, InputReported: true, OutputReported: true}); got.Usage != want {
 		t.Fatalf("usage %+v", got.Usage)
@@ -249,7 +250,8 @@ func TestAnthropicStreamBecomesChunks(t *testing.T) {
 			t.Fatalf("text %q, names %v, args %v, finish %v", text.String(), names, args, finish)
 		}
 		if asked {
-			sameJSON(t, usage, `{"prompt_tokens":35,"completion_tokens":40,"total_tokens":75,"prompt_tokens_details":{"cached_tokens":5}}`)
+			sameJSON(t, usage, `{"prompt_tokens":35,"completion_tokens":40,"total_tokens":75,"prompt_tokens_details":{"cached_tokens":5},`+
+				`"completion_tokens_details":{"reasoning_tokens":0}}`)
 		} else if usage != nil {
 			t.Fatalf("usage chunk sent to a client that did not ask: %v", usage)
 		}

@@ -17,17 +17,41 @@ type converseResponse struct {
 }
 
 // converseUsage is Converse's usage: its input count leaves out the
-// tokens read from and written to the prompt cache, as gw's does.
+// tokens read from and written to the prompt cache, as gw's does;
+// cacheDetails splits the writes by TTL (5m, 1h).
 type converseUsage struct {
-	InputTokens           int64 `json:"inputTokens"`
-	OutputTokens          int64 `json:"outputTokens"`
-	CacheReadInputTokens  int64 `json:"cacheReadInputTokens"`
-	CacheWriteInputTokens int64 `json:"cacheWriteInputTokens"`
+	InputTokens           int64           `json:"inputTokens"`
+	OutputTokens          int64           `json:"outputTokens"`
+	CacheReadInputTokens  int64           `json:"cacheReadInputTokens"`
+	CacheWriteInputTokens int64           `json:"cacheWriteInputTokens"`
+	CacheDetails          json.RawMessage `json:"cacheDetails"`
 }
 
 func (u converseUsage) usage() Usage {
 	return Usage{InputTokens: clampCount(u.InputTokens), OutputTokens: clampCount(u.OutputTokens),
-		CacheReadTokens: clampCount(u.CacheReadInputTokens), CacheWriteTokens: clampCount(u.CacheWriteInputTokens)}
+		CacheReadTokens: clampCount(u.CacheReadInputTokens), CacheWriteTokens: clampCount(u.CacheWriteInputTokens),
+		CacheWrite1hTokens: converseHourWrites(u.CacheDetails)}
+}
+
+// converseHourWrites is the part of the cache writes cacheDetails says
+// were written for an hour, priced at the one-hour write price. Details
+// that do not read leave every write at the five-minute price, as before
+// Converse reported them.
+func converseHourWrites(raw json.RawMessage) int64 {
+	var details []struct {
+		TTL         string `json:"ttl"`
+		InputTokens int64  `json:"inputTokens"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &details) != nil {
+		return 0
+	}
+	var n int64
+	for _, d := range details {
+		if d.TTL == "1h" {
+			n += clampCount(d.InputTokens)
+		}
+	}
+	return n
 }
 
 // lenientConverseUsage is a usage object that does not read taken for

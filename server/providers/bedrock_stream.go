@@ -245,7 +245,7 @@ func (s *converseStream) Usage() Usage {
 	if s.sawUsage {
 		u = withReasoning(s.usage.usage().reported(), &s.relayed)
 	}
-	return estimate(s.relayed.checked(u), s.call, s.relayed.count)
+	return estimate(s.relayed.checked(u), s.call, &s.relayed)
 }
 
 func (s *converseStream) Close() error { return s.body.Close() }

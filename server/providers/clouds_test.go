@@ -99,7 +99,9 @@ func TestGeminiCompletion(t *testing.T) {
 	}
 	body := string(c.Body)
 	for _, w := range []string{`"content":"It is a PNG."`, `"id":"gemsig_0_c2ln"`, `"arguments":"{\"q\":\"png\"}"`, `"finish_reason":"tool_calls"`,
-		`"prompt_tokens":1300`, `"model":"x/gemini-2.5-flash"`} {
+		`"prompt_tokens":1300`, `"model":"x/gemini-2.5-flash"`,
+		// The thoughts are output, and OpenAI's shape names them.
+		`"completion_tokens":100`, `"completion_tokens_details":{"reasoning_tokens":40}`} {
 		if !strings.Contains(body, w) {
 			t.Errorf("answer lacks %s: %s", w, body)
 		}

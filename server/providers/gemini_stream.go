@@ -118,7 +118,7 @@ func (s *geminiStream) Usage() Usage {
 	u := s.usage.usage()
 	u.InputReported = s.sawUsage
 	u.OutputReported = s.sawUsage && s.finished
-	return estimate(s.relayed.checked(u), s.call, s.relayed.count)
+	return estimate(s.relayed.checked(u), s.call, &s.relayed)
 }
 
 func (s *geminiStream) Close() error { return s.body.Close() }

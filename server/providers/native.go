@@ -10,7 +10,6 @@ import (
 	"strconv"
 
 	"github.com/gw-gateway/gw/server/catalog"
-	"github.com/gw-gateway/gw/server/tokens"
 )
 
 // The native adapters forward a client's request to an upstream that
@@ -368,7 +367,7 @@ func (s *responsesNativeStream) Recv() ([]byte, error) {
 }
 
 func (s *responsesNativeStream) Usage() Usage {
-	return estimate(s.relayed.checked(s.usage), s.call, s.relayed.count)
+	return estimate(s.relayed.checked(s.usage), s.call, &s.relayed)
 }
 func (s *responsesNativeStream) Close() error { return s.body.Close() }
 
@@ -417,9 +416,6 @@ func (a *OpenAIEmbeddings) Complete(ctx context.Context, call *Call) (*Completio
 	u.OutputReported = true
 	return &Completion{Body: mustMarshal(m), Usage: estimate(u, call, noOutput)}, nil
 }
-
-// noOutput counts the output of a call that has none.
-func noOutput(tokens.Counter) (int64, int64) { return 0, 0 }
 
 // Stream is never called: embeddings do not stream.
 func (a *OpenAIEmbeddings) Stream(context.Context, *Call) (ChunkStream, error) {

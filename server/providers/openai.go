@@ -450,7 +450,7 @@ func (s *openAIStream) relay() []byte {
 // Usage is the upstream's usage, completed by gw's count where the stream
 // has not (yet) reported it.
 func (s *openAIStream) Usage() Usage {
-	return estimate(s.relayed.checked(s.usage), s.call, s.relayed.count)
+	return estimate(s.relayed.checked(s.usage), s.call, &s.relayed)
 }
 
 func (s *openAIStream) Close() error { return s.body.Close() }

@@ -82,6 +82,10 @@ type Call struct {
 	// Header holds request headers to forward upstream (X-Request-Id,
 	// traceparent).
 	Header http.Header
+	// InputFloor, when set, is the floor of the request's input tokens
+	// the caller already counted (tokens.CountRequest), which usage is
+	// checked against instead of counting again.
+	InputFloor *int64
 }
 
 // Completion is a non-streaming answer.

@@ -29,6 +29,10 @@ type Usage struct {
 
 	InputReported, OutputReported bool
 	Estimated                     bool
+
+	// Upstream is what the upstream reported, when gw recorded more:
+	// counts below the floor of what was sent and relayed (estimate).
+	Upstream *Usage
 }
 
 // Tokens is the usage in the catalog's price classes.
@@ -43,34 +47,108 @@ func (u Usage) reported() Usage {
 	return u
 }
 
+// delivered is what an answer delivered, for counting its output: a
+// count where the upstream reported none, and a floor gw can prove, which
+// a reported count is checked against.
+type delivered interface {
+	// count counts the output (and the reasoning part of it), erring high
+	// where the family's tokenizer is not gw's.
+	count(tokens.Counter) (out, reasoning int64)
+	// floor is never more than the upstream generated: a token for each
+	// non-empty piece relayed, and the exact count of the text relayed
+	// with the exact counters (tokens.FloorText).
+	floor(tokens.Counter) int64
+}
+
 // estimate completes u where the upstream left it short, so that nothing
 // delivered goes unbilled (DESIGN §8): the input counted from the request
-// the call sent, the output from what was relayed (output counts it, as
+// the call sent, the output from what was relayed (out counts it, as
 // output and reasoning tokens). A count the upstream reported stands,
-// except a zero input (no real request has none); an output not reported,
+// except a zero input (no real request has none) and a count below the
+// floor of what was sent and relayed (floored); an output not reported,
 // or reported only in part (a stream's first event), is raised to what
 // was relayed. The counter is the model family's tokenizer where gw has
 // one, a deliberately high estimate elsewhere (package tokens).
-func estimate(u Usage, call *Call, output func(tokens.Counter) (out, reasoning int64)) Usage {
+func estimate(u Usage, call *Call, out delivered) Usage {
 	if u.InputReported && u.InputTokens+u.CacheReadTokens+u.CacheWriteTokens == 0 {
 		u.InputReported = false
 	}
-	if u.InputReported && u.OutputReported {
-		return u
-	}
 	c := tokens.ForModel(call.UpstreamModel)
+	if u.InputReported && u.OutputReported {
+		return floored(u, call, c, out)
+	}
 	if !u.InputReported {
 		u.InputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.CacheWrite1hTokens = requestTokens(c, call), 0, 0, 0
 		u.Estimated = true
 	}
 	if !u.OutputReported {
-		out, reasoning := output(c)
-		if out > u.OutputTokens {
-			u.OutputTokens, u.ReasoningTokens = clampCount(out), clampCount(reasoning)
+		o, reasoning := out.count(c)
+		if o > u.OutputTokens {
+			u.OutputTokens, u.ReasoningTokens = clampCount(o), clampCount(reasoning)
 			u.Estimated = true
 		}
 	}
+	return floored(u, call, c, out)
+}
+
+// floored checks the counts the upstream reported against the floor of
+// what gw sent and relayed — never against an estimate, so an honest
+// upstream is never billed more than it reported: the input's is the
+// exact count of the request's content with OpenAI's encodings (nothing
+// elsewhere: gw lacks the tokenizer), the output's a token for each
+// non-empty piece relayed and, with OpenAI's encodings, the exact count
+// of the text. A count below its floor is raised to it (the input's
+// shortfall as fresh input), the usage is marked estimated, and what the
+// upstream reported is kept in Upstream.
+func floored(u Usage, call *Call, c tokens.Counter, out delivered) Usage {
+	reported := u
+	raised := false
+	if u.InputReported {
+		if f, in := inputFloor(c, call), u.InputTokens+u.CacheReadTokens+u.CacheWriteTokens; f > in {
+			u.InputTokens += f - in
+			raised = true
+		}
+	}
+	if u.OutputReported {
+		if f := out.floor(c); f > u.OutputTokens {
+			u.OutputTokens = f
+			raised = true
+		}
+	}
+	if raised {
+		reported.Upstream = nil
+		u.Estimated, u.Upstream = true, &reported
+	}
 	return u
+}
+
+// inputFloor is the floor of the call's input: the dataplane's count when
+// it made one, else the request's members counted (exact counters only).
+func inputFloor(c tokens.Counter, call *Call) int64 {
+	if !c.Exact() {
+		return 0
+	}
+	if call.InputFloor != nil {
+		return *call.InputFloor
+	}
+	members := call.Native
+	if members == nil && call.Request != nil {
+		members = call.Request.Members
+	}
+	var n int64
+	for name, raw := range members {
+		n += tokens.FloorJSON(c, name, raw, tokens.RequestKeys)
+	}
+	return n
+}
+
+// Unanswered is the usage of a call whose upstream took the request whole
+// and then gave nothing gw could read — the caller left before the first
+// byte of the answer, the call timed out or was ended, the answer broke
+// off before its usage: its input counted from the request, as for an
+// answer without usage (never below the provable floor), and no output.
+func Unanswered(call *Call) Usage {
+	return Usage{InputTokens: requestTokens(tokens.ForModel(call.UpstreamModel), call), Estimated: true}
 }
 
 // requestTokens counts the input of the call's request: its members as the
@@ -93,10 +171,27 @@ func requestTokens(c tokens.Counter, call *Call) int64 {
 	return n
 }
 
-// answerTokens counts a whole answer's text, for an answer without usage.
-func answerTokens(body []byte) func(tokens.Counter) (int64, int64) {
-	return func(c tokens.Counter) (int64, int64) { return tokens.CountJSON(c, body), 0 }
+// answerTokens is a whole answer, delivered at once: counted whole (its
+// text, with the JSON's framing) for an answer without usage, floored by
+// the exact count of its generated text.
+func answerTokens(body []byte) delivered { return wholeAnswer(body) }
+
+type wholeAnswer []byte
+
+func (a wholeAnswer) count(c tokens.Counter) (int64, int64) { return tokens.CountJSON(c, a), 0 }
+
+func (a wholeAnswer) floor(c tokens.Counter) int64 {
+	return tokens.FloorJSON(c, "", a, tokens.AnswerKeys)
 }
+
+// noOutput is the output of a call that has none (embeddings).
+var noOutput delivered = none{}
+
+type none struct{}
+
+func (none) count(tokens.Counter) (int64, int64) { return 0, 0 }
+
+func (none) floor(tokens.Counter) int64 { return 0 }
 
 // relayedLimit bounds the text a stream keeps for counting; past it only
 // the length is kept, and the count is extrapolated (tokens package).
@@ -155,6 +250,12 @@ func (r *relayed) checked(u Usage) Usage {
 		u.OutputReported = false
 	}
 	return u
+}
+
+// floor is a token for each non-empty piece relayed, or the exact count of
+// the text relayed when that is more (tokens.FloorText).
+func (r *relayed) floor(c tokens.Counter) int64 {
+	return max(int64(r.pieces), tokens.FloorText(c, r.text.String()))
 }
 
 // count counts the relayed text: all of it as output (and never fewer

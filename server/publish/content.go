@@ -37,7 +37,7 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	body.Workspaces = make([]bundle.Workspace, len(workspaces))
 	for i, w := range workspaces {
 		body.Workspaces[i] = bundle.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name, RateLimits: bundleRateLimits(w.RateLimits),
-			RequiredTags: bundleRequiredTags(w.RequiredTags)}
+			RequiredTags: bundleRequiredTags(w.RequiredTags), TagValues: bundleTagValues(w.TagValues)}
 		listed[w.ID] = true
 		wsLimits[w.ID] = w.RateLimits
 	}
@@ -57,6 +57,9 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	sortByID(body.Keys, func(k bundle.Key) uuid.UUID { return k.ID })
 
 	if body.Policies, err = readPolicies(ctx, st, orgID, listed); err != nil {
+		return nil, err
+	}
+	if err := readTagBudgets(ctx, st, body); err != nil {
 		return nil, err
 	}
 
@@ -151,6 +154,32 @@ func readPolicies(ctx context.Context, st *store.Store, orgID uuid.UUID, listed 
 	return out, nil
 }
 
+// readTagBudgets puts each tag budget whose policy the bundle carries
+// (enabled, of a listed workspace) on its workspace.
+func readTagBudgets(ctx context.Context, st *store.Store, body *bundle.Body) error {
+	rows, err := st.ListOrgTagBudgets(ctx, body.OrgID)
+	if err != nil {
+		return fmt.Errorf("list tag budgets: %w", err)
+	}
+	carried := make(map[uuid.UUID]uuid.UUID, len(body.Policies))
+	for _, p := range body.Policies {
+		carried[p.ID] = p.WorkspaceID
+	}
+	at := make(map[uuid.UUID]int, len(body.Workspaces))
+	for i, w := range body.Workspaces {
+		at[w.ID] = i
+	}
+	for _, tb := range rows {
+		ws, ok := carried[tb.PolicyID]
+		if !ok || ws != tb.WorkspaceID {
+			continue
+		}
+		w := &body.Workspaces[at[ws]]
+		w.TagBudgets = append(w.TagBudgets, bundle.TagBudget{PolicyID: tb.PolicyID, TagKey: tb.TagKey, TagValue: tb.TagValue})
+	}
+	return nil
+}
+
 // readCredentials lists the platform credentials and the organization's
 // own, each with the scope its row encodes: no organization is platform, an
 // organization alone is org, both are workspace.
@@ -236,6 +265,15 @@ func bundleTags(t store.Tags) map[string]string {
 		return nil
 	}
 	return map[string]string(t)
+}
+
+// bundleTagValues is a workspace's tag_values as a bundle carries them:
+// absent when none.
+func bundleTagValues(t store.TagValues) map[string][]string {
+	if len(t) == 0 {
+		return nil
+	}
+	return map[string][]string(t)
 }
 
 // bundleRequiredTags is a workspace's required tags as a bundle carries

@@ -9,6 +9,12 @@
 // plane is unreachable the ledger keeps admitting within those leases, so
 // the total across every data plane can never pass the amount.
 //
+// At the end of a budget, a request whose bound the amount no longer
+// takes may be admitted against a tight estimate instead (the tail
+// admission, see Reserve), holding beside it a small reserve for what it
+// may cost beyond; a request is never charged more than it held (Settle),
+// so a ledger's spend never passes what it was granted.
+//
 // The package is pure: the clock is passed in, leases arrive through the
 // caller. Amounts are integer nano-dollars, as the database stores them.
 package spend
@@ -16,6 +22,8 @@ package spend
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"strings"
 	"sync"
 	"time"
@@ -155,7 +163,10 @@ type Ask struct {
 	Claim       Claim
 	PeriodStart time.Time
 	Want        int64
-	Used        int64
+	// Need is the least grant that would admit the request (a tail
+	// admission's, when one is possible; else Want).
+	Need int64
+	Used int64
 	// Returned is all this holder has given back in the period, in all:
 	// cumulative, so an ask the control plane receives twice (a reply
 	// lost, the ask sent again) gives nothing back twice.
@@ -207,9 +218,117 @@ type counter struct {
 	// says there was one.
 	known                     bool
 	limit, others, othersUsed int64
+	// peakCost/peakBound is the largest share of its bound a request
+	// settled here cost in the period (peakBound 0: none yet), which a
+	// tail admission's estimate scales bounds by.
+	peakCost, peakBound int64
+	// overrun is what tail admissions cost beyond their estimates in the
+	// period, taken from the reserve; reserveHeld what tail admissions in
+	// flight hold of it.
+	overrun, reserveHeld int64
+	// noTails: the ledger admits no tails (its setting, copied here).
+	noTails bool
 }
 
 func (c *counter) free() int64 { return c.granted - c.used - c.reserved }
+
+// ReserveShare is the part of a budget's amount kept as the reserve that
+// the over-runs of tail admissions are settled against (1%), per period
+// and per ledger (each data plane keeps its own, within its grants).
+const ReserveShare = 100
+
+// minEstimateShare bounds a tail estimate from below: never less than a
+// quarter of the bound, whatever the requests before cost.
+const minEstimateShare = 4
+
+// reserveAvail is what of the reserve no tail admission has taken or
+// holds.
+func (c *counter) reserveAvail() int64 {
+	return max(0, c.claim.LimitNano/ReserveShare-c.overrun-c.reserveHeld)
+}
+
+// roomLeft is what the budget's amount leaves beyond every holder's spend
+// (settled), as far as this ledger knows: were everything in flight to
+// settle at nothing, no more would be free. Before the control plane's
+// first answer, what this ledger was granted and has not spent.
+func (c *counter) roomLeft() int64 {
+	if !c.known {
+		return c.granted - c.used
+	}
+	return max(c.limit, c.claim.LimitNano) - c.othersUsed - c.used
+}
+
+// estimate is the tail estimate of a request of bound: bound scaled by
+// the largest share of its bound a request settled here cost in the
+// period (rounded up), never below a quarter of it; the bound itself
+// before any request settled, or with tail admissions off.
+func (c *counter) estimate(bound int64) int64 {
+	if c.noTails || c.peakBound <= 0 || bound <= 0 {
+		return bound
+	}
+	e := mulDivCeil(bound, c.peakCost, c.peakBound)
+	return min(bound, max(e, (bound+minEstimateShare-1)/minEstimateShare))
+}
+
+// tail is what a request of bound would hold as a tail admission: its
+// estimate, and the reserve it takes for its over-run (all the over-run
+// an honest upstream can cost, bound − estimate, or what is available).
+// ok is false when it is no tail: its bound fits what the budget has
+// left (it waits for room, or asks for it, like any request), tail
+// admissions are off or have no estimate below the bound yet, or the
+// reserve has nothing left to cover an over-run.
+func (c *counter) tail(bound int64) (estimate, reserve int64, ok bool) {
+	if bound <= c.roomLeft() {
+		return 0, 0, false
+	}
+	e := c.estimate(bound)
+	if e >= bound {
+		return 0, 0, false
+	}
+	r := min(bound-e, c.reserveAvail())
+	if r <= 0 {
+		return 0, 0, false
+	}
+	return e, r, true
+}
+
+// need is the least free allowance that admits a request of bound: its
+// bound, or a tail admission's estimate and reserve when it is one.
+func (c *counter) need(bound int64) int64 {
+	if e, r, ok := c.tail(bound); ok {
+		return e + r
+	}
+	return bound
+}
+
+// hold is what a request of bound holds of c: the bound, or as a tail
+// admission its estimate and reserve; nothing when that does not fit.
+func (c *counter) hold(bound int64) held {
+	if bound <= c.free() {
+		return held{c: c, start: c.start, amount: bound}
+	}
+	if e, r, ok := c.tail(bound); ok && e+r <= c.free() {
+		return held{c: c, start: c.start, amount: e, reserve: r}
+	}
+	return held{}
+}
+
+// mulDivCeil is ceil(a × b / d) for non-negative a, b and positive d, in
+// 128 bits; math.MaxInt64 when it does not fit.
+func mulDivCeil(a, b, d int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(d) {
+		return math.MaxInt64
+	}
+	q, r := bits.Div64(hi, lo, uint64(d))
+	if r > 0 {
+		q++
+	}
+	if q > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(q)
+}
 
 // Ledger is one data plane's view of its budget counters. It is safe for
 // concurrent use.
@@ -220,6 +339,15 @@ type Ledger struct {
 	// changed is closed when room may have appeared (a settlement, a
 	// grant), for requests waiting for it; nil while no one waits.
 	changed chan struct{}
+	// noTails turns tail admissions off (benchmarks measure without).
+	noTails bool
+}
+
+// AdmitTails turns tail admissions on (the default) or off.
+func (l *Ledger) AdmitTails(on bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.noTails = !on
 }
 
 // NewLedger returns an empty ledger.
@@ -312,22 +440,29 @@ type Reservation struct {
 	done  bool
 }
 
+// held is what a reservation holds of one counter: the bound, or a tail
+// admission's estimate and the reserve it took.
 type held struct {
 	c     *counter
 	id    Counter
 	start time.Time
+	// amount is what the reservation holds of the counter (the bound, or
+	// a tail admission's estimate); reserve the part of the counter's
+	// reserve it took beside.
+	amount, reserve int64
 }
 
 // Bound is what the reservation holds against each of its counters.
 func (r *Reservation) Bound() int64 { return r.bound }
 
-// Held calls fn with each counter the reservation holds its bound
-// against, and the start of the period it holds it in: what a record of
-// the request must name for a restarted process to settle it (the data
+// Held calls fn with each counter the reservation holds against, the
+// start of the period it holds it in and what it holds there (the bound,
+// or a tail admission's estimate and reserve): what a record of the
+// request must name for a restarted process to settle it (the data
 // plane's request journal). The list is fixed when Reserve returns.
-func (r *Reservation) Held(fn func(c Counter, start time.Time)) {
+func (r *Reservation) Held(fn func(c Counter, start time.Time, held int64)) {
 	for _, h := range r.held {
-		fn(h.id, h.start)
+		fn(h.id, h.start, h.amount+h.reserve)
 	}
 }
 
@@ -335,27 +470,47 @@ func (r *Reservation) Held(fn func(c Counter, start time.Time)) {
 // lacks allowance, Reserve returns nil and the asks that would cover the
 // shortfall; the caller obtains leases, applies them with Apply, and calls
 // Reserve again. A second shortfall is a refusal (see Refuse).
+//
+// A counter whose budget no longer has room for the bound — were every
+// reservation in flight to settle at nothing, what the amount leaves
+// beyond every holder's spend would not take it — admits the request
+// against a tight estimate instead (a tail admission), holding beside it
+// as much of the counter's reserve as its over-run could take (the
+// bound less the estimate) or as is left. The estimate is the bound
+// scaled by the largest share of its bound a request settled here cost
+// in the period, never less than a quarter of it; the reserve is 1% of
+// the amount a period (ReserveShare), which what tail admissions cost
+// beyond their estimates takes from for good. A tail admission is
+// charged at most its estimate and reserve (Settle).
 func (l *Ledger) Reserve(now time.Time, claims []Claim, bound int64) (*Reservation, []Ask) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var asks []Ask
 	cs := make([]*counter, len(claims))
+	hs := make([]held, len(claims))
 	for i, cl := range claims {
 		c := l.counterLocked(now, cl)
 		c.active = true
 		cs[i] = c
-		if short := bound - c.free(); short > 0 {
-			asks = append(asks, Ask{Counter: cl.Counter, Claim: c.claim, PeriodStart: c.start, Want: short, Used: c.used})
-			c.missed = max(c.missed, bound)
+		h := c.hold(bound)
+		if h.c == nil {
+			free := c.free()
+			need := c.need(bound)
+			asks = append(asks, Ask{Counter: cl.Counter, Claim: c.claim, PeriodStart: c.start, Want: bound - free, Need: need - free, Used: c.used})
+			c.missed = max(c.missed, need)
+			continue
 		}
+		hs[i] = h
 	}
 	if len(asks) > 0 {
 		return nil, asks
 	}
-	r := &Reservation{l: l, bound: bound, held: make([]held, len(cs))}
-	for i, c := range cs {
-		c.reserved += bound
-		r.held[i] = held{c: c, id: claims[i].Counter, start: c.start}
+	r := &Reservation{l: l, bound: bound, held: hs}
+	for i := range hs {
+		hs[i].id = claims[i].Counter
+		h := hs[i]
+		h.c.reserved += h.amount + h.reserve
+		h.c.reserveHeld += h.reserve
 	}
 	l.record(false, cs...)
 	return r, nil
@@ -375,6 +530,7 @@ func (l *Ledger) counterLocked(now time.Time, cl Claim) *counter {
 	}
 	// An edited amount applies at once; the spend stays.
 	c.claim = cl
+	c.noTails = l.noTails
 	return c
 }
 
@@ -395,7 +551,7 @@ func (l *Ledger) Refuse(now time.Time, claims []Claim, bound int64, reason Refus
 	var first *Refusal
 	for _, cl := range claims {
 		c := l.counterLocked(now, cl)
-		if bound <= c.free() {
+		if c.hold(bound).c != nil || bound <= 0 {
 			continue
 		}
 		r := &Refusal{Claim: cl, ResetAt: c.end, Reason: reason}
@@ -437,7 +593,7 @@ func (l *Ledger) Outlook(now time.Time, claims []Claim, bound int64, reachable b
 	out := OutlookWait
 	for _, cl := range claims {
 		c := l.counterLocked(now, cl)
-		if bound <= c.free() {
+		if c.hold(bound).c != nil || bound <= 0 {
 			continue
 		}
 		switch o := c.outlook(bound, reachable); o {
@@ -451,6 +607,9 @@ func (l *Ledger) Outlook(now time.Time, claims []Claim, bound int64, reachable b
 }
 
 func (c *counter) outlook(bound int64, reachable bool) Outlook {
+	// The least allowance that would admit it: the bound, or a tail
+	// admission's.
+	bound = c.need(bound)
 	// What this holder's own reservations in flight would leave, were
 	// they all to settle at nothing.
 	local := c.reserved > 0 && bound <= c.granted-c.used
@@ -503,26 +662,49 @@ func (l *Ledger) Apply(gs []Grant) {
 	l.record(true, touched...)
 }
 
-// Settle turns the reservation into the exact cost. A cost above the
-// bound (which the bound's definition rules out) is still counted whole.
-// Settling twice does nothing.
-func (r *Reservation) Settle(cost int64) {
+// Settle turns the reservation into the cost, and reports whether every
+// counter was charged all of it. A counter is charged at most what the
+// reservation held of it: the bound, which an honest upstream's cost
+// never passes (one that reports more is charged the bound, and the
+// caller flags it), or a tail admission's estimate and reserve, whose
+// part past the estimate is the reserve's for the period. So a ledger's
+// spend never passes its grants, whatever an upstream reports. Settling
+// twice does nothing (and reports true).
+func (r *Reservation) Settle(cost int64) bool {
 	if r == nil {
-		return
+		return true
 	}
 	r.l.mu.Lock()
 	defer r.l.mu.Unlock()
 	if r.done {
-		return
+		return true
 	}
 	r.done = true
+	whole := true
 	cs := make([]*counter, len(r.held))
 	for i, h := range r.held {
-		h.c.reserved -= r.bound
-		h.c.used += cost
-		cs[i] = h.c
+		c := h.c
+		c.reserved -= h.amount + h.reserve
+		c.reserveHeld -= h.reserve
+		charge := min(cost, h.amount+h.reserve)
+		c.overrun += max(0, charge-h.amount)
+		whole = whole && charge == cost
+		c.used += charge
+		if r.bound > 0 && (c.peakBound == 0 || mulGreater(cost, r.bound, c.peakCost, c.peakBound)) {
+			c.peakCost, c.peakBound = min(cost, r.bound), r.bound
+		}
+		cs[i] = c
 	}
 	r.l.record(true, cs...)
+	return whole
+}
+
+// mulGreater says whether a/b > c/d, for non-negative a, c and positive
+// b, d, exactly.
+func mulGreater(a, b, c, d int64) bool {
+	hi1, lo1 := bits.Mul64(uint64(a), uint64(d))
+	hi2, lo2 := bits.Mul64(uint64(c), uint64(b))
+	return hi1 > hi2 || hi1 == hi2 && lo1 > lo2
 }
 
 // Sync lists, for the periodic report to the control plane, every counter

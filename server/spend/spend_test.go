@@ -431,7 +431,7 @@ func TestUnsentReturnStaysSpendable(t *testing.T) {
 	// keeps its slice); the pending return is resent, undialled.
 	l.Apply([]Grant{{Counter: cl.Counter, PeriodStart: start, Granted: 80}})
 	r, _ := l.Reserve(now, []Claim{cl}, 5)
-	r.Settle(0)
+	r.Settle(5) // all its bound: no tail estimate admits less
 	second := l.Sync(now, keep)
 	if len(second) != 1 || second[0].Returned != 70 || second[0].Moved != 0 {
 		t.Fatalf("second sync %+v", second)
@@ -449,5 +449,105 @@ func TestUnsentReturnStaysSpendable(t *testing.T) {
 	l2.Unsent(asks)
 	if r, _ := l2.Reserve(now, []Claim{cl}, 80); r == nil {
 		t.Fatal("an undialled return was not spendable again")
+	}
+}
+
+// TestTailAdmission: once what the budget has left (were everything in
+// flight to settle at nothing) no longer takes a request's bound, the
+// request is admitted against its estimate — the bound scaled by the
+// largest share of its bound a request cost here, at least a quarter —
+// and a reserve for its over-run, 1% of the amount in the period; it is
+// charged at most what it held. A cost above a full bound is charged the
+// bound.
+func TestTailAdmission(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	start, _ := Bounds(Day, now)
+	newLedger := func(limit, granted int64) (*Ledger, Claim) {
+		cl := Claim{Counter: Counter{PolicyID: uuid.New(), Period: Day, Aggregation: "shared"}, LimitNano: limit, PolicyName: "p"}
+		l := NewLedger()
+		l.Reserve(now, []Claim{cl}, 1) // makes the counter
+		l.Apply([]Grant{{Counter: cl.Counter, PeriodStart: start, Granted: granted, Limit: limit}})
+		return l, cl
+	}
+	state := func(l *Ledger) State { return l.States()[0] }
+	type step struct {
+		bound, cost int64
+		admitted    bool
+		held        int64 // what the reservation holds
+		whole       bool  // Settle charged the whole cost
+		used        int64 // the counter's spend after it settled
+	}
+	for _, c := range []struct {
+		name           string
+		limit, granted int64
+		steps          []step
+	}{
+		{"no request settled yet: the bound must fit", 5_000, 5_000, []step{
+			{bound: 6_000, admitted: false},
+			{bound: 1_000, cost: 400, admitted: true, held: 1_000, whole: true, used: 400},
+		}},
+		{"past the room: the estimate and the reserve (100)", 10_000, 10_000, []step{
+			{bound: 8_000, cost: 3_200, admitted: true, held: 8_000, whole: true, used: 3_200}, // 40% of its bound
+			{bound: 8_000, cost: 3_000, admitted: true, held: 3_300, whole: true, used: 6_200}, // tail: 40% of 8,000 and 100
+			{bound: 8_000, cost: 3_300, admitted: true, held: 3_300, whole: true, used: 9_500}, // 100 over: the reserve's
+			{bound: 8_000, admitted: false}, // the reserve is spent
+		}},
+		{"an over-run past the reserve is not charged", 10_000, 10_000, []step{
+			{bound: 8_000, cost: 3_200, admitted: true, held: 8_000, whole: true, used: 3_200},
+			{bound: 8_000, cost: 8_000, admitted: true, held: 3_300, whole: false, used: 6_500},
+		}},
+		{"a bound the budget has room for is no tail", 10_000, 4_000, []step{
+			{bound: 1_000, cost: 250, admitted: true, held: 1_000, whole: true, used: 250},
+			{bound: 4_000, admitted: false}, // it asks for more, or waits
+		}},
+		{"an upstream reporting more than the bound is charged the bound", 5_000, 5_000, []step{
+			{bound: 1_000, cost: 1_200, admitted: true, held: 1_000, whole: false, used: 1_000},
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l, cl := newLedger(c.limit, c.granted)
+			for i, s := range c.steps {
+				r, _ := l.Reserve(now, []Claim{cl}, s.bound)
+				if (r != nil) != s.admitted {
+					t.Fatalf("step %d: admitted %v, want %v (%+v)", i, r != nil, s.admitted, state(l))
+				}
+				if r == nil {
+					continue
+				}
+				if got := state(l).Reserved; got != s.held {
+					t.Fatalf("step %d: holds %d, want %d", i, got, s.held)
+				}
+				if whole := r.Settle(s.cost); whole != s.whole {
+					t.Fatalf("step %d: whole %v, want %v", i, whole, s.whole)
+				}
+				if st := state(l); st.Used != s.used || st.Reserved != 0 || st.Used > st.Granted {
+					t.Fatalf("step %d: %+v, want used %d", i, st, s.used)
+				}
+			}
+		})
+	}
+}
+
+// TestTailOutlook: a request a tail admission could take is not refused
+// for good while the amount less what was spent takes its estimate and
+// reserve, though not its bound; it asks for its bound and needs those.
+func TestTailOutlook(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	start, _ := Bounds(Day, now)
+	cl := Claim{Counter: Counter{PolicyID: uuid.New(), Period: Day, Aggregation: "shared"}, LimitNano: 5_000, PolicyName: "p"}
+	l := NewLedger()
+	l.Reserve(now, []Claim{cl}, 1)
+	l.Apply([]Grant{{Counter: cl.Counter, PeriodStart: start, Granted: 2_000, Limit: 5_000, Others: 2_000, OthersUsed: 2_000}})
+	r, _ := l.Reserve(now, []Claim{cl}, 2_000)
+	r.Settle(800)                                 // 40%: the estimate of a 2,500 bound is 1,000
+	l.Sync(now, func(Claim) int64 { return 700 }) // keeps 700 free of its 2,000
+	if o := l.Outlook(now, []Claim{cl}, 2_500, true); o != OutlookAsk {
+		t.Fatalf("a request whose estimate and reserve fit the amount: %v", o)
+	}
+	if _, asks := l.Reserve(now, []Claim{cl}, 2_500); len(asks) != 1 || asks[0].Want != 2_500-700 || asks[0].Need != 1_000+50-700 {
+		t.Fatalf("asks %+v", asks)
+	}
+	if o := l.Outlook(now, []Claim{cl}, 6_000, true); o != OutlookFinal {
+		t.Fatalf("a request whose estimate does not fit: %v", o)
 	}
 }

@@ -43,6 +43,22 @@ func (t Tags) Value() (driver.Value, error) {
 // Scan implements sql.Scanner.
 func (t *Tags) Scan(src any) error { return scanJSON(src, "Tags", (*map[string]string)(t)) }
 
+// TagValues are a workspace's tag_values: the values a request header may
+// give each tag key, stored as a JSON object of lists; none is NULL.
+type TagValues map[string][]string
+
+// Value implements driver.Valuer.
+func (t TagValues) Value() (driver.Value, error) {
+	if len(t) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(map[string][]string(t))
+	return string(b), err
+}
+
+// Scan implements sql.Scanner.
+func (t *TagValues) Scan(src any) error { return scanJSON(src, "TagValues", (*map[string][]string)(t)) }
+
 // JSONMap is an object stored as JSON text.
 type JSONMap map[string]any
 
@@ -163,6 +179,9 @@ type Workspace struct {
 	// RequiredTags are the tag keys every request must carry (its key's
 	// tags or its X-Gw-Tags header); nil requires none.
 	RequiredTags Strings `bun:"required_tags,type:text,nullzero"`
+	// TagValues are the values a request's X-Gw-Tags header may give each
+	// listed tag key; nil restricts nothing.
+	TagValues TagValues `bun:"tag_values,type:text,nullzero"`
 }
 
 // WorkspaceMember places a user in a workspace.

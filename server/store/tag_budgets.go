@@ -27,6 +27,13 @@ func (s *Store) CreateTagBudget(ctx context.Context, b *TagBudget) error {
 	return mapErr(err)
 }
 
+// ListOrgTagBudgets returns an organization's links, by policy id.
+func (s *Store) ListOrgTagBudgets(ctx context.Context, orgID uuid.UUID) ([]TagBudget, error) {
+	out := []TagBudget{}
+	err := s.db.NewSelect().Model(&out).Where("org_id = ?", orgID).OrderExpr("policy_id ASC").Scan(ctx)
+	return out, mapErr(err)
+}
+
 // ListTagBudgets returns a workspace's links, oldest first.
 func (s *Store) ListTagBudgets(ctx context.Context, wsID uuid.UUID) ([]TagBudget, error) {
 	out := []TagBudget{}

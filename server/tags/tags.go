@@ -165,3 +165,90 @@ func SetID(org uuid.UUID, t map[string]string) uuid.UUID {
 	id[8] = (id[8] & 0x3f) | 0x80 // RFC 4122 variant
 	return id
 }
+
+// MaxAllowedValues bounds the values a workspace's tag_values allows for
+// one tag key.
+const MaxAllowedValues = 100
+
+// Rules are what a workspace holds a request's X-Gw-Tags header to
+// beyond the format (issue 28), so a caller cannot charge a cost centre
+// its key does not belong to:
+//   - Governed are the tag keys a tag budget of the workspace follows: a
+//     header may name one only with the value its key carries, since the
+//     budget counts the key's tag and the reports the request's.
+//   - Values are the values a header may give a tag key (tag_values); a
+//     key not listed takes any value.
+type Rules struct {
+	Governed map[string]bool
+	Values   map[string][]string
+}
+
+// Refusal is a header tag the rules refuse: the tag and why.
+type Refusal struct {
+	Key, Value, Msg string
+}
+
+// Allowed checks a header's tags against the rules, given the key's own
+// tags, and returns the first tag refused (in key order), nil when none.
+// A header tag equal to the key's own is always allowed: it changes
+// nothing.
+func (r Rules) Allowed(header, key map[string]string) *Refusal {
+	for _, k := range slices.Sorted(maps.Keys(header)) {
+		v := header[k]
+		own, has := key[k]
+		if has && own == v {
+			continue
+		}
+		if r.Governed[k] {
+			msg := fmt.Sprintf("tag %s is governed by a tag budget: only an inference key's own tags set it", k)
+			if has {
+				msg += fmt.Sprintf(" (this key's is %s=%s)", k, own)
+			} else {
+				msg += " (this key has none)"
+			}
+			return &Refusal{Key: k, Value: v, Msg: msg}
+		}
+		if allowed, ok := r.Values[k]; ok && !slices.Contains(allowed, v) {
+			return &Refusal{Key: k, Value: v, Msg: fmt.Sprintf("%s=%s is not allowed: the workspace's tag_values allow %s only %s",
+				k, v, k, strings.Join(allowed, ", "))}
+		}
+	}
+	return nil
+}
+
+// CheckValues lists what is wrong with a workspace's tag_values: at most
+// MaxPairs tag keys, each with 1 to MaxAllowedValues distinct values, each
+// key and value by the rules of tags. Problems of a value name the key.
+func CheckValues(values map[string][]string) []Problem {
+	var out []Problem
+	if len(values) > MaxPairs {
+		out = append(out, Problem{Msg: fmt.Sprintf("at most %d tag keys", MaxPairs)})
+	}
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		vs := values[k]
+		switch m := CheckKey(k); {
+		case m != "":
+			out = append(out, Problem{Key: k, Msg: m})
+			continue
+		case len(vs) == 0:
+			out = append(out, Problem{Key: k, Msg: "list at least 1 value (leave the key out to allow any)"})
+			continue
+		case len(vs) > MaxAllowedValues:
+			out = append(out, Problem{Key: k, Msg: fmt.Sprintf("at most %d values", MaxAllowedValues)})
+			continue
+		}
+		seen := make(map[string]bool, len(vs))
+		for _, v := range vs {
+			if m := CheckValue(v); m != "" {
+				out = append(out, Problem{Key: k, Msg: m})
+				break
+			}
+			if seen[v] {
+				out = append(out, Problem{Key: k, Msg: fmt.Sprintf("%q is listed twice", v)})
+				break
+			}
+			seen[v] = true
+		}
+	}
+	return out
+}

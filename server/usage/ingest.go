@@ -238,11 +238,26 @@ func checkMetering(e wire.UsageEventIn, add func(field, typ, msg string, input a
 		checkPrices(p.Prices, at)
 		checkRules(p.Policies, at)
 		checkBudgets(p.Budgets, at)
+		checkUpstreamUsage(p.UpstreamUsage, at)
 	}
 }
 
 // provenanceProblem reports one problem at a path inside a provenance.
 type provenanceProblem func(sub []any, typ, msg string, input any)
+
+// checkUpstreamUsage checks the counts an upstream reported below gw's
+// floor: none negative.
+func checkUpstreamUsage(u *wire.UsageCounts, at provenanceProblem) {
+	if u == nil {
+		return
+	}
+	for name, n := range map[string]int64{"input_tokens": u.InputTokens, "output_tokens": u.OutputTokens,
+		"cache_read_tokens": u.CacheReadTokens, "cache_write_tokens": u.CacheWriteTokens} {
+		if n < 0 {
+			at([]any{"upstream_usage", name}, "greater_than_equal", "Input should be greater than or equal to 0", n)
+		}
+	}
+}
 
 func checkPrices(pr *wire.UsagePrices, at provenanceProblem) {
 	if pr == nil {

@@ -80,7 +80,7 @@ func (h anthropicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		anthropicStream(r, model, reply, func(event string, v any) { sse(w, event, v) }, func(raw string) { _, _ = w.Write([]byte(raw)) })
 		return
 	}
-	writeJSON(w, http.StatusOK, anthropicAnswer(model, reply))
+	writeAnswer(w, reply, anthropicAnswer(model, reply))
 }
 
 // anthropicAnswer is a Messages answer.

@@ -79,7 +79,7 @@ func (b *Bedrock) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch action {
 	case "converse":
-		writeJSON(w, http.StatusOK, converseAnswer(reply))
+		writeAnswer(w, reply, converseAnswer(reply))
 	case "converse-stream":
 		converseStream(w, r, reply)
 	case "invoke", "invoke-with-response-stream":
@@ -150,8 +150,20 @@ func converseUsage(reply Reply) any {
 		return map[string]any{"inputTokens": "many", "outputTokens": "some"}
 	}
 	u := reply.Usage
-	return map[string]any{"inputTokens": u.Input, "outputTokens": u.Output, "totalTokens": u.Input + u.CacheRead + u.CacheWrite + u.Output,
+	out := map[string]any{"inputTokens": u.Input, "outputTokens": u.Output, "totalTokens": u.Input + u.CacheRead + u.CacheWrite + u.Output,
 		"cacheReadInputTokens": u.CacheRead, "cacheWriteInputTokens": u.CacheWrite}
+	// The writes by TTL, the hour's first, as the API sorts them.
+	var details []map[string]any
+	if u.CacheWrite1h > 0 {
+		details = append(details, map[string]any{"ttl": "1h", "inputTokens": u.CacheWrite1h})
+	}
+	if u.CacheWrite > u.CacheWrite1h {
+		details = append(details, map[string]any{"ttl": "5m", "inputTokens": u.CacheWrite - u.CacheWrite1h})
+	}
+	if details != nil {
+		out["cacheDetails"] = details
+	}
+	return out
 }
 
 // eventWriter writes event-stream messages, flushing each.
@@ -264,7 +276,7 @@ func (b *Bedrock) invoke(w http.ResponseWriter, r *http.Request, req Request, mo
 		return
 	}
 	if action == "invoke" {
-		writeJSON(w, http.StatusOK, anthropicAnswer(model, reply))
+		writeAnswer(w, reply, anthropicAnswer(model, reply))
 		return
 	}
 	ew := newEventWriter(w)

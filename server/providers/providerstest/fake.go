@@ -57,6 +57,9 @@ type Reply struct {
 	// GarbleStream, in a stream, sends an event that is not JSON after
 	// the first piece of text.
 	GarbleStream bool
+	// TruncateBody, not streaming, sends a 200 whose JSON answer is cut
+	// off halfway, as an upstream that dies mid-answer does.
+	TruncateBody bool
 }
 
 // ToolCall is a tool call the assistant makes.
@@ -233,6 +236,19 @@ func pieces(text string, size int) []string {
 		out = append(out, text)
 	}
 	return out
+}
+
+// writeAnswer writes a 200 answer: v as JSON, or its first half when the
+// reply says to cut it off.
+func writeAnswer(w http.ResponseWriter, r Reply, v any) {
+	if !r.TruncateBody {
+		writeJSON(w, http.StatusOK, v)
+		return
+	}
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b[:len(b)/2])
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

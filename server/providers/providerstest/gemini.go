@@ -65,7 +65,7 @@ func serveGenerateContent(f *fake, w http.ResponseWriter, r *http.Request, model
 	case method == "batchEmbedContents":
 		geminiEmbeddings(w, req)
 	case method == "generateContent":
-		writeJSON(w, http.StatusOK, geminiAnswer(model, reply, textParts(reply.Text), true))
+		writeAnswer(w, reply, geminiAnswer(model, reply, textParts(reply.Text), true))
 	case method == "streamGenerateContent" && r.URL.Query().Get("alt") == "sse":
 		geminiStream(w, r, model, reply)
 	default:

@@ -93,7 +93,7 @@ func (h openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if reply.NoUsage {
 		delete(answer, "usage")
 	}
-	writeJSON(w, http.StatusOK, answer)
+	writeAnswer(w, reply, answer)
 }
 
 func (h openAIHandler) stream(w http.ResponseWriter, r *http.Request, model string, reply Reply, includeUsage bool) {

@@ -21,6 +21,9 @@ func (h openAIHandler) other(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	model, _ := req.Body["model"].(string)
+	if !wait(r, reply.Delay) {
+		return
+	}
 	if reply.Status != 0 && reply.Status != http.StatusOK {
 		if reply.RetryAfter != "" {
 			w.Header().Set("Retry-After", reply.RetryAfter)
@@ -36,7 +39,7 @@ func (h openAIHandler) other(w http.ResponseWriter, r *http.Request) {
 		h.responsesStream(w, r, model, reply)
 		return
 	}
-	writeJSON(w, http.StatusOK, responseObject(model, reply, "completed", true))
+	writeAnswer(w, reply, responseObject(model, reply, "completed", true))
 }
 
 func (h openAIHandler) embeddings(w http.ResponseWriter, req Request, model string, reply Reply) {

@@ -217,7 +217,7 @@ func (v *Vertex) rawPredict(w http.ResponseWriter, r *http.Request, model, metho
 	stream, _ := req.Body["stream"].(bool)
 	switch {
 	case method == "rawPredict" && !stream:
-		writeJSON(w, http.StatusOK, anthropicAnswer(model, reply))
+		writeAnswer(w, reply, anthropicAnswer(model, reply))
 	case method == "streamRawPredict" && stream:
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)

@@ -1,0 +1,188 @@
+package tokens
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
+// floorMargin is what the floor takes off each string it counts: a
+// provider tokenizes a string inside the text around it (a chat template,
+// the next content part), where its first and last tokens may merge with
+// their neighbours, so a string alone may count up to two tokens more
+// than it adds in place.
+const floorMargin = 2
+
+// Request is what one pass over a request body tells of the input tokens
+// a provider bills for it, by a model family's counter.
+type Request struct {
+	// Bound is never fewer tokens than the provider bills for the body's
+	// text, with the exact counters: every string and member name counted
+	// alone, each number's digits, and objectFraming for each object
+	// (what a chat template adds to a message is less than its JSON
+	// members: OpenAI documents 3 tokens and the role a message, and 3 a
+	// request). Inline data (data: URLs, base64 blobs) is left out: the
+	// caller prices attachments. With an estimating counter it is the
+	// same walk at that counter's rates, a calibrated bound: see
+	// Estimate. Text past exactLimit is extrapolated, a quarter higher.
+	Bound int64
+	// Floor is never more tokens than the provider bills for the body,
+	// with the exact counters: only the text of members that carry content
+	// (FloorKeys), each string counted alone less floorMargin, no framing,
+	// nothing past exactLimit. 0 with an estimating counter: gw can prove
+	// no input count for a family whose tokenizer it lacks.
+	Floor int64
+}
+
+// RequestKeys are the members whose string values are content a provider
+// renders into the prompt as they are: messages' content and text,
+// system prompts and instructions, inputs and prompts, tool descriptions,
+// the arguments of earlier tool calls and the output of tools. Strings of
+// other members (roles, types, ids, names, enums) are left out of a floor.
+var RequestKeys = map[string]bool{"content": true, "text": true, "system": true, "instructions": true, "input": true,
+	"prompt": true, "description": true, "arguments": true, "output": true, "refusal": true, "thinking": true}
+
+// AnswerKeys are the members of an answer whose strings are generated
+// text: content, text, refusals, tool-call arguments, thinking.
+var AnswerKeys = map[string]bool{"content": true, "text": true, "refusal": true, "arguments": true, "thinking": true,
+	"reasoning_content": true}
+
+// CountRequest walks a request body once with c. A body that is not JSON
+// is counted as text for the bound, with no floor.
+func CountRequest(c Counter, doc []byte) Request {
+	w := requestWalker{c: c, exact: c.Exact(), keys: RequestKeys, dec: json.NewDecoder(bytes.NewReader(doc))}
+	w.dec.UseNumber()
+	if err := w.value("", 0); err != nil {
+		return Request{Bound: c.Count(string(doc))}
+	}
+	return w.result()
+}
+
+// FloorJSON is the floor of a JSON document's text, with the strings of
+// the members keys names (RequestKeys for a request, AnswerKeys for an
+// answer); key is the member the document is the value of ("" for a
+// whole document). 0 unless c is exact, or doc is not JSON.
+func FloorJSON(c Counter, key string, doc []byte, keys map[string]bool) int64 {
+	if !c.Exact() {
+		return 0
+	}
+	w := requestWalker{c: c, exact: true, keys: keys, floorOnly: true, dec: json.NewDecoder(bytes.NewReader(doc))}
+	if err := w.value(key, 0); err != nil {
+		return 0
+	}
+	return w.floor
+}
+
+// FloorText is the floor of text relayed as one piece: its exact count
+// less floorMargin, 0 unless c is exact. Past exactLimit only the part
+// counted counts.
+func FloorText(c Counter, text string) int64 {
+	if !c.Exact() || text == "" {
+		return 0
+	}
+	cut := min(len(text), exactLimit)
+	for cut > 0 && cut < len(text) && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return max(0, c.Count(text[:cut])-floorMargin)
+}
+
+// requestWalker gathers a document's bound and floor.
+type requestWalker struct {
+	dec   *json.Decoder
+	c     Counter
+	exact bool
+	keys  map[string]bool
+	// floorOnly skips the bound's work.
+	floorOnly bool
+
+	names strings.Builder
+	// counted is the bytes counted so far, rest those past exactLimit.
+	counted, rest int
+	bound, floor  int64
+	objects       int64
+}
+
+func (w *requestWalker) result() Request {
+	names := w.c.Count(w.names.String())
+	bound := w.bound + names
+	if w.rest > 0 {
+		// Like text, a quarter higher (extrapolate).
+		bound = extrapolate(bound, max(w.counted+w.names.Len(), 1), w.rest)
+	}
+	return Request{Bound: bound + w.objects*objectFraming, Floor: w.floor}
+}
+
+func (w *requestWalker) value(key string, depth int) error {
+	if depth > maxDepth {
+		return errTooDeep
+	}
+	tok, err := w.dec.Token()
+	if err != nil {
+		return err
+	}
+	switch v := tok.(type) {
+	case json.Delim:
+		object := v == '{'
+		if object {
+			w.objects++
+		}
+		for w.dec.More() {
+			k := key
+			if object {
+				kt, err := w.dec.Token()
+				if err != nil {
+					return err
+				}
+				k, _ = kt.(string)
+				if !w.floorOnly && w.names.Len() < exactLimit {
+					w.names.WriteString(k)
+					w.names.WriteByte(' ')
+				}
+			}
+			if err := w.value(k, depth+1); err != nil {
+				return err
+			}
+		}
+		_, err = w.dec.Token() // the closing delimiter
+		return err
+	case string:
+		w.str(key, v)
+	case json.Number:
+		if !w.floorOnly {
+			w.str("", v.String())
+		}
+	case bool, nil:
+		if !w.floorOnly {
+			w.bound++
+		}
+	}
+	return nil
+}
+
+// str counts one string value: alone, as a provider's template places it
+// between other text.
+func (w *requestWalker) str(key, v string) {
+	if _, ok := attachment(key, v); ok {
+		return
+	}
+	content := w.exact && w.keys[key]
+	if w.floorOnly && !content {
+		return
+	}
+	cut := min(len(v), max(exactLimit-w.counted, 0))
+	for cut > 0 && cut < len(v) && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	w.counted += cut
+	w.rest += len(v) - cut
+	if cut == 0 {
+		return
+	}
+	n := w.c.Count(v[:cut])
+	w.bound += n
+	if content {
+		w.floor += max(0, n-floorMargin)
+	}
+}
