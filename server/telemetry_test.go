@@ -289,7 +289,9 @@ func TestMetricsAfterTraffic(t *testing.T) {
 				t.Fatalf("bad key: %d", resp.StatusCode)
 			}
 			// a stream, for time to first token.
-			up.Enqueue(providerstest.Reply{Text: "streamed answer", Usage: providerstest.Usage{Input: 7, Output: 3}})
+			// Two deltas of 8 bytes: an honest 3 output tokens, at or over the
+			// floor gw proves (a token a delta; the text's o200k count).
+			up.Enqueue(providerstest.Reply{Text: "streamed answer", ChunkSize: 8, Usage: providerstest.Usage{Input: 7, Output: 3}})
 			if resp := chat(t, srv.URL, token, `{"model":"openai/gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
 				t.Fatalf("stream: %d", resp.StatusCode)
 			}

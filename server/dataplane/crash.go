@@ -9,6 +9,7 @@ import (
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/spend"
+	"github.com/gw-gateway/gw/server/tokens"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -35,7 +36,7 @@ func (x *exchange) journalAttempt(rt *route) {
 	r := journalRecord{id: x.id, occurred: x.occurred, started: x.started, attemptStarted: x.attemptStarted,
 		org: key.org.orgID, workspace: key.workspace, key: key.id, owner: key.owner, credential: rt.cred.id,
 		model: m.model.ID, provider: m.model.Provider, requested: x.requestedModel(), endpoint: x.d.name(), requestID: x.requestID,
-		bundleVersion: key.org.version, pricing: m.model.Pricing, inputTokens: crashInput(x.input, m.kind),
+		bundleVersion: key.org.version, pricing: m.model.Pricing, inputTokens: x.crashInput(rt),
 		outputCap: outputCap(rt, x.req.MaxTokens, x.req.N), tags: x.tags}
 	if c := x.caller; c != nil {
 		r.key, r.owner = uuid.Nil, c.UserID
@@ -301,6 +302,17 @@ func crashedEvent(r remnant) (wire.UsageEventIn, int64) {
 func crashInput(s inputShape, kind catalog.Kind) int64 {
 	bound := s.tokens(kind)
 	return min(bound, (s.bytes+1)/2+max(0, bound-s.bytes))
+}
+
+// crashInput is the input a crash bills for the request on rt: the count
+// its budgets' bound took when it took one (exact for OpenAI's encodings,
+// the bound's calibrated figure elsewhere: what the reservation holds),
+// else the estimate from the body's size.
+func (x *exchange) crashInput(rt *route) int64 {
+	if r, ok := x.counts[tokens.ForModel(rt.model.model.UpstreamModel())]; ok {
+		return x.input.framed(r.Bound, rt.model.kind)
+	}
+	return crashInput(x.input, rt.model.kind)
 }
 
 // crashOutput is the output of a stream a crash cut, from what was

@@ -176,8 +176,8 @@ func TestCrashBeforeTheSinkFlushes(t *testing.T) {
 			return got.snapshot()
 		}
 		events := recovered()
-		if len(events) != 1 || events[0].Status != "ok" || events[0].UsageSource != "upstream" || events[0].InputTokens != 250 ||
-			events[0].OutputTokens != 10 || events[0].CostUSD != catalog.FormatNanoUSD(250*150+10*600) {
+		if len(events) != 1 || events[0].Status != "ok" || events[0].UsageSource != "upstream" || events[0].InputTokens != 290 ||
+			events[0].OutputTokens != 10 || events[0].CostUSD != catalog.FormatNanoUSD(290*150+10*600) {
 			t.Fatalf("recovered %+v", events)
 		}
 		// Once stored, the journal lets it go, on disk too.

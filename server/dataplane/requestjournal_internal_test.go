@@ -22,19 +22,26 @@ import (
 var miniPricing = catalog.Pricing{InputPerMTok: "0.15", OutputPerMTok: "0.60", CacheReadPerMTok: "0.075", CacheWritePerMTok: "0.15"}
 
 func testHold(start time.Time) journalHold {
-	return journalHold{counter: spend.Counter{PolicyID: uuid.New(), Period: spend.Day, Aggregation: "shared"}, start: start, held: 100}
+	return journalHold{counter: spend.Counter{PolicyID: uuid.New(), Period: spend.Day, Aggregation: "shared"}, start: start}
 }
 
 func testRecord(holds ...journalHold) journalRecord {
 	now := time.Now()
 	failure := "rate_limited"
-	return journalRecord{id: uuid.New(), occurred: now.UTC().Truncate(time.Microsecond), started: now.Add(-2 * time.Second).Truncate(time.Millisecond),
+	r := journalRecord{id: uuid.New(), occurred: now.UTC().Truncate(time.Microsecond), started: now.Add(-2 * time.Second).Truncate(time.Millisecond),
 		attemptStarted: now.Add(-time.Second).Truncate(time.Millisecond), org: uuid.New(), workspace: uuid.New(), key: uuid.New(),
 		owner: uuid.New(), credential: uuid.New(), model: "openai/gpt-4o-mini", provider: "openai", requested: "fast",
 		endpoint: "chat.completions", requestID: "req-1", bundleVersion: 7, pricing: miniPricing, inputTokens: 500, outputCap: 100,
 		bound: 500*150 + 100*600 + 1, holds: holds, tags: map[string]string{"team": "ads", "env": "prod"},
 		attempts: []wire.UsageAttempt{{Model: "anthropic/claude-haiku-4-5", Provider: "anthropic", LatencyMS: 12, Failure: &failure}},
 		budgets:  []journalBudget{{policyID: uuid.New(), name: "cap", period: "day", aggregation: "shared", amount: "0.02"}}}
+	// Each counter holds the whole bound (no tail admission).
+	for i := range r.holds {
+		if r.holds[i].held == 0 {
+			r.holds[i].held = r.bound
+		}
+	}
+	return r
 }
 
 // TestRequestJournalRecordRoundTrip: a record reads back as written,
@@ -437,6 +444,7 @@ func TestCrashOutput(t *testing.T) {
 func TestReleaseCrashed(t *testing.T) {
 	day, _ := spend.Bounds(spend.Day, time.Now())
 	a, b := testHold(day), testHold(day)
+	a.held, b.held = 100, 100
 	yesterday := journalHold{counter: a.counter, start: day.AddDate(0, 0, -1), held: 10}
 	states := []spend.CounterState{
 		{Counter: a.counter, Start: day, Granted: 1000, Used: 100, Reserved: 300},

@@ -65,6 +65,11 @@ func (rec *Recorder) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		status := cw.status
+		if status == 0 && r.Context().Err() != nil {
+			// The caller left before the handler answered anything: no
+			// answer went out to check.
+			return
+		}
 		if status == 0 {
 			status = http.StatusOK
 		}

@@ -60,7 +60,7 @@ func TestCheckValues(t *testing.T) {
 	}{
 		{name: "fine", values: map[string][]string{"team": {"ads", "search"}, "env": {"prod"}}, key: "-"},
 		{name: "no values", values: map[string][]string{"team": {}}, key: "team", msg: "at least 1 value"},
-		{name: "bad key", values: map[string][]string{"Team": {"ads"}}, key: "Team", msg: "matches"},
+		{name: "bad key", values: map[string][]string{"Team": {"ads"}}, key: "Team", msg: "lowercase letters"},
 		{name: "bad value", values: map[string][]string{"team": {"a\tb"}}, key: "team", msg: "printable"},
 		{name: "twice", values: map[string][]string{"team": {"ads", "ads"}}, key: "team", msg: "listed twice"},
 		{name: "too many values", values: map[string][]string{"team": long}, key: "team", msg: "at most 100 values"},
