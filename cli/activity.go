@@ -57,7 +57,7 @@ func NewCmdActivityList(f *Factory, runF func(context.Context, *ActivityListOpti
 			if err := oneOf("scope", opts.Scope, "instance", "org"); err != nil {
 				return err
 			}
-			if err := opts.Paging.check(); err != nil {
+			if err := opts.Paging.Check(); err != nil {
 				return err
 			}
 			if runF != nil {

@@ -244,7 +244,7 @@ func credentialsCreateRun(ctx context.Context, opts *CredentialsCreateOptions) e
 	if err != nil {
 		return err
 	}
-	secret, err := opts.Secret.read(opts.f.IO, "secret", fmt.Sprintf("API key for %s (input is hidden): ", opts.Provider))
+	secret, err := opts.Secret.Read(opts.f.IO, "secret", fmt.Sprintf("API key for %s (input is hidden): ", opts.Provider))
 	if err != nil {
 		return err
 	}
@@ -311,7 +311,7 @@ func NewCmdCredentialsUpdate(f *Factory, runF func(context.Context, *Credentials
 			if cmd.Flags().Changed("base-url") {
 				opts.BaseURL = &baseURL
 			}
-			opts.NewSecret = prompt || opts.Secret.given()
+			opts.NewSecret = prompt || opts.Secret.Given()
 			if opts.Label == nil && opts.BaseURL == nil && !opts.ClearBaseURL && !opts.NewSecret && len(opts.Settings) == 0 && !opts.ClearSettings {
 				return usageError{errors.New("nothing to change: pass --label, --base-url, --clear-base-url, --setting, --clear-settings, or a new secret")}
 			}
@@ -352,7 +352,7 @@ func credentialsUpdateRun(ctx context.Context, opts *CredentialsUpdateOptions) e
 		}
 	}
 	if opts.NewSecret {
-		secret, err := opts.Secret.read(opts.f.IO, "secret", "New API key (input is hidden): ")
+		secret, err := opts.Secret.Read(opts.f.IO, "secret", "New API key (input is hidden): ")
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -48,7 +49,7 @@ func TestWithFlags(t *testing.T) {
 				}
 				return
 			}
-			var ue usageError
+			var ue cmdutil.UsageError
 			if !errors.As(err, &ue) || err.Error() != c.want {
 				t.Fatalf("got %T %q\nwant %q", err, err, c.want)
 			}

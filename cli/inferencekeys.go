@@ -143,7 +143,7 @@ func NewCmdInferenceKeysCreate(f *Factory, runF func(context.Context, *Inference
 				return err
 			}
 			var err error
-			if opts.ExpiresAt, err = expiry.resolve(time.Now()); err != nil {
+			if opts.ExpiresAt, err = expiry.Resolve(time.Now()); err != nil {
 				return err
 			}
 			if opts.RateLimits, err = limits.read(cmd); err != nil {
@@ -194,7 +194,7 @@ func inferenceKeysCreateRun(ctx context.Context, opts *InferenceKeysCreateOption
 	if opts.Output == OutputTable {
 		fmt.Fprintf(opts.f.IO.ErrOut, "Issued inference key %s (%s) in workspace %s.\n", k.ID, k.Prefix, ws)
 	}
-	return opts.f.printOnce(opts.Output, "inference key", k.Token, k, func() Table { return inferenceKeyDetail(k) })
+	return printOnce(opts.f, opts.Output, "inference key", k.Token, k, func() Table { return inferenceKeyDetail(k) })
 }
 
 // InferenceKeysRevokeOptions configure gw inference-keys revoke.
@@ -218,7 +218,7 @@ func inferenceKeysRevokeRun(ctx context.Context, opts *InferenceKeysRevokeOption
 	if err != nil {
 		return err
 	}
-	if err := opts.f.Confirm(fmt.Sprintf("Revoke inference key %s? Requests using it will be refused.", describeForPrompt(opts.f, opts.Yes, opts.ID, func() (string, error) {
+	if err := opts.f.Confirm(fmt.Sprintf("Revoke inference key %s? Requests using it will be refused.", describeForPrompt(opts.f.IO, opts.Yes, opts.ID, func() (string, error) {
 		k, err := c.GetInferenceKey(ctx, org, ws, id)
 		return fmt.Sprintf("%q (%s…, %s)", k.Name, k.Prefix, k.Status), err
 	})), opts.Yes); err != nil {

@@ -117,7 +117,7 @@ func printInvitationToken(f *Factory, format string, inv wire.Invitation) error 
 		fmt.Fprintf(f.IO.ErrOut, "Invitation %s for %s (%s) expires %s; accept with: gw invitations accept TOKEN\n",
 			inv.ID, inv.Email, inv.Role, timeCell(&inv.ExpiresAt))
 	}
-	return f.printOnce(format, "invitation token", inv.Token, inv, func() Table { return invitationTable(inv) })
+	return printOnce(f, format, "invitation token", inv.Token, inv, func() Table { return invitationTable(inv) })
 }
 
 // InvitationsReissueOptions configure gw invitations reissue.
@@ -237,7 +237,7 @@ func invitationsAcceptRun(ctx context.Context, opts *InvitationsAcceptOptions) e
 	if opts.Email != "" {
 		return acceptSignedIn(ctx, opts, s.Server, opts.Email)
 	}
-	if !opts.NewAccount && s.Token != "" && !opts.Password.given() {
+	if !opts.NewAccount && s.Token != "" && !opts.Password.Given() {
 		res, err := c.AcceptInvitation(ctx, wire.InvitationAccept{Token: opts.Token})
 		if err != nil {
 			return err
@@ -320,7 +320,7 @@ func promptEmail(ios *IOStreams) (string, error) {
 // used for this one call and ended right after.
 func acceptSignedIn(ctx context.Context, opts *InvitationsAcceptOptions, server, email string) error {
 	ios := opts.f.IO
-	pw, err := opts.Password.read(ios, "password", "Password for "+email+": ")
+	pw, err := opts.Password.Read(ios, "password", "Password for "+email+": ")
 	if err != nil {
 		return err
 	}
@@ -352,11 +352,11 @@ func printAccepted(opts *InvitationsAcceptOptions, res wire.InvitationAccepted) 
 // readNewPassword reads the password of a new account; typed at a prompt
 // it is asked twice, since nobody can see a typo.
 func readNewPassword(ios *IOStreams, in secretInput) (string, error) {
-	pw, err := in.read(ios, "password", "Password for the new account: ")
-	if err != nil || in.given() {
+	pw, err := in.Read(ios, "password", "Password for the new account: ")
+	if err != nil || in.Given() {
 		return pw, err
 	}
-	again, err := in.read(ios, "password", "Repeat the password: ")
+	again, err := in.Read(ios, "password", "Repeat the password: ")
 	if err != nil {
 		return "", err
 	}

@@ -237,7 +237,7 @@ is printed once, on stdout; the server keeps only its hash.`,
 				return err
 			}
 			var err error
-			if opts.ExpiresAt, err = expiry.resolve(time.Now()); err != nil {
+			if opts.ExpiresAt, err = expiry.Resolve(time.Now()); err != nil {
 				return err
 			}
 			if opts.Permissions, err = permissionList(perms); err != nil {
@@ -273,7 +273,7 @@ func keysCreateRun(ctx context.Context, opts *KeysCreateOptions) error {
 	if opts.Output == OutputTable {
 		fmt.Fprintf(opts.f.IO.ErrOut, "Issued management key %s (%s), scope %s.\n", k.ID, k.Prefix, keyScopeCell(k))
 	}
-	return opts.f.printOnce(opts.Output, "management key", k.Token, k, func() Table { return keyDetail(k) })
+	return printOnce(opts.f, opts.Output, "management key", k.Token, k, func() Table { return keyDetail(k) })
 }
 
 // KeysRevokeOptions configure gw keys revoke.
@@ -325,7 +325,7 @@ func keysRevokeRun(ctx context.Context, opts *KeysRevokeOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := opts.f.Confirm(fmt.Sprintf("Revoke management key %s? Anything using it stops working.", describeForPrompt(opts.f, opts.Yes, opts.ID, func() (string, error) {
+	if err := opts.f.Confirm(fmt.Sprintf("Revoke management key %s? Anything using it stops working.", describeForPrompt(opts.f.IO, opts.Yes, opts.ID, func() (string, error) {
 		k, err := c.GetManagementKey(ctx, scope, id)
 		return fmt.Sprintf("%q (%s…, %s)", k.Label, k.Prefix, k.Status), err
 	})), opts.Yes); err != nil {

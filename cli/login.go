@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/config"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
@@ -22,7 +23,7 @@ import (
 type LoginOptions struct {
 	IO         *IOStreams
 	Config     func() (*config.File, error)
-	Browser    Browser
+	Browser    cmdutil.Browser
 	HTTPClient *http.Client
 
 	// Server is the gw server to log in to; empty means the target
@@ -125,7 +126,7 @@ Exit status 4 when the sign-in is denied, expires or was already delivered.`,
 				return usageError{fmt.Errorf("--label is %d characters; at most 80", n)}
 			}
 			if opts.Server != "" {
-				opts.Server = f.baseServerURL(opts.Server)
+				opts.Server = f.BaseServerURL(opts.Server)
 				if _, err := parseServerURL(opts.Server); err != nil {
 					return usageError{err}
 				}

@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/uptrace/bun"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/config"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/api"
@@ -337,7 +338,7 @@ type loginRunResult struct {
 
 // login runs loginRun with the fake browser and sleeper against the env,
 // with the configuration file at cfgPath.
-func (e *loginEnv) login(cfgPath string, br Browser, sl *sleeper, mutate func(*LoginOptions)) loginRunResult {
+func (e *loginEnv) login(cfgPath string, br cmdutil.Browser, sl *sleeper, mutate func(*LoginOptions)) loginRunResult {
 	e.t.Helper()
 	f, _, errOut := testFactory()
 	f.ConfigPath = cfgPath

@@ -58,7 +58,7 @@ func (t *inferenceTarget) resolve() error {
 
 // client builds a client that authenticates with the inference key.
 func (t inferenceTarget) client(f *Factory) (*client.Client, error) {
-	server := f.baseServerURL(t.DataPlaneURL)
+	server := f.BaseServerURL(t.DataPlaneURL)
 	if server == "" {
 		s, err := f.Settings()
 		if err != nil {

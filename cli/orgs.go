@@ -57,7 +57,7 @@ func NewCmdOrgsList(f *Factory, runF func(context.Context, *OrgsListOptions) err
 			if err := checkOutput(opts.Output); err != nil {
 				return err
 			}
-			if err := opts.Paging.check(); err != nil {
+			if err := opts.Paging.Check(); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -212,7 +212,7 @@ func NewCmdOrgsUpdate(f *Factory, runF func(context.Context, *OrgsUpdateOptions)
 				opts.Org = args[0]
 			}
 			var err error
-			if opts.Name, opts.Slug, err = rename.read(cmd); err != nil {
+			if opts.Name, opts.Slug, err = rename.Read(cmd); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -222,7 +222,7 @@ func NewCmdOrgsUpdate(f *Factory, runF func(context.Context, *OrgsUpdateOptions)
 		},
 	}
 	addOutputFlag(cmd, &opts.Output)
-	rename.add(cmd)
+	rename.Add(cmd)
 	return cmd
 }
 

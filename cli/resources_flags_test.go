@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -40,8 +39,7 @@ func runFlagCases[O any](t *testing.T, build func(*Factory, func(context.Context
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("err = %v, want %q", err, c.wantErr)
 				}
-				var ue usageError
-				if !errors.As(err, &ue) && !isCobraUsageError(err) {
+				if !isUsageError(err) {
 					t.Fatalf("%v is not a usage error (exit 2)", err)
 				}
 				if got != nil {
@@ -444,7 +442,7 @@ func TestCredentialsFlags(t *testing.T) {
 			}},
 		{name: "prompted later", args: []string{"--provider", "openai", "--label", "main", "--scope", "workspace", "--base-url", "https://x.example/v1"},
 			check: func(t *testing.T, o *CredentialsCreateOptions) {
-				if o.Secret.given() || o.Scope != "workspace" || o.BaseURL != "https://x.example/v1" {
+				if o.Secret.Given() || o.Scope != "workspace" || o.BaseURL != "https://x.example/v1" {
 					t.Errorf("%+v", o)
 				}
 			}},
@@ -477,7 +475,7 @@ func TestCredentialsFlags(t *testing.T) {
 			}
 		}},
 		{name: "rotate by prompt", args: []string{"c1", "--prompt-secret"}, check: func(t *testing.T, o *CredentialsUpdateOptions) {
-			if !o.NewSecret || o.Secret.given() {
+			if !o.NewSecret || o.Secret.Given() {
 				t.Errorf("%+v", o)
 			}
 		}},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 )
 
@@ -26,12 +27,6 @@ const (
 	ExitDiffers = 3
 	ExitAuth    = 4
 )
-
-// usageError marks a mistake in how a command was called.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
 
 // exitStatus is an outcome that is no failure but has its own exit code,
 // such as policies diff finding differences.
@@ -70,14 +65,15 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
-	// Print reads the running command's flags (was --output given?).
+	// Factory.Print, still used by the commands that do not hold an
+	// Output, reads the running command's flags (was --output given?).
 	// Cobra runs only the nearest PersistentPreRun: a subcommand that
-	// defines one must set f.running too.
-	root.PersistentPreRun = func(cmd *cobra.Command, args []string) { f.running = cmd }
-	addGlobalFlags(root)
-	f.globals = root
+	// defines one must call SetRunning too.
+	root.PersistentPreRun = func(cmd *cobra.Command, args []string) { f.SetRunning(cmd) }
+	cmdutil.AddGlobalFlags(root)
+	f.UseGlobalFlags(root)
 	if f.Browser == nil {
-		f.Browser = systemBrowser{}
+		f.Browser = cmdutil.SystemBrowser{}
 	}
 	root.AddCommand(
 		NewCmdServe(f, nil),
@@ -150,7 +146,7 @@ func unknownSubcommand(cmd *cobra.Command, word string) error {
 
 // Main runs gw with the process's arguments and returns the exit code.
 func Main() int {
-	f := &Factory{IO: SystemIO()}
+	f := &Factory{IO: cmdutil.SystemIO()}
 	return Run(context.Background(), f, os.Args[1:])
 }
 
@@ -168,14 +164,13 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 		fmt.Fprintln(f.IO.ErrOut, err)
 		return st.exitStatus()
 	}
-	err = f.explainRefusal(ctx, err)
+	err = explainRefusal(ctx, f, err)
 	fmt.Fprintln(f.IO.ErrOut, "error:", err)
-	var ue usageError
 	var ae *client.APIError
 	switch {
 	case errors.Is(err, errNotLoggedIn), errors.As(err, &ae) && ae.Status == 401:
 		return ExitAuth
-	case errors.As(err, &ue) || isCobraUsageError(err):
+	case isUsageError(err):
 		return ExitUsage
 	}
 	return ExitError
@@ -186,7 +181,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 // organizations: the server may not say whether X exists to a key scoped
 // elsewhere, but the caller's own list tells a typo from a real
 // organization (issue 22, row 10).
-func (f *Factory) explainRefusal(ctx context.Context, err error) error {
+func explainRefusal(ctx context.Context, f *Factory, err error) error {
 	var ae *client.APIError
 	if !errors.As(err, &ae) || ae.Status != 403 || !strings.Contains(ae.Detail, "does not reach organization") {
 		return err
@@ -208,15 +203,4 @@ func (f *Factory) explainRefusal(ctx context.Context, err error) error {
 	}
 	return fmt.Errorf("organization %q not found among your organizations (%s): check --org, GW_ORG or the context's organization",
 		s.Org, strings.Join(mine, ", "))
-}
-
-// isCobraUsageError recognises the argument errors cobra makes itself.
-func isCobraUsageError(err error) bool {
-	msg := err.Error()
-	for _, prefix := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "invalid argument"} {
-		if len(msg) >= len(prefix) && msg[:len(prefix)] == prefix {
-			return true
-		}
-	}
-	return false
 }

@@ -103,7 +103,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 				ShutdownTimeout:       v.GetDuration("shutdown-timeout"),
 				MaxStreamDuration:     v.GetDuration("max-stream-duration"),
 				Role:                  v.GetString("role"),
-				ControlPlaneURL:       f.baseServerURL(v.GetString("control-plane-url")),
+				ControlPlaneURL:       f.BaseServerURL(v.GetString("control-plane-url")),
 				Token:                 v.GetString("token"),
 				BundlePublicKey:       v.GetString("bundle-public-key"),
 				DataPlaneID:           v.GetString("data-plane-id"),

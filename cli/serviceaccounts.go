@@ -122,7 +122,7 @@ than your own credential holds). The key's token is printed once, on stdout.`,
 				return err
 			}
 			var err error
-			if opts.ExpiresAt, err = expiry.resolve(time.Now()); err != nil {
+			if opts.ExpiresAt, err = expiry.Resolve(time.Now()); err != nil {
 				return err
 			}
 			if opts.Permissions, err = permissionList(perms); err != nil {
@@ -171,7 +171,7 @@ func serviceAccountsCreateRun(ctx context.Context, opts *ServiceAccountsCreateOp
 		fmt.Fprintf(opts.f.IO.ErrOut, "Created service account %s (%s) with management key %s (%s).\n",
 			b.ServiceAccount.Name, b.ServiceAccount.ID, b.ManagementKey.ID, b.ManagementKey.Prefix)
 	}
-	return opts.f.printOnce(opts.Output, "service account's management key", b.ManagementKey.Token, b,
+	return printOnce(opts.f, opts.Output, "service account's management key", b.ManagementKey.Token, b,
 		func() Table { return serviceAccountDetail(b.ServiceAccount) })
 }
 

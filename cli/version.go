@@ -3,24 +3,9 @@ package cli
 import (
 	"fmt"
 	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
-
-// version is set at release time with -ldflags "-X github.com/gw-gateway/gw/cli.version=…".
-var version = ""
-
-// Version is gw's version: the release tag, or the module version, or "dev".
-func Version() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
 
 // VersionInfo is what `gw version -o json|yaml` prints.
 type VersionInfo struct {

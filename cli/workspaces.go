@@ -232,7 +232,7 @@ it. gw workspaces get shows them.`,
 				return usageError{errors.New("nothing to change: pass --name, --slug, --rpm, --tpm, --no-rate-limits, --require-tag or --no-required-tags")}
 			}
 			if renamed {
-				if opts.Name, opts.Slug, err = rename.read(cmd); err != nil {
+				if opts.Name, opts.Slug, err = rename.Read(cmd); err != nil {
 					return err
 				}
 			}
@@ -243,7 +243,7 @@ it. gw workspaces get shows them.`,
 		},
 	}
 	addOutputFlag(cmd, &opts.Output)
-	rename.add(cmd)
+	rename.Add(cmd)
 	limits.add(cmd)
 	required.add(cmd)
 	return cmd

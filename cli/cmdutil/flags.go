@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"context"
@@ -22,9 +22,9 @@ import (
 // Helpers shared by the resource command groups (orgs, workspaces, members,
 // keys, credentials, catalog, activity, …).
 
-// resourcePaging is how a paginated list (organizations, activity) is read:
+// Paging is how a paginated list (organizations, activity) is read:
 // one page by default, --all follows next_cursor to the end.
-type resourcePaging struct {
+type Paging struct {
 	// Limit is the page size (1 to 200); 0 leaves it to the server (50).
 	Limit int
 	// All follows the cursors through every page.
@@ -33,24 +33,24 @@ type resourcePaging struct {
 	Cursor string
 }
 
-func addPagingFlags(cmd *cobra.Command, p *resourcePaging) {
+func AddPagingFlags(cmd *cobra.Command, p *Paging) {
 	cmd.Flags().IntVar(&p.Limit, "limit", 0, "page size, 1 to 200 (default: the server's, 50); without --all only one page is shown")
 	cmd.Flags().BoolVar(&p.All, "all", false, "follow the cursors and show every page")
 	cmd.Flags().StringVar(&p.Cursor, "cursor", "", "start at this page.next_cursor of an earlier listing")
 }
 
-func (p resourcePaging) check() error {
+func (p Paging) Check() error {
 	if p.Limit != 0 && (p.Limit < 1 || p.Limit > 200) {
-		return usageError{fmt.Errorf("--limit must be between 1 and 200, not %d", p.Limit)}
+		return UsageError{fmt.Errorf("--limit must be between 1 and 200, not %d", p.Limit)}
 	}
 	return nil
 }
 
-// followPages reads one page, or every page with --all. When a single page
+// FollowPages reads one page, or every page with --all. When a single page
 // leaves more behind, it says so on stderr with the cursor to go on from,
 // so a person is not misled into thinking the list is complete and a
 // script can page on its own.
-func followPages[T any](ctx context.Context, p resourcePaging, errOut io.Writer, fetch func(ctx context.Context, limit int, cursor string) (wire.Page[T], error)) ([]T, error) {
+func FollowPages[T any](ctx context.Context, p Paging, errOut io.Writer, fetch func(ctx context.Context, limit int, cursor string) (wire.Page[T], error)) ([]T, error) {
 	items := []T{}
 	cursor := p.Cursor
 	for {
@@ -71,9 +71,9 @@ func followPages[T any](ctx context.Context, p resourcePaging, errOut io.Writer,
 	}
 }
 
-// exclusiveFlags fails when more than one of the named flags was set. It
+// ExclusiveFlags fails when more than one of the named flags was set. It
 // is a usage error (exit 2), which cobra's own flag groups do not give.
-func exclusiveFlags(fs *pflag.FlagSet, names ...string) error {
+func ExclusiveFlags(fs *pflag.FlagSet, names ...string) error {
 	var set []string
 	for _, n := range names {
 		if fs.Changed(n) {
@@ -81,13 +81,13 @@ func exclusiveFlags(fs *pflag.FlagSet, names ...string) error {
 		}
 	}
 	if len(set) > 1 {
-		return usageError{fmt.Errorf("%s cannot be used together", strings.Join(set, " and "))}
+		return UsageError{fmt.Errorf("%s cannot be used together", strings.Join(set, " and "))}
 	}
 	return nil
 }
 
-// requireFlags fails, as a usage error, when a named flag was not set.
-func requireFlags(fs *pflag.FlagSet, names ...string) error {
+// RequireFlags fails, as a usage error, when a named flag was not set.
+func RequireFlags(fs *pflag.FlagSet, names ...string) error {
 	var missing []string
 	for _, n := range names {
 		if !fs.Changed(n) {
@@ -95,52 +95,52 @@ func requireFlags(fs *pflag.FlagSet, names ...string) error {
 		}
 	}
 	if len(missing) > 0 {
-		return usageError{fmt.Errorf("required flag(s) %s not set", strings.Join(missing, ", "))}
+		return UsageError{fmt.Errorf("required flag(s) %s not set", strings.Join(missing, ", "))}
 	}
 	return nil
 }
 
-// oneOf checks an enumerated flag value.
-func oneOf(flag, value string, allowed ...string) error {
+// OneOf checks an enumerated flag value.
+func OneOf(flag, value string, allowed ...string) error {
 	for _, a := range allowed {
 		if value == a {
 			return nil
 		}
 	}
-	return usageError{fmt.Errorf("--%s must be one of %s, not %q", flag, strings.Join(allowed, ", "), value)}
+	return UsageError{fmt.Errorf("--%s must be one of %s, not %q", flag, strings.Join(allowed, ", "), value)}
 }
 
-// expiryFlags set a key's expiry, relative (--expires-in) or absolute
+// ExpiryFlags set a key's expiry, relative (--expires-in) or absolute
 // (--expires-at); neither means the key does not expire.
-type expiryFlags struct {
+type ExpiryFlags struct {
 	In string
 	At string
 }
 
-func addExpiryFlags(cmd *cobra.Command, e *expiryFlags) {
+func AddExpiryFlags(cmd *cobra.Command, e *ExpiryFlags) {
 	cmd.Flags().StringVar(&e.In, "expires-in", "", "expire after this long, e.g. 90d, 12h or 30m")
 	cmd.Flags().StringVar(&e.At, "expires-at", "", "expire at this time (RFC 3339, e.g. 2026-12-31T00:00:00Z)")
 }
 
 // resolve turns the flags into a time; now anchors --expires-in.
-func (e expiryFlags) resolve(now time.Time) (*time.Time, error) {
+func (e ExpiryFlags) Resolve(now time.Time) (*time.Time, error) {
 	switch {
 	case e.In != "" && e.At != "":
-		return nil, usageError{errors.New("--expires-in and --expires-at cannot be used together")}
+		return nil, UsageError{errors.New("--expires-in and --expires-at cannot be used together")}
 	case e.In != "":
 		d, err := parseLifetime(e.In)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("--expires-in: %w", err)}
+			return nil, UsageError{fmt.Errorf("--expires-in: %w", err)}
 		}
 		t := now.Add(d).UTC().Truncate(time.Second)
 		return &t, nil
 	case e.At != "":
 		t, err := time.Parse(time.RFC3339, e.At)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("--expires-at must be an RFC 3339 time such as 2026-12-31T00:00:00Z: %v", err)}
+			return nil, UsageError{fmt.Errorf("--expires-at must be an RFC 3339 time such as 2026-12-31T00:00:00Z: %v", err)}
 		}
 		if !t.After(now) {
-			return nil, usageError{fmt.Errorf("--expires-at %s is not in the future", e.At)}
+			return nil, UsageError{fmt.Errorf("--expires-at %s is not in the future", e.At)}
 		}
 		return &t, nil
 	}
@@ -167,9 +167,9 @@ func parseLifetime(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// permissionList splits comma-separated --permissions values and checks
+// PermissionList splits comma-separated --permissions values and checks
 // each name locally, so a typo fails before anything is sent.
-func permissionList(values []string) ([]string, error) {
+func PermissionList(values []string) ([]string, error) {
 	var out []string
 	for _, v := range values {
 		for _, p := range strings.Split(v, ",") {
@@ -177,22 +177,22 @@ func permissionList(values []string) ([]string, error) {
 				continue
 			}
 			if !auth.Known(p) {
-				return nil, usageError{fmt.Errorf("unknown permission %q (see docs/permissions.md)", p)}
+				return nil, UsageError{fmt.Errorf("unknown permission %q (see docs/permissions.md)", p)}
 			}
 			out = append(out, p)
 		}
 	}
 	if len(out) == 0 {
-		return nil, usageError{errors.New("--permissions needs at least one permission")}
+		return nil, UsageError{errors.New("--permissions needs at least one permission")}
 	}
 	return out, nil
 }
 
-// scopeFor maps a --scope word to where the resource lives, taking the
+// ScopeFor maps a --scope word to where the resource lives, taking the
 // organization and workspace from the settings. instanceWord is what the
 // group calls the instance level ("instance" for keys and activity,
 // "platform" for provider credentials).
-func scopeFor(s Settings, level, instanceWord string) (client.Scope, error) {
+func ScopeFor(s Settings, level, instanceWord string) (client.Scope, error) {
 	switch level {
 	case instanceWord:
 		return client.InstanceScope(), nil
@@ -203,10 +203,10 @@ func scopeFor(s Settings, level, instanceWord string) (client.Scope, error) {
 		org, ws, err := s.RequireWorkspace()
 		return client.WorkspaceScope(org, ws), err
 	}
-	return client.Scope{}, usageError{fmt.Errorf("--scope must be %s, org or workspace, not %q", instanceWord, level)}
+	return client.Scope{}, UsageError{fmt.Errorf("--scope must be %s, org or workspace, not %q", instanceWord, level)}
 }
 
-// checkScope checks a --scope word against the levels a command acts at
+// CheckScope checks a --scope word against the levels a command acts at
 // and settles it against the global --workspace and --org (issue 26,
 // row 3). --workspace means "this workspace" in every command: named on
 // the command line, it makes workspace the level of a command that acts
@@ -215,8 +215,8 @@ func scopeFor(s Settings, level, instanceWord string) (client.Scope, error) {
 // --org beside the instance level is the same contradiction. GW_WORKSPACE,
 // GW_ORG and the context only supply what a level needs; they never
 // choose the level, since they are there for every command.
-func checkScope(cmd *cobra.Command, scope *string, levels ...string) error {
-	if err := oneOf("scope", *scope, levels...); err != nil {
+func CheckScope(cmd *cobra.Command, scope *string, levels ...string) error {
+	if err := OneOf("scope", *scope, levels...); err != nil {
 		return err
 	}
 	fl := cmd.Flags()
@@ -232,12 +232,12 @@ func checkScope(cmd *cobra.Command, scope *string, levels ...string) error {
 			return nil
 		}
 		if *scope != "workspace" {
-			return usageError{fmt.Errorf("--workspace %s names a workspace, but --scope %s acts on %s: pass --scope workspace, or drop --workspace",
+			return UsageError{fmt.Errorf("--workspace %s names a workspace, but --scope %s acts on %s: pass --scope workspace, or drop --workspace",
 				ws.Value, *scope, levelNoun(*scope))}
 		}
 	}
 	if org := given("org"); org != nil && *scope != "org" && *scope != "workspace" {
-		return usageError{fmt.Errorf("--org %s names an organization, but --scope %s acts on %s: pass --scope org, or drop --org",
+		return UsageError{fmt.Errorf("--org %s names an organization, but --scope %s acts on %s: pass --scope org, or drop --org",
 			org.Value, *scope, levelNoun(*scope))}
 	}
 	return nil
@@ -254,15 +254,15 @@ func levelNoun(level string) string {
 	return "the whole instance"
 }
 
-// memberRef resolves a user given by UUID or by email to the UUID of an
+// MemberRef resolves a user given by UUID or by email to the UUID of an
 // organization member; emails are looked up in the member list so people
 // need not copy UUIDs around.
-func memberRef(ctx context.Context, c *client.Client, org, ref string) (uuid.UUID, error) {
+func MemberRef(ctx context.Context, c *client.Client, org, ref string) (uuid.UUID, error) {
 	if id, err := uuid.Parse(ref); err == nil {
 		return id, nil
 	}
 	if !strings.Contains(ref, "@") {
-		return uuid.Nil, usageError{fmt.Errorf("%q is neither a user UUID nor an email address", ref)}
+		return uuid.Nil, UsageError{fmt.Errorf("%q is neither a user UUID nor an email address", ref)}
 	}
 	members, err := c.ListMembers(ctx, org)
 	if err != nil {
@@ -276,20 +276,8 @@ func memberRef(ctx context.Context, c *client.Client, org, ref string) (uuid.UUI
 	return uuid.Nil, fmt.Errorf("no member of organization %s has the email %s", org, ref)
 }
 
-// printOnce shows a secret that the server returns only in this response:
-// the secret alone on stdout (so `TOKEN=$(gw … create)` works), the warning
-// on stderr. In json or yaml the whole object, secret included, is the data.
-func (f *Factory) printOnce(format, what, secret string, data any, table func() Table) error {
-	fmt.Fprintf(f.IO.ErrOut, "The %s is shown only once; store it now, it cannot be read back.\n", what)
-	if format != OutputTable {
-		return f.Print(format, data, table)
-	}
-	_, err := fmt.Fprintln(f.IO.Out, secret)
-	return err
-}
-
-// detailTable is the table of one object: a row per field.
-func detailTable(pairs ...string) Table {
+// DetailTable is the table of one object: a row per field.
+func DetailTable(pairs ...string) Table {
 	t := Table{Headers: []string{"field", "value"}}
 	for i := 0; i+1 < len(pairs); i += 2 {
 		t.Rows = append(t.Rows, []string{pairs[i], pairs[i+1]})
@@ -297,50 +285,50 @@ func detailTable(pairs ...string) Table {
 	return t
 }
 
-// timeCell formats a timestamp for a table; nil (never) is "-".
-func timeCell(t *time.Time) string {
+// TimeCell formats a timestamp for a table; nil (never) is "-".
+func TimeCell(t *time.Time) string {
 	if t == nil || t.IsZero() {
 		return "-"
 	}
 	return t.UTC().Format(time.RFC3339)
 }
 
-// dateCell is a timestamp's UTC day, for tables where the time of day
+// DateCell is a timestamp's UTC day, for tables where the time of day
 // would cost more room than it says; nil (never) is "-".
-func dateCell(t *time.Time) string {
+func DateCell(t *time.Time) string {
 	if t == nil || t.IsZero() {
 		return "-"
 	}
 	return t.UTC().Format(time.DateOnly)
 }
 
-// uuidCell formats an optional UUID for a table.
-func uuidCell(id *uuid.UUID) string {
+// UUIDCell formats an optional UUID for a table.
+func UUIDCell(id *uuid.UUID) string {
 	if id == nil {
 		return "-"
 	}
 	return id.String()
 }
 
-// orDash keeps empty table cells visible (and awk columns aligned).
-func orDash(s string) string {
+// OrDash keeps empty table cells visible (and awk columns aligned).
+func OrDash(s string) string {
 	if s == "" {
 		return "-"
 	}
 	return s
 }
 
-// renameFlags are an update command's --name and --slug.
-type renameFlags struct{ name, slug string }
+// RenameFlags are an update command's --name and --slug.
+type RenameFlags struct{ name, slug string }
 
-func (r *renameFlags) add(cmd *cobra.Command) {
+func (r *RenameFlags) Add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&r.name, "name", "", "new display name")
 	cmd.Flags().StringVar(&r.slug, "slug", "", "new slug; links and configurations using the old one stop working")
 }
 
-// read returns only what was given, so an update never resets a field the
+// Read returns only what was given, so an update never resets a field the
 // user did not mention; giving neither is a usage error.
-func (r *renameFlags) read(cmd *cobra.Command) (name, slug *string, err error) {
+func (r *RenameFlags) Read(cmd *cobra.Command) (name, slug *string, err error) {
 	if cmd.Flags().Changed("name") {
 		name = &r.name
 	}
@@ -348,7 +336,7 @@ func (r *renameFlags) read(cmd *cobra.Command) (name, slug *string, err error) {
 		slug = &r.slug
 	}
 	if name == nil && slug == nil {
-		return nil, nil, usageError{errors.New("nothing to change: pass --name or --slug")}
+		return nil, nil, UsageError{errors.New("nothing to change: pass --name or --slug")}
 	}
 	return name, slug, nil
 }

@@ -1,4 +1,8 @@
-package cli
+// Package cmdutil is what gw's command packages share: the Factory that
+// hands them their dependencies, the I/O streams, the --output flag and
+// printing, confirmation, and the flag helpers. It imports no command
+// package.
+package cmdutil
 
 import (
 	"bytes"
@@ -23,13 +27,13 @@ type Browser interface {
 	Open(url string) error
 }
 
-type systemBrowser struct{}
+type SystemBrowser struct{}
 
 // Open hands the URL to the desktop. Without one (no DISPLAY or
 // WAYLAND_DISPLAY on Linux and the BSDs: SSH, a container) it does not try:
 // xdg-open would print its lines of noise and fail anyway. The opener's
 // own output is kept and shown only if it fails, in one line.
-func (systemBrowser) Open(url string) error {
+func (SystemBrowser) Open(url string) error {
 	if noDesktop() {
 		return errors.New("no graphical session")
 	}
@@ -64,7 +68,9 @@ type Factory struct {
 	HTTPClient *http.Client
 
 	globals *cobra.Command // the root, whose persistent flags are global
-	running *cobra.Command // the command being run, once its flags are parsed
+	// running is the command being run, for Print alone (the commands
+	// not yet holding an Output); see SetRunning.
+	running *cobra.Command
 	cfg     *config.File
 	noted   bool // the server URL's correction was said
 }
@@ -81,16 +87,20 @@ type Settings struct {
 	noStoredKey string
 }
 
-// errNotLoggedIn maps to exit code 4.
-var errNotLoggedIn = errors.New("not logged in: run gw login (or set GW_TOKEN)")
+// ErrNotLoggedIn maps to exit code 4.
+var ErrNotLoggedIn = errors.New("not logged in: run gw login (or set GW_TOKEN)")
 
-func addGlobalFlags(root *cobra.Command) {
+func AddGlobalFlags(root *cobra.Command) {
 	fl := root.PersistentFlags()
 	fl.String("context", "", "configuration context to use (default: the current one) [GW_CONTEXT]")
 	fl.String("server", "", "gw server URL [GW_SERVER]")
 	fl.String("org", "", "organization (UUID or slug) [GW_ORG]")
 	fl.String("workspace", "", "workspace (UUID or slug) [GW_WORKSPACE]")
 }
+
+// UseGlobalFlags names the root whose persistent flags (--server, --org,
+// --workspace, --context) Settings reads.
+func (f *Factory) UseGlobalFlags(root *cobra.Command) { f.globals = root }
 
 // Config loads the configuration file once.
 func (f *Factory) Config() (*config.File, error) {
@@ -135,14 +145,14 @@ func (f *Factory) Settings() (Settings, error) {
 	// GW_TOKEN is the caller's explicit choice and goes where they say.
 	// The URL is the server's base: http://host/api/v1 is the context of
 	// http://host (issue 26, row 12).
-	override := f.baseServerURL(v.GetString("server"))
+	override := f.BaseServerURL(v.GetString("server"))
 	var elsewhere string
 	if name != "" {
 		ctx, ok := cfg.Contexts[name]
 		if !ok {
-			return Settings{}, usageError{fmt.Errorf("no context named %q in %s", name, cfg.Path())}
+			return Settings{}, UsageError{fmt.Errorf("no context named %q in %s", name, cfg.Path())}
 		}
-		if override != "" && !sameServer(override, ctx.Server) {
+		if override != "" && !SameServer(override, ctx.Server) {
 			name, ctx = contextForServer(cfg, override)
 			if ctx == nil {
 				elsewhere = override
@@ -157,7 +167,7 @@ func (f *Factory) Settings() (Settings, error) {
 	}
 	return Settings{
 		Context:     name,
-		Server:      f.baseServerURL(v.GetString("server")),
+		Server:      f.BaseServerURL(v.GetString("server")),
 		Token:       v.GetString("token"),
 		Org:         v.GetString("org"),
 		Workspace:   v.GetString("workspace"),
@@ -169,19 +179,19 @@ func (f *Factory) Settings() (Settings, error) {
 // stable) whose server is server; nil when none is.
 func contextForServer(cfg *config.File, server string) (string, *config.Context) {
 	for _, n := range cfg.Names() {
-		if c := cfg.Contexts[n]; sameServer(c.Server, server) {
+		if c := cfg.Contexts[n]; SameServer(c.Server, server) {
 			return n, c
 		}
 	}
 	return "", nil
 }
 
-// sameServer compares server URLs as origins plus path, ignoring a
-// trailing slash, an API path (serverBase) and the case of the scheme and
+// SameServer compares server URLs as origins plus path, ignoring a
+// trailing slash, an API path (ServerBase) and the case of the scheme and
 // host.
-func sameServer(a, b string) bool {
+func SameServer(a, b string) bool {
 	norm := func(s string) string {
-		s, _ = serverBase(s)
+		s, _ = ServerBase(s)
 		u, err := url.Parse(s)
 		if err != nil || u.Host == "" {
 			return s
@@ -199,9 +209,9 @@ func (f *Factory) Client() (*client.Client, Settings, error) {
 		return nil, s, err
 	}
 	if s.Server == "" {
-		return nil, s, usageError{errors.New("no server: pass --server, set GW_SERVER, or run gw login --server URL")}
+		return nil, s, UsageError{errors.New("no server: pass --server, set GW_SERVER, or run gw login --server URL")}
 	}
-	s.Server = f.baseServerURL(s.Server)
+	s.Server = f.BaseServerURL(s.Server)
 	c, err := client.New(client.Options{Server: s.Server, Token: s.Token, Version: Version(), HTTPClient: f.HTTPClient})
 	return c, s, err
 }
@@ -211,9 +221,9 @@ func (f *Factory) Client() (*client.Client, Settings, error) {
 // /api is left alone: gw may be served under such a path prefix.)
 var apiSuffixes = []string{"/api/v1", "/inf/v1"}
 
-// serverBase strips an API path from a server URL; note says what was
+// ServerBase strips an API path from a server URL; note says what was
 // corrected, empty when nothing was.
-func serverBase(raw string) (base, note string) {
+func ServerBase(raw string) (base, note string) {
 	trimmed := strings.TrimRight(raw, "/")
 	for _, suffix := range apiSuffixes {
 		if b, ok := strings.CutSuffix(trimmed, suffix); ok && b != "" && !strings.HasSuffix(b, ":/") {
@@ -223,11 +233,11 @@ func serverBase(raw string) (base, note string) {
 	return trimmed, ""
 }
 
-// baseServerURL is serverBase, saying on stderr (once) what it corrected.
+// BaseServerURL is ServerBase, saying on stderr (once) what it corrected.
 // Every server URL gw takes goes through it: --server, GW_SERVER, a
 // context's, gw login's, and the data plane's --control-plane-url.
-func (f *Factory) baseServerURL(raw string) string {
-	base, note := serverBase(raw)
+func (f *Factory) BaseServerURL(raw string) string {
+	base, note := ServerBase(raw)
 	if note != "" && !f.noted {
 		f.noted = true
 		fmt.Fprintln(f.IO.ErrOut, note)
@@ -239,7 +249,7 @@ func (f *Factory) baseServerURL(raw string) string {
 func (f *Factory) AuthedClient() (*client.Client, Settings, error) {
 	c, s, err := f.Client()
 	if err == nil && s.Token == "" {
-		err = errNotLoggedIn
+		err = ErrNotLoggedIn
 		if s.noStoredKey != "" {
 			err = notLoggedInAt{s.noStoredKey}
 		}
@@ -247,7 +257,7 @@ func (f *Factory) AuthedClient() (*client.Client, Settings, error) {
 	return c, s, err
 }
 
-// notLoggedInAt is errNotLoggedIn for a server the configuration holds no
+// notLoggedInAt is ErrNotLoggedIn for a server the configuration holds no
 // key for.
 type notLoggedInAt struct{ server string }
 
@@ -256,12 +266,12 @@ func (e notLoggedInAt) Error() string {
 		e.server, e.server)
 }
 
-func (e notLoggedInAt) Is(target error) bool { return target == errNotLoggedIn }
+func (e notLoggedInAt) Is(target error) bool { return target == ErrNotLoggedIn }
 
 // RequireOrg returns the effective organization or a usage error.
 func (s Settings) RequireOrg() (string, error) {
 	if s.Org == "" {
-		return "", usageError{errors.New("no organization: pass --org, set GW_ORG, or log in to one")}
+		return "", UsageError{errors.New("no organization: pass --org, set GW_ORG, or log in to one")}
 	}
 	return s.Org, nil
 }
@@ -273,14 +283,14 @@ func (s Settings) RequireWorkspace() (string, string, error) {
 		return "", "", err
 	}
 	if s.Workspace == "" {
-		return "", "", usageError{errors.New("no workspace: pass --workspace, set GW_WORKSPACE, or set one in the context")}
+		return "", "", UsageError{errors.New("no workspace: pass --workspace, set GW_WORKSPACE, or set one in the context")}
 	}
 	return org, s.Workspace, nil
 }
 
-// newViper is a command's configuration reader: its flags bound, GW_
+// NewViper is a command's configuration reader: its flags bound, GW_
 // environment variables (dashes as underscores) behind them, defaults last.
-func newViper(cmd *cobra.Command) (*viper.Viper, error) {
+func NewViper(cmd *cobra.Command) (*viper.Viper, error) {
 	v := viper.New()
 	v.SetEnvPrefix("GW")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))

@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"errors"
@@ -11,36 +11,36 @@ import (
 	"golang.org/x/term"
 )
 
-// secretInput says where a secret (a provider API key, a password) comes
+// SecretInput says where a secret (a provider API key, a password) comes
 // from. There is deliberately no flag that takes the secret itself: a
 // value on the command line lands in shell history and in every `ps`
 // listing on the machine.
-type secretInput struct {
+type SecretInput struct {
 	// File is read whole; a trailing newline is dropped.
 	File string
 	// Stdin reads the secret from standard input.
 	Stdin bool
 }
 
-// addSecretInputFlags adds --<noun>-file and --<noun>-stdin.
-func addSecretInputFlags(cmd *cobra.Command, in *secretInput, noun, what string) {
+// AddSecretInputFlags adds --<noun>-file and --<noun>-stdin.
+func AddSecretInputFlags(cmd *cobra.Command, in *SecretInput, noun, what string) {
 	cmd.Flags().StringVar(&in.File, noun+"-file", "", "read the "+what+" from this file")
 	cmd.Flags().BoolVar(&in.Stdin, noun+"-stdin", false, "read the "+what+" from standard input")
 }
 
-// given reports whether the secret is to be read from a file or stdin
+// Given reports whether the secret is to be read from a file or stdin
 // rather than prompted for.
-func (in secretInput) given() bool { return in.File != "" || in.Stdin }
+func (in SecretInput) Given() bool { return in.File != "" || in.Stdin }
 
-// read returns the secret from the file, stdin, or else a prompt without
+// Read returns the secret from the file, stdin, or else a prompt without
 // echo on the terminal. noun names the flags in the error given when there
 // is no terminal to prompt on.
-func (in secretInput) read(ios *IOStreams, noun, prompt string) (string, error) {
+func (in SecretInput) Read(ios *IOStreams, noun, prompt string) (string, error) {
 	var raw []byte
 	var err error
 	switch {
 	case in.File != "" && in.Stdin:
-		return "", usageError{fmt.Errorf("--%s-file and --%s-stdin cannot be used together", noun, noun)}
+		return "", UsageError{fmt.Errorf("--%s-file and --%s-stdin cannot be used together", noun, noun)}
 	case in.File != "":
 		raw, err = os.ReadFile(in.File)
 		if err != nil {
@@ -54,7 +54,7 @@ func (in secretInput) read(ios *IOStreams, noun, prompt string) (string, error) 
 	default:
 		file, ok := ios.In.(*os.File)
 		if !ok || !ios.CanPrompt() {
-			return "", usageError{fmt.Errorf("no terminal to prompt for the %s on: pass --%s-file FILE or --%s-stdin", noun, noun, noun)}
+			return "", UsageError{fmt.Errorf("no terminal to prompt for the %s on: pass --%s-file FILE or --%s-stdin", noun, noun, noun)}
 		}
 		fmt.Fprint(ios.ErrOut, prompt)
 		raw, err = term.ReadPassword(int(file.Fd()))
@@ -67,7 +67,7 @@ func (in secretInput) read(ios *IOStreams, noun, prompt string) (string, error) 
 	// secret; spaces inside it are kept.
 	s := strings.TrimRight(string(raw), "\r\n")
 	if s == "" {
-		return "", usageError{errors.New("the " + noun + " is empty")}
+		return "", UsageError{errors.New("the " + noun + " is empty")}
 	}
 	return s, nil
 }

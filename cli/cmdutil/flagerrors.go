@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"errors"
@@ -14,11 +14,11 @@ import (
 // `body.amount_usd: String should match pattern '^\d+(?:\.\d+)?$'` (issue
 // 26, row 11). Commands check what is cheap to check before sending;
 // what only the server knows comes back as validation items, which
-// withFlags maps back to the flags through a table each command keeps
+// WithFlags maps back to the flags through a table each command keeps
 // beside its request.
 
-// flagField is a request field set by a flag or an argument.
-type flagField struct {
+// FlagField is a request field set by a flag or an argument.
+type FlagField struct {
 	// Loc is the field as validation items name it (body.amount_usd,
 	// query.timezone); items below it (body.settings.region) match too.
 	Loc string
@@ -42,11 +42,11 @@ var shapeIssues = map[string]bool{
 	"uuid_parsing": true, "uuid_type": true, "literal_error": true, "bool_type": true, "datetime_parsing": true,
 }
 
-// withFlags turns a 422's items on fields of the table into sentences
+// WithFlags turns a 422's items on fields of the table into sentences
 // naming their flags, one a line, as a usage error (the command was
 // called with a bad value, exit 2 as when it is caught here). Items on
 // other fields keep the server's wording; other errors pass unchanged.
-func withFlags(err error, fields ...flagField) error {
+func WithFlags(err error, fields ...FlagField) error {
 	var ae *client.APIError
 	if !errors.As(err, &ae) || len(ae.Issues) == 0 {
 		return err
@@ -67,7 +67,7 @@ func withFlags(err error, fields ...flagField) error {
 	if !mapped {
 		return err
 	}
-	return usageError{errors.New(strings.Join(lines, "\n"))}
+	return UsageError{errors.New(strings.Join(lines, "\n"))}
 }
 
 // underLoc reports whether loc is field or below it, and the rest.
@@ -83,7 +83,7 @@ func underLoc(loc, field string) (string, bool) {
 }
 
 // sentence says one item in the flag's terms.
-func (f flagField) sentence(is wire.ValidationIssue, rest string) string {
+func (f FlagField) sentence(is wire.ValidationIssue, rest string) string {
 	flag := f.Flag
 	if f.Member && rest != "" {
 		flag += " " + strings.TrimPrefix(rest, ".")

@@ -1,7 +1,6 @@
-package cli
+package cmdutil
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -25,13 +24,63 @@ const (
 	OutputYAML  = "yaml"
 )
 
-// outputFormats are the values of --output, for its help and completion.
-var outputFormats = []string{OutputTable, OutputWide, OutputJSON, OutputYAML}
+// OutputFormats are the values of --output, for its help and completion.
+var OutputFormats = []string{OutputTable, OutputWide, OutputJSON, OutputYAML}
 
-// outputFlag is the value of --output. -o wide is a table: the command
-// reads "table" (commands tell tables from json and yaml by that value, and
-// need not know about wide), while Print asks the flag whether the wide
-// columns were asked for.
+// Output is a command's --output flag and what it prints with: the
+// format asked for, whether it was named on the command line (a person
+// asking for a table gets its header even when piped) and whether it was
+// -o wide. Each command's options hold one, bound by AddOutput; nothing
+// needs to know which command is running to print.
+type Output struct {
+	// Format is table, json or yaml: -o wide is a table (commands tell
+	// tables from json and yaml by this value, and need not know about
+	// wide), with Wide set.
+	Format string
+	Wide   bool
+	// Given: --output was named on the command line.
+	Given bool
+	// cmd is the command the flag belongs to, whose name says what an
+	// empty list is a list of.
+	cmd *cobra.Command
+}
+
+// outputValue is Output as a flag value.
+type outputValue struct{ o *Output }
+
+func (v outputValue) String() string {
+	if v.o.Wide {
+		return OutputWide
+	}
+	return v.o.Format
+}
+
+func (v outputValue) Set(s string) error {
+	v.o.Given = true
+	v.o.Wide = s == OutputWide
+	if v.o.Wide {
+		s = OutputTable
+	}
+	v.o.Format = s
+	return nil
+}
+
+func (v outputValue) Type() string { return "string" }
+
+const outputUsage = "output format: table, wide (a table with every column), json or yaml"
+
+// AddOutput adds --output (-o) to cmd, bound to o.
+func AddOutput(cmd *cobra.Command, o *Output) {
+	*o = Output{Format: OutputTable, cmd: cmd}
+	cmd.Flags().VarP(outputValue{o}, "output", "o", outputUsage)
+}
+
+// Check refuses a format Print cannot write (a usage error).
+func (o *Output) Check() error { return CheckOutput(o.Format) }
+
+// outputFlag is the --output of the commands still holding the format as
+// a string (AddOutputFlag); Factory.Print reads the rest from the command
+// the root recorded.
 type outputFlag struct {
 	target *string
 	wide   bool
@@ -55,17 +104,21 @@ func (o *outputFlag) Set(s string) error {
 
 func (o *outputFlag) Type() string { return "string" }
 
-func addOutputFlag(cmd *cobra.Command, target *string) {
+// AddOutputFlag is AddOutput for a format held as a string, printed with
+// Factory.Print (policies and usage, until they move to packages of
+// their own).
+func AddOutputFlag(cmd *cobra.Command, target *string) {
 	*target = OutputTable
-	cmd.Flags().VarP(&outputFlag{target: target}, "output", "o", "output format: table, wide (a table with every column), json or yaml")
+	cmd.Flags().VarP(&outputFlag{target: target}, "output", "o", outputUsage)
 }
 
-func checkOutput(format string) error {
+// CheckOutput refuses a format Print cannot write (a usage error).
+func CheckOutput(format string) error {
 	switch format {
 	case OutputTable, OutputWide, OutputJSON, OutputYAML:
 		return nil
 	}
-	return usageError{fmt.Errorf("--output must be table, wide, json or yaml, not %q", format)}
+	return UsageError{fmt.Errorf("--output must be table, wide, json or yaml, not %q", format)}
 }
 
 // Table is what a command shows in table form.
@@ -90,8 +143,8 @@ type Table struct {
 // most names apart.
 const minShrunk = 10
 
-// narrow drops the wide columns.
-func (t Table) narrow() Table {
+// Narrow drops the wide columns.
+func (t Table) Narrow() Table {
 	keep := make([]int, 0, len(t.Headers))
 	for i, h := range t.Headers {
 		if !slices.Contains(t.Wide, h) {
@@ -118,11 +171,11 @@ func (t Table) narrow() Table {
 	return n
 }
 
-// fit cuts the shrinking columns, in order, until the table's lines fit
+// Fit cuts the shrinking columns, in order, until the table's lines fit
 // width (as Print aligns them: two spaces between columns); 0 is an
 // unknown width, and nothing is cut. A table that cannot fit is cut as far
 // as minShrunk allows and left at that.
-func (t Table) fit(width int) Table {
+func (t Table) Fit(width int) Table {
 	if width <= 0 || len(t.Shrink) == 0 {
 		return t
 	}
@@ -171,18 +224,18 @@ func (t Table) fit(width int) Table {
 	return out
 }
 
-// Print writes data in the chosen format: the wire JSON (or YAML of it)
-// for machines, a table for people. Tables are aligned under a header on a
-// terminal, or when -o table was given by name; otherwise, piped, they are
-// tab-separated rows without a header, so they stay easy to cut and awk.
-// An aligned table leaves out its wide columns unless -o wide asked for
-// them, and on a terminal its names give way to fit the width; piped rows
-// have every column, uncut. An empty table says so on stderr, leaving
-// stdout empty.
-func (f *Factory) Print(format string, data any, table func() Table) error {
-	switch format {
+// Print writes data in the chosen format to io: the wire JSON (or YAML of
+// it) for machines, a table for people. Tables are aligned under a header
+// on a terminal, or when -o table was given by name; otherwise, piped,
+// they are tab-separated rows without a header, so they stay easy to cut
+// and awk. An aligned table leaves out its wide columns unless -o wide
+// asked for them, and on a terminal its names give way to fit the width;
+// piped rows have every column, uncut. An empty table says so on stderr,
+// leaving stdout empty.
+func (o *Output) Print(io *IOStreams, data any, table func() Table) error {
+	switch o.Format {
 	case OutputJSON:
-		enc := json.NewEncoder(f.IO.Out)
+		enc := json.NewEncoder(io.Out)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		return enc.Encode(data)
@@ -196,22 +249,22 @@ func (f *Factory) Print(format string, data any, table func() Table) error {
 		if err := json.Unmarshal(raw, &generic); err != nil {
 			return err
 		}
-		return yaml.NewEncoder(f.IO.Out).Encode(generic)
+		return yaml.NewEncoder(io.Out).Encode(generic)
 	}
 	t := table()
 	if len(t.Rows) == 0 {
 		msg := t.Empty
 		if msg == "" {
-			msg = emptyMessage(f.running)
+			msg = emptyMessage(o.cmd)
 		}
-		_, err := fmt.Fprintln(f.IO.ErrOut, msg)
+		_, err := fmt.Fprintln(io.ErrOut, msg)
 		return err
 	}
-	if f.IO.IsTerminal() || f.outputFlagGiven() {
-		if !f.wideAsked() {
-			t = t.narrow().fit(f.IO.TerminalWidth())
+	if io.IsTerminal() || o.Given {
+		if !o.Wide {
+			t = t.Narrow().Fit(io.TerminalWidth())
 		}
-		w := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
+		w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, strings.ToUpper(strings.Join(t.Headers, "\t")))
 		for _, row := range t.Rows {
 			fmt.Fprintln(w, strings.Join(row, "\t"))
@@ -219,31 +272,42 @@ func (f *Factory) Print(format string, data any, table func() Table) error {
 		return w.Flush()
 	}
 	for _, row := range t.Rows {
-		if _, err := fmt.Fprintln(f.IO.Out, strings.Join(row, "\t")); err != nil {
+		if _, err := fmt.Fprintln(io.Out, strings.Join(row, "\t")); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// outputFlagGiven reports whether the running command was given --output
-// by name: a person asking for a table gets its header even when piped.
-func (f *Factory) outputFlagGiven() bool {
-	if f.running == nil {
-		return false
+// PrintOnce shows a secret that the server returns only in this response:
+// the secret alone on stdout (so `TOKEN=$(gw … create)` works), the warning
+// on stderr. In json or yaml the whole object, secret included, is the data.
+func (o *Output) PrintOnce(io *IOStreams, what, secret string, data any, table func() Table) error {
+	fmt.Fprintf(io.ErrOut, "The %s is shown only once; store it now, it cannot be read back.\n", what)
+	if o.Format != OutputTable {
+		return o.Print(io, data, table)
 	}
-	fl := f.running.Flags().Lookup("output")
-	return fl != nil && fl.Changed
+	_, err := fmt.Fprintln(io.Out, secret)
+	return err
 }
 
-// wideAsked reports whether the running command was given -o wide.
-func (f *Factory) wideAsked() bool {
-	if f.running == nil {
-		return false
+// Print is Output.Print for the commands still holding the format as a
+// string (policies and usage, until they move to packages of their own):
+// whether --output was given, and -o wide, are read from the command the
+// root recorded as running (SetRunning).
+func (f *Factory) Print(format string, data any, table func() Table) error {
+	o := Output{Format: format, cmd: f.running}
+	if f.running != nil {
+		if fl := f.running.Flags().Lookup("output"); fl != nil {
+			o.Given, o.Wide = fl.Changed, fl.Value.String() == OutputWide
+		}
 	}
-	fl := f.running.Flags().Lookup("output")
-	return fl != nil && fl.Value.String() == OutputWide
+	return o.Print(f.IO, data, table)
 }
+
+// SetRunning records the command being run, for Print. Only the commands
+// printing through Factory.Print need it; it goes when they move.
+func (f *Factory) SetRunning(cmd *cobra.Command) { f.running = cmd }
 
 // emptyNouns name what a group lists where its name does not.
 var emptyNouns = map[string]string{"catalog": "catalog entries"}
@@ -295,11 +359,11 @@ func (s *IOStreams) CanPrompt() bool {
 	return ok && term.IsTerminal(int(in.Fd()))
 }
 
-// describeForPrompt is how a confirmation names what it acts on: by name,
+// DescribeForPrompt is how a confirmation names what it acts on: by name,
 // read only when a person will be asked (not with --yes, not in a script),
 // else as the command was given it.
-func describeForPrompt(f *Factory, yes bool, ref string, describe func() (string, error)) string {
-	if yes || !f.IO.CanPrompt() {
+func DescribeForPrompt(io *IOStreams, yes bool, ref string, describe func() (string, error)) string {
+	if yes || !io.CanPrompt() {
 		return ref
 	}
 	if d, err := describe(); err == nil {
@@ -310,105 +374,38 @@ func describeForPrompt(f *Factory, yes bool, ref string, describe func() (string
 
 // Confirm asks a yes/no question on the terminal; without one it refuses
 // and tells the user to pass --yes.
-func (f *Factory) Confirm(question string, yes bool) error {
+func Confirm(io *IOStreams, question string, yes bool) error {
 	if yes {
 		return nil
 	}
-	if !f.IO.CanPrompt() {
-		return usageError{fmt.Errorf("%s: refusing without a terminal to confirm; pass --yes", question)}
+	if !io.CanPrompt() {
+		return UsageError{fmt.Errorf("%s: refusing without a terminal to confirm; pass --yes", question)}
 	}
-	fmt.Fprintf(f.IO.ErrOut, "%s [y/N] ", question)
+	fmt.Fprintf(io.ErrOut, "%s [y/N] ", question)
 	var answer string
-	_, _ = fmt.Fscanln(f.IO.In, &answer)
+	_, _ = fmt.Fscanln(io.In, &answer)
 	if a := strings.ToLower(strings.TrimSpace(answer)); a == "y" || a == "yes" {
 		return nil
 	}
-	return usageError{fmt.Errorf("cancelled")}
+	return UsageError{fmt.Errorf("cancelled")}
 }
 
-// ListOptions configure a list command whose only flag is --output.
-type ListOptions struct {
-	f      *Factory
-	Output string
-}
-
-// newListCmd builds such a list command: `list`, no arguments, --output
-// checked before anything runs.
-func newListCmd(f *Factory, short string, runF, run func(context.Context, *ListOptions) error) *cobra.Command {
-	opts := &ListOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: short,
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return run(cmd.Context(), opts)
-		},
-	}
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
-}
-
-// IDOptions configure a command acting on one resource named by its id,
-// with --output (and --yes when it destroys).
-type IDOptions struct {
-	f      *Factory
-	ID     string
-	Output string
-	Yes    bool
-}
-
-// newIDCmd builds a command taking exactly one id argument.
-func newIDCmd(f *Factory, use, short string, runF, run func(context.Context, *IDOptions) error) *cobra.Command {
-	return idCmd(f, use, short, false, runF, run)
-}
-
-// newDestructiveIDCmd is newIDCmd with --yes, for commands that confirm.
-func newDestructiveIDCmd(f *Factory, use, short string, runF, run func(context.Context, *IDOptions) error) *cobra.Command {
-	return idCmd(f, use, short, true, runF, run)
-}
-
-func idCmd(f *Factory, use, short string, destructive bool, runF, run func(context.Context, *IDOptions) error) *cobra.Command {
-	opts := &IDOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
-				return err
-			}
-			opts.ID = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return run(cmd.Context(), opts)
-		},
-	}
-	addOutputFlag(cmd, &opts.Output)
-	if destructive {
-		addYesFlag(cmd, &opts.Yes)
-	}
-	return cmd
-}
+// Confirm is the package's Confirm on the factory's streams, for the
+// commands still holding the factory.
+func (f *Factory) Confirm(question string, yes bool) error { return Confirm(f.IO, question, yes) }
 
 // decimalRE is a plain decimal as the API writes money: digits, and
 // decimals after a point.
 var decimalRE = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
 
-// moneyCell writes an exact decimal amount of USD for a table: at least
+// MoneyCell writes an exact decimal amount of USD for a table: at least
 // two decimals (0.30, not 0.3; 100.00), and every significant digit the
 // API gave (0.00042 stays 0.00042), without the trailing zeros of its
 // nine-decimal form (1.250000000 is 1.25). Anything else is shown as it
 // is.
-func moneyCell(s string) string {
+func MoneyCell(s string) string {
 	if !decimalRE.MatchString(s) {
-		return orDash(s)
+		return OrDash(s)
 	}
 	whole, frac, _ := strings.Cut(s, ".")
 	frac = strings.TrimRight(frac, "0")

@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import "github.com/spf13/cobra"
 
@@ -7,12 +7,12 @@ import "github.com/spf13/cobra"
 // does not list): it asks on a terminal, naming what goes, and without a
 // terminal it refuses (exit 2) unless --yes is given, so a script never
 // deletes by accident and never hangs on a question (issue 26, row 4).
-// The question is Factory.Confirm; the flag is addYesFlag. A prune that
+// The question is Factory.Confirm; the flag is AddYesFlag. A prune that
 // finds nothing to delete has nothing to confirm. gw context delete and
 // gw logout are outside the rule: they act on the caller's own
 // configuration and credential, which gw login gives back.
 
-// addYesFlag is the --yes (-y) of every destructive command.
-func addYesFlag(cmd *cobra.Command, yes *bool) {
+// AddYesFlag is the --yes (-y) of every destructive command.
+func AddYesFlag(cmd *cobra.Command, yes *bool) {
 	cmd.Flags().BoolVarP(yes, "yes", "y", false, "do not ask for confirmation (needed without a terminal)")
 }
