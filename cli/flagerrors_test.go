@@ -41,7 +41,8 @@ func TestWithFlags(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			in := &client.APIError{Status: 422, Detail: "validation failed", Issues: c.issues}
 			fields := append(append([]flagField{}, tagBudgetFields...), aliasFields...)
-			fields = append(fields, credentialFields...)
+			// gw credentials' --setting, whose items name the setting.
+			fields = append(fields, flagField{Loc: "body.settings", Flag: "--setting", Member: true})
 			err := withFlags(in, fields...)
 			if c.want == "" {
 				if err != error(in) {

@@ -35,10 +35,6 @@ func orgDetail(o wire.Organization) Table {
 		"created_at", timeCell(&o.CreatedAt), "updated_at", timeCell(&o.UpdatedAt))
 }
 
-func deletedTable(d wire.Deleted) Table {
-	return detailTable("id", d.ID.String(), "deleted_at", timeCell(&d.DeletedAt))
-}
-
 // OrgsListOptions configure gw orgs list.
 type OrgsListOptions struct {
 	f      *Factory

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/cli/credentials"
 	"github.com/gw-gateway/gw/client"
 )
 
@@ -94,7 +95,7 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		NewCmdServiceAccounts(f),
 		NewCmdKeys(f),
 		NewCmdInferenceKeys(f),
-		NewCmdCredentials(f),
+		credentials.NewCmd(f),
 		NewCmdCatalog(f),
 		NewCmdModels(f),
 		NewCmdActivity(f),

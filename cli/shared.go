@@ -75,6 +75,7 @@ var (
 	checkScope          = cmdutil.CheckScope
 	memberRef           = cmdutil.MemberRef
 	detailTable         = cmdutil.DetailTable
+	deletedTable        = cmdutil.DeletedTable
 	timeCell            = cmdutil.TimeCell
 	dateCell            = cmdutil.DateCell
 	uuidCell            = cmdutil.UUIDCell

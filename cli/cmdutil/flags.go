@@ -276,6 +276,11 @@ func MemberRef(ctx context.Context, c *client.Client, org, ref string) (uuid.UUI
 	return uuid.Nil, fmt.Errorf("no member of organization %s has the email %s", org, ref)
 }
 
+// DeletedTable is the table of what a delete answered.
+func DeletedTable(d wire.Deleted) Table {
+	return DetailTable("id", d.ID.String(), "deleted_at", TimeCell(&d.DeletedAt))
+}
+
 // DetailTable is the table of one object: a row per field.
 func DetailTable(pairs ...string) Table {
 	t := Table{Headers: []string{"field", "value"}}

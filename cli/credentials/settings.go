@@ -1,4 +1,4 @@
-package cli
+package credentials
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -18,7 +19,7 @@ func addSettingFlag(cmd *cobra.Command, settings *[]string) {
 
 // credentialFields are a credential request's fields set by flags (the
 // secret, read from stdin or a prompt, is never quoted back).
-var credentialFields = []flagField{
+var credentialFields = []cmdutil.FlagField{
 	{Loc: "body.settings", Flag: "--setting", Member: true},
 	{Loc: "body.label", Flag: "--label"},
 	{Loc: "body.base_url", Flag: "--base-url"},
@@ -38,7 +39,7 @@ func parseSettings(pairs []string) (*wire.CredentialSettings, error) {
 	for _, pair := range pairs {
 		key, value, ok := strings.Cut(pair, "=")
 		if !ok || value == "" {
-			return nil, usageError{fmt.Errorf("--setting %q: want KEY=VALUE", pair)}
+			return nil, cmdutil.UsageError{Err: fmt.Errorf("--setting %q: want KEY=VALUE", pair)}
 		}
 		if model, isDeployment := strings.CutPrefix(key, "deployments."); isDeployment && model != "" {
 			if s.Deployments == nil {
@@ -54,7 +55,7 @@ func parseSettings(pairs []string) (*wire.CredentialSettings, error) {
 				names = append(names, k)
 			}
 			slices.Sort(names)
-			return nil, usageError{errors.New("--setting " + key + ": unknown setting; want one of " + strings.Join(names, ", "))}
+			return nil, cmdutil.UsageError{Err: errors.New("--setting " + key + ": unknown setting; want one of " + strings.Join(names, ", "))}
 		}
 		*dst = value
 	}

@@ -1,4 +1,5 @@
-package cli
+// Package credentials is `gw credentials`: the upstream provider API keys.
+package credentials
 
 import (
 	"context"
@@ -7,12 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
 )
 
-// NewCmdCredentials builds `gw credentials`, the upstream provider
+// NewCmd builds `gw credentials`, the upstream provider
 // credentials.
-func NewCmdCredentials(f *Factory) *cobra.Command {
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "credentials",
 		Aliases: []string{"creds"},
@@ -24,11 +27,11 @@ and process listings): it is asked for on the terminal without echo, or read
 from --secret-file or --secret-stdin.`,
 	}
 	cmd.AddCommand(
-		NewCmdCredentialsList(f, nil),
-		NewCmdCredentialsGet(f, nil),
-		NewCmdCredentialsCreate(f, nil),
-		NewCmdCredentialsUpdate(f, nil),
-		NewCmdCredentialsDelete(f, nil),
+		NewCmdList(f, nil),
+		NewCmdGet(f, nil),
+		NewCmdCreate(f, nil),
+		NewCmdUpdate(f, nil),
+		NewCmdDelete(f, nil),
 	)
 	return cmd
 }
@@ -38,7 +41,7 @@ func addCredentialScopeFlag(cmd *cobra.Command, scope *string) {
 }
 
 func checkCredentialScope(cmd *cobra.Command, scope *string) error {
-	return checkScope(cmd, scope, "platform", "org", "workspace")
+	return cmdutil.CheckScope(cmd, scope, "platform", "org", "workspace")
 }
 
 func credentialScopeCell(c wire.ProviderCredential) string {
@@ -48,48 +51,49 @@ func credentialScopeCell(c wire.ProviderCredential) string {
 	case c.Scope.OrgID != nil:
 		return "org:" + c.Scope.OrgID.String()
 	}
-	return orDash(c.Scope.Level)
+	return cmdutil.OrDash(c.Scope.Level)
 }
 
-func credentialTable(cs ...wire.ProviderCredential) Table {
-	t := Table{Headers: []string{"id", "provider", "label", "scope", "secret", "base_url", "updated"}}
+func credentialTable(cs ...wire.ProviderCredential) cmdutil.Table {
+	t := cmdutil.Table{Headers: []string{"id", "provider", "label", "scope", "secret", "base_url", "updated"}}
 	for _, c := range cs {
 		base := "-"
 		if c.BaseURL != nil {
 			base = *c.BaseURL
 		}
-		t.Rows = append(t.Rows, []string{c.ID.String(), c.Provider, c.Label, credentialScopeCell(c), orDash(c.SecretHint), base, timeCell(&c.UpdatedAt)})
+		t.Rows = append(t.Rows, []string{c.ID.String(), c.Provider, c.Label, credentialScopeCell(c), cmdutil.OrDash(c.SecretHint), base, cmdutil.TimeCell(&c.UpdatedAt)})
 	}
 	return t
 }
 
-func credentialDetail(c wire.ProviderCredential) Table {
+func credentialDetail(c wire.ProviderCredential) cmdutil.Table {
 	base := "-"
 	if c.BaseURL != nil {
 		base = *c.BaseURL
 	}
-	return detailTable("id", c.ID.String(), "provider", c.Provider, "label", c.Label, "scope", c.Scope.Level,
-		"org_id", uuidCell(c.Scope.OrgID), "workspace_id", uuidCell(c.Scope.WorkspaceID), "base_url", base,
+	return cmdutil.DetailTable("id", c.ID.String(), "provider", c.Provider, "label", c.Label, "scope", c.Scope.Level,
+		"org_id", cmdutil.UUIDCell(c.Scope.OrgID), "workspace_id", cmdutil.UUIDCell(c.Scope.WorkspaceID), "base_url", base,
 		"settings", settingsCell(c.Settings),
-		"secret_hint", orDash(c.SecretHint), "created_at", timeCell(&c.CreatedAt), "updated_at", timeCell(&c.UpdatedAt))
+		"secret_hint", cmdutil.OrDash(c.SecretHint), "created_at", cmdutil.TimeCell(&c.CreatedAt), "updated_at", cmdutil.TimeCell(&c.UpdatedAt))
 }
 
-// CredentialsListOptions configure gw credentials list.
-type CredentialsListOptions struct {
-	f      *Factory
-	Output string
+// ListOptions configure gw credentials list.
+type ListOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 	Scope  string
 }
 
-// NewCmdCredentialsList builds `gw credentials list`.
-func NewCmdCredentialsList(f *Factory, runF func(context.Context, *CredentialsListOptions) error) *cobra.Command {
-	opts := &CredentialsListOptions{f: f}
+// NewCmdList builds `gw credentials list`.
+func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
+	opts := &ListOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "list [--scope platform|org|workspace]",
 		Short: "List the credentials configured at exactly one scope",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if err := checkCredentialScope(cmd, &opts.Scope); err != nil {
@@ -98,20 +102,20 @@ func NewCmdCredentialsList(f *Factory, runF func(context.Context, *CredentialsLi
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return credentialsListRun(cmd.Context(), opts)
+			return listRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	addCredentialScopeFlag(cmd, &opts.Scope)
 	return cmd
 }
 
-func credentialsListRun(ctx context.Context, opts *CredentialsListOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func listRun(ctx context.Context, opts *ListOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	scope, err := scopeFor(s, opts.Scope, "platform")
+	scope, err := cmdutil.ScopeFor(s, opts.Scope, "platform")
 	if err != nil {
 		return err
 	}
@@ -119,26 +123,27 @@ func credentialsListRun(ctx context.Context, opts *CredentialsListOptions) error
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, cs, func() Table { return credentialTable(cs...) })
+	return opts.Output.Print(opts.IO, cs, func() cmdutil.Table { return credentialTable(cs...) })
 }
 
-// CredentialsGetOptions configure gw credentials get.
-type CredentialsGetOptions struct {
-	f      *Factory
-	Output string
+// GetOptions configure gw credentials get.
+type GetOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 	Scope  string
 	ID     string
 }
 
-// NewCmdCredentialsGet builds `gw credentials get`.
-func NewCmdCredentialsGet(f *Factory, runF func(context.Context, *CredentialsGetOptions) error) *cobra.Command {
-	opts := &CredentialsGetOptions{f: f}
+// NewCmdGet builds `gw credentials get`.
+func NewCmdGet(f *cmdutil.Factory, runF func(context.Context, *GetOptions) error) *cobra.Command {
+	opts := &GetOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "get CREDENTIAL_ID [--scope platform|org|workspace]",
 		Short: "Show a credential's metadata (never its secret)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if err := checkCredentialScope(cmd, &opts.Scope); err != nil {
@@ -148,20 +153,20 @@ func NewCmdCredentialsGet(f *Factory, runF func(context.Context, *CredentialsGet
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return credentialsGetRun(cmd.Context(), opts)
+			return getRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	addCredentialScopeFlag(cmd, &opts.Scope)
 	return cmd
 }
 
-func credentialsGetRun(ctx context.Context, opts *CredentialsGetOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func getRun(ctx context.Context, opts *GetOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	scope, err := scopeFor(s, opts.Scope, "platform")
+	scope, err := cmdutil.ScopeFor(s, opts.Scope, "platform")
 	if err != nil {
 		return err
 	}
@@ -169,26 +174,27 @@ func credentialsGetRun(ctx context.Context, opts *CredentialsGetOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, cred, func() Table { return credentialDetail(cred) })
+	return opts.Output.Print(opts.IO, cred, func() cmdutil.Table { return credentialDetail(cred) })
 }
 
-// CredentialsCreateOptions configure gw credentials create. The secret is
+// CreateOptions configure gw credentials create. The secret is
 // not among them: it is read when the command runs, from Secret's source.
-type CredentialsCreateOptions struct {
-	f        *Factory
-	Output   string
+type CreateOptions struct {
+	IO       *cmdutil.IOStreams
+	Client   func() (*client.Client, cmdutil.Settings, error)
+	Output   cmdutil.Output
 	Scope    string
 	Provider string
 	Label    string
 	BaseURL  string
 	// Settings are the --setting KEY=VALUE pairs (docs/providers.md).
 	Settings []string
-	Secret   secretInput
+	Secret   cmdutil.SecretInput
 }
 
-// NewCmdCredentialsCreate builds `gw credentials create`.
-func NewCmdCredentialsCreate(f *Factory, runF func(context.Context, *CredentialsCreateOptions) error) *cobra.Command {
-	opts := &CredentialsCreateOptions{f: f}
+// NewCmdCreate builds `gw credentials create`.
+func NewCmdCreate(f *cmdutil.Factory, runF func(context.Context, *CreateOptions) error) *cobra.Command {
+	opts := &CreateOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "create --provider ID --label LABEL [--base-url URL] [--setting K=V...] [--secret-file FILE | --secret-stdin]",
 		Short: "Configure a provider credential; the secret is prompted for, or read from a file or stdin",
@@ -207,44 +213,44 @@ func NewCmdCredentialsCreate(f *Factory, runF func(context.Context, *Credentials
     --setting deployments.gpt-4o=prod-gpt-4o --secret-stdin`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if err := checkCredentialScope(cmd, &opts.Scope); err != nil {
 				return err
 			}
-			if err := requireFlags(cmd.Flags(), "provider", "label"); err != nil {
+			if err := cmdutil.RequireFlags(cmd.Flags(), "provider", "label"); err != nil {
 				return err
 			}
-			if err := exclusiveFlags(cmd.Flags(), "secret-file", "secret-stdin"); err != nil {
+			if err := cmdutil.ExclusiveFlags(cmd.Flags(), "secret-file", "secret-stdin"); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return withFlags(credentialsCreateRun(cmd.Context(), opts), credentialFields...)
+			return cmdutil.WithFlags(createRun(cmd.Context(), opts), credentialFields...)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	addCredentialScopeFlag(cmd, &opts.Scope)
 	cmd.Flags().StringVar(&opts.Provider, "provider", "", "catalog provider id, e.g. openai or anthropic (see gw catalog list --providers)")
 	cmd.Flags().StringVar(&opts.Label, "label", "", "a name to tell credentials apart (1 to 80 characters)")
 	cmd.Flags().StringVar(&opts.BaseURL, "base-url", "", "upstream base URL (default: the catalog provider's; required only for a provider the catalog gives none, e.g. openai-compatible)")
 	addSettingFlag(cmd, &opts.Settings)
-	addSecretInputFlags(cmd, &opts.Secret, "secret", "provider API key")
+	cmdutil.AddSecretInputFlags(cmd, &opts.Secret, "secret", "provider API key")
 	return cmd
 }
 
-func credentialsCreateRun(ctx context.Context, opts *CredentialsCreateOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func createRun(ctx context.Context, opts *CreateOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	scope, err := scopeFor(s, opts.Scope, "platform")
+	scope, err := cmdutil.ScopeFor(s, opts.Scope, "platform")
 	if err != nil {
 		return err
 	}
-	secret, err := opts.Secret.Read(opts.f.IO, "secret", fmt.Sprintf("API key for %s (input is hidden): ", opts.Provider))
+	secret, err := opts.Secret.Read(opts.IO, "secret", fmt.Sprintf("API key for %s (input is hidden): ", opts.Provider))
 	if err != nil {
 		return err
 	}
@@ -257,13 +263,14 @@ func credentialsCreateRun(ctx context.Context, opts *CredentialsCreateOptions) e
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, cred, func() Table { return credentialDetail(cred) })
+	return opts.Output.Print(opts.IO, cred, func() cmdutil.Table { return credentialDetail(cred) })
 }
 
-// CredentialsUpdateOptions configure gw credentials update.
-type CredentialsUpdateOptions struct {
-	f            *Factory
-	Output       string
+// UpdateOptions configure gw credentials update.
+type UpdateOptions struct {
+	IO           *cmdutil.IOStreams
+	Client       func() (*client.Client, cmdutil.Settings, error)
+	Output       cmdutil.Output
 	Scope        string
 	ID           string
 	Label        *string
@@ -276,12 +283,12 @@ type CredentialsUpdateOptions struct {
 	// NewSecret says the secret is replaced: read from Secret's file or
 	// stdin, or prompted for (--prompt-secret).
 	NewSecret bool
-	Secret    secretInput
+	Secret    cmdutil.SecretInput
 }
 
-// NewCmdCredentialsUpdate builds `gw credentials update`.
-func NewCmdCredentialsUpdate(f *Factory, runF func(context.Context, *CredentialsUpdateOptions) error) *cobra.Command {
-	opts := &CredentialsUpdateOptions{f: f}
+// NewCmdUpdate builds `gw credentials update`.
+func NewCmdUpdate(f *cmdutil.Factory, runF func(context.Context, *UpdateOptions) error) *cobra.Command {
+	opts := &UpdateOptions{IO: f.IO, Client: f.AuthedClient}
 	var label, baseURL string
 	var prompt bool
 	cmd := &cobra.Command{
@@ -289,19 +296,19 @@ func NewCmdCredentialsUpdate(f *Factory, runF func(context.Context, *Credentials
 		Short: "Change a credential's label, base URL or settings, or rotate its secret",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if err := checkCredentialScope(cmd, &opts.Scope); err != nil {
 				return err
 			}
-			if err := exclusiveFlags(cmd.Flags(), "secret-file", "secret-stdin", "prompt-secret"); err != nil {
+			if err := cmdutil.ExclusiveFlags(cmd.Flags(), "secret-file", "secret-stdin", "prompt-secret"); err != nil {
 				return err
 			}
-			if err := exclusiveFlags(cmd.Flags(), "base-url", "clear-base-url"); err != nil {
+			if err := cmdutil.ExclusiveFlags(cmd.Flags(), "base-url", "clear-base-url"); err != nil {
 				return err
 			}
-			if err := exclusiveFlags(cmd.Flags(), "setting", "clear-settings"); err != nil {
+			if err := cmdutil.ExclusiveFlags(cmd.Flags(), "setting", "clear-settings"); err != nil {
 				return err
 			}
 			opts.ID = args[0]
@@ -313,32 +320,32 @@ func NewCmdCredentialsUpdate(f *Factory, runF func(context.Context, *Credentials
 			}
 			opts.NewSecret = prompt || opts.Secret.Given()
 			if opts.Label == nil && opts.BaseURL == nil && !opts.ClearBaseURL && !opts.NewSecret && len(opts.Settings) == 0 && !opts.ClearSettings {
-				return usageError{errors.New("nothing to change: pass --label, --base-url, --clear-base-url, --setting, --clear-settings, or a new secret")}
+				return cmdutil.UsageError{Err: errors.New("nothing to change: pass --label, --base-url, --clear-base-url, --setting, --clear-settings, or a new secret")}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return withFlags(credentialsUpdateRun(cmd.Context(), opts), credentialFields...)
+			return cmdutil.WithFlags(updateRun(cmd.Context(), opts), credentialFields...)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	addCredentialScopeFlag(cmd, &opts.Scope)
 	cmd.Flags().StringVar(&label, "label", "", "new label")
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "new upstream base URL")
 	cmd.Flags().BoolVar(&opts.ClearBaseURL, "clear-base-url", false, "remove the base URL (use the provider's default)")
 	addSettingFlag(cmd, &opts.Settings)
 	cmd.Flags().BoolVar(&opts.ClearSettings, "clear-settings", false, "remove the credential's settings")
-	addSecretInputFlags(cmd, &opts.Secret, "secret", "new provider API key")
+	cmdutil.AddSecretInputFlags(cmd, &opts.Secret, "secret", "new provider API key")
 	cmd.Flags().BoolVar(&prompt, "prompt-secret", false, "ask for a new provider API key on the terminal (input is hidden)")
 	return cmd
 }
 
-func credentialsUpdateRun(ctx context.Context, opts *CredentialsUpdateOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func updateRun(ctx context.Context, opts *UpdateOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	scope, err := scopeFor(s, opts.Scope, "platform")
+	scope, err := cmdutil.ScopeFor(s, opts.Scope, "platform")
 	if err != nil {
 		return err
 	}
@@ -352,7 +359,7 @@ func credentialsUpdateRun(ctx context.Context, opts *CredentialsUpdateOptions) e
 		}
 	}
 	if opts.NewSecret {
-		secret, err := opts.Secret.Read(opts.f.IO, "secret", "New API key (input is hidden): ")
+		secret, err := opts.Secret.Read(opts.IO, "secret", "New API key (input is hidden): ")
 		if err != nil {
 			return err
 		}
@@ -362,27 +369,28 @@ func credentialsUpdateRun(ctx context.Context, opts *CredentialsUpdateOptions) e
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, cred, func() Table { return credentialDetail(cred) })
+	return opts.Output.Print(opts.IO, cred, func() cmdutil.Table { return credentialDetail(cred) })
 }
 
-// CredentialsDeleteOptions configure gw credentials delete.
-type CredentialsDeleteOptions struct {
-	f      *Factory
-	Output string
+// DeleteOptions configure gw credentials delete.
+type DeleteOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 	Scope  string
 	ID     string
 	Yes    bool
 }
 
-// NewCmdCredentialsDelete builds `gw credentials delete`.
-func NewCmdCredentialsDelete(f *Factory, runF func(context.Context, *CredentialsDeleteOptions) error) *cobra.Command {
-	opts := &CredentialsDeleteOptions{f: f}
+// NewCmdDelete builds `gw credentials delete`.
+func NewCmdDelete(f *cmdutil.Factory, runF func(context.Context, *DeleteOptions) error) *cobra.Command {
+	opts := &DeleteOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "delete CREDENTIAL_ID [--scope platform|org|workspace]",
 		Short: "Delete a provider credential; models needing it become unavailable",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if err := checkCredentialScope(cmd, &opts.Scope); err != nil {
@@ -392,30 +400,30 @@ func NewCmdCredentialsDelete(f *Factory, runF func(context.Context, *Credentials
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return credentialsDeleteRun(cmd.Context(), opts)
+			return deleteRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	addCredentialScopeFlag(cmd, &opts.Scope)
-	addYesFlag(cmd, &opts.Yes)
+	cmdutil.AddYesFlag(cmd, &opts.Yes)
 	return cmd
 }
 
-func credentialsDeleteRun(ctx context.Context, opts *CredentialsDeleteOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func deleteRun(ctx context.Context, opts *DeleteOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	scope, err := scopeFor(s, opts.Scope, "platform")
+	scope, err := cmdutil.ScopeFor(s, opts.Scope, "platform")
 	if err != nil {
 		return err
 	}
-	if err := opts.f.Confirm(fmt.Sprintf("Delete provider credential %s? Models that need it become unavailable.", opts.ID), opts.Yes); err != nil {
+	if err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete provider credential %s? Models that need it become unavailable.", opts.ID), opts.Yes); err != nil {
 		return err
 	}
 	d, err := c.DeleteCredential(ctx, scope, opts.ID)
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, d, func() Table { return deletedTable(d) })
+	return opts.Output.Print(opts.IO, d, func() cmdutil.Table { return cmdutil.DeletedTable(d) })
 }
