@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -44,7 +45,7 @@ func inferenceKeyTable(owner func(id string) string, ks ...wire.InferenceKey) Ta
 func inferenceKeyDetail(k wire.InferenceKey) Table {
 	return detailTable("id", k.ID.String(), "prefix", k.Prefix, "name", k.Name, "status", k.Status,
 		"org_id", k.OrgID.String(), "workspace_id", k.WorkspaceID.String(), "user_id", k.UserID.String(),
-		"expires_at", timeCell(k.ExpiresAt), "revoked_at", timeCell(k.RevokedAt), "rate_limits", rateLimitsCell(k.RateLimits),
+		"expires_at", timeCell(k.ExpiresAt), "revoked_at", timeCell(k.RevokedAt), "rate_limits", cmdutil.RateLimitsCell(k.RateLimits),
 		"tags", tagsCell(k.Tags), "created_at", timeCell(&k.CreatedAt), "updated_at", timeCell(&k.UpdatedAt))
 }
 
@@ -112,7 +113,7 @@ type InferenceKeysCreateOptions struct {
 	// means the caller.
 	User       string
 	ExpiresAt  *time.Time
-	RateLimits RateLimitChange
+	RateLimits cmdutil.RateLimitChange
 	// Tags are the key's cost-centre tags (--tag team=search).
 	Tags map[string]string
 }
@@ -121,7 +122,7 @@ type InferenceKeysCreateOptions struct {
 func NewCmdInferenceKeysCreate(f *Factory, runF func(context.Context, *InferenceKeysCreateOptions) error) *cobra.Command {
 	opts := &InferenceKeysCreateOptions{f: f}
 	var expiry expiryFlags
-	var limits rateLimitFlags
+	var limits cmdutil.RateLimitFlags
 	var tagPairs []string
 	cmd := &cobra.Command{
 		Use:   "create --name NAME [--user USER] [--expires-in 90d] [--rpm N] [--tpm N] [--tag KEY=VALUE]...",
@@ -146,7 +147,7 @@ func NewCmdInferenceKeysCreate(f *Factory, runF func(context.Context, *Inference
 			if opts.ExpiresAt, err = expiry.Resolve(time.Now()); err != nil {
 				return err
 			}
-			if opts.RateLimits, err = limits.read(cmd); err != nil {
+			if opts.RateLimits, err = limits.Read(cmd); err != nil {
 				return err
 			}
 			if opts.Tags, err = parseTagFlags(tagPairs); err != nil {
@@ -162,7 +163,7 @@ func NewCmdInferenceKeysCreate(f *Factory, runF func(context.Context, *Inference
 	cmd.Flags().StringVar(&opts.Name, "name", "", "what the key is for (1 to 100 characters)")
 	cmd.Flags().StringVar(&opts.User, "user", "", "owner: an active organization member (UUID or email; default: you)")
 	addExpiryFlags(cmd, &expiry)
-	limits.add(cmd)
+	limits.Add(cmd)
 	cmd.Flags().StringArrayVar(&tagPairs, "tag", nil, "a cost-centre tag KEY=VALUE (repeatable, up to 20)")
 	return cmd
 }
@@ -178,7 +179,7 @@ func inferenceKeysCreateRun(ctx context.Context, opts *InferenceKeysCreateOption
 	}
 	in := wire.InferenceKeyCreate{Name: opts.Name, ExpiresAt: opts.ExpiresAt, Tags: opts.Tags}
 	if !opts.RateLimits.Empty() {
-		in.RateLimits = opts.RateLimits.apply(nil)
+		in.RateLimits = opts.RateLimits.Apply(nil)
 	}
 	if opts.User != "" {
 		id, err := memberRef(ctx, c, org, opts.User)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -16,7 +17,7 @@ type InferenceKeysUpdateOptions struct {
 	Output     string
 	ID         string
 	Name       *string
-	RateLimits RateLimitChange
+	RateLimits cmdutil.RateLimitChange
 	// SetTags are set (over the key's), Untag removed; NoTags clears all
 	// first.
 	SetTags map[string]string
@@ -33,7 +34,7 @@ func (o *InferenceKeysUpdateOptions) tagsChanged() bool {
 func NewCmdInferenceKeysUpdate(f *Factory, runF func(context.Context, *InferenceKeysUpdateOptions) error) *cobra.Command {
 	opts := &InferenceKeysUpdateOptions{f: f}
 	var name string
-	var limits rateLimitFlags
+	var limits cmdutil.RateLimitFlags
 	var tagPairs []string
 	cmd := &cobra.Command{
 		Use:   "update KEY [--name NAME] [--rpm N] [--tpm N] [--no-rate-limits] [--tag KEY=VALUE]... [--untag KEY]... [--no-tags]",
@@ -54,7 +55,7 @@ for gw inference-keys get.`,
 				opts.Name = &name
 			}
 			var err error
-			if opts.RateLimits, err = limits.read(cmd); err != nil {
+			if opts.RateLimits, err = limits.Read(cmd); err != nil {
 				return err
 			}
 			if opts.SetTags, err = parseTagFlags(tagPairs); err != nil {
@@ -71,7 +72,7 @@ for gw inference-keys get.`,
 	}
 	addOutputFlag(cmd, &opts.Output)
 	cmd.Flags().StringVar(&name, "name", "", "new name (1 to 100 characters)")
-	limits.add(cmd)
+	limits.Add(cmd)
 	cmd.Flags().StringArrayVar(&tagPairs, "tag", nil, "set a cost-centre tag KEY=VALUE (repeatable)")
 	cmd.Flags().StringArrayVar(&opts.Untag, "untag", nil, "remove the tag KEY (repeatable)")
 	cmd.Flags().BoolVar(&opts.NoTags, "no-tags", false, "remove every tag (before any --tag)")
@@ -101,7 +102,7 @@ func inferenceKeysUpdateRun(ctx context.Context, opts *InferenceKeysUpdateOption
 			return err
 		}
 		if !opts.RateLimits.Empty() {
-			in.RateLimits = opts.RateLimits.apply(cur.RateLimits)
+			in.RateLimits = opts.RateLimits.Apply(cur.RateLimits)
 		}
 		if opts.tagsChanged() {
 			t := map[string]string{}

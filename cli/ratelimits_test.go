@@ -53,18 +53,6 @@ func TestRateLimitFlags(t *testing.T) {
 		{name: "nothing", args: []string{"k1"}, wantErr: "nothing to change"},
 		{name: "missing", wantErr: "accepts 1 arg"},
 	})
-	runFlagCases(t, NewCmdWorkspacesUpdate, []flagCase[WorkspacesUpdateOptions]{
-		{name: "limits alone", args: []string{"research", "--rpm", "100"}, check: func(t *testing.T, o *WorkspacesUpdateOptions) {
-			if o.Workspace != "research" || o.Name != nil || o.Slug != nil || n(o.RateLimits.RPM) != 100 {
-				t.Errorf("%+v", o)
-			}
-		}},
-		{name: "limits and name", args: []string{"--tpm", "9", "--name", "R"}, check: func(t *testing.T, o *WorkspacesUpdateOptions) {
-			if o.Name == nil || n(o.RateLimits.TPM) != 9 {
-				t.Errorf("%+v", o)
-			}
-		}},
-	})
 }
 
 func TestRateLimitsRun(t *testing.T) {

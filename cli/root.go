@@ -14,6 +14,8 @@ import (
 
 	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/credentials"
+	"github.com/gw-gateway/gw/cli/members"
+	"github.com/gw-gateway/gw/cli/workspaces"
 	"github.com/gw-gateway/gw/client"
 )
 
@@ -89,8 +91,8 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		NewCmdAliases(f),
 		NewCmdBudgets(f, nil),
 		NewCmdOrgs(f),
-		NewCmdWorkspaces(f),
-		NewCmdMembers(f),
+		workspaces.NewCmd(f),
+		members.NewCmd(f),
 		NewCmdInvitations(f),
 		NewCmdServiceAccounts(f),
 		NewCmdKeys(f),

@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"errors"
@@ -18,9 +18,9 @@ type RateLimitChange struct {
 // Empty reports whether no rate-limit flag was given.
 func (c RateLimitChange) Empty() bool { return c.RPM == nil && c.TPM == nil }
 
-// apply returns cur with the change made. The result is never nil, so an
+// Apply returns cur with the change made. The result is never nil, so an
 // update sends both members: the API reads a null member as "no limit".
-func (c RateLimitChange) apply(cur *wire.RateLimits) *wire.RateLimits {
+func (c RateLimitChange) Apply(cur *wire.RateLimits) *wire.RateLimits {
 	out := &wire.RateLimits{}
 	if cur != nil {
 		*out = *cur
@@ -39,24 +39,24 @@ func (c RateLimitChange) apply(cur *wire.RateLimits) *wire.RateLimits {
 	return out
 }
 
-// rateLimitFlags are a command's --rpm, --tpm and --no-rate-limits.
-type rateLimitFlags struct {
+// RateLimitFlags are a command's --rpm, --tpm and --no-rate-limits.
+type RateLimitFlags struct {
 	rpm, tpm int64
 	none     bool
 }
 
-func (r *rateLimitFlags) add(cmd *cobra.Command) {
+func (r *RateLimitFlags) Add(cmd *cobra.Command) {
 	cmd.Flags().Int64Var(&r.rpm, "rpm", 0, "requests per minute (0: no limit of its own)")
 	cmd.Flags().Int64Var(&r.tpm, "tpm", 0, "tokens per minute, input plus output (0: no limit of its own)")
 	cmd.Flags().BoolVar(&r.none, "no-rate-limits", false, "remove both rate limits")
 }
 
-// read returns what was given; a negative limit is a usage error (the
+// Read returns what was given; a negative limit is a usage error (the
 // server would refuse it too, but the flag's own name says more).
-func (r *rateLimitFlags) read(cmd *cobra.Command) (RateLimitChange, error) {
+func (r *RateLimitFlags) Read(cmd *cobra.Command) (RateLimitChange, error) {
 	var c RateLimitChange
 	if r.none && (cmd.Flags().Changed("rpm") || cmd.Flags().Changed("tpm")) {
-		return c, usageError{errors.New("--no-rate-limits cannot be combined with --rpm or --tpm")}
+		return c, UsageError{Err: errors.New("--no-rate-limits cannot be combined with --rpm or --tpm")}
 	}
 	if r.none {
 		zero := int64(0)
@@ -71,15 +71,15 @@ func (r *rateLimitFlags) read(cmd *cobra.Command) (RateLimitChange, error) {
 			continue
 		}
 		if *f.v < 0 {
-			return c, usageError{errors.New("--" + f.name + " must be a positive number, or 0 for no limit")}
+			return c, UsageError{Err: errors.New("--" + f.name + " must be a positive number, or 0 for no limit")}
 		}
 		*f.dst = f.v
 	}
 	return c, nil
 }
 
-// rateLimitsCell shows limits in a table: "60 rpm, 100000 tpm", or "-".
-func rateLimitsCell(l *wire.RateLimits) string {
+// RateLimitsCell shows limits in a table: "60 rpm, 100000 tpm", or "-".
+func RateLimitsCell(l *wire.RateLimits) string {
 	if l == nil {
 		return "-"
 	}
@@ -93,5 +93,5 @@ func rateLimitsCell(l *wire.RateLimits) string {
 		}
 		s += strconv.FormatInt(*l.TokensPerMinute, 10) + " tpm"
 	}
-	return orDash(s)
+	return OrDash(s)
 }

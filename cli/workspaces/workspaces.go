@@ -1,4 +1,5 @@
-package cli
+// Package workspaces is `gw workspaces`, and `gw workspaces members`.
+package workspaces
 
 import (
 	"context"
@@ -9,49 +10,51 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/tags"
 	"github.com/gw-gateway/gw/wire"
 )
 
-// NewCmdWorkspaces builds `gw workspaces`.
-func NewCmdWorkspaces(f *Factory) *cobra.Command {
+// NewCmd builds `gw workspaces`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "workspaces", Aliases: []string{"ws"}, Short: "Manage the workspaces of an organization"}
 	cmd.AddCommand(
-		NewCmdWorkspacesList(f, nil),
-		NewCmdWorkspacesGet(f, nil),
-		NewCmdWorkspacesCreate(f, nil),
-		NewCmdWorkspacesUpdate(f, nil),
-		NewCmdWorkspacesDelete(f, nil),
-		NewCmdWorkspaceMembers(f),
+		NewCmdList(f, nil),
+		NewCmdGet(f, nil),
+		NewCmdCreate(f, nil),
+		NewCmdUpdate(f, nil),
+		NewCmdDelete(f, nil),
+		NewCmdMembers(f),
 	)
 	return cmd
 }
 
-func workspaceTable(wss ...wire.Workspace) Table {
-	t := Table{Headers: []string{"id", "slug", "name", "created"}}
+func workspaceTable(wss ...wire.Workspace) cmdutil.Table {
+	t := cmdutil.Table{Headers: []string{"id", "slug", "name", "created"}}
 	for _, w := range wss {
-		t.Rows = append(t.Rows, []string{w.ID.String(), w.Slug, w.Name, timeCell(&w.CreatedAt)})
+		t.Rows = append(t.Rows, []string{w.ID.String(), w.Slug, w.Name, cmdutil.TimeCell(&w.CreatedAt)})
 	}
 	return t
 }
 
-func workspaceDetail(w wire.Workspace) Table {
-	return detailTable("id", w.ID.String(), "org_id", w.OrgID.String(), "slug", w.Slug, "name", w.Name,
-		"rate_limits", rateLimitsCell(w.RateLimits), "required_tags", orDash(strings.Join(w.RequiredTags, ", ")),
-		"created_at", timeCell(&w.CreatedAt), "updated_at", timeCell(&w.UpdatedAt))
+func workspaceDetail(w wire.Workspace) cmdutil.Table {
+	return cmdutil.DetailTable("id", w.ID.String(), "org_id", w.OrgID.String(), "slug", w.Slug, "name", w.Name,
+		"rate_limits", cmdutil.RateLimitsCell(w.RateLimits), "required_tags", cmdutil.OrDash(strings.Join(w.RequiredTags, ", ")),
+		"created_at", cmdutil.TimeCell(&w.CreatedAt), "updated_at", cmdutil.TimeCell(&w.UpdatedAt))
 }
 
-// WorkspacesListOptions configure gw workspaces list.
-type WorkspacesListOptions = ListOptions
+// ListOptions configure gw workspaces list.
+type ListOptions = cmdutil.ListOptions
 
-// NewCmdWorkspacesList builds `gw workspaces list`.
-func NewCmdWorkspacesList(f *Factory, runF func(context.Context, *WorkspacesListOptions) error) *cobra.Command {
-	return newListCmd(f, "List the workspaces of the organization that you can read", runF, workspacesListRun)
+// NewCmdList builds `gw workspaces list`.
+func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
+	return cmdutil.NewListCmd(f, "List the workspaces of the organization that you can read", runF, listRun)
 }
 
-func workspacesListRun(ctx context.Context, opts *WorkspacesListOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func listRun(ctx context.Context, opts *ListOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -63,26 +66,27 @@ func workspacesListRun(ctx context.Context, opts *WorkspacesListOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, wss, func() Table { return workspaceTable(wss...) })
+	return opts.Output.Print(opts.IO, wss, func() cmdutil.Table { return workspaceTable(wss...) })
 }
 
-// WorkspacesGetOptions configure gw workspaces get.
-type WorkspacesGetOptions struct {
-	f      *Factory
-	Output string
+// GetOptions configure gw workspaces get.
+type GetOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 	// Workspace is the argument; empty means the effective workspace.
 	Workspace string
 }
 
-// NewCmdWorkspacesGet builds `gw workspaces get`.
-func NewCmdWorkspacesGet(f *Factory, runF func(context.Context, *WorkspacesGetOptions) error) *cobra.Command {
-	opts := &WorkspacesGetOptions{f: f}
+// NewCmdGet builds `gw workspaces get`.
+func NewCmdGet(f *cmdutil.Factory, runF func(context.Context, *GetOptions) error) *cobra.Command {
+	opts := &GetOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "get [WORKSPACE]",
 		Short: "Show a workspace (default: the current one)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if len(args) == 1 {
@@ -91,16 +95,16 @@ func NewCmdWorkspacesGet(f *Factory, runF func(context.Context, *WorkspacesGetOp
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return workspacesGetRun(cmd.Context(), opts)
+			return getRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	return cmd
 }
 
 // workspaceArg is the organization and the workspace a command names, or
 // the effective workspace.
-func workspaceArg(s Settings, given string) (string, string, error) {
+func workspaceArg(s cmdutil.Settings, given string) (string, string, error) {
 	if given == "" {
 		return s.RequireWorkspace()
 	}
@@ -108,8 +112,8 @@ func workspaceArg(s Settings, given string) (string, string, error) {
 	return org, given, err
 }
 
-func workspacesGetRun(ctx context.Context, opts *WorkspacesGetOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func getRun(ctx context.Context, opts *GetOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -121,45 +125,46 @@ func workspacesGetRun(ctx context.Context, opts *WorkspacesGetOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, w, func() Table { return workspaceDetail(w) })
+	return opts.Output.Print(opts.IO, w, func() cmdutil.Table { return workspaceDetail(w) })
 }
 
-// WorkspacesCreateOptions configure gw workspaces create.
-type WorkspacesCreateOptions struct {
-	f      *Factory
-	Output string
+// CreateOptions configure gw workspaces create.
+type CreateOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 	Name   string
 	Slug   string
 }
 
-// NewCmdWorkspacesCreate builds `gw workspaces create`.
-func NewCmdWorkspacesCreate(f *Factory, runF func(context.Context, *WorkspacesCreateOptions) error) *cobra.Command {
-	opts := &WorkspacesCreateOptions{f: f}
+// NewCmdCreate builds `gw workspaces create`.
+func NewCmdCreate(f *cmdutil.Factory, runF func(context.Context, *CreateOptions) error) *cobra.Command {
+	opts := &CreateOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "create --name NAME [--slug SLUG]",
 		Short: "Create a workspace in the organization",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
-			if err := requireFlags(cmd.Flags(), "name"); err != nil {
+			if err := cmdutil.RequireFlags(cmd.Flags(), "name"); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return withFlags(workspacesCreateRun(cmd.Context(), opts), workspaceFields...)
+			return cmdutil.WithFlags(createRun(cmd.Context(), opts), workspaceFields...)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	cmd.Flags().StringVar(&opts.Name, "name", "", "display name (1 to 100 characters)")
 	cmd.Flags().StringVar(&opts.Slug, "slug", "", "URL name, unique in the organization (default: derived from the name)")
 	return cmd
 }
 
-func workspacesCreateRun(ctx context.Context, opts *WorkspacesCreateOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func createRun(ctx context.Context, opts *CreateOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -174,30 +179,31 @@ func workspacesCreateRun(ctx context.Context, opts *WorkspacesCreateOptions) err
 	// A derived slug that was taken gets a suffix: say so, or a step run
 	// twice makes "search-2" unnoticed (issue 22, row 5).
 	if want := backend.Slugify(opts.Name, "workspace"); opts.Slug == "" && w.Slug != want {
-		fmt.Fprintf(opts.f.IO.ErrOut, "note: slug %q is taken in this organization, so this workspace is %q; pass --slug to choose one (gw workspaces list shows them)\n", want, w.Slug)
+		fmt.Fprintf(opts.IO.ErrOut, "note: slug %q is taken in this organization, so this workspace is %q; pass --slug to choose one (gw workspaces list shows them)\n", want, w.Slug)
 	}
-	return opts.f.Print(opts.Output, w, func() Table { return workspaceDetail(w) })
+	return opts.Output.Print(opts.IO, w, func() cmdutil.Table { return workspaceDetail(w) })
 }
 
-// WorkspacesUpdateOptions configure gw workspaces update.
-type WorkspacesUpdateOptions struct {
-	f         *Factory
-	Output    string
+// UpdateOptions configure gw workspaces update.
+type UpdateOptions struct {
+	IO        *cmdutil.IOStreams
+	Client    func() (*client.Client, cmdutil.Settings, error)
+	Output    cmdutil.Output
 	Workspace string
 	Name      *string
 	Slug      *string
 	// RateLimits are the workspace's default and ceiling for its keys.
-	RateLimits RateLimitChange
+	RateLimits cmdutil.RateLimitChange
 	// RequiredTags replaces the tag keys every request must carry; an
 	// empty list clears them, nil keeps them.
 	RequiredTags *[]string
 }
 
-// NewCmdWorkspacesUpdate builds `gw workspaces update`.
-func NewCmdWorkspacesUpdate(f *Factory, runF func(context.Context, *WorkspacesUpdateOptions) error) *cobra.Command {
-	opts := &WorkspacesUpdateOptions{f: f}
-	var rename renameFlags
-	var limits rateLimitFlags
+// NewCmdUpdate builds `gw workspaces update`.
+func NewCmdUpdate(f *cmdutil.Factory, runF func(context.Context, *UpdateOptions) error) *cobra.Command {
+	opts := &UpdateOptions{IO: f.IO, Client: f.AuthedClient}
+	var rename cmdutil.RenameFlags
+	var limits cmdutil.RateLimitFlags
 	var required requiredTagFlags
 	cmd := &cobra.Command{
 		Use:   "update [WORKSPACE] [--name NAME] [--slug SLUG] [--rpm N] [--tpm N] [--no-rate-limits] [--require-tag KEY]... [--no-required-tags]",
@@ -214,14 +220,14 @@ it. gw workspaces get shows them.`,
   gw workspaces update --rpm 600 --tpm 200000`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if len(args) == 1 {
 				opts.Workspace = args[0]
 			}
 			var err error
-			if opts.RateLimits, err = limits.read(cmd); err != nil {
+			if opts.RateLimits, err = limits.Read(cmd); err != nil {
 				return err
 			}
 			if opts.RequiredTags, err = required.read(cmd); err != nil {
@@ -229,7 +235,7 @@ it. gw workspaces get shows them.`,
 			}
 			renamed := cmd.Flags().Changed("name") || cmd.Flags().Changed("slug")
 			if !renamed && opts.RateLimits.Empty() && opts.RequiredTags == nil {
-				return usageError{errors.New("nothing to change: pass --name, --slug, --rpm, --tpm, --no-rate-limits, --require-tag or --no-required-tags")}
+				return cmdutil.UsageError{Err: errors.New("nothing to change: pass --name, --slug, --rpm, --tpm, --no-rate-limits, --require-tag or --no-required-tags")}
 			}
 			if renamed {
 				if opts.Name, opts.Slug, err = rename.Read(cmd); err != nil {
@@ -239,19 +245,19 @@ it. gw workspaces get shows them.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return withFlags(workspacesUpdateRun(cmd.Context(), opts), workspaceFields...)
+			return cmdutil.WithFlags(updateRun(cmd.Context(), opts), workspaceFields...)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	rename.Add(cmd)
-	limits.add(cmd)
+	limits.Add(cmd)
 	required.add(cmd)
 	return cmd
 }
 
 // workspaceFields are a workspace request's fields and the flags that set
 // them.
-var workspaceFields = []flagField{
+var workspaceFields = []cmdutil.FlagField{
 	{Loc: "body.name", Flag: "--name"},
 	{Loc: "body.slug", Flag: "--slug", Want: "lowercase letters, digits and -, starting and ending with a letter or digit, e.g. search-team", Input: true},
 	{Loc: "body.required_tags", Flag: "--require-tag", Input: true},
@@ -275,7 +281,7 @@ func (r *requiredTagFlags) add(cmd *cobra.Command) {
 // the message names the flag.
 func (r *requiredTagFlags) read(cmd *cobra.Command) (*[]string, error) {
 	given := cmd.Flags().Changed("require-tag")
-	if err := exclusiveFlags(cmd.Flags(), "require-tag", "no-required-tags"); err != nil {
+	if err := cmdutil.ExclusiveFlags(cmd.Flags(), "require-tag", "no-required-tags"); err != nil {
 		return nil, err
 	}
 	if r.none {
@@ -288,21 +294,21 @@ func (r *requiredTagFlags) read(cmd *cobra.Command) (*[]string, error) {
 	for _, k := range r.keys {
 		k = strings.TrimSpace(k)
 		if m := tags.CheckKey(k); m != "" {
-			return nil, usageError{fmt.Errorf("--require-tag %q: %s", k, m)}
+			return nil, cmdutil.UsageError{Err: fmt.Errorf("--require-tag %q: %s", k, m)}
 		}
 		if slices.Contains(keys, k) {
-			return nil, usageError{fmt.Errorf("--require-tag %s is given twice", k)}
+			return nil, cmdutil.UsageError{Err: fmt.Errorf("--require-tag %s is given twice", k)}
 		}
 		keys = append(keys, k)
 	}
 	if len(keys) > tags.MaxPairs {
-		return nil, usageError{fmt.Errorf("--require-tag: at most %d tag keys, not %d", tags.MaxPairs, len(keys))}
+		return nil, cmdutil.UsageError{Err: fmt.Errorf("--require-tag: at most %d tag keys, not %d", tags.MaxPairs, len(keys))}
 	}
 	return &keys, nil
 }
 
-func workspacesUpdateRun(ctx context.Context, opts *WorkspacesUpdateOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func updateRun(ctx context.Context, opts *UpdateOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -316,48 +322,49 @@ func workspacesUpdateRun(ctx context.Context, opts *WorkspacesUpdateOptions) err
 		if err != nil {
 			return err
 		}
-		in.RateLimits = opts.RateLimits.apply(cur.RateLimits)
+		in.RateLimits = opts.RateLimits.Apply(cur.RateLimits)
 	}
 	w, err := c.UpdateWorkspace(ctx, org, ws, in)
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, w, func() Table { return workspaceDetail(w) })
+	return opts.Output.Print(opts.IO, w, func() cmdutil.Table { return workspaceDetail(w) })
 }
 
-// WorkspacesDeleteOptions configure gw workspaces delete.
-type WorkspacesDeleteOptions struct {
-	f         *Factory
-	Output    string
+// DeleteOptions configure gw workspaces delete.
+type DeleteOptions struct {
+	IO        *cmdutil.IOStreams
+	Client    func() (*client.Client, cmdutil.Settings, error)
+	Output    cmdutil.Output
 	Workspace string
 	Yes       bool
 }
 
-// NewCmdWorkspacesDelete builds `gw workspaces delete`.
-func NewCmdWorkspacesDelete(f *Factory, runF func(context.Context, *WorkspacesDeleteOptions) error) *cobra.Command {
-	opts := &WorkspacesDeleteOptions{f: f}
+// NewCmdDelete builds `gw workspaces delete`.
+func NewCmdDelete(f *cmdutil.Factory, runF func(context.Context, *DeleteOptions) error) *cobra.Command {
+	opts := &DeleteOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "delete WORKSPACE",
 		Short: "Delete a workspace with its memberships, inference keys and credentials (usage history stays)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			opts.Workspace = args[0]
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return workspacesDeleteRun(cmd.Context(), opts)
+			return deleteRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
-	addYesFlag(cmd, &opts.Yes)
+	cmdutil.AddOutput(cmd, &opts.Output)
+	cmdutil.AddYesFlag(cmd, &opts.Yes)
 	return cmd
 }
 
-func workspacesDeleteRun(ctx context.Context, opts *WorkspacesDeleteOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func deleteRun(ctx context.Context, opts *DeleteOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -366,12 +373,12 @@ func workspacesDeleteRun(ctx context.Context, opts *WorkspacesDeleteOptions) err
 		return err
 	}
 	q := fmt.Sprintf("Delete workspace %s of %s with its inference keys and credentials?", opts.Workspace, org)
-	if err := opts.f.Confirm(q, opts.Yes); err != nil {
+	if err := cmdutil.Confirm(opts.IO, q, opts.Yes); err != nil {
 		return err
 	}
 	d, err := c.DeleteWorkspace(ctx, org, opts.Workspace)
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, d, func() Table { return deletedTable(d) })
+	return opts.Output.Print(opts.IO, d, func() cmdutil.Table { return cmdutil.DeletedTable(d) })
 }
