@@ -12,9 +12,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/activity"
+	"github.com/gw-gateway/gw/cli/catalog"
 	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/credentials"
+	"github.com/gw-gateway/gw/cli/invitations"
+	"github.com/gw-gateway/gw/cli/keys"
 	"github.com/gw-gateway/gw/cli/members"
+	"github.com/gw-gateway/gw/cli/orgs"
+	"github.com/gw-gateway/gw/cli/serviceaccounts"
 	"github.com/gw-gateway/gw/cli/workspaces"
 	"github.com/gw-gateway/gw/client"
 )
@@ -90,17 +96,17 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		NewCmdPolicies(f),
 		NewCmdAliases(f),
 		NewCmdBudgets(f, nil),
-		NewCmdOrgs(f),
+		orgs.NewCmd(f),
 		workspaces.NewCmd(f),
 		members.NewCmd(f),
-		NewCmdInvitations(f),
-		NewCmdServiceAccounts(f),
-		NewCmdKeys(f),
+		invitations.NewCmd(f),
+		serviceaccounts.NewCmd(f),
+		keys.NewCmd(f),
 		NewCmdInferenceKeys(f),
 		credentials.NewCmd(f),
-		NewCmdCatalog(f),
+		catalog.NewCmd(f),
 		NewCmdModels(f),
-		NewCmdActivity(f),
+		activity.NewCmd(f),
 		NewCmdUsage(f),
 		NewCmdDataPlanes(f),
 		NewCmdStatus(f, nil),

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -55,36 +56,60 @@ const (
 )
 
 var (
-	errNotLoggedIn      = cmdutil.ErrNotLoggedIn
-	outputFormats       = cmdutil.OutputFormats
-	newViper            = cmdutil.NewViper
-	serverBase          = cmdutil.ServerBase
-	sameServer          = cmdutil.SameServer
-	addOutputFlag       = cmdutil.AddOutputFlag
-	checkOutput         = cmdutil.CheckOutput
-	moneyCell           = cmdutil.MoneyCell
-	addYesFlag          = cmdutil.AddYesFlag
-	describeForPrompt   = cmdutil.DescribeForPrompt
-	addPagingFlags      = cmdutil.AddPagingFlags
-	exclusiveFlags      = cmdutil.ExclusiveFlags
-	requireFlags        = cmdutil.RequireFlags
-	oneOf               = cmdutil.OneOf
-	addExpiryFlags      = cmdutil.AddExpiryFlags
-	permissionList      = cmdutil.PermissionList
-	scopeFor            = cmdutil.ScopeFor
-	checkScope          = cmdutil.CheckScope
-	memberRef           = cmdutil.MemberRef
-	detailTable         = cmdutil.DetailTable
-	deletedTable        = cmdutil.DeletedTable
-	timeCell            = cmdutil.TimeCell
-	dateCell            = cmdutil.DateCell
-	uuidCell            = cmdutil.UUIDCell
-	orDash              = cmdutil.OrDash
-	withFlags           = cmdutil.WithFlags
-	addSecretInputFlags = cmdutil.AddSecretInputFlags
-	Version             = cmdutil.Version
+	errNotLoggedIn        = cmdutil.ErrNotLoggedIn
+	outputFormats         = cmdutil.OutputFormats
+	newViper              = cmdutil.NewViper
+	serverBase            = cmdutil.ServerBase
+	sameServer            = cmdutil.SameServer
+	addOutputFlag         = cmdutil.AddOutputFlag
+	checkOutput           = cmdutil.CheckOutput
+	moneyCell             = cmdutil.MoneyCell
+	addYesFlag            = cmdutil.AddYesFlag
+	describeForPrompt     = cmdutil.DescribeForPrompt
+	addPagingFlags        = cmdutil.AddPagingFlags
+	exclusiveFlags        = cmdutil.ExclusiveFlags
+	requireFlags          = cmdutil.RequireFlags
+	oneOf                 = cmdutil.OneOf
+	addExpiryFlags        = cmdutil.AddExpiryFlags
+	permissionList        = cmdutil.PermissionList
+	scopeFor              = cmdutil.ScopeFor
+	checkScope            = cmdutil.CheckScope
+	memberRef             = cmdutil.MemberRef
+	detailTable           = cmdutil.DetailTable
+	deletedTable          = cmdutil.DeletedTable
+	timeCell              = cmdutil.TimeCell
+	dateCell              = cmdutil.DateCell
+	uuidCell              = cmdutil.UUIDCell
+	orDash                = cmdutil.OrDash
+	withFlags             = cmdutil.WithFlags
+	addSecretInputFlags   = cmdutil.AddSecretInputFlags
+	Version               = cmdutil.Version
+	newNameBookOf         = cmdutil.NewNameBook
+	resolveInferenceKey   = cmdutil.ResolveInferenceKey
+	resolveManagementKey  = cmdutil.ResolveManagementKey
+	resolveServiceAccount = cmdutil.ResolveServiceAccount
 )
 
 func followPages[T any](ctx context.Context, p resourcePaging, errOut io.Writer, fetch func(ctx context.Context, limit int, cursor string) (wire.Page[T], error)) ([]T, error) {
 	return cmdutil.FollowPages(ctx, p, errOut, fetch)
+}
+
+// nameBook is cmdutil.NameBook under the method names the commands still
+// here call.
+type nameBook struct{ b *cmdutil.NameBook }
+
+func newNameBook(c *client.Client) *nameBook { return &nameBook{newNameBookOf(c)} }
+
+func (n *nameBook) orgName(ctx context.Context, id string) string { return n.b.OrgName(ctx, id) }
+func (n *nameBook) workspaceName(ctx context.Context, org, id string) string {
+	return n.b.WorkspaceName(ctx, org, id)
+}
+func (n *nameBook) memberName(ctx context.Context, org, id string) string {
+	return n.b.MemberName(ctx, org, id)
+}
+func (n *nameBook) inferenceKeyName(ctx context.Context, org, ws, id string) string {
+	return n.b.InferenceKeyName(ctx, org, ws, id)
+}
+func (n *nameBook) scopeLine(ctx context.Context, s wire.KeyScope) string {
+	return n.b.ScopeLine(ctx, s)
 }

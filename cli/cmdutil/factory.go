@@ -216,6 +216,12 @@ func (f *Factory) Client() (*client.Client, Settings, error) {
 	return c, s, err
 }
 
+// AnonymousClient is an API client for server without a credential (to
+// accept an invitation, to sign in).
+func (f *Factory) AnonymousClient(server string) (*client.Client, error) {
+	return client.New(client.Options{Server: server, Version: Version(), HTTPClient: f.HTTPClient})
+}
+
 // apiSuffixes are the paths people paste with a server URL: gw adds them
 // itself, so a URL ending in one would ask for /api/v1/api/v1/…. (A bare
 // /api is left alone: gw may be served under such a path prefix.)

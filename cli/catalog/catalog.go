@@ -1,4 +1,5 @@
-package cli
+// Package catalog is `gw catalog`: providers and models, and the instance's overrides.
+package catalog
 
 import (
 	"context"
@@ -11,23 +12,25 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/wire"
 )
 
-// NewCmdCatalog builds `gw catalog`.
-func NewCmdCatalog(f *Factory) *cobra.Command {
+// NewCmd builds `gw catalog`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "catalog", Short: "Show and maintain the model catalog: providers, models, prices, capabilities"}
 	cmd.AddCommand(
-		NewCmdCatalogList(f, nil),
-		NewCmdCatalogImport(f, nil),
-		NewCmdCatalogRetire(f, nil),
+		NewCmdList(f, nil),
+		NewCmdImport(f, nil),
+		NewCmdRetire(f, nil),
 	)
 	return cmd
 }
 
-func catalogModelTable(ms []wire.CatalogModel) Table {
-	t := Table{Headers: []string{"id", "provider", "context", "input_per_mtok", "output_per_mtok", "capabilities", "state"}}
+func catalogModelTable(ms []wire.CatalogModel) cmdutil.Table {
+	t := cmdutil.Table{Headers: []string{"id", "provider", "context", "input_per_mtok", "output_per_mtok", "capabilities", "state"}}
 	for _, m := range ms {
 		state := "active"
 		switch {
@@ -40,37 +43,38 @@ func catalogModelTable(ms []wire.CatalogModel) Table {
 		case m.Available != nil:
 			state = "available"
 		}
-		t.Rows = append(t.Rows, []string{m.ID, m.Provider, strconv.FormatInt(m.ContextWindow, 10), moneyCell(m.Pricing.InputPerMTok),
-			moneyCell(m.Pricing.OutputPerMTok), orDash(strings.Join(m.Capabilities, ",")), state})
+		t.Rows = append(t.Rows, []string{m.ID, m.Provider, strconv.FormatInt(m.ContextWindow, 10), cmdutil.MoneyCell(m.Pricing.InputPerMTok),
+			cmdutil.MoneyCell(m.Pricing.OutputPerMTok), cmdutil.OrDash(strings.Join(m.Capabilities, ",")), state})
 	}
 	return t
 }
 
-func catalogProviderTable(ps []wire.CatalogProvider) Table {
-	t := Table{Headers: []string{"id", "name", "kind", "base_url", "state"}}
+func catalogProviderTable(ps []wire.CatalogProvider) cmdutil.Table {
+	t := cmdutil.Table{Headers: []string{"id", "name", "kind", "base_url", "state"}}
 	for _, p := range ps {
 		state := "active"
 		if p.RetiredAt != nil {
 			state = "retired"
 		}
-		t.Rows = append(t.Rows, []string{p.ID, p.Name, p.Kind, orDash(p.BaseURL), state})
+		t.Rows = append(t.Rows, []string{p.ID, p.Name, p.Kind, cmdutil.OrDash(p.BaseURL), state})
 	}
 	return t
 }
 
-// CatalogListOptions configure gw catalog list.
-type CatalogListOptions struct {
-	f      *Factory
-	Output string
+// ListOptions configure gw catalog list.
+type ListOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 	Scope  string
 	// Providers shows the providers instead of the models (tables only:
 	// json and yaml always carry both).
 	Providers bool
 }
 
-// NewCmdCatalogList builds `gw catalog list`.
-func NewCmdCatalogList(f *Factory, runF func(context.Context, *CatalogListOptions) error) *cobra.Command {
-	opts := &CatalogListOptions{f: f}
+// NewCmdList builds `gw catalog list`.
+func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
+	opts := &ListOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "list [--scope instance|org|workspace] [--providers]",
 		Short: "List the catalog's models (or providers)",
@@ -81,30 +85,30 @@ entries included. --output json or yaml prints the catalog document
 ({providers, models}) as the server returns it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
-			if err := checkScope(cmd, &opts.Scope, "instance", "org", "workspace"); err != nil {
+			if err := cmdutil.CheckScope(cmd, &opts.Scope, "instance", "org", "workspace"); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return catalogListRun(cmd.Context(), opts)
+			return listRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	cmd.Flags().StringVar(&opts.Scope, "scope", "org", "instance (everything, retired included), org or workspace (what is in force there; default org, or workspace when --workspace is given)")
 	cmd.Flags().BoolVar(&opts.Providers, "providers", false, "list the providers instead of the models")
 	return cmd
 }
 
-func catalogListRun(ctx context.Context, opts *CatalogListOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func listRun(ctx context.Context, opts *ListOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	scope, err := scopeFor(s, opts.Scope, "instance")
+	scope, err := cmdutil.ScopeFor(s, opts.Scope, "instance")
 	if err != nil {
 		return err
 	}
@@ -112,7 +116,7 @@ func catalogListRun(ctx context.Context, opts *CatalogListOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, cat, func() Table {
+	return opts.Output.Print(opts.IO, cat, func() cmdutil.Table {
 		if opts.Providers {
 			return catalogProviderTable(cat.Providers)
 		}
@@ -120,18 +124,19 @@ func catalogListRun(ctx context.Context, opts *CatalogListOptions) error {
 	})
 }
 
-// CatalogImportOptions configure gw catalog import.
-type CatalogImportOptions struct {
-	f      *Factory
-	Output string
+// ImportOptions configure gw catalog import.
+type ImportOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 	// File is the document's path; "-" reads standard input.
 	File   string
 	DryRun bool
 }
 
-// NewCmdCatalogImport builds `gw catalog import`.
-func NewCmdCatalogImport(f *Factory, runF func(context.Context, *CatalogImportOptions) error) *cobra.Command {
-	opts := &CatalogImportOptions{f: f}
+// NewCmdImport builds `gw catalog import`.
+func NewCmdImport(f *cmdutil.Factory, runF func(context.Context, *ImportOptions) error) *cobra.Command {
+	opts := &ImportOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "import -f FILE [--dry-run]",
 		Short: "Import a catalog document (YAML or JSON); entries are added or replaced by id",
@@ -141,54 +146,54 @@ code the server uses, so every problem is reported at once without a
 round trip; --dry-run stops after that. Needs catalog.manage at instance scope.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
-			if err := requireFlags(cmd.Flags(), "file"); err != nil {
+			if err := cmdutil.RequireFlags(cmd.Flags(), "file"); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return catalogImportRun(cmd.Context(), opts)
+			return importRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	cmd.Flags().StringVarP(&opts.File, "file", "f", "", `catalog document to import ("-" for standard input)`)
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "validate the document without importing it")
 	return cmd
 }
 
-func catalogImportRun(ctx context.Context, opts *CatalogImportOptions) error {
+func importRun(ctx context.Context, opts *ImportOptions) error {
 	var doc []byte
 	var err error
 	if opts.File == "-" {
-		doc, err = io.ReadAll(opts.f.IO.In)
+		doc, err = io.ReadAll(opts.IO.In)
 	} else {
 		doc, err = os.ReadFile(opts.File)
 	}
 	// A file that cannot be read or is no valid catalog is a usage error
 	// (exit 2), as a bad policy file is: the command was given bad input.
 	if err != nil {
-		return usageError{fmt.Errorf("read catalog document: %w", err)}
+		return cmdutil.UsageError{Err: fmt.Errorf("read catalog document: %w", err)}
 	}
 	parsed, err := catalog.Parse(doc)
 	if err != nil {
 		var ve *catalog.ValidationError
 		if errors.As(err, &ve) {
 			for _, p := range ve.Problems {
-				fmt.Fprintln(opts.f.IO.ErrOut, "  "+p.Error())
+				fmt.Fprintln(opts.IO.ErrOut, "  "+p.Error())
 			}
-			return usageError{fmt.Errorf("%s: %d problem(s); nothing imported", opts.File, len(ve.Problems))}
+			return cmdutil.UsageError{Err: fmt.Errorf("%s: %d problem(s); nothing imported", opts.File, len(ve.Problems))}
 		}
-		return usageError{fmt.Errorf("%s: %w; nothing imported", opts.File, err)}
+		return cmdutil.UsageError{Err: fmt.Errorf("%s: %w; nothing imported", opts.File, err)}
 	}
 	counts := wire.CatalogImportResult{Providers: len(parsed.Providers), Models: len(parsed.Models)}
 	if opts.DryRun {
-		fmt.Fprintf(opts.f.IO.ErrOut, "%s is valid: %d providers, %d models (dry run, nothing imported)\n", opts.File, counts.Providers, counts.Models)
-		return opts.f.Print(opts.Output, counts, func() Table { return importTable(counts) })
+		fmt.Fprintf(opts.IO.ErrOut, "%s is valid: %d providers, %d models (dry run, nothing imported)\n", opts.File, counts.Providers, counts.Models)
+		return opts.Output.Print(opts.IO, counts, func() cmdutil.Table { return importTable(counts) })
 	}
-	c, _, err := opts.f.AuthedClient()
+	c, _, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -196,17 +201,18 @@ func catalogImportRun(ctx context.Context, opts *CatalogImportOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, res, func() Table { return importTable(res) })
+	return opts.Output.Print(opts.IO, res, func() cmdutil.Table { return importTable(res) })
 }
 
-func importTable(r wire.CatalogImportResult) Table {
-	return detailTable("providers", strconv.Itoa(r.Providers), "models", strconv.Itoa(r.Models))
+func importTable(r wire.CatalogImportResult) cmdutil.Table {
+	return cmdutil.DetailTable("providers", strconv.Itoa(r.Providers), "models", strconv.Itoa(r.Models))
 }
 
-// CatalogRetireOptions configure gw catalog retire.
-type CatalogRetireOptions struct {
-	f      *Factory
-	Output string
+// RetireOptions configure gw catalog retire.
+type RetireOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 	// Model is the model id (it may contain slashes), or empty with
 	// Provider.
 	Model    string
@@ -214,56 +220,56 @@ type CatalogRetireOptions struct {
 	Yes      bool
 }
 
-// NewCmdCatalogRetire builds `gw catalog retire`.
-func NewCmdCatalogRetire(f *Factory, runF func(context.Context, *CatalogRetireOptions) error) *cobra.Command {
-	opts := &CatalogRetireOptions{f: f}
+// NewCmdRetire builds `gw catalog retire`.
+func NewCmdRetire(f *cmdutil.Factory, runF func(context.Context, *RetireOptions) error) *cobra.Command {
+	opts := &RetireOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "retire MODEL_ID | --provider PROVIDER_ID",
 		Short: "Retire a model, or a provider with all its models; requests for them stop routing",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if len(args) == 1 {
 				opts.Model = args[0]
 			}
 			if (opts.Model == "") == (opts.Provider == "") {
-				return usageError{errors.New("name exactly one of a MODEL_ID argument or --provider PROVIDER_ID")}
+				return cmdutil.UsageError{Err: errors.New("name exactly one of a MODEL_ID argument or --provider PROVIDER_ID")}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return catalogRetireRun(cmd.Context(), opts)
+			return retireRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	cmd.Flags().StringVar(&opts.Provider, "provider", "", "retire this provider and so every model of it")
-	addYesFlag(cmd, &opts.Yes)
+	cmdutil.AddYesFlag(cmd, &opts.Yes)
 	return cmd
 }
 
-func catalogRetireRun(ctx context.Context, opts *CatalogRetireOptions) error {
-	c, _, err := opts.f.AuthedClient()
+func retireRun(ctx context.Context, opts *RetireOptions) error {
+	c, _, err := opts.Client()
 	if err != nil {
 		return err
 	}
 	if opts.Provider != "" {
-		if err := opts.f.Confirm(fmt.Sprintf("Retire provider %s and every model of it?", opts.Provider), opts.Yes); err != nil {
+		if err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Retire provider %s and every model of it?", opts.Provider), opts.Yes); err != nil {
 			return err
 		}
 		p, err := c.RetireCatalogProvider(ctx, opts.Provider)
 		if err != nil {
 			return err
 		}
-		return opts.f.Print(opts.Output, p, func() Table { return catalogProviderTable([]wire.CatalogProvider{p}) })
+		return opts.Output.Print(opts.IO, p, func() cmdutil.Table { return catalogProviderTable([]wire.CatalogProvider{p}) })
 	}
-	if err := opts.f.Confirm(fmt.Sprintf("Retire model %s?", opts.Model), opts.Yes); err != nil {
+	if err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Retire model %s?", opts.Model), opts.Yes); err != nil {
 		return err
 	}
 	m, err := c.RetireCatalogModel(ctx, opts.Model)
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, m, func() Table { return catalogModelTable([]wire.CatalogModel{m}) })
+	return opts.Output.Print(opts.IO, m, func() cmdutil.Table { return catalogModelTable([]wire.CatalogModel{m}) })
 }

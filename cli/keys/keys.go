@@ -1,4 +1,5 @@
-package cli
+// Package keys is `gw keys`: management keys.
+package keys
 
 import (
 	"context"
@@ -10,21 +11,22 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
 )
 
-// NewCmdKeys builds `gw keys`, the management keys.
-func NewCmdKeys(f *Factory) *cobra.Command {
+// NewCmd builds `gw keys`, the management keys.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "keys",
 		Short: "Manage management keys (sk-cp-…) at instance, organization or workspace scope",
 	}
 	cmd.AddCommand(
-		NewCmdKeysList(f, nil),
-		NewCmdKeysGet(f, nil),
-		NewCmdKeysCreate(f, nil),
-		NewCmdKeysRevoke(f, nil),
+		NewCmdList(f, nil),
+		NewCmdGet(f, nil),
+		NewCmdCreate(f, nil),
+		NewCmdRevoke(f, nil),
 	)
 	return cmd
 }
@@ -34,39 +36,30 @@ func addKeyScopeFlag(cmd *cobra.Command, scope *string) {
 }
 
 func checkKeyScope(cmd *cobra.Command, scope *string) error {
-	return checkScope(cmd, scope, "instance", "org", "workspace")
+	return cmdutil.CheckScope(cmd, scope, "instance", "org", "workspace")
 }
 
-func keyScopeCell(k wire.ManagementKey) string {
-	switch {
-	case k.Scope.WorkspaceID != nil:
-		return "workspace:" + k.Scope.WorkspaceID.String()
-	case k.Scope.OrgID != nil:
-		return "organization:" + k.Scope.OrgID.String()
-	}
-	return orDash(k.Scope.Level)
+func keyDetail(k wire.ManagementKey) cmdutil.Table {
+	return cmdutil.DetailTable("id", k.ID.String(), "prefix", k.Prefix, "label", k.Label, "status", k.Status,
+		"scope", k.Scope.Level, "org_id", cmdutil.UUIDCell(k.OrgID), "workspace_id", cmdutil.UUIDCell(k.WorkspaceID),
+		"user_id", k.UserID.String(), "parent_id", cmdutil.UUIDCell(k.ParentID), "permissions", strings.Join(k.Permissions, ","),
+		"expires_at", cmdutil.TimeCell(k.ExpiresAt), "revoked_at", cmdutil.TimeCell(k.RevokedAt),
+		"created_at", cmdutil.TimeCell(&k.CreatedAt), "updated_at", cmdutil.TimeCell(&k.UpdatedAt))
 }
 
-func keyDetail(k wire.ManagementKey) Table {
-	return detailTable("id", k.ID.String(), "prefix", k.Prefix, "label", k.Label, "status", k.Status,
-		"scope", k.Scope.Level, "org_id", uuidCell(k.OrgID), "workspace_id", uuidCell(k.WorkspaceID),
-		"user_id", k.UserID.String(), "parent_id", uuidCell(k.ParentID), "permissions", strings.Join(k.Permissions, ","),
-		"expires_at", timeCell(k.ExpiresAt), "revoked_at", timeCell(k.RevokedAt),
-		"created_at", timeCell(&k.CreatedAt), "updated_at", timeCell(&k.UpdatedAt))
-}
-
-// KeysListOptions configure gw keys list.
-type KeysListOptions struct {
-	f      *Factory
-	Output string
+// ListOptions configure gw keys list.
+type ListOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 	Scope  string
 	// User filters by owner (UUID or email); instance scope only.
 	User string
 }
 
-// NewCmdKeysList builds `gw keys list`.
-func NewCmdKeysList(f *Factory, runF func(context.Context, *KeysListOptions) error) *cobra.Command {
-	opts := &KeysListOptions{f: f}
+// NewCmdList builds `gw keys list`.
+func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
+	opts := &ListOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "list [--scope instance|org|workspace] [--user USER]",
 		Short: "List management keys (metadata only; tokens are never shown again)",
@@ -75,22 +68,22 @@ scope, and --user (a UUID, or an email looked up among the instance's users)
 shows only the keys issued to one principal.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if err := checkKeyScope(cmd, &opts.Scope); err != nil {
 				return err
 			}
 			if opts.User != "" && opts.Scope != "instance" {
-				return usageError{errors.New("--user filters instance-scope listings only: add --scope instance")}
+				return cmdutil.UsageError{Err: errors.New("--user filters instance-scope listings only: add --scope instance")}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return keysListRun(cmd.Context(), opts)
+			return listRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	addKeyScopeFlag(cmd, &opts.Scope)
 	cmd.Flags().StringVar(&opts.User, "user", "", "only keys issued to this user or service account (UUID or email; with --scope instance)")
 	return cmd
@@ -114,12 +107,12 @@ func instanceUserRef(ctx context.Context, c *client.Client, ref string) (string,
 	return "", fmt.Errorf("no user or service account has the email %s", ref)
 }
 
-func keysListRun(ctx context.Context, opts *KeysListOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func listRun(ctx context.Context, opts *ListOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	scope, err := scopeFor(s, opts.Scope, "instance")
+	scope, err := cmdutil.ScopeFor(s, opts.Scope, "instance")
 	if err != nil {
 		return err
 	}
@@ -133,40 +126,41 @@ func keysListRun(ctx context.Context, opts *KeysListOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, ks, func() Table { return namedKeyTable(ctx, newNameBook(c), ks) })
+	return opts.Output.Print(opts.IO, ks, func() cmdutil.Table { return namedKeyTable(ctx, cmdutil.NewNameBook(c), ks) })
 }
 
 // namedKeyTable is the list for people: scopes and owners by name (ids
 // where a name cannot be read); -o json keeps the ids.
-func namedKeyTable(ctx context.Context, names *nameBook, ks []wire.ManagementKey) Table {
-	t := Table{Headers: []string{"label", "prefix", "status", "scope", "owner", "expires", "id"}}
+func namedKeyTable(ctx context.Context, names *cmdutil.NameBook, ks []wire.ManagementKey) cmdutil.Table {
+	t := cmdutil.Table{Headers: []string{"label", "prefix", "status", "scope", "owner", "expires", "id"}}
 	for _, k := range ks {
 		owner := k.UserID.String()
 		if k.OrgID != nil {
-			owner = names.memberName(ctx, k.OrgID.String(), owner)
+			owner = names.MemberName(ctx, k.OrgID.String(), owner)
 		}
-		t.Rows = append(t.Rows, []string{k.Label, k.Prefix, k.Status, names.scopeLine(ctx, k.Scope), owner, timeCell(k.ExpiresAt), k.ID.String()})
+		t.Rows = append(t.Rows, []string{k.Label, k.Prefix, k.Status, names.ScopeLine(ctx, k.Scope), owner, cmdutil.TimeCell(k.ExpiresAt), k.ID.String()})
 	}
 	return t
 }
 
-// KeysGetOptions configure gw keys get.
-type KeysGetOptions struct {
-	f      *Factory
-	Output string
+// GetOptions configure gw keys get.
+type GetOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 	Scope  string
 	ID     string
 }
 
-// NewCmdKeysGet builds `gw keys get`.
-func NewCmdKeysGet(f *Factory, runF func(context.Context, *KeysGetOptions) error) *cobra.Command {
-	opts := &KeysGetOptions{f: f}
+// NewCmdGet builds `gw keys get`.
+func NewCmdGet(f *cmdutil.Factory, runF func(context.Context, *GetOptions) error) *cobra.Command {
+	opts := &GetOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "get KEY [--scope instance|org|workspace]",
 		Short: "Show a management key's metadata and permissions (KEY: id, label or prefix)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if err := checkKeyScope(cmd, &opts.Scope); err != nil {
@@ -176,24 +170,24 @@ func NewCmdKeysGet(f *Factory, runF func(context.Context, *KeysGetOptions) error
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return keysGetRun(cmd.Context(), opts)
+			return getRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	addKeyScopeFlag(cmd, &opts.Scope)
 	return cmd
 }
 
-func keysGetRun(ctx context.Context, opts *KeysGetOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func getRun(ctx context.Context, opts *GetOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	scope, err := scopeFor(s, opts.Scope, "instance")
+	scope, err := cmdutil.ScopeFor(s, opts.Scope, "instance")
 	if err != nil {
 		return err
 	}
-	id, err := resolveManagementKey(ctx, c, scope, opts.ID)
+	id, err := cmdutil.ResolveManagementKey(ctx, c, scope, opts.ID)
 	if err != nil {
 		return err
 	}
@@ -201,24 +195,25 @@ func keysGetRun(ctx context.Context, opts *KeysGetOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, k, func() Table { return keyDetail(k) })
+	return opts.Output.Print(opts.IO, k, func() cmdutil.Table { return keyDetail(k) })
 }
 
-// KeysCreateOptions configure gw keys create.
-type KeysCreateOptions struct {
-	f           *Factory
-	Output      string
+// CreateOptions configure gw keys create.
+type CreateOptions struct {
+	IO          *cmdutil.IOStreams
+	Client      func() (*client.Client, cmdutil.Settings, error)
+	Output      cmdutil.Output
 	Scope       string
 	Permissions []string
 	Label       string
 	ExpiresAt   *time.Time
 }
 
-// NewCmdKeysCreate builds `gw keys create`.
-func NewCmdKeysCreate(f *Factory, runF func(context.Context, *KeysCreateOptions) error) *cobra.Command {
-	opts := &KeysCreateOptions{f: f}
+// NewCmdCreate builds `gw keys create`.
+func NewCmdCreate(f *cmdutil.Factory, runF func(context.Context, *CreateOptions) error) *cobra.Command {
+	opts := &CreateOptions{IO: f.IO, Client: f.AuthedClient}
 	var perms []string
-	var expiry expiryFlags
+	var expiry cmdutil.ExpiryFlags
 	cmd := &cobra.Command{
 		Use:   "create --permissions P1,P2 --label LABEL [--scope instance|org|workspace]",
 		Short: "Issue a management key; prints its token once",
@@ -227,42 +222,42 @@ most (no more than your own credential holds, and no wider scope). The token
 is printed once, on stdout; the server keeps only its hash.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if err := checkKeyScope(cmd, &opts.Scope); err != nil {
 				return err
 			}
-			if err := requireFlags(cmd.Flags(), "permissions", "label"); err != nil {
+			if err := cmdutil.RequireFlags(cmd.Flags(), "permissions", "label"); err != nil {
 				return err
 			}
 			var err error
 			if opts.ExpiresAt, err = expiry.Resolve(time.Now()); err != nil {
 				return err
 			}
-			if opts.Permissions, err = permissionList(perms); err != nil {
+			if opts.Permissions, err = cmdutil.PermissionList(perms); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return keysCreateRun(cmd.Context(), opts)
+			return createRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	addKeyScopeFlag(cmd, &opts.Scope)
 	cmd.Flags().StringSliceVar(&perms, "permissions", nil, "comma-separated permissions (see docs/permissions.md)")
 	cmd.Flags().StringVar(&opts.Label, "label", "", "where the key will live, e.g. ci, laptop, data-plane (1 to 80 characters)")
-	addExpiryFlags(cmd, &expiry)
+	cmdutil.AddExpiryFlags(cmd, &expiry)
 	return cmd
 }
 
-func keysCreateRun(ctx context.Context, opts *KeysCreateOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func createRun(ctx context.Context, opts *CreateOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	scope, err := scopeFor(s, opts.Scope, "instance")
+	scope, err := cmdutil.ScopeFor(s, opts.Scope, "instance")
 	if err != nil {
 		return err
 	}
@@ -270,30 +265,31 @@ func keysCreateRun(ctx context.Context, opts *KeysCreateOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Output == OutputTable {
-		fmt.Fprintf(opts.f.IO.ErrOut, "Issued management key %s (%s), scope %s.\n", k.ID, k.Prefix, keyScopeCell(k))
+	if opts.Output.Format == cmdutil.OutputTable {
+		fmt.Fprintf(opts.IO.ErrOut, "Issued management key %s (%s), scope %s.\n", k.ID, k.Prefix, cmdutil.KeyScopeCell(k))
 	}
-	return printOnce(opts.f, opts.Output, "management key", k.Token, k, func() Table { return keyDetail(k) })
+	return opts.Output.PrintOnce(opts.IO, "management key", k.Token, k, func() cmdutil.Table { return keyDetail(k) })
 }
 
-// KeysRevokeOptions configure gw keys revoke.
-type KeysRevokeOptions struct {
-	f      *Factory
-	Output string
+// RevokeOptions configure gw keys revoke.
+type RevokeOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 	Scope  string
 	ID     string
 	Yes    bool
 }
 
-// NewCmdKeysRevoke builds `gw keys revoke`.
-func NewCmdKeysRevoke(f *Factory, runF func(context.Context, *KeysRevokeOptions) error) *cobra.Command {
-	opts := &KeysRevokeOptions{f: f}
+// NewCmdRevoke builds `gw keys revoke`.
+func NewCmdRevoke(f *cmdutil.Factory, runF func(context.Context, *RevokeOptions) error) *cobra.Command {
+	opts := &RevokeOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "revoke KEY [--scope instance|org|workspace]",
 		Short: "Revoke a management key (id, label or prefix; idempotent); anything using it stops working",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if err := checkKeyScope(cmd, &opts.Scope); err != nil {
@@ -303,29 +299,29 @@ func NewCmdKeysRevoke(f *Factory, runF func(context.Context, *KeysRevokeOptions)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return keysRevokeRun(cmd.Context(), opts)
+			return revokeRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	addKeyScopeFlag(cmd, &opts.Scope)
-	addYesFlag(cmd, &opts.Yes)
+	cmdutil.AddYesFlag(cmd, &opts.Yes)
 	return cmd
 }
 
-func keysRevokeRun(ctx context.Context, opts *KeysRevokeOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func revokeRun(ctx context.Context, opts *RevokeOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	scope, err := scopeFor(s, opts.Scope, "instance")
+	scope, err := cmdutil.ScopeFor(s, opts.Scope, "instance")
 	if err != nil {
 		return err
 	}
-	id, err := resolveManagementKey(ctx, c, scope, opts.ID)
+	id, err := cmdutil.ResolveManagementKey(ctx, c, scope, opts.ID)
 	if err != nil {
 		return err
 	}
-	if err := opts.f.Confirm(fmt.Sprintf("Revoke management key %s? Anything using it stops working.", describeForPrompt(opts.f.IO, opts.Yes, opts.ID, func() (string, error) {
+	if err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Revoke management key %s? Anything using it stops working.", cmdutil.DescribeForPrompt(opts.IO, opts.Yes, opts.ID, func() (string, error) {
 		k, err := c.GetManagementKey(ctx, scope, id)
 		return fmt.Sprintf("%q (%s…, %s)", k.Label, k.Prefix, k.Status), err
 	})), opts.Yes); err != nil {
@@ -335,5 +331,5 @@ func keysRevokeRun(ctx context.Context, opts *KeysRevokeOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, k, func() Table { return keyDetail(k) })
+	return opts.Output.Print(opts.IO, k, func() cmdutil.Table { return keyDetail(k) })
 }

@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"context"
@@ -72,11 +72,11 @@ func resolveRef(ctx context.Context, ref, kind, where string, list func(context.
 	for i, m := range matches {
 		lines[i] = "  " + m.ID.String() + "  " + m.Desc
 	}
-	return "", usageError{fmt.Errorf("%q names %d %ss %s; pass one of their ids:\n%s", ref, len(matches), kind, where, strings.Join(lines, "\n"))}
+	return "", UsageError{Err: fmt.Errorf("%q names %d %ss %s; pass one of their ids:\n%s", ref, len(matches), kind, where, strings.Join(lines, "\n"))}
 }
 
-// resolveInferenceKey resolves an inference key by UUID, name or prefix.
-func resolveInferenceKey(ctx context.Context, c *client.Client, org, ws, ref string) (string, error) {
+// ResolveInferenceKey resolves an inference key by UUID, name or prefix.
+func ResolveInferenceKey(ctx context.Context, c *client.Client, org, ws, ref string) (string, error) {
 	return resolveRef(ctx, ref, "inference key", "in workspace "+ws, func(ctx context.Context) ([]refCandidate, error) {
 		ks, err := c.ListInferenceKeys(ctx, org, ws)
 		return inferenceKeyCandidates(ks), err
@@ -87,27 +87,27 @@ func inferenceKeyCandidates(ks []wire.InferenceKey) []refCandidate {
 	out := make([]refCandidate, len(ks))
 	for i, k := range ks {
 		out[i] = refCandidate{ID: k.ID, Names: []string{k.Name, k.Prefix}, Active: k.Status == "active",
-			Desc: fmt.Sprintf("%s (%s…, %s, created %s)", k.Name, k.Prefix, k.Status, timeCell(&k.CreatedAt))}
+			Desc: fmt.Sprintf("%s (%s…, %s, created %s)", k.Name, k.Prefix, k.Status, TimeCell(&k.CreatedAt))}
 	}
 	return out
 }
 
-// resolveManagementKey resolves a management key of a scope by UUID, label
+// ResolveManagementKey resolves a management key of a scope by UUID, label
 // or prefix.
-func resolveManagementKey(ctx context.Context, c *client.Client, scope client.Scope, ref string) (string, error) {
+func ResolveManagementKey(ctx context.Context, c *client.Client, scope client.Scope, ref string) (string, error) {
 	return resolveRef(ctx, ref, "management key", scopeWhere(scope), func(ctx context.Context) ([]refCandidate, error) {
 		ks, err := c.ListManagementKeys(ctx, scope, "")
 		out := make([]refCandidate, len(ks))
 		for i, k := range ks {
 			out[i] = refCandidate{ID: k.ID, Names: []string{k.Label, k.Prefix}, Active: k.Status == "active",
-				Desc: fmt.Sprintf("%s (%s…, %s, %s)", k.Label, k.Prefix, k.Status, keyScopeCell(k))}
+				Desc: fmt.Sprintf("%s (%s…, %s, %s)", k.Label, k.Prefix, k.Status, KeyScopeCell(k))}
 		}
 		return out, err
 	})
 }
 
-// resolveServiceAccount resolves a service account by UUID, name or email.
-func resolveServiceAccount(ctx context.Context, c *client.Client, org, ref string) (string, error) {
+// ResolveServiceAccount resolves a service account by UUID, name or email.
+func ResolveServiceAccount(ctx context.Context, c *client.Client, org, ref string) (string, error) {
 	return resolveRef(ctx, ref, "service account", "in organization "+org, func(ctx context.Context) ([]refCandidate, error) {
 		us, err := c.ListServiceAccounts(ctx, org)
 		out := make([]refCandidate, len(us))
@@ -127,4 +127,15 @@ func scopeWhere(s client.Scope) string {
 		return "in organization " + s.Org
 	}
 	return "in workspace " + s.Workspace + " of organization " + s.Org
+}
+
+// KeyScopeCell is where a management key acts, for a table.
+func KeyScopeCell(k wire.ManagementKey) string {
+	switch {
+	case k.Scope.WorkspaceID != nil:
+		return "workspace:" + k.Scope.WorkspaceID.String()
+	case k.Scope.OrgID != nil:
+		return "organization:" + k.Scope.OrgID.String()
+	}
+	return OrDash(k.Scope.Level)
 }

@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"context"
@@ -8,23 +8,23 @@ import (
 	"github.com/gw-gateway/gw/wire"
 )
 
-// nameBook turns ids into the names people know (organizations,
+// NameBook turns ids into the names people know (organizations,
 // workspaces, members, inference keys) for table output; json and yaml
 // keep the ids. Every lookup is best effort: a key may lack the read
 // permission a listing needs, and then the id is shown as it is. Each
 // listing is read at most once per invocation.
-type nameBook struct {
+type NameBook struct {
 	c     *client.Client
 	names map[string]string
 	// done remembers which listings were read (or failed).
 	done map[string]bool
 }
 
-func newNameBook(c *client.Client) *nameBook {
-	return &nameBook{c: c, names: map[string]string{}, done: map[string]bool{}}
+func NewNameBook(c *client.Client) *NameBook {
+	return &NameBook{c: c, names: map[string]string{}, done: map[string]bool{}}
 }
 
-func (b *nameBook) once(key string, load func()) {
+func (b *NameBook) once(key string, load func()) {
 	if !b.done[key] {
 		b.done[key] = true
 		load()
@@ -32,16 +32,16 @@ func (b *nameBook) once(key string, load func()) {
 }
 
 // name is id's name, or id itself when none was found.
-func (b *nameBook) name(id string) string {
+func (b *NameBook) name(id string) string {
 	if n := b.names[id]; n != "" {
 		return n
 	}
 	return id
 }
 
-// orgName names an organization. The caller's own organizations are
+// OrgName names an organization. The caller's own organizations are
 // listed first (any credential may), then the organization itself is read.
-func (b *nameBook) orgName(ctx context.Context, id string) string {
+func (b *NameBook) OrgName(ctx context.Context, id string) string {
 	if id == "" {
 		return ""
 	}
@@ -73,11 +73,11 @@ func (b *nameBook) orgName(ctx context.Context, id string) string {
 	return b.name(id)
 }
 
-// workspaceName names a workspace of org, from the organization's
+// WorkspaceName names a workspace of org, from the organization's
 // workspace list or, failing that, the enrollment choices (which any
 // credential may read and which carry the workspaces of the caller's
 // organizations).
-func (b *nameBook) workspaceName(ctx context.Context, org, id string) string {
+func (b *NameBook) WorkspaceName(ctx context.Context, org, id string) string {
 	if id == "" {
 		return ""
 	}
@@ -106,8 +106,8 @@ func (b *nameBook) workspaceName(ctx context.Context, org, id string) string {
 	return b.name(id)
 }
 
-// memberName names a member of org by email (a service account by name).
-func (b *nameBook) memberName(ctx context.Context, org, id string) string {
+// MemberName names a member of org by email (a service account by name).
+func (b *NameBook) MemberName(ctx context.Context, org, id string) string {
 	b.once("members:"+org, func() {
 		ms, _ := b.c.ListMembers(ctx, org)
 		for _, m := range ms {
@@ -121,10 +121,10 @@ func (b *nameBook) memberName(ctx context.Context, org, id string) string {
 	return b.name(id)
 }
 
-// inferenceKeyName names an inference key of org as "name (prefix…)",
+// InferenceKeyName names an inference key of org as "name (prefix…)",
 // from the keys of every workspace of the organization (or of the one
 // workspace a report is filtered to).
-func (b *nameBook) inferenceKeyName(ctx context.Context, org, workspace, id string) string {
+func (b *NameBook) InferenceKeyName(ctx context.Context, org, workspace, id string) string {
 	b.once("ikeys:"+org+"/"+workspace, func() {
 		wss := []string{workspace}
 		if workspace == "" {
@@ -145,15 +145,15 @@ func (b *nameBook) inferenceKeyName(ctx context.Context, org, workspace, id stri
 	return b.name(id)
 }
 
-// scopeLine names a key's scope for a person: "organization Acme" or
+// ScopeLine names a key's scope for a person: "organization Acme" or
 // "workspace Research in organization Acme".
-func (b *nameBook) scopeLine(ctx context.Context, s wire.KeyScope) string {
+func (b *NameBook) ScopeLine(ctx context.Context, s wire.KeyScope) string {
 	switch {
 	case s.WorkspaceID != nil && s.OrgID != nil:
 		org := s.OrgID.String()
-		return "workspace " + b.workspaceName(ctx, org, s.WorkspaceID.String()) + " in organization " + b.orgName(ctx, org)
+		return "workspace " + b.WorkspaceName(ctx, org, s.WorkspaceID.String()) + " in organization " + b.OrgName(ctx, org)
 	case s.OrgID != nil:
-		return "organization " + b.orgName(ctx, s.OrgID.String())
+		return "organization " + b.OrgName(ctx, s.OrgID.String())
 	case s.Level != "":
 		return s.Level
 	}

@@ -1,4 +1,5 @@
-package cli
+// Package invitations is `gw invitations`: inviting people to an organization, and accepting.
+package invitations
 
 import (
 	"context"
@@ -9,42 +10,43 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/wire"
 )
 
-// NewCmdInvitations builds `gw invitations`.
-func NewCmdInvitations(f *Factory) *cobra.Command {
+// NewCmd builds `gw invitations`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "invitations", Aliases: []string{"invites"}, Short: "Invite people to an organization by email"}
 	cmd.AddCommand(
-		NewCmdInvitationsList(f, nil),
-		NewCmdInvitationsCreate(f, nil),
-		NewCmdInvitationsReissue(f, nil),
-		NewCmdInvitationsRevoke(f, nil),
-		NewCmdInvitationsAccept(f, nil),
+		NewCmdList(f, nil),
+		NewCmdCreate(f, nil),
+		NewCmdReissue(f, nil),
+		NewCmdRevoke(f, nil),
+		NewCmdAccept(f, nil),
 	)
 	return cmd
 }
 
-func invitationTable(invs ...wire.Invitation) Table {
-	t := Table{Headers: []string{"id", "email", "role", "status", "expires", "created"}}
+func invitationTable(invs ...wire.Invitation) cmdutil.Table {
+	t := cmdutil.Table{Headers: []string{"id", "email", "role", "status", "expires", "created"}}
 	for _, i := range invs {
-		t.Rows = append(t.Rows, []string{i.ID.String(), i.Email, i.Role, i.Status, timeCell(&i.ExpiresAt), timeCell(&i.CreatedAt)})
+		t.Rows = append(t.Rows, []string{i.ID.String(), i.Email, i.Role, i.Status, cmdutil.TimeCell(&i.ExpiresAt), cmdutil.TimeCell(&i.CreatedAt)})
 	}
 	return t
 }
 
-// InvitationsListOptions configure gw invitations list.
-type InvitationsListOptions = ListOptions
+// ListOptions configure gw invitations list.
+type ListOptions = cmdutil.ListOptions
 
-// NewCmdInvitationsList builds `gw invitations list`.
-func NewCmdInvitationsList(f *Factory, runF func(context.Context, *InvitationsListOptions) error) *cobra.Command {
-	return newListCmd(f, "List the organization's invitations (tokens are never shown again)", runF, invitationsListRun)
+// NewCmdList builds `gw invitations list`.
+func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
+	return cmdutil.NewListCmd(f, "List the organization's invitations (tokens are never shown again)", runF, listRun)
 }
 
-func invitationsListRun(ctx context.Context, opts *InvitationsListOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func listRun(ctx context.Context, opts *ListOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -56,48 +58,49 @@ func invitationsListRun(ctx context.Context, opts *InvitationsListOptions) error
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, invs, func() Table { return invitationTable(invs...) })
+	return opts.Output.Print(opts.IO, invs, func() cmdutil.Table { return invitationTable(invs...) })
 }
 
-// InvitationsCreateOptions configure gw invitations create.
-type InvitationsCreateOptions struct {
-	f      *Factory
-	Output string
+// CreateOptions configure gw invitations create.
+type CreateOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 	Email  string
 	Role   string
 }
 
-// NewCmdInvitationsCreate builds `gw invitations create`.
-func NewCmdInvitationsCreate(f *Factory, runF func(context.Context, *InvitationsCreateOptions) error) *cobra.Command {
-	opts := &InvitationsCreateOptions{f: f}
+// NewCmdCreate builds `gw invitations create`.
+func NewCmdCreate(f *cmdutil.Factory, runF func(context.Context, *CreateOptions) error) *cobra.Command {
+	opts := &CreateOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "create --email EMAIL [--role ROLE]",
 		Short: "Invite a person; prints the invitation token once",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
-			if err := requireFlags(cmd.Flags(), "email"); err != nil {
+			if err := cmdutil.RequireFlags(cmd.Flags(), "email"); err != nil {
 				return err
 			}
-			if err := oneOf("role", opts.Role, auth.OrgRoles...); err != nil {
+			if err := cmdutil.OneOf("role", opts.Role, auth.OrgRoles...); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return invitationsCreateRun(cmd.Context(), opts)
+			return createRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	cmd.Flags().StringVar(&opts.Email, "email", "", "the invitee's email address")
 	cmd.Flags().StringVar(&opts.Role, "role", auth.OrgMember, "role on acceptance: "+strings.Join(auth.OrgRoles, ", "))
 	return cmd
 }
 
-func invitationsCreateRun(ctx context.Context, opts *InvitationsCreateOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func createRun(ctx context.Context, opts *CreateOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -109,27 +112,27 @@ func invitationsCreateRun(ctx context.Context, opts *InvitationsCreateOptions) e
 	if err != nil {
 		return err
 	}
-	return printInvitationToken(opts.f, opts.Output, inv)
+	return printInvitationToken(opts.IO, &opts.Output, inv)
 }
 
-func printInvitationToken(f *Factory, format string, inv wire.Invitation) error {
-	if format == OutputTable {
-		fmt.Fprintf(f.IO.ErrOut, "Invitation %s for %s (%s) expires %s; accept with: gw invitations accept TOKEN\n",
-			inv.ID, inv.Email, inv.Role, timeCell(&inv.ExpiresAt))
+func printInvitationToken(io *cmdutil.IOStreams, out *cmdutil.Output, inv wire.Invitation) error {
+	if out.Format == cmdutil.OutputTable {
+		fmt.Fprintf(io.ErrOut, "Invitation %s for %s (%s) expires %s; accept with: gw invitations accept TOKEN\n",
+			inv.ID, inv.Email, inv.Role, cmdutil.TimeCell(&inv.ExpiresAt))
 	}
-	return printOnce(f, format, "invitation token", inv.Token, inv, func() Table { return invitationTable(inv) })
+	return out.PrintOnce(io, "invitation token", inv.Token, inv, func() cmdutil.Table { return invitationTable(inv) })
 }
 
-// InvitationsReissueOptions configure gw invitations reissue.
-type InvitationsReissueOptions = IDOptions
+// ReissueOptions configure gw invitations reissue.
+type ReissueOptions = cmdutil.IDOptions
 
-// NewCmdInvitationsReissue builds `gw invitations reissue`.
-func NewCmdInvitationsReissue(f *Factory, runF func(context.Context, *InvitationsReissueOptions) error) *cobra.Command {
-	return newIDCmd(f, "reissue INVITATION_ID", "Issue a new token and expiry for an invitation; the old token stops working", runF, invitationsReissueRun)
+// NewCmdReissue builds `gw invitations reissue`.
+func NewCmdReissue(f *cmdutil.Factory, runF func(context.Context, *ReissueOptions) error) *cobra.Command {
+	return cmdutil.NewIDCmd(f, "reissue INVITATION_ID", "Issue a new token and expiry for an invitation; the old token stops working", runF, reissueRun)
 }
 
-func invitationsReissueRun(ctx context.Context, opts *InvitationsReissueOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func reissueRun(ctx context.Context, opts *ReissueOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -141,19 +144,19 @@ func invitationsReissueRun(ctx context.Context, opts *InvitationsReissueOptions)
 	if err != nil {
 		return err
 	}
-	return printInvitationToken(opts.f, opts.Output, inv)
+	return printInvitationToken(opts.IO, &opts.Output, inv)
 }
 
-// InvitationsRevokeOptions configure gw invitations revoke.
-type InvitationsRevokeOptions = IDOptions
+// RevokeOptions configure gw invitations revoke.
+type RevokeOptions = cmdutil.IDOptions
 
-// NewCmdInvitationsRevoke builds `gw invitations revoke`.
-func NewCmdInvitationsRevoke(f *Factory, runF func(context.Context, *InvitationsRevokeOptions) error) *cobra.Command {
-	return newDestructiveIDCmd(f, "revoke INVITATION_ID", "Revoke a pending invitation", runF, invitationsRevokeRun)
+// NewCmdRevoke builds `gw invitations revoke`.
+func NewCmdRevoke(f *cmdutil.Factory, runF func(context.Context, *RevokeOptions) error) *cobra.Command {
+	return cmdutil.NewDestructiveIDCmd(f, "revoke INVITATION_ID", "Revoke a pending invitation", runF, revokeRun)
 }
 
-func invitationsRevokeRun(ctx context.Context, opts *InvitationsRevokeOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func revokeRun(ctx context.Context, opts *RevokeOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -161,20 +164,21 @@ func invitationsRevokeRun(ctx context.Context, opts *InvitationsRevokeOptions) e
 	if err != nil {
 		return err
 	}
-	if err := opts.f.Confirm(fmt.Sprintf("Revoke invitation %s?", opts.ID), opts.Yes); err != nil {
+	if err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Revoke invitation %s?", opts.ID), opts.Yes); err != nil {
 		return err
 	}
 	inv, err := c.RevokeInvitation(ctx, org, opts.ID)
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, inv, func() Table { return invitationTable(inv) })
+	return opts.Output.Print(opts.IO, inv, func() cmdutil.Table { return invitationTable(inv) })
 }
 
-// InvitationsAcceptOptions configure gw invitations accept.
-type InvitationsAcceptOptions struct {
-	f      *Factory
-	Output string
+// AcceptOptions configure gw invitations accept.
+type AcceptOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 	Token  string
 	// NewAccount creates the invitee's account even when a credential is
 	// configured (which would otherwise accept as its user).
@@ -183,12 +187,14 @@ type InvitationsAcceptOptions struct {
 	// Email signs in to an existing account with its password and accepts
 	// as it; without it gw asks for it when the account turns out to exist.
 	Email    string
-	Password secretInput
+	Password cmdutil.SecretInput
+	// Anonymous is a client without a credential, for the server named.
+	Anonymous func(server string) (*client.Client, error)
 }
 
-// NewCmdInvitationsAccept builds `gw invitations accept`.
-func NewCmdInvitationsAccept(f *Factory, runF func(context.Context, *InvitationsAcceptOptions) error) *cobra.Command {
-	opts := &InvitationsAcceptOptions{f: f}
+// NewCmdAccept builds `gw invitations accept`.
+func NewCmdAccept(f *cmdutil.Factory, runF func(context.Context, *AcceptOptions) error) *cobra.Command {
+	opts := &AcceptOptions{IO: f.IO, Client: f.Client, Anonymous: f.AnonymousClient}
 	cmd := &cobra.Command{
 		Use:   "accept TOKEN",
 		Short: "Accept an invitation: as the signed-in user, by signing in with a password, or creating the account",
@@ -205,32 +211,32 @@ terminal, or read from --password-file or --password-stdin.`,
   gw invitations accept inv_… --email bob@example.com --password-stdin < pw.txt`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			opts.Token = args[0]
-			if err := exclusiveFlags(cmd.Flags(), "password-file", "password-stdin"); err != nil {
+			if err := cmdutil.ExclusiveFlags(cmd.Flags(), "password-file", "password-stdin"); err != nil {
 				return err
 			}
-			if err := exclusiveFlags(cmd.Flags(), "email", "new-account"); err != nil {
+			if err := cmdutil.ExclusiveFlags(cmd.Flags(), "email", "new-account"); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return invitationsAcceptRun(cmd.Context(), opts)
+			return acceptRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	cmd.Flags().BoolVar(&opts.NewAccount, "new-account", false, "create the invitee's account even if a credential is configured")
 	cmd.Flags().StringVar(&opts.Name, "name", "", "display name of the new account")
 	cmd.Flags().StringVar(&opts.Email, "email", "", "sign in to your existing account with this email (and its password) and accept as it")
-	addSecretInputFlags(cmd, &opts.Password, "password", "password (the new account's, or your account's with --email)")
+	cmdutil.AddSecretInputFlags(cmd, &opts.Password, "password", "password (the new account's, or your account's with --email)")
 	return cmd
 }
 
-func invitationsAcceptRun(ctx context.Context, opts *InvitationsAcceptOptions) error {
-	c, s, err := opts.f.Client()
+func acceptRun(ctx context.Context, opts *AcceptOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -249,7 +255,7 @@ func invitationsAcceptRun(ctx context.Context, opts *InvitationsAcceptOptions) e
 	// nothing and says which way is open: a missing password means the
 	// account is to be created; a conflict, that it exists and its owner
 	// must sign in.
-	anon, err := client.New(client.Options{Server: s.Server, Version: Version(), HTTPClient: opts.f.HTTPClient})
+	anon, err := opts.Anonymous(s.Server)
 	if err != nil {
 		return err
 	}
@@ -260,7 +266,7 @@ func invitationsAcceptRun(ctx context.Context, opts *InvitationsAcceptOptions) e
 		if opts.NewAccount {
 			return fmt.Errorf("%w (drop --new-account; gw then signs in to it)", err)
 		}
-		email, err := promptEmail(opts.f.IO)
+		email, err := promptEmail(opts.IO)
 		if err != nil {
 			return err
 		}
@@ -268,7 +274,7 @@ func invitationsAcceptRun(ctx context.Context, opts *InvitationsAcceptOptions) e
 	case !passwordMissing(err):
 		return err // the token is unknown, spent or expired; nothing was accepted
 	}
-	if in.Password, err = readNewPassword(opts.f.IO, opts.Password); err != nil {
+	if in.Password, err = readNewPassword(opts.IO, opts.Password); err != nil {
 		return err
 	}
 	in.Name = opts.Name
@@ -276,7 +282,7 @@ func invitationsAcceptRun(ctx context.Context, opts *InvitationsAcceptOptions) e
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.f.IO.ErrOut, "Created the account %s; sign in with gw login.\n", res.User.Email)
+	fmt.Fprintf(opts.IO.ErrOut, "Created the account %s; sign in with gw login.\n", res.User.Email)
 	return printAccepted(opts, res)
 }
 
@@ -301,15 +307,15 @@ func passwordMissing(err error) bool {
 	return false
 }
 
-func promptEmail(ios *IOStreams) (string, error) {
+func promptEmail(ios *cmdutil.IOStreams) (string, error) {
 	if !ios.CanPrompt() {
-		return "", usageError{errors.New("an account with the invited email exists: pass --email EMAIL (with --password-file or --password-stdin) to sign in to it and accept")}
+		return "", cmdutil.UsageError{Err: errors.New("an account with the invited email exists: pass --email EMAIL (with --password-file or --password-stdin) to sign in to it and accept")}
 	}
 	fmt.Fprint(ios.ErrOut, "An account with the invited email exists. Its email: ")
 	var email string
 	_, _ = fmt.Fscanln(ios.In, &email)
 	if email = strings.TrimSpace(email); email == "" {
-		return "", usageError{errors.New("no email given")}
+		return "", cmdutil.UsageError{Err: errors.New("no email given")}
 	}
 	return email, nil
 }
@@ -318,13 +324,13 @@ func promptEmail(ios *IOStreams) (string, error) {
 // person who belongs to no organization (a key is always for one), so gw
 // signs in the way the browser does: a session from email and password,
 // used for this one call and ended right after.
-func acceptSignedIn(ctx context.Context, opts *InvitationsAcceptOptions, server, email string) error {
-	ios := opts.f.IO
+func acceptSignedIn(ctx context.Context, opts *AcceptOptions, server, email string) error {
+	ios := opts.IO
 	pw, err := opts.Password.Read(ios, "password", "Password for "+email+": ")
 	if err != nil {
 		return err
 	}
-	sc, err := client.New(client.Options{Server: server, Version: Version(), HTTPClient: opts.f.HTTPClient})
+	sc, err := opts.Anonymous(server)
 	if err != nil {
 		return err
 	}
@@ -336,22 +342,22 @@ func acceptSignedIn(ctx context.Context, opts *InvitationsAcceptOptions, server,
 	if err != nil {
 		return err
 	}
-	org := newNameBook(sc).orgName(ctx, res.Membership.OrgID.String())
+	org := cmdutil.NewNameBook(sc).OrgName(ctx, res.Membership.OrgID.String())
 	fmt.Fprintf(ios.ErrOut, "Signed in as %s and joined organization %s as %s. Get a key for it with: gw login --server %s\n",
 		res.User.Email, org, res.Membership.Role, server)
 	return printAccepted(opts, res)
 }
 
-func printAccepted(opts *InvitationsAcceptOptions, res wire.InvitationAccepted) error {
-	return opts.f.Print(opts.Output, res, func() Table {
-		return detailTable("user_id", res.User.ID.String(), "email", res.User.Email, "org_id", res.Membership.OrgID.String(),
+func printAccepted(opts *AcceptOptions, res wire.InvitationAccepted) error {
+	return opts.Output.Print(opts.IO, res, func() cmdutil.Table {
+		return cmdutil.DetailTable("user_id", res.User.ID.String(), "email", res.User.Email, "org_id", res.Membership.OrgID.String(),
 			"role", res.Membership.Role, "status", res.Membership.Status)
 	})
 }
 
 // readNewPassword reads the password of a new account; typed at a prompt
 // it is asked twice, since nobody can see a typo.
-func readNewPassword(ios *IOStreams, in secretInput) (string, error) {
+func readNewPassword(ios *cmdutil.IOStreams, in cmdutil.SecretInput) (string, error) {
 	pw, err := in.Read(ios, "password", "Password for the new account: ")
 	if err != nil || in.Given() {
 		return pw, err
@@ -361,7 +367,7 @@ func readNewPassword(ios *IOStreams, in secretInput) (string, error) {
 		return "", err
 	}
 	if again != pw {
-		return "", usageError{errors.New("the passwords differ")}
+		return "", cmdutil.UsageError{Err: errors.New("the passwords differ")}
 	}
 	return pw, nil
 }
