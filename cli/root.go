@@ -16,9 +16,11 @@ import (
 	"github.com/gw-gateway/gw/cli/catalog"
 	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/credentials"
+	"github.com/gw-gateway/gw/cli/inferencekeys"
 	"github.com/gw-gateway/gw/cli/invitations"
 	"github.com/gw-gateway/gw/cli/keys"
 	"github.com/gw-gateway/gw/cli/members"
+	"github.com/gw-gateway/gw/cli/models"
 	"github.com/gw-gateway/gw/cli/orgs"
 	"github.com/gw-gateway/gw/cli/serviceaccounts"
 	"github.com/gw-gateway/gw/cli/workspaces"
@@ -102,10 +104,10 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		invitations.NewCmd(f),
 		serviceaccounts.NewCmd(f),
 		keys.NewCmd(f),
-		NewCmdInferenceKeys(f),
+		inferencekeys.NewCmd(f),
 		credentials.NewCmd(f),
 		catalog.NewCmd(f),
-		NewCmdModels(f),
+		models.NewCmd(f),
 		activity.NewCmd(f),
 		NewCmdUsage(f),
 		NewCmdDataPlanes(f),

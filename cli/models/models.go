@@ -1,4 +1,6 @@
-package cli
+// Package models is `gw models`: model discovery on the data plane, with an
+// inference key.
+package models
 
 import (
 	"context"
@@ -9,11 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 )
 
-// NewCmdModels builds `gw models`, model discovery on the data plane.
-func NewCmdModels(f *Factory) *cobra.Command {
+// NewCmd builds `gw models`, model discovery on the data plane.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "models",
 		Short: "Discover the models an inference key may use (data plane, /inf/v1/models)",
@@ -24,7 +27,7 @@ what OpenAI-compatible clients see at {server}/inf/v1/models.
 The inference key comes from --key or GW_INFERENCE_KEY; management keys are
 not accepted by the data plane.`,
 	}
-	cmd.AddCommand(NewCmdModelsList(f, nil), NewCmdModelsGet(f, nil))
+	cmd.AddCommand(NewCmdList(f, nil), NewCmdGet(f, nil))
 	return cmd
 }
 
@@ -51,13 +54,19 @@ func (t *inferenceTarget) resolve() error {
 		t.DataPlaneURL = os.Getenv("GW_DATA_PLANE_URL")
 	}
 	if t.Key == "" {
-		return usageError{errors.New("no inference key: pass --key or set GW_INFERENCE_KEY (create one with gw inference-keys create)")}
+		return cmdutil.UsageError{Err: errors.New("no inference key: pass --key or set GW_INFERENCE_KEY (create one with gw inference-keys create)")}
 	}
 	return nil
 }
 
+// keyClient is the constructor of a client that authenticates with an
+// inference key, at the data plane's URL or else the server's.
+func keyClient(f *cmdutil.Factory) func(inferenceTarget) (*client.Client, error) {
+	return func(t inferenceTarget) (*client.Client, error) { return t.client(f) }
+}
+
 // client builds a client that authenticates with the inference key.
-func (t inferenceTarget) client(f *Factory) (*client.Client, error) {
+func (t inferenceTarget) client(f *cmdutil.Factory) (*client.Client, error) {
 	server := f.BaseServerURL(t.DataPlaneURL)
 	if server == "" {
 		s, err := f.Settings()
@@ -67,44 +76,45 @@ func (t inferenceTarget) client(f *Factory) (*client.Client, error) {
 		server = s.Server
 	}
 	if server == "" {
-		return nil, usageError{errors.New("no server: pass --server or --data-plane-url, or set GW_SERVER")}
+		return nil, cmdutil.UsageError{Err: errors.New("no server: pass --server or --data-plane-url, or set GW_SERVER")}
 	}
-	return client.New(client.Options{Server: server, Token: t.Key, Version: Version(), HTTPClient: f.HTTPClient})
+	return client.New(client.Options{Server: server, Token: t.Key, Version: cmdutil.Version(), HTTPClient: f.HTTPClient})
 }
 
-func modelTable(ms ...client.Model) Table {
-	t := Table{Headers: []string{"id", "provider", "context", "input_per_mtok", "output_per_mtok", "capabilities"}}
+func modelTable(ms ...client.Model) cmdutil.Table {
+	t := cmdutil.Table{Headers: []string{"id", "provider", "context", "input_per_mtok", "output_per_mtok", "capabilities"}}
 	for _, m := range ms {
 		t.Rows = append(t.Rows, []string{m.ID, m.Provider, strconv.FormatInt(m.ContextWindow, 10),
-			moneyCell(m.Pricing.InputPerMTok), moneyCell(m.Pricing.OutputPerMTok), orDash(strings.Join(m.Capabilities, ","))})
+			cmdutil.MoneyCell(m.Pricing.InputPerMTok), cmdutil.MoneyCell(m.Pricing.OutputPerMTok), cmdutil.OrDash(strings.Join(m.Capabilities, ","))})
 	}
 	return t
 }
 
-func modelDetail(m client.Model) Table {
-	return detailTable("id", m.ID, "name", orDash(m.Name), "provider", m.Provider, "owned_by", m.OwnedBy,
+func modelDetail(m client.Model) cmdutil.Table {
+	return cmdutil.DetailTable("id", m.ID, "name", cmdutil.OrDash(m.Name), "provider", m.Provider, "owned_by", m.OwnedBy,
 		"context_window", strconv.FormatInt(m.ContextWindow, 10), "max_output_tokens", strconv.FormatInt(m.MaxOutputTokens, 10),
-		"input_per_mtok", moneyCell(m.Pricing.InputPerMTok), "output_per_mtok", moneyCell(m.Pricing.OutputPerMTok),
-		"cache_read_per_mtok", moneyCell(m.Pricing.CacheReadPerMTok), "cache_write_per_mtok", moneyCell(m.Pricing.CacheWritePerMTok),
-		"capabilities", orDash(strings.Join(m.Capabilities, ",")), "modalities", orDash(strings.Join(m.Modalities, ",")))
+		"input_per_mtok", cmdutil.MoneyCell(m.Pricing.InputPerMTok), "output_per_mtok", cmdutil.MoneyCell(m.Pricing.OutputPerMTok),
+		"cache_read_per_mtok", cmdutil.MoneyCell(m.Pricing.CacheReadPerMTok), "cache_write_per_mtok", cmdutil.MoneyCell(m.Pricing.CacheWritePerMTok),
+		"capabilities", cmdutil.OrDash(strings.Join(m.Capabilities, ",")), "modalities", cmdutil.OrDash(strings.Join(m.Modalities, ",")))
 }
 
-// ModelsListOptions configure gw models list.
-type ModelsListOptions struct {
-	f      *Factory
-	Output string
+// ListOptions configure gw models list.
+type ListOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func(inferenceTarget) (*client.Client, error)
+	Output cmdutil.Output
 	Target inferenceTarget
 }
 
-// NewCmdModelsList builds `gw models list`.
-func NewCmdModelsList(f *Factory, runF func(context.Context, *ModelsListOptions) error) *cobra.Command {
-	opts := &ModelsListOptions{f: f}
+// NewCmdList builds `gw models list`.
+func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
+	opts := &ListOptions{IO: f.IO, Client: keyClient(f)}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the models the inference key may use, sorted by id",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if err := opts.Target.resolve(); err != nil {
@@ -113,16 +123,16 @@ func NewCmdModelsList(f *Factory, runF func(context.Context, *ModelsListOptions)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return modelsListRun(cmd.Context(), opts)
+			return listRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	addInferenceTargetFlags(cmd, &opts.Target)
 	return cmd
 }
 
-func modelsListRun(ctx context.Context, opts *ModelsListOptions) error {
-	c, err := opts.Target.client(opts.f)
+func listRun(ctx context.Context, opts *ListOptions) error {
+	c, err := opts.Client(opts.Target)
 	if err != nil {
 		return err
 	}
@@ -135,27 +145,28 @@ func modelsListRun(ctx context.Context, opts *ModelsListOptions) error {
 	}
 	// The data array, as every other list command prints: the models
 	// exactly as the data plane sent them.
-	return opts.f.Print(opts.Output, list.Data, func() Table { return modelTable(list.Data...) })
+	return opts.Output.Print(opts.IO, list.Data, func() cmdutil.Table { return modelTable(list.Data...) })
 }
 
-// ModelsGetOptions configure gw models get.
-type ModelsGetOptions struct {
-	f      *Factory
-	Output string
+// GetOptions configure gw models get.
+type GetOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func(inferenceTarget) (*client.Client, error)
+	Output cmdutil.Output
 	Target inferenceTarget
 	// ID is the model id, e.g. openai/gpt-4o-mini (slashes included).
 	ID string
 }
 
-// NewCmdModelsGet builds `gw models get`.
-func NewCmdModelsGet(f *Factory, runF func(context.Context, *ModelsGetOptions) error) *cobra.Command {
-	opts := &ModelsGetOptions{f: f}
+// NewCmdGet builds `gw models get`.
+func NewCmdGet(f *cmdutil.Factory, runF func(context.Context, *GetOptions) error) *cobra.Command {
+	opts := &GetOptions{IO: f.IO, Client: keyClient(f)}
 	cmd := &cobra.Command{
 		Use:   "get MODEL_ID",
 		Short: "Show one model, e.g. gw models get openai/gpt-4o-mini",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if err := opts.Target.resolve(); err != nil {
@@ -165,16 +176,16 @@ func NewCmdModelsGet(f *Factory, runF func(context.Context, *ModelsGetOptions) e
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return modelsGetRun(cmd.Context(), opts)
+			return getRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	addInferenceTargetFlags(cmd, &opts.Target)
 	return cmd
 }
 
-func modelsGetRun(ctx context.Context, opts *ModelsGetOptions) error {
-	c, err := opts.Target.client(opts.f)
+func getRun(ctx context.Context, opts *GetOptions) error {
+	c, err := opts.Client(opts.Target)
 	if err != nil {
 		return err
 	}
@@ -182,5 +193,5 @@ func modelsGetRun(ctx context.Context, opts *ModelsGetOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, m, func() Table { return modelDetail(m) })
+	return opts.Output.Print(opts.IO, m, func() cmdutil.Table { return modelDetail(m) })
 }

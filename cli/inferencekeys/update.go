@@ -1,4 +1,4 @@
-package cli
+package inferencekeys
 
 import (
 	"context"
@@ -8,13 +8,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
 )
 
-// InferenceKeysUpdateOptions configure gw inference-keys update.
-type InferenceKeysUpdateOptions struct {
-	f          *Factory
-	Output     string
+// UpdateOptions configure gw inference-keys update.
+type UpdateOptions struct {
+	IO         *cmdutil.IOStreams
+	Client     func() (*client.Client, cmdutil.Settings, error)
+	Output     cmdutil.Output
 	ID         string
 	Name       *string
 	RateLimits cmdutil.RateLimitChange
@@ -26,13 +28,13 @@ type InferenceKeysUpdateOptions struct {
 }
 
 // tagsChanged says the update touches the key's tags.
-func (o *InferenceKeysUpdateOptions) tagsChanged() bool {
+func (o *UpdateOptions) tagsChanged() bool {
 	return len(o.SetTags) > 0 || len(o.Untag) > 0 || o.NoTags
 }
 
-// NewCmdInferenceKeysUpdate builds `gw inference-keys update`.
-func NewCmdInferenceKeysUpdate(f *Factory, runF func(context.Context, *InferenceKeysUpdateOptions) error) *cobra.Command {
-	opts := &InferenceKeysUpdateOptions{f: f}
+// NewCmdUpdate builds `gw inference-keys update`.
+func NewCmdUpdate(f *cmdutil.Factory, runF func(context.Context, *UpdateOptions) error) *cobra.Command {
+	opts := &UpdateOptions{IO: f.IO, Client: f.AuthedClient}
 	var name string
 	var limits cmdutil.RateLimitFlags
 	var tagPairs []string
@@ -47,7 +49,7 @@ for gw inference-keys get.`,
   gw inference-keys update my-app --tag team=search --untag env`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			opts.ID = args[0]
@@ -62,15 +64,15 @@ for gw inference-keys get.`,
 				return err
 			}
 			if opts.Name == nil && opts.RateLimits.Empty() && !opts.tagsChanged() {
-				return usageError{errors.New("nothing to change: pass --name, --rpm, --tpm, --no-rate-limits, --tag, --untag or --no-tags")}
+				return cmdutil.UsageError{Err: errors.New("nothing to change: pass --name, --rpm, --tpm, --no-rate-limits, --tag, --untag or --no-tags")}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return inferenceKeysUpdateRun(cmd.Context(), opts)
+			return updateRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	cmd.Flags().StringVar(&name, "name", "", "new name (1 to 100 characters)")
 	limits.Add(cmd)
 	cmd.Flags().StringArrayVar(&tagPairs, "tag", nil, "set a cost-centre tag KEY=VALUE (repeatable)")
@@ -79,8 +81,8 @@ for gw inference-keys get.`,
 	return cmd
 }
 
-func inferenceKeysUpdateRun(ctx context.Context, opts *InferenceKeysUpdateOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func updateRun(ctx context.Context, opts *UpdateOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -88,7 +90,7 @@ func inferenceKeysUpdateRun(ctx context.Context, opts *InferenceKeysUpdateOption
 	if err != nil {
 		return err
 	}
-	id, err := resolveInferenceKey(ctx, c, org, ws, opts.ID)
+	id, err := cmdutil.ResolveInferenceKey(ctx, c, org, ws, opts.ID)
 	if err != nil {
 		return err
 	}
@@ -120,5 +122,5 @@ func inferenceKeysUpdateRun(ctx context.Context, opts *InferenceKeysUpdateOption
 	if err != nil {
 		return err
 	}
-	return opts.f.Print(opts.Output, k, func() Table { return inferenceKeyDetail(k) })
+	return opts.Output.Print(opts.IO, k, func() cmdutil.Table { return inferenceKeyDetail(k) })
 }

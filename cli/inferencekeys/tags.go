@@ -1,10 +1,12 @@
-package cli
+package inferencekeys
 
 import (
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/gw-gateway/gw/cli/cmdutil"
 )
 
 // parseTagFlags reads repeated KEY=VALUE flags into a tag set; the
@@ -17,10 +19,10 @@ func parseTagFlags(pairs []string) (map[string]string, error) {
 	for _, p := range pairs {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok || k == "" {
-			return nil, usageError{fmt.Errorf("--tag %q: want KEY=VALUE, e.g. team=search", p)}
+			return nil, cmdutil.UsageError{Err: fmt.Errorf("--tag %q: want KEY=VALUE, e.g. team=search", p)}
 		}
 		if _, dup := out[k]; dup {
-			return nil, usageError{fmt.Errorf("--tag %s is given twice", k)}
+			return nil, cmdutil.UsageError{Err: fmt.Errorf("--tag %s is given twice", k)}
 		}
 		out[k] = v
 	}
