@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gw-gateway/gw/cli/db"
 )
 
 // runGW runs the command tree with fake IO (not a terminal).
@@ -63,7 +65,7 @@ func TestDBStatusOutput(t *testing.T) {
 	}
 
 	code, out, _ = runGW(t, "db", "status", "--data-dir", dir, "-o", "json")
-	var states []MigrationState
+	var states []db.MigrationState
 	if err := json.Unmarshal([]byte(out), &states); code != ExitOK || err != nil || len(states) != len(lines) {
 		t.Fatalf("db status -o json: exit %d %v %q", code, err, out)
 	}

@@ -13,15 +13,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gw-gateway/gw/cli/activity"
+	"github.com/gw-gateway/gw/cli/admin"
 	"github.com/gw-gateway/gw/cli/catalog"
 	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/credentials"
+	"github.com/gw-gateway/gw/cli/db"
 	"github.com/gw-gateway/gw/cli/inferencekeys"
 	"github.com/gw-gateway/gw/cli/invitations"
 	"github.com/gw-gateway/gw/cli/keys"
 	"github.com/gw-gateway/gw/cli/members"
 	"github.com/gw-gateway/gw/cli/models"
 	"github.com/gw-gateway/gw/cli/orgs"
+	"github.com/gw-gateway/gw/cli/serve"
 	"github.com/gw-gateway/gw/cli/serviceaccounts"
 	"github.com/gw-gateway/gw/cli/workspaces"
 	"github.com/gw-gateway/gw/client"
@@ -87,10 +90,10 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		f.Browser = cmdutil.SystemBrowser{}
 	}
 	root.AddCommand(
-		NewCmdServe(f, nil),
+		serve.NewCmd(f, nil),
 		NewCmdVersion(f, nil),
-		NewCmdDB(f),
-		NewCmdAdmin(f),
+		db.NewCmd(f),
+		admin.NewCmd(f),
 		NewCmdLogin(f, nil),
 		NewCmdLogout(f, nil),
 		NewCmdWhoami(f, nil),

@@ -1,4 +1,5 @@
-package cli
+// Package admin is `gw admin`: operator commands on the database itself (recovery keys, secret-key rotation).
+package admin
 
 import (
 	"context"
@@ -7,29 +8,31 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/cli/cmdutil/dbflags"
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/store"
 )
 
-// AdminCreateKeyOptions configure gw admin create-key.
-type AdminCreateKeyOptions struct {
-	IO *IOStreams
-	DBOptions
+// CreateKeyOptions configure gw admin create-key.
+type CreateKeyOptions struct {
+	IO *cmdutil.IOStreams
+	dbflags.DBOptions
 	Email       string
 	Permissions []string
 	Label       string
 }
 
-// NewCmdAdmin builds `gw admin`, the operator's direct-database commands.
-func NewCmdAdmin(f *Factory) *cobra.Command {
+// NewCmd builds `gw admin`, the operator's direct-database commands.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "admin", Short: "Operator commands that work on the database directly"}
-	cmd.AddCommand(NewCmdAdminCreateKey(f, nil), NewCmdAdminRotateSecretKey(f, nil))
+	cmd.AddCommand(NewCmdCreateKey(f, nil), NewCmdRotateSecretKey(f, nil))
 	return cmd
 }
 
-// NewCmdAdminCreateKey builds `gw admin create-key`.
-func NewCmdAdminCreateKey(f *Factory, runF func(context.Context, *AdminCreateKeyOptions) error) *cobra.Command {
+// NewCmdCreateKey builds `gw admin create-key`.
+func NewCmdCreateKey(f *cmdutil.Factory, runF func(context.Context, *CreateKeyOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create-key",
 		Short: "Print a new instance-scope management key (recovery; needs database access)",
@@ -40,11 +43,11 @@ the running server's database: a place with no gw database is refused, never
 created.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := newViper(cmd)
+			v, err := cmdutil.NewViper(cmd)
 			if err != nil {
 				return err
 			}
-			opts := &AdminCreateKeyOptions{IO: f.IO, DBOptions: readDBOptions(v), Email: v.GetString("email"), Label: v.GetString("label")}
+			opts := &CreateKeyOptions{IO: f.IO, DBOptions: dbflags.ReadDBOptions(v), Email: v.GetString("email"), Label: v.GetString("label")}
 			for _, p := range v.GetStringSlice("permissions") {
 				if p = strings.TrimSpace(p); p != "" {
 					opts.Permissions = append(opts.Permissions, p)
@@ -55,27 +58,27 @@ created.`,
 			}
 			for _, p := range opts.Permissions {
 				if !auth.Known(p) {
-					return usageError{fmt.Errorf("unknown permission %q (see docs/permissions.md)", p)}
+					return cmdutil.UsageError{Err: fmt.Errorf("unknown permission %q (see docs/permissions.md)", p)}
 				}
 			}
 			if opts.Label == "" {
-				return usageError{fmt.Errorf("--label is required")}
+				return cmdutil.UsageError{Err: fmt.Errorf("--label is required")}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return adminCreateKeyRun(cmd.Context(), opts)
+			return createKeyRun(cmd.Context(), opts)
 		},
 	}
-	addDBFlags(cmd)
+	dbflags.AddDBFlags(cmd)
 	cmd.Flags().StringSlice("permissions", nil, "comma-separated permissions (default: all 31)")
 	cmd.Flags().String("label", "", "where the key will live, e.g. recovery (1 to 80 characters)")
 	cmd.Flags().String("email", "", "instance owner or admin who owns the key (default: the first owner)")
 	return cmd
 }
 
-func adminCreateKeyRun(ctx context.Context, opts *AdminCreateKeyOptions) error {
-	db, err := openServerDB(ctx, opts.DBOptions)
+func createKeyRun(ctx context.Context, opts *CreateKeyOptions) error {
+	db, err := dbflags.OpenServerDB(ctx, opts.DBOptions)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package cli
+package serve
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"testing"
+
+	"github.com/gw-gateway/gw/cli/cmdutil/cmdtest"
 )
 
 // gw serve --egress-deny-private (or GW_EGRESS_DENY_PRIVATE) reaches the
@@ -31,9 +33,9 @@ func TestServeEgressDenyPrivateFlag(t *testing.T) {
 			for k, v := range c.env {
 				t.Setenv(k, v)
 			}
-			f, _, _ := testFactory()
-			var got *ServeOptions
-			cmd := NewCmdServe(f, func(_ context.Context, o *ServeOptions) error { got = o; return nil })
+			f, _, _ := cmdtest.Factory()
+			var got *Options
+			cmd := NewCmd(f, func(_ context.Context, o *Options) error { got = o; return nil })
 			// A data plane's configuration needs no database or key file.
 			cmd.SetArgs(append([]string{"--role", "data-plane", "--control-plane-url", "http://cp:8080", "--token", "sk-cp-x"}, c.args...))
 			cmd.SetOut(&bytes.Buffer{})

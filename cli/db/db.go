@@ -1,4 +1,5 @@
-package cli
+// Package db is `gw db`: the database's migrations.
+package db
 
 import (
 	"context"
@@ -6,22 +7,24 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/cli/cmdutil/dbflags"
 	"github.com/gw-gateway/gw/server/store"
 )
 
-// NewCmdDB builds `gw db migrate|status` for operators.
-func NewCmdDB(f *Factory) *cobra.Command {
+// NewCmd builds `gw db migrate|status` for operators.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "db", Short: "Inspect and migrate the database"}
 	migrate := &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply pending migrations (gw serve also does this at start)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := newViper(cmd)
+			v, err := cmdutil.NewViper(cmd)
 			if err != nil {
 				return err
 			}
-			db, err := openDB(cmd.Context(), readDBOptions(v))
+			db, err := dbflags.OpenDB(cmd.Context(), dbflags.ReadDBOptions(v))
 			if err != nil {
 				return err
 			}
@@ -39,15 +42,16 @@ func NewCmdDB(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	addDBFlags(migrate)
-	cmd.AddCommand(migrate, NewCmdDBStatus(f, nil))
+	dbflags.AddDBFlags(migrate)
+	cmd.AddCommand(migrate, NewCmdStatus(f, nil))
 	return cmd
 }
 
-// DBStatusOptions configure `gw db status`.
-type DBStatusOptions struct {
-	DBOptions
-	Output string
+// StatusOptions configure `gw db status`.
+type StatusOptions struct {
+	IO *cmdutil.IOStreams
+	dbflags.DBOptions
+	Output cmdutil.Output
 }
 
 // MigrationState is one migration as `gw db status -o json|yaml` shows it.
@@ -56,36 +60,36 @@ type MigrationState struct {
 	Applied bool   `json:"applied"`
 }
 
-// NewCmdDBStatus builds `gw db status`. It only reads: a database that is
+// NewCmdStatus builds `gw db status`. It only reads: a database that is
 // not there is an error, never created.
-func NewCmdDBStatus(f *Factory, runF func(context.Context, *DBStatusOptions) error) *cobra.Command {
-	opts := &DBStatusOptions{}
+func NewCmdStatus(f *cmdutil.Factory, runF func(context.Context, *StatusOptions) error) *cobra.Command {
+	opts := &StatusOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "List migrations and whether each is applied",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
-			v, err := newViper(cmd)
+			v, err := cmdutil.NewViper(cmd)
 			if err != nil {
 				return err
 			}
-			opts.DBOptions = readDBOptions(v)
+			opts.DBOptions = dbflags.ReadDBOptions(v)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return dbStatusRun(cmd.Context(), f, opts)
+			return statusRun(cmd.Context(), opts)
 		},
 	}
-	addDBFlags(cmd)
-	addOutputFlag(cmd, &opts.Output)
+	dbflags.AddDBFlags(cmd)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	return cmd
 }
 
-func dbStatusRun(ctx context.Context, f *Factory, opts *DBStatusOptions) error {
-	db, err := openExistingDB(ctx, opts.DBOptions)
+func statusRun(ctx context.Context, opts *StatusOptions) error {
+	db, err := dbflags.OpenExistingDB(ctx, opts.DBOptions)
 	if err != nil {
 		return err
 	}
@@ -98,8 +102,8 @@ func dbStatusRun(ctx context.Context, f *Factory, opts *DBStatusOptions) error {
 	for i, m := range st {
 		states[i] = MigrationState{Name: m.Name, Applied: m.Applied}
 	}
-	return f.Print(opts.Output, states, func() Table {
-		t := Table{Headers: []string{"state", "migration"}, Empty: "no migrations"}
+	return opts.Output.Print(opts.IO, states, func() cmdutil.Table {
+		t := cmdutil.Table{Headers: []string{"state", "migration"}, Empty: "no migrations"}
 		for _, m := range states {
 			state := "pending"
 			if m.Applied {

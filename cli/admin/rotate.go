@@ -1,4 +1,4 @@
-package cli
+package admin
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/cli/cmdutil/dbflags"
 	"github.com/gw-gateway/gw/server/reseal"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/store"
@@ -16,15 +18,15 @@ import (
 
 // RotateSecretKeyOptions configure gw admin rotate-secret-key.
 type RotateSecretKeyOptions struct {
-	IO *IOStreams
-	DBOptions
-	SecretOptions
+	IO *cmdutil.IOStreams
+	dbflags.DBOptions
+	dbflags.SecretOptions
 	// NewKeyFile holds the new key; empty generates one (file-based keys).
 	NewKeyFile string
 }
 
-// NewCmdAdminRotateSecretKey builds `gw admin rotate-secret-key`.
-func NewCmdAdminRotateSecretKey(f *Factory, runF func(context.Context, *RotateSecretKeyOptions) error) *cobra.Command {
+// NewCmdRotateSecretKey builds `gw admin rotate-secret-key`.
+func NewCmdRotateSecretKey(f *cmdutil.Factory, runF func(context.Context, *RotateSecretKeyOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rotate-secret-key",
 		Short: "Re-seal every stored secret with a new secret key",
@@ -41,14 +43,14 @@ With GW_SECRET_KEY, pass the new key in --new-key-file and set GW_SECRET_KEY
 to it before restarting the servers.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := newViper(cmd)
+			v, err := cmdutil.NewViper(cmd)
 			if err != nil {
 				return err
 			}
-			db := readDBOptions(v)
-			opts := &RotateSecretKeyOptions{IO: f.IO, DBOptions: db, SecretOptions: readSecretOptions(v, db), NewKeyFile: v.GetString("new-key-file")}
+			db := dbflags.ReadDBOptions(v)
+			opts := &RotateSecretKeyOptions{IO: f.IO, DBOptions: db, SecretOptions: dbflags.ReadSecretOptions(v, db), NewKeyFile: v.GetString("new-key-file")}
 			if opts.Key != "" && opts.NewKeyFile == "" {
-				return usageError{errors.New("the secret key comes from GW_SECRET_KEY: give the new key with --new-key-file")}
+				return cmdutil.UsageError{Err: errors.New("the secret key comes from GW_SECRET_KEY: give the new key with --new-key-file")}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -56,8 +58,8 @@ to it before restarting the servers.`,
 			return rotateSecretKeyRun(cmd.Context(), opts)
 		},
 	}
-	addDBFlags(cmd)
-	addSecretFlags(cmd)
+	dbflags.AddDBFlags(cmd)
+	dbflags.AddSecretFlags(cmd)
 	cmd.Flags().String("new-key-file", "", "file holding the new key (64 hex digits); generated when omitted")
 	return cmd
 }
@@ -66,7 +68,7 @@ func rotateSecretKeyRun(ctx context.Context, opts *RotateSecretKeyOptions) error
 	// The server's database and key first: a wrong --data-dir must not
 	// leave a fresh database or key files behind (issue 26, row 7), and
 	// loading a key file that is not there would generate one.
-	db, err := openServerDB(ctx, opts.DBOptions)
+	db, err := dbflags.OpenServerDB(ctx, opts.DBOptions)
 	if err != nil {
 		return err
 	}
@@ -76,7 +78,7 @@ func rotateSecretKeyRun(ctx context.Context, opts *RotateSecretKeyOptions) error
 			return fmt.Errorf("no secret key at %s; pass the running server's --secret-key-file (or GW_SECRET_KEY)", opts.KeyFile)
 		}
 	}
-	old, err := loadKeyring(opts.SecretOptions)
+	old, err := dbflags.LoadKeyring(opts.SecretOptions)
 	if err != nil {
 		return err
 	}

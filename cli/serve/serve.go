@@ -1,4 +1,5 @@
-package cli
+// Package serve is `gw serve`: the server, as control plane, data plane or both.
+package serve
 
 import (
 	"context"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/cli/cmdutil/dbflags"
 	"github.com/gw-gateway/gw/server"
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/dataplane"
@@ -24,11 +27,11 @@ import (
 	"github.com/gw-gateway/gw/server/telemetry"
 )
 
-// ServeOptions configure gw serve.
-type ServeOptions struct {
-	IO *IOStreams
-	DBOptions
-	SecretOptions
+// Options configure gw serve.
+type Options struct {
+	IO *cmdutil.IOStreams
+	dbflags.DBOptions
+	dbflags.SecretOptions
 	Addr                  string
 	MetricsAddr           string
 	Pprof                 bool
@@ -69,8 +72,8 @@ type ServeOptions struct {
 	EgressDenyPrivate bool
 }
 
-// NewCmdServe builds `gw serve`.
-func NewCmdServe(f *Factory, runF func(context.Context, *ServeOptions) error) *cobra.Command {
+// NewCmd builds `gw serve`.
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the control plane and data plane",
@@ -81,15 +84,15 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 (dashes become underscores), e.g. GW_DATABASE_URL.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := newViper(cmd)
+			v, err := cmdutil.NewViper(cmd)
 			if err != nil {
 				return err
 			}
-			db := readDBOptions(v)
-			opts := &ServeOptions{
+			db := dbflags.ReadDBOptions(v)
+			opts := &Options{
 				IO:                    f.IO,
 				DBOptions:             db,
-				SecretOptions:         readSecretOptions(v, db),
+				SecretOptions:         dbflags.ReadSecretOptions(v, db),
 				Addr:                  v.GetString("addr"),
 				MetricsAddr:           v.GetString("metrics-addr"),
 				Pprof:                 v.GetBool("pprof"),
@@ -118,28 +121,28 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 				EgressDenyPrivate:     v.GetBool("egress-deny-private"),
 			}
 			if opts.CORSOrigins, err = dataplane.ParseCORSOrigins(v.GetStringSlice("cors-origins")); err != nil {
-				return usageError{fmt.Errorf("--cors-origins: %w", err)}
+				return cmdutil.UsageError{Err: fmt.Errorf("--cors-origins: %w", err)}
 			}
 			if opts.BodyBudgetMiB < 1 || opts.KeyBodyBudgetMiB < 1 {
-				return usageError{errors.New("--body-budget-mib and --key-body-budget-mib must be at least 1")}
+				return cmdutil.UsageError{Err: errors.New("--body-budget-mib and --key-body-budget-mib must be at least 1")}
 			}
 			if err := checkRole(opts); err != nil {
 				return err
 			}
 			if opts.MaxStreamDuration <= 0 {
-				return usageError{fmt.Errorf("--max-stream-duration must be positive, not %s", opts.MaxStreamDuration)}
+				return cmdutil.UsageError{Err: fmt.Errorf("--max-stream-duration must be positive, not %s", opts.MaxStreamDuration)}
 			}
 			if opts.Pprof && opts.MetricsAddr == "" {
-				return usageError{errors.New("--pprof serves on --metrics-addr: give one")}
+				return cmdutil.UsageError{Err: errors.New("--pprof serves on --metrics-addr: give one")}
 			}
 			if opts.LogFormat != "text" && opts.LogFormat != "json" {
-				return usageError{fmt.Errorf("--log-format must be text or json, not %q", opts.LogFormat)}
+				return cmdutil.UsageError{Err: fmt.Errorf("--log-format must be text or json, not %q", opts.LogFormat)}
 			}
 			if opts.BootstrapPrintKey && opts.BootstrapEmail == "" {
-				return usageError{errors.New("--bootstrap-print-key goes with --bootstrap-email")}
+				return cmdutil.UsageError{Err: errors.New("--bootstrap-print-key goes with --bootstrap-email")}
 			}
 			if (opts.BootstrapEmail == "") != (opts.BootstrapPasswordFile == "") {
-				return usageError{errors.New("--bootstrap-email and --bootstrap-password-file go together")}
+				return cmdutil.UsageError{Err: errors.New("--bootstrap-email and --bootstrap-password-file go together")}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -151,8 +154,8 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 	fl.String("addr", "127.0.0.1:8080", "address to listen on [GW_ADDR]")
 	fl.String("metrics-addr", "", "serve Prometheus /metrics (and /healthz, /readyz) on this address, apart from the public one; empty: off [GW_METRICS_ADDR]")
 	fl.Bool("pprof", false, "also serve net/http/pprof under /debug/pprof/ on --metrics-addr (never on --addr), to profile a running gw [GW_PPROF]")
-	addDBFlags(cmd)
-	addSecretFlags(cmd)
+	dbflags.AddDBFlags(cmd)
+	dbflags.AddSecretFlags(cmd)
 	fl.String("public-url", "", "URL browsers use to reach this server (default http://ADDR) [GW_PUBLIC_URL]")
 	fl.String("log-format", "text", "log format: text or json [GW_LOG_FORMAT]")
 	fl.String("bootstrap-email", "", "create the first instance owner with this email on an empty instance [GW_BOOTSTRAP_EMAIL]")
@@ -179,32 +182,32 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 	return cmd
 }
 
-func checkRole(o *ServeOptions) error {
+func checkRole(o *Options) error {
 	switch o.Role {
 	case RoleAll, RoleControlPlane:
 		if o.BundleRefreshInterval <= 0 {
-			return usageError{errors.New("--bundle-refresh-interval must be positive")}
+			return cmdutil.UsageError{Err: errors.New("--bundle-refresh-interval must be positive")}
 		}
 		if o.KeyFile != "" || o.DataPlaneKey != "" || o.BundleCache != "on" {
-			return usageError{errors.New("--key-file, GW_DATA_PLANE_KEY and --bundle-cache go with --role data-plane")}
+			return cmdutil.UsageError{Err: errors.New("--key-file, GW_DATA_PLANE_KEY and --bundle-cache go with --role data-plane")}
 		}
 		return nil
 	case RoleDataPlane:
 		if o.ControlPlaneURL == "" || o.Token == "" {
-			return usageError{errors.New("--role data-plane needs --control-plane-url and --token")}
+			return cmdutil.UsageError{Err: errors.New("--role data-plane needs --control-plane-url and --token")}
 		}
 		if o.DataPlaneKey != "" && o.KeyFile != "" {
-			return usageError{errors.New("give the data-plane key either in GW_DATA_PLANE_KEY or with --key-file, not both")}
+			return cmdutil.UsageError{Err: errors.New("give the data-plane key either in GW_DATA_PLANE_KEY or with --key-file, not both")}
 		}
 		if o.BundleCache != "on" && o.BundleCache != "off" {
-			return usageError{fmt.Errorf("--bundle-cache must be on or off, not %q", o.BundleCache)}
+			return cmdutil.UsageError{Err: fmt.Errorf("--bundle-cache must be on or off, not %q", o.BundleCache)}
 		}
 		if o.PollInterval <= 0 || o.HeartbeatInterval <= 0 {
-			return usageError{errors.New("--poll-interval and --heartbeat-interval must be positive")}
+			return cmdutil.UsageError{Err: errors.New("--poll-interval and --heartbeat-interval must be positive")}
 		}
 		return nil
 	}
-	return usageError{fmt.Errorf("--role must be all, control-plane or data-plane, not %q", o.Role)}
+	return cmdutil.UsageError{Err: fmt.Errorf("--role must be all, control-plane or data-plane, not %q", o.Role)}
 }
 
 func newLogger(w io.Writer, format string) *slog.Logger {
@@ -224,7 +227,7 @@ const (
 // serveRun turns the options into a server.Config, listens and runs the
 // server until a signal; the server package does the assembly and the
 // orderly shutdown.
-func serveRun(ctx context.Context, opts *ServeOptions) error {
+func serveRun(ctx context.Context, opts *Options) error {
 	// Every request logs a line: a single writer takes them off the
 	// requests' path (telemetry.LogWriter), and writes what is left when
 	// gw stops.
@@ -261,13 +264,13 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 
 // serverConfig is the server's configuration from the flags: for a
 // control plane (or role all) its keyring and database too.
-func (opts *ServeOptions) serverConfig(ctx context.Context, log *slog.Logger, ln net.Listener) (server.Config, error) {
+func (opts *Options) serverConfig(ctx context.Context, log *slog.Logger, ln net.Listener) (server.Config, error) {
 	publicURL := strings.TrimRight(opts.PublicURL, "/")
 	if publicURL == "" {
 		publicURL = "http://" + ln.Addr().String()
 	}
 	cfg := server.Config{
-		Role: opts.Role, Version: Version(), Logger: log, PublicURL: publicURL,
+		Role: opts.Role, Version: cmdutil.Version(), Logger: log, PublicURL: publicURL,
 		DisableSignup: opts.DisableSignup, BootstrapToken: opts.BootstrapToken,
 		PrintBootstrapKey: opts.BootstrapPrintKey, BootstrapKeyOut: opts.IO.ErrOut,
 		BundleRefreshInterval: opts.BundleRefreshInterval,
@@ -301,10 +304,10 @@ func (opts *ServeOptions) serverConfig(ctx context.Context, log *slog.Logger, ln
 		}
 	}
 	var err error
-	if cfg.Keyring, err = loadKeyring(opts.SecretOptions); err != nil {
+	if cfg.Keyring, err = dbflags.LoadKeyring(opts.SecretOptions); err != nil {
 		return cfg, err
 	}
-	if cfg.DB, err = openDB(ctx, opts.DBOptions); err != nil {
+	if cfg.DB, err = dbflags.OpenDB(ctx, opts.DBOptions); err != nil {
 		return cfg, err
 	}
 	cfg.DatabaseURL = opts.DatabaseURL

@@ -1,4 +1,6 @@
-package cli
+// Package dbflags is how the commands that open gw's database themselves
+// (gw serve, gw db, gw admin) name it and its secret key.
+package dbflags
 
 import (
 	"context"
@@ -25,12 +27,12 @@ type DBOptions struct {
 	DatabaseURL string
 }
 
-func addDBFlags(cmd *cobra.Command) {
+func AddDBFlags(cmd *cobra.Command) {
 	cmd.Flags().String("data-dir", "", "directory for the embedded database and keys (default $XDG_DATA_HOME/gw) [GW_DATA_DIR]")
 	cmd.Flags().String("database-url", "", "postgres://… to use PostgreSQL; empty for embedded SQLite in the data dir [GW_DATABASE_URL]")
 }
 
-func readDBOptions(v *viper.Viper) DBOptions {
+func ReadDBOptions(v *viper.Viper) DBOptions {
 	o := DBOptions{DataDir: v.GetString("data-dir"), DatabaseURL: v.GetString("database-url")}
 	if o.DataDir == "" {
 		o.DataDir = defaultDataDir()
@@ -48,8 +50,8 @@ func defaultDataDir() string {
 	return "gw-data"
 }
 
-// openDB opens the configured database.
-func openDB(ctx context.Context, o DBOptions) (*bun.DB, error) {
+// OpenDB opens the configured database.
+func OpenDB(ctx context.Context, o DBOptions) (*bun.DB, error) {
 	db, err := store.Open(ctx, o.DatabaseURL, o.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -57,11 +59,11 @@ func openDB(ctx context.Context, o DBOptions) (*bun.DB, error) {
 	return db, nil
 }
 
-// openExistingDB opens the configured database for a command that only
+// OpenExistingDB opens the configured database for a command that only
 // reads it. Opening an embedded database creates it (and its directory), so
 // a mistyped --data-dir would have shown a fresh, empty database; here a
 // missing file is an error that names the path.
-func openExistingDB(ctx context.Context, o DBOptions) (*bun.DB, error) {
+func OpenExistingDB(ctx context.Context, o DBOptions) (*bun.DB, error) {
 	if path := o.sqlitePath(); path != "" {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("no database at %s: check --data-dir or --database-url (gw db migrate or gw serve creates one)", path)
@@ -69,30 +71,30 @@ func openExistingDB(ctx context.Context, o DBOptions) (*bun.DB, error) {
 			return nil, fmt.Errorf("open database: %w", err)
 		}
 	}
-	return openDB(ctx, o)
+	return OpenDB(ctx, o)
 }
 
-// openServerDB opens the database of a running server for an operator
+// OpenServerDB opens the database of a running server for an operator
 // command that changes it (gw admin). Opening creates an embedded
 // database, and migrating would make any empty database a gw one, so a
 // mistyped --data-dir used to get a fresh database and then "the instance
 // has no owner yet" (issue 26, row 7): here a database gw never migrated
 // is refused, naming where it looked.
-func openServerDB(ctx context.Context, o DBOptions) (*bun.DB, error) {
-	refuse := fmt.Errorf("no gw database at %s; pass the data dir of the running server (--data-dir, GW_DATA_DIR) or its --database-url", o.where())
+func OpenServerDB(ctx context.Context, o DBOptions) (*bun.DB, error) {
+	refuse := fmt.Errorf("no gw database at %s; pass the data dir of the running server (--data-dir, GW_DATA_DIR) or its --database-url", o.Where())
 	if path := o.sqlitePath(); path != "" {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, refuse
 		}
 	}
-	db, err := openDB(ctx, o)
+	db, err := OpenDB(ctx, o)
 	if err != nil {
 		return nil, err
 	}
 	st, err := store.Status(ctx, db)
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("read migrations of %s: %w", o.where(), err)
+		return nil, fmt.Errorf("read migrations of %s: %w", o.Where(), err)
 	}
 	if !slices.ContainsFunc(st, func(m store.MigrationStatus) bool { return m.Applied }) {
 		db.Close()
@@ -103,7 +105,7 @@ func openServerDB(ctx context.Context, o DBOptions) (*bun.DB, error) {
 
 // where names the database for messages: the embedded database's file,
 // or the URL with its password hidden.
-func (o DBOptions) where() string {
+func (o DBOptions) Where() string {
 	if path := o.sqlitePath(); path != "" {
 		return path
 	}
@@ -142,11 +144,11 @@ type SecretOptions struct {
 	KeyFile string
 }
 
-func addSecretFlags(cmd *cobra.Command) {
+func AddSecretFlags(cmd *cobra.Command) {
 	cmd.Flags().String("secret-key-file", "", "file holding the key that seals provider secrets (default DATA_DIR/secret.key, created if absent) [GW_SECRET_KEY_FILE; or GW_SECRET_KEY=<64 hex digits>]")
 }
 
-func readSecretOptions(v *viper.Viper, db DBOptions) SecretOptions {
+func ReadSecretOptions(v *viper.Viper, db DBOptions) SecretOptions {
 	o := SecretOptions{Key: v.GetString("secret-key"), KeyFile: v.GetString("secret-key-file")}
 	if o.KeyFile == "" {
 		o.KeyFile = filepath.Join(db.DataDir, "secret.key")
@@ -154,7 +156,7 @@ func readSecretOptions(v *viper.Viper, db DBOptions) SecretOptions {
 	return o
 }
 
-func loadKeyring(o SecretOptions) (*secrets.Keyring, error) {
+func LoadKeyring(o SecretOptions) (*secrets.Keyring, error) {
 	kr, err := secrets.LoadKeyring(o.Key, secrets.KeyFiles{Current: o.KeyFile})
 	if err != nil {
 		return nil, fmt.Errorf("load secret key: %w", err)
