@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/config"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/secrets"
@@ -111,7 +112,7 @@ func TestDataPlanePendingEnrollment(t *testing.T) {
 	mustContain(t, "data-planes list's stderr", r.errOut, "dp-eu-1 waits to be enrolled and serves nothing until then: gw data-planes enroll dp-eu-1 --org ORG")
 	mustContain(t, "data-planes list -o wide", e.ok("data-planes", "list", "-o", "wide"), "ENROLLMENT", "pending (serves nothing: gw data-planes enroll)")
 	mustContain(t, "data-planes get", e.ok("data-planes", "get", "dp-eu-1"), "status\tpending\n", "heartbeat\thealthy\n")
-	views := decodeJSONOut[[]DataPlaneView](t, e.ok("data-planes", "list", "-o", "json"))
+	views := decodeJSONOut[[]cmdutil.DataPlaneView](t, e.ok("data-planes", "list", "-o", "json"))
 	if len(views) != 1 || views[0].Enrollment != "pending" || views[0].Current == nil || *views[0].Current {
 		t.Fatalf("views %+v", views)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/gw-gateway/gw/cli/catalog"
 	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/credentials"
+	"github.com/gw-gateway/gw/cli/dataplanes"
 	"github.com/gw-gateway/gw/cli/db"
 	"github.com/gw-gateway/gw/cli/inferencekeys"
 	"github.com/gw-gateway/gw/cli/invitations"
@@ -26,6 +27,7 @@ import (
 	"github.com/gw-gateway/gw/cli/orgs"
 	"github.com/gw-gateway/gw/cli/serve"
 	"github.com/gw-gateway/gw/cli/serviceaccounts"
+	"github.com/gw-gateway/gw/cli/status"
 	"github.com/gw-gateway/gw/cli/workspaces"
 	"github.com/gw-gateway/gw/client"
 )
@@ -113,12 +115,9 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		models.NewCmd(f),
 		activity.NewCmd(f),
 		NewCmdUsage(f),
-		NewCmdDataPlanes(f),
-		NewCmdStatus(f, nil),
+		dataplanes.NewCmd(f),
+		status.NewCmd(f, nil),
 	)
-	// After the groups above, so that it joins a data-planes group if one
-	// is there.
-	addDataPlaneEnrollment(f, root)
 	addDynamicCompletion(f, root)
 	addExamples(root)
 	refuseUnknownSubcommands(root)

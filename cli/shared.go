@@ -84,6 +84,8 @@ var (
 	withFlags             = cmdutil.WithFlags
 	addSecretInputFlags   = cmdutil.AddSecretInputFlags
 	Version               = cmdutil.Version
+	since                 = cmdutil.Since
+	sleepCtx              = cmdutil.SleepCtx
 	newNameBookOf         = cmdutil.NewNameBook
 	resolveInferenceKey   = cmdutil.ResolveInferenceKey
 	resolveManagementKey  = cmdutil.ResolveManagementKey

@@ -1,4 +1,6 @@
-package cli
+// Package status is `gw status`: the server, its database, bundles and data
+// planes at a glance.
+package status
 
 import (
 	"context"
@@ -9,20 +11,20 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 )
 
-// StatusOptions configure gw status.
-type StatusOptions struct {
-	IO     *IOStreams
-	Client func() (*client.Client, Settings, error)
-	Print  func(format string, data any, table func() Table) error
-	Output string
+// Options configure gw status.
+type Options struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 }
 
-// NewCmdStatus builds `gw status`.
-func NewCmdStatus(f *Factory, runF func(context.Context, *StatusOptions) error) *cobra.Command {
-	opts := &StatusOptions{IO: f.IO, Client: f.AuthedClient, Print: f.Print}
+// NewCmd builds `gw status`.
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Tell at a glance whether the server, its database, bundles and data planes are healthy",
@@ -33,7 +35,7 @@ current (the latest bundles admitted). Each check says ok, fail or unknown
 (the key may not read that part). Exit status 1 when a check fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -42,16 +44,16 @@ current (the latest bundles admitted). Each check says ok, fail or unknown
 			return statusRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	return cmd
 }
 
 // Status is gw status's answer.
 type Status struct {
-	Server     string          `json:"server"`
-	Healthy    bool            `json:"healthy"`
-	Checks     []StatusCheck   `json:"checks"`
-	DataPlanes []DataPlaneView `json:"data_planes"`
+	Server     string                  `json:"server"`
+	Healthy    bool                    `json:"healthy"`
+	Checks     []StatusCheck           `json:"checks"`
+	DataPlanes []cmdutil.DataPlaneView `json:"data_planes"`
 }
 
 // StatusCheck is one line of gw status.
@@ -61,14 +63,14 @@ type StatusCheck struct {
 	Detail string `json:"detail"`
 }
 
-func statusRun(ctx context.Context, opts *StatusOptions) error {
+func statusRun(ctx context.Context, opts *Options) error {
 	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
-	st := &Status{Server: s.Server, Healthy: true, DataPlanes: []DataPlaneView{}}
+	st := &Status{Server: s.Server, Healthy: true, DataPlanes: []cmdutil.DataPlaneView{}}
 	st.probe(ctx, c)
-	views, latest, err := dataPlaneViews(ctx, c)
+	views, latest, err := cmdutil.DataPlaneViews(ctx, c)
 	switch {
 	case latest == nil && err == nil:
 		st.add("bundles", "unknown", "this key may not read bundles (bundles.read)")
@@ -81,7 +83,7 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 		st.DataPlanes = views
 		st.dataPlanes(views)
 	}
-	if err := opts.Print(opts.Output, *st, func() Table { return statusTable(*st) }); err != nil {
+	if err := opts.Output.Print(opts.IO, *st, func() cmdutil.Table { return statusTable(*st) }); err != nil {
 		return err
 	}
 	if !st.Healthy {
@@ -139,7 +141,7 @@ func (st *Status) dataPlanesUnknown(err error) {
 
 // dataPlanes checks that every remote data plane is healthy, enrolled and
 // current on its bundles.
-func (st *Status) dataPlanes(views []DataPlaneView) {
+func (st *Status) dataPlanes(views []cmdutil.DataPlaneView) {
 	stale, behind, unenrolled := 0, 0, 0
 	for _, v := range views {
 		if v.Status != "healthy" {
@@ -163,15 +165,15 @@ func (st *Status) dataPlanes(views []DataPlaneView) {
 	}
 }
 
-func statusTable(st Status) Table {
-	t := Table{Headers: []string{"check", "state", "detail"}}
+func statusTable(st Status) cmdutil.Table {
+	t := cmdutil.Table{Headers: []string{"check", "state", "detail"}}
 	t.Rows = append(t.Rows, []string{"server", "", st.Server})
 	for _, c := range st.Checks {
 		t.Rows = append(t.Rows, []string{c.Name, c.State, c.Detail})
 	}
 	for _, v := range st.DataPlanes {
-		t.Rows = append(t.Rows, []string{"data plane " + v.ID, dataPlaneStatus(v), "enrollment: " + enrollmentText(v.Enrollment) + ", current: " + currentText(v.Current) + ", spool " +
-			strconv.FormatInt(v.SpoolDepth, 10) + ", last heartbeat " + since(v.LastSeenAt)})
+		t.Rows = append(t.Rows, []string{"data plane " + v.ID, cmdutil.DataPlaneStatus(v), "enrollment: " + cmdutil.EnrollmentText(v.Enrollment) + ", current: " + cmdutil.CurrentText(v.Current) + ", spool " +
+			strconv.FormatInt(v.SpoolDepth, 10) + ", last heartbeat " + cmdutil.Since(v.LastSeenAt)})
 	}
 	return t
 }

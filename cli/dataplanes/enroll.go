@@ -1,4 +1,4 @@
-package cli
+package dataplanes
 
 import (
 	"context"
@@ -10,47 +10,20 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
 )
 
-// The enrollment commands of gw data-planes. They live apart from the
-// group's list and get so that either file can change without the other:
-// addDataPlaneEnrollment attaches them to whatever "data-planes" group the
-// root already has, and makes the group only when there is none.
-
-// addDataPlaneEnrollment adds enroll, enrollments, revoke and keygen to
-// root's data-planes group.
-func addDataPlaneEnrollment(f *Factory, root *cobra.Command) {
-	var group *cobra.Command
-	for _, c := range root.Commands() {
-		if c.Name() == "data-planes" {
-			group = c
-		}
-	}
-	if group == nil {
-		group = &cobra.Command{Use: "data-planes", Aliases: []string{"dataplanes"}, Short: "Manage remote data planes and their enrollment"}
-		root.AddCommand(group)
-	}
-	AddDataPlaneEnrollmentCommands(f, group)
-}
-
-// AddDataPlaneEnrollmentCommands adds the enrollment commands to a
-// data-planes group.
-func AddDataPlaneEnrollmentCommands(f *Factory, group *cobra.Command) {
-	group.AddCommand(NewCmdDataPlanesEnrollments(f, nil), NewCmdDataPlanesEnroll(f, nil), NewCmdDataPlanesRevoke(f, nil),
-		NewCmdDataPlanesKeygen(f, nil))
-}
-
-func enrollmentTable(es ...wire.DataPlaneEnrollment) Table {
-	t := Table{Headers: []string{"data plane", "status", "fingerprint", "organizations", "platform credentials", "requested"},
+func enrollmentTable(es ...wire.DataPlaneEnrollment) cmdutil.Table {
+	t := cmdutil.Table{Headers: []string{"data plane", "status", "fingerprint", "organizations", "platform credentials", "requested"},
 		Empty: "no data plane has asked to be enrolled"}
 	for _, e := range es {
 		platform := "no"
 		if e.PlatformCredentials {
 			platform = "yes"
 		}
-		t.Rows = append(t.Rows, []string{e.DataPlaneID, e.Status, e.Fingerprint, enrollmentOrgs(e), platform, timeCell(&e.RequestedAt)})
+		t.Rows = append(t.Rows, []string{e.DataPlaneID, e.Status, e.Fingerprint, enrollmentOrgs(e), platform, cmdutil.TimeCell(&e.RequestedAt)})
 	}
 	return t
 }
@@ -66,15 +39,16 @@ func enrollmentOrgs(e wire.DataPlaneEnrollment) string {
 	return strings.Join(slugs, ",")
 }
 
-// DataPlanesEnrollmentsOptions configure gw data-planes enrollments.
-type DataPlanesEnrollmentsOptions struct {
-	f      *Factory
-	Output string
+// EnrollmentsOptions configure gw data-planes enrollments.
+type EnrollmentsOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 }
 
-// NewCmdDataPlanesEnrollments builds `gw data-planes enrollments`.
-func NewCmdDataPlanesEnrollments(f *Factory, runF func(context.Context, *DataPlanesEnrollmentsOptions) error) *cobra.Command {
-	opts := &DataPlanesEnrollmentsOptions{f: f}
+// NewCmdEnrollments builds `gw data-planes enrollments`.
+func NewCmdEnrollments(f *cmdutil.Factory, runF func(context.Context, *EnrollmentsOptions) error) *cobra.Command {
+	opts := &EnrollmentsOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "enrollments",
 		Short: "List data planes' enrollments: pending requests, approved and revoked data planes",
@@ -83,13 +57,13 @@ func NewCmdDataPlanesEnrollments(f *Factory, runF func(context.Context, *DataPla
 it receives bundles for.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			c, _, err := opts.f.AuthedClient()
+			c, _, err := opts.Client()
 			if err != nil {
 				return err
 			}
@@ -97,23 +71,24 @@ it receives bundles for.`,
 			if err != nil {
 				return err
 			}
-			return opts.f.Print(opts.Output, es, func() Table { return enrollmentTable(es...) })
+			return opts.Output.Print(opts.IO, es, func() cmdutil.Table { return enrollmentTable(es...) })
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	return cmd
 }
 
-// DataPlanesEnrollOptions configure gw data-planes enroll.
-type DataPlanesEnrollOptions struct {
-	f           *Factory
+// EnrollOptions configure gw data-planes enroll.
+type EnrollOptions struct {
+	IO          *cmdutil.IOStreams
+	Client      func() (*client.Client, cmdutil.Settings, error)
 	ID          string
 	Orgs        []string
 	Fingerprint string
 	// PlatformCredentials, when set, says whether the data plane receives
 	// platform-scope credentials; nil keeps the enrollment's setting.
 	PlatformCredentials *bool
-	Output              string
+	Output              cmdutil.Output
 	// Wait is how long to wait for the data plane to ask to be enrolled
 	// (it asks when it starts); 0 fails at once when it has not.
 	Wait time.Duration
@@ -124,9 +99,9 @@ type DataPlanesEnrollOptions struct {
 // enrollRetryEvery is how often --wait asks again.
 const enrollRetryEvery = 2 * time.Second
 
-// NewCmdDataPlanesEnroll builds `gw data-planes enroll`.
-func NewCmdDataPlanesEnroll(f *Factory, runF func(context.Context, *DataPlanesEnrollOptions) error) *cobra.Command {
-	opts := &DataPlanesEnrollOptions{f: f}
+// NewCmdEnroll builds `gw data-planes enroll`.
+func NewCmdEnroll(f *cmdutil.Factory, runF func(context.Context, *EnrollOptions) error) *cobra.Command {
+	opts := &EnrollOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "enroll <data-plane-id> --org ORG [--org ORG...]",
 		Short: "Enroll a data plane for chosen organizations (their provider secrets are sealed to its key)",
@@ -157,15 +132,15 @@ that long for the data plane's request to arrive (deploy/compose.yaml).`,
 				opts.PlatformCredentials = &v
 			}
 			if len(opts.Orgs) == 0 {
-				return usageError{errors.New("name at least one organization with --org")}
+				return cmdutil.UsageError{Err: errors.New("name at least one organization with --org")}
 			}
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			c, _, err := opts.f.AuthedClient()
+			c, _, err := opts.Client()
 			if err != nil {
 				return err
 			}
@@ -177,15 +152,15 @@ that long for the data plane's request to arrive (deploy/compose.yaml).`,
 			if err != nil {
 				return err
 			}
-			return opts.f.Print(opts.Output, e, func() Table { return enrollmentTable(e) })
+			return opts.Output.Print(opts.IO, e, func() cmdutil.Table { return enrollmentTable(e) })
 		},
 	}
 	cmd.Flags().StringSliceVar(&opts.Orgs, "org", nil, "an organization (slug or UUID) the data plane serves; repeat or separate with commas")
 	cmd.Flags().StringVar(&opts.Fingerprint, "fingerprint", "", "the data plane's key fingerprint, as it logged it: refuse any other key")
 	cmd.Flags().Bool("platform-credentials", false, "send the data plane the platform-scope (instance-wide) credentials too; =false takes them away (default: keep the enrollment's setting, which starts as false)")
 	cmd.Flags().DurationVar(&opts.Wait, "wait", 0, "wait up to this long for the data plane to ask to be enrolled, e.g. 2m")
-	addOutputFlag(cmd, &opts.Output)
-	opts.Sleep = sleepCtx
+	cmdutil.AddOutput(cmd, &opts.Output)
+	opts.Sleep = cmdutil.SleepCtx
 	return cmd
 }
 
@@ -193,7 +168,7 @@ that long for the data plane's request to arrive (deploy/compose.yaml).`,
 // seconds while the data plane has not asked yet (404) and --wait allows.
 // Anything else (the control plane unreachable while it starts included)
 // is retried too until the wait is up, then reported.
-func approveWhenAsked(ctx context.Context, c *client.Client, opts *DataPlanesEnrollOptions, req wire.DataPlaneEnrollmentApprove) (wire.DataPlaneEnrollment, error) {
+func approveWhenAsked(ctx context.Context, c *client.Client, opts *EnrollOptions, req wire.DataPlaneEnrollmentApprove) (wire.DataPlaneEnrollment, error) {
 	deadline := time.Now().Add(opts.Wait)
 	said := false
 	for {
@@ -207,7 +182,7 @@ func approveWhenAsked(ctx context.Context, c *client.Client, opts *DataPlanesEnr
 			return e, err
 		}
 		if !said {
-			fmt.Fprintf(opts.f.IO.ErrOut, "Waiting up to %s for data plane %q to ask to be enrolled…\n", opts.Wait, opts.ID)
+			fmt.Fprintf(opts.IO.ErrOut, "Waiting up to %s for data plane %q to ask to be enrolled…\n", opts.Wait, opts.ID)
 			said = true
 		}
 		if err := opts.Sleep(ctx, enrollRetryEvery); err != nil {
@@ -219,7 +194,7 @@ func approveWhenAsked(ctx context.Context, c *client.Client, opts *DataPlanesEnr
 // notAsked explains a 404: the data plane never asked. --wait is
 // suggested only to one who did not pass it (issue 26, row 12); one who
 // did waited in vain, and the cause is elsewhere.
-func notAsked(opts *DataPlanesEnrollOptions, err error) error {
+func notAsked(opts *EnrollOptions, err error) error {
 	if opts.Wait > 0 {
 		return fmt.Errorf("data plane %q did not ask to be enrolled within --wait %s: is it running, with --data-plane-id %s and a key "+
 			"that holds data-planes.heartbeat, against this control plane? Its log says whether it asked: %w", opts.ID, opts.Wait, opts.ID, err)
@@ -228,17 +203,18 @@ func notAsked(opts *DataPlanesEnrollOptions, err error) error {
 		"to wait for it to ask: %w", opts.ID, opts.ID, err)
 }
 
-// DataPlanesRevokeOptions configure gw data-planes revoke.
-type DataPlanesRevokeOptions struct {
-	f      *Factory
+// RevokeOptions configure gw data-planes revoke.
+type RevokeOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
 	ID     string
 	Yes    bool
-	Output string
+	Output cmdutil.Output
 }
 
-// NewCmdDataPlanesRevoke builds `gw data-planes revoke`.
-func NewCmdDataPlanesRevoke(f *Factory, runF func(context.Context, *DataPlanesRevokeOptions) error) *cobra.Command {
-	opts := &DataPlanesRevokeOptions{f: f}
+// NewCmdRevoke builds `gw data-planes revoke`.
+func NewCmdRevoke(f *cmdutil.Factory, runF func(context.Context, *RevokeOptions) error) *cobra.Command {
+	opts := &RevokeOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "revoke <data-plane-id>",
 		Short: "Revoke a data plane's enrollment: its next poll carries no bundle and it stops serving",
@@ -249,16 +225,16 @@ credentials of its organizations if the host is not trusted any more.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			if err := opts.f.Confirm("Revoke the enrollment of data plane "+opts.ID+"?", opts.Yes); err != nil {
+			if err := cmdutil.Confirm(opts.IO, "Revoke the enrollment of data plane "+opts.ID+"?", opts.Yes); err != nil {
 				return err
 			}
-			c, _, err := opts.f.AuthedClient()
+			c, _, err := opts.Client()
 			if err != nil {
 				return err
 			}
@@ -266,10 +242,10 @@ credentials of its organizations if the host is not trusted any more.`,
 			if err != nil {
 				return err
 			}
-			return opts.f.Print(opts.Output, e, func() Table { return enrollmentTable(e) })
+			return opts.Output.Print(opts.IO, e, func() cmdutil.Table { return enrollmentTable(e) })
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	return cmd
 }

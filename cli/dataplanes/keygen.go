@@ -1,4 +1,4 @@
-package cli
+package dataplanes
 
 import (
 	"context"
@@ -8,21 +8,22 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/server/secrets"
 )
 
-// DataPlanesKeygenOptions configure gw data-planes keygen.
-type DataPlanesKeygenOptions struct {
-	IO *IOStreams
+// KeygenOptions configure gw data-planes keygen.
+type KeygenOptions struct {
+	IO *cmdutil.IOStreams
 	// Out is the file to write the key to; empty prints it.
 	Out string
 }
 
-// NewCmdDataPlanesKeygen builds `gw data-planes keygen`: a data plane's key
+// NewCmdKeygen builds `gw data-planes keygen`: a data plane's key
 // pair made before the data plane starts, so that its private key can live
 // outside its data dir (a secret store, GW_DATA_PLANE_KEY, --key-file).
-func NewCmdDataPlanesKeygen(f *Factory, runF func(context.Context, *DataPlanesKeygenOptions) error) *cobra.Command {
-	opts := &DataPlanesKeygenOptions{IO: f.IO}
+func NewCmdKeygen(f *cmdutil.Factory, runF func(context.Context, *KeygenOptions) error) *cobra.Command {
+	opts := &KeygenOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "keygen",
 		Short: "Make a data plane's key pair, to keep its private key outside its data dir",
@@ -41,14 +42,14 @@ Works offline; talks to no server.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return dataPlanesKeygenRun(opts)
+			return keygenRun(opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write the private key to this file (mode 0600) instead of stdout")
 	return cmd
 }
 
-func dataPlanesKeygenRun(opts *DataPlanesKeygenOptions) error {
+func keygenRun(opts *KeygenOptions) error {
 	var key *secrets.DataPlaneKey
 	if opts.Out != "" {
 		if _, err := os.Stat(opts.Out); err == nil {
