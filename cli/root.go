@@ -14,6 +14,7 @@ import (
 
 	"github.com/gw-gateway/gw/cli/activity"
 	"github.com/gw-gateway/gw/cli/admin"
+	"github.com/gw-gateway/gw/cli/auth"
 	"github.com/gw-gateway/gw/cli/catalog"
 	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/credentials"
@@ -32,16 +33,13 @@ import (
 	"github.com/gw-gateway/gw/client"
 )
 
-// Exit codes (documented in README.md and docs/cli.md).
+// Exit codes (cmdutil's; documented in README.md and docs/cli.md).
 const (
-	ExitOK    = 0
-	ExitError = 1
-	ExitUsage = 2
-	// ExitDiffers is a comparison's "there are differences" (gw policies
-	// diff). diff(1) uses 1, which is taken here by errors, and scripts
-	// must tell "out of sync" from "could not tell".
-	ExitDiffers = 3
-	ExitAuth    = 4
+	ExitOK      = cmdutil.ExitOK
+	ExitError   = cmdutil.ExitError
+	ExitUsage   = cmdutil.ExitUsage
+	ExitDiffers = cmdutil.ExitDiffers
+	ExitAuth    = cmdutil.ExitAuth
 )
 
 // exitStatus is an outcome that is no failure but has its own exit code,
@@ -96,10 +94,10 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		NewCmdVersion(f, nil),
 		db.NewCmd(f),
 		admin.NewCmd(f),
-		NewCmdLogin(f, nil),
-		NewCmdLogout(f, nil),
-		NewCmdWhoami(f, nil),
-		NewCmdContext(f),
+		auth.NewCmdLogin(f, nil),
+		auth.NewCmdLogout(f, nil),
+		auth.NewCmdWhoami(f, nil),
+		auth.NewCmdContext(f),
 		NewCmdPolicies(f),
 		NewCmdAliases(f),
 		NewCmdBudgets(f, nil),
@@ -179,14 +177,11 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	}
 	err = explainRefusal(ctx, f, err)
 	fmt.Fprintln(f.IO.ErrOut, "error:", err)
-	var ae *client.APIError
-	switch {
-	case errors.Is(err, errNotLoggedIn), errors.As(err, &ae) && ae.Status == 401:
-		return ExitAuth
-	case isUsageError(err):
-		return ExitUsage
+	code := cmdutil.ExitCode(err)
+	if code == ExitError && isUsageError(err) {
+		return ExitUsage // a usage error of the commands still in this package
 	}
-	return ExitError
+	return code
 }
 
 // explainRefusal turns the server's "out of scope … does not reach

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -75,4 +76,23 @@ func RunFlagCases[O any](t *testing.T, build func(*cmdutil.Factory, func(context
 			}
 		})
 	}
+}
+
+// Run runs args on a root holding cmds and gw's global flags, as gw's
+// own root runs them: the error said on stderr, and the exit code
+// cmdutil.ExitCode gives it.
+func Run(ctx context.Context, f *cmdutil.Factory, args []string, cmds ...*cobra.Command) int {
+	root := &cobra.Command{Use: "gw", SilenceUsage: true, SilenceErrors: true}
+	root.SetIn(f.IO.In)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	cmdutil.AddGlobalFlags(root)
+	f.UseGlobalFlags(root)
+	root.AddCommand(cmds...)
+	root.SetArgs(args)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(f.IO.ErrOut, "error:", err)
+		return cmdutil.ExitCode(err)
+	}
+	return cmdutil.ExitOK
 }

@@ -1,4 +1,4 @@
-package cli
+package auth
 
 import (
 	"bytes"
@@ -24,6 +24,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/cli/cmdutil/cmdtest"
 	"github.com/gw-gateway/gw/cli/config"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/api"
@@ -81,7 +82,7 @@ func TestLoginFlags(t *testing.T) {
 			for k, v := range c.env {
 				t.Setenv(k, v)
 			}
-			f, _, _ := testFactory()
+			f, _, _ := cmdtest.Factory()
 			var got *LoginOptions
 			cmd := NewCmdLogin(f, func(_ context.Context, o *LoginOptions) error { got = o; return nil })
 			cmd.SetArgs(c.args)
@@ -104,7 +105,7 @@ func TestLoginFlags(t *testing.T) {
 
 func TestLogoutWhoamiContextFlags(t *testing.T) {
 	t.Run("logout", func(t *testing.T) {
-		f, _, _ := testFactory()
+		f, _, _ := cmdtest.Factory()
 		var got *LogoutOptions
 		cmd := NewCmdLogout(f, func(_ context.Context, o *LogoutOptions) error { got = o; return nil })
 		cmd.SetArgs([]string{"--context", "prod"})
@@ -130,7 +131,7 @@ func TestLogoutWhoamiContextFlags(t *testing.T) {
 			{[]string{"-o", "xml"}, "", "--output must be"},
 			{[]string{"me"}, "", "unknown command"},
 		} {
-			f, _, _ := testFactory()
+			f, _, _ := cmdtest.Factory()
 			var got *WhoamiOptions
 			cmd := NewCmdWhoami(f, func(_ context.Context, o *WhoamiOptions) error { got = o; return nil })
 			cmd.SetArgs(c.args)
@@ -142,14 +143,14 @@ func TestLogoutWhoamiContextFlags(t *testing.T) {
 				}
 				continue
 			}
-			if err != nil || got.Output != c.output {
+			if err != nil || got.Output.Format != c.output {
 				t.Errorf("%v: %+v %v", c.args, got, err)
 			}
 		}
 	})
 	t.Run("context", func(t *testing.T) {
 		type capture struct {
-			cmd     func(*Factory, func(context.Context, *ContextOptions) error) *cobra.Command
+			cmd     func(*cmdutil.Factory, func(context.Context, *ContextOptions) error) *cobra.Command
 			args    []string
 			name    string
 			output  string
@@ -165,7 +166,7 @@ func TestLogoutWhoamiContextFlags(t *testing.T) {
 			{cmd: NewCmdContextDelete, args: []string{"old"}, name: "old"},
 			{cmd: NewCmdContextDelete, args: []string{"a", "b"}, wantErr: "accepts 1 arg"},
 		} {
-			f, _, _ := testFactory()
+			f, _, _ := cmdtest.Factory()
 			var got *ContextOptions
 			cmd := c.cmd(f, func(_ context.Context, o *ContextOptions) error { got = o; return nil })
 			cmd.SetArgs(c.args)
@@ -177,7 +178,7 @@ func TestLogoutWhoamiContextFlags(t *testing.T) {
 				}
 				continue
 			}
-			if err != nil || got.Name != c.name || (c.output != "" && got.Output != c.output) {
+			if err != nil || got.Name != c.name || (c.output != "" && got.Output.Format != c.output) {
 				t.Errorf("%s %v: %+v %v", cmd.Name(), c.args, got, err)
 			}
 		}
@@ -340,7 +341,7 @@ type loginRunResult struct {
 // with the configuration file at cfgPath.
 func (e *loginEnv) login(cfgPath string, br cmdutil.Browser, sl *sleeper, mutate func(*LoginOptions)) loginRunResult {
 	e.t.Helper()
-	f, _, errOut := testFactory()
+	f, _, errOut := cmdtest.Factory()
 	f.ConfigPath = cfgPath
 	opts := &LoginOptions{IO: f.IO, Config: f.Config, Browser: br, Server: e.URL, Sleep: sl.Sleep, Label: "test laptop"}
 	if mutate != nil {
@@ -416,9 +417,9 @@ func TestLoginRunApproveAndRelogin(t *testing.T) {
 	}
 
 	// whoami reads the stored context.
-	f, out, errOut := testFactory()
+	f, out, errOut := cmdtest.Factory()
 	f.ConfigPath = cfgPath
-	if code := Run(ctx, f, []string{"whoami"}); code != 0 {
+	if code := run(ctx, f, []string{"whoami"}); code != 0 {
 		t.Fatalf("whoami: %d %s", code, errOut)
 	}
 	// People read names: the organization's id appears only in json.
@@ -431,9 +432,9 @@ func TestLoginRunApproveAndRelogin(t *testing.T) {
 	if strings.Contains(out.String(), e.boot.Organization.ID.String()) {
 		t.Errorf("whoami shows the organization's id:\n%s", out)
 	}
-	f, out, _ = testFactory()
+	f, out, _ = cmdtest.Factory()
 	f.ConfigPath = cfgPath
-	if code := Run(ctx, f, []string{"whoami", "-o", "json"}); code != 0 {
+	if code := run(ctx, f, []string{"whoami", "-o", "json"}); code != 0 {
 		t.Fatal("whoami json")
 	}
 	var got wire.Me
@@ -463,10 +464,10 @@ func TestLoginRunApproveAndRelogin(t *testing.T) {
 	if _, err := e.keyClient(second.Token).Me(ctx); err != nil {
 		t.Fatalf("new key: %v", err)
 	}
-	f, _, errOut = testFactory()
+	f, _, errOut = cmdtest.Factory()
 	f.ConfigPath = cfgPath
 	t.Setenv("GW_TOKEN", first.Token)
-	if code := Run(ctx, f, []string{"whoami"}); code != ExitAuth {
+	if code := run(ctx, f, []string{"whoami"}); code != cmdutil.ExitAuth {
 		t.Fatalf("whoami with the replaced key: exit %d (%s)", code, errOut)
 	}
 }
@@ -497,9 +498,9 @@ func TestLoginRunWorkspaceScopeAndLogout(t *testing.T) {
 	}
 
 	// Logout revokes through the workspace's own endpoint.
-	f, _, errOut := testFactory()
+	f, _, errOut := cmdtest.Factory()
 	f.ConfigPath = cfgPath
-	if code := Run(ctx, f, []string{"logout"}); code != 0 {
+	if code := run(ctx, f, []string{"logout"}); code != 0 {
 		t.Fatalf("logout: %d %s", code, errOut)
 	}
 	if !strings.Contains(errOut.String(), "key "+ctxWS.KeyID+" revoked") {
@@ -513,14 +514,14 @@ func TestLoginRunWorkspaceScopeAndLogout(t *testing.T) {
 		t.Fatalf("context after logout: %+v", c)
 	}
 	// Twice is fine; whoami now says "not logged in" with exit 4.
-	f, _, errOut = testFactory()
+	f, _, errOut = cmdtest.Factory()
 	f.ConfigPath = cfgPath
-	if code := Run(ctx, f, []string{"logout"}); code != 0 || !strings.Contains(errOut.String(), "already logged out") {
+	if code := run(ctx, f, []string{"logout"}); code != 0 || !strings.Contains(errOut.String(), "already logged out") {
 		t.Fatalf("second logout: %d %s", code, errOut)
 	}
-	f, _, _ = testFactory()
+	f, _, _ = cmdtest.Factory()
 	f.ConfigPath = cfgPath
-	if code := Run(ctx, f, []string{"whoami"}); code != ExitAuth {
+	if code := run(ctx, f, []string{"whoami"}); code != cmdutil.ExitAuth {
 		t.Fatalf("whoami after logout: %d", code)
 	}
 }
@@ -540,9 +541,9 @@ func TestLogoutOfRevokedKey(t *testing.T) {
 	if _, err := owner.RevokeManagementKey(ctx, client.OrgScope("default"), entry.KeyID); err != nil {
 		t.Fatal(err)
 	}
-	f, _, errOut := testFactory()
+	f, _, errOut := cmdtest.Factory()
 	f.ConfigPath = cfgPath
-	if code := Run(ctx, f, []string{"logout"}); code != 0 || !strings.Contains(errOut.String(), "already revoked or expired") {
+	if code := run(ctx, f, []string{"logout"}); code != 0 || !strings.Contains(errOut.String(), "already revoked or expired") {
 		t.Fatalf("logout of a revoked key: %d %s", code, errOut)
 	}
 	cfg, _ := config.Load(cfgPath)
@@ -550,9 +551,9 @@ func TestLogoutOfRevokedKey(t *testing.T) {
 		t.Fatal("token kept")
 	}
 	// No context at all: not logged in, exit 4.
-	f, _, _ = testFactory()
+	f, _, _ = cmdtest.Factory()
 	f.ConfigPath = filepath.Join(t.TempDir(), "empty.yaml")
-	if code := Run(ctx, f, []string{"logout"}); code != ExitAuth {
+	if code := run(ctx, f, []string{"logout"}); code != cmdutil.ExitAuth {
 		t.Fatalf("logout without contexts: %d", code)
 	}
 }
@@ -622,7 +623,7 @@ func TestLoginRunDenied(t *testing.T) {
 	br.deny = true
 	res := e.login(cfgPath, br, &sleeper{e: e}, nil)
 	br.wait()
-	if res.err == nil || !strings.Contains(res.err.Error(), "denied") || !errors.Is(res.err, errNotLoggedIn) {
+	if res.err == nil || !strings.Contains(res.err.Error(), "denied") || !errors.Is(res.err, cmdutil.ErrNotLoggedIn) {
 		t.Fatalf("denied login: %v", res.err)
 	}
 	if len(res.cfg.Contexts) != 0 {
@@ -694,11 +695,11 @@ func TestLoginExitCodes(t *testing.T) {
 				}
 			}))
 			defer srv.Close()
-			f, _, errOut := testFactory()
+			f, _, errOut := cmdtest.Factory()
 			f.ConfigPath = filepath.Join(t.TempDir(), "config.yaml")
 			var opened []string
 			f.Browser = recordingBrowser{&opened}
-			if code := Run(context.Background(), f, []string{"login", "--server", srv.URL, "--no-browser"}); code != ExitAuth {
+			if code := run(context.Background(), f, []string{"login", "--server", srv.URL, "--no-browser"}); code != cmdutil.ExitAuth {
 				t.Fatalf("exit %d, want 4\n%s", code, errOut)
 			}
 			if len(opened) != 0 {
@@ -766,10 +767,10 @@ func TestContextCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(args ...string) (int, string, string) {
-		f, out, errOut := testFactory()
+		f, out, errOut := cmdtest.Factory()
 		f.ConfigPath = path
 		f.IO.ForceTerminal = true
-		code := Run(ctx, f, args)
+		code := run(ctx, f, args)
 		return code, out.String(), errOut.String()
 	}
 	code, out, _ := run("context", "list")
@@ -788,36 +789,18 @@ func TestContextCommands(t *testing.T) {
 	if code, _, errOut := run("context", "use", "local"); code != 0 || !strings.Contains(errOut, `Switched to context "local"`) {
 		t.Fatalf("use: %d %s", code, errOut)
 	}
-	if code, _, _ := run("context", "use", "nope"); code != ExitUsage {
+	if code, _, _ := run("context", "use", "nope"); code != cmdutil.ExitUsage {
 		t.Fatalf("use of a missing context: %d", code)
 	}
 	if code, _, errOut := run("context", "delete", "prod"); code != 0 || !strings.Contains(errOut, "was not revoked") {
 		t.Fatalf("delete: %d %s", code, errOut)
 	}
-	if code, _, _ := run("context", "rm", "prod"); code != ExitUsage {
+	if code, _, _ := run("context", "rm", "prod"); code != cmdutil.ExitUsage {
 		t.Fatalf("delete twice: %d", code)
 	}
 	cfg, _ = config.Load(path)
 	if cfg.CurrentContext != "local" || len(cfg.Contexts) != 1 {
 		t.Fatalf("after: %+v", cfg)
-	}
-	// Completion offers the context names.
-	if code, out, _ := run("__complete", "context", "use", ""); code != 0 || !strings.Contains(out, "local\n") {
-		t.Fatalf("complete: %d %q", code, out)
-	}
-}
-
-func TestCompletion(t *testing.T) {
-	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
-		f, out, errOut := testFactory()
-		if code := Run(context.Background(), f, []string{"completion", shell}); code != 0 || !strings.Contains(out.String(), "gw") {
-			t.Fatalf("completion %s: %d %s", shell, code, errOut)
-		}
-	}
-	f, out, _ := testFactory()
-	if code := Run(context.Background(), f, []string{"__complete", "log"}); code != 0 ||
-		!strings.Contains(out.String(), "login") || !strings.Contains(out.String(), "logout") {
-		t.Fatalf("command completion: %q", out)
 	}
 }
 
@@ -866,7 +849,7 @@ func TestLoginInstance(t *testing.T) {
 		!strings.Contains(res.errOut, `The current context is still "admin"; use this one with --context work, or switch with gw context use work.`) {
 		t.Fatalf("login --context work: current %q\n%s", res.cfg.CurrentContext, res.errOut)
 	}
-	_, list, _ := runWith(t, &Factory{ConfigPath: cfgPath}, "context", "list", "-o", "table")
+	_, list, _ := runWith(t, &cmdutil.Factory{ConfigPath: cfgPath}, "context", "list", "-o", "table")
 	if !strings.Contains(list, "(instance)") || !strings.Contains(list, "Default") || strings.Contains(list, e.boot.Organization.ID.String()) {
 		t.Errorf("gw context list:\n%s", list)
 	}
@@ -881,14 +864,13 @@ func TestLoginInstance(t *testing.T) {
 	for _, k := range []string{"GW_SERVER", "GW_TOKEN", "GW_ORG", "GW_WORKSPACE", "GW_CONTEXT"} {
 		t.Setenv(k, "")
 	}
-	code, out, errOut := runWith(t, &Factory{ConfigPath: cfgPath}, "data-planes", "list", "-o", "json")
-	if code != ExitOK || strings.TrimSpace(out) != "[]" {
-		t.Fatalf("data-planes list with the instance key: exit %d %q %q", code, out, errOut)
+	if dps, err := e.keyClient(res.cfg.Contexts["admin"].Token).ListDataPlanes(ctx); err != nil || len(dps) != 0 {
+		t.Fatalf("data planes with the instance key: %v %v", dps, err)
 	}
 
 	// --instance with --org is a contradiction.
-	code, _, errOut = runWith(t, &Factory{ConfigPath: cfgPath}, "login", "--instance", "--org", "default", "--server", e.URL)
-	if code != ExitUsage || !strings.Contains(errOut, "drop --org") {
+	code, _, errOut := runWith(t, &cmdutil.Factory{ConfigPath: cfgPath}, "login", "--instance", "--org", "default", "--server", e.URL)
+	if code != cmdutil.ExitUsage || !strings.Contains(errOut, "drop --org") {
 		t.Fatalf("--instance --org: exit %d %q", code, errOut)
 	}
 }
@@ -904,7 +886,7 @@ func TestLoginWorkspaceTakesTheContextsOrg(t *testing.T) {
 		t.Setenv(k, "")
 	}
 	var got *LoginOptions
-	f := &Factory{ConfigPath: cfgPath, IO: &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}}
+	f := &cmdutil.Factory{ConfigPath: cfgPath, IO: &cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}}
 	cmd := NewCmdLogin(f, func(_ context.Context, o *LoginOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--workspace", "search"})
 	if err := cmd.Execute(); err != nil || got == nil || got.Org != "acme" || got.Workspace != "search" {
@@ -930,4 +912,18 @@ func TestLoginSaysItSwitched(t *testing.T) {
 		!strings.Contains(res.errOut, `Switched the current context from "elsewhere" to "`+e.host()+`".`) {
 		t.Fatalf("login: %v, current %q\n%s", res.err, res.cfg.CurrentContext, res.errOut)
 	}
+}
+
+// run runs args on a root holding this package's commands.
+func run(ctx context.Context, f *cmdutil.Factory, args []string) int {
+	return cmdtest.Run(ctx, f, args, NewCmdLogin(f, nil), NewCmdLogout(f, nil), NewCmdWhoami(f, nil), NewCmdContext(f))
+}
+
+// runWith runs args on this package's commands with f's configuration.
+func runWith(t *testing.T, f *cmdutil.Factory, args ...string) (int, string, string) {
+	t.Helper()
+	out, errOut := &strings.Builder{}, &strings.Builder{}
+	f.IO = &cmdutil.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
+	code := run(context.Background(), f, args)
+	return code, out.String(), errOut.String()
 }

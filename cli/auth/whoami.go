@@ -1,4 +1,4 @@
-package cli
+package auth
 
 import (
 	"context"
@@ -7,21 +7,21 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
 )
 
 // WhoamiOptions configure gw whoami.
 type WhoamiOptions struct {
-	IO     *IOStreams
-	Client func() (*client.Client, Settings, error)
-	Print  func(format string, data any, table func() Table) error
-	Output string
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 }
 
 // NewCmdWhoami builds `gw whoami`.
-func NewCmdWhoami(f *Factory, runF func(context.Context, *WhoamiOptions) error) *cobra.Command {
-	opts := &WhoamiOptions{IO: f.IO, Client: f.AuthedClient, Print: f.Print}
+func NewCmdWhoami(f *cmdutil.Factory, runF func(context.Context, *WhoamiOptions) error) *cobra.Command {
+	opts := &WhoamiOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "whoami",
 		Short: "Show who the current credential is, its scope, permissions and expiry",
@@ -31,7 +31,7 @@ when it expires. Exit status 4 when not logged in or the key is no longer
 accepted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -40,7 +40,7 @@ accepted.`,
 			return whoamiRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	return cmd
 }
 
@@ -53,14 +53,14 @@ func whoamiRun(ctx context.Context, opts *WhoamiOptions) error {
 	if err != nil {
 		return err
 	}
-	return opts.Print(opts.Output, me, func() Table { return whoamiTable(ctx, newNameBook(c), me, s) })
+	return opts.Output.Print(opts.IO, me, func() cmdutil.Table { return whoamiTable(ctx, cmdutil.NewNameBook(c), me, s) })
 }
 
 // whoamiTable shows the answer as field/value rows: one record reads
 // better down the page than across it. Organizations and workspaces are
 // named; --output json keeps their ids.
-func whoamiTable(ctx context.Context, names *nameBook, me wire.Me, s Settings) Table {
-	t := Table{Headers: []string{"field", "value"}}
+func whoamiTable(ctx context.Context, names *cmdutil.NameBook, me wire.Me, s cmdutil.Settings) cmdutil.Table {
+	t := cmdutil.Table{Headers: []string{"field", "value"}}
 	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
 	principal := me.User.Email
 	if me.User.Name != "" && me.User.Name != me.User.Email {
@@ -75,7 +75,7 @@ func whoamiTable(ctx context.Context, names *nameBook, me wire.Me, s Settings) T
 	if k := me.Key; k != nil {
 		add("credential", "management key "+k.Prefix+"… ("+k.Label+")")
 		add("key_id", k.ID.String())
-		add("scope", names.scopeLine(ctx, k.Scope))
+		add("scope", names.ScopeLine(ctx, k.Scope))
 		add("permissions", strings.Join(k.Permissions, ","))
 		expires := "never"
 		if k.ExpiresAt != nil {
@@ -87,7 +87,7 @@ func whoamiTable(ctx context.Context, names *nameBook, me wire.Me, s Settings) T
 		add("credential", me.Credential)
 	}
 	for _, m := range me.Memberships {
-		add("membership", names.orgName(ctx, m.OrgID.String())+" "+m.Role+" ("+m.Status+")")
+		add("membership", names.OrgName(ctx, m.OrgID.String())+" "+m.Role+" ("+m.Status+")")
 	}
 	add("server", s.Server)
 	if s.Context != "" {

@@ -1,4 +1,4 @@
-package cli
+package auth
 
 import (
 	"context"
@@ -6,15 +6,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/config"
 )
 
 // ContextOptions configure the gw context subcommands.
 type ContextOptions struct {
-	IO     *IOStreams
+	IO     *cmdutil.IOStreams
 	Config func() (*config.File, error)
-	Print  func(format string, data any, table func() Table) error
-	Output string
+	Output cmdutil.Output
 	// Name is the context a use or delete acts on.
 	Name string
 }
@@ -34,7 +34,7 @@ type contextView struct {
 }
 
 // NewCmdContext builds `gw context`.
-func NewCmdContext(f *Factory) *cobra.Command {
+func NewCmdContext(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "context",
 		Short: "List, switch and delete configuration contexts",
@@ -47,12 +47,12 @@ updates one and makes it current; commands use the current one unless
 	return cmd
 }
 
-func newContextOptions(f *Factory) *ContextOptions {
-	return &ContextOptions{IO: f.IO, Config: f.Config, Print: f.Print}
+func newContextOptions(f *cmdutil.Factory) *ContextOptions {
+	return &ContextOptions{IO: f.IO, Config: f.Config}
 }
 
 // completeContextNames offers the stored context names for NAME.
-func completeContextNames(f *Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+func completeContextNames(f *cmdutil.Factory) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
@@ -66,7 +66,7 @@ func completeContextNames(f *Factory) func(*cobra.Command, []string, string) ([]
 }
 
 // NewCmdContextList builds `gw context list`.
-func NewCmdContextList(f *Factory, runF func(context.Context, *ContextOptions) error) *cobra.Command {
+func NewCmdContextList(f *cmdutil.Factory, runF func(context.Context, *ContextOptions) error) *cobra.Command {
 	opts := newContextOptions(f)
 	cmd := &cobra.Command{
 		Use:     "list",
@@ -74,7 +74,7 @@ func NewCmdContextList(f *Factory, runF func(context.Context, *ContextOptions) e
 		Short:   "List contexts; the current one is marked",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -83,7 +83,7 @@ func NewCmdContextList(f *Factory, runF func(context.Context, *ContextOptions) e
 			return contextListRun(opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	return cmd
 }
 
@@ -98,12 +98,12 @@ func contextListRun(opts *ContextOptions) error {
 		views = append(views, contextView{Name: n, Current: n == cfg.CurrentContext, Server: c.Server, Org: c.Org,
 			Workspace: c.Workspace, KeyID: c.KeyID, LoggedIn: c.Token != "", orgName: c.OrgName, workspaceName: c.WorkspaceName})
 	}
-	if len(views) == 0 && opts.Output == OutputTable {
+	if len(views) == 0 && opts.Output.Format == cmdutil.OutputTable {
 		fmt.Fprintln(opts.IO.ErrOut, "No contexts yet: run gw login --server URL.")
 		return nil
 	}
-	return opts.Print(opts.Output, views, func() Table {
-		t := Table{Headers: []string{"current", "name", "server", "org", "workspace", "logged in"}}
+	return opts.Output.Print(opts.IO, views, func() cmdutil.Table {
+		t := cmdutil.Table{Headers: []string{"current", "name", "server", "org", "workspace", "logged in"}}
 		for _, v := range views {
 			cur, in := "", "no"
 			if v.Current {
@@ -140,7 +140,7 @@ func dashIfEmpty(s string) string {
 }
 
 // NewCmdContextUse builds `gw context use NAME`.
-func NewCmdContextUse(f *Factory, runF func(context.Context, *ContextOptions) error) *cobra.Command {
+func NewCmdContextUse(f *cmdutil.Factory, runF func(context.Context, *ContextOptions) error) *cobra.Command {
 	opts := newContextOptions(f)
 	return &cobra.Command{
 		Use:               "use NAME",
@@ -163,7 +163,7 @@ func contextUseRun(opts *ContextOptions) error {
 		return err
 	}
 	if err := cfg.Use(opts.Name); err != nil {
-		return usageError{err}
+		return cmdutil.UsageError{Err: err}
 	}
 	if err := cfg.Save(); err != nil {
 		return err
@@ -173,7 +173,7 @@ func contextUseRun(opts *ContextOptions) error {
 }
 
 // NewCmdContextDelete builds `gw context delete NAME`.
-func NewCmdContextDelete(f *Factory, runF func(context.Context, *ContextOptions) error) *cobra.Command {
+func NewCmdContextDelete(f *cmdutil.Factory, runF func(context.Context, *ContextOptions) error) *cobra.Command {
 	opts := newContextOptions(f)
 	return &cobra.Command{
 		Use:     "delete NAME",
@@ -198,14 +198,14 @@ func contextDeleteRun(opts *ContextOptions) error {
 	}
 	entry := cfg.Contexts[opts.Name]
 	if err := cfg.Delete(opts.Name); err != nil {
-		return usageError{err}
+		return cmdutil.UsageError{Err: err}
 	}
 	if err := cfg.Save(); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "Deleted context %q.\n", opts.Name)
 	if entry.Token != "" {
-		// Deleting only forgets: say so, since the key may still be used by
+		// Deleting only forgets: say so, cmdutil.Since the key may still be used by
 		// anyone who has a copy.
 		fmt.Fprintf(opts.IO.ErrOut, "Its key %s was not revoked and stays valid on %s; gw logout --context NAME revokes a key before deleting.\n",
 			entry.KeyID, entry.Server)

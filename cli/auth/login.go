@@ -1,4 +1,6 @@
-package cli
+// Package auth is who the CLI is, at which server: `gw login`, `gw logout`,
+// `gw whoami` and `gw context`.
+package auth
 
 import (
 	"context"
@@ -21,7 +23,7 @@ import (
 
 // LoginOptions configure gw login.
 type LoginOptions struct {
-	IO         *IOStreams
+	IO         *cmdutil.IOStreams
 	Config     func() (*config.File, error)
 	Browser    cmdutil.Browser
 	HTTPClient *http.Client
@@ -49,14 +51,14 @@ type LoginOptions struct {
 }
 
 // authFlowError ends a sign-in the person (or the clock) refused. It maps to
-// exit code 4 like any failed authentication: Run recognises errNotLoggedIn.
+// exit code 4 like any failed authentication: Run recognises cmdutil.ErrNotLoggedIn.
 type authFlowError struct{ msg string }
 
 func (e authFlowError) Error() string        { return e.msg }
-func (e authFlowError) Is(target error) bool { return target == errNotLoggedIn }
+func (e authFlowError) Is(target error) bool { return target == cmdutil.ErrNotLoggedIn }
 
 // NewCmdLogin builds `gw login`.
-func NewCmdLogin(f *Factory, runF func(context.Context, *LoginOptions) error) *cobra.Command {
+func NewCmdLogin(f *cmdutil.Factory, runF func(context.Context, *LoginOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "login",
 		Short: "Log in to a gw server through the browser and store a management key",
@@ -90,7 +92,7 @@ Exit status 4 when the sign-in is denied, expires or was already delivered.`,
   gw login --instance --context admin`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := newViper(cmd)
+			v, err := cmdutil.NewViper(cmd)
 			if err != nil {
 				return err
 			}
@@ -103,11 +105,11 @@ Exit status 4 when the sign-in is denied, expires or was already delivered.`,
 				Instance:  v.GetBool("instance"),
 				Label:     v.GetString("label"),
 				NoBrowser: v.GetBool("no-browser"),
-				Sleep:     sleepCtx,
+				Sleep:     cmdutil.SleepCtx,
 			}
 			fl := cmd.Flags()
 			if opts.Instance && (fl.Changed("org") || fl.Changed("workspace")) {
-				return usageError{errors.New("--instance asks for a key of the whole instance; drop --org and --workspace")}
+				return cmdutil.UsageError{Err: errors.New("--instance asks for a key of the whole instance; drop --org and --workspace")}
 			}
 			if opts.Instance {
 				// GW_ORG and GW_WORKSPACE pick a context's defaults, not
@@ -119,16 +121,16 @@ Exit status 4 when the sign-in is denied, expires or was already delivered.`,
 				// the workspace belongs to.
 				opts.Org = contextOrg(f, opts.Context)
 				if opts.Org == "" {
-					return usageError{errors.New("--workspace needs --org: no context names the workspace's organization")}
+					return cmdutil.UsageError{Err: errors.New("--workspace needs --org: no context names the workspace's organization")}
 				}
 			}
 			if n := len([]rune(opts.Label)); n > 80 {
-				return usageError{fmt.Errorf("--label is %d characters; at most 80", n)}
+				return cmdutil.UsageError{Err: fmt.Errorf("--label is %d characters; at most 80", n)}
 			}
 			if opts.Server != "" {
 				opts.Server = f.BaseServerURL(opts.Server)
 				if _, err := parseServerURL(opts.Server); err != nil {
-					return usageError{err}
+					return cmdutil.UsageError{Err: err}
 				}
 			}
 			if runF != nil {
@@ -153,7 +155,7 @@ Exit status 4 when the sign-in is denied, expires or was already delivered.`,
 // contextOrg is the organization of the context gw login would store the
 // key in (name, else the current one), so that `--workspace` alone is
 // understood within it; empty when there is none.
-func contextOrg(f *Factory, name string) string {
+func contextOrg(f *cmdutil.Factory, name string) string {
 	cfg, err := f.Config()
 	if err != nil {
 		return ""
@@ -199,22 +201,22 @@ func loginTarget(cfg *config.File, server, name string) (string, string, error) 
 			name, server = cfg.CurrentContext, cfg.Current().Server
 		}
 		if server == "" {
-			return "", "", usageError{errors.New("no server: pass --server URL (or set GW_SERVER)")}
+			return "", "", cmdutil.UsageError{Err: errors.New("no server: pass --server URL (or set GW_SERVER)")}
 		}
 	}
-	server, _ = serverBase(server)
+	server, _ = cmdutil.ServerBase(server)
 	u, err := parseServerURL(server)
 	if err != nil {
-		return "", "", usageError{err}
+		return "", "", cmdutil.UsageError{Err: err}
 	}
 	if name != "" {
 		return name, server, nil
 	}
-	if cur := cfg.Current(); cur != nil && sameServer(cur.Server, server) {
+	if cur := cfg.Current(); cur != nil && cmdutil.SameServer(cur.Server, server) {
 		return cfg.CurrentContext, server, nil
 	}
 	for _, n := range cfg.Names() {
-		if sameServer(cfg.Contexts[n].Server, server) {
+		if cmdutil.SameServer(cfg.Contexts[n].Server, server) {
 			return n, server, nil
 		}
 	}
@@ -237,7 +239,7 @@ func loginRun(ctx context.Context, opts *LoginOptions) error {
 	// The context's present key goes along on the poll so the server can
 	// revoke it in the same step that delivers its replacement.
 	previous := cfg.Contexts[name]
-	if previous != nil && (previous.Token == "" || !sameServer(previous.Server, server)) {
+	if previous != nil && (previous.Token == "" || !cmdutil.SameServer(previous.Server, server)) {
 		previous = nil
 	}
 	c, started, err := startSignIn(ctx, opts, server)
@@ -305,9 +307,9 @@ func idString(id *uuid.UUID) string {
 // startSignIn asks the server for a one-time code and shows the person
 // where to approve it, opening their browser unless told not to.
 func startSignIn(ctx context.Context, opts *LoginOptions, server string) (*client.Client, wire.CLIStarted, error) {
-	c, err := client.New(client.Options{Server: server, Version: Version(), HTTPClient: opts.HTTPClient})
+	c, err := client.New(client.Options{Server: server, Version: cmdutil.Version(), HTTPClient: opts.HTTPClient})
 	if err != nil {
-		return nil, wire.CLIStarted{}, usageError{err}
+		return nil, wire.CLIStarted{}, cmdutil.UsageError{Err: err}
 	}
 	label := opts.Label
 	if label == "" {
@@ -341,7 +343,7 @@ func startSignIn(ctx context.Context, opts *LoginOptions, server string) (*clien
 // whose; a failure is a warning, never a lost key. It returns a client
 // holding the key (nil if none could be made) and the owner's email.
 func describeNewKey(ctx context.Context, opts *LoginOptions, entry *config.Context) (*client.Client, string) {
-	keyClient, err := client.New(client.Options{Server: entry.Server, Token: entry.Token, Version: Version(), HTTPClient: opts.HTTPClient})
+	keyClient, err := client.New(client.Options{Server: entry.Server, Token: entry.Token, Version: cmdutil.Version(), HTTPClient: opts.HTTPClient})
 	who := ""
 	if err == nil {
 		var me wire.Me
@@ -365,15 +367,15 @@ func nameScope(ctx context.Context, keyClient *client.Client, entry *config.Cont
 	case res.OrgName != nil && *res.OrgName != "":
 		entry.OrgName = *res.OrgName
 	case keyClient != nil:
-		entry.OrgName = newNameBook(keyClient).orgName(ctx, entry.Org)
+		entry.OrgName = cmdutil.NewNameBook(keyClient).OrgName(ctx, entry.Org)
 	}
 	if res.OrgID != nil {
-		scope += orDash(entry.OrgName)
+		scope += cmdutil.OrDash(entry.OrgName)
 	}
 	if res.WorkspaceID != nil {
 		ws := res.WorkspaceID.String()
 		if keyClient != nil {
-			ws = newNameBook(keyClient).workspaceName(ctx, entry.Org, ws)
+			ws = cmdutil.NewNameBook(keyClient).WorkspaceName(ctx, entry.Org, ws)
 			entry.WorkspaceName = ws
 		}
 		scope += ", workspace " + ws
@@ -394,7 +396,7 @@ func retirePreviousKey(ctx context.Context, opts *LoginOptions, cfg *config.File
 			return
 		}
 	}
-	old, err := client.New(client.Options{Server: server, Token: previous.Token, Version: Version(), HTTPClient: opts.HTTPClient})
+	old, err := client.New(client.Options{Server: server, Token: previous.Token, Version: cmdutil.Version(), HTTPClient: opts.HTTPClient})
 	if err != nil {
 		return
 	}
@@ -404,13 +406,13 @@ func retirePreviousKey(ctx context.Context, opts *LoginOptions, cfg *config.File
 		return // already revoked or expired: nothing left to retire
 	case err != nil:
 		fmt.Fprintf(errOut, "warning: could not reach %s to revoke the previous key %s of context %q; it stays valid: %v\n",
-			server, orDash(previous.KeyID), name, err)
+			server, cmdutil.OrDash(previous.KeyID), name, err)
 		return
 	case me.Key == nil:
 		return
 	}
 	k := me.Key
-	desc := fmt.Sprintf("%q (%s…, %s", k.Label, k.Prefix, newNameBook(old).scopeLine(ctx, k.Scope))
+	desc := fmt.Sprintf("%q (%s…, %s", k.Label, k.Prefix, cmdutil.NewNameBook(old).ScopeLine(ctx, k.Scope))
 	if me.User.Email != "" {
 		desc += ", " + me.User.Email
 	}
@@ -520,7 +522,7 @@ func transient(err error) bool {
 
 // LogoutOptions configure gw logout.
 type LogoutOptions struct {
-	IO         *IOStreams
+	IO         *cmdutil.IOStreams
 	Config     func() (*config.File, error)
 	HTTPClient *http.Client
 	// Context is the context to log out of; empty means the current one.
@@ -528,7 +530,7 @@ type LogoutOptions struct {
 }
 
 // NewCmdLogout builds `gw logout`.
-func NewCmdLogout(f *Factory, runF func(context.Context, *LogoutOptions) error) *cobra.Command {
+func NewCmdLogout(f *cmdutil.Factory, runF func(context.Context, *LogoutOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "logout",
 		Short: "Revoke the context's management key and forget it",
@@ -538,7 +540,7 @@ so a later gw login goes back there. A key the server no longer accepts is
 simply forgotten.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := newViper(cmd)
+			v, err := cmdutil.NewViper(cmd)
 			if err != nil {
 				return err
 			}
@@ -563,18 +565,18 @@ func logoutRun(ctx context.Context, opts *LogoutOptions) error {
 		name = cfg.CurrentContext
 	}
 	if name == "" {
-		return errNotLoggedIn
+		return cmdutil.ErrNotLoggedIn
 	}
 	entry := cfg.Contexts[name]
 	if entry == nil {
-		return usageError{fmt.Errorf("no context named %q in %s", name, cfg.Path())}
+		return cmdutil.UsageError{Err: fmt.Errorf("no context named %q in %s", name, cfg.Path())}
 	}
 	errOut := opts.IO.ErrOut
 	if entry.Token == "" {
 		fmt.Fprintf(errOut, "Context %q is already logged out.\n", name)
 		return nil
 	}
-	c, err := client.New(client.Options{Server: entry.Server, Token: entry.Token, Version: Version(), HTTPClient: opts.HTTPClient})
+	c, err := client.New(client.Options{Server: entry.Server, Token: entry.Token, Version: cmdutil.Version(), HTTPClient: opts.HTTPClient})
 	if err != nil {
 		return err
 	}
