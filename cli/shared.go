@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"io"
 
 	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
@@ -40,61 +39,33 @@ type (
 	// Table is what a command shows in table form (cmdutil.Table).
 	Table = cmdutil.Table
 
-	flagField      = cmdutil.FlagField
-	secretInput    = cmdutil.SecretInput
-	resourcePaging = cmdutil.Paging
-	expiryFlags    = cmdutil.ExpiryFlags
-	renameFlags    = cmdutil.RenameFlags
+	flagField = cmdutil.FlagField
 )
 
 // Output formats (cmdutil's).
 const (
 	OutputTable = cmdutil.OutputTable
-	OutputWide  = cmdutil.OutputWide
 	OutputJSON  = cmdutil.OutputJSON
 	OutputYAML  = cmdutil.OutputYAML
 )
 
 var (
-	errNotLoggedIn        = cmdutil.ErrNotLoggedIn
-	outputFormats         = cmdutil.OutputFormats
-	newViper              = cmdutil.NewViper
-	serverBase            = cmdutil.ServerBase
-	sameServer            = cmdutil.SameServer
-	addOutputFlag         = cmdutil.AddOutputFlag
-	checkOutput           = cmdutil.CheckOutput
-	moneyCell             = cmdutil.MoneyCell
-	addYesFlag            = cmdutil.AddYesFlag
-	describeForPrompt     = cmdutil.DescribeForPrompt
-	addPagingFlags        = cmdutil.AddPagingFlags
-	exclusiveFlags        = cmdutil.ExclusiveFlags
-	requireFlags          = cmdutil.RequireFlags
-	oneOf                 = cmdutil.OneOf
-	addExpiryFlags        = cmdutil.AddExpiryFlags
-	permissionList        = cmdutil.PermissionList
-	scopeFor              = cmdutil.ScopeFor
-	checkScope            = cmdutil.CheckScope
-	memberRef             = cmdutil.MemberRef
-	detailTable           = cmdutil.DetailTable
-	deletedTable          = cmdutil.DeletedTable
-	timeCell              = cmdutil.TimeCell
-	dateCell              = cmdutil.DateCell
-	uuidCell              = cmdutil.UUIDCell
-	orDash                = cmdutil.OrDash
-	withFlags             = cmdutil.WithFlags
-	addSecretInputFlags   = cmdutil.AddSecretInputFlags
-	Version               = cmdutil.Version
-	since                 = cmdutil.Since
-	sleepCtx              = cmdutil.SleepCtx
-	newNameBookOf         = cmdutil.NewNameBook
-	resolveInferenceKey   = cmdutil.ResolveInferenceKey
-	resolveManagementKey  = cmdutil.ResolveManagementKey
-	resolveServiceAccount = cmdutil.ResolveServiceAccount
+	outputFormats = cmdutil.OutputFormats
+	addOutputFlag = cmdutil.AddOutputFlag
+	checkOutput   = cmdutil.CheckOutput
+	moneyCell     = cmdutil.MoneyCell
+	addYesFlag    = cmdutil.AddYesFlag
+	requireFlags  = cmdutil.RequireFlags
+	oneOf         = cmdutil.OneOf
+	scopeFor      = cmdutil.ScopeFor
+	checkScope    = cmdutil.CheckScope
+	detailTable   = cmdutil.DetailTable
+	orDash        = cmdutil.OrDash
+	withFlags     = cmdutil.WithFlags
+	Version       = cmdutil.Version
+	since         = cmdutil.Since
+	newNameBookOf = cmdutil.NewNameBook
 )
-
-func followPages[T any](ctx context.Context, p resourcePaging, errOut io.Writer, fetch func(ctx context.Context, limit int, cursor string) (wire.Page[T], error)) ([]T, error) {
-	return cmdutil.FollowPages(ctx, p, errOut, fetch)
-}
 
 // nameBook is cmdutil.NameBook under the method names the commands still
 // here call.
