@@ -1,6 +1,10 @@
-// Package cli is gw's command tree. Each command is an options struct, a
-// constructor taking the Factory and an optional runF (so tests can check
-// flag parsing), and a run function.
+// Package cli is gw's command tree: the root, which gathers the command
+// groups (a package each under cli/, gh-style) and runs them. Each command
+// is an options struct holding what it uses (its streams, a client
+// constructor, its cmdutil.Output and flags), a constructor taking the
+// cmdutil.Factory and an optional runF (so tests can check flag parsing),
+// and a run function. policies, usage, aliases and budgets still live
+// here, printing through Factory.Print, until they move too.
 package cli
 
 import (
