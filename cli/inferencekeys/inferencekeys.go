@@ -95,7 +95,7 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 	if err != nil {
 		return err
 	}
-	id, err := cmdutil.ResolveInferenceKey(ctx, c, org, ws, opts.ID)
+	id, err := resolveInferenceKey(ctx, c, org, ws, opts.ID)
 	if err != nil {
 		return err
 	}
@@ -218,7 +218,7 @@ func revokeRun(ctx context.Context, opts *RevokeOptions) error {
 	if err != nil {
 		return err
 	}
-	id, err := cmdutil.ResolveInferenceKey(ctx, c, org, ws, opts.ID)
+	id, err := resolveInferenceKey(ctx, c, org, ws, opts.ID)
 	if err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ func updateRun(ctx context.Context, opts *UpdateOptions) error {
 	if err != nil {
 		return err
 	}
-	id, err := cmdutil.ResolveInferenceKey(ctx, c, org, ws, opts.ID)
+	id, err := resolveInferenceKey(ctx, c, org, ws, opts.ID)
 	if err != nil {
 		return err
 	}

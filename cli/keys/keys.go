@@ -187,7 +187,7 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 	if err != nil {
 		return err
 	}
-	id, err := cmdutil.ResolveManagementKey(ctx, c, scope, opts.ID)
+	id, err := resolveManagementKey(ctx, c, scope, opts.ID)
 	if err != nil {
 		return err
 	}
@@ -266,7 +266,7 @@ func createRun(ctx context.Context, opts *CreateOptions) error {
 		return err
 	}
 	if opts.Output.Format == cmdutil.OutputTable {
-		fmt.Fprintf(opts.IO.ErrOut, "Issued management key %s (%s), scope %s.\n", k.ID, k.Prefix, cmdutil.KeyScopeCell(k))
+		fmt.Fprintf(opts.IO.ErrOut, "Issued management key %s (%s), scope %s.\n", k.ID, k.Prefix, keyScopeCell(k))
 	}
 	return opts.Output.PrintOnce(opts.IO, "management key", k.Token, k, func() cmdutil.Table { return keyDetail(k) })
 }
@@ -317,7 +317,7 @@ func revokeRun(ctx context.Context, opts *RevokeOptions) error {
 	if err != nil {
 		return err
 	}
-	id, err := cmdutil.ResolveManagementKey(ctx, c, scope, opts.ID)
+	id, err := resolveManagementKey(ctx, c, scope, opts.ID)
 	if err != nil {
 		return err
 	}

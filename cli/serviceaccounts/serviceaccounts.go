@@ -84,7 +84,7 @@ func getRun(ctx context.Context, opts *GetOptions) error {
 	if err != nil {
 		return err
 	}
-	id, err := cmdutil.ResolveServiceAccount(ctx, c, org, opts.ID)
+	id, err := resolveServiceAccount(ctx, c, org, opts.ID)
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func deleteRun(ctx context.Context, opts *DeleteOptions) error {
 	if err != nil {
 		return err
 	}
-	id, err := cmdutil.ResolveServiceAccount(ctx, c, org, opts.ID)
+	id, err := resolveServiceAccount(ctx, c, org, opts.ID)
 	if err != nil {
 		return err
 	}
