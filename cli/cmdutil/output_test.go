@@ -3,6 +3,8 @@ package cmdutil
 import (
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // Money keeps every digit the API gave and shows two decimals at least
@@ -42,5 +44,46 @@ func TestTableNarrowAndFit(t *testing.T) {
 	}
 	if tb.Rows[0][1] != "a-rather-long-key-name" {
 		t.Fatal("fit changed the table it was given")
+	}
+}
+
+// TestOutputKnowsItsFlag: the Output a command holds says whether --output
+// was given and whether it was -o wide, so Print needs no record of which
+// command runs: piped, a named -o table keeps its header, and -o wide its
+// wide columns; an empty list names its group.
+func TestOutputKnowsItsFlag(t *testing.T) {
+	tb := func() Table {
+		return Table{Headers: []string{"id", "name"}, Wide: []string{"id"}, Rows: [][]string{{"k1", "main"}}}
+	}
+	for _, c := range []struct {
+		args        []string
+		format, out string
+	}{
+		{nil, OutputTable, "k1\tmain\n"},
+		{[]string{"-o", "table"}, OutputTable, "NAME\nmain\n"},
+		{[]string{"-o", "wide"}, OutputTable, "ID  NAME\nk1  main\n"},
+		{[]string{"-o", "json"}, OutputJSON, "{\n  \"id\": \"k1\"\n}\n"},
+	} {
+		var o Output
+		group := &cobra.Command{Use: "inference-keys"}
+		cmd := &cobra.Command{Use: "list", RunE: func(*cobra.Command, []string) error { return nil }}
+		(&cobra.Command{Use: "gw"}).AddCommand(group)
+		group.AddCommand(cmd)
+		AddOutput(cmd, &o)
+		if err := cmd.ParseFlags(c.args); err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut strings.Builder
+		if err := o.Print(&IOStreams{Out: &out, ErrOut: &errOut}, map[string]string{"id": "k1"}, tb); err != nil || o.Format != c.format || out.String() != c.out {
+			t.Errorf("%v: format %q, printed %q (%v), want %q %q", c.args, o.Format, out.String(), err, c.format, c.out)
+		}
+		if o.Given != (len(c.args) > 0) || o.Wide != (len(c.args) > 0 && c.args[1] == OutputWide) {
+			t.Errorf("%v: given %v, wide %v", c.args, o.Given, o.Wide)
+		}
+		errOut.Reset()
+		if err := o.Print(&IOStreams{Out: &out, ErrOut: &errOut}, nil, func() Table { return Table{} }); err != nil ||
+			(o.Format == OutputTable && errOut.String() != "no inference keys\n") {
+			t.Errorf("%v: empty list said %q", c.args, errOut.String())
+		}
 	}
 }
