@@ -30,20 +30,6 @@ func TestAliasesCommands(t *testing.T) {
 	}
 }
 
-func TestStatusUpstreamTargets(t *testing.T) {
-	for _, c := range []struct{ readyz, state, detail string }{
-		{`{"status":"ready"}`, "unknown", "no data plane"},
-		{`{"status":"ready","upstream_targets":{"cooling_down":0,"circuit_open":0,"half_open":0}}`, "ok", "all healthy"},
-		{`{"status":"ready","upstream_targets":{"cooling_down":2,"circuit_open":0,"half_open":0}}`, "ok", "2 cooling down"},
-		{`{"status":"ready","upstream_targets":{"cooling_down":0,"circuit_open":1,"half_open":0}}`, "fail", "1 circuit open"},
-	} {
-		state, detail := upstreamTargets(c.readyz)
-		if state != c.state || !strings.Contains(detail, c.detail) {
-			t.Errorf("%s: %s %q", c.readyz, state, detail)
-		}
-	}
-}
-
 // TestAliasesApplyFile: gw aliases apply reads its file as gw policies
 // apply does (issue 26, row 5): every problem at once with its line, the
 // models checked against the catalog before any change, a plan, and

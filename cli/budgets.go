@@ -252,7 +252,7 @@ func writePolicyBudgets(ctx context.Context, w io.Writer, c *client.Client, org,
 	t := budgetsTable(rows, func(id string) string { return keyNameOnly(names.inferenceKeyName(ctx, org, ws, id)) }, false)
 	// Without the policy column there is room for what remains.
 	t.Wide = slices.DeleteFunc(t.Wide, func(h string) bool { return h == "remaining" })
-	t = t.narrow()
+	t = t.Narrow()
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  "+strings.ToUpper(strings.Join(t.Headers, "\t")))
 	for _, r := range t.Rows {

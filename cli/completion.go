@@ -23,7 +23,9 @@ type completer func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]stri
 // positionalCompleters name, by command path below the root, what the
 // first positional argument completes to. They live in one table rather
 // than in each constructor because some of those commands are built by
-// shared helpers (newIDCmd) or live in files of other command groups.
+// shared helpers (cmdutil.NewIDCmd), and because the command packages,
+// which import no other, cannot reach the API listings completion needs
+// to share; the root wires the table over the whole tree.
 // Flag values are flagCompletions' (completion_values.go).
 var positionalCompleters = map[string]completer{
 	"orgs get":                  completeOrgs,

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server"
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/providers"
@@ -58,7 +59,7 @@ var flagCompletions = map[string]func(*Factory) cobra.CompletionFunc{
 	"policies explain --phase":         fixedValues("inference\ta request", "discovery\tmodel listing"),
 	"data-planes enroll --org":         apiValues(completeOrgs),
 	"serve --log-format":               fixedValues("text", "json"),
-	"serve --role":                     fixedValues(RoleAll+"\tcontrol plane and data plane", RoleControlPlane, RoleDataPlane),
+	"serve --role":                     fixedValues(server.RoleAll+"\tcontrol plane and data plane", server.RoleControlPlane, server.RoleDataPlane),
 	"serve --bundle-cache":             fixedValues("on\tkeep the last bundles in the data dir", "off\tin memory only"),
 	"login --context":                  contextValues,
 	"logout --context":                 contextValues,

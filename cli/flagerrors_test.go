@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -40,7 +41,8 @@ func TestWithFlags(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			in := &client.APIError{Status: 422, Detail: "validation failed", Issues: c.issues}
 			fields := append(append([]flagField{}, tagBudgetFields...), aliasFields...)
-			fields = append(fields, credentialFields...)
+			// gw credentials' --setting, whose items name the setting.
+			fields = append(fields, flagField{Loc: "body.settings", Flag: "--setting", Member: true})
 			err := withFlags(in, fields...)
 			if c.want == "" {
 				if err != error(in) {
@@ -48,7 +50,7 @@ func TestWithFlags(t *testing.T) {
 				}
 				return
 			}
-			var ue usageError
+			var ue cmdutil.UsageError
 			if !errors.As(err, &ue) || err.Error() != c.want {
 				t.Fatalf("got %T %q\nwant %q", err, err, c.want)
 			}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -122,8 +121,5 @@ func TestStoredKeyGoesOnlyToItsServer(t *testing.T) {
 	}
 	if got := elsewhere.keys()[before:]; len(got) == 0 || got[0] != "Bearer "+otherKey {
 		t.Fatalf("elsewhere saw %q, want its own stored key", got)
-	}
-	if !errors.Is(notLoggedInAt{"x"}, errNotLoggedIn) {
-		t.Fatal("notLoggedInAt must exit like errNotLoggedIn")
 	}
 }

@@ -8,65 +8,6 @@ import (
 	"github.com/gw-gateway/gw/wire"
 )
 
-func TestRateLimitFlags(t *testing.T) {
-	n := func(p *int64) int64 {
-		if p == nil {
-			return -1
-		}
-		return *p
-	}
-	runFlagCases(t, NewCmdInferenceKeysCreate, []flagCase[InferenceKeysCreateOptions]{
-		{name: "limits", args: []string{"--name", "app", "--rpm", "60", "--tpm", "100000"}, check: func(t *testing.T, o *InferenceKeysCreateOptions) {
-			if n(o.RateLimits.RPM) != 60 || n(o.RateLimits.TPM) != 100000 {
-				t.Errorf("%+v", o.RateLimits)
-			}
-		}},
-		{name: "none", args: []string{"--name", "app"}, check: func(t *testing.T, o *InferenceKeysCreateOptions) {
-			if !o.RateLimits.Empty() {
-				t.Errorf("%+v", o.RateLimits)
-			}
-		}},
-		{name: "negative", args: []string{"--name", "app", "--rpm", "-1"}, wantErr: "--rpm must be a positive number"},
-	})
-	runFlagCases(t, NewCmdInferenceKeysUpdate, []flagCase[InferenceKeysUpdateOptions]{
-		{name: "tpm only", args: []string{"k1", "--tpm", "5000"}, check: func(t *testing.T, o *InferenceKeysUpdateOptions) {
-			if o.ID != "k1" || o.Name != nil || o.RateLimits.RPM != nil || n(o.RateLimits.TPM) != 5000 {
-				t.Errorf("%+v", o)
-			}
-		}},
-		{name: "clear one", args: []string{"k1", "--rpm", "0"}, check: func(t *testing.T, o *InferenceKeysUpdateOptions) {
-			if n(o.RateLimits.RPM) != 0 || o.RateLimits.TPM != nil {
-				t.Errorf("%+v", o.RateLimits)
-			}
-		}},
-		{name: "clear both", args: []string{"k1", "--no-rate-limits"}, check: func(t *testing.T, o *InferenceKeysUpdateOptions) {
-			if n(o.RateLimits.RPM) != 0 || n(o.RateLimits.TPM) != 0 {
-				t.Errorf("%+v", o.RateLimits)
-			}
-		}},
-		{name: "rename", args: []string{"k1", "--name", "ci"}, check: func(t *testing.T, o *InferenceKeysUpdateOptions) {
-			if o.Name == nil || *o.Name != "ci" || !o.RateLimits.Empty() {
-				t.Errorf("%+v", o)
-			}
-		}},
-		{name: "conflict", args: []string{"k1", "--no-rate-limits", "--rpm", "5"}, wantErr: "cannot be combined"},
-		{name: "nothing", args: []string{"k1"}, wantErr: "nothing to change"},
-		{name: "missing", wantErr: "accepts 1 arg"},
-	})
-	runFlagCases(t, NewCmdWorkspacesUpdate, []flagCase[WorkspacesUpdateOptions]{
-		{name: "limits alone", args: []string{"research", "--rpm", "100"}, check: func(t *testing.T, o *WorkspacesUpdateOptions) {
-			if o.Workspace != "research" || o.Name != nil || o.Slug != nil || n(o.RateLimits.RPM) != 100 {
-				t.Errorf("%+v", o)
-			}
-		}},
-		{name: "limits and name", args: []string{"--tpm", "9", "--name", "R"}, check: func(t *testing.T, o *WorkspacesUpdateOptions) {
-			if o.Name == nil || n(o.RateLimits.TPM) != 9 {
-				t.Errorf("%+v", o)
-			}
-		}},
-	})
-}
-
 func TestRateLimitsRun(t *testing.T) {
 	e := newResEnv(t)
 	var w wire.Workspace

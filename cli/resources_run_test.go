@@ -19,8 +19,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"github.com/uptrace/bun"
 	"go.yaml.in/yaml/v3"
 
@@ -532,34 +530,6 @@ func TestCredentialsSecretNeverShown(t *testing.T) {
 			t.Fatalf("a secret appeared in the CLI's output")
 		}
 	}
-}
-
-// TestCredentialSecretHasNoFlag walks every credentials command: no flag
-// can carry the secret itself, only where to read it from.
-func TestCredentialSecretHasNoFlag(t *testing.T) {
-	f, _, _ := testFactory()
-	var walk func(*cobra.Command)
-	walk = func(c *cobra.Command) {
-		c.Flags().VisitAll(func(fl *pflag.Flag) {
-			name := strings.ToLower(fl.Name)
-			if !strings.Contains(name, "secret") && !strings.Contains(name, "key") && !strings.Contains(name, "token") && !strings.Contains(name, "password") {
-				return
-			}
-			switch fl.Name {
-			case "secret-file":
-				return
-			case "secret-stdin", "prompt-secret":
-				if fl.Value.Type() == "bool" {
-					return
-				}
-			}
-			t.Errorf("gw %s has a flag --%s (%s) that could carry a secret", c.CommandPath(), fl.Name, fl.Value.Type())
-		})
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(NewCmdCredentials(f))
 }
 
 func TestInferenceKeysAndModelsRun(t *testing.T) {

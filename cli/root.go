@@ -1,6 +1,10 @@
-// Package cli is gw's command tree. Each command is an options struct, a
-// constructor taking the Factory and an optional runF (so tests can check
-// flag parsing), and a run function.
+// Package cli is gw's command tree: the root, which gathers the command
+// groups (a package each under cli/, gh-style) and runs them. Each command
+// is an options struct holding what it uses (its streams, a client
+// constructor, its cmdutil.Output and flags), a constructor taking the
+// cmdutil.Factory and an optional runF (so tests can check flag parsing),
+// and a run function. policies, usage, aliases and budgets still live
+// here, printing through Factory.Print, until they move too.
 package cli
 
 import (
@@ -12,26 +16,35 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/activity"
+	"github.com/gw-gateway/gw/cli/admin"
+	"github.com/gw-gateway/gw/cli/auth"
+	"github.com/gw-gateway/gw/cli/catalog"
+	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/cli/credentials"
+	"github.com/gw-gateway/gw/cli/dataplanes"
+	"github.com/gw-gateway/gw/cli/db"
+	"github.com/gw-gateway/gw/cli/inferencekeys"
+	"github.com/gw-gateway/gw/cli/invitations"
+	"github.com/gw-gateway/gw/cli/keys"
+	"github.com/gw-gateway/gw/cli/members"
+	"github.com/gw-gateway/gw/cli/models"
+	"github.com/gw-gateway/gw/cli/orgs"
+	"github.com/gw-gateway/gw/cli/serve"
+	"github.com/gw-gateway/gw/cli/serviceaccounts"
+	"github.com/gw-gateway/gw/cli/status"
+	"github.com/gw-gateway/gw/cli/workspaces"
 	"github.com/gw-gateway/gw/client"
 )
 
-// Exit codes (documented in README.md and docs/cli.md).
+// Exit codes (cmdutil's; documented in README.md and docs/cli.md).
 const (
-	ExitOK    = 0
-	ExitError = 1
-	ExitUsage = 2
-	// ExitDiffers is a comparison's "there are differences" (gw policies
-	// diff). diff(1) uses 1, which is taken here by errors, and scripts
-	// must tell "out of sync" from "could not tell".
-	ExitDiffers = 3
-	ExitAuth    = 4
+	ExitOK      = cmdutil.ExitOK
+	ExitError   = cmdutil.ExitError
+	ExitUsage   = cmdutil.ExitUsage
+	ExitDiffers = cmdutil.ExitDiffers
+	ExitAuth    = cmdutil.ExitAuth
 )
-
-// usageError marks a mistake in how a command was called.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
 
 // exitStatus is an outcome that is no failure but has its own exit code,
 // such as policies diff finding differences.
@@ -70,45 +83,43 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
-	// Print reads the running command's flags (was --output given?).
+	// Factory.Print, still used by the commands that do not hold an
+	// Output, reads the running command's flags (was --output given?).
 	// Cobra runs only the nearest PersistentPreRun: a subcommand that
-	// defines one must set f.running too.
-	root.PersistentPreRun = func(cmd *cobra.Command, args []string) { f.running = cmd }
-	addGlobalFlags(root)
-	f.globals = root
+	// defines one must call SetRunning too.
+	root.PersistentPreRun = func(cmd *cobra.Command, args []string) { f.SetRunning(cmd) }
+	cmdutil.AddGlobalFlags(root)
+	f.UseGlobalFlags(root)
 	if f.Browser == nil {
-		f.Browser = systemBrowser{}
+		f.Browser = cmdutil.SystemBrowser{}
 	}
 	root.AddCommand(
-		NewCmdServe(f, nil),
+		serve.NewCmd(f, nil),
 		NewCmdVersion(f, nil),
-		NewCmdDB(f),
-		NewCmdAdmin(f),
-		NewCmdLogin(f, nil),
-		NewCmdLogout(f, nil),
-		NewCmdWhoami(f, nil),
-		NewCmdContext(f),
+		db.NewCmd(f),
+		admin.NewCmd(f),
+		auth.NewCmdLogin(f, nil),
+		auth.NewCmdLogout(f, nil),
+		auth.NewCmdWhoami(f, nil),
+		auth.NewCmdContext(f),
 		NewCmdPolicies(f),
 		NewCmdAliases(f),
 		NewCmdBudgets(f, nil),
-		NewCmdOrgs(f),
-		NewCmdWorkspaces(f),
-		NewCmdMembers(f),
-		NewCmdInvitations(f),
-		NewCmdServiceAccounts(f),
-		NewCmdKeys(f),
-		NewCmdInferenceKeys(f),
-		NewCmdCredentials(f),
-		NewCmdCatalog(f),
-		NewCmdModels(f),
-		NewCmdActivity(f),
+		orgs.NewCmd(f),
+		workspaces.NewCmd(f),
+		members.NewCmd(f),
+		invitations.NewCmd(f),
+		serviceaccounts.NewCmd(f),
+		keys.NewCmd(f),
+		inferencekeys.NewCmd(f),
+		credentials.NewCmd(f),
+		catalog.NewCmd(f),
+		models.NewCmd(f),
+		activity.NewCmd(f),
 		NewCmdUsage(f),
-		NewCmdDataPlanes(f),
-		NewCmdStatus(f, nil),
+		dataplanes.NewCmd(f),
+		status.NewCmd(f, nil),
 	)
-	// After the groups above, so that it joins a data-planes group if one
-	// is there.
-	addDataPlaneEnrollment(f, root)
 	addDynamicCompletion(f, root)
 	addExamples(root)
 	refuseUnknownSubcommands(root)
@@ -150,7 +161,7 @@ func unknownSubcommand(cmd *cobra.Command, word string) error {
 
 // Main runs gw with the process's arguments and returns the exit code.
 func Main() int {
-	f := &Factory{IO: SystemIO()}
+	f := &Factory{IO: cmdutil.SystemIO()}
 	return Run(context.Background(), f, os.Args[1:])
 }
 
@@ -168,17 +179,13 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 		fmt.Fprintln(f.IO.ErrOut, err)
 		return st.exitStatus()
 	}
-	err = f.explainRefusal(ctx, err)
+	err = explainRefusal(ctx, f, err)
 	fmt.Fprintln(f.IO.ErrOut, "error:", err)
-	var ue usageError
-	var ae *client.APIError
-	switch {
-	case errors.Is(err, errNotLoggedIn), errors.As(err, &ae) && ae.Status == 401:
-		return ExitAuth
-	case errors.As(err, &ue) || isCobraUsageError(err):
-		return ExitUsage
+	code := cmdutil.ExitCode(err)
+	if code == ExitError && isUsageError(err) {
+		return ExitUsage // a usage error of the commands still in this package
 	}
-	return ExitError
+	return code
 }
 
 // explainRefusal turns the server's "out of scope … does not reach
@@ -186,7 +193,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 // organizations: the server may not say whether X exists to a key scoped
 // elsewhere, but the caller's own list tells a typo from a real
 // organization (issue 22, row 10).
-func (f *Factory) explainRefusal(ctx context.Context, err error) error {
+func explainRefusal(ctx context.Context, f *Factory, err error) error {
 	var ae *client.APIError
 	if !errors.As(err, &ae) || ae.Status != 403 || !strings.Contains(ae.Detail, "does not reach organization") {
 		return err
@@ -208,15 +215,4 @@ func (f *Factory) explainRefusal(ctx context.Context, err error) error {
 	}
 	return fmt.Errorf("organization %q not found among your organizations (%s): check --org, GW_ORG or the context's organization",
 		s.Org, strings.Join(mine, ", "))
-}
-
-// isCobraUsageError recognises the argument errors cobra makes itself.
-func isCobraUsageError(err error) bool {
-	msg := err.Error()
-	for _, prefix := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "invalid argument"} {
-		if len(msg) >= len(prefix) && msg[:len(prefix)] == prefix {
-			return true
-		}
-	}
-	return false
 }

@@ -3,24 +3,11 @@ package cli
 import (
 	"fmt"
 	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gw-gateway/gw/cli/cmdutil"
 )
-
-// version is set at release time with -ldflags "-X github.com/gw-gateway/gw/cli.version=…".
-var version = ""
-
-// Version is gw's version: the release tag, or the module version, or "dev".
-func Version() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
 
 // VersionInfo is what `gw version -o json|yaml` prints.
 type VersionInfo struct {
@@ -33,7 +20,7 @@ type VersionInfo struct {
 // VersionOptions configure `gw version`.
 type VersionOptions struct {
 	IO     *IOStreams
-	Output string
+	Output cmdutil.Output
 }
 
 // NewCmdVersion prints the version; it never touches a database.
@@ -44,25 +31,25 @@ func NewCmdVersion(f *Factory, runF func(*VersionOptions) error) *cobra.Command 
 		Short: "Print gw's version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(opts)
 			}
-			return versionRun(f, opts)
+			return versionRun(opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	return cmd
 }
 
-func versionRun(f *Factory, opts *VersionOptions) error {
+func versionRun(opts *VersionOptions) error {
 	v := VersionInfo{Version: Version(), Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
-	if opts.Output == OutputTable {
+	if opts.Output.Format == OutputTable {
 		// One line for people and bug reports, on a terminal or not.
 		_, err := fmt.Fprintf(opts.IO.Out, "gw %s (%s, %s/%s)\n", v.Version, v.Go, v.OS, v.Arch)
 		return err
 	}
-	return f.Print(opts.Output, v, nil)
+	return opts.Output.Print(opts.IO, v, nil)
 }

@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gw-gateway/gw/cli"
+	"github.com/gw-gateway/gw/cli/serve"
 	"github.com/gw-gateway/gw/server/telemetry"
 )
 
@@ -92,7 +93,7 @@ func TestComposeUsesRealFlags(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &c); err != nil {
 		t.Fatalf("compose.yaml: %v", err)
 	}
-	serve := cli.NewCmdServe(&cli.Factory{IO: &cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}, nil)
+	serve := serve.NewCmd(&cli.Factory{IO: &cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}, nil)
 	flag := func(name string) bool { return serve.Flags().Lookup(name) != nil }
 	root := cli.NewRootCmd(&cli.Factory{IO: &cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}})
 	roles := map[string]int{}

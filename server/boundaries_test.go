@@ -86,6 +86,31 @@ func TestImportBoundaries(t *testing.T) {
 		}
 	}
 
+	// The CLI is a package per command group (gh's pkg/cmd/<group>): the
+	// root (cli) links them all; a command package links no other command
+	// package and not the root, and the shared ones (cli/cmdutil and below,
+	// cli/config) link no command package, so a group can be read, tested
+	// and moved on its own.
+	shared := func(path string) bool {
+		return path == module+"/cli/config" || path == module+"/cli/cmdutil" || strings.HasPrefix(path, module+"/cli/cmdutil/")
+	}
+	command := func(path string) bool {
+		return strings.HasPrefix(path, module+"/cli/") && !shared(path)
+	}
+	for _, p := range listPackages(t, module+"/cli/...") {
+		if p.ImportPath == module+"/cli" {
+			continue
+		}
+		for _, dep := range p.Deps {
+			switch {
+			case dep == module+"/cli":
+				t.Errorf("%s links %s: only the root links the command tree", p.ImportPath, dep)
+			case command(dep) && (command(p.ImportPath) || shared(p.ImportPath)):
+				t.Errorf("%s links %s: command packages do not import each other, and the shared ones import none", p.ImportPath, dep)
+			}
+		}
+	}
+
 	// server/policy and every package of ours it links may import no
 	// package that does I/O. The standard library's fmt links os, so the
 	// rule is on direct imports of our own packages.
