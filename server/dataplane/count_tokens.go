@@ -43,11 +43,11 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	if !admitted {
 		return
 	}
-	body, release := p.readBody(w, r, d, key.inference.id)
+	body, hold := p.readBody(w, r, d, key.inference.id)
 	if body == nil {
 		return
 	}
-	defer release()
+	defer hold.release()
 	members, err := providers.ParseObject(body)
 	if err != nil {
 		d.refuse(w, invalidResponse(invalidJSON))
@@ -55,20 +55,20 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	// count_tokens has no max_tokens; the translation, which wants one,
 	// gets a nominal one, and the upstream none.
-	withLimit := make(map[string]json.RawMessage, len(members)+1)
-	for k, v := range members {
-		withLimit[k] = v
-	}
-	withLimit["max_tokens"] = json.RawMessage("1")
-	req, native, translateErr, err := d.parse(mustJSON(withLimit))
+	withLimit := providers.WithMember(body, "max_tokens", []byte("1"))
+	parsed, err := d.parse(withLimit)
 	if err != nil {
 		d.refuse(w, invalidResponse(err))
 		return
 	}
-	// The members as parsed (system turns folded), less the nominal limit.
-	delete(native, "max_tokens")
+	hold.count(int64(len(withLimit)) + parsed.held)
+	// The request as parsed (system turns folded), less the nominal limit.
+	native := parsed.native
+	native.Edits = append(native.Edits, providers.Edit{Name: "max_tokens"})
+	delete(native.Members, "max_tokens")
+	req := parsed.req
 	x := &exchange{p: p, w: w, r: r, d: d, key: key.inference, view: key.models, started: time.Now(), id: id,
-		requestID: requestID, req: req, native: native, translateErr: translateErr}
+		requestID: requestID, req: req, whole: parsed.whole, body: withLimit, hold: hold, native: native, translateErr: parsed.translateErr}
 	m := x.countedModel(req.Model)
 	if m == nil {
 		d.refuse(w, errModelNotFound)

@@ -77,8 +77,11 @@ func estimate(u Usage, call *Call, output func(tokens.Counter) (out, reasoning i
 // client sent them (the native dialect's, or Chat Completions'), which
 // carry the same text as the upstream request, whatever its shape.
 func requestTokens(c tokens.Counter, call *Call) int64 {
-	members := call.Native
-	if members == nil && call.Request != nil {
+	var members map[string]json.RawMessage
+	switch {
+	case call.Native != nil:
+		members = call.Native.Members
+	case call.Request != nil:
 		members = call.Request.Members
 	}
 	n := int64(0)
