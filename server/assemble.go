@@ -155,6 +155,7 @@ func (s *Server) planeOptions(o dataplane.Options) dataplane.Options {
 	o.Logger, o.Metrics = s.log, s.metrics
 	o.MaxStreamDuration = s.cfg.MaxStreamDuration
 	o.BodyBytesInFlight, o.KeyBodyBytesInFlight = s.cfg.BodyBytesInFlight, s.cfg.KeyBodyBytesInFlight
+	o.KeyTagSetsPerMinute = s.cfg.KeyTagSetsPerMinute
 	return o
 }
 

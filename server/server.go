@@ -114,6 +114,10 @@ type Config struct {
 	// bytes held at once, in all and per key (dataplane.Options; the
 	// defaults when 0).
 	BodyBytesInFlight, KeyBodyBytesInFlight int64
+	// KeyTagSetsPerMinute bounds the tag sets new to an inference key it
+	// may bring in a minute (dataplane.DefaultKeyTagSetsPerMinute when 0,
+	// none when negative).
+	KeyTagSetsPerMinute int
 }
 
 // Server is an assembled gw serve.

@@ -133,6 +133,9 @@ func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect
 	if refusal == nil {
 		requestTags, refusal = tagsOf(r, key.inference)
 	}
+	if refusal == nil {
+		refusal = p.tagSets.admit(key.inference.id, requestTags, p.now())
+	}
 	if refusal != nil {
 		if admission != nil {
 			admission.End()
