@@ -10,16 +10,88 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 // Store runs queries on a database or inside one transaction.
 type Store struct {
 	db   bun.IDB
 	root *bun.DB
+	// gate queues the writers of an SQLite database (nil on PostgreSQL).
+	gate writeGate
 }
 
-// New wraps an open database.
-func New(db *bun.DB) *Store { return &Store{db: db, root: db} }
+// New wraps an open database. A process keeps one Store per database: its
+// writers queue at the Store's gate.
+func New(db *bun.DB) *Store {
+	s := &Store{db: db, root: db}
+	if db.Dialect().Name() == dialect.SQLite {
+		s.gate = make(writeGate, 1)
+	}
+	return s
+}
+
+// writeGate makes the process's writers to an SQLite database take turns
+// in Go, first come first served, rather than race for SQLite's one write
+// lock in its busy handler, which sleeps and retries and lets no waiter
+// know its place: in issue 27 (row 7) a burst of new tag sets kept the
+// lock busy for seconds at a time and a heartbeat, a budget lease and a
+// policy change, each waiting in the busy handler, failed with SQLITE_BUSY
+// after its 10 s. At the gate a writer waits for the writers ahead of it,
+// each a short transaction, for as long as its context lets it. (Another
+// process on the same file, gw admin, still meets the busy timeout.)
+type writeGate chan struct{}
+
+// gateWait bounds a writer's wait at the gate, well past what any turn
+// takes: a writer that waited this long is refused as SQLite's busy
+// timeout would refuse it, not left waiting (say, for a transaction of
+// its own goroutine that it is called from).
+const gateWait = 30 * time.Second
+
+// errGateWait is a writer's wait at the gate run out.
+var errGateWait = errors.New("the database had no turn for this write within " + gateWait.String())
+
+// enter waits for the writer's turn; leave ends it. A nil gate has no
+// queue.
+func (g writeGate) enter(ctx context.Context) error {
+	if g == nil {
+		return nil
+	}
+	select {
+	case g <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(gateWait)
+	defer t.Stop()
+	select {
+	case g <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait to write: %w", context.Cause(ctx))
+	case <-t.C:
+		return errGateWait
+	}
+}
+
+func (g writeGate) leave() {
+	if g != nil {
+		<-g
+	}
+}
+
+// write runs fn, a write outside any transaction, in its turn at the
+// gate (in a transaction, at once: the transaction had its turn).
+func (s *Store) write(ctx context.Context, fn func() error) error {
+	if _, ok := s.db.(bun.Tx); ok {
+		return fn()
+	}
+	if err := s.gate.enter(ctx); err != nil {
+		return err
+	}
+	defer s.gate.leave()
+	return fn()
+}
 
 // DB is the underlying database handle.
 func (s *Store) DB() *bun.DB { return s.root }
@@ -30,8 +102,12 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	if _, ok := s.db.(bun.Tx); ok {
 		return fn(s)
 	}
+	if err := s.gate.enter(ctx); err != nil {
+		return err
+	}
+	defer s.gate.leave()
 	return s.root.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return fn(&Store{db: tx, root: s.root})
+		return fn(&Store{db: tx, root: s.root, gate: s.gate})
 	})
 }
 
