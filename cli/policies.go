@@ -358,6 +358,7 @@ func policiesApplyRun(ctx context.Context, opts *PoliciesApplyOptions) error {
 	if err != nil {
 		return err
 	}
+	warnUnmatchedTargets(ctx, c, org, ws, streams.ErrOut, specDefinitions(specs))
 	plan, err := planPolicies(file, specs, current, opts.Prune)
 	if err != nil {
 		return err
@@ -611,6 +612,7 @@ func policiesExplainRun(ctx context.Context, opts *PoliciesExplainOptions) error
 		evaluated[i] = policy.Policy{ID: p.ID, Name: p.Name, Enabled: p.Enabled, Definition: policyDef(p)}
 	}
 	d := policy.Evaluate(evaluated, req)
+	warnUnmatchedTargets(ctx, c, org, ws, opts.Factory.IO.ErrOut, policyDefinitions(evaluated))
 	if opts.Output != OutputTable {
 		return opts.Factory.Print(opts.Output, d, nil)
 	}
