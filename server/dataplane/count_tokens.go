@@ -21,9 +21,9 @@ type tokenCounter interface {
 }
 
 // serveCountTokens answers POST /inf/v1/messages/count_tokens. It is
-// admitted like an inference request (key, rate limit, body, visibility,
-// policies), but calls no model and costs nothing, so it leaves no usage
-// event and holds no budget. Anthropic upstreams count the request
+// admitted like an inference request (key, tags, rate limit, body,
+// visibility, policies), but calls no model and costs nothing, so it
+// leaves no usage event and holds no budget. Anthropic upstreams count the request
 // themselves; for other models gw estimates with the tokenizer of the
 // model's family (server/tokens).
 func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
@@ -33,6 +33,11 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	requestID := setRequestID(w, r, id)
 	key, refusal := p.authenticate(r)
 	refusal = p.gate(r, refusal)
+	if refusal == nil {
+		// The workspace's required tags are required here too (issue 27,
+		// row 8), though a count leaves no event to carry them.
+		_, refusal = tagsOf(r, key.inference)
+	}
 	if refusal != nil {
 		d.refuse(w, refusal)
 		return
