@@ -196,7 +196,7 @@ func (s *Server) bootstrap(ctx context.Context, st *store.Store, apiServer *api.
 		return err
 	}
 	if token != "" {
-		s.log.Warn("this instance has no owner yet; finish setup within this run",
+		s.log.Warn("this instance has no owner yet; finish setup with this token (it works until the instance has its owner)",
 			"setup_url", s.publicURL()+"/setup?token="+token,
 			"api", "POST "+s.publicURL()+"/api/v1/bootstrap with {token, email, password}")
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -174,10 +176,43 @@ func (s *Store) GetInstanceState(ctx context.Context) (*InstanceState, error) {
 	return st, nil
 }
 
-// SetSetupToken replaces the one-time setup token hash (nil clears it).
-func (s *Store) SetSetupToken(ctx context.Context, hash *string) error {
-	_, err := s.db.NewUpdate().Model((*InstanceState)(nil)).Set("setup_token_hash = ?", hash).Where("id = 1").Exec(ctx)
-	return mapErr(err)
+// MaxSetupTokens is how many one-time setup tokens an instance without an
+// owner keeps at once. Each process that starts on it adds its own, so
+// that replicas starting together on an empty database each print a
+// token that works (issue 27, row 8: the second replaced the first's);
+// past the bound the oldest goes. Bootstrapping clears them all.
+const MaxSetupTokens = 8
+
+// AddSetupToken adds the hash of a one-time setup token to those that may
+// bootstrap the instance, while it has no owner.
+func (s *Store) AddSetupToken(ctx context.Context, hash string) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		st := new(InstanceState)
+		q := tx.db.NewSelect().Model(st).Where("id = 1")
+		if tx.root.Dialect().Name() == dialect.PG {
+			q = q.For("UPDATE") // replicas add one after the other
+		}
+		if err := q.Scan(ctx); err != nil {
+			return mapErr(err)
+		}
+		hashes := st.SetupTokenHashes()
+		if !slices.Contains(hashes, hash) {
+			hashes = append(hashes, hash)
+		}
+		hashes = hashes[max(0, len(hashes)-MaxSetupTokens):]
+		_, err := tx.db.NewUpdate().Model((*InstanceState)(nil)).Set("setup_token_hash = ?", strings.Join(hashes, " ")).
+			Where("id = 1").Where("bootstrapped_at IS NULL").Exec(ctx)
+		return mapErr(err)
+	})
+}
+
+// SetupTokenHashes are the hashes of the setup tokens that may bootstrap
+// the instance (kept space-separated in setup_token_hash).
+func (st *InstanceState) SetupTokenHashes() []string {
+	if st.SetupTokenHash == nil {
+		return nil
+	}
+	return strings.Fields(*st.SetupTokenHash)
 }
 
 // MarkBootstrapped records the first owner's creation. It succeeds for
