@@ -361,6 +361,7 @@ func policiesApplyRun(ctx context.Context, opts *PoliciesApplyOptions) error {
 	if err != nil {
 		return err
 	}
+	warnUnmatchedTargets(ctx, c, org, ws, streams.ErrOut, specDefinitions(specs))
 	plan, err := planPolicies(file, specs, current, opts.Prune)
 	if err != nil {
 		return err
@@ -590,6 +591,7 @@ func policiesExplainRun(ctx context.Context, opts *PoliciesExplainOptions) error
 		return err
 	}
 	ex := &explainer{c: c, org: org, ws: ws, key: key, policies: ps, opts: opts}
+	warnUnmatchedTargets(ctx, c, org, ws, opts.Factory.IO.ErrOut, policyDefinitions(ps))
 	if i := slices.IndexFunc(cat.Models, func(m wire.CatalogModel) bool { return m.ID == opts.Model }); i >= 0 {
 		x, err := ex.explain(ctx, cat.Models[i])
 		if err != nil {

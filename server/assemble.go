@@ -169,6 +169,7 @@ func (s *Server) planeOptions(o dataplane.Options) dataplane.Options {
 	o.MaxStreamDuration = s.cfg.MaxStreamDuration
 	o.BodyBytesInFlight, o.KeyBodyBytesInFlight = s.cfg.BodyBytesInFlight, s.cfg.KeyBodyBytesInFlight
 	o.Egress = s.cfg.Egress
+	o.KeyTagSetsPerMinute = s.cfg.KeyTagSetsPerMinute
 	return o
 }
 

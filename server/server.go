@@ -121,6 +121,11 @@ type Config struct {
 	// too); the instance's setting completes it. URLs are checked against
 	// it when saved (control plane) and dialled (data plane).
 	Egress egress.Policy
+
+	// KeyTagSetsPerMinute bounds the tag sets new to an inference key it
+	// may bring in a minute (dataplane.DefaultKeyTagSetsPerMinute when 0,
+	// none when negative).
+	KeyTagSetsPerMinute int
 }
 
 // Server is an assembled gw serve.
@@ -199,7 +204,7 @@ func (s *Server) bootstrap(ctx context.Context, st *store.Store, apiServer *api.
 		return err
 	}
 	if token != "" {
-		s.log.Warn("this instance has no owner yet; finish setup within this run",
+		s.log.Warn("this instance has no owner yet; finish setup with this token (it works until the instance has its owner)",
 			"setup_url", s.publicURL()+"/setup?token="+token,
 			"api", "POST "+s.publicURL()+"/api/v1/bootstrap with {token, email, password}")
 	}

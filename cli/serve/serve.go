@@ -295,6 +295,13 @@ func (opts *Options) serverConfig(ctx context.Context, log *slog.Logger, ln net.
 		if opts.Key != "" {
 			log.Warn("GW_SECRET_KEY is not used by a data plane (its secrets are sealed to its own key): remove it from this host")
 		}
+		// Its key (by default), bundles and usage spool live there:
+		// checked before they are created, as the control plane's are.
+		for _, dir := range []string{opts.DataDir, cfg.StateDir} {
+			if msg := store.LooseDataDir(dir); msg != "" {
+				log.Warn(msg)
+			}
+		}
 		return cfg, nil
 	}
 	// Checked before the key file or the database is created in it.

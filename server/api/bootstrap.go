@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -66,7 +67,7 @@ func (s *Server) bootstrap(r *Request) (any, error) {
 	if st.BootstrappedAt != nil {
 		return nil, ErrAlreadyBootstrapped
 	}
-	if st.SetupTokenHash == nil || auth.HashToken(token) != *st.SetupTokenHash {
+	if !slices.Contains(st.SetupTokenHashes(), auth.HashToken(token)) {
 		return nil, errorf(http.StatusForbidden, "invalid setup token; use the one printed in the server log")
 	}
 	return s.runBootstrap(r.ctx, r, in)
@@ -113,7 +114,9 @@ func BootstrapResult(b *backend.Bootstrapped) wire.BootstrapResult {
 // PrepareSetup makes the one-time setup token for an instance that has no
 // owner yet and returns it (empty when the instance is bootstrapped). A
 // given token (GW_BOOTSTRAP_TOKEN) is used as is, for automation; otherwise
-// a fresh one replaces any earlier one, since only its hash is kept.
+// a fresh one. It is added to the tokens of the other processes that
+// started on the instance meanwhile (replicas), each of which works until
+// the instance has its owner (store.MaxSetupTokens).
 func (s *Server) PrepareSetup(ctx context.Context, given string) (string, error) {
 	st, err := s.store.GetInstanceState(ctx)
 	if err != nil {
@@ -127,7 +130,7 @@ func (s *Server) PrepareSetup(ctx context.Context, given string) (string, error)
 		token, _, _ = auth.NewToken(auth.SetupTokenPrefix)
 	}
 	hash := auth.HashToken(token)
-	if err := s.store.SetSetupToken(ctx, &hash); err != nil {
+	if err := s.store.AddSetupToken(ctx, hash); err != nil {
 		return "", err
 	}
 	return token, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/gw-gateway/gw/server/playground"
+	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
@@ -49,7 +50,12 @@ func newLeaseTenant(t *testing.T, e *enrollEnv, org, ws, dp string) leaseTenant 
 	t.Helper()
 	l := leaseTenant{org: org, dataPlane: dp}
 	l.token = e.key("/api/v1/instance", e.ownerKey, []string{"bundles.read", "data-planes.heartbeat", "policy-state.sync"}, nil).Token
-	e.must("POST", "/api/v1/data-plane/enrollments", l.token, map[string]any{"id": dp, "public_key": e.dp.Public().String()})
+	// Each data plane has a key pair of its own.
+	k, err := secrets.GenerateDataPlaneKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.must("POST", "/api/v1/data-plane/enrollments", l.token, map[string]any{"id": dp, "public_key": k.Public().String()})
 	e.must("POST", "/api/v1/instance/data-planes/enrollments/"+dp+"/approve", e.ownerKey, map[string]any{"organizations": []string{org}})
 	base := "/api/v1/organizations/" + org + "/workspaces/" + ws
 	budget := func(period, aggregation string) map[string]any {

@@ -26,10 +26,16 @@ type EnrollmentRequest struct {
 // swapped under a live enrollment: whoever holds another management key,
 // or another key pair, is not this data plane until an admin says so. A
 // revoked data plane may ask again (its state folder was lost, its key
-// replaced), and is pending, given nothing, until approved again.
+// replaced), and is pending, given nothing, until approved again. A key
+// pair is one data plane's: another's pending or approved enrollment
+// with the same public key refuses the request (issue 27, row 8), since
+// approving it would send that data plane's holder the bundles asked for.
 func RequestEnrollment(ctx context.Context, st *store.Store, actor Actor, in EnrollmentRequest) (*store.DataPlaneEnrollment, error) {
 	var out *store.DataPlaneEnrollment
 	err := st.InTx(ctx, func(tx *store.Store) error {
+		if err := keyOfNoOther(ctx, tx, in.PublicKey, in.DataPlaneID); err != nil {
+			return err
+		}
 		now := store.Now()
 		e, err := tx.RequestEnrollment(ctx, &store.DataPlaneEnrollment{DataPlaneID: in.DataPlaneID, PublicKey: in.PublicKey,
 			Fingerprint: in.Fingerprint, KeyID: &in.KeyID, Status: store.EnrollmentPending, RequestedAt: now, UpdatedAt: now})
@@ -54,6 +60,17 @@ func RequestEnrollment(ctx context.Context, st *store.Store, actor Actor, in Enr
 			Details: map[string]any{"fingerprint": in.Fingerprint}})
 	})
 	return out, err
+}
+
+// keyOfNoOther refuses a public key that another data plane's pending or
+// approved enrollment has.
+func keyOfNoOther(ctx context.Context, tx *store.Store, publicKey, dataPlaneID string) error {
+	other, err := tx.LiveEnrollmentWithKey(ctx, publicKey, dataPlaneID)
+	if err != nil || other == "" {
+		return err
+	}
+	return errorf(Conflict, "data plane %q is enrolled with this public key; every data plane has a key pair of its own "+
+		"(start this one with a fresh data dir or --key-file, or revoke %q first: gw data-planes revoke %s)", other, other, other)
 }
 
 // EnrollmentApproval is an admin's approval: the organizations (ids or
@@ -82,6 +99,11 @@ func ApproveEnrollment(ctx context.Context, st *store.Store, actor Actor, in Enr
 		}
 		if in.Fingerprint != nil && !strings.EqualFold(strings.TrimSpace(*in.Fingerprint), e.Fingerprint) {
 			return errorf(Conflict, "data plane %q has key fingerprint %s, not %s: approve only the key you checked", in.DataPlaneID, e.Fingerprint, *in.Fingerprint)
+		}
+		// Two requests with one key may have raced past RequestEnrollment's
+		// check.
+		if err := keyOfNoOther(ctx, tx, e.PublicKey, in.DataPlaneID); err != nil {
+			return err
 		}
 		orgIDs, slugs, err := organizationsNamed(ctx, tx, in.Organizations)
 		if err != nil {

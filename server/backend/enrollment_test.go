@@ -48,6 +48,12 @@ func TestEnrollmentRules(t *testing.T) {
 			{name: "it asks again, the same", op: ask(poller, "key-a")},
 			{name: "another management key asks for its id", op: ask(stranger, "key-a"), kind: backend.Conflict},
 			{name: "another key pair asks for its id", op: ask(poller, "key-b"), kind: backend.Conflict},
+			// Issue 27, row 8: another data plane with dp-1's public key.
+			{name: "another data plane asks with its public key", op: func() error {
+				_, err := backend.RequestEnrollment(ctx, w.st, owner, backend.EnrollmentRequest{DataPlaneID: "dp-2",
+					PublicKey: "key-a", Fingerprint: "fp-key-a", KeyID: poller})
+				return err
+			}, kind: backend.Conflict},
 			{name: "approve a data plane nobody enrolled", op: func() error {
 				_, _, err := backend.ApproveEnrollment(ctx, w.st, owner, backend.EnrollmentApproval{DataPlaneID: "dp-9", Organizations: acme})
 				return err
@@ -64,6 +70,21 @@ func TestEnrollmentRules(t *testing.T) {
 		e, err := w.st.GetEnrollment(ctx, "dp-1")
 		if err != nil || e.Status != store.EnrollmentPending || e.PublicKey != "key-b" {
 			t.Fatalf("after asking again: %+v %v, want pending with the new key", e, err)
+		}
+		// dp-1's old key is no live enrollment's any more: another data
+		// plane may ask with it. Approving it is refused while a request
+		// with the same key is pending for another.
+		if _, err := backend.RequestEnrollment(ctx, w.st, owner, backend.EnrollmentRequest{DataPlaneID: "dp-2",
+			PublicKey: "key-a", Fingerprint: "fp-key-a", KeyID: stranger}); err != nil {
+			t.Fatalf("a revoked data plane's old key: %v", err)
+		}
+		if _, err := w.st.RequestEnrollment(ctx, &store.DataPlaneEnrollment{DataPlaneID: "dp-3", PublicKey: "key-a",
+			Fingerprint: "fp-key-a", KeyID: &stranger, Status: store.EnrollmentPending, RequestedAt: store.Now(), UpdatedAt: store.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = backend.ApproveEnrollment(ctx, w.st, owner, backend.EnrollmentApproval{DataPlaneID: "dp-2", Organizations: acme})
+		if kindOf(err) != backend.Conflict {
+			t.Fatalf("approving a key another pending data plane has: %v", err)
 		}
 	})
 }

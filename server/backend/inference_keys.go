@@ -87,6 +87,17 @@ func IssueInferenceKey(ctx context.Context, st *store.Store, actor Actor, in Inf
 	k := &store.InferenceKey{ID: uuid.New(), OrgID: ws.OrgID, WorkspaceID: ws.ID, UserID: in.Owner, Name: in.Name, Prefix: prefix,
 		TokenHash: hash, ExpiresAt: in.ExpiresAt, RateLimits: limits, CreatedBy: actor.UserID, Tags: tagsOrNil(in.Tags), CreatedAt: now, UpdatedAt: now}
 	err := st.InTx(ctx, func(tx *store.Store) error {
+		// The owner's account (and the issuer's, whose disable revokes the
+		// keys it issued) is read under a lock a disable's write waits
+		// for: a disable in the same instant either sees this key and
+		// revokes it, or comes first and this refuses (issue 27, row 8).
+		people := []uuid.UUID{in.Owner}
+		if actor.UserID != nil && *actor.UserID != in.Owner {
+			people = append(people, *actor.UserID)
+		}
+		if err := tx.ShareUsers(ctx, people...); err != nil {
+			return err
+		}
 		// The owner must be an active member: the bundle serves only keys of
 		// active members, and policies target keys by their owner.
 		m, err := tx.GetMembership(ctx, ws.OrgID, in.Owner)

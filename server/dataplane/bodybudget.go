@@ -21,12 +21,33 @@ import (
 // until the request's answer is written. A body the budget cannot hold is
 // refused at once, 503 overloaded with Retry-After: a declared length is
 // reserved whole before reading; a body of unknown length (chunked) is
-// reserved as it arrives. What the process holds per body byte is about
-// two bytes (the body itself, and the upstream request made of it;
-// providers.ParseChatRequest keeps the rest as slices of the body), three
-// for Messages and Responses (their Chat Completions translation, which
-// routing reads, on top), so the budget bounds the memory inference bodies
-// take to two to three times itself.
+// reserved as it arrives.
+//
+// What a request holds besides its body is counted too, once it is made
+// (issue 27, where 16 × 30 MiB bodies over 16 keys took 541 MB on Chat
+// Completions but 1,021 MB on Messages and 1,472 MB on Responses):
+//
+//   - Chat Completions: the body; providers.ParseChatRequest keeps the
+//     rest as slices of it.
+//   - Messages and Responses: the body, and the outline routing reads
+//     (providers.Outline: the body with long strings cut, small next to
+//     it) with its translation to Chat Completions; for an upstream that
+//     does not speak the dialect, the whole translation too, counted when
+//     a route makes it.
+//
+// The upstream request is not counted: to an upstream of the request's
+// own dialect (OpenAI-shaped chat, Anthropic Messages, OpenAI Responses)
+// it is the body's (or the translation's) own bytes with a few members
+// written over them (providers' editObject), no copy; to other upstreams,
+// and to Bedrock and Vertex AI (which sign or take it whole), it is one
+// copy in their format.
+//
+// What parsing and translating make is counted whatever the budget has
+// left (count): the request was admitted with its body, and refusing it
+// half-way would waste what it took; later bodies find the budget fuller.
+// So the budget bounds the memory inference bodies take to about once
+// itself for requests their upstream takes as sent, twice for those
+// translated or re-encoded.
 
 // DefaultBodyBytesInFlight is the process-wide budget of inference body
 // bytes in flight.
@@ -165,6 +186,19 @@ func (h *bodyHold) grow(n int64) *response {
 	return nil
 }
 
+// count adds n bytes the request holds besides its body (what parsing
+// or a translation made), whatever the budget has left.
+func (h *bodyHold) count(n int64) {
+	if n <= 0 {
+		return
+	}
+	h.budget.mu.Lock()
+	h.budget.used += n
+	h.budget.byKey[h.key] += n
+	h.budget.mu.Unlock()
+	h.held += n
+}
+
 func (h *bodyHold) release() {
 	h.budget.release(h.key, h.held)
 	h.held = 0
@@ -172,9 +206,9 @@ func (h *bodyHold) release() {
 
 // readBody reads an inference body within its size limit, the read
 // deadline limitBodyTime set and the body budget, or answers the refusal
-// in the dialect and returns nil. release gives the body's share of the
-// budget back: call it once the answer is written.
-func (p *Plane) readBody(w http.ResponseWriter, r *http.Request, d dialect, key uuid.UUID) (body []byte, release func()) {
+// in the dialect and returns nil. The hold counts what the request holds;
+// its release gives it back: call it once the answer is written.
+func (p *Plane) readBody(w http.ResponseWriter, r *http.Request, d dialect, key uuid.UUID) (body []byte, hold *bodyHold) {
 	limit := p.inference.maxBody
 	if r.ContentLength > limit {
 		d.refuse(w, errBodyTooLarge(limit))
@@ -185,7 +219,7 @@ func (p *Plane) readBody(w http.ResponseWriter, r *http.Request, d dialect, key 
 	if err == nil && refusal == nil {
 		// A stream may take long to answer; the body is in.
 		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-		return body, h.release
+		return body, h
 	}
 	h.release()
 	var tooLarge *http.MaxBytesError

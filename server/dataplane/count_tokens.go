@@ -21,9 +21,9 @@ type tokenCounter interface {
 }
 
 // serveCountTokens answers POST /inf/v1/messages/count_tokens. It is
-// admitted like an inference request (key, rate limit, body, visibility,
-// policies), but calls no model and costs nothing, so it leaves no usage
-// event and holds no budget. Anthropic upstreams count the request
+// admitted like an inference request (key, tags, rate limit, body,
+// visibility, policies), but calls no model and costs nothing, so it
+// leaves no usage event and holds no budget. Anthropic upstreams count the request
 // themselves; for other models gw estimates with the tokenizer of the
 // model's family (server/tokens).
 func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
@@ -41,6 +41,11 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	id := uuid.New()
 	requestID := setRequestID(w, r, id)
 	refusal = p.gate(r, refusal)
+	if refusal == nil {
+		// The workspace's required tags are required here too (issue 27,
+		// row 8), though a count leaves no event to carry them.
+		_, refusal = tagsOf(r, key.inference)
+	}
 	if refusal != nil {
 		d.refuse(w, refusal)
 		return
@@ -51,11 +56,11 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	if !admitted {
 		return
 	}
-	body, release := p.readBody(w, r, d, key.inference.id)
+	body, hold := p.readBody(w, r, d, key.inference.id)
 	if body == nil {
 		return
 	}
-	defer release()
+	defer hold.release()
 	members, err := providers.ParseObject(body)
 	if err != nil {
 		d.refuse(w, invalidResponse(invalidJSON))
@@ -63,20 +68,20 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	// count_tokens has no max_tokens; the translation, which wants one,
 	// gets a nominal one, and the upstream none.
-	withLimit := make(map[string]json.RawMessage, len(members)+1)
-	for k, v := range members {
-		withLimit[k] = v
-	}
-	withLimit["max_tokens"] = json.RawMessage("1")
-	req, native, translateErr, err := d.parse(mustJSON(withLimit))
+	withLimit := providers.WithMember(body, "max_tokens", []byte("1"))
+	parsed, err := d.parse(withLimit)
 	if err != nil {
 		d.refuse(w, invalidResponse(err))
 		return
 	}
-	// The members as parsed (system turns folded), less the nominal limit.
-	delete(native, "max_tokens")
+	hold.count(int64(len(withLimit)) + parsed.held)
+	// The request as parsed (system turns folded), less the nominal limit.
+	native := parsed.native
+	native.Edits = append(native.Edits, providers.Edit{Name: "max_tokens"})
+	delete(native.Members, "max_tokens")
+	req := parsed.req
 	x = &exchange{p: p, w: w, r: r, d: d, key: key.inference, view: key.models, started: started, id: id,
-		requestID: requestID, req: req, native: native, translateErr: translateErr}
+		requestID: requestID, req: req, whole: parsed.whole, body: withLimit, hold: hold, native: native, translateErr: parsed.translateErr}
 	m := x.countedModel(req.Model)
 	if m == nil {
 		d.refuse(w, errModelNotFound)

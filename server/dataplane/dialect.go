@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"encoding/json"
 	"net/http"
 	"slices"
 
@@ -28,12 +27,8 @@ type dialect interface {
 	// name is the endpoint in usage events and the key of its native
 	// adapters.
 	name() string
-	// parse reads a body: the request as Chat Completions, its members in
-	// the dialect, and the translation's error, if any, which refuses the
-	// request only where it must be translated (a native upstream takes
-	// what the translation cannot express). err refuses the request at
-	// once.
-	parse(body []byte) (req *providers.ChatRequest, native map[string]json.RawMessage, translateErr, err error)
+	// parse reads a body; err refuses the request at once.
+	parse(body []byte) (parsed, error)
 	// unknown lists the members a strict_parameters policy refuses.
 	unknown(x *exchange, translated bool) []string
 	// serves reports whether model answers this endpoint.
@@ -47,6 +42,36 @@ type dialect interface {
 	answer(c *providers.Completion, native bool, model string) ([]byte, error)
 	// startStream sends a streaming answer's headers.
 	startStream(w http.ResponseWriter, native bool, model string) streamOut
+}
+
+// parsed is a request as its dialect reads it.
+type parsed struct {
+	// req is what routing reads: the request as Chat Completions. Of a
+	// Messages or Responses request it is the translation of the body's
+	// outline (providers.Outline), unless whole: a request that goes to
+	// an upstream of its own dialect is never translated whole, and the
+	// whole translation (translator) is made when a route needs it.
+	req   *providers.ChatRequest
+	whole bool
+	// native is the request in its own dialect, for upstreams that speak
+	// it (nil for Chat Completions).
+	native *providers.NativeRequest
+	// translateErr is why the request cannot be translated for an
+	// upstream that does not speak its dialect, which refuses it only
+	// where it must be translated (a native upstream takes what the
+	// translation cannot express).
+	translateErr error
+	// held is what parsing made beyond the body (an outline, a
+	// translation), which the body's hold counts too.
+	held int64
+}
+
+// translator is a dialect whose requests are routed as their outline's
+// translation (parsed.req).
+type translator interface {
+	// translate is the whole request as Chat Completions, and the bytes
+	// the translation holds.
+	translate(body []byte) (*providers.ChatRequest, int64, error)
 }
 
 // streamOut writes a streaming answer in a dialect.
@@ -130,9 +155,9 @@ type chatDialect struct{}
 
 func (chatDialect) name() string { return endpointChatCompletions }
 
-func (chatDialect) parse(body []byte) (*providers.ChatRequest, map[string]json.RawMessage, error, error) {
+func (chatDialect) parse(body []byte) (parsed, error) {
 	req, err := providers.ParseChatRequest(body)
-	return req, nil, nil, err
+	return parsed{req: req, whole: true}, err
 }
 
 func (chatDialect) unknown(x *exchange, _ bool) []string { return x.req.UnknownMembers() }

@@ -16,11 +16,11 @@ type embeddingsDialect struct{}
 
 func (embeddingsDialect) name() string { return endpointEmbeddings }
 
-func (embeddingsDialect) parse(body []byte) (*providers.ChatRequest, map[string]json.RawMessage, error, error) {
+func (embeddingsDialect) parse(body []byte) (parsed, error) {
 	// The members, input included, are slices of body, not copies.
 	members, err := providers.ParseObject(body)
 	if err != nil {
-		return nil, nil, nil, invalidJSON
+		return parsed{}, invalidJSON
 	}
 	var req struct {
 		Model          *string         `json:"model"`
@@ -29,22 +29,23 @@ func (embeddingsDialect) parse(body []byte) (*providers.ChatRequest, map[string]
 		Input          json.RawMessage `json:"-"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, nil, nil, &providers.InvalidRequestError{Code: "invalid_type", Message: "The request is not an embeddings request: " + err.Error()}
+		return parsed{}, &providers.InvalidRequestError{Code: "invalid_type", Message: "The request is not an embeddings request: " + err.Error()}
 	}
 	req.Input = bytes.TrimSpace(members["input"])
 	switch {
 	case req.Model == nil || *req.Model == "":
-		return nil, nil, nil, &providers.InvalidRequestError{Param: "model", Code: "missing_required_parameter", Message: "Missing required parameter: 'model'."}
+		return parsed{}, &providers.InvalidRequestError{Param: "model", Code: "missing_required_parameter", Message: "Missing required parameter: 'model'."}
 	case len(req.Input) == 0 || string(req.Input) == "null":
-		return nil, nil, nil, &providers.InvalidRequestError{Param: "input", Code: "missing_required_parameter", Message: "Missing required parameter: 'input'."}
+		return parsed{}, &providers.InvalidRequestError{Param: "input", Code: "missing_required_parameter", Message: "Missing required parameter: 'input'."}
 	case req.Input[0] != '"' && req.Input[0] != '[':
-		return nil, nil, nil, &providers.InvalidRequestError{Param: "input", Code: "invalid_type", Message: "'input' must be a string or an array."}
+		return parsed{}, &providers.InvalidRequestError{Param: "input", Code: "invalid_type", Message: "'input' must be a string or an array."}
 	case req.EncodingFormat != nil && *req.EncodingFormat != "float" && *req.EncodingFormat != "base64":
-		return nil, nil, nil, &providers.InvalidRequestError{Param: "encoding_format", Code: "invalid_value", Message: "'encoding_format' must be float or base64."}
+		return parsed{}, &providers.InvalidRequestError{Param: "encoding_format", Code: "invalid_value", Message: "'encoding_format' must be float or base64."}
 	case req.Dimensions != nil && *req.Dimensions < 1:
-		return nil, nil, nil, &providers.InvalidRequestError{Param: "dimensions", Code: "invalid_value", Message: "'dimensions' must be an integer of at least 1."}
+		return parsed{}, &providers.InvalidRequestError{Param: "dimensions", Code: "invalid_value", Message: "'dimensions' must be an integer of at least 1."}
 	}
-	return &providers.ChatRequest{Model: *req.Model, Members: members}, members, nil, nil
+	return parsed{req: &providers.ChatRequest{Model: *req.Model, Members: members}, whole: true,
+		native: &providers.NativeRequest{Body: body, Members: members}}, nil
 }
 
 // embeddingsKnown are the members of OpenAI's embeddings API.
@@ -52,7 +53,7 @@ var embeddingsKnown = map[string]bool{"model": true, "input": true, "dimensions"
 
 func (embeddingsDialect) unknown(x *exchange, _ bool) []string {
 	var out []string
-	for name := range x.native {
+	for name := range x.native.Members {
 		if !embeddingsKnown[name] {
 			out = append(out, name)
 		}

@@ -1,5 +1,7 @@
 package dataplane
 
+import "github.com/google/uuid"
+
 // UseLegacyBound makes p price requests' budget bounds as earlier releases
 // did (a flat 2,000 input tokens over the body, at the dearest input-side
 // price), for tests and benchmarks that measure against them.
@@ -21,4 +23,10 @@ func DrawHeaviestFirst(t interface{ Cleanup(func()) }) {
 	old := aliasDraw
 	aliasDraw = func(int) int { return 0 }
 	t.Cleanup(func() { aliasDraw = old })
+}
+
+// BodyBytesHeld reports the body bytes key's requests on p hold.
+func BodyBytesHeld(p *Plane, key uuid.UUID) int64 {
+	_, n := p.bodies.inFlight(key)
+	return n
 }

@@ -135,6 +135,9 @@ func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect
 	if refusal == nil {
 		requestTags, refusal = tagsOf(r, key.inference)
 	}
+	if refusal == nil {
+		refusal = p.tagSets.admit(key.inference.id, requestTags, p.now())
+	}
 	if refusal != nil {
 		if admission != nil {
 			admission.End()
@@ -186,13 +189,18 @@ type exchange struct {
 	// X-Gw-Tags header's (tags.Merge).
 	tags map[string]string
 
-	req *providers.ChatRequest
-	// body is the request as read, valid until serve returns (its buffer
-	// is pooled), for the estimate a translated stream starts with.
+	// req is the request as routing reads it (parsed.req); whole: it is
+	// the whole request, which a translating adapter is given.
+	req   *providers.ChatRequest
+	whole bool
+	// body is the request as read, valid until serve returns, for the
+	// estimate a translated stream starts with; hold counts it and what
+	// was made of it in the body budget.
 	body []byte
-	// native is the request's members in its own dialect, for upstreams
-	// that speak it.
-	native map[string]json.RawMessage
+	hold *bodyHold
+	// native is the request in its own dialect, for upstreams that speak
+	// it.
+	native *providers.NativeRequest
 	// translateErr is why the request cannot be translated for an
 	// upstream that does not speak its dialect.
 	translateErr error
@@ -265,17 +273,19 @@ type route struct {
 }
 
 func (x *exchange) serve() {
-	body, release := x.p.readBody(x.w, x.r, x.d, x.key.id)
+	body, hold := x.p.readBody(x.w, x.r, x.d, x.key.id)
 	if body == nil {
 		return
 	}
-	defer release()
-	req, native, translateErr, err := x.d.parse(body)
+	defer hold.release()
+	p, err := x.d.parse(body)
 	if err != nil {
 		x.d.refuse(x.w, invalidResponse(err))
 		return
 	}
-	x.req, x.native, x.translateErr, x.body = req, native, translateErr, body
+	hold.count(p.held)
+	req := p.req
+	x.req, x.whole, x.native, x.translateErr, x.body, x.hold = req, p.whole, p.native, p.translateErr, body, hold
 	x.input = inputShapeOf(body)
 	for _, c := range req.Capabilities() {
 		if c != catalog.CapabilityStreaming {
@@ -407,6 +417,9 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 		if x.translateErr != nil {
 			return nil, invalidResponse(x.translateErr)
 		}
+		if refusal := x.translateWhole(); refusal != nil {
+			return nil, refusal
+		}
 	}
 	if d.StrictParameters {
 		if unknown := x.d.unknown(x, !native); len(unknown) > 0 {
@@ -455,6 +468,24 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 	return rt, nil
 }
 
+// translateWhole makes the whole request's translation, which an adapter
+// that translates it for its upstream is given, in place of the outline's
+// that routing read (the same request, as far as routing reads it).
+func (x *exchange) translateWhole() *response {
+	if x.whole {
+		return nil
+	}
+	req, held, err := x.d.(translator).translate(x.body)
+	if err != nil {
+		return invalidResponse(err)
+	}
+	if x.hold != nil {
+		x.hold.count(held)
+	}
+	x.req, x.whole = req, true
+	return nil
+}
+
 // toolDropper is a dialect whose translation leaves out tools only its
 // own vendor runs.
 type toolDropper interface {
@@ -471,7 +502,7 @@ func (x *exchange) dropTools(native, strict bool) *response {
 	if native || !ok {
 		return nil
 	}
-	dropped := td.dropped(x.native)
+	dropped := td.dropped(x.native.Members)
 	if len(dropped) == 0 {
 		return nil
 	}

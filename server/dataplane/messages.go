@@ -11,52 +11,65 @@ import (
 
 // messagesDialect is Anthropic's Messages API on /inf/v1/messages, so the
 // Anthropic SDKs and Claude Code work with their base URL set to
-// {base}/inf. To Anthropic upstreams the request goes as sent; to others
+// {base}/inf. To Anthropic upstreams the request goes as sent (its model,
+// limit and stream set by an edit of its bytes); to others
 // it is translated to Chat Completions and the answer back. Errors are in
 // Anthropic's shape: {"type":"error","error":{"type","message"}}.
 type messagesDialect struct{}
 
 func (messagesDialect) name() string { return endpointMessages }
 
-func (messagesDialect) parse(body []byte) (*providers.ChatRequest, map[string]json.RawMessage, error, error) {
-	req, members, terr, err := parseTranslated(body, providers.MessagesToChat, "max_tokens")
+func (messagesDialect) parse(body []byte) (parsed, error) {
+	p, err := parseTranslated(body, providers.MessagesToChat, "max_tokens")
 	if err != nil {
-		return nil, nil, nil, err
+		return parsed{}, err
 	}
 	// Checked for every upstream: a native one would refuse it after a
 	// call spent on it.
-	if err := providers.MessagesRequired(members); err != nil {
-		return nil, nil, nil, err
+	if err := providers.MessagesRequired(p.native.Members); err != nil {
+		return parsed{}, err
 	}
 	// Claude Code's system turns go to an Anthropic upstream folded into
 	// system, which is where the Messages API takes them.
-	if members, err = providers.FoldSystemTurns(members); err != nil {
-		return nil, nil, nil, err
-	}
-	return req, members, terr, nil
+	p.native.Edits = providers.FoldSystemTurns(p.native.Members)
+	return p, nil
+}
+
+func (messagesDialect) translate(body []byte) (*providers.ChatRequest, int64, error) {
+	return translateWhole(body, providers.MessagesToChat)
 }
 
 func (messagesDialect) dropped(members map[string]json.RawMessage) []providers.DroppedTool {
 	return providers.MessagesDroppedTools(members)
 }
 
-// parseTranslated reads a request of another dialect: its members, and the
-// Chat Completions request it translates to. A request the translation
-// refuses is still routed, as the bare request it is (model, stream,
-// limit), because a native upstream may take it; the translation's error
-// refuses it only where it would have to be translated.
-func parseTranslated(body []byte, translate func([]byte) ([]byte, error), limit string) (*providers.ChatRequest, map[string]json.RawMessage, error, error) {
+// parseTranslated reads a request of another dialect: its members, and
+// the Chat Completions request its outline translates to, which is what
+// routing reads. The body is not translated whole here: an upstream of
+// its own dialect takes it as sent, and for another upstream the route
+// translates it whole (translator). A request the translation refuses is
+// still routed, as the bare request it is (model, stream, limit), because
+// a native upstream may take it; the translation's error refuses it only
+// where it would have to be translated.
+func parseTranslated(body []byte, translate func([]byte) ([]byte, error), limit string) (parsed, error) {
 	// The members are slices of body, not copies: a native upstream gets
 	// them as sent.
 	members, err := providers.ParseObject(body)
 	if err != nil {
-		return nil, nil, nil, invalidJSON
+		return parsed{}, invalidJSON
 	}
-	chat, terr := translate(body)
+	p := parsed{native: &providers.NativeRequest{Body: body, Members: members}}
+	outline := providers.Outline(body)
+	if p.whole = len(outline) == len(body); !p.whole {
+		p.held = int64(len(outline))
+	}
+	chat, terr := translate(outline)
 	if terr == nil {
 		req, err := providers.ParseChatRequest(chat)
 		if err == nil {
-			return req, members, nil, nil
+			p.req = req
+			p.held += int64(len(chat))
+			return p, nil
 		}
 		terr = err
 	}
@@ -64,10 +77,10 @@ func parseTranslated(body []byte, translate func([]byte) ([]byte, error), limit 
 		Model  string `json:"model"`
 		Stream bool   `json:"stream"`
 	}
-	if err := json.Unmarshal(body, &bare); err != nil || bare.Model == "" {
+	if err := json.Unmarshal(outline, &bare); err != nil || bare.Model == "" {
 		// Without a model there is nothing to route: the translation's
 		// error says what is wrong.
-		return nil, nil, nil, terr
+		return parsed{}, terr
 	}
 	m := map[string]any{"model": bare.Model, "stream": bare.Stream, "messages": []any{map[string]any{"role": "user", "content": ""}}}
 	if raw, ok := members[limit]; ok {
@@ -77,15 +90,30 @@ func parseTranslated(body []byte, translate func([]byte) ([]byte, error), limit 
 	}
 	req, err := providers.ParseChatRequest(mustJSON(m))
 	if err != nil {
-		return nil, nil, nil, terr
+		return parsed{}, terr
 	}
-	return req, members, terr, nil
+	p.req, p.translateErr, p.whole = req, terr, false
+	return p, nil
+}
+
+// translateWhole is the whole request as Chat Completions, for an
+// upstream that does not speak its dialect, and the bytes it holds.
+func translateWhole(body []byte, translate func([]byte) ([]byte, error)) (*providers.ChatRequest, int64, error) {
+	chat, err := translate(body)
+	if err != nil {
+		return nil, 0, err
+	}
+	req, err := providers.ParseChatRequest(chat)
+	if err != nil {
+		return nil, 0, err
+	}
+	return req, int64(len(chat)), nil
 }
 
 var invalidJSON = &providers.InvalidRequestError{Code: "invalid_json", Message: "The request body is not a JSON object."}
 
 func (messagesDialect) unknown(x *exchange, translated bool) []string {
-	return providers.MessagesUnknown(x.native, translated)
+	return providers.MessagesUnknown(x.native.Members, translated)
 }
 
 func (messagesDialect) serves(m catalog.Model) bool { return !m.Embeds() }

@@ -68,6 +68,10 @@ type Options struct {
 	// 503 overloaded (bodybudget.go).
 	BodyBytesInFlight    int64
 	KeyBodyBytesInFlight int64
+	// KeyTagSetsPerMinute bounds the tag sets new to a key it may bring
+	// in a minute (DefaultKeyTagSetsPerMinute when 0, none when
+	// negative); past it, 429 too_many_tag_sets (tagsets.go).
+	KeyTagSetsPerMinute int
 	// Logger receives upstream failures and fallbacks; never a secret.
 	Logger *slog.Logger
 	// Budgets grants budget leases; without it a request that a budget
@@ -139,6 +143,8 @@ type Plane struct {
 	rateLeases *rateLeases
 	// health is what routing learned of upstream targets' failures.
 	health *healthBook
+	// tagSets bounds the tag sets new to each key per minute.
+	tagSets *tagSetBound
 	// journal records the requests at an upstream, for a crash (nil: none).
 	journal *RequestJournal
 	// egress is the policy upstream connections are held to: the
@@ -169,6 +175,7 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	p.health = newHealthBook(opts.Metrics.SetTargetState)
 	p.health.off = opts.ForgetFailures
 	p.bodies = newBodyBudget(opts.BodyBytesInFlight, opts.KeyBodyBytesInFlight, p.inference.maxBody)
+	p.tagSets = newTagSetBound(opts.KeyTagSetsPerMinute)
 	if pub != nil {
 		p.SetSigningKey(pub)
 	}

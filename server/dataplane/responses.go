@@ -9,26 +9,31 @@ import (
 )
 
 // responsesDialect is OpenAI's Responses API on /inf/v1/responses. To
-// api.openai.com the request goes as sent (with store forced off); to
-// other upstreams it is translated to Chat Completions. gw keeps no
+// api.openai.com the request goes as sent (with store forced off by an
+// edit of its bytes); to other upstreams it is translated to Chat
+// Completions. gw keeps no
 // responses, so store: true, previous_response_id, conversation and
 // background are refused with a 400 that says so.
 type responsesDialect struct{}
 
 func (responsesDialect) name() string { return endpointResponses }
 
-func (responsesDialect) parse(body []byte) (*providers.ChatRequest, map[string]json.RawMessage, error, error) {
-	req, members, terr, err := parseTranslated(body, providers.ResponsesToChat, "max_output_tokens")
+func (responsesDialect) parse(body []byte) (parsed, error) {
+	p, err := parseTranslated(body, providers.ResponsesToChat, "max_output_tokens")
 	if err != nil {
-		return nil, nil, nil, err
+		return parsed{}, err
 	}
-	if err := providers.CheckResponsesState(members); err != nil {
-		return nil, nil, nil, err
+	if err := providers.CheckResponsesState(p.native.Members); err != nil {
+		return parsed{}, err
 	}
-	if err := providers.ResponsesRequired(members); err != nil {
-		return nil, nil, nil, err
+	if err := providers.ResponsesRequired(p.native.Members); err != nil {
+		return parsed{}, err
 	}
-	return req, members, terr, nil
+	return p, nil
+}
+
+func (responsesDialect) translate(body []byte) (*providers.ChatRequest, int64, error) {
+	return translateWhole(body, providers.ResponsesToChat)
 }
 
 func (responsesDialect) dropped(members map[string]json.RawMessage) []providers.DroppedTool {
@@ -36,7 +41,7 @@ func (responsesDialect) dropped(members map[string]json.RawMessage) []providers.
 }
 
 func (responsesDialect) unknown(x *exchange, translated bool) []string {
-	return providers.ResponsesUnknown(x.native, translated)
+	return providers.ResponsesUnknown(x.native.Members, translated)
 }
 
 func (responsesDialect) serves(m catalog.Model) bool { return !m.Embeds() }

@@ -53,64 +53,44 @@ func systemTurnRaw(content []byte, param string) ([]rope, error) {
 	return []rope{{mustMarshal(map[string]any{"role": "system", "content": text})}}, nil
 }
 
-// FoldSystemTurns returns members with the role "system" turns of
-// messages moved into system (as text blocks, after the system prompt's
-// own), since the Messages API itself takes no system turns; members is
-// returned as it is when there are none. cache_control on a system turn's
-// blocks travels with them.
-func FoldSystemTurns(members map[string]json.RawMessage) (map[string]json.RawMessage, error) {
-	var kept [][]byte
-	var system [][]byte
+// FoldSystemTurns returns the edits (of NativeRequest.Edits) that move
+// the role "system" turns of messages into system (as text blocks, after
+// the system prompt's own), since the Messages API itself takes no system
+// turns; none when there are none. The turns kept and the blocks moved are
+// written as sent, not copied. cache_control on a system turn's blocks
+// travels with them.
+func FoldSystemTurns(members map[string]json.RawMessage) []Edit {
+	var kept, system []rope
 	arrayElements(bytes.TrimSpace(members["messages"]), func(turn []byte) {
-		var t struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		}
-		if json.Unmarshal(turn, &t) == nil && t.Role == "system" {
-			system = append(system, systemBlocks(t.Content)...)
+		// The role alone is decoded: a turn's content may be most of the
+		// body.
+		var role string
+		if json.Unmarshal(memberValue(turn, "role"), &role) == nil && role == "system" {
+			system = append(system, systemBlocks(memberValue(turn, "content"))...)
 			return
 		}
-		kept = append(kept, turn)
+		kept = append(kept, rope{turn})
 	})
 	if len(system) == 0 {
-		return members, nil
-	}
-	out := make(map[string]json.RawMessage, len(members))
-	for k, v := range members {
-		out[k] = v
+		return nil
 	}
 	head := systemBlocks(members["system"])
-	out["system"] = joinArray(append(head, system...))
-	out["messages"] = joinArray(kept)
-	return out, nil
+	return []Edit{{Name: "system", Value: rawArray(append(head, system...))}, {Name: "messages", Value: rawArray(kept)}}
 }
 
 // systemBlocks are a system prompt's (or system turn's) text blocks: a
 // string becomes one block.
-func systemBlocks(raw json.RawMessage) [][]byte {
+func systemBlocks(raw json.RawMessage) []rope {
 	raw = bytes.TrimSpace(raw)
 	switch valueKind(raw) {
 	case "string":
-		return [][]byte{mustMarshal(map[string]any{"type": "text", "text": json.RawMessage(raw)})}
+		return []rope{rawObject(`{"type":"text","text":`, rope{raw}, `}`)}
 	case "array":
-		var out [][]byte
-		arrayElements(raw, func(b []byte) { out = append(out, b) })
+		var out []rope
+		arrayElements(raw, func(b []byte) { out = append(out, rope{b}) })
 		return out
 	}
 	return nil
-}
-
-func joinArray(items [][]byte) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(it)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
 }
 
 // DroppedTool is a tool a translation leaves out: Name is what the

@@ -2,7 +2,6 @@ package providers
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 )
@@ -47,13 +46,7 @@ func (a *BedrockMessages) send(ctx context.Context, call *Call, stream bool) (*h
 // takes it: no model or stream member (the URL says both), Bedrock's
 // anthropic_version, and the client's anthropic-beta flags in the body.
 func bedrockMessagesBody(call *Call) ([]byte, error) {
-	body, err := anthropicPlatformBody(call, false, bedrockAnthropicVersion)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]json.RawMessage
-	_ = json.Unmarshal(body, &m) // anthropicPlatformBody encoded it
-	delete(m, "stream")
+	extra := []Edit{removed("stream")}
 	if betas := call.Header.Values("Anthropic-Beta"); len(betas) > 0 {
 		var list []string
 		for _, b := range betas {
@@ -63,9 +56,14 @@ func bedrockMessagesBody(call *Call) ([]byte, error) {
 				}
 			}
 		}
-		m["anthropic_beta"] = mustMarshal(list)
+		extra = append(extra, setTo("anthropic_beta", mustMarshal(list)))
 	}
-	return mustMarshal(m), nil
+	body, err := anthropicPlatformBody(call, false, bedrockAnthropicVersion, extra...)
+	if err != nil {
+		return nil, err
+	}
+	// One copy: the request is signed over its bytes.
+	return body.bytes(), nil
 }
 
 // Complete implements Adapter; the body is a Messages answer.

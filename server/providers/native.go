@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/gw-gateway/gw/server/catalog"
@@ -29,36 +29,37 @@ func forwardHeader(dst, src http.Header) {
 	}
 }
 
-// nativeBody is the client's request with model, limit and stream set.
-func nativeBody(call *Call, limitName string, stream *bool) ([]byte, error) {
-	m := make(map[string]json.RawMessage, len(call.Native)+1)
-	maps.Copy(m, call.Native)
-	m["model"] = jsonString(call.UpstreamModel)
+// nativeBody is the client's request with model, limit and stream set,
+// and then extra, written over the body as sent (editObject): the body is
+// neither decoded nor copied.
+func nativeBody(call *Call, limitName string, stream *bool, extra ...Edit) (rope, error) {
+	n := call.Native
+	edits := append(slices.Clip(n.Edits), setTo("model", jsonString(call.UpstreamModel)))
 	if limitName != "" && call.MaxTokens > 0 {
 		var asked int64
-		if raw, ok := m[limitName]; ok {
+		if raw, ok := n.Members[limitName]; ok {
 			asked, _ = strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
 		}
 		if asked == 0 || asked > call.MaxTokens {
-			m[limitName] = json.RawMessage(strconv.FormatInt(call.MaxTokens, 10))
+			edits = append(edits, setTo(limitName, []byte(strconv.FormatInt(call.MaxTokens, 10))))
 		}
 	}
 	if stream != nil {
-		m["stream"] = json.RawMessage(strconv.FormatBool(*stream))
+		edits = append(edits, setTo("stream", []byte(strconv.FormatBool(*stream))))
 	}
-	b, err := encodeMembers(m)
-	if err != nil {
+	body, ok := editObject(n.Body, append(edits, extra...))
+	if !ok {
 		return nil, invalid("", "invalid_json", "The request body is not valid JSON.")
 	}
-	return b, nil
+	return body, nil
 }
 
 // post sends body to url with the call's headers; errors use read's shape.
-func post(ctx context.Context, client *http.Client, url string, body []byte, call *Call, stream bool,
+func post(ctx context.Context, client *http.Client, url string, body rope, call *Call, stream bool,
 	auth func(http.Header), statusError func(*http.Response, string) *Error) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	req, err := newPost(ctx, url, body)
 	if err != nil {
-		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
+		return nil, err
 	}
 	forwardHeader(req.Header, call.Header)
 	auth(req.Header)
@@ -77,6 +78,18 @@ func post(ctx context.Context, client *http.Client, url string, body []byte, cal
 		return nil, statusError(resp, call.Secret)
 	}
 	return resp, nil
+}
+
+// newPost is a POST of body to url; its pieces are read in turn, never
+// joined.
+func newPost(ctx context.Context, url string, body rope) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body.reader())
+	if err != nil {
+		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
+	}
+	req.ContentLength = int64(body.len())
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
+	return req, nil
 }
 
 // readObject reads a JSON object answer and sets its model member; raw is
@@ -238,26 +251,26 @@ type OpenAIResponses struct {
 func (a *OpenAIResponses) Check(*Call, bool) error { return nil }
 
 func (a *OpenAIResponses) send(ctx context.Context, call *Call, stream bool) (*http.Response, error) {
-	body, err := nativeBody(call, "max_output_tokens", &stream)
-	if err != nil {
-		return nil, err
-	}
 	// gw keeps no responses (CheckResponsesState), and neither may the
 	// upstream on its behalf: a stored response would be reachable only
 	// outside gw.
-	var m map[string]json.RawMessage
-	_ = json.Unmarshal(body, &m)
-	m["store"] = json.RawMessage("false")
+	noStore := setTo("store", []byte("false"))
 	if a.Dialect == DialectAzure {
 		// Azure's v1 API names the deployment where OpenAI names the model.
-		m["model"] = jsonString(azureDeployment(call))
+		body, err := nativeBody(call, "max_output_tokens", &stream, noStore, setTo("model", jsonString(azureDeployment(call))))
+		if err != nil {
+			return nil, err
+		}
 		auth, err := azureAuth(ctx, a.Client, &a.tokens, call)
 		if err != nil {
 			return nil, err
 		}
-		return post(ctx, a.Client, trimBase(call.BaseURL)+"/openai/v1/responses", mustMarshal(m), call, stream, auth, openAIStatusError)
+		return post(ctx, a.Client, trimBase(call.BaseURL)+"/openai/v1/responses", body, call, stream, auth, openAIStatusError)
 	}
-	body = mustMarshal(m)
+	body, err := nativeBody(call, "max_output_tokens", &stream, noStore)
+	if err != nil {
+		return nil, err
+	}
 	return post(ctx, a.Client, trimBase(call.BaseURL)+"/responses", body, call, stream,
 		func(h http.Header) { h.Set("Authorization", "Bearer "+call.Secret) }, openAIStatusError)
 }

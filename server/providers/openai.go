@@ -182,9 +182,9 @@ func (a *OpenAI) send(ctx context.Context, call *Call, stream streamMode) (*http
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url(call), bytes.NewReader(body))
+	req, err := newPost(ctx, a.url(call), body)
 	if err != nil {
-		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
+		return nil, err
 	}
 	forwardHeader(req.Header, call.Header)
 	if a.Dialect == DialectAzure {
@@ -216,33 +216,27 @@ func (a *OpenAI) send(ctx context.Context, call *Call, stream streamMode) (*http
 }
 
 // body is the upstream request: the client's members with the model,
-// output limit and streaming members rewritten.
-func (a *OpenAI) body(call *Call, stream streamMode) ([]byte, error) {
+// output limit and streaming members rewritten, written over the request's
+// bytes (editObject), which are neither decoded nor copied.
+func (a *OpenAI) body(call *Call, stream streamMode) (rope, error) {
 	req := call.Request
-	m := make(map[string]json.RawMessage, len(req.Members)+2)
-	maps.Copy(m, req.Members)
-	m["model"] = jsonString(call.UpstreamModel)
-
+	edits := []Edit{setTo("model", jsonString(call.UpstreamModel)), removed("max_tokens"), removed("max_completion_tokens")}
 	limit := req.MaxTokens
 	if call.MaxTokens > 0 {
 		limit = call.MaxTokens
 	}
-	delete(m, "max_tokens")
-	delete(m, "max_completion_tokens")
 	if limit > 0 {
 		name := "max_tokens"
 		if a.Dialect == DialectOpenAI || a.Dialect == DialectAzure {
 			name = "max_completion_tokens"
 		}
-		m[name] = json.RawMessage(strconv.FormatInt(limit, 10))
+		edits = append(edits, setTo(name, []byte(strconv.FormatInt(limit, 10))))
 	}
 
 	switch stream {
 	case streamBare:
-		m["stream"] = json.RawMessage("true")
-		delete(m, "stream_options")
+		edits = append(edits, setTo("stream", []byte("true")), removed("stream_options"))
 	case streamWithUsage:
-		m["stream"] = json.RawMessage("true")
 		// Usage arrives in a final chunk only when asked for; gw always
 		// needs it, and drops that chunk again for a client that did not
 		// ask (openAIStream.Recv).
@@ -254,7 +248,7 @@ func (a *OpenAI) body(call *Call, stream streamMode) ([]byte, error) {
 			}
 		}
 		opts["include_usage"] = json.RawMessage("true")
-		m["stream_options"] = mustMarshal(opts)
+		edits = append(edits, setTo("stream", []byte("true")), setTo("stream_options", mustMarshal(opts)))
 	}
 
 	if a.Dialect != DialectOpenAI && slices.ContainsFunc(req.Messages, func(msg Message) bool { return msg.Role == "developer" }) {
@@ -268,10 +262,30 @@ func (a *OpenAI) body(call *Call, stream streamMode) ([]byte, error) {
 				msg["role"] = json.RawMessage(`"system"`)
 			}
 		}
-		m["messages"] = mustMarshal(msgs)
+		edits = append(edits, setTo("messages", mustMarshal(msgs)))
 	}
-	body, err := encodeMembers(m)
-	if err != nil {
+	if req.body == nil {
+		// A request made by hand rather than parsed: its members are all
+		// there is.
+		m := maps.Clone(req.Members)
+		if m == nil {
+			m = map[string]json.RawMessage{}
+		}
+		for _, e := range edits {
+			if e.Value == nil {
+				delete(m, e.Name)
+			} else {
+				m[e.Name] = e.Value.bytes()
+			}
+		}
+		body, err := encodeMembers(m)
+		if err != nil {
+			return nil, invalid("", "invalid_json", "The request body is not valid JSON.")
+		}
+		return rope{body}, nil
+	}
+	body, ok := editObject(req.body, edits)
+	if !ok {
 		return nil, invalid("", "invalid_json", "The request body is not valid JSON.")
 	}
 	return body, nil

@@ -78,7 +78,7 @@ type Call struct {
 	// Responses request, an embeddings request), for the adapters that
 	// forward it to an upstream speaking that dialect (native.go); the
 	// chat adapters ignore it.
-	Native map[string]json.RawMessage
+	Native *NativeRequest
 	// Header holds request headers to forward upstream (X-Request-Id,
 	// traceparent).
 	Header http.Header
@@ -86,6 +86,21 @@ type Call struct {
 	// the caller already counted (tokens.CountRequest), which usage is
 	// checked against instead of counting again.
 	InputFloor *int64
+}
+
+// NativeRequest is a request in the caller's own dialect, for an upstream
+// that speaks it.
+type NativeRequest struct {
+	// Body is the request as the caller sent it.
+	Body []byte
+	// Members are its top-level members, slices of Body, to read.
+	Members map[string]json.RawMessage
+	// Edits are what gw changed of it before an adapter (Claude Code's
+	// system turns folded into system, count_tokens' nominal limit
+	// removed): the adapter adds its own (the model, the limit, stream)
+	// and writes them all over Body (editObject), which is never decoded
+	// and encoded again whole.
+	Edits []Edit
 }
 
 // Completion is a non-streaming answer.

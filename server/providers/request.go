@@ -21,6 +21,10 @@ type ChatRequest struct {
 	// Members holds every top-level member exactly as sent. Adapters copy
 	// it; nobody edits it.
 	Members map[string]json.RawMessage
+	// body is the text Members are slices of (nil for a request not
+	// parsed), which an upstream of the dialect gets with a few members
+	// written over it.
+	body []byte
 
 	Model  string
 	Stream bool
@@ -250,7 +254,7 @@ func ParseChatRequest(body []byte) (*ChatRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &ChatRequest{Members: members}
+	r := &ChatRequest{Members: members, body: body}
 	d := memberDecoder{members: members}
 
 	if raw, ok := d.present("model"); !ok {

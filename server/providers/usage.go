@@ -131,8 +131,11 @@ func inputFloor(c tokens.Counter, call *Call) int64 {
 	if call.InputFloor != nil {
 		return *call.InputFloor
 	}
-	members := call.Native
-	if members == nil && call.Request != nil {
+	var members map[string]json.RawMessage
+	switch {
+	case call.Native != nil:
+		members = call.Native.Members
+	case call.Request != nil:
 		members = call.Request.Members
 	}
 	var n int64
@@ -155,8 +158,11 @@ func Unanswered(call *Call) Usage {
 // client sent them (the native dialect's, or Chat Completions'), which
 // carry the same text as the upstream request, whatever its shape.
 func requestTokens(c tokens.Counter, call *Call) int64 {
-	members := call.Native
-	if members == nil && call.Request != nil {
+	var members map[string]json.RawMessage
+	switch {
+	case call.Native != nil:
+		members = call.Native.Members
+	case call.Request != nil:
 		members = call.Request.Members
 	}
 	n := int64(0)

@@ -83,7 +83,7 @@ func (a *Vertex) send(ctx context.Context, call *Call, stream bool) (*http.Respo
 	if err != nil {
 		return nil, invalid("", "invalid_json", "The request could not be translated for an Anthropic model.")
 	}
-	return postVertexClaude(ctx, a.Client, call, src.project, body, stream, beta, auth)
+	return postVertexClaude(ctx, a.Client, call, src.project, rope{body}, stream, beta, auth)
 }
 
 // vertexAnthropicRequest is a Messages request as Vertex AI takes it: the
@@ -113,15 +113,15 @@ func vertexModelURL(call *Call, project, publisher string) string {
 }
 
 // postVertexClaude posts a Messages body to rawPredict or streamRawPredict.
-func postVertexClaude(ctx context.Context, client *http.Client, call *Call, project string, body []byte, stream, beta bool,
+func postVertexClaude(ctx context.Context, client *http.Client, call *Call, project string, body rope, stream, beta bool,
 	auth func(http.Header)) (*http.Response, error) {
 	method := ":rawPredict"
 	if stream {
 		method = ":streamRawPredict"
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, vertexModelURL(call, project, "anthropic")+method, bytes.NewReader(body))
+	hr, err := newPost(ctx, vertexModelURL(call, project, "anthropic")+method, body)
 	if err != nil {
-		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
+		return nil, err
 	}
 	forwardHeader(hr.Header, call.Header)
 	auth(hr.Header)
@@ -189,18 +189,8 @@ func (a *VertexMessages) send(ctx context.Context, call *Call, stream bool) (*ht
 // anthropicPlatformBody is a Messages request as a cloud platform takes
 // it: the client's members with the output limit applied, no model (it is
 // in the URL) and the platform's anthropic_version.
-func anthropicPlatformBody(call *Call, stream bool, version string) ([]byte, error) {
-	body, err := nativeBody(call, "max_tokens", &stream)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, invalid("", "invalid_json", "The request body is not valid JSON.")
-	}
-	delete(m, "model")
-	m["anthropic_version"] = jsonString(version)
-	return mustMarshal(m), nil
+func anthropicPlatformBody(call *Call, stream bool, version string, extra ...Edit) (rope, error) {
+	return nativeBody(call, "max_tokens", &stream, append([]Edit{removed("model"), setTo("anthropic_version", jsonString(version))}, extra...)...)
 }
 
 // Complete implements Adapter; the body is a Messages answer.

@@ -31,15 +31,19 @@ func (s *Store) GetBundle(ctx context.Context, orgID uuid.UUID) (*Bundle, error)
 // is already b's or later, and reports whether it stored it: version only
 // moves forward, and a compiler that loses a race learns it and starts over.
 func (s *Store) SaveBundle(ctx context.Context, b *Bundle) (bool, error) {
-	res, err := s.db.NewInsert().Model(b).
-		On("CONFLICT (org_id) DO UPDATE").
-		Set("version = EXCLUDED.version, hash = EXCLUDED.hash, signature = EXCLUDED.signature, body = EXCLUDED.body, compiled_at = EXCLUDED.compiled_at").
-		Where("?TableAlias.version < EXCLUDED.version").
-		Exec(ctx)
-	if err != nil {
-		return false, mapErr(err)
-	}
-	n, err := res.RowsAffected()
+	var n int64
+	err := s.write(ctx, func() error {
+		res, err := s.db.NewInsert().Model(b).
+			On("CONFLICT (org_id) DO UPDATE").
+			Set("version = EXCLUDED.version, hash = EXCLUDED.hash, signature = EXCLUDED.signature, body = EXCLUDED.body, compiled_at = EXCLUDED.compiled_at").
+			Where("?TableAlias.version < EXCLUDED.version").
+			Exec(ctx)
+		if err != nil {
+			return mapErr(err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
 	return n == 1, err
 }
 

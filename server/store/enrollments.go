@@ -56,6 +56,19 @@ func (s *Store) RequestEnrollment(ctx context.Context, e *DataPlaneEnrollment) (
 	return s.GetEnrollment(ctx, e.DataPlaneID)
 }
 
+// LiveEnrollmentWithKey returns a data plane other than id whose pending
+// or approved enrollment has publicKey ("" when there is none).
+func (s *Store) LiveEnrollmentWithKey(ctx context.Context, publicKey, id string) (string, error) {
+	var ids []string
+	err := s.db.NewSelect().Model((*DataPlaneEnrollment)(nil)).Column("data_plane_id").
+		Where("public_key = ?", publicKey).Where("data_plane_id <> ?", id).Where("status <> ?", EnrollmentRevoked).
+		OrderExpr("data_plane_id ASC").Limit(1).Scan(ctx, &ids)
+	if err != nil || len(ids) == 0 {
+		return "", mapErr(err)
+	}
+	return ids[0], nil
+}
+
 // GetEnrollment reads one enrollment with its organizations.
 func (s *Store) GetEnrollment(ctx context.Context, id string) (*DataPlaneEnrollment, error) {
 	e := new(DataPlaneEnrollment)

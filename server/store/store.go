@@ -6,20 +6,94 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 // Store runs queries on a database or inside one transaction.
 type Store struct {
 	db   bun.IDB
 	root *bun.DB
+	// gate queues the writers of an SQLite database (nil on PostgreSQL).
+	gate writeGate
 }
 
-// New wraps an open database.
-func New(db *bun.DB) *Store { return &Store{db: db, root: db} }
+// New wraps an open database. A process keeps one Store per database: its
+// writers queue at the Store's gate.
+func New(db *bun.DB) *Store {
+	s := &Store{db: db, root: db}
+	if db.Dialect().Name() == dialect.SQLite {
+		s.gate = make(writeGate, 1)
+	}
+	return s
+}
+
+// writeGate makes the process's writers to an SQLite database take turns
+// in Go, first come first served, rather than race for SQLite's one write
+// lock in its busy handler, which sleeps and retries and lets no waiter
+// know its place: in issue 27 (row 7) a burst of new tag sets kept the
+// lock busy for seconds at a time and a heartbeat, a budget lease and a
+// policy change, each waiting in the busy handler, failed with SQLITE_BUSY
+// after its 10 s. At the gate a writer waits for the writers ahead of it,
+// each a short transaction, for as long as its context lets it. (Another
+// process on the same file, gw admin, still meets the busy timeout.)
+type writeGate chan struct{}
+
+// gateWait bounds a writer's wait at the gate, well past what any turn
+// takes: a writer that waited this long is refused as SQLite's busy
+// timeout would refuse it, not left waiting (say, for a transaction of
+// its own goroutine that it is called from).
+const gateWait = 30 * time.Second
+
+// errGateWait is a writer's wait at the gate run out.
+var errGateWait = errors.New("the database had no turn for this write within " + gateWait.String())
+
+// enter waits for the writer's turn; leave ends it. A nil gate has no
+// queue.
+func (g writeGate) enter(ctx context.Context) error {
+	if g == nil {
+		return nil
+	}
+	select {
+	case g <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(gateWait)
+	defer t.Stop()
+	select {
+	case g <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait to write: %w", context.Cause(ctx))
+	case <-t.C:
+		return errGateWait
+	}
+}
+
+func (g writeGate) leave() {
+	if g != nil {
+		<-g
+	}
+}
+
+// write runs fn, a write outside any transaction, in its turn at the
+// gate (in a transaction, at once: the transaction had its turn).
+func (s *Store) write(ctx context.Context, fn func() error) error {
+	if _, ok := s.db.(bun.Tx); ok {
+		return fn()
+	}
+	if err := s.gate.enter(ctx); err != nil {
+		return err
+	}
+	defer s.gate.leave()
+	return fn()
+}
 
 // DB is the underlying database handle.
 func (s *Store) DB() *bun.DB { return s.root }
@@ -30,8 +104,12 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	if _, ok := s.db.(bun.Tx); ok {
 		return fn(s)
 	}
+	if err := s.gate.enter(ctx); err != nil {
+		return err
+	}
+	defer s.gate.leave()
 	return s.root.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return fn(&Store{db: tx, root: s.root})
+		return fn(&Store{db: tx, root: s.root, gate: s.gate})
 	})
 }
 
@@ -98,10 +176,43 @@ func (s *Store) GetInstanceState(ctx context.Context) (*InstanceState, error) {
 	return st, nil
 }
 
-// SetSetupToken replaces the one-time setup token hash (nil clears it).
-func (s *Store) SetSetupToken(ctx context.Context, hash *string) error {
-	_, err := s.db.NewUpdate().Model((*InstanceState)(nil)).Set("setup_token_hash = ?", hash).Where("id = 1").Exec(ctx)
-	return mapErr(err)
+// MaxSetupTokens is how many one-time setup tokens an instance without an
+// owner keeps at once. Each process that starts on it adds its own, so
+// that replicas starting together on an empty database each print a
+// token that works (issue 27, row 8: the second replaced the first's);
+// past the bound the oldest goes. Bootstrapping clears them all.
+const MaxSetupTokens = 8
+
+// AddSetupToken adds the hash of a one-time setup token to those that may
+// bootstrap the instance, while it has no owner.
+func (s *Store) AddSetupToken(ctx context.Context, hash string) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		st := new(InstanceState)
+		q := tx.db.NewSelect().Model(st).Where("id = 1")
+		if tx.root.Dialect().Name() == dialect.PG {
+			q = q.For("UPDATE") // replicas add one after the other
+		}
+		if err := q.Scan(ctx); err != nil {
+			return mapErr(err)
+		}
+		hashes := st.SetupTokenHashes()
+		if !slices.Contains(hashes, hash) {
+			hashes = append(hashes, hash)
+		}
+		hashes = hashes[max(0, len(hashes)-MaxSetupTokens):]
+		_, err := tx.db.NewUpdate().Model((*InstanceState)(nil)).Set("setup_token_hash = ?", strings.Join(hashes, " ")).
+			Where("id = 1").Where("bootstrapped_at IS NULL").Exec(ctx)
+		return mapErr(err)
+	})
+}
+
+// SetupTokenHashes are the hashes of the setup tokens that may bootstrap
+// the instance (kept space-separated in setup_token_hash).
+func (st *InstanceState) SetupTokenHashes() []string {
+	if st.SetupTokenHash == nil {
+		return nil
+	}
+	return strings.Fields(*st.SetupTokenHash)
 }
 
 // MarkBootstrapped records the first owner's creation. It succeeds for

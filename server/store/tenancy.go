@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 // CreateOrganization inserts an organization; a taken slug is ErrConflict.
@@ -160,6 +161,22 @@ func (s *Store) CreateUser(ctx context.Context, u *User) error {
 func (s *Store) GetUser(ctx context.Context, id uuid.UUID) (*User, error) {
 	u := new(User)
 	return u, mapErr(s.db.NewSelect().Model(u).Where("id = ?", id).Scan(ctx))
+}
+
+// ShareUsers holds the users' rows until the transaction ends against
+// writes, which wait for it, as a write to one of them holds off this
+// lock (PostgreSQL, FOR SHARE, in id order; SQLite's transactions take
+// turns anyway). What the transaction then reads of them stays true
+// until it commits: a key issued under it is seen by a disable that
+// follows, or sees the account disabled by one that came first.
+func (s *Store) ShareUsers(ctx context.Context, ids ...uuid.UUID) error {
+	if s.root.Dialect().Name() != dialect.PG || len(ids) == 0 {
+		return nil
+	}
+	var locked []uuid.UUID
+	err := s.db.NewSelect().Model((*User)(nil)).Column("id").Where("id IN (?)", bun.List(ids)).
+		OrderExpr("id ASC").For("SHARE").Scan(ctx, &locked)
+	return mapErr(err)
 }
 
 // GetUserByEmail finds a user by (normalised, lower-case) email.

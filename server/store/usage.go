@@ -343,12 +343,15 @@ func (s *Store) ListUsageEvents(ctx context.Context, f UsageFilter, p PageQuery)
 	return items, next, nil
 }
 
-// RecordHeartbeat upserts a data plane's last heartbeat.
+// RecordHeartbeat upserts a data plane's last heartbeat, in its turn at
+// the write gate.
 func (s *Store) RecordHeartbeat(ctx context.Context, d *DataPlane) error {
-	_, err := s.db.NewInsert().Model(d).On("CONFLICT (id) DO UPDATE").
-		Set("version = EXCLUDED.version, bundle_versions = EXCLUDED.bundle_versions, spool_depth = EXCLUDED.spool_depth, last_seen_at = EXCLUDED.last_seen_at").
-		Exec(ctx)
-	return mapErr(err)
+	return s.write(ctx, func() error {
+		_, err := s.db.NewInsert().Model(d).On("CONFLICT (id) DO UPDATE").
+			Set("version = EXCLUDED.version, bundle_versions = EXCLUDED.bundle_versions, spool_depth = EXCLUDED.spool_depth, last_seen_at = EXCLUDED.last_seen_at").
+			Exec(ctx)
+		return mapErr(err)
+	})
 }
 
 // ListDataPlanes returns every data plane that ever sent a heartbeat.

@@ -206,9 +206,13 @@ func rollupFrom(source string, pg bool) string {
 }
 
 // sqliteRollLimit bounds a roll on SQLite, whose one writer holds the
-// database's write lock for the whole transaction: a second or two, well
-// inside the busy timeout writers wait for it (server/store/db.go).
-const sqliteRollLimit = 20_000
+// database's write lock for the whole transaction while every other writer
+// of the process waits its turn (Store's write gate): a fraction of a
+// second for 5,000 groups, tag sets included (issue 27, row 7, where a
+// roll of 20,000 groups of new tag sets held the lock 5 to 19 s before
+// sqliteSetMembers), and a back-log rolls in more turns with other
+// writers between them.
+const sqliteRollLimit = 5_000
 
 // RollUpUsage moves up to limit queued groups (fewer on SQLite) into the
 // rollups and says how many it moved. Concurrent callers (control-plane
@@ -254,10 +258,17 @@ func rollUpPG(ctx context.Context, db bun.IDB, limit int) (int, error) {
 	}
 	var n int
 	q := "WITH src AS (DELETE FROM usage_rollup_queue WHERE ctid IN (SELECT ctid FROM usage_rollup_queue LIMIT ?) RETURNING *), " +
-		"rolled AS (" + rollupFrom("src", true) + "), tagged AS (" + tagRollupFrom("src") + ") SELECT COUNT(*) FROM src"
+		"rolled AS (" + rollupFrom("src", true) + "), tagged AS (" + tagRollupFrom("src", "usage_tag_set_members AS m") + ") SELECT COUNT(*) FROM src"
 	err := db.NewRaw(q, limit).Scan(ctx, &n)
 	return n, err
 }
+
+// sqliteSetMembers is the set members a roll joins, by set (a set id
+// names its organization too): left to itself SQLite reads them by the
+// covering primary key, whose organization prefix is all the join gives
+// it, and so reads every pair of the organization for each group rolled,
+// which took seconds per thousand groups of new tag sets (issue 27, row 7).
+const sqliteSetMembers = "usage_tag_set_members AS m INDEXED BY usage_tag_set_members_set"
 
 // rollUpSQLite relies on SQLite's one writer: nothing is queued between
 // the transaction's statements.
@@ -270,7 +281,7 @@ func rollUpSQLite(ctx context.Context, db bun.IDB, limit int) (int, error) {
 	if _, err := db.ExecContext(ctx, rollupFrom(fmt.Sprintf("(SELECT * FROM usage_rollup_queue WHERE rowid <= %d) AS src", upTo), false)); err != nil {
 		return 0, err
 	}
-	if _, err := db.ExecContext(ctx, tagRollupFrom(fmt.Sprintf("(SELECT * FROM usage_rollup_queue WHERE rowid <= %d) AS src", upTo))); err != nil {
+	if _, err := db.ExecContext(ctx, tagRollupFrom(fmt.Sprintf("(SELECT * FROM usage_rollup_queue WHERE rowid <= %d) AS src", upTo), sqliteSetMembers)); err != nil {
 		return 0, err
 	}
 	_, err := db.ExecContext(ctx, "DELETE FROM usage_rollup_queue WHERE rowid <= ?", upTo)

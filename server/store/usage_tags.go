@@ -241,16 +241,17 @@ type usageTagRollup struct {
 
 // tagRollupFrom is the upsert of the tag pair rollups of the queued groups
 // in source (a table expression named src), in the coarse tiers: each
-// group adds to a row per pair of its (registered) tag set.
-func tagRollupFrom(source string) string {
+// group adds to a row per pair of its (registered) tag set, read from
+// members (the set members' table named m, sqliteSetMembers on SQLite).
+func tagRollupFrom(source, members string) string {
 	var selects []string
 	for _, w := range coarseTiers {
 		b := fmt.Sprintf("CASE WHEN src.bucket >= 0 THEN src.bucket / %d ELSE (src.bucket - %d) / %d END", w, w-1, w)
 		selects = append(selects, fmt.Sprintf("SELECT src.org_id, src.workspace_id, %d, %s, m.key, m.value, "+
 			"SUM(src.requests), SUM(src.input_tokens), SUM(src.output_tokens), SUM(src.cache_read_tokens), "+
 			"SUM(src.cache_write_tokens), SUM(src.cost_nano_usd) "+
-			"FROM %s JOIN usage_tag_set_members AS m ON m.set_id = src.tag_set_id AND m.org_id = src.org_id "+
-			"GROUP BY src.org_id, src.workspace_id, %s, m.key, m.value", w, b, source, b))
+			"FROM %s JOIN %s ON m.set_id = src.tag_set_id AND m.org_id = src.org_id "+
+			"GROUP BY src.org_id, src.workspace_id, %s, m.key, m.value", w, b, source, members, b))
 	}
 	var set []string
 	for _, c := range []string{"requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_nano_usd"} {
