@@ -48,10 +48,11 @@ func TestBundleChangeNotification(t *testing.T) {
 				}
 				select {
 				case id := <-got:
-					if id != org {
-						t.Fatalf("heard %s, want %s", id, org)
+					// Other packages' tests share the database and its
+					// channel: their organizations' notices are not ours.
+					if id == org {
+						return
 					}
-					return
 				case <-tick.C:
 				case <-deadline:
 					t.Fatal("the notification was never heard")
