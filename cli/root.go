@@ -25,6 +25,7 @@ import (
 	"github.com/gw-gateway/gw/cli/dataplanes"
 	"github.com/gw-gateway/gw/cli/db"
 	"github.com/gw-gateway/gw/cli/inferencekeys"
+	"github.com/gw-gateway/gw/cli/instance"
 	"github.com/gw-gateway/gw/cli/invitations"
 	"github.com/gw-gateway/gw/cli/keys"
 	"github.com/gw-gateway/gw/cli/members"
@@ -119,6 +120,7 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		NewCmdUsage(f),
 		dataplanes.NewCmd(f),
 		status.NewCmd(f, nil),
+		instance.NewCmd(f),
 	)
 	addDynamicCompletion(f, root)
 	addExamples(root)
