@@ -150,6 +150,18 @@ func (b *bodyBudget) release(key uuid.UUID, n int64) {
 		b.mu.Lock()
 		b.pending, b.sinceReturn, b.lastReturn = false, 0, time.Now()
 		b.mu.Unlock()
+		// What the last handlers made after their bodies went (an answer
+		// metered, an event recorded, a count's garbage) is given back
+		// once more, later, unless bodies came meanwhile: an idle process
+		// starts no collection of its own for minutes.
+		time.AfterFunc(memoryReturnEvery, func() {
+			b.mu.Lock()
+			quiet := b.used == 0 && !b.pending && b.sinceReturn == 0
+			b.mu.Unlock()
+			if quiet {
+				b.returnMemory()
+			}
+		})
 	})
 }
 

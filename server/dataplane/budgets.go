@@ -433,11 +433,21 @@ func (x *exchange) counted(c tokens.Counter) tokens.Request {
 	return r
 }
 
+// largeCacheBody is the body size past which afterLastCacheMarker does not
+// look for the last marker.
+const largeCacheBody = 1 << 20
+
 // afterLastCacheMarker bounds the tokens of the messages after the last
 // one that carries a cache_control marker (all of them when none does): a
 // prompt cache is written up to its last marker (tools, system, messages
 // in that order), so these are never a cache write.
 func (x *exchange) afterLastCacheMarker(c tokens.Counter) int64 {
+	if len(x.body) > largeCacheBody {
+		// Decoding a body this large would hold a copy of it (issue 27,
+		// row 2): every token is bounded as a cache write instead, the
+		// dearer class, so the bound only rises.
+		return 0
+	}
 	var top struct {
 		Messages []json.RawMessage `json:"messages"`
 	}

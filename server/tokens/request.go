@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // floorMargin is what the floor takes off each string it counts: a
@@ -48,15 +49,56 @@ var RequestKeys = map[string]bool{"content": true, "text": true, "system": true,
 var AnswerKeys = map[string]bool{"content": true, "text": true, "refusal": true, "arguments": true, "thinking": true,
 	"reasoning_content": true}
 
-// CountRequest walks a request body once with c. A body that is not JSON
-// is counted as text for the bound, with no floor.
+// walkLimit bounds the bytes of a document a walk reads. Past exactLimit
+// of text a walk counts nothing more, only bytes to extrapolate from, and
+// a json.Decoder holds what it reads (its buffer, then each string as a
+// copy): walking a 30 MiB body whole would hold twice its size, for
+// nothing. Past the limit the bytes left are extrapolated like text.
+const walkLimit = 2 * exactLimit
+
+// CountRequest walks a request body once with c (its first walkLimit
+// bytes; the rest extrapolated, a quarter higher). A body that is not
+// JSON is counted as text for the bound, with no floor.
 func CountRequest(c Counter, doc []byte) Request {
-	w := requestWalker{c: c, exact: c.Exact(), keys: RequestKeys, dec: json.NewDecoder(bytes.NewReader(doc))}
+	walked := doc[:min(len(doc), walkLimit)]
+	w := requestWalker{c: c, exact: c.Exact(), keys: RequestKeys, dec: json.NewDecoder(bytes.NewReader(walked))}
 	w.dec.UseNumber()
-	if err := w.value("", 0); err != nil {
-		return Request{Bound: c.Count(string(doc))}
+	err := w.value("", 0)
+	left := len(doc) - len(walked)
+	if err != nil && left > 0 {
+		w.cutString(walked)
 	}
+	if err != nil && (left == 0 || w.counted+w.rest == 0) {
+		// Not JSON, or nothing of it read: its bytes as text (not copied:
+		// Count reads at most exactLimit of them).
+		return Request{Bound: c.Count(unsafe.String(unsafe.SliceData(doc), len(doc)))}
+	}
+	// What the walk did not reach counts like text it did not count; the
+	// floor keeps only what was counted (a floor may be low, never high).
+	w.rest += left
 	return w.result()
+}
+
+// cutString counts the string the walk stopped in, cut at walkLimit (a
+// body's one long prompt, most often): its part read, unescaped, as a
+// string of its own (the rest is extrapolated).
+func (w *requestWalker) cutString(walked []byte) {
+	rest := bytes.TrimLeft(walked[w.dec.InputOffset():], " \t\r\n:,")
+	if len(rest) < 2 || rest[0] != '"' {
+		return
+	}
+	part := rest[1:]
+	// Not in the middle of an escape (\uXXXX is the longest) or a rune.
+	if i := bytes.LastIndexByte(part[max(0, len(part)-6):], '\\'); i >= 0 {
+		part = part[:max(0, len(part)-6)+i]
+	}
+	for len(part) > 0 && !utf8.Valid(part[max(0, len(part)-utf8.UTFMax):]) {
+		part = part[:len(part)-1]
+	}
+	var v string
+	if json.Unmarshal(append(append([]byte{'"'}, part...), '"'), &v) == nil {
+		w.str(w.cutKey, v)
+	}
 }
 
 // FloorJSON is the floor of a JSON document's text, with the strings of
@@ -67,9 +109,14 @@ func FloorJSON(c Counter, key string, doc []byte, keys map[string]bool) int64 {
 	if !c.Exact() {
 		return 0
 	}
-	w := requestWalker{c: c, exact: true, keys: keys, floorOnly: true, dec: json.NewDecoder(bytes.NewReader(doc))}
+	walked := doc[:min(len(doc), walkLimit)]
+	w := requestWalker{c: c, exact: true, keys: keys, floorOnly: true, dec: json.NewDecoder(bytes.NewReader(walked))}
 	if err := w.value(key, 0); err != nil {
-		return 0
+		if len(walked) == len(doc) {
+			return 0
+		}
+		// A document cut at walkLimit: the strings read, a floor still.
+		w.cutString(walked)
 	}
 	return w.floor
 }
@@ -96,6 +143,8 @@ type requestWalker struct {
 	keys  map[string]bool
 	// floorOnly skips the bound's work.
 	floorOnly bool
+	// cutKey is the member whose value the walk could not read.
+	cutKey string
 
 	names strings.Builder
 	// counted is the bytes counted so far, rest those past exactLimit.
@@ -120,6 +169,7 @@ func (w *requestWalker) value(key string, depth int) error {
 	}
 	tok, err := w.dec.Token()
 	if err != nil {
+		w.cutKey = key
 		return err
 	}
 	switch v := tok.(type) {

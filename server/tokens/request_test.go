@@ -3,6 +3,7 @@ package tokens
 import (
 	"encoding/base64"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -79,6 +80,7 @@ func TestCountRequest(t *testing.T) {
 // part counted.
 func TestCountRequestPastTheLimit(t *testing.T) {
 	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 2*exactLimit/40)
+	o200k.Count("") // builds the encoding
 	exact := o200k.count(text)
 	r := CountRequest(o200k, []byte(`{"content":"`+text+`"}`))
 	if r.Bound < exact || float64(r.Bound) > 1.3*float64(exact) || r.Floor > exact || r.Floor < exact/3 {
@@ -111,5 +113,38 @@ func BenchmarkCountRequest(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		CountRequest(o200k, doc)
+	}
+}
+
+// A body of many megabytes is walked as far as walkLimit and counted as
+// far as exactLimit: what counting allocates does not grow with the body
+// (a decoder holds what it reads: walking a body whole allocated over
+// twice its size), the bound still above the exact count and the floor
+// below it (issue 27, row 2: memory bounded on every dialect).
+func TestCountRequestOfAHugeBodyAllocatesLittle(t *testing.T) {
+	body := func(mib int) ([]byte, []byte, string) {
+		prompt := strings.Repeat("The quick brown fox jumps over the lazy dog. ", mib<<20/45)
+		messages := `[{"role":"system","content":"Be brief."},{"role":"user","content":"` + prompt + `"}]`
+		return []byte(`{"model":"gpt-4o-mini","messages":` + messages + `}`), []byte(messages), prompt
+	}
+	allocated := func(doc, messages []byte) (uint64, Request, int64) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		r := CountRequest(o200k, doc)
+		floor := FloorJSON(o200k, "messages", messages, RequestKeys)
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc, r, floor
+	}
+	o200k.Count("") // builds the encoding
+	small, smallMessages, _ := body(1)
+	large, largeMessages, prompt := body(16)
+	little, _, _ := allocated(small, smallMessages)
+	much, r, floor := allocated(large, largeMessages)
+	if much > little+little/4+1<<20 {
+		t.Errorf("counting a %d-byte body allocated %d bytes, a %d-byte one %d", len(large), much, len(small), little)
+	}
+	exact := o200k.count(prompt)
+	if r.Bound < exact || float64(r.Bound) > 1.4*float64(exact) || r.Floor <= 0 || r.Floor > exact || floor <= 0 || floor > exact {
+		t.Errorf("bound %d, floor %d (the messages' floor %d), exact %d", r.Bound, r.Floor, floor, exact)
 	}
 }

@@ -56,12 +56,15 @@ func hasAnyPrefix(s string, prefixes ...string) bool {
 }
 
 // exactLimit bounds the text a BPE counter tokenizes: tokenizing costs
-// about 3 µs a token, and a request body may hold tens of megabytes. Past
+// about 2 µs and 280 bytes of garbage a token (tiktoken-go), and a request
+// body may hold tens of megabytes; 64 KiB is four times the largest
+// prompt of a realistic caller, counted exactly, and at most ≈ 16k
+// tokens (≈ 4 MB) a count past it. Past
 // the limit the count is extrapolated from the part counted, a quarter
 // higher (extrapolationMargin), so a huge input costs bounded time and is
 // still never counted low for text like the part counted.
 const (
-	exactLimit          = 256 << 10
+	exactLimit          = 64 << 10
 	extrapolationMargin = 1.25
 )
 
