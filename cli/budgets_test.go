@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/cli/usage"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/budgets"
 	"github.com/gw-gateway/gw/server/spend"
@@ -283,8 +284,8 @@ func TestUsageDashboardBudgets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	to, err := dashboardOptions(context.Background(), c, e.boot.Organization.ID.String(), e.boot.Workspace.Slug,
-		&UsageOptions{Period: "30d"})
+	to, err := usage.TUIOptions(context.Background(), c, e.boot.Organization.ID.String(), e.boot.Workspace.Slug,
+		&usage.DashboardOptions{Period: "30d"})
 	if err != nil || to.BudgetWorkspaceID != e.boot.Workspace.ID.String() || to.Workspace != e.boot.Workspace.Name {
 		t.Fatalf("budget workspace %q: %v", to.BudgetWorkspaceID, err)
 	}

@@ -27,9 +27,9 @@ import (
 // the --scope of every credentials command); the longest path wins, so
 // "usage --period" (the dashboard's) gives way to "usage report --period".
 var flagCompletions = map[string]func(*Factory) cobra.CompletionFunc{
-	"usage --period":                   fixedValues(periodChoices(dashboardPeriods)...),
-	"usage report --period":            fixedValues(periodChoices(reportPeriods)...),
-	"usage export --period":            fixedValues(periodChoices(reportPeriods)...),
+	"usage --period":                   fixedValues(periodChoices(wire.UsageDatelessPeriods)...),
+	"usage report --period":            fixedValues(periodChoices(wire.UsagePeriods)...),
+	"usage export --period":            fixedValues(periodChoices(wire.UsagePeriods)...),
 	"usage --by":                       apiValues(completeBreakdowns),
 	"usage --tag-key":                  apiValues(completeTagKeys),
 	"usage --tag":                      apiValues(completeTagPairs),

@@ -34,6 +34,7 @@ import (
 	"github.com/gw-gateway/gw/cli/serve"
 	"github.com/gw-gateway/gw/cli/serviceaccounts"
 	"github.com/gw-gateway/gw/cli/status"
+	"github.com/gw-gateway/gw/cli/usage"
 	"github.com/gw-gateway/gw/cli/workspaces"
 	"github.com/gw-gateway/gw/client"
 )
@@ -117,7 +118,7 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		catalog.NewCmd(f),
 		models.NewCmd(f),
 		activity.NewCmd(f),
-		NewCmdUsage(f),
+		usage.NewCmd(f),
 		dataplanes.NewCmd(f),
 		status.NewCmd(f, nil),
 		instance.NewCmd(f),
