@@ -88,3 +88,15 @@ func TestFlagMessages(t *testing.T) {
 		mustNotContain(t, strings.Join(c.args, " "), r.errOut, "body.", "query.", "pattern", "sk-abcdef")
 	}
 }
+
+// The fields of gw budgets create-for-tag and gw aliases set, as their
+// packages declare them.
+var (
+	tagBudgetFields = []flagField{
+		{Loc: "body.amount_usd", Flag: "--amount", Want: "a non-negative decimal number of USD, e.g. 12.50"},
+		{Loc: "body.period", Flag: "--period", Want: "day or month"},
+		{Loc: "body.name", Flag: "--name"},
+		{Loc: "body.tag_key", Flag: "the tag's KEY", Input: true},
+		{Loc: "body.tag_value", Flag: "the tag's VALUE", Input: true},
+	}
+)

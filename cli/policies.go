@@ -17,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil/budgetstate"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/wire"
@@ -111,10 +112,10 @@ func describePolicyTarget(t policy.Target) string {
 	case policy.TargetSelectedUsers:
 		return fmt.Sprintf("%s (%d)", t.Kind, len(t.UserIDs))
 	case policy.TargetSelectedKeys:
-		if tag := selectedKeysTag(t.KeyIDs); tag != "" {
-			return fmt.Sprintf("%s (%d, tag %s)", t.Kind, selectedKeyCount(t.KeyIDs), tag)
+		if tag := budgetstate.SelectedKeysTag(t.KeyIDs); tag != "" {
+			return fmt.Sprintf("%s (%d, tag %s)", t.Kind, budgetstate.SelectedKeyCount(t.KeyIDs), tag)
 		}
-		return fmt.Sprintf("%s (%d)", t.Kind, selectedKeyCount(t.KeyIDs))
+		return fmt.Sprintf("%s (%d)", t.Kind, budgetstate.SelectedKeyCount(t.KeyIDs))
 	}
 	return string(t.Kind)
 }
@@ -200,7 +201,7 @@ func policiesGetRun(ctx context.Context, opts *PoliciesGetOptions) error {
 	// -o yaml stay the API's policy resource, which scripts and
 	// gw policies apply read, and gw budgets -o json has the state.
 	if hasBudgetRules(policyDef(*p)) {
-		return writePolicyBudgets(ctx, opts.Factory.IO.Out, c, org, ws, p)
+		return budgetstate.WritePolicySection(ctx, opts.Factory.IO.Out, c, org, ws, p)
 	}
 	return nil
 }

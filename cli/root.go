@@ -19,6 +19,7 @@ import (
 	"github.com/gw-gateway/gw/cli/activity"
 	"github.com/gw-gateway/gw/cli/admin"
 	"github.com/gw-gateway/gw/cli/auth"
+	"github.com/gw-gateway/gw/cli/budgets"
 	"github.com/gw-gateway/gw/cli/catalog"
 	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/credentials"
@@ -106,7 +107,7 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		auth.NewCmdContext(f),
 		NewCmdPolicies(f),
 		NewCmdAliases(f),
-		NewCmdBudgets(f, nil),
+		budgets.NewCmd(f, nil),
 		orgs.NewCmd(f),
 		workspaces.NewCmd(f),
 		members.NewCmd(f),
