@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gw-gateway/gw/cli/cmdutil/budgetstate"
+	"github.com/gw-gateway/gw/cli/cmdutil/declfile"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/wire"
@@ -191,7 +192,7 @@ func policiesGetRun(ctx context.Context, opts *PoliciesGetOptions) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name:       %s\nid:         %s\nenabled:    %t\ncreated_at: %s\nupdated_at: %s\ndefinition:\n",
 		p.Name, p.ID, p.Enabled, p.CreatedAt.UTC().Format(time.RFC3339), p.UpdatedAt.UTC().Format(time.RFC3339))
-	for _, line := range textLines(def) {
+	for _, line := range declfile.TextLines(def) {
 		b.WriteString("  " + line + "\n")
 	}
 	if _, err := io.WriteString(opts.Factory.IO.Out, b.String()); err != nil {
@@ -343,7 +344,7 @@ type policiesDifferError struct {
 func (e policiesDifferError) exitStatus() int { return ExitDiffers }
 
 func (e policiesDifferError) Error() string {
-	return fmt.Sprintf("the workspace differs from %s: %d %s", e.file, e.changes, plural(e.changes, "change", "changes"))
+	return fmt.Sprintf("the workspace differs from %s: %d %s", e.file, e.changes, declfile.Plural(e.changes, "change", "changes"))
 }
 
 func policiesApplyRun(ctx context.Context, opts *PoliciesApplyOptions) error {
@@ -382,8 +383,8 @@ func policiesApplyRun(ctx context.Context, opts *PoliciesApplyOptions) error {
 		fmt.Fprintln(streams.ErrOut, "dry run: nothing was changed")
 		return nil
 	}
-	if n := plan.count(stepDelete); n > 0 {
-		q := fmt.Sprintf("delete %d %s not in %s from workspace %s?", n, plural(n, "policy", "policies"), file, ws)
+	if n := plan.count(declfile.StepDelete); n > 0 {
+		q := fmt.Sprintf("delete %d %s not in %s from workspace %s?", n, declfile.Plural(n, "policy", "policies"), file, ws)
 		if err := opts.Factory.Confirm(q, opts.Yes); err != nil {
 			return err
 		}
@@ -395,21 +396,21 @@ func policiesApplyRun(ctx context.Context, opts *PoliciesApplyOptions) error {
 		}
 		fmt.Fprintln(streams.Out, msg)
 	}
-	fmt.Fprintf(streams.ErrOut, "applied %d %s to workspace %s\n", len(plan.Steps), plural(len(plan.Steps), "change", "changes"), ws)
+	fmt.Fprintf(streams.ErrOut, "applied %d %s to workspace %s\n", len(plan.Steps), declfile.Plural(len(plan.Steps), "change", "changes"), ws)
 	return nil
 }
 
 // applyStep makes one change and says what it did.
 func applyStep(ctx context.Context, c *client.Client, org, ws string, s planStep) (string, error) {
 	switch s.Kind {
-	case stepCreate:
+	case declfile.StepCreate:
 		enabled := s.Spec.Enabled
 		p, err := c.CreatePolicy(ctx, org, ws, wire.PolicyCreate{Name: s.Name, Enabled: &enabled, Definition: wireDefinition(s.Spec.Definition)})
 		if err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("created policy %q (%s)", p.Name, p.ID), nil
-	case stepUpdate:
+	case declfile.StepUpdate:
 		in := wire.PolicyUpdate{Definition: wireDefinition(s.Spec.Definition)}
 		if s.EnabledChanged {
 			in.Enabled = &s.Spec.Enabled
@@ -419,19 +420,19 @@ func applyStep(ctx context.Context, c *client.Client, org, ws string, s planStep
 			return "", err
 		}
 		return fmt.Sprintf("updated policy %q (%s)", p.Name, p.ID), nil
-	case stepEnable:
+	case declfile.StepEnable:
 		p, err := c.EnablePolicy(ctx, org, ws, s.Current.ID.String())
 		if err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("enabled policy %q (%s)", p.Name, p.ID), nil
-	case stepDisable:
+	case declfile.StepDisable:
 		p, err := c.DisablePolicy(ctx, org, ws, s.Current.ID.String())
 		if err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("disabled policy %q (%s)", p.Name, p.ID), nil
-	case stepDelete:
+	case declfile.StepDelete:
 		if _, err := c.DeletePolicy(ctx, org, ws, s.Current.ID.String()); err != nil {
 			return "", err
 		}
