@@ -99,4 +99,8 @@ var (
 		{Loc: "body.tag_key", Flag: "the tag's KEY", Input: true},
 		{Loc: "body.tag_value", Flag: "the tag's VALUE", Input: true},
 	}
+	aliasFields = []flagField{
+		{Loc: "body.name", Flag: "NAME", Input: true},
+		{Loc: "body.targets", Flag: "MODEL", Input: true},
+	}
 )

@@ -17,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/cmdutil/budgetstate"
 	"github.com/gw-gateway/gw/cli/cmdutil/declfile"
 	"github.com/gw-gateway/gw/client"
@@ -719,7 +720,7 @@ func (ex *explainer) explainAlias(ctx context.Context, cat wire.Catalog, a wire.
 		return ex.opts.Factory.Print(ex.opts.Output, res, nil)
 	}
 	w := ex.opts.Factory.IO.Out
-	fmt.Fprintf(w, "alias:       %s, of %s: %s\n", a.Name, level, describeTargets(a.Targets))
+	fmt.Fprintf(w, "alias:       %s, of %s: %s\n", a.Name, level, cmdutil.DescribeAliasTargets(a.Targets))
 	fmt.Fprintln(w, "             the policies judge each target as if it were asked for by its id;")
 	fmt.Fprintln(w, "             a request goes to an allowed target by weight, the others its fallbacks")
 	for i, x := range xs {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gw-gateway/gw/cli/activity"
 	"github.com/gw-gateway/gw/cli/admin"
+	"github.com/gw-gateway/gw/cli/aliases"
 	"github.com/gw-gateway/gw/cli/auth"
 	"github.com/gw-gateway/gw/cli/budgets"
 	"github.com/gw-gateway/gw/cli/catalog"
@@ -106,7 +107,7 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		auth.NewCmdWhoami(f, nil),
 		auth.NewCmdContext(f),
 		NewCmdPolicies(f),
-		NewCmdAliases(f),
+		aliases.NewCmd(f),
 		budgets.NewCmd(f, nil),
 		orgs.NewCmd(f),
 		workspaces.NewCmd(f),

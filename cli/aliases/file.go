@@ -1,4 +1,4 @@
-package cli
+package aliases
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/cmdutil/declfile"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/backend"
@@ -69,7 +70,7 @@ func readAliasFile(path string, stdin io.Reader) (*aliasDoc, error) {
 	}
 	doc, err := parseAliasFile(name, data)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cmdutil.UsageError{Err: err}
 	}
 	return doc, nil
 }
@@ -202,24 +203,25 @@ func checkAliasModels(doc *aliasDoc, cat wire.Catalog) error {
 		}
 	}
 	if len(problems) > 0 {
-		return usageError{&declfile.FileError{File: doc.File, Problems: problems, PerItem: true}}
+		return cmdutil.UsageError{Err: &declfile.FileError{File: doc.File, Problems: problems, PerItem: true}}
 	}
 	return nil
 }
 
-// AliasesApplyOptions configure gw aliases apply.
-type AliasesApplyOptions struct {
-	Factory *Factory
-	File    string
-	Scope   string
-	Prune   bool
-	DryRun  bool
-	Yes     bool
+// ApplyOptions configure gw aliases apply.
+type ApplyOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	File   string
+	Scope  string
+	Prune  bool
+	DryRun bool
+	Yes    bool
 }
 
-// NewCmdAliasesApply builds `gw aliases apply`.
-func NewCmdAliasesApply(f *Factory, runF func(context.Context, *AliasesApplyOptions) error) *cobra.Command {
-	opts := &AliasesApplyOptions{Factory: f}
+// NewCmdApply builds `gw aliases apply`.
+func NewCmdApply(f *cmdutil.Factory, runF func(context.Context, *ApplyOptions) error) *cobra.Command {
+	opts := &ApplyOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
 		Short: "Make a level's aliases match a file, after showing the plan (--prune deletes the others)",
@@ -240,9 +242,9 @@ Aliases of the level that the file does not list are left alone, unless
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.File == "" {
-				return usageError{errors.New("-f FILE is required (- reads stdin)")}
+				return cmdutil.UsageError{Err: errors.New("-f FILE is required (- reads stdin)")}
 			}
-			if err := checkScope(cmd, &opts.Scope, "org", "workspace"); err != nil {
+			if err := cmdutil.CheckScope(cmd, &opts.Scope, "org", "workspace"); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -255,19 +257,19 @@ Aliases of the level that the file does not list are left alone, unless
 	addAliasScopeFlag(cmd, &opts.Scope)
 	cmd.Flags().BoolVar(&opts.Prune, "prune", false, "also delete the level's aliases that the file does not list")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")
-	addYesFlag(cmd, &opts.Yes)
+	cmdutil.AddYesFlag(cmd, &opts.Yes)
 	return cmd
 }
 
-func aliasesApplyRun(ctx context.Context, opts *AliasesApplyOptions) error {
-	streams := opts.Factory.IO
+func aliasesApplyRun(ctx context.Context, opts *ApplyOptions) error {
+	streams := opts.IO
 	// The file is read and checked before any client exists, so a bad
 	// file never costs a request.
 	doc, err := readAliasFile(opts.File, streams.In)
 	if err != nil {
 		return err
 	}
-	c, org, ws, err := aliasLevel(opts.Factory, opts.Scope)
+	c, org, ws, err := aliasLevel(opts.Client, opts.Scope)
 	if err != nil {
 		return err
 	}
@@ -300,7 +302,7 @@ func aliasesApplyRun(ctx context.Context, opts *AliasesApplyOptions) error {
 	}
 	if n := plan.count(declfile.StepDelete); n > 0 {
 		q := fmt.Sprintf("delete %d %s of %s not in %s?", n, declfile.Plural(n, "alias", "aliases"), level, doc.File)
-		if err := opts.Factory.Confirm(q, opts.Yes); err != nil {
+		if err := cmdutil.Confirm(opts.IO, q, opts.Yes); err != nil {
 			return err
 		}
 	}
