@@ -33,6 +33,7 @@ import (
 	"github.com/gw-gateway/gw/cli/members"
 	"github.com/gw-gateway/gw/cli/models"
 	"github.com/gw-gateway/gw/cli/orgs"
+	"github.com/gw-gateway/gw/cli/policies"
 	"github.com/gw-gateway/gw/cli/serve"
 	"github.com/gw-gateway/gw/cli/serviceaccounts"
 	"github.com/gw-gateway/gw/cli/status"
@@ -54,7 +55,7 @@ const (
 // such as policies diff finding differences.
 type exitStatus interface {
 	error
-	exitStatus() int
+	ExitStatus() int
 }
 
 // NewRootCmd builds the command tree.
@@ -106,7 +107,7 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		auth.NewCmdLogout(f, nil),
 		auth.NewCmdWhoami(f, nil),
 		auth.NewCmdContext(f),
-		NewCmdPolicies(f),
+		policies.NewCmd(f),
 		aliases.NewCmd(f),
 		budgets.NewCmd(f, nil),
 		orgs.NewCmd(f),
@@ -182,7 +183,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	var st exitStatus
 	if errors.As(err, &st) {
 		fmt.Fprintln(f.IO.ErrOut, err)
-		return st.exitStatus()
+		return st.ExitStatus()
 	}
 	err = explainRefusal(ctx, f, err)
 	fmt.Fprintln(f.IO.ErrOut, "error:", err)

@@ -1,4 +1,4 @@
-package cli
+package policies
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/cmdutil/declfile"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/validate"
@@ -52,7 +53,7 @@ func readPolicyFile(path string, stdin io.Reader) (string, []policySpec, error) 
 	}
 	specs, err := parsePolicyFile(name, data)
 	if err != nil {
-		return name, nil, usageError{err}
+		return name, nil, cmdutil.UsageError{Err: err}
 	}
 	return name, specs, nil
 }

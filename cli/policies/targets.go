@@ -1,4 +1,4 @@
-package cli
+package policies
 
 import (
 	"context"
