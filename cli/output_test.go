@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/db"
 )
 
@@ -123,14 +124,14 @@ func TestPrintEmptyTable(t *testing.T) {
 
 	// Explicit messages win; commands outside a list group say something.
 	var errOut bytes.Buffer
-	f := &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: &errOut}}
+	f := &cmdutil.Factory{IO: &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &errOut}}
 	for _, want := range []string{"no migrations", "nothing to show"} {
 		errOut.Reset()
 		empty := want
 		if want == "nothing to show" {
 			empty = ""
 		}
-		if err := f.Print(OutputTable, nil, func() Table { return Table{Headers: []string{"a"}, Empty: empty} }); err != nil || strings.TrimSpace(errOut.String()) != want {
+		if err := (&cmdutil.Output{Format: cmdutil.OutputTable}).Print(f.IO, nil, func() cmdutil.Table { return cmdutil.Table{Headers: []string{"a"}, Empty: empty} }); err != nil || strings.TrimSpace(errOut.String()) != want {
 			t.Errorf("got %q %v, want %q", errOut.String(), err, want)
 		}
 	}

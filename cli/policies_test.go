@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/api"
 	"github.com/gw-gateway/gw/server/backend"
@@ -76,8 +77,8 @@ func (e *policyAPI) RoundTrip(r *http.Request) (*http.Response, error) {
 func (e *policyAPI) run(stdin string, args ...string) (int, string, string) {
 	e.t.Helper()
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
-	f := &Factory{
-		IO:         &IOStreams{In: strings.NewReader(stdin), Out: out, ErrOut: errOut},
+	f := &cmdutil.Factory{
+		IO:         &cmdutil.IOStreams{In: strings.NewReader(stdin), Out: out, ErrOut: errOut},
 		ConfigPath: filepath.Join(e.dir, "config.yaml"),
 		HTTPClient: &http.Client{Transport: e},
 	}

@@ -3,8 +3,8 @@
 // is an options struct holding what it uses (its streams, a client
 // constructor, its cmdutil.Output and flags), a constructor taking the
 // cmdutil.Factory and an optional runF (so tests can check flag parsing),
-// and a run function. policies, usage, aliases and budgets still live
-// here, printing through Factory.Print, until they move too.
+// and a run function. Nothing records which command is running: each
+// prints through its own Output.
 package cli
 
 import (
@@ -59,7 +59,7 @@ type exitStatus interface {
 }
 
 // NewRootCmd builds the command tree.
-func NewRootCmd(f *Factory) *cobra.Command {
+func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "gw",
 		Short: "gw is an LLM routing gateway: server and client in one binary",
@@ -87,12 +87,7 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
-	// Factory.Print, still used by the commands that do not hold an
-	// Output, reads the running command's flags (was --output given?).
-	// Cobra runs only the nearest PersistentPreRun: a subcommand that
-	// defines one must call SetRunning too.
-	root.PersistentPreRun = func(cmd *cobra.Command, args []string) { f.SetRunning(cmd) }
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return cmdutil.UsageError{Err: err} })
 	cmdutil.AddGlobalFlags(root)
 	f.UseGlobalFlags(root)
 	if f.Browser == nil {
@@ -162,18 +157,18 @@ func unknownSubcommand(cmd *cobra.Command, word string) error {
 	if suggestions := cmd.SuggestionsFor(word); len(suggestions) > 0 {
 		msg += "\n\nDid you mean this?\n\t" + strings.Join(suggestions, "\n\t")
 	}
-	return usageError{errors.New(msg + fmt.Sprintf("\n\nRun '%s --help' for usage.", cmd.CommandPath()))}
+	return cmdutil.UsageError{Err: errors.New(msg + fmt.Sprintf("\n\nRun '%s --help' for usage.", cmd.CommandPath()))}
 }
 
 // Main runs gw with the process's arguments and returns the exit code.
 func Main() int {
-	f := &Factory{IO: cmdutil.SystemIO()}
+	f := &cmdutil.Factory{IO: cmdutil.SystemIO()}
 	return Run(context.Background(), f, os.Args[1:])
 }
 
 // Run executes the command tree with args and maps the outcome to an exit
 // code.
-func Run(ctx context.Context, f *Factory, args []string) int {
+func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	root := NewRootCmd(f)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -187,11 +182,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	}
 	err = explainRefusal(ctx, f, err)
 	fmt.Fprintln(f.IO.ErrOut, "error:", err)
-	code := cmdutil.ExitCode(err)
-	if code == ExitError && isUsageError(err) {
-		return ExitUsage // a usage error of the commands still in this package
-	}
-	return code
+	return cmdutil.ExitCode(err)
 }
 
 // explainRefusal turns the server's "out of scope … does not reach
@@ -199,7 +190,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 // organizations: the server may not say whether X exists to a key scoped
 // elsewhere, but the caller's own list tells a typo from a real
 // organization (issue 22, row 10).
-func explainRefusal(ctx context.Context, f *Factory, err error) error {
+func explainRefusal(ctx context.Context, f *cmdutil.Factory, err error) error {
 	var ae *client.APIError
 	if !errors.As(err, &ae) || ae.Status != 403 || !strings.Contains(ae.Detail, "does not reach organization") {
 		return err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/tui"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -109,14 +110,14 @@ func (u *usageFake) query(path string) url.Values {
 	return u.queries[path]
 }
 
-func (u *usageFake) gw(ios *IOStreams, args ...string) gwResult {
+func (u *usageFake) gw(ios *cmdutil.IOStreams, args ...string) gwResult {
 	u.t.Helper()
 	var out, errOut bytes.Buffer
 	ios.Out, ios.ErrOut = &out, &errOut
 	if ios.In == nil {
 		ios.In = strings.NewReader("")
 	}
-	code := Run(context.Background(), &Factory{IO: ios, ConfigPath: u.cfg}, args)
+	code := Run(context.Background(), &cmdutil.Factory{IO: ios, ConfigPath: u.cfg}, args)
 	return gwResult{code: code, out: out.String(), errOut: errOut.String()}
 }
 
@@ -125,7 +126,7 @@ func TestUsageReportRunTable(t *testing.T) {
 
 	// Piped: tab-separated rows with every column (the cache ones too), no
 	// header or title, exact values (money with two decimals at least).
-	r := u.gw(&IOStreams{}, "usage", "report", "--period", "7d", "--timezone", "Europe/Paris", "--model", "openai/gpt-4o", "--workspace-filter", "prod")
+	r := u.gw(&cmdutil.IOStreams{}, "usage", "report", "--period", "7d", "--timezone", "Europe/Paris", "--model", "openai/gpt-4o", "--workspace-filter", "prod")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
@@ -145,7 +146,7 @@ func TestUsageReportRunTable(t *testing.T) {
 	}
 
 	// On a terminal: a title with the period, aligned columns with a header.
-	r = u.gw(&IOStreams{ForceTerminal: true}, "usage", "report")
+	r = u.gw(&cmdutil.IOStreams{ForceTerminal: true}, "usage", "report")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
@@ -167,7 +168,7 @@ func TestUsageReportRunTable(t *testing.T) {
 func TestUsageReportRunJSON(t *testing.T) {
 	u := newUsageFake(t)
 	for _, args := range [][]string{{"usage", "report", "--json"}, {"usage", "report", "-o", "json"}} {
-		r := u.gw(&IOStreams{}, args...)
+		r := u.gw(&cmdutil.IOStreams{}, args...)
 		if r.code != ExitOK {
 			t.Fatalf("%v: exit %d: %s", args, r.code, r.errOut)
 		}
@@ -185,7 +186,7 @@ func TestUsageReportRunJSON(t *testing.T) {
 		}
 	}
 
-	r := u.gw(&IOStreams{}, "usage", "report", "--start-date", "2026-04-01", "--end-date", "2026-04-30", "--by", "model", "--json")
+	r := u.gw(&cmdutil.IOStreams{}, "usage", "report", "--start-date", "2026-04-01", "--end-date", "2026-04-30", "--by", "model", "--json")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
@@ -201,7 +202,7 @@ func TestUsageReportRunJSON(t *testing.T) {
 
 func TestUsageReportRunBreakdownTable(t *testing.T) {
 	u := newUsageFake(t)
-	r := u.gw(&IOStreams{}, "usage", "report", "--by", "owner", "--provider", "openai")
+	r := u.gw(&cmdutil.IOStreams{}, "usage", "report", "--by", "owner", "--provider", "openai")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
@@ -212,7 +213,7 @@ func TestUsageReportRunBreakdownTable(t *testing.T) {
 	if q := u.query("/api/v1/organizations/acme/reports/usage/breakdown"); q.Get("by") != "owner" || q.Get("provider_id") != "openai" {
 		t.Fatalf("query %v", q)
 	}
-	r = u.gw(&IOStreams{ForceTerminal: true}, "usage", "report", "--by", "owner")
+	r = u.gw(&cmdutil.IOStreams{ForceTerminal: true}, "usage", "report", "--by", "owner")
 	if !strings.Contains(r.out, "Usage by owner, May 1 – May 2, 2026 (UTC)") || !strings.Contains(r.out, "OWNER          REQUESTS") {
 		t.Fatalf("terminal breakdown:\n%s", r.out)
 	}
@@ -220,28 +221,28 @@ func TestUsageReportRunBreakdownTable(t *testing.T) {
 
 func TestUsageReportRunErrors(t *testing.T) {
 	u := newUsageFake(t)
-	r := u.gw(&IOStreams{}, "usage", "report", "--timezone", "Mars/Olympus")
+	r := u.gw(&cmdutil.IOStreams{}, "usage", "report", "--timezone", "Mars/Olympus")
 	if r.code != ExitUsage || !strings.Contains(r.errOut, `--timezone "Mars/Olympus": unknown time zone`) {
 		t.Fatalf("422: exit %d, stderr %q", r.code, r.errOut)
 	}
-	r = u.gw(&IOStreams{}, "usage", "report", "--workspace-filter", "nope")
+	r = u.gw(&cmdutil.IOStreams{}, "usage", "report", "--workspace-filter", "nope")
 	if r.code != ExitError || !strings.Contains(r.errOut, "--workspace-filter nope") || !strings.Contains(r.errOut, "404") {
 		t.Fatalf("unknown workspace: exit %d, stderr %q", r.code, r.errOut)
 	}
 	t.Setenv("GW_TOKEN", "sk-cp-wrong")
-	if r := u.gw(&IOStreams{}, "usage", "report"); r.code != ExitAuth {
+	if r := u.gw(&cmdutil.IOStreams{}, "usage", "report"); r.code != ExitAuth {
 		t.Fatalf("bad key: exit %d, want %d: %s", r.code, ExitAuth, r.errOut)
 	}
 	t.Setenv("GW_TOKEN", usageFakeToken)
 	t.Setenv("GW_ORG", "")
-	if r := u.gw(&IOStreams{}, "usage", "report"); r.code != ExitUsage || !strings.Contains(r.errOut, "no organization") {
+	if r := u.gw(&cmdutil.IOStreams{}, "usage", "report"); r.code != ExitUsage || !strings.Contains(r.errOut, "no organization") {
 		t.Fatalf("no org: exit %d: %s", r.code, r.errOut)
 	}
 }
 
 func TestUsageDashboardNeedsTerminal(t *testing.T) {
 	u := newUsageFake(t)
-	for _, ios := range []*IOStreams{{}, {ForceTerminal: true}} {
+	for _, ios := range []*cmdutil.IOStreams{{}, {ForceTerminal: true}} {
 		r := u.gw(ios, "usage", "--period", "7d")
 		if r.code != ExitUsage || !strings.Contains(r.errOut, "needs a terminal; use gw usage report") || r.out != "" {
 			t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.out, r.errOut)
@@ -334,7 +335,7 @@ func TestUsageReportAgainstAPI(t *testing.T) {
 	}
 
 	// On a terminal: the title names the range and zone.
-	r := e.gwIO(&IOStreams{In: strings.NewReader(""), ForceTerminal: true}, append(rng, "--timezone", "Europe/Paris")...)
+	r := e.gwIO(&cmdutil.IOStreams{In: strings.NewReader(""), ForceTerminal: true}, append(rng, "--timezone", "Europe/Paris")...)
 	if r.code != ExitOK || !strings.Contains(r.out, "Usage Mar 10 – Mar 11, 2026 (Europe/Paris), compared with Mar 8 – Mar 9, 2026") ||
 		!strings.Contains(r.out, "DATE ") {
 		t.Fatalf("terminal table: exit %d\n%s%s", r.code, r.out, r.errOut)

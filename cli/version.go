@@ -19,12 +19,12 @@ type VersionInfo struct {
 
 // VersionOptions configure `gw version`.
 type VersionOptions struct {
-	IO     *IOStreams
+	IO     *cmdutil.IOStreams
 	Output cmdutil.Output
 }
 
 // NewCmdVersion prints the version; it never touches a database.
-func NewCmdVersion(f *Factory, runF func(*VersionOptions) error) *cobra.Command {
+func NewCmdVersion(f *cmdutil.Factory, runF func(*VersionOptions) error) *cobra.Command {
 	opts := &VersionOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "version",
@@ -46,7 +46,7 @@ func NewCmdVersion(f *Factory, runF func(*VersionOptions) error) *cobra.Command 
 
 func versionRun(opts *VersionOptions) error {
 	v := VersionInfo{Version: Version(), Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
-	if opts.Output.Format == OutputTable {
+	if opts.Output.Format == cmdutil.OutputTable {
 		// One line for people and bug reports, on a terminal or not.
 		_, err := fmt.Fprintf(opts.IO.Out, "gw %s (%s, %s/%s)\n", v.Version, v.Go, v.OS, v.Arch)
 		return err

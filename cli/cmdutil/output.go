@@ -78,40 +78,6 @@ func AddOutput(cmd *cobra.Command, o *Output) {
 // Check refuses a format Print cannot write (a usage error).
 func (o *Output) Check() error { return CheckOutput(o.Format) }
 
-// outputFlag is the --output of the commands still holding the format as
-// a string (AddOutputFlag); Factory.Print reads the rest from the command
-// the root recorded.
-type outputFlag struct {
-	target *string
-	wide   bool
-}
-
-func (o *outputFlag) String() string {
-	if o.wide {
-		return OutputWide
-	}
-	return *o.target
-}
-
-func (o *outputFlag) Set(s string) error {
-	o.wide = s == OutputWide
-	if o.wide {
-		s = OutputTable
-	}
-	*o.target = s
-	return nil
-}
-
-func (o *outputFlag) Type() string { return "string" }
-
-// AddOutputFlag is AddOutput for a format held as a string, printed with
-// Factory.Print (policies and usage, until they move to packages of
-// their own).
-func AddOutputFlag(cmd *cobra.Command, target *string) {
-	*target = OutputTable
-	cmd.Flags().VarP(&outputFlag{target: target}, "output", "o", outputUsage)
-}
-
 // CheckOutput refuses a format Print cannot write (a usage error).
 func CheckOutput(format string) error {
 	switch format {
@@ -290,24 +256,6 @@ func (o *Output) PrintOnce(io *IOStreams, what, secret string, data any, table f
 	_, err := fmt.Fprintln(io.Out, secret)
 	return err
 }
-
-// Print is Output.Print for the commands still holding the format as a
-// string (policies and usage, until they move to packages of their own):
-// whether --output was given, and -o wide, are read from the command the
-// root recorded as running (SetRunning).
-func (f *Factory) Print(format string, data any, table func() Table) error {
-	o := Output{Format: format, cmd: f.running}
-	if f.running != nil {
-		if fl := f.running.Flags().Lookup("output"); fl != nil {
-			o.Given, o.Wide = fl.Changed, fl.Value.String() == OutputWide
-		}
-	}
-	return o.Print(f.IO, data, table)
-}
-
-// SetRunning records the command being run, for Print. Only the commands
-// printing through Factory.Print need it; it goes when they move.
-func (f *Factory) SetRunning(cmd *cobra.Command) { f.running = cmd }
 
 // emptyNouns name what a group lists where its name does not.
 var emptyNouns = map[string]string{"catalog": "catalog entries"}
