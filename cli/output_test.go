@@ -14,6 +14,7 @@ import (
 
 	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/db"
+	"github.com/gw-gateway/gw/cli/version"
 )
 
 // runGW runs the command tree with fake IO (not a terminal).
@@ -29,9 +30,9 @@ func TestVersionOutput(t *testing.T) {
 	if code != ExitOK || out != "gw "+Version()+" ("+runtime.Version()+", "+runtime.GOOS+"/"+runtime.GOARCH+")\n" {
 		t.Fatalf("version: exit %d %q %q", code, out, errOut)
 	}
-	want := VersionInfo{Version: Version(), Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	want := version.Info{Version: Version(), Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	code, out, _ = runGW(t, "version", "-o", "json")
-	var got VersionInfo
+	var got version.Info
 	if err := json.Unmarshal([]byte(out), &got); code != ExitOK || err != nil || got != want {
 		t.Fatalf("version -o json: exit %d %v %q", code, err, out)
 	}

@@ -38,6 +38,7 @@ import (
 	"github.com/gw-gateway/gw/cli/serviceaccounts"
 	"github.com/gw-gateway/gw/cli/status"
 	"github.com/gw-gateway/gw/cli/usage"
+	"github.com/gw-gateway/gw/cli/version"
 	"github.com/gw-gateway/gw/cli/workspaces"
 	"github.com/gw-gateway/gw/client"
 )
@@ -95,7 +96,7 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 	}
 	root.AddCommand(
 		serve.NewCmd(f, nil),
-		NewCmdVersion(f, nil),
+		version.NewCmd(f, nil),
 		db.NewCmd(f),
 		admin.NewCmd(f),
 		auth.NewCmdLogin(f, nil),
