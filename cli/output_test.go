@@ -27,10 +27,10 @@ func runGW(t *testing.T, args ...string) (code int, out, errOut string) {
 
 func TestVersionOutput(t *testing.T) {
 	code, out, errOut := runGW(t, "version")
-	if code != ExitOK || out != "gw "+Version()+" ("+runtime.Version()+", "+runtime.GOOS+"/"+runtime.GOARCH+")\n" {
+	if code != ExitOK || out != "gw "+cmdutil.Version()+" ("+runtime.Version()+", "+runtime.GOOS+"/"+runtime.GOARCH+")\n" {
 		t.Fatalf("version: exit %d %q %q", code, out, errOut)
 	}
-	want := version.Info{Version: Version(), Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	want := version.Info{Version: cmdutil.Version(), Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	code, out, _ = runGW(t, "version", "-o", "json")
 	var got version.Info
 	if err := json.Unmarshal([]byte(out), &got); code != ExitOK || err != nil || got != want {
