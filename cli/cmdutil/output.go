@@ -76,10 +76,10 @@ func AddOutput(cmd *cobra.Command, o *Output) {
 }
 
 // Check refuses a format Print cannot write (a usage error).
-func (o *Output) Check() error { return CheckOutput(o.Format) }
+func (o *Output) Check() error { return checkOutput(o.Format) }
 
-// CheckOutput refuses a format Print cannot write (a usage error).
-func CheckOutput(format string) error {
+// checkOutput refuses a format Print cannot write (a usage error).
+func checkOutput(format string) error {
 	switch format {
 	case OutputTable, OutputWide, OutputJSON, OutputYAML:
 		return nil
@@ -337,10 +337,6 @@ func Confirm(io *IOStreams, question string, yes bool) error {
 	}
 	return UsageError{fmt.Errorf("cancelled")}
 }
-
-// Confirm is the package's Confirm on the factory's streams, for the
-// commands still holding the factory.
-func (f *Factory) Confirm(question string, yes bool) error { return Confirm(f.IO, question, yes) }
 
 // decimalRE is a plain decimal as the API writes money: digits, and
 // decimals after a point.
