@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/cli/cmdutil/budgetstate"
+	"github.com/gw-gateway/gw/cli/usage"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/budgets"
 	"github.com/gw-gateway/gw/server/spend"
@@ -21,26 +22,6 @@ import (
 	"github.com/gw-gateway/gw/tui"
 	"github.com/gw-gateway/gw/wire"
 )
-
-func TestBudgetsFlags(t *testing.T) {
-	for _, args := range [][]string{{}, {"-o", "json"}, {"list", "--output", "yaml"}} {
-		f, _, _ := testFactory()
-		var got *BudgetsOptions
-		cmd := NewCmdBudgets(f, func(_ context.Context, o *BudgetsOptions) error { got = o; return nil })
-		cmd.SetArgs(args)
-		cmd.SetOut(&bytes.Buffer{})
-		if err := cmd.Execute(); err != nil || got == nil {
-			t.Fatalf("%v: %v", args, err)
-		}
-	}
-	f, _, _ := testFactory()
-	cmd := NewCmdBudgets(f, func(context.Context, *BudgetsOptions) error { return nil })
-	cmd.SetArgs([]string{"-o", "csv"})
-	cmd.SetErr(&bytes.Buffer{})
-	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--output must be") {
-		t.Fatalf("-o csv: %v", err)
-	}
-}
 
 // budgetsEnv is the real server with three budgets in the default
 // workspace: a roomy shared one no request has touched, a tight shared one
@@ -136,7 +117,7 @@ func newBudgetsEnv(t *testing.T) *budgetsEnv {
 // wantRunsOutSoon checks a forecast of a budget whose rest lasts minutes
 // at the rate: it runs out within them, unless the period ends first
 // (a test run in the last minutes of a day or month).
-func wantRunsOutSoon(t *testing.T, name string, b budgetOut, within time.Duration) {
+func wantRunsOutSoon(t *testing.T, name string, b budgetstate.Row, within time.Duration) {
 	t.Helper()
 	now := time.Now()
 	if time.Until(b.PeriodEnd) < within {
@@ -193,8 +174,8 @@ func TestBudgetsRun(t *testing.T) {
 		t.Errorf("roomy forecast %q", f)
 	}
 
-	out := decodeJSONOut[[]budgetOut](t, be.ok("budgets", "-o", "json"))
-	states := map[string]budgetOut{}
+	out := decodeJSONOut[[]budgetstate.Row](t, be.ok("budgets", "-o", "json"))
+	states := map[string]budgetstate.Row{}
 	for _, b := range out {
 		states[b.PolicyName] = b
 	}
@@ -283,8 +264,8 @@ func TestUsageDashboardBudgets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	to, err := dashboardOptions(context.Background(), c, e.boot.Organization.ID.String(), e.boot.Workspace.Slug,
-		&UsageOptions{Period: "30d"})
+	to, err := usage.TUIOptions(context.Background(), c, e.boot.Organization.ID.String(), e.boot.Workspace.Slug,
+		&usage.DashboardOptions{Period: "30d"})
 	if err != nil || to.BudgetWorkspaceID != e.boot.Workspace.ID.String() || to.Workspace != e.boot.Workspace.Name {
 		t.Fatalf("budget workspace %q: %v", to.BudgetWorkspaceID, err)
 	}
@@ -345,4 +326,11 @@ func TestBudgetsCreateForTagRefusesWhatCannotBeCounted(t *testing.T) {
 	}
 	r := e.code(ExitOK, "", "budgets")
 	mustContain(t, "gw budgets", r.errOut, "no budgets in workspace default")
+}
+
+func derefTime(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
 }

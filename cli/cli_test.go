@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/cmdutil/dbflags"
 
 	"github.com/gw-gateway/gw/server/reseal"
@@ -17,9 +18,9 @@ import (
 	"github.com/gw-gateway/gw/server/store"
 )
 
-func testFactory() (*Factory, *bytes.Buffer, *bytes.Buffer) {
+func testFactory() (*cmdutil.Factory, *bytes.Buffer, *bytes.Buffer) {
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
-	return &Factory{IO: &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}}, out, errOut
+	return &cmdutil.Factory{IO: &cmdutil.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}}, out, errOut
 }
 
 func TestExitCodes(t *testing.T) {

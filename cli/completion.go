@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -18,7 +19,7 @@ import (
 // ShellCompDirectiveError, which shells take as "no suggestions".
 
 // completer lists candidates as "value\tdescription" lines.
-type completer func(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error)
+type completer func(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) ([]string, error)
 
 // positionalCompleters name, by command path below the root, what the
 // first positional argument completes to. They live in one table rather
@@ -65,7 +66,7 @@ var positionalCompleters = map[string]completer{
 // addDynamicCompletion wires the completers into a built command tree:
 // the global --org, --workspace and --context flags, the positional
 // arguments of positionalCompleters and the flags of flagCompletions.
-func addDynamicCompletion(f *Factory, root *cobra.Command) {
+func addDynamicCompletion(f *cmdutil.Factory, root *cobra.Command) {
 	_ = root.RegisterFlagCompletionFunc("org", completion(f, completeOrgs))
 	_ = root.RegisterFlagCompletionFunc("workspace", completion(f, completeWorkspaces))
 	_ = root.RegisterFlagCompletionFunc("context", contextValues(f))
@@ -90,7 +91,7 @@ func addDynamicCompletion(f *Factory, root *cobra.Command) {
 			}
 		})
 		if fl := cmd.LocalFlags().Lookup("output"); fl != nil {
-			_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
+			_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(cmdutil.OutputFormats, cobra.ShellCompDirectiveNoFileComp))
 		}
 		if path == "login" {
 			_ = cmd.RegisterFlagCompletionFunc("org", completion(f, completeOrgs))
@@ -105,7 +106,7 @@ func addDynamicCompletion(f *Factory, root *cobra.Command) {
 
 // completion adapts a completer to cobra: candidates filtered by what was
 // typed, no file names, and silence on error.
-func completion(f *Factory, c completer) cobra.CompletionFunc {
+func completion(f *cmdutil.Factory, c completer) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		ctx := cmd.Context()
 		if ctx == nil {
@@ -128,7 +129,7 @@ func candidate(value, desc string) string {
 	return value + "\t" + strings.ReplaceAll(desc, "\t", " ")
 }
 
-func completeOrgs(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+func completeOrgs(ctx context.Context, f *cmdutil.Factory, _ *cobra.Command) ([]string, error) {
 	c, _, err := f.AuthedClient()
 	if err != nil {
 		return nil, err
@@ -153,7 +154,7 @@ func completeOrgs(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, 
 
 // inOrg lists something of the context's organization and turns each
 // item into a completion candidate (nil drops it).
-func inOrg[T any](ctx context.Context, f *Factory, list func(*client.Client, context.Context, string) ([]T, error), cand func(T) *string) ([]string, error) {
+func inOrg[T any](ctx context.Context, f *cmdutil.Factory, list func(*client.Client, context.Context, string) ([]T, error), cand func(T) *string) ([]string, error) {
 	c, s, err := f.AuthedClient()
 	if err != nil {
 		return nil, err
@@ -167,7 +168,7 @@ func inOrg[T any](ctx context.Context, f *Factory, list func(*client.Client, con
 }
 
 // inWorkspace is inOrg for something of the context's workspace.
-func inWorkspace[T any](ctx context.Context, f *Factory, list func(*client.Client, context.Context, string, string) ([]T, error), cand func(T) *string) ([]string, error) {
+func inWorkspace[T any](ctx context.Context, f *cmdutil.Factory, list func(*client.Client, context.Context, string, string) ([]T, error), cand func(T) *string) ([]string, error) {
 	c, s, err := f.AuthedClient()
 	if err != nil {
 		return nil, err
@@ -192,11 +193,11 @@ func candidates[T any](items []T, cand func(T) *string) []string {
 
 func some(s string) *string { return &s }
 
-func completeWorkspaces(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+func completeWorkspaces(ctx context.Context, f *cmdutil.Factory, _ *cobra.Command) ([]string, error) {
 	return inOrg(ctx, f, (*client.Client).ListWorkspaces, func(w wire.Workspace) *string { return some(candidate(w.Slug, w.Name)) })
 }
 
-func completePolicies(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+func completePolicies(ctx context.Context, f *cmdutil.Factory, _ *cobra.Command) ([]string, error) {
 	return inWorkspace(ctx, f, (*client.Client).ListPolicies, func(p wire.Policy) *string {
 		state := "enabled"
 		if !p.Enabled {
@@ -206,7 +207,7 @@ func completePolicies(ctx context.Context, f *Factory, _ *cobra.Command) ([]stri
 	})
 }
 
-func completeInferenceKeys(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+func completeInferenceKeys(ctx context.Context, f *cmdutil.Factory, _ *cobra.Command) ([]string, error) {
 	return inWorkspace(ctx, f, (*client.Client).ListInferenceKeys, func(k wire.InferenceKey) *string {
 		if k.Status != "active" {
 			return nil
@@ -217,7 +218,7 @@ func completeInferenceKeys(ctx context.Context, f *Factory, _ *cobra.Command) ([
 
 // completeManagementKeys lists the labels of the keys at the command's
 // --scope, the place the command itself will look.
-func completeManagementKeys(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+func completeManagementKeys(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) ([]string, error) {
 	c, s, err := f.AuthedClient()
 	if err != nil {
 		return nil, err
@@ -226,7 +227,7 @@ func completeManagementKeys(ctx context.Context, f *Factory, cmd *cobra.Command)
 	if err != nil {
 		return nil, err
 	}
-	scope, err := scopeFor(s, level, "instance")
+	scope, err := cmdutil.ScopeFor(s, level, "instance")
 	if err != nil {
 		return nil, err
 	}
@@ -240,12 +241,12 @@ func completeManagementKeys(ctx context.Context, f *Factory, cmd *cobra.Command)
 	return out, err
 }
 
-func completeServiceAccounts(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+func completeServiceAccounts(ctx context.Context, f *cmdutil.Factory, _ *cobra.Command) ([]string, error) {
 	return inOrg(ctx, f, (*client.Client).ListServiceAccounts, func(u wire.User) *string { return some(candidate(u.Name, u.Email)) })
 }
 
 // catalogInForce is the catalog the context's organization sees.
-func catalogInForce(ctx context.Context, f *Factory) (wire.Catalog, error) {
+func catalogInForce(ctx context.Context, f *cmdutil.Factory) (wire.Catalog, error) {
 	c, s, err := f.AuthedClient()
 	if err != nil {
 		return wire.Catalog{}, err
@@ -257,7 +258,7 @@ func catalogInForce(ctx context.Context, f *Factory) (wire.Catalog, error) {
 	return c.GetCatalog(ctx, client.OrgScope(org))
 }
 
-func completeProviders(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+func completeProviders(ctx context.Context, f *cmdutil.Factory, _ *cobra.Command) ([]string, error) {
 	cat, err := catalogInForce(ctx, f)
 	if err != nil {
 		return nil, err
@@ -269,7 +270,7 @@ func completeProviders(ctx context.Context, f *Factory, _ *cobra.Command) ([]str
 	return out, nil
 }
 
-func completeModels(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+func completeModels(ctx context.Context, f *cmdutil.Factory, _ *cobra.Command) ([]string, error) {
 	cat, err := catalogInForce(ctx, f)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/config"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/secrets"
@@ -196,7 +197,7 @@ func TestCompletionOfEnumerableValues(t *testing.T) {
 func TestEnumerableFlagsComplete(t *testing.T) {
 	enumerable := []string{"by", "capability", "context", "format", "log-format", "bundle-cache", "model", "org", "output", "period",
 		"permissions", "phase", "provider", "role", "scope", "setting", "status", "tag", "tag-key", "untag", "user", "workspace", "workspace-filter"}
-	root := NewRootCmd(&Factory{IO: &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}})
+	root := NewRootCmd(&cmdutil.Factory{IO: &cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}})
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		c.LocalNonPersistentFlags().VisitAll(func(fl *pflag.Flag) {

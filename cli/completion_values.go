@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server"
 	"github.com/gw-gateway/gw/server/auth"
@@ -26,10 +27,10 @@ import (
 // completes. A path covers the commands below it ("credentials --scope" is
 // the --scope of every credentials command); the longest path wins, so
 // "usage --period" (the dashboard's) gives way to "usage report --period".
-var flagCompletions = map[string]func(*Factory) cobra.CompletionFunc{
-	"usage --period":                   fixedValues(periodChoices(dashboardPeriods)...),
-	"usage report --period":            fixedValues(periodChoices(reportPeriods)...),
-	"usage export --period":            fixedValues(periodChoices(reportPeriods)...),
+var flagCompletions = map[string]func(*cmdutil.Factory) cobra.CompletionFunc{
+	"usage --period":                   fixedValues(periodChoices(wire.UsageDatelessPeriods)...),
+	"usage report --period":            fixedValues(periodChoices(wire.UsagePeriods)...),
+	"usage export --period":            fixedValues(periodChoices(wire.UsagePeriods)...),
 	"usage --by":                       apiValues(completeBreakdowns),
 	"usage --tag-key":                  apiValues(completeTagKeys),
 	"usage --tag":                      apiValues(completeTagPairs),
@@ -77,7 +78,7 @@ var flagCompletions = map[string]func(*Factory) cobra.CompletionFunc{
 
 // flagCompletionFor is the completion of a command's flag: the entry of
 // the longest path above it.
-func flagCompletionFor(path, flag string) func(*Factory) cobra.CompletionFunc {
+func flagCompletionFor(path, flag string) func(*cmdutil.Factory) cobra.CompletionFunc {
 	for p := path; ; {
 		if c, ok := flagCompletions[p+" --"+flag]; ok {
 			return c
@@ -91,8 +92,8 @@ func flagCompletionFor(path, flag string) func(*Factory) cobra.CompletionFunc {
 }
 
 // fixedValues completes to a fixed set of "value\tdescription" candidates.
-func fixedValues(values ...string) func(*Factory) cobra.CompletionFunc {
-	return func(*Factory) cobra.CompletionFunc {
+func fixedValues(values ...string) func(*cmdutil.Factory) cobra.CompletionFunc {
+	return func(*cmdutil.Factory) cobra.CompletionFunc {
 		return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			return withPrefix(values, toComplete), cobra.ShellCompDirectiveNoFileComp
 		}
@@ -100,8 +101,8 @@ func fixedValues(values ...string) func(*Factory) cobra.CompletionFunc {
 }
 
 // apiValues completes with a completer that reads the API.
-func apiValues(c completer) func(*Factory) cobra.CompletionFunc {
-	return func(f *Factory) cobra.CompletionFunc { return completion(f, c) }
+func apiValues(c completer) func(*cmdutil.Factory) cobra.CompletionFunc {
+	return func(f *cmdutil.Factory) cobra.CompletionFunc { return completion(f, c) }
 }
 
 // withPrefix keeps the candidates whose value starts with what was typed.
@@ -127,7 +128,7 @@ func periodChoices(periods []string) []string {
 
 // permissionValues completes a comma-separated list of permissions: the
 // ones not listed yet, after what was typed up to the last comma.
-func permissionValues(*Factory) cobra.CompletionFunc {
+func permissionValues(*cmdutil.Factory) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		done, last := "", toComplete
 		if i := strings.LastIndex(toComplete, ","); i >= 0 {
@@ -146,7 +147,7 @@ func permissionValues(*Factory) cobra.CompletionFunc {
 
 // contextValues completes --context with the configuration's context
 // names (no API), with their servers.
-func contextValues(f *Factory) cobra.CompletionFunc {
+func contextValues(f *cmdutil.Factory) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		cfg, err := f.Config()
 		if err != nil {
@@ -164,7 +165,7 @@ func contextValues(f *Factory) cobra.CompletionFunc {
 // credential's provider kind takes: the --provider given to create, or
 // the provider of the credential update names; every setting when neither
 // is known yet. Each ends in "=" and leaves room for the value.
-func settingValues(f *Factory) cobra.CompletionFunc {
+func settingValues(f *cmdutil.Factory) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		if strings.Contains(toComplete, "=") {
 			return nil, cobra.ShellCompDirectiveNoFileComp // a value: free text
@@ -202,7 +203,7 @@ var settingDescriptions = map[string]string{
 
 // settingKind is the provider kind a --setting is for; "" when it cannot
 // be told (then every setting is offered).
-func settingKind(ctx context.Context, f *Factory, cmd *cobra.Command, args []string) catalog.Kind {
+func settingKind(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command, args []string) catalog.Kind {
 	provider, _ := cmd.Flags().GetString("provider")
 	if provider == "" && len(args) > 0 {
 		c, s, err := f.AuthedClient()
@@ -210,7 +211,7 @@ func settingKind(ctx context.Context, f *Factory, cmd *cobra.Command, args []str
 			return ""
 		}
 		level, _ := cmd.Flags().GetString("scope")
-		scope, err := scopeFor(s, level, "platform")
+		scope, err := cmdutil.ScopeFor(s, level, "platform")
 		if err != nil {
 			return ""
 		}
@@ -238,7 +239,7 @@ func settingKind(ctx context.Context, f *Factory, cmd *cobra.Command, args []str
 // completeBreakdowns are the dimensions, then tag:KEY for the tag keys in
 // use. The tags are a bonus: a key that may not list them still gets the
 // dimensions.
-func completeBreakdowns(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+func completeBreakdowns(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) ([]string, error) {
 	out := make([]string, 0, len(tui.Dimensions))
 	for _, d := range tui.Dimensions {
 		out = append(out, d)
@@ -253,7 +254,7 @@ func completeBreakdowns(ctx context.Context, f *Factory, cmd *cobra.Command) ([]
 // tagsInUse are the tags of the context's workspace's inference keys and
 // tag budgets, or of every workspace of the organization without one,
 // with each workspace's required tag keys: key → values.
-func tagsInUse(ctx context.Context, f *Factory) (map[string]map[string]bool, error) {
+func tagsInUse(ctx context.Context, f *cmdutil.Factory) (map[string]map[string]bool, error) {
 	c, s, err := f.AuthedClient()
 	if err != nil {
 		return nil, err
@@ -312,7 +313,7 @@ func tagsInUse(ctx context.Context, f *Factory) (map[string]map[string]bool, err
 	return tags, nil
 }
 
-func completeTagKeys(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+func completeTagKeys(ctx context.Context, f *cmdutil.Factory, _ *cobra.Command) ([]string, error) {
 	tags, err := tagsInUse(ctx, f)
 	out := make([]string, 0, len(tags))
 	for k := range tags {
@@ -324,7 +325,7 @@ func completeTagKeys(ctx context.Context, f *Factory, _ *cobra.Command) ([]strin
 
 // completeTagPairs are KEY=VALUE pairs in use, for --tag and gw budgets
 // create-for-tag.
-func completeTagPairs(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+func completeTagPairs(ctx context.Context, f *cmdutil.Factory, _ *cobra.Command) ([]string, error) {
 	tags, err := tagsInUse(ctx, f)
 	var out []string
 	for k, vs := range tags {
@@ -336,7 +337,7 @@ func completeTagPairs(ctx context.Context, f *Factory, _ *cobra.Command) ([]stri
 	return out, err
 }
 
-func completeMembers(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+func completeMembers(ctx context.Context, f *cmdutil.Factory, _ *cobra.Command) ([]string, error) {
 	return inOrg(ctx, f, (*client.Client).ListMembers, func(m wire.Member) *string {
 		if m.ServiceAccount {
 			return nil
@@ -345,13 +346,13 @@ func completeMembers(ctx context.Context, f *Factory, _ *cobra.Command) ([]strin
 	})
 }
 
-func completeWorkspaceMembers(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+func completeWorkspaceMembers(ctx context.Context, f *cmdutil.Factory, _ *cobra.Command) ([]string, error) {
 	return inWorkspace(ctx, f, (*client.Client).ListWorkspaceMembers, func(m wire.WorkspaceMember) *string {
 		return some(candidate(m.Email, m.Role))
 	})
 }
 
-func completeInvitations(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+func completeInvitations(ctx context.Context, f *cmdutil.Factory, _ *cobra.Command) ([]string, error) {
 	return inOrg(ctx, f, (*client.Client).ListInvitations, func(i wire.Invitation) *string {
 		if i.Status != "pending" {
 			return nil
@@ -362,7 +363,7 @@ func completeInvitations(ctx context.Context, f *Factory, _ *cobra.Command) ([]s
 
 // completeCredentials lists the credentials at the command's --scope,
 // the place the command itself will look.
-func completeCredentials(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+func completeCredentials(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) ([]string, error) {
 	c, s, err := f.AuthedClient()
 	if err != nil {
 		return nil, err
@@ -371,7 +372,7 @@ func completeCredentials(ctx context.Context, f *Factory, cmd *cobra.Command) ([
 	if err != nil {
 		return nil, err
 	}
-	scope, err := scopeFor(s, level, "platform")
+	scope, err := cmdutil.ScopeFor(s, level, "platform")
 	if err != nil {
 		return nil, err
 	}
@@ -385,7 +386,7 @@ func completeCredentials(ctx context.Context, f *Factory, cmd *cobra.Command) ([
 
 // completeAliases are the organization's aliases and, with a workspace in
 // the context, the workspace's, by name.
-func completeAliases(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+func completeAliases(ctx context.Context, f *cmdutil.Factory, _ *cobra.Command) ([]string, error) {
 	c, s, err := f.AuthedClient()
 	if err != nil {
 		return nil, err
@@ -426,7 +427,7 @@ func completeAliases(ctx context.Context, f *Factory, _ *cobra.Command) ([]strin
 
 // completeModelsAndAliases is what a request may name: catalog models and
 // aliases.
-func completeModelsAndAliases(ctx context.Context, f *Factory, cmd *cobra.Command) ([]string, error) {
+func completeModelsAndAliases(ctx context.Context, f *cmdutil.Factory, cmd *cobra.Command) ([]string, error) {
 	models, err := completeModels(ctx, f, cmd)
 	aliases, _ := completeAliases(ctx, f, cmd)
 	return append(aliases, models...), err
@@ -435,7 +436,7 @@ func completeModelsAndAliases(ctx context.Context, f *Factory, cmd *cobra.Comman
 // completeEnrollments lists the data planes whose enrollment has status:
 // pending ones for gw data-planes enroll, approved ones for revoke.
 func completeEnrollments(status string) completer {
-	return func(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+	return func(ctx context.Context, f *cmdutil.Factory, _ *cobra.Command) ([]string, error) {
 		c, _, err := f.AuthedClient()
 		if err != nil {
 			return nil, err
@@ -459,7 +460,7 @@ func shortFingerprint(fp string) string {
 }
 
 // completeDataPlanes lists the data planes that sent a heartbeat.
-func completeDataPlanes(ctx context.Context, f *Factory, _ *cobra.Command) ([]string, error) {
+func completeDataPlanes(ctx context.Context, f *cmdutil.Factory, _ *cobra.Command) ([]string, error) {
 	c, _, err := f.AuthedClient()
 	if err != nil {
 		return nil, err
@@ -474,7 +475,7 @@ func completeDataPlanes(ctx context.Context, f *Factory, _ *cobra.Command) ([]st
 
 // aliasSetArgs completes gw aliases set NAME MODEL[=WEIGHT]...: the alias
 // names first, then catalog models.
-func aliasSetArgs(f *Factory) cobra.CompletionFunc {
+func aliasSetArgs(f *cmdutil.Factory) cobra.CompletionFunc {
 	names, models := completion(f, completeAliases), completion(f, completeModels)
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		if len(args) == 0 {

@@ -19,10 +19,10 @@ import (
 
 // runGW runs the real command tree with args and returns the exit code,
 // stdout and stderr.
-func runWith(t *testing.T, f *Factory, args ...string) (int, string, string) {
+func runWith(t *testing.T, f *cmdutil.Factory, args ...string) (int, string, string) {
 	t.Helper()
 	out, errOut := &strings.Builder{}, &strings.Builder{}
-	f.IO = &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
+	f.IO = &cmdutil.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
 	code := Run(context.Background(), f, args)
 	return code, out.String(), errOut.String()
 }
@@ -39,13 +39,13 @@ func TestUnknownSubcommandIsAUsageError(t *testing.T) {
 		{[]string{"data-planes", "enrolments"}, "enrollments"},
 		{[]string{"aply"}, ""},
 	} {
-		code, out, errOut := runWith(t, &Factory{ConfigPath: t.TempDir() + "/config.yaml"}, c.args...)
+		code, out, errOut := runWith(t, &cmdutil.Factory{ConfigPath: t.TempDir() + "/config.yaml"}, c.args...)
 		if code != ExitUsage || out != "" || !strings.Contains(errOut, "unknown command") || !strings.Contains(errOut, c.suggest) {
 			t.Errorf("gw %v: exit %d, stdout %q, stderr %q", c.args, code, out, errOut)
 		}
 	}
 	// The group alone still shows its help.
-	if code, out, _ := runWith(t, &Factory{ConfigPath: t.TempDir() + "/config.yaml"}, "policies"); code != ExitOK || !strings.Contains(out, "apply") {
+	if code, out, _ := runWith(t, &cmdutil.Factory{ConfigPath: t.TempDir() + "/config.yaml"}, "policies"); code != ExitOK || !strings.Contains(out, "apply") {
 		t.Errorf("gw policies: exit %d, %q", code, out)
 	}
 }
@@ -242,7 +242,7 @@ func TestInferenceKeysUpdateByName(t *testing.T) {
 // Every command shows examples in --help, and each example line parses
 // with the command's own flags (issue 22, row 15).
 func TestEveryCommandHasExamples(t *testing.T) {
-	root := NewRootCmd(&Factory{IO: &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}})
+	root := NewRootCmd(&cmdutil.Factory{IO: &cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}})
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for _, sub := range c.Commands() {
@@ -314,7 +314,7 @@ func exampleCommands(t *testing.T, root *cobra.Command, where, example string) [
 func TestRootHelpStartsHere(t *testing.T) {
 	code, out, _ := runGW(t, "--help")
 	mustContain(t, "gw --help", out, "Start here:", "Examples:", "gw serve", "gw login --server", "gw inference-keys create")
-	root := NewRootCmd(&Factory{IO: &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}})
+	root := NewRootCmd(&cmdutil.Factory{IO: &cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}})
 	var ran []string
 	for _, c := range exampleCommands(t, root, "gw", root.Example) {
 		ran = append(ran, strings.TrimPrefix(c.CommandPath(), "gw "))

@@ -40,10 +40,10 @@ func TestWithFlags(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in := &client.APIError{Status: 422, Detail: "validation failed", Issues: c.issues}
-			fields := append(append([]flagField{}, tagBudgetFields...), aliasFields...)
+			fields := append(append([]cmdutil.FlagField{}, tagBudgetFields...), aliasFields...)
 			// gw credentials' --setting, whose items name the setting.
-			fields = append(fields, flagField{Loc: "body.settings", Flag: "--setting", Member: true})
-			err := withFlags(in, fields...)
+			fields = append(fields, cmdutil.FlagField{Loc: "body.settings", Flag: "--setting", Member: true})
+			err := cmdutil.WithFlags(in, fields...)
 			if c.want == "" {
 				if err != error(in) {
 					t.Fatalf("changed: %v", err)
@@ -57,7 +57,7 @@ func TestWithFlags(t *testing.T) {
 		})
 	}
 	other := errors.New("boom")
-	if withFlags(other, tagBudgetFields...) != other {
+	if cmdutil.WithFlags(other, tagBudgetFields...) != other {
 		t.Fatal("a non-API error changed")
 	}
 }
@@ -88,3 +88,19 @@ func TestFlagMessages(t *testing.T) {
 		mustNotContain(t, strings.Join(c.args, " "), r.errOut, "body.", "query.", "pattern", "sk-abcdef")
 	}
 }
+
+// The fields of gw budgets create-for-tag and gw aliases set, as their
+// packages declare them.
+var (
+	tagBudgetFields = []cmdutil.FlagField{
+		{Loc: "body.amount_usd", Flag: "--amount", Want: "a non-negative decimal number of USD, e.g. 12.50"},
+		{Loc: "body.period", Flag: "--period", Want: "day or month"},
+		{Loc: "body.name", Flag: "--name"},
+		{Loc: "body.tag_key", Flag: "the tag's KEY", Input: true},
+		{Loc: "body.tag_value", Flag: "the tag's VALUE", Input: true},
+	}
+	aliasFields = []cmdutil.FlagField{
+		{Loc: "body.name", Flag: "NAME", Input: true},
+		{Loc: "body.targets", Flag: "MODEL", Input: true},
+	}
+)

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/cli/usage"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/tui"
 	"github.com/gw-gateway/gw/wire"
@@ -119,7 +120,7 @@ func TestUsageNamesForPeople(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	to, err := dashboardOptions(context.Background(), c, org.String(), "", &UsageOptions{Period: "30d"})
+	to, err := usage.TUIOptions(context.Background(), c, org.String(), "", &usage.DashboardOptions{Period: "30d"})
 	if err != nil {
 		t.Fatal(err)
 	}

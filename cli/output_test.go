@@ -12,7 +12,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/db"
+	"github.com/gw-gateway/gw/cli/version"
 )
 
 // runGW runs the command tree with fake IO (not a terminal).
@@ -25,12 +27,12 @@ func runGW(t *testing.T, args ...string) (code int, out, errOut string) {
 
 func TestVersionOutput(t *testing.T) {
 	code, out, errOut := runGW(t, "version")
-	if code != ExitOK || out != "gw "+Version()+" ("+runtime.Version()+", "+runtime.GOOS+"/"+runtime.GOARCH+")\n" {
+	if code != ExitOK || out != "gw "+cmdutil.Version()+" ("+runtime.Version()+", "+runtime.GOOS+"/"+runtime.GOARCH+")\n" {
 		t.Fatalf("version: exit %d %q %q", code, out, errOut)
 	}
-	want := VersionInfo{Version: Version(), Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	want := version.Info{Version: cmdutil.Version(), Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	code, out, _ = runGW(t, "version", "-o", "json")
-	var got VersionInfo
+	var got version.Info
 	if err := json.Unmarshal([]byte(out), &got); code != ExitOK || err != nil || got != want {
 		t.Fatalf("version -o json: exit %d %v %q", code, err, out)
 	}
@@ -123,14 +125,14 @@ func TestPrintEmptyTable(t *testing.T) {
 
 	// Explicit messages win; commands outside a list group say something.
 	var errOut bytes.Buffer
-	f := &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: &errOut}}
+	f := &cmdutil.Factory{IO: &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &errOut}}
 	for _, want := range []string{"no migrations", "nothing to show"} {
 		errOut.Reset()
 		empty := want
 		if want == "nothing to show" {
 			empty = ""
 		}
-		if err := f.Print(OutputTable, nil, func() Table { return Table{Headers: []string{"a"}, Empty: empty} }); err != nil || strings.TrimSpace(errOut.String()) != want {
+		if err := (&cmdutil.Output{Format: cmdutil.OutputTable}).Print(f.IO, nil, func() cmdutil.Table { return cmdutil.Table{Headers: []string{"a"}, Empty: empty} }); err != nil || strings.TrimSpace(errOut.String()) != want {
 			t.Errorf("got %q %v, want %q", errOut.String(), err, want)
 		}
 	}

@@ -12,8 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/spf13/cobra"
-
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/api"
 	"github.com/gw-gateway/gw/server/backend"
@@ -22,113 +21,6 @@ import (
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/wire"
 )
-
-func TestPoliciesFlags(t *testing.T) {
-	type result struct {
-		apply   *PoliciesApplyOptions
-		explain *PoliciesExplainOptions
-		list    *PoliciesListOptions
-		get     *PoliciesGetOptions
-		del     *PoliciesDeleteOptions
-	}
-	cases := []struct {
-		name    string
-		cmd     string
-		args    []string
-		wantErr string
-		check   func(t *testing.T, r result)
-	}{
-		{name: "apply defaults", cmd: "apply", args: []string{"-f", "p.yaml"}, check: func(t *testing.T, r result) {
-			if o := r.apply; o.File != "p.yaml" || o.Prune || o.DryRun || o.Yes || o.DiffOnly {
-				t.Errorf("%+v", o)
-			}
-		}},
-		{name: "apply all flags", cmd: "apply", args: []string{"--file", "-", "--prune", "--dry-run", "-y"}, check: func(t *testing.T, r result) {
-			if o := r.apply; o.File != "-" || !o.Prune || !o.DryRun || !o.Yes {
-				t.Errorf("%+v", o)
-			}
-		}},
-		{name: "apply needs a file", cmd: "apply", wantErr: "-f FILE is required"},
-		{name: "apply takes no args", cmd: "apply", args: []string{"-f", "x", "extra"}, wantErr: "unknown command"},
-		{name: "diff", cmd: "diff", args: []string{"-f", "p.json", "--prune"}, check: func(t *testing.T, r result) {
-			if o := r.apply; o.File != "p.json" || !o.Prune || !o.DiffOnly {
-				t.Errorf("%+v", o)
-			}
-		}},
-		{name: "diff has no dry-run", cmd: "diff", args: []string{"-f", "p", "--dry-run"}, wantErr: "unknown flag"},
-		{name: "explain", cmd: "explain", args: []string{"--key", "k1", "--model", "openai/gpt-4o", "--stream",
-			"--capability", "tools", "--capability", "reasoning,tools", "--phase", "discovery", "-o", "json"},
-			check: func(t *testing.T, r result) {
-				o := r.explain
-				if o.Key != "k1" || o.Model != "openai/gpt-4o" || !o.Stream || o.Phase != policy.PhaseDiscovery || o.Output != "json" {
-					t.Errorf("%+v", o)
-				}
-				if len(o.Capabilities) != 2 || o.Capabilities[0] != policy.CapabilityTools || o.Capabilities[1] != policy.CapabilityReasoning {
-					t.Errorf("capabilities %v", o.Capabilities)
-				}
-			}},
-		{name: "explain defaults", cmd: "explain", args: []string{"--key", "k", "--model", "m"}, check: func(t *testing.T, r result) {
-			if o := r.explain; o.Phase != policy.PhaseInference || o.Stream || len(o.Capabilities) != 0 || o.Output != OutputTable {
-				t.Errorf("%+v", o)
-			}
-		}},
-		{name: "explain needs key and model", cmd: "explain", args: []string{"--model", "m"}, wantErr: "--key and --model are required"},
-		{name: "explain bad capability", cmd: "explain", args: []string{"--key", "k", "--model", "m", "--capability", "streaming"}, wantErr: "--capability must be"},
-		{name: "explain bad phase", cmd: "explain", args: []string{"--key", "k", "--model", "m", "--phase", "later"}, wantErr: "--phase must be"},
-		{name: "list", cmd: "list", args: []string{"-o", "yaml"}, check: func(t *testing.T, r result) {
-			if r.list.Output != "yaml" {
-				t.Errorf("%+v", r.list)
-			}
-		}},
-		{name: "list bad output", cmd: "list", args: []string{"-o", "xml"}, wantErr: "--output must be"},
-		{name: "get", cmd: "get", args: []string{"cap-costs", "--output", "json"}, check: func(t *testing.T, r result) {
-			if r.get.Ref != "cap-costs" || r.get.Output != "json" {
-				t.Errorf("%+v", r.get)
-			}
-		}},
-		{name: "get needs a name", cmd: "get", wantErr: "accepts 1 arg"},
-		{name: "delete", cmd: "delete", args: []string{"old", "--yes"}, check: func(t *testing.T, r result) {
-			if r.del.Ref != "old" || !r.del.Yes {
-				t.Errorf("%+v", r.del)
-			}
-		}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			f, _, _ := testFactory()
-			var r result
-			var cmd *cobra.Command
-			switch c.cmd {
-			case "apply":
-				cmd = NewCmdPoliciesApply(f, func(_ context.Context, o *PoliciesApplyOptions) error { r.apply = o; return nil })
-			case "diff":
-				cmd = NewCmdPoliciesDiff(f, func(_ context.Context, o *PoliciesApplyOptions) error { r.apply = o; return nil })
-			case "explain":
-				cmd = NewCmdPoliciesExplain(f, func(_ context.Context, o *PoliciesExplainOptions) error { r.explain = o; return nil })
-			case "list":
-				cmd = NewCmdPoliciesList(f, func(_ context.Context, o *PoliciesListOptions) error { r.list = o; return nil })
-			case "get":
-				cmd = NewCmdPoliciesGet(f, func(_ context.Context, o *PoliciesGetOptions) error { r.get = o; return nil })
-			case "delete":
-				cmd = NewCmdPoliciesDelete(f, func(_ context.Context, o *PoliciesDeleteOptions) error { r.del = o; return nil })
-			}
-			cmd.SetArgs(c.args)
-			cmd.SetOut(&bytes.Buffer{})
-			cmd.SetErr(&bytes.Buffer{})
-			err := cmd.Execute()
-			if c.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("err = %v, want %q", err, c.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.check(t, r)
-		})
-	}
-}
 
 // policyAPI is the real API on a fresh SQLite database, bootstrapped (an
 // instance owner, organization and workspace "default"), with the CLI's
@@ -185,8 +77,8 @@ func (e *policyAPI) RoundTrip(r *http.Request) (*http.Response, error) {
 func (e *policyAPI) run(stdin string, args ...string) (int, string, string) {
 	e.t.Helper()
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
-	f := &Factory{
-		IO:         &IOStreams{In: strings.NewReader(stdin), Out: out, ErrOut: errOut},
+	f := &cmdutil.Factory{
+		IO:         &cmdutil.IOStreams{In: strings.NewReader(stdin), Out: out, ErrOut: errOut},
 		ConfigPath: filepath.Join(e.dir, "config.yaml"),
 		HTTPClient: &http.Client{Transport: e},
 	}
@@ -339,7 +231,7 @@ func TestPoliciesApply(t *testing.T) {
 	if m := e.mutations(); len(m) != 0 {
 		t.Fatalf("dry run mutated: %v", m)
 	}
-	if p := e.policies(); p["cap-costs"].Enabled || len(policyDef(p["allow-cheap"]).Rules[0].Action.Names) != 2 {
+	if p := e.policies(); p["cap-costs"].Enabled || len(definitionOf(p["allow-cheap"]).Rules[0].Action.Names) != 2 {
 		t.Fatalf("dry run changed the policies: %+v", p)
 	}
 
@@ -349,7 +241,7 @@ func TestPoliciesApply(t *testing.T) {
 		t.Fatalf("apply of the edit sent %v", m)
 	}
 	after := e.policies()
-	if !after["cap-costs"].Enabled || strings.Join(policyDef(after["allow-cheap"]).Rules[0].Action.Names, ",") != "openai/gpt-4o-mini,openai/gpt-4.1-nano,openai/o3-mini" {
+	if !after["cap-costs"].Enabled || strings.Join(definitionOf(after["allow-cheap"]).Rules[0].Action.Names, ",") != "openai/gpt-4o-mini,openai/gpt-4.1-nano,openai/o3-mini" {
 		t.Fatalf("after the edit: %+v", after)
 	}
 	out, _ = e.mustRun(0, "", "policies", "apply", "-f", file)
@@ -647,89 +539,6 @@ func TestPoliciesExplain(t *testing.T) {
 		"(platform credentials are not readable with this key; a platform credential is assumed)")
 }
 
-func TestPolicyFileFormats(t *testing.T) {
-	def := `{"target":{"kind":"workspace"},"rules":[{"match":{"kind":"all_requests"},"action":{"kind":"budget","amount_usd":"100","period":"month","aggregation":"shared"}}]}`
-	cases := []struct {
-		name, file, content string
-		enabled             bool
-	}{
-		{"json object", "p.json", `{"name":"b","enabled":false,"definition":` + def + `}`, false},
-		{"json list", "p.json", `[{"name":"b","definition":` + def + `}]`, true},
-		{"yaml flow", "p.yaml", `{name: b, definition: ` + def + `}`, true},
-		{"yaml block, odd numbers", "p", "name: b\nenabled: true\ndefinition:\n  target: {kind: workspace}\n  rules:\n" +
-			"    - match: {kind: all_requests}\n      action: {kind: budget, amount_usd: \"100\", period: month, aggregation: shared}\n", true},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			specs, err := parsePolicyFile(c.file, []byte(c.content))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(specs) != 1 || specs[0].Name != "b" || specs[0].Enabled != c.enabled || specs[0].Index != 1 {
-				t.Fatalf("%+v", specs)
-			}
-			got, _ := canonicalDefinition(specs[0].Definition)
-			if got != def {
-				t.Fatalf("definition %s", got)
-			}
-		})
-	}
-	// YAML integers in any spelling arrive as the JSON number they mean.
-	specs, err := parsePolicyFile("p.yaml", []byte("name: f\ndefinition:\n  target: {kind: workspace}\n  rules:\n"+
-		"    - match: {kind: all_requests}\n      action: {kind: fallback, models: [a], on: [timeout], max_attempts: 0x3, timeout_ms: 1_000}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a := specs[0].Definition.Rules[0].Action; a.MaxAttempts != 3 || a.TimeoutMS != 1000 {
-		t.Fatalf("%+v", a)
-	}
-	if _, err := parsePolicyFile("p.json", []byte(`{"name": "x",}`)); err == nil || !strings.Contains(err.Error(), "p.json: invalid JSON at byte") {
-		t.Fatalf("bad JSON: %v", err)
-	}
-	// An amount the server would refuse (issue 26 row 1) is found in the
-	// file, at its line, before anything is sent.
-	_, err = parsePolicyFile("p.yaml", []byte("name: b\ndefinition:\n  target: {kind: workspace}\n  rules:\n"+
-		"    - match: {kind: all_requests}\n      action: {kind: budget, amount_usd: \"0.0000000001\", period: day, aggregation: shared}\n"))
-	if err == nil || !strings.Contains(err.Error(), "amount_usd") || !strings.Contains(err.Error(), "no more than 9 decimal places") {
-		t.Fatalf("an amount finer than a nano-dollar: %v", err)
-	}
-}
-
-func TestPolicyUnifiedDiff(t *testing.T) {
-	a := strings.Split("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20", " ")
-	b := append([]string{}, a...)
-	b[1] = "two"
-	b = append(b[:15], append([]string{"15.5"}, b[15:]...)...)
-	got := unifiedDiff("a", "b", a, b)
-	want := `--- a
-+++ b
-@@ -1,5 +1,5 @@
- 1
--2
-+two
- 3
- 4
- 5
-@@ -13,6 +13,7 @@
- 13
- 14
- 15
-+15.5
- 16
- 17
- 18
-`
-	if got != want {
-		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
-	}
-	if d := unifiedDiff("a", "b", a, a); d != "" {
-		t.Fatalf("equal inputs: %q", d)
-	}
-	if d := unifiedDiff("a", "b", nil, []string{"x"}); d != "--- a\n+++ b\n@@ -0,0 +1 @@\n+x\n" {
-		t.Fatalf("from empty: %q", d)
-	}
-}
-
 // diff's "there are changes" (3) is told apart from "the comparison
 // failed" (1), a bad file (2) and a refused key (4).
 func TestPoliciesDiffExitCodes(t *testing.T) {
@@ -760,4 +569,11 @@ func TestPoliciesDiffExitCodes(t *testing.T) {
 	t.Setenv("GW_SERVER", down.URL)
 	_, errOut = e.mustRun(ExitError, "", "policies", "diff", "-f", file)
 	wantContains(t, "diff without a server", errOut, "error:")
+}
+
+// definitionOf is a policy's definition as the API stores it.
+func definitionOf(p wire.Policy) policy.Definition {
+	var d policy.Definition
+	_ = json.Unmarshal(p.Definition, &d)
+	return d
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/spf13/cobra"
 )
 
@@ -20,7 +21,7 @@ type flagCase[O any] struct {
 	check   func(t *testing.T, o *O)
 }
 
-func runFlagCases[O any](t *testing.T, build func(*Factory, func(context.Context, *O) error) *cobra.Command, cases []flagCase[O]) {
+func runFlagCases[O any](t *testing.T, build func(*cmdutil.Factory, func(context.Context, *O) error) *cobra.Command, cases []flagCase[O]) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -38,7 +39,7 @@ func runFlagCases[O any](t *testing.T, build func(*Factory, func(context.Context
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("err = %v, want %q", err, c.wantErr)
 				}
-				if !isUsageError(err) {
+				if cmdutil.ExitCode(err) != ExitUsage {
 					t.Fatalf("%v is not a usage error (exit 2)", err)
 				}
 				if got != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/uptrace/bun"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/server/api"
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/catalog"
@@ -117,14 +118,14 @@ type gwResult struct {
 
 // gw runs the CLI with stdin; nothing is a terminal.
 func (e *resEnv) gw(stdin string, args ...string) gwResult {
-	return e.gwIO(&IOStreams{In: strings.NewReader(stdin)}, args...)
+	return e.gwIO(&cmdutil.IOStreams{In: strings.NewReader(stdin)}, args...)
 }
 
-func (e *resEnv) gwIO(ios *IOStreams, args ...string) gwResult {
+func (e *resEnv) gwIO(ios *cmdutil.IOStreams, args ...string) gwResult {
 	e.t.Helper()
 	var out, errOut bytes.Buffer
 	ios.Out, ios.ErrOut = &out, &errOut
-	f := &Factory{IO: ios, ConfigPath: e.cfg}
+	f := &cmdutil.Factory{IO: ios, ConfigPath: e.cfg}
 	code := Run(context.Background(), f, args)
 	return gwResult{code: code, out: out.String(), errOut: errOut.String()}
 }
@@ -269,7 +270,7 @@ func TestOrgsRun(t *testing.T) {
 	}
 
 	// A table on a terminal is aligned, with a header.
-	term := e.gwIO(&IOStreams{In: strings.NewReader(""), ForceTerminal: true}, "orgs", "list", "--limit", "1")
+	term := e.gwIO(&cmdutil.IOStreams{In: strings.NewReader(""), ForceTerminal: true}, "orgs", "list", "--limit", "1")
 	if !strings.HasPrefix(term.out, "ID ") || !strings.Contains(term.out, "SLUG") || strings.Contains(term.out, "\t") {
 		t.Fatalf("terminal table:\n%s", term.out)
 	}

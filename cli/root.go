@@ -3,8 +3,8 @@
 // is an options struct holding what it uses (its streams, a client
 // constructor, its cmdutil.Output and flags), a constructor taking the
 // cmdutil.Factory and an optional runF (so tests can check flag parsing),
-// and a run function. policies, usage, aliases and budgets still live
-// here, printing through Factory.Print, until they move too.
+// and a run function. Nothing records which command is running: each
+// prints through its own Output.
 package cli
 
 import (
@@ -18,7 +18,9 @@ import (
 
 	"github.com/gw-gateway/gw/cli/activity"
 	"github.com/gw-gateway/gw/cli/admin"
+	"github.com/gw-gateway/gw/cli/aliases"
 	"github.com/gw-gateway/gw/cli/auth"
+	"github.com/gw-gateway/gw/cli/budgets"
 	"github.com/gw-gateway/gw/cli/catalog"
 	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/credentials"
@@ -31,9 +33,12 @@ import (
 	"github.com/gw-gateway/gw/cli/members"
 	"github.com/gw-gateway/gw/cli/models"
 	"github.com/gw-gateway/gw/cli/orgs"
+	"github.com/gw-gateway/gw/cli/policies"
 	"github.com/gw-gateway/gw/cli/serve"
 	"github.com/gw-gateway/gw/cli/serviceaccounts"
 	"github.com/gw-gateway/gw/cli/status"
+	"github.com/gw-gateway/gw/cli/usage"
+	"github.com/gw-gateway/gw/cli/version"
 	"github.com/gw-gateway/gw/cli/workspaces"
 	"github.com/gw-gateway/gw/client"
 )
@@ -51,11 +56,11 @@ const (
 // such as policies diff finding differences.
 type exitStatus interface {
 	error
-	exitStatus() int
+	ExitStatus() int
 }
 
 // NewRootCmd builds the command tree.
-func NewRootCmd(f *Factory) *cobra.Command {
+func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "gw",
 		Short: "gw is an LLM routing gateway: server and client in one binary",
@@ -83,12 +88,7 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
-	// Factory.Print, still used by the commands that do not hold an
-	// Output, reads the running command's flags (was --output given?).
-	// Cobra runs only the nearest PersistentPreRun: a subcommand that
-	// defines one must call SetRunning too.
-	root.PersistentPreRun = func(cmd *cobra.Command, args []string) { f.SetRunning(cmd) }
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return cmdutil.UsageError{Err: err} })
 	cmdutil.AddGlobalFlags(root)
 	f.UseGlobalFlags(root)
 	if f.Browser == nil {
@@ -96,16 +96,16 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 	}
 	root.AddCommand(
 		serve.NewCmd(f, nil),
-		NewCmdVersion(f, nil),
+		version.NewCmd(f, nil),
 		db.NewCmd(f),
 		admin.NewCmd(f),
 		auth.NewCmdLogin(f, nil),
 		auth.NewCmdLogout(f, nil),
 		auth.NewCmdWhoami(f, nil),
 		auth.NewCmdContext(f),
-		NewCmdPolicies(f),
-		NewCmdAliases(f),
-		NewCmdBudgets(f, nil),
+		policies.NewCmd(f),
+		aliases.NewCmd(f),
+		budgets.NewCmd(f, nil),
 		orgs.NewCmd(f),
 		workspaces.NewCmd(f),
 		members.NewCmd(f),
@@ -117,7 +117,7 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		catalog.NewCmd(f),
 		models.NewCmd(f),
 		activity.NewCmd(f),
-		NewCmdUsage(f),
+		usage.NewCmd(f),
 		dataplanes.NewCmd(f),
 		status.NewCmd(f, nil),
 		instance.NewCmd(f),
@@ -158,18 +158,18 @@ func unknownSubcommand(cmd *cobra.Command, word string) error {
 	if suggestions := cmd.SuggestionsFor(word); len(suggestions) > 0 {
 		msg += "\n\nDid you mean this?\n\t" + strings.Join(suggestions, "\n\t")
 	}
-	return usageError{errors.New(msg + fmt.Sprintf("\n\nRun '%s --help' for usage.", cmd.CommandPath()))}
+	return cmdutil.UsageError{Err: errors.New(msg + fmt.Sprintf("\n\nRun '%s --help' for usage.", cmd.CommandPath()))}
 }
 
 // Main runs gw with the process's arguments and returns the exit code.
 func Main() int {
-	f := &Factory{IO: cmdutil.SystemIO()}
+	f := &cmdutil.Factory{IO: cmdutil.SystemIO()}
 	return Run(context.Background(), f, os.Args[1:])
 }
 
 // Run executes the command tree with args and maps the outcome to an exit
 // code.
-func Run(ctx context.Context, f *Factory, args []string) int {
+func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	root := NewRootCmd(f)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -179,15 +179,11 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	var st exitStatus
 	if errors.As(err, &st) {
 		fmt.Fprintln(f.IO.ErrOut, err)
-		return st.exitStatus()
+		return st.ExitStatus()
 	}
 	err = explainRefusal(ctx, f, err)
 	fmt.Fprintln(f.IO.ErrOut, "error:", err)
-	code := cmdutil.ExitCode(err)
-	if code == ExitError && isUsageError(err) {
-		return ExitUsage // a usage error of the commands still in this package
-	}
-	return code
+	return cmdutil.ExitCode(err)
 }
 
 // explainRefusal turns the server's "out of scope … does not reach
@@ -195,7 +191,7 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 // organizations: the server may not say whether X exists to a key scoped
 // elsewhere, but the caller's own list tells a typo from a real
 // organization (issue 22, row 10).
-func explainRefusal(ctx context.Context, f *Factory, err error) error {
+func explainRefusal(ctx context.Context, f *cmdutil.Factory, err error) error {
 	var ae *client.APIError
 	if !errors.As(err, &ae) || ae.Status != 403 || !strings.Contains(ae.Detail, "does not reach organization") {
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/wire"
@@ -70,7 +71,7 @@ func TestTablesFitTheTerminal(t *testing.T) {
 	}
 	for _, width := range []int{80, 120} {
 		for _, args := range commands {
-			r := e.gwIO(&IOStreams{In: strings.NewReader(""), ForceTerminal: true, Width: width}, args...)
+			r := e.gwIO(&cmdutil.IOStreams{In: strings.NewReader(""), ForceTerminal: true, Width: width}, args...)
 			if r.code != ExitOK {
 				t.Fatalf("gw %v: exit %d: %s", args, r.code, r.errOut)
 			}
@@ -88,7 +89,7 @@ func TestTablesFitTheTerminal(t *testing.T) {
 
 	// What was cut on the terminal is whole in a pipe, and so are the
 	// wide columns; -o wide shows them under a header.
-	r := e.gwIO(&IOStreams{In: strings.NewReader(""), ForceTerminal: true, Width: 80}, "inference-keys", "list")
+	r := e.gwIO(&cmdutil.IOStreams{In: strings.NewReader(""), ForceTerminal: true, Width: 80}, "inference-keys", "list")
 	mustContain(t, "inference-keys list at 80 columns", r.out, "NAME", "PREFIX", "OWNER", "owner@example.com", "nightly-batch-s…", "env=produ…")
 	piped := e.ok("inference-keys", "list")
 	mustContain(t, "inference-keys list piped", piped, "nightly-batch-summaries-for-search\t", "env=production,feature=weekly-digest,team=search-and-retrieval")

@@ -16,94 +16,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/tui"
 	"github.com/gw-gateway/gw/wire"
 )
-
-func TestUsageDashboardFlags(t *testing.T) {
-	runFlagCases(t, NewCmdUsageDashboard, []flagCase[UsageOptions]{
-		{name: "defaults", check: func(t *testing.T, o *UsageOptions) {
-			if o.Period != "30d" || o.Timezone != "" || o.WorkspaceFilter != "" || o.Refresh != 30*time.Second {
-				t.Errorf("%+v", o)
-			}
-		}},
-		{name: "all", args: []string{"--period", "month_to_date", "--timezone", "Europe/Paris", "--workspace-filter", "prod", "--refresh", "2m"},
-			check: func(t *testing.T, o *UsageOptions) {
-				if o.Period != "month_to_date" || o.Timezone != "Europe/Paris" || o.WorkspaceFilter != "prod" || o.Refresh != 2*time.Minute {
-					t.Errorf("%+v", o)
-				}
-			}},
-		{name: "refresh off", args: []string{"--refresh", "0"}, check: func(t *testing.T, o *UsageOptions) {
-			if o.Refresh != 0 {
-				t.Errorf("%+v", o)
-			}
-		}},
-		{name: "custom is for reports", args: []string{"--period", "custom"}, wantErr: "--period must be one of today, 7d, 30d, month_to_date"},
-		{name: "bad period", args: []string{"--period", "1y"}, wantErr: "--period must be one of"},
-		{name: "refresh too fast", args: []string{"--refresh", "10ms"}, wantErr: "--refresh must be 0 (off) or at least 1s"},
-		{name: "negative refresh", args: []string{"--refresh", "-5s"}, wantErr: "--refresh"},
-		{name: "refresh not a duration", args: []string{"--refresh", "often"}, wantErr: "invalid argument"},
-		{name: "positional", args: []string{"x"}, wantErr: "unknown command"},
-	})
-}
-
-func TestUsageReportFlags(t *testing.T) {
-	runFlagCases(t, NewCmdUsageReport, []flagCase[UsageReportOptions]{
-		{name: "defaults", check: func(t *testing.T, o *UsageReportOptions) {
-			if o.Period != "30d" || o.Output != OutputTable || o.By != "" || o.StartDate != "" {
-				t.Errorf("%+v", o)
-			}
-		}},
-		{name: "filters", args: []string{"--period", "7d", "--timezone", "America/New_York", "--model", "openai/gpt-4o",
-			"--provider", "openai", "--owner", "00000000-0000-4000-8000-000000000001", "--management-key", "00000000-0000-4000-8000-000000000002", "--credential", "00000000-0000-4000-8000-000000000003", "--workspace-filter", "w1", "-o", "yaml"},
-			check: func(t *testing.T, o *UsageReportOptions) {
-				q := o.query("w-id")
-				if q.Period != "7d" || q.Timezone != "America/New_York" || q.ModelID != "openai/gpt-4o" || q.ProviderID != "openai" ||
-					q.OwnerID != "00000000-0000-4000-8000-000000000001" || q.ManagementKeyID != "00000000-0000-4000-8000-000000000002" || q.ProviderCredentialID != "00000000-0000-4000-8000-000000000003" || q.WorkspaceID != "w-id" ||
-					o.WorkspaceFilter != "w1" || o.Output != OutputYAML {
-					t.Errorf("%+v → %+v", o, q)
-				}
-			}},
-		{name: "json", args: []string{"--json"}, check: func(t *testing.T, o *UsageReportOptions) {
-			if o.Output != OutputJSON {
-				t.Errorf("%+v", o)
-			}
-		}},
-		{name: "json agrees with -o json", args: []string{"--json", "-o", "json"}, check: func(t *testing.T, o *UsageReportOptions) {
-			if o.Output != OutputJSON {
-				t.Errorf("%+v", o)
-			}
-		}},
-		{name: "json against yaml", args: []string{"--json", "-o", "yaml"}, wantErr: "--json and --output yaml disagree"},
-		{name: "dates imply custom", args: []string{"--start-date", "2026-04-01", "--end-date", "2026-04-30"},
-			check: func(t *testing.T, o *UsageReportOptions) {
-				q := o.query("")
-				if q.Period != "custom" || q.StartDate != "2026-04-01" || q.EndDate != "2026-04-30" {
-					t.Errorf("%+v", q)
-				}
-			}},
-		{name: "explicit custom", args: []string{"--period", "custom", "--start-date", "2026-04-01", "--end-date", "2026-04-01"},
-			check: func(t *testing.T, o *UsageReportOptions) {
-				if o.Period != "custom" {
-					t.Errorf("%+v", o)
-				}
-			}},
-		{name: "breakdown", args: []string{"--by", "inference_key"}, check: func(t *testing.T, o *UsageReportOptions) {
-			if o.By != "inference_key" {
-				t.Errorf("%+v", o)
-			}
-		}},
-		{name: "dates with another period", args: []string{"--period", "7d", "--start-date", "2026-04-01", "--end-date", "2026-04-30"}, wantErr: "drop --period 7d"},
-		{name: "custom without dates", args: []string{"--period", "custom"}, wantErr: "needs both --start-date and --end-date"},
-		{name: "half a range", args: []string{"--start-date", "2026-04-01"}, wantErr: "needs both"},
-		{name: "bad date", args: []string{"--start-date", "04/01/2026", "--end-date", "2026-04-30"}, wantErr: "--start-date must be YYYY-MM-DD"},
-		{name: "backwards range", args: []string{"--start-date", "2026-04-30", "--end-date", "2026-04-01"}, wantErr: "is before --start-date"},
-		{name: "bad period", args: []string{"--period", "yesterday"}, wantErr: "--period must be one of today, 7d, 30d, month_to_date, custom"},
-		{name: "bad by", args: []string{"--by", "region"}, wantErr: "--by must be one of model, requested_model, provider, owner, inference_key, workspace"},
-		{name: "bad output", args: []string{"-o", "csv"}, wantErr: badOutput},
-		{name: "positional", args: []string{"x"}, wantErr: "unknown command"},
-	})
-}
 
 // usageFake answers the two usage paths (and a workspace lookup) the way
 // the control plane does: {"data": …}, 401 without the key, 422 for a
@@ -194,14 +110,14 @@ func (u *usageFake) query(path string) url.Values {
 	return u.queries[path]
 }
 
-func (u *usageFake) gw(ios *IOStreams, args ...string) gwResult {
+func (u *usageFake) gw(ios *cmdutil.IOStreams, args ...string) gwResult {
 	u.t.Helper()
 	var out, errOut bytes.Buffer
 	ios.Out, ios.ErrOut = &out, &errOut
 	if ios.In == nil {
 		ios.In = strings.NewReader("")
 	}
-	code := Run(context.Background(), &Factory{IO: ios, ConfigPath: u.cfg}, args)
+	code := Run(context.Background(), &cmdutil.Factory{IO: ios, ConfigPath: u.cfg}, args)
 	return gwResult{code: code, out: out.String(), errOut: errOut.String()}
 }
 
@@ -210,7 +126,7 @@ func TestUsageReportRunTable(t *testing.T) {
 
 	// Piped: tab-separated rows with every column (the cache ones too), no
 	// header or title, exact values (money with two decimals at least).
-	r := u.gw(&IOStreams{}, "usage", "report", "--period", "7d", "--timezone", "Europe/Paris", "--model", "openai/gpt-4o", "--workspace-filter", "prod")
+	r := u.gw(&cmdutil.IOStreams{}, "usage", "report", "--period", "7d", "--timezone", "Europe/Paris", "--model", "openai/gpt-4o", "--workspace-filter", "prod")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
@@ -230,7 +146,7 @@ func TestUsageReportRunTable(t *testing.T) {
 	}
 
 	// On a terminal: a title with the period, aligned columns with a header.
-	r = u.gw(&IOStreams{ForceTerminal: true}, "usage", "report")
+	r = u.gw(&cmdutil.IOStreams{ForceTerminal: true}, "usage", "report")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
@@ -252,7 +168,7 @@ func TestUsageReportRunTable(t *testing.T) {
 func TestUsageReportRunJSON(t *testing.T) {
 	u := newUsageFake(t)
 	for _, args := range [][]string{{"usage", "report", "--json"}, {"usage", "report", "-o", "json"}} {
-		r := u.gw(&IOStreams{}, args...)
+		r := u.gw(&cmdutil.IOStreams{}, args...)
 		if r.code != ExitOK {
 			t.Fatalf("%v: exit %d: %s", args, r.code, r.errOut)
 		}
@@ -270,7 +186,7 @@ func TestUsageReportRunJSON(t *testing.T) {
 		}
 	}
 
-	r := u.gw(&IOStreams{}, "usage", "report", "--start-date", "2026-04-01", "--end-date", "2026-04-30", "--by", "model", "--json")
+	r := u.gw(&cmdutil.IOStreams{}, "usage", "report", "--start-date", "2026-04-01", "--end-date", "2026-04-30", "--by", "model", "--json")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
@@ -286,7 +202,7 @@ func TestUsageReportRunJSON(t *testing.T) {
 
 func TestUsageReportRunBreakdownTable(t *testing.T) {
 	u := newUsageFake(t)
-	r := u.gw(&IOStreams{}, "usage", "report", "--by", "owner", "--provider", "openai")
+	r := u.gw(&cmdutil.IOStreams{}, "usage", "report", "--by", "owner", "--provider", "openai")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d: %s", r.code, r.errOut)
 	}
@@ -297,7 +213,7 @@ func TestUsageReportRunBreakdownTable(t *testing.T) {
 	if q := u.query("/api/v1/organizations/acme/reports/usage/breakdown"); q.Get("by") != "owner" || q.Get("provider_id") != "openai" {
 		t.Fatalf("query %v", q)
 	}
-	r = u.gw(&IOStreams{ForceTerminal: true}, "usage", "report", "--by", "owner")
+	r = u.gw(&cmdutil.IOStreams{ForceTerminal: true}, "usage", "report", "--by", "owner")
 	if !strings.Contains(r.out, "Usage by owner, May 1 – May 2, 2026 (UTC)") || !strings.Contains(r.out, "OWNER          REQUESTS") {
 		t.Fatalf("terminal breakdown:\n%s", r.out)
 	}
@@ -305,28 +221,28 @@ func TestUsageReportRunBreakdownTable(t *testing.T) {
 
 func TestUsageReportRunErrors(t *testing.T) {
 	u := newUsageFake(t)
-	r := u.gw(&IOStreams{}, "usage", "report", "--timezone", "Mars/Olympus")
+	r := u.gw(&cmdutil.IOStreams{}, "usage", "report", "--timezone", "Mars/Olympus")
 	if r.code != ExitUsage || !strings.Contains(r.errOut, `--timezone "Mars/Olympus": unknown time zone`) {
 		t.Fatalf("422: exit %d, stderr %q", r.code, r.errOut)
 	}
-	r = u.gw(&IOStreams{}, "usage", "report", "--workspace-filter", "nope")
+	r = u.gw(&cmdutil.IOStreams{}, "usage", "report", "--workspace-filter", "nope")
 	if r.code != ExitError || !strings.Contains(r.errOut, "--workspace-filter nope") || !strings.Contains(r.errOut, "404") {
 		t.Fatalf("unknown workspace: exit %d, stderr %q", r.code, r.errOut)
 	}
 	t.Setenv("GW_TOKEN", "sk-cp-wrong")
-	if r := u.gw(&IOStreams{}, "usage", "report"); r.code != ExitAuth {
+	if r := u.gw(&cmdutil.IOStreams{}, "usage", "report"); r.code != ExitAuth {
 		t.Fatalf("bad key: exit %d, want %d: %s", r.code, ExitAuth, r.errOut)
 	}
 	t.Setenv("GW_TOKEN", usageFakeToken)
 	t.Setenv("GW_ORG", "")
-	if r := u.gw(&IOStreams{}, "usage", "report"); r.code != ExitUsage || !strings.Contains(r.errOut, "no organization") {
+	if r := u.gw(&cmdutil.IOStreams{}, "usage", "report"); r.code != ExitUsage || !strings.Contains(r.errOut, "no organization") {
 		t.Fatalf("no org: exit %d: %s", r.code, r.errOut)
 	}
 }
 
 func TestUsageDashboardNeedsTerminal(t *testing.T) {
 	u := newUsageFake(t)
-	for _, ios := range []*IOStreams{{}, {ForceTerminal: true}} {
+	for _, ios := range []*cmdutil.IOStreams{{}, {ForceTerminal: true}} {
 		r := u.gw(ios, "usage", "--period", "7d")
 		if r.code != ExitUsage || !strings.Contains(r.errOut, "needs a terminal; use gw usage report") || r.out != "" {
 			t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.out, r.errOut)
@@ -419,7 +335,7 @@ func TestUsageReportAgainstAPI(t *testing.T) {
 	}
 
 	// On a terminal: the title names the range and zone.
-	r := e.gwIO(&IOStreams{In: strings.NewReader(""), ForceTerminal: true}, append(rng, "--timezone", "Europe/Paris")...)
+	r := e.gwIO(&cmdutil.IOStreams{In: strings.NewReader(""), ForceTerminal: true}, append(rng, "--timezone", "Europe/Paris")...)
 	if r.code != ExitOK || !strings.Contains(r.out, "Usage Mar 10 – Mar 11, 2026 (Europe/Paris), compared with Mar 8 – Mar 9, 2026") ||
 		!strings.Contains(r.out, "DATE ") {
 		t.Fatalf("terminal table: exit %d\n%s%s", r.code, r.out, r.errOut)

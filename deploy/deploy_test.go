@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gw-gateway/gw/cli"
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/cli/serve"
 	"github.com/gw-gateway/gw/server/telemetry"
 )
@@ -93,9 +94,9 @@ func TestComposeUsesRealFlags(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &c); err != nil {
 		t.Fatalf("compose.yaml: %v", err)
 	}
-	serve := serve.NewCmd(&cli.Factory{IO: &cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}, nil)
+	serve := serve.NewCmd(&cmdutil.Factory{IO: &cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}, nil)
 	flag := func(name string) bool { return serve.Flags().Lookup(name) != nil }
-	root := cli.NewRootCmd(&cli.Factory{IO: &cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}})
+	root := cli.NewRootCmd(&cmdutil.Factory{IO: &cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}})
 	roles := map[string]int{}
 	var metricsTargets []string
 	tokens := map[string]string{}

@@ -68,9 +68,6 @@ type Factory struct {
 	HTTPClient *http.Client
 
 	globals *cobra.Command // the root, whose persistent flags are global
-	// running is the command being run, for Print alone (the commands
-	// not yet holding an Output); see SetRunning.
-	running *cobra.Command
 	cfg     *config.File
 	noted   bool // the server URL's correction was said
 }

@@ -2,6 +2,8 @@ package cmdutil
 
 import (
 	"context"
+	"strconv"
+	"strings"
 
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/tui"
@@ -158,4 +160,17 @@ func (b *NameBook) ScopeLine(ctx context.Context, s wire.KeyScope) string {
 		return s.Level
 	}
 	return "-"
+}
+
+// DescribeAliasTargets is an alias's targets on one line, MODEL=WEIGHT
+// each, as gw aliases and gw policies explain show them.
+func DescribeAliasTargets(ts []wire.ModelAliasTarget) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = t.Model + "=" + strconv.Itoa(t.Weight)
+		if t.Retired {
+			parts[i] += " (retired)"
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -76,44 +76,10 @@ func AddOutput(cmd *cobra.Command, o *Output) {
 }
 
 // Check refuses a format Print cannot write (a usage error).
-func (o *Output) Check() error { return CheckOutput(o.Format) }
+func (o *Output) Check() error { return checkOutput(o.Format) }
 
-// outputFlag is the --output of the commands still holding the format as
-// a string (AddOutputFlag); Factory.Print reads the rest from the command
-// the root recorded.
-type outputFlag struct {
-	target *string
-	wide   bool
-}
-
-func (o *outputFlag) String() string {
-	if o.wide {
-		return OutputWide
-	}
-	return *o.target
-}
-
-func (o *outputFlag) Set(s string) error {
-	o.wide = s == OutputWide
-	if o.wide {
-		s = OutputTable
-	}
-	*o.target = s
-	return nil
-}
-
-func (o *outputFlag) Type() string { return "string" }
-
-// AddOutputFlag is AddOutput for a format held as a string, printed with
-// Factory.Print (policies and usage, until they move to packages of
-// their own).
-func AddOutputFlag(cmd *cobra.Command, target *string) {
-	*target = OutputTable
-	cmd.Flags().VarP(&outputFlag{target: target}, "output", "o", outputUsage)
-}
-
-// CheckOutput refuses a format Print cannot write (a usage error).
-func CheckOutput(format string) error {
+// checkOutput refuses a format Print cannot write (a usage error).
+func checkOutput(format string) error {
 	switch format {
 	case OutputTable, OutputWide, OutputJSON, OutputYAML:
 		return nil
@@ -291,24 +257,6 @@ func (o *Output) PrintOnce(io *IOStreams, what, secret string, data any, table f
 	return err
 }
 
-// Print is Output.Print for the commands still holding the format as a
-// string (policies and usage, until they move to packages of their own):
-// whether --output was given, and -o wide, are read from the command the
-// root recorded as running (SetRunning).
-func (f *Factory) Print(format string, data any, table func() Table) error {
-	o := Output{Format: format, cmd: f.running}
-	if f.running != nil {
-		if fl := f.running.Flags().Lookup("output"); fl != nil {
-			o.Given, o.Wide = fl.Changed, fl.Value.String() == OutputWide
-		}
-	}
-	return o.Print(f.IO, data, table)
-}
-
-// SetRunning records the command being run, for Print. Only the commands
-// printing through Factory.Print need it; it goes when they move.
-func (f *Factory) SetRunning(cmd *cobra.Command) { f.running = cmd }
-
 // emptyNouns name what a group lists where its name does not.
 var emptyNouns = map[string]string{"catalog": "catalog entries"}
 
@@ -389,10 +337,6 @@ func Confirm(io *IOStreams, question string, yes bool) error {
 	}
 	return UsageError{fmt.Errorf("cancelled")}
 }
-
-// Confirm is the package's Confirm on the factory's streams, for the
-// commands still holding the factory.
-func (f *Factory) Confirm(question string, yes bool) error { return Confirm(f.IO, question, yes) }
 
 // decimalRE is a plain decimal as the API writes money: digits, and
 // decimals after a point.

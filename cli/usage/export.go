@@ -1,4 +1,4 @@
-package cli
+package usage
 
 import (
 	"context"
@@ -10,22 +10,23 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/tui"
 	"github.com/gw-gateway/gw/wire"
 )
 
-// UsageExportOptions configure gw usage export: the report's period and
+// ExportOptions configure gw usage export: the report's period and
 // filters, a breakdown dimension, and the format.
-type UsageExportOptions struct {
-	UsageReportOptions
+type ExportOptions struct {
+	ReportOptions
 	Format string
 }
 
-// NewCmdUsageExport builds `gw usage export`, usage for finance: one CSV
+// NewCmdExport builds `gw usage export`, usage for finance: one CSV
 // row per day (and per value of a dimension), with exact decimal costs.
-func NewCmdUsageExport(f *Factory, runF func(context.Context, *UsageExportOptions) error) *cobra.Command {
-	opts := &UsageExportOptions{UsageReportOptions: UsageReportOptions{f: f}}
+func NewCmdExport(f *cmdutil.Factory, runF func(context.Context, *ExportOptions) error) *cobra.Command {
+	opts := &ExportOptions{ReportOptions: ReportOptions{IO: f.IO, Client: f.AuthedClient}}
 	cmd := &cobra.Command{
 		Use:   "export --format csv [--period P | --start-date D --end-date D] [filters] [--by DIMENSION]",
 		Short: "Export usage as CSV: one row per day, or per day and value of a dimension (a tag's too)",
@@ -44,10 +45,10 @@ report's filters (--tag KEY=VALUE, --model, …) and scopes (--workspace,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Format != "csv" {
-				return usageError{fmt.Errorf("--format must be csv, not %q", opts.Format)}
+				return cmdutil.UsageError{Err: fmt.Errorf("--format must be csv, not %q", opts.Format)}
 			}
 			if opts.By != "" && !tui.IsDimension(opts.By) {
-				return usageError{fmt.Errorf("--by must be one of %s or tag:KEY, not %q", strings.Join(tui.Dimensions, ", "), opts.By)}
+				return cmdutil.UsageError{Err: fmt.Errorf("--by must be one of %s or tag:KEY, not %q", strings.Join(tui.Dimensions, ", "), opts.By)}
 			}
 			if _, err := tagFilters(opts.Tags); err != nil {
 				return err
@@ -62,7 +63,7 @@ report's filters (--tag KEY=VALUE, --model, …) and scopes (--workspace,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return withFlags(usageExportRun(cmd.Context(), opts), usageQueryFields...)
+			return cmdutil.WithFlags(usageExportRun(cmd.Context(), opts), usageQueryFields...)
 		},
 	}
 	fl := cmd.Flags()
@@ -72,7 +73,7 @@ report's filters (--tag KEY=VALUE, --model, …) and scopes (--workspace,
 	return cmd
 }
 
-func usageExportRun(ctx context.Context, opts *UsageExportOptions) error {
+func usageExportRun(ctx context.Context, opts *ExportOptions) error {
 	c, scope, q, err := opts.target(ctx)
 	if err != nil {
 		return err
@@ -83,7 +84,7 @@ func usageExportRun(ctx context.Context, opts *UsageExportOptions) error {
 	if err != nil {
 		return err
 	}
-	x := &usageExport{w: csv.NewWriter(opts.f.IO.Out), by: opts.By, byTag: strings.HasPrefix(opts.By, tui.TagPrefix), notes: map[string]bool{}}
+	x := &usageExport{w: csv.NewWriter(opts.IO.Out), by: opts.By, byTag: strings.HasPrefix(opts.By, tui.TagPrefix), notes: map[string]bool{}}
 	x.note(r.Note)
 	if err := x.header(); err != nil {
 		return err
@@ -105,7 +106,7 @@ func usageExportRun(ctx context.Context, opts *UsageExportOptions) error {
 	}
 	x.w.Flush()
 	for n := range x.notes {
-		fmt.Fprintln(opts.f.IO.ErrOut, "Note: "+n)
+		fmt.Fprintln(opts.IO.ErrOut, "Note: "+n)
 	}
 	return x.w.Error()
 }

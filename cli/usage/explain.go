@@ -1,4 +1,4 @@
-package cli
+package usage
 
 import (
 	"context"
@@ -15,21 +15,23 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
 )
 
-// UsageExplainOptions configure gw usage explain.
-type UsageExplainOptions struct {
-	f         *Factory
+// ExplainOptions configure gw usage explain.
+type ExplainOptions struct {
+	IO        *cmdutil.IOStreams
+	Client    func() (*client.Client, cmdutil.Settings, error)
 	RequestID string
-	Output    string
+	Output    cmdutil.Output
 }
 
-// NewCmdUsageExplain builds `gw usage explain`, the provenance of one
+// NewCmdExplain builds `gw usage explain`, the provenance of one
 // request's cost.
-func NewCmdUsageExplain(f *Factory, runF func(context.Context, *UsageExplainOptions) error) *cobra.Command {
-	opts := &UsageExplainOptions{f: f}
+func NewCmdExplain(f *cmdutil.Factory, runF func(context.Context, *ExplainOptions) error) *cobra.Command {
+	opts := &ExplainOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "explain REQUEST_ID [-o table|json|yaml]",
 		Short: "Explain one request's cost: key, policies, attempts, tokens × prices, budgets",
@@ -47,7 +49,7 @@ own, or the event id gw assigned). -o json or yaml prints the usage event.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RequestID = args[0]
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -56,12 +58,12 @@ own, or the event id gw assigned). -o json or yaml prints the usage event.`,
 			return usageExplainRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	return cmd
 }
 
-func usageExplainRun(ctx context.Context, opts *UsageExplainOptions) error {
-	c, s, err := opts.f.AuthedClient()
+func usageExplainRun(ctx context.Context, opts *ExplainOptions) error {
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -80,23 +82,23 @@ func usageExplainRun(ctx context.Context, opts *UsageExplainOptions) error {
 	if len(events) == 0 {
 		return noUsageEvent(ctx, c, org, opts.RequestID)
 	}
-	if opts.Output != OutputTable {
-		return opts.f.Print(opts.Output, events, nil)
+	if opts.Output.Format != cmdutil.OutputTable {
+		return opts.Output.Print(opts.IO, events, nil)
 	}
-	names := newNameBook(c)
+	names := cmdutil.NewNameBook(c)
 	for i, ev := range events {
 		if i > 0 {
-			fmt.Fprintln(opts.f.IO.Out)
+			fmt.Fprintln(opts.IO.Out)
 		}
 		keyName := ""
 		if ev.InferenceKeyID != nil {
-			keyName = names.inferenceKeyName(ctx, org, ev.WorkspaceID.String(), ev.InferenceKeyID.String())
+			keyName = names.InferenceKeyName(ctx, org, ev.WorkspaceID.String(), ev.InferenceKeyID.String())
 		}
 		owner := ""
 		if ev.OwnerID != nil {
-			owner = names.memberName(ctx, org, ev.OwnerID.String())
+			owner = names.MemberName(ctx, org, ev.OwnerID.String())
 		}
-		if err := explainEvent(opts.f.IO.Out, ev, keyName, owner); err != nil {
+		if err := explainEvent(opts.IO.Out, ev, keyName, owner); err != nil {
 			return err
 		}
 	}
@@ -172,9 +174,9 @@ func explainHeader(w io.Writer, ev wire.UsageEvent, keyName, owner string) error
 	line("status", "%s, %d ms", status, ev.LatencyMS)
 	switch {
 	case ev.InferenceKeyID != nil:
-		line("key", "%s, owned by %s", keyName, orDash(owner))
+		line("key", "%s, owned by %s", keyName, cmdutil.OrDash(owner))
 	case ev.ManagementKeyID != nil:
-		line("key", "management key %s (playground), user %s", ev.ManagementKeyID, orDash(owner))
+		line("key", "management key %s (playground), user %s", ev.ManagementKeyID, cmdutil.OrDash(owner))
 	}
 	if len(ev.Attempts) == 0 {
 		// Refused before any upstream call (a policy, a budget): no model

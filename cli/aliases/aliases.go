@@ -1,4 +1,6 @@
-package cli
+// Package aliases is `gw aliases`: the model aliases (virtual models) of
+// an organization or a workspace, one by one or from a file.
+package aliases
 
 import (
 	"context"
@@ -10,14 +12,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/wire"
 )
 
-// NewCmdAliases builds `gw aliases`, the model aliases (virtual models)
+// NewCmd builds `gw aliases`, the model aliases (virtual models)
 // of the organization or, with --scope workspace, of a workspace.
-func NewCmdAliases(f *Factory) *cobra.Command {
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "aliases",
 		Short: "Manage model aliases: names agents ask for, routed to catalog models",
@@ -36,7 +39,7 @@ deletes the others); --dry-run shows the plan alone.`,
   gw aliases list
   gw aliases apply -f aliases.yaml --workspace search`,
 	}
-	cmd.AddCommand(newCmdAliasesList(f), newCmdAliasesSet(f), newCmdAliasesDelete(f), NewCmdAliasesApply(f, nil))
+	cmd.AddCommand(NewCmdList(f), NewCmdSet(f), NewCmdDelete(f), NewCmdApply(f, nil))
 	return cmd
 }
 
@@ -48,8 +51,8 @@ func addAliasScopeFlag(cmd *cobra.Command, scope *string) {
 
 // aliasLevel is the client, the organization and the workspace ("" for the
 // organization's aliases) a command acts on.
-func aliasLevel(f *Factory, scope string) (*client.Client, string, string, error) {
-	c, s, err := f.AuthedClient()
+func aliasLevel(get func() (*client.Client, cmdutil.Settings, error), scope string) (*client.Client, string, string, error) {
+	c, s, err := get()
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -61,19 +64,17 @@ func aliasLevel(f *Factory, scope string) (*client.Client, string, string, error
 	return c, org, "", err
 }
 
-func describeTargets(ts []wire.ModelAliasTarget) string {
-	parts := make([]string, len(ts))
-	for i, t := range ts {
-		parts[i] = t.Model + "=" + strconv.Itoa(t.Weight)
-		if t.Retired {
-			parts[i] += " (retired)"
-		}
-	}
-	return strings.Join(parts, ", ")
+// ListOptions configure gw aliases list.
+type ListOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
+	Scope  string
 }
 
-func newCmdAliasesList(f *Factory) *cobra.Command {
-	var output, scope string
+// NewCmdList builds `gw aliases list`.
+func NewCmdList(f *cmdutil.Factory) *cobra.Command {
+	opts := &ListOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the model aliases",
@@ -81,13 +82,13 @@ func newCmdAliasesList(f *Factory) *cobra.Command {
   gw aliases list --workspace search -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
-			if err := checkScope(cmd, &scope, "org", "workspace"); err != nil {
+			if err := cmdutil.CheckScope(cmd, &opts.Scope, "org", "workspace"); err != nil {
 				return err
 			}
-			c, org, ws, err := aliasLevel(f, scope)
+			c, org, ws, err := aliasLevel(opts.Client, opts.Scope)
 			if err != nil {
 				return err
 			}
@@ -95,17 +96,17 @@ func newCmdAliasesList(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.Print(output, as, func() Table {
-				t := Table{Headers: []string{"name", "targets", "updated"}, Empty: "no model aliases"}
+			return opts.Output.Print(opts.IO, as, func() cmdutil.Table {
+				t := cmdutil.Table{Headers: []string{"name", "targets", "updated"}, Empty: "no model aliases"}
 				for _, a := range as {
-					t.Rows = append(t.Rows, []string{a.Name, describeTargets(a.Targets), a.UpdatedAt.UTC().Format("2006-01-02T15:04:05Z")})
+					t.Rows = append(t.Rows, []string{a.Name, cmdutil.DescribeAliasTargets(a.Targets), a.UpdatedAt.UTC().Format("2006-01-02T15:04:05Z")})
 				}
 				return t
 			})
 		},
 	}
-	addOutputFlag(cmd, &output)
-	addAliasScopeFlag(cmd, &scope)
+	cmdutil.AddOutput(cmd, &opts.Output)
+	addAliasScopeFlag(cmd, &opts.Scope)
 	return cmd
 }
 
@@ -113,19 +114,19 @@ func newCmdAliasesList(f *Factory) *cobra.Command {
 // bounds here so that a mistake names the argument.
 func parseTargets(args []string) ([]wire.ModelAliasTargetIn, error) {
 	if len(args) > backend.AliasMaxTargets {
-		return nil, usageError{fmt.Errorf("an alias has at most %d targets, not %d", backend.AliasMaxTargets, len(args))}
+		return nil, cmdutil.UsageError{Err: fmt.Errorf("an alias has at most %d targets, not %d", backend.AliasMaxTargets, len(args))}
 	}
 	out := make([]wire.ModelAliasTargetIn, 0, len(args))
 	for _, a := range args {
 		model, weight, hasWeight := strings.Cut(a, "=")
 		if model == "" {
-			return nil, usageError{fmt.Errorf("target %q: want MODEL[=WEIGHT], e.g. openai/gpt-4o=3", a)}
+			return nil, cmdutil.UsageError{Err: fmt.Errorf("target %q: want MODEL[=WEIGHT], e.g. openai/gpt-4o=3", a)}
 		}
 		t := wire.ModelAliasTargetIn{Model: model}
 		if hasWeight {
 			n, err := strconv.Atoi(weight)
 			if err != nil || n < 1 || n > backend.AliasMaxWeight {
-				return nil, usageError{fmt.Errorf("target %q: the weight must be a whole number from 1 to %d", a, backend.AliasMaxWeight)}
+				return nil, cmdutil.UsageError{Err: fmt.Errorf("target %q: the weight must be a whole number from 1 to %d", a, backend.AliasMaxWeight)}
 			}
 			t.Weight = &n
 		}
@@ -136,7 +137,7 @@ func parseTargets(args []string) ([]wire.ModelAliasTargetIn, error) {
 
 // aliasFields are an alias request's fields and the arguments that set
 // them.
-var aliasFields = []flagField{
+var aliasFields = []cmdutil.FlagField{
 	{Loc: "body.name", Flag: "NAME", Input: true},
 	{Loc: "body.targets", Flag: "MODEL", Input: true},
 }
@@ -156,8 +157,16 @@ func setAlias(ctx context.Context, c *client.Client, org, ws, name string, targe
 	return a, true, err
 }
 
-func newCmdAliasesSet(f *Factory) *cobra.Command {
-	var scope string
+// SetOptions configure gw aliases set.
+type SetOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Scope  string
+}
+
+// NewCmdSet builds `gw aliases set`.
+func NewCmdSet(f *cmdutil.Factory) *cobra.Command {
+	opts := &SetOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "set NAME MODEL[=WEIGHT]...",
 		Short: "Create an alias, or replace its targets (1 to 8, weight 1 to 100, default 1)",
@@ -166,32 +175,32 @@ func newCmdAliasesSet(f *Factory) *cobra.Command {
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !backend.AliasNamePattern.MatchString(args[0]) {
-				return usageError{fmt.Errorf("NAME %q: %s", args[0], aliasNameHelp)}
+				return cmdutil.UsageError{Err: fmt.Errorf("NAME %q: %s", args[0], aliasNameHelp)}
 			}
 			targets, err := parseTargets(args[1:])
 			if err != nil {
 				return err
 			}
-			if err := checkScope(cmd, &scope, "org", "workspace"); err != nil {
+			if err := cmdutil.CheckScope(cmd, &opts.Scope, "org", "workspace"); err != nil {
 				return err
 			}
-			c, org, ws, err := aliasLevel(f, scope)
+			c, org, ws, err := aliasLevel(opts.Client, opts.Scope)
 			if err != nil {
 				return err
 			}
 			a, created, err := setAlias(cmd.Context(), c, org, ws, args[0], targets)
 			if err != nil {
-				return withFlags(err, aliasFields...)
+				return cmdutil.WithFlags(err, aliasFields...)
 			}
 			verb := "updated"
 			if created {
 				verb = "created"
 			}
-			_, err = fmt.Fprintf(f.IO.Out, "%s alias %s → %s\n", verb, a.Name, describeTargets(a.Targets))
+			_, err = fmt.Fprintf(opts.IO.Out, "%s alias %s → %s\n", verb, a.Name, cmdutil.DescribeAliasTargets(a.Targets))
 			return err
 		},
 	}
-	addAliasScopeFlag(cmd, &scope)
+	addAliasScopeFlag(cmd, &opts.Scope)
 	return cmd
 }
 
@@ -204,9 +213,17 @@ func aliasLevelName(org, ws string) string {
 	return "organization " + org
 }
 
-func newCmdAliasesDelete(f *Factory) *cobra.Command {
-	var scope string
-	var yes bool
+// DeleteOptions configure gw aliases delete.
+type DeleteOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Scope  string
+	Yes    bool
+}
+
+// NewCmdDelete builds `gw aliases delete`.
+func NewCmdDelete(f *cmdutil.Factory) *cobra.Command {
+	opts := &DeleteOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "delete NAME",
 		Short: "Delete an alias (asks on a terminal; --yes otherwise)",
@@ -214,25 +231,25 @@ func newCmdAliasesDelete(f *Factory) *cobra.Command {
   gw aliases delete gpt-5.1-codex --workspace search --yes`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkScope(cmd, &scope, "org", "workspace"); err != nil {
+			if err := cmdutil.CheckScope(cmd, &opts.Scope, "org", "workspace"); err != nil {
 				return err
 			}
-			c, org, ws, err := aliasLevel(f, scope)
+			c, org, ws, err := aliasLevel(opts.Client, opts.Scope)
 			if err != nil {
 				return err
 			}
 			q := fmt.Sprintf("Delete alias %s of %s? Requests for it get 404 where no other alias has its name.", args[0], aliasLevelName(org, ws))
-			if err := f.Confirm(q, yes); err != nil {
+			if err := cmdutil.Confirm(opts.IO, q, opts.Yes); err != nil {
 				return err
 			}
 			if _, err := c.DeleteModelAlias(cmd.Context(), org, ws, args[0]); err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(f.IO.Out, "deleted alias %s\n", args[0])
+			_, err = fmt.Fprintf(opts.IO.Out, "deleted alias %s\n", args[0])
 			return err
 		},
 	}
-	addAliasScopeFlag(cmd, &scope)
-	addYesFlag(cmd, &yes)
+	addAliasScopeFlag(cmd, &opts.Scope)
+	cmdutil.AddYesFlag(cmd, &opts.Yes)
 	return cmd
 }

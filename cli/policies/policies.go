@@ -1,4 +1,6 @@
-package cli
+// Package policies is `gw policies`: the workspace's routing and budget
+// policies, applied from a file, diffed, explained for a key and a model.
+package policies
 
 import (
 	"context"
@@ -17,13 +19,16 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/cli/cmdutil/budgetstate"
+	"github.com/gw-gateway/gw/cli/cmdutil/declfile"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/wire"
 )
 
-// NewCmdPolicies builds `gw policies`, the workspace's inference policies.
-func NewCmdPolicies(f *Factory) *cobra.Command {
+// NewCmd builds `gw policies`, the workspace's inference policies.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policies",
 		Short: "Manage the workspace's inference policies declaratively",
@@ -35,45 +40,32 @@ updates, enables or disables the workspace's policies to match the file,
 matching them by name, and says "no changes" when they already match.`,
 	}
 	cmd.AddCommand(
-		NewCmdPoliciesList(f, nil),
-		NewCmdPoliciesGet(f, nil),
-		NewCmdPoliciesApply(f, nil),
-		NewCmdPoliciesDiff(f, nil),
-		NewCmdPoliciesDelete(f, nil),
-		NewCmdPoliciesExplain(f, nil),
+		NewCmdList(f, nil),
+		NewCmdGet(f, nil),
+		NewCmdApply(f, nil),
+		NewCmdDiff(f, nil),
+		NewCmdDelete(f, nil),
+		NewCmdExplain(f, nil),
 	)
 	return cmd
 }
 
-// policiesClient is the authenticated client and the effective
-// organization and workspace, which every policies command needs.
-func policiesClient(f *Factory) (*client.Client, string, string, error) {
-	c, s, err := f.AuthedClient()
-	if err != nil {
-		return nil, "", "", err
-	}
-	org, ws, err := s.RequireWorkspace()
-	if err != nil {
-		return nil, "", "", err
-	}
-	return c, org, ws, nil
+// ListOptions configure gw policies list.
+type ListOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
 }
 
-// PoliciesListOptions configure gw policies list.
-type PoliciesListOptions struct {
-	Factory *Factory
-	Output  string
-}
-
-// NewCmdPoliciesList builds `gw policies list`.
-func NewCmdPoliciesList(f *Factory, runF func(context.Context, *PoliciesListOptions) error) *cobra.Command {
-	opts := &PoliciesListOptions{Factory: f}
+// NewCmdList builds `gw policies list`.
+func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
+	opts := &ListOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the workspace's policies",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -82,12 +74,12 @@ func NewCmdPoliciesList(f *Factory, runF func(context.Context, *PoliciesListOpti
 			return policiesListRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	return cmd
 }
 
-func policiesListRun(ctx context.Context, opts *PoliciesListOptions) error {
-	c, org, ws, err := policiesClient(opts.Factory)
+func policiesListRun(ctx context.Context, opts *ListOptions) error {
+	c, org, ws, err := cmdutil.WorkspaceClient(opts.Client)
 	if err != nil {
 		return err
 	}
@@ -96,8 +88,8 @@ func policiesListRun(ctx context.Context, opts *PoliciesListOptions) error {
 		return err
 	}
 	slices.SortFunc(ps, func(a, b wire.Policy) int { return strings.Compare(a.Name, b.Name) })
-	return opts.Factory.Print(opts.Output, ps, func() Table {
-		t := Table{Headers: []string{"name", "id", "enabled", "target", "rules", "updated"}}
+	return opts.Output.Print(opts.IO, ps, func() cmdutil.Table {
+		t := cmdutil.Table{Headers: []string{"name", "id", "enabled", "target", "rules", "updated"}}
 		for _, p := range ps {
 			t.Rows = append(t.Rows, []string{p.Name, p.ID.String(), strconv.FormatBool(p.Enabled), describePolicyTarget(policyDef(p).Target),
 				strconv.Itoa(len(policyDef(p).Rules)), p.UpdatedAt.UTC().Format(time.RFC3339)})
@@ -111,10 +103,10 @@ func describePolicyTarget(t policy.Target) string {
 	case policy.TargetSelectedUsers:
 		return fmt.Sprintf("%s (%d)", t.Kind, len(t.UserIDs))
 	case policy.TargetSelectedKeys:
-		if tag := selectedKeysTag(t.KeyIDs); tag != "" {
-			return fmt.Sprintf("%s (%d, tag %s)", t.Kind, selectedKeyCount(t.KeyIDs), tag)
+		if tag := budgetstate.SelectedKeysTag(t.KeyIDs); tag != "" {
+			return fmt.Sprintf("%s (%d, tag %s)", t.Kind, budgetstate.SelectedKeyCount(t.KeyIDs), tag)
 		}
-		return fmt.Sprintf("%s (%d)", t.Kind, selectedKeyCount(t.KeyIDs))
+		return fmt.Sprintf("%s (%d)", t.Kind, budgetstate.SelectedKeyCount(t.KeyIDs))
 	}
 	return string(t.Kind)
 }
@@ -140,22 +132,23 @@ func findPolicy(ctx context.Context, c *client.Client, org, ws, ref string) (*wi
 	return nil, fmt.Errorf("no policy named %q (or with that id) in workspace %s", ref, ws)
 }
 
-// PoliciesGetOptions configure gw policies get.
-type PoliciesGetOptions struct {
-	Factory *Factory
-	Output  string
-	Ref     string
+// GetOptions configure gw policies get.
+type GetOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Output cmdutil.Output
+	Ref    string
 }
 
-// NewCmdPoliciesGet builds `gw policies get`.
-func NewCmdPoliciesGet(f *Factory, runF func(context.Context, *PoliciesGetOptions) error) *cobra.Command {
-	opts := &PoliciesGetOptions{Factory: f}
+// NewCmdGet builds `gw policies get`.
+func NewCmdGet(f *cmdutil.Factory, runF func(context.Context, *GetOptions) error) *cobra.Command {
+	opts := &GetOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "get NAME_OR_ID",
 		Short: "Show one policy with its definition",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			opts.Ref = args[0]
@@ -165,12 +158,12 @@ func NewCmdPoliciesGet(f *Factory, runF func(context.Context, *PoliciesGetOption
 			return policiesGetRun(cmd.Context(), opts)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	return cmd
 }
 
-func policiesGetRun(ctx context.Context, opts *PoliciesGetOptions) error {
-	c, org, ws, err := policiesClient(opts.Factory)
+func policiesGetRun(ctx context.Context, opts *GetOptions) error {
+	c, org, ws, err := cmdutil.WorkspaceClient(opts.Client)
 	if err != nil {
 		return err
 	}
@@ -178,8 +171,8 @@ func policiesGetRun(ctx context.Context, opts *PoliciesGetOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Output != OutputTable {
-		return opts.Factory.Print(opts.Output, p, nil)
+	if opts.Output.Format != cmdutil.OutputTable {
+		return opts.Output.Print(opts.IO, p, nil)
 	}
 	// One policy reads best as its fields and its definition, not as a
 	// one-row table that could not show the definition.
@@ -190,17 +183,17 @@ func policiesGetRun(ctx context.Context, opts *PoliciesGetOptions) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name:       %s\nid:         %s\nenabled:    %t\ncreated_at: %s\nupdated_at: %s\ndefinition:\n",
 		p.Name, p.ID, p.Enabled, p.CreatedAt.UTC().Format(time.RFC3339), p.UpdatedAt.UTC().Format(time.RFC3339))
-	for _, line := range textLines(def) {
+	for _, line := range declfile.TextLines(def) {
 		b.WriteString("  " + line + "\n")
 	}
-	if _, err := io.WriteString(opts.Factory.IO.Out, b.String()); err != nil {
+	if _, err := io.WriteString(opts.IO.Out, b.String()); err != nil {
 		return err
 	}
 	// The budgets' state is for people reading the policy; -o json and
 	// -o yaml stay the API's policy resource, which scripts and
 	// gw policies apply read, and gw budgets -o json has the state.
 	if hasBudgetRules(policyDef(*p)) {
-		return writePolicyBudgets(ctx, opts.Factory.IO.Out, c, org, ws, p)
+		return budgetstate.WritePolicySection(ctx, opts.IO.Out, c, org, ws, p)
 	}
 	return nil
 }
@@ -209,13 +202,14 @@ func hasBudgetRules(d policy.Definition) bool {
 	return slices.ContainsFunc(d.Rules, func(r policy.Rule) bool { return r.Action.Kind == policy.ActionBudget })
 }
 
-// PoliciesApplyOptions configure gw policies apply and gw policies diff.
-type PoliciesApplyOptions struct {
-	Factory *Factory
-	File    string
-	Prune   bool
-	DryRun  bool
-	Yes     bool
+// ApplyOptions configure gw policies apply and gw policies diff.
+type ApplyOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	File   string
+	Prune  bool
+	DryRun bool
+	Yes    bool
 	// DiffOnly: gw policies diff, which plans and reports through its exit
 	// code.
 	DiffOnly bool
@@ -243,7 +237,7 @@ anything is sent; problems are reported as FILE: policy "NAME" (#N): LOCATION.
 A policy is unchanged when its definition (compared in canonical form) and its
 enabled flag equal the workspace's.`
 
-func addApplyFlags(cmd *cobra.Command, opts *PoliciesApplyOptions) {
+func addApplyFlags(cmd *cobra.Command, opts *ApplyOptions) {
 	cmd.Flags().StringVarP(&opts.File, "file", "f", "", "policy file, YAML or JSON (- for stdin)")
 	cmd.Flags().BoolVar(&opts.Prune, "prune", false, "also delete the workspace's policies that the file does not name")
 }
@@ -251,16 +245,16 @@ func addApplyFlags(cmd *cobra.Command, opts *PoliciesApplyOptions) {
 // checkApplyFlags reports a missing -f as a usage error (exit 2) rather
 // than as cobra's required-flag error, which would exit 1 as if the
 // server had failed.
-func checkApplyFlags(opts *PoliciesApplyOptions) error {
+func checkApplyFlags(opts *ApplyOptions) error {
 	if opts.File == "" {
-		return usageError{errors.New("-f FILE is required (- reads stdin)")}
+		return cmdutil.UsageError{Err: errors.New("-f FILE is required (- reads stdin)")}
 	}
 	return nil
 }
 
-// NewCmdPoliciesApply builds `gw policies apply`.
-func NewCmdPoliciesApply(f *Factory, runF func(context.Context, *PoliciesApplyOptions) error) *cobra.Command {
-	opts := &PoliciesApplyOptions{Factory: f}
+// NewCmdApply builds `gw policies apply`.
+func NewCmdApply(f *cmdutil.Factory, runF func(context.Context, *ApplyOptions) error) *cobra.Command {
+	opts := &ApplyOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
 		Short: "Make the workspace's policies match a file",
@@ -290,13 +284,13 @@ confirms without one). --dry-run shows the plan and changes nothing.`,
 	}
 	addApplyFlags(cmd, opts)
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")
-	addYesFlag(cmd, &opts.Yes)
+	cmdutil.AddYesFlag(cmd, &opts.Yes)
 	return cmd
 }
 
-// NewCmdPoliciesDiff builds `gw policies diff`.
-func NewCmdPoliciesDiff(f *Factory, runF func(context.Context, *PoliciesApplyOptions) error) *cobra.Command {
-	opts := &PoliciesApplyOptions{Factory: f, DiffOnly: true}
+// NewCmdDiff builds `gw policies diff`.
+func NewCmdDiff(f *cmdutil.Factory, runF func(context.Context, *ApplyOptions) error) *cobra.Command {
+	opts := &ApplyOptions{IO: f.IO, Client: f.AuthedClient, DiffOnly: true}
 	cmd := &cobra.Command{
 		Use:   "diff -f FILE",
 		Short: "Show what apply -f FILE would change, and change nothing",
@@ -332,28 +326,28 @@ says "differs" with 1, which gw uses for every error.
 }
 
 // policiesDifferError is diff's "there are changes": exit status 3
-// (ExitDiffers), apart from failures. The plan on stdout is the real
+// (cmdutil.ExitDiffers), apart from failures. The plan on stdout is the real
 // answer; this sets the status and says how many on stderr.
 type policiesDifferError struct {
 	file    string
 	changes int
 }
 
-func (e policiesDifferError) exitStatus() int { return ExitDiffers }
+func (e policiesDifferError) ExitStatus() int { return cmdutil.ExitDiffers }
 
 func (e policiesDifferError) Error() string {
-	return fmt.Sprintf("the workspace differs from %s: %d %s", e.file, e.changes, plural(e.changes, "change", "changes"))
+	return fmt.Sprintf("the workspace differs from %s: %d %s", e.file, e.changes, declfile.Plural(e.changes, "change", "changes"))
 }
 
-func policiesApplyRun(ctx context.Context, opts *PoliciesApplyOptions) error {
-	streams := opts.Factory.IO
+func policiesApplyRun(ctx context.Context, opts *ApplyOptions) error {
+	streams := opts.IO
 	// The file is read and validated before any client exists, so a bad
 	// file never costs a request.
 	file, specs, err := readPolicyFile(opts.File, streams.In)
 	if err != nil {
 		return err
 	}
-	c, org, ws, err := policiesClient(opts.Factory)
+	c, org, ws, err := cmdutil.WorkspaceClient(opts.Client)
 	if err != nil {
 		return err
 	}
@@ -381,9 +375,9 @@ func policiesApplyRun(ctx context.Context, opts *PoliciesApplyOptions) error {
 		fmt.Fprintln(streams.ErrOut, "dry run: nothing was changed")
 		return nil
 	}
-	if n := plan.count(stepDelete); n > 0 {
-		q := fmt.Sprintf("delete %d %s not in %s from workspace %s?", n, plural(n, "policy", "policies"), file, ws)
-		if err := opts.Factory.Confirm(q, opts.Yes); err != nil {
+	if n := plan.count(declfile.StepDelete); n > 0 {
+		q := fmt.Sprintf("delete %d %s not in %s from workspace %s?", n, declfile.Plural(n, "policy", "policies"), file, ws)
+		if err := cmdutil.Confirm(opts.IO, q, opts.Yes); err != nil {
 			return err
 		}
 	}
@@ -394,21 +388,21 @@ func policiesApplyRun(ctx context.Context, opts *PoliciesApplyOptions) error {
 		}
 		fmt.Fprintln(streams.Out, msg)
 	}
-	fmt.Fprintf(streams.ErrOut, "applied %d %s to workspace %s\n", len(plan.Steps), plural(len(plan.Steps), "change", "changes"), ws)
+	fmt.Fprintf(streams.ErrOut, "applied %d %s to workspace %s\n", len(plan.Steps), declfile.Plural(len(plan.Steps), "change", "changes"), ws)
 	return nil
 }
 
 // applyStep makes one change and says what it did.
 func applyStep(ctx context.Context, c *client.Client, org, ws string, s planStep) (string, error) {
 	switch s.Kind {
-	case stepCreate:
+	case declfile.StepCreate:
 		enabled := s.Spec.Enabled
 		p, err := c.CreatePolicy(ctx, org, ws, wire.PolicyCreate{Name: s.Name, Enabled: &enabled, Definition: wireDefinition(s.Spec.Definition)})
 		if err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("created policy %q (%s)", p.Name, p.ID), nil
-	case stepUpdate:
+	case declfile.StepUpdate:
 		in := wire.PolicyUpdate{Definition: wireDefinition(s.Spec.Definition)}
 		if s.EnabledChanged {
 			in.Enabled = &s.Spec.Enabled
@@ -418,19 +412,19 @@ func applyStep(ctx context.Context, c *client.Client, org, ws string, s planStep
 			return "", err
 		}
 		return fmt.Sprintf("updated policy %q (%s)", p.Name, p.ID), nil
-	case stepEnable:
+	case declfile.StepEnable:
 		p, err := c.EnablePolicy(ctx, org, ws, s.Current.ID.String())
 		if err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("enabled policy %q (%s)", p.Name, p.ID), nil
-	case stepDisable:
+	case declfile.StepDisable:
 		p, err := c.DisablePolicy(ctx, org, ws, s.Current.ID.String())
 		if err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("disabled policy %q (%s)", p.Name, p.ID), nil
-	case stepDelete:
+	case declfile.StepDelete:
 		if _, err := c.DeletePolicy(ctx, org, ws, s.Current.ID.String()); err != nil {
 			return "", err
 		}
@@ -439,16 +433,17 @@ func applyStep(ctx context.Context, c *client.Client, org, ws string, s planStep
 	return "", fmt.Errorf("unknown plan step %q", s.Kind)
 }
 
-// PoliciesDeleteOptions configure gw policies delete.
-type PoliciesDeleteOptions struct {
-	Factory *Factory
-	Ref     string
-	Yes     bool
+// DeleteOptions configure gw policies delete.
+type DeleteOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	Ref    string
+	Yes    bool
 }
 
-// NewCmdPoliciesDelete builds `gw policies delete`.
-func NewCmdPoliciesDelete(f *Factory, runF func(context.Context, *PoliciesDeleteOptions) error) *cobra.Command {
-	opts := &PoliciesDeleteOptions{Factory: f}
+// NewCmdDelete builds `gw policies delete`.
+func NewCmdDelete(f *cmdutil.Factory, runF func(context.Context, *DeleteOptions) error) *cobra.Command {
+	opts := &DeleteOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "delete NAME_OR_ID",
 		Short: "Delete a policy (asks on a terminal; --yes otherwise)",
@@ -461,12 +456,12 @@ func NewCmdPoliciesDelete(f *Factory, runF func(context.Context, *PoliciesDelete
 			return policiesDeleteRun(cmd.Context(), opts)
 		},
 	}
-	addYesFlag(cmd, &opts.Yes)
+	cmdutil.AddYesFlag(cmd, &opts.Yes)
 	return cmd
 }
 
-func policiesDeleteRun(ctx context.Context, opts *PoliciesDeleteOptions) error {
-	c, org, ws, err := policiesClient(opts.Factory)
+func policiesDeleteRun(ctx context.Context, opts *DeleteOptions) error {
+	c, org, ws, err := cmdutil.WorkspaceClient(opts.Client)
 	if err != nil {
 		return err
 	}
@@ -474,30 +469,31 @@ func policiesDeleteRun(ctx context.Context, opts *PoliciesDeleteOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := opts.Factory.Confirm(fmt.Sprintf("delete policy %q (%s) from workspace %s?", p.Name, p.ID, ws), opts.Yes); err != nil {
+	if err := cmdutil.Confirm(opts.IO, fmt.Sprintf("delete policy %q (%s) from workspace %s?", p.Name, p.ID, ws), opts.Yes); err != nil {
 		return err
 	}
 	if _, err := c.DeletePolicy(ctx, org, ws, p.ID.String()); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(opts.Factory.IO.Out, "deleted policy %q (%s)\n", p.Name, p.ID)
+	_, err = fmt.Fprintf(opts.IO.Out, "deleted policy %q (%s)\n", p.Name, p.ID)
 	return err
 }
 
-// PoliciesExplainOptions configure gw policies explain.
-type PoliciesExplainOptions struct {
-	Factory      *Factory
+// ExplainOptions configure gw policies explain.
+type ExplainOptions struct {
+	IO           *cmdutil.IOStreams
+	Client       func() (*client.Client, cmdutil.Settings, error)
 	Key          string
 	Model        string
 	Stream       bool
 	Capabilities []policy.Capability
 	Phase        policy.Phase
-	Output       string
+	Output       cmdutil.Output
 }
 
-// NewCmdPoliciesExplain builds `gw policies explain`.
-func NewCmdPoliciesExplain(f *Factory, runF func(context.Context, *PoliciesExplainOptions) error) *cobra.Command {
-	opts := &PoliciesExplainOptions{Factory: f}
+// NewCmdExplain builds `gw policies explain`.
+func NewCmdExplain(f *cmdutil.Factory, runF func(context.Context, *ExplainOptions) error) *cobra.Command {
+	opts := &ExplainOptions{IO: f.IO, Client: f.AuthedClient}
 	var caps []string
 	var phase string
 	cmd := &cobra.Command{
@@ -524,15 +520,15 @@ one, and the output says so. --output json or yaml prints the decision.`,
   gw policies explain --key ci-runner --model claude-opus-4-8     # an alias: each target`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if opts.Key == "" || opts.Model == "" {
-				return usageError{errors.New("--key and --model are required")}
+				return cmdutil.UsageError{Err: errors.New("--key and --model are required")}
 			}
 			p, err := policy.ParsePhase(phase)
 			if err != nil {
-				return usageError{fmt.Errorf("--phase must be inference or discovery, not %q", phase)}
+				return cmdutil.UsageError{Err: fmt.Errorf("--phase must be inference or discovery, not %q", phase)}
 			}
 			opts.Phase = p
 			opts.Capabilities = nil
@@ -540,7 +536,7 @@ one, and the output says so. --output json or yaml prints the decision.`,
 				for _, part := range strings.Split(c, ",") {
 					cp, err := policy.ParseCapability(strings.TrimSpace(part))
 					if err != nil {
-						return usageError{fmt.Errorf("--capability must be tools, reasoning or structured_output, not %q", part)}
+						return cmdutil.UsageError{Err: fmt.Errorf("--capability must be tools, reasoning or structured_output, not %q", part)}
 					}
 					if !slices.Contains(opts.Capabilities, cp) {
 						opts.Capabilities = append(opts.Capabilities, cp)
@@ -558,7 +554,7 @@ one, and the output says so. --output json or yaml prints the decision.`,
 	cmd.Flags().BoolVar(&opts.Stream, "stream", false, "the request streams (inference phase)")
 	cmd.Flags().StringArrayVar(&caps, "capability", nil, "a capability the request needs: tools, reasoning or structured_output (repeatable)")
 	cmd.Flags().StringVar(&phase, "phase", string(policy.PhaseInference), "inference (a request) or discovery (model listing)")
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	return cmd
 }
 
@@ -573,8 +569,8 @@ type policyExplanation struct {
 	ScopeNotes []string
 }
 
-func policiesExplainRun(ctx context.Context, opts *PoliciesExplainOptions) error {
-	c, org, ws, err := policiesClient(opts.Factory)
+func policiesExplainRun(ctx context.Context, opts *ExplainOptions) error {
+	c, org, ws, err := cmdutil.WorkspaceClient(opts.Client)
 	if err != nil {
 		return err
 	}
@@ -591,16 +587,16 @@ func policiesExplainRun(ctx context.Context, opts *PoliciesExplainOptions) error
 		return err
 	}
 	ex := &explainer{c: c, org: org, ws: ws, key: key, policies: ps, opts: opts}
-	warnUnmatchedTargets(ctx, c, org, ws, opts.Factory.IO.ErrOut, policyDefinitions(ps))
+	warnUnmatchedTargets(ctx, c, org, ws, opts.IO.ErrOut, policyDefinitions(ps))
 	if i := slices.IndexFunc(cat.Models, func(m wire.CatalogModel) bool { return m.ID == opts.Model }); i >= 0 {
 		x, err := ex.explain(ctx, cat.Models[i])
 		if err != nil {
 			return err
 		}
-		if opts.Output != OutputTable {
-			return opts.Factory.Print(opts.Output, x.Decision, nil)
+		if opts.Output.Format != cmdutil.OutputTable {
+			return opts.Output.Print(opts.IO, x.Decision, nil)
 		}
-		return writePolicyExplanation(opts.Factory.IO.Out, x)
+		return writePolicyExplanation(opts.IO.Out, x)
 	}
 	// Not a catalog model: an alias in force in the workspace, whose
 	// targets the policies judge as if each were asked for by its id
@@ -621,7 +617,7 @@ type explainer struct {
 	org, ws  string
 	key      wire.InferenceKey
 	policies []wire.Policy
-	opts     *PoliciesExplainOptions
+	opts     *ExplainOptions
 }
 
 // explain evaluates a request for one catalog model.
@@ -713,11 +709,11 @@ func (ex *explainer) explainAlias(ctx context.Context, cat wire.Catalog, a wire.
 		res.Targets, xs = append(res.Targets, te), append(xs, &x)
 	}
 	res.Allowed = len(allowed) > 0
-	if ex.opts.Output != OutputTable {
-		return ex.opts.Factory.Print(ex.opts.Output, res, nil)
+	if ex.opts.Output.Format != cmdutil.OutputTable {
+		return ex.opts.Output.Print(ex.opts.IO, res, nil)
 	}
-	w := ex.opts.Factory.IO.Out
-	fmt.Fprintf(w, "alias:       %s, of %s: %s\n", a.Name, level, describeTargets(a.Targets))
+	w := ex.opts.IO.Out
+	fmt.Fprintf(w, "alias:       %s, of %s: %s\n", a.Name, level, cmdutil.DescribeAliasTargets(a.Targets))
 	fmt.Fprintln(w, "             the policies judge each target as if it were asked for by its id;")
 	fmt.Fprintln(w, "             a request goes to an allowed target by weight, the others its fallbacks")
 	for i, x := range xs {
@@ -779,7 +775,7 @@ func findInferenceKey(ctx context.Context, c *client.Client, org, ws, ref string
 	for i, k := range named {
 		ids[i] = k.ID.String() + " (" + k.Status + ")"
 	}
-	return wire.InferenceKey{}, usageError{fmt.Errorf("%d inference keys are named %q; pass one of their ids: %s", len(named), ref, strings.Join(ids, ", "))}
+	return wire.InferenceKey{}, cmdutil.UsageError{Err: fmt.Errorf("%d inference keys are named %q; pass one of their ids: %s", len(named), ref, strings.Join(ids, ", "))}
 }
 
 // policyCredentialScopes says in which scopes the model's provider has a

@@ -1,4 +1,5 @@
-package cli
+// Package version is `gw version`.
+package version
 
 import (
 	"fmt"
@@ -9,23 +10,24 @@ import (
 	"github.com/gw-gateway/gw/cli/cmdutil"
 )
 
-// VersionInfo is what `gw version -o json|yaml` prints.
-type VersionInfo struct {
+// Info is what `gw version -o json|yaml` prints.
+type Info struct {
 	Version string `json:"version"`
 	Go      string `json:"go"`
 	OS      string `json:"os"`
 	Arch    string `json:"arch"`
 }
 
-// VersionOptions configure `gw version`.
-type VersionOptions struct {
-	IO     *IOStreams
+// Options configure `gw version`.
+type Options struct {
+	IO     *cmdutil.IOStreams
 	Output cmdutil.Output
 }
 
-// NewCmdVersion prints the version; it never touches a database.
-func NewCmdVersion(f *Factory, runF func(*VersionOptions) error) *cobra.Command {
-	opts := &VersionOptions{IO: f.IO}
+// NewCmd builds `gw version`, which prints the version and never
+// touches a database.
+func NewCmd(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print gw's version",
@@ -44,9 +46,9 @@ func NewCmdVersion(f *Factory, runF func(*VersionOptions) error) *cobra.Command 
 	return cmd
 }
 
-func versionRun(opts *VersionOptions) error {
-	v := VersionInfo{Version: Version(), Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
-	if opts.Output.Format == OutputTable {
+func versionRun(opts *Options) error {
+	v := Info{Version: cmdutil.Version(), Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if opts.Output.Format == cmdutil.OutputTable {
 		// One line for people and bug reports, on a terminal or not.
 		_, err := fmt.Fprintf(opts.IO.Out, "gw %s (%s, %s/%s)\n", v.Version, v.Go, v.OS, v.Arch)
 		return err

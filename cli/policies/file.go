@@ -1,4 +1,4 @@
-package cli
+package policies
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/cli/cmdutil/declfile"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
@@ -45,13 +47,13 @@ type policySpec struct {
 // errors are usage errors: the command was given a bad file, which `diff`
 // must tell apart from "there are changes" (exit 1).
 func readPolicyFile(path string, stdin io.Reader) (string, []policySpec, error) {
-	name, data, err := readDeclFile("policy", path, stdin)
+	name, data, err := declfile.ReadFile("policy", path, stdin)
 	if err != nil {
 		return name, nil, err
 	}
 	specs, err := parsePolicyFile(name, data)
 	if err != nil {
-		return name, nil, usageError{err}
+		return name, nil, cmdutil.UsageError{Err: err}
 	}
 	return name, specs, nil
 }
@@ -59,9 +61,9 @@ func readPolicyFile(path string, stdin io.Reader) (string, []policySpec, error) 
 // parsePolicyFile decodes and validates a policy file's content; name is
 // what messages call the file.
 func parsePolicyFile(name string, data []byte) ([]policySpec, error) {
-	doc, lines, err := decodeDocument(name, data)
+	doc, lines, err := declfile.DecodeDocument(name, data)
 	if err != nil {
-		return nil, fileProblem(name, "%v", err)
+		return nil, declfile.Problem(name, "%v", err)
 	}
 	var items []any
 	switch v := doc.(type) {
@@ -70,9 +72,9 @@ func parsePolicyFile(name string, data []byte) ([]policySpec, error) {
 	case []any:
 		items = v
 	case nil:
-		return nil, fileProblem(name, "no policies: the file is empty")
+		return nil, declfile.Problem(name, "no policies: the file is empty")
 	default:
-		return nil, fileProblem(name, "expected a policy (a mapping with name and definition) or a list of policies, not %s", describeValue(v))
+		return nil, declfile.Problem(name, "expected a policy (a mapping with name and definition) or a list of policies, not %s", declfile.DescribeValue(v))
 	}
 
 	specs := make([]policySpec, 0, len(items))
@@ -85,8 +87,8 @@ func parsePolicyFile(name string, data []byte) ([]policySpec, error) {
 		if !single {
 			prefix = validate.Loc{i}
 		}
-		problems = append(problems, itemProblems(name, lines, prefix, "policy", spec.Name, i+1, issues)...)
-		where := itemLabel(name, "policy", spec.Name, i+1)
+		problems = append(problems, declfile.ItemProblems(name, lines, prefix, "policy", spec.Name, i+1, issues)...)
+		where := declfile.ItemLabel(name, "policy", spec.Name, i+1)
 		if spec.Name != "" {
 			if first, dup := firstByName[spec.Name]; dup {
 				problems = append(problems, fmt.Sprintf("%s: name: duplicate of policy #%d; names identify policies in the workspace, so each may appear once", where, first))
@@ -97,7 +99,7 @@ func parsePolicyFile(name string, data []byte) ([]policySpec, error) {
 		specs = append(specs, spec)
 	}
 	if len(problems) > 0 {
-		return nil, &fileError{File: name, Problems: problems, PerItem: true}
+		return nil, &declfile.FileError{File: name, Problems: problems, PerItem: true}
 	}
 	return specs, nil
 }
@@ -225,21 +227,10 @@ func policyJSONNode(dec *json.Decoder) (*yaml.Node, error) {
 	return nil, fmt.Errorf("unexpected JSON token %v", tok)
 }
 
-// planStepKind is what apply does to one policy.
-type planStepKind string
-
-const (
-	stepCreate  planStepKind = "create"
-	stepUpdate  planStepKind = "update"
-	stepEnable  planStepKind = "enable"
-	stepDisable planStepKind = "disable"
-	stepDelete  planStepKind = "delete"
-)
-
 // planStep is one change. An update carries the definition change and, if
 // the enabled flag changes too, that as well, in one PATCH.
 type planStep struct {
-	Kind    planStepKind
+	Kind    declfile.StepKind
 	Name    string
 	Spec    *policySpec  // create, update, enable, disable
 	Current *wire.Policy // update, enable, disable, delete
@@ -282,7 +273,7 @@ func planPolicies(file string, specs []policySpec, current []wire.Policy, prune 
 		}
 		cur := byName[spec.Name]
 		if cur == nil {
-			plan.Steps = append(plan.Steps, planStep{Kind: stepCreate, Name: spec.Name, Spec: spec, After: after})
+			plan.Steps = append(plan.Steps, planStep{Kind: declfile.StepCreate, Name: spec.Name, Spec: spec, After: after})
 			continue
 		}
 		want, err := canonicalDefinition(spec.Definition)
@@ -300,12 +291,12 @@ func planPolicies(file string, specs []policySpec, current []wire.Policy, prune 
 			if err != nil {
 				return nil, err
 			}
-			plan.Steps = append(plan.Steps, planStep{Kind: stepUpdate, Name: spec.Name, Spec: spec, Current: cur,
+			plan.Steps = append(plan.Steps, planStep{Kind: declfile.StepUpdate, Name: spec.Name, Spec: spec, Current: cur,
 				EnabledChanged: enabledChanged, Before: before, After: after})
 		case enabledChanged && spec.Enabled:
-			plan.Steps = append(plan.Steps, planStep{Kind: stepEnable, Name: spec.Name, Spec: spec, Current: cur})
+			plan.Steps = append(plan.Steps, planStep{Kind: declfile.StepEnable, Name: spec.Name, Spec: spec, Current: cur})
 		case enabledChanged:
-			plan.Steps = append(plan.Steps, planStep{Kind: stepDisable, Name: spec.Name, Spec: spec, Current: cur})
+			plan.Steps = append(plan.Steps, planStep{Kind: declfile.StepDisable, Name: spec.Name, Spec: spec, Current: cur})
 		default:
 			plan.Unchanged++
 		}
@@ -323,14 +314,14 @@ func planPolicies(file string, specs []policySpec, current []wire.Policy, prune 
 		if err != nil {
 			return nil, err
 		}
-		deletes = append(deletes, planStep{Kind: stepDelete, Name: cur.Name, Current: cur, Before: before})
+		deletes = append(deletes, planStep{Kind: declfile.StepDelete, Name: cur.Name, Current: cur, Before: before})
 	}
 	plan.Steps = append(plan.Steps, deletes...)
 	return plan, nil
 }
 
 // count returns how many steps are of the given kinds.
-func (p *policyPlan) count(kinds ...planStepKind) int {
+func (p *policyPlan) count(kinds ...declfile.StepKind) int {
 	n := 0
 	for _, s := range p.Steps {
 		for _, k := range kinds {
@@ -349,14 +340,14 @@ func (p *policyPlan) render(w io.Writer) error {
 	var b strings.Builder
 	for _, s := range p.Steps {
 		switch s.Kind {
-		case stepCreate:
+		case declfile.StepCreate:
 			state := "enabled"
 			if !s.Spec.Enabled {
 				state = "disabled"
 			}
 			fmt.Fprintf(&b, "+ create policy %q (%s)\n", s.Name, state)
-			writeIndented(&b, prefixLines("+ ", s.After))
-		case stepUpdate:
+			declfile.WriteIndented(&b, declfile.PrefixLines("+ ", s.After))
+		case declfile.StepUpdate:
 			extra := ""
 			if s.EnabledChanged {
 				extra = " and disable it"
@@ -365,19 +356,19 @@ func (p *policyPlan) render(w io.Writer) error {
 				}
 			}
 			fmt.Fprintf(&b, "~ update policy %q (%s): definition%s\n", s.Name, s.Current.ID, extra)
-			writeIndented(&b, unifiedDiff("workspace", p.File, textLines(s.Before), textLines(s.After)))
-		case stepEnable, stepDisable:
+			declfile.WriteIndented(&b, declfile.UnifiedDiff("workspace", p.File, declfile.TextLines(s.Before), declfile.TextLines(s.After)))
+		case declfile.StepEnable, declfile.StepDisable:
 			fmt.Fprintf(&b, "~ %s policy %q (%s)\n", s.Kind, s.Name, s.Current.ID)
-		case stepDelete:
+		case declfile.StepDelete:
 			fmt.Fprintf(&b, "- delete policy %q (%s): not in %s\n", s.Name, s.Current.ID, p.File)
-			writeIndented(&b, prefixLines("- ", s.Before))
+			declfile.WriteIndented(&b, declfile.PrefixLines("- ", s.Before))
 		}
 	}
 	if len(p.Steps) == 0 {
-		fmt.Fprintf(&b, "no changes: the workspace matches %s (%d %s)\n", p.File, p.Unchanged, plural(p.Unchanged, "policy", "policies"))
+		fmt.Fprintf(&b, "no changes: the workspace matches %s (%d %s)\n", p.File, p.Unchanged, declfile.Plural(p.Unchanged, "policy", "policies"))
 	} else {
 		fmt.Fprintf(&b, "plan: %d to create, %d to update, %d to enable or disable, %d to delete; %d unchanged\n",
-			p.count(stepCreate), p.count(stepUpdate), p.count(stepEnable, stepDisable), p.count(stepDelete), p.Unchanged)
+			p.count(declfile.StepCreate), p.count(declfile.StepUpdate), p.count(declfile.StepEnable, declfile.StepDisable), p.count(declfile.StepDelete), p.Unchanged)
 	}
 	if len(p.Unmanaged) > 0 {
 		names := make([]string, len(p.Unmanaged))
@@ -385,7 +376,7 @@ func (p *policyPlan) render(w io.Writer) error {
 			names[i] = strconv.Quote(u.Name)
 		}
 		fmt.Fprintf(&b, "note: %d workspace %s not in %s %s kept (--prune deletes them): %s\n", len(p.Unmanaged),
-			plural(len(p.Unmanaged), "policy", "policies"), p.File, plural(len(p.Unmanaged), "is", "are"), strings.Join(names, ", "))
+			declfile.Plural(len(p.Unmanaged), "policy", "policies"), p.File, declfile.Plural(len(p.Unmanaged), "is", "are"), strings.Join(names, ", "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

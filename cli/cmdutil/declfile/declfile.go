@@ -1,4 +1,7 @@
-package cli
+// Package declfile reads the declarative files of gw policies apply and gw
+// aliases apply (YAML or JSON, problems named by file and line) and shows
+// plans as unified diffs.
+package declfile
 
 import (
 	"bytes"
@@ -16,6 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/server/validate"
 )
 
@@ -26,10 +30,10 @@ import (
 // FILE:LINE; and their plans shown alike (+ create, ~ update with a
 // unified diff, - delete).
 
-// readDeclFile reads the file at path ("-" is stdin) and returns what
+// ReadFile reads the file at path ("-" is stdin) and returns what
 // messages call it and its content. A file that cannot be read is a
 // usage error: the command was given a bad file.
-func readDeclFile(what, path string, stdin io.Reader) (string, []byte, error) {
+func ReadFile(what, path string, stdin io.Reader) (string, []byte, error) {
 	name := path
 	var data []byte
 	var err error
@@ -40,49 +44,49 @@ func readDeclFile(what, path string, stdin io.Reader) (string, []byte, error) {
 		data, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return name, nil, usageError{fmt.Errorf("read %s file: %w", what, err)}
+		return name, nil, cmdutil.UsageError{Err: fmt.Errorf("read %s file: %w", what, err)}
 	}
 	return name, data, nil
 }
 
-// fileProblem is a problem of the file as a whole (not valid YAML, the
+// Problem is a problem of the file as a whole (not valid YAML, the
 // wrong shape), on one line.
-func fileProblem(name, format string, args ...any) error {
-	return &fileError{File: name, Problems: []string{name + ": " + fmt.Sprintf(format, args...)}}
+func Problem(name, format string, args ...any) error {
+	return &FileError{File: name, Problems: []string{name + ": " + fmt.Sprintf(format, args...)}}
 }
 
-// itemLabel names an item of a file in messages: FILE: KIND "NAME" (#N),
+// ItemLabel names an item of a file in messages: FILE: KIND "NAME" (#N),
 // or FILE: KIND #N before its name is known.
-func itemLabel(file, kind, name string, index int) string {
+func ItemLabel(file, kind, name string, index int) string {
 	if name == "" {
 		return fmt.Sprintf("%s: %s #%d", file, kind, index)
 	}
 	return fmt.Sprintf("%s: %s %q (#%d)", file, kind, name, index)
 }
 
-// itemProblems turns the validation issues of one item (the index-th, at
+// ItemProblems turns the validation issues of one item (the index-th, at
 // prefix in the document) into problem lines, each starting with the
 // file and the line the issue's value is written on.
-func itemProblems(file string, lines yamlLines, prefix validate.Loc, kind, name string, index int, issues []validate.Issue) []string {
+func ItemProblems(file string, lines Lines, prefix validate.Loc, kind, name string, index int, issues []validate.Issue) []string {
 	out := make([]string, 0, len(issues))
 	for _, is := range issues {
-		out = append(out, itemLabel(lines.at(file, append(prefix[:len(prefix):len(prefix)], is.Loc...)), kind, name, index)+": "+formatIssue(is))
+		out = append(out, ItemLabel(lines.At(file, append(prefix[:len(prefix):len(prefix)], is.Loc...)), kind, name, index)+": "+FormatIssue(is))
 	}
 	return out
 }
 
-// at is FILE:LINE for the value at loc, or FILE when no line is known
+// At is FILE:LINE for the value at loc, or FILE when no line is known
 // (JSON, or nothing written there).
-func (l yamlLines) at(file string, loc validate.Loc) string {
+func (l Lines) At(file string, loc validate.Loc) string {
 	if line := l.find(loc); line > 0 {
 		return fmt.Sprintf("%s:%d", file, line)
 	}
 	return file
 }
 
-// fileError lists every problem of a declarative file, one line each,
+// FileError lists every problem of a declarative file, one line each,
 // every line starting with the file name so editors and people can find it.
-type fileError struct {
+type FileError struct {
 	File     string
 	Problems []string
 	// PerItem: the problems are the items' own (policies, aliases), listed under a
@@ -92,18 +96,18 @@ type fileError struct {
 	PerItem bool
 }
 
-func (e *fileError) Error() string {
+func (e *FileError) Error() string {
 	if !e.PerItem {
 		return strings.Join(e.Problems, "\n")
 	}
 	return fmt.Sprintf("%s is not valid (%d %s):\n%s", e.File, len(e.Problems),
-		plural(len(e.Problems), "problem", "problems"), strings.Join(e.Problems, "\n"))
+		Plural(len(e.Problems), "problem", "problems"), strings.Join(e.Problems, "\n"))
 }
 
-// formatIssue renders a validation issue as loc: message. A number where
+// FormatIssue renders a validation issue as loc: message. A number where
 // the schema wants a string is nearly always an unquoted price in YAML, so
 // the message says how to write it.
-func formatIssue(is validate.Issue) string {
+func FormatIssue(is validate.Issue) string {
 	msg := is.Msg
 	if n, ok := is.Input.(json.Number); ok && is.Type == "string_type" {
 		msg += fmt.Sprintf(" (quote it: %q)", n.String())
@@ -114,7 +118,9 @@ func formatIssue(is validate.Issue) string {
 	return validate.FormatLoc(is.Loc) + ": " + msg
 }
 
-func describeValue(v any) string {
+// DescribeValue names the kind of a decoded value (a string, a number…)
+// for messages about a value of the wrong kind.
+func DescribeValue(v any) string {
 	switch v.(type) {
 	case string:
 		return "a string"
@@ -126,13 +132,13 @@ func describeValue(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// decodeDocument turns the file into the generic tree
+// DecodeDocument turns the file into the generic tree
 // validate.ParseJSON makes (objects as map[string]any, numbers as
 // json.Number), which is what policy.ParseDefinition reads. JSON is read
 // by validate.ParseJSON itself; anything else as YAML, converted node by
 // node so that number text such as 1.50 arrives unchanged rather than
 // through float64.
-func decodeDocument(name string, data []byte) (any, yamlLines, error) {
+func DecodeDocument(name string, data []byte) (any, Lines, error) {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
 		return nil, nil, nil
@@ -167,20 +173,20 @@ func decodeDocument(name string, data []byte) (any, yamlLines, error) {
 		}
 		return nil, nil, fmt.Errorf("line %d: a second YAML document; put every policy in one list instead", extra.Line)
 	}
-	lines := yamlLines{}
+	lines := Lines{}
 	tree, err := yamlTree(&doc, "", lines)
 	return tree, lines, err
 }
 
-// yamlLines maps a value's place in the document (yamlPath) to the
+// Lines maps a value's place in the document (yamlPath) to the
 // line it is written on, so that a field's problem names its line.
-type yamlLines map[string]int
+type Lines map[string]int
 
 func yamlPath(parent string, step any) string { return fmt.Sprintf("%s/%v", parent, step) }
 
 // find is the line of loc, or of the nearest enclosing value written in
 // the file (a missing member's mapping, say); 0 when none is known.
-func (l yamlLines) find(loc validate.Loc) int {
+func (l Lines) find(loc validate.Loc) int {
 	for n := len(loc); n >= 0; n-- {
 		path := ""
 		for _, step := range loc[:n] {
@@ -232,7 +238,7 @@ func yamlSyntaxError(data []byte, err error) error {
 
 // yamlTree converts a YAML node to the generic JSON tree, noting in
 // lines where each value is written.
-func yamlTree(n *yaml.Node, path string, lines yamlLines) (any, error) {
+func yamlTree(n *yaml.Node, path string, lines Lines) (any, error) {
 	lines[path] = n.Line
 	switch n.Kind {
 	case yaml.DocumentNode:
@@ -310,32 +316,35 @@ func yamlScalar(n *yaml.Node) (any, error) {
 	return n.Value, nil
 }
 
-func plural(n int, one, many string) string {
+// Plural is one when n is 1, else many.
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
 	return many
 }
 
-func writeIndented(b *strings.Builder, text string) {
-	for _, line := range textLines(text) {
+// WriteIndented writes each line of text to b, indented by four spaces.
+func WriteIndented(b *strings.Builder, text string) {
+	for _, line := range TextLines(text) {
 		b.WriteString("    ")
 		b.WriteString(line)
 		b.WriteByte('\n')
 	}
 }
 
-func prefixLines(prefix, text string) string {
-	lines := textLines(text)
+// PrefixLines puts prefix before each line of text.
+func PrefixLines(prefix, text string) string {
+	lines := TextLines(text)
 	for i, l := range lines {
 		lines[i] = prefix + l
 	}
 	return strings.Join(lines, "\n")
 }
 
-// textLines splits text into lines without their newlines; a trailing
+// TextLines splits text into lines without their newlines; a trailing
 // newline does not make an empty last line.
-func textLines(text string) []string {
+func TextLines(text string) []string {
 	text = strings.TrimSuffix(text, "\n")
 	if text == "" {
 		return nil
@@ -431,9 +440,9 @@ func middleDiff(ops []diffOp, ma, mb []string) []diffOp {
 	return ops
 }
 
-// unifiedDiff renders the change from a to b in diff -u form; empty when
+// UnifiedDiff renders the change from a to b in diff -u form; empty when
 // they are equal.
-func unifiedDiff(aName, bName string, a, b []string) string {
+func UnifiedDiff(aName, bName string, a, b []string) string {
 	ops := lineDiff(a, b)
 	var out strings.Builder
 	for i := 0; i < len(ops); {
@@ -510,3 +519,14 @@ func hunkRange(start, count int) string {
 	}
 	return strconv.Itoa(start) + "," + strconv.Itoa(count)
 }
+
+// StepKind is what apply does to one item (a policy, an alias).
+type StepKind string
+
+const (
+	StepCreate  StepKind = "create"
+	StepUpdate  StepKind = "update"
+	StepEnable  StepKind = "enable"
+	StepDisable StepKind = "disable"
+	StepDelete  StepKind = "delete"
+)

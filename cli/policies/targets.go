@@ -1,4 +1,4 @@
-package cli
+package policies
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/cli/cmdutil/budgetstate"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/wire"
@@ -61,7 +62,7 @@ func warnUnmatchedTargets(ctx context.Context, c *client.Client, org, ws string,
 		switch t.Kind {
 		case policy.TargetSelectedKeys:
 			for _, id := range t.KeyIDs {
-				if !keys[id] && !strings.HasPrefix(id, tagMarkerPrefix) {
+				if !keys[id] && !strings.HasPrefix(id, budgetstate.TagMarkerPrefix) {
 					fmt.Fprintf(w, "warning: policy %q: selected_keys id %q is no inference key of workspace %s; it matches no request\n", d.Name, id, ws)
 				}
 			}

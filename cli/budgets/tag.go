@@ -1,4 +1,4 @@
-package cli
+package budgets
 
 import (
 	"context"
@@ -9,14 +9,18 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/cli/cmdutil/budgetstate"
+	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/tags"
 	"github.com/gw-gateway/gw/wire"
 )
 
-// BudgetsCreateForTagOptions configure gw budgets create-for-tag.
-type BudgetsCreateForTagOptions struct {
-	f         *Factory
-	Output    string
+// CreateForTagOptions configure gw budgets create-for-tag.
+type CreateForTagOptions struct {
+	IO        *cmdutil.IOStreams
+	Client    func() (*client.Client, cmdutil.Settings, error)
+	Output    cmdutil.Output
 	TagKey    string
 	TagValue  string
 	AmountUSD string
@@ -24,9 +28,9 @@ type BudgetsCreateForTagOptions struct {
 	Name      string
 }
 
-// NewCmdBudgetsCreateForTag builds `gw budgets create-for-tag`.
-func NewCmdBudgetsCreateForTag(f *Factory, runF func(context.Context, *BudgetsCreateForTagOptions) error) *cobra.Command {
-	opts := &BudgetsCreateForTagOptions{f: f}
+// NewCmdCreateForTag builds `gw budgets create-for-tag`.
+func NewCmdCreateForTag(f *cmdutil.Factory, runF func(context.Context, *CreateForTagOptions) error) *cobra.Command {
+	opts := &CreateForTagOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "create-for-tag KEY=VALUE --amount USD --period day|month [--name NAME]",
 		Short: "Create a shared budget for the workspace's keys carrying a tag (a cost centre)",
@@ -43,36 +47,36 @@ policy to delete the budget.`,
   gw budgets create-for-tag env=staging --amount 5 --period day --workspace research --name staging-daily`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			k, v, ok := strings.Cut(args[0], "=")
 			if !ok || k == "" || v == "" {
-				return usageError{fmt.Errorf("the tag is KEY=VALUE, e.g. team=search, not %q", args[0])}
+				return cmdutil.UsageError{Err: fmt.Errorf("the tag is KEY=VALUE, e.g. team=search, not %q", args[0])}
 			}
 			if m := tags.CheckKey(k); m != "" {
-				return usageError{fmt.Errorf("the tag's KEY %q: %s", k, m)}
+				return cmdutil.UsageError{Err: fmt.Errorf("the tag's KEY %q: %s", k, m)}
 			}
 			if m := tags.CheckValue(v); m != "" {
-				return usageError{fmt.Errorf("the tag's VALUE %q: %s", v, m)}
+				return cmdutil.UsageError{Err: fmt.Errorf("the tag's VALUE %q: %s", v, m)}
 			}
 			opts.TagKey, opts.TagValue = k, v
-			if err := requireFlags(cmd.Flags(), "amount", "period"); err != nil {
+			if err := cmdutil.RequireFlags(cmd.Flags(), "amount", "period"); err != nil {
 				return err
 			}
 			if err := checkAmountFlag("amount", opts.AmountUSD); err != nil {
 				return err
 			}
-			if err := oneOf("period", opts.Period, "day", "month"); err != nil {
+			if err := cmdutil.OneOf("period", opts.Period, "day", "month"); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return withFlags(budgetsCreateForTagRun(cmd.Context(), opts), tagBudgetFields...)
+			return cmdutil.WithFlags(budgetsCreateForTagRun(cmd.Context(), opts), tagBudgetFields...)
 		},
 	}
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	cmd.Flags().StringVar(&opts.AmountUSD, "amount", "", "the budget in USD per period, an exact decimal (100, 12.50)")
 	cmd.Flags().StringVar(&opts.Period, "period", "", "day or month (UTC)")
 	cmd.Flags().StringVar(&opts.Name, "name", "", "the policy's name (default budget-KEY-VALUE)")
@@ -80,7 +84,7 @@ policy to delete the budget.`,
 }
 
 // tagBudgetFields are the request's fields and the flags that set them.
-var tagBudgetFields = []flagField{
+var tagBudgetFields = []cmdutil.FlagField{
 	{Loc: "body.amount_usd", Flag: "--amount", Want: amountWant},
 	{Loc: "body.period", Flag: "--period", Want: "day or month"},
 	{Loc: "body.name", Flag: "--name"},
@@ -99,13 +103,13 @@ var amountPattern = regexp.MustCompile(`^\d+(?:\.\d+)?$`)
 // too).
 func checkAmountFlag(flag, v string) error {
 	if !amountPattern.MatchString(v) {
-		return usageError{fmt.Errorf("--%s must be %s, not %q", flag, amountWant, v)}
+		return cmdutil.UsageError{Err: fmt.Errorf("--%s must be %s, not %q", flag, amountWant, v)}
 	}
 	return nil
 }
 
-func budgetsCreateForTagRun(ctx context.Context, opts *BudgetsCreateForTagOptions) error {
-	c, org, ws, err := policiesClient(opts.f)
+func budgetsCreateForTagRun(ctx context.Context, opts *CreateForTagOptions) error {
+	c, org, ws, err := cmdutil.WorkspaceClient(opts.Client)
 	if err != nil {
 		return err
 	}
@@ -114,13 +118,13 @@ func budgetsCreateForTagRun(ctx context.Context, opts *BudgetsCreateForTagOption
 	if err != nil {
 		return err
 	}
-	if opts.Output == OutputTable {
-		fmt.Fprintf(opts.f.IO.ErrOut, "Created policy %s: a %s USD %s budget shared by the keys tagged %s=%s (%d now).\n",
-			tb.Policy.Name, moneyCell(opts.AmountUSD), opts.Period, tb.TagKey, tb.TagValue, tagBudgetKeys(tb))
+	if opts.Output.Format == cmdutil.OutputTable {
+		fmt.Fprintf(opts.IO.ErrOut, "Created policy %s: a %s USD %s budget shared by the keys tagged %s=%s (%d now).\n",
+			tb.Policy.Name, cmdutil.MoneyCell(opts.AmountUSD), opts.Period, tb.TagKey, tb.TagValue, tagBudgetKeys(tb))
 	}
-	return opts.f.Print(opts.Output, tb, func() Table {
-		return detailTable("policy_id", tb.PolicyID.String(), "name", tb.Policy.Name, "tag", tb.TagKey+"="+tb.TagValue,
-			"keys", fmt.Sprint(tagBudgetKeys(tb)), "amount_usd", moneyCell(opts.AmountUSD), "period", opts.Period)
+	return opts.Output.Print(opts.IO, tb, func() cmdutil.Table {
+		return cmdutil.DetailTable("policy_id", tb.PolicyID.String(), "name", tb.Policy.Name, "tag", tb.TagKey+"="+tb.TagValue,
+			"keys", fmt.Sprint(tagBudgetKeys(tb)), "amount_usd", cmdutil.MoneyCell(opts.AmountUSD), "period", opts.Period)
 	})
 }
 
@@ -134,33 +138,5 @@ func tagBudgetKeys(tb wire.TagBudget) int {
 	if err := json.Unmarshal(tb.Policy.Definition, &def); err != nil {
 		return 0
 	}
-	return selectedKeyCount(def.Target.KeyIDs)
-}
-
-// tagMarkerPrefix starts the marker a tag budget's key list begins with
-// (tag:team=search): it names the tag the list follows and matches no key.
-const tagMarkerPrefix = "tag:"
-
-// selectedKeyCount counts a selected_keys target's keys: its ids less
-// the markers. gw budgets create-for-tag and gw policies list both count
-// with it, so they agree (issue 26, row 12: one said 1, the other 2).
-func selectedKeyCount(ids []string) int {
-	n := 0
-	for _, id := range ids {
-		if !strings.HasPrefix(id, tagMarkerPrefix) {
-			n++
-		}
-	}
-	return n
-}
-
-// selectedKeysTag is the tag a tag budget's key list follows (team=search),
-// "" for a list of keys chosen by hand.
-func selectedKeysTag(ids []string) string {
-	for _, id := range ids {
-		if tag, ok := strings.CutPrefix(id, tagMarkerPrefix); ok {
-			return tag
-		}
-	}
-	return ""
+	return budgetstate.SelectedKeyCount(def.Target.KeyIDs)
 }

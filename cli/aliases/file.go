@@ -1,4 +1,4 @@
-package cli
+package aliases
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/cli/cmdutil/declfile"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/validate"
@@ -56,19 +58,19 @@ type aliasSpec struct {
 type aliasDoc struct {
 	File  string
 	Specs []aliasSpec
-	lines yamlLines
+	lines declfile.Lines
 }
 
 // readAliasFile reads and checks the file at path ("-" is stdin); its
 // problems are usage errors.
 func readAliasFile(path string, stdin io.Reader) (*aliasDoc, error) {
-	name, data, err := readDeclFile("alias", path, stdin)
+	name, data, err := declfile.ReadFile("alias", path, stdin)
 	if err != nil {
 		return nil, err
 	}
 	doc, err := parseAliasFile(name, data)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cmdutil.UsageError{Err: err}
 	}
 	return doc, nil
 }
@@ -76,9 +78,9 @@ func readAliasFile(path string, stdin io.Reader) (*aliasDoc, error) {
 // parseAliasFile decodes and validates an alias file's content; name is
 // what messages call the file.
 func parseAliasFile(name string, data []byte) (*aliasDoc, error) {
-	tree, lines, err := decodeDocument(name, data)
+	tree, lines, err := declfile.DecodeDocument(name, data)
 	if err != nil {
-		return nil, fileProblem(name, "%v", err)
+		return nil, declfile.Problem(name, "%v", err)
 	}
 	items, prefix, err := aliasItems(name, tree, lines)
 	if err != nil {
@@ -90,11 +92,11 @@ func parseAliasFile(name string, data []byte) (*aliasDoc, error) {
 	for i, item := range items {
 		spec, issues := parseAliasSpec(item, i+1)
 		spec.loc = append(prefix[:len(prefix):len(prefix)], i)
-		problems = append(problems, itemProblems(name, lines, spec.loc, "alias", spec.Name, i+1, issues)...)
+		problems = append(problems, declfile.ItemProblems(name, lines, spec.loc, "alias", spec.Name, i+1, issues)...)
 		if spec.Name != "" {
 			if first, dup := firstByName[spec.Name]; dup {
 				problems = append(problems, fmt.Sprintf("%s: name: duplicate of alias #%d; names identify aliases, so each may appear once",
-					itemLabel(lines.at(name, spec.loc.With("name")), "alias", spec.Name, i+1), first))
+					declfile.ItemLabel(lines.At(name, spec.loc.With("name")), "alias", spec.Name, i+1), first))
 			} else {
 				firstByName[spec.Name] = i + 1
 			}
@@ -102,19 +104,19 @@ func parseAliasFile(name string, data []byte) (*aliasDoc, error) {
 		doc.Specs = append(doc.Specs, spec)
 	}
 	if len(problems) > 0 {
-		return nil, &fileError{File: name, Problems: problems, PerItem: true}
+		return nil, &declfile.FileError{File: name, Problems: problems, PerItem: true}
 	}
 	return doc, nil
 }
 
 // aliasItems finds the list of aliases: the document's aliases member,
 // or the document itself when it is a list.
-func aliasItems(name string, tree any, lines yamlLines) ([]any, validate.Loc, error) {
+func aliasItems(name string, tree any, lines declfile.Lines) ([]any, validate.Loc, error) {
 	switch v := tree.(type) {
 	case []any:
 		return v, nil, nil
 	case nil:
-		return nil, nil, fileProblem(name, `no aliases: the file is empty (a file that lists none is "aliases: []")`)
+		return nil, nil, declfile.Problem(name, `no aliases: the file is empty (a file that lists none is "aliases: []")`)
 	case map[string]any:
 		var errs validate.Errors
 		o := validate.ReadObject(v, nil, &errs)
@@ -128,13 +130,13 @@ func aliasItems(name string, tree any, lines yamlLines) ([]any, validate.Loc, er
 			ve, _ := validate.AsError(err)
 			var problems []string
 			for _, is := range ve.Issues {
-				problems = append(problems, lines.at(name, is.Loc)+": "+formatIssue(is))
+				problems = append(problems, lines.At(name, is.Loc)+": "+declfile.FormatIssue(is))
 			}
-			return nil, nil, &fileError{File: name, Problems: problems, PerItem: true}
+			return nil, nil, &declfile.FileError{File: name, Problems: problems, PerItem: true}
 		}
 		return items, validate.Loc{"aliases"}, nil
 	}
-	return nil, nil, fileProblem(name, "expected a mapping with an aliases list (see gw aliases apply --help), not %s", describeValue(tree))
+	return nil, nil, declfile.Problem(name, "expected a mapping with an aliases list (see gw aliases apply --help), not %s", declfile.DescribeValue(tree))
 }
 
 // aliasNameHelp says what an alias name may be, for people rather than
@@ -188,7 +190,7 @@ func checkAliasModels(doc *aliasDoc, cat wire.Catalog) error {
 	var problems []string
 	for _, s := range doc.Specs {
 		label := func(loc validate.Loc) string {
-			return itemLabel(doc.lines.at(doc.File, append(s.loc[:len(s.loc):len(s.loc)], loc...)), "alias", s.Name, s.Index)
+			return declfile.ItemLabel(doc.lines.At(doc.File, append(s.loc[:len(s.loc):len(s.loc)], loc...)), "alias", s.Name, s.Index)
 		}
 		if models[s.Name] {
 			problems = append(problems, label(validate.Loc{"name"})+": name: "+s.Name+" is a catalog model's id; an alias cannot shadow a model")
@@ -201,24 +203,25 @@ func checkAliasModels(doc *aliasDoc, cat wire.Catalog) error {
 		}
 	}
 	if len(problems) > 0 {
-		return usageError{&fileError{File: doc.File, Problems: problems, PerItem: true}}
+		return cmdutil.UsageError{Err: &declfile.FileError{File: doc.File, Problems: problems, PerItem: true}}
 	}
 	return nil
 }
 
-// AliasesApplyOptions configure gw aliases apply.
-type AliasesApplyOptions struct {
-	Factory *Factory
-	File    string
-	Scope   string
-	Prune   bool
-	DryRun  bool
-	Yes     bool
+// ApplyOptions configure gw aliases apply.
+type ApplyOptions struct {
+	IO     *cmdutil.IOStreams
+	Client func() (*client.Client, cmdutil.Settings, error)
+	File   string
+	Scope  string
+	Prune  bool
+	DryRun bool
+	Yes    bool
 }
 
-// NewCmdAliasesApply builds `gw aliases apply`.
-func NewCmdAliasesApply(f *Factory, runF func(context.Context, *AliasesApplyOptions) error) *cobra.Command {
-	opts := &AliasesApplyOptions{Factory: f}
+// NewCmdApply builds `gw aliases apply`.
+func NewCmdApply(f *cmdutil.Factory, runF func(context.Context, *ApplyOptions) error) *cobra.Command {
+	opts := &ApplyOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
 		Short: "Make a level's aliases match a file, after showing the plan (--prune deletes the others)",
@@ -239,9 +242,9 @@ Aliases of the level that the file does not list are left alone, unless
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.File == "" {
-				return usageError{errors.New("-f FILE is required (- reads stdin)")}
+				return cmdutil.UsageError{Err: errors.New("-f FILE is required (- reads stdin)")}
 			}
-			if err := checkScope(cmd, &opts.Scope, "org", "workspace"); err != nil {
+			if err := cmdutil.CheckScope(cmd, &opts.Scope, "org", "workspace"); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -254,19 +257,19 @@ Aliases of the level that the file does not list are left alone, unless
 	addAliasScopeFlag(cmd, &opts.Scope)
 	cmd.Flags().BoolVar(&opts.Prune, "prune", false, "also delete the level's aliases that the file does not list")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")
-	addYesFlag(cmd, &opts.Yes)
+	cmdutil.AddYesFlag(cmd, &opts.Yes)
 	return cmd
 }
 
-func aliasesApplyRun(ctx context.Context, opts *AliasesApplyOptions) error {
-	streams := opts.Factory.IO
+func aliasesApplyRun(ctx context.Context, opts *ApplyOptions) error {
+	streams := opts.IO
 	// The file is read and checked before any client exists, so a bad
 	// file never costs a request.
 	doc, err := readAliasFile(opts.File, streams.In)
 	if err != nil {
 		return err
 	}
-	c, org, ws, err := aliasLevel(opts.Factory, opts.Scope)
+	c, org, ws, err := aliasLevel(opts.Client, opts.Scope)
 	if err != nil {
 		return err
 	}
@@ -297,9 +300,9 @@ func aliasesApplyRun(ctx context.Context, opts *AliasesApplyOptions) error {
 		fmt.Fprintln(streams.ErrOut, "dry run: nothing was changed")
 		return nil
 	}
-	if n := plan.count(stepDelete); n > 0 {
-		q := fmt.Sprintf("delete %d %s of %s not in %s?", n, plural(n, "alias", "aliases"), level, doc.File)
-		if err := opts.Factory.Confirm(q, opts.Yes); err != nil {
+	if n := plan.count(declfile.StepDelete); n > 0 {
+		q := fmt.Sprintf("delete %d %s of %s not in %s?", n, declfile.Plural(n, "alias", "aliases"), level, doc.File)
+		if err := cmdutil.Confirm(opts.IO, q, opts.Yes); err != nil {
 			return err
 		}
 	}
@@ -309,23 +312,23 @@ func aliasesApplyRun(ctx context.Context, opts *AliasesApplyOptions) error {
 		}
 		fmt.Fprintf(streams.Out, "%s alias %s\n", aliasStepDone[s.Kind], s.Name)
 	}
-	fmt.Fprintf(streams.ErrOut, "applied %d %s to %s\n", len(plan.Steps), plural(len(plan.Steps), "change", "changes"), level)
+	fmt.Fprintf(streams.ErrOut, "applied %d %s to %s\n", len(plan.Steps), declfile.Plural(len(plan.Steps), "change", "changes"), level)
 	return nil
 }
 
 // aliasStepDone says what a step did.
-var aliasStepDone = map[planStepKind]string{stepCreate: "created", stepUpdate: "updated", stepDelete: "deleted"}
+var aliasStepDone = map[declfile.StepKind]string{declfile.StepCreate: "created", declfile.StepUpdate: "updated", declfile.StepDelete: "deleted"}
 
 // aliasStep is one change of an alias apply: create, update or delete.
 type aliasStep struct {
-	Kind    planStepKind
+	Kind    declfile.StepKind
 	Name    string
 	Spec    *aliasSpec       // create, update
 	Current *wire.ModelAlias // update, delete
 }
 
 func (s aliasStep) apply(ctx context.Context, c *client.Client, org, ws string) error {
-	if s.Kind == stepDelete {
+	if s.Kind == declfile.StepDelete {
 		_, err := c.DeleteModelAlias(ctx, org, ws, s.Name)
 		return err
 	}
@@ -333,7 +336,7 @@ func (s aliasStep) apply(ctx context.Context, c *client.Client, org, ws string) 
 	for i, t := range s.Spec.Targets {
 		targets[i] = wire.ModelAliasTargetIn{Model: t.Model, Weight: &t.Weight}
 	}
-	if s.Kind == stepCreate {
+	if s.Kind == declfile.StepCreate {
 		_, err := c.CreateModelAlias(ctx, org, ws, wire.ModelAliasCreate{Name: s.Name, Targets: targets})
 		return err
 	}
@@ -368,9 +371,9 @@ func planAliases(doc *aliasDoc, current []wire.ModelAlias, level string, prune b
 		cur := byName[spec.Name]
 		switch {
 		case cur == nil:
-			plan.Steps = append(plan.Steps, aliasStep{Kind: stepCreate, Name: spec.Name, Spec: spec})
+			plan.Steps = append(plan.Steps, aliasStep{Kind: declfile.StepCreate, Name: spec.Name, Spec: spec})
 		case !slices.Equal(currentTargetLines(cur.Targets, false), specTargetLines(spec.Targets)):
-			plan.Steps = append(plan.Steps, aliasStep{Kind: stepUpdate, Name: spec.Name, Spec: spec, Current: cur})
+			plan.Steps = append(plan.Steps, aliasStep{Kind: declfile.StepUpdate, Name: spec.Name, Spec: spec, Current: cur})
 		default:
 			plan.Unchanged++
 		}
@@ -380,7 +383,7 @@ func planAliases(doc *aliasDoc, current []wire.ModelAlias, level string, prune b
 		switch {
 		case inFile[cur.Name]:
 		case prune:
-			plan.Steps = append(plan.Steps, aliasStep{Kind: stepDelete, Name: cur.Name, Current: cur})
+			plan.Steps = append(plan.Steps, aliasStep{Kind: declfile.StepDelete, Name: cur.Name, Current: cur})
 		default:
 			plan.Unmanaged = append(plan.Unmanaged, strconv.Quote(cur.Name))
 		}
@@ -409,7 +412,7 @@ func specTargetLines(ts []backend.AliasTarget) []string {
 	return out
 }
 
-func (p *aliasPlan) count(kind planStepKind) int {
+func (p *aliasPlan) count(kind declfile.StepKind) int {
 	n := 0
 	for _, s := range p.Steps {
 		if s.Kind == kind {
@@ -425,27 +428,27 @@ func (p *aliasPlan) render(w io.Writer) error {
 	var b strings.Builder
 	for _, s := range p.Steps {
 		switch s.Kind {
-		case stepCreate:
+		case declfile.StepCreate:
 			fmt.Fprintf(&b, "+ create alias %q\n", s.Name)
-			writeIndented(&b, prefixLines("+ ", strings.Join(specTargetLines(s.Spec.Targets), "\n")))
-		case stepUpdate:
+			declfile.WriteIndented(&b, declfile.PrefixLines("+ ", strings.Join(specTargetLines(s.Spec.Targets), "\n")))
+		case declfile.StepUpdate:
 			fmt.Fprintf(&b, "~ update alias %q: targets\n", s.Name)
-			writeIndented(&b, unifiedDiff(p.Level, p.File, currentTargetLines(s.Current.Targets, true), specTargetLines(s.Spec.Targets)))
-		case stepDelete:
+			declfile.WriteIndented(&b, declfile.UnifiedDiff(p.Level, p.File, currentTargetLines(s.Current.Targets, true), specTargetLines(s.Spec.Targets)))
+		case declfile.StepDelete:
 			fmt.Fprintf(&b, "- delete alias %q: not in %s\n", s.Name, p.File)
-			writeIndented(&b, prefixLines("- ", strings.Join(currentTargetLines(s.Current.Targets, true), "\n")))
+			declfile.WriteIndented(&b, declfile.PrefixLines("- ", strings.Join(currentTargetLines(s.Current.Targets, true), "\n")))
 		}
 	}
 	if len(p.Steps) == 0 {
 		n := p.Unchanged
-		fmt.Fprintf(&b, "no changes: %s matches %s (%d %s)\n", p.Level, p.File, n, plural(n, "alias", "aliases"))
+		fmt.Fprintf(&b, "no changes: %s matches %s (%d %s)\n", p.Level, p.File, n, declfile.Plural(n, "alias", "aliases"))
 	} else {
 		fmt.Fprintf(&b, "plan: %d to create, %d to update, %d to delete; %d unchanged\n",
-			p.count(stepCreate), p.count(stepUpdate), p.count(stepDelete), p.Unchanged)
+			p.count(declfile.StepCreate), p.count(declfile.StepUpdate), p.count(declfile.StepDelete), p.Unchanged)
 	}
 	if n := len(p.Unmanaged); n > 0 {
-		fmt.Fprintf(&b, "note: %d %s of %s not in %s %s kept (--prune deletes %s): %s\n", n, plural(n, "alias", "aliases"), p.Level,
-			p.File, plural(n, "is", "are"), plural(n, "it", "them"), strings.Join(p.Unmanaged, ", "))
+		fmt.Fprintf(&b, "note: %d %s of %s not in %s %s kept (--prune deletes %s): %s\n", n, declfile.Plural(n, "alias", "aliases"), p.Level,
+			p.File, declfile.Plural(n, "is", "are"), declfile.Plural(n, "it", "them"), strings.Join(p.Unmanaged, ", "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -1,4 +1,6 @@
-package cli
+// Package usage is `gw usage`: the dashboard, the report, the CSV export
+// and the explanation of one request's cost.
+package usage
 
 import (
 	"context"
@@ -12,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/tags"
 	"github.com/gw-gateway/gw/tui"
@@ -25,9 +28,10 @@ var dashboardPeriods = wire.UsageDatelessPeriods
 // reportPeriods are the report's periods (spec 4.6).
 var reportPeriods = wire.UsagePeriods
 
-// UsageOptions configure gw usage, the dashboard.
-type UsageOptions struct {
-	f               *Factory
+// DashboardOptions configure gw usage, the dashboard.
+type DashboardOptions struct {
+	IO              *cmdutil.IOStreams
+	Client          func() (*client.Client, cmdutil.Settings, error)
 	Period          string
 	Timezone        string
 	WorkspaceFilter string
@@ -41,16 +45,16 @@ type UsageOptions struct {
 	workspaceFlag bool
 }
 
-// NewCmdUsage builds `gw usage` (the dashboard) with `gw usage report`.
-func NewCmdUsage(f *Factory) *cobra.Command {
-	cmd := NewCmdUsageDashboard(f, nil)
-	cmd.AddCommand(NewCmdUsageReport(f, nil), NewCmdUsageExport(f, nil), NewCmdUsageExplain(f, nil))
+// NewCmd builds `gw usage` (the dashboard) with `gw usage report`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	cmd := NewCmdDashboard(f, nil)
+	cmd.AddCommand(NewCmdReport(f, nil), NewCmdExport(f, nil), NewCmdExplain(f, nil))
 	return cmd
 }
 
-// NewCmdUsageDashboard builds the `gw usage` command itself.
-func NewCmdUsageDashboard(f *Factory, runF func(context.Context, *UsageOptions) error) *cobra.Command {
-	opts := &UsageOptions{f: f}
+// NewCmdDashboard builds the `gw usage` command itself.
+func NewCmdDashboard(f *cmdutil.Factory, runF func(context.Context, *DashboardOptions) error) *cobra.Command {
+	opts := &DashboardOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "usage [--period P] [--timezone TZ] [--workspace-filter WS] [--tag-key KEY]... [--tag KEY=VALUE]... [--refresh 30s]",
 		Short: "Usage dashboard: totals against the previous period, daily chart, breakdowns",
@@ -74,15 +78,15 @@ It needs a terminal; scripts use gw usage report (--json).`,
   gw usage report --start-date 2026-03-01 --end-date 2026-03-31 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := oneOf("period", opts.Period, dashboardPeriods...); err != nil {
+			if err := cmdutil.OneOf("period", opts.Period, dashboardPeriods...); err != nil {
 				return err
 			}
 			if opts.Refresh < 0 || (opts.Refresh > 0 && opts.Refresh < time.Second) {
-				return usageError{fmt.Errorf("--refresh must be 0 (off) or at least 1s, not %s", opts.Refresh)}
+				return cmdutil.UsageError{Err: fmt.Errorf("--refresh must be 0 (off) or at least 1s, not %s", opts.Refresh)}
 			}
 			opts.workspaceFlag = cmd.Flags().Changed("workspace")
 			if opts.By != "" && !tui.IsDimension(opts.By) {
-				return usageError{fmt.Errorf("--by must be one of %s or tag:KEY, not %q", strings.Join(tui.Dimensions, ", "), opts.By)}
+				return cmdutil.UsageError{Err: fmt.Errorf("--by must be one of %s or tag:KEY, not %q", strings.Join(tui.Dimensions, ", "), opts.By)}
 			}
 			if k, ok := strings.CutPrefix(opts.By, tui.TagPrefix); ok && !slices.Contains(opts.TagKeys, k) {
 				opts.TagKeys = append(opts.TagKeys, k)
@@ -114,10 +118,10 @@ func tagFilters(pairs []string) ([]string, error) {
 	for _, p := range pairs {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok || k == "" || v == "" {
-			return nil, usageError{fmt.Errorf("--tag %q: want KEY=VALUE, e.g. team=search", p)}
+			return nil, cmdutil.UsageError{Err: fmt.Errorf("--tag %q: want KEY=VALUE, e.g. team=search", p)}
 		}
 		if m := tags.CheckKey(k); m != "" {
-			return nil, usageError{fmt.Errorf("--tag %q: %s", p, m)}
+			return nil, cmdutil.UsageError{Err: fmt.Errorf("--tag %q: %s", p, m)}
 		}
 		out = append(out, k+":"+v)
 	}
@@ -136,7 +140,7 @@ wins over a workspace from GW_WORKSPACE or the context.`
 // filter is --workspace-filter, which narrows an organization's view: given,
 // it wins over a workspace from the environment or the context, and
 // contradicts one given with --workspace (workspaceFlag).
-func usageScope(s Settings, filter string, workspaceFlag bool) (org, workspace string, err error) {
+func usageScope(s cmdutil.Settings, filter string, workspaceFlag bool) (org, workspace string, err error) {
 	org, err = s.RequireOrg()
 	if err != nil {
 		return "", "", err
@@ -145,21 +149,21 @@ func usageScope(s Settings, filter string, workspaceFlag bool) (org, workspace s
 		return org, s.Workspace, nil
 	}
 	if workspaceFlag {
-		return "", "", usageError{errors.New("--workspace shows one workspace's own usage and --workspace-filter narrows the organization's; pass one")}
+		return "", "", cmdutil.UsageError{Err: errors.New("--workspace shows one workspace's own usage and --workspace-filter narrows the organization's; pass one")}
 	}
 	return org, "", nil
 }
 
 // errNeedsTerminal is the answer to `gw usage` in a pipe or a script:
 // the dashboard draws on a terminal and reads keys from one.
-var errNeedsTerminal = usageError{errors.New("gw usage is an interactive dashboard and needs a terminal; use gw usage report (with --json for scripts)")}
+var errNeedsTerminal = cmdutil.UsageError{Err: errors.New("gw usage is an interactive dashboard and needs a terminal; use gw usage report (with --json for scripts)")}
 
-func usageDashboardRun(ctx context.Context, opts *UsageOptions) error {
-	ios := opts.f.IO
+func usageDashboardRun(ctx context.Context, opts *DashboardOptions) error {
+	ios := opts.IO
 	if !ios.IsTerminal() || !ios.CanPrompt() {
 		return errNeedsTerminal
 	}
-	c, s, err := opts.f.AuthedClient()
+	c, s, err := opts.Client()
 	if err != nil {
 		return err
 	}
@@ -167,25 +171,26 @@ func usageDashboardRun(ctx context.Context, opts *UsageOptions) error {
 	if err != nil {
 		return err
 	}
-	to, err := dashboardOptions(ctx, c, org, workspace, opts)
+	to, err := TUIOptions(ctx, c, org, workspace, opts)
 	if err != nil {
 		return err
 	}
 	return tui.Run(ctx, to, ios.In, ios.Out)
 }
 
-// dashboardOptions prepares the dashboard of the organization or, with
+// TUIOptions (exported for the tests that drive the dashboard against a
+// real server from cli) prepares the dashboard of the organization or, with
 // workspace, of that workspace. Its header names them: the context usually
 // holds the ids login stored.
-func dashboardOptions(ctx context.Context, c *client.Client, org, workspace string, opts *UsageOptions) (tui.Options, error) {
+func TUIOptions(ctx context.Context, c *client.Client, org, workspace string, opts *DashboardOptions) (tui.Options, error) {
 	ws, err := resolveWorkspaceFilter(ctx, c, org, opts.WorkspaceFilter)
 	if err != nil {
 		return tui.Options{}, err
 	}
-	names := newNameBook(c)
+	names := cmdutil.NewNameBook(c)
 	to := tui.Options{
 		Source:      tui.ClientSource{Client: c, Org: org, Workspace: workspace},
-		Org:         names.orgName(ctx, org),
+		Org:         names.OrgName(ctx, org),
 		Period:      opts.Period,
 		Timezone:    opts.Timezone,
 		WorkspaceID: ws,
@@ -195,7 +200,7 @@ func dashboardOptions(ctx context.Context, c *client.Client, org, workspace stri
 	}
 	to.Tags, _ = tagFilters(opts.Tags)
 	if workspace != "" {
-		to.Workspace = names.workspaceName(ctx, org, workspace)
+		to.Workspace = names.WorkspaceName(ctx, org, workspace)
 		// Best effort: without the workspace's id the budgets panel
 		// cannot filter the spend its forecasts need; the dashboard is
 		// still worth showing without it.
@@ -220,9 +225,10 @@ func resolveWorkspaceFilter(ctx context.Context, c *client.Client, org, ws strin
 	return w.ID.String(), nil
 }
 
-// UsageReportOptions configure gw usage report.
-type UsageReportOptions struct {
-	f               *Factory
+// ReportOptions configure gw usage report.
+type ReportOptions struct {
+	IO              *cmdutil.IOStreams
+	Client          func() (*client.Client, cmdutil.Settings, error)
 	Period          string
 	Timezone        string
 	StartDate       string
@@ -234,17 +240,17 @@ type UsageReportOptions struct {
 	Credential      string
 	WorkspaceFilter string
 	By              string
-	Output          string
+	Output          cmdutil.Output
 	// Tags are --tag KEY=VALUE filters (all must match).
 	Tags []string
 	// workspaceFlag: --workspace was given on the command line.
 	workspaceFlag bool
 }
 
-// NewCmdUsageReport builds `gw usage report`, the dashboard's data for
+// NewCmdReport builds `gw usage report`, the dashboard's data for
 // scripts and pipes.
-func NewCmdUsageReport(f *Factory, runF func(context.Context, *UsageReportOptions) error) *cobra.Command {
-	opts := &UsageReportOptions{f: f}
+func NewCmdReport(f *cmdutil.Factory, runF func(context.Context, *ReportOptions) error) *cobra.Command {
+	opts := &ReportOptions{IO: f.IO, Client: f.AuthedClient}
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "report [--period P | --start-date D --end-date D] [filters] [--by DIMENSION] [--json | -o table|json|yaml]",
@@ -271,16 +277,16 @@ which imply --period custom.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl := cmd.Flags()
 			if asJSON {
-				if fl.Changed("output") && opts.Output != OutputJSON {
-					return usageError{fmt.Errorf("--json and --output %s disagree", opts.Output)}
+				if fl.Changed("output") && opts.Output.Format != cmdutil.OutputJSON {
+					return cmdutil.UsageError{Err: fmt.Errorf("--json and --output %s disagree", opts.Output.Format)}
 				}
-				opts.Output = OutputJSON
+				opts.Output.Format = cmdutil.OutputJSON
 			}
-			if err := checkOutput(opts.Output); err != nil {
+			if err := opts.Output.Check(); err != nil {
 				return err
 			}
 			if opts.By != "" && !tui.IsDimension(opts.By) {
-				return usageError{fmt.Errorf("--by must be one of %s or tag:KEY, not %q", strings.Join(tui.Dimensions, ", "), opts.By)}
+				return cmdutil.UsageError{Err: fmt.Errorf("--by must be one of %s or tag:KEY, not %q", strings.Join(tui.Dimensions, ", "), opts.By)}
 			}
 			if _, err := tagFilters(opts.Tags); err != nil {
 				return err
@@ -295,11 +301,11 @@ which imply --period custom.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return withFlags(usageReportRun(cmd.Context(), opts), usageQueryFields...)
+			return cmdutil.WithFlags(usageReportRun(cmd.Context(), opts), usageQueryFields...)
 		},
 	}
 	fl := cmd.Flags()
-	addOutputFlag(cmd, &opts.Output)
+	cmdutil.AddOutput(cmd, &opts.Output)
 	fl.BoolVar(&asJSON, "json", false, "print JSON (same as --output json)")
 	opts.addReportFlags(fl)
 	fl.StringVar(&opts.By, "by", "", "print a breakdown by model, provider, owner, inference_key, workspace or tag:KEY")
@@ -308,7 +314,7 @@ which imply --period custom.`,
 
 // addReportFlags defines the period and filter flags gw usage report and
 // gw usage export share.
-func (opts *UsageReportOptions) addReportFlags(fl *pflag.FlagSet) {
+func (opts *ReportOptions) addReportFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&opts.Period, "period", "30d", "today, 7d, 30d, month_to_date or custom")
 	fl.StringVar(&opts.Timezone, "timezone", "", "IANA time zone that cuts the days, e.g. Europe/Paris (default: the server's, UTC)")
 	fl.StringVar(&opts.StartDate, "start-date", "", "first day of a custom range, YYYY-MM-DD")
@@ -324,7 +330,7 @@ func (opts *UsageReportOptions) addReportFlags(fl *pflag.FlagSet) {
 
 // usageQueryFields are a report's query parameters and the flags that
 // set them.
-var usageQueryFields = []flagField{
+var usageQueryFields = []cmdutil.FlagField{
 	{Loc: "query.timezone", Flag: "--timezone", Want: "an IANA time zone, e.g. Europe/Paris", Input: true},
 	{Loc: "query.period", Flag: "--period", Want: strings.Join(reportPeriods, ", ")},
 	{Loc: "query.start_date", Flag: "--start-date", Want: "a date, YYYY-MM-DD"},
@@ -341,7 +347,7 @@ var usageQueryFields = []flagField{
 // checkIDFlags checks the filters that take a UUID before anything is
 // sent: a name there is a common slip, and the server's "Input should be
 // a valid UUID" does not say which flag.
-func (o *UsageReportOptions) checkIDFlags() error {
+func (o *ReportOptions) checkIDFlags() error {
 	for _, f := range []struct{ flag, value, what string }{
 		{"owner", o.Owner, "a user's UUID"},
 		{"management-key", o.ManagementKey, "a management key's UUID"},
@@ -351,7 +357,7 @@ func (o *UsageReportOptions) checkIDFlags() error {
 			continue
 		}
 		if _, err := uuid.Parse(f.value); err != nil {
-			return usageError{fmt.Errorf("--%s must be %s, not %q", f.flag, f.what, f.value)}
+			return cmdutil.UsageError{Err: fmt.Errorf("--%s must be %s, not %q", f.flag, f.what, f.value)}
 		}
 	}
 	return nil
@@ -360,8 +366,8 @@ func (o *UsageReportOptions) checkIDFlags() error {
 // checkPeriod validates the period and the custom range together. Dates
 // imply a custom period; any other explicit period with dates is a
 // contradiction worth refusing rather than guessing.
-func (o *UsageReportOptions) checkPeriod(periodSet bool) error {
-	if err := oneOf("period", o.Period, reportPeriods...); err != nil {
+func (o *ReportOptions) checkPeriod(periodSet bool) error {
+	if err := cmdutil.OneOf("period", o.Period, reportPeriods...); err != nil {
 		return err
 	}
 	dates := o.StartDate != "" || o.EndDate != ""
@@ -370,27 +376,27 @@ func (o *UsageReportOptions) checkPeriod(periodSet bool) error {
 	}
 	switch {
 	case dates && o.Period != "custom":
-		return usageError{fmt.Errorf("--start-date and --end-date make a custom range; drop --period %s", o.Period)}
+		return cmdutil.UsageError{Err: fmt.Errorf("--start-date and --end-date make a custom range; drop --period %s", o.Period)}
 	case o.Period == "custom" && (o.StartDate == "" || o.EndDate == ""):
-		return usageError{errors.New("a custom range needs both --start-date and --end-date")}
+		return cmdutil.UsageError{Err: errors.New("a custom range needs both --start-date and --end-date")}
 	case !dates:
 		return nil
 	}
 	start, err := time.Parse(time.DateOnly, o.StartDate)
 	if err != nil {
-		return usageError{fmt.Errorf("--start-date must be YYYY-MM-DD, not %q", o.StartDate)}
+		return cmdutil.UsageError{Err: fmt.Errorf("--start-date must be YYYY-MM-DD, not %q", o.StartDate)}
 	}
 	end, err := time.Parse(time.DateOnly, o.EndDate)
 	if err != nil {
-		return usageError{fmt.Errorf("--end-date must be YYYY-MM-DD, not %q", o.EndDate)}
+		return cmdutil.UsageError{Err: fmt.Errorf("--end-date must be YYYY-MM-DD, not %q", o.EndDate)}
 	}
 	if end.Before(start) {
-		return usageError{fmt.Errorf("--end-date %s is before --start-date %s", o.EndDate, o.StartDate)}
+		return cmdutil.UsageError{Err: fmt.Errorf("--end-date %s is before --start-date %s", o.EndDate, o.StartDate)}
 	}
 	return nil
 }
 
-func (o *UsageReportOptions) query(workspaceID string) client.UsageQuery {
+func (o *ReportOptions) query(workspaceID string) client.UsageQuery {
 	return client.UsageQuery{
 		WorkspaceID:          workspaceID,
 		Period:               o.Period,
@@ -412,8 +418,8 @@ func must[T any](v T, _ error) T { return v }
 // target is what a report asks and of whom: the client, the scope (the
 // context's workspace, or its organization) and the query, a
 // --workspace-filter resolved to its id.
-func (o *UsageReportOptions) target(ctx context.Context) (*client.Client, client.Scope, client.UsageQuery, error) {
-	c, s, err := o.f.AuthedClient()
+func (o *ReportOptions) target(ctx context.Context) (*client.Client, client.Scope, client.UsageQuery, error) {
+	c, s, err := o.Client()
 	if err != nil {
 		return nil, client.Scope{}, client.UsageQuery{}, err
 	}
@@ -431,18 +437,18 @@ func (o *UsageReportOptions) target(ctx context.Context) (*client.Client, client
 	return c, client.OrgScope(org), q, nil
 }
 
-func usageReportRun(ctx context.Context, opts *UsageReportOptions) error {
+func usageReportRun(ctx context.Context, opts *ReportOptions) error {
 	c, scope, q, err := opts.target(ctx)
 	if err != nil {
 		return err
 	}
-	out := opts.f.IO
+	out := opts.IO
 	if opts.By != "" {
 		b, err := c.ScopedUsageBreakdown(ctx, scope, opts.By, q)
 		if err != nil {
 			return err
 		}
-		if opts.Output == OutputTable && out.IsTerminal() {
+		if opts.Output.Format == cmdutil.OutputTable && out.IsTerminal() {
 			fmt.Fprintf(out.Out, "Usage by %s, %s\n\n", strings.ReplaceAll(opts.By, "_", " "), periodLine(b.Period))
 		}
 		if b.Note != "" {
@@ -452,8 +458,8 @@ func usageReportRun(ctx context.Context, opts *UsageReportOptions) error {
 		if ws == "" {
 			ws = q.WorkspaceID
 		}
-		return opts.f.Print(opts.Output, b, func() Table {
-			return usageBreakdownTable(b, breakdownLabeler(ctx, newNameBook(c), scope.Org, ws, opts.By))
+		return opts.Output.Print(opts.IO, b, func() cmdutil.Table {
+			return usageBreakdownTable(b, breakdownLabeler(ctx, cmdutil.NewNameBook(c), scope.Org, ws, opts.By))
 		})
 	}
 	r, err := c.ScopedUsageReport(ctx, scope, q)
@@ -465,11 +471,11 @@ func usageReportRun(ctx context.Context, opts *UsageReportOptions) error {
 	}
 	// The period and time zone are not in the rows; on a terminal a title
 	// says them. Piped, the rows stay clean for cut and awk.
-	if opts.Output == OutputTable && out.IsTerminal() {
+	if opts.Output.Format == cmdutil.OutputTable && out.IsTerminal() {
 		fmt.Fprintf(out.Out, "Usage %s, compared with %s\n\n", periodLine(r.Period),
 			tui.DateRange(r.Period.PreviousStartAt, r.Period.PreviousEndAt, r.Period.Timezone))
 	}
-	return opts.f.Print(opts.Output, r, func() Table { return usageReportTable(r) })
+	return opts.Output.Print(opts.IO, r, func() cmdutil.Table { return usageReportTable(r) })
 }
 
 func periodLine(p wire.UsagePeriod) string {
@@ -491,7 +497,7 @@ var usageWide = []string{"cache read", "cache write"}
 // --json.
 func usageCells(c wire.UsageCounters) []string {
 	r := usageRecord(c)
-	r[len(r)-1] = moneyCell(c.CostUSD)
+	r[len(r)-1] = cmdutil.MoneyCell(c.CostUSD)
 	return r
 }
 
@@ -509,8 +515,8 @@ func usageRecord(c wire.UsageCounters) []string {
 // usageReportTable: a row per day, then total, previous (the comparison
 // period's totals) and change. Summary rows come last and are named in the
 // first column, so a script can take the days with a date match.
-func usageReportTable(r wire.UsageReport) Table {
-	t := Table{Headers: append([]string{"date"}, usageColumns...), Wide: usageWide}
+func usageReportTable(r wire.UsageReport) cmdutil.Table {
+	t := cmdutil.Table{Headers: append([]string{"date"}, usageColumns...), Wide: usageWide}
 	for _, d := range r.Daily {
 		t.Rows = append(t.Rows, append([]string{d.Date.Format(time.DateOnly)}, usageCells(d.UsageCounters)...))
 	}
@@ -529,25 +535,25 @@ func usageReportTable(r wire.UsageReport) Table {
 // breakdownLabeler names the rows of a breakdown whose keys are ids
 // (workspaces, owners, inference keys); models and providers are names
 // already. Only the table calls it: json and yaml keep the ids.
-func breakdownLabeler(ctx context.Context, b *nameBook, org, workspace, by string) func(string) string {
+func breakdownLabeler(ctx context.Context, b *cmdutil.NameBook, org, workspace, by string) func(string) string {
 	switch by {
 	case "workspace":
-		return func(id string) string { return b.workspaceName(ctx, org, id) }
+		return func(id string) string { return b.WorkspaceName(ctx, org, id) }
 	case "owner":
-		return func(id string) string { return b.memberName(ctx, org, id) }
+		return func(id string) string { return b.MemberName(ctx, org, id) }
 	case "inference_key":
-		return func(id string) string { return b.inferenceKeyName(ctx, org, workspace, id) }
+		return func(id string) string { return b.InferenceKeyName(ctx, org, workspace, id) }
 	}
 	return func(key string) string { return key }
 }
 
-func usageBreakdownTable(b wire.UsageBreakdown, label func(string) string) Table {
+func usageBreakdownTable(b wire.UsageBreakdown, label func(string) string) cmdutil.Table {
 	by := b.By
 	if by == "" {
 		by = "key"
 	}
 	by = strings.ReplaceAll(by, "_", " ")
-	t := Table{Headers: append([]string{by}, usageColumns...), Wide: usageWide, Shrink: []string{by},
+	t := cmdutil.Table{Headers: append([]string{by}, usageColumns...), Wide: usageWide, Shrink: []string{by},
 		Empty: "no usage in this period"}
 	for _, r := range b.Rows {
 		cell := r.Key
@@ -557,7 +563,7 @@ func usageBreakdownTable(b wire.UsageBreakdown, label func(string) string) Table
 		if l := tui.RowLabel(r); l != "" {
 			cell = l
 		}
-		t.Rows = append(t.Rows, append([]string{orDash(cell)}, usageCells(r.UsageCounters)...))
+		t.Rows = append(t.Rows, append([]string{cmdutil.OrDash(cell)}, usageCells(r.UsageCounters)...))
 	}
 	return t
 }
