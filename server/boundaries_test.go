@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -109,6 +110,22 @@ func TestImportBoundaries(t *testing.T) {
 				t.Errorf("%s links %s: command packages do not import each other, and the shared ones import none", p.ImportPath, dep)
 			}
 		}
+	}
+
+	// server/egress is the one address policy for every URL gw calls, and
+	// server/apidoc reflects the wire types into schemas: both stand
+	// alone, linking no package of ours, so every caller may use them and
+	// none of the callers' state leaks into them. The upstream transports
+	// (server/providers) dial through egress.
+	for _, p := range listPackages(t, module+"/server/egress", module+"/server/apidoc") {
+		for _, dep := range p.Deps {
+			if strings.HasPrefix(dep, module+"/") {
+				t.Errorf("%s links %s: it stands alone (every caller may use it)", p.ImportPath, dep)
+			}
+		}
+	}
+	if p := listPackages(t, module+"/server/providers")[0]; !slices.Contains(p.Imports, module+"/server/egress") {
+		t.Errorf("%s does not import server/egress: every upstream connection is dialled under the egress policy", p.ImportPath)
 	}
 
 	// server/policy and every package of ours it links may import no
