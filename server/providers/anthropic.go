@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/gw-gateway/gw/server/telemetry"
 )
 
 // anthropicVersion is the Messages API version gw speaks.
@@ -147,31 +145,19 @@ func (a *Anthropic) send(ctx context.Context, call *Call, stream bool) (*http.Re
 	if err != nil {
 		return nil, invalid("", "invalid_json", "The request could not be translated for an Anthropic model.")
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, trimBase(call.BaseURL)+"/messages", bytes.NewReader(body))
-	if err != nil {
-		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
-	}
-	forwardHeader(hr.Header, call.Header)
-	hr.Header.Set("X-Api-Key", call.Secret)
-	hr.Header.Set("Anthropic-Version", anthropicVersion)
-	hr.Header.Set("Content-Type", "application/json")
-	// The upstream joins the caller's trace (and gw's, when traced).
-	telemetry.InjectHeaders(ctx, hr.Header)
-	if beta {
-		hr.Header.Set("Anthropic-Beta", structuredOutputsBeta)
-	}
+	accept := ""
 	if stream {
-		hr.Header.Set("Accept", "text/event-stream")
+		accept = "text/event-stream"
 	}
-	resp, err := a.Client.Do(hr)
-	if err != nil {
-		return nil, transportError(err)
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		return nil, anthropicStatusError(resp, call.Secret)
-	}
-	return resp, nil
+	return send(ctx, a.Client, call, upstreamPost{url: trimBase(call.BaseURL) + "/messages", body: rope{body}, accept: accept,
+		header: func(h http.Header) {
+			h.Set("Anthropic-Version", anthropicVersion)
+			if beta {
+				h.Set("Anthropic-Beta", structuredOutputsBeta)
+			}
+		},
+		authorize: headerAuth(func(h http.Header) { h.Set("X-Api-Key", call.Secret) }),
+		refusal:   func(r *http.Response) *Error { return anthropicStatusError(r, call.Secret) }})
 }
 
 // anthropicRequest is a Messages API request.

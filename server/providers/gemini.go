@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/gw-gateway/gw/server/telemetry"
 )
 
 // Gemini calls the Gemini API's own generateContent with an API key (the
@@ -67,23 +65,8 @@ func sendGemini(ctx context.Context, client *http.Client, u string, call *Call, 
 	if err != nil {
 		return nil, invalid("", "invalid_json", "The request could not be translated for a Gemini model.")
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
-	if err != nil {
-		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
-	}
-	forwardHeader(hr.Header, call.Header)
-	auth(hr.Header)
-	hr.Header.Set("Content-Type", "application/json")
-	telemetry.InjectHeaders(ctx, hr.Header)
-	resp, err := client.Do(hr)
-	if err != nil {
-		return nil, transportError(err)
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		return nil, googleStatusError(resp, call)
-	}
-	return resp, nil
+	return send(ctx, client, call, upstreamPost{url: u, body: rope{body}, authorize: headerAuth(auth),
+		refusal: func(r *http.Response) *Error { return googleStatusError(r, call) }})
 }
 
 // geminiResponse is a GenerateContentResponse, whole or one of a stream's.

@@ -54,30 +54,12 @@ func nativeBody(call *Call, limitName string, stream *bool, extra ...Edit) (rope
 	return body, nil
 }
 
-// post sends body to url with the call's headers; errors use read's shape.
+// post sends body to url through send, authorized by auth; refusals read
+// in statusError's shape.
 func post(ctx context.Context, client *http.Client, url string, body rope, call *Call, stream bool,
 	auth func(http.Header), statusError func(*http.Response, string) *Error) (*http.Response, error) {
-	req, err := newPost(ctx, url, body)
-	if err != nil {
-		return nil, err
-	}
-	forwardHeader(req.Header, call.Header)
-	auth(req.Header)
-	req.Header.Set("Content-Type", "application/json")
-	if stream {
-		req.Header.Set("Accept", "text/event-stream")
-	} else {
-		req.Header.Set("Accept", "application/json")
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, transportError(err)
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		return nil, statusError(resp, call.Secret)
-	}
-	return resp, nil
+	return send(ctx, client, call, upstreamPost{url: url, body: body, accept: acceptFor(stream), authorize: headerAuth(auth),
+		refusal: func(r *http.Response) *Error { return statusError(r, call.Secret) }})
 }
 
 // newPost is a POST of body to url; its pieces are read in turn, never

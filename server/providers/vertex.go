@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/gw-gateway/gw/server/telemetry"
 )
 
 // Vertex calls Google Vertex AI: Gemini models through generateContent
@@ -119,26 +117,14 @@ func postVertexClaude(ctx context.Context, client *http.Client, call *Call, proj
 	if stream {
 		method = ":streamRawPredict"
 	}
-	hr, err := newPost(ctx, vertexModelURL(call, project, "anthropic")+method, body)
-	if err != nil {
-		return nil, err
-	}
-	forwardHeader(hr.Header, call.Header)
-	auth(hr.Header)
-	hr.Header.Set("Content-Type", "application/json")
-	telemetry.InjectHeaders(ctx, hr.Header)
-	if beta {
-		hr.Header.Set("Anthropic-Beta", structuredOutputsBeta)
-	}
-	resp, err := client.Do(hr)
-	if err != nil {
-		return nil, transportError(err)
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		return nil, vertexStatusError(resp, call)
-	}
-	return resp, nil
+	return send(ctx, client, call, upstreamPost{url: vertexModelURL(call, project, "anthropic") + method, body: body,
+		header: func(h http.Header) {
+			if beta {
+				h.Set("Anthropic-Beta", structuredOutputsBeta)
+			}
+		},
+		authorize: headerAuth(auth),
+		refusal:   func(r *http.Response) *Error { return vertexStatusError(r, call) }})
 }
 
 // vertexStatusError reads an error of Vertex AI (Google's shape: quota,
