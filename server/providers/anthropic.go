@@ -48,7 +48,10 @@ func (a *Anthropic) Check(call *Call, strict bool) error {
 	if err := refuseIgnored(req, strict, anthropicIgnored, "Anthropic"); err != nil {
 		return err
 	}
-	_, _, err := translateAnthropic(call, req.Stream)
+	out, beta, err := translateAnthropic(call, req.Stream)
+	if err == nil && call.Prepared != nil {
+		call.Prepared.anthropic, call.Prepared.beta, call.Prepared.stream = out, beta, req.Stream
+	}
 	return err
 }
 
@@ -137,7 +140,7 @@ func newAnthropicStream(body io.ReadCloser, events eventReader, call *Call) *ant
 }
 
 func (a *Anthropic) send(ctx context.Context, call *Call, stream bool) (*http.Response, error) {
-	req, beta, err := translateAnthropic(call, stream)
+	req, beta, err := preparedAnthropic(call, stream)
 	if err != nil {
 		return nil, err
 	}

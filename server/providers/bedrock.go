@@ -30,7 +30,10 @@ var bedrockSigner = v4.NewSigner()
 
 // Check translates the request and discards the result.
 func (a *Bedrock) Check(call *Call, strict bool) error {
-	_, err := translateConverse(call, strict)
+	out, err := translateConverse(call, strict)
+	if err == nil && call.Prepared != nil {
+		call.Prepared.converse = out
+	}
 	return err
 }
 
@@ -53,7 +56,7 @@ func (a *Bedrock) Stream(ctx context.Context, call *Call) (ChunkStream, error) {
 }
 
 func (a *Bedrock) converse(ctx context.Context, call *Call, stream bool) (*http.Response, error) {
-	req, err := translateConverse(call, false)
+	req, err := preparedConverse(call)
 	if err != nil {
 		return nil, err
 	}

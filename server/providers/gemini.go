@@ -19,8 +19,15 @@ type Gemini struct {
 }
 
 // Check translates the request and discards the result.
-func (a *Gemini) Check(call *Call, strict bool) error {
-	_, err := translateGemini(call, strict)
+func (a *Gemini) Check(call *Call, strict bool) error { return checkGemini(call, strict) }
+
+// checkGemini translates the request, keeping the result for the route's
+// attempts.
+func checkGemini(call *Call, strict bool) error {
+	out, err := translateGemini(call, strict)
+	if err == nil && call.Prepared != nil {
+		call.Prepared.gemini = out
+	}
 	return err
 }
 
@@ -57,7 +64,7 @@ func geminiMethod(stream bool) string {
 
 // sendGemini translates the call and posts it to u with auth.
 func sendGemini(ctx context.Context, client *http.Client, u string, call *Call, stream bool, auth func(http.Header)) (*http.Response, error) {
-	req, err := translateGemini(call, false)
+	req, err := preparedGemini(call)
 	if err != nil {
 		return nil, err
 	}

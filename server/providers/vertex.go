@@ -32,8 +32,7 @@ func (a *Vertex) Check(call *Call, strict bool) error {
 	if isClaude(call.UpstreamModel) {
 		return (&Anthropic{}).Check(call, strict)
 	}
-	_, err := translateGemini(call, strict)
-	return err
+	return checkGemini(call, strict)
 }
 
 // Complete implements Adapter.
@@ -73,7 +72,7 @@ func (a *Vertex) send(ctx context.Context, call *Call, stream bool) (*http.Respo
 	if !isClaude(call.UpstreamModel) {
 		return sendGemini(ctx, a.Client, vertexModelURL(call, src.project, "google")+geminiMethod(stream), call, stream, auth)
 	}
-	req, beta, err := translateAnthropic(call, stream)
+	req, beta, err := preparedAnthropic(call, stream)
 	if err != nil {
 		return nil, err
 	}
