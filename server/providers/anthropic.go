@@ -153,14 +153,23 @@ func (a *Anthropic) send(ctx context.Context, call *Call, stream bool) (*http.Re
 		accept = "text/event-stream"
 	}
 	return send(ctx, a.Client, call, upstreamPost{url: trimBase(call.BaseURL) + "/messages", body: rope{body}, accept: accept,
-		header: func(h http.Header) {
-			h.Set("Anthropic-Version", anthropicVersion)
-			if beta {
-				h.Set("Anthropic-Beta", structuredOutputsBeta)
-			}
-		},
-		authorize: headerAuth(func(h http.Header) { h.Set("X-Api-Key", call.Secret) }),
-		refusal:   func(r *http.Response) *Error { return anthropicStatusError(r, call.Secret) }})
+		header: anthropicHeaders(beta), authorize: anthropicKey, refusal: anthropicRefusal})
+}
+
+// anthropicHeaders sets the API version and, when asked, the
+// structured-outputs beta.
+func anthropicHeaders(beta bool) func(http.Header) {
+	if beta {
+		return anthropicBetaHeaders
+	}
+	return anthropicVersionHeader
+}
+
+func anthropicVersionHeader(h http.Header) { h.Set("Anthropic-Version", anthropicVersion) }
+
+func anthropicBetaHeaders(h http.Header) {
+	h.Set("Anthropic-Version", anthropicVersion)
+	h.Set("Anthropic-Beta", structuredOutputsBeta)
 }
 
 // anthropicRequest is a Messages API request.

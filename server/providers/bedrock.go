@@ -84,7 +84,7 @@ func (a *Bedrock) post(ctx context.Context, call *Call, action string, body []by
 		return nil, err
 	}
 	u := bedrockBase(call) + "/model/" + awsPathEscape(call.UpstreamModel) + action
-	sign := func(r *http.Request, body rope) error {
+	sign := func(r *http.Request, call *Call, body rope) error {
 		sum := sha256.New()
 		for _, p := range body {
 			sum.Write(p)
@@ -95,7 +95,7 @@ func (a *Bedrock) post(ctx context.Context, call *Call, action string, body []by
 		return nil
 	}
 	return send(ctx, a.Client, call, upstreamPost{url: u, body: rope{body}, accept: "application/json", authorize: sign,
-		refusal: func(r *http.Response) *Error { return bedrockStatusError(r, call) }})
+		refusal: bedrockStatusError})
 }
 
 // bedrockHost is the catalog's regional runtime host, whose region the

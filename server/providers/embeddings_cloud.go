@@ -107,8 +107,7 @@ func (a *GeminiEmbeddings) Complete(ctx context.Context, call *Call) (*Completio
 	}
 	u := trimBase(call.BaseURL) + "/models/" + url.PathEscape(call.UpstreamModel) + ":batchEmbedContents"
 	resp, err := send(ctx, a.Client, call, upstreamPost{url: u, body: rope{mustMarshal(batch)},
-		authorize: headerAuth(func(h http.Header) { h.Set("X-Goog-Api-Key", call.Secret) }),
-		refusal:   func(r *http.Response) *Error { return googleStatusError(r, call) }})
+		authorize: googleKey, refusal: googleStatusError})
 	if err != nil {
 		return nil, err
 	}

@@ -51,7 +51,7 @@ func (a *Gemini) Stream(ctx context.Context, call *Call) (ChunkStream, error) {
 
 func (a *Gemini) send(ctx context.Context, call *Call, stream bool) (*http.Response, error) {
 	u := trimBase(call.BaseURL) + "/models/" + url.PathEscape(call.UpstreamModel) + geminiMethod(stream)
-	return sendGemini(ctx, a.Client, u, call, stream, func(h http.Header) { h.Set("X-Goog-Api-Key", call.Secret) })
+	return sendGemini(ctx, a.Client, u, call, googleKey)
 }
 
 // geminiMethod is the custom method a generateContent URL ends with.
@@ -63,7 +63,8 @@ func geminiMethod(stream bool) string {
 }
 
 // sendGemini translates the call and posts it to u with auth.
-func sendGemini(ctx context.Context, client *http.Client, u string, call *Call, stream bool, auth func(http.Header)) (*http.Response, error) {
+func sendGemini(ctx context.Context, client *http.Client, u string, call *Call,
+	authorize func(*http.Request, *Call, rope) error) (*http.Response, error) {
 	req, err := preparedGemini(call)
 	if err != nil {
 		return nil, err
@@ -72,8 +73,8 @@ func sendGemini(ctx context.Context, client *http.Client, u string, call *Call, 
 	if err != nil {
 		return nil, invalid("", "invalid_json", "The request could not be translated for a Gemini model.")
 	}
-	return send(ctx, client, call, upstreamPost{url: u, body: rope{body}, authorize: headerAuth(auth),
-		refusal: func(r *http.Response) *Error { return googleStatusError(r, call) }})
+	return send(ctx, client, call, upstreamPost{url: u, body: rope{body}, authorize: authorize,
+		refusal: googleStatusError})
 }
 
 // geminiResponse is a GenerateContentResponse, whole or one of a stream's.

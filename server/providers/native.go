@@ -57,9 +57,9 @@ func nativeBody(call *Call, limitName string, stream *bool, extra ...Edit) (rope
 // post sends body to url through send, authorized by auth; refusals read
 // in statusError's shape.
 func post(ctx context.Context, client *http.Client, url string, body rope, call *Call, stream bool,
-	auth func(http.Header), statusError func(*http.Response, string) *Error) (*http.Response, error) {
+	auth func(http.Header), refusal func(*http.Response, *Call) *Error) (*http.Response, error) {
 	return send(ctx, client, call, upstreamPost{url: url, body: body, accept: acceptFor(stream), authorize: headerAuth(auth),
-		refusal: func(r *http.Response) *Error { return statusError(r, call.Secret) }})
+		refusal: refusal})
 }
 
 // newPost is a POST of body to url; its pieces are read in turn, never
@@ -113,7 +113,7 @@ func (a *AnthropicNative) send(ctx context.Context, call *Call, stream bool) (*h
 	if err != nil {
 		return nil, err
 	}
-	return post(ctx, a.Client, trimBase(call.BaseURL)+"/messages", body, call, stream, a.auth(call), anthropicStatusError)
+	return post(ctx, a.Client, trimBase(call.BaseURL)+"/messages", body, call, stream, a.auth(call), anthropicRefusal)
 }
 
 // Complete implements Adapter; the body is a Messages answer.
@@ -156,7 +156,7 @@ func (a *AnthropicNative) CountTokens(ctx context.Context, call *Call) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := post(ctx, a.Client, trimBase(call.BaseURL)+"/messages/count_tokens", body, call, false, a.auth(call), anthropicStatusError)
+	resp, err := post(ctx, a.Client, trimBase(call.BaseURL)+"/messages/count_tokens", body, call, false, a.auth(call), anthropicRefusal)
 	if err != nil {
 		return nil, err
 	}
@@ -247,14 +247,14 @@ func (a *OpenAIResponses) send(ctx context.Context, call *Call, stream bool) (*h
 		if err != nil {
 			return nil, err
 		}
-		return post(ctx, a.Client, trimBase(call.BaseURL)+"/openai/v1/responses", body, call, stream, auth, openAIStatusError)
+		return post(ctx, a.Client, trimBase(call.BaseURL)+"/openai/v1/responses", body, call, stream, auth, openAIRefusal)
 	}
 	body, err := nativeBody(call, "max_output_tokens", &stream, noStore)
 	if err != nil {
 		return nil, err
 	}
 	return post(ctx, a.Client, trimBase(call.BaseURL)+"/responses", body, call, stream,
-		func(h http.Header) { h.Set("Authorization", "Bearer "+call.Secret) }, openAIStatusError)
+		func(h http.Header) { h.Set("Authorization", "Bearer "+call.Secret) }, openAIRefusal)
 }
 
 // Complete implements Adapter; the body is a response object.
@@ -395,7 +395,7 @@ func (a *OpenAIEmbeddings) Complete(ctx context.Context, call *Call) (*Completio
 			return nil, err
 		}
 	}
-	resp, err := post(ctx, a.Client, url, body, call, false, auth, openAIStatusError)
+	resp, err := post(ctx, a.Client, url, body, call, false, auth, openAIRefusal)
 	if err != nil {
 		return nil, err
 	}

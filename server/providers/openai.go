@@ -180,7 +180,7 @@ func (a *OpenAI) send(ctx context.Context, call *Call, stream streamMode) (*http
 	if err != nil {
 		return nil, err
 	}
-	authorize := headerAuth(func(h http.Header) { h.Set("Authorization", "Bearer "+call.Secret) })
+	authorize := bearerKey
 	if a.Dialect == DialectAzure {
 		auth, err := azureAuth(ctx, a.Client, &a.tokens, call)
 		if err != nil {
@@ -189,7 +189,7 @@ func (a *OpenAI) send(ctx context.Context, call *Call, stream streamMode) (*http
 		authorize = headerAuth(auth)
 	}
 	return send(ctx, a.Client, call, upstreamPost{url: a.url(call), body: body, accept: acceptFor(stream != noStream),
-		authorize: authorize, refusal: func(r *http.Response) *Error { return openAIStatusError(r, call.Secret) }})
+		authorize: authorize, refusal: openAIRefusal})
 }
 
 // body is the upstream request: the client's members with the model,

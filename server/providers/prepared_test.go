@@ -20,10 +20,12 @@ func TestPreparedOncePerRoute(t *testing.T) {
 	vxSet := Settings{Project: "proj", Location: "us-east5", TokenURL: vx.TokenURL()}
 	set := NewSet(nil)
 	cases := []struct {
-		name     string
-		adapter  Adapter
-		model    string
-		up       interface{ Requests() []providerstest.Request }
+		name    string
+		adapter Adapter
+		model   string
+		up      interface {
+			Requests() []providerstest.Request
+		}
 		base     string
 		secret   string
 		settings Settings

@@ -22,9 +22,11 @@ type upstreamPost struct {
 	header func(http.Header)
 	// authorize adds the credential last, once every header and the body
 	// are final: a SigV4 signature covers both.
-	authorize func(*http.Request, rope) error
+	authorize func(*http.Request, *Call, rope) error
 	// refusal reads a non-2xx answer as an *Error of the kind's shape.
-	refusal func(*http.Response) *Error
+	// Both are plain functions of the call where they can be, so that a
+	// request allocates no closures for them.
+	refusal func(*http.Response, *Call) *Error
 }
 
 // send is the one upstream call: it forwards the headers gw forwards (the
@@ -53,7 +55,7 @@ func send(ctx context.Context, client *http.Client, call *Call, p upstreamPost) 
 	if p.header != nil {
 		p.header(req.Header)
 	}
-	if err := p.authorize(req, p.body); err != nil {
+	if err := p.authorize(req, call, p.body); err != nil {
 		return nil, err
 	}
 	resp, err := client.Do(req)
@@ -62,17 +64,43 @@ func send(ctx context.Context, client *http.Client, call *Call, p upstreamPost) 
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
-		return nil, p.refusal(resp)
+		return nil, p.refusal(resp, call)
 	}
 	return resp, nil
 }
 
-// headerAuth authorizes with header set: an API key or a bearer token.
-func headerAuth(set func(http.Header)) func(*http.Request, rope) error {
-	return func(r *http.Request, _ rope) error {
+// headerAuth authorizes with header set: a token fetched for the call.
+func headerAuth(set func(http.Header)) func(*http.Request, *Call, rope) error {
+	return func(r *http.Request, _ *Call, _ rope) error {
 		set(r.Header)
 		return nil
 	}
+}
+
+// bearerKey authorizes with the call's secret as a bearer token (OpenAI).
+func bearerKey(r *http.Request, call *Call, _ rope) error {
+	r.Header.Set("Authorization", "Bearer "+call.Secret)
+	return nil
+}
+
+// anthropicKey authorizes with the call's secret as Anthropic's API key.
+func anthropicKey(r *http.Request, call *Call, _ rope) error {
+	r.Header.Set("X-Api-Key", call.Secret)
+	return nil
+}
+
+// googleKey authorizes with the call's secret as a Google API key.
+func googleKey(r *http.Request, call *Call, _ rope) error {
+	r.Header.Set("X-Goog-Api-Key", call.Secret)
+	return nil
+}
+
+// openAIRefusal and anthropicRefusal read a refusal with the call's
+// secret removed from its message.
+func openAIRefusal(r *http.Response, call *Call) *Error { return openAIStatusError(r, call.Secret) }
+
+func anthropicRefusal(r *http.Response, call *Call) *Error {
+	return anthropicStatusError(r, call.Secret)
 }
 
 // acceptFor is the Accept header of a JSON or streamed answer.

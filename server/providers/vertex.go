@@ -70,7 +70,7 @@ func (a *Vertex) send(ctx context.Context, call *Call, stream bool) (*http.Respo
 	}
 	auth := func(h http.Header) { h.Set("Authorization", "Bearer "+token) }
 	if !isClaude(call.UpstreamModel) {
-		return sendGemini(ctx, a.Client, vertexModelURL(call, src.project, "google")+geminiMethod(stream), call, stream, auth)
+		return sendGemini(ctx, a.Client, vertexModelURL(call, src.project, "google")+geminiMethod(stream), call, headerAuth(auth))
 	}
 	req, beta, err := preparedAnthropic(call, stream)
 	if err != nil {
@@ -123,7 +123,7 @@ func postVertexClaude(ctx context.Context, client *http.Client, call *Call, proj
 			}
 		},
 		authorize: headerAuth(auth),
-		refusal:   func(r *http.Response) *Error { return vertexStatusError(r, call) }})
+		refusal:   vertexStatusError})
 }
 
 // vertexStatusError reads an error of Vertex AI (Google's shape: quota,
