@@ -63,8 +63,16 @@ func post(ctx context.Context, client *http.Client, url string, body rope, call 
 }
 
 // newPost is a POST of body to url; its pieces are read in turn, never
-// joined.
+// joined. A body of one piece is a bytes.Reader, which net/http knows is
+// in memory and writes with the headers, not after flushing them apart.
 func newPost(ctx context.Context, url string, body rope) (*http.Request, error) {
+	if len(body) == 1 {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body[0]))
+		if err != nil {
+			return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
+		}
+		return req, nil
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body.reader())
 	if err != nil {
 		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
