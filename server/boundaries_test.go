@@ -2,7 +2,10 @@ package server_test
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -149,6 +152,44 @@ func TestImportBoundaries(t *testing.T) {
 				if io[imp] || strings.HasPrefix(imp, module+"/server/store") || strings.HasPrefix(imp, module+"/client") {
 					t.Errorf("%s (linked by %s) imports %s: it does no I/O", p.ImportPath, root, imp)
 				}
+			}
+		}
+	}
+}
+
+// TestUpstreamRequestsInProviders keeps the upstream seam (issue 29):
+// every upstream request is built and sent by server/providers' send,
+// which authorizes it and gives it gw's trace context, so nothing else on
+// the server builds an HTTP request. Test helpers (packages named …test)
+// play upstreams and clients and are left out.
+func TestUpstreamRequestsInProviders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-json=ImportPath,Dir,GoFiles", module+"/server/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	builds := regexp.MustCompile(`http\.(NewRequest|NewRequestWithContext|Post|PostForm|Get|Head)\(`)
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p struct {
+			ImportPath, Dir string
+			GoFiles         []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		if p.ImportPath == module+"/server/providers" || strings.HasSuffix(p.ImportPath, "test") {
+			continue
+		}
+		for _, f := range p.GoFiles {
+			src, err := os.ReadFile(filepath.Join(p.Dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := builds.Find(src); m != nil {
+				t.Errorf("%s/%s calls %s: upstream requests are built only by server/providers (send)", p.ImportPath, f, m)
 			}
 		}
 	}

@@ -614,11 +614,58 @@ func TestTracesExported(t *testing.T) {
 		"Traceparent", "00-"+countTraceID+"-"+parentID+"-01"); resp.StatusCode != 200 {
 		t.Fatalf("count_tokens: %d", resp.StatusCode)
 	}
+	// The native calls (Responses to OpenAI, Messages to Anthropic) carry
+	// gw's attempt span upstream too, never the caller's (issue 29).
+	const responsesTraceID, messagesTraceID = "7ef92f3577b34da6a3ce929d0e0e4739", "8ff92f3577b34da6a3ce929d0e0e473a"
+	up.Enqueue(providerstest.Reply{Text: "r", Usage: providerstest.Usage{Input: 2, Output: 1}})
+	if resp := infer(t, srv.URL+"/inf/v1/responses", token, `{"model":"openai/gpt-4o-mini","input":"hi"}`,
+		"Traceparent", "00-"+responsesTraceID+"-"+parentID+"-01"); resp.StatusCode != 200 {
+		t.Fatalf("responses: %d", resp.StatusCode)
+	}
+	ant := providerstest.NewAnthropic(t, "sk-ant-telemetry")
+	if _, err := srv.Owner.CreateCredential(context.Background(), client.WorkspaceScope("default", "default"), wire.ProviderCredentialCreate{
+		Provider: "anthropic", Label: "fake", Secret: ant.Key, BaseURL: ant.BaseURL()}); err != nil {
+		t.Fatal(err)
+	}
+	if resp := infer(t, srv.URL+"/inf/v1/messages", token, `{"model":"anthropic/claude-haiku-4-5-20251001","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`,
+		"Traceparent", "00-"+messagesTraceID+"-"+parentID+"-01"); resp.StatusCode != 200 {
+		t.Fatalf("messages: %d", resp.StatusCode)
+	}
 	srv.stop() // flushes the exporter
 
 	mu.Lock()
 	defer mu.Unlock()
 	hexID := hex.EncodeToString
+	// attemptSpan is the id of the one client span (the upstream attempt)
+	// of a trace.
+	attemptSpan := func(traceID string) string {
+		var ids []string
+		for _, s := range spans {
+			if hexID(s.TraceId) == traceID && s.Kind == tracepb.Span_SPAN_KIND_CLIENT {
+				ids = append(ids, hexID(s.SpanId))
+			}
+		}
+		if len(ids) != 1 {
+			t.Fatalf("trace %s has %d attempt spans", traceID, len(ids))
+		}
+		return ids[0]
+	}
+	for _, native := range []struct {
+		name, traceID string
+		reqs          []providerstest.Request
+	}{
+		{"embeddings", embedTraceID, up.Requests()[2:3]},
+		{"responses", responsesTraceID, up.Requests()[3:4]},
+		{"messages", messagesTraceID, ant.Requests()},
+	} {
+		if len(native.reqs) != 1 {
+			t.Fatalf("%s: %d upstream requests", native.name, len(native.reqs))
+		}
+		want := "00-" + native.traceID + "-" + attemptSpan(native.traceID) + "-01"
+		if tp := native.reqs[0].Header.Get("Traceparent"); tp != want {
+			t.Errorf("%s upstream traceparent %q, want gw's attempt span %q", native.name, tp, want)
+		}
+	}
 	var root *tracepb.Span
 	embedOps := map[string]string{}
 	for _, s := range spans {
@@ -701,7 +748,7 @@ func TestTracesExported(t *testing.T) {
 		t.Errorf("second attempt span: %v", a)
 	}
 	// Each upstream call carried its attempt span as the parent.
-	reqs := up.Requests()[:2] // the third is the embedding's
+	reqs := up.Requests()[:2] // the others are the native calls'
 	if len(reqs) != 2 {
 		t.Fatalf("%d upstream requests", len(reqs))
 	}

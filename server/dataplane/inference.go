@@ -270,6 +270,9 @@ type route struct {
 	// native: the adapter forwards the request in its own dialect, and
 	// answers in it.
 	native bool
+	// prepared is the request as the adapter's Check translated it, which
+	// every attempt of the route sends (translated once per route).
+	prepared providers.Prepared
 }
 
 func (x *exchange) serve() {
@@ -524,7 +527,7 @@ func (x *exchange) call(rt *route, baseURL, secret string) *providers.Call {
 	c := &providers.Call{
 		Request: x.req, UpstreamModel: m.UpstreamModel(), ResponseModel: m.ID,
 		BaseURL: baseURL, Secret: secret, MaxTokens: rt.maxTokens, DefaultMaxTokens: m.MaxOutputTokens,
-		Header: x.forwardHeader(rt),
+		Header: x.forwardHeader(rt), Prepared: &rt.prepared,
 	}
 	if rt.native {
 		c.Native = x.native

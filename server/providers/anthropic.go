@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/gw-gateway/gw/server/telemetry"
 )
 
 // anthropicVersion is the Messages API version gw speaks.
@@ -50,7 +48,10 @@ func (a *Anthropic) Check(call *Call, strict bool) error {
 	if err := refuseIgnored(req, strict, anthropicIgnored, "Anthropic"); err != nil {
 		return err
 	}
-	_, _, err := translateAnthropic(call, req.Stream)
+	out, beta, err := translateAnthropic(call, req.Stream)
+	if err == nil && call.Prepared != nil {
+		call.Prepared.anthropic, call.Prepared.beta, call.Prepared.stream = out, beta, req.Stream
+	}
 	return err
 }
 
@@ -139,7 +140,7 @@ func newAnthropicStream(body io.ReadCloser, events eventReader, call *Call) *ant
 }
 
 func (a *Anthropic) send(ctx context.Context, call *Call, stream bool) (*http.Response, error) {
-	req, beta, err := translateAnthropic(call, stream)
+	req, beta, err := preparedAnthropic(call, stream)
 	if err != nil {
 		return nil, err
 	}
@@ -147,31 +148,28 @@ func (a *Anthropic) send(ctx context.Context, call *Call, stream bool) (*http.Re
 	if err != nil {
 		return nil, invalid("", "invalid_json", "The request could not be translated for an Anthropic model.")
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, trimBase(call.BaseURL)+"/messages", bytes.NewReader(body))
-	if err != nil {
-		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
-	}
-	forwardHeader(hr.Header, call.Header)
-	hr.Header.Set("X-Api-Key", call.Secret)
-	hr.Header.Set("Anthropic-Version", anthropicVersion)
-	hr.Header.Set("Content-Type", "application/json")
-	// The upstream joins the caller's trace (and gw's, when traced).
-	telemetry.InjectHeaders(ctx, hr.Header)
-	if beta {
-		hr.Header.Set("Anthropic-Beta", structuredOutputsBeta)
-	}
+	accept := ""
 	if stream {
-		hr.Header.Set("Accept", "text/event-stream")
+		accept = "text/event-stream"
 	}
-	resp, err := a.Client.Do(hr)
-	if err != nil {
-		return nil, transportError(err)
+	return send(ctx, a.Client, call, upstreamPost{url: trimBase(call.BaseURL) + "/messages", body: rope{body}, accept: accept,
+		header: anthropicHeaders(beta), authorize: anthropicKey, refusal: anthropicRefusal})
+}
+
+// anthropicHeaders sets the API version and, when asked, the
+// structured-outputs beta.
+func anthropicHeaders(beta bool) func(http.Header) {
+	if beta {
+		return anthropicBetaHeaders
 	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		return nil, anthropicStatusError(resp, call.Secret)
-	}
-	return resp, nil
+	return anthropicVersionHeader
+}
+
+func anthropicVersionHeader(h http.Header) { h.Set("Anthropic-Version", anthropicVersion) }
+
+func anthropicBetaHeaders(h http.Header) {
+	h.Set("Anthropic-Version", anthropicVersion)
+	h.Set("Anthropic-Beta", structuredOutputsBeta)
 }
 
 // anthropicRequest is a Messages API request.

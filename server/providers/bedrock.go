@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,8 +13,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-
-	"github.com/gw-gateway/gw/server/telemetry"
 )
 
 // Bedrock calls Amazon Bedrock's runtime API: Converse and ConverseStream,
@@ -33,7 +30,10 @@ var bedrockSigner = v4.NewSigner()
 
 // Check translates the request and discards the result.
 func (a *Bedrock) Check(call *Call, strict bool) error {
-	_, err := translateConverse(call, strict)
+	out, err := translateConverse(call, strict)
+	if err == nil && call.Prepared != nil {
+		call.Prepared.converse = out
+	}
 	return err
 }
 
@@ -56,7 +56,7 @@ func (a *Bedrock) Stream(ctx context.Context, call *Call) (ChunkStream, error) {
 }
 
 func (a *Bedrock) converse(ctx context.Context, call *Call, stream bool) (*http.Response, error) {
-	req, err := translateConverse(call, false)
+	req, err := preparedConverse(call)
 	if err != nil {
 		return nil, err
 	}
@@ -84,27 +84,18 @@ func (a *Bedrock) post(ctx context.Context, call *Call, action string, body []by
 		return nil, err
 	}
 	u := bedrockBase(call) + "/model/" + awsPathEscape(call.UpstreamModel) + action
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
-	if err != nil {
-		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
+	sign := func(r *http.Request, call *Call, body rope) error {
+		sum := sha256.New()
+		for _, p := range body {
+			sum.Write(p)
+		}
+		if err := bedrockSigner.SignHTTP(r.Context(), v.(aws.Credentials), r, hex.EncodeToString(sum.Sum(nil)), "bedrock", call.Settings.Region, time.Now().UTC()); err != nil {
+			return credentialError(call, "the request could not be signed")
+		}
+		return nil
 	}
-	forwardHeader(hr.Header, call.Header)
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/json")
-	telemetry.InjectHeaders(ctx, hr.Header)
-	sum := sha256.Sum256(body)
-	if err := bedrockSigner.SignHTTP(ctx, v.(aws.Credentials), hr, hex.EncodeToString(sum[:]), "bedrock", call.Settings.Region, time.Now().UTC()); err != nil {
-		return nil, credentialError(call, "the request could not be signed")
-	}
-	resp, err := a.Client.Do(hr)
-	if err != nil {
-		return nil, transportError(err)
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		return nil, bedrockStatusError(resp, call)
-	}
-	return resp, nil
+	return send(ctx, a.Client, call, upstreamPost{url: u, body: rope{body}, accept: "application/json", authorize: sign,
+		refusal: bedrockStatusError})
 }
 
 // bedrockHost is the catalog's regional runtime host, whose region the

@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -11,8 +10,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-
-	"github.com/gw-gateway/gw/server/telemetry"
 )
 
 // The Gemini API and Bedrock embed in shapes of their own; these adapters
@@ -109,22 +106,12 @@ func (a *GeminiEmbeddings) Complete(ctx context.Context, call *Call) (*Completio
 		batch.Requests = append(batch.Requests, request{Model: model, Content: geminiContent{Parts: []geminiPart{{Text: in}}}, Dims: req.dimensions})
 	}
 	u := trimBase(call.BaseURL) + "/models/" + url.PathEscape(call.UpstreamModel) + ":batchEmbedContents"
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(mustMarshal(batch)))
+	resp, err := send(ctx, a.Client, call, upstreamPost{url: u, body: rope{mustMarshal(batch)},
+		authorize: googleKey, refusal: googleStatusError})
 	if err != nil {
-		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
-	}
-	forwardHeader(hr.Header, call.Header)
-	hr.Header.Set("X-Goog-Api-Key", call.Secret)
-	hr.Header.Set("Content-Type", "application/json")
-	telemetry.InjectHeaders(ctx, hr.Header)
-	resp, err := a.Client.Do(hr)
-	if err != nil {
-		return nil, transportError(err)
+		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return nil, googleStatusError(resp, call)
-	}
 	raw, err := readAnswer(resp.Body)
 	if err != nil {
 		return nil, transportError(err)

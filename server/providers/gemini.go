@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/gw-gateway/gw/server/telemetry"
 )
 
 // Gemini calls the Gemini API's own generateContent with an API key (the
@@ -21,8 +19,15 @@ type Gemini struct {
 }
 
 // Check translates the request and discards the result.
-func (a *Gemini) Check(call *Call, strict bool) error {
-	_, err := translateGemini(call, strict)
+func (a *Gemini) Check(call *Call, strict bool) error { return checkGemini(call, strict) }
+
+// checkGemini translates the request, keeping the result for the route's
+// attempts.
+func checkGemini(call *Call, strict bool) error {
+	out, err := translateGemini(call, strict)
+	if err == nil && call.Prepared != nil {
+		call.Prepared.gemini = out
+	}
 	return err
 }
 
@@ -46,7 +51,7 @@ func (a *Gemini) Stream(ctx context.Context, call *Call) (ChunkStream, error) {
 
 func (a *Gemini) send(ctx context.Context, call *Call, stream bool) (*http.Response, error) {
 	u := trimBase(call.BaseURL) + "/models/" + url.PathEscape(call.UpstreamModel) + geminiMethod(stream)
-	return sendGemini(ctx, a.Client, u, call, stream, func(h http.Header) { h.Set("X-Goog-Api-Key", call.Secret) })
+	return sendGemini(ctx, a.Client, u, call, googleKey)
 }
 
 // geminiMethod is the custom method a generateContent URL ends with.
@@ -58,8 +63,9 @@ func geminiMethod(stream bool) string {
 }
 
 // sendGemini translates the call and posts it to u with auth.
-func sendGemini(ctx context.Context, client *http.Client, u string, call *Call, stream bool, auth func(http.Header)) (*http.Response, error) {
-	req, err := translateGemini(call, false)
+func sendGemini(ctx context.Context, client *http.Client, u string, call *Call,
+	authorize func(*http.Request, *Call, rope) error) (*http.Response, error) {
+	req, err := preparedGemini(call)
 	if err != nil {
 		return nil, err
 	}
@@ -67,23 +73,8 @@ func sendGemini(ctx context.Context, client *http.Client, u string, call *Call, 
 	if err != nil {
 		return nil, invalid("", "invalid_json", "The request could not be translated for a Gemini model.")
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
-	if err != nil {
-		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
-	}
-	forwardHeader(hr.Header, call.Header)
-	auth(hr.Header)
-	hr.Header.Set("Content-Type", "application/json")
-	telemetry.InjectHeaders(ctx, hr.Header)
-	resp, err := client.Do(hr)
-	if err != nil {
-		return nil, transportError(err)
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		return nil, googleStatusError(resp, call)
-	}
-	return resp, nil
+	return send(ctx, client, call, upstreamPost{url: u, body: rope{body}, authorize: authorize,
+		refusal: googleStatusError})
 }
 
 // geminiResponse is a GenerateContentResponse, whole or one of a stream's.

@@ -54,35 +54,25 @@ func nativeBody(call *Call, limitName string, stream *bool, extra ...Edit) (rope
 	return body, nil
 }
 
-// post sends body to url with the call's headers; errors use read's shape.
+// post sends body to url through send, authorized by auth; refusals read
+// in statusError's shape.
 func post(ctx context.Context, client *http.Client, url string, body rope, call *Call, stream bool,
-	auth func(http.Header), statusError func(*http.Response, string) *Error) (*http.Response, error) {
-	req, err := newPost(ctx, url, body)
-	if err != nil {
-		return nil, err
-	}
-	forwardHeader(req.Header, call.Header)
-	auth(req.Header)
-	req.Header.Set("Content-Type", "application/json")
-	if stream {
-		req.Header.Set("Accept", "text/event-stream")
-	} else {
-		req.Header.Set("Accept", "application/json")
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, transportError(err)
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		return nil, statusError(resp, call.Secret)
-	}
-	return resp, nil
+	auth func(http.Header), refusal func(*http.Response, *Call) *Error) (*http.Response, error) {
+	return send(ctx, client, call, upstreamPost{url: url, body: body, accept: acceptFor(stream), authorize: headerAuth(auth),
+		refusal: refusal})
 }
 
 // newPost is a POST of body to url; its pieces are read in turn, never
-// joined.
+// joined. A body of one piece is a bytes.Reader, which net/http knows is
+// in memory and writes with the headers, not after flushing them apart.
 func newPost(ctx context.Context, url string, body rope) (*http.Request, error) {
+	if len(body) == 1 {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body[0]))
+		if err != nil {
+			return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
+		}
+		return req, nil
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body.reader())
 	if err != nil {
 		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
@@ -131,7 +121,7 @@ func (a *AnthropicNative) send(ctx context.Context, call *Call, stream bool) (*h
 	if err != nil {
 		return nil, err
 	}
-	return post(ctx, a.Client, trimBase(call.BaseURL)+"/messages", body, call, stream, a.auth(call), anthropicStatusError)
+	return post(ctx, a.Client, trimBase(call.BaseURL)+"/messages", body, call, stream, a.auth(call), anthropicRefusal)
 }
 
 // Complete implements Adapter; the body is a Messages answer.
@@ -174,7 +164,7 @@ func (a *AnthropicNative) CountTokens(ctx context.Context, call *Call) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := post(ctx, a.Client, trimBase(call.BaseURL)+"/messages/count_tokens", body, call, false, a.auth(call), anthropicStatusError)
+	resp, err := post(ctx, a.Client, trimBase(call.BaseURL)+"/messages/count_tokens", body, call, false, a.auth(call), anthropicRefusal)
 	if err != nil {
 		return nil, err
 	}
@@ -265,14 +255,14 @@ func (a *OpenAIResponses) send(ctx context.Context, call *Call, stream bool) (*h
 		if err != nil {
 			return nil, err
 		}
-		return post(ctx, a.Client, trimBase(call.BaseURL)+"/openai/v1/responses", body, call, stream, auth, openAIStatusError)
+		return post(ctx, a.Client, trimBase(call.BaseURL)+"/openai/v1/responses", body, call, stream, auth, openAIRefusal)
 	}
 	body, err := nativeBody(call, "max_output_tokens", &stream, noStore)
 	if err != nil {
 		return nil, err
 	}
 	return post(ctx, a.Client, trimBase(call.BaseURL)+"/responses", body, call, stream,
-		func(h http.Header) { h.Set("Authorization", "Bearer "+call.Secret) }, openAIStatusError)
+		func(h http.Header) { h.Set("Authorization", "Bearer "+call.Secret) }, openAIRefusal)
 }
 
 // Complete implements Adapter; the body is a response object.
@@ -413,7 +403,7 @@ func (a *OpenAIEmbeddings) Complete(ctx context.Context, call *Call) (*Completio
 			return nil, err
 		}
 	}
-	resp, err := post(ctx, a.Client, url, body, call, false, auth, openAIStatusError)
+	resp, err := post(ctx, a.Client, url, body, call, false, auth, openAIRefusal)
 	if err != nil {
 		return nil, err
 	}

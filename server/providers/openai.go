@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/gw-gateway/gw/server/telemetry"
 )
 
 // Dialect is the variant of Chat Completions an OpenAI-shaped upstream
@@ -182,37 +180,16 @@ func (a *OpenAI) send(ctx context.Context, call *Call, stream streamMode) (*http
 	if err != nil {
 		return nil, err
 	}
-	req, err := newPost(ctx, a.url(call), body)
-	if err != nil {
-		return nil, err
-	}
-	forwardHeader(req.Header, call.Header)
+	authorize := bearerKey
 	if a.Dialect == DialectAzure {
 		auth, err := azureAuth(ctx, a.Client, &a.tokens, call)
 		if err != nil {
 			return nil, err
 		}
-		auth(req.Header)
-	} else {
-		req.Header.Set("Authorization", "Bearer "+call.Secret)
+		authorize = headerAuth(auth)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	// The upstream joins the caller's trace (and gw's, when traced).
-	telemetry.InjectHeaders(ctx, req.Header)
-	if stream != noStream {
-		req.Header.Set("Accept", "text/event-stream")
-	} else {
-		req.Header.Set("Accept", "application/json")
-	}
-	resp, err := a.Client.Do(req)
-	if err != nil {
-		return nil, transportError(err)
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		return nil, openAIStatusError(resp, call.Secret)
-	}
-	return resp, nil
+	return send(ctx, a.Client, call, upstreamPost{url: a.url(call), body: body, accept: acceptFor(stream != noStream),
+		authorize: authorize, refusal: openAIRefusal})
 }
 
 // body is the upstream request: the client's members with the model,

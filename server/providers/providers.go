@@ -86,6 +86,9 @@ type Call struct {
 	// the caller already counted (tokens.CountRequest), which usage is
 	// checked against instead of counting again.
 	InputFloor *int64
+	// Prepared, when set, is the route's: Check keeps its translation
+	// there and the attempts send it (prepared.go).
+	Prepared *Prepared
 }
 
 // NativeRequest is a request in the caller's own dialect, for an upstream

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/gw-gateway/gw/server/telemetry"
 )
 
 // Vertex calls Google Vertex AI: Gemini models through generateContent
@@ -34,8 +32,7 @@ func (a *Vertex) Check(call *Call, strict bool) error {
 	if isClaude(call.UpstreamModel) {
 		return (&Anthropic{}).Check(call, strict)
 	}
-	_, err := translateGemini(call, strict)
-	return err
+	return checkGemini(call, strict)
 }
 
 // Complete implements Adapter.
@@ -73,9 +70,9 @@ func (a *Vertex) send(ctx context.Context, call *Call, stream bool) (*http.Respo
 	}
 	auth := func(h http.Header) { h.Set("Authorization", "Bearer "+token) }
 	if !isClaude(call.UpstreamModel) {
-		return sendGemini(ctx, a.Client, vertexModelURL(call, src.project, "google")+geminiMethod(stream), call, stream, auth)
+		return sendGemini(ctx, a.Client, vertexModelURL(call, src.project, "google")+geminiMethod(stream), call, headerAuth(auth))
 	}
-	req, beta, err := translateAnthropic(call, stream)
+	req, beta, err := preparedAnthropic(call, stream)
 	if err != nil {
 		return nil, err
 	}
@@ -119,26 +116,14 @@ func postVertexClaude(ctx context.Context, client *http.Client, call *Call, proj
 	if stream {
 		method = ":streamRawPredict"
 	}
-	hr, err := newPost(ctx, vertexModelURL(call, project, "anthropic")+method, body)
-	if err != nil {
-		return nil, err
-	}
-	forwardHeader(hr.Header, call.Header)
-	auth(hr.Header)
-	hr.Header.Set("Content-Type", "application/json")
-	telemetry.InjectHeaders(ctx, hr.Header)
-	if beta {
-		hr.Header.Set("Anthropic-Beta", structuredOutputsBeta)
-	}
-	resp, err := client.Do(hr)
-	if err != nil {
-		return nil, transportError(err)
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		return nil, vertexStatusError(resp, call)
-	}
-	return resp, nil
+	return send(ctx, client, call, upstreamPost{url: vertexModelURL(call, project, "anthropic") + method, body: body,
+		header: func(h http.Header) {
+			if beta {
+				h.Set("Anthropic-Beta", structuredOutputsBeta)
+			}
+		},
+		authorize: headerAuth(auth),
+		refusal:   vertexStatusError})
 }
 
 // vertexStatusError reads an error of Vertex AI (Google's shape: quota,

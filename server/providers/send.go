@@ -1,0 +1,112 @@
+package providers
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/gw-gateway/gw/server/telemetry"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// upstreamPost is one POST to an upstream, as a kind describes it: where
+// it goes, the body, what it accepts, the kind's own headers, how it is
+// authorized and how the upstream's refusal reads. send does the rest the
+// same way for every kind.
+type upstreamPost struct {
+	url  string
+	body rope
+	// accept, when set, is the Accept header (an event stream or JSON).
+	accept string
+	// header, when set, adds the kind's headers (Anthropic's version and
+	// beta flags).
+	header func(http.Header)
+	// authorize adds the credential last, once every header and the body
+	// are final: a SigV4 signature covers both.
+	authorize func(*http.Request, *Call, rope) error
+	// refusal reads a non-2xx answer as an *Error of the kind's shape.
+	// Both are plain functions of the call where they can be, so that a
+	// request allocates no closures for them.
+	refusal func(*http.Response, *Call) *Error
+}
+
+// send is the one upstream call: it forwards the headers gw forwards (the
+// request id, a native call's anthropic-beta flags), puts gw's own trace
+// context in place of the caller's, sets the content type, authorizes,
+// sends, and maps a refusal to an *Error.
+func send(ctx context.Context, client *http.Client, call *Call, p upstreamPost) (*http.Response, error) {
+	req, err := newPost(ctx, p.url, p.body)
+	if err != nil {
+		return nil, err
+	}
+	forwardHeader(req.Header, call.Header)
+	// The upstream's call is a child of gw's attempt span, never of the
+	// caller's span: the forwarded trace context gives way to ctx's (the
+	// caller's own only when gw does not trace, as ctx then carries it
+	// unchanged; with none in ctx the forwarded headers stay).
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		req.Header.Del("Traceparent")
+		req.Header.Del("Tracestate")
+		telemetry.InjectHeaders(ctx, req.Header)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if p.accept != "" {
+		req.Header.Set("Accept", p.accept)
+	}
+	if p.header != nil {
+		p.header(req.Header)
+	}
+	if err := p.authorize(req, call, p.body); err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, transportError(err)
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		return nil, p.refusal(resp, call)
+	}
+	return resp, nil
+}
+
+// headerAuth authorizes with header set: a token fetched for the call.
+func headerAuth(set func(http.Header)) func(*http.Request, *Call, rope) error {
+	return func(r *http.Request, _ *Call, _ rope) error {
+		set(r.Header)
+		return nil
+	}
+}
+
+// bearerKey authorizes with the call's secret as a bearer token (OpenAI).
+func bearerKey(r *http.Request, call *Call, _ rope) error {
+	r.Header.Set("Authorization", "Bearer "+call.Secret)
+	return nil
+}
+
+// anthropicKey authorizes with the call's secret as Anthropic's API key.
+func anthropicKey(r *http.Request, call *Call, _ rope) error {
+	r.Header.Set("X-Api-Key", call.Secret)
+	return nil
+}
+
+// googleKey authorizes with the call's secret as a Google API key.
+func googleKey(r *http.Request, call *Call, _ rope) error {
+	r.Header.Set("X-Goog-Api-Key", call.Secret)
+	return nil
+}
+
+// openAIRefusal and anthropicRefusal read a refusal with the call's
+// secret removed from its message.
+func openAIRefusal(r *http.Response, call *Call) *Error { return openAIStatusError(r, call.Secret) }
+
+func anthropicRefusal(r *http.Response, call *Call) *Error {
+	return anthropicStatusError(r, call.Secret)
+}
+
+// acceptFor is the Accept header of a JSON or streamed answer.
+func acceptFor(stream bool) string {
+	if stream {
+		return "text/event-stream"
+	}
+	return "application/json"
+}
