@@ -87,7 +87,13 @@ func (w *requestWalker) cutString(walked []byte) {
 	if len(rest) < 2 || rest[0] != '"' {
 		return
 	}
-	part := rest[1:]
+	w.partString(w.cutKey, rest[1:])
+}
+
+// partString counts part, the bytes of a string value cut short after its
+// opening quote, as a string of its own: up to its last whole escape and
+// rune.
+func (w *requestWalker) partString(key string, part []byte) {
 	// Not in the middle of an escape (\uXXXX is the longest) or a rune.
 	if i := bytes.LastIndexByte(part[max(0, len(part)-6):], '\\'); i >= 0 {
 		part = part[:max(0, len(part)-6)+i]
@@ -97,7 +103,7 @@ func (w *requestWalker) cutString(walked []byte) {
 	}
 	var v string
 	if json.Unmarshal(append(append([]byte{'"'}, part...), '"'), &v) == nil {
-		w.str(w.cutKey, v)
+		w.str(key, v)
 	}
 }
 
@@ -110,13 +116,17 @@ func FloorJSON(c Counter, key string, doc []byte, keys map[string]bool) int64 {
 		return 0
 	}
 	walked := doc[:min(len(doc), walkLimit)]
-	w := requestWalker{c: c, exact: true, keys: keys, floorOnly: true, dec: json.NewDecoder(bytes.NewReader(walked))}
-	if err := w.value(key, 0); err != nil {
+	w := requestWalker{c: c, exact: true, keys: keys, floorOnly: true}
+	sc := floorScan{b: walked, w: &w}
+	if err := sc.value([]byte(key), 0); err != nil {
 		if len(walked) == len(doc) {
 			return 0
 		}
-		// A document cut at walkLimit: the strings read, a floor still.
-		w.cutString(walked)
+		// A document cut at walkLimit: the strings read, and the part of
+		// the one it stopped in, a floor still.
+		if sc.cutKey != nil {
+			w.partString(string(sc.cutKey), walked[sc.cutStart:])
+		}
 	}
 	return w.floor
 }
