@@ -31,7 +31,9 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	// Counted and traced like every endpoint (endpoint
 	// messages.count_tokens), once the handler returns; it is not in
 	// flight (no event to wait for) and has no admission span.
-	a := &admission{p: p, r: r, endpoint: endpointCountTokens, started: time.Now()}
+	x := &exchange{d: d}
+	a := &x.admission
+	a.p, a.r, a.endpoint, a.started = p, r, endpointCountTokens, time.Now()
 	a.mw = &meteredWriter{ResponseWriter: w}
 	a.w = a.mw
 	w = a.w
@@ -80,7 +82,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	native.Edits = append(native.Edits, providers.Edit{Name: "max_tokens"})
 	delete(native.Members, "max_tokens")
 	req := parsed.req
-	x := &exchange{admission: a, d: d, req: req, whole: parsed.whole, body: withLimit, hold: hold, native: native, translateErr: parsed.translateErr}
+	x.req, x.whole, x.body, x.hold, x.native, x.translateErr = req, parsed.whole, withLimit, hold, native, parsed.translateErr
 	m := x.countedModel(req.Model)
 	if m == nil {
 		d.refuse(w, errModelNotFound)

@@ -112,13 +112,14 @@ func (p *Plane) gate(r *http.Request, refusal *response) *response {
 // Every request that got as far as a visible model leaves exactly one
 // usage event, whatever happens after (exchange.finish).
 func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect) {
-	a, refusal := p.admitRequest(w, r, d.name())
-	defer a.end()
+	// The exchange is allocated with its admission, in one piece.
+	x := &exchange{d: d}
+	refusal := p.admitInto(&x.admission, w, r, d.name())
+	defer x.end()
 	if refusal != nil {
-		d.refuse(a.w, refusal)
+		d.refuse(x.w, refusal)
 		return
 	}
-	x := &exchange{admission: a, d: d}
 	x.serve()
 }
 
@@ -127,7 +128,7 @@ func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect
 // policies' decision, the budget reservation, the one usage event) and
 // what reading, routing and calling a model adds to it.
 type exchange struct {
-	*admission
+	admission
 	// d is the endpoint's dialect.
 	d dialect
 
