@@ -157,11 +157,7 @@ func (p *Plane) admitRequest(w http.ResponseWriter, r *http.Request, endpoint st
 func (p *Plane) admitInto(a *admission, w http.ResponseWriter, r *http.Request, endpoint string) *response {
 	p.begin(a, w, r, endpoint)
 	p.limitBodyTime(a.w)
-	key, refusal := p.authenticate(r)
-	if key != nil {
-		a.key, a.view = key.inference, key.models
-	}
-	refusal = p.gate(r, refusal)
+	refusal := p.gate(r, a.authenticate())
 	if refusal == nil {
 		a.tags, refusal = tagsOf(r, a.key)
 	}
@@ -173,6 +169,16 @@ func (p *Plane) admitInto(a *admission, w http.ResponseWriter, r *http.Request, 
 	}
 	if refusal != nil {
 		a.endAdmission()
+	}
+	return refusal
+}
+
+// authenticate finds the request's inference key (Plane.authenticate),
+// or the 401 to answer.
+func (a *admission) authenticate() *response {
+	key, refusal := a.p.authenticate(a.r)
+	if key != nil {
+		a.key, a.view = key.inference, key.models
 	}
 	return refusal
 }

@@ -37,10 +37,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	a.mw = &meteredWriter{ResponseWriter: w}
 	a.w = a.mw
 	w = a.w
-	key, refusal := p.authenticate(r)
-	if key != nil {
-		a.key, a.view = key.inference, key.models
-	}
+	refusal := a.authenticate()
 	defer a.end()
 	p.limitBodyTime(w)
 	a.id = uuid.New()
@@ -49,7 +46,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	if refusal == nil {
 		// The workspace's required tags are required here too (issue 27,
 		// row 8), though a count leaves no event to carry them.
-		_, refusal = tagsOf(r, key.inference)
+		_, refusal = tagsOf(r, a.key)
 	}
 	if refusal == nil {
 		refusal = a.admitRate()
@@ -58,7 +55,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 		d.refuse(w, refusal)
 		return
 	}
-	body, hold := p.readBody(w, r, d, key.inference.id)
+	body, hold := a.readBody(d)
 	if body == nil {
 		return
 	}
@@ -90,7 +87,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	// The model counted for: what the metrics label the request with.
 	x.requested = m
-	if _, ok := key.models.aliases[req.Model]; ok && x.visible(req.Model) == nil {
+	if _, ok := a.view.aliases[req.Model]; ok && x.visible(req.Model) == nil {
 		x.alias = req.Model
 	}
 	x.label.requested, x.label.model, x.label.provider = x.requestedModel(), m.model.ID, m.model.Provider
