@@ -79,19 +79,19 @@ type admission struct {
 	slot *journalSlot
 
 	// finished: finish has run (a second call is a bug, ignored); final
-	// is what it recorded, at costNano (costUSD as a decimal).
+	// is what it recorded, at costNano (costUSD as a decimal). (An
+	// exchange and its admission are one allocation, which these fields
+	// keep in the 896-byte size class.)
 	finished bool
 	final    usageRecord
 	costNano int64
 	costUSD  string
-	// What the metrics label a request with beyond its event: label is
-	// the model (or alias) a request that leaves no event (count_tokens)
-	// was for, and refused the code it was refused with once its model
-	// was known; streamed whether it streamed; upstream the time spent
-	// upstream and firstToken a stream's time to its first chunk.
-	label struct {
-		requested, model, provider string
-	}
+	// What the metrics label a request with beyond its event: refused
+	// is the code a request that leaves no event (count_tokens) was
+	// refused with once its model was known (which final's requested,
+	// model and provider name, unfinished); streamed whether it streamed;
+	// upstream the time spent upstream and firstToken a stream's time to
+	// its first chunk.
 	refused              string
 	streamed             bool
 	upstream, firstToken time.Duration

@@ -90,7 +90,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	if _, ok := a.view.aliases[req.Model]; ok && x.visible(req.Model) == nil {
 		x.alias = req.Model
 	}
-	x.label.requested, x.label.model, x.label.provider = x.requestedModel(), m.model.ID, m.model.Provider
+	x.final.requested, x.final.model, x.final.provider = x.requestedModel(), m.model.ID, m.model.Provider
 	rt, refusal := x.route(m)
 	if refusal != nil {
 		x.refused = refusal.code

@@ -73,11 +73,11 @@ func (p *Plane) observe(a *admission) {
 		in.Outcome, in.Reason = finishedOutcome(o.status, o.reason, in.Status)
 	case a.rateRefused != "":
 		in.Outcome, in.Reason = telemetry.OutcomeDeniedRateLimit, a.rateRefused
-	case a.label.model != "":
+	case a.final.model != "":
 		// Answered without a usage event (count_tokens): labelled with
 		// the model it was for, its outcome by its status.
-		in.RequestedModel = a.label.requested
-		in.Model, in.Provider = a.label.model, a.label.provider
+		in.RequestedModel = a.final.requested
+		in.Model, in.Provider = a.final.model, a.final.provider
 		in.Outcome = statusOutcome(in.Status)
 		if a.refused != "" {
 			in.Outcome, in.Reason = finishedOutcome(statusDenied, a.refused, in.Status)
