@@ -16,6 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+
+	"github.com/gw-gateway/gw/wire"
 )
 
 // usageEventColumns are usage_events' columns in the order usageEventRow
@@ -241,14 +243,7 @@ func pgxConn(driverConn any) (*pgx.Conn, error) {
 // binary COPY: what reads back is what bun's insert writes (times in UTC,
 // truncated to the microsecond; attempts as UsageAttempts.Value).
 func pgUsageEventRow(e *UsageEvent) ([]any, error) {
-	attempts, err := e.Attempts.Value()
-	if err != nil {
-		return nil, fmt.Errorf("usage event %s attempts: %w", e.ID, err)
-	}
-	provenance, err := provenanceText(e)
-	if err != nil {
-		return nil, err
-	}
+	attempts, provenance := attemptsText(e), provenanceText(e)
 	tagsText, err := tagsText(e)
 	if err != nil {
 		return nil, err
@@ -276,17 +271,25 @@ func tagsText(e *UsageEvent) (*string, error) {
 	return &s, nil
 }
 
-// provenanceText is an event's provenance as stored (nil: NULL).
-func provenanceText(e *UsageEvent) (*string, error) {
-	v, err := e.Provenance.Value()
-	if err != nil || v == nil {
-		if err != nil {
-			err = fmt.Errorf("usage event %s provenance: %w", e.ID, err)
-		}
-		return nil, err
+// provenanceText is an event's provenance as stored (nil: NULL), what
+// UsageProvenance.Value writes.
+func provenanceText(e *UsageEvent) *string {
+	if e.Provenance == nil {
+		return nil
 	}
-	s := v.(string)
-	return &s, nil
+	var scratch [1024]byte
+	s := string(appendProvenanceJSON(scratch[:0], (*wire.UsageProvenance)(e.Provenance)))
+	return &s
+}
+
+// attemptsText is an event's attempts as stored, what UsageAttempts.Value
+// writes.
+func attemptsText(e *UsageEvent) string {
+	if e.Attempts == nil {
+		return "[]"
+	}
+	var scratch [256]byte
+	return string(appendAttemptsJSON(scratch[:0], e.Attempts))
 }
 
 func pgUUID(id *uuid.UUID) pgtype.UUID {
@@ -410,14 +413,7 @@ const bunTimeFormat = "2006-01-02 15:04:05.999999-07:00"
 // appendSQLiteUsageEventRow appends e's values in usageEventColumns' order,
 // bound so SQLite stores exactly the text bun's inlined insert stores.
 func appendSQLiteUsageEventRow(args []any, e *UsageEvent) ([]any, error) {
-	attempts, err := e.Attempts.Value()
-	if err != nil {
-		return nil, fmt.Errorf("usage event %s attempts: %w", e.ID, err)
-	}
-	provenance, err := provenanceText(e)
-	if err != nil {
-		return nil, err
-	}
+	attempts, provenance := attemptsText(e), provenanceText(e)
 	tagsText, err := tagsText(e)
 	if err != nil {
 		return nil, err

@@ -35,11 +35,14 @@ func BenchmarkUsageLoader(b *testing.B) {
 		for _, v := range []struct {
 			name string
 			opts usage.StoreSinkOptions
-		}{{"default", usage.StoreSinkOptions{}}, {"batch100", usage.StoreSinkOptions{BatchSize: 100}}} {
+			v7   bool
+		}{{"default", usage.StoreSinkOptions{}, false}, {"batch100", usage.StoreSinkOptions{BatchSize: 100}, false},
+			{"default-v7ids", usage.StoreSinkOptions{}, true}} {
 			b.Run(string(d)+"/"+v.name, func(b *testing.B) {
 				st := store.New(storetest.Open(b, d))
 				sink := usage.NewStoreSink(st, v.opts)
 				src := newLoaderEvents()
+				src.v7 = v.v7
 				ctx := context.Background()
 				// Warm: the first flush prepares what every later one reuses.
 				for range 1000 {
@@ -71,18 +74,25 @@ func BenchmarkUsageLoader(b *testing.B) {
 type loaderEvents struct {
 	org, ws, key, owner, cred, policy uuid.UUID
 	now                               time.Time
-	rid, endpoint                     string
+	endpoint                          string
+	// v7: event ids ordered by time (UUIDv7) rather than random (v4, what
+	// the data plane mints today); the request id is the event's.
+	v7 bool
 }
 
 func newLoaderEvents() *loaderEvents {
 	return &loaderEvents{org: uuid.New(), ws: uuid.New(), key: uuid.New(), owner: uuid.New(), cred: uuid.New(), policy: uuid.New(),
-		now: time.Now().UTC(), rid: "req_01JD6H3K2M4N5P6Q7R8S9T0V1W", endpoint: "chat.completions"}
+		now: time.Now().UTC(), endpoint: "chat.completions"}
 }
 
 func (s *loaderEvents) next() wire.UsageEventIn {
 	model := "openai/gpt-4o-mini"
-	rid := s.rid
-	return wire.UsageEventIn{ID: uuid.New(), OrgID: s.org, WorkspaceID: s.ws, InferenceKeyID: &s.key, OwnerID: &s.owner,
+	id := uuid.New()
+	if s.v7 {
+		id = uuid.Must(uuid.NewV7())
+	}
+	rid := id.String() // a caller that sends no X-Request-Id
+	return wire.UsageEventIn{ID: id, OrgID: s.org, WorkspaceID: s.ws, InferenceKeyID: &s.key, OwnerID: &s.owner,
 		Model: model, Provider: "openai", ProviderCredentialID: &s.cred, InputTokens: 19, OutputTokens: 10,
 		CostUSD: "0.00000885", Status: "ok", LatencyMS: 1, OccurredAt: s.now, RequestID: &rid, Endpoint: &s.endpoint,
 		RequestedModel: model, Attempts: []wire.UsageAttempt{{Model: model, Provider: "openai", LatencyMS: 1}},
