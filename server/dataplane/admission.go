@@ -33,6 +33,9 @@ import (
 // its own shape (a dialect's error, a JSON-RPC error).
 type admission struct {
 	p *Plane
+	// guardRecords are what the guardrails did to the request (guard.go),
+	// recorded on its usage event.
+	guardRecords []wire.GuardrailRecord
 	// w is the caller's writer (counted for the metrics), r the request.
 	w  http.ResponseWriter
 	mw *meteredWriter
@@ -304,6 +307,7 @@ func (a *admission) record(u usageRecord) {
 		Attempts:    append([]wire.UsageAttempt{}, u.attempts...),
 		UsageSource: wire.UsageSourceUpstream, ReasoningTokens: usage.ReasoningTokens, CacheWrite1hTokens: tokens.CacheWrite1h,
 		Provenance: a.provenance(&u, charged, overBound), Tags: a.tags,
+		Guardrails: a.guardRecords,
 	}
 	if usage.Estimated {
 		e.UsageSource = wire.UsageSourceEstimated

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/gw-gateway/gw/server/guardrails/webhook"
 	"io"
 	"log/slog"
 	"net/http"
@@ -48,12 +49,14 @@ type inferenceConfig struct {
 	bodyRead  time.Duration
 	log       *slog.Logger
 	metrics   *telemetry.Metrics
+	// hooks calls guardrail webhooks, dialling through egress (guard.go).
+	hooks *webhook.Caller
 }
 
 func newInferenceConfig(opts Options, egressPolicy func() egress.Policy) inferenceConfig {
 	c := inferenceConfig{keyring: opts.Keyring, usage: opts.Usage, upstreams: opts.Upstreams,
 		timeout: opts.UpstreamTimeout, maxStream: opts.MaxStreamDuration, maxBody: opts.MaxRequestBytes, bodyRead: opts.BodyReadTimeout,
-		log: opts.Logger, metrics: opts.Metrics}
+		log: opts.Logger, metrics: opts.Metrics, hooks: webhook.New(egressPolicy, nil)}
 	if c.upstreams == nil {
 		c.upstreams = providers.NewSet(providers.NewGuardedHTTPClient(egressPolicy))
 	}
@@ -201,6 +204,10 @@ func (x *exchange) serve() {
 		return
 	}
 	defer hold.release()
+	// The guard stage: every text the caller sends, checked before the
+	// request is read for routing, so a redaction is what every upstream
+	// sees and a block is answered before any is called (guard.go).
+	body, block := x.guardInput(body)
 	p, err := x.d.parse(body)
 	if err != nil {
 		x.d.refuse(x.w, invalidResponse(err))
@@ -229,6 +236,11 @@ func (x *exchange) serve() {
 		return
 	}
 	x.requested = m
+	if block != nil {
+		x.finish(outcome{status: statusDenied, reason: reasonGuardrailBlocked, model: m})
+		x.d.refuse(x.w, block)
+		return
+	}
 	// Every path below finishes the exchange; should one not (a bug, or a
 	// panic on the way), the request is still metered, as an error.
 	defer func() {

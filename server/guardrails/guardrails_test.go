@@ -2,6 +2,7 @@ package guardrails
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -390,4 +391,51 @@ func TestStreamWebhookHoldsWhole(t *testing.T) {
 	if len(out) != 10000 || calls != 1 {
 		t.Fatalf("%d bytes, %d calls", len(out), calls)
 	}
+}
+
+func TestGuardBody(t *testing.T) {
+	set := mustSet(t, spec(ActionRedact, FailClosed, DetectorSpec{Kind: KindSecrets}))
+	cases := []struct {
+		name, body, want string
+		outcome          Outcome
+	}{
+		{"chat", `{"model":"m","messages":[{"role":"user","content":"key ` + awsKey + `"}]}`,
+			`{"messages":[{"content":"key [REDACTED:aws_access_key]","role":"user"}],"model":"m"}`, Redacted},
+		{"chat parts and tool result", `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"tool","tool_call_id":"c1","content":"` + ghToken + `"}]}`,
+			`{"messages":[{"content":[{"text":"hi","type":"text"}],"role":"user"},{"content":"[REDACTED:github_token]","role":"tool","tool_call_id":"c1"}],"model":"m"}`, Redacted},
+		{"responses", `{"model":"m","instructions":"be brief","input":[{"type":"function_call_output","call_id":"x","output":"` + awsKey + `"}]}`,
+			`{"input":[{"call_id":"x","output":"[REDACTED:aws_access_key]","type":"function_call_output"}],"instructions":"be brief","model":"m"}`, Redacted},
+		{"messages", `{"model":"m","system":"s","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"` + awsKey + `"}]}]}`,
+			`{"max_tokens":5,"messages":[{"content":[{"content":"[REDACTED:aws_access_key]","tool_use_id":"t","type":"tool_result"}],"role":"user"}],"model":"m","system":"s"}`, Redacted},
+		{"embeddings", `{"model":"e","input":["a","` + awsKey + `"]}`, `{"input":["a","[REDACTED:aws_access_key]"],"model":"e"}`, Redacted},
+		{"clean stays as sent", `{"model":"m",  "messages":[{"role":"user","content":"hello"}]}`, `{"model":"m",  "messages":[{"role":"user","content":"hello"}]}`, Passed},
+		{"image only", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}]}`, "", Skipped},
+		{"audio", `{"model":"m","messages":[{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"AAAA","format":"wav"}}]}]}`, "", Skipped},
+		{"token ids", `{"model":"e","input":[1,2,3]}`, "", Skipped},
+		{"model name is not text", `{"model":"` + awsKey + `","messages":[]}`, `{"model":"` + awsKey + `","messages":[]}`, Passed},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			run := NewRun(set, StageInput, nil)
+			out, _ := GuardBody(context.Background(), run, []byte(c.body))
+			if c.want != "" && string(out) != c.want {
+				t.Fatalf("got  %s\nwant %s", out, c.want)
+			}
+			if o := run.Records()[0].Outcome; o != c.outcome {
+				t.Fatalf("outcome %s, want %s", o, c.outcome)
+			}
+		})
+	}
+}
+
+func FuzzGuardBody(f *testing.F) {
+	f.Add(`{"messages":[{"role":"user","content":"` + awsKey + `"}]}`)
+	f.Add(`{"input":[1,"x",{"type":"image"}]}`)
+	set := mustSet(f, spec(ActionRedact, FailOpen, DetectorSpec{Kind: KindSecrets}, DetectorSpec{Kind: KindPII, Types: PIITypes}))
+	f.Fuzz(func(t *testing.T, body string) {
+		out, changed := GuardBody(context.Background(), NewRun(set, StageInput, nil), []byte(body))
+		if changed && !json.Valid(out) {
+			t.Fatalf("redacted body is not JSON: %s", out)
+		}
+	})
 }

@@ -78,6 +78,16 @@ func Sign(secret, timestamp string, body []byte) string {
 // Call POSTs the text and returns the 2xx answer's body. Failures are
 // guardrails.HookErrors whose reasons name no text.
 func (c *Caller) Call(ctx context.Context, req guardrails.HookRequest) ([]byte, error) {
+	secret := ""
+	if c.secrets != nil {
+		secret = c.secrets(req.GuardrailID, req.Detector)
+	}
+	return c.CallSigned(ctx, req, secret)
+}
+
+// CallSigned is Call with the detector's signing secret given ("" sends
+// no signature).
+func (c *Caller) CallSigned(ctx context.Context, req guardrails.HookRequest, secret string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(req.TimeoutMS)*time.Millisecond)
 	defer cancel()
 	body, err := json.Marshal(Body{Guardrail: req.GuardrailID, Stage: string(req.Stage), Text: req.Text})
@@ -91,10 +101,8 @@ func (c *Caller) Call(ctx context.Context, req guardrails.HookRequest) ([]byte, 
 	hr.Header.Set("Content-Type", "application/json")
 	ts := strconv.FormatInt(c.now().Unix(), 10)
 	hr.Header.Set(HeaderTimestamp, ts)
-	if c.secrets != nil {
-		if s := c.secrets(req.GuardrailID, req.Detector); s != "" {
-			hr.Header.Set(HeaderSignature, Sign(s, ts, body))
-		}
+	if secret != "" {
+		hr.Header.Set(HeaderSignature, Sign(secret, ts, body))
 	}
 	resp, err := c.client.Do(hr)
 	if err != nil {
