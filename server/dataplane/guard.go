@@ -128,3 +128,34 @@ func (x *exchange) noteGuards(run *guardrails.Run) {
 func guardrailBlocked(b *guardrails.Block) *response {
 	return errorResponse(http.StatusBadRequest, apiError{Message: b.Message(), Type: typeInvalidRequest, Code: ref(reasonGuardrailBlocked)})
 }
+
+// guardOutput runs the output stage over a whole answer (not an
+// embedding's vectors, which no detector reads).
+func (x *exchange) guardOutput(body []byte) ([]byte, *response) {
+	set := x.key.guards.For(guardrails.StageOutput)
+	if len(set) == 0 || x.endpoint == endpointEmbeddings {
+		return body, nil
+	}
+	run := guardrails.NewRun(set, guardrails.StageOutput, guardHook{x})
+	out, _ := guardrails.GuardBody(x.r.Context(), run, body)
+	x.noteGuards(run)
+	if b := run.Blocked(); b != nil {
+		return body, guardrailBlocked(b)
+	}
+	return out, nil
+}
+
+// guardStreamSkipped records the output stage of a streamed answer as
+// skipped: the streaming redactor (guardrails.Stream) is not yet wired
+// into the dialects' relays, and an answer no guardrail inspected is
+// never recorded as passed.
+func (x *exchange) guardStreamSkipped() {
+	set := x.key.guards.For(guardrails.StageOutput)
+	if len(set) == 0 || x.guardStreamNoted {
+		return
+	}
+	x.guardStreamNoted = true
+	run := guardrails.NewRun(set, guardrails.StageOutput, nil)
+	run.Skip()
+	x.noteGuards(run)
+}

@@ -44,7 +44,9 @@ func (e *infEnv) guardrail(t *testing.T, ws bool, action guardrails.Action, onEr
 		}
 	}
 	g, err := backend.CreateGuardrail(context.Background(), e.st, backend.System("test"), backend.GuardrailCreate{Scope: sc, In: in,
-		Seal: func(s []byte, id uuid.UUID, url string) (string, error) { return e.kr.Seal(s, secrets.GuardrailWebhookAAD(id, url)) }})
+		Seal: func(s []byte, id uuid.UUID, url string) (string, error) {
+			return e.kr.Seal(s, secrets.GuardrailWebhookAAD(id, url))
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +92,7 @@ func TestGuardInput(t *testing.T) {
 			t.Fatalf("the upstream saw %s", sent)
 		}
 		ev := e.usage.snapshot()
-		if len(ev) != 1 || len(ev[0].Guardrails) != 1 || ev[0].Guardrails[0].Outcome != "redacted" || ev[0].Guardrails[0].ID != id.String() ||
+		if len(ev) != 1 || len(ev[0].Guardrails) != 2 || ev[0].Guardrails[0].Outcome != "redacted" || ev[0].Guardrails[1].Outcome != "passed" || ev[0].Guardrails[0].ID != id.String() ||
 			ev[0].Guardrails[0].Detectors[0] != "secrets" || ev[0].Guardrails[0].Stage != "input" {
 			t.Fatalf("usage %+v", ev)
 		}
@@ -101,6 +103,27 @@ func TestGuardInput(t *testing.T) {
 		io.ReadAll(resp.Body)
 		if ev := e.usage.snapshot(); len(ev) != 1 || ev[0].Guardrails[0].Outcome != "skipped" {
 			t.Fatalf("image only: %d %+v", resp.StatusCode, ev)
+		}
+		e.dropGuardrail(t, false, id)
+
+		// The output stage: a whole answer is redacted before the caller
+		// reads it; a streamed one is recorded skipped.
+		id = e.guardrail(t, false, guardrails.ActionRedact, guardrails.FailClosed, "", guardrails.DetectorSpec{Kind: guardrails.KindPII, Types: []string{"email"}})
+		e.openai.Enqueue(providerstest.Reply{Text: "write to bob@example.org", Usage: providerstest.Usage{Input: 5, Output: 3}})
+		e.usage.reset()
+		resp = e.post(t, `{"model":"`+gptMini+`","messages":[{"role":"user","content":"who?"}]}`)
+		if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || strings.Contains(string(b), "bob@") || !strings.Contains(string(b), "[REDACTED:email]") {
+			t.Fatalf("output redact: %d %s", resp.StatusCode, b)
+		}
+		if ev := e.usage.snapshot(); len(ev) != 1 || len(ev[0].Guardrails) != 2 || ev[0].Guardrails[1].Stage != "output" || ev[0].Guardrails[1].Outcome != "redacted" {
+			t.Fatalf("output usage %+v", ev)
+		}
+		e.openai.Enqueue(providerstest.Reply{Text: "hi", Usage: providerstest.Usage{Input: 5, Output: 1}})
+		e.usage.reset()
+		resp = e.post(t, `{"model":"`+gptMini+`","stream":true,"messages":[{"role":"user","content":"who?"}]}`)
+		io.ReadAll(resp.Body)
+		if ev := e.usage.snapshot(); len(ev) != 1 || len(ev[0].Guardrails) != 2 || ev[0].Guardrails[1].Outcome != "skipped" {
+			t.Fatalf("stream output usage %+v", ev)
 		}
 		e.dropGuardrail(t, false, id)
 

@@ -178,6 +178,9 @@ type exchange struct {
 	// its request went out whole (floor.go).
 	sentCall *providers.Call
 	bodySent atomic.Bool
+	// guardStreamNoted: a streamed answer's output stage is recorded
+	// (once, whatever the attempts).
+	guardStreamNoted bool
 }
 
 // route is a model the request may be sent to, with everything decided
@@ -641,9 +644,17 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	if err != nil {
 		return x.failure(ctx, rt, err)
 	}
+	// The guard stage on the answer: redacted before the caller reads it,
+	// or refused whole (the upstream's tokens were spent and are metered).
+	body, block := x.guardOutput(body)
 	// Recorded before the answer is written: a caller who has read it can
 	// count on its event.
 	x.finish(outcome{status: statusOK, model: m, cred: rt.cred, usage: c.Usage})
+	if block != nil {
+		x.setAttemptHeaders(m)
+		x.d.refuse(x.w, block)
+		return nil
+	}
 	x.setAttemptHeaders(m)
 	h := x.w.Header()
 	if x.caller != nil {
@@ -674,6 +685,7 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	// generated, which is what the usage event counts.
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(x.attemptCtx))
 	defer cancel(nil)
+	x.guardStreamSkipped()
 	ctx, stop := x.p.withShutdown(ctx)
 	defer stop()
 	stopWatch := context.AfterFunc(x.r.Context(), func() { cancel(errClientGone) })
