@@ -76,7 +76,7 @@ func (o *inferenceOrg) guardsFor(k bundle.Key) guardrails.Set {
 // guardHook is the webhook caller with the secrets of the key's
 // organization's bundle, opened when a call needs them.
 type guardHook struct {
-	x *exchange
+	x *admission
 }
 
 func (h guardHook) Call(ctx context.Context, req guardrails.HookRequest) ([]byte, error) {
@@ -105,7 +105,7 @@ func (x *exchange) guardInput(body []byte) ([]byte, *response) {
 	if len(set) == 0 {
 		return body, nil
 	}
-	run := guardrails.NewRun(set, guardrails.StageInput, guardHook{x})
+	run := guardrails.NewRun(set, guardrails.StageInput, guardHook{x.admission})
 	out, _ := guardrails.GuardBody(x.r.Context(), run, body)
 	x.noteGuards(run)
 	if b := run.Blocked(); b != nil {
@@ -115,7 +115,7 @@ func (x *exchange) guardInput(body []byte) ([]byte, *response) {
 }
 
 // noteGuards adds a run's records to the request's.
-func (x *exchange) noteGuards(run *guardrails.Run) {
+func (x *admission) noteGuards(run *guardrails.Run) {
 	for _, r := range run.Records() {
 		x.guardRecords = append(x.guardRecords, wire.GuardrailRecord{ID: r.ID, Name: r.Name, Stage: string(r.Stage),
 			Outcome: string(r.Outcome), Detectors: append([]string{}, r.Detectors...)})
@@ -136,7 +136,7 @@ func (x *exchange) guardOutput(body []byte) ([]byte, *response) {
 	if len(set) == 0 || x.endpoint == endpointEmbeddings {
 		return body, nil
 	}
-	run := guardrails.NewRun(set, guardrails.StageOutput, guardHook{x})
+	run := guardrails.NewRun(set, guardrails.StageOutput, guardHook{x.admission})
 	out, _ := guardrails.GuardBody(x.r.Context(), run, body)
 	x.noteGuards(run)
 	if b := run.Blocked(); b != nil {
@@ -158,4 +158,24 @@ func (x *exchange) guardStreamSkipped() {
 	run := guardrails.NewRun(set, guardrails.StageOutput, nil)
 	run.Skip()
 	x.noteGuards(run)
+}
+
+// guardArguments is the input stage over a JSON document a request
+// carries outside a model's body (an MCP tools/call's arguments, issue
+// 32), every string of it checked whatever its member's name: the
+// document as it may go on, or the refusal (OpenAI's shape, code guardrail_blocked; a
+// JSON-RPC endpoint writes it in its own). What the guardrails did is
+// recorded on the request's usage event, as for a chat completion.
+func (a *admission) guardArguments(args []byte) ([]byte, *response) {
+	set := a.key.guards
+	if len(set) == 0 {
+		return args, nil
+	}
+	run := guardrails.NewRun(set, guardrails.StageInput, guardHook{a})
+	out, _ := guardrails.GuardArguments(a.r.Context(), run, args)
+	a.noteGuards(run)
+	if b := run.Blocked(); b != nil {
+		return args, guardrailBlocked(b)
+	}
+	return out, nil
 }

@@ -29,6 +29,17 @@ var unreadableTypes = []string{"image_url", "input_image", "image", "input_audio
 // guardrail redacted something) and whether it changed. A body that is not
 // JSON is returned as it is (the dialect's parser refuses it after).
 func GuardBody(ctx context.Context, run *Run, body []byte) ([]byte, bool) {
+	return guardJSON(ctx, run, body, false)
+}
+
+// GuardArguments is GuardBody for a JSON document every string of which
+// is text the caller sends (an MCP tools/call's arguments): whatever the
+// member names, each string value is checked.
+func GuardArguments(ctx context.Context, run *Run, body []byte) ([]byte, bool) {
+	return guardJSON(ctx, run, body, true)
+}
+
+func guardJSON(ctx context.Context, run *Run, body []byte, all bool) ([]byte, bool) {
 	if run.Empty() {
 		return body, false
 	}
@@ -38,8 +49,8 @@ func GuardBody(ctx context.Context, run *Run, body []byte) ([]byte, bool) {
 	if err := dec.Decode(&v); err != nil {
 		return body, false
 	}
-	w := walker{ctx: ctx, run: run}
-	v = w.value(v, false)
+	w := walker{ctx: ctx, run: run, all: all}
+	v = w.value(v, all)
 	if !w.changed || run.Blocked() != nil {
 		return body, false
 	}
@@ -56,6 +67,7 @@ type walker struct {
 	ctx     context.Context
 	run     *Run
 	changed bool
+	all     bool
 }
 
 // value walks v; text says v sits under a text member, so its strings
@@ -75,7 +87,7 @@ func (w *walker) value(v any, text bool) any {
 		}
 		return out
 	case json.Number:
-		if text {
+		if text && !w.all {
 			// Token ids (embeddings input as integers): nothing to read.
 			w.run.Skip()
 		}
@@ -94,7 +106,7 @@ func (w *walker) value(v any, text bool) any {
 				w.run.Skip()
 				continue
 			}
-			t[k] = w.value(mv, textKeys[k])
+			t[k] = w.value(mv, w.all || textKeys[k])
 		}
 		return t
 	}

@@ -439,3 +439,12 @@ func FuzzGuardBody(f *testing.F) {
 		}
 	})
 }
+
+func TestGuardArguments(t *testing.T) {
+	set := mustSet(t, spec(ActionRedact, FailClosed, DetectorSpec{Kind: KindSecrets}))
+	run := NewRun(set, StageInput, nil)
+	out, changed := GuardArguments(context.Background(), run, []byte(`{"path":"/tmp/x","env":{"AWS":"`+awsKey+`"},"n":3}`))
+	if !changed || string(out) != `{"env":{"AWS":"[REDACTED:aws_access_key]"},"n":3,"path":"/tmp/x"}` || run.Records()[0].Outcome != Redacted {
+		t.Fatalf("%s %+v", out, run.Records())
+	}
+}
