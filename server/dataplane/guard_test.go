@@ -118,12 +118,39 @@ func TestGuardInput(t *testing.T) {
 		if ev := e.usage.snapshot(); len(ev) != 1 || len(ev[0].Guardrails) != 2 || ev[0].Guardrails[1].Stage != "output" || ev[0].Guardrails[1].Outcome != "redacted" {
 			t.Fatalf("output usage %+v", ev)
 		}
-		e.openai.Enqueue(providerstest.Reply{Text: "hi", Usage: providerstest.Usage{Input: 5, Output: 1}})
+		// A stream: the address arrives in 4-byte pieces and is still
+		// redacted, in the chat dialect and the Messages dialect (a
+		// translated route).
+		for _, c := range []struct{ path, body string }{
+			{"/inf/v1/chat/completions", `{"model":"` + gptMini + `","stream":true,"messages":[{"role":"user","content":"who?"}]}`},
+			{"/inf/v1/messages", `{"model":"` + gptMini + `","stream":true,"max_tokens":50,"messages":[{"role":"user","content":"who?"}]}`},
+		} {
+			e.openai.Enqueue(providerstest.Reply{Text: "ask bob@example.org or alice@example.net, they know", Usage: providerstest.Usage{Input: 5, Output: 9}})
+			e.usage.reset()
+			resp = e.postTo(t, c.path, c.body)
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 200 || strings.Contains(string(b), "example.org") || strings.Contains(string(b), "alice") ||
+				strings.Count(string(b), "[REDACTED:email]") != 2 || !strings.Contains(string(b), "they know") {
+				t.Fatalf("%s stream: %d %s", c.path, resp.StatusCode, b)
+			}
+			if ev := e.usage.snapshot(); len(ev) != 1 || len(ev[0].Guardrails) != 2 || ev[0].Guardrails[1].Outcome != "redacted" {
+				t.Fatalf("stream output usage %+v", ev)
+			}
+		}
+		e.dropGuardrail(t, false, id)
+
+		// A stream blocked at output ends with the dialect's error event,
+		// naming the guardrail and never the matched text.
+		id = e.guardrail(t, false, guardrails.ActionBlock, guardrails.FailClosed, "", guardrails.DetectorSpec{Kind: guardrails.KindSecrets})
+		e.openai.Enqueue(providerstest.Reply{Text: "here: " + guardAWSKey + " done", Usage: providerstest.Usage{Input: 5, Output: 9}})
 		e.usage.reset()
-		resp = e.post(t, `{"model":"`+gptMini+`","stream":true,"messages":[{"role":"user","content":"who?"}]}`)
-		io.ReadAll(resp.Body)
-		if ev := e.usage.snapshot(); len(ev) != 1 || len(ev[0].Guardrails) != 2 || ev[0].Guardrails[1].Outcome != "skipped" {
-			t.Fatalf("stream output usage %+v", ev)
+		resp = e.postTo(t, "/inf/v1/chat/completions", `{"model":"`+gptMini+`","stream":true,"messages":[{"role":"user","content":"key?"}]}`)
+		b, _ := io.ReadAll(resp.Body)
+		if strings.Contains(string(b), guardAWSKey[:8]) || !strings.Contains(string(b), "guardrail_blocked") || strings.Contains(string(b), "[DONE]") {
+			t.Fatalf("stream block: %s", b)
+		}
+		if ev := e.usage.snapshot(); len(ev) != 1 || ev[0].Guardrails[1].Outcome != "blocked" || ev[0].OutputTokens == 0 {
+			t.Fatalf("stream block usage %+v", ev)
 		}
 		e.dropGuardrail(t, false, id)
 

@@ -685,7 +685,6 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	// generated, which is what the usage event counts.
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(x.attemptCtx))
 	defer cancel(nil)
-	x.guardStreamSkipped()
 	ctx, stop := x.p.withShutdown(ctx)
 	defer stop()
 	stopWatch := context.AfterFunc(x.r.Context(), func() { cancel(errClientGone) })
@@ -714,7 +713,7 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 
 	x.setAttemptHeaders(rt.model)
 	x.firstToken = time.Since(x.started)
-	out := x.d.startStream(x.w, rt.native, rt.model.model.ID)
+	out := x.guardStream(x.d.startStream(x.w, rt.native, rt.model.model.ID), rt)
 	x.estimateInput(out, rt)
 	o := outcome{status: statusOK, model: rt.model, cred: rt.cred}
 	// A stream that can tell a whole chunk is already buffered lets the
@@ -747,6 +746,8 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 		chunk, err = s.Recv()
 		if err == io.EOF {
 			o.usage = s.Usage()
+			// The held tail is checked before the event is recorded.
+			drainGuard(out)
 			x.finish(o)
 			x.streamCost(out)
 			_ = out.end(o.usage)
