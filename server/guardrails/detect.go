@@ -30,10 +30,17 @@ type rule struct {
 	// edge reports whether a byte next to the match extends it (so the
 	// candidate is part of a longer token and not a match).
 	edge func(byte) bool
+	// pre is a cheap test a text must pass for the expression to run at
+	// all: Go's regexp has no prefix to skip ahead by for expressions
+	// that start with a class, and most texts hold no candidate.
+	pre func(string) bool
 }
 
 func (r rule) find(kind string) finder {
 	return func(text string, out []Match) []Match {
+		if r.pre != nil && !r.pre(text) {
+			return out
+		}
 		for _, loc := range r.re.FindAllStringIndex(text, -1) {
 			s, e := loc[0], loc[1]
 			if r.edge != nil && ((s > 0 && r.edge(text[s-1])) || (e < len(text) && r.edge(text[e]))) {
@@ -66,6 +73,7 @@ var piiRules = map[string]rule{
 	PIIEmail: {typ: PIIEmail,
 		re:   regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}`),
 		edge: func(b byte) bool { return isEmailByte(b) && b != '.' },
+		pre:  func(s string) bool { return strings.IndexByte(s, '@') >= 0 },
 	},
 	// An international number (+ and 7 to 15 digits, spaces, dots or
 	// dashes between groups) or a North American one ((555) 123-4567).
@@ -73,27 +81,75 @@ var piiRules = map[string]rule{
 		re:    regexp.MustCompile(`\+[1-9](?:[ .\-]?\(?[0-9]\)?){6,14}|\(?[2-9][0-9]{2}\)?[ .\-][0-9]{3}[ .\-][0-9]{4}`),
 		check: phoneDigits,
 		edge:  func(b byte) bool { return isDigit(b) || b == '+' },
+		pre:   atLeastDigits(7),
 	},
 	PIICreditCard: {typ: PIICreditCard,
 		re:    regexp.MustCompile(`[0-9](?:[ \-]?[0-9]){12,18}`),
 		check: luhnCard,
 		edge:  func(b byte) bool { return isDigit(b) },
+		pre:   atLeastDigits(13),
 	},
 	PIIIBAN: {typ: PIIIBAN,
 		re:    regexp.MustCompile(`[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}`),
 		check: ibanValid,
 		edge:  isAlnum,
+		pre:   hasIBANStart,
 	},
 	PIIUSSSN: {typ: PIIUSSSN,
 		re:    regexp.MustCompile(`[0-9]{3}-[0-9]{2}-[0-9]{4}`),
 		check: ssnValid,
 		edge:  func(b byte) bool { return isDigit(b) || b == '-' },
+		pre:   func(s string) bool { return strings.IndexByte(s, '-') >= 0 && atLeastDigits(9)(s) },
 	},
 	PIIIPAddress: {typ: PIIIPAddress,
 		re:    regexp.MustCompile(`[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}`),
 		check: ipValid,
 		edge:  isAddrByte,
+		pre:   hasAddrStart,
 	},
+}
+
+// atLeastDigits is a pre test: the text holds n digits or more.
+func atLeastDigits(n int) func(string) bool {
+	return func(s string) bool {
+		c := 0
+		for i := 0; i < len(s); i++ {
+			if isDigit(s[i]) {
+				if c++; c >= n {
+					return true
+				}
+			}
+		}
+		return false
+	}
+}
+
+// hasIBANStart: two capitals and two digits in a row somewhere.
+func hasIBANStart(s string) bool {
+	for i := 0; i+3 < len(s); i++ {
+		if s[i] >= 'A' && s[i] <= 'Z' && s[i+1] >= 'A' && s[i+1] <= 'Z' && isDigit(s[i+2]) && isDigit(s[i+3]) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasAddrStart: a digit next to a dot (IPv4), or two colons within an
+// address's reach (IPv6).
+func hasAddrStart(s string) bool {
+	lastColon := -100
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '.' && i > 0 && isDigit(s[i-1]) && i+1 < len(s) && isDigit(s[i+1]):
+			return true
+		case s[i] == ':':
+			if i-lastColon <= 5 {
+				return true
+			}
+			lastColon = i
+		}
+	}
+	return false
 }
 
 func digits(s string) []byte {
@@ -242,15 +298,30 @@ func compileLocal(d DetectorSpec) ([]finder, error) {
 		}
 		return fs, nil
 	case KindKeywords:
-		quoted := make([]string, len(d.Words))
-		for i, w := range d.Words {
-			quoted[i] = regexp.QuoteMeta(strings.TrimSpace(w))
+		// ASCII words are found by a case-insensitive scan (strings.EqualFold
+		// at each place their first letter stands); others by a
+		// case-insensitive expression. Word boundaries are checked by hand:
+		// RE2's \b is ASCII-only, and a word that starts or ends with
+		// punctuation has no \b there. A match may not touch a letter,
+		// digit or underscore on either side.
+		var ascii []string
+		var quoted []string
+		for _, w := range d.Words {
+			w = strings.TrimSpace(w)
+			if isASCII(w) {
+				ascii = append(ascii, w)
+			} else {
+				quoted = append(quoted, regexp.QuoteMeta(w))
+			}
 		}
-		// Word boundaries by hand: RE2's \b is ASCII-only, and a word that
-		// starts or ends with punctuation has no \b there. A match may not
-		// touch a letter, digit or underscore on either side.
-		re := regexp.MustCompile(`(?i)(?:` + strings.Join(quoted, "|") + `)`)
-		return []finder{keywordFinder(re)}, nil
+		var fs []finder
+		if len(ascii) > 0 {
+			fs = append(fs, asciiKeywords(ascii))
+		}
+		if len(quoted) > 0 {
+			fs = append(fs, keywordFinder(regexp.MustCompile(`(?i)(?:`+strings.Join(quoted, "|")+`)`)))
+		}
+		return fs, nil
 	}
 	return nil, nil
 }
@@ -319,4 +390,50 @@ func Redact(text string, ms []Match) string {
 	}
 	b.WriteString(text[at:])
 	return b.String()
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(b byte) byte {
+	if b >= 'A' && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
+}
+
+// asciiKeywords finds ASCII words case-insensitively at word boundaries.
+func asciiKeywords(words []string) finder {
+	return func(text string, out []Match) []Match {
+		for _, w := range words {
+			first := string([]byte{lowerASCII(w[0]), lowerASCII(w[0]) - ('a' - 'A')})
+			if lowerASCII(w[0]) < 'a' || lowerASCII(w[0]) > 'z' {
+				first = w[:1]
+			}
+			for i := 0; i+len(w) <= len(text); {
+				j := strings.IndexAny(text[i:], first)
+				if j < 0 {
+					break
+				}
+				s := i + j
+				e := s + len(w)
+				if e > len(text) {
+					break
+				}
+				if strings.EqualFold(text[s:e], w) && !(s > 0 && wordBefore(text[:s])) && !(e < len(text) && wordAfter(text[e:])) {
+					out = append(out, Match{Start: s, End: e, Type: "keyword", Kind: KindKeywords})
+					i = e
+					continue
+				}
+				i = s + 1
+			}
+		}
+		return out
+	}
 }

@@ -18,6 +18,10 @@ const DefaultHold = 512
 // checked and let go as it is.
 const MaxHold = 1 << 20
 
+// releaseStep is how far past the window the buffer grows before it is
+// checked and let go.
+const releaseStep = 256
+
 // Stream checks an answer that arrives in pieces: Write takes a piece and
 // returns the text that may be sent now, redacted; Close returns the rest.
 // A secret split across pieces is caught because nothing within the
@@ -63,6 +67,11 @@ func (s *Stream) Write(piece string) (string, bool) {
 		return "", true
 	}
 	s.buf = append(s.buf, piece...)
+	// The buffer is checked once it has grown a step past the window,
+	// not at every piece: a stream of small pieces costs a scan per step.
+	if len(s.buf) < s.hold+releaseStep {
+		return "", false
+	}
 	cut := s.cut()
 	if cut <= 0 {
 		return "", false
