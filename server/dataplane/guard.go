@@ -195,7 +195,7 @@ func (x *exchange) guardStream(out streamOut, rt *route) streamOut {
 	if len(set) == 0 || x.guardOut != nil {
 		return out
 	}
-	if rt.native {
+	if rt.native && x.endpoint != endpointMessages {
 		x.guardStreamSkipped()
 		return out
 	}
@@ -236,6 +236,9 @@ func (g *guardedStream) chunk(data []byte, more bool) error {
 	dec.UseNumber()
 	if dec.Decode(&c) != nil {
 		return g.streamOut.chunk(data, more)
+	}
+	if typ, _ := c["type"].(string); typ != "" {
+		return g.messagesEvent(c, typ, data, more)
 	}
 	choices, _ := c["choices"].([]any)
 	g.meta = map[string]any{"id": c["id"], "object": c["object"], "created": c["created"], "model": c["model"]}
@@ -360,4 +363,51 @@ func drainGuard(out streamOut) {
 		g.drainErr = g.flush()
 		g.drained = true
 	}
+}
+
+// messagesEvent is chunk for a native Anthropic stream: each content
+// block's text deltas go through their own hold-back stream, and what a
+// block still holds is sent as one more text delta before its
+// content_block_stop.
+func (g *guardedStream) messagesEvent(c map[string]any, typ string, data []byte, more bool) error {
+	index := fmt.Sprint(c["index"])
+	switch typ {
+	case "content_block_delta":
+		delta, _ := c["delta"].(map[string]any)
+		if delta == nil || delta["type"] != "text_delta" {
+			return g.streamOut.chunk(data, more)
+		}
+		text, _ := delta["text"].(string)
+		sent, blocked := g.stream(index).Write(text)
+		if blocked {
+			return g.block()
+		}
+		delta["text"] = sent
+		b, err := json.Marshal(c)
+		if err != nil {
+			return err
+		}
+		return g.streamOut.chunk(b, more)
+	case "content_block_stop":
+		s := g.streams[index]
+		if s == nil {
+			return g.streamOut.chunk(data, more)
+		}
+		delete(g.streams, index)
+		rest, blocked := s.Close()
+		if blocked {
+			return g.block()
+		}
+		if rest != "" {
+			b, err := json.Marshal(map[string]any{"type": "content_block_delta", "index": c["index"],
+				"delta": map[string]any{"type": "text_delta", "text": rest}})
+			if err != nil {
+				return err
+			}
+			if err := g.streamOut.chunk(b, true); err != nil {
+				return err
+			}
+		}
+	}
+	return g.streamOut.chunk(data, more)
 }

@@ -124,8 +124,15 @@ func TestGuardInput(t *testing.T) {
 		for _, c := range []struct{ path, body string }{
 			{"/inf/v1/chat/completions", `{"model":"` + gptMini + `","stream":true,"messages":[{"role":"user","content":"who?"}]}`},
 			{"/inf/v1/messages", `{"model":"` + gptMini + `","stream":true,"max_tokens":50,"messages":[{"role":"user","content":"who?"}]}`},
+			// The native Anthropic route: its own text deltas.
+			{"/inf/v1/messages", `{"model":"` + haiku + `","stream":true,"max_tokens":50,"messages":[{"role":"user","content":"who?"}]}`},
 		} {
-			e.openai.Enqueue(providerstest.Reply{Text: "ask bob@example.org or alice@example.net, they know", Usage: providerstest.Usage{Input: 5, Output: 9}})
+			reply := providerstest.Reply{Text: "ask bob@example.org or alice@example.net, they know", Usage: providerstest.Usage{Input: 5, Output: 9}}
+			if strings.Contains(c.body, haiku) {
+				e.anthropic.Enqueue(reply)
+			} else {
+				e.openai.Enqueue(reply)
+			}
 			e.usage.reset()
 			resp = e.postTo(t, c.path, c.body)
 			b, _ := io.ReadAll(resp.Body)
