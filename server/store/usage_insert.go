@@ -29,6 +29,7 @@ var usageEventColumns = []string{
 	"status", "latency_ms", "occurred_at", "bucket", "received_at",
 	"request_id", "endpoint", "reason", "requested_model", "attempts",
 	"usage_source", "reasoning_tokens", "cache_write_1h_tokens", "provenance", "tags", "tag_set_id",
+	"guardrails",
 }
 
 // usageEventsIn is the session temporary table a PostgreSQL connection
@@ -248,6 +249,10 @@ func pgUsageEventRow(e *UsageEvent) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	guardrails, err := guardrailsText(e)
+	if err != nil {
+		return nil, err
+	}
 	return []any{
 		pgUUID(&e.ID), pgUUID(&e.OrgID), pgUUID(&e.WorkspaceID), pgUUID(e.InferenceKeyID), pgUUID(e.ManagementKeyID), pgUUID(e.OwnerID),
 		bunText(e.Model), bunText(e.Provider), pgUUID(e.ProviderCredentialID),
@@ -255,6 +260,7 @@ func pgUsageEventRow(e *UsageEvent) ([]any, error) {
 		bunText(e.Status), e.LatencyMS, e.OccurredAt, e.Bucket, e.ReceivedAt,
 		pgText(e.RequestID), pgText(e.Endpoint), pgText(e.Reason), bunText(e.RequestedModel), attempts,
 		bunText(e.UsageSource), e.ReasoningTokens, e.CacheWrite1hTokens, pgText(provenance), pgText(tagsText), pgUUID(e.TagSetID),
+		pgText(guardrails),
 	}, nil
 }
 
@@ -418,8 +424,12 @@ func appendSQLiteUsageEventRow(args []any, e *UsageEvent) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	guardrails, err := guardrailsText(e)
+	if err != nil {
+		return nil, err
+	}
 	// bun refuses a string holding a NUL byte; so does this.
-	for _, s := range []*string{&e.Model, &e.Provider, &e.Status, &e.RequestedModel, e.RequestID, e.Endpoint, e.Reason, &e.UsageSource, provenance, tagsText} {
+	for _, s := range []*string{&e.Model, &e.Provider, &e.Status, &e.RequestedModel, e.RequestID, e.Endpoint, e.Reason, &e.UsageSource, provenance, tagsText, guardrails} {
 		if s != nil && strings.IndexByte(*s, 0) >= 0 {
 			return nil, fmt.Errorf("usage event %s: string contains a NUL byte", e.ID)
 		}
@@ -431,6 +441,7 @@ func appendSQLiteUsageEventRow(args []any, e *UsageEvent) ([]any, error) {
 		bunText(e.Status), e.LatencyMS, e.OccurredAt.UTC().Format(bunTimeFormat), e.Bucket, e.ReceivedAt.UTC().Format(bunTimeFormat),
 		sqliteText(e.RequestID), sqliteText(e.Endpoint), sqliteText(e.Reason), bunText(e.RequestedModel), attempts,
 		bunText(e.UsageSource), e.ReasoningTokens, e.CacheWrite1hTokens, sqliteText(provenance), sqliteText(tagsText), sqliteUUID(e.TagSetID),
+		sqliteText(guardrails),
 	), nil
 }
 
