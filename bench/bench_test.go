@@ -33,7 +33,7 @@ func TestHarnessSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{"gw / proxy req/s", "dataplane / proxy req/s", "gw adds over direct", "gw adds over proxy", "| gw |",
+	for _, want := range []string{"CPU per request", "| nonstream | proxy |", "| stream | dataplane |", "control plane", "gw / proxy req/s", "dataplane / proxy req/s", "gw adds over direct", "gw adds over proxy", "| gw |",
 		"| dataplane |", "latency sweep: added over direct", "| 2 | dataplane |", "usage: gw's report counts",
 		"the 30-day report counts all", "over the median at 1000"} {
 		if !strings.Contains(out.String(), want) {
@@ -49,5 +49,24 @@ func TestHarnessSmoke(t *testing.T) {
 		if !strings.Contains(attr.String(), want) {
 			t.Errorf("the attribution lacks %q:\n%s", want, attr.String())
 		}
+	}
+}
+
+// TestParseStatCPU reads utime and stime past a command name that holds
+// spaces and parentheses.
+func TestParseStatCPU(t *testing.T) {
+	line := "4242 (gw (x) y) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 75 0 0 20 0 12 0 100 0\n"
+	got, err := parseStatCPU([]byte(line))
+	if err != nil || got != 3250*time.Millisecond {
+		t.Fatalf("parseStatCPU = %v, %v; want 3.25s", got, err)
+	}
+	for _, bad := range []string{"", "1 (gw) S 1 2", "1 (gw) S 1 2 3 4 5 6 7 8 9 10 x 2"} {
+		if _, err := parseStatCPU([]byte(bad)); err == nil {
+			t.Errorf("parseStatCPU(%q) took it", bad)
+		}
+	}
+	// This process can read its own.
+	if _, err := cpuTime(os.Getpid()); err != nil {
+		t.Fatalf("own CPU time: %v", err)
 	}
 }

@@ -37,6 +37,9 @@ type sample struct {
 	elapsed    time.Duration
 	latencies  []time.Duration
 	timed      []timedRequest
+	// cpu is each of the system's processes' CPU time over its runs (see
+	// harness.procsOf), by process label.
+	cpu map[string]time.Duration
 }
 
 func (s *sample) add(o sample) {
@@ -48,6 +51,12 @@ func (s *sample) add(o sample) {
 	s.elapsed += o.elapsed
 	s.latencies = append(s.latencies, o.latencies...)
 	s.timed = append(s.timed, o.timed...)
+	for label, t := range o.cpu {
+		if s.cpu == nil {
+			s.cpu = map[string]time.Duration{}
+		}
+		s.cpu[label] += t
+	}
 }
 
 func (s *sample) rps() float64 {

@@ -47,13 +47,16 @@ type config struct {
 	// SweepDuration is the length of each sweep run: at one connection and
 	// 50 ms a run of d has d/50ms requests, and a p99 needs hundreds.
 	SweepDuration time.Duration
-	Pprof         bool // gw processes serve pprof on their metrics address
-	TraceDir      string
-	GWEnv         []string // extra environment of the gw processes (GOGC=…)
-	GWBinary      string
-	DatabaseURL   string
-	Usage         usageConfig // the usage scenario, when named
-	Out           io.Writer
+	// CPUSettle is how long after a gw system's run its processes' CPU
+	// time is read, so that the run is charged the usage it wrote.
+	CPUSettle   time.Duration
+	Pprof       bool // gw processes serve pprof on their metrics address
+	TraceDir    string
+	GWEnv       []string // extra environment of the gw processes (GOGC=…)
+	GWBinary    string
+	DatabaseURL string
+	Usage       usageConfig // the usage scenario, when named
+	Out         io.Writer
 }
 
 func main() {
@@ -108,6 +111,7 @@ func defineFlags(cfg *config, raw *textFlags) {
 	flag.StringVar(&raw.sweep, "sweep-conns", "1,4,16,64", "sweep scenario: connection counts")
 	flag.IntVar(&cfg.SweepMS, "sweep-ms", 50, "sweep scenario: the upstream's fixed latency (ms)")
 	flag.DurationVar(&cfg.SweepDuration, "sweep-duration", 10*time.Second, "sweep scenario: length of each run (1 connection at 50 ms makes 20 requests a second)")
+	flag.DurationVar(&cfg.CPUSettle, "cpu-settle", 1500*time.Millisecond, "after each gw system's run, wait this long before reading its processes' CPU time (its usage is written within a second)")
 	flag.BoolVar(&cfg.Pprof, "pprof", false, "run gw with --pprof (on its metrics address, printed at start)")
 	flag.StringVar(&raw.gwEnv, "gw-env", "", "extra environment of the gw processes, comma-separated K=V (e.g. GOGC=200,GOMEMLIMIT=512MiB)")
 	flag.StringVar(&raw.attributeOf, "attribute", "", "measure nothing: attribute the requests above p99 of each trace in this -trace-dir to their causes")
@@ -193,7 +197,7 @@ func run(cfg config) error {
 			return err
 		}
 	}
-	reportAll(h.cfg.Out, chosen, m.results)
+	reportAll(h.cfg.Out, chosen, m.results, h.procsOf)
 	if err := h.checkUsage(before, m.sent); err != nil {
 		return err
 	}
@@ -211,7 +215,11 @@ type harness struct {
 	upURL, proxyURL string
 	g               *gwSetup
 	gws, metricsOf  map[string]string // gw system → its base URL, its metrics address
-	stops           []func()
+	// procsOf is, per system, the processes its runs are charged the CPU
+	// time of: the proxy's; gw's; a remote data plane's and its control
+	// plane's (which ingests what it ships).
+	procsOf map[string][]proc
+	stops   []func()
 }
 
 // close stops the processes in the reverse order of their start, as a
@@ -255,6 +263,7 @@ func (h *harness) startBaselines() error {
 	}
 	h.stops = append(h.stops, px.stop)
 	h.proxyURL = "http://" + px.addr
+	h.procsOf = map[string][]proc{"proxy": {{"proxy", px.cmd.Process.Pid}}}
 	return nil
 }
 
@@ -294,6 +303,7 @@ func (h *harness) startSystems() error {
 		switch strings.TrimSpace(name) {
 		case "gw":
 			h.gws["gw"], h.metricsOf["gw"] = h.g.url, h.g.metrics
+			h.procsOf["gw"] = []proc{{"gw", h.g.proc.cmd.Process.Pid}}
 		case "dataplane":
 			dp, err := startDataPlane(h.bin, filepath.Join(h.dir, "dataplane-data"), h.g, h.cfg.Pprof, h.cfg.GWEnv)
 			if err != nil {
@@ -301,6 +311,7 @@ func (h *harness) startSystems() error {
 			}
 			h.stops = append(h.stops, dp.proc.stop)
 			h.gws["dataplane"], h.metricsOf["dataplane"] = dp.url, dp.metrics
+			h.procsOf["dataplane"] = []proc{{"dataplane", dp.proc.cmd.Process.Pid}, {"control plane", h.g.proc.cmd.Process.Pid}}
 		default:
 			return fmt.Errorf("unknown system %q (gw, dataplane)", name)
 		}
@@ -457,7 +468,16 @@ func (h *harness) measure(c *http.Client, s scenario, t target, round int) (samp
 			traced <- fetchTrace(h.metricsOf[t.name], h.cfg.Duration, h.traceFile(t, round, "trace"))
 		}()
 	}
+	procs := h.procsOf[t.name]
+	before := cpuOf(procs)
 	r := h.load(c, s, t)
+	if _, isGW := h.gws[t.name]; isGW && h.cfg.CPUSettle > 0 {
+		// Usage is written after the answers (gw's sink flushes every
+		// second, a data plane ships every second): the run is charged
+		// the writing of its own events.
+		time.Sleep(h.cfg.CPUSettle)
+	}
+	r.cpu = cpuSpent(before, cpuOf(procs))
 	if traced == nil {
 		return r, nil
 	}
@@ -494,7 +514,8 @@ func logRun(round int, s scenario, t target, r sample) {
 }
 
 // reportAll prints every scenario, then the sweep's runs as one table.
-func reportAll(w io.Writer, chosen []scenario, results map[string]map[string]*sample) {
+func reportAll(w io.Writer, chosen []scenario, results map[string]map[string]*sample, procsOf map[string][]proc) {
+	reportCPU(w, chosen, results, procsOf)
 	var sweeps []scenario
 	for _, s := range chosen {
 		report(w, s, results[s.name])
@@ -593,6 +614,52 @@ func report(w io.Writer, s scenario, res map[string]*sample) {
 			}
 		}
 	}
+}
+
+// reportCPU prints the first figure: per scenario and system, each
+// process's CPU µs per request, and the system's total as a multiple of
+// the proxy's in the same run, beside req/s (and its ratio to the proxy)
+// and p50 / p99.
+func reportCPU(w io.Writer, chosen []scenario, results map[string]map[string]*sample, procsOf map[string][]proc) {
+	fmt.Fprintf(w, "\n### CPU per request (each process's utime + stime over its runs ÷ requests served)\n\n")
+	fmt.Fprintln(w, "| scenario | system | CPU µs / request | CPU × proxy | req/s | req/s × proxy | p50 | p99 |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
+	for _, s := range chosen {
+		res := results[s.name]
+		px := res["proxy"]
+		for _, t := range s.systems {
+			procs := procsOf[t.name]
+			if len(procs) == 0 {
+				continue // direct: the upstream is every system's, not this one's
+			}
+			r := res[t.name]
+			cpu, cpuRatio, rpsRatio := cpuCell(r, procs), "—", "—"
+			if px != nil {
+				if base := px.cpuTotalPerRequest(procsOf["proxy"]); base > 0 {
+					cpuRatio = fmt.Sprintf("**%.2f×**", r.cpuTotalPerRequest(procs)/base)
+				}
+				if px.rps() > 0 {
+					rpsRatio = fmt.Sprintf("%.2f×", r.rps()/px.rps())
+				}
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %.0f | %s | %s | %s |\n", s.name, t.name, cpu, cpuRatio, r.rps(), rpsRatio,
+				ms(r.quantile(0.50)), ms(r.quantile(0.99)))
+		}
+	}
+}
+
+// cpuCell is a system's CPU µs per request, with each process's share
+// when it has more than one.
+func cpuCell(r *sample, procs []proc) string {
+	out := fmt.Sprintf("%.1f", r.cpuTotalPerRequest(procs))
+	if len(procs) > 1 {
+		parts := make([]string, len(procs))
+		for i, p := range procs {
+			parts[i] = fmt.Sprintf("%s %.1f", p.label, r.cpuPerRequest(p.label))
+		}
+		out += " (" + strings.Join(parts, " + ") + ")"
+	}
+	return out
 }
 
 // added is what r adds over base at quantile q, in ms.

@@ -57,6 +57,9 @@ type UsageEvent struct {
 	// Tags are the request's cost-centre tags: its key's, over those its
 	// X-Gw-Tags header named; {} for none.
 	Tags map[string]string `json:"tags" jsonschema:"maxProperties=20"`
+	// Guardrails say what each guardrail that applied did (issue 32); []
+	// when none applied.
+	Guardrails []GuardrailRecord `json:"guardrails"`
 }
 
 // MaxProvenanceItems bounds the policy rules and the budgets an event's
@@ -171,6 +174,9 @@ type UsageEventIn struct {
 	// Tags are the request's cost-centre tags (older data planes send
 	// none).
 	Tags map[string]string `json:"tags,omitempty" jsonschema:"maxProperties=20"`
+	// Guardrails say what each guardrail that applied did (older data
+	// planes send none).
+	Guardrails []GuardrailRecord `json:"guardrails,omitempty" jsonschema:"maxItems=200"`
 }
 
 // Usage sources (UsageEvent.UsageSource).

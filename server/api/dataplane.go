@@ -211,6 +211,9 @@ func (r eventReader) metering(e *wire.UsageEventIn) {
 	if v, ok := r.o.Raw("tags"); ok && v != nil {
 		e.Tags = readTagsAt(v, r.loc.With("tags"), r.errs)
 	}
+	if v, ok := r.o.Raw("guardrails"); ok && v != nil {
+		e.Guardrails = readGuardrailRecords(v, r.loc.With("guardrails"), r.errs)
+	}
 }
 
 // reportEventRules adds usage.Check's problems with the event. A member
@@ -378,4 +381,35 @@ func (s *Server) listDataPlanes(r *Request) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// readGuardrailRecords reads an event's guardrail records strictly; their
+// vocabulary is usage.Check's to hold.
+func readGuardrailRecords(v any, loc validate.Loc, errs *validate.Errors) []wire.GuardrailRecord {
+	out := []wire.GuardrailRecord{}
+	validate.List(v, loc, validate.ListRule{Max: usage.MaxGuardrailRecords}, errs, func(item any, loc validate.Loc) {
+		o := validate.ReadObject(item, loc, errs)
+		if o == nil {
+			return
+		}
+		var rec wire.GuardrailRecord
+		str := func(name string) string {
+			if v, ok := o.Require(name); ok {
+				s, _ := validate.String(v, loc.With(name), validate.StringRule{Max: 200, NoControl: true}, errs)
+				return s
+			}
+			return ""
+		}
+		rec.ID, rec.Name, rec.Stage, rec.Outcome = str("id"), str("name"), str("stage"), str("outcome")
+		rec.Detectors = []string{}
+		if v, ok := o.Raw("detectors"); ok && v != nil {
+			validate.List(v, loc.With("detectors"), validate.ListRule{Max: 16}, errs, func(item any, loc validate.Loc) {
+				s, _ := validate.String(item, loc, validate.StringRule{Min: 1, Max: 64, NoControl: true}, errs)
+				rec.Detectors = append(rec.Detectors, s)
+			})
+		}
+		o.Close()
+		out = append(out, rec)
+	})
+	return out
 }

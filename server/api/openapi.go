@@ -44,6 +44,7 @@ var pathParamDocs = map[string]string{
 	"user_code":     "The code the CLI showed, e.g. BCDF-GHJK.",
 	"data_plane_id": "A data plane's id, as in its heartbeats.",
 	"name":          "A model alias's name, e.g. claude-opus-4-8 (percent-encode [ and ]).",
+	"guardrail_id":  "A guardrail's UUID.",
 }
 
 func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
@@ -291,6 +292,10 @@ func schemaRefs(components map[string]any) (func(any) map[string]any, *apidoc.Re
 			addPolicySchema(components)
 			return &jsonschema.Schema{Ref: "#/components/schemas/PolicyDefinition"}
 		}
+		if t == reflect.TypeOf(wire.PolicyTarget{}) {
+			addPolicySchema(components)
+			return &jsonschema.Schema{Ref: "#/components/schemas/PolicyTarget"}
+		}
 		return nil
 	}, false)
 	return r.Ref, r
@@ -303,6 +308,8 @@ func documentEnums() apidoc.Enums {
 	kinds := apidoc.Strings(catalog.Kinds())
 	caps, mods := apidoc.Strings(catalog.Capabilities()), apidoc.Strings(catalog.Modalities())
 	catalogVocabulary := map[string][]string{"capabilities": caps, "modalities": mods}
+	guardrailEnums := map[string][]string{"stages": wire.GuardrailStages, "action": wire.GuardrailActions, "on_error": wire.GuardrailOnErrors}
+	detectorEnums := map[string][]string{"kind": wire.GuardrailKinds, "types": wire.GuardrailPIITypes}
 	return apidoc.Enums{
 		reflect.TypeOf(wire.CatalogProvider{}):      {"kind": kinds},
 		reflect.TypeOf(wire.CatalogProviderInput{}): {"kind": kinds},
@@ -310,9 +317,15 @@ func documentEnums() apidoc.Enums {
 		reflect.TypeOf(wire.CatalogModelInput{}):    catalogVocabulary,
 		reflect.TypeOf(wire.ModelObject{}): {"capabilities": caps, "modalities": mods,
 			"type": {string(catalog.ModelTypeChat), string(catalog.ModelTypeEmbedding)}},
-		reflect.TypeOf(wire.UsageEvent{}):   {"status": wire.UsageStatuses, "usage_source": wire.UsageSources},
-		reflect.TypeOf(wire.UsageEventIn{}): {"status": wire.UsageStatuses, "usage_source": wire.UsageSources},
-		reflect.TypeOf(wire.UsageAttempt{}): {"failure": wire.UsageAttemptFailures},
+		reflect.TypeOf(wire.UsageEvent{}):          {"status": wire.UsageStatuses, "usage_source": wire.UsageSources},
+		reflect.TypeOf(wire.UsageEventIn{}):        {"status": wire.UsageStatuses, "usage_source": wire.UsageSources},
+		reflect.TypeOf(wire.UsageAttempt{}):        {"failure": wire.UsageAttemptFailures},
+		reflect.TypeOf(wire.Guardrail{}):           guardrailEnums,
+		reflect.TypeOf(wire.GuardrailCreate{}):     guardrailEnums,
+		reflect.TypeOf(wire.GuardrailUpdate{}):     guardrailEnums,
+		reflect.TypeOf(wire.GuardrailDetector{}):   detectorEnums,
+		reflect.TypeOf(wire.GuardrailDetectorIn{}): detectorEnums,
+		reflect.TypeOf(wire.GuardrailRecord{}):     {"stage": wire.GuardrailStages, "outcome": wire.GuardrailOutcomes},
 		reflect.TypeOf(wire.DataPlaneBundles{}): {"enrollment": {store.EnrollmentPending, store.EnrollmentApproved,
 			store.EnrollmentRevoked}},
 	}

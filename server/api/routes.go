@@ -24,6 +24,7 @@ func (s *Server) allRoutes() []*Route {
 		s.inferenceKeyRoutes(),
 		s.policyRoutes(),
 		s.modelAliasRoutes(),
+		s.guardrailRoutes(),
 		s.tagBudgetRoutes(),
 		s.usageRoutes(),
 		s.dataPlaneRoutes(),

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/guardrails"
 	"github.com/gw-gateway/gw/server/policy"
 )
 
@@ -50,6 +51,41 @@ type Body struct {
 	// those bundles keep their bytes; a data plane too old to know it
 	// refuses a bundle that has it rather than call where it forbids.
 	Egress *Egress `json:"egress,omitempty"`
+	// Guardrails are the organization's enabled guardrails (applying to
+	// every workspace) and its workspaces' (issue 32). Left out when there
+	// are none; a data plane too old to know them refuses a bundle that
+	// has them rather than let through what they would stop.
+	Guardrails []Guardrail `json:"guardrails,omitempty"`
+}
+
+// Guardrail is an enabled guardrail. WorkspaceID is nil for the
+// organization's. A webhook detector's signing secret is sealed, as
+// provider credentials' are (to the data plane's key for a remote one).
+type Guardrail struct {
+	ID          uuid.UUID           `json:"id"`
+	WorkspaceID *uuid.UUID          `json:"workspace_id"`
+	Name        string              `json:"name"`
+	Target      policy.Target       `json:"target"`
+	Stages      []guardrails.Stage  `json:"stages"`
+	Detectors   []GuardrailDetector `json:"detectors"`
+	Action      guardrails.Action   `json:"action"`
+	OnError     guardrails.OnError  `json:"on_error"`
+}
+
+// GuardrailDetector is a detector and, for a webhook, its sealed secret.
+type GuardrailDetector struct {
+	guardrails.DetectorSpec
+	SecretSealed string `json:"secret_sealed,omitempty"`
+}
+
+// Spec is the guardrail as the core reads it.
+func (g Guardrail) Spec() guardrails.Spec {
+	s := guardrails.Spec{ID: g.ID.String(), Name: g.Name, Stages: g.Stages, Action: g.Action, OnError: g.OnError,
+		Detectors: make([]guardrails.DetectorSpec, len(g.Detectors))}
+	for i, d := range g.Detectors {
+		s.Detectors[i] = d.DetectorSpec
+	}
+	return s
 }
 
 // Egress is the instance's egress setting (GET/PATCH

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/gw-gateway/gw/server/guardrails"
 	"slices"
 	"strings"
 
@@ -80,6 +81,9 @@ func (b *Body) Validate() error {
 		return err
 	}
 	if err := validateAliases(b.Aliases, workspaces); err != nil {
+		return err
+	}
+	if err := validateGuardrails(b.Guardrails, workspaces); err != nil {
 		return err
 	}
 	if err := b.Egress.validate(); err != nil {
@@ -286,6 +290,20 @@ func validateTagBudgets(workspaces []Workspace, policies []Policy) error {
 			if m := tags.CheckValue(tb.TagValue); m != "" {
 				return invalid("workspace %s: tag budget %s: %s", w.ID, tb.PolicyID, m)
 			}
+		}
+	}
+	return nil
+}
+
+// validateGuardrails checks that guardrails name a listed workspace and
+// that the core accepts each (every regex compiles here as it will).
+func validateGuardrails(gs []Guardrail, workspaces map[uuid.UUID]bool) error {
+	for _, g := range gs {
+		if g.WorkspaceID != nil && !workspaces[*g.WorkspaceID] {
+			return invalid("guardrail %s belongs to workspace %s, which the bundle does not list", g.ID, *g.WorkspaceID)
+		}
+		if _, err := guardrails.Compile(g.Spec()); err != nil {
+			return invalid("%v", err)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"github.com/gw-gateway/gw/server/guardrails"
 	"net/http"
 	"time"
 
@@ -33,6 +34,12 @@ import (
 // its own shape (a dialect's error, a JSON-RPC error).
 type admission struct {
 	p *Plane
+	// guardRecords are what the guardrails did to the request (guard.go),
+	// recorded on its usage event.
+	guardRecords []wire.GuardrailRecord
+	// guardOut is a streamed answer's output stage (guard.go), whose
+	// records the usage event takes when it is recorded.
+	guardOut *guardrails.Run
 	// w is the caller's writer (counted for the metrics), r the request.
 	w  http.ResponseWriter
 	mw *meteredWriter
@@ -323,6 +330,7 @@ func (a *admission) record(u usageRecord) {
 		Attempts:    append([]wire.UsageAttempt{}, u.attempts...),
 		UsageSource: wire.UsageSourceUpstream, ReasoningTokens: usage.ReasoningTokens, CacheWrite1hTokens: tokens.CacheWrite1h,
 		Provenance: a.provenance(&u, charged, overBound), Tags: a.tags,
+		Guardrails: a.allGuardRecords(),
 	}
 	if usage.Estimated {
 		e.UsageSource = wire.UsageSourceEstimated

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/gw-gateway/gw/server/guardrails/webhook"
 	"io"
 	"log/slog"
 	"net/http"
@@ -48,12 +49,14 @@ type inferenceConfig struct {
 	bodyRead  time.Duration
 	log       *slog.Logger
 	metrics   *telemetry.Metrics
+	// hooks calls guardrail webhooks, dialling through egress (guard.go).
+	hooks *webhook.Caller
 }
 
 func newInferenceConfig(opts Options, egressPolicy func() egress.Policy) inferenceConfig {
 	c := inferenceConfig{keyring: opts.Keyring, usage: opts.Usage, upstreams: opts.Upstreams,
 		timeout: opts.UpstreamTimeout, maxStream: opts.MaxStreamDuration, maxBody: opts.MaxRequestBytes, bodyRead: opts.BodyReadTimeout,
-		log: opts.Logger, metrics: opts.Metrics}
+		log: opts.Logger, metrics: opts.Metrics, hooks: webhook.New(egressPolicy, nil)}
 	if c.upstreams == nil {
 		c.upstreams = providers.NewSet(providers.NewGuardedHTTPClient(egressPolicy))
 	}
@@ -181,6 +184,12 @@ type exchange struct {
 	// its request went out whole (floor.go).
 	sentCall *providers.Call
 	bodySent atomic.Bool
+	// guardBlock is the guardrails' block of the request's input, answered
+	// once its model is known (guardedStage).
+	guardBlock *response
+	// guardStreamNoted: a streamed answer's output stage is recorded
+	// (once, whatever the attempts).
+	guardStreamNoted bool
 }
 
 // route is a model the request may be sent to, with everything decided
@@ -586,9 +595,17 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	if err != nil {
 		return x.failure(ctx, rt, err)
 	}
+	// The guard stage on the answer: redacted before the caller reads it,
+	// or refused whole (the upstream's tokens were spent and are metered).
+	body, block := x.guardOutput(body)
 	// Recorded before the answer is written: a caller who has read it can
 	// count on its event.
 	x.finish(outcome{status: statusOK, model: m, cred: rt.cred, usage: c.Usage})
+	if block != nil {
+		x.setAttemptHeaders(m)
+		x.d.refuse(x.w, block)
+		return nil
+	}
 	x.setAttemptHeaders(m)
 	h := x.w.Header()
 	if x.caller != nil {
@@ -673,6 +690,8 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 		chunk, err = s.Recv()
 		if err == io.EOF {
 			o.usage = s.Usage()
+			// The held tail is checked before the event is recorded.
+			drainGuard(out)
 			x.finish(o)
 			_ = out.end(o.usage)
 			return nil

@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"encoding/json"
+	"github.com/gw-gateway/gw/server/guardrails"
 	"slices"
 	"strings"
 	"sync"
@@ -25,6 +26,8 @@ import (
 // only read afterwards, except for the secrets it opens on first use.
 type inferenceOrg struct {
 	orgID uuid.UUID
+	// guards are the bundle's guardrails, compiled (guard.go).
+	guards guardIndex
 	// version is the bundle's, recorded in each usage event's provenance.
 	version     int64
 	models      map[string]*routeModel
@@ -68,6 +71,9 @@ type inferenceKey struct {
 	// (playground.go); id is playground.KeyID, owner the user.
 	playground bool
 	tagRules   tags.Rules
+	// guards are the guardrails that apply to the key: its organization's
+	// and its workspace's whose target covers it (guard.go).
+	guards guardrails.Set
 }
 
 // newInferenceOrg builds the inference index of a bundle; models is the
@@ -81,6 +87,7 @@ func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 		policies:     map[uuid.UUID][]policy.Policy{},
 		requiredTags: map[uuid.UUID][]string{},
 		tagRules:     map[uuid.UUID]tags.Rules{},
+		guards:       newGuardIndex(b.Guardrails),
 	}
 	tagBudgets := map[uuid.UUID]bundle.TagBudget{}
 	for _, w := range b.Workspaces {
@@ -139,7 +146,8 @@ func tagTarget(tb bundle.TagBudget, ws uuid.UUID, keys []bundle.Key) policy.Targ
 
 func (o *inferenceOrg) key(k bundle.Key) *inferenceKey {
 	return &inferenceKey{org: o, id: k.ID, idString: k.ID.String(), workspace: k.WorkspaceID, owner: k.OwnerID, policies: o.policies[k.WorkspaceID],
-		limits: keyLimits(k.RateLimits), tags: k.Tags, required: o.requiredTags[k.WorkspaceID], tagRules: o.tagRules[k.WorkspaceID]}
+		limits: keyLimits(k.RateLimits), tags: k.Tags, required: o.requiredTags[k.WorkspaceID], tagRules: o.tagRules[k.WorkspaceID],
+		guards: o.guardsFor(k)}
 }
 
 // upstreamCredential is a provider credential of the bundle. Its secret

@@ -14,14 +14,17 @@ import (
 // A new step of every model request is one entry here; a new endpoint that
 // is no model request reuses the admission (admission.go) instead.
 //
-//	admit ─ read ─ parse ─ model ─ route ─ reserve ─ [guard] ─ [cache] ─ attempt ─ finish
+//	admit ─ read ─ guard ─ parse ─ model ─ guarded ─ route ─ reserve ─ [cache] ─ attempt ─ finish
 //
-// guard and cache are the attachment points of guardrails and a response
-// cache: empty until those land, they run with the route chosen and its
-// budget held, before any upstream call. A stage that refuses there calls
-// x.deny(refusal); one that answers (a cache hit) finishes the request
-// itself. The stream side of attempt is the stream writer and its
-// decorators (streamWriter).
+// guard is the guardrails' input stage (guard.go): every text the caller
+// sends, checked before the request is read for routing, so a redaction
+// is what every upstream sees; a block is answered once the model is known
+// (guarded), as a denied event. cache is the attachment point of a
+// response cache: empty until one lands, it runs with the route chosen and
+// its budget held, before any upstream call; a hit finishes the request
+// itself. A stage that refuses after the model is known calls
+// x.deny(refusal). The stream side of attempt is the stream writer and its
+// decorators (streamWriter), the guardrails' output stage among them.
 type stage struct {
 	name string
 	run  func(*exchange) bool
@@ -29,11 +32,12 @@ type stage struct {
 
 var modelStages = [...]stage{
 	{"read", (*exchange).readStage},
+	{"guard", (*exchange).guardStage},
 	{"parse", (*exchange).parseStage},
 	{"model", (*exchange).modelStage},
+	{"guarded", (*exchange).guardedStage},
 	{"route", (*exchange).routeStage},
 	{"reserve", (*exchange).reserveStage},
-	{"guard", (*exchange).guardStage},
 	{"cache", (*exchange).cacheStage},
 	{"attempt", (*exchange).attemptStage},
 }
@@ -135,10 +139,25 @@ func (x *exchange) deny(refusal *response) {
 	x.d.refuse(x.w, refusal)
 }
 
-// guardStage is where guardrails attach (issue 32): the request is parsed,
-// routed and its budget held, and nothing has gone upstream. A guardrail
-// that refuses calls x.deny. Empty for now.
-func (x *exchange) guardStage() bool { return true }
+// guardStage runs the guardrails' input stage on the body as read
+// (guardInput): a redaction replaces the body every later stage reads; a
+// block waits for the model (guardedStage).
+func (x *exchange) guardStage() bool {
+	x.body, x.guardBlock = x.guardInput(x.body)
+	return true
+}
+
+// guardedStage answers the guardrails' block of the input, once the model
+// asked for is known to be visible (an unknown one is a 404 first), as a
+// denied event.
+func (x *exchange) guardedStage() bool {
+	if x.guardBlock == nil {
+		return true
+	}
+	x.finish(outcome{status: statusDenied, reason: reasonGuardrailBlocked, model: x.requested})
+	x.d.refuse(x.w, x.guardBlock)
+	return false
+}
 
 // cacheStage is where a response cache attaches: a hit answers and
 // finishes the request itself (usage_source and cost as the cache
@@ -174,10 +193,9 @@ func (x *exchange) releaseBody() {
 // writer alone. A guardrail that reads a stream as it goes is one more
 // decorator here.
 func (x *exchange) streamWriter(rt *route, s providers.ChunkStream) streamOut {
-	out := x.d.startStream(x.w, rt.native, rt.model.model.ID)
+	out := x.guardStream(x.d.startStream(x.w, rt.native, rt.model.model.ID), rt)
 	x.estimateInput(out, rt)
 	if x.caller != nil {
-		// Innermost: it writes into the dialect's own writer.
 		out = costedStream{streamOut: out, x: x}
 	}
 	if progress, ok := s.(providers.ProgressStream); ok && x.slot != nil {

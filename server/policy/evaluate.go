@@ -357,3 +357,7 @@ func specificity(k TargetKind) int {
 func joinEnum[T ~string](items []T) string {
 	return strings.Join(names(items), ", ")
 }
+
+// Covers reports whether the target selects the request's key: what a
+// guardrail's target means (issue 32), as it is for a policy.
+func (t Target) Covers(req Request) bool { return t.covers(req) }

@@ -154,3 +154,18 @@ func orEmpty[T any](s []T) []T {
 	}
 	return s
 }
+
+// UnmarshalJSON reads a target as strictly as the API does.
+func (t *Target) UnmarshalJSON(data []byte) error {
+	v, err := validate.ParseJSON(data, nil)
+	if err != nil {
+		return err
+	}
+	var errs validate.Errors
+	parsed := parseTarget(v, nil, &errs)
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	*t = parsed
+	return nil
+}

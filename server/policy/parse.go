@@ -295,3 +295,9 @@ func parseDecimal(v any, loc validate.Loc, errs *validate.Errors) (Decimal, bool
 	}
 	return Decimal{Text: s, Value: d}, true
 }
+
+// ParseTarget reads a policy target on its own (a guardrail's target is
+// the policies' target, issue 32), reporting every problem to errs.
+func ParseTarget(v any, loc validate.Loc, errs *validate.Errors) Target {
+	return parseTarget(v, loc, errs)
+}

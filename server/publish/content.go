@@ -79,6 +79,9 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	if body.Aliases, err = readAliases(ctx, st, orgID, listed); err != nil {
 		return nil, err
 	}
+	if body.Guardrails, err = readGuardrails(ctx, st, orgID, listed); err != nil {
+		return nil, err
+	}
 	if body.Egress, err = readEgress(ctx, st); err != nil {
 		return nil, err
 	}
@@ -256,6 +259,30 @@ func readAliases(ctx context.Context, st *store.Store, orgID uuid.UUID, listed m
 		out = append(out, bundle.Alias{ID: a.ID, WorkspaceID: a.WorkspaceID, Name: a.Name, Targets: ts})
 	}
 	sortByID(out, func(a bundle.Alias) uuid.UUID { return a.ID })
+	return out, nil
+}
+
+// readGuardrails reads the organization's enabled guardrails and its
+// listed workspaces'; none is a nil list, which the body leaves out. The
+// stored definition has the bundle's shape, webhook secrets still sealed.
+func readGuardrails(ctx context.Context, st *store.Store, orgID uuid.UUID, listed map[uuid.UUID]bool) ([]bundle.Guardrail, error) {
+	rows, err := st.GuardrailsForOrg(ctx, orgID)
+	if err != nil {
+		return nil, fmt.Errorf("list guardrails: %w", err)
+	}
+	var out []bundle.Guardrail
+	for _, g := range rows {
+		if !g.Enabled || (g.WorkspaceID != nil && !listed[*g.WorkspaceID]) {
+			continue
+		}
+		var bg bundle.Guardrail
+		if err := json.Unmarshal([]byte(g.Definition), &bg); err != nil {
+			return nil, fmt.Errorf("guardrail %s: %w", g.ID, err)
+		}
+		bg.ID, bg.WorkspaceID, bg.Name = g.ID, g.WorkspaceID, g.Name
+		out = append(out, bg)
+	}
+	sortByID(out, func(g bundle.Guardrail) uuid.UUID { return g.ID })
 	return out, nil
 }
 

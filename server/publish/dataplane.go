@@ -42,5 +42,19 @@ func ForDataPlane(row *store.Bundle, kr *secrets.Keyring, signer ed25519.Private
 		}
 		c.SecretSealed = sealed
 	}
+	for i := range body.Guardrails {
+		g := &body.Guardrails[i]
+		for j := range g.Detectors {
+			d := &g.Detectors[j]
+			if d.SecretSealed == "" {
+				continue
+			}
+			sealed, err := kr.Reseal(d.SecretSealed, secrets.GuardrailWebhookAAD(g.ID, d.URL), to)
+			if err != nil {
+				return bundle.Signed{}, fmt.Errorf("guardrail %s: %w", g.ID, err)
+			}
+			d.SecretSealed = sealed
+		}
+	}
 	return bundle.Sign(&body, signer)
 }

@@ -263,3 +263,10 @@ func (kr *Keyring) Keys() []Key {
 // CredentialAAD binds a provider credential's sealed secret to its id, so a
 // sealed value copied onto another credential does not open.
 func CredentialAAD(id fmt.Stringer) string { return "provider_credential:" + id.String() }
+
+// GuardrailWebhookAAD binds a guardrail webhook's sealed signing secret to
+// its guardrail and URL (issue 32): a sealed value copied onto another
+// guardrail, or kept while the URL changes, does not open.
+func GuardrailWebhookAAD(guardrailID fmt.Stringer, url string) string {
+	return "guardrail_webhook:" + guardrailID.String() + ":" + url
+}

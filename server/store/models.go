@@ -437,6 +437,37 @@ type UsageEvent struct {
 	// names the set (tags.SetID), nil without tags.
 	Tags     Tags       `bun:"tags,type:text"`
 	TagSetID *uuid.UUID `bun:"tag_set_id,type:uuid"`
+	// Guardrails are the guardrails' outcomes as JSON text (NULL: none
+	// applied).
+	Guardrails UsageGuardrails `bun:"guardrails,type:text"`
+}
+
+// UsageGuardrails is an event's guardrail records as stored: a JSON array,
+// NULL when empty.
+type UsageGuardrails []wire.GuardrailRecord
+
+// Value implements driver.Valuer.
+func (g UsageGuardrails) Value() (driver.Value, error) {
+	if len(g) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal([]wire.GuardrailRecord(g))
+	return string(b), err
+}
+
+// Scan implements sql.Scanner.
+func (g *UsageGuardrails) Scan(src any) error {
+	return scanJSON(src, "UsageGuardrails", (*[]wire.GuardrailRecord)(g))
+}
+
+// guardrailsText is an event's guardrail records as stored (nil: NULL).
+func guardrailsText(e *UsageEvent) (*string, error) {
+	v, err := e.Guardrails.Value()
+	if err != nil || v == nil {
+		return nil, err
+	}
+	s := v.(string)
+	return &s, nil
 }
 
 // UsageProvenance is an event's provenance as stored: JSON text.

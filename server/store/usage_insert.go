@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+
+	"github.com/gw-gateway/gw/wire"
 )
 
 // usageEventColumns are usage_events' columns in the order usageEventRow
@@ -26,6 +29,7 @@ var usageEventColumns = []string{
 	"status", "latency_ms", "occurred_at", "bucket", "received_at",
 	"request_id", "endpoint", "reason", "requested_model", "attempts",
 	"usage_source", "reasoning_tokens", "cache_write_1h_tokens", "provenance", "tags", "tag_set_id",
+	"guardrails",
 }
 
 // usageEventsIn is the session temporary table a PostgreSQL connection
@@ -240,15 +244,12 @@ func pgxConn(driverConn any) (*pgx.Conn, error) {
 // binary COPY: what reads back is what bun's insert writes (times in UTC,
 // truncated to the microsecond; attempts as UsageAttempts.Value).
 func pgUsageEventRow(e *UsageEvent) ([]any, error) {
-	attempts, err := e.Attempts.Value()
-	if err != nil {
-		return nil, fmt.Errorf("usage event %s attempts: %w", e.ID, err)
-	}
-	provenance, err := provenanceText(e)
+	attempts, provenance := attemptsText(e), provenanceText(e)
+	tagsText, err := tagsText(e)
 	if err != nil {
 		return nil, err
 	}
-	tagsText, err := tagsText(e)
+	guardrails, err := guardrailsText(e)
 	if err != nil {
 		return nil, err
 	}
@@ -259,6 +260,7 @@ func pgUsageEventRow(e *UsageEvent) ([]any, error) {
 		bunText(e.Status), e.LatencyMS, e.OccurredAt, e.Bucket, e.ReceivedAt,
 		pgText(e.RequestID), pgText(e.Endpoint), pgText(e.Reason), bunText(e.RequestedModel), attempts,
 		bunText(e.UsageSource), e.ReasoningTokens, e.CacheWrite1hTokens, pgText(provenance), pgText(tagsText), pgUUID(e.TagSetID),
+		pgText(guardrails),
 	}, nil
 }
 
@@ -275,17 +277,25 @@ func tagsText(e *UsageEvent) (*string, error) {
 	return &s, nil
 }
 
-// provenanceText is an event's provenance as stored (nil: NULL).
-func provenanceText(e *UsageEvent) (*string, error) {
-	v, err := e.Provenance.Value()
-	if err != nil || v == nil {
-		if err != nil {
-			err = fmt.Errorf("usage event %s provenance: %w", e.ID, err)
-		}
-		return nil, err
+// provenanceText is an event's provenance as stored (nil: NULL), what
+// UsageProvenance.Value writes.
+func provenanceText(e *UsageEvent) *string {
+	if e.Provenance == nil {
+		return nil
 	}
-	s := v.(string)
-	return &s, nil
+	var scratch [1024]byte
+	s := string(appendProvenanceJSON(scratch[:0], (*wire.UsageProvenance)(e.Provenance)))
+	return &s
+}
+
+// attemptsText is an event's attempts as stored, what UsageAttempts.Value
+// writes.
+func attemptsText(e *UsageEvent) string {
+	if e.Attempts == nil {
+		return "[]"
+	}
+	var scratch [256]byte
+	return string(appendAttemptsJSON(scratch[:0], e.Attempts))
 }
 
 func pgUUID(id *uuid.UUID) pgtype.UUID {
@@ -349,21 +359,57 @@ func sqliteInsertNew(ctx context.Context, tx *sql.Tx, events []UsageEvent) ([]Us
 			return nil, mapErr(err)
 		}
 	}
+	if len(ids) < len(events) {
+		if err := sqliteAllThere(ctx, tx, events, ids); err != nil {
+			return nil, err
+		}
+	}
 	return newlyStored(events, ids), nil
 }
 
-// sqliteInsertSQL is the insert of n rows.
+// sqliteAllThere checks that the events an insert OR IGNORE did not store
+// (those not in ids) are stored already: repeated ids, not rows SQLite
+// ignored for another conflict.
+func sqliteAllThere(ctx context.Context, tx *sql.Tx, events []UsageEvent, ids []uuid.UUID) error {
+	stored := make(map[uuid.UUID]struct{}, len(ids))
+	for _, id := range ids {
+		stored[id] = struct{}{}
+	}
+	for i := range events {
+		if _, ok := stored[events[i].ID]; ok {
+			continue
+		}
+		var one int
+		err := tx.QueryRowContext(ctx, "SELECT 1 FROM usage_events WHERE id = ?", events[i].ID.String()).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("usage event %s: the database refused the row", events[i].ID)
+		}
+		if err != nil {
+			return mapErr(err)
+		}
+	}
+	return nil
+}
+
+// sqliteInsertSQL is the insert of n rows. OR IGNORE rather than ON
+// CONFLICT (id) DO NOTHING: a statement that may abort half-way (on a NOT
+// NULL column, which DO NOTHING leaves to abort) makes SQLite keep a
+// statement journal, a copy of every page the statement changes, which
+// was a tenth of the usage writer's CPU. One that ignores every conflict
+// cannot abort and keeps none. Ignoring more than a repeated id is no
+// licence to lose an event: sqliteInsertNew checks that every event it
+// did not store was there already.
 func sqliteInsertSQL(n int) string {
 	row := "(?" + strings.Repeat(", ?", len(usageEventColumns)-1) + ")"
 	var b strings.Builder
-	b.WriteString("INSERT INTO usage_events (" + strings.Join(usageEventColumns, ", ") + ") VALUES ")
+	b.WriteString("INSERT OR IGNORE INTO usage_events (" + strings.Join(usageEventColumns, ", ") + ") VALUES ")
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString(row)
 	}
-	b.WriteString(" ON CONFLICT (id) DO NOTHING RETURNING id")
+	b.WriteString(" RETURNING id")
 	return b.String()
 }
 
@@ -373,20 +419,17 @@ const bunTimeFormat = "2006-01-02 15:04:05.999999-07:00"
 // appendSQLiteUsageEventRow appends e's values in usageEventColumns' order,
 // bound so SQLite stores exactly the text bun's inlined insert stores.
 func appendSQLiteUsageEventRow(args []any, e *UsageEvent) ([]any, error) {
-	attempts, err := e.Attempts.Value()
-	if err != nil {
-		return nil, fmt.Errorf("usage event %s attempts: %w", e.ID, err)
-	}
-	provenance, err := provenanceText(e)
-	if err != nil {
-		return nil, err
-	}
+	attempts, provenance := attemptsText(e), provenanceText(e)
 	tagsText, err := tagsText(e)
 	if err != nil {
 		return nil, err
 	}
+	guardrails, err := guardrailsText(e)
+	if err != nil {
+		return nil, err
+	}
 	// bun refuses a string holding a NUL byte; so does this.
-	for _, s := range []*string{&e.Model, &e.Provider, &e.Status, &e.RequestedModel, e.RequestID, e.Endpoint, e.Reason, &e.UsageSource, provenance, tagsText} {
+	for _, s := range []*string{&e.Model, &e.Provider, &e.Status, &e.RequestedModel, e.RequestID, e.Endpoint, e.Reason, &e.UsageSource, provenance, tagsText, guardrails} {
 		if s != nil && strings.IndexByte(*s, 0) >= 0 {
 			return nil, fmt.Errorf("usage event %s: string contains a NUL byte", e.ID)
 		}
@@ -398,6 +441,7 @@ func appendSQLiteUsageEventRow(args []any, e *UsageEvent) ([]any, error) {
 		bunText(e.Status), e.LatencyMS, e.OccurredAt.UTC().Format(bunTimeFormat), e.Bucket, e.ReceivedAt.UTC().Format(bunTimeFormat),
 		sqliteText(e.RequestID), sqliteText(e.Endpoint), sqliteText(e.Reason), bunText(e.RequestedModel), attempts,
 		bunText(e.UsageSource), e.ReasoningTokens, e.CacheWrite1hTokens, sqliteText(provenance), sqliteText(tagsText), sqliteUUID(e.TagSetID),
+		sqliteText(guardrails),
 	), nil
 }
 

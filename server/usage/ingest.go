@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -77,23 +78,22 @@ func (e *InvalidEvent) Error() string {
 // upstream can report, an exact non-negative cost, a known status. It
 // reports every problem at once, nil when there is none.
 func Check(e wire.UsageEventIn) *InvalidEvent {
-	var out []FieldError
-	add := func(field, typ, msg string, input any) {
-		out = append(out, FieldError{Field: field, Type: typ, Msg: msg, Input: input})
-	}
-	addSub := func(field string, sub []any, typ, msg string, input any) {
-		out = append(out, FieldError{Field: field, Sub: sub, Type: typ, Msg: msg, Input: input})
-	}
-	checkCounted(e, add)
-	checkAttribution(e, add, addSub)
-	checkMetering(e, add, addSub)
-	for _, p := range tags.Check(e.Tags) {
-		if p.Key == "" {
-			add("tags", "too_long", "Value error, "+p.Msg, len(e.Tags))
-		} else {
-			addSub("tags", []any{p.Key}, "value_error", "Value error, "+p.Msg, e.Tags[p.Key])
+	// A collector on the stack, not closures: every event recorded passes
+	// here, and a closure handed on is an allocation.
+	var ps problems
+	checkCounted(&e, &ps)
+	checkAttribution(&e, &ps)
+	checkMetering(&e, &ps)
+	if len(e.Tags) > 0 {
+		for _, p := range tags.Check(e.Tags) {
+			if p.Key == "" {
+				ps.add("tags", "too_long", "Value error, "+p.Msg, len(e.Tags))
+			} else {
+				ps.addSub("tags", []any{p.Key}, "value_error", "Value error, "+p.Msg, e.Tags[p.Key])
+			}
 		}
 	}
+	out := ps.out
 	if out == nil {
 		return nil
 	}
@@ -110,78 +110,96 @@ func Check(e wire.UsageEventIn) *InvalidEvent {
 	return &InvalidEvent{Problems: out}
 }
 
+// problems collects what Check finds.
+type problems struct{ out []FieldError }
+
+func (ps *problems) add(field, typ, msg string, input any) {
+	ps.out = append(ps.out, FieldError{Field: field, Type: typ, Msg: msg, Input: input})
+}
+
+func (ps *problems) addSub(field string, sub []any, typ, msg string, input any) {
+	ps.out = append(ps.out, FieldError{Field: field, Sub: sub, Type: typ, Msg: msg, Input: input})
+}
+
 // checkCounted checks the members every event has: ids, model and
 // provider, counts, cost, status and time.
-func checkCounted(e wire.UsageEventIn, add func(field, typ, msg string, input any)) {
-	for field, id := range map[string]uuid.UUID{"id": e.ID, "org_id": e.OrgID, "workspace_id": e.WorkspaceID} {
-		if id == uuid.Nil {
-			add(field, "value_error", "Value error, must not be the nil UUID", id.String())
+func checkCounted(e *wire.UsageEventIn, ps *problems) {
+	// Arrays, not maps: every event recorded passes here, and a map
+	// literal is an allocation (the problems are sorted by field anyway).
+	for _, f := range [...]struct {
+		field string
+		id    uuid.UUID
+	}{{"id", e.ID}, {"org_id", e.OrgID}, {"workspace_id", e.WorkspaceID}} {
+		if f.id == uuid.Nil {
+			ps.add(f.field, "value_error", "Value error, must not be the nil UUID", f.id.String())
 		}
 	}
-	for field, v := range map[string]string{"model": e.Model, "provider": e.Provider} {
-		switch n := len([]rune(v)); {
+	for _, f := range [...]struct{ field, v string }{{"model", e.Model}, {"provider", e.Provider}} {
+		switch n := utf8.RuneCountInString(f.v); {
 		case n < 1:
-			add(field, "string_too_short", "String should have at least 1 character", v)
+			ps.add(f.field, "string_too_short", "String should have at least 1 character", f.v)
 		case n > catalog.MaxModelIDLen:
-			add(field, "string_too_long", fmt.Sprintf("String should have at most %d characters", catalog.MaxModelIDLen), v)
+			ps.add(f.field, "string_too_long", fmt.Sprintf("String should have at most %d characters", catalog.MaxModelIDLen), f.v)
 		}
 	}
-	for field, n := range map[string]int64{
-		"input_tokens": e.InputTokens, "output_tokens": e.OutputTokens, "cache_read_tokens": e.CacheReadTokens,
-		"cache_write_tokens": e.CacheWriteTokens, "latency_ms": e.LatencyMS,
-	} {
+	for _, f := range [...]struct {
+		field string
+		n     int64
+	}{{"input_tokens", e.InputTokens}, {"output_tokens", e.OutputTokens}, {"cache_read_tokens", e.CacheReadTokens},
+		{"cache_write_tokens", e.CacheWriteTokens}, {"latency_ms", e.LatencyMS}} {
 		switch {
-		case n < 0:
-			add(field, "greater_than_equal", "Input should be greater than or equal to 0", n)
-		case n > providers.MaxTokenCount:
-			add(field, "less_than_equal", fmt.Sprintf("Input should be less than or equal to %d", int64(providers.MaxTokenCount)), n)
+		case f.n < 0:
+			ps.add(f.field, "greater_than_equal", "Input should be greater than or equal to 0", f.n)
+		case f.n > providers.MaxTokenCount:
+			ps.add(f.field, "less_than_equal", fmt.Sprintf("Input should be less than or equal to %d", int64(providers.MaxTokenCount)), f.n)
 		}
 	}
-	if !costPattern.MatchString(e.CostUSD) {
-		add("cost_usd", "string_pattern_mismatch", "String should match pattern '"+costPattern.String()+"'", e.CostUSD)
+	if !validCost(e.CostUSD) {
+		ps.add("cost_usd", "string_pattern_mismatch", "String should match pattern '"+costPattern.String()+"'", e.CostUSD)
 	} else if _, err := catalog.ParseNanoUSD(e.CostUSD); err != nil {
 		// The pattern limits the fraction; the sum can still overflow.
-		add("cost_usd", "value_error", "Value error, "+err.Error(), e.CostUSD)
+		ps.add("cost_usd", "value_error", "Value error, "+err.Error(), e.CostUSD)
 	}
 	if !slices.Contains(wire.UsageStatuses, e.Status) {
-		add("status", "literal_error", "Input should be 'ok', 'error' or 'denied'", e.Status)
+		ps.add("status", "literal_error", "Input should be 'ok', 'error' or 'denied'", e.Status)
 	}
 	if e.OccurredAt.IsZero() {
-		add("occurred_at", "missing", "Field required", nil)
+		ps.add("occurred_at", "missing", "Field required", nil)
 	}
 }
 
 // checkAttribution checks the members that say which request an event is
 // and how it was served. Each is optional, for older data planes.
-func checkAttribution(e wire.UsageEventIn, add func(field, typ, msg string, input any), addSub func(field string, sub []any, typ, msg string, input any)) {
+func checkAttribution(e *wire.UsageEventIn, ps *problems) {
 	if e.RequestID != nil {
 		switch n := len([]rune(*e.RequestID)); {
 		case n < 1:
-			add("request_id", "string_too_short", "String should have at least 1 character", *e.RequestID)
+			ps.add("request_id", "string_too_short", "String should have at least 1 character", *e.RequestID)
 		case n > MaxRequestIDLen:
-			add("request_id", "string_too_long", fmt.Sprintf("String should have at most %d characters", MaxRequestIDLen), *e.RequestID)
+			ps.add("request_id", "string_too_long", fmt.Sprintf("String should have at most %d characters", MaxRequestIDLen), *e.RequestID)
 		}
 	}
-	if e.Endpoint != nil && !endpointPattern.MatchString(*e.Endpoint) {
-		add("endpoint", "string_pattern_mismatch", "String should match pattern '"+endpointPattern.String()+"'", *e.Endpoint)
+	if e.Endpoint != nil && !isWord(*e.Endpoint, true) {
+		ps.add("endpoint", "string_pattern_mismatch", "String should match pattern '"+endpointPattern.String()+"'", *e.Endpoint)
 	}
 	if e.Reason != nil {
 		switch {
-		case !reasonPattern.MatchString(*e.Reason):
-			add("reason", "string_pattern_mismatch", "String should match pattern '"+reasonPattern.String()+"'", *e.Reason)
+		case !isWord(*e.Reason, false):
+			ps.add("reason", "string_pattern_mismatch", "String should match pattern '"+reasonPattern.String()+"'", *e.Reason)
 		case e.Status == "ok":
-			add("reason", "value_error", "Value error, a request that ended ok has no reason", *e.Reason)
+			ps.add("reason", "value_error", "Value error, a request that ended ok has no reason", *e.Reason)
 		}
 	}
 	if n := len([]rune(e.RequestedModel)); n > catalog.MaxModelIDLen {
-		add("requested_model", "string_too_long", fmt.Sprintf("String should have at most %d characters", catalog.MaxModelIDLen), e.RequestedModel)
+		ps.add("requested_model", "string_too_long", fmt.Sprintf("String should have at most %d characters", catalog.MaxModelIDLen), e.RequestedModel)
 	}
+	checkGuardrailRecords(e.Guardrails, addSub)
 	if len(e.Attempts) > MaxAttempts {
-		add("attempts", "too_long", fmt.Sprintf("List should have at most %d items", MaxAttempts), len(e.Attempts))
+		ps.add("attempts", "too_long", fmt.Sprintf("List should have at most %d items", MaxAttempts), len(e.Attempts))
 	}
 	for i, a := range e.Attempts {
 		at := func(member, typ, msg string, input any) {
-			addSub("attempts", []any{i, member}, typ, msg, input)
+			ps.addSub("attempts", []any{i, member}, typ, msg, input)
 		}
 		for _, m := range []struct{ member, v string }{{"model", a.Model}, {"provider", a.Provider}} {
 			switch n := len([]rune(m.v)); {
@@ -214,9 +232,9 @@ var provenanceWord = reasonPattern
 
 // checkMetering checks who counted the tokens, the parts of the counts and
 // the provenance. Each is optional, for older data planes.
-func checkMetering(e wire.UsageEventIn, add func(field, typ, msg string, input any), addSub func(field string, sub []any, typ, msg string, input any)) {
+func checkMetering(e *wire.UsageEventIn, ps *problems) {
 	if e.UsageSource != "" && e.UsageSource != wire.UsageSourceUpstream && e.UsageSource != wire.UsageSourceEstimated {
-		add("usage_source", "literal_error", "Input should be 'upstream' or 'estimated'", e.UsageSource)
+		ps.add("usage_source", "literal_error", "Input should be 'upstream' or 'estimated'", e.UsageSource)
 	}
 	for _, part := range []struct {
 		field    string
@@ -225,25 +243,29 @@ func checkMetering(e wire.UsageEventIn, add func(field, typ, msg string, input a
 	}{{"reasoning_tokens", e.ReasoningTokens, e.OutputTokens, "output_tokens"}, {"cache_write_1h_tokens", e.CacheWrite1hTokens, e.CacheWriteTokens, "cache_write_tokens"}} {
 		switch {
 		case part.n < 0:
-			add(part.field, "greater_than_equal", "Input should be greater than or equal to 0", part.n)
+			ps.add(part.field, "greater_than_equal", "Input should be greater than or equal to 0", part.n)
 		case part.n > part.whole:
-			add(part.field, "less_than_equal", "Input should be less than or equal to "+part.of+", of which it is a part", part.n)
+			ps.add(part.field, "less_than_equal", "Input should be less than or equal to "+part.of+", of which it is a part", part.n)
 		}
 	}
-	if p := e.Provenance; p != nil {
-		at := func(sub []any, typ, msg string, input any) { addSub("provenance", sub, typ, msg, input) }
-		if p.BundleVersion < 0 {
-			at([]any{"bundle_version"}, "greater_than_equal", "Input should be greater than or equal to 0", p.BundleVersion)
+	if pv := e.Provenance; pv != nil {
+		at := provenanceProblem{ps}
+		if pv.BundleVersion < 0 {
+			at.add([]any{"bundle_version"}, "greater_than_equal", "Input should be greater than or equal to 0", pv.BundleVersion)
 		}
-		checkPrices(p.Prices, at)
-		checkRules(p.Policies, at)
-		checkBudgets(p.Budgets, at)
-		checkUpstreamUsage(p.UpstreamUsage, at)
+		checkPrices(pv.Prices, at)
+		checkRules(pv.Policies, at)
+		checkBudgets(pv.Budgets, at)
+		checkUpstreamUsage(pv.UpstreamUsage, at)
 	}
 }
 
-// provenanceProblem reports one problem at a path inside a provenance.
-type provenanceProblem func(sub []any, typ, msg string, input any)
+// provenanceProblem reports problems at paths inside a provenance.
+type provenanceProblem struct{ ps *problems }
+
+func (p provenanceProblem) add(sub []any, typ, msg string, input any) {
+	p.ps.addSub("provenance", sub, typ, msg, input)
+}
 
 // checkUpstreamUsage checks the counts an upstream reported below gw's
 // floor: none negative.
@@ -251,10 +273,13 @@ func checkUpstreamUsage(u *wire.UsageCounts, at provenanceProblem) {
 	if u == nil {
 		return
 	}
-	for name, n := range map[string]int64{"input_tokens": u.InputTokens, "output_tokens": u.OutputTokens,
-		"cache_read_tokens": u.CacheReadTokens, "cache_write_tokens": u.CacheWriteTokens} {
-		if n < 0 {
-			at([]any{"upstream_usage", name}, "greater_than_equal", "Input should be greater than or equal to 0", n)
+	for _, f := range [...]struct {
+		name string
+		n    int64
+	}{{"input_tokens", u.InputTokens}, {"output_tokens", u.OutputTokens}, {"cache_read_tokens", u.CacheReadTokens},
+		{"cache_write_tokens", u.CacheWriteTokens}} {
+		if f.n < 0 {
+			at.add([]any{"upstream_usage", f.name}, "greater_than_equal", "Input should be greater than or equal to 0", f.n)
 		}
 	}
 }
@@ -263,26 +288,26 @@ func checkPrices(pr *wire.UsagePrices, at provenanceProblem) {
 	if pr == nil {
 		return
 	}
-	for name, v := range map[string]string{"input_per_mtok": pr.InputPerMTok, "output_per_mtok": pr.OutputPerMTok,
-		"cache_read_per_mtok": pr.CacheReadPerMTok, "cache_write_per_mtok": pr.CacheWritePerMTok, "cache_write_1h_per_mtok": pr.CacheWrite1hPerMTok} {
-		if !catalog.ValidPrice(v) {
-			at([]any{"prices", name}, "string_pattern_mismatch", "String should match pattern '"+catalog.DecimalPattern+"'", v)
+	for _, f := range [...]struct{ name, v string }{{"input_per_mtok", pr.InputPerMTok}, {"output_per_mtok", pr.OutputPerMTok},
+		{"cache_read_per_mtok", pr.CacheReadPerMTok}, {"cache_write_per_mtok", pr.CacheWritePerMTok}, {"cache_write_1h_per_mtok", pr.CacheWrite1hPerMTok}} {
+		if !catalog.ValidPrice(f.v) {
+			at.add([]any{"prices", f.name}, "string_pattern_mismatch", "String should match pattern '"+catalog.DecimalPattern+"'", f.v)
 		}
 	}
 }
 
 func checkRules(rules []wire.UsagePolicy, at provenanceProblem) {
 	if len(rules) > wire.MaxProvenanceItems {
-		at([]any{"policies"}, "too_long", fmt.Sprintf("List should have at most %d items", wire.MaxProvenanceItems), len(rules))
+		at.add([]any{"policies"}, "too_long", fmt.Sprintf("List should have at most %d items", wire.MaxProvenanceItems), len(rules))
 	}
 	for i, r := range rules {
-		checkPolicyName(r.PolicyName, []any{"policies", i, "policy_name"}, at)
+		checkPolicyName(r.PolicyName, "policies", i, at)
 		if r.RuleIndex < 0 {
-			at([]any{"policies", i, "rule_index"}, "greater_than_equal", "Input should be greater than or equal to 0", r.RuleIndex)
+			at.add([]any{"policies", i, "rule_index"}, "greater_than_equal", "Input should be greater than or equal to 0", r.RuleIndex)
 		}
-		for name, v := range map[string]string{"action": r.Action, "effect": r.Effect} {
-			if !provenanceWord.MatchString(v) {
-				at([]any{"policies", i, name}, "string_pattern_mismatch", "String should match pattern '"+provenanceWord.String()+"'", v)
+		for _, f := range [...]struct{ name, v string }{{"action", r.Action}, {"effect", r.Effect}} {
+			if !isWord(f.v, false) {
+				at.add([]any{"policies", i, f.name}, "string_pattern_mismatch", "String should match pattern '"+provenanceWord.String()+"'", f.v)
 			}
 		}
 	}
@@ -290,29 +315,67 @@ func checkRules(rules []wire.UsagePolicy, at provenanceProblem) {
 
 func checkBudgets(budgets []wire.UsageBudget, at provenanceProblem) {
 	if len(budgets) > wire.MaxProvenanceItems {
-		at([]any{"budgets"}, "too_long", fmt.Sprintf("List should have at most %d items", wire.MaxProvenanceItems), len(budgets))
+		at.add([]any{"budgets"}, "too_long", fmt.Sprintf("List should have at most %d items", wire.MaxProvenanceItems), len(budgets))
 	}
 	for i, b := range budgets {
-		checkPolicyName(b.PolicyName, []any{"budgets", i, "policy_name"}, at)
+		checkPolicyName(b.PolicyName, "budgets", i, at)
 		if n := len(b.Counter); n < 1 || n > maxProvenanceName || strings.ContainsFunc(b.Counter, unicode.IsControl) {
-			at([]any{"budgets", i, "counter"}, "value_error", "Value error, a counter is 1 to 200 characters without control characters", b.Counter)
+			at.add([]any{"budgets", i, "counter"}, "value_error", "Value error, a counter is 1 to 200 characters without control characters", b.Counter)
 		}
 		if b.Period != "day" && b.Period != "month" {
-			at([]any{"budgets", i, "period"}, "literal_error", "Input should be 'day' or 'month'", b.Period)
+			at.add([]any{"budgets", i, "period"}, "literal_error", "Input should be 'day' or 'month'", b.Period)
 		}
 		if b.Aggregation != "shared" && b.Aggregation != "per_key" {
-			at([]any{"budgets", i, "aggregation"}, "literal_error", "Input should be 'shared' or 'per_key'", b.Aggregation)
+			at.add([]any{"budgets", i, "aggregation"}, "literal_error", "Input should be 'shared' or 'per_key'", b.Aggregation)
 		}
 		if !catalog.ValidPrice(b.AmountUSD) {
-			at([]any{"budgets", i, "amount_usd"}, "string_pattern_mismatch", "String should match pattern '"+catalog.DecimalPattern+"'", b.AmountUSD)
+			at.add([]any{"budgets", i, "amount_usd"}, "string_pattern_mismatch", "String should match pattern '"+catalog.DecimalPattern+"'", b.AmountUSD)
 		}
 	}
 }
 
-func checkPolicyName(name string, sub []any, at provenanceProblem) {
-	if len([]rune(name)) > maxProvenanceName {
-		at(sub, "string_too_long", fmt.Sprintf("String should have at most %d characters", maxProvenanceName), name)
+func checkPolicyName(name, list string, i int, at provenanceProblem) {
+	if utf8.RuneCountInString(name) > maxProvenanceName {
+		at.add([]any{list, i, "policy_name"}, "string_too_long", fmt.Sprintf("String should have at most %d characters", maxProvenanceName), name)
 	}
+}
+
+// isWord is endpointPattern (dot: true) or reasonPattern without the
+// regular expression, which every recorded event would run several
+// times: a lower-case letter, then up to 63 lower-case letters, digits,
+// underscores (and dots).
+func isWord(s string, dot bool) bool {
+	if len(s) < 1 || len(s) > 64 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '_', c == '.' && dot:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validCost is costPattern without the regular expression: digits, then
+// optionally a dot and 1 to 9 digits.
+func validCost(s string) bool {
+	whole, frac, dotted := strings.Cut(s, ".")
+	return allDigits(whole, 1, len(whole)) && (!dotted || allDigits(frac, 1, 9))
+}
+
+// allDigits: s is lo to hi ASCII digits.
+func allDigits(s string, lo, hi int) bool {
+	if len(s) < lo || len(s) > hi {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Row converts a checked event into its stored form: the one conversion
@@ -347,6 +410,7 @@ func Row(e wire.UsageEventIn, received time.Time) (store.UsageEvent, error) {
 		Attempts:    store.UsageAttempts(slices.Clone(e.Attempts)),
 		UsageSource: cmp.Or(e.UsageSource, wire.UsageSourceUpstream), ReasoningTokens: e.ReasoningTokens, CacheWrite1hTokens: e.CacheWrite1hTokens,
 		Provenance: (*store.UsageProvenance)(e.Provenance), Tags: tagged, TagSetID: tagSet,
+		Guardrails: store.UsageGuardrails(slices.Clone(e.Guardrails)),
 	}, nil
 }
 
@@ -371,4 +435,33 @@ func Ingest(ctx context.Context, st *store.Store, reach Reach, events []wire.Usa
 		return wire.UsageIngestResult{}, err
 	}
 	return wire.UsageIngestResult{Accepted: stored, Duplicates: len(rows) - stored}, nil
+}
+
+// MaxGuardrailRecords bounds an event's guardrail records.
+const MaxGuardrailRecords = 200
+
+// checkGuardrailRecords holds an event's guardrail records to their
+// vocabulary: stage and outcome from the lists, names and detector kinds
+// short.
+func checkGuardrailRecords(rs []wire.GuardrailRecord, addSub func(member string, sub []any, typ, msg string, input any)) {
+	if len(rs) > MaxGuardrailRecords {
+		addSub("guardrails", nil, "too_long", fmt.Sprintf("List should have at most %d items", MaxGuardrailRecords), len(rs))
+		return
+	}
+	for i, r := range rs {
+		if !slices.Contains(wire.GuardrailStages, r.Stage) {
+			addSub("guardrails", []any{i, "stage"}, "literal_error", "Input should be "+validate.QuoteList(wire.GuardrailStages), r.Stage)
+		}
+		if !slices.Contains(wire.GuardrailOutcomes, r.Outcome) {
+			addSub("guardrails", []any{i, "outcome"}, "literal_error", "Input should be "+validate.QuoteList(wire.GuardrailOutcomes), r.Outcome)
+		}
+		if r.ID == "" || len(r.ID) > 64 || len(r.Name) > 200 || len(r.Detectors) > 16 {
+			addSub("guardrails", []any{i}, "value_error", "Value error, a guardrail record's id is 1 to 64 characters, its name at most 200, its detectors at most 16", nil)
+		}
+		for j, d := range r.Detectors {
+			if len(d) == 0 || len(d) > 64 {
+				addSub("guardrails", []any{i, "detectors", j}, "value_error", "Value error, a detector name is 1 to 64 characters", d)
+			}
+		}
+	}
 }

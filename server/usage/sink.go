@@ -16,7 +16,7 @@ import (
 type StoreSinkOptions struct {
 	// FlushInterval is the longest an event waits (1 s).
 	FlushInterval time.Duration
-	// BatchSize flushes early once this many events wait (100).
+	// BatchSize flushes early once this many events wait (1,000).
 	BatchSize int
 	// MaxPending bounds the events kept while the database refuses them
 	// (100,000); beyond it the oldest are dropped, and logged.
@@ -32,8 +32,13 @@ type StoreSinkOptions struct {
 
 // StoreSink writes usage events to the database in batches, for a data
 // plane in the control plane's process (gw serve with both roles): every
-// second, or as soon as 100 events wait, and on Close. Record only
-// appends to memory. A failed write keeps its events for the next flush;
+// second, or as soon as 1,000 events wait, and on Close. Record only
+// appends to memory; an event is durable before then through the data
+// plane's request journal, which keeps the request until Stored names it
+// (a killed process records it again at its next start). Large batches
+// are what the database does cheaply: the rows go in as multi-row
+// statements (COPY on PostgreSQL) and the rollups' queue gets each
+// batch's sums per slot and dimensions, not a row per event. A failed write keeps its events for the next flush;
 // inserts are idempotent on event id, so a batch that was written although
 // the write reported an error is not counted twice.
 type StoreSink struct {
@@ -64,7 +69,7 @@ func NewStoreSink(st *store.Store, opts StoreSinkOptions) *StoreSink {
 		opts.FlushInterval = time.Second
 	}
 	if opts.BatchSize <= 0 {
-		opts.BatchSize = 100
+		opts.BatchSize = 1000
 	}
 	if opts.MaxPending <= 0 {
 		opts.MaxPending = 100_000
