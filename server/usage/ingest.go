@@ -193,7 +193,7 @@ func checkAttribution(e *wire.UsageEventIn, ps *problems) {
 	if n := len([]rune(e.RequestedModel)); n > catalog.MaxModelIDLen {
 		ps.add("requested_model", "string_too_long", fmt.Sprintf("String should have at most %d characters", catalog.MaxModelIDLen), e.RequestedModel)
 	}
-	checkGuardrailRecords(e.Guardrails, addSub)
+	checkGuardrailRecords(e.Guardrails, ps)
 	if len(e.Attempts) > MaxAttempts {
 		ps.add("attempts", "too_long", fmt.Sprintf("List should have at most %d items", MaxAttempts), len(e.Attempts))
 	}
@@ -443,24 +443,24 @@ const MaxGuardrailRecords = 200
 // checkGuardrailRecords holds an event's guardrail records to their
 // vocabulary: stage and outcome from the lists, names and detector kinds
 // short.
-func checkGuardrailRecords(rs []wire.GuardrailRecord, addSub func(member string, sub []any, typ, msg string, input any)) {
+func checkGuardrailRecords(rs []wire.GuardrailRecord, ps *problems) {
 	if len(rs) > MaxGuardrailRecords {
-		addSub("guardrails", nil, "too_long", fmt.Sprintf("List should have at most %d items", MaxGuardrailRecords), len(rs))
+		ps.addSub("guardrails", nil, "too_long", fmt.Sprintf("List should have at most %d items", MaxGuardrailRecords), len(rs))
 		return
 	}
 	for i, r := range rs {
 		if !slices.Contains(wire.GuardrailStages, r.Stage) {
-			addSub("guardrails", []any{i, "stage"}, "literal_error", "Input should be "+validate.QuoteList(wire.GuardrailStages), r.Stage)
+			ps.addSub("guardrails", []any{i, "stage"}, "literal_error", "Input should be "+validate.QuoteList(wire.GuardrailStages), r.Stage)
 		}
 		if !slices.Contains(wire.GuardrailOutcomes, r.Outcome) {
-			addSub("guardrails", []any{i, "outcome"}, "literal_error", "Input should be "+validate.QuoteList(wire.GuardrailOutcomes), r.Outcome)
+			ps.addSub("guardrails", []any{i, "outcome"}, "literal_error", "Input should be "+validate.QuoteList(wire.GuardrailOutcomes), r.Outcome)
 		}
 		if r.ID == "" || len(r.ID) > 64 || len(r.Name) > 200 || len(r.Detectors) > 16 {
-			addSub("guardrails", []any{i}, "value_error", "Value error, a guardrail record's id is 1 to 64 characters, its name at most 200, its detectors at most 16", nil)
+			ps.addSub("guardrails", []any{i}, "value_error", "Value error, a guardrail record's id is 1 to 64 characters, its name at most 200, its detectors at most 16", nil)
 		}
 		for j, d := range r.Detectors {
 			if len(d) == 0 || len(d) > 64 {
-				addSub("guardrails", []any{i, "detectors", j}, "value_error", "Value error, a detector name is 1 to 64 characters", d)
+				ps.addSub("guardrails", []any{i, "detectors", j}, "value_error", "Value error, a detector name is 1 to 64 characters", d)
 			}
 		}
 	}
