@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/google/uuid"
 )
 
 // Evaluate decides what the policies do to one request (DESIGN §6).
@@ -356,4 +358,10 @@ func specificity(k TargetKind) int {
 
 func joinEnum[T ~string](items []T) string {
 	return strings.Join(names(items), ", ")
+}
+
+// Covers reports whether the target selects a key (its id, its owner):
+// the tool policies of the MCP gateway (server/toolpolicy) ask it too.
+func (t Target) Covers(keyID string, ownerUserID uuid.UUID) bool {
+	return t.covers(Request{KeyID: keyID, OwnerUserID: ownerUserID})
 }

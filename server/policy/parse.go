@@ -295,3 +295,9 @@ func parseDecimal(v any, loc validate.Loc, errs *validate.Errors) (Decimal, bool
 	}
 	return Decimal{Text: s, Value: d}, true
 }
+
+// ParseTarget reads a target alone, exactly as a definition's: the tool
+// policies of the MCP gateway (server/toolpolicy) target keys the same way.
+func ParseTarget(v any, loc validate.Loc, errs *validate.Errors) Target {
+	return parseTarget(v, loc, errs)
+}
