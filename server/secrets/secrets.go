@@ -263,3 +263,6 @@ func (kr *Keyring) Keys() []Key {
 // CredentialAAD binds a provider credential's sealed secret to its id, so a
 // sealed value copied onto another credential does not open.
 func CredentialAAD(id fmt.Stringer) string { return "provider_credential:" + id.String() }
+
+// MCPServerAAD binds an MCP server's sealed secret to its id (issue 30).
+func MCPServerAAD(id fmt.Stringer) string { return "mcp_server:" + id.String() }
