@@ -216,11 +216,18 @@ func (h *bodyHold) release() {
 	h.held = 0
 }
 
+// refuser writes a refusal in an endpoint's shape: a dialect's error, a
+// JSON-RPC error.
+type refuser interface {
+	refuse(w http.ResponseWriter, r *response)
+}
+
 // readBody reads an inference body within its size limit, the read
 // deadline limitBodyTime set and the body budget, or answers the refusal
-// in the dialect and returns nil. The hold counts what the request holds;
-// its release gives it back: call it once the answer is written.
-func (p *Plane) readBody(w http.ResponseWriter, r *http.Request, d dialect, key uuid.UUID) (body []byte, hold *bodyHold) {
+// in the endpoint's shape (d) and returns nil. The hold counts what the
+// request holds; its release gives it back: call it once the answer is
+// written.
+func (p *Plane) readBody(w http.ResponseWriter, r *http.Request, d refuser, key uuid.UUID) (body []byte, hold *bodyHold) {
 	limit := p.inference.maxBody
 	if r.ContentLength > limit {
 		d.refuse(w, errBodyTooLarge(limit))

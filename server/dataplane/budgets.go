@@ -489,16 +489,16 @@ const (
 // claims are the budget counters a routed request counts against, one per
 // counter: two rules of a policy with the same period and aggregation
 // share one, held to the smaller amount (as the control plane holds it).
-func (x *exchange) claims(d policy.Decision) ([]spend.Claim, error) {
+func (a *admission) claims(d *policy.Decision) ([]spend.Claim, error) {
 	out := make([]spend.Claim, 0, len(d.Budgets))
 	for _, b := range d.Budgets {
-		limit, err := x.p.budgets.limitNano(b.AmountUSD.Text)
+		limit, err := a.p.budgets.limitNano(b.AmountUSD.Text)
 		if err != nil {
 			return nil, fmt.Errorf("budget of policy %s: %w", b.PolicyName, err)
 		}
 		c := spend.Counter{PolicyID: b.PolicyID, Period: spend.Period(b.Period), Aggregation: string(b.Aggregation)}
 		if b.Aggregation == policy.AggregationPerKey {
-			c.KeyID = x.key.id
+			c.KeyID = a.key.id
 		}
 		dup := false
 		for i := range out {
@@ -513,29 +513,10 @@ func (x *exchange) claims(d policy.Decision) ([]spend.Claim, error) {
 	return out, nil
 }
 
-// reserve holds the cost bound of sending the request on rt against every
-// budget it counts against, asking the control plane for leases when the
-// ones held fall short, and waiting for room when the room is only held
-// by requests in flight. A refusal names the budget and when it resets.
-func (x *exchange) reserve(rt *route) *response {
-	if len(rt.decision.Budgets) == 0 {
-		return nil
-	}
-	claims, err := x.claims(rt.decision)
-	if err == nil {
-		var bound int64
-		if bound, err = x.boundOf(rt); err == nil {
-			x.budget, err = x.p.budgets.reserve(x.r.Context(), x, claims, bound)
-		}
-	}
-	if refusal, ok := err.(*spend.Refusal); ok {
-		return budgetRefused(refusal, x.p.now())
-	}
-	if err != nil {
-		x.p.inference.log.Error("budget admission", "request_id", x.id, "error", err)
-		return errBudgetUnavailable
-	}
-	return nil
+// reserveRoute holds the cost bound of sending the request on rt against
+// every budget it counts against (admission.reserve).
+func (x *exchange) reserveRoute(rt *route) *response {
+	return x.reserve(&rt.decision, func() (int64, error) { return x.boundOf(rt) })
 }
 
 // budgetState is a plane's ledger and how it gets leases.
@@ -583,7 +564,7 @@ func (b *budgetState) limitNano(amount string) (int64, error) {
 // and refuses: for good (spend.Spent) when even everything in flight
 // settling at nothing would leave too little, else as unreachable, busy or
 // unknown.
-func (b *budgetState) reserve(ctx context.Context, x *exchange, claims []spend.Claim, bound int64) (*spend.Reservation, error) {
+func (b *budgetState) reserve(ctx context.Context, x *admission, claims []spend.Claim, bound int64) (*spend.Reservation, error) {
 	now := b.now()
 	r, _ := b.ledger.Reserve(now, claims, bound)
 	if r != nil {
@@ -644,7 +625,7 @@ func (b *budgetState) reserve(ctx context.Context, x *exchange, claims []spend.C
 // otherwise the caller looks again. A control plane that cannot be
 // reached sets *reachable to false: the request is served within the
 // leases held.
-func (b *budgetState) askLease(ctx context.Context, x *exchange, asks []spend.Ask, claims []spend.Claim, bound int64, now time.Time, reachable *bool) (*spend.Refusal, bool) {
+func (b *budgetState) askLease(ctx context.Context, x *admission, asks []spend.Ask, claims []spend.Claim, bound int64, now time.Time, reachable *bool) (*spend.Refusal, bool) {
 	wait, done := b.claimFetch(asks)
 	if wait != nil {
 		if !b.awaitFetch(ctx, wait) {

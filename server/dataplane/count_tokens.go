@@ -27,33 +27,33 @@ type tokenCounter interface {
 // themselves; for other models gw estimates with the tokenizer of the
 // model's family (server/tokens).
 func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
-	started := time.Now()
 	d := messagesDialect{}
 	// Counted and traced like every endpoint (endpoint
-	// messages.count_tokens), once the handler returns.
-	mw := &meteredWriter{ResponseWriter: w}
-	w = mw
-	var x *exchange
-	var rateRefused string
+	// messages.count_tokens), once the handler returns; it is not in
+	// flight (no event to wait for) and has no admission span.
+	a := &admission{p: p, r: r, endpoint: endpointCountTokens, started: time.Now()}
+	a.mw = &meteredWriter{ResponseWriter: w}
+	a.w = a.mw
+	w = a.w
 	key, refusal := p.authenticate(r)
-	defer func() { p.observe(r, mw, endpointCountTokens, key, x, rateRefused, started) }()
+	if key != nil {
+		a.key, a.view = key.inference, key.models
+	}
+	defer a.end()
 	p.limitBodyTime(w)
-	id := uuid.New()
-	requestID := setRequestID(w, r, id)
+	a.id = uuid.New()
+	a.requestID = setRequestID(w, r, a.id)
 	refusal = p.gate(r, refusal)
 	if refusal == nil {
 		// The workspace's required tags are required here too (issue 27,
 		// row 8), though a count leaves no event to carry them.
 		_, refusal = tagsOf(r, key.inference)
 	}
+	if refusal == nil {
+		refusal = a.admitRate()
+	}
 	if refusal != nil {
 		d.refuse(w, refusal)
-		return
-	}
-	release := p.topUp(r.Context(), key.inference)
-	admitted, rateRefused := p.admitRate(w, key.inference, d)
-	release()
-	if !admitted {
 		return
 	}
 	body, hold := p.readBody(w, r, d, key.inference.id)
@@ -80,8 +80,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	native.Edits = append(native.Edits, providers.Edit{Name: "max_tokens"})
 	delete(native.Members, "max_tokens")
 	req := parsed.req
-	x = &exchange{p: p, w: w, r: r, d: d, key: key.inference, view: key.models, started: started, id: id,
-		requestID: requestID, req: req, whole: parsed.whole, body: withLimit, hold: hold, native: native, translateErr: parsed.translateErr}
+	x := &exchange{admission: a, d: d, req: req, whole: parsed.whole, body: withLimit, hold: hold, native: native, translateErr: parsed.translateErr}
 	m := x.countedModel(req.Model)
 	if m == nil {
 		d.refuse(w, errModelNotFound)
@@ -92,6 +91,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	if _, ok := key.models.aliases[req.Model]; ok && x.visible(req.Model) == nil {
 		x.alias = req.Model
 	}
+	x.label.requested, x.label.model, x.label.provider = x.requestedModel(), m.model.ID, m.model.Provider
 	rt, refusal := x.route(m)
 	if refusal != nil {
 		x.refused = refusal.code

@@ -69,13 +69,14 @@ func (x *exchange) journalAttempt(rt *route) {
 
 // journalFinishing records the request's outcome in its journal slot,
 // before finish settles its reservation.
-func (x *exchange) journalFinishing(o *outcome, nano int64) {
-	if x.slot == nil {
+func (a *admission) journalFinishing(o *usageRecord) {
+	if a.slot == nil {
 		return
 	}
 	u := o.usage
 	failure := o.failure
-	x.slot.finishing(journalFinal{at: time.Now(), input: u.InputTokens, output: u.OutputTokens, cacheRead: u.CacheReadTokens,
+	nano := o.costNano
+	a.slot.finishing(journalFinal{at: time.Now(), input: u.InputTokens, output: u.OutputTokens, cacheRead: u.CacheReadTokens,
 		cacheWrite: u.CacheWriteTokens, cacheWrite1h: min(u.CacheWrite1hTokens, u.CacheWriteTokens), reasoning: u.ReasoningTokens,
 		costNano: nano, ok: o.status == statusOK, estimated: u.Estimated, reason: o.reason, failure: failure})
 }
@@ -83,19 +84,19 @@ func (x *exchange) journalFinishing(o *outcome, nano int64) {
 // journalRecording hands the request's slot, before its event goes to a
 // sink that buffers, to the journal to free once the sink has stored it
 // (registered first: the sink may store it before Record returns).
-func (x *exchange) journalRecording() {
-	if x.slot != nil && x.slot.j.awaitStored {
-		x.slot.await()
-		x.slot = nil
+func (a *admission) journalRecording() {
+	if a.slot != nil && a.slot.j.awaitStored {
+		a.slot.await()
+		a.slot = nil
 	}
 }
 
 // journalRecorded frees the request's slot once a sink that writes before
 // Record returns has its event (without a write: see RequestJournal).
-func (x *exchange) journalRecorded() {
-	if x.slot != nil {
-		x.slot.release(false)
-		x.slot = nil
+func (a *admission) journalRecorded() {
+	if a.slot != nil {
+		a.slot.release(false)
+		a.slot = nil
 	}
 }
 

@@ -13,14 +13,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/egress"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/providers"
-	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/telemetry"
 	"github.com/gw-gateway/gw/server/tokens"
 	"github.com/gw-gateway/gw/wire"
@@ -114,80 +112,24 @@ func (p *Plane) gate(r *http.Request, refusal *response) *response {
 // Every request that got as far as a visible model leaves exactly one
 // usage event, whatever happens after (exchange.finish).
 func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect) {
-	started := time.Now()
-	// Counted from the start, so EndInFlight waits for this request's event
-	// however far it gets.
-	p.flights.Add(1)
-	defer p.flights.Add(-1)
-	// Counted and logged once the handler returns, however it ends.
-	mw := &meteredWriter{ResponseWriter: w}
-	w = mw
-	p.limitBodyTime(w)
-	id := uuid.New()
-	requestID := setRequestID(w, r, id)
-	var x *exchange
-	var rateRefused string
-	key, refusal := p.authenticate(r)
-	defer func() { p.observe(r, mw, d.name(), key, x, rateRefused, started) }()
-	admission := startAdmission(r.Context())
-	refusal = p.gate(r, refusal)
-	var requestTags map[string]string
-	if refusal == nil {
-		requestTags, refusal = tagsOf(r, key.inference)
-	}
-	if refusal == nil {
-		refusal = p.tagSets.admit(key.inference.id, requestTags, p.now())
-	}
+	a, refusal := p.admitRequest(w, r, d.name())
+	defer a.end()
 	if refusal != nil {
-		if admission != nil {
-			admission.End()
-		}
-		d.refuse(w, refusal)
+		d.refuse(a.w, refusal)
 		return
 	}
-	x, rateRefused = p.admit(w, r, d, key.inference, key.models, started, id, requestID, nil, requestTags, admission)
-}
-
-// admit runs an authenticated request through rate limits and the
-// exchange, and returns the exchange (nil when a rate limit refused it, with
-// the limit that did). caller, when set, is the management principal a
-// playground request runs as.
-func (p *Plane) admit(w http.ResponseWriter, r *http.Request, d dialect, key *inferenceKey, view *modelView,
-	started time.Time, id uuid.UUID, requestID string, caller *Caller, tags map[string]string, admission trace.Span) (*exchange, string) {
-	release := p.topUp(r.Context(), key)
-	admitted, refused := p.admitRate(w, key, d)
-	release()
-	if !admitted {
-		if admission != nil {
-			admission.End()
-		}
-		return nil, refused
-	}
-	x := &exchange{p: p, w: w, r: r, d: d, key: key, view: view, started: started,
-		occurred: p.now().UTC().Truncate(time.Microsecond), id: id, requestID: requestID, caller: caller, tags: tags, admission: admission}
+	x := &exchange{admission: a, d: d}
 	x.serve()
-	return x, ""
 }
 
-// exchange is one chat completion in flight.
+// exchange is one model request in flight (a chat completion in any
+// dialect, an embedding): its admission (the key, tags, rate limits, the
+// policies' decision, the budget reservation, the one usage event) and
+// what reading, routing and calling a model adds to it.
 type exchange struct {
-	p        *Plane
-	w        http.ResponseWriter
-	r        *http.Request
-	key      *inferenceKey
-	view     *modelView
-	started  time.Time
-	occurred time.Time
-	id       uuid.UUID
-	// d is the endpoint's dialect; requestID the X-Request-Id answered
-	// (the caller's own, or id); caller the management principal of a
-	// playground request.
-	d         dialect
-	requestID string
-	caller    *Caller
-	// tags are the request's cost-centre tags: its key's over its
-	// X-Gw-Tags header's (tags.Merge).
-	tags map[string]string
+	*admission
+	// d is the endpoint's dialect.
+	d dialect
 
 	// req is the request as routing reads it (parsed.req); whole: it is
 	// the whole request, which a translating adapter is given.
@@ -210,19 +152,10 @@ type exchange struct {
 	// body counted by each counter its routes needed (counted).
 	input  inputShape
 	counts map[tokens.Counter]tokens.Request
-	// budget holds the cost bound of the attempt in flight against the
-	// request's budgets; finish settles it to the exact cost.
-	budget *spend.Reservation
-	// slot is the request's record in the plane's request journal, from
-	// its first upstream attempt until its event is recorded (crash.go).
-	slot *journalSlot
-	// decision is the policies' decision for the model the request is on
-	// (the one asked for, then each fallback taken), for the provenance.
-	decision *policy.Decision
 
 	// requested is the visible model asked for; from then on the request
 	// is metered. attempts is the chain of upstream calls made (the last
-	// one open while attemptOpen), finished whether finish has run.
+	// one open while attemptOpen).
 	requested *routeModel
 	// alias is the model alias asked for, if one was; aliasRest its
 	// other targets, in the order they serve as fallbacks.
@@ -231,23 +164,10 @@ type exchange struct {
 	attempts       []wire.UsageAttempt
 	attemptStarted time.Time
 	attemptOpen    bool
-	finished       bool
-	// refused is the code a request that leaves no usage event
-	// (count_tokens) was refused with once its model was known.
-	refused string
 
-	// final is the outcome finish recorded, at costNano (costUSD as a
-	// decimal). upstream sums the attempts' time and firstToken is a
-	// stream's time to its first chunk, for the metrics.
-	final      outcome
-	costNano   int64
-	costUSD    string
-	upstream   time.Duration
-	firstToken time.Duration
-	// admission spans the request's checks up to its first upstream
-	// call; attemptSpan the attempt in flight, whose context attemptCtx
-	// the upstream call runs in (so its trace context is forwarded).
-	admission    trace.Span
+	// attemptSpan is the attempt in flight's span, whose context
+	// attemptCtx the upstream call runs in (so its trace context is
+	// forwarded).
 	attemptSpan  trace.Span
 	attemptCtx   context.Context
 	attemptModel *routeModel
@@ -289,6 +209,7 @@ func (x *exchange) serve() {
 	hold.count(p.held)
 	req := p.req
 	x.req, x.whole, x.native, x.translateErr, x.body, x.hold = req, p.whole, p.native, p.translateErr, body, hold
+	x.streamed = req.Stream
 	x.input = inputShapeOf(body)
 	for _, c := range req.Capabilities() {
 		if c != catalog.CapabilityStreaming {
@@ -318,7 +239,7 @@ func (x *exchange) serve() {
 	}()
 	rt, refusal := x.route(m)
 	if refusal == nil {
-		refusal = x.reserve(rt)
+		refusal = x.reserveRoute(rt)
 	}
 	if refusal != nil && len(targets) > 1 {
 		// An alias's first target refused for this request (an endpoint,
@@ -395,22 +316,15 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 	if !x.d.serves(m.model) {
 		return nil, errWrongEndpoint(m.model, x.d.name())
 	}
-	owner := key.owner
-	if x.caller != nil {
-		// A playground request is the caller's: a selected_users target
-		// matches the caller's user, not the owner of the key it runs on.
-		owner = x.caller.UserID
-	}
-	d := policy.Evaluate(key.policies, policy.Request{
-		Phase: policy.PhaseInference, KeyID: key.idString, OwnerUserID: owner,
+	dp, refusal := x.decide(policy.Request{
 		Model: m.model.ID, Provider: m.model.Provider, InputPricePerMTok: m.input, OutputPricePerMTok: m.output,
 		Stream: req.Stream, Capabilities: x.caps,
 		CredentialScopes: key.org.credentials.eligible(key.workspace, m.model.Provider),
 	})
-	x.decision = &d
-	if !d.Allowed {
-		return nil, policyDenied(d.DenyMessage)
+	if refusal != nil {
+		return nil, refusal
 	}
+	d := *dp
 	adapter, native := x.p.inference.upstreams.Native(x.d.name(), m.kind, m.model.UpstreamModel())
 	if !native {
 		var ok bool
@@ -644,7 +558,7 @@ func (x *exchange) nextCandidate(candidates []string) (*route, []string) {
 			// only once a candidate holds one, so the answer is never
 			// left without a reservation.
 			prev := x.budget
-			if x.reserve(rt) == nil {
+			if x.reserveRoute(rt) == nil {
 				prev.Settle(0)
 				return rt, candidates
 			}

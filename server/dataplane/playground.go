@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -144,31 +143,23 @@ func (p *Plane) PlaygroundModels(orgID, workspaceID uuid.UUID, c Caller) ([]json
 // answer as Chat Completions, streamed or not, and its errors in OpenAI's
 // shape.
 func (p *Plane) ServePlayground(w http.ResponseWriter, r *http.Request, orgID, workspaceID uuid.UUID, c Caller) {
-	started := time.Now()
-	p.flights.Add(1)
-	defer p.flights.Add(-1)
-	mw := &meteredWriter{ResponseWriter: w}
-	w = mw
-	id := uuid.New()
 	// The management API has settled the request's id; the data plane
 	// keeps it, so both planes' logs and the usage event share it.
-	requestID := setRequestID(w, r, id)
-	var x *exchange
-	var rateRefused string
-	var observed *admittedKey
-	defer func() { p.observe(r, mw, endpointChatCompletions, observed, x, rateRefused, started) }()
-	admission := startAdmission(r.Context())
+	a := p.beginRequest(w, r, endpointChatCompletions)
+	defer a.end()
 	key, view, refusal := p.playgroundKey(orgID, workspaceID, c)
 	refusal = p.gate(r, refusal)
+	if refusal == nil {
+		a.key, a.view, a.caller = key, view, &c
+		refusal = a.admitRate()
+	}
 	if refusal != nil {
-		if admission != nil {
-			admission.End()
-		}
-		refusal.write(w)
+		a.endAdmission()
+		refusal.write(a.w)
 		return
 	}
-	observed = &admittedKey{orgID: orgID, models: view, inference: key}
-	x, rateRefused = p.admit(w, r, chatDialect{}, key, view, started, id, requestID, &c, nil, admission)
+	x := &exchange{admission: a, d: chatDialect{}}
+	x.serve()
 }
 
 // streamCost tells a playground caller the exact cost of a streamed

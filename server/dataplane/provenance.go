@@ -8,7 +8,8 @@ import (
 )
 
 // provenance says how a request's cost came about, for its usage event:
-// the prices its tokens were charged at (when an upstream was called),
+// the prices its tokens were charged at (when an upstream was called: the
+// record's),
 // the bundle that admitted it, the policy rules that applied to the model
 // it ended on, and, when charged (a reservation held them), the budgets
 // its cost counts against, whether they were charged less than the cost
@@ -16,29 +17,24 @@ import (
 // instead. The lists are cut at wire.MaxProvenanceItems
 // (a workspace may have more applying rules): the event is never refused
 // for its explanation.
-func (x *exchange) provenance(o outcome, tokens catalog.Tokens, charged, overBound bool) *wire.UsageProvenance {
-	p := &wire.UsageProvenance{BundleVersion: x.key.org.version, Policies: []wire.UsagePolicy{}, Budgets: []wire.UsageBudget{},
-		OverBound: overBound}
+func (a *admission) provenance(o *usageRecord, charged, overBound bool) *wire.UsageProvenance {
+	p := &wire.UsageProvenance{BundleVersion: a.key.org.version, Policies: []wire.UsagePolicy{}, Budgets: []wire.UsageBudget{},
+		OverBound: overBound, Prices: o.prices}
 	if u := o.usage.Upstream; u != nil {
 		p.UpstreamUsage = &wire.UsageCounts{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 			CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
 	}
-	if len(x.attempts) > 0 {
-		a := o.model.pricing.AppliedTo(tokens)
-		p.Prices = &wire.UsagePrices{InputPerMTok: a.InputPerMTok, OutputPerMTok: a.OutputPerMTok, CacheReadPerMTok: a.CacheReadPerMTok,
-			CacheWritePerMTok: a.CacheWritePerMTok, CacheWrite1hPerMTok: a.CacheWrite1hPerMTok, LongContext: a.LongContext}
-	}
-	if d := x.decision; d != nil {
+	if d := a.decision; d != nil {
 		for _, r := range d.Reasons[:min(len(d.Reasons), wire.MaxProvenanceItems)] {
 			p.Policies = append(p.Policies, wire.UsagePolicy{PolicyID: r.PolicyID, PolicyName: r.PolicyName, RuleIndex: r.RuleIndex,
 				Action: string(r.Action), Effect: string(r.Effect)})
 		}
 	}
-	if charged && x.decision != nil {
-		for _, b := range x.decision.Budgets[:min(len(x.decision.Budgets), wire.MaxProvenanceItems)] {
+	if charged && a.decision != nil {
+		for _, b := range a.decision.Budgets[:min(len(a.decision.Budgets), wire.MaxProvenanceItems)] {
 			c := spend.Counter{PolicyID: b.PolicyID, Period: spend.Period(b.Period), Aggregation: string(b.Aggregation)}
 			if b.Aggregation == policy.AggregationPerKey {
-				c.KeyID = x.key.id
+				c.KeyID = a.key.id
 			}
 			amount := b.AmountUSD.Text
 			if n, _, err := catalog.BudgetNanoUSD(amount); err == nil && !catalog.ValidPrice(amount) {

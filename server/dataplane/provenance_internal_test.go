@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -20,8 +19,8 @@ func TestProvenanceIsCutNotRefused(t *testing.T) {
 		d.Reasons = append(d.Reasons, policy.Reason{RuleRef: ref, Action: policy.ActionBudget, Effect: "applied"})
 		d.Budgets = append(d.Budgets, policy.Budget{RuleRef: ref, Period: "day", Aggregation: policy.AggregationShared})
 	}
-	x := &exchange{key: &inferenceKey{id: uuid.New(), org: &inferenceOrg{version: 7}}, decision: d}
-	p := x.provenance(outcome{}, catalog.Tokens{}, true, false)
+	a := &admission{key: &inferenceKey{id: uuid.New(), org: &inferenceOrg{version: 7}}, decision: d}
+	p := a.provenance(&usageRecord{}, true, false)
 	if len(p.Policies) != wire.MaxProvenanceItems || len(p.Budgets) != wire.MaxProvenanceItems {
 		t.Fatalf("provenance lists %d rules and %d budgets, want both cut at %d", len(p.Policies), len(p.Budgets), wire.MaxProvenanceItems)
 	}

@@ -23,12 +23,12 @@ func keyLimits(l *bundle.RateLimits) ratelimit.Limits {
 // admitRate counts one inference request against its key's rate limits
 // and puts OpenAI's x-ratelimit headers on the answer, whatever the answer
 // turns out to be: they are set now, before anything is written, and every
-// later answer (success or error) carries them. Over a limit it answers
-// 429 and returns false, with the limit that refused it (requests or
-// tokens). A key without limits costs nothing and gets no headers.
-func (p *Plane) admitRate(w http.ResponseWriter, key *inferenceKey, dl dialect) (admitted bool, refused string) {
+// later answer (success or error) carries them. Over a limit it returns
+// the 429 to answer, with the limit that refused it (requests or tokens).
+// A key without limits costs nothing and gets no headers.
+func (p *Plane) admitRate(w http.ResponseWriter, key *inferenceKey) (refusal *response, refused string) {
 	if key.limits.None() {
-		return true, ""
+		return nil, ""
 	}
 	d := p.limiter.Admit(key.id, key.limits)
 	if r := p.rateLeases; r != nil {
@@ -48,9 +48,9 @@ func (p *Plane) admitRate(w http.ResponseWriter, key *inferenceKey, dl dialect) 
 		setRateHeaders(h, "X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens", d.Tokens)
 	}
 	if d.Allowed {
-		return true, ""
+		return nil, ""
 	}
-	refusal := rateLimited(d)
+	refusal = rateLimited(d)
 	if r := p.rateLeases; r != nil {
 		win, _, _ := p.limiter.Used(key.id)
 		if err := r.failure(rateSlot{key.id, d.Exceeded, win}); err != nil {
@@ -58,17 +58,16 @@ func (p *Plane) admitRate(w http.ResponseWriter, key *inferenceKey, dl dialect) 
 			refusal = rateUnavailable(d, errors.Is(err, spend.ErrLeaseRefused))
 		}
 	}
-	dl.refuse(w, refusal)
 	if d.Exceeded == ratelimit.Tokens {
-		return false, "tokens"
+		return refusal, "tokens"
 	}
-	return false, "requests"
+	return refusal, "requests"
 }
 
 // spendTokens counts a finished request's tokens against its key's token
 // limit: every token it carried, cached input included, and its output.
-func (x *exchange) spendTokens(u providers.Usage) {
-	x.p.limiter.Spend(x.key.id, x.key.limits, u.InputTokens+u.CacheReadTokens+u.CacheWriteTokens+u.OutputTokens)
+func (a *admission) spendTokens(u providers.Usage) {
+	a.p.limiter.Spend(a.key.id, a.key.limits, u.InputTokens+u.CacheReadTokens+u.CacheWriteTokens+u.OutputTokens)
 }
 
 func setRateHeaders(h http.Header, limit, remaining, reset string, s ratelimit.Status) {

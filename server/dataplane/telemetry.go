@@ -48,46 +48,45 @@ func (w *meteredWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController flush the connection's writer.
 func (w *meteredWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// observe counts an inference once its handler returns: endpoint is the
-// dialect's name (chat.completions, responses, messages, embeddings), x is
-// nil for a request refused before it had an exchange (a bad key, a rate
-// limit), and rateRefused names the limit that refused it, if one did.
-func (p *Plane) observe(r *http.Request, w *meteredWriter, endpoint string, key *admittedKey, x *exchange, rateRefused string, started time.Time) {
-	in := &telemetry.Inference{Endpoint: endpoint, Status: w.status, Duration: time.Since(started)}
+// observe counts an inference once its handler returns: a.endpoint names
+// it (chat.completions, responses, messages, embeddings, …); a request
+// refused before its model was known (a bad key, a rate limit) has
+// neither a usage event nor a model.
+func (p *Plane) observe(a *admission) {
+	in := &telemetry.Inference{Endpoint: a.endpoint, Status: a.mw.status, Duration: time.Since(a.started)}
 	if in.Status == 0 {
 		in.Status = http.StatusOK
 	}
-	if key != nil {
-		k := key.inference
+	if k := a.key; k != nil {
 		in.OrgID, in.WorkspaceID, in.KeyID = k.org.orgID.String(), k.workspace.String(), k.idString
 	}
 	switch {
-	case x != nil && x.finished:
-		o := &x.final
-		in.RequestedModel = x.requestedModel()
-		in.Model, in.Provider = o.model.model.ID, o.model.model.Provider
-		in.Stream = x.req != nil && x.req.Stream
+	case a.finished:
+		o := &a.final
+		in.RequestedModel = o.requested
+		in.Model, in.Provider = o.model, o.provider
+		in.Stream = a.streamed
 		u := o.usage
 		in.InputTokens, in.OutputTokens, in.CacheReadTokens, in.CacheWriteTokens = u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens
-		in.CostNanoUSD, in.CostUSD = x.costNano, x.costUSD
-		in.Attempts, in.Upstream, in.FirstToken = len(x.attempts), x.upstream, x.firstToken
+		in.CostNanoUSD, in.CostUSD = a.costNano, a.costUSD
+		in.Attempts, in.Upstream, in.FirstToken = len(o.attempts), a.upstream, a.firstToken
 		in.Outcome, in.Reason = finishedOutcome(o.status, o.reason, in.Status)
-	case rateRefused != "":
-		in.Outcome, in.Reason = telemetry.OutcomeDeniedRateLimit, rateRefused
-	case x != nil && x.requested != nil:
+	case a.rateRefused != "":
+		in.Outcome, in.Reason = telemetry.OutcomeDeniedRateLimit, a.rateRefused
+	case a.label.model != "":
 		// Answered without a usage event (count_tokens): labelled with
 		// the model it was for, its outcome by its status.
-		in.RequestedModel = x.requestedModel()
-		in.Model, in.Provider = x.requested.model.ID, x.requested.model.Provider
+		in.RequestedModel = a.label.requested
+		in.Model, in.Provider = a.label.model, a.label.provider
 		in.Outcome = statusOutcome(in.Status)
-		if x.refused != "" {
-			in.Outcome, in.Reason = finishedOutcome(statusDenied, x.refused, in.Status)
+		if a.refused != "" {
+			in.Outcome, in.Reason = finishedOutcome(statusDenied, a.refused, in.Status)
 		}
 	default:
 		in.Outcome = statusOutcome(in.Status)
 	}
 	p.inference.metrics.ObserveInference(in)
-	telemetry.SetInference(r.Context(), in)
+	telemetry.SetInference(a.r.Context(), in)
 }
 
 // statusOutcome is the outcome of a request that left no usage event, by
@@ -135,10 +134,10 @@ func finishedOutcome(status, reason string, httpStatus int) (string, string) {
 	return telemetry.OutcomeUpstreamError, reason
 }
 
-// operation is the GenAI operation name of the exchange's endpoint:
-// embeddings for /embeddings, chat for every conversational dialect.
-func (x *exchange) operation() attribute.KeyValue {
-	if x.d.name() == endpointEmbeddings {
+// operationOf is the GenAI operation name of an endpoint: embeddings for
+// /embeddings, chat for every conversational dialect.
+func operationOf(endpoint string) attribute.KeyValue {
+	if endpoint == endpointEmbeddings {
 		return semconv.GenAIOperationNameEmbeddings
 	}
 	return semconv.GenAIOperationNameChat
@@ -151,7 +150,7 @@ func (x *exchange) startAttemptSpan(m *routeModel) {
 	if !telemetry.Tracing() {
 		return
 	}
-	op := x.operation()
+	op := operationOf(x.endpoint)
 	x.attemptCtx, x.attemptSpan = telemetry.StartSpan(x.r.Context(), op.Value.AsString()+" "+m.model.ID, trace.SpanKindClient,
 		op, semconv.GenAIProviderNameKey.String(m.model.Provider),
 		semconv.GenAIRequestModel(m.model.ID), attribute.Int("gw.attempt", len(x.attempts)))
@@ -184,26 +183,17 @@ func attemptOutcome(failure string) string {
 	return failure
 }
 
-// endAdmission ends the admission span, if still open: admission is over
-// when the first upstream attempt starts or the request is refused.
-func (x *exchange) endAdmission() {
-	if x.admission != nil {
-		x.admission.End()
-		x.admission = nil
-	}
-}
-
 // annotateRequestSpan puts the request's GenAI attributes on its server
 // span (the middleware's), when one is recorded.
-func (x *exchange) annotateRequestSpan(o *outcome) {
-	s := trace.SpanFromContext(x.r.Context())
+func (a *admission) annotateRequestSpan(o *usageRecord) {
+	s := trace.SpanFromContext(a.r.Context())
 	if !s.IsRecording() {
 		return
 	}
-	s.SetAttributes(x.operation(), semconv.GenAIRequestModel(x.requestedModel()),
-		semconv.GenAIResponseModel(o.model.model.ID), semconv.GenAIProviderNameKey.String(o.model.model.Provider),
+	s.SetAttributes(operationOf(a.endpoint), semconv.GenAIRequestModel(o.requested),
+		semconv.GenAIResponseModel(o.model), semconv.GenAIProviderNameKey.String(o.provider),
 		semconv.GenAIUsageInputTokens(int(o.usage.InputTokens)), semconv.GenAIUsageOutputTokens(int(o.usage.OutputTokens)),
-		attribute.String("gw.outcome", o.status), attribute.Int("gw.attempts", len(x.attempts)))
+		attribute.String("gw.outcome", o.status), attribute.Int("gw.attempts", len(o.attempts)))
 	if o.reason != "" {
 		s.SetAttributes(semconv.ErrorTypeKey.String(o.reason))
 	}
@@ -211,11 +201,11 @@ func (x *exchange) annotateRequestSpan(o *outcome) {
 
 // startUsageSpan opens the span of the usage event's recording, if
 // tracing is on.
-func (x *exchange) startUsageSpan() trace.Span {
+func (a *admission) startUsageSpan() trace.Span {
 	if !telemetry.Tracing() {
 		return nil
 	}
-	_, s := telemetry.StartSpan(x.r.Context(), "gw.usage.record", trace.SpanKindInternal)
+	_, s := telemetry.StartSpan(a.r.Context(), "gw.usage.record", trace.SpanKindInternal)
 	return s
 }
 

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -158,24 +157,18 @@ func refusalReason(r *response) string {
 	return "invalid_request"
 }
 
-// finish is the one point where a request that reached routing ends: it
-// builds the request's single usage event and hands it to the sink. Every
-// path through the exchange calls it exactly once, before the answer's
-// last byte is written, so a caller who has read the whole answer can
-// count on its event having been recorded (and a second call is a bug,
-// ignored). What else must happen once per request when it ends (a budget
-// reservation's settlement to o's exact cost, a rate limit's token
-// accounting) belongs here.
+// finish is the one point where a chat completion that reached routing
+// ends: it closes the attempt in flight, prices the tokens and records the
+// request's single usage event through its admission (admission.record).
+// Every path through the exchange calls it exactly once, before the
+// answer's last byte is written (a second call is a bug, ignored).
 //
 // The cost is the tokens priced at the catalog's prices for the model that
 // answered, exactly (catalog.Pricing.CostNanoUSD).
 func (x *exchange) finish(o outcome) {
-	if x.finished {
-		x.p.inference.log.Error("a request finished twice; the second outcome is ignored", "request_id", x.id, "status", o.status, "reason", o.reason)
+	if !x.closing(o.status, o.reason) {
 		return
 	}
-	x.finished = true
-	x.endAdmission()
 	x.closeAttemptWith(o.failure, &o)
 	m := o.model
 	tokens := o.usage.Tokens()
@@ -186,57 +179,15 @@ func (x *exchange) finish(o outcome) {
 		x.p.inference.log.Error("pricing a request", "request_id", x.id, "model", m.model.ID, "error", err)
 		nano = 0
 	}
-	// The journal has the outcome before the reservation settles (a crash
-	// between the two leaves the bound counted, never released twice).
-	x.journalFinishing(&o, nano)
-	// The reservation, if any, becomes the exact cost; the bound it held
-	// is free again.
-	charged := x.budget != nil
-	// A cost above what the reservation held (an upstream reporting more
-	// than the bound allows, a tail admission past its estimate and the
-	// reserve) is charged what it held, and flagged.
-	overBound := !x.budget.Settle(nano)
-	x.budget = nil
-	key := x.key
-	u := o.usage
-	requestID, endpoint := x.requestID, x.d.name()
-	e := wire.UsageEventIn{
-		ID: x.id, OrgID: key.org.orgID, WorkspaceID: key.workspace, InferenceKeyID: &key.id, OwnerID: &key.owner,
-		Model: m.model.ID, Provider: m.model.Provider,
-		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
-		CostUSD: catalog.FormatNanoUSD(nano), Status: o.status,
-		LatencyMS: time.Since(x.started).Milliseconds(), OccurredAt: x.occurred,
-		RequestID: &requestID, Endpoint: &endpoint, RequestedModel: x.requestedModel(),
-		Attempts:    append([]wire.UsageAttempt{}, x.attempts...),
-		UsageSource: wire.UsageSourceUpstream, ReasoningTokens: u.ReasoningTokens, CacheWrite1hTokens: tokens.CacheWrite1h,
-		Provenance: x.provenance(o, tokens, charged, overBound), Tags: x.tags,
-	}
-	if u.Estimated {
-		e.UsageSource = wire.UsageSourceEstimated
-	}
-	if o.status != statusOK {
-		reason := o.reason
-		if reason == "" {
-			reason = reasonInternal
-		}
-		e.Reason = &reason
-	}
+	u := usageRecord{status: o.status, reason: o.reason, failure: o.failure, model: m.model.ID, provider: m.model.Provider,
+		requested: x.requestedModel(), usage: o.usage, costNano: nano, attempts: x.attempts}
 	if o.cred != nil {
-		e.ProviderCredentialID = &o.cred.id
+		u.credentialID = &o.cred.id
 	}
-	if c := x.caller; c != nil {
-		// A playground request: no inference key was used; the caller's
-		// management key (if any) and user are who made it.
-		e.InferenceKeyID, e.ManagementKeyID, e.OwnerID = nil, c.ManagementKeyID, &c.UserID
+	if len(x.attempts) > 0 {
+		a := m.pricing.AppliedTo(tokens)
+		u.prices = &wire.UsagePrices{InputPerMTok: a.InputPerMTok, OutputPerMTok: a.OutputPerMTok, CacheReadPerMTok: a.CacheReadPerMTok,
+			CacheWritePerMTok: a.CacheWritePerMTok, CacheWrite1hPerMTok: a.CacheWrite1hPerMTok, LongContext: a.LongContext}
 	}
-	usageSpan := x.startUsageSpan()
-	x.journalRecording()
-	x.p.inference.usage.Record(e)
-	x.journalRecorded()
-	if usageSpan != nil {
-		usageSpan.End()
-	}
-	x.spendTokens(u)
-	x.final, x.costNano, x.costUSD = o, nano, e.CostUSD
-	x.annotateRequestSpan(&o)
+	x.record(u)
 }
