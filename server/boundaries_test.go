@@ -140,7 +140,9 @@ func TestImportBoundaries(t *testing.T) {
 	}
 	// server/tokens (counting what upstreams do not report) is held to the
 	// same rule: it runs on the request path, on data planes too.
-	for _, root := range []string{module + "/server/policy", module + "/server/tokens"} {
+	// server/toolpolicy (the MCP gateway's pure core) too: the API, the
+	// data plane and the CLI decide with it.
+	for _, root := range []string{module + "/server/policy", module + "/server/tokens", module + "/server/toolpolicy"} {
 		var ours []string
 		for _, dep := range append([]string{root}, listPackages(t, root)[0].Deps...) {
 			if strings.HasPrefix(dep, module+"/") {
@@ -180,7 +182,14 @@ func TestUpstreamRequestsInProviders(t *testing.T) {
 		if err := dec.Decode(&p); err != nil {
 			t.Fatal(err)
 		}
-		if p.ImportPath == module+"/server/providers" || strings.HasSuffix(p.ImportPath, "test") {
+		// server/mcpgw is the one exception (issue 30): MCP is JSON-RPC
+		// over Streamable HTTP (an initialize, a session header, event
+		// streams, a DELETE to end a session), nothing like a provider's
+		// one authorized POST per call, so its client builds its own
+		// requests. Its connections still dial through server/egress: the
+		// data plane gives it providers.NewGuardedHTTPClient
+		// (TestMCPGatewayDialsThroughEgress).
+		if p.ImportPath == module+"/server/providers" || p.ImportPath == module+"/server/mcpgw" || strings.HasSuffix(p.ImportPath, "test") {
 			continue
 		}
 		for _, f := range p.GoFiles {
@@ -192,5 +201,30 @@ func TestUpstreamRequestsInProviders(t *testing.T) {
 				t.Errorf("%s/%s calls %s: upstream requests are built only by server/providers (send)", p.ImportPath, f, m)
 			}
 		}
+	}
+}
+
+// TestMCPGatewayDialsThroughEgress holds the MCP gateway's exception to
+// the upstream seam to its terms: server/mcpgw links no store, no data
+// plane and no API (the data plane calls it, through its Guard), and the
+// data plane gives it the egress-guarded client every provider uses.
+func TestMCPGatewayDialsThroughEgress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	p := listPackages(t, module+"/server/mcpgw")[0]
+	for _, dep := range p.Deps {
+		for _, banned := range []string{"/server/store", "/server/dataplane", "/server/api", "/server/backend"} {
+			if strings.HasPrefix(dep, module+banned) {
+				t.Errorf("server/mcpgw links %s: it speaks MCP and nothing else", dep)
+			}
+		}
+	}
+	src, err := os.ReadFile(filepath.Join("dataplane", "mcp.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "mcpgw.Options{HTTP: providers.NewGuardedHTTPClient(p.egressPolicy)") {
+		t.Error("server/dataplane/mcp.go must give the MCP gateway providers.NewGuardedHTTPClient(p.egressPolicy): every upstream connection dials through server/egress")
 	}
 }
