@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -140,4 +141,42 @@ func (s *Store) UpdateToolPolicy(ctx context.Context, p *ToolPolicy) error {
 func (s *Store) DeleteToolPolicy(ctx context.Context, id uuid.UUID) error {
 	res, err := s.db.NewDelete().Model((*ToolPolicy)(nil)).Where("id = ?", id).Exec(ctx)
 	return affectedOne(res, err)
+}
+
+// auditToolCalls derives the audit row of each MCP tool call from its
+// usage event (endpoint "mcp"), in the transaction that stores the event
+// (issue 30; docs/mcp.md): both planes ship tool calls as usage events,
+// so the row is written once, wherever the event lands, and an event
+// shipped twice is stored, and audited, once. The row says who (the key's
+// owner; the key in details), which server and tool, the outcome and the
+// duration; never the arguments or the result.
+func auditToolCalls(ctx context.Context, db bun.IDB, stored []UsageEvent) error {
+	var rows []AuditEvent
+	for _, e := range stored {
+		if e.Endpoint == nil || *e.Endpoint != "mcp" {
+			continue
+		}
+		server, tool, _ := strings.Cut(strings.TrimPrefix(e.Model, "mcp/"), "/")
+		details := JSONMap{"server": server, "tool": tool, "status": e.Status, "duration_ms": e.LatencyMS,
+			"cost_nano_usd": e.CostNanoUSD, "usage_event_id": e.ID.String()}
+		if e.Reason != nil {
+			details["reason"] = *e.Reason
+		}
+		if e.InferenceKeyID != nil {
+			details["inference_key_id"] = e.InferenceKeyID.String()
+		}
+		requestID := ""
+		if e.RequestID != nil {
+			requestID = *e.RequestID
+		}
+		org, ws := e.OrgID, e.WorkspaceID
+		rows = append(rows, AuditEvent{ID: uuid.New(), OrgID: &org, WorkspaceID: &ws, ActorType: "user", ActorID: e.OwnerID,
+			Action: "mcp.tool_called", TargetType: "mcp_tool", TargetID: server + "/" + tool, RequestID: requestID,
+			Details: details, CreatedAt: e.OccurredAt})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := db.NewInsert().Model(&rows).Exec(ctx)
+	return mapErr(err)
 }
