@@ -72,7 +72,7 @@ func (e *infEnv) addMCPServer(t *testing.T, ws *uuid.UUID, name, url, header, se
 	t.Helper()
 	_, err := backend.CreateMCPServer(context.Background(), e.st, backend.Actor{Type: "system"}, backend.MCPServerCreate{
 		Scope: store.MCPServerScope{OrgID: e.org.ID, WorkspaceID: ws}, Name: name, URL: url, Enabled: true,
-		Auth:  backend.MCPServerAuth{Kind: toolpolicy.AuthHeader, Header: header, Secret: secret}, Prices: prices,
+		Auth: backend.MCPServerAuth{Kind: toolpolicy.AuthHeader, Header: header, Secret: secret}, Prices: prices,
 		Seal: func(s []byte, id uuid.UUID) (string, error) { return e.kr.Seal(s, backend.MCPServerAAD(id)) }})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ package toolpolicy
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path"
 	"regexp"
 	"sort"
@@ -66,6 +67,18 @@ var (
 	Defaults    = []string{DefaultDeny, DefaultAllow}
 	ArgOps      = []string{OpEquals, OpPrefix, OpRegex}
 )
+
+// CheckServerURL says what is wrong with an MCP server's or a token
+// endpoint's URL ("" when nothing is): it must be absolute http(s),
+// without credentials (they belong in the sealed secret) or fragment. The
+// egress policy is the API's check, after this one.
+func CheckServerURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Fragment != "" {
+		return "Input should be an absolute http(s) URL without credentials or fragment"
+	}
+	return ""
+}
 
 // Filter is a server-wide list-time filter: a tool is served when it
 // matches an allow glob (no allow list: every tool) and no deny glob.
