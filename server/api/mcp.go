@@ -20,10 +20,13 @@ import (
 // mcpRoutes are the MCP gateway's resources (issue 30): MCP servers of an
 // organization and of a workspace, and a workspace's tool policies.
 func (s *Server) mcpRoutes() []*Route {
+	// The spec's groups are closed: MCP servers are filed with the
+	// provider credentials (the same permissions, the same sealing), tool
+	// policies with the policies.
 	type place struct{ tag, prefix string }
 	places := []place{
-		{"MCP Servers", "/api/v1/organizations/{org_id}/mcp-servers"},
-		{"Workspace MCP Servers", orgWS + "/{workspace_ref}/mcp-servers"},
+		{"Provider Credentials", "/api/v1/organizations/{org_id}/mcp-servers"},
+		{"Workspace Provider Credentials", orgWS + "/{workspace_ref}/mcp-servers"},
 	}
 	read := []auth.Permission{auth.ProviderCredentialsRead}
 	manage := []auth.Permission{auth.ProviderCredentialsManage}
@@ -42,7 +45,7 @@ func (s *Server) mcpRoutes() []*Route {
 				Perms: manage, Result: wire.Deleted{}, RefreshesBundles: true, Handle: s.deleteMCPServer},
 		)
 	}
-	const tag, base = "Workspace Tool Policies", orgWS + "/{workspace_ref}/tool-policies"
+	const tag, base = "Workspace Policies", orgWS + "/{workspace_ref}/tool-policies"
 	pread := []auth.Permission{auth.PoliciesRead}
 	pmanage := []auth.Permission{auth.PoliciesManage}
 	return append(routes,
