@@ -35,7 +35,7 @@ type sumIn struct {
 // upstream is a real MCP server built with the Go SDK, on 127.0.0.1:
 // a text tool, a structured one, one that fails, a slow one, and a
 // secret tool; check, when set, vets every request (its auth).
-func upstream(t *testing.T, check func(r *http.Request) bool) *httptest.Server {
+func upstream(t testing.TB, check func(r *http.Request) bool) *httptest.Server {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echoes"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
@@ -119,7 +119,7 @@ const bearer = "sk-gw-test-0123456789"
 
 // gateway serves g behind /mcp and /mcp/{server}, with the bearer check
 // a data plane makes.
-func gateway(t *testing.T, g *guard, timeout time.Duration) *httptest.Server {
+func gateway(t testing.TB, g *guard, timeout time.Duration) *httptest.Server {
 	t.Helper()
 	gw := mcpgw.New(mcpgw.Options{HTTP: &http.Client{}, Timeout: timeout})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
