@@ -1,0 +1,28 @@
+package client
+
+import (
+	"context"
+
+	"github.com/gw-gateway/gw/wire"
+)
+
+// ListMCPServers lists the MCP servers of an organization or a workspace.
+func (c *Client) ListMCPServers(ctx context.Context, s Scope) ([]wire.MCPServer, error) {
+	return getData[[]wire.MCPServer](ctx, c, "GET", s.prefix()+"/mcp-servers", nil, nil)
+}
+
+// CreateMCPServer configures an MCP server; its secret travels in the
+// body only and is never returned.
+func (c *Client) CreateMCPServer(ctx context.Context, s Scope, in wire.MCPServerCreate) (wire.MCPServer, error) {
+	return getData[wire.MCPServer](ctx, c, "POST", s.prefix()+"/mcp-servers", nil, in)
+}
+
+// UpdateMCPServer changes an MCP server.
+func (c *Client) UpdateMCPServer(ctx context.Context, s Scope, name string, in wire.MCPServerUpdate) (wire.MCPServer, error) {
+	return getData[wire.MCPServer](ctx, c, "PATCH", s.prefix()+"/mcp-servers/"+esc(name), nil, in)
+}
+
+// DeleteMCPServer deletes an MCP server.
+func (c *Client) DeleteMCPServer(ctx context.Context, s Scope, name string) (wire.Deleted, error) {
+	return getData[wire.Deleted](ctx, c, "DELETE", s.prefix()+"/mcp-servers/"+esc(name), nil, nil)
+}
