@@ -23,6 +23,8 @@ var commandExamples = map[string]string{
 	"context use":               "gw context use admin",
 	"credentials delete":        "gw credentials delete 0b9c5f5e-1111-4222-8333-444455556666 --yes\ngw credentials delete 0b9c5f5e-1111-4222-8333-444455556666 --scope workspace --workspace search --yes",
 	"credentials get":           "gw credentials get 0b9c5f5e-1111-4222-8333-444455556666\ngw credentials get 0b9c5f5e-1111-4222-8333-444455556666 --scope platform -o yaml",
+	"tool-policies list":        "gw tool-policies list --workspace search",
+	"tool-policies apply":       "gw tool-policies apply -f tool-policies.json --workspace search",
 	"mcp servers delete":        "gw mcp servers delete github --yes\ngw mcp servers delete github --scope workspace --workspace search --yes",
 	"mcp servers list":          "gw mcp servers list\ngw mcp servers list --scope workspace --workspace search -o json",
 	"mcp servers update":        "gw mcp servers update github --disable\ngw mcp servers update github --url https://mcp.example.com/v2 --auth header --header Authorization --secret-stdin",

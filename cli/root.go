@@ -38,6 +38,7 @@ import (
 	"github.com/gw-gateway/gw/cli/serve"
 	"github.com/gw-gateway/gw/cli/serviceaccounts"
 	"github.com/gw-gateway/gw/cli/status"
+	"github.com/gw-gateway/gw/cli/toolpolicies"
 	"github.com/gw-gateway/gw/cli/usage"
 	"github.com/gw-gateway/gw/cli/version"
 	"github.com/gw-gateway/gw/cli/workspaces"
@@ -116,6 +117,7 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		inferencekeys.NewCmd(f),
 		credentials.NewCmd(f),
 		mcp.NewCmd(f),
+		toolpolicies.NewCmd(f),
 		catalog.NewCmd(f),
 		models.NewCmd(f),
 		activity.NewCmd(f),
