@@ -228,3 +228,50 @@ func TestMCPGatewayDialsThroughEgress(t *testing.T) {
 		t.Error("server/dataplane/mcp.go must give the MCP gateway providers.NewGuardedHTTPClient(p.egressPolicy): every upstream connection dials through server/egress")
 	}
 }
+
+// TestOneSendOneMeteringPath keeps the homes issue 29 made: in
+// server/providers, only send.go sends an HTTP request (one upstream call
+// for every kind); in server/dataplane, the inference-phase policies, the
+// budget reservation and the usage sink are reached only through the
+// admission (admission.go), which chat completions and every other
+// endpoint that spends share, and whose stages (stages.go) are the one
+// sequence of a model request. crash.go records the events of requests a
+// crashed process left, at the next start.
+func TestOneSendOneMeteringPath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	rules := []struct {
+		pkg     string
+		pattern *regexp.Regexp
+		allowed []string
+		why     string
+	}{
+		{"/server/providers", regexp.MustCompile(`\.Do\(`), []string{"send.go"}, "upstream requests are sent only by send"},
+		{"/server/dataplane", regexp.MustCompile(`policy\.PhaseInference`), []string{"admission.go"}, "the policies of a request are decided by admission.decide"},
+		{"/server/dataplane", regexp.MustCompile(`budgets\.reserve\(`), []string{"admission.go"}, "budgets are reserved by admission.reserve"},
+		{"/server/dataplane", regexp.MustCompile(`(usage|sink)\.Record\(`), []string{"admission.go", "crash.go"}, "a usage event is recorded by admission.finish alone"},
+	}
+	for _, r := range rules {
+		out, err := exec.Command("go", "list", "-json=Dir,GoFiles", module+r.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		var p struct {
+			Dir     string
+			GoFiles []string
+		}
+		if err := json.Unmarshal(out, &p); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range p.GoFiles {
+			src, err := os.ReadFile(filepath.Join(p.Dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := r.pattern.Find(src); m != nil && !slices.Contains(r.allowed, f) {
+				t.Errorf("%s/%s has %s: %s", r.pkg, f, m, r.why)
+			}
+		}
+	}
+}

@@ -125,14 +125,21 @@ type usageRecord struct {
 // set and echoed, counted in flight (so EndInFlight waits for its
 // event), its admission span open. end closes it.
 func (p *Plane) beginRequest(w http.ResponseWriter, r *http.Request, endpoint string) *admission {
-	a := &admission{p: p, r: r, endpoint: endpoint, started: time.Now(), inFlight: true}
+	a := new(admission)
+	p.begin(a, w, r, endpoint)
+	return a
+}
+
+// begin is beginRequest into a (an exchange's own, which is allocated
+// with it).
+func (p *Plane) begin(a *admission, w http.ResponseWriter, r *http.Request, endpoint string) {
+	a.p, a.r, a.endpoint, a.started, a.inFlight = p, r, endpoint, time.Now(), true
 	p.flights.Add(1)
 	a.mw = &meteredWriter{ResponseWriter: w}
 	a.w = a.mw
 	a.id = uuid.New()
 	a.requestID = setRequestID(a.w, r, a.id)
 	a.admitSpan = startAdmission(r.Context())
-	return a
 }
 
 // admitRequest is the admission of a request with an inference key, to
@@ -142,13 +149,15 @@ func (p *Plane) beginRequest(w http.ResponseWriter, r *http.Request, endpoint st
 // returned even with a refusal, which the caller writes in its own shape;
 // defer its end either way.
 func (p *Plane) admitRequest(w http.ResponseWriter, r *http.Request, endpoint string) (*admission, *response) {
-	a := p.beginRequest(w, r, endpoint)
+	a := new(admission)
+	return a, p.admitInto(a, w, r, endpoint)
+}
+
+// admitInto is admitRequest into a.
+func (p *Plane) admitInto(a *admission, w http.ResponseWriter, r *http.Request, endpoint string) *response {
+	p.begin(a, w, r, endpoint)
 	p.limitBodyTime(a.w)
-	key, refusal := p.authenticate(r)
-	if key != nil {
-		a.key, a.view = key.inference, key.models
-	}
-	refusal = p.gate(r, refusal)
+	refusal := p.gate(r, a.authenticate())
 	if refusal == nil {
 		a.tags, refusal = tagsOf(r, a.key)
 	}
@@ -161,7 +170,17 @@ func (p *Plane) admitRequest(w http.ResponseWriter, r *http.Request, endpoint st
 	if refusal != nil {
 		a.endAdmission()
 	}
-	return a, refusal
+	return refusal
+}
+
+// authenticate finds the request's inference key (Plane.authenticate),
+// or the 401 to answer.
+func (a *admission) authenticate() *response {
+	key, refusal := a.p.authenticate(a.r)
+	if key != nil {
+		a.key, a.view = key.inference, key.models
+	}
+	return refusal
 }
 
 // admitRate counts the request against its key's rate limits, and marks

@@ -130,7 +130,7 @@ func TestBoundPricesEachTokenAtItsClass(t *testing.T) {
 	boundOf := func(model, body string) int64 {
 		t.Helper()
 		m := catalog.Model{ID: "openai/" + model, Provider: "openai"}
-		x := &exchange{admission: &admission{p: &Plane{}}, req: &providers.ChatRequest{MaxTokens: 10}, body: []byte(body), input: inputShapeOf([]byte(body))}
+		x := &exchange{admission: admission{p: &Plane{}}, req: &providers.ChatRequest{MaxTokens: 10}, body: []byte(body), input: inputShapeOf([]byte(body))}
 		b, err := x.boundOf(&route{model: &routeModel{model: m, kind: catalog.KindOpenAI, bound: boundPricesOf(pricing)}})
 		if err != nil {
 			t.Fatal(err)

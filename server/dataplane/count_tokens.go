@@ -31,14 +31,13 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	// Counted and traced like every endpoint (endpoint
 	// messages.count_tokens), once the handler returns; it is not in
 	// flight (no event to wait for) and has no admission span.
-	a := &admission{p: p, r: r, endpoint: endpointCountTokens, started: time.Now()}
+	x := &exchange{d: d}
+	a := &x.admission
+	a.p, a.r, a.endpoint, a.started = p, r, endpointCountTokens, time.Now()
 	a.mw = &meteredWriter{ResponseWriter: w}
 	a.w = a.mw
 	w = a.w
-	key, refusal := p.authenticate(r)
-	if key != nil {
-		a.key, a.view = key.inference, key.models
-	}
+	refusal := a.authenticate()
 	defer a.end()
 	p.limitBodyTime(w)
 	a.id = uuid.New()
@@ -47,7 +46,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	if refusal == nil {
 		// The workspace's required tags are required here too (issue 27,
 		// row 8), though a count leaves no event to carry them.
-		_, refusal = tagsOf(r, key.inference)
+		_, refusal = tagsOf(r, a.key)
 	}
 	if refusal == nil {
 		refusal = a.admitRate()
@@ -56,7 +55,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 		d.refuse(w, refusal)
 		return
 	}
-	body, hold := p.readBody(w, r, d, key.inference.id)
+	body, hold := a.readBody(d)
 	if body == nil {
 		return
 	}
@@ -80,7 +79,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	native.Edits = append(native.Edits, providers.Edit{Name: "max_tokens"})
 	delete(native.Members, "max_tokens")
 	req := parsed.req
-	x := &exchange{admission: a, d: d, req: req, whole: parsed.whole, body: withLimit, hold: hold, native: native, translateErr: parsed.translateErr}
+	x.req, x.whole, x.body, x.hold, x.native, x.translateErr = req, parsed.whole, withLimit, hold, native, parsed.translateErr
 	m := x.countedModel(req.Model)
 	if m == nil {
 		d.refuse(w, errModelNotFound)
@@ -88,7 +87,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	// The model counted for: what the metrics label the request with.
 	x.requested = m
-	if _, ok := key.models.aliases[req.Model]; ok && x.visible(req.Model) == nil {
+	if _, ok := a.view.aliases[req.Model]; ok && x.visible(req.Model) == nil {
 		x.alias = req.Model
 	}
 	x.label.requested, x.label.model, x.label.provider = x.requestedModel(), m.model.ID, m.model.Provider

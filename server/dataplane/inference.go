@@ -112,13 +112,14 @@ func (p *Plane) gate(r *http.Request, refusal *response) *response {
 // Every request that got as far as a visible model leaves exactly one
 // usage event, whatever happens after (exchange.finish).
 func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect) {
-	a, refusal := p.admitRequest(w, r, d.name())
-	defer a.end()
+	// The exchange is allocated with its admission, in one piece.
+	x := &exchange{d: d}
+	refusal := p.admitInto(&x.admission, w, r, d.name())
+	defer x.end()
 	if refusal != nil {
-		d.refuse(a.w, refusal)
+		d.refuse(x.w, refusal)
 		return
 	}
-	x := &exchange{admission: a, d: d}
 	x.serve()
 }
 
@@ -127,7 +128,7 @@ func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect
 // policies' decision, the budget reservation, the one usage event) and
 // what reading, routing and calling a model adds to it.
 type exchange struct {
-	*admission
+	admission
 	// d is the endpoint's dialect.
 	d dialect
 
@@ -154,9 +155,14 @@ type exchange struct {
 	counts map[tokens.Counter]tokens.Request
 
 	// requested is the visible model asked for; from then on the request
-	// is metered. attempts is the chain of upstream calls made (the last
-	// one open while attemptOpen).
+	// is metered. targets are an alias's targets (the first is requested);
+	// rt is the route chosen, reserved once its budgets hold its bound.
+	// attempts is the chain of upstream calls made (the last one open
+	// while attemptOpen).
 	requested *routeModel
+	targets   []aliasTarget
+	rt        *route
+	reserved  bool
 	// alias is the model alias asked for, if one was; aliasRest its
 	// other targets, in the order they serve as fallbacks.
 	alias          string
@@ -195,67 +201,18 @@ type route struct {
 	prepared providers.Prepared
 }
 
+// serve walks the request through its stages (stages.go). Every request
+// that got as far as a visible model is finished, whatever happens after;
+// should a stage not finish it (a bug, or a panic on the way), it is still
+// metered, as an error.
 func (x *exchange) serve() {
-	body, hold := x.p.readBody(x.w, x.r, x.d, x.key.id)
-	if body == nil {
-		return
-	}
-	defer hold.release()
-	p, err := x.d.parse(body)
-	if err != nil {
-		x.d.refuse(x.w, invalidResponse(err))
-		return
-	}
-	hold.count(p.held)
-	req := p.req
-	x.req, x.whole, x.native, x.translateErr, x.body, x.hold = req, p.whole, p.native, p.translateErr, body, hold
-	x.streamed = req.Stream
-	x.input = inputShapeOf(body)
-	for _, c := range req.Capabilities() {
-		if c != catalog.CapabilityStreaming {
-			x.caps = append(x.caps, policy.Capability(c))
+	defer x.releaseBody()
+	defer x.finishUnfinished()
+	for i := range modelStages {
+		if !modelStages[i].run(x) {
+			return
 		}
 	}
-	m := x.visible(req.Model)
-	var targets []aliasTarget
-	if m == nil {
-		if targets = x.view.aliases[req.Model]; targets != nil {
-			targets = pickTargets(targets, x.coolingTarget)
-			x.alias, m = req.Model, x.key.org.models[targets[0].id]
-		}
-	}
-	if m == nil {
-		x.d.refuse(x.w, errModelNotFound)
-		return
-	}
-	x.requested = m
-	// Every path below finishes the exchange; should one not (a bug, or a
-	// panic on the way), the request is still metered, as an error.
-	defer func() {
-		if !x.finished {
-			x.p.inference.log.Error("a request ended without finishing; it is recorded as an error", "request_id", x.id)
-			x.finish(outcome{status: statusError, reason: reasonInternal, model: x.lastModel(), failure: failUnavailable})
-		}
-	}()
-	rt, refusal := x.route(m)
-	if refusal == nil {
-		refusal = x.reserveRoute(rt)
-	}
-	if refusal != nil && len(targets) > 1 {
-		// An alias's first target refused for this request (an endpoint,
-		// a capability, a budget): the next that takes it serves.
-		if next, rest := x.nextCandidate(targetIDs(targets[1:])); next != nil {
-			rt, refusal, x.aliasRest, x.requested = next, nil, rest, next.model
-		}
-	} else if len(targets) > 1 {
-		x.aliasRest = targetIDs(targets[1:])
-	}
-	if refusal != nil {
-		x.finish(outcome{status: statusDenied, reason: refusalReason(refusal), model: m})
-		x.d.refuse(x.w, refusal)
-		return
-	}
-	x.run(rt)
 }
 
 // coolingTarget says whether the model's upstream, with the credential
@@ -690,24 +647,17 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 
 	x.setAttemptHeaders(rt.model)
 	x.firstToken = time.Since(x.started)
-	out := x.d.startStream(x.w, rt.native, rt.model.model.ID)
-	x.estimateInput(out, rt)
+	out := x.streamWriter(rt, s)
 	o := outcome{status: statusOK, model: rt.model, cred: rt.cred}
 	// A stream that can tell a whole chunk is already buffered lets the
 	// chunks of one upstream read go out in one write and flush.
 	pending, _ := s.(interface{ Pending() bool })
-	progress, _ := s.(providers.ProgressStream)
 	for chunk := first; ; {
 		// Writes that coalesce are fewer, and a write to a connection the
 		// caller closed may still succeed into the kernel's buffer; the
 		// request's context says at once that the caller left.
 		err := x.r.Context().Err()
 		if err == nil {
-			// Journaled before it is relayed: a crash never bills less
-			// than the caller read.
-			if x.slot != nil {
-				x.slot.progress(progress)
-			}
 			err = out.chunk(chunk, pending != nil && pending.Pending())
 		}
 		if err != nil {
@@ -724,7 +674,6 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 		if err == io.EOF {
 			o.usage = s.Usage()
 			x.finish(o)
-			x.streamCost(out)
 			_ = out.end(o.usage)
 			return nil
 		}

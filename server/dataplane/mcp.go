@@ -277,10 +277,18 @@ func (g *mcpGuard) Admit(_ context.Context, c mcpgw.Call) (func(mcpgw.Outcome), 
 	if refusal := a.admitRate(); refusal != nil {
 		return nil, errors.New(refusalMessage(refusal))
 	}
-	req := policy.Request{Model: model, Provider: mcpProvider, Phase: policy.PhaseInference, KeyID: a.key.idString, OwnerUserID: a.owner()}
-	d := policy.Evaluate(budgetRules(a.key.policies), req)
-	a.decision = &d
-	if refusal := a.reserve(&d, func() (int64, error) { return c.PriceNano, nil }); refusal != nil {
+	// The decision is admission.decide's, on the key's policies' budget
+	// rules alone (a copy of the key holds them for this request).
+	key := a.key
+	onlyBudgets := *key
+	onlyBudgets.policies = budgetRules(key.policies)
+	a.key = &onlyBudgets
+	d, refusal := a.decide(policy.Request{Model: model, Provider: mcpProvider})
+	a.key = key
+	if refusal == nil {
+		refusal = a.reserve(d, func() (int64, error) { return c.PriceNano, nil })
+	}
+	if refusal != nil {
 		a.finish(usageRecord{status: statusDenied, reason: refusalReason(refusal), model: model, provider: mcpProvider})
 		return nil, errors.New(refusalMessage(refusal))
 	}

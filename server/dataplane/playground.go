@@ -145,7 +145,9 @@ func (p *Plane) PlaygroundModels(orgID, workspaceID uuid.UUID, c Caller) ([]json
 func (p *Plane) ServePlayground(w http.ResponseWriter, r *http.Request, orgID, workspaceID uuid.UUID, c Caller) {
 	// The management API has settled the request's id; the data plane
 	// keeps it, so both planes' logs and the usage event share it.
-	a := p.beginRequest(w, r, endpointChatCompletions)
+	x := &exchange{d: chatDialect{}}
+	a := &x.admission
+	p.begin(a, w, r, endpointChatCompletions)
 	defer a.end()
 	key, view, refusal := p.playgroundKey(orgID, workspaceID, c)
 	refusal = p.gate(r, refusal)
@@ -158,7 +160,6 @@ func (p *Plane) ServePlayground(w http.ResponseWriter, r *http.Request, orgID, w
 		refusal.write(a.w)
 		return
 	}
-	x := &exchange{admission: a, d: chatDialect{}}
 	x.serve()
 }
 

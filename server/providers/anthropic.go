@@ -51,6 +51,7 @@ func (a *Anthropic) Check(call *Call, strict bool) error {
 	out, beta, err := translateAnthropic(call, req.Stream)
 	if err == nil && call.Prepared != nil {
 		call.Prepared.anthropic, call.Prepared.beta, call.Prepared.stream = out, beta, req.Stream
+		call.Prepared.translations++
 	}
 	return err
 }
@@ -140,11 +141,11 @@ func newAnthropicStream(body io.ReadCloser, events eventReader, call *Call) *ant
 }
 
 func (a *Anthropic) send(ctx context.Context, call *Call, stream bool) (*http.Response, error) {
-	req, beta, err := preparedAnthropic(call, stream)
+	req, beta, kept, err := preparedAnthropic(call, stream)
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(req)
+	body, err := encodeOnce(call, kept, req)
 	if err != nil {
 		return nil, invalid("", "invalid_json", "The request could not be translated for an Anthropic model.")
 	}

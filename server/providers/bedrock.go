@@ -33,6 +33,7 @@ func (a *Bedrock) Check(call *Call, strict bool) error {
 	out, err := translateConverse(call, strict)
 	if err == nil && call.Prepared != nil {
 		call.Prepared.converse = out
+		call.Prepared.translations++
 	}
 	return err
 }
@@ -56,11 +57,11 @@ func (a *Bedrock) Stream(ctx context.Context, call *Call) (ChunkStream, error) {
 }
 
 func (a *Bedrock) converse(ctx context.Context, call *Call, stream bool) (*http.Response, error) {
-	req, err := preparedConverse(call)
+	req, kept, err := preparedConverse(call)
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(req)
+	body, err := encodeOnce(call, kept, req)
 	if err != nil {
 		return nil, invalid("", "invalid_json", "The request could not be translated for a Bedrock model.")
 	}

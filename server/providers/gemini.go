@@ -27,6 +27,7 @@ func checkGemini(call *Call, strict bool) error {
 	out, err := translateGemini(call, strict)
 	if err == nil && call.Prepared != nil {
 		call.Prepared.gemini = out
+		call.Prepared.translations++
 	}
 	return err
 }
@@ -65,11 +66,11 @@ func geminiMethod(stream bool) string {
 // sendGemini translates the call and posts it to u with auth.
 func sendGemini(ctx context.Context, client *http.Client, u string, call *Call,
 	authorize func(*http.Request, *Call, rope) error) (*http.Response, error) {
-	req, err := preparedGemini(call)
+	req, kept, err := preparedGemini(call)
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(req)
+	body, err := encodeOnce(call, kept, req)
 	if err != nil {
 		return nil, invalid("", "invalid_json", "The request could not be translated for a Gemini model.")
 	}

@@ -65,6 +65,12 @@ func TestPreparedOncePerRoute(t *testing.T) {
 						t.Errorf("prepared=%v: the upstream received %s, want the %s request", prepared, raw, want)
 					}
 				}
+				// One Prepare per route, its bytes encoded once: both
+				// attempts sent what the check translated, as encoded by
+				// the first.
+				if p := call.Prepared; p != nil && (p.translations != 1 || p.encodings != 1 || p.body == nil) {
+					t.Errorf("a route of two attempts translated %d times and encoded %d times, want 1 and 1", p.translations, p.encodings)
+				}
 			}
 		})
 	}

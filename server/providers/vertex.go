@@ -72,11 +72,11 @@ func (a *Vertex) send(ctx context.Context, call *Call, stream bool) (*http.Respo
 	if !isClaude(call.UpstreamModel) {
 		return sendGemini(ctx, a.Client, vertexModelURL(call, src.project, "google")+geminiMethod(stream), call, headerAuth(auth))
 	}
-	req, beta, err := preparedAnthropic(call, stream)
+	req, beta, kept, err := preparedAnthropic(call, stream)
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(vertexAnthropicRequest{anthropicRequest: req, AnthropicVersion: vertexAnthropicVersion})
+	body, err := encodeOnce(call, kept, vertexAnthropicRequest{anthropicRequest: req, AnthropicVersion: vertexAnthropicVersion})
 	if err != nil {
 		return nil, invalid("", "invalid_json", "The request could not be translated for an Anthropic model.")
 	}
