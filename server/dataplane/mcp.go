@@ -283,7 +283,10 @@ func (g *mcpGuard) Admit(_ context.Context, c mcpgw.Call) (func(mcpgw.Outcome), 
 	onlyBudgets := *key
 	onlyBudgets.policies = budgetRules(key.policies)
 	a.key = &onlyBudgets
-	d, refusal := a.decide(policy.Request{Model: model, Provider: mcpProvider})
+	// A tool call needs no provider credential (its server's auth is its
+	// own): every scope is given, so only the policies speak.
+	d, refusal := a.decide(policy.Request{Model: model, Provider: mcpProvider,
+		CredentialScopes: []policy.CredentialScope{policy.ScopePlatform, policy.ScopeOrg, policy.ScopeWorkspace}})
 	a.key = key
 	if refusal == nil {
 		refusal = a.reserve(d, func() (int64, error) { return c.PriceNano, nil })
