@@ -45,6 +45,7 @@ var flagCompletions = map[string]func(*cmdutil.Factory) cobra.CompletionFunc{
 	"catalog --scope":                  fixedValues("instance", "org", "workspace"),
 	"catalog retire --provider":        apiValues(completeProviders),
 	"credentials --scope":              fixedValues("platform\tinstance-wide", "org", "workspace"),
+	"mcp --scope":                      fixedValues("org\tthe organization's servers", "workspace\ta workspace's, over the organization's"),
 	"credentials --setting":            settingValues,
 	"keys --scope":                     fixedValues("instance", "org", "workspace"),
 	"keys create --permissions":        permissionValues,

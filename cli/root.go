@@ -30,6 +30,7 @@ import (
 	"github.com/gw-gateway/gw/cli/instance"
 	"github.com/gw-gateway/gw/cli/invitations"
 	"github.com/gw-gateway/gw/cli/keys"
+	"github.com/gw-gateway/gw/cli/mcp"
 	"github.com/gw-gateway/gw/cli/members"
 	"github.com/gw-gateway/gw/cli/models"
 	"github.com/gw-gateway/gw/cli/orgs"
@@ -37,6 +38,7 @@ import (
 	"github.com/gw-gateway/gw/cli/serve"
 	"github.com/gw-gateway/gw/cli/serviceaccounts"
 	"github.com/gw-gateway/gw/cli/status"
+	"github.com/gw-gateway/gw/cli/toolpolicies"
 	"github.com/gw-gateway/gw/cli/usage"
 	"github.com/gw-gateway/gw/cli/version"
 	"github.com/gw-gateway/gw/cli/workspaces"
@@ -114,6 +116,8 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		keys.NewCmd(f),
 		inferencekeys.NewCmd(f),
 		credentials.NewCmd(f),
+		mcp.NewCmd(f),
+		toolpolicies.NewCmd(f),
 		catalog.NewCmd(f),
 		models.NewCmd(f),
 		activity.NewCmd(f),

@@ -260,6 +260,7 @@ func (s *Server) controlRoutes(_ context.Context, cp *controlPlane) error {
 	if cp.plane != nil {
 		cp.plane.MarkReady()
 		mux.Handle("/inf/v1/", dataplane.NewCORS(s.cfg.CORSOrigins, cp.plane))
+		mux.Handle(dataplane.MCPResourceMetadataPath, cp.plane)
 	}
 	mux.Handle("/", web.Handler(s.log, cp.api.SetupDone))
 	s.handleHealth(mux)
@@ -295,6 +296,7 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 		{"route HTTP", func(_ context.Context, rp *remotePlane) error {
 			mux := http.NewServeMux()
 			mux.Handle("/inf/v1/", dataplane.NewCORS(s.cfg.CORSOrigins, rp.plane))
+			mux.Handle(dataplane.MCPResourceMetadataPath, rp.plane)
 			s.handleHealth(mux)
 			s.handler = mux
 			return nil

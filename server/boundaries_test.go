@@ -144,8 +144,9 @@ func TestImportBoundaries(t *testing.T) {
 	// same rule: it runs on the request path, on data planes too.
 	// server/guardrails (the detectors and what a guardrail does with a
 	// match) likewise: a webhook is called through the Hook its caller
-	// passes.
-	for _, root := range []string{module + "/server/policy", module + "/server/tokens", module + "/server/guardrails"} {
+	// passes. server/toolpolicy (the MCP gateway's pure core) too: the API,
+	// the data plane and the CLI decide with it.
+	for _, root := range []string{module + "/server/policy", module + "/server/tokens", module + "/server/guardrails", module + "/server/toolpolicy"} {
 		var ours []string
 		for _, dep := range append([]string{root}, listPackages(t, root)[0].Deps...) {
 			if strings.HasPrefix(dep, module+"/") {
@@ -188,7 +189,14 @@ func TestUpstreamRequestsInProviders(t *testing.T) {
 		// server/guardrails/webhook calls a team's own guardrail service (not
 		// an upstream: no provider credential, no trace context to carry),
 		// signed with the detector's secret and dialled through egress.
-		if p.ImportPath == module+"/server/providers" || p.ImportPath == module+"/server/guardrails/webhook" || strings.HasSuffix(p.ImportPath, "test") {
+		// server/mcpgw (issue 30): MCP is JSON-RPC over Streamable HTTP (an
+		// initialize, a session header, event streams, a DELETE to end a
+		// session), nothing like a provider's one authorized POST per call,
+		// so its client builds its own requests. Its connections still dial
+		// through server/egress: the data plane gives it
+		// providers.NewGuardedHTTPClient (TestMCPGatewayDialsThroughEgress).
+		if p.ImportPath == module+"/server/providers" || p.ImportPath == module+"/server/guardrails/webhook" ||
+			p.ImportPath == module+"/server/mcpgw" || strings.HasSuffix(p.ImportPath, "test") {
 			continue
 		}
 		for _, f := range p.GoFiles {
@@ -200,6 +208,31 @@ func TestUpstreamRequestsInProviders(t *testing.T) {
 				t.Errorf("%s/%s calls %s: upstream requests are built only by server/providers (send)", p.ImportPath, f, m)
 			}
 		}
+	}
+}
+
+// TestMCPGatewayDialsThroughEgress holds the MCP gateway's exception to
+// the upstream seam to its terms: server/mcpgw links no store, no data
+// plane and no API (the data plane calls it, through its Guard), and the
+// data plane gives it the egress-guarded client every provider uses.
+func TestMCPGatewayDialsThroughEgress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	p := listPackages(t, module+"/server/mcpgw")[0]
+	for _, dep := range p.Deps {
+		for _, banned := range []string{"/server/store", "/server/dataplane", "/server/api", "/server/backend"} {
+			if strings.HasPrefix(dep, module+banned) {
+				t.Errorf("server/mcpgw links %s: it speaks MCP and nothing else", dep)
+			}
+		}
+	}
+	src, err := os.ReadFile(filepath.Join("dataplane", "mcp.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "mcpgw.Options{HTTP: providers.NewGuardedHTTPClient(p.egressPolicy)") {
+		t.Error("server/dataplane/mcp.go must give the MCP gateway providers.NewGuardedHTTPClient(p.egressPolicy): every upstream connection dials through server/egress")
 	}
 }
 

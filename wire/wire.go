@@ -82,8 +82,14 @@ type Workspace struct {
 	// listed tag key ({} when none is restricted); another value is
 	// refused with 400 tag_not_allowed.
 	TagValues map[string][]string `json:"tag_values" jsonschema:"maxProperties=20"`
-	CreatedAt time.Time           `json:"created_at"`
-	UpdatedAt time.Time           `json:"updated_at"`
+	// MCPDefault is whether a key reaches an MCP tool no tool policy
+	// allows: "deny" (the default) or "allow" (docs/mcp.md).
+	MCPDefault string `json:"mcp_default" jsonschema:"enum=deny,enum=allow"`
+	// MCPAuditArguments records each tool call's arguments in its audit
+	// row (default false: never).
+	MCPAuditArguments bool      `json:"mcp_audit_arguments"`
+	CreatedAt         time.Time `json:"created_at"`
+	UpdatedAt         time.Time `json:"updated_at"`
 }
 
 // RateLimits are per-minute limits of requests and of tokens (input plus
@@ -112,6 +118,12 @@ type WorkspaceUpdate struct {
 	// TagValues replaces the values a request header may give each tag
 	// key: {"team": ["ads", "search"]}; null or {} restricts none.
 	TagValues *map[string][]string `json:"tag_values,omitempty" jsonschema:"nullable,maxProperties=20"`
+	// MCPDefault sets whether a key reaches an MCP tool no tool policy
+	// allows: "deny" or "allow".
+	MCPDefault *string `json:"mcp_default,omitempty" jsonschema:"enum=deny,enum=allow"`
+	// MCPAuditArguments sets whether tool calls' audit rows record their
+	// arguments.
+	MCPAuditArguments *bool `json:"mcp_audit_arguments,omitempty"`
 }
 
 // Deleted is the result of deleting a workspace or an organization.

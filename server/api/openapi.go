@@ -43,6 +43,7 @@ var pathParamDocs = map[string]string{
 	"provider_id":   "Provider id, e.g. openai.",
 	"user_code":     "The code the CLI showed, e.g. BCDF-GHJK.",
 	"data_plane_id": "A data plane's id, as in its heartbeats.",
+	"server_name":   "An MCP server's name, e.g. github.",
 	"name":          "A model alias's name, e.g. claude-opus-4-8 (percent-encode [ and ]).",
 	"guardrail_id":  "A guardrail's UUID.",
 }

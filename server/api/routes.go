@@ -20,6 +20,7 @@ func (s *Server) allRoutes() []*Route {
 		s.activityRoutes(),
 		s.catalogRoutes(),
 		s.credentialRoutes(),
+		s.mcpRoutes(),
 		s.instanceSettingsRoutes(),
 		s.inferenceKeyRoutes(),
 		s.policyRoutes(),

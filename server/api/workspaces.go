@@ -106,6 +106,7 @@ func (s *Server) updateWorkspace(r *Request) (any, error) {
 		in.Limits = readRateLimits(o).onto
 		in.RequiredTags = readRequiredTags(o)
 		in.TagValues = readTagValues(o)
+		readMCPSettings(o, &in)
 	}); err != nil {
 		return nil, err
 	}

@@ -54,12 +54,17 @@ type WorkspaceUpdate struct {
 	// TagValues, when set, replaces the values a request header may give
 	// each tag key (empty: no restriction).
 	TagValues *map[string][]string
+	// MCPDefault, when set, is the workspace's mcp_default ("deny" or
+	// "allow"); MCPAuditArguments its mcp_audit_arguments.
+	MCPDefault        *string
+	MCPAuditArguments *bool
 }
 
 // workspaceDetail is what the audit log records of a workspace's settings.
 func workspaceDetail(ws *store.Workspace) map[string]any {
 	return map[string]any{"name": ws.Name, "slug": ws.Slug, "rate_limits": RateLimitsDetail(ws.RateLimits),
-		"required_tags": []string(ws.RequiredTags), "tag_values": map[string][]string(ws.TagValues)}
+		"required_tags": []string(ws.RequiredTags), "tag_values": map[string][]string(ws.TagValues),
+		"mcp_default": WorkspaceMCPDefault(ws), "mcp_audit_arguments": ws.MCPAuditArguments != nil && *ws.MCPAuditArguments}
 }
 
 // UpdateWorkspace applies in to ws and audits the change, before and after.
@@ -87,6 +92,18 @@ func UpdateWorkspace(ctx context.Context, st *store.Store, actor Actor, ws store
 		ws.TagValues = nil
 		if len(*in.TagValues) > 0 {
 			ws.TagValues = store.TagValues(*in.TagValues)
+		}
+	}
+	if in.MCPDefault != nil {
+		ws.MCPDefault = nil
+		if *in.MCPDefault == "allow" {
+			ws.MCPDefault = in.MCPDefault
+		}
+	}
+	if in.MCPAuditArguments != nil {
+		ws.MCPAuditArguments = nil
+		if *in.MCPAuditArguments {
+			ws.MCPAuditArguments = in.MCPAuditArguments
 		}
 	}
 	ws.UpdatedAt = store.Now()
@@ -260,4 +277,13 @@ func slugConflict(err error, slug string) error {
 		return errorf(Conflict, "slug %q is already taken", slug)
 	}
 	return err
+}
+
+// WorkspaceMCPDefault is the workspace's mcp_default: "allow", or the
+// default "deny".
+func WorkspaceMCPDefault(ws *store.Workspace) string {
+	if ws.MCPDefault != nil && *ws.MCPDefault == "allow" {
+		return "allow"
+	}
+	return "deny"
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/guardrails"
 	"github.com/gw-gateway/gw/server/policy"
+	"github.com/gw-gateway/gw/server/toolpolicy"
 )
 
 // Format is the body layout this build writes and the only one it admits.
@@ -56,6 +57,38 @@ type Body struct {
 	// are none; a data plane too old to know them refuses a bundle that
 	// has them rather than let through what they would stop.
 	Guardrails []Guardrail `json:"guardrails,omitempty"`
+	// MCPServers are the organization's enabled MCP servers and its
+	// workspaces' (issue 30), secrets sealed like credentials'; left out
+	// when none, so bundles without them keep their bytes and hashes.
+	MCPServers []MCPServer `json:"mcp_servers,omitempty"`
+	// ToolPolicies are the enabled tool policies of its workspaces; left
+	// out when none.
+	ToolPolicies []ToolPolicy `json:"tool_policies,omitempty"`
+}
+
+// MCPServer is an upstream MCP server. WorkspaceID is nil for the
+// organization's; a workspace's shadows the organization's of the same
+// name. Auth is the non-secret part of its auth (kind, header, token_url,
+// client_id, scopes); SecretSealed its secret, sealed to the master key
+// in the store and to a remote data plane's key in what it receives.
+type MCPServer struct {
+	ID           uuid.UUID          `json:"id"`
+	WorkspaceID  *uuid.UUID         `json:"workspace_id"`
+	Name         string             `json:"name"`
+	URL          string             `json:"url"`
+	Auth         json.RawMessage    `json:"auth"`
+	SecretSealed string             `json:"secret_sealed,omitempty"`
+	Tools        *toolpolicy.Filter `json:"tools,omitempty"`
+	Prices       toolpolicy.Prices  `json:"prices,omitempty"`
+}
+
+// ToolPolicy is an enabled tool policy, its definition read as strictly
+// as the API reads it.
+type ToolPolicy struct {
+	ID          uuid.UUID             `json:"id"`
+	WorkspaceID uuid.UUID             `json:"workspace_id"`
+	Name        string                `json:"name"`
+	Definition  toolpolicy.Definition `json:"definition"`
 }
 
 // Guardrail is an enabled guardrail. WorkspaceID is nil for the
@@ -139,6 +172,13 @@ type Workspace struct {
 	// tag keys, and each budget counts the requests whose tags carry its
 	// tag. Left out when none.
 	TagBudgets []TagBudget `json:"tag_budgets,omitempty"`
+
+	// MCPDefault is "allow" when a key reaches an MCP tool no tool
+	// policy allows; left out for the default, "deny".
+	MCPDefault string `json:"mcp_default,omitempty"`
+	// MCPAuditArguments records tool calls' arguments in their audit
+	// rows; left out when false.
+	MCPAuditArguments bool `json:"mcp_audit_arguments,omitempty"`
 }
 
 // TagBudget is a policy whose selected_keys target follows the keys

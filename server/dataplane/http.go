@@ -32,6 +32,10 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveOpenAPI(w)
 		return
 	}
+	if r.URL.Path == mcpResourceMetadataPath {
+		p.serveMCPResourceMetadata(w, r)
+		return
+	}
 	if !p.ready.Load() {
 		inDialectOf(r, errNotReady, false).write(w)
 		return
@@ -52,6 +56,10 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveCountTokens(w, r)
 	case path == embeddingsPath:
 		p.serveInference(w, r, embeddingsDialect{})
+	case path == mcpPath:
+		p.serveMCP(w, r, "")
+	case strings.HasPrefix(path, mcpPath+"/") && !strings.Contains(path[len(mcpPath)+1:], "/"):
+		p.serveMCP(w, r, path[len(mcpPath)+1:])
 	default:
 		inDialectOf(r, unknownURL(r), true).write(w)
 	}

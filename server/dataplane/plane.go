@@ -23,6 +23,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/egress"
+	"github.com/gw-gateway/gw/server/mcpgw"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/ratelimit"
 	"github.com/gw-gateway/gw/server/spend"
@@ -52,6 +53,9 @@ type Options struct {
 	// (DefaultUpstreamTimeout when 0): a non-streaming call whole, a
 	// streaming one until its first chunk.
 	UpstreamTimeout time.Duration
+	// MCPTimeout cuts an MCP upstream that does not answer
+	// (mcpgw.DefaultTimeout when 0).
+	MCPTimeout time.Duration
 	// MaxStreamDuration ends any stream that lasts longer, billed for what
 	// it relayed (DefaultMaxStreamDuration when 0).
 	MaxStreamDuration time.Duration
@@ -126,6 +130,10 @@ type Plane struct {
 	writeMu sync.Mutex
 	// inference holds what chat completions need beyond the bundles.
 	inference inferenceConfig
+	// mcp is the MCP gateway (mcp.go), made on first use.
+	mcpOnce    sync.Once
+	mcp        *mcpgw.Gateway
+	mcpTimeout time.Duration
 	// budgets admits requests within the budget leases held.
 	budgets budgetState
 	// bodies bounds the request-body bytes held in flight.
@@ -172,6 +180,7 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	p := &Plane{now: opts.Now}
 	p.egress.Store(&egressInForce{policy: opts.Egress})
 	p.inference = newInferenceConfig(opts, p.egressPolicy)
+	p.mcpTimeout = opts.MCPTimeout
 	p.health = newHealthBook(opts.Metrics.SetTargetState)
 	p.health.off = opts.ForgetFailures
 	p.bodies = newBodyBudget(opts.BodyBytesInFlight, opts.KeyBodyBytesInFlight, p.inference.maxBody)

@@ -37,6 +37,8 @@ type inferenceOrg struct {
 	// it holds a request's X-Gw-Tags header to.
 	requiredTags map[uuid.UUID][]string
 	tagRules     map[uuid.UUID]tags.Rules
+	// mcp is what the bundle says of MCP servers and tool policies.
+	mcp *mcpOrg
 }
 
 // routeModel is a catalog model with what routing needs at hand.
@@ -88,6 +90,7 @@ func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 		requiredTags: map[uuid.UUID][]string{},
 		tagRules:     map[uuid.UUID]tags.Rules{},
 		guards:       newGuardIndex(b.Guardrails),
+		mcp:          newMCPOrg(b),
 	}
 	tagBudgets := map[uuid.UUID]bundle.TagBudget{}
 	for _, w := range b.Workspaces {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/google/uuid"
 )
 
 // Evaluate decides what the policies do to one request (DESIGN §6).
@@ -361,3 +363,9 @@ func joinEnum[T ~string](items []T) string {
 // Covers reports whether the target selects the request's key: what a
 // guardrail's target means (issue 32), as it is for a policy.
 func (t Target) Covers(req Request) bool { return t.covers(req) }
+
+// CoversKey reports whether the target selects a key (its id, its owner):
+// the tool policies of the MCP gateway (server/toolpolicy) ask it.
+func (t Target) CoversKey(keyID string, ownerUserID uuid.UUID) bool {
+	return t.covers(Request{KeyID: keyID, OwnerUserID: ownerUserID})
+}

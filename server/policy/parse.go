@@ -296,8 +296,9 @@ func parseDecimal(v any, loc validate.Loc, errs *validate.Errors) (Decimal, bool
 	return Decimal{Text: s, Value: d}, true
 }
 
-// ParseTarget reads a policy target on its own (a guardrail's target is
-// the policies' target, issue 32), reporting every problem to errs.
+// ParseTarget reads a target alone, exactly as a definition's, reporting
+// every problem to errs: a guardrail's target (issue 32) and a tool
+// policy's (server/toolpolicy, issue 30) are the policies' target.
 func ParseTarget(v any, loc validate.Loc, errs *validate.Errors) Target {
 	return parseTarget(v, loc, errs)
 }

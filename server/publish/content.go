@@ -14,6 +14,7 @@ import (
 	"github.com/gw-gateway/gw/server/catalogdb"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/toolpolicy"
 )
 
 // readContent reads everything an organization's bundle carries, leaving
@@ -37,7 +38,11 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	body.Workspaces = make([]bundle.Workspace, len(workspaces))
 	for i, w := range workspaces {
 		body.Workspaces[i] = bundle.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name, RateLimits: bundleRateLimits(w.RateLimits),
-			RequiredTags: bundleRequiredTags(w.RequiredTags), TagValues: bundleTagValues(w.TagValues)}
+			RequiredTags: bundleRequiredTags(w.RequiredTags), TagValues: bundleTagValues(w.TagValues),
+			MCPAuditArguments: w.MCPAuditArguments != nil && *w.MCPAuditArguments}
+		if w.MCPDefault != nil && *w.MCPDefault == "allow" {
+			body.Workspaces[i].MCPDefault = "allow"
+		}
 		listed[w.ID] = true
 		wsLimits[w.ID] = w.RateLimits
 	}
@@ -83,6 +88,9 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 		return nil, err
 	}
 	if body.Egress, err = readEgress(ctx, st); err != nil {
+		return nil, err
+	}
+	if err := readMCP(ctx, st, body, listed); err != nil {
 		return nil, err
 	}
 	return body, nil
@@ -310,4 +318,53 @@ func bundleRequiredTags(s store.Strings) []string {
 		return nil
 	}
 	return []string(s)
+}
+
+// readMCP reads the organization's enabled MCP servers and its listed
+// workspaces', and their enabled tool policies (issue 30); none is a nil
+// list, which the body leaves out.
+func readMCP(ctx context.Context, st *store.Store, body *bundle.Body, listed map[uuid.UUID]bool) error {
+	servers, err := st.MCPServersForOrg(ctx, body.OrgID)
+	if err != nil {
+		return fmt.Errorf("list MCP servers: %w", err)
+	}
+	for _, m := range servers {
+		if !m.Enabled || (m.WorkspaceID != nil && !listed[*m.WorkspaceID]) {
+			continue
+		}
+		bs := bundle.MCPServer{ID: m.ID, WorkspaceID: m.WorkspaceID, Name: m.Name, URL: m.URL, Auth: json.RawMessage(m.Auth)}
+		if m.SecretSealed != nil {
+			bs.SecretSealed = *m.SecretSealed
+		}
+		if m.Tools != nil {
+			var f toolpolicy.Filter
+			if err := json.Unmarshal([]byte(*m.Tools), &f); err != nil {
+				return fmt.Errorf("MCP server %s tools: %w", m.ID, err)
+			}
+			bs.Tools = &f
+		}
+		if m.Prices != nil {
+			if err := json.Unmarshal([]byte(*m.Prices), &bs.Prices); err != nil {
+				return fmt.Errorf("MCP server %s prices: %w", m.ID, err)
+			}
+		}
+		body.MCPServers = append(body.MCPServers, bs)
+	}
+	sortByID(body.MCPServers, func(m bundle.MCPServer) uuid.UUID { return m.ID })
+	policies, err := st.EnabledToolPoliciesForOrg(ctx, body.OrgID)
+	if err != nil {
+		return fmt.Errorf("list tool policies: %w", err)
+	}
+	for _, p := range policies {
+		if !listed[p.WorkspaceID] {
+			continue
+		}
+		var def toolpolicy.Definition
+		if err := json.Unmarshal([]byte(p.Definition), &def); err != nil {
+			return fmt.Errorf("tool policy %s: %w", p.ID, err)
+		}
+		body.ToolPolicies = append(body.ToolPolicies, bundle.ToolPolicy{ID: p.ID, WorkspaceID: p.WorkspaceID, Name: p.Name, Definition: def})
+	}
+	sortByID(body.ToolPolicies, func(p bundle.ToolPolicy) uuid.UUID { return p.ID })
+	return nil
 }

@@ -56,5 +56,21 @@ func ForDataPlane(row *store.Bundle, kr *secrets.Keyring, signer ed25519.Private
 			d.SecretSealed = sealed
 		}
 	}
+	for i := range body.MCPServers {
+		m := &body.MCPServers[i]
+		if m.SecretSealed == "" {
+			continue
+		}
+		sealed, err := kr.Reseal(m.SecretSealed, MCPServerAAD(m.ID), to)
+		if err != nil {
+			return bundle.Signed{}, fmt.Errorf("MCP server %s: %w", m.ID, err)
+		}
+		m.SecretSealed = sealed
+	}
 	return bundle.Sign(&body, signer)
 }
+
+// MCPServerAAD binds an MCP server's sealed secret to its id (the same
+// binding as backend.MCPServerAAD: a sealed value copied onto another
+// server does not open).
+func MCPServerAAD(id fmt.Stringer) string { return secrets.MCPServerAAD(id) }

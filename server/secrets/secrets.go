@@ -270,3 +270,6 @@ func CredentialAAD(id fmt.Stringer) string { return "provider_credential:" + id.
 func GuardrailWebhookAAD(guardrailID fmt.Stringer, url string) string {
 	return "guardrail_webhook:" + guardrailID.String() + ":" + url
 }
+
+// MCPServerAAD binds an MCP server's sealed secret to its id (issue 30).
+func MCPServerAAD(id fmt.Stringer) string { return "mcp_server:" + id.String() }

@@ -182,6 +182,12 @@ type Workspace struct {
 	// TagValues are the values a request's X-Gw-Tags header may give each
 	// listed tag key; nil restricts nothing.
 	TagValues TagValues `bun:"tag_values,type:text,nullzero"`
+	// MCPDefault is whether a tool no tool policy allows is reachable:
+	// "allow", or nil for "deny" (issue 30).
+	MCPDefault *string `bun:"mcp_default"`
+	// MCPAuditArguments records a tool call's arguments in its audit row;
+	// nil is false.
+	MCPAuditArguments *bool `bun:"mcp_audit_arguments"`
 }
 
 // WorkspaceMember places a user in a workspace.

@@ -26,7 +26,12 @@ func UsageBucket(t time.Time) int64 { return floorDiv(t.Unix(), UsageBucketSecon
 // the ones it stored for the rollups in the same transaction; it returns
 // how many it stored: shipping a batch twice counts it once.
 func (s *Store) InsertUsageEvents(ctx context.Context, events []UsageEvent) (int, error) {
-	return s.insertNewUsageEvents(ctx, events, queueUsage)
+	return s.insertNewUsageEvents(ctx, events, func(ctx context.Context, db bun.IDB, stored []UsageEvent) error {
+		if err := queueUsage(ctx, db, stored); err != nil {
+			return err
+		}
+		return auditToolCalls(ctx, db, stored)
+	})
 }
 
 // UsageFilter selects the events of an organization in [From, To) with

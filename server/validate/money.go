@@ -48,6 +48,10 @@ var (
 	// PricePerMTokUSD is a price (or a price ceiling) per million tokens:
 	// a dollar a token, a thousand times the dearest model of today.
 	PricePerMTokUSD = MoneyRule{Max: 1_000_000, What: "the largest price per million tokens gw takes, in USD"}
+	// ToolCallUSD is an MCP tool's price per call: a thousand dollars a
+	// call is far beyond any tool's, and a day of calls at it stays far
+	// inside int64 nano-dollars.
+	ToolCallUSD = MoneyRule{Max: 1_000, What: "the largest price per tool call gw takes, in USD"}
 )
 
 var moneyPattern = regexp.MustCompile(`^\d+(?:\.\d+)?$`)

@@ -1,0 +1,198 @@
+package dataplane_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/uptrace/bun"
+
+	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/backend"
+	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/store/fixture"
+	"github.com/gw-gateway/gw/server/store/storetest"
+	"github.com/gw-gateway/gw/server/toolpolicy"
+)
+
+type mcpEchoIn struct {
+	Text string `json:"text"`
+}
+
+// mcpUpstream is a Go SDK MCP server on 127.0.0.1 that wants a header.
+func mcpUpstream(t *testing.T, header, secret string) *httptest.Server {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in mcpEchoIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail"}, func(_ context.Context, _ *mcp.CallToolRequest, _ mcpEchoIn) (*mcp.CallToolResult, any, error) {
+		return nil, nil, errors.New("broken")
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(header) != secret || strings.Contains(r.Header.Get("Authorization"), "sk-gw-") {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type bearerRT struct{ token string }
+
+func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func mcpConnect(t *testing.T, url, token, version string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerRT{token}},
+		DisableStandaloneSSE: true, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// addMCPServer stores an MCP server as the management API does, its
+// secret sealed.
+func (e *infEnv) addMCPServer(t *testing.T, ws *uuid.UUID, name, url, header, secret string, prices toolpolicy.Prices) {
+	t.Helper()
+	_, err := backend.CreateMCPServer(context.Background(), e.st, backend.Actor{Type: "system"}, backend.MCPServerCreate{
+		Scope: store.MCPServerScope{OrgID: e.org.ID, WorkspaceID: ws}, Name: name, URL: url, Enabled: true,
+		Auth: backend.MCPServerAuth{Kind: toolpolicy.AuthHeader, Header: header, Secret: secret}, Prices: prices,
+		Seal: func(s []byte, id uuid.UUID) (string, error) { return e.kr.Seal(s, backend.MCPServerAAD(id)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.secrets = append(e.secrets, secret)
+}
+
+func (e *infEnv) toolPolicy(t *testing.T, def string) {
+	t.Helper()
+	d, err := toolpolicy.ParseDefinitionJSON([]byte(def))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := e.st.GetWorkspace(context.Background(), e.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := backend.CreateToolPolicy(context.Background(), e.st, backend.Actor{Type: "system"}, backend.ToolPolicyCreate{Workspace: ws,
+		Name: "t-" + uuid.NewString()[:8], Enabled: true, Definition: d}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Through the real data plane, on both databases: the Go SDK client
+// lists and calls tools with its inference key; each tools/call leaves
+// one usage event (endpoint mcp, provider mcp, model mcp/<server>/<tool>,
+// the tool's price, ok / error / denied), is charged to the budget rule
+// matching all_requests and refused with a JSON-RPC error, nothing sent,
+// once the budget has no room; deny by default; a key of another
+// organization sees none of these servers; a request without a key gets
+// 401 naming the protected resource metadata.
+func TestMCPThroughThePlane(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		up := mcpUpstream(t, "X-Up-Key", "up-secret-0123456789")
+		e.addMCPServer(t, nil, "up", up.URL, "X-Up-Key", "up-secret-0123456789", toolpolicy.Prices{"echo": "0.002"})
+		e.policy(t, budgetRule("0.005", "day", "shared"))
+		e.sync(t)
+		srv := httptest.NewServer(e.plane)
+		t.Cleanup(srv.Close)
+		ctx := context.Background()
+
+		// Deny by default: no tool policy yet.
+		cs := mcpConnect(t, srv.URL+"/inf/v1/mcp", e.token, "2025-11-25")
+		if list, err := cs.ListTools(ctx, nil); err != nil || len(list.Tools) != 0 {
+			t.Fatalf("deny by default: %+v %v", list, err)
+		}
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "x"}}); err == nil {
+			t.Fatal("a call no tool policy allows went through")
+		}
+		if evs := e.usage.wait(t, 1); evs[0].Status != "denied" || evs[0].Model != "mcp/up/echo" {
+			t.Fatalf("denied event: %+v", evs[0])
+		}
+		e.usage.reset()
+
+		e.toolPolicy(t, `{"target":{"kind":"workspace"},"rules":[{"match":{"servers":["up"]},"phase":"list","action":{"kind":"allow"}},
+			{"match":{"servers":["up"]},"phase":"call","action":{"kind":"allow"}}]}`)
+		e.sync(t)
+		for _, version := range []string{"2025-06-18", "2026-07-28"} {
+			cs := mcpConnect(t, srv.URL+"/inf/v1/mcp", e.token, version)
+			list, err := cs.ListTools(ctx, nil)
+			if err != nil || len(list.Tools) != 2 || list.Tools[0].Name != "up__echo" {
+				t.Fatalf("%s list: %+v %v", version, list, err)
+			}
+		}
+		cs = mcpConnect(t, srv.URL+"/inf/v1/mcp/up", e.token, "2026-07-28")
+		for i := range 2 {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+			if err != nil || res.IsError {
+				t.Fatalf("call %d: %+v %v", i, res, err)
+			}
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fail", Arguments: map[string]any{"text": "x"}})
+		if err != nil || !res.IsError {
+			t.Fatalf("a failing tool: %+v %v", res, err)
+		}
+		// $0.004 spent of $0.005: a third $0.002 call has no room.
+		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+		if err == nil || !strings.Contains(err.Error(), "budget") {
+			t.Fatalf("the budget refuses: %v", err)
+		}
+		evs := e.usage.wait(t, 4)
+		want := []struct{ status, cost, model string }{
+			{"ok", "0.002", "mcp/up/echo"}, {"ok", "0.002", "mcp/up/echo"}, {"error", "0", "mcp/up/fail"}, {"denied", "0", "mcp/up/echo"}}
+		for i, w := range want {
+			ev := evs[i]
+			if ev.Status != w.status || ev.CostUSD != w.cost || ev.Model != w.model || ev.Provider != "mcp" || ev.Endpoint == nil ||
+				*ev.Endpoint != "mcp" || ev.UsageSource != "upstream" || ev.InferenceKeyID == nil || *ev.InferenceKeyID != e.keyID {
+				t.Fatalf("event %d: %+v (endpoint %v), want %+v", i, ev, ev.Endpoint, w)
+			}
+		}
+
+		// Another organization's key reaches none of these servers.
+		other := fixture.NewOrg(t, e.st, e.kr, "other")
+		ows := other.Workspace("w")
+		otoken, _ := other.Key(ows, other.Member(auth.MembershipActive), nil)
+		if err := e.refresh.RefreshAll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ocs := mcpConnect(t, srv.URL+"/inf/v1/mcp", otoken, "2025-11-25")
+		if list, err := ocs.ListTools(ctx, nil); err != nil || len(list.Tools) != 0 {
+			t.Fatalf("another tenant's list: %+v %v", list, err)
+		}
+		if _, err := ocs.CallTool(ctx, &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "x"}}); err == nil ||
+			!strings.Contains(err.Error(), `no MCP server "up"`) {
+			t.Fatalf("another tenant's call: %v", err)
+		}
+		resp, err := http.Post(srv.URL+"/inf/v1/mcp/up", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized ||
+			resp.Header.Get("WWW-Authenticate") != `Bearer resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource/inf/v1/mcp"` {
+			t.Fatalf("without a key: %d %v", resp.StatusCode, resp.Header)
+		}
+		resp, err = http.Get(srv.URL + "/.well-known/oauth-protected-resource/inf/v1/mcp")
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("the resource metadata: %v %v", resp, err)
+		}
+		resp.Body.Close()
+	})
+}

@@ -1,0 +1,353 @@
+package mcpgw
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/gw-gateway/gw/server/toolpolicy"
+)
+
+// Auth is an upstream's auth, its secret opened.
+type Auth struct {
+	Kind         string
+	Header       string
+	Secret       string
+	TokenURL     string
+	ClientID     string
+	ClientSecret string
+	Scopes       []string
+}
+
+// Upstream is one MCP server a request may reach.
+type Upstream struct {
+	ID     string
+	Name   string
+	URL    string
+	Auth   Auth
+	Filter toolpolicy.Filter
+	Prices toolpolicy.Prices
+}
+
+// rpcError is a JSON-RPC error object.
+type rpcError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *rpcError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
+
+// message is a JSON-RPC message, any kind.
+type message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+// upstreamError is a failure to get an answer from an upstream (not a
+// JSON-RPC error it answered): unreachable, refused, timed out, garbled.
+type upstreamError struct {
+	server string
+	msg    string
+	status int // the HTTP status, 0 when none came
+}
+
+func (e *upstreamError) Error() string {
+	return fmt.Sprintf("MCP server %q: %s", e.server, e.msg)
+}
+
+// errSessionGone is an upstream's 404 to a request carrying its session:
+// the session expired or the upstream restarted.
+var errSessionGone = errors.New("upstream session gone")
+
+// session is what gw holds of one upstream session.
+type session struct {
+	ID      string `json:"sid,omitempty"`
+	Version string `json:"pv"`
+}
+
+// client sends JSON-RPC requests to upstreams over Streamable HTTP.
+type client struct {
+	http       *http.Client
+	maxMessage int64
+
+	mu     sync.Mutex
+	tokens map[string]oauth2.TokenSource
+}
+
+// upstreamVersion is what gw offers an upstream in its initialize: the
+// newest version of the session-ful protocol, which every upstream of
+// 2025 and later takes (and negotiates down from).
+const upstreamVersion = V20251125
+
+// initialize opens a session with an upstream: initialize, then the
+// initialized notification.
+func (c *client) initialize(ctx context.Context, up *Upstream) (session, error) {
+	params := map[string]any{"protocolVersion": upstreamVersion, "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "gw", "version": "1"}}
+	res, sid, err := c.call(ctx, up, session{}, "initialize", params)
+	if err != nil {
+		return session{}, err
+	}
+	var ir struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := json.Unmarshal(res, &ir); err != nil || ir.ProtocolVersion == "" {
+		return session{}, &upstreamError{server: up.Name, msg: "answered initialize without a protocol version"}
+	}
+	s := session{ID: sid, Version: ir.ProtocolVersion}
+	if err := c.notify(ctx, up, s, "notifications/initialized"); err != nil {
+		return session{}, err
+	}
+	return s, nil
+}
+
+// close ends an upstream session gw opened for one request.
+func (c *client) close(up *Upstream, s session) {
+	if s.ID == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, up.URL, nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("Mcp-Session-Id", s.ID)
+	req.Header.Set("MCP-Protocol-Version", s.Version)
+	if c.authorize(ctx, up, req) != nil {
+		return
+	}
+	if resp, err := c.http.Do(req); err == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+	}
+}
+
+func (c *client) notify(ctx context.Context, up *Upstream, s session, method string) error {
+	body, _ := json.Marshal(message{JSONRPC: "2.0", Method: method})
+	resp, err := c.post(ctx, up, s, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode/100 != 2 {
+		return &upstreamError{server: up.Name, msg: fmt.Sprintf("answered %s with HTTP %d", method, resp.StatusCode), status: resp.StatusCode}
+	}
+	return nil
+}
+
+// call sends one request and reads its response: the result, or the
+// JSON-RPC error as an *rpcError, or an *upstreamError.
+func (c *client) call(ctx context.Context, up *Upstream, s session, method string, params any) (json.RawMessage, string, error) {
+	p, err := json.Marshal(params)
+	if err != nil {
+		return nil, "", err
+	}
+	body, _ := json.Marshal(message{JSONRPC: "2.0", ID: json.RawMessage(`1`), Method: method, Params: p})
+	resp, err := c.post(ctx, up, s, body)
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound && s.ID != "" {
+		return nil, "", errSessionGone
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, "", &upstreamError{server: up.Name, msg: httpProblem(resp), status: resp.StatusCode}
+	}
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		sid = s.ID
+	}
+	m, err := c.readResponse(resp, up)
+	if err != nil {
+		return nil, "", err
+	}
+	if m.Error != nil {
+		return nil, sid, m.Error
+	}
+	return m.Result, sid, nil
+}
+
+// httpProblem says what an upstream's non-2xx answer means.
+func httpProblem(resp *http.Response) string {
+	switch resp.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return fmt.Sprintf("refused gw's credentials (HTTP %d): check the server's auth", resp.StatusCode)
+	case http.StatusRequestEntityTooLarge:
+		return "refused the message as too large (HTTP 413)"
+	}
+	var b [200]byte
+	n, _ := io.ReadFull(resp.Body, b[:])
+	detail := strings.TrimSpace(string(b[:n]))
+	if detail != "" {
+		return fmt.Sprintf("answered HTTP %d: %s", resp.StatusCode, detail)
+	}
+	return fmt.Sprintf("answered HTTP %d", resp.StatusCode)
+}
+
+func (c *client) post(ctx context.Context, up *Upstream, s session, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, up.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, &upstreamError{server: up.Name, msg: "its URL does not make a request: " + err.Error()}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.Version != "" {
+		req.Header.Set("MCP-Protocol-Version", s.Version)
+	}
+	if s.ID != "" {
+		req.Header.Set("Mcp-Session-Id", s.ID)
+	}
+	if err := c.authorize(ctx, up, req); err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, &upstreamError{server: up.Name, msg: "did not answer in time"}
+		}
+		return nil, &upstreamError{server: up.Name, msg: "cannot be reached: " + scrub(err.Error(), up)}
+	}
+	return resp, nil
+}
+
+// scrub keeps secrets out of an error's text.
+func scrub(s string, up *Upstream) string {
+	for _, secret := range []string{up.Auth.Secret, up.Auth.ClientSecret} {
+		if secret != "" {
+			s = strings.ReplaceAll(s, secret, "…")
+		}
+	}
+	return s
+}
+
+// authorize gives the request the upstream's own auth: never the
+// caller's credential.
+func (c *client) authorize(ctx context.Context, up *Upstream, req *http.Request) error {
+	switch up.Auth.Kind {
+	case toolpolicy.AuthHeader:
+		req.Header.Set(up.Auth.Header, up.Auth.Secret)
+	case toolpolicy.AuthOAuthClientCreds:
+		tok, err := c.tokenSource(up).Token()
+		if err != nil {
+			return &upstreamError{server: up.Name, msg: "its token endpoint gave no token: " + scrub(oauthProblem(err), up)}
+		}
+		tok.SetAuthHeader(req)
+	}
+	return nil
+}
+
+func oauthProblem(err error) string {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		if re.ErrorCode != "" {
+			return fmt.Sprintf("HTTP %d %s", re.Response.StatusCode, re.ErrorCode)
+		}
+		return fmt.Sprintf("HTTP %d", re.Response.StatusCode)
+	}
+	return err.Error()
+}
+
+// tokenSource is the upstream's cached client-credentials token source
+// (oauth2 reuses a token until shortly before it expires, then fetches
+// another), keyed by everything that makes the token: a changed secret
+// or scope gets a fresh source.
+func (c *client) tokenSource(up *Upstream) oauth2.TokenSource {
+	h := sha256.New()
+	for _, s := range append([]string{up.ID, up.Auth.TokenURL, up.Auth.ClientID, up.Auth.ClientSecret}, up.Auth.Scopes...) {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	key := hex.EncodeToString(h.Sum(nil))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ts, ok := c.tokens[key]; ok {
+		return ts
+	}
+	cfg := clientcredentials.Config{ClientID: up.Auth.ClientID, ClientSecret: up.Auth.ClientSecret, TokenURL: up.Auth.TokenURL,
+		Scopes: up.Auth.Scopes, AuthStyle: oauth2.AuthStyleInParams}
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, c.http)
+	ts := cfg.TokenSource(ctx)
+	if len(c.tokens) > maxTokenSources {
+		clear(c.tokens)
+	}
+	c.tokens[key] = ts
+	return ts
+}
+
+// readResponse reads the JSON-RPC response of a POST: one JSON body, or
+// the SSE stream's events until the response (notifications and requests
+// of the upstream in between are dropped: gw offers no client features).
+// Nothing larger than maxMessage is read whole.
+func (c *client) readResponse(resp *http.Response, up *Upstream) (*message, error) {
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	limited := io.LimitReader(resp.Body, c.maxMessage+1)
+	switch ct {
+	case "application/json":
+		data, err := io.ReadAll(limited)
+		if err != nil {
+			return nil, &upstreamError{server: up.Name, msg: "broke off its answer: " + err.Error()}
+		}
+		if int64(len(data)) > c.maxMessage {
+			return nil, &upstreamError{server: up.Name, msg: fmt.Sprintf("answered more than %d bytes", c.maxMessage)}
+		}
+		var m message
+		if err := json.Unmarshal(data, &m); err != nil || (m.Result == nil && m.Error == nil) {
+			return nil, &upstreamError{server: up.Name, msg: "answered something that is not a JSON-RPC response"}
+		}
+		return &m, nil
+	case "text/event-stream":
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 0, 64*1024), int(c.maxMessage))
+		var data bytes.Buffer
+		for sc.Scan() {
+			line := sc.Bytes()
+			switch {
+			case len(line) == 0:
+				if data.Len() > 0 {
+					var m message
+					if json.Unmarshal(data.Bytes(), &m) == nil && m.Method == "" && (m.Result != nil || m.Error != nil) {
+						return &m, nil
+					}
+					data.Reset()
+				}
+			case bytes.HasPrefix(line, []byte("data:")):
+				if data.Len() > 0 {
+					data.WriteByte('\n')
+				}
+				data.Write(bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
+				if int64(data.Len()) > c.maxMessage {
+					return nil, &upstreamError{server: up.Name, msg: fmt.Sprintf("sent an event of more than %d bytes", c.maxMessage)}
+				}
+			}
+		}
+		if err := sc.Err(); err != nil {
+			if errors.Is(err, bufio.ErrTooLong) {
+				return nil, &upstreamError{server: up.Name, msg: fmt.Sprintf("sent an event of more than %d bytes", c.maxMessage)}
+			}
+			return nil, &upstreamError{server: up.Name, msg: "broke off its stream: " + err.Error()}
+		}
+		return nil, &upstreamError{server: up.Name, msg: "closed its stream without answering"}
+	}
+	return nil, &upstreamError{server: up.Name, msg: fmt.Sprintf("answered with content type %q, not JSON or an event stream", ct)}
+}
