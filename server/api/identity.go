@@ -19,6 +19,7 @@ import (
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/egress"
+	"github.com/gw-gateway/gw/server/reseal"
 	"github.com/gw-gateway/gw/server/sso"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
@@ -81,7 +82,7 @@ var (
 	regexpScope = regexp.MustCompile(`^[\x21\x23-\x5B\x5D-\x7E]+$`)
 )
 
-func identityAAD(id uuid.UUID) string { return "identity_provider:" + id.String() }
+func identityAAD(id uuid.UUID) string { return reseal.IdentityProviderAAD(id) }
 
 func (s *Server) sealIdentitySecret(secret []byte, id uuid.UUID) (string, error) {
 	return s.opts.Keyring.Seal(secret, identityAAD(id))

@@ -265,5 +265,4 @@ func b64(b []byte) string {
 	return strings.TrimRight(strings.NewReplacer("+", "-", "/", "_").Replace(base64Std(b)), "=")
 }
 
-
 func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
