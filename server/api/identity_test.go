@@ -140,6 +140,11 @@ func TestSSOSignInJITAndGroupMappings(t *testing.T) {
 		if strings.Contains(wsMembers, "ada@example.com") {
 			t.Fatalf("workspace membership the mapping made was kept: %s", wsMembers)
 		}
+		// The provider rotates its signing key: gw fetches the new key set.
+		s.op.RotateKey()
+		if resp, c := s.signIn(t, browser(t), "ada", "pw-ada", "/"); resp.StatusCode != http.StatusSeeOther || c == "" {
+			t.Fatalf("sign-in after key rotation: %d", resp.StatusCode)
+		}
 		// Out of every mapped group: the mapped membership goes, the hand-made stays.
 		s.op.SetGroups("ada")
 		_, cookie = s.signIn(t, browser(t), "ada", "pw-ada", "/")
@@ -223,6 +228,19 @@ func TestSSORefusals(t *testing.T) {
 					t.Fatalf("return_to %q: %d %s", rt, status, body)
 				}
 			}
+		})
+		t.Run("disabled account", func(t *testing.T) {
+			_, cookie := s.signIn(t, browser(t), "ada", "pw-ada", "/")
+			me := decodeData[wire.Me](t, e.must("GET", "/api/v1/auth/me", "cookie:"+cookie, nil))
+			e.must("POST", "/api/v1/instance/users/"+me.User.ID.String()+"/disable", e.ownerKey, nil)
+			resp, cookie := s.signIn(t, browser(t), "ada", "pw-ada", "/")
+			refused(t, resp, cookie, http.StatusForbidden, "account_refused")
+		})
+		t.Run("no account and jit off", func(t *testing.T) {
+			e.must("PATCH", "/api/v1/instance/identity-providers/corp", e.ownerKey, map[string]any{"jit": false})
+			s.op.AddUser(oidctest.User{Username: "ned", Password: "pw-ned", Email: "ned@example.com", EmailVerified: true})
+			resp, cookie := s.signIn(t, browser(t), "ned", "pw-ned", "/")
+			refused(t, resp, cookie, http.StatusForbidden, "account_refused")
 		})
 		t.Run("unknown provider", func(t *testing.T) {
 			if status, _ := e.do("GET", "/api/v1/auth/oidc/nobody/start", "", nil); status != http.StatusNotFound {

@@ -132,8 +132,12 @@ func (s *Store) OrganizationsRequiringSSO(ctx context.Context) ([]Organization, 
 	return out, mapErr(s.db.NewSelect().Model(&out).Where("require_sso IS NOT NULL").OrderExpr("slug ASC").Scan(ctx))
 }
 
-// CreateSSOLogin records a sign-in under way.
+// CreateSSOLogin records a sign-in under way, sweeping the expired ones
+// (starts are public: abandoned ones must not pile up).
 func (s *Store) CreateSSOLogin(ctx context.Context, l *SSOLogin) error {
+	if _, err := s.db.NewDelete().Model((*SSOLogin)(nil)).Where("expires_at < ?", l.CreatedAt).Exec(ctx); err != nil {
+		return mapErr(err)
+	}
 	_, err := s.db.NewInsert().Model(l).Exec(ctx)
 	return mapErr(err)
 }

@@ -140,6 +140,17 @@ func (p *Provider) SetGroups(username string, groups ...string) {
 	p.users.byID[p.users.names[username]].Groups = groups
 }
 
+// RotateKey replaces the provider's signing key (a new key id), as a
+// provider's scheduled rotation does: relying parties holding the old key
+// set must fetch it again.
+func (p *Provider) RotateKey() {
+	key, _ := rsa.GenerateKey(rand.Reader, 2048)
+	p.storage.lock.Lock()
+	defer p.storage.lock.Unlock()
+	p.storage.signingKey = signingKey{id: fmt.Sprintf("rotated-%d", key.N.BitLen()) + "-" + key.N.Text(36)[:8],
+		algorithm: jose.RS256, key: key}
+}
+
 // Tamper makes the token endpoint's next answer carry an ID token whose
 // claims fn changed: re-signed with the provider's own key (resign), with
 // a key of no one's (otherKey), or not re-signed at all (the signature no
@@ -229,8 +240,9 @@ func (p *Provider) tokenTamperer(next http.Handler) http.Handler {
 			// The claims change under the provider's signature.
 			body["id_token"] = parts[0] + "." + b64(payload) + "." + parts[2]
 		} else {
-			key := p.storage.signingKey.key
-			kid := p.storage.signingKey.id
+			p.storage.lock.Lock()
+			key, kid := p.storage.signingKey.key, p.storage.signingKey.id
+			p.storage.lock.Unlock()
 			if otherKey {
 				key, _ = rsa.GenerateKey(rand.Reader, 2048)
 			}

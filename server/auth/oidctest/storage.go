@@ -403,13 +403,17 @@ func (s *Storage) RevokeToken(ctx context.Context, tokenIDOrToken string, userID
 func (s *Storage) SigningKey(ctx context.Context) (op.SigningKey, error) {
 	// in this example the signing key is a static rsa.PrivateKey and the algorithm used is RS256
 	// you would obviously have a more complex implementation and store / retrieve the key from your database as well
-	return &s.signingKey, nil
+	// gw's tests rotate the key (Provider.RotateKey): read it under the lock.
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	k := s.signingKey
+	return &k, nil
 }
 
 // SignatureAlgorithms implements the op.Storage interface
 // it will be called to get the sign
 func (s *Storage) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorithm, error) {
-	return []jose.SignatureAlgorithm{s.signingKey.algorithm}, nil
+	return []jose.SignatureAlgorithm{jose.RS256}, nil
 }
 
 // KeySet implements the op.Storage interface
@@ -420,6 +424,8 @@ func (s *Storage) KeySet(ctx context.Context) ([]op.Key, error) {
 	//
 	// when using key rotation you typically would store the public keys alongside the private keys in your database
 	// and give both of them an expiration date, with the public key having a longer lifetime
+	s.lock.Lock()
+	defer s.lock.Unlock()
 	return []op.Key{&publicKey{s.signingKey}}, nil
 }
 
