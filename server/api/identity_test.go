@@ -286,6 +286,9 @@ func TestIdentityProviderSaveChecks(t *testing.T) {
 		if p.JIT || p.Claims.Groups != "roles" || p.Claims.Email != "email" {
 			t.Fatalf("patched: %+v", p)
 		}
+		if got := decodeData[wire.IdentityProvider](t, e.must("GET", "/api/v1/instance/identity-providers/corp", e.ownerKey, nil)); got.Name != "corp" || got.JIT {
+			t.Fatalf("get: %+v", got)
+		}
 		if status, _ := e.do("GET", "/api/v1/instance/identity-providers/nobody", e.ownerKey, nil); status != http.StatusNotFound {
 			t.Fatalf("unknown name: %d", status)
 		}
