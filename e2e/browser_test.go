@@ -58,6 +58,13 @@ var verificationLine = regexp.MustCompile(`^\s+(http://\S+/cli/authorize\?code=\
 
 func startLogin(t *testing.T, configHome, server string, args ...string) *browserLogin {
 	t.Helper()
+	return startLoginMatching(t, verificationLine, configHome, server, args...)
+}
+
+// startLoginMatching is startLogin waiting for the URL line that line
+// matches (gw login --sso prints the identity provider's start).
+func startLoginMatching(t *testing.T, verificationLine *regexp.Regexp, configHome, server string, args ...string) *browserLogin {
+	t.Helper()
 	b := &browserLogin{url: make(chan string, 1), done: make(chan error, 1)}
 	b.cmd = exec.Command(gwBin, append([]string{"login", "--no-browser", "--server", server}, args...)...)
 	b.cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+configHome, "GW_CONTEXT=", "GW_SERVER=", "GW_TOKEN=")

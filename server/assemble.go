@@ -262,7 +262,7 @@ func (s *Server) controlRoutes(_ context.Context, cp *controlPlane) error {
 		mux.Handle("/inf/v1/", dataplane.NewCORS(s.cfg.CORSOrigins, cp.plane))
 		mux.Handle(dataplane.MCPResourceMetadataPath, cp.plane)
 	}
-	mux.Handle("/", web.Handler(s.log, cp.api.SetupDone))
+	mux.Handle("/", web.HandlerWithSSO(s.log, cp.api.SetupDone, cp.api.SignInProviders))
 	s.handleHealth(mux)
 	s.handler = mux
 	return nil

@@ -46,11 +46,14 @@ type ValidationError struct {
 
 // Organization is a tenant.
 type Organization struct {
-	ID        uuid.UUID `json:"id"`
-	Name      string    `json:"name"`
-	Slug      string    `json:"slug"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID   uuid.UUID `json:"id"`
+	Name string    `json:"name"`
+	Slug string    `json:"slug"`
+	// RequireSSO names the identity providers the members must sign in
+	// through; empty, password sign-in is allowed.
+	RequireSSO []string  `json:"require_sso"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
 // OrganizationCreate is the body that creates an organization.
@@ -63,6 +66,9 @@ type OrganizationCreate struct {
 type OrganizationUpdate struct {
 	Name *string `json:"name,omitempty" jsonschema:"minLength=1,maxLength=100"`
 	Slug *string `json:"slug,omitempty" jsonschema:"minLength=1,maxLength=63,pattern=^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$"`
+	// RequireSSO replaces the identity providers members must sign in
+	// through (each must exist); [] allows password sign-in again.
+	RequireSSO []string `json:"require_sso,omitempty"`
 }
 
 // Workspace is spec 2.2.

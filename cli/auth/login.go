@@ -44,6 +44,9 @@ type LoginOptions struct {
 	Instance  bool
 	Label     string
 	NoBrowser bool
+	// SSO names the identity provider to sign in through: the browser
+	// goes straight to it, then to the approval page.
+	SSO string
 
 	// Sleep waits between polls; tests replace it to run without real time.
 	// It returns early with ctx's error when ctx ends.
@@ -89,7 +92,9 @@ Exit status 4 when the sign-in is denied, expires or was already delivered.`,
   # a second server in its own context, labelled for the approval page
   gw login --context staging --server https://gw.staging.example.com --label "laptop (staging)"
   # an instance administrator's key (catalog import, data-plane enrollment)
-  gw login --instance --context admin`,
+  gw login --instance --context admin
+  # sign in through the organization's identity provider, then approve
+  gw login --sso okta`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, err := cmdutil.NewViper(cmd)
@@ -105,6 +110,7 @@ Exit status 4 when the sign-in is denied, expires or was already delivered.`,
 				Instance:  v.GetBool("instance"),
 				Label:     v.GetString("label"),
 				NoBrowser: v.GetBool("no-browser"),
+				SSO:       v.GetString("sso"),
 				Sleep:     cmdutil.SleepCtx,
 			}
 			fl := cmd.Flags()
@@ -149,6 +155,7 @@ Exit status 4 when the sign-in is denied, expires or was already delivered.`,
 	fl.String("label", "", "name of this device on the approval page and the key's label (default: gw on <hostname>) [GW_LABEL]")
 	fl.Bool("no-browser", false, "do not open a browser; print the URL and code only [GW_NO_BROWSER]")
 	fl.Bool("instance", false, "ask for an instance-scope key (instance owners and admins: catalog, platform credentials, data planes)")
+	fl.String("sso", "", "sign in through this identity provider (its name on the server) on the way to the approval page [GW_SSO]")
 	return cmd
 }
 
@@ -327,6 +334,9 @@ func startSignIn(ctx context.Context, opts *LoginOptions, server string) (*clien
 		return nil, started, fmt.Errorf("start sign-in at %s: %w", server, err)
 	}
 	verify := verificationURL(started.VerificationURL, opts.Org, opts.Workspace, opts.Instance)
+	if opts.SSO != "" {
+		verify = ssoURL(verify, opts.SSO)
+	}
 	errOut := opts.IO.ErrOut
 	fmt.Fprintf(errOut, "One-time code: %s\n", started.UserCode)
 	fmt.Fprintf(errOut, "Approve this sign-in in your browser at:\n  %s\n", verify)
@@ -461,6 +471,16 @@ func verificationURL(base, org, ws string, instance bool) string {
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// ssoURL is the approval page reached through an identity provider: its
+// sign-in start, returning to the approval page (a path of the server).
+func ssoURL(verify, provider string) string {
+	u, err := url.Parse(verify)
+	if err != nil || u.Host == "" {
+		return verify
+	}
+	return u.Scheme + "://" + u.Host + "/api/v1/auth/oidc/" + url.PathEscape(provider) + "/start?return_to=" + url.QueryEscape(u.RequestURI())
 }
 
 // pollApproval polls until the sign-in is decided. It waits the server's

@@ -927,3 +927,13 @@ func runWith(t *testing.T, f *cmdutil.Factory, args ...string) (int, string, str
 	code := run(context.Background(), f, args)
 	return code, out.String(), errOut.String()
 }
+
+// TestSSOURL: gw login --sso goes to the provider's start, returning to
+// the approval page as a path of the server.
+func TestSSOURL(t *testing.T) {
+	got := ssoURL("https://gw.example.com/cli/authorize?code=BCDF-GHJK&org=acme", "okta")
+	want := "https://gw.example.com/api/v1/auth/oidc/okta/start?return_to=%2Fcli%2Fauthorize%3Fcode%3DBCDF-GHJK%26org%3Dacme"
+	if got != want {
+		t.Fatalf("ssoURL = %s, want %s", got, want)
+	}
+}

@@ -11,7 +11,11 @@ import (
 )
 
 func toOrganization(o *store.Organization) wire.Organization {
-	return wire.Organization{ID: o.ID, Name: o.Name, Slug: o.Slug, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}
+	req := []string(o.RequireSSO)
+	if req == nil {
+		req = []string{}
+	}
+	return wire.Organization{ID: o.ID, Name: o.Name, Slug: o.Slug, RequireSSO: req, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}
 }
 
 func toWorkspace(w *store.Workspace) wire.Workspace {

@@ -30,6 +30,7 @@ var Tags = []string{
 	"Model Catalog", "Workspace Settings", "Workspace Policies", "Workspace Members",
 	"Workspace Management Keys", "Workspace Playground", "Workspace Inference Keys",
 	"Workspace Provider Credentials", "Workspace Usage Events", "Workspace Model Catalog", "Data Plane API",
+	"Instance Identity Providers",
 }
 
 // pathParam matches a path parameter of a route's Path; the second group
@@ -44,7 +45,7 @@ var pathParamDocs = map[string]string{
 	"user_code":     "The code the CLI showed, e.g. BCDF-GHJK.",
 	"data_plane_id": "A data plane's id, as in its heartbeats.",
 	"server_name":   "An MCP server's name, e.g. github.",
-	"name":          "A model alias's name, e.g. claude-opus-4-8 (percent-encode [ and ]).",
+	"name":          "A model alias's name, e.g. claude-opus-4-8 (percent-encode [ and ]); or an identity provider's name, e.g. okta.",
 	"guardrail_id":  "A guardrail's UUID.",
 }
 
@@ -246,6 +247,9 @@ func responses(rt *Route, ref func(any) map[string]any) map[string]any {
 		switch code {
 		case http.StatusNotModified:
 			out["304"] = map[string]any{"description": "Nothing changed since the ETag sent in If-None-Match; no body."}
+		case http.StatusFound, http.StatusSeeOther:
+			out[strconv.Itoa(code)] = map[string]any{"description": "A redirect for the browser to follow; no body.",
+				"headers": map[string]any{"Location": map[string]any{"description": "Where to go.", "schema": map[string]any{"type": "string"}}}}
 		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 			r := errBody(statusDescriptions[code])
 			r["headers"] = map[string]any{"Retry-After": map[string]any{"description": "Seconds to wait before trying again.",
@@ -265,6 +269,10 @@ func responses(rt *Route, ref func(any) map[string]any) map[string]any {
 		out["200"] = map[string]any{"description": "The model's answer, not enveloped: a chat.completion, or with stream true a text/event-stream of chat.completion.chunk events ending with [DONE]. Errors after admission (policy 403, rate limit 429, upstream 502…) are the data plane's, in OpenAI's error shape.",
 			"content": map[string]any{"application/json": map[string]any{"schema": body},
 				"text/event-stream": map[string]any{"schema": map[string]any{"type": "string"}}}}
+	}
+	if rt.Raw && rt.Result == nil {
+		// A redirect (single sign-on): no answer of its own.
+		delete(out, "200")
 	}
 	if rt.DataPlane {
 		out["503"] = errBody("No data plane runs in this process (role control-plane), or it has not loaded the workspace's configuration yet.")

@@ -46,7 +46,7 @@ func (s *Server) organizationRoutes() []*Route {
 			Perms: []auth.Permission{auth.OrganizationsDelete}, Result: wire.Deleted{}, RefreshesBundles: true, Handle: s.deleteOrganization},
 		{Method: "GET", Path: "/api/v1/organizations/{org_id}/settings", Tag: "Organization Settings", Summary: "Get organization settings",
 			Perms: []auth.Permission{auth.OrganizationsRead}, Result: wire.Organization{}, Handle: s.getOrganization},
-		{Method: "PATCH", Path: "/api/v1/organizations/{org_id}/settings", Tag: "Organization Settings", Summary: "Update organization settings (name, slug)",
+		{Method: "PATCH", Path: "/api/v1/organizations/{org_id}/settings", Tag: "Organization Settings", Summary: "Update organization settings (name, slug, require_sso)",
 			Perms: []auth.Permission{auth.OrganizationsUpdate}, Body: wire.OrganizationUpdate{}, Result: wire.Organization{}, Handle: s.updateOrganization},
 	}
 }
@@ -151,20 +151,32 @@ func (s *Server) getOrganization(r *Request) (any, error) {
 	return toOrganization(r.Org), nil
 }
 
-// readRename reads a {name?, slug?} body.
-func (r *Request) readRename() (backend.Rename, error) {
+func (s *Server) updateOrganization(r *Request) (any, error) {
 	var in backend.Rename
+	var requireSSO []string
 	err := r.body(func(o *validate.Object) {
 		in.Name = optionalString(o, "name", nameRule)
 		in.Slug = readSlug(o)
+		requireSSO = readRequireSSO(o)
 	})
-	return in, err
-}
-
-func (s *Server) updateOrganization(r *Request) (any, error) {
-	in, err := r.readRename()
 	if err != nil {
 		return nil, err
+	}
+	if requireSSO != nil {
+		// A setting that cannot work is refused when saved: each name must
+		// be a provider people can sign in through.
+		var errs validate.Errors
+		for i, n := range requireSSO {
+			if _, err := s.store.GetIdentityProviderByName(r.ctx, n); errors.Is(err, store.ErrNotFound) {
+				errs.Add(validate.Loc{"body", "require_sso", i}, "value_error", "Value error, no identity provider has this name", n, nil)
+			} else if err != nil {
+				return nil, err
+			}
+		}
+		if err := errs.Err(); err != nil {
+			return nil, err
+		}
+		in.RequireSSO = &requireSSO
 	}
 	org, err := backend.UpdateOrganization(r.ctx, s.store, r.actor(), *r.Org, in)
 	if err != nil {
@@ -179,4 +191,19 @@ func (s *Server) deleteOrganization(r *Request) (any, error) {
 		return nil, err
 	}
 	return wire.Deleted{ID: r.Org.ID, DeletedAt: now}, nil
+}
+
+// readRequireSSO reads require_sso: provider names; [] clears it.
+func readRequireSSO(o *validate.Object) []string {
+	v, ok := o.Raw("require_sso")
+	if !ok {
+		return nil
+	}
+	out := []string{}
+	validate.List(v, o.Loc().With("require_sso"), validate.ListRule{Max: 20}, o.Errors(), func(v any, loc validate.Loc) {
+		if n, ok := validate.String(v, loc, idpNameRule, o.Errors()); ok && !contains(out, n) {
+			out = append(out, n)
+		}
+	})
+	return out
 }

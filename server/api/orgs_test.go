@@ -17,7 +17,7 @@ func TestOrganizations(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		a := tnNewAuditor(e)
 		k := e.ownerKey
-		orgShape := []string{"id", "name", "slug", "created_at", "updated_at"}
+		orgShape := []string{"id", "name", "slug", "require_sso", "created_at", "updated_at"}
 		cases := []struct {
 			name     string
 			path     string

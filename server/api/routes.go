@@ -7,6 +7,7 @@ func (s *Server) allRoutes() []*Route {
 	var all []*Route
 	for _, group := range [][]*Route{
 		s.authRoutes(),
+		s.identityRoutes(),
 		s.accountRoutes(),
 		s.cliAuthRoutes(),
 		s.bootstrapRoutes(),

@@ -22,6 +22,7 @@ import (
 	"github.com/gw-gateway/gw/server/egress"
 	"github.com/gw-gateway/gw/server/playground"
 	"github.com/gw-gateway/gw/server/secrets"
+	"github.com/gw-gateway/gw/server/sso"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -70,6 +71,12 @@ type Server struct {
 
 	openapiOnce sync.Once
 	openapiBody []byte
+
+	// The OpenID relying parties' HTTP client (egress-dialled) and their
+	// cache, made on first use (identity.go).
+	ssoOnce    sync.Once
+	ssoClient  *http.Client
+	ssoParties *sso.Parties
 }
 
 // New builds the API on an open, migrated store.

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -23,7 +25,7 @@ func (s *Server) authRoutes() []*Route {
 	return []*Route{
 		{Method: "POST", Path: "/api/v1/auth/signup", Tag: tag, Access: Public, Statuses: []int{403, 503}, Summary: "Create an account and sign in (sets the svc_session cookie)",
 			Body: wire.Signup{}, Result: wire.SessionResult{}, Handle: s.signup},
-		{Method: "POST", Path: "/api/v1/auth/login", Tag: tag, Access: Public, Statuses: []int{401, 429, 503}, Summary: "Sign in with email and password (sets the svc_session cookie)",
+		{Method: "POST", Path: "/api/v1/auth/login", Tag: tag, Access: Public, Statuses: []int{401, 403, 429, 503}, Summary: "Sign in with email and password (sets the svc_session cookie)",
 			Body: wire.Credentials{}, Result: wire.SessionResult{}, Handle: s.login},
 		{Method: "POST", Path: "/api/v1/auth/logout", Tag: tag, Access: Authenticated, Statuses: []int{400}, Summary: "Sign out (ends the browser session)",
 			Result: wire.LoggedOut{}, Handle: s.logout},
@@ -92,6 +94,9 @@ func (s *Server) login(r *Request) (any, error) {
 	if u == nil {
 		return nil, errorf(http.StatusUnauthorized, "invalid email or password")
 	}
+	if err := s.passwordAllowed(r, u); err != nil {
+		return nil, err
+	}
 	se, token, err := backend.StartSession(r.ctx, s.store, u.ID, sessionStart(r))
 	if err != nil {
 		return nil, err
@@ -102,6 +107,30 @@ func (s *Server) login(r *Request) (any, error) {
 		return nil, err
 	}
 	return wire.SessionResult{User: toUser(u, orgs[u.ID]), ExpiresAt: store.Now().Add(sessionTTL)}, nil
+}
+
+// passwordAllowed refuses a password sign-in (403, naming the providers)
+// to a member of an organization whose require_sso is set, after the
+// password was found right (so the answer tells nothing to someone who
+// does not know it). An instance owner keeps a password sign-in, the
+// break glass, audited.
+func (s *Server) passwordAllowed(r *Request, u *store.User) error {
+	providers, org, err := backend.RequiredSSO(r.ctx, s.store, u.ID)
+	if err != nil || len(providers) == 0 {
+		return err
+	}
+	if u.InstanceRole == auth.InstanceOwner {
+		return backend.BreakGlassSignIn(r.ctx, s.store, r.ID, u.ID, org, providers)
+	}
+	if err := backend.SignInRefused(context.WithoutCancel(r.ctx), s.store, r.ID, &u.ID,
+		map[string]any{"reason": "require_sso", "organization": org, "require_sso": providers}); err != nil {
+		return err
+	}
+	starts := make([]string, len(providers))
+	for i, p := range providers {
+		starts[i] = fmt.Sprintf("%q (%s)", p, ssoStartPath(p))
+	}
+	return errorf(http.StatusForbidden, "organization %s requires single sign-on: sign in through %s", org, strings.Join(starts, " or "))
 }
 
 // checkPassword returns the user whose email and password these are, or

@@ -41,21 +41,31 @@ func CreateOrganization(ctx context.Context, st *store.Store, actor Actor, in Or
 	return org, nil
 }
 
-// Rename is a {name?, slug?} change.
-type Rename struct{ Name, Slug *string }
+// Rename is a {name?, slug?} change; for an organization, RequireSSO
+// replaces its require_sso (an empty list clears it).
+type Rename struct {
+	Name, Slug *string
+	RequireSSO *[]string
+}
 
 // UpdateOrganization renames an organization and audits the change, before
 // and after.
 func UpdateOrganization(ctx context.Context, st *store.Store, actor Actor, org store.Organization, in Rename) (*store.Organization, error) {
-	before := map[string]any{"name": org.Name, "slug": org.Slug}
+	before := map[string]any{"name": org.Name, "slug": org.Slug, "require_sso": []string(org.RequireSSO)}
 	if in.Name != nil {
 		org.Name = *in.Name
 	}
 	if in.Slug != nil {
 		org.Slug = *in.Slug
 	}
+	if in.RequireSSO != nil {
+		org.RequireSSO = nil
+		if len(*in.RequireSSO) > 0 {
+			org.RequireSSO = store.Strings(*in.RequireSSO)
+		}
+	}
 	org.UpdatedAt = store.Now()
-	details := map[string]any{"before": before, "after": map[string]any{"name": org.Name, "slug": org.Slug}}
+	details := map[string]any{"before": before, "after": map[string]any{"name": org.Name, "slug": org.Slug, "require_sso": []string(org.RequireSSO)}}
 	err := st.InTx(ctx, func(tx *store.Store) error {
 		if err := tx.UpdateOrganization(ctx, &org); err != nil {
 			return slugConflict(err, org.Slug)

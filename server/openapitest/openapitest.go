@@ -196,11 +196,13 @@ func queryOf(q string) string {
 }
 
 // Uncovered lists the operations of doc ("METHOD /path") that no recorded
-// exchange answered with a 2xx status: answers nothing has checked.
+// exchange answered with a 2xx status (or a redirect, 302 or 303: a
+// single sign-on's start and callback answer nothing else): answers
+// nothing has checked.
 func Uncovered(operations []string, exchanges []Exchange) []string {
 	answered := map[string]bool{}
 	for _, x := range exchanges {
-		if x.Status >= 200 && x.Status < 300 {
+		if (x.Status >= 200 && x.Status < 300) || x.Status == http.StatusFound || x.Status == http.StatusSeeOther {
 			answered[x.Method+" "+x.Path] = true
 		}
 	}

@@ -16,6 +16,10 @@ const BundleKeyAAD = "bundle_signing_key"
 // CredentialAAD binds a provider credential's sealed secret to its row.
 func CredentialAAD(id fmt.Stringer) string { return secrets.CredentialAAD(id) }
 
+// IdentityProviderAAD binds an identity provider's sealed client secret to
+// the provider.
+func IdentityProviderAAD(id fmt.Stringer) string { return "identity_provider:" + id.String() }
+
 // All re-seals, in one transaction, every value not sealed with the
 // keyring's current key, opening it with whichever key of the ring sealed
 // it. It returns how many values it re-sealed. Running it again is a no-op.
@@ -40,6 +44,30 @@ func All(ctx context.Context, st *store.Store, kr *secrets.Keyring) (int, error)
 				return err
 			}
 			if err := tx.UpdateProviderCredential(ctx, c); err != nil {
+				return err
+			}
+			n++
+		}
+		idps, err := tx.ListIdentityProviders(ctx)
+		if err != nil {
+			return err
+		}
+		for i := range idps {
+			p := &idps[i]
+			if p.ClientSecretSealed == nil || kr.SealedWithCurrent(*p.ClientSecretSealed) {
+				continue
+			}
+			aad := IdentityProviderAAD(p.ID)
+			plain, err := kr.Open(*p.ClientSecretSealed, aad)
+			if err != nil {
+				return fmt.Errorf("identity provider %s: %w", p.Name, err)
+			}
+			sealed, err := kr.Seal(plain, aad)
+			if err != nil {
+				return err
+			}
+			p.ClientSecretSealed = &sealed
+			if err := tx.UpdateIdentityProvider(ctx, p); err != nil {
 				return err
 			}
 			n++

@@ -32,10 +32,19 @@ func TestResealAll(t *testing.T) {
 			t.Fatal(err)
 		}
 
+		idp := &store.IdentityProvider{ID: uuid.New(), Name: "okta", Kind: "oidc", Issuer: "https://idp.example", ClientID: "c",
+			Scopes: store.Strings{"openid"}, AllowedEmailDomains: store.Strings{}, ClaimEmail: "email", ClaimName: "name",
+			ClaimGroups: "groups", GroupMappings: "[]", Discovery: "{}", CreatedAt: now, UpdatedAt: now}
+		sealed, _ := old.Seal([]byte("client-secret"), IdentityProviderAAD(idp.ID))
+		idp.ClientSecretSealed = &sealed
+		if err := st.CreateIdentityProvider(ctx, idp); err != nil {
+			t.Fatal(err)
+		}
+
 		newKey, _ := secrets.GenerateKey()
 		ring := secrets.NewKeyring(newKey, oldKey)
 		n, err := All(ctx, st, ring)
-		if err != nil || n != 2 {
+		if err != nil || n != 3 {
 			t.Fatalf("reseal: %d %v", n, err)
 		}
 		if n, _ := All(ctx, st, ring); n != 0 {
@@ -45,6 +54,10 @@ func TestResealAll(t *testing.T) {
 		got, _ := st.GetProviderCredential(ctx, c.ID)
 		if plain, err := onlyNew.Open(got.SecretSealed, CredentialAAD(c.ID)); err != nil || string(plain) != "upstream-secret" {
 			t.Fatalf("credential after rotation: %q %v", plain, err)
+		}
+		gotIDP, _ := st.GetIdentityProvider(ctx, idp.ID)
+		if plain, err := onlyNew.Open(*gotIDP.ClientSecretSealed, IdentityProviderAAD(idp.ID)); err != nil || string(plain) != "client-secret" {
+			t.Fatalf("identity provider secret after rotation: %q %v", plain, err)
 		}
 		state, _ := st.GetInstanceState(ctx)
 		if plain, err := onlyNew.Open(*state.BundlePrivateKeySealed, BundleKeyAAD); err != nil || string(plain) != "signing-key" {

@@ -125,6 +125,9 @@ type Organization struct {
 	Slug      string    `bun:"slug"`
 	CreatedAt time.Time `bun:"created_at"`
 	UpdatedAt time.Time `bun:"updated_at"`
+	// RequireSSO names the identity providers the organization's members
+	// must sign in through (issue 31); none, password sign-in is allowed.
+	RequireSSO Strings `bun:"require_sso,type:text,nullzero"`
 }
 
 // RateLimits are per-minute limits of requests and tokens; nil is none.

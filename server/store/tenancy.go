@@ -49,9 +49,9 @@ func (s *Store) ListOrganizations(ctx context.Context, memberOf *uuid.UUID, p Pa
 	return items, next, nil
 }
 
-// UpdateOrganization writes name, slug and updated_at.
+// UpdateOrganization writes name, slug, require_sso and updated_at.
 func (s *Store) UpdateOrganization(ctx context.Context, o *Organization) error {
-	_, err := s.db.NewUpdate().Model(o).Column("name", "slug", "updated_at").WherePK().Exec(ctx)
+	_, err := s.db.NewUpdate().Model(o).Column("name", "slug", "require_sso", "updated_at").WherePK().Exec(ctx)
 	return mapErr(err)
 }
 

@@ -35,8 +35,22 @@ const sessionCookie = "svc_session"
 // SetupState tells the setup page whether the instance has an owner.
 type SetupState func(r *http.Request) (bootstrapped bool, err error)
 
+// SignInProviders names the identity providers the sign-in page offers
+// (issue 31); nil offers none.
+type SignInProviders func(r *http.Request) []string
+
 // Handler serves the pages.
 func Handler(log *slog.Logger, state SetupState) http.Handler {
+	return HandlerWithSSO(log, state, nil)
+}
+
+// ssoLink is a provider as the sign-in page links it.
+type ssoLink struct{ Name, URL string }
+
+// HandlerWithSSO serves the pages, the sign-in page offering each of the
+// identity providers providers names: a link to its start, returning to
+// the page the person was going to.
+func HandlerWithSSO(log *slog.Logger, state SetupState, providers SignInProviders) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		render(w, log, "index", map[string]any{"Title": "Home"})
@@ -52,7 +66,14 @@ func Handler(log *slog.Logger, state SetupState) http.Handler {
 	})
 	mux.HandleFunc("GET /signin", func(w http.ResponseWriter, r *http.Request) {
 		next := SafeNext(r.URL.Query().Get("next"))
-		render(w, log, "signin", map[string]any{"Title": "Sign in", "Next": next, "SignupURL": withNext("/signup", next)})
+		var links []ssoLink
+		if providers != nil {
+			for _, name := range providers(r) {
+				links = append(links, ssoLink{Name: name,
+					URL: "/api/v1/auth/oidc/" + url.PathEscape(name) + "/start?return_to=" + url.QueryEscape(next)})
+			}
+		}
+		render(w, log, "signin", map[string]any{"Title": "Sign in", "Next": next, "SignupURL": withNext("/signup", next), "SSO": links})
 	})
 	mux.HandleFunc("GET /signup", func(w http.ResponseWriter, r *http.Request) {
 		next := SafeNext(r.URL.Query().Get("next"))

@@ -297,3 +297,23 @@ func TestPlaygroundPage(t *testing.T) {
 		}
 	}
 }
+
+// TestSigninPageOffersProviders: each identity provider is a link to its
+// start, returning where the person was going.
+func TestSigninPageOffersProviders(t *testing.T) {
+	h := HandlerWithSSO(slog.New(slog.NewTextHandler(io.Discard, nil)), func(*http.Request) (bool, error) { return true, nil },
+		func(*http.Request) []string { return []string{"okta", "entra"} })
+	rec := get(t, h, "/signin?next=%2Fcli%2Fauthorize%3Fcode%3DBCDF-GHJK", false)
+	body := rec.Body.String()
+	for _, want := range []string{
+		`id="sso-okta" href="/api/v1/auth/oidc/okta/start?return_to=%2Fcli%2Fauthorize%3Fcode%3DBCDF-GHJK"`,
+		`Sign in with entra`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("signin page lacks %s:\n%s", want, body)
+		}
+	}
+	if rec := get(t, testHandler(), "/signin", false); strings.Contains(rec.Body.String(), `id="sso`) {
+		t.Error("a sign-in page without providers offers one")
+	}
+}
