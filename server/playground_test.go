@@ -320,29 +320,42 @@ func TestPlaygroundUnderPerKeyBudgetAndRateLimit(t *testing.T) {
 					t.Fatalf("playground request %d under a per_key budget: %d %s", i, resp.StatusCode, raw)
 				}
 			}
-			states, err := owner.ListBudgets(ctx, "default", "default")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var mine *wire.BudgetState
-			for i, s := range states {
-				if s.PolicyName == "per key" && s.PlaygroundUserID != nil {
-					mine = &states[i]
-				}
-			}
 			ws, err := owner.GetWorkspace(ctx, "default", "default")
 			if err != nil {
 				t.Fatal(err)
 			}
 			wantKey := playground.KeyID(ws.ID, me.User.ID)
+			// Seeded with the request before the budget, and holding the
+			// two after: 0.00021 spent before, the rest spent or reserved.
+			// The counter is the database's, which the usage loader fills
+			// within its documented delay (a second): read until it has.
+			var mine *wire.BudgetState
+			var states []wire.BudgetState
+			held := func() bool {
+				if states, err = owner.ListBudgets(ctx, "default", "default"); err != nil {
+					t.Fatal(err)
+				}
+				mine = nil
+				for i, s := range states {
+					if s.PolicyName == "per key" && s.PlaygroundUserID != nil {
+						mine = &states[i]
+					}
+				}
+				if mine == nil {
+					return false
+				}
+				spent, _ := decimal.NewFromString(mine.SpentUSD)
+				reserved, _ := decimal.NewFromString(mine.ReservedUSD)
+				return !spent.LessThan(decimal.RequireFromString("0.00021")) && !spent.Add(reserved).LessThan(decimal.RequireFromString("0.00063"))
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for !held() && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
 			if mine == nil || *mine.PlaygroundUserID != me.User.ID || mine.InferenceKeyID == nil || *mine.InferenceKeyID != wantKey {
 				t.Fatalf("no row for the owner's playground: %+v", states)
 			}
-			// Seeded with the request before the budget, and holding the
-			// two after: 0.00021 spent before, the rest spent or reserved.
-			spent, _ := decimal.NewFromString(mine.SpentUSD)
-			reserved, _ := decimal.NewFromString(mine.ReservedUSD)
-			if spent.LessThan(decimal.RequireFromString("0.00021")) || spent.Add(reserved).LessThan(decimal.RequireFromString("0.00063")) {
+			if !held() {
 				t.Fatalf("playground counter: spent %s reserved %s", mine.SpentUSD, mine.ReservedUSD)
 			}
 

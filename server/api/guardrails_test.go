@@ -114,8 +114,24 @@ func TestGuardrailsAPI(t *testing.T) {
 		if st, _ := e.do("GET", one, e.ownerKey, nil); st != http.StatusNotFound {
 			t.Fatalf("deleted guardrail answers %d", st)
 		}
-		if got := decodeData[[]wire.Guardrail](t, e.must("GET", ws, e.ownerKey, nil)); len(got) != 1 {
-			t.Fatalf("the workspace's guardrail went with the organization's: %+v", got)
+		wsList := decodeData[[]wire.Guardrail](t, e.must("GET", ws, e.ownerKey, nil))
+		if len(wsList) != 1 {
+			t.Fatalf("the workspace's guardrail went with the organization's: %+v", wsList)
+		}
+		if got := decodeData[[]wire.Guardrail](t, e.must("GET", org, e.ownerKey, nil)); len(got) != 0 {
+			t.Fatalf("the organization's guardrails after its one was deleted: %+v", got)
+		}
+		// The workspace's own: read, changed and deleted at its place.
+		wsOne := ws + "/" + wsList[0].ID.String()
+		if got := decodeData[wire.Guardrail](t, e.must("GET", wsOne, e.ownerKey, nil)); got.ID != wsList[0].ID || got.WorkspaceID == nil {
+			t.Fatalf("the workspace's guardrail: %+v", got)
+		}
+		if got := decodeData[wire.Guardrail](t, e.must("PATCH", wsOne, e.ownerKey, map[string]any{"enabled": false})); got.Enabled {
+			t.Fatalf("disabled: %+v", got)
+		}
+		e.must("DELETE", wsOne, e.ownerKey, nil)
+		if st, _ := e.do("GET", wsOne, e.ownerKey, nil); st != http.StatusNotFound {
+			t.Fatalf("the deleted workspace guardrail answers %d", st)
 		}
 	})
 }

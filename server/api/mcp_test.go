@@ -75,6 +75,18 @@ func TestMCPServers(t *testing.T) {
 			if len(list) != 1 || list[0].Name != "github" {
 				t.Fatalf("list: %+v", list)
 			}
+			if one := decodeData[wire.MCPServer](t, e.must("GET", place+"/github", e.ownerKey, nil)); one.Name != "github" || one.Enabled || one.Auth.SecretHint != "…cdef" {
+				t.Fatalf("get one: %+v", one)
+			}
+		}
+		// A workspace's server is deleted on its own; the organization's of
+		// the same name stays.
+		e.must("DELETE", mcpPlaces[1]+"/github", e.ownerKey, nil)
+		if st, _ := e.do("GET", mcpPlaces[1]+"/github", e.ownerKey, nil); st != http.StatusNotFound {
+			t.Fatalf("the deleted workspace server answers %d", st)
+		}
+		if list := decodeData[[]wire.MCPServer](t, e.must("GET", mcpPlaces[0], e.ownerKey, nil)); len(list) != 1 {
+			t.Fatalf("the organization's server went with the workspace's: %+v", list)
 		}
 		e.must("POST", "/api/v1/instance/organizations", e.ownerKey, map[string]any{"name": "Other", "slug": "other"})
 		for _, method := range []string{"GET", "PATCH", "DELETE"} {
@@ -117,6 +129,9 @@ func TestToolPoliciesAndSettings(t *testing.T) {
 		got := decodeData[wire.ToolPolicy](t, e.must("PATCH", base+"/"+p.ID.String(), e.ownerKey, map[string]any{"enabled": false}))
 		if got.Enabled {
 			t.Fatalf("disabled: %+v", got)
+		}
+		if one := decodeData[wire.ToolPolicy](t, e.must("GET", base+"/"+p.ID.String(), e.ownerKey, nil)); one.ID != p.ID || one.Enabled || len(one.Definition.Rules) != 2 {
+			t.Fatalf("get one: %+v", one)
 		}
 		if list := decodeData[[]wire.ToolPolicy](t, e.must("GET", base, e.ownerKey, nil)); len(list) != 1 {
 			t.Fatalf("list: %+v", list)
