@@ -95,3 +95,31 @@ func optionalBool(o *validate.Object, name string) *bool {
 }
 
 func normalizeEmail(s string) string { return backend.NormalizeEmail(s) }
+
+// readEnabled reads an optional "enabled" member: nil when absent (or not a
+// boolean, the problem recorded), the value otherwise. A create keeps its
+// default when it is nil; an update leaves the resource's as it is.
+func readEnabled(o *validate.Object) *bool {
+	v, ok := o.Raw("enabled")
+	if !ok {
+		return nil
+	}
+	b, ok := validate.Bool(v, o.Loc().With("enabled"), o.Errors())
+	if !ok {
+		return nil
+	}
+	return &b
+}
+
+// convertEach answers a list in its wire shape, converting each stored row
+// with conv; the first conversion that fails is the answer.
+func convertEach[S, W any](rows []S, conv func(*S) (W, error)) ([]W, error) {
+	out := make([]W, len(rows))
+	for i := range rows {
+		var err error
+		if out[i], err = conv(&rows[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

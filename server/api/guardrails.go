@@ -101,13 +101,7 @@ func (s *Server) listGuardrails(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]wire.Guardrail, len(gs))
-	for i := range gs {
-		if out[i], err = toGuardrail(&gs[i]); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return convertEach(gs, toGuardrail)
 }
 
 func (s *Server) createGuardrail(r *Request) (any, error) {

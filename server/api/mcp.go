@@ -191,8 +191,8 @@ func (s *Server) createMCPServer(r *Request) (any, error) {
 		if u := readMCPURL(r.ctx, policy, o, "url", true); u != nil {
 			in.URL = *u
 		}
-		if v, ok := o.Raw("enabled"); ok {
-			in.Enabled, _ = validate.Bool(v, o.Loc().With("enabled"), o.Errors())
+		if e := readEnabled(o); e != nil {
+			in.Enabled = *e
 		}
 		if v, ok := o.Raw("auth"); ok {
 			if a := readMCPAuth(r.ctx, policy, v, o.Loc().With("auth"), o.Errors()); a != nil {
@@ -239,11 +239,7 @@ func (s *Server) updateMCPServer(r *Request) (any, error) {
 	in := backend.MCPServerUpdate{Seal: s.sealMCPSecret}
 	if err := r.body(func(o *validate.Object) {
 		in.URL = readMCPURL(r.ctx, policy, o, "url", false)
-		if v, ok := o.Raw("enabled"); ok {
-			if b, ok := validate.Bool(v, o.Loc().With("enabled"), o.Errors()); ok {
-				in.Enabled = &b
-			}
-		}
+		in.Enabled = readEnabled(o)
 		if v, ok := o.Raw("auth"); ok {
 			in.Auth = readMCPAuth(r.ctx, policy, v, o.Loc().With("auth"), o.Errors())
 		}
@@ -319,21 +315,15 @@ func (s *Server) listToolPolicies(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]wire.ToolPolicy, len(ps))
-	for i := range ps {
-		if out[i], err = toToolPolicy(&ps[i]); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return convertEach(ps, toToolPolicy)
 }
 
 func (s *Server) createToolPolicy(r *Request) (any, error) {
 	in := backend.ToolPolicyCreate{Workspace: r.WS, Enabled: true}
 	if err := r.body(func(o *validate.Object) {
 		in.Name = requiredString(o, "name", nameRule)
-		if v, ok := o.Raw("enabled"); ok {
-			in.Enabled, _ = validate.Bool(v, o.Loc().With("enabled"), o.Errors())
+		if e := readEnabled(o); e != nil {
+			in.Enabled = *e
 		}
 		if d := readToolDefinition(o, true); d != nil {
 			in.Definition = *d
@@ -364,11 +354,7 @@ func (s *Server) updateToolPolicy(r *Request) (any, error) {
 	var in backend.ToolPolicyUpdate
 	if err := r.body(func(o *validate.Object) {
 		in.Name = optionalString(o, "name", nameRule)
-		if v, ok := o.Raw("enabled"); ok {
-			if b, ok := validate.Bool(v, o.Loc().With("enabled"), o.Errors()); ok {
-				in.Enabled = &b
-			}
-		}
+		in.Enabled = readEnabled(o)
 		in.Definition = readToolDefinition(o, false)
 	}); err != nil {
 		return nil, err

@@ -80,21 +80,15 @@ func (s *Server) listPolicies(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]wire.Policy, len(ps))
-	for i := range ps {
-		if out[i], err = toPolicy(&ps[i]); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return convertEach(ps, toPolicy)
 }
 
 func (s *Server) createPolicy(r *Request) (any, error) {
 	in := backend.PolicyCreate{Workspace: r.WS, Enabled: true}
 	if err := r.body(func(o *validate.Object) {
 		in.Name = requiredString(o, "name", nameRule)
-		if v, ok := o.Raw("enabled"); ok {
-			in.Enabled, _ = validate.Bool(v, o.Loc().With("enabled"), o.Errors())
+		if e := readEnabled(o); e != nil {
+			in.Enabled = *e
 		}
 		if def := readDefinition(o, true); def != nil {
 			in.Definition = *def
@@ -125,11 +119,7 @@ func (s *Server) updatePolicy(r *Request) (any, error) {
 	var in backend.PolicyUpdate
 	if err := r.body(func(o *validate.Object) {
 		in.Name = optionalString(o, "name", nameRule)
-		if v, ok := o.Raw("enabled"); ok {
-			if b, ok := validate.Bool(v, o.Loc().With("enabled"), o.Errors()); ok {
-				in.Enabled = &b
-			}
-		}
+		in.Enabled = readEnabled(o)
 		in.Definition = readDefinition(o, false)
 	}); err != nil {
 		return nil, err
