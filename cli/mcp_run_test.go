@@ -53,7 +53,8 @@ func TestMCPToolsAndCallRun(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "tp.json")
 	if err := os.WriteFile(file, []byte(`{"tool_policies":[{"name":"all","enabled":true,"definition":{"target":{"kind":"workspace"},"rules":[
 		{"match":{"servers":["up"]},"phase":"list","action":{"kind":"allow"}},
-		{"match":{"servers":["up"],"tools":["echo","oops"]},"phase":"call","action":{"kind":"allow"}}]}}]}`), 0o600); err != nil {
+		{"match":{"servers":["up"],"tools":["echo","oops"]},"phase":"call","action":{"kind":"allow"}},
+		{"match":{"servers":["up"],"tools":["echo"],"arguments":{"/text":{"prefix":"secret"}}},"phase":"call","action":{"kind":"deny","message":"no secrets"}}]}}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	e.ok("tool-policies", "apply", "-f", file)
@@ -79,6 +80,25 @@ func TestMCPToolsAndCallRun(t *testing.T) {
 
 	e.code(ExitUsage, "", "mcp", "call", "up", "echo", "--arguments", `[1]`)
 	e.code(ExitAuth, "", "mcp", "tools", "--key", "sk-gw-wrong")
+
+	// The tool form of gw policies explain decides as the data plane does:
+	// the key by name, list and call, the arguments tested by call rules.
+	out := e.ok("policies", "explain", "--key", "app", "--server", "up", "--tool", "echo", "--arguments", `{"text":"hi"}`)
+	mustContain(t, "explain allowed", out, "server:      organization default's; $0.002000000 a call", "mcp_default: deny",
+		"list:        allowed by rule all#1", "call:        allowed by rule all#2")
+	out = e.ok("policies", "explain", "--key", "app", "--server", "up", "--tool", "echo", "--arguments", `{"text":"secret 1"}`)
+	mustContain(t, "explain denied by arguments", out, "list:        allowed by rule all#1", "call:        denied by rule all#3 — no secrets")
+	x := decodeJSONOut[map[string]any](t, e.ok("policies", "explain", "--key", "app", "--server", "up", "--tool", "other", "-o", "json"))
+	if l := x["list"].(map[string]any); l["allowed"] != true || x["call"].(map[string]any)["allowed"] != false {
+		t.Fatalf("explain of a tool no call rule names %v", x)
+	}
+	mustContain(t, "explain unknown server", e.ok("policies", "explain", "--key", "app", "--server", "nope", "--tool", "echo"),
+		"none named nope in force", "list:        denied by the server")
+	e.code(ExitUsage, "", "policies", "explain", "--key", "app", "--server", "up", "--tool", "echo", "--model", "x")
+	e.code(ExitUsage, "", "policies", "explain", "--key", "app", "--server", "up", "--tool", "echo", "--arguments", "nope")
+	r = e.code(ExitError, "", "mcp", "call", "up", "echo", "--arguments", `{"text":"secret 1"}`)
+	mustContain(t, "refused by arguments", r.errOut, "no secrets")
+
 	t.Setenv("GW_INFERENCE_KEY", "")
 	e.code(ExitUsage, "", "mcp", "tools")
 
@@ -88,7 +108,7 @@ func TestMCPToolsAndCallRun(t *testing.T) {
 	for _, ev := range e.usage.all() {
 		got = append(got, ev.Model+" "+ev.Status)
 	}
-	if want := "mcp/up/echo denied,mcp/up/echo ok,mcp/up/echo ok,mcp/up/oops error"; strings.Join(got, ",") != want {
+	if want := "mcp/up/echo denied,mcp/up/echo ok,mcp/up/echo ok,mcp/up/oops error,mcp/up/echo denied"; strings.Join(got, ",") != want {
 		t.Fatalf("usage events %v, want %s", got, want)
 	}
 }
