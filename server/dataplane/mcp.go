@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -274,6 +275,11 @@ func (g *mcpGuard) Decide(phase, server, tool string, args any) toolpolicy.Decis
 
 func toolModel(c mcpgw.Call) string { return "mcp/" + c.Server + "/" + c.Tool }
 
+// observe records the call's OpenTelemetry MCP attributes and duration.
+func (g *mcpGuard) observe(c mcpgw.Call, status, reason string) {
+	observeToolCall(g.a.p.inference.metrics, g.a.r, c.Server, c.Tool, status, reason, time.Since(g.a.started))
+}
+
 // toolRecord is a tool call's usage record, carrying its arguments for
 // the audit row when the workspace's mcp_audit_arguments is true (never
 // otherwise): as sent, when they fit wire.MaxToolArgumentsBytes; else
@@ -318,6 +324,7 @@ func (g *mcpGuard) Admit(_ context.Context, c mcpgw.Call) (func(mcpgw.Outcome), 
 		refusal = a.reserve(d, func() (int64, error) { return c.PriceNano, nil })
 	}
 	if refusal != nil {
+		g.observe(c, statusDenied, refusalReason(refusal))
 		a.finish(g.toolRecord(c, statusDenied, refusalReason(refusal)))
 		return nil, errors.New(refusalMessage(refusal))
 	}
@@ -333,6 +340,7 @@ func (g *mcpGuard) Admit(_ context.Context, c mcpgw.Call) (func(mcpgw.Outcome), 
 				u.reason = failUnavailable
 			}
 		}
+		g.observe(c, u.status, u.reason)
 		a.finish(u)
 	}, nil
 }
@@ -341,6 +349,7 @@ func (g *mcpGuard) Admit(_ context.Context, c mcpgw.Call) (func(mcpgw.Outcome), 
 func (g *mcpGuard) Refused(_ context.Context, c mcpgw.Call, _ mcpgw.Outcome) {
 	a := g.a
 	a.occurred = a.p.now().UTC()
+	g.observe(c, statusDenied, "tool_denied")
 	a.finish(g.toolRecord(c, statusDenied, "tool_denied"))
 }
 
