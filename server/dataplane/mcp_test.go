@@ -112,8 +112,7 @@ func TestMCPThroughThePlane(t *testing.T) {
 		e.addMCPServer(t, nil, "up", up.URL, "X-Up-Key", "up-secret-0123456789", toolpolicy.Prices{"echo": "0.002"})
 		e.policy(t, budgetRule("0.005", "day", "shared"))
 		e.sync(t)
-		srv := httptest.NewServer(e.plane)
-		t.Cleanup(srv.Close)
+		srv := e.srv // its answers are checked against the OpenAPI document
 		ctx := context.Background()
 
 		// Deny by default: no tool policy yet.
@@ -210,8 +209,7 @@ func TestMCPAuditArgumentsInTheEvent(t *testing.T) {
 		e.toolPolicy(t, `{"target":{"kind":"workspace"},"rules":[{"match":{"servers":["up"]},"phase":"call","action":{"kind":"allow"}},
 			{"match":{"servers":["up"],"arguments":{"/text":{"equals":"no"}}},"phase":"call","action":{"kind":"deny"}}]}`)
 		e.sync(t)
-		srv := httptest.NewServer(e.plane)
-		t.Cleanup(srv.Close)
+		srv := e.srv // its answers are checked against the OpenAPI document
 		ctx := context.Background()
 		call := func(text string) wire.UsageEventIn {
 			t.Helper()
