@@ -46,6 +46,8 @@ type resEnv struct {
 	st   *store.Store
 	kr   *secrets.Keyring
 	cfg  string
+	// usage holds the usage events the data plane recorded.
+	usage *memUsage
 
 	mu   sync.Mutex
 	hits map[string]int
@@ -71,7 +73,8 @@ func newResEnvOn(t *testing.T, db *bun.DB) *resEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plane := dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{})
+	usage := &memUsage{}
+	plane := dataplane.NewPlane(signer.Public().(ed25519.PublicKey), dataplane.Options{Keyring: kr, Usage: usage})
 	refresher := &publish.Refresher{Compiler: &publish.Compiler{Store: st, Signer: signer}, Plane: plane, Store: st}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s, err := api.New(ctx, st, api.Options{Keyring: kr, Bundles: refresher, Logger: logger})
@@ -89,7 +92,7 @@ func newResEnvOn(t *testing.T, db *bun.DB) *resEnv {
 	if err := refresher.RefreshAll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e := &resEnv{t: t, boot: boot, st: st, kr: kr, cfg: filepath.Join(t.TempDir(), "config.yaml"), hits: map[string]int{}}
+	e := &resEnv{t: t, boot: boot, st: st, kr: kr, usage: usage, cfg: filepath.Join(t.TempDir(), "config.yaml"), hits: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", s)
 	mux.Handle("/inf/v1/", plane)
@@ -109,6 +112,25 @@ func newResEnvOn(t *testing.T, db *bun.DB) *resEnv {
 		t.Setenv(k, "")
 	}
 	return e
+}
+
+// memUsage is the data plane's usage sink in these tests: the events, in
+// memory.
+type memUsage struct {
+	mu     sync.Mutex
+	events []wire.UsageEventIn
+}
+
+func (m *memUsage) Record(ev wire.UsageEventIn) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events = append(m.events, ev)
+}
+
+func (m *memUsage) all() []wire.UsageEventIn {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]wire.UsageEventIn(nil), m.events...)
 }
 
 type gwResult struct {

@@ -177,7 +177,19 @@ type UsageEventIn struct {
 	// Guardrails say what each guardrail that applied did (older data
 	// planes send none).
 	Guardrails []GuardrailRecord `json:"guardrails,omitempty" jsonschema:"maxItems=200"`
+	// ToolArguments are an MCP tool call's arguments (endpoint "mcp"),
+	// sent only when the workspace's mcp_audit_arguments is true and they
+	// fit MaxToolArgumentsBytes: they go to the call's audit row, never to
+	// the usage event's columns. ToolArgumentsBytes is their size, sent
+	// with them or alone when they are too large to record.
+	ToolArguments      json.RawMessage `json:"tool_arguments,omitempty"`
+	ToolArgumentsBytes int64           `json:"tool_arguments_bytes,omitempty" jsonschema:"minimum=0"`
 }
+
+// MaxToolArgumentsBytes bounds the arguments a tool call's audit row
+// records (mcp_audit_arguments); larger ones are left out, their size
+// recorded.
+const MaxToolArgumentsBytes = 8 << 10
 
 // Usage sources (UsageEvent.UsageSource).
 const (

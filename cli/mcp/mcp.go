@@ -29,7 +29,7 @@ the SDKs.`,
 	}
 	servers := &cobra.Command{Use: "servers", Short: "List, add, update and delete MCP servers of an organization or a workspace"}
 	servers.AddCommand(NewCmdList(f, nil), NewCmdAdd(f, nil), NewCmdUpdate(f, nil), NewCmdDelete(f, nil))
-	cmd.AddCommand(servers)
+	cmd.AddCommand(servers, NewCmdTools(f, nil), NewCmdCall(f, nil))
 	return cmd
 }
 

@@ -38,6 +38,24 @@ func TestMCPServersFlags(t *testing.T) {
 		}},
 		{Name: "nothing", Args: []string{"github"}, WantErr: "nothing to change"},
 	})
+	t.Setenv("GW_INFERENCE_KEY", "")
+	cmdtest.RunFlagCases(t, NewCmdTools, []cmdtest.FlagCase[ToolsOptions]{
+		{Name: "one server", Args: []string{"--server", "up", "--key", "sk-gw-x"}, Check: func(t *testing.T, o *ToolsOptions) {
+			if o.Server != "up" || o.Target.Key != "sk-gw-x" {
+				t.Errorf("%+v", o)
+			}
+		}},
+		{Name: "no key", Args: nil, WantErr: "no inference key"},
+	})
+	cmdtest.RunFlagCases(t, NewCmdCall, []cmdtest.FlagCase[CallOptions]{
+		{Name: "arguments", Args: []string{"up", "echo", "--arguments", `{"text":"hi"}`, "--key", "sk-gw-x"}, Check: func(t *testing.T, o *CallOptions) {
+			if o.Server != "up" || o.Tool != "echo" || o.Arguments["text"] != "hi" {
+				t.Errorf("%+v", o)
+			}
+		}},
+		{Name: "arguments not an object", Args: []string{"up", "echo", "--arguments", `[1]`, "--key", "sk-gw-x"}, WantErr: "want a JSON object"},
+		{Name: "no tool", Args: []string{"up", "--key", "sk-gw-x"}, WantErr: "accepts 2 arg"},
+	})
 	if _, err := parsePrices([]string{"nope"}); err == nil {
 		t.Error("a price without = is refused")
 	}

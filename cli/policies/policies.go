@@ -489,15 +489,21 @@ type ExplainOptions struct {
 	Capabilities []policy.Capability
 	Phase        policy.Phase
 	Output       cmdutil.Output
+	// Server and Tool ask the tool form: what the workspace's tool
+	// policies decide for the key and this MCP tool, at list time and at
+	// call time with Arguments (docs/mcp.md).
+	Server    string
+	Tool      string
+	Arguments any
 }
 
 // NewCmdExplain builds `gw policies explain`.
 func NewCmdExplain(f *cmdutil.Factory, runF func(context.Context, *ExplainOptions) error) *cobra.Command {
 	opts := &ExplainOptions{IO: f.IO, Client: f.AuthedClient}
 	var caps []string
-	var phase string
+	var phase, arguments string
 	cmd := &cobra.Command{
-		Use:   "explain --key KEY --model MODEL",
+		Use:   "explain --key KEY (--model MODEL | --server SERVER --tool TOOL [--arguments JSON])",
 		Short: "Explain what the workspace's policies do to a request",
 		Long: `Evaluate the workspace's policies for one request, exactly as the data plane
 does (the same evaluator, run here), and show which policy and rule admits,
@@ -513,18 +519,46 @@ which applies only the rules that need no request.
 
 The scopes where the model's provider has a credential are read from the
 provider credential lists; a list the caller may not read is assumed to have
-one, and the output says so. --output json or yaml prints the decision.`,
+one, and the output says so. --output json or yaml prints the decision.
+
+The tool form (--server and --tool instead of --model) asks what the
+workspace's tool policies and its mcp_default decide for the key and one
+MCP tool (its upstream name), by the data plane's evaluator: whether
+tools/list shows it, and whether a tools/call with --arguments (a JSON
+object, which call rules may test) goes through; the server's own tools
+filter and enabled flag are applied first.`,
 		Example: `  gw policies explain --key ci-runner --model openai/gpt-4o-mini
   gw policies explain --key 3f6c… --model anthropic/claude-sonnet-4-5-20250929 --stream --capability tools
   gw policies explain --key 3f6c… --model openai/gpt-4o --phase discovery -o json
-  gw policies explain --key ci-runner --model claude-opus-4-8     # an alias: each target`,
+  gw policies explain --key ci-runner --model claude-opus-4-8     # an alias: each target
+  gw policies explain --key ci-runner --server github --tool search_issues --arguments '{"repo": "acme/api"}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Output.Check(); err != nil {
 				return err
 			}
+			if opts.Server != "" || opts.Tool != "" || arguments != "" {
+				if opts.Key == "" || opts.Server == "" || opts.Tool == "" || opts.Model != "" {
+					return cmdutil.UsageError{Err: errors.New("the tool form takes --key, --server and --tool (and --arguments), not --model")}
+				}
+				if cmd.Flags().Changed("phase") || cmd.Flags().Changed("stream") || len(caps) > 0 {
+					return cmdutil.UsageError{Err: errors.New("--phase, --stream and --capability are for models; the tool form explains both list and call")}
+				}
+				opts.Arguments = nil
+				if arguments != "" {
+					var args map[string]any
+					if err := json.Unmarshal([]byte(arguments), &args); err != nil || args == nil {
+						return cmdutil.UsageError{Err: errors.New("--arguments: want a JSON object, e.g. '{\"repo\": \"acme/api\"}'")}
+					}
+					opts.Arguments = args
+				}
+				if runF != nil {
+					return runF(cmd.Context(), opts)
+				}
+				return toolExplainRun(cmd.Context(), opts)
+			}
 			if opts.Key == "" || opts.Model == "" {
-				return cmdutil.UsageError{Err: errors.New("--key and --model are required")}
+				return cmdutil.UsageError{Err: errors.New("--key and --model are required (or --server and --tool for an MCP tool)")}
 			}
 			p, err := policy.ParsePhase(phase)
 			if err != nil {
@@ -554,6 +588,9 @@ one, and the output says so. --output json or yaml prints the decision.`,
 	cmd.Flags().BoolVar(&opts.Stream, "stream", false, "the request streams (inference phase)")
 	cmd.Flags().StringArrayVar(&caps, "capability", nil, "a capability the request needs: tools, reasoning or structured_output (repeatable)")
 	cmd.Flags().StringVar(&phase, "phase", string(policy.PhaseInference), "inference (a request) or discovery (model listing)")
+	cmd.Flags().StringVar(&opts.Server, "server", "", "tool form: the MCP server's name")
+	cmd.Flags().StringVar(&opts.Tool, "tool", "", "tool form: the tool's name on its server")
+	cmd.Flags().StringVar(&arguments, "arguments", "", "tool form: the call's arguments, a JSON object")
 	cmdutil.AddOutput(cmd, &opts.Output)
 	return cmd
 }

@@ -214,6 +214,16 @@ func (r eventReader) metering(e *wire.UsageEventIn) {
 	if v, ok := r.o.Raw("guardrails"); ok && v != nil {
 		e.Guardrails = readGuardrailRecords(v, r.loc.With("guardrails"), r.errs)
 	}
+	// A tool call's arguments, for its audit row (mcp_audit_arguments):
+	// an object, re-encoded; usage.Check bounds it.
+	if v, ok := r.o.Raw("tool_arguments"); ok && v != nil {
+		if _, isObject := v.(map[string]any); !isObject {
+			r.errs.Add(r.loc.With("tool_arguments"), "dict_type", "Input should be a valid dictionary", v, nil)
+		} else if raw, err := json.Marshal(v); err == nil {
+			e.ToolArguments = raw
+		}
+	}
+	e.ToolArgumentsBytes = r.optCount("tool_arguments_bytes")
 }
 
 // reportEventRules adds usage.Check's problems with the event. A member

@@ -340,3 +340,40 @@ func TestIngestNamesOnlyItsOwn(t *testing.T) {
 		}
 	})
 }
+
+// A remote data plane ships a tool call's arguments (mcp_audit_arguments)
+// in its event: taken from a tool call's event as an object, refused on
+// another endpoint's or when not an object, and the audit row keeps them
+// only while the workspace records them (here: on, through the API).
+func TestIngestCarriesToolArguments(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		ev := func(args any) map[string]any {
+			m := e.usageEvent(time.Now(), "mcp/up/echo", 0, 0, "0")
+			m["provider"], m["endpoint"], m["tool_arguments"], m["tool_arguments_bytes"] = "mcp", "mcp", args, 64
+			return m
+		}
+		ws := "/api/v1/organizations/" + e.boot.Organization.Slug + "/workspaces/" + e.boot.Workspace.Slug
+		e.must("PATCH", ws, e.ownerKey, map[string]any{"mcp_audit_arguments": true})
+		e.must("POST", "/api/v1/data-plane/usage-events", e.ownerKey, map[string]any{"events": []any{ev(map[string]any{"q": "is:open", "n": 2})}})
+		found := false
+		for _, a := range e.auditEvents() {
+			if a.Action == "mcp.tool_called" {
+				args, _ := a.Details["arguments"].(map[string]any)
+				found = args["q"] == "is:open" && args["n"] == float64(2)
+			}
+		}
+		if !found {
+			t.Fatalf("no audit row with the arguments: %+v", e.auditEvents())
+		}
+		code, raw := e.do("POST", "/api/v1/data-plane/usage-events", e.ownerKey, map[string]any{"events": []any{ev([]any{1})}})
+		if code != 422 || !containsAll(issueSet(t, raw), []string{"body.events.0.tool_arguments:dict_type"}) {
+			t.Fatalf("arguments not an object: %d %s", code, raw)
+		}
+		chat := ev(map[string]any{"q": 1})
+		chat["endpoint"] = "chat.completions"
+		code, raw = e.do("POST", "/api/v1/data-plane/usage-events", e.ownerKey, map[string]any{"events": []any{chat}})
+		if code != 422 || !containsAll(issueSet(t, raw), []string{"body.events.0.tool_arguments:value_error"}) {
+			t.Fatalf("arguments on a model call: %d %s", code, raw)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"encoding/json"
 	"github.com/gw-gateway/gw/server/guardrails"
 	"net/http"
 	"time"
@@ -126,6 +127,10 @@ type usageRecord struct {
 	// tokens were charged at, when an upstream was called.
 	attempts []wire.UsageAttempt
 	prices   *wire.UsagePrices
+	// toolArguments (and their size) are a tool call's arguments for its
+	// audit row, set only when the workspace records them.
+	toolArguments      json.RawMessage
+	toolArgumentsBytes int64
 }
 
 // beginRequest opens a request of endpoint: its answer metered, its id
@@ -330,7 +335,8 @@ func (a *admission) record(u usageRecord) {
 		Attempts:    append([]wire.UsageAttempt{}, u.attempts...),
 		UsageSource: wire.UsageSourceUpstream, ReasoningTokens: usage.ReasoningTokens, CacheWrite1hTokens: tokens.CacheWrite1h,
 		Provenance: a.provenance(&u, charged, overBound), Tags: a.tags,
-		Guardrails: a.allGuardRecords(),
+		Guardrails:    a.allGuardRecords(),
+		ToolArguments: u.toolArguments, ToolArgumentsBytes: u.toolArgumentsBytes,
 	}
 	if usage.Estimated {
 		e.UsageSource = wire.UsageSourceEstimated

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/toolpolicy"
+	"github.com/gw-gateway/gw/wire"
 )
 
 // The MCP gateway's paths (issue 30; docs/mcp.md).
@@ -39,6 +42,9 @@ type mcpOrg struct {
 	wsServers  map[uuid.UUID]map[string]*mcpServer
 	policies   map[uuid.UUID][]toolpolicy.Policy
 	allow      map[uuid.UUID]bool
+	// auditArgs: the workspaces whose tool calls' audit rows record the
+	// arguments (mcp_audit_arguments).
+	auditArgs map[uuid.UUID]bool
 }
 
 // mcpServer is a bundle's server, its secret opened on first use.
@@ -51,7 +57,7 @@ type mcpServer struct {
 
 func newMCPOrg(b *bundle.Body) *mcpOrg {
 	o := &mcpOrg{orgServers: map[string]*mcpServer{}, wsServers: map[uuid.UUID]map[string]*mcpServer{},
-		policies: map[uuid.UUID][]toolpolicy.Policy{}, allow: map[uuid.UUID]bool{}}
+		policies: map[uuid.UUID][]toolpolicy.Policy{}, allow: map[uuid.UUID]bool{}, auditArgs: map[uuid.UUID]bool{}}
 	for _, m := range b.MCPServers {
 		s := &mcpServer{b: m}
 		if m.WorkspaceID == nil {
@@ -68,6 +74,7 @@ func newMCPOrg(b *bundle.Body) *mcpOrg {
 	}
 	for _, w := range b.Workspaces {
 		o.allow[w.ID] = w.MCPDefault == toolpolicy.DefaultAllow
+		o.auditArgs[w.ID] = w.MCPAuditArguments
 	}
 	return o
 }
@@ -268,6 +275,31 @@ func (g *mcpGuard) Decide(phase, server, tool string, args any) toolpolicy.Decis
 
 func toolModel(c mcpgw.Call) string { return "mcp/" + c.Server + "/" + c.Tool }
 
+// observe records the call's OpenTelemetry MCP attributes and duration.
+func (g *mcpGuard) observe(c mcpgw.Call, status, reason string) {
+	observeToolCall(g.a.p.inference.metrics, g.a.r, c.Server, c.Tool, status, reason, time.Since(g.a.started))
+}
+
+// toolRecord is a tool call's usage record, carrying its arguments for
+// the audit row when the workspace's mcp_audit_arguments is true (never
+// otherwise): as sent, when they fit wire.MaxToolArgumentsBytes; else
+// only their size.
+func (g *mcpGuard) toolRecord(c mcpgw.Call, status, reason string) usageRecord {
+	u := usageRecord{status: status, reason: reason, model: toolModel(c), provider: mcpProvider}
+	if g.org == nil || !g.org.auditArgs[g.ws] {
+		return u
+	}
+	args := bytes.TrimSpace(c.Arguments)
+	if len(args) == 0 || string(args) == "null" {
+		args = []byte("{}")
+	}
+	u.toolArgumentsBytes = int64(len(args))
+	if len(args) <= wire.MaxToolArgumentsBytes && args[0] == '{' && json.Valid(args) {
+		u.toolArguments = append(json.RawMessage(nil), args...)
+	}
+	return u
+}
+
 // Admit spends the key's rate limit on the call, then reserves its price
 // against every budget rule matching all_requests in the policies that
 // target the key, exactly as a chat completion's bound is reserved.
@@ -292,12 +324,13 @@ func (g *mcpGuard) Admit(_ context.Context, c mcpgw.Call) (func(mcpgw.Outcome), 
 		refusal = a.reserve(d, func() (int64, error) { return c.PriceNano, nil })
 	}
 	if refusal != nil {
-		a.finish(usageRecord{status: statusDenied, reason: refusalReason(refusal), model: model, provider: mcpProvider})
+		g.observe(c, statusDenied, refusalReason(refusal))
+		a.finish(g.toolRecord(c, statusDenied, refusalReason(refusal)))
 		return nil, errors.New(refusalMessage(refusal))
 	}
 	a.endAdmission()
 	return func(o mcpgw.Outcome) {
-		u := usageRecord{status: statusOK, model: model, provider: mcpProvider}
+		u := g.toolRecord(c, statusOK, "")
 		if o.Delivered {
 			u.costNano = c.PriceNano
 		}
@@ -307,6 +340,7 @@ func (g *mcpGuard) Admit(_ context.Context, c mcpgw.Call) (func(mcpgw.Outcome), 
 				u.reason = failUnavailable
 			}
 		}
+		g.observe(c, u.status, u.reason)
 		a.finish(u)
 	}, nil
 }
@@ -315,7 +349,8 @@ func (g *mcpGuard) Admit(_ context.Context, c mcpgw.Call) (func(mcpgw.Outcome), 
 func (g *mcpGuard) Refused(_ context.Context, c mcpgw.Call, _ mcpgw.Outcome) {
 	a := g.a
 	a.occurred = a.p.now().UTC()
-	a.finish(usageRecord{status: statusDenied, reason: "tool_denied", model: toolModel(c), provider: mcpProvider})
+	g.observe(c, statusDenied, "tool_denied")
+	a.finish(g.toolRecord(c, statusDenied, "tool_denied"))
 }
 
 // budgetRules are the budget rules of the policies that match every

@@ -18,6 +18,7 @@ import (
 	"github.com/gw-gateway/gw/server/store/fixture"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/server/toolpolicy"
+	"github.com/gw-gateway/gw/wire"
 )
 
 type mcpEchoIn struct {
@@ -111,8 +112,7 @@ func TestMCPThroughThePlane(t *testing.T) {
 		e.addMCPServer(t, nil, "up", up.URL, "X-Up-Key", "up-secret-0123456789", toolpolicy.Prices{"echo": "0.002"})
 		e.policy(t, budgetRule("0.005", "day", "shared"))
 		e.sync(t)
-		srv := httptest.NewServer(e.plane)
-		t.Cleanup(srv.Close)
+		srv := e.srv // its answers are checked against the OpenAPI document
 		ctx := context.Background()
 
 		// Deny by default: no tool policy yet.
@@ -194,5 +194,53 @@ func TestMCPThroughThePlane(t *testing.T) {
 			t.Fatalf("the resource metadata: %v %v", resp, err)
 		}
 		resp.Body.Close()
+	})
+}
+
+// A tool call's usage event carries its arguments (for the audit row)
+// only while the workspace's mcp_audit_arguments is true: none while it is
+// off, the arguments and their size when on, only the size when they are
+// larger than wire.MaxToolArgumentsBytes; a refused call's event too.
+func TestMCPAuditArgumentsInTheEvent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		up := mcpUpstream(t, "X-Up-Key", "up-secret-0123456789")
+		e.addMCPServer(t, nil, "up", up.URL, "X-Up-Key", "up-secret-0123456789", nil)
+		e.toolPolicy(t, `{"target":{"kind":"workspace"},"rules":[{"match":{"servers":["up"]},"phase":"call","action":{"kind":"allow"}},
+			{"match":{"servers":["up"],"arguments":{"/text":{"equals":"no"}}},"phase":"call","action":{"kind":"deny"}}]}`)
+		e.sync(t)
+		srv := e.srv // its answers are checked against the OpenAPI document
+		ctx := context.Background()
+		call := func(text string) wire.UsageEventIn {
+			t.Helper()
+			cs := mcpConnect(t, srv.URL+"/inf/v1/mcp/up", e.token, "2025-11-25")
+			_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+			ev := e.usage.wait(t, 1)[0]
+			e.usage.reset()
+			return ev
+		}
+		if ev := call("hi"); ev.ToolArguments != nil || ev.ToolArgumentsBytes != 0 {
+			t.Fatalf("setting off, the event carries arguments: %s %d", ev.ToolArguments, ev.ToolArgumentsBytes)
+		}
+		w, err := e.st.GetWorkspace(ctx, e.ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		on := true
+		w.MCPAuditArguments = &on
+		if err := e.st.UpdateWorkspace(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		e.sync(t)
+		if ev := call("hi"); string(ev.ToolArguments) != `{"text":"hi"}` || ev.ToolArgumentsBytes != 13 || ev.Status != "ok" {
+			t.Fatalf("setting on: %s %d %s", ev.ToolArguments, ev.ToolArgumentsBytes, ev.Status)
+		}
+		if ev := call("no"); string(ev.ToolArguments) != `{"text":"no"}` || ev.Status != "denied" {
+			t.Fatalf("refused call: %s %s", ev.ToolArguments, ev.Status)
+		}
+		big := strings.Repeat("x", wire.MaxToolArgumentsBytes)
+		if ev := call(big); ev.ToolArguments != nil || ev.ToolArgumentsBytes != int64(len(big)+11) {
+			t.Fatalf("too large: %d bytes carried, size %d", len(ev.ToolArguments), ev.ToolArgumentsBytes)
+		}
 	})
 }

@@ -27,6 +27,9 @@ type infOperation struct {
 	dialect, reference string
 	body, answer       any
 	stream, anthropic  bool
+	// mcp: an MCP endpoint (JSON-RPC over Streamable HTTP), whose every
+	// answer, refusals included, is a JSON-RPC message.
+	mcp bool
 }
 
 // infOperations are the paths ServeHTTP routes, in its order.
@@ -50,6 +53,36 @@ var infOperations = []infOperation{
 	{method: "post", path: embeddingsPath, id: "create_embedding", summary: "Embeddings, as OpenAI's (embedding models only)",
 		dialect: "OpenAI Embeddings", reference: "https://platform.openai.com/docs/api-reference/embeddings/create",
 		body: embeddingRequest{}, answer: embeddingList{}},
+	{method: "post", path: mcpPath, id: "mcp", mcp: true,
+		summary: "MCP over Streamable HTTP: one server aggregating every MCP server the key may reach, tools named <server>__<tool> (docs/mcp.md)",
+		dialect: "MCP Streamable HTTP", reference: "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http",
+		body: jsonRPCMessage{}, answer: jsonRPCMessage{}},
+	{method: "post", path: mcpPath + "/{server}", id: "mcp_server", mcp: true,
+		summary: "MCP over Streamable HTTP: one MCP server, its tools under their own names (docs/mcp.md)",
+		dialect: "MCP Streamable HTTP", reference: "https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http",
+		body: jsonRPCMessage{}, answer: jsonRPCMessage{}},
+}
+
+// jsonRPCMessage is a JSON-RPC 2.0 message as MCP exchanges them: a
+// request or notification (method, params) or an answer (result or
+// error), the same id as its request.
+type jsonRPCMessage struct {
+	JSONRPC string          `json:"jsonrpc" jsonschema:"enum=2.0"`
+	ID      any             `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  map[string]any  `json:"params,omitempty"`
+	Result  map[string]any  `json:"result,omitempty"`
+	Error   *jsonRPCErrorIn `json:"error,omitempty"`
+}
+
+// jsonRPCErrorIn is a JSON-RPC error: gw's own codes are -32700 (not
+// JSON), -32600 (not a JSON-RPC request; a refused key or request), -32001
+// (refused: a tool policy, a budget, a rate limit) and -32002 (the
+// upstream failed); an upstream's own are passed through.
+type jsonRPCErrorIn struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
 }
 
 // modelList is discovery's list answer.
@@ -95,6 +128,14 @@ func dataPlaneOpenAPI() map[string]any {
 			return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
 		}
 		o := map[string]any{"operationId": op.id, "summary": op.summary, "tags": []string{"Inference"}}
+		if op.mcp {
+			o["tags"] = []string{"MCP"}
+			o["responses"], o["requestBody"], o["parameters"] = mcpResponses(open), map[string]any{"required": true,
+				"content": map[string]any{"application/json": map[string]any{"schema": open.Ref(op.body)}}}, mcpParameters(op.path)
+			o["externalDocs"] = map[string]any{"description": "The " + op.dialect + " transport", "url": op.reference}
+			paths[op.path] = map[string]any{op.method: o}
+			continue
+		}
 		responses := map[string]any{
 			"401": errResp("Missing, invalid or expired inference key."),
 			"405": errResp("Another method than the endpoint answers (Allow says which)."),
@@ -163,7 +204,7 @@ func dataPlaneOpenAPI() map[string]any {
 				"Errors are in the shape of the endpoint's dialect: OpenAI's {error: {message, type, param, code}}, Anthropic's " +
 				"{type: \"error\", error: {type, message}} on /messages and /messages/count_tokens."},
 		"servers": []any{map[string]any{"url": "/"}},
-		"tags":    []any{map[string]any{"name": "Discovery"}, map[string]any{"name": "Inference"}},
+		"tags":    []any{map[string]any{"name": "Discovery"}, map[string]any{"name": "Inference"}, map[string]any{"name": "MCP"}},
 		"paths":   paths,
 		"components": map[string]any{
 			"schemas": schemas,
@@ -175,4 +216,42 @@ func dataPlaneOpenAPI() map[string]any {
 		},
 		"security": []any{map[string]any{"inferenceKey": []any{}}, map[string]any{"anthropicKey": []any{}}},
 	}
+}
+
+// mcpResponses are an MCP endpoint's answers: every one with a body is a
+// JSON-RPC message (a refusal is a JSON-RPC error with the HTTP status).
+func mcpResponses(open *apidoc.Reflector) map[string]any {
+	rpc := func(desc string) map[string]any {
+		return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": open.Ref(jsonRPCMessage{})}}}
+	}
+	return map[string]any{
+		"200": rpc("The JSON-RPC answer (a tools/call refused by a tool policy, a budget or a rate limit, or failed upstream, is a JSON-RPC error here). " +
+			"An initialize answer carries Mcp-Session-Id (2025-06-18 and 2025-11-25)."),
+		"202": map[string]any{"description": "A notification or a response, accepted; no body."},
+		"400": rpc("Not JSON (-32700), not a JSON-RPC 2.0 request, a batch, a bad id, Mcp-Method / Mcp-Name headers that disagree with the body, or bad X-Gw-Tags (-32600)."),
+		"401": rpc("Missing, invalid or expired inference key; WWW-Authenticate names the protected resource metadata."),
+		"404": rpc("No MCP server of that name the key may reach, or an unknown session."),
+		"405": rpc("Another method than POST (GET: gw offers no server-sent event stream)."),
+		"408": rpc("The body did not arrive in time."),
+		"413": rpc("The message is larger than the data plane takes; refused before it is read whole."),
+		"503": rpc("No configuration admitted yet, inference not configured here, or the in-flight body budget full."),
+	}
+}
+
+// mcpParameters are the headers an MCP endpoint reads, and the server's
+// name on /inf/v1/mcp/{server}.
+func mcpParameters(path string) []any {
+	ps := []any{
+		map[string]any{"name": "Mcp-Session-Id", "in": "header", "required": false, "schema": map[string]any{"type": "string"},
+			"description": "The session gw gave at initialize (2025-06-18, 2025-11-25): a sealed token any replica opens."},
+		map[string]any{"name": "MCP-Protocol-Version", "in": "header", "required": false, "schema": map[string]any{"type": "string"},
+			"description": "2025-06-18, 2025-11-25 or 2026-07-28 (stateless: version and client info in _meta)."},
+		map[string]any{"name": "X-Gw-Tags", "in": "header", "required": false, "schema": map[string]any{"type": "string"},
+			"description": "Cost-centre tags for the request's tool calls, as on the inference endpoints."},
+	}
+	if strings.Contains(path, "{server}") {
+		ps = append(ps, map[string]any{"name": "server", "in": "path", "required": true, "schema": map[string]any{"type": "string"},
+			"description": "The MCP server's name (a workspace's shadows an organization's of the same name)."})
+	}
+	return ps
 }

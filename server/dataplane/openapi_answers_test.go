@@ -55,6 +55,8 @@ func checkAnswers() int {
 		switch {
 		case strings.HasPrefix(x.Path, "/inf/v1/models/"):
 			x.Path = "/inf/v1/models/{model_id}"
+		case strings.HasPrefix(x.Path, "/inf/v1/mcp/"):
+			x.Path = "/inf/v1/mcp/{server}"
 		}
 		// A method the path does not answer (405) is no operation.
 		if _, ok := d.Paths[x.Path][strings.ToLower(x.Method)]; !ok {

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -143,15 +145,45 @@ func (s *Store) DeleteToolPolicy(ctx context.Context, id uuid.UUID) error {
 	return affectedOne(res, err)
 }
 
+// recordsArguments reads mcp_audit_arguments of the workspaces whose tool
+// calls carry arguments (none: no query).
+func recordsArguments(ctx context.Context, db bun.IDB, stored []UsageEvent) (map[uuid.UUID]bool, error) {
+	var ids []uuid.UUID
+	for _, e := range stored {
+		if e.ToolArgumentsBytes > 0 && !slices.Contains(ids, e.WorkspaceID) {
+			ids = append(ids, e.WorkspaceID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var ws []Workspace
+	if err := db.NewSelect().Model(&ws).Column("id", "mcp_audit_arguments").Where("id IN (?)", bun.In(ids)).Scan(ctx); err != nil {
+		return nil, mapErr(err)
+	}
+	out := make(map[uuid.UUID]bool, len(ws))
+	for _, w := range ws {
+		out[w.ID] = w.MCPAuditArguments != nil && *w.MCPAuditArguments
+	}
+	return out, nil
+}
+
 // auditToolCalls derives the audit row of each MCP tool call from its
 // usage event (endpoint "mcp"), in the transaction that stores the event
 // (issue 30; docs/mcp.md): both planes ship tool calls as usage events,
 // so the row is written once, wherever the event lands, and an event
 // shipped twice is stored, and audited, once. The row says who (the key's
 // owner; the key in details), which server and tool, the outcome and the
-// duration; never the arguments or the result.
+// duration; never the result, and the arguments only when the event
+// carries them (the data plane sends them when the workspace's
+// mcp_audit_arguments is true) and the workspace's setting, read here in
+// the same transaction, still says so.
 func auditToolCalls(ctx context.Context, db bun.IDB, stored []UsageEvent) error {
 	var rows []AuditEvent
+	record, err := recordsArguments(ctx, db, stored)
+	if err != nil {
+		return err
+	}
 	for _, e := range stored {
 		if e.Endpoint == nil || *e.Endpoint != "mcp" {
 			continue
@@ -165,6 +197,15 @@ func auditToolCalls(ctx context.Context, db bun.IDB, stored []UsageEvent) error 
 		if e.InferenceKeyID != nil {
 			details["inference_key_id"] = e.InferenceKeyID.String()
 		}
+		if record[e.WorkspaceID] && e.ToolArgumentsBytes > 0 {
+			details["arguments_bytes"] = e.ToolArgumentsBytes
+			var args map[string]any
+			if len(e.ToolArguments) > 0 && json.Unmarshal(e.ToolArguments, &args) == nil {
+				details["arguments"] = args
+			} else {
+				details["arguments_omitted"] = "too_large"
+			}
+		}
 		requestID := ""
 		if e.RequestID != nil {
 			requestID = *e.RequestID
@@ -177,6 +218,6 @@ func auditToolCalls(ctx context.Context, db bun.IDB, stored []UsageEvent) error 
 	if len(rows) == 0 {
 		return nil
 	}
-	_, err := db.NewInsert().Model(&rows).Exec(ctx)
+	_, err = db.NewInsert().Model(&rows).Exec(ctx)
 	return mapErr(err)
 }

@@ -449,6 +449,13 @@ type UsageEvent struct {
 	// Guardrails are the guardrails' outcomes as JSON text (NULL: none
 	// applied).
 	Guardrails UsageGuardrails `bun:"guardrails,type:text"`
+
+	// ToolArguments and ToolArgumentsBytes are an MCP tool call's
+	// arguments and their size, carried to its audit row (auditToolCalls)
+	// when the workspace's mcp_audit_arguments is true: no column of the
+	// event holds them.
+	ToolArguments      json.RawMessage `bun:"-"`
+	ToolArgumentsBytes int64           `bun:"-"`
 }
 
 // UsageGuardrails is an event's guardrail records as stored: a JSON array,

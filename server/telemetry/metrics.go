@@ -85,6 +85,7 @@ type Metrics struct {
 	apiRequests       *prometheus.CounterVec
 	apiDuration       *prometheus.HistogramVec
 	targetState       *prometheus.GaugeVec
+	mcpOperation      *prometheus.HistogramVec
 }
 
 // Latency buckets: model calls take from tens of milliseconds to minutes.
@@ -134,8 +135,14 @@ func NewMetrics(version, role string) *Metrics {
 	m.targetState = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gw_upstream_target_state",
 		Help: "Upstream targets (a credential and a model) that failed: 1 for the state each is in (healthy, cooling_down, circuit_open, half_open), 0 for the others."},
 		[]string{"model", "provider", "credential", "state"})
+	// The OpenTelemetry MCP conventions' mcp.server.operation.duration, as
+	// Prometheus names it, labelled with the conventions' attributes
+	// (dots as underscores) and gw's server name.
+	m.mcpOperation = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcp_server_operation_duration_seconds",
+		Help: "MCP tool calls through gw (/inf/v1/mcp): the whole call, by method, gw's MCP server, tool and error type (empty: ok).", Buckets: requestBuckets},
+		[]string{"mcp_method_name", "gw_mcp_server", "gen_ai_tool_name", "error_type"})
 	for _, c := range []prometheus.Collector{m.inferenceRequests, m.inferenceDuration, m.overhead, m.ttft, m.upstreamDuration,
-		m.tokens, m.cost, m.fallbacks, m.budgetRefusals, m.rateRefusals, m.apiRequests, m.apiDuration, m.targetState} {
+		m.tokens, m.cost, m.fallbacks, m.budgetRefusals, m.rateRefusals, m.apiRequests, m.apiDuration, m.targetState, m.mcpOperation} {
 		f(c)
 	}
 	// Series of closed vocabularies start at zero, so that a first
@@ -303,6 +310,15 @@ func (m *Metrics) SetTargetState(model, provider, credential, state string) {
 		}
 		m.targetState.WithLabelValues(model, provider, credential, s).Set(v)
 	}
+}
+
+// ObserveMCPOperation times one MCP operation (a tools/call) of a tool of
+// gw's MCP server; errorType is empty when it succeeded.
+func (m *Metrics) ObserveMCPOperation(method, server, tool, errorType string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.mcpOperation.WithLabelValues(method, server, tool, errorType).Observe(d.Seconds())
 }
 
 // ObserveFallback counts a fallback by its trigger.

@@ -1,8 +1,10 @@
 package usage
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -232,6 +234,26 @@ var provenanceWord = reasonPattern
 
 // checkMetering checks who counted the tokens, the parts of the counts and
 // the provenance. Each is optional, for older data planes.
+// checkToolArguments: arguments only on a tool call's event, a JSON
+// object within the bound (re-encoded by the ingest, so their size as
+// the data plane measured it is not held against them).
+func checkToolArguments(e *wire.UsageEventIn, ps *problems) {
+	if e.ToolArgumentsBytes < 0 {
+		ps.add("tool_arguments_bytes", "greater_than_equal", "Input should be greater than or equal to 0", e.ToolArgumentsBytes)
+	}
+	if len(e.ToolArguments) == 0 {
+		return
+	}
+	switch {
+	case e.Endpoint == nil || *e.Endpoint != "mcp":
+		ps.add("tool_arguments", "value_error", "Value error, only an MCP tool call's event (endpoint mcp) carries arguments", nil)
+	case len(e.ToolArguments) > wire.MaxToolArgumentsBytes:
+		ps.add("tool_arguments", "too_long", fmt.Sprintf("Value error, at most %d bytes", wire.MaxToolArgumentsBytes), len(e.ToolArguments))
+	case !json.Valid(e.ToolArguments) || bytes.TrimSpace(e.ToolArguments)[0] != '{':
+		ps.add("tool_arguments", "dict_type", "Input should be a valid dictionary", nil)
+	}
+}
+
 func checkMetering(e *wire.UsageEventIn, ps *problems) {
 	if e.UsageSource != "" && e.UsageSource != wire.UsageSourceUpstream && e.UsageSource != wire.UsageSourceEstimated {
 		ps.add("usage_source", "literal_error", "Input should be 'upstream' or 'estimated'", e.UsageSource)
@@ -248,6 +270,7 @@ func checkMetering(e *wire.UsageEventIn, ps *problems) {
 			ps.add(part.field, "less_than_equal", "Input should be less than or equal to "+part.of+", of which it is a part", part.n)
 		}
 	}
+	checkToolArguments(e, ps)
 	if pv := e.Provenance; pv != nil {
 		at := provenanceProblem{ps}
 		if pv.BundleVersion < 0 {
@@ -410,7 +433,8 @@ func Row(e wire.UsageEventIn, received time.Time) (store.UsageEvent, error) {
 		Attempts:    store.UsageAttempts(slices.Clone(e.Attempts)),
 		UsageSource: cmp.Or(e.UsageSource, wire.UsageSourceUpstream), ReasoningTokens: e.ReasoningTokens, CacheWrite1hTokens: e.CacheWrite1hTokens,
 		Provenance: (*store.UsageProvenance)(e.Provenance), Tags: tagged, TagSetID: tagSet,
-		Guardrails: store.UsageGuardrails(slices.Clone(e.Guardrails)),
+		Guardrails:    store.UsageGuardrails(slices.Clone(e.Guardrails)),
+		ToolArguments: slices.Clone(e.ToolArguments), ToolArgumentsBytes: e.ToolArgumentsBytes,
 	}, nil
 }
 
