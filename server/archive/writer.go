@@ -47,8 +47,8 @@ type Writer struct {
 	held  atomic.Int64
 	// queued counts the payloads submitted and not yet spooled.
 	queued atomic.Int64
-	wake  chan struct{}
-	idle  chan struct{}
+	wake   chan struct{}
+	idle   chan struct{}
 
 	// closing guards closed: once Run has ended, Submit spools itself
 	// (what was queued then is spooled by Run on its way out).
