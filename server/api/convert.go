@@ -17,6 +17,7 @@ func toOrganization(o *store.Organization) wire.Organization {
 func toWorkspace(w *store.Workspace) wire.Workspace {
 	return wire.Workspace{ID: w.ID, OrgID: w.OrgID, Name: w.Name, Slug: w.Slug, RateLimits: toRateLimits(w.RateLimits),
 		RequiredTags: requiredTagsOut(w.RequiredTags), TagValues: tagValuesOut(w.TagValues),
+		Archive:   archiveOut(w.Archive),
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
 }
 

@@ -52,6 +52,8 @@ type Payload struct {
 	// (an event stream) as a JSON string; absent when not included.
 	Request  json.RawMessage `json:"request,omitempty"`
 	Response json.RawMessage `json:"response,omitempty"`
+	// ResponseCut: the answer was longer than what was kept of it.
+	ResponseCut bool `json:"response_truncated,omitempty"`
 }
 
 // Body is b as a Payload carries it: itself when it is JSON, else a JSON

@@ -54,12 +54,26 @@ type WorkspaceUpdate struct {
 	// TagValues, when set, replaces the values a request header may give
 	// each tag key (empty: no restriction).
 	TagValues *map[string][]string
+	// Archive, when set, replaces the payload archive (*Archive nil:
+	// none); its secret is sealed already.
+	Archive **store.Archive
+}
+
+// archiveDetail is what the audit log records of an archive setting:
+// never its secret.
+func archiveDetail(a *store.Archive) map[string]any {
+	if a == nil {
+		return nil
+	}
+	return map[string]any{"enabled": a.Enabled, "endpoint": a.Endpoint, "region": a.Region, "bucket": a.Bucket, "prefix": a.Prefix,
+		"path_style": a.PathStyle, "access_key_id": a.AccessKeyID, "retention_days": a.RetentionDays, "include": a.Include}
 }
 
 // workspaceDetail is what the audit log records of a workspace's settings.
 func workspaceDetail(ws *store.Workspace) map[string]any {
 	return map[string]any{"name": ws.Name, "slug": ws.Slug, "rate_limits": RateLimitsDetail(ws.RateLimits),
-		"required_tags": []string(ws.RequiredTags), "tag_values": map[string][]string(ws.TagValues)}
+		"required_tags": []string(ws.RequiredTags), "tag_values": map[string][]string(ws.TagValues),
+		"archive": archiveDetail(ws.Archive)}
 }
 
 // UpdateWorkspace applies in to ws and audits the change, before and after.
@@ -88,6 +102,9 @@ func UpdateWorkspace(ctx context.Context, st *store.Store, actor Actor, ws store
 		if len(*in.TagValues) > 0 {
 			ws.TagValues = store.TagValues(*in.TagValues)
 		}
+	}
+	if in.Archive != nil {
+		ws.Archive = *in.Archive
 	}
 	ws.UpdatedAt = store.Now()
 	details := map[string]any{"before": before, "after": workspaceDetail(&ws)}

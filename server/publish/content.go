@@ -37,7 +37,8 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	body.Workspaces = make([]bundle.Workspace, len(workspaces))
 	for i, w := range workspaces {
 		body.Workspaces[i] = bundle.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name, RateLimits: bundleRateLimits(w.RateLimits),
-			RequiredTags: bundleRequiredTags(w.RequiredTags), TagValues: bundleTagValues(w.TagValues)}
+			RequiredTags: bundleRequiredTags(w.RequiredTags), TagValues: bundleTagValues(w.TagValues),
+			Archive: bundleArchive(w.Archive)}
 		listed[w.ID] = true
 		wsLimits[w.ID] = w.RateLimits
 	}
@@ -310,4 +311,14 @@ func bundleRequiredTags(s store.Strings) []string {
 		return nil
 	}
 	return []string(s)
+}
+
+// bundleArchive is a workspace's archive as a bundle carries it: only
+// when enabled, the secret still sealed with the master key.
+func bundleArchive(a *store.Archive) *bundle.Archive {
+	if a == nil || !a.Enabled {
+		return nil
+	}
+	return &bundle.Archive{Endpoint: a.Endpoint, Region: a.Region, Bucket: a.Bucket, Prefix: a.Prefix, PathStyle: a.PathStyle,
+		AccessKeyID: a.AccessKeyID, SecretSealed: a.SecretSealed, Include: append([]string{}, a.Include...)}
 }
