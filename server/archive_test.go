@@ -29,7 +29,7 @@ import (
 // deletes what is past retention_days, auditing each deletion.
 func TestArchiveEndToEnd(t *testing.T) {
 	s3 := archivetest.Start(t)
-	dial := egress.NewDialer(func() egress.Policy { return egress.Policy{} }).DialContext
+	dial := egress.NewDialer(func() egress.Policy { return egress.Policy{} })
 	for _, d := range storetest.Dialects(t) {
 		t.Run(string(d), func(t *testing.T) {
 			ctx := context.Background()

@@ -41,7 +41,7 @@ func SweepArchives(ctx context.Context, st *store.Store, kr *secrets.Keyring, po
 			continue
 		}
 		c := archive.NewClient(archive.Destination{Endpoint: a.Endpoint, Region: a.Region, Bucket: a.Bucket, Prefix: a.Prefix,
-			AccessKeyID: a.AccessKeyID, SecretAccessKey: string(secret), PathStyle: a.PathStyle}, egress.NewDialer(policy).DialContext)
+			AccessKeyID: a.AccessKeyID, SecretAccessKey: string(secret), PathStyle: a.PathStyle}, egress.NewDialer(policy))
 		n, err := archive.Sweep(ctx, c, a.Prefix, ws.OrgID, ws.ID, a.RetentionDays, now, func(key string) error {
 			return backend.AuditArchiveDeletion(ctx, st, backend.ArchiveDeletion{Workspace: ws, Key: key, RetentionDays: a.RetentionDays,
 				UsageEventID: strings.TrimSuffix(path.Base(key), ".json.gz")})

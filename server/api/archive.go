@@ -163,7 +163,7 @@ func (s *Server) archiveWarning(ctx context.Context, p egress.Policy, ws *store.
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	c := archive.NewClient(d, egress.NewDialer(func() egress.Policy { return p }).DialContext)
+	c := archive.NewClient(d, egress.NewDialer(func() egress.Policy { return p }))
 	if err := c.Check(ctx); err != nil {
 		return fmt.Sprintf("archive bucket %s could not be reached (%v); the setting is saved and payloads wait on the data planes until it can be", d.Bucket, err)
 	}
@@ -229,7 +229,7 @@ func (s *Server) getUsagePayload(r *Request) (any, error) {
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
 	defer cancel()
-	c := archive.NewClient(d, egress.NewDialer(func() egress.Policy { return policy }).DialContext)
+	c := archive.NewClient(d, egress.NewDialer(func() egress.Policy { return policy }))
 	gz, err := c.Get(ctx, archive.Key(d.Prefix, e.OrgID, e.WorkspaceID, e.OccurredAt, e.ID))
 	if errors.Is(err, archive.ErrNotFound) {
 		return nil, errorf(http.StatusNotFound, "usage event %s has no archived payload (yet: data planes upload in the background)", id)

@@ -111,8 +111,8 @@ func store(t *testing.T) (*archivetest.S3, archive.Destination, *archive.Client)
 	return s, d, c
 }
 
-func dial() archive.DialFunc {
-	return egress.NewDialer(func() egress.Policy { return egress.Policy{} }).DialContext
+func dial() *egress.Dialer {
+	return egress.NewDialer(func() egress.Policy { return egress.Policy{} })
 }
 
 func writer(t *testing.T, dir string, d *archive.Destination) (*archive.Writer, context.CancelFunc) {

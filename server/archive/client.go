@@ -14,10 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
-)
 
-// DialFunc dials a connection (egress.Dialer's DialContext).
-type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
+	"github.com/gw-gateway/gw/server/egress"
+)
 
 // ErrNotFound is an object the store does not hold.
 var ErrNotFound = errors.New("archived object not found")
@@ -28,10 +27,10 @@ type Client struct {
 	bucket string
 }
 
-// NewClient is a client of d whose every connection is dialled by dial
-// (the egress policy's dialer).
-func NewClient(d Destination, dial DialFunc) *Client {
-	tr := &http.Transport{DialContext: dial, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second,
+// NewClient is a client of d whose every connection is dialled under the
+// egress policy.
+func NewClient(d Destination, dialer *egress.Dialer) *Client {
+	tr := &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: 30 * time.Second}
 	region := d.Region
 	if region == "" {

@@ -18,6 +18,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gw-gateway/gw/server/egress"
 )
 
 // Resolve gives a workspace's destination as the data plane knows it now:
@@ -29,7 +31,7 @@ type Resolve func(org, workspace uuid.UUID) (d *Destination, known bool)
 type Options struct {
 	// Dir is the spool directory (under the data directory); created.
 	Dir     string
-	Dial    DialFunc
+	Dial    *egress.Dialer
 	Resolve Resolve
 	Log     *slog.Logger
 	// MinBackoff and MaxBackoff bound the wait before a workspace's

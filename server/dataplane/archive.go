@@ -136,6 +136,6 @@ func (p *Plane) WaitArchive(ctx context.Context) {
 
 // newArchiveDialer dials the archive's store under the plane's egress
 // policy, as upstream connections are.
-func newArchiveDialer(policy func() egress.Policy) archive.DialFunc {
-	return egress.NewDialer(policy).DialContext
+func newArchiveDialer(policy func() egress.Policy) *egress.Dialer {
+	return egress.NewDialer(policy)
 }
