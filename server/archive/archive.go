@@ -19,6 +19,7 @@ import (
 	"io"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -115,7 +116,9 @@ func Expired(wp, key string, now time.Time, retentionDays int) bool {
 // Encode is p as its object holds it: gzipped JSON.
 func Encode(p *Payload) ([]byte, error) {
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
+	zw := gzips.Get().(*gzip.Writer)
+	defer gzips.Put(zw)
+	zw.Reset(&buf)
 	if err := json.NewEncoder(zw).Encode(p); err != nil {
 		return nil, err
 	}
@@ -124,6 +127,14 @@ func Encode(p *Payload) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// gzips are reused compressors: a gzip.Writer's state is hundreds of
+// kilobytes, too much to allocate for each request. BestSpeed: the
+// archive is written once and read rarely.
+var gzips = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
+	return zw
+}}
 
 // maxObject bounds what Decode reads of an object once unzipped.
 const maxObject = 256 << 20
