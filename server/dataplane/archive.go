@@ -115,19 +115,23 @@ func (p *Plane) startArchiveWriter(dir string) error {
 	}
 	p.archive = w
 	p.archiveDone = make(chan struct{})
+	ctx, stop := context.WithCancel(context.Background())
+	p.archiveStop = stop
 	go func() {
 		defer close(p.archiveDone)
-		w.Run(p.base)
+		w.Run(ctx)
 	}()
 	return nil
 }
 
-// WaitArchive waits until the archive writer has spooled what it held
-// (after EndInFlight), or ctx ends.
-func (p *Plane) WaitArchive(ctx context.Context) {
+// CloseArchive stops the archive writer once the requests have ended (at
+// shutdown): what it holds in memory is spooled, to be uploaded by the
+// next process; it waits for that, or for ctx.
+func (p *Plane) CloseArchive(ctx context.Context) {
 	if p.archiveDone == nil {
 		return
 	}
+	p.archiveStop()
 	select {
 	case <-p.archiveDone:
 	case <-ctx.Done():

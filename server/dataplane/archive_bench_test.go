@@ -62,7 +62,7 @@ func BenchmarkArchiveOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 		p.MarkReady()
-		b.Cleanup(func() { _ = p.EndInFlight(context.Background()); p.WaitArchive(context.Background()) })
+		b.Cleanup(func() { p.CloseArchive(context.Background()) })
 		return p, token
 	}
 	body := []byte(`{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"Hello!"}]}`)

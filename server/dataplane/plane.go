@@ -158,6 +158,7 @@ type Plane struct {
 	// (archive.go; nil: none), until archiveDone.
 	archive     *archive.Writer
 	archiveDone chan struct{}
+	archiveStop context.CancelFunc
 }
 
 // egressInForce is an egress policy and the revision of the instance's
