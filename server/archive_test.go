@@ -181,3 +181,84 @@ func TestArchiveEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// A remote data plane archives directly to the workspace's store, with
+// the secret sealed to it in its bundle (issue 32): each of its requests
+// is one object, read back through the control plane.
+func TestArchiveRemoteDataPlane(t *testing.T) {
+	s3 := archivetest.Start(t)
+	dial := egress.NewDialer(func() egress.Policy { return egress.Policy{} })
+	for _, d := range storetest.Dialects(t) {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			bucket := "remote-" + strings.ToLower(string(d))
+			c := archive.NewClient(archive.Destination{Endpoint: s3.Endpoint(), Bucket: bucket, PathStyle: true,
+				AccessKeyID: archivetest.Access, SecretAccessKey: archivetest.Secret}, dial)
+			if err := c.CreateBucket(ctx); err != nil {
+				t.Fatal(err)
+			}
+			cp := startServer(t, server.Config{Role: server.RoleAll, DB: storetest.Open(t, d), Keyring: keyring(t)})
+			up := providerstest.NewOpenAI(t, "sk-upstream-archive-remote")
+			if _, err := cp.Owner.CreateCredential(ctx, client.OrgScope("default"), wire.ProviderCredentialCreate{
+				Provider: "openai", Label: "fake", Secret: up.Key, BaseURL: up.BaseURL()}); err != nil {
+				t.Fatal(err)
+			}
+			const wsPath = "/api/v1/organizations/default/workspaces/default"
+			resp, raw := playgroundCall(t, cp.URL, "PATCH", wsPath, cp.token, fmt.Sprintf(`{"archive":{"enabled":true,
+				"destination":{"kind":"s3","endpoint":%q,"bucket":%q,"path_style":true,
+				"credential":{"access_key_id":%q,"secret_access_key":%q}}}}`, s3.Endpoint(), bucket, archivetest.Access, archivetest.Secret))
+			if resp.StatusCode != 200 {
+				t.Fatalf("archive setting: %d %s", resp.StatusCode, raw)
+			}
+			dp := remotePlane(t, cp.URL, dataPlaneToken(t, cp), "dp-archive", t.TempDir(), nil)
+			enroll(t, cp, "dp-archive", nil)
+			resp, raw = playgroundCall(t, cp.URL, "POST", wsPath+"/inference-keys", cp.token, `{"name":"remote"}`)
+			if resp.StatusCode != 200 {
+				t.Fatalf("inference key: %d %s", resp.StatusCode, raw)
+			}
+			var key struct{ Data wire.InferenceKey }
+			if err := json.Unmarshal([]byte(raw), &key); err != nil {
+				t.Fatal(err)
+			}
+			send := func() int {
+				req, _ := http.NewRequest("POST", dp.URL+"/inf/v1/chat/completions",
+					strings.NewReader(`{"model":"`+gptMini+`","messages":[{"role":"user","content":"remote hello"}]}`))
+				req.Header.Set("Authorization", "Bearer "+key.Data.Token)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				return resp.StatusCode
+			}
+			waitUntil(t, "the remote data plane to serve the key", func() bool { return send() == 200 })
+			send()
+			var evs []wire.UsageEvent
+			waitUntil(t, "the remote plane's events at the control plane", func() bool {
+				resp, raw := playgroundCall(t, cp.URL, "GET", wsPath+"/usage-events?limit=100", cp.token, "")
+				var out struct{ Data []wire.UsageEvent }
+				if resp.StatusCode != 200 || json.Unmarshal([]byte(raw), &out) != nil {
+					t.Fatalf("events: %d %s", resp.StatusCode, raw)
+				}
+				evs = out.Data
+				return len(evs) >= 2
+			})
+			for _, e := range evs {
+				waitUntil(t, "the payload of "+e.ID.String(), func() bool {
+					resp, raw := playgroundCall(t, cp.URL, "GET", wsPath+"/usage-events/"+e.ID.String()+"/payload", cp.token, "")
+					return resp.StatusCode == 200 && strings.Contains(raw, "remote hello")
+				})
+			}
+			var keys []string
+			if err := c.List(ctx, archive.WorkspacePrefix("", evs[0].OrgID, evs[0].WorkspaceID), func(k string) error {
+				keys = append(keys, k)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if len(keys) != len(evs) {
+				t.Errorf("%d objects for %d events", len(keys), len(evs))
+			}
+		})
+	}
+}
