@@ -86,3 +86,11 @@ func (c *Client) UsageEventsOfRequest(ctx context.Context, s Scope, requestID st
 	err := c.do(ctx, "GET", s.prefix()+"/usage-events", q, nil, &p)
 	return p.Data, err
 }
+
+// UsagePayload reads a request's archived payload by its usage event id
+// (issue 32; audit.read).
+func (c *Client) UsagePayload(ctx context.Context, s Scope, eventID string) (wire.UsagePayload, error) {
+	var out wire.UsagePayload
+	err := c.do(ctx, "GET", s.prefix()+"/usage-events/"+url.PathEscape(eventID)+"/payload", nil, nil, &out)
+	return out, err
+}

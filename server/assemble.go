@@ -73,6 +73,7 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 		{"bootstrap", func(ctx context.Context, cp *controlPlane) error { return s.bootstrap(ctx, cp.st, cp.api) }},
 		{"refresh every bundle", s.refreshBundles},
 		{"keep the usage rollups and leases", s.usageLoops},
+		{"sweep archived payloads past retention", s.sweepArchives},
 		{"route HTTP", s.controlRoutes},
 	})
 }
@@ -170,6 +171,10 @@ func (s *Server) planeOptions(o dataplane.Options) dataplane.Options {
 	o.BodyBytesInFlight, o.KeyBodyBytesInFlight = s.cfg.BodyBytesInFlight, s.cfg.KeyBodyBytesInFlight
 	o.Egress = s.cfg.Egress
 	o.KeyTagSetsPerMinute = s.cfg.KeyTagSetsPerMinute
+	if s.cfg.StateDir != "" {
+		// Payloads wait here for their workspace's archive (issue 32).
+		o.ArchiveDir = filepath.Join(s.cfg.StateDir, "archive-spool")
+	}
 	return o
 }
 

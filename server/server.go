@@ -432,6 +432,8 @@ func (s *Server) releaseBudgets(plane *dataplane.Plane, journal *dataplane.Budge
 	return func(ctx context.Context) error {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
+		// The archive's queue goes to its spool (issue 32).
+		plane.CloseArchive(rctx)
 		if err := plane.ReleaseBudgets(rctx); err != nil {
 			// Not an error of the shutdown: a restart with the journal takes
 			// the leases back, and the control plane keeps them counted.

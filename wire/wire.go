@@ -4,6 +4,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -93,9 +94,47 @@ type Workspace struct {
 	MCPDefault string `json:"mcp_default" jsonschema:"enum=deny,enum=allow"`
 	// MCPAuditArguments records each tool call's arguments in its audit
 	// row (default false: never).
-	MCPAuditArguments bool      `json:"mcp_audit_arguments"`
-	CreatedAt         time.Time `json:"created_at"`
-	UpdatedAt         time.Time `json:"updated_at"`
+	MCPAuditArguments bool `json:"mcp_audit_arguments"`
+	// Archive is where each request's body and answer are kept (null:
+	// nowhere); its secret access key is never answered back.
+	Archive *WorkspaceArchive `json:"archive" jsonschema:"nullable"`
+	// Warnings are what an update saved but could not confirm (an
+	// archive bucket that could not be reached); absent otherwise.
+	Warnings  []string  `json:"warnings,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// WorkspaceArchive is a workspace's payload archive (issue 32): every
+// request's body and answer (after redaction), with its usage event id,
+// written as one gzipped JSON object
+// <prefix>/<org>/<workspace>/<yyyy>/<mm>/<dd>/<usage event id>.json.gz by
+// a background writer; objects past retention_days are deleted.
+type WorkspaceArchive struct {
+	Enabled     bool               `json:"enabled"`
+	Destination ArchiveDestination `json:"destination"`
+	// RetentionDays is how many days objects are kept (0: for ever).
+	RetentionDays int `json:"retention_days" jsonschema:"minimum=0,maximum=3650"`
+	// Include is what each object holds: "request", "response".
+	Include []string `json:"include" jsonschema:"enum=request,enum=response"`
+}
+
+// ArchiveDestination is an S3-compatible bucket.
+type ArchiveDestination struct {
+	Kind       string            `json:"kind" jsonschema:"enum=s3"`
+	Endpoint   string            `json:"endpoint"`
+	Region     string            `json:"region"`
+	Bucket     string            `json:"bucket"`
+	Prefix     string            `json:"prefix"`
+	Credential ArchiveCredential `json:"credential"`
+	PathStyle  bool              `json:"path_style"`
+}
+
+// ArchiveCredential is the bucket's access key; the secret is write-only
+// (sealed when saved, absent from answers).
+type ArchiveCredential struct {
+	AccessKeyID     string `json:"access_key_id"`
+	SecretAccessKey string `json:"secret_access_key,omitempty"`
 }
 
 // RateLimits are per-minute limits of requests and of tokens (input plus
@@ -130,6 +169,10 @@ type WorkspaceUpdate struct {
 	// MCPAuditArguments sets whether tool calls' audit rows record their
 	// arguments.
 	MCPAuditArguments *bool `json:"mcp_audit_arguments,omitempty"`
+	// Archive replaces the payload archive; null archives nothing. The
+	// secret access key may be left out while the endpoint, bucket and
+	// access key id stay the same (the sealed one is kept).
+	Archive *WorkspaceArchive `json:"archive,omitempty" jsonschema:"nullable"`
 }
 
 // Deleted is the result of deleting a workspace or an organization.
@@ -221,4 +264,21 @@ type Candidate struct {
 	UserID uuid.UUID `json:"user_id"`
 	Email  string    `json:"email"`
 	Name   string    `json:"name"`
+}
+
+// UsagePayload is a request's archived payload (issue 32): its body as
+// it went upstream (redactions applied) and its answer as the caller got
+// it, JSON as JSON and an event stream as a string; what the workspace's
+// archive does not include is absent.
+type UsagePayload struct {
+	UsageEventID uuid.UUID       `json:"usage_event_id"`
+	RequestID    string          `json:"request_id,omitempty"`
+	OrgID        uuid.UUID       `json:"org_id"`
+	WorkspaceID  uuid.UUID       `json:"workspace_id"`
+	Endpoint     string          `json:"endpoint,omitempty"`
+	OccurredAt   time.Time       `json:"occurred_at"`
+	Request      json.RawMessage `json:"request,omitempty"`
+	Response     json.RawMessage `json:"response,omitempty"`
+	// ResponseTruncated: the answer was longer than the 8 MiB kept.
+	ResponseTruncated bool `json:"response_truncated,omitempty"`
 }

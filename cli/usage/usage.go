@@ -48,7 +48,7 @@ type DashboardOptions struct {
 // NewCmd builds `gw usage` (the dashboard) with `gw usage report`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := NewCmdDashboard(f, nil)
-	cmd.AddCommand(NewCmdReport(f, nil), NewCmdExport(f, nil), NewCmdExplain(f, nil))
+	cmd.AddCommand(NewCmdReport(f, nil), NewCmdExport(f, nil), NewCmdExplain(f, nil), NewCmdPayload(f, nil))
 	return cmd
 }
 

@@ -90,6 +90,14 @@ func (s *Server) usageRoutes() []*Route {
 		{Method: "GET", Path: orgWS + "/{workspace_ref}/usage-events", Tag: "Workspace Usage Events",
 			Summary: "List the workspace's usage events, newest first",
 			Perms:   read, Result: wire.UsageEvent{}, Paginated: true, Query: eventsQ, Handle: s.listUsageEvents},
+		// A request's archived payload (issue 32): what was sent and
+		// answered is audit material, read with audit.read.
+		{Method: "GET", Path: "/api/v1/organizations/{org_id}/usage-events/{usage_event_id}/payload", Tag: "Usage Events",
+			Summary: "Read a request's archived body and answer from its workspace's archive",
+			Perms:   []auth.Permission{auth.AuditRead}, Result: wire.UsagePayload{}, Handle: s.getUsagePayload},
+		{Method: "GET", Path: orgWS + "/{workspace_ref}/usage-events/{usage_event_id}/payload", Tag: "Workspace Usage Events",
+			Summary: "Read a request of the workspace's archived body and answer",
+			Perms:   []auth.Permission{auth.AuditRead}, Result: wire.UsagePayload{}, Handle: s.getUsagePayload},
 	}
 }
 

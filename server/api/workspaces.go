@@ -99,7 +99,12 @@ func (s *Server) getWorkspace(r *Request) (any, error) {
 }
 
 func (s *Server) updateWorkspace(r *Request) (any, error) {
+	policy, err := s.egressPolicy(r.ctx)
+	if err != nil {
+		return nil, err
+	}
 	var in backend.WorkspaceUpdate
+	var arch **archiveIn
 	if err := r.body(func(o *validate.Object) {
 		in.Name = optionalString(o, "name", nameRule)
 		in.Slug = readSlug(o)
@@ -107,14 +112,30 @@ func (s *Server) updateWorkspace(r *Request) (any, error) {
 		in.RequiredTags = readRequiredTags(o)
 		in.TagValues = readTagValues(o)
 		readMCPSettings(o, &in)
+		arch = readArchive(r.ctx, policy, o)
 	}); err != nil {
 		return nil, err
+	}
+	var warning string
+	if arch != nil {
+		var a *store.Archive
+		if *arch != nil {
+			if a, err = s.sealArchive(r.WS, *arch); err != nil {
+				return nil, err
+			}
+			warning = s.archiveWarning(r.ctx, policy, r.WS, a)
+		}
+		in.Archive = &a
 	}
 	ws, err := backend.UpdateWorkspace(r.ctx, s.store, r.actor(), *r.WS, in)
 	if err != nil {
 		return nil, err
 	}
-	return toWorkspace(ws), nil
+	out := toWorkspace(ws)
+	if warning != "" {
+		out.Warnings = []string{warning}
+	}
+	return out, nil
 }
 
 func (s *Server) deleteWorkspace(r *Request) (any, error) {

@@ -58,13 +58,26 @@ type WorkspaceUpdate struct {
 	// "allow"); MCPAuditArguments its mcp_audit_arguments.
 	MCPDefault        *string
 	MCPAuditArguments *bool
+	// Archive, when set, replaces the payload archive (*Archive nil:
+	// none); its secret is sealed already.
+	Archive **store.Archive
+}
+
+// archiveDetail is what the audit log records of an archive setting:
+// never its secret.
+func archiveDetail(a *store.Archive) map[string]any {
+	if a == nil {
+		return nil
+	}
+	return map[string]any{"enabled": a.Enabled, "endpoint": a.Endpoint, "region": a.Region, "bucket": a.Bucket, "prefix": a.Prefix,
+		"path_style": a.PathStyle, "access_key_id": a.AccessKeyID, "retention_days": a.RetentionDays, "include": a.Include}
 }
 
 // workspaceDetail is what the audit log records of a workspace's settings.
 func workspaceDetail(ws *store.Workspace) map[string]any {
 	return map[string]any{"name": ws.Name, "slug": ws.Slug, "rate_limits": RateLimitsDetail(ws.RateLimits),
 		"required_tags": []string(ws.RequiredTags), "tag_values": map[string][]string(ws.TagValues),
-		"mcp_default": WorkspaceMCPDefault(ws), "mcp_audit_arguments": ws.MCPAuditArguments != nil && *ws.MCPAuditArguments}
+		"mcp_default": WorkspaceMCPDefault(ws), "mcp_audit_arguments": ws.MCPAuditArguments != nil && *ws.MCPAuditArguments, "archive": archiveDetail(ws.Archive)}
 }
 
 // UpdateWorkspace applies in to ws and audits the change, before and after.
@@ -105,6 +118,9 @@ func UpdateWorkspace(ctx context.Context, st *store.Store, actor Actor, ws store
 		if *in.MCPAuditArguments {
 			ws.MCPAuditArguments = in.MCPAuditArguments
 		}
+	}
+	if in.Archive != nil {
+		ws.Archive = *in.Archive
 	}
 	ws.UpdatedAt = store.Now()
 	details := map[string]any{"before": before, "after": workspaceDetail(&ws)}

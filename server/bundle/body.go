@@ -167,6 +167,10 @@ type Workspace struct {
 	// each listed tag key; left out when none is restricted.
 	TagValues map[string][]string `json:"tag_values,omitempty"`
 
+	// Archive is where the workspace's request payloads are archived
+	// (issue 32); left out when it archives nothing.
+	Archive *Archive `json:"archive,omitempty"`
+
 	// TagBudgets are the workspace's budgets for a tag whose policies the
 	// bundle carries (enabled ones): a request header may not name their
 	// tag keys, and each budget counts the requests whose tags carry its
@@ -246,4 +250,18 @@ type Credential struct {
 	// object); left out when it has none, so bundles of credentials
 	// without settings keep their bytes and hashes.
 	Settings json.RawMessage `json:"settings,omitempty"`
+}
+
+// Archive is a workspace's payload archive as a data plane writes it: an
+// S3-compatible bucket, the secret access key sealed (to the data plane,
+// in the bundle it receives; secrets.ArchiveAAD).
+type Archive struct {
+	Endpoint     string   `json:"endpoint"`
+	Region       string   `json:"region,omitempty"`
+	Bucket       string   `json:"bucket"`
+	Prefix       string   `json:"prefix,omitempty"`
+	PathStyle    bool     `json:"path_style,omitempty"`
+	AccessKeyID  string   `json:"access_key_id"`
+	SecretSealed string   `json:"secret_sealed"`
+	Include      []string `json:"include"`
 }

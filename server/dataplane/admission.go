@@ -41,6 +41,9 @@ type admission struct {
 	// guardOut is a streamed answer's output stage (guard.go), whose
 	// records the usage event takes when it is recorded.
 	guardOut *guardrails.Run
+	// archive keeps the request's payload for its workspace's archive
+	// (archive.go), nil when it archives nothing.
+	archive *archiveTap
 	// w is the caller's writer (counted for the metrics), r the request.
 	w  http.ResponseWriter
 	mw *meteredWriter
@@ -181,6 +184,8 @@ func (p *Plane) admitInto(a *admission, w http.ResponseWriter, r *http.Request, 
 	}
 	if refusal != nil {
 		a.endAdmission()
+	} else {
+		a.startArchive()
 	}
 	return refusal
 }
@@ -212,6 +217,7 @@ func (a *admission) admitRate() *response {
 // end counts the request once its handler is done, however it ended, and
 // takes it out of the flights.
 func (a *admission) end() {
+	a.submitArchive()
 	a.p.observe(a)
 	if a.inFlight {
 		a.p.flights.Add(-1)

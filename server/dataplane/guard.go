@@ -107,14 +107,17 @@ func (h guardHook) Call(ctx context.Context, req guardrails.HookRequest) ([]byte
 func (x *exchange) guardInput(body []byte) ([]byte, *response) {
 	set := x.key.guards
 	if len(set) == 0 {
+		x.archiveRequest(body)
 		return body, nil
 	}
 	run := guardrails.NewRun(set, guardrails.StageInput, guardHook{&x.admission})
 	out, _ := guardrails.GuardBody(x.r.Context(), run, body)
 	x.noteGuards(run)
 	if b := run.Blocked(); b != nil {
+		// A blocked body is not archived: it holds what was blocked.
 		return body, guardrailBlocked(b)
 	}
+	x.archiveRequest(out)
 	return out, nil
 }
 

@@ -159,6 +159,13 @@ func benchBundle(b *testing.B, baseURL string) (string, bundle.Signed, ed25519.P
 // limits on the key.
 func benchBundleWith(b *testing.B, baseURL, extraRules string, limits *bundle.RateLimits) (string, bundle.Signed, ed25519.PublicKey, *secrets.Keyring) {
 	b.Helper()
+	return benchBundleEdit(b, baseURL, extraRules, limits, nil)
+}
+
+// benchBundleEdit is benchBundleWith with edit applied to the body (its
+// one workspace first) before it is signed.
+func benchBundleEdit(b *testing.B, baseURL, extraRules string, limits *bundle.RateLimits, edit func(*bundle.Body, *secrets.Keyring)) (string, bundle.Signed, ed25519.PublicKey, *secrets.Keyring) {
+	b.Helper()
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		b.Fatal(err)
@@ -189,6 +196,9 @@ func benchBundleWith(b *testing.B, baseURL, extraRules string, limits *bundle.Ra
 		Policies:    []bundle.Policy{{ID: uuid.New(), WorkspaceID: ws, Name: "typical", Definition: def}},
 		Catalog:     *cat,
 		Credentials: []bundle.Credential{{ID: credID, Scope: policy.ScopeOrg, Provider: "openai", BaseURL: &baseURL, SecretSealed: sealed}},
+	}
+	if edit != nil {
+		edit(body, kr)
 	}
 	signed, err := bundle.Sign(body, priv)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"github.com/gw-gateway/gw/server/archive"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -62,6 +63,9 @@ type Options struct {
 	// MaxRequestBytes bounds a chat completion's body
 	// (DefaultMaxRequestBytes when 0).
 	MaxRequestBytes int64
+	// ArchiveDir is where payloads wait for their workspace's archive
+	// (issue 32); "" archives nothing.
+	ArchiveDir string
 	// BodyReadTimeout bounds how long a body may take to arrive
 	// (DefaultBodyReadTimeout when 0).
 	BodyReadTimeout time.Duration
@@ -158,6 +162,11 @@ type Plane struct {
 	// egress is the policy upstream connections are held to: the
 	// process's, with the lists of the newest egress setting admitted.
 	egress atomic.Pointer[egressInForce]
+	// archive writes the payloads of the workspaces that archive them
+	// (archive.go; nil: none), until archiveDone.
+	archive     *archive.Writer
+	archiveDone chan struct{}
+	archiveStop context.CancelFunc
 }
 
 // egressInForce is an egress policy and the revision of the instance's
@@ -226,6 +235,11 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	}
 	p.limiter = ratelimit.New(rates, p.now)
 	p.state.Store(emptySnapshot())
+	if opts.ArchiveDir != "" {
+		if err := p.startArchiveWriter(opts.ArchiveDir); err != nil {
+			p.inference.log.Error("archive: the spool cannot be opened; payloads are not archived", "error", err)
+		}
+	}
 	if rj := opts.RequestJournal; rj != nil {
 		p.journal = rj
 		if opts.Usage != nil {

@@ -28,6 +28,8 @@ type inferenceOrg struct {
 	orgID uuid.UUID
 	// guards are the bundle's guardrails, compiled (guard.go).
 	guards guardIndex
+	// archives are the workspaces' payload archives (archive.go).
+	archives map[uuid.UUID]*bundle.Archive
 	// version is the bundle's, recorded in each usage event's provenance.
 	version     int64
 	models      map[string]*routeModel
@@ -91,9 +93,13 @@ func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 		tagRules:     map[uuid.UUID]tags.Rules{},
 		guards:       newGuardIndex(b.Guardrails),
 		mcp:          newMCPOrg(b),
+		archives:     map[uuid.UUID]*bundle.Archive{},
 	}
 	tagBudgets := map[uuid.UUID]bundle.TagBudget{}
 	for _, w := range b.Workspaces {
+		if w.Archive != nil {
+			o.archives[w.ID] = w.Archive
+		}
 		if len(w.RequiredTags) > 0 {
 			o.requiredTags[w.ID] = w.RequiredTags
 		}

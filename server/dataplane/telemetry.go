@@ -32,6 +32,8 @@ func (p *Plane) BundleInfo() []telemetry.BundleInfo {
 type meteredWriter struct {
 	http.ResponseWriter
 	status int
+	// tap keeps the answer for the payload archive (archive.go).
+	tap *archiveTap
 }
 
 func (w *meteredWriter) WriteHeader(code int) {
@@ -45,7 +47,11 @@ func (w *meteredWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	return w.ResponseWriter.Write(b)
+	n, err := w.ResponseWriter.Write(b)
+	if w.tap != nil {
+		w.tap.Write(b[:n])
+	}
+	return n, err
 }
 
 // Unwrap lets http.ResponseController flush the connection's writer.

@@ -39,7 +39,8 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	for i, w := range workspaces {
 		body.Workspaces[i] = bundle.Workspace{ID: w.ID, Slug: w.Slug, Name: w.Name, RateLimits: bundleRateLimits(w.RateLimits),
 			RequiredTags: bundleRequiredTags(w.RequiredTags), TagValues: bundleTagValues(w.TagValues),
-			MCPAuditArguments: w.MCPAuditArguments != nil && *w.MCPAuditArguments}
+			MCPAuditArguments: w.MCPAuditArguments != nil && *w.MCPAuditArguments,
+			Archive:           bundleArchive(w.Archive)}
 		if w.MCPDefault != nil && *w.MCPDefault == "allow" {
 			body.Workspaces[i].MCPDefault = "allow"
 		}
@@ -367,4 +368,14 @@ func readMCP(ctx context.Context, st *store.Store, body *bundle.Body, listed map
 	}
 	sortByID(body.ToolPolicies, func(p bundle.ToolPolicy) uuid.UUID { return p.ID })
 	return nil
+}
+
+// bundleArchive is a workspace's archive as a bundle carries it: only
+// when enabled, the secret still sealed with the master key.
+func bundleArchive(a *store.Archive) *bundle.Archive {
+	if a == nil || !a.Enabled {
+		return nil
+	}
+	return &bundle.Archive{Endpoint: a.Endpoint, Region: a.Region, Bucket: a.Bucket, Prefix: a.Prefix, PathStyle: a.PathStyle,
+		AccessKeyID: a.AccessKeyID, SecretSealed: a.SecretSealed, Include: append([]string{}, a.Include...)}
 }

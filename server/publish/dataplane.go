@@ -42,6 +42,16 @@ func ForDataPlane(row *store.Bundle, kr *secrets.Keyring, signer ed25519.Private
 		}
 		c.SecretSealed = sealed
 	}
+	for i := range body.Workspaces {
+		w := &body.Workspaces[i]
+		if a := w.Archive; a != nil {
+			sealed, err := kr.Reseal(a.SecretSealed, secrets.ArchiveAAD(w.ID, a.Endpoint, a.Bucket, a.AccessKeyID), to)
+			if err != nil {
+				return bundle.Signed{}, fmt.Errorf("workspace %s archive: %w", w.ID, err)
+			}
+			a.SecretSealed = sealed
+		}
+	}
 	for i := range body.Guardrails {
 		g := &body.Guardrails[i]
 		for j := range g.Detectors {

@@ -264,6 +264,14 @@ func (kr *Keyring) Keys() []Key {
 // sealed value copied onto another credential does not open.
 func CredentialAAD(id fmt.Stringer) string { return "provider_credential:" + id.String() }
 
+// ArchiveAAD binds a workspace archive's sealed secret access key to its
+// workspace, endpoint, bucket and access key id (issue 32): a sealed value
+// copied onto another workspace, or kept while the destination changes,
+// does not open.
+func ArchiveAAD(workspaceID fmt.Stringer, endpoint, bucket, accessKeyID string) string {
+	return "workspace_archive:" + workspaceID.String() + ":" + endpoint + ":" + bucket + ":" + accessKeyID
+}
+
 // GuardrailWebhookAAD binds a guardrail webhook's sealed signing secret to
 // its guardrail and URL (issue 32): a sealed value copied onto another
 // guardrail, or kept while the URL changes, does not open.

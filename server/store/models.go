@@ -191,7 +191,38 @@ type Workspace struct {
 	// MCPAuditArguments records a tool call's arguments in its audit row;
 	// nil is false.
 	MCPAuditArguments *bool `bun:"mcp_audit_arguments"`
+	// Archive is the workspace's payload archive (issue 32); nil
+	// archives nothing.
+	Archive *Archive `bun:"archive,type:text,nullzero"`
 }
+
+// Archive is a workspace's payload archive setting, stored as JSON text:
+// where each request's body and answer go, the secret access key sealed
+// (secrets.ArchiveAAD).
+type Archive struct {
+	Enabled       bool     `json:"enabled"`
+	Endpoint      string   `json:"endpoint"`
+	Region        string   `json:"region,omitempty"`
+	Bucket        string   `json:"bucket"`
+	Prefix        string   `json:"prefix,omitempty"`
+	PathStyle     bool     `json:"path_style,omitempty"`
+	AccessKeyID   string   `json:"access_key_id"`
+	SecretSealed  string   `json:"secret_sealed"`
+	RetentionDays int      `json:"retention_days,omitempty"`
+	Include       []string `json:"include"`
+}
+
+// Value implements driver.Valuer.
+func (a *Archive) Value() (driver.Value, error) {
+	if a == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(*a)
+	return string(b), err
+}
+
+// Scan implements sql.Scanner.
+func (a *Archive) Scan(src any) error { return scanJSON(src, "Archive", a) }
 
 // WorkspaceMember places a user in a workspace.
 type WorkspaceMember struct {
