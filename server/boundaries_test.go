@@ -214,8 +214,13 @@ func TestUpstreamRequestsInProviders(t *testing.T) {
 		// unauthorized or with the client's own secret, to the identity
 		// provider and nowhere else, over a client dialled through egress
 		// (the rule above); providers' send has nothing to add to them.
+		// server/oauth (issue 31, part 3) fetches a client's Client ID
+		// Metadata Document: one unauthorized GET of a URL the client
+		// names, size- and time-bounded, over a client dialled through
+		// egress (TestOAuthStandsApart).
 		if p.ImportPath == module+"/server/providers" || p.ImportPath == module+"/server/guardrails/webhook" ||
-			p.ImportPath == module+"/server/mcpgw" || p.ImportPath == module+"/server/sso" || strings.HasSuffix(p.ImportPath, "test") {
+			p.ImportPath == module+"/server/mcpgw" || p.ImportPath == module+"/server/sso" || p.ImportPath == module+"/server/oauth" ||
+			strings.HasSuffix(p.ImportPath, "test") {
 			continue
 		}
 		for _, f := range p.GoFiles {
@@ -299,5 +304,25 @@ func TestOneSendOneMeteringPath(t *testing.T) {
 				t.Errorf("%s/%s has %s: %s", r.pkg, f, m, r.why)
 			}
 		}
+	}
+}
+
+// TestOAuthStandsApart keeps server/oauth (gw's OAuth authorization
+// server's protocol: the access token's format, PKCE, resources, Client
+// ID Metadata Documents) to its terms: the data plane links it to verify
+// access tokens, so it links no store, no API, no backend and no data
+// plane; and it dials documents through server/egress.
+func TestOAuthStandsApart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	p := listPackages(t, module+"/server/oauth")[0]
+	for _, dep := range p.Deps {
+		if strings.HasPrefix(dep, module+"/") && dep != module+"/server/egress" {
+			t.Errorf("server/oauth links %s: it links no package of ours but server/egress", dep)
+		}
+	}
+	if !slices.Contains(p.Imports, module+"/server/egress") {
+		t.Error("server/oauth does not import server/egress: client documents are fetched under the egress policy")
 	}
 }

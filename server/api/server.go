@@ -6,6 +6,8 @@ package api
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/x509"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -48,6 +50,13 @@ type Options struct {
 	// against when saved (--egress-deny-private; a resolver for tests);
 	// the instance's setting completes it (egress.go).
 	Egress egress.Policy
+	// OAuthSigner signs the OAuth access tokens of gw's authorization
+	// server (the bundle signing key: data planes verify them with the key
+	// they verify bundles with; oauth.go); nil issues none.
+	OAuthSigner ed25519.PrivateKey
+	// OAuthRoots replaces the system's trusted roots for fetching Client
+	// ID Metadata Documents (tests); nil uses the system's.
+	OAuthRoots *x509.CertPool
 }
 
 // BundleRefresher recompiles an organization's bundle and hands it to the
@@ -77,6 +86,9 @@ type Server struct {
 	ssoOnce    sync.Once
 	ssoClient  *http.Client
 	ssoParties *sso.Parties
+
+	// oauth is the authorization server's endpoints (oauth.go).
+	oauth oauthState
 }
 
 // New builds the API on an open, migrated store.

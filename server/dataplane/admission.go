@@ -355,6 +355,11 @@ func (a *admission) record(u usageRecord) {
 		e.Reason = &reason
 	}
 	e.ProviderCredentialID = u.credentialID
+	if key.oauthGrant != uuid.Nil {
+		// An OAuth access token: no inference key was used; the person
+		// whose grant it is made the request.
+		e.InferenceKeyID = nil
+	}
 	if c := a.caller; c != nil {
 		// A playground request: no inference key was used; the caller's
 		// management key (if any) and user are who made it.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/mcpgw"
+	"github.com/gw-gateway/gw/server/oauth"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/secrets"
@@ -170,6 +171,11 @@ func (p *Plane) serveMCP(w http.ResponseWriter, r *http.Request, single string) 
 		defer hold.release()
 	}
 	token, _ := bearerToken(r.Header.Get("Authorization"))
+	if id := a.key.oauthGrant; id != uuid.Nil {
+		// An OAuth access token is replaced at every refresh: the
+		// session is bound to its grant instead (oauth.go).
+		token = "oauth-grant:" + id.String()
+	}
 	g := &mcpGuard{a: a, org: a.key.org.mcp, ws: a.key.workspace}
 	p.mcpGateway().Serve(a.w, r, body, g, single, token)
 	a.endAdmission()
@@ -185,13 +191,16 @@ func (p *Plane) mcpUnauthorized(w http.ResponseWriter, r *http.Request, refusal 
 }
 
 // serveMCPResourceMetadata answers the MCP endpoint's OAuth protected
-// resource metadata (RFC 9728): gw's own endpoint is the resource, the
-// inference key its bearer token. No authorization server is named yet:
-// keys are made in gw, not through OAuth.
+// resource metadata (RFC 9728): gw's own endpoint is the resource, an
+// inference key or an OAuth access token of gw's authorization server
+// (the control plane: Options.OAuthIssuer, or this origin in process) its
+// bearer token.
 func (p *Plane) serveMCPResourceMetadata(w http.ResponseWriter, r *http.Request) {
-	doc := map[string]any{"resource": baseURL(r) + mcpPath, "bearer_methods_supported": []string{"header"},
-		"resource_name": "gw MCP gateway", "authorization_servers": []string{}}
-	b, _ := json.Marshal(doc)
+	issuer := p.oauthIssuer
+	if issuer == "" {
+		issuer = baseURL(r)
+	}
+	b, _ := json.Marshal(oauth.ProtectedResourceMetadata(baseURL(r)+mcpPath, issuer, "gw MCP gateway"))
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "public, max-age=3600")
 	_, _ = w.Write(b)

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"github.com/gw-gateway/gw/server/archive"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,6 +112,10 @@ type Options struct {
 	// (health.go): every request calls its target whatever the last one
 	// met. For tests that script one failure after another on a target.
 	ForgetFailures bool
+	// OAuthIssuer is the OAuth authorization server the MCP endpoint's
+	// protected resource metadata names: the control plane's public URL;
+	// "" names the origin the request reached (a plane in process).
+	OAuthIssuer string
 }
 
 // SecretOpener opens a sealed provider secret bound to aad:
@@ -167,6 +172,8 @@ type Plane struct {
 	archive     *archive.Writer
 	archiveDone chan struct{}
 	archiveStop context.CancelFunc
+	// oauthIssuer is Options.OAuthIssuer.
+	oauthIssuer string
 }
 
 // egressInForce is an egress policy and the revision of the instance's
@@ -190,6 +197,7 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	p.egress.Store(&egressInForce{policy: opts.Egress})
 	p.inference = newInferenceConfig(opts, p.egressPolicy)
 	p.mcpTimeout = opts.MCPTimeout
+	p.oauthIssuer = strings.TrimSuffix(opts.OAuthIssuer, "/")
 	p.health = newHealthBook(opts.Metrics.SetTargetState)
 	p.health.off = opts.ForgetFailures
 	p.bodies = newBodyBudget(opts.BodyBytesInFlight, opts.KeyBodyBytesInFlight, p.inference.maxBody)

@@ -62,6 +62,16 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	}
 	sortByID(body.Keys, func(k bundle.Key) uuid.UUID { return k.ID })
 
+	grants, err := st.LiveOAuthGrantsForOrg(ctx, orgID)
+	if err != nil {
+		return nil, fmt.Errorf("list oauth grants: %w", err)
+	}
+	for _, g := range grants {
+		if listed[g.WorkspaceID] {
+			body.OAuthGrants = append(body.OAuthGrants, bundle.OAuthGrant{ID: g.ID, WorkspaceID: g.WorkspaceID, OwnerID: g.UserID})
+		}
+	}
+
 	if body.Policies, err = readPolicies(ctx, st, orgID, listed); err != nil {
 		return nil, err
 	}

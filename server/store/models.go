@@ -114,6 +114,9 @@ type InstanceState struct {
 	Egress            *string    `bun:"egress"`
 	EgressRevision    int64      `bun:"egress_revision"`
 	SettingsUpdatedAt *time.Time `bun:"settings_updated_at"`
+	// OAuthCIMDAllowPrivate lets Client ID Metadata Documents be fetched
+	// from private and loopback addresses (issue 31; docs/identity.md).
+	OAuthCIMDAllowPrivate *bool `bun:"oauth_cimd_allow_private"`
 }
 
 // Organization is a tenant.
