@@ -7,8 +7,8 @@ package api
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/x509"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
