@@ -33,6 +33,7 @@ import (
 	"github.com/gw-gateway/gw/cli/mcp"
 	"github.com/gw-gateway/gw/cli/members"
 	"github.com/gw-gateway/gw/cli/models"
+	"github.com/gw-gateway/gw/cli/oauth"
 	"github.com/gw-gateway/gw/cli/orgs"
 	"github.com/gw-gateway/gw/cli/policies"
 	"github.com/gw-gateway/gw/cli/serve"
@@ -118,6 +119,7 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		credentials.NewCmd(f),
 		mcp.NewCmd(f),
 		toolpolicies.NewCmd(f),
+		oauth.NewCmd(f),
 		catalog.NewCmd(f),
 		models.NewCmd(f),
 		activity.NewCmd(f),
