@@ -1,8 +1,12 @@
 package dataplane
 
 import (
+	"crypto/ed25519"
+	"crypto/sha256"
 	"errors"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -48,11 +52,7 @@ var (
 // authenticateOAuth admits an access token: its signature, expiry and
 // audience, then its grant in the bundle in force.
 func (p *Plane) authenticateOAuth(r *http.Request, token string) (*admittedKey, *response) {
-	pub := p.pub.Load()
-	if pub == nil {
-		return nil, errOAuthToken
-	}
-	c, err := oauth.VerifyAccessToken(*pub, token, p.now())
+	c, err := p.oauthTokens.verify(p.pub.Load(), token, p.now())
 	switch {
 	case errors.Is(err, oauth.ErrExpiredToken):
 		return nil, errOAuthExpired
@@ -70,6 +70,53 @@ func (p *Plane) authenticateOAuth(r *http.Request, token string) (*admittedKey, 
 		return nil, errOAuthRevoked
 	}
 	return key, nil
+}
+
+// tokenCache keeps the claims of access tokens already verified, by the
+// token's hash: a client sends the same token for up to
+// oauth.AccessTokenTTL, and an Ed25519 verification costs about two
+// thousand times a key's hash. Claims never change for a token, so
+// caching them skips nothing that matters: expiry is checked on every
+// request and the grant is looked up in the bundle in force. Bounded:
+// when full it starts over.
+type tokenCache struct {
+	mu sync.Mutex
+	m  map[[32]byte]oauth.Claims
+}
+
+const tokenCacheMax = 10000
+
+func (t *tokenCache) verify(pub *ed25519.PublicKey, token string, now time.Time) (oauth.Claims, error) {
+	h := sha256.Sum256([]byte(token))
+	t.mu.Lock()
+	c, ok := t.m[h]
+	t.mu.Unlock()
+	if !ok {
+		if pub == nil {
+			return c, oauth.ErrBadToken
+		}
+		var err error
+		if c, err = oauth.VerifyAccessToken(*pub, token, now); err != nil {
+			return c, err
+		}
+		t.mu.Lock()
+		if t.m == nil || len(t.m) >= tokenCacheMax {
+			t.m = make(map[[32]byte]oauth.Claims)
+		}
+		t.m[h] = c
+		t.mu.Unlock()
+	}
+	if now.Unix() >= c.Expires {
+		return c, oauth.ErrExpiredToken
+	}
+	return c, nil
+}
+
+// reset forgets every token verified (the verification key changed).
+func (t *tokenCache) reset() {
+	t.mu.Lock()
+	t.m = nil
+	t.mu.Unlock()
 }
 
 // grantKeys builds the keys the bundle's grants admit with: for each, the

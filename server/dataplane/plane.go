@@ -172,8 +172,10 @@ type Plane struct {
 	archive     *archive.Writer
 	archiveDone chan struct{}
 	archiveStop context.CancelFunc
-	// oauthIssuer is Options.OAuthIssuer.
+	// oauthIssuer is Options.OAuthIssuer; oauthTokens the access tokens
+	// verified (oauth.go).
 	oauthIssuer string
+	oauthTokens tokenCache
 }
 
 // egressInForce is an egress policy and the revision of the instance's
@@ -287,7 +289,10 @@ func (p *Plane) withShutdown(ctx context.Context) (context.Context, func()) {
 }
 
 // SetSigningKey sets the key bundles must be signed with.
-func (p *Plane) SetSigningKey(pub ed25519.PublicKey) { p.pub.Store(&pub) }
+func (p *Plane) SetSigningKey(pub ed25519.PublicKey) {
+	p.pub.Store(&pub)
+	p.oauthTokens.reset()
+}
 
 // HasSigningKey reports whether the plane knows the bundle signing key.
 func (p *Plane) HasSigningKey() bool { return p.pub.Load() != nil }
