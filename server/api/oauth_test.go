@@ -415,6 +415,32 @@ func TestOAuthAuthorizationServerFlow(t *testing.T) {
 		if s := o.mcpStatus("/inf/v1/mcp", tok["access_token"].(string)); s != 200 {
 			t.Fatalf("the member's token: %d", s)
 		}
+		// A policy targeting selected_users naming the member (here a tool
+		// policy, which decides tool calls) applies to their token's tool
+		// call, and not to the owner's.
+		o.must("POST", wsBase+"/tool-policies", o.ownerKey, map[string]any{"name": "not-ada", "enabled": true, "definition": map[string]any{
+			"target": map[string]any{"kind": "selected_users", "user_ids": []string{member.User.ID.String()}},
+			"rules": []map[string]any{{"match": map[string]any{"servers": []string{"up"}}, "phase": "call",
+				"action": map[string]any{"kind": "deny", "message": "not for ada"}}}}})
+		callAs := func(token string) (*mcp.CallToolResult, error) {
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: o.gw.URL + "/inf/v1/mcp", HTTPClient: &http.Client{Transport: bearer{token}},
+				DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+			if err != nil {
+				return nil, err
+			}
+			defer cs.Close()
+			return cs.CallTool(ctx, &mcp.CallToolParams{Name: list.Tools[0].Name, Arguments: map[string]any{"text": "hi"}})
+		}
+		if res, err := callAs(tok["access_token"].(string)); err == nil && !res.IsError {
+			t.Fatalf("the member's tool call under a policy denying them: %+v", res)
+		} else if err != nil && !strings.Contains(err.Error(), "not for ada") || err == nil && !strings.Contains(mustString(res.Content), "not for ada") {
+			t.Fatalf("the refusal does not name the policy: %+v %v", res, err)
+		}
+		code, verifier = o.codeFor("own", "")
+		_, own := o.redeem(code, verifier)
+		if res, err := callAs(own["access_token"].(string)); err != nil || res.IsError {
+			t.Fatalf("the owner's tool call: %+v %v", res, err)
+		}
 		o.must("POST", "/api/v1/instance/users/"+member.User.ID.String()+"/disable", o.ownerKey, nil)
 		if s := o.mcpStatus("/inf/v1/mcp", tok["access_token"].(string)); s != 401 {
 			t.Fatalf("a disabled person's token: %d", s)
