@@ -2,7 +2,9 @@ package dataplane
 
 import (
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -55,4 +57,23 @@ func BenchmarkTokenAdmission(b *testing.B) {
 			_, _ = c.verify(&pub, tok, now)
 		}
 	})
+}
+
+// A data plane's protected resource metadata names the control plane it
+// was given as the authorization server, or, in process, the origin the
+// request reached.
+func TestResourceMetadataNamesTheAuthorizationServer(t *testing.T) {
+	for issuer, want := range map[string]string{"https://cp.example.com/": "https://cp.example.com", "": "http://gw.example.com"} {
+		p := NewPlane(nil, Options{OAuthIssuer: issuer})
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, httptest.NewRequest("GET", "http://gw.example.com"+mcpResourceMetadataPath, nil))
+		var doc struct {
+			Resource             string   `json:"resource"`
+			AuthorizationServers []string `json:"authorization_servers"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &doc); err != nil || doc.Resource != "http://gw.example.com/inf/v1/mcp" ||
+			len(doc.AuthorizationServers) != 1 || doc.AuthorizationServers[0] != want {
+			t.Errorf("issuer %q: %s %v", issuer, w.Body, err)
+		}
+	}
 }
