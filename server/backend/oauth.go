@@ -30,7 +30,7 @@ const (
 // Lifetimes of codes and refresh tokens.
 const (
 	OAuthCodeTTL    = time.Minute
-	OAuthRefreshTTL = 30 * 24 * time.Hour
+	OAuthRefreshTTL = store.OAuthRefreshTTL
 )
 
 // OAuthRefusal is an OAuth error (RFC 6749 §5.2): Code is invalid_grant,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/catalogdb"
+	"github.com/gw-gateway/gw/server/oauth"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/toolpolicy"
@@ -62,7 +63,9 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 	}
 	sortByID(body.Keys, func(k bundle.Key) uuid.UUID { return k.ID })
 
-	grants, err := st.LiveOAuthGrantsForOrg(ctx, orgID)
+	// A grant idle past its last refresh token's lifetime (and the access
+	// token that refresh gave) can mint nothing more: left out.
+	grants, err := st.LiveOAuthGrantsForOrg(ctx, orgID, store.Now().Add(-store.OAuthRefreshTTL-oauth.AccessTokenTTL))
 	if err != nil {
 		return nil, fmt.Errorf("list oauth grants: %w", err)
 	}

@@ -65,6 +65,11 @@ type OAuthRefreshToken struct {
 	UsedAt    *time.Time `bun:"used_at"`
 }
 
+// OAuthRefreshTTL is a refresh token's lifetime: a grant idle longer can
+// mint no token (server/backend issues them, server/publish leaves such
+// grants out of bundles).
+const OAuthRefreshTTL = 30 * 24 * time.Hour
+
 // CreateOAuthClient stores a registered client; a taken client_id is
 // ErrConflict.
 func (s *Store) CreateOAuthClient(ctx context.Context, c *OAuthClient) error {
@@ -113,13 +118,15 @@ func (s *Store) ListOAuthGrants(ctx context.Context, workspaceID uuid.UUID) ([]O
 }
 
 // LiveOAuthGrantsForOrg lists the organization's grants a bundle carries:
-// unrevoked, of a person who is an active member and not disabled (as
-// ActiveInferenceKeysForOrg does for keys).
-func (s *Store) LiveOAuthGrantsForOrg(ctx context.Context, orgID uuid.UUID) ([]OAuthGrant, error) {
+// unrevoked, used (or made) since idleSince, of a person who is an active
+// member and not disabled (as ActiveInferenceKeysForOrg does for keys). A
+// grant idle longer has no refresh token left that could mint a token.
+func (s *Store) LiveOAuthGrantsForOrg(ctx context.Context, orgID uuid.UUID, idleSince time.Time) ([]OAuthGrant, error) {
 	out := []OAuthGrant{}
 	active := s.db.NewSelect().Model((*Membership)(nil)).Column("user_id").Where("org_id = ?", orgID).Where("status = 'active'")
 	disabled := s.db.NewSelect().Model((*User)(nil)).Column("id").Where("disabled_at IS NOT NULL")
 	err := s.db.NewSelect().Model(&out).Where("org_id = ?", orgID).Where("revoked_at IS NULL").
+		Where("(created_at >= ? OR last_used_at >= ?)", idleSince, idleSince).
 		Where("user_id IN (?)", active).Where("user_id NOT IN (?)", disabled).OrderExpr("id ASC").Scan(ctx)
 	return out, mapErr(err)
 }
