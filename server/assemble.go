@@ -266,12 +266,18 @@ func (s *Server) controlRoutes(_ context.Context, cp *controlPlane) error {
 	if cp.plane != nil {
 		cp.plane.MarkReady()
 		mux.Handle("/inf/v1/", dataplane.NewCORS(s.cfg.CORSOrigins, cp.plane))
-		mux.Handle(dataplane.MCPResourceMetadataPath, cp.plane)
+		mux.Handle(dataplane.MCPResourceMetadataPath, dataplane.NewCORS(s.cfg.CORSOrigins, cp.plane))
 	}
 	// gw's OAuth authorization server (issue 31): its metadata and
-	// endpoints are the API's.
+	// endpoints are the API's. A browser-based MCP client of a listed
+	// origin may read the metadata and call the token and revocation
+	// endpoints (no cookie is involved); the authorization endpoint is a
+	// page, navigated to.
+	oauthCORS := dataplane.NewCORS(s.cfg.CORSOrigins, cp.api.OAuthHandler())
 	mux.Handle("/oauth/", cp.api.OAuthHandler())
-	mux.Handle(api.OAuthMetadataPath, cp.api.OAuthHandler())
+	mux.Handle("/oauth/token", oauthCORS)
+	mux.Handle("/oauth/revoke", oauthCORS)
+	mux.Handle(api.OAuthMetadataPath, oauthCORS)
 	mux.Handle("/", web.HandlerWithSSO(s.log, cp.api.SetupDone, cp.api.SignInProviders))
 	s.handleHealth(mux)
 	s.handler = mux
@@ -306,7 +312,7 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 		{"route HTTP", func(_ context.Context, rp *remotePlane) error {
 			mux := http.NewServeMux()
 			mux.Handle("/inf/v1/", dataplane.NewCORS(s.cfg.CORSOrigins, rp.plane))
-			mux.Handle(dataplane.MCPResourceMetadataPath, rp.plane)
+			mux.Handle(dataplane.MCPResourceMetadataPath, dataplane.NewCORS(s.cfg.CORSOrigins, rp.plane))
 			s.handleHealth(mux)
 			s.handler = mux
 			return nil
