@@ -168,6 +168,7 @@ func (s *Server) inProcessDataPlane(_ context.Context, cp *controlPlane) error {
 func (s *Server) planeOptions(o dataplane.Options) dataplane.Options {
 	o.Logger, o.Metrics = s.log, s.metrics
 	o.MaxStreamDuration = s.cfg.MaxStreamDuration
+	o.MCPTimeout = s.cfg.MCPTimeout
 	o.BodyBytesInFlight, o.KeyBodyBytesInFlight = s.cfg.BodyBytesInFlight, s.cfg.KeyBodyBytesInFlight
 	o.Egress = s.cfg.Egress
 	o.KeyTagSetsPerMinute = s.cfg.KeyTagSetsPerMinute
