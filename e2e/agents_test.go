@@ -284,9 +284,13 @@ func TestClaudeCodeMCP(t *testing.T) {
 		}
 		t.Skip("@anthropic-ai/claude-code is not installed in e2e/node")
 	}
+	eachDatabase(t, func(t *testing.T, env []string) { claudeCodeMCP(t, node, dir, claude, env) })
+}
+
+func claudeCodeMCP(t *testing.T, node, dir, claude string, env []string) {
 	ctx := context.Background()
 	upstream := startMCPUpstream(t, node, dir, "tools")
-	srv := startServe(t, "GW_DATA_DIR="+t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_claude_mcp")
+	srv := startServe(t, append(env, "GW_BOOTSTRAP_TOKEN=setup_claude_mcp")...)
 	anon, _ := client.New(client.Options{Server: srv.URL})
 	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_claude_mcp", Email: "ops@example.com", Password: "a long passphrase"})
 	if err != nil {

@@ -123,9 +123,7 @@ func runConformance(t *testing.T, node, dir, target string) map[string]string {
 // and docs/mcp.md's table).
 func TestMCPConformance(t *testing.T) {
 	node, dir := nodeWith(t, "@modelcontextprotocol/sdk", "@modelcontextprotocol/conformance")
-	ctx := context.Background()
 	upstream := startMCPUpstream(t, node, dir, "conformance")
-
 	// The upstream itself passes the whole suite: what fails through gw
 	// is gw's doing.
 	direct := runConformance(t, node, dir, upstream.URL)
@@ -134,8 +132,12 @@ func TestMCPConformance(t *testing.T) {
 			t.Fatalf("the conformance upstream fails %s by itself: %s", name, why)
 		}
 	}
+	eachDatabase(t, func(t *testing.T, env []string) { mcpConformance(t, node, dir, upstream, env) })
+}
 
-	srv := startServe(t, "GW_DATA_DIR="+t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_mcp_conformance", "GW_MCP_TIMEOUT=5s")
+func mcpConformance(t *testing.T, node, dir string, upstream *mcpUpstream, env []string) {
+	ctx := context.Background()
+	srv := startServe(t, append(env, "GW_BOOTSTRAP_TOKEN=setup_mcp_conformance", "GW_MCP_TIMEOUT=5s")...)
 	anon, _ := client.New(client.Options{Server: srv.URL})
 	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_mcp_conformance", Email: "ops@example.com", Password: "a long passphrase"})
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -50,6 +51,25 @@ func nodeWith(t *testing.T, pkgs ...string) (node, dir string) {
 		t.Skip(missing)
 	}
 	return node, dir
+}
+
+// eachDatabase runs fn as a subtest per database gw serve can be given
+// (SQLite; PostgreSQL with GW_TEST_DATABASE_URL), with the environment
+// naming a fresh one.
+func eachDatabase(t *testing.T, fn func(t *testing.T, env []string)) {
+	for _, d := range storetest.Dialects(t) {
+		t.Run(string(d), func(t *testing.T) {
+			env := []string{"GW_DATA_DIR=" + t.TempDir()}
+			if d == storetest.Postgres {
+				u, err := storetest.URL(t, d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				env = append(env, "GW_DATABASE_URL="+u, "GW_SECRET_KEY="+strings.Repeat("ab", 32))
+			}
+			fn(t, env)
+		})
+	}
 }
 
 // mcpUpstream is an upstream MCP server of e2e/node/mcp-upstream.mjs,
@@ -271,13 +291,17 @@ func (c tsCall) text() string {
 // row per call.
 func TestMCPTypeScriptSDK(t *testing.T) {
 	node, dir := nodeWith(t, "@modelcontextprotocol/sdk")
+	eachDatabase(t, func(t *testing.T, env []string) { mcpTypeScriptSDK(t, node, dir, env) })
+}
+
+func mcpTypeScriptSDK(t *testing.T, node, dir string, env []string) {
 	ctx := context.Background()
 	tools := startMCPUpstream(t, node, dir, "tools")
 	secured := startMCPUpstream(t, node, dir, "tools", "MCP_STATELESS=1", "MCP_REQUIRE_HEADER=X-Api-Key: up-secret-e2e")
 	oauth := startMCPUpstream(t, node, dir, "tools", "MCP_REQUIRE_HEADER=Authorization: Bearer tok-e2e-oauth")
 	tokenURL, issued := oauthTokenEndpoint(t, "gw-client", "gw-client-secret", "tok-e2e-oauth")
 
-	srv := startServe(t, "GW_DATA_DIR="+t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_mcp_ts", "GW_MCP_TIMEOUT=3s")
+	srv := startServe(t, append(env, "GW_BOOTSTRAP_TOKEN=setup_mcp_ts", "GW_MCP_TIMEOUT=3s")...)
 	anon, _ := client.New(client.Options{Server: srv.URL})
 	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_mcp_ts", Email: "ops@example.com", Password: "a long passphrase"})
 	if err != nil {
