@@ -178,7 +178,9 @@ func (c *client) call(ctx context.Context, up *Upstream, s session, method strin
 	if sid == "" {
 		sid = s.ID
 	}
-	m, err := c.readResponse(resp, up)
+	m, err := c.readResponse(resp, up, func(id json.RawMessage, method string) {
+		c.refuse(ctx, up, session{ID: sid, Version: s.Version}, id, method)
+	})
 	if err != nil {
 		return nil, "", err
 	}
@@ -295,11 +297,42 @@ func (c *client) tokenSource(up *Upstream) oauth2.TokenSource {
 	return ts
 }
 
+// refuse answers a request an upstream sent gw in its event stream
+// (sampling/createMessage, elicitation/create, roots/list): gw relays no
+// server-to-client requests and offers upstreams no client capabilities,
+// so it answers -32601 at once, as JSON-RPC wants every request answered,
+// rather than leave the upstream waiting for an answer until gw's timeout
+// cuts the call.
+func (c *client) refuse(ctx context.Context, up *Upstream, s session, id json.RawMessage, method string) {
+	body, _ := json.Marshal(message{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: jsonrpcMethodNotFound,
+		Message: fmt.Sprintf("gw's MCP gateway relays no server-to-client requests (%s)", method)}})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, up.URL, bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.Version != "" {
+		req.Header.Set("MCP-Protocol-Version", s.Version)
+	}
+	if s.ID != "" {
+		req.Header.Set("Mcp-Session-Id", s.ID)
+	}
+	if c.authorize(ctx, up, req) != nil {
+		return
+	}
+	if resp, err := c.http.Do(req); err == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+	}
+}
+
 // readResponse reads the JSON-RPC response of a POST: one JSON body, or
-// the SSE stream's events until the response (notifications and requests
-// of the upstream in between are dropped: gw offers no client features).
-// Nothing larger than maxMessage is read whole.
-func (c *client) readResponse(resp *http.Response, up *Upstream) (*message, error) {
+// the SSE stream's events until the response (notifications of the
+// upstream in between are dropped; its requests are answered by
+// onRequest: gw offers no client features). Nothing larger than
+// maxMessage is read whole.
+func (c *client) readResponse(resp *http.Response, up *Upstream, onRequest func(id json.RawMessage, method string)) (*message, error) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	limited := io.LimitReader(resp.Body, c.maxMessage+1)
 	switch ct {
@@ -326,8 +359,13 @@ func (c *client) readResponse(resp *http.Response, up *Upstream) (*message, erro
 			case len(line) == 0:
 				if data.Len() > 0 {
 					var m message
-					if json.Unmarshal(data.Bytes(), &m) == nil && m.Method == "" && (m.Result != nil || m.Error != nil) {
-						return &m, nil
+					if json.Unmarshal(data.Bytes(), &m) == nil {
+						if m.Method == "" && (m.Result != nil || m.Error != nil) {
+							return &m, nil
+						}
+						if m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" {
+							onRequest(m.ID, m.Method)
+						}
 					}
 					data.Reset()
 				}
