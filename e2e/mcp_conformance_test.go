@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -61,6 +62,10 @@ var conformanceThroughGW = map[string]bool{
 	"dns-rebinding-protection":      false,
 }
 
+// conformanceDir is a scenario's results directory:
+// server-<scenario>-<timestamp>.
+var conformanceDir = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T[0-9-]+Z$`)
+
 // conformanceCheck is one check of a scenario's checks.json.
 type conformanceCheck struct {
 	ID           string `json:"id"`
@@ -94,8 +99,11 @@ func runConformance(t *testing.T, node, dir, target string) map[string]string {
 		if err := json.Unmarshal(raw, &checks); err != nil {
 			t.Fatalf("%s: %v", d.Name(), err)
 		}
-		name := strings.TrimPrefix(d.Name(), "server-")
-		name = name[:strings.LastIndex(name, "-20")] // the timestamp
+		m := conformanceDir.FindStringSubmatch(d.Name())
+		if m == nil {
+			t.Fatalf("the conformance suite wrote %s", d.Name())
+		}
+		name := m[1]
 		results[name] = ""
 		for _, c := range checks {
 			if c.Status == "FAILURE" {

@@ -24,6 +24,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import {
   CallToolRequestSchema,
   CompleteRequestSchema,
+  CreateMessageResultSchema,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
@@ -160,7 +161,12 @@ const conformanceServer = {
       case "test_error_handling":
         return { isError: true, content: [{ type: "text", text: "This tool intentionally returns an error for testing" }] };
       case "test_sampling": {
-        const r = await server.createMessage({ messages: [{ role: "user", content: { type: "text", text: args.prompt } }], maxTokens: 100 });
+        // Asked in the call's own stream (extra.sendRequest), where a
+        // client reading only its POST answers sees it.
+        const r = await extra.sendRequest(
+          { method: "sampling/createMessage", params: { messages: [{ role: "user", content: { type: "text", text: args.prompt } }], maxTokens: 100 } },
+          CreateMessageResultSchema,
+        );
         return text(`LLM response: ${r.content?.text ?? JSON.stringify(r.content)}`);
       }
       case "test_elicitation": {
