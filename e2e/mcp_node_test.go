@@ -247,15 +247,20 @@ type tsResult struct {
 	Tools       []string `json:"tools"`
 	SingleTools []string `json:"single_tools"`
 	Headers     []string `json:"headers"`
-	SlowMS      int64    `json:"slow_ms"`
-	Echo        tsCall   `json:"echo"`
-	Add         tsCall   `json:"add"`
-	Fail        tsCall   `json:"fail"`
-	Slow        tsCall   `json:"slow"`
-	Secured     tsCall   `json:"secured"`
-	OAuth       tsCall   `json:"oauth"`
-	Unknown     tsCall   `json:"unknown"`
-	SingleEcho  tsCall   `json:"single_echo"`
+	Timing      struct {
+		Calls     int     `json:"calls"`
+		DirectMS  float64 `json:"direct_ms"`
+		ThroughMS float64 `json:"through_gw_ms"`
+	} `json:"timing"`
+	SlowMS     int64  `json:"slow_ms"`
+	Echo       tsCall `json:"echo"`
+	Add        tsCall `json:"add"`
+	Fail       tsCall `json:"fail"`
+	Slow       tsCall `json:"slow"`
+	Secured    tsCall `json:"secured"`
+	OAuth      tsCall `json:"oauth"`
+	Unknown    tsCall `json:"unknown"`
+	SingleEcho tsCall `json:"single_echo"`
 }
 
 type tsCall struct {
@@ -341,6 +346,9 @@ func mcpTypeScriptSDK(t *testing.T, node, dir string, env []string) {
 			cmd := exec.CommandContext(runCtx, node, "mcp-client.mjs")
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "GW_MCP_URL="+srv.URL+"/inf/v1/mcp", "GW_INF_KEY="+ik.Token, "MCP_VERSION="+v.offered)
+			if v.offered == "2025-11-25" {
+				cmd.Env = append(cmd.Env, "MCP_DIRECT_URL="+tools.URL)
+			}
 			out, err := cmd.Output()
 			if err != nil {
 				t.Fatalf("node mcp-client.mjs: %v\n%s\ngw serve:\n%s", err, out, srv.logs)
@@ -350,6 +358,10 @@ func mcpTypeScriptSDK(t *testing.T, node, dir string, env []string) {
 				t.Fatalf("mcp-client.mjs printed %s: %v", out, err)
 			}
 			t.Logf("TS SDK speaks %v; offered %s, negotiated %s", r.SDKVersions, r.Offered, r.Negotiated)
+			if r.Timing.Calls > 0 {
+				t.Logf("tools/call from the TS SDK, median of %d interleaved: %.2f ms direct, %.2f ms through gw serve (%.2f×)",
+					r.Timing.Calls, r.Timing.DirectMS, r.Timing.ThroughMS, r.Timing.ThroughMS/r.Timing.DirectMS)
+			}
 			if r.Negotiated != v.negotiated || !r.Session || r.Server.Name != "gw" || !slices.Equal(r.Headers, []string{v.negotiated}) {
 				t.Fatalf("negotiation: %+v", r)
 			}
@@ -381,12 +393,14 @@ func mcpTypeScriptSDK(t *testing.T, node, dir string, env []string) {
 	}
 
 	// What reached the upstreams: each call once, never the caller's key.
+	// The timing run made 51 echo calls each way on top.
 	n := len(versions)
+	const timed = 51
 	for _, c := range []struct {
 		u    *mcpUpstream
 		want map[string]int
 	}{
-		{tools, map[string]int{"echo": 2 * n, "add": n, "fail": n, "slow": n}},
+		{tools, map[string]int{"echo": 2*n + 2*timed, "add": n, "fail": n, "slow": n}},
 		{secured, map[string]int{"echo": n}},
 		{oauth, map[string]int{"echo": n}},
 	} {
@@ -409,7 +423,7 @@ func mcpTypeScriptSDK(t *testing.T, node, dir string, env []string) {
 	// row per event, without the arguments.
 	type key struct{ model, status, cost string }
 	want := map[key]int{
-		{"mcp/tools/echo", "ok", "0.001"}:     2 * n,
+		{"mcp/tools/echo", "ok", "0.001"}:     2*n + timed,
 		{"mcp/tools/add", "ok", "0.002"}:      n,
 		{"mcp/tools/fail", "error", "0.0005"}: n,
 		{"mcp/tools/slow", "error", "0"}:      n,
@@ -463,7 +477,7 @@ func mcpTypeScriptSDK(t *testing.T, node, dir string, env []string) {
 		}
 		byTarget[a.Target.ID]++
 	}
-	if len(rows) != total || byTarget["tools/echo"] != 2*n || byTarget["tools/slow"] != n || byTarget["oauth/echo"] != n {
+	if len(rows) != total || byTarget["tools/echo"] != 2*n+timed || byTarget["tools/slow"] != n || byTarget["oauth/echo"] != n {
 		t.Fatalf("audit rows by target %v (%d), want %d", byTarget, len(rows), total)
 	}
 }

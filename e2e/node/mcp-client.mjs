@@ -93,5 +93,31 @@ try {
   await client.close();
   void transport;
 }
+// MCP_DIRECT_URL: the same tools/call straight to the upstream and
+// through gw's /inf/v1/mcp/tools, interleaved (so load and warm-up fall
+// on both alike), in one run: the median of each, which the test logs.
+if (process.env.MCP_DIRECT_URL) {
+  const n = 50;
+  const direct = new Client({ name: "gw-e2e-ts-sdk", version: "1.0.0" });
+  await direct.connect(new StreamableHTTPClientTransport(new URL(process.env.MCP_DIRECT_URL)));
+  const { client: through } = await connect(`${base}/tools`);
+  const once = async (client, i) => {
+    const start = performance.now();
+    await client.callTool({ name: "echo", arguments: { text: `t${i}` } });
+    return performance.now() - start;
+  };
+  await once(direct, -1);
+  await once(through, -1);
+  const d = [];
+  const g = [];
+  for (let i = 0; i < n; i++) {
+    d.push(await once(direct, i));
+    g.push(await once(through, i));
+  }
+  const median = (a) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)];
+  out.timing = { calls: n, direct_ms: median(d), through_gw_ms: median(g) };
+  await direct.close();
+  await through.close();
+}
 out.headers = [...headersSeen];
 console.log(JSON.stringify(out));
