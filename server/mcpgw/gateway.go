@@ -87,7 +87,36 @@ type Call struct {
 	// Arguments are the call's arguments as sent (JSON), for an audit row
 	// that records them.
 	Arguments json.RawMessage
+	// Version is the caller's protocol version.
+	Version string
 }
+
+// Operation is one answered request other than a tools/call (whose
+// outcome Admit's finish or Refused records), for telemetry.
+type Operation struct {
+	// Method is the JSON-RPC method, OtherMethod for one gw does not
+	// serve (the caller's text is never a label).
+	Method string
+	// Server is the server of /inf/v1/mcp/{server}, "" on the aggregated
+	// endpoint.
+	Server string
+	// Version is the protocol version in force ("" when none was told).
+	Version string
+	// SessionID is the caller's Mcp-Session-Id, or the one initialize
+	// answered ("" for none).
+	SessionID string
+	// ErrorCode is the JSON-RPC error code answered, 0 for a result.
+	ErrorCode int
+	Duration  time.Duration
+}
+
+// OtherMethod stands for a method gw does not serve in an Operation (the
+// OpenTelemetry conventions' _OTHER).
+const OtherMethod = "_OTHER"
+
+// served are the methods gw answers, which an Operation names.
+var served = []string{"initialize", "ping", "tools/list", "tools/call", "server/discover", "resources/list",
+	"resources/templates/list", "prompts/list"}
 
 // Outcome is how a call ended.
 type Outcome struct {
@@ -116,6 +145,9 @@ type Guard interface {
 	// Refused records a call refused by a tool policy or the server's
 	// tool filter (a usage event with status denied).
 	Refused(ctx context.Context, c Call, o Outcome)
+	// Observe records one answered request other than a tools/call
+	// (spans and the operation duration metric).
+	Observe(op Operation)
 }
 
 // Options configure a Gateway.
@@ -165,6 +197,9 @@ type request struct {
 	version string
 	sess    *sessionToken
 	msg     message
+	start   time.Time
+	// errCode is the JSON-RPC error code answered (0: none yet).
+	errCode int
 }
 
 // Serve answers one HTTP request on the endpoint. single names the
@@ -204,7 +239,7 @@ func (g *Gateway) Serve(w http.ResponseWriter, r *http.Request, body []byte, gua
 			return
 		}
 	}
-	rq := &request{g: g, w: w, r: r, guard: guard, single: single, secret: bearer}
+	rq := &request{g: g, w: w, r: r, guard: guard, single: single, secret: bearer, start: time.Now()}
 	if problem := rq.parse(body); problem != "" {
 		writeRPCError(w, http.StatusBadRequest, rq.msg.ID, rq.parseCode(body), problem)
 		return
@@ -282,6 +317,9 @@ func (rq *request) serve() {
 		rq.w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	if m.Method != "tools/call" {
+		defer rq.observe()
+	}
 	if m.Method == "initialize" {
 		rq.initialize()
 		return
@@ -314,6 +352,23 @@ func (rq *request) serve() {
 	default:
 		rq.fail(http.StatusOK, jsonrpcMethodNotFound, fmt.Sprintf("method %q is not served by gw's MCP gateway (it serves tools)", m.Method))
 	}
+}
+
+// observe reports the answered request (not a tools/call: its guard
+// records it) to the guard.
+func (rq *request) observe() {
+	op := Operation{Method: OtherMethod, Server: rq.single, Version: rq.version, SessionID: rq.r.Header.Get("Mcp-Session-Id"),
+		ErrorCode: rq.errCode, Duration: time.Since(rq.start)}
+	if slices.Contains(served, rq.msg.Method) {
+		op.Method = rq.msg.Method
+	}
+	if op.Version == "" {
+		op.Version = rq.r.Header.Get("MCP-Protocol-Version")
+	}
+	if rq.msg.Method == "initialize" {
+		op.SessionID = rq.w.Header().Get("Mcp-Session-Id")
+	}
+	rq.guard.Observe(op)
 }
 
 // stateless checks a 2026-07-28 request: the version in _meta (or the
@@ -601,7 +656,7 @@ func (rq *request) callTool() {
 			return
 		}
 	}
-	call := Call{Server: up.Name, Tool: tool, Upstream: up, PriceNano: up.Prices.NanoUSD(tool), Arguments: p.Arguments}
+	call := Call{Server: up.Name, Tool: tool, Upstream: up, PriceNano: up.Prices.NanoUSD(tool), Arguments: p.Arguments, Version: rq.version}
 	if !up.Filter.Admits(tool) {
 		msg := fmt.Sprintf("tool %q of MCP server %q is not served (the server's tool filter)", tool, up.Name)
 		rq.guard.Refused(rq.r.Context(), call, Outcome{Status: "denied", Message: msg})
@@ -684,10 +739,14 @@ func (rq *request) result(v any) {
 }
 
 func (rq *request) fail(status, code int, msg string) {
+	rq.errCode = code
 	writeRPCError(rq.w, status, rq.msg.ID, code, msg)
 }
 
 func (rq *request) write(status int, m message) {
+	if m.Error != nil {
+		rq.errCode = m.Error.Code
+	}
 	b, _ := json.Marshal(m)
 	rq.w.Header().Set("Content-Type", "application/json")
 	rq.w.WriteHeader(status)
