@@ -2,7 +2,8 @@
 // Streamable HTTP in front of the upstream MCP servers a key may reach.
 // It speaks the protocol, both sides: the caller's versions (2025-06-18
 // and 2025-11-25 with a session, 2026-07-28 stateless) and the upstreams'
-// (gw opens a 2025-11-25 session with each, negotiated down as the
+// (asked once in a while with server/discover: 2026-07-28 statelessly to
+// those that take it, else a 2025-11-25 session, negotiated down as the
 // upstream says). What a key may see and call, admission, budgets and
 // metering are the data plane's, reached through Guard: this package
 // knows no bundle and no usage event.
@@ -15,6 +16,7 @@
 package mcpgw
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -76,6 +78,9 @@ const (
 	CodeUpstream = -32002
 	// codeSessionMissing: a legacy request without a valid session.
 	codeSessionMissing = -32000
+	// codeUnsupportedVersion: a 2026-07-28 server's refusal of the
+	// version a request carries (UnsupportedProtocolVersionError).
+	codeUnsupportedVersion = -32022
 )
 
 // Call is one tools/call as the guard sees it.
@@ -183,7 +188,8 @@ func New(o Options) *Gateway {
 	if o.ServerVersion == "" {
 		o.ServerVersion = "1"
 	}
-	return &Gateway{opts: o, client: &client{http: o.HTTP, maxMessage: o.MaxMessage, tokens: map[string]oauth2.TokenSource{}}}
+	return &Gateway{opts: o, client: &client{http: o.HTTP, maxMessage: o.MaxMessage, tokens: map[string]oauth2.TokenSource{},
+		versions: map[string]speaks{}, pool: map[string]pooledSession{}, now: time.Now}}
 }
 
 // request is one request in flight.
@@ -460,6 +466,10 @@ func (rq *request) initialize() {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(rq.r.Context(), rq.g.opts.Timeout)
 			defer cancel()
+			// An upstream that speaks 2026-07-28 needs no session.
+			if st, err := rq.g.client.detect(ctx, up); err != nil || st {
+				return
+			}
 			s, err := rq.g.client.initialize(ctx, up)
 			if err != nil || s.ID == "" && s.Version == "" {
 				return
@@ -515,10 +525,29 @@ func (rq *request) servers() []*Upstream {
 	return nil
 }
 
-// withSession runs fn with an upstream session: the one the caller's
-// session carries, else one opened for this request (and closed after).
-// A carried session the upstream has forgotten is replaced by a fresh one.
+// withSession runs fn with what speaking to up takes: nothing for an
+// upstream that speaks 2026-07-28 (each request stateless); else the
+// upstream session the caller's own session carries, else the session
+// kept for the caller's key with that upstream (opened now when there is
+// none). A session the upstream has forgotten (its 404) is replaced once;
+// a stateless upstream that refuses the version is asked again what it
+// speaks.
 func (rq *request) withSession(ctx context.Context, up *Upstream, fn func(s session) error) error {
+	st, err := rq.g.client.detect(ctx, up)
+	if err != nil {
+		return err
+	}
+	if st {
+		err := fn(stateless)
+		var rpcErr *rpcError
+		if !errors.As(err, &rpcErr) || rpcErr.Code != codeUnsupportedVersion {
+			return err
+		}
+		rq.g.client.forgetVersion(up)
+		if st, err := rq.g.client.detect(ctx, up); err != nil || st {
+			return cmp.Or(err, error(rpcErr))
+		}
+	}
 	if rq.sess != nil {
 		if s, ok := rq.sess.Upstreams[up.ID]; ok {
 			err := fn(s)
@@ -527,16 +556,21 @@ func (rq *request) withSession(ctx context.Context, up *Upstream, fn func(s sess
 			}
 		}
 	}
-	s, err := rq.g.client.initialize(ctx, up)
-	if err != nil {
-		return err
+	for range 2 {
+		s, fresh, err := rq.g.client.pooled(ctx, up, rq.secret)
+		if err != nil {
+			return err
+		}
+		err = fn(s)
+		if !errors.Is(err, errSessionGone) {
+			return err
+		}
+		rq.g.client.unpool(up, rq.secret, s)
+		if fresh {
+			break
+		}
 	}
-	defer rq.g.client.close(up, s)
-	err = fn(s)
-	if errors.Is(err, errSessionGone) {
-		return &upstreamError{server: up.Name, msg: "lost its session at once"}
-	}
-	return err
+	return &upstreamError{server: up.Name, msg: "lost its session at once"}
 }
 
 // upstreamTools lists an upstream's tools, every page.
