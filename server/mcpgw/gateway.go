@@ -189,7 +189,7 @@ func New(o Options) *Gateway {
 		o.ServerVersion = "1"
 	}
 	return &Gateway{opts: o, client: &client{http: o.HTTP, maxMessage: o.MaxMessage, tokens: map[string]oauth2.TokenSource{},
-		versions: map[string]speaks{}, pool: map[string]pooledSession{}, now: time.Now}}
+		versions: map[string]speaks{}, probing: map[string]chan struct{}{}, pool: map[string]pooledSession{}, now: time.Now}}
 }
 
 // request is one request in flight.

@@ -100,6 +100,8 @@ type client struct {
 	// versions: what each upstream speaks, by upstreamKey, until an
 	// expiry (detect).
 	versions map[string]speaks
+	// probing: the upstreams being asked now, closed when answered.
+	probing map[string]chan struct{}
 	// pool: the upstream sessions kept for (caller's key, upstream), by
 	// poolKey, for callers whose own session does not carry one (pooled).
 	pool map[string]pooledSession
@@ -159,17 +161,48 @@ func upstreamKey(up *Upstream) string {
 // upstream that cannot be reached is an error, and nothing is learnt.
 func (c *client) detect(ctx context.Context, up *Upstream) (bool, error) {
 	key := upstreamKey(up)
-	now := c.now()
-	c.mu.Lock()
-	v, ok := c.versions[key]
-	c.mu.Unlock()
-	if ok && now.Before(v.until) {
-		return v.stateless, nil
+	for {
+		c.mu.Lock()
+		v, ok := c.versions[key]
+		if ok && c.now().Before(v.until) {
+			c.mu.Unlock()
+			return v.stateless, nil
+		}
+		// One request asks; the others of the moment wait for its answer.
+		if wait, busy := c.probing[key]; busy {
+			c.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return false, &upstreamError{server: up.Name, msg: "did not answer in time"}
+			}
+		}
+		done := make(chan struct{})
+		c.probing[key] = done
+		c.mu.Unlock()
+		v, err := c.probe(ctx, up)
+		c.mu.Lock()
+		delete(c.probing, key)
+		if err == nil {
+			if len(c.versions) >= maxPool {
+				clear(c.versions)
+			}
+			c.versions[key] = v
+		}
+		c.mu.Unlock()
+		close(done)
+		return v.stateless, err
 	}
+}
+
+// probe asks up server/discover (see detect).
+func (c *client) probe(ctx context.Context, up *Upstream) (speaks, error) {
+	now := c.now()
 	raw, _, err := c.call(ctx, up, stateless, "server/discover", map[string]any{})
 	var ue *upstreamError
 	var rpcErr *rpcError
-	v = speaks{until: now.Add(versionTTL)}
+	v := speaks{until: now.Add(versionTTL)}
 	switch {
 	case err == nil:
 		var d struct {
@@ -182,15 +215,9 @@ func (c *client) detect(ctx context.Context, up *Upstream) (bool, error) {
 			v.until = now.Add(versionRetryTTL)
 		}
 	default:
-		return false, err
+		return speaks{}, err
 	}
-	c.mu.Lock()
-	if len(c.versions) >= maxPool {
-		clear(c.versions)
-	}
-	c.versions[key] = v
-	c.mu.Unlock()
-	return v.stateless, nil
+	return v, nil
 }
 
 // forgetVersion drops what up was found to speak (it refused the version

@@ -46,7 +46,7 @@ func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func testClient(now *time.Time) *client {
 	return &client{http: &http.Client{}, maxMessage: DefaultMaxMessage, tokens: map[string]oauth2.TokenSource{},
-		versions: map[string]speaks{}, pool: map[string]pooledSession{}, now: func() time.Time { return *now }}
+		versions: map[string]speaks{}, probing: map[string]chan struct{}{}, pool: map[string]pooledSession{}, now: func() time.Time { return *now }}
 }
 
 // What an upstream speaks is asked once and kept for versionTTL, then
@@ -141,5 +141,28 @@ func TestPooledSessions(t *testing.T) {
 	}
 	if len(c.pool) > 3 {
 		t.Fatalf("the expired sessions were not dropped: %d kept", len(c.pool))
+	}
+}
+
+// Requests that need an upstream's version at once ask it once: the
+// others wait for that answer.
+func TestDetectAsksOnceAtATime(t *testing.T) {
+	f := &fakeUpstream{stateless: true}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	now := time.Unix(1_800_000_000, 0)
+	c := testClient(&now)
+	up := &Upstream{ID: "1", Name: "f", URL: srv.URL}
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if st, err := c.detect(context.Background(), up); err != nil || !st {
+				t.Errorf("%v %v", st, err)
+			}
+		})
+	}
+	wg.Wait()
+	if f.discovers != 1 {
+		t.Fatalf("20 requests at once asked %d times", f.discovers)
 	}
 }
