@@ -407,6 +407,13 @@ func TestSCIMTenancyAndRefusals(t *testing.T) {
 		s.must("POST", "/api/v1/organizations/other/members", s.ownerKey, map[string]any{"user_id": both, "role": "member"})
 		s.refused(403, "", tokA.Token, "PATCH", "/Users/"+both, map[string]any{"Operations": []map[string]any{{"op": "Replace", "path": "active", "value": "False"}}})
 		s.refused(409, "uniqueness", tokA.Token, "POST", "/Users", map[string]any{"userName": "both@example.com"})
+		// Nor is an owner of the organization.
+		owner := s.boot.User.ID.String()
+		s.refused(403, "", tokA.Token, "DELETE", "/Users/"+owner, nil)
+		s.refused(403, "", tokA.Token, "PATCH", "/Users/"+owner, map[string]any{"Operations": []map[string]any{{"op": "replace", "value": map[string]any{"active": false}}}})
+		if org, _ := s.roles(owner); org != "owner" {
+			t.Fatalf("owner after refused deprovisioning: %q", org)
+		}
 
 		// Discovery.
 		if c := s.want(200, tokA.Token, "GET", "/ServiceProviderConfig", nil); c["patch"].(map[string]any)["supported"] != true {

@@ -13,7 +13,7 @@ import (
 // An organization's SCIM tokens (issue 31, part 2; docs/identity.md).
 
 func (s *Server) scimTokenRoutes() []*Route {
-	const tag, base = "SCIM Tokens", "/api/v1/organizations/{org_id}/scim-tokens"
+	const tag, base = "Members", "/api/v1/organizations/{org_id}/scim-tokens"
 	manage := []auth.Permission{auth.MembersManage}
 	return []*Route{
 		{Method: "POST", Path: base, Tag: tag, Summary: "Create a SCIM token for the organization's provisioning client (the secret is shown once, as token)",

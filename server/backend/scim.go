@@ -158,8 +158,9 @@ func scimUser(r *store.SCIMUserRow, groups []scim.Ref) scim.User {
 // enable, rename or delete an account: a person (no instance role, no
 // service account) whose memberships are all in that organization. An
 // account that is also another organization's, or holds an instance
-// role, is not one organization's token's to stop: the token has no more
-// power than the organization's administrators.
+// role, or owning the organization, is not one organization's token's to
+// stop: the token has no more power than the organization's
+// administrators (who neither disable accounts nor act on owners).
 func scimOwns(ctx context.Context, tx *store.Store, orgID uuid.UUID, u *store.User) (bool, error) {
 	if u.ServiceAccount || u.InstanceRole != auth.InstanceMember {
 		return false, nil
@@ -169,7 +170,7 @@ func scimOwns(ctx context.Context, tx *store.Store, orgID uuid.UUID, u *store.Us
 		return false, err
 	}
 	for _, m := range ms {
-		if m.OrgID != orgID {
+		if m.OrgID != orgID || m.Role == auth.OrgOwner {
 			return false, nil
 		}
 	}
@@ -324,7 +325,7 @@ func SCIMChangeUser(ctx context.Context, st *store.Store, actor Actor, orgID uui
 // groups (the memberships the mappings made go), their membership of the
 // organization removed (its workspaces' too), the link forgotten; and
 // the account disabled as DisableUser does when the organization owns it.
-// The organization's last owner is not removed (Conflict).
+// An owner of the organization is not removed this way (Forbidden).
 func SCIMDeleteUser(ctx context.Context, st *store.Store, actor Actor, orgID uuid.UUID, id string) error {
 	uid, err := uuid.Parse(id)
 	if err != nil {
@@ -346,8 +347,8 @@ func SCIMDeleteUser(ctx context.Context, st *store.Store, actor Actor, orgID uui
 			m = nil
 		case err != nil:
 			return err
-		case lastOwner(ctx, tx, m):
-			return errorf(Conflict, "%s is the organization's last owner", u.Email)
+		case m.Role == auth.OrgOwner:
+			return errorf(Forbidden, "%s owns the organization: an owner is removed by another owner, not by provisioning", u.Email)
 		}
 		now := store.Now()
 		if err := tx.DeleteSCIMUser(ctx, orgID, uid); err != nil {
