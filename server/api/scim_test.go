@@ -180,7 +180,8 @@ func id(out map[string]any) string { v, _ := out["id"].(string); return v }
 func TestSCIMOktaSequence(t *testing.T) {
 	eachEnv(t, func(t *testing.T, e *env) {
 		s := newSCIMEnv(t, e)
-		tok := s.scimToken("default", "okta").Token
+		okta := s.scimToken("default", "okta")
+		tok := okta.Token
 
 		list := s.want(200, tok, "GET", "/Users?"+filterQuery(`userName eq "ada@example.com"`)+"&startIndex=1&count=100", nil)
 		if list["totalResults"] != 0.0 || len(list["Resources"].([]any)) != 0 {
@@ -236,6 +237,19 @@ func TestSCIMOktaSequence(t *testing.T) {
 			t.Fatalf("deactivated: %v", deact)
 		}
 		s.stopped(c)
+		// The audit log names the SCIM token as the actor.
+		events := decodeData[[]wire.AuditEvent](t, s.must("GET", "/api/v1/instance/activity?limit=200", s.ownerKey, nil))
+		audited := map[string]bool{}
+		for _, ev := range events {
+			if ev.Actor.Type == "scim_token" && ev.Actor.KeyID != nil && *ev.Actor.KeyID == okta.ID && ev.Target.ID == uid {
+				audited[ev.Action] = true
+			}
+		}
+		for _, a := range []string{"user.created_by_scim", "member.added", "workspace_member.added", "user.disabled", "user.updated_by_scim"} {
+			if !audited[a] {
+				t.Errorf("no %s by the SCIM token in the audit log: %v", a, audited)
+			}
+		}
 		u2, err := s.st.GetUser(context.Background(), uuid.MustParse(uid))
 		if err != nil || u2.DisabledAt == nil {
 			t.Fatalf("account after deactivation: %+v %v", u2, err)

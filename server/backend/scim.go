@@ -115,11 +115,11 @@ func SCIMUser(ctx context.Context, st *store.Store, orgID uuid.UUID, id string) 
 	if err != nil {
 		return scim.User{}, err
 	}
-	groups, err := scimGroupsByUser(ctx, st, orgID)
+	groups, err := scimGroupsOf(ctx, st, orgID, uid)
 	if err != nil {
 		return scim.User{}, err
 	}
-	return scimUser(row, groups[uid]), nil
+	return scimUser(row, groups), nil
 }
 
 func scimUserRow(ctx context.Context, tx *store.Store, orgID, id uuid.UUID) (*store.SCIMUserRow, error) {
@@ -131,6 +131,19 @@ func scimUserRow(ctx context.Context, tx *store.Store, orgID, id uuid.UUID) (*st
 		return nil, errorf(NotFound, "user %s not found", id)
 	}
 	return &rows[0], nil
+}
+
+// scimGroupsOf is the organization's groups a user is in.
+func scimGroupsOf(ctx context.Context, tx *store.Store, orgID, userID uuid.UUID) ([]scim.Ref, error) {
+	rows, err := tx.ListSCIMGroupsOfUser(ctx, orgID, userID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]scim.Ref, len(rows))
+	for i, r := range rows {
+		out[i] = scim.Ref{Value: r.GroupID.String(), Display: r.DisplayName}
+	}
+	return out, nil
 }
 
 func scimGroupsByUser(ctx context.Context, tx *store.Store, orgID uuid.UUID) (map[uuid.UUID][]scim.Ref, error) {
@@ -241,11 +254,11 @@ func SCIMChangeUser(ctx context.Context, st *store.Store, actor Actor, orgID uui
 		if err != nil {
 			return err
 		}
-		groups, err := scimGroupsByUser(ctx, tx, orgID)
+		groups, err := scimGroupsOf(ctx, tx, orgID, uid)
 		if err != nil {
 			return err
 		}
-		cur := scimUser(row, groups[uid])
+		cur := scimUser(row, groups)
 		next, err := change(cur)
 		if err != nil {
 			return err
@@ -294,6 +307,9 @@ func SCIMChangeUser(ctx context.Context, st *store.Store, actor Actor, orgID uui
 			if err := stopAccount(ctx, tx, actor, u, now); err != nil {
 				return err
 			}
+			// user.disabled is the instance's; the organization's log
+			// says its provisioning did it.
+			changed["active"] = false
 		case !cur.Active && next.Active:
 			if !owned {
 				return errNotOwned(u.Email, "enable")
@@ -315,7 +331,7 @@ func SCIMChangeUser(ctx context.Context, st *store.Store, actor Actor, orgID uui
 		if row, err = scimUserRow(ctx, tx, orgID, uid); err != nil {
 			return err
 		}
-		out = scimUser(row, groups[uid])
+		out = scimUser(row, groups)
 		return nil
 	})
 	return out, err
@@ -484,10 +500,8 @@ func SCIMCreateGroup(ctx context.Context, st *store.Store, actor Actor, orgID uu
 			Details: map[string]any{"display_name": g.DisplayName, "external_id": g.ExternalID, "members": uuidStrings(members)}}); err != nil {
 			return err
 		}
-		for _, id := range members {
-			if err := syncSCIMGrants(ctx, tx, actor, orgID, id, now); err != nil {
-				return err
-			}
+		if err := syncSCIMGrantsOf(ctx, tx, actor, orgID, members, now); err != nil {
+			return err
 		}
 		out, err = scimGroupWithMembers(ctx, tx, orgID, g)
 		return err
@@ -554,10 +568,8 @@ func SCIMChangeGroup(ctx context.Context, st *store.Store, actor Actor, orgID uu
 			affected = uuidKeys(after)
 			affected = append(affected, removed...)
 		}
-		for _, uid := range affected {
-			if err := syncSCIMGrants(ctx, tx, actor, orgID, uid, now); err != nil {
-				return err
-			}
+		if err := syncSCIMGrantsOf(ctx, tx, actor, orgID, affected, now); err != nil {
+			return err
 		}
 		out, err = scimGroupWithMembers(ctx, tx, orgID, g)
 		return err
@@ -584,13 +596,11 @@ func SCIMDeleteGroup(ctx context.Context, st *store.Store, actor Actor, orgID uu
 			Details: map[string]any{"display_name": g.DisplayName, "members": cur.MemberIDs()}}); err != nil {
 			return err
 		}
-		now := store.Now()
+		ids := make([]uuid.UUID, 0, len(cur.Members))
 		for _, m := range cur.MemberIDs() {
-			if err := syncSCIMGrants(ctx, tx, actor, orgID, uuid.MustParse(m), now); err != nil {
-				return err
-			}
+			ids = append(ids, uuid.MustParse(m))
 		}
-		return nil
+		return syncSCIMGrantsOf(ctx, tx, actor, orgID, ids, store.Now())
 	})
 }
 
@@ -625,15 +635,37 @@ func syncSCIMGrants(ctx context.Context, tx *store.Store, actor Actor, orgID, us
 	if err != nil {
 		return err
 	}
-	var groups []string
-	members, err := tx.ListSCIMGroupMembers(ctx, orgID, nil)
+	return syncSCIMGrantsWith(ctx, tx, actor, mappings, orgID, userID, now)
+}
+
+// syncSCIMGrantsOf is syncSCIMGrants for each of users, the mappings
+// read once.
+func syncSCIMGrantsOf(ctx context.Context, tx *store.Store, actor Actor, orgID uuid.UUID, users []uuid.UUID, now time.Time) error {
+	if len(users) == 0 {
+		return nil
+	}
+	mappings, err := scimMappings(ctx, tx, orgID)
 	if err != nil {
 		return err
 	}
-	for _, m := range members {
-		if m.UserID == userID {
-			groups = append(groups, m.DisplayName)
+	for _, id := range users {
+		if err := syncSCIMGrantsWith(ctx, tx, actor, mappings, orgID, id, now); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// syncSCIMGrantsWith is syncSCIMGrants with the organization's mappings
+// read once for a group's many members.
+func syncSCIMGrantsWith(ctx context.Context, tx *store.Store, actor Actor, mappings []store.GroupMapping, orgID, userID uuid.UUID, now time.Time) error {
+	rows, err := tx.ListSCIMGroupsOfUser(ctx, orgID, userID)
+	if err != nil {
+		return err
+	}
+	groups := make([]string, len(rows))
+	for i, r := range rows {
+		groups[i] = r.DisplayName
 	}
 	desired := DesiredGrants(mappings, groups)
 	existing, err := tx.ListSCIMGrants(ctx, orgID, userID)

@@ -232,6 +232,16 @@ func (s *Store) ListSCIMGroupMembers(ctx context.Context, orgID uuid.UUID, group
 	return out, mapErr(q.OrderExpr("u.email ASC").Scan(ctx, &out))
 }
 
+// ListSCIMGroupsOfUser lists the organization's groups a user is in, by
+// name.
+func (s *Store) ListSCIMGroupsOfUser(ctx context.Context, orgID, userID uuid.UUID) ([]SCIMGroupMemberRow, error) {
+	out := []SCIMGroupMemberRow{}
+	err := s.db.NewSelect().TableExpr("scim_group_members AS gm").ColumnExpr("gm.group_id, gm.user_id, g.display_name, '' AS email").
+		Join("JOIN scim_groups AS g ON g.id = gm.group_id").
+		Where("g.org_id = ?", orgID).Where("gm.user_id = ?", userID).OrderExpr("g.display_name ASC").Scan(ctx, &out)
+	return out, mapErr(err)
+}
+
 // ListSCIMGrants lists what the mappings gave a user for an
 // organization's SCIM groups.
 func (s *Store) ListSCIMGrants(ctx context.Context, orgID, userID uuid.UUID) ([]SCIMGrant, error) {
