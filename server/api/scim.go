@@ -52,8 +52,8 @@ func (s *Server) serveSCIM(w http.ResponseWriter, r *http.Request) {
 		s.scimError(c, scim.Errorf(http.StatusNotFound, "", "not found"))
 		return
 	}
-	raw, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !found || !strings.HasPrefix(strings.TrimSpace(raw), backend.SCIMTokenPrefix) {
+	scheme, raw, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") || !strings.HasPrefix(strings.TrimSpace(raw), backend.SCIMTokenPrefix) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="gw-scim"`)
 		s.scimError(c, scim.Errorf(http.StatusUnauthorized, "", "a SCIM token is required: Authorization: Bearer scim_…"))
 		return

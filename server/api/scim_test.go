@@ -61,7 +61,12 @@ func (s *scimEnv) call(token, method, path string, body any) (int, map[string]an
 	}
 	req, _ := http.NewRequest(method, s.scim.URL+"/scim/v2"+path, rd)
 	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+		// The scheme's case does not matter (RFC 7235).
+		scheme := "Bearer "
+		if strings.HasSuffix(path, "/ResourceTypes") {
+			scheme = "bearer "
+		}
+		req.Header.Set("Authorization", scheme+token)
 	}
 	req.Header.Set("Content-Type", "application/scim+json")
 	resp, err := http.DefaultClient.Do(req)
