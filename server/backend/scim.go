@@ -697,7 +697,7 @@ func syncSCIMGrantsWith(ctx context.Context, tx *store.Store, actor Actor, mappi
 					return err
 				}
 			default:
-				made, err := scimMakeGranted(ctx, tx, g, userID, now)
+				made, err := makeGranted(ctx, tx, g, userID, now)
 				if err != nil {
 					return err
 				}
@@ -732,25 +732,6 @@ func syncSCIMGrantsWith(ctx context.Context, tx *store.Store, actor Actor, mappi
 		}
 	}
 	return nil
-}
-
-// scimMakeGranted is makeGranted after looking: on PostgreSQL a refused
-// insert (the membership exists, made by hand) would abort the whole
-// transaction, so an existing membership is found first and left as it is.
-func scimMakeGranted(ctx context.Context, tx *store.Store, g Grant, userID uuid.UUID, now time.Time) (bool, error) {
-	var err error
-	if g.WorkspaceID == nil {
-		_, err = tx.GetMembership(ctx, g.OrgID, userID)
-	} else {
-		_, err = tx.GetWorkspaceMember(ctx, *g.WorkspaceID, userID)
-	}
-	switch {
-	case err == nil:
-		return false, nil
-	case !errors.Is(err, store.ErrNotFound):
-		return false, err
-	}
-	return makeGranted(ctx, tx, g, userID, now)
 }
 
 func auditSCIMGrant(ctx context.Context, tx *store.Store, actor Actor, action string, g Grant, userID uuid.UUID) error {
