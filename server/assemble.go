@@ -263,6 +263,7 @@ func (s *Server) usageLoops(_ context.Context, cp *controlPlane) error {
 func (s *Server) controlRoutes(_ context.Context, cp *controlPlane) error {
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", cp.api)
+	mux.Handle("/scim/v2/", cp.api.SCIM())
 	if cp.plane != nil {
 		cp.plane.MarkReady()
 		mux.Handle("/inf/v1/", dataplane.NewCORS(s.cfg.CORSOrigins, cp.plane))
