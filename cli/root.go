@@ -26,6 +26,7 @@ import (
 	"github.com/gw-gateway/gw/cli/credentials"
 	"github.com/gw-gateway/gw/cli/dataplanes"
 	"github.com/gw-gateway/gw/cli/db"
+	"github.com/gw-gateway/gw/cli/guardrails"
 	"github.com/gw-gateway/gw/cli/inferencekeys"
 	"github.com/gw-gateway/gw/cli/instance"
 	"github.com/gw-gateway/gw/cli/invitations"
@@ -118,6 +119,7 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		credentials.NewCmd(f),
 		mcp.NewCmd(f),
 		toolpolicies.NewCmd(f),
+		guardrails.NewCmd(f),
 		catalog.NewCmd(f),
 		models.NewCmd(f),
 		activity.NewCmd(f),
