@@ -13,7 +13,7 @@ import (
 
 // GuardrailReport counts what each guardrail did at each stage over the
 // window (issue 32), from the events the filter selects: the guardrail
-// records of identical events are read once, with their number, and
+// records of identical events are decoded once, with their number, and
 // added up per guardrail and stage. Guardrails are named by their current
 // name; one deleted since keeps the name its events recorded.
 func GuardrailReport(ctx context.Context, st *store.Store, q Query, now time.Time) (wire.GuardrailReport, error) {
