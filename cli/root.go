@@ -36,6 +36,7 @@ import (
 	"github.com/gw-gateway/gw/cli/models"
 	"github.com/gw-gateway/gw/cli/orgs"
 	"github.com/gw-gateway/gw/cli/policies"
+	"github.com/gw-gateway/gw/cli/scimtokens"
 	"github.com/gw-gateway/gw/cli/serve"
 	"github.com/gw-gateway/gw/cli/serviceaccounts"
 	"github.com/gw-gateway/gw/cli/status"
@@ -114,6 +115,7 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		members.NewCmd(f),
 		invitations.NewCmd(f),
 		serviceaccounts.NewCmd(f),
+		scimtokens.NewCmd(f),
 		keys.NewCmd(f),
 		inferencekeys.NewCmd(f),
 		credentials.NewCmd(f),

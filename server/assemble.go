@@ -168,6 +168,7 @@ func (s *Server) inProcessDataPlane(_ context.Context, cp *controlPlane) error {
 func (s *Server) planeOptions(o dataplane.Options) dataplane.Options {
 	o.Logger, o.Metrics = s.log, s.metrics
 	o.MaxStreamDuration = s.cfg.MaxStreamDuration
+	o.MCPTimeout = s.cfg.MCPTimeout
 	o.BodyBytesInFlight, o.KeyBodyBytesInFlight = s.cfg.BodyBytesInFlight, s.cfg.KeyBodyBytesInFlight
 	o.Egress = s.cfg.Egress
 	o.KeyTagSetsPerMinute = s.cfg.KeyTagSetsPerMinute
@@ -262,6 +263,7 @@ func (s *Server) usageLoops(_ context.Context, cp *controlPlane) error {
 func (s *Server) controlRoutes(_ context.Context, cp *controlPlane) error {
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", cp.api)
+	mux.Handle("/scim/v2/", cp.api.SCIM())
 	if cp.plane != nil {
 		cp.plane.MarkReady()
 		mux.Handle("/inf/v1/", dataplane.NewCORS(s.cfg.CORSOrigins, cp.plane))

@@ -32,6 +32,7 @@ func (s *Server) allRoutes() []*Route {
 		s.dataPlaneRoutes(),
 		s.budgetRoutes(),
 		s.playgroundRoutes(),
+		s.scimTokenRoutes(),
 		s.keyToolRoutes(),
 	} {
 		all = append(all, group...)

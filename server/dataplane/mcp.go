@@ -277,7 +277,13 @@ func toolModel(c mcpgw.Call) string { return "mcp/" + c.Server + "/" + c.Tool }
 
 // observe records the call's OpenTelemetry MCP attributes and duration.
 func (g *mcpGuard) observe(c mcpgw.Call, status, reason string) {
-	observeToolCall(g.a.p.inference.metrics, g.a.r, c.Server, c.Tool, status, reason, time.Since(g.a.started))
+	observeToolCall(g.a.p.inference.metrics, g.a.r, c, status, reason, time.Since(g.a.started))
+}
+
+// Observe records any other request's OpenTelemetry MCP attributes and
+// duration (initialize, tools/list, server/discover, …).
+func (g *mcpGuard) Observe(op mcpgw.Operation) {
+	observeOperation(g.a.p.inference.metrics, g.a.r, op)
 }
 
 // toolRecord is a tool call's usage record, carrying its arguments for

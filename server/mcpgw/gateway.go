@@ -2,7 +2,8 @@
 // Streamable HTTP in front of the upstream MCP servers a key may reach.
 // It speaks the protocol, both sides: the caller's versions (2025-06-18
 // and 2025-11-25 with a session, 2026-07-28 stateless) and the upstreams'
-// (gw opens a 2025-11-25 session with each, negotiated down as the
+// (asked once in a while with server/discover: 2026-07-28 statelessly to
+// those that take it, else a 2025-11-25 session, negotiated down as the
 // upstream says). What a key may see and call, admission, budgets and
 // metering are the data plane's, reached through Guard: this package
 // knows no bundle and no usage event.
@@ -15,6 +16,7 @@
 package mcpgw
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -76,6 +78,9 @@ const (
 	CodeUpstream = -32002
 	// codeSessionMissing: a legacy request without a valid session.
 	codeSessionMissing = -32000
+	// codeUnsupportedVersion: a 2026-07-28 server's refusal of the
+	// version a request carries (UnsupportedProtocolVersionError).
+	codeUnsupportedVersion = -32022
 )
 
 // Call is one tools/call as the guard sees it.
@@ -87,7 +92,36 @@ type Call struct {
 	// Arguments are the call's arguments as sent (JSON), for an audit row
 	// that records them.
 	Arguments json.RawMessage
+	// Version is the caller's protocol version.
+	Version string
 }
+
+// Operation is one answered request other than a tools/call (whose
+// outcome Admit's finish or Refused records), for telemetry.
+type Operation struct {
+	// Method is the JSON-RPC method, OtherMethod for one gw does not
+	// serve (the caller's text is never a label).
+	Method string
+	// Server is the server of /inf/v1/mcp/{server}, "" on the aggregated
+	// endpoint.
+	Server string
+	// Version is the protocol version in force ("" when none was told).
+	Version string
+	// SessionID is the caller's Mcp-Session-Id, or the one initialize
+	// answered ("" for none).
+	SessionID string
+	// ErrorCode is the JSON-RPC error code answered, 0 for a result.
+	ErrorCode int
+	Duration  time.Duration
+}
+
+// OtherMethod stands for a method gw does not serve in an Operation (the
+// OpenTelemetry conventions' _OTHER).
+const OtherMethod = "_OTHER"
+
+// served are the methods gw answers, which an Operation names.
+var served = []string{"initialize", "ping", "tools/list", "tools/call", "server/discover", "resources/list",
+	"resources/templates/list", "prompts/list"}
 
 // Outcome is how a call ended.
 type Outcome struct {
@@ -116,6 +150,9 @@ type Guard interface {
 	// Refused records a call refused by a tool policy or the server's
 	// tool filter (a usage event with status denied).
 	Refused(ctx context.Context, c Call, o Outcome)
+	// Observe records one answered request other than a tools/call
+	// (spans and the operation duration metric).
+	Observe(op Operation)
 }
 
 // Options configure a Gateway.
@@ -151,7 +188,8 @@ func New(o Options) *Gateway {
 	if o.ServerVersion == "" {
 		o.ServerVersion = "1"
 	}
-	return &Gateway{opts: o, client: &client{http: o.HTTP, maxMessage: o.MaxMessage, tokens: map[string]oauth2.TokenSource{}}}
+	return &Gateway{opts: o, client: &client{http: o.HTTP, maxMessage: o.MaxMessage, tokens: map[string]oauth2.TokenSource{},
+		versions: map[string]speaks{}, probing: map[string]chan struct{}{}, pool: map[string]pooledSession{}, now: time.Now}}
 }
 
 // request is one request in flight.
@@ -165,6 +203,9 @@ type request struct {
 	version string
 	sess    *sessionToken
 	msg     message
+	start   time.Time
+	// errCode is the JSON-RPC error code answered (0: none yet).
+	errCode int
 }
 
 // Serve answers one HTTP request on the endpoint. single names the
@@ -204,7 +245,7 @@ func (g *Gateway) Serve(w http.ResponseWriter, r *http.Request, body []byte, gua
 			return
 		}
 	}
-	rq := &request{g: g, w: w, r: r, guard: guard, single: single, secret: bearer}
+	rq := &request{g: g, w: w, r: r, guard: guard, single: single, secret: bearer, start: time.Now()}
 	if problem := rq.parse(body); problem != "" {
 		writeRPCError(w, http.StatusBadRequest, rq.msg.ID, rq.parseCode(body), problem)
 		return
@@ -282,6 +323,9 @@ func (rq *request) serve() {
 		rq.w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	if m.Method != "tools/call" {
+		defer rq.observe()
+	}
 	if m.Method == "initialize" {
 		rq.initialize()
 		return
@@ -314,6 +358,23 @@ func (rq *request) serve() {
 	default:
 		rq.fail(http.StatusOK, jsonrpcMethodNotFound, fmt.Sprintf("method %q is not served by gw's MCP gateway (it serves tools)", m.Method))
 	}
+}
+
+// observe reports the answered request (not a tools/call: its guard
+// records it) to the guard.
+func (rq *request) observe() {
+	op := Operation{Method: OtherMethod, Server: rq.single, Version: rq.version, SessionID: rq.r.Header.Get("Mcp-Session-Id"),
+		ErrorCode: rq.errCode, Duration: time.Since(rq.start)}
+	if slices.Contains(served, rq.msg.Method) {
+		op.Method = rq.msg.Method
+	}
+	if op.Version == "" {
+		op.Version = rq.r.Header.Get("MCP-Protocol-Version")
+	}
+	if rq.msg.Method == "initialize" {
+		op.SessionID = rq.w.Header().Get("Mcp-Session-Id")
+	}
+	rq.guard.Observe(op)
 }
 
 // stateless checks a 2026-07-28 request: the version in _meta (or the
@@ -405,6 +466,10 @@ func (rq *request) initialize() {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(rq.r.Context(), rq.g.opts.Timeout)
 			defer cancel()
+			// An upstream that speaks 2026-07-28 needs no session.
+			if st, err := rq.g.client.detect(ctx, up); err != nil || st {
+				return
+			}
 			s, err := rq.g.client.initialize(ctx, up)
 			if err != nil || s.ID == "" && s.Version == "" {
 				return
@@ -460,10 +525,29 @@ func (rq *request) servers() []*Upstream {
 	return nil
 }
 
-// withSession runs fn with an upstream session: the one the caller's
-// session carries, else one opened for this request (and closed after).
-// A carried session the upstream has forgotten is replaced by a fresh one.
+// withSession runs fn with what speaking to up takes: nothing for an
+// upstream that speaks 2026-07-28 (each request stateless); else the
+// upstream session the caller's own session carries, else the session
+// kept for the caller's key with that upstream (opened now when there is
+// none). A session the upstream has forgotten (its 404) is replaced once;
+// a stateless upstream that refuses the version is asked again what it
+// speaks.
 func (rq *request) withSession(ctx context.Context, up *Upstream, fn func(s session) error) error {
+	st, err := rq.g.client.detect(ctx, up)
+	if err != nil {
+		return err
+	}
+	if st {
+		err := fn(stateless)
+		var rpcErr *rpcError
+		if !errors.As(err, &rpcErr) || rpcErr.Code != codeUnsupportedVersion {
+			return err
+		}
+		rq.g.client.forgetVersion(up)
+		if st, err := rq.g.client.detect(ctx, up); err != nil || st {
+			return cmp.Or(err, error(rpcErr))
+		}
+	}
 	if rq.sess != nil {
 		if s, ok := rq.sess.Upstreams[up.ID]; ok {
 			err := fn(s)
@@ -472,16 +556,21 @@ func (rq *request) withSession(ctx context.Context, up *Upstream, fn func(s sess
 			}
 		}
 	}
-	s, err := rq.g.client.initialize(ctx, up)
-	if err != nil {
-		return err
+	for range 2 {
+		s, fresh, err := rq.g.client.pooled(ctx, up, rq.secret)
+		if err != nil {
+			return err
+		}
+		err = fn(s)
+		if !errors.Is(err, errSessionGone) {
+			return err
+		}
+		rq.g.client.unpool(up, rq.secret, s)
+		if fresh {
+			break
+		}
 	}
-	defer rq.g.client.close(up, s)
-	err = fn(s)
-	if errors.Is(err, errSessionGone) {
-		return &upstreamError{server: up.Name, msg: "lost its session at once"}
-	}
-	return err
+	return &upstreamError{server: up.Name, msg: "lost its session at once"}
 }
 
 // upstreamTools lists an upstream's tools, every page.
@@ -601,7 +690,7 @@ func (rq *request) callTool() {
 			return
 		}
 	}
-	call := Call{Server: up.Name, Tool: tool, Upstream: up, PriceNano: up.Prices.NanoUSD(tool), Arguments: p.Arguments}
+	call := Call{Server: up.Name, Tool: tool, Upstream: up, PriceNano: up.Prices.NanoUSD(tool), Arguments: p.Arguments, Version: rq.version}
 	if !up.Filter.Admits(tool) {
 		msg := fmt.Sprintf("tool %q of MCP server %q is not served (the server's tool filter)", tool, up.Name)
 		rq.guard.Refused(rq.r.Context(), call, Outcome{Status: "denied", Message: msg})
@@ -684,10 +773,14 @@ func (rq *request) result(v any) {
 }
 
 func (rq *request) fail(status, code int, msg string) {
+	rq.errCode = code
 	writeRPCError(rq.w, status, rq.msg.ID, code, msg)
 }
 
 func (rq *request) write(status int, m message) {
+	if m.Error != nil {
+		rq.errCode = m.Error.Code
+	}
 	b, _ := json.Marshal(m)
 	rq.w.Header().Set("Content-Type", "application/json")
 	rq.w.WriteHeader(status)
