@@ -26,6 +26,7 @@ import (
 	"github.com/gw-gateway/gw/cli/credentials"
 	"github.com/gw-gateway/gw/cli/dataplanes"
 	"github.com/gw-gateway/gw/cli/db"
+	"github.com/gw-gateway/gw/cli/guardrails"
 	"github.com/gw-gateway/gw/cli/inferencekeys"
 	"github.com/gw-gateway/gw/cli/instance"
 	"github.com/gw-gateway/gw/cli/invitations"
@@ -122,6 +123,7 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		mcp.NewCmd(f),
 		toolpolicies.NewCmd(f),
 		oauth.NewCmd(f),
+		guardrails.NewCmd(f),
 		catalog.NewCmd(f),
 		models.NewCmd(f),
 		activity.NewCmd(f),

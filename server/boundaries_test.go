@@ -115,6 +115,17 @@ func TestImportBoundaries(t *testing.T) {
 		}
 	}
 
+	// gw guardrails (cli/guardrails) reads its files with the server's own
+	// rules (backend.ParseGuardrail) but reaches the server only through
+	// client/: it builds no HTTP request and links no store or API.
+	for _, p := range listPackages(t, module+"/cli/guardrails") {
+		for _, imp := range p.Imports {
+			if imp == "net/http" || imp == module+"/server/store" || imp == module+"/server/api" {
+				t.Errorf("%s imports %s: it talks to the server through client/", p.ImportPath, imp)
+			}
+		}
+	}
+
 	// server/egress is the one address policy for every URL gw calls, and
 	// server/apidoc reflects the wire types into schemas: both stand
 	// alone, linking no package of ours, so every caller may use them and

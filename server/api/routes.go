@@ -34,6 +34,7 @@ func (s *Server) allRoutes() []*Route {
 		s.playgroundRoutes(),
 		s.scimTokenRoutes(),
 		s.oauthRoutes(),
+		s.keyToolRoutes(),
 	} {
 		all = append(all, group...)
 	}

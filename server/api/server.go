@@ -22,6 +22,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/catalogdb"
 	"github.com/gw-gateway/gw/server/egress"
+	"github.com/gw-gateway/gw/server/mcpgw"
 	"github.com/gw-gateway/gw/server/playground"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/sso"
@@ -89,6 +90,10 @@ type Server struct {
 
 	// oauth is the authorization server's endpoints (oauth.go).
 	oauth oauthState
+	// The MCP client of gw mcp tools --key-name (mcp_keytools.go), made on
+	// first use.
+	mcpOnce sync.Once
+	mcp     *mcpgw.Gateway
 }
 
 // New builds the API on an open, migrated store.

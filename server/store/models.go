@@ -197,6 +197,9 @@ type Workspace struct {
 	// Archive is the workspace's payload archive (issue 32); nil
 	// archives nothing.
 	Archive *Archive `bun:"archive,type:text,nullzero"`
+	// ArchiveCheck is what the control plane last learnt of the archive's
+	// bucket (when saved, at each sweep); nil when none was checked.
+	ArchiveCheck *ArchiveCheck `bun:"archive_check,type:text,nullzero"`
 }
 
 // Archive is a workspace's payload archive setting, stored as JSON text:
