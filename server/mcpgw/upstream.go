@@ -250,7 +250,7 @@ func (c *client) pooled(ctx context.Context, up *Upstream, bearer string) (s ses
 		return p.s, false, nil
 	}
 	c.mu.Unlock()
-	s, err = c.initialize(ctx, up)
+	s, err = c.initialize(ctx, up, nil)
 	if err != nil {
 		return session{}, false, err
 	}
@@ -289,9 +289,14 @@ func (c *client) unpool(up *Upstream, bearer string, s session) {
 }
 
 // initialize opens a session with an upstream: initialize, then the
-// initialized notification.
-func (c *client) initialize(ctx context.Context, up *Upstream) (session, error) {
-	params := map[string]any{"protocolVersion": upstreamVersion, "capabilities": map[string]any{}, "clientInfo": gwClientInfo}
+// initialized notification. caps are the client capabilities gw declares
+// (the caller's it relays: sampling, elicitation, roots); nil for none.
+func (c *client) initialize(ctx context.Context, up *Upstream, caps map[string]json.RawMessage) (session, error) {
+	declared := map[string]any{}
+	for k, v := range caps {
+		declared[k] = v
+	}
+	params := map[string]any{"protocolVersion": upstreamVersion, "capabilities": declared, "clientInfo": gwClientInfo}
 	res, sid, err := c.call(ctx, up, session{}, "initialize", params)
 	if err != nil {
 		return session{}, err
@@ -360,10 +365,29 @@ func (c *client) notify(ctx context.Context, up *Upstream, s session, method str
 // client info and capabilities in _meta, and the Mcp-Method (and for
 // tools/call Mcp-Name) header.
 func (c *client) call(ctx context.Context, up *Upstream, s session, method string, params map[string]any) (json.RawMessage, string, error) {
+	return c.callWith(ctx, up, s, method, params, nil)
+}
+
+// relay is given each message an upstream sends in a request's event
+// stream before the response (its notifications, its requests) with the
+// upstream session it came on; it says whether it took the message. A
+// request it does not take is answered -32601 at once (refuse); a
+// notification it does not take is dropped.
+type relay func(m *message, s session) bool
+
+// callWith is call, the upstream's messages before the response given to
+// on (nil: none taken). params' "_meta" (a map), when present, is sent
+// as the request's _meta.
+func (c *client) callWith(ctx context.Context, up *Upstream, s session, method string, params map[string]any, on relay) (json.RawMessage, string, error) {
 	var hdr map[string]string
 	if s.Version == V20260728 {
 		params = maps.Clone(params)
-		params["_meta"] = map[string]any{metaProtocolVersion: s.Version, metaClientInfo: gwClientInfo, metaClientCapabilities: map[string]any{}}
+		meta := map[string]any{}
+		if m, ok := params["_meta"].(map[string]any); ok {
+			maps.Copy(meta, m)
+		}
+		meta[metaProtocolVersion], meta[metaClientInfo], meta[metaClientCapabilities] = s.Version, gwClientInfo, map[string]any{}
+		params["_meta"] = meta
 		hdr = map[string]string{"Mcp-Method": method}
 		if name, ok := params["name"].(string); ok && method == "tools/call" {
 			hdr["Mcp-Name"] = name
@@ -403,8 +427,14 @@ func (c *client) call(ctx context.Context, up *Upstream, s session, method strin
 	if sid == "" {
 		sid = s.ID
 	}
-	m, err := c.readResponse(resp, up, func(id json.RawMessage, method string) {
-		c.refuse(ctx, up, session{ID: sid, Version: s.Version}, id, method)
+	m, err := c.readResponse(resp, up, func(m *message) {
+		in := session{ID: sid, Version: s.Version}
+		if on != nil && on(m, in) {
+			return
+		}
+		if len(m.ID) > 0 && string(m.ID) != "null" {
+			c.refuse(ctx, up, in, m.ID, m.Method)
+		}
 	})
 	if err != nil {
 		return nil, "", err
@@ -532,11 +562,18 @@ func (c *client) tokenSource(up *Upstream) oauth2.TokenSource {
 // rather than leave the upstream waiting for an answer until gw's timeout
 // cuts the call.
 func (c *client) refuse(ctx context.Context, up *Upstream, s session, id json.RawMessage, method string) {
-	body, _ := json.Marshal(message{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: jsonrpcMethodNotFound,
+	_ = c.respond(ctx, up, s, message{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: jsonrpcMethodNotFound,
 		Message: fmt.Sprintf("gw's MCP gateway relays no server-to-client requests (%s)", method)}})
+}
+
+// respond sends an upstream the answer to a request it sent (on its
+// session s, with the upstream's own auth): gw's refusal, or the
+// caller's answer relayed.
+func (c *client) respond(ctx context.Context, up *Upstream, s session, m message) error {
+	body, _ := json.Marshal(m)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, up.URL, bytes.NewReader(body))
 	if err != nil {
-		return
+		return &upstreamError{server: up.Name, msg: "its URL does not make a request: " + err.Error()}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -546,21 +583,29 @@ func (c *client) refuse(ctx context.Context, up *Upstream, s session, id json.Ra
 	if s.ID != "" {
 		req.Header.Set("Mcp-Session-Id", s.ID)
 	}
-	if c.authorize(ctx, up, req) != nil {
-		return
+	if err := c.authorize(ctx, up, req); err != nil {
+		return err
 	}
-	if resp, err := c.http.Do(req); err == nil {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		resp.Body.Close()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return &upstreamError{server: up.Name, msg: "cannot be reached: " + scrub(err.Error(), up)}
 	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound && s.ID != "" {
+		return errSessionGone
+	}
+	if resp.StatusCode/100 != 2 {
+		return &upstreamError{server: up.Name, msg: fmt.Sprintf("answered a response with HTTP %d", resp.StatusCode), status: resp.StatusCode}
+	}
+	return nil
 }
 
 // readResponse reads the JSON-RPC response of a POST: one JSON body, or
 // the SSE stream's events until the response (notifications of the
-// upstream in between are dropped; its requests are answered by
-// onRequest: gw offers no client features). Nothing larger than
-// maxMessage is read whole.
-func (c *client) readResponse(resp *http.Response, up *Upstream, onRequest func(id json.RawMessage, method string)) (*message, error) {
+// upstream in between, notifications and requests, are given to
+// onMessage). Nothing larger than maxMessage is read whole.
+func (c *client) readResponse(resp *http.Response, up *Upstream, onMessage func(m *message)) (*message, error) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	limited := io.LimitReader(resp.Body, c.maxMessage+1)
 	switch ct {
@@ -591,8 +636,8 @@ func (c *client) readResponse(resp *http.Response, up *Upstream, onRequest func(
 						if m.Method == "" && (m.Result != nil || m.Error != nil) {
 							return &m, nil
 						}
-						if m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" {
-							onRequest(m.ID, m.Method)
+						if m.Method != "" {
+							onMessage(&m)
 						}
 					}
 					data.Reset()

@@ -1,0 +1,159 @@
+package mcpgw
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// relayedNotifications are the upstream notifications gw passes on to
+// the caller when they come in a request's own stream: progress (its
+// token is the caller's, passed upstream as sent) and log messages.
+// Others (cancellations naming gw's own upstream request ids, list
+// changes) are dropped.
+var relayedNotifications = map[string]bool{"notifications/progress": true, "notifications/message": true}
+
+// relayedRequests are the upstream requests gw relays to a caller that
+// declared the capability each needs at initialize.
+var relayedRequests = map[string]string{"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
+
+// acceptsStream says whether the caller takes an event stream in answer
+// to its POST.
+func acceptsStream(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && (mt == "text/event-stream" || mt == "*/*") {
+			return true
+		}
+	}
+	return false
+}
+
+// event writes m to the caller as an event of the request's stream,
+// answering the request with an event stream from the first one; false
+// when the caller takes no stream (then nothing is written).
+func (rq *request) event(m message) bool {
+	rq.mu.Lock()
+	defer rq.mu.Unlock()
+	if !rq.stream {
+		if !acceptsStream(rq.r) {
+			return false
+		}
+		h := rq.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Del("Content-Length")
+		rq.w.WriteHeader(http.StatusOK)
+		rq.stream = true
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return false
+	}
+	_, _ = fmt.Fprintf(rq.w, "event: message\ndata: %s\n\n", b)
+	_ = http.NewResponseController(rq.w).Flush()
+	return true
+}
+
+// relayFor is what gw does with the messages up sends in the stream of a
+// request it forwards: progress and log notifications go to the caller's
+// stream; sampling, elicitation and roots requests too, for a caller
+// whose session declared the capability, under an id that seals where
+// the answer goes (answerUpstream). Anything else is not taken (a
+// request is refused at once).
+func (rq *request) relayFor(up *Upstream) relay {
+	return func(m *message, s session) bool {
+		if len(m.ID) == 0 || string(m.ID) == "null" {
+			return relayedNotifications[m.Method] && rq.event(message{JSONRPC: "2.0", Method: m.Method, Params: m.Params})
+		}
+		capability := relayedRequests[m.Method]
+		if capability == "" || rq.sess == nil || rq.sess.Caps[capability] == nil {
+			return false
+		}
+		id, err := sealRelay(rq.secret, &relayID{Server: up.ID, Session: s, ID: m.ID, Issued: time.Now().Unix()})
+		if err != nil {
+			return false
+		}
+		raw, _ := json.Marshal(id)
+		return rq.event(message{JSONRPC: "2.0", ID: raw, Method: m.Method, Params: m.Params})
+	}
+}
+
+// relayMaxAge bounds how long after gw relayed an upstream's request the
+// caller's answer is taken: the call that waits for it is cut at the
+// timeout anyway.
+func (rq *request) relayMaxAge() time.Duration { return rq.g.opts.Timeout + time.Minute }
+
+// answerUpstream passes the caller's answer to a relayed request (its id
+// one gw sealed) to the upstream session the request came on, with the
+// upstream's own id and auth. It needs no state of the replica that
+// relayed the request: the id says it all, sealed under the caller's key.
+func (rq *request) answerUpstream(sealed string) {
+	rid, err := openRelay(rq.secret, sealed, time.Now(), rq.relayMaxAge())
+	if err != nil {
+		writeRPCError(rq.w, http.StatusBadRequest, nil, jsonrpcInvalidRequest,
+			"the response's id is not one gw gave this key, or it expired")
+		return
+	}
+	var up *Upstream
+	for _, u := range rq.servers() {
+		if u.ID == rid.Server {
+			up = u
+		}
+	}
+	if up == nil {
+		writeRPCError(rq.w, http.StatusNotFound, nil, jsonrpcInvalidRequest, "the MCP server that asked is not reachable with this key")
+		return
+	}
+	ctx, cancel := context.WithTimeout(rq.r.Context(), rq.g.opts.Timeout)
+	defer cancel()
+	err = rq.g.client.respond(ctx, up, rid.Session, message{JSONRPC: "2.0", ID: rid.ID, Result: rq.msg.Result, Error: rq.msg.Error})
+	if err != nil {
+		msg := err.Error()
+		if err == errSessionGone {
+			msg = fmt.Sprintf("MCP server %q: the session that asked is gone", up.Name)
+		}
+		writeRPCError(rq.w, http.StatusBadGateway, nil, CodeUpstream, msg)
+		return
+	}
+	rq.w.WriteHeader(http.StatusAccepted)
+}
+
+// forwardParams are the caller's params as sent upstream: every member
+// but _meta, of which only the progress token goes (the caller's protocol
+// fields are its own with gw).
+func (rq *request) forwardParams() (map[string]any, error) {
+	params := map[string]any{}
+	if len(rq.msg.Params) == 0 || string(rq.msg.Params) == "null" {
+		return params, nil
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(rq.msg.Params, &raw); err != nil {
+		return nil, err
+	}
+	for k, v := range raw {
+		if k != "_meta" {
+			params[k] = v
+		}
+	}
+	if meta := progressMeta(raw["_meta"]); meta != nil {
+		params["_meta"] = meta
+	}
+	return params, nil
+}
+
+// progressMeta is the _meta sent upstream for a caller's _meta: its
+// progress token alone, nil when it has none.
+func progressMeta(raw json.RawMessage) map[string]any {
+	var meta map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &meta) != nil {
+		return nil
+	}
+	if tok, ok := meta["progressToken"]; ok && string(tok) != "null" {
+		return map[string]any{"progressToken": tok}
+	}
+	return nil
+}
