@@ -162,6 +162,14 @@ func (p *Plane) serveMCP(w http.ResponseWriter, r *http.Request, single string) 
 		return
 	}
 	var body []byte
+	if r.Method == http.MethodGet {
+		// A session's own event stream (mcpgw's listen) lasts up to
+		// mcpgw.MaxListen: no read deadline cuts it, the write deadline
+		// is its length.
+		rc := http.NewResponseController(a.w)
+		_ = rc.SetReadDeadline(time.Time{})
+		_ = rc.SetWriteDeadline(time.Now().Add(mcpgw.MaxListen + streamWriteGrace))
+	}
 	if r.Method == http.MethodPost {
 		var hold *bodyHold
 		if body, hold = a.readBody(mcpRefuser{}); body == nil {

@@ -154,8 +154,11 @@ func (rq *request) setLevel() {
 	rq.result(map[string]any{})
 }
 
-// resources answers resources/list, resources/templates/list and
-// resources/read: forwarded on /inf/v1/mcp/{server}. The aggregated
+// resources answers resources/list, resources/templates/list,
+// resources/read and resources/subscribe / unsubscribe: forwarded on
+// /inf/v1/mcp/{server} (the updates of a subscription come on the
+// caller's own stream, its GET, from the upstream session its session
+// holds). The aggregated
 // endpoint lists none: a resource's URI is the upstream's own and names
 // no server, and gw rewrites none, so resources are read per server.
 func (rq *request) resources() {
@@ -165,8 +168,11 @@ func (rq *request) resources() {
 			rq.result(map[string]any{"resources": []any{}})
 		case "resources/templates/list":
 			rq.result(map[string]any{"resourceTemplates": []any{}})
-		default:
+		case "resources/read":
 			rq.fail(http.StatusOK, jsonrpcInvalidParams, "the aggregated endpoint serves no resources: read them at /inf/v1/mcp/{server}")
+		default:
+			rq.fail(http.StatusOK, jsonrpcMethodNotFound, fmt.Sprintf("method %q is not served on the aggregated endpoint, "+
+				"which serves no resources: subscribe at /inf/v1/mcp/{server}", rq.msg.Method))
 		}
 		return
 	}

@@ -121,7 +121,7 @@ const OtherMethod = "_OTHER"
 
 // served are the methods gw answers, which an Operation names.
 var served = []string{"initialize", "ping", "tools/list", "tools/call", "server/discover", "resources/list",
-	"resources/templates/list", "resources/read", "prompts/list", "prompts/get", "completion/complete", "logging/setLevel"}
+	"resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe", "prompts/list", "prompts/get", "completion/complete", "logging/setLevel"}
 
 // Outcome is how a call ended.
 type Outcome struct {
@@ -219,20 +219,24 @@ type request struct {
 // (within its own limit); nil reads it here, within MaxMessage.
 func (g *Gateway) Serve(w http.ResponseWriter, r *http.Request, body []byte, guard Guard, single, bearer string) {
 	switch r.Method {
-	case http.MethodPost:
+	case http.MethodPost, http.MethodGet:
 	case http.MethodDelete:
 		// Sessions are sealed tokens: nothing to forget here. The
 		// upstream sessions it carries expire on their own.
 		w.WriteHeader(http.StatusNoContent)
 		return
 	default:
-		w.Header().Set("Allow", "POST, DELETE")
+		w.Header().Set("Allow", "GET, POST, DELETE")
 		writeRPCError(w, http.StatusMethodNotAllowed, nil, jsonrpcInvalidRequest,
-			"gw's MCP endpoint takes POST (it offers no server-sent event stream on GET)")
+			"gw's MCP endpoint takes POST, GET (a session's own event stream) and DELETE")
 		return
 	}
 	if single != "" && !slices.ContainsFunc(guard.Servers(), func(u *Upstream) bool { return u.Name == single }) {
 		writeRPCError(w, http.StatusNotFound, nil, jsonrpcInvalidRequest, fmt.Sprintf("MCP server %q not found", single))
+		return
+	}
+	if r.Method == http.MethodGet {
+		(&request{g: g, w: w, r: r, guard: guard, single: single, secret: bearer, start: time.Now()}).listen()
 		return
 	}
 	if body == nil {
@@ -362,15 +366,12 @@ func (rq *request) serve() {
 		rq.callTool()
 	case "logging/setLevel":
 		rq.setLevel()
-	case "resources/list", "resources/templates/list", "resources/read":
+	case "resources/list", "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe":
 		rq.resources()
 	case "prompts/list":
 		rq.listPrompts()
 	case "prompts/get", "completion/complete":
 		rq.promptOrCompletion()
-	case "resources/subscribe", "resources/unsubscribe":
-		rq.fail(http.StatusOK, jsonrpcMethodNotFound, fmt.Sprintf("method %q is not served by gw's MCP gateway: it keeps no "+
-			"standing stream to pass resource updates on", m.Method))
 	default:
 		rq.fail(http.StatusOK, jsonrpcMethodNotFound, fmt.Sprintf("method %q is not served by gw's MCP gateway", m.Method))
 	}
@@ -525,8 +526,8 @@ func (rq *request) capabilities() *mcp.ServerCapabilities {
 		Prompts: &mcp.PromptCapabilities{}, Completions: &mcp.CompletionCapabilities{}}
 	if rq.single != "" {
 		// Resources are served per server (docs/mcp.md, "Resources,
-		// prompts, completion"); no subscriptions.
-		c.Resources = &mcp.ResourceCapabilities{}
+		// prompts, completion"); updates come on the caller's GET.
+		c.Resources = &mcp.ResourceCapabilities{Subscribe: true}
 	}
 	return c
 }

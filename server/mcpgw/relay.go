@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -67,7 +68,9 @@ func (rq *request) event(m message) bool {
 func (rq *request) relayFor(up *Upstream) relay {
 	return func(m *message, s session) bool {
 		if len(m.ID) == 0 || string(m.ID) == "null" {
-			return relayedNotifications[m.Method] && rq.event(message{JSONRPC: "2.0", Method: m.Method, Params: m.Params})
+			// The caller's own stream passes on more (listen filters).
+			return (relayedNotifications[m.Method] || rq.r.Method == http.MethodGet) &&
+				rq.event(message{JSONRPC: "2.0", Method: m.Method, Params: m.Params})
 		}
 		capability := relayedRequests[m.Method]
 		if capability == "" || rq.sess == nil || rq.sess.Caps[capability] == nil {
@@ -156,4 +159,134 @@ func progressMeta(raw json.RawMessage) map[string]any {
 		return map[string]any{"progressToken": tok}
 	}
 	return nil
+}
+
+// MaxListen bounds the caller's own event stream (its GET): gw closes it
+// then, and the caller opens another (the transport's reconnection).
+const MaxListen = 5 * time.Minute
+
+// listenedNotifications are the upstream notifications gw passes on in
+// the caller's own stream: those of a request's stream, list changes and,
+// per server, resource updates (a resource's URI names no server on the
+// aggregated endpoint, which serves no resources).
+func (rq *request) listenedNotifications() map[string]bool {
+	n := map[string]bool{"notifications/progress": true, "notifications/message": true, "notifications/tools/list_changed": true,
+		"notifications/prompts/list_changed": true}
+	if rq.single != "" {
+		n["notifications/resources/updated"], n["notifications/resources/list_changed"] = true, true
+	}
+	return n
+}
+
+// listen answers a session-ful caller's GET: its own event stream,
+// carrying what each upstream session its session holds sends on the
+// upstream's own stream (the upstream's requests outside a call —
+// elicitation, sampling, roots — relayed as in a call's stream, resource
+// updates, log messages). Any replica serves it: the session says which
+// upstream sessions to listen to. A caller whose upstreams offer no
+// stream is answered 405, as gw offered none before.
+func (rq *request) listen() {
+	if !acceptsStream(rq.r) {
+		writeRPCError(rq.w, http.StatusNotAcceptable, nil, jsonrpcInvalidRequest, "a GET must accept text/event-stream")
+		return
+	}
+	header := rq.r.Header.Get("MCP-Protocol-Version")
+	if header == V20260728 {
+		rq.noStream("a " + V20260728 + " caller is stateless: gw offers it no stream of its own")
+		return
+	}
+	if problem, status := rq.session(header); problem != "" {
+		writeRPCError(rq.w, status, nil, codeSessionMissing, problem)
+		return
+	}
+	ctx, cancel := context.WithTimeout(rq.r.Context(), MaxListen)
+	defer cancel()
+	type stream struct {
+		up     *Upstream
+		s      session
+		resp   *http.Response
+		cancel context.CancelFunc
+	}
+	var mu sync.Mutex
+	var streams []stream
+	var wg sync.WaitGroup
+	for _, up := range rq.servers() {
+		s, ok := rq.sess.Upstreams[up.ID]
+		if !ok || s.ID == "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Only a server the key reaches speaks to it; an upstream
+			// that does not answer in time offers nothing.
+			opening, stop := context.WithTimeout(ctx, rq.g.opts.Timeout)
+			err := rq.reaches(opening, up)
+			stop()
+			if err != nil {
+				return
+			}
+			sctx, scancel := context.WithCancel(ctx)
+			timer := time.AfterFunc(rq.g.opts.Timeout, scancel)
+			resp, err := rq.g.client.listen(sctx, up, s)
+			if !timer.Stop() || err != nil || resp == nil {
+				if resp != nil {
+					resp.Body.Close()
+				}
+				scancel()
+				return
+			}
+			mu.Lock()
+			streams = append(streams, stream{up, s, resp, scancel})
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if len(streams) == 0 || ctx.Err() != nil {
+		for _, st := range streams {
+			st.resp.Body.Close()
+			st.cancel()
+		}
+		rq.noStream("none of the MCP servers offers a stream of its own")
+		return
+	}
+	h := rq.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	rq.w.WriteHeader(http.StatusOK)
+	_ = http.NewResponseController(rq.w).Flush()
+	rq.mu.Lock()
+	rq.stream = true
+	rq.mu.Unlock()
+	notes := rq.listenedNotifications()
+	for _, st := range streams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer st.cancel()
+			defer st.resp.Body.Close()
+			relayed := rq.relayFor(st.up)
+			_ = rq.g.client.scanEvents(st.resp.Body, st.up, func(m *message) bool {
+				if m.Method == "" {
+					return false
+				}
+				isRequest := len(m.ID) > 0 && string(m.ID) != "null"
+				if !isRequest && !notes[m.Method] {
+					return false
+				}
+				if !relayed(m, st.s) && isRequest {
+					rq.g.client.refuse(ctx, st.up, st.s, m.ID, m.Method)
+				}
+				return false
+			})
+		}()
+	}
+	wg.Wait()
+}
+
+// noStream answers a GET for which gw has no stream: 405, as the
+// transport says.
+func (rq *request) noStream(why string) {
+	rq.w.Header().Set("Allow", "GET, POST, DELETE")
+	writeRPCError(rq.w, http.StatusMethodNotAllowed, nil, jsonrpcInvalidRequest, why)
 }

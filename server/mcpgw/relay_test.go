@@ -26,6 +26,8 @@ func richUpstream(t *testing.T) *httptest.Server {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "rich", Version: "1"}, &mcp.ServerOptions{
 		SupportedProtocolVersions: []string{mcpgw.V20251125, mcpgw.V20250618},
+		SubscribeHandler:          func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		CompletionHandler: func(_ context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{r.Params.Argument.Value + "-done"}}}, nil
 		}})
@@ -246,7 +248,7 @@ func TestGatewayResourcesPromptsCompletion(t *testing.T) {
 	ctx := context.Background()
 	cs := connect(t, gw.URL+"/mcp/rich", mcpgw.V20251125)
 	if init := cs.InitializeResult(); init.Capabilities.Resources == nil || init.Capabilities.Prompts == nil ||
-		init.Capabilities.Completions == nil || init.Capabilities.Logging == nil || init.Capabilities.Resources.Subscribe {
+		init.Capabilities.Completions == nil || init.Capabilities.Logging == nil || !init.Capabilities.Resources.Subscribe {
 		t.Fatalf("capabilities %+v", init.Capabilities)
 	}
 	rl, err := cs.ListResources(ctx, nil)
@@ -276,8 +278,11 @@ func TestGatewayResourcesPromptsCompletion(t *testing.T) {
 	if err != nil || !slices.Equal(cr.Completion.Values, []string{"A-done"}) {
 		t.Fatalf("completion/complete: %v %+v", err, cr)
 	}
-	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://readme"}); err == nil || !strings.Contains(err.Error(), "not served") {
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://readme"}); err != nil {
 		t.Fatalf("resources/subscribe: %v", err)
+	}
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "mem://readme"}); err != nil {
+		t.Fatalf("resources/unsubscribe: %v", err)
 	}
 	want := []string{"rich/resources/read:ok:0", "rich/resources/read:ok:0", "rich/prompts/get:ok:0", "rich/completion/complete:ok:0"}
 	if got := g.taken(); !slices.Equal(got, want) {
@@ -360,5 +365,107 @@ func TestGatewaySessionVersionHeader(t *testing.T) {
 		if got := post(sid, version, `{"jsonrpc":"2.0","id":2,"method":"ping"}`).StatusCode; got != want {
 			t.Errorf("MCP-Protocol-Version %q in a 2025-11-25 session: HTTP %d, want %d", version, got, want)
 		}
+	}
+}
+
+// A session-ful caller's own stream (its GET) carries what the upstream
+// sends outside any call on the upstream session the caller's session
+// holds: an elicitation request (answered by the caller, the answer
+// relayed back) and a subscribed resource's update. A stateless caller
+// gets 405, a GET without a session 400.
+func TestGatewayCallerStream(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "pushy", Version: "1"}, &mcp.ServerOptions{
+		SupportedProtocolVersions: []string{mcpgw.V20251125},
+		SubscribeHandler:          func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil }})
+	elicited := make(chan string, 1)
+	mcp.AddTool(s, &mcp.Tool{Name: "later"}, func(_ context.Context, r *mcp.CallToolRequest, _ echoIn) (*mcp.CallToolResult, any, error) {
+		// Asked after the call, outside it: on the session's own stream.
+		go func() {
+			time.Sleep(50 * time.Millisecond)
+			res, err := r.Session.Elicit(context.Background(), &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object",
+				"properties": map[string]any{"name": map[string]any{"type": "string"}}}})
+			if err != nil {
+				elicited <- "error: " + err.Error()
+				return
+			}
+			elicited <- fmt.Sprintf("%s %v", res.Action, res.Content["name"])
+		}()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "later"}}}, nil, nil
+	})
+	s.AddResource(&mcp.Resource{URI: "mem://clock", Name: "clock"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, Text: "now"}}}, nil
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	g := &guard{servers: []*mcpgw.Upstream{{ID: "1", Name: "pushy", URL: up.URL}}, policies: allowAll(t, "")}
+	gw := gateway(t, g, 10*time.Second)
+
+	updated := make(chan string, 64)
+	cl := mcp.NewClient(&mcp.Implementation{Name: "caller", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+	})
+	ctx := context.Background()
+	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: gw.URL + "/mcp/pushy",
+		HTTPClient: &http.Client{Transport: bearerTransport{bearer}}, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: mcpgw.V20251125})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://clock"}); err != nil {
+		t.Fatal(err)
+	}
+	// The caller's GET opens on its own: push until the upstream has the
+	// session's stream.
+	deadline := time.Now().Add(5 * time.Second)
+	for got := false; !got; {
+		if err := s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "mem://clock"}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case uri := <-updated:
+			if uri != "mem://clock" {
+				t.Fatalf("updated %q", uri)
+			}
+			got = true
+		case <-time.After(100 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatal("no resource update reached the caller")
+			}
+		}
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "later", Arguments: map[string]any{"text": "x"}}); err != nil || text(res) != "later" {
+		t.Fatalf("later: %v %+v", err, res)
+	}
+	select {
+	case got := <-elicited:
+		if got != "accept Ada" {
+			t.Fatalf("elicited %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the elicitation outside the call was not answered")
+	}
+
+	get := func(path, version string) int {
+		req, _ := http.NewRequest(http.MethodGet, gw.URL+path, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		if version != "" {
+			req.Header.Set("MCP-Protocol-Version", version)
+		}
+		resp, err := (&http.Client{Transport: bearerTransport{bearer}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := get("/mcp/pushy", mcpgw.V20260728); got != http.StatusMethodNotAllowed {
+		t.Fatalf("a stateless GET: HTTP %d", got)
+	}
+	if got := get("/mcp/pushy", ""); got != http.StatusBadRequest {
+		t.Fatalf("a GET without a session: HTTP %d", got)
 	}
 }

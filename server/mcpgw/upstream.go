@@ -623,42 +623,89 @@ func (c *client) readResponse(resp *http.Response, up *Upstream, onMessage func(
 		}
 		return &m, nil
 	case "text/event-stream":
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 0, 64*1024), int(c.maxMessage))
-		var data bytes.Buffer
-		for sc.Scan() {
-			line := sc.Bytes()
-			switch {
-			case len(line) == 0:
-				if data.Len() > 0 {
-					var m message
-					if json.Unmarshal(data.Bytes(), &m) == nil {
-						if m.Method == "" && (m.Result != nil || m.Error != nil) {
-							return &m, nil
-						}
-						if m.Method != "" {
-							onMessage(&m)
-						}
-					}
-					data.Reset()
-				}
-			case bytes.HasPrefix(line, []byte("data:")):
-				if data.Len() > 0 {
-					data.WriteByte('\n')
-				}
-				data.Write(bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
-				if int64(data.Len()) > c.maxMessage {
-					return nil, &upstreamError{server: up.Name, msg: fmt.Sprintf("sent an event of more than %d bytes", c.maxMessage)}
-				}
+		var res *message
+		err := c.scanEvents(resp.Body, up, func(m *message) bool {
+			if m.Method == "" && (m.Result != nil || m.Error != nil) {
+				res = m
+				return true
 			}
+			if m.Method != "" {
+				onMessage(m)
+			}
+			return false
+		})
+		if res != nil {
+			return res, nil
 		}
-		if err := sc.Err(); err != nil {
-			if errors.Is(err, bufio.ErrTooLong) {
-				return nil, &upstreamError{server: up.Name, msg: fmt.Sprintf("sent an event of more than %d bytes", c.maxMessage)}
-			}
-			return nil, &upstreamError{server: up.Name, msg: "broke off its stream: " + err.Error()}
+		if err != nil {
+			return nil, err
 		}
 		return nil, &upstreamError{server: up.Name, msg: "closed its stream without answering"}
 	}
 	return nil, &upstreamError{server: up.Name, msg: fmt.Sprintf("answered with content type %q, not JSON or an event stream", ct)}
+}
+
+// scanEvents reads an event stream's JSON-RPC messages, each given to fn
+// until it says stop; nil when the stream ended (or fn stopped it).
+// Nothing larger than maxMessage is read whole.
+func (c *client) scanEvents(body io.Reader, up *Upstream, fn func(m *message) (stop bool)) error {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 0, 64*1024), int(c.maxMessage))
+	var data bytes.Buffer
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0:
+			if data.Len() > 0 {
+				var m message
+				if json.Unmarshal(data.Bytes(), &m) == nil && fn(&m) {
+					return nil
+				}
+				data.Reset()
+			}
+		case bytes.HasPrefix(line, []byte("data:")):
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.Write(bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
+			if int64(data.Len()) > c.maxMessage {
+				return &upstreamError{server: up.Name, msg: fmt.Sprintf("sent an event of more than %d bytes", c.maxMessage)}
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return &upstreamError{server: up.Name, msg: fmt.Sprintf("sent an event of more than %d bytes", c.maxMessage)}
+		}
+		return &upstreamError{server: up.Name, msg: "broke off its stream: " + err.Error()}
+	}
+	return nil
+}
+
+// listen opens the upstream session's own event stream (a GET), on which
+// the upstream sends what belongs to no request: its requests and
+// notifications outside a call, resource updates. nil, nil when the
+// upstream offers none (405) or has forgotten the session.
+func (c *client) listen(ctx context.Context, up *Upstream, s session) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, up.URL, nil)
+	if err != nil {
+		return nil, &upstreamError{server: up.Name, msg: "its URL does not make a request: " + err.Error()}
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", s.ID)
+	req.Header.Set("MCP-Protocol-Version", s.Version)
+	if err := c.authorize(ctx, up, req); err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, &upstreamError{server: up.Name, msg: "cannot be reached: " + scrub(err.Error(), up)}
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return nil, nil
+	}
+	return resp, nil
 }
