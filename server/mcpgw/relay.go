@@ -206,6 +206,10 @@ func (rq *request) listen() {
 		s      session
 		resp   *http.Response
 		cancel context.CancelFunc
+		// reached says, once known, whether the key reaches the server:
+		// the stream opens at once (an upstream drops what it sends
+		// before), its messages wait for the answer.
+		reached chan bool
 	}
 	var mu sync.Mutex
 	var streams []stream
@@ -218,14 +222,15 @@ func (rq *request) listen() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// Only a server the key reaches speaks to it; an upstream
-			// that does not answer in time offers nothing.
-			opening, stop := context.WithTimeout(ctx, rq.g.opts.Timeout)
-			err := rq.reaches(opening, up)
-			stop()
-			if err != nil {
-				return
-			}
+			// Only a server the key reaches speaks to it (found out while
+			// the stream opens); an upstream that does not answer in time
+			// offers nothing.
+			reached := make(chan bool, 1)
+			go func() {
+				checking, stop := context.WithTimeout(ctx, rq.g.opts.Timeout)
+				defer stop()
+				reached <- rq.reaches(checking, up) == nil
+			}()
 			sctx, scancel := context.WithCancel(ctx)
 			timer := time.AfterFunc(rq.g.opts.Timeout, scancel)
 			resp, err := rq.g.client.listen(sctx, up, s)
@@ -237,7 +242,7 @@ func (rq *request) listen() {
 				return
 			}
 			mu.Lock()
-			streams = append(streams, stream{up, s, resp, scancel})
+			streams = append(streams, stream{up, s, resp, scancel, reached})
 			mu.Unlock()
 		}()
 	}
@@ -266,6 +271,9 @@ func (rq *request) listen() {
 			defer st.cancel()
 			defer st.resp.Body.Close()
 			relayed := rq.relayFor(st.up)
+			if !<-st.reached {
+				return
+			}
 			_ = rq.g.client.scanEvents(st.resp.Body, st.up, func(m *message) bool {
 				if m.Method == "" {
 					return false
