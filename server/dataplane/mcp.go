@@ -284,7 +284,12 @@ func (g *mcpGuard) Decide(phase, server, tool string, args any) toolpolicy.Decis
 func toolModel(c mcpgw.Call) string { return "mcp/" + c.Server + "/" + c.Tool }
 
 // observe records the call's OpenTelemetry MCP attributes and duration.
+// A metered read (resources/read, prompts/get, completion/complete) is
+// observed as the operation it is (Observe), not as a tool call.
 func (g *mcpGuard) observe(c mcpgw.Call, status, reason string) {
+	if c.Method != "" {
+		return
+	}
 	observeToolCall(g.a.p.inference.metrics, g.a.r, c, status, reason, time.Since(g.a.started))
 }
 

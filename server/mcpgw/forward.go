@@ -73,7 +73,7 @@ func (rq *request) forwardTo(up *Upstream, method string, params map[string]any,
 			}
 		}
 		raw, _ := json.Marshal(args)
-		call = Call{Server: up.Name, Tool: method, Upstream: up, Arguments: raw, Version: rq.version}
+		call = Call{Server: up.Name, Tool: method, Method: method, Upstream: up, Arguments: raw, Version: rq.version}
 	}
 	if err := rq.reaches(ctx, up); err != nil {
 		var unreached *errUnreached

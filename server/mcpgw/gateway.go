@@ -83,10 +83,13 @@ const (
 	codeUnsupportedVersion = -32022
 )
 
-// Call is one tools/call as the guard sees it.
+// Call is one tools/call as the guard sees it, or one read admitted and
+// metered like a tools/call of price $0 (Method set: resources/read,
+// prompts/get, completion/complete; Tool is then the method).
 type Call struct {
 	Server    string
 	Tool      string
+	Method    string
 	Upstream  *Upstream
 	PriceNano int64
 	// Arguments are the call's arguments as sent (JSON), for an audit row
