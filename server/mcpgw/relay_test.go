@@ -92,7 +92,7 @@ type caller struct {
 	logs     []string
 }
 
-func (c *caller) connect(t *testing.T, url string, features bool) *mcp.ClientSession {
+func (c *caller) connect(t *testing.T, url, version string, features bool) *mcp.ClientSession {
 	t.Helper()
 	opts := &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
@@ -121,7 +121,7 @@ func (c *caller) connect(t *testing.T, url string, features bool) *mcp.ClientSes
 	}
 	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url,
 		HTTPClient: &http.Client{Transport: bearerTransport{bearer}}, DisableStandaloneSSE: true, MaxRetries: -1},
-		&mcp.ClientSessionOptions{ProtocolVersion: mcpgw.V20251125})
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect %s: %v", url, err)
 	}
@@ -137,10 +137,16 @@ func TestGatewayRelaysNotifications(t *testing.T) {
 	up := richUpstream(t)
 	g := &guard{servers: []*mcpgw.Upstream{{ID: "1", Name: "rich", URL: up.URL}}, policies: allowAll(t, "")}
 	gw := gateway(t, g, 10*time.Second)
-	for _, ep := range []struct{ path, tool string }{{"/mcp/rich", "work"}, {"/mcp", "rich__work"}} {
+	// A 2026-07-28 caller (stateless, its calls on the key's kept
+	// upstream session, whose level nobody set) gets the progress.
+	for _, ep := range []struct{ path, tool, version string }{{"/mcp/rich", "work", mcpgw.V20251125}, {"/mcp", "rich__work", mcpgw.V20250618},
+		{"/mcp/rich", "work", mcpgw.V20260728}} {
 		c := &caller{}
-		cs := c.connect(t, gw.URL+ep.path, false)
-		if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		cs := c.connect(t, gw.URL+ep.path, ep.version, false)
+		wantLogs := []string{"info rich working"}
+		if ep.version == mcpgw.V20260728 {
+			wantLogs = nil
+		} else if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 			t.Fatalf("%s: setLevel: %v", ep.path, err)
 		}
 		params := &mcp.CallToolParams{Name: ep.tool, Arguments: map[string]any{"text": "x"}}
@@ -156,12 +162,12 @@ func TestGatewayRelaysNotifications(t *testing.T) {
 			c.mu.Lock()
 			progress, logs = c.progress, c.logs
 			c.mu.Unlock()
-			if len(progress) == 2 && len(logs) == 1 {
+			if len(progress) == 2 && len(logs) == len(wantLogs) {
 				break
 			}
 		}
 		slices.Sort(progress)
-		if !slices.Equal(progress, []string{"tok-1:1/2", "tok-1:2/2"}) || !slices.Equal(logs, []string{"info rich working"}) {
+		if !slices.Equal(progress, []string{"tok-1:1/2", "tok-1:2/2"}) || !slices.Equal(logs, wantLogs) {
 			t.Fatalf("%s: progress %q, logs %q", ep.path, progress, logs)
 		}
 		if got := g.taken(); !slices.Equal(got, []string{"rich/work:ok:0"}) {
@@ -201,7 +207,7 @@ func TestGatewayRelaysServerRequests(t *testing.T) {
 	}))
 	t.Cleanup(front.Close)
 	for _, ep := range []struct{ path, prefix string }{{"/mcp/rich", ""}, {"/mcp", "rich__"}} {
-		cs := (&caller{}).connect(t, front.URL+ep.path, true)
+		cs := (&caller{}).connect(t, front.URL+ep.path, mcpgw.V20251125, true)
 		for tool, want := range map[string]string{"ask": "sampled: an answer to hi", "elicit": "elicited: accept Ada", "roots": "roots: file:///work"} {
 			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ep.prefix + tool, Arguments: map[string]any{"text": "hi"}})
 			if err != nil || res.IsError || text(res) != want {
@@ -217,7 +223,7 @@ func TestGatewayRelaysServerRequests(t *testing.T) {
 		t.Fatalf("replica B relayed %d answers, want 6", answersAtB)
 	}
 	// Without the capabilities: refused at once, the call ends.
-	cs := (&caller{}).connect(t, front.URL+"/mcp/rich", false)
+	cs := (&caller{}).connect(t, front.URL+"/mcp/rich", mcpgw.V20251125, false)
 	start := time.Now()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"text": "hi"}})
 	if err == nil && !res.IsError || time.Since(start) > 5*time.Second {
