@@ -3,6 +3,7 @@ package mcpgw
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -116,7 +117,7 @@ func (rq *request) answerUpstream(sealed string) {
 	err = rq.g.client.respond(ctx, up, rid.Session, message{JSONRPC: "2.0", ID: rid.ID, Result: rq.msg.Result, Error: rq.msg.Error})
 	if err != nil {
 		msg := err.Error()
-		if err == errSessionGone {
+		if errors.Is(err, errSessionGone) {
 			msg = fmt.Sprintf("MCP server %q: the session that asked is gone", up.Name)
 		}
 		writeRPCError(rq.w, http.StatusBadGateway, nil, CodeUpstream, msg)
