@@ -475,3 +475,33 @@ func TestGatewayCallerStream(t *testing.T) {
 		t.Fatalf("a GET without a session: HTTP %d", got)
 	}
 }
+
+// Calls of one caller's session run at once on the one upstream session
+// its session holds: each of gw's upstream requests has an id of its own
+// (a server refuses an id already in flight).
+func TestGatewayConcurrentCallsOnOneSession(t *testing.T) {
+	up := upstream(t, nil)
+	g := &guard{servers: []*mcpgw.Upstream{{ID: "1", Name: "up", URL: up.URL}}, policies: allowAll(t, "")}
+	gw := gateway(t, g, 10*time.Second)
+	cs := connect(t, gw.URL+"/mcp/up", mcpgw.V20251125)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": fmt.Sprint(i)}})
+			if err == nil && text(res) != fmt.Sprintf("echo: %d", i) {
+				err = fmt.Errorf("call %d answered %q", i, text(res))
+			}
+			if err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

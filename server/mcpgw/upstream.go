@@ -14,8 +14,10 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -106,6 +108,10 @@ type client struct {
 	// poolKey, for callers whose own session does not carry one (pooled).
 	pool map[string]pooledSession
 	now  func() time.Time
+	// ids numbers gw's requests to upstreams: requests on one upstream
+	// session may be in flight at once (a key's calls, a caller's stream
+	// and its calls), and a server refuses an id already in flight.
+	ids atomic.Int64
 }
 
 // speaks is what an upstream was found to speak.
@@ -397,7 +403,7 @@ func (c *client) callWith(ctx context.Context, up *Upstream, s session, method s
 	if err != nil {
 		return nil, "", err
 	}
-	body, _ := json.Marshal(message{JSONRPC: "2.0", ID: json.RawMessage(`1`), Method: method, Params: p})
+	body, _ := json.Marshal(message{JSONRPC: "2.0", ID: json.RawMessage(strconv.FormatInt(c.ids.Add(1), 10)), Method: method, Params: p})
 	resp, err := c.post(ctx, up, s, body, hdr)
 	if err != nil {
 		return nil, "", err
