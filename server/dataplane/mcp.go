@@ -163,6 +163,14 @@ func (p *Plane) serveMCP(w http.ResponseWriter, r *http.Request, single string) 
 		return
 	}
 	var body []byte
+	if r.Method == http.MethodGet {
+		// A session's own event stream (mcpgw's listen) lasts up to
+		// mcpgw.MaxListen: no read deadline cuts it, the write deadline
+		// is its length.
+		rc := http.NewResponseController(a.w)
+		_ = rc.SetReadDeadline(time.Time{})
+		_ = rc.SetWriteDeadline(time.Now().Add(mcpgw.MaxListen + streamWriteGrace))
+	}
 	if r.Method == http.MethodPost {
 		var hold *bodyHold
 		if body, hold = a.readBody(mcpRefuser{}); body == nil {
@@ -285,7 +293,12 @@ func (g *mcpGuard) Decide(phase, server, tool string, args any) toolpolicy.Decis
 func toolModel(c mcpgw.Call) string { return "mcp/" + c.Server + "/" + c.Tool }
 
 // observe records the call's OpenTelemetry MCP attributes and duration.
+// A metered read (resources/read, prompts/get, completion/complete) is
+// observed as the operation it is (Observe), not as a tool call.
 func (g *mcpGuard) observe(c mcpgw.Call, status, reason string) {
+	if c.Method != "" {
+		return
+	}
 	observeToolCall(g.a.p.inference.metrics, g.a.r, c, status, reason, time.Since(g.a.started))
 }
 

@@ -320,3 +320,72 @@ func TestMCPStatelessUpstreamAndOperationsThroughThePlane(t *testing.T) {
 		}
 	})
 }
+
+// Through the real data plane, on both databases: a key reaches a
+// server's resources and prompts only when its tool policies show it one
+// of the server's tools; each resources/read and prompts/get then leaves
+// one $0 usage event (endpoint mcp, model mcp/<server>/<method>) through
+// the same admission as a tools/call, and a refused read a denied one.
+func TestMCPResourcesAndPromptsThroughThePlane(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		s := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}})
+		mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in mcpEchoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+		})
+		s.AddResource(&mcp.Resource{URI: "mem://readme", Name: "readme"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, Text: "read me"}}}, nil
+		})
+		s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
+		})
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-Up-Key") != "up-secret-0123456789" {
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			h.ServeHTTP(w, r)
+		}))
+		t.Cleanup(up.Close)
+		e.addMCPServer(t, nil, "up", up.URL, "X-Up-Key", "up-secret-0123456789", nil)
+		e.sync(t)
+		ctx := context.Background()
+
+		// Deny by default: no tool to see, no resource to read.
+		cs := mcpConnect(t, e.srv.URL+"/inf/v1/mcp/up", e.token, "2025-11-25")
+		if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mem://readme"}); err == nil || !strings.Contains(err.Error(), "not reachable") {
+			t.Fatalf("deny by default: %v", err)
+		}
+		if evs := e.usage.wait(t, 1); evs[0].Status != "denied" || evs[0].Model != "mcp/up/resources/read" || evs[0].CostUSD != "0" {
+			t.Fatalf("denied event: %+v", evs[0])
+		}
+		e.usage.reset()
+
+		// A list rule showing one tool opens the server's resources and
+		// prompts.
+		e.toolPolicy(t, `{"target":{"kind":"workspace"},"rules":[{"match":{"servers":["up"],"tools":["echo"]},"phase":"list","action":{"kind":"allow"}}]}`)
+		e.sync(t)
+		cs = mcpConnect(t, e.srv.URL+"/inf/v1/mcp/up", e.token, "2025-11-25")
+		rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mem://readme"})
+		if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "read me" {
+			t.Fatalf("resources/read: %+v %v", rr, err)
+		}
+		pg, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet"})
+		if err != nil || len(pg.Messages) != 1 {
+			t.Fatalf("prompts/get: %+v %v", pg, err)
+		}
+		agg := mcpConnect(t, e.srv.URL+"/inf/v1/mcp", e.token, "2025-11-25")
+		if pl, err := agg.ListPrompts(ctx, nil); err != nil || len(pl.Prompts) != 1 || pl.Prompts[0].Name != "up__greet" {
+			t.Fatalf("aggregated prompts/list: %+v %v", pl, err)
+		}
+		evs := e.usage.wait(t, 2)
+		for i, model := range []string{"mcp/up/resources/read", "mcp/up/prompts/get"} {
+			ev := evs[i]
+			if ev.Status != "ok" || ev.CostUSD != "0" || ev.Model != model || ev.Provider != "mcp" || ev.Endpoint == nil || *ev.Endpoint != "mcp" ||
+				ev.InferenceKeyID == nil || *ev.InferenceKeyID != e.keyID {
+				t.Fatalf("event %d: %+v, want %s", i, ev, model)
+			}
+		}
+	})
+}

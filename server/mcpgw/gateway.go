@@ -83,10 +83,13 @@ const (
 	codeUnsupportedVersion = -32022
 )
 
-// Call is one tools/call as the guard sees it.
+// Call is one tools/call as the guard sees it, or one read admitted and
+// metered like a tools/call of price $0 (Method set: resources/read,
+// prompts/get, completion/complete; Tool is then the method).
 type Call struct {
 	Server    string
 	Tool      string
+	Method    string
 	Upstream  *Upstream
 	PriceNano int64
 	// Arguments are the call's arguments as sent (JSON), for an audit row
@@ -121,7 +124,7 @@ const OtherMethod = "_OTHER"
 
 // served are the methods gw answers, which an Operation names.
 var served = []string{"initialize", "ping", "tools/list", "tools/call", "server/discover", "resources/list",
-	"resources/templates/list", "prompts/list"}
+	"resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe", "prompts/list", "prompts/get", "completion/complete", "logging/setLevel"}
 
 // Outcome is how a call ended.
 type Outcome struct {
@@ -206,6 +209,10 @@ type request struct {
 	start   time.Time
 	// errCode is the JSON-RPC error code answered (0: none yet).
 	errCode int
+	// mu guards the answer once it is an event stream (stream: its
+	// header is written).
+	mu     sync.Mutex
+	stream bool
 }
 
 // Serve answers one HTTP request on the endpoint. single names the
@@ -215,20 +222,24 @@ type request struct {
 // (within its own limit); nil reads it here, within MaxMessage.
 func (g *Gateway) Serve(w http.ResponseWriter, r *http.Request, body []byte, guard Guard, single, bearer string) {
 	switch r.Method {
-	case http.MethodPost:
+	case http.MethodPost, http.MethodGet:
 	case http.MethodDelete:
 		// Sessions are sealed tokens: nothing to forget here. The
 		// upstream sessions it carries expire on their own.
 		w.WriteHeader(http.StatusNoContent)
 		return
 	default:
-		w.Header().Set("Allow", "POST, DELETE")
+		w.Header().Set("Allow", "GET, POST, DELETE")
 		writeRPCError(w, http.StatusMethodNotAllowed, nil, jsonrpcInvalidRequest,
-			"gw's MCP endpoint takes POST (it offers no server-sent event stream on GET)")
+			"gw's MCP endpoint takes POST, GET (a session's own event stream) and DELETE")
 		return
 	}
 	if single != "" && !slices.ContainsFunc(guard.Servers(), func(u *Upstream) bool { return u.Name == single }) {
 		writeRPCError(w, http.StatusNotFound, nil, jsonrpcInvalidRequest, fmt.Sprintf("MCP server %q not found", single))
+		return
+	}
+	if r.Method == http.MethodGet {
+		(&request{g: g, w: w, r: r, guard: guard, single: single, secret: bearer, start: time.Now()}).listen()
 		return
 	}
 	if body == nil {
@@ -314,8 +325,15 @@ func (rq *request) parse(body []byte) string {
 func (rq *request) serve() {
 	m := &rq.msg
 	if m.Method == "" || len(m.ID) == 0 {
-		// A response (gw sends the client no requests) or a notification:
-		// accepted, nothing to answer.
+		// A response to an upstream's request gw relayed goes back to the
+		// upstream session that asked.
+		var relayed string
+		if m.Method == "" && json.Unmarshal(m.ID, &relayed) == nil && strings.HasPrefix(relayed, relayPrefix) {
+			rq.answerUpstream(relayed)
+			return
+		}
+		// Any other response or a notification: accepted, nothing to
+		// answer.
 		if m.Method == "initialize" {
 			rq.fail(http.StatusBadRequest, jsonrpcInvalidRequest, "initialize must be a request, with an id")
 			return
@@ -349,14 +367,16 @@ func (rq *request) serve() {
 		rq.listTools()
 	case "tools/call":
 		rq.callTool()
-	case "resources/list":
-		rq.result(map[string]any{"resources": []any{}})
-	case "resources/templates/list":
-		rq.result(map[string]any{"resourceTemplates": []any{}})
+	case "logging/setLevel":
+		rq.setLevel()
+	case "resources/list", "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe":
+		rq.resources()
 	case "prompts/list":
-		rq.result(map[string]any{"prompts": []any{}})
+		rq.listPrompts()
+	case "prompts/get", "completion/complete":
+		rq.promptOrCompletion()
 	default:
-		rq.fail(http.StatusOK, jsonrpcMethodNotFound, fmt.Sprintf("method %q is not served by gw's MCP gateway (it serves tools)", m.Method))
+		rq.fail(http.StatusOK, jsonrpcMethodNotFound, fmt.Sprintf("method %q is not served by gw's MCP gateway", m.Method))
 	}
 }
 
@@ -434,8 +454,12 @@ func (rq *request) session(header string) (string, int) {
 		// a session the server no longer knows).
 		return "the session is unknown or expired: initialize again", http.StatusNotFound
 	}
-	if header != "" && header != t.Version {
-		return fmt.Sprintf("the MCP-Protocol-Version header (%s) is not the session's (%s)", header, t.Version), http.StatusBadRequest
+	// Any session-ful version gw serves is taken in a session, as the
+	// transport asks 400 only for an invalid or unsupported one (and the
+	// SDKs do the same); the session's version stays in force.
+	if header != "" && !slices.Contains(legacy, header) {
+		return fmt.Sprintf("the MCP-Protocol-Version header (%s) is not a version gw serves in a session (%s, %s)", header,
+			V20251125, V20250618), http.StatusBadRequest
 	}
 	rq.sess, rq.version = t, t.Version
 	return "", 0
@@ -447,7 +471,8 @@ func (rq *request) session(header string) (string, int) {
 // them all in the Mcp-Session-Id.
 func (rq *request) initialize() {
 	var p struct {
-		ProtocolVersion string `json:"protocolVersion"`
+		ProtocolVersion string                     `json:"protocolVersion"`
+		Capabilities    map[string]json.RawMessage `json:"capabilities"`
 	}
 	if err := json.Unmarshal(rq.msg.Params, &p); err != nil {
 		rq.fail(http.StatusOK, jsonrpcInvalidParams, "initialize's params are not an object")
@@ -458,6 +483,14 @@ func (rq *request) initialize() {
 		version = p.ProtocolVersion
 	}
 	t := &sessionToken{Version: version, Issued: time.Now().Unix(), Upstreams: map[string]session{}}
+	for _, c := range relayedRequests {
+		if v, ok := p.Capabilities[c]; ok && len(v) > 0 && string(v) != "null" {
+			if t.Caps == nil {
+				t.Caps = map[string]json.RawMessage{}
+			}
+			t.Caps[c] = v
+		}
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, up := range rq.servers() {
@@ -470,7 +503,7 @@ func (rq *request) initialize() {
 			if st, err := rq.g.client.detect(ctx, up); err != nil || st {
 				return
 			}
-			s, err := rq.g.client.initialize(ctx, up)
+			s, err := rq.g.client.initialize(ctx, up, t.Caps)
 			if err != nil || s.ID == "" && s.Version == "" {
 				return
 			}
@@ -492,7 +525,14 @@ func (rq *request) initialize() {
 }
 
 func (rq *request) capabilities() *mcp.ServerCapabilities {
-	return &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	c := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{},
+		Prompts: &mcp.PromptCapabilities{}, Completions: &mcp.CompletionCapabilities{}}
+	if rq.single != "" {
+		// Resources are served per server (docs/mcp.md, "Resources,
+		// prompts, completion"); updates come on the caller's GET.
+		c.Resources = &mcp.ResourceCapabilities{Subscribe: true}
+	}
+	return c
 }
 
 func (rq *request) instructions() string {
@@ -653,6 +693,7 @@ func (rq *request) callTool() {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
+		Meta      json.RawMessage `json:"_meta"`
 	}
 	if err := json.Unmarshal(rq.msg.Params, &p); err != nil || p.Name == "" {
 		rq.fail(http.StatusOK, jsonrpcInvalidParams, "tools/call needs params with a tool name")
@@ -715,9 +756,12 @@ func (rq *request) callTool() {
 	if len(p.Arguments) > 0 {
 		params["arguments"] = p.Arguments
 	}
+	if meta := progressMeta(p.Meta); meta != nil {
+		params["_meta"] = meta
+	}
 	err = rq.withSession(ctx, up, func(s session) error {
 		var err error
-		raw, _, err = rq.g.client.call(ctx, up, s, "tools/call", params)
+		raw, _, err = rq.g.client.callWith(ctx, up, s, "tools/call", params, rq.relayFor(up))
 		return err
 	})
 	out := Outcome{Status: "ok", Delivered: true, Duration: time.Since(start)}
@@ -773,13 +817,25 @@ func (rq *request) result(v any) {
 }
 
 func (rq *request) fail(status, code int, msg string) {
-	rq.errCode = code
-	writeRPCError(rq.w, status, rq.msg.ID, code, msg)
+	id := rq.msg.ID
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	rq.write(status, message{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: code, Message: msg}})
 }
 
+// write answers the request: m as the body, or as the last event of the
+// stream the answer became (status is then the stream's 200).
 func (rq *request) write(status int, m message) {
 	if m.Error != nil {
 		rq.errCode = m.Error.Code
+	}
+	rq.mu.Lock()
+	streaming := rq.stream
+	rq.mu.Unlock()
+	if streaming {
+		rq.event(m)
+		return
 	}
 	b, _ := json.Marshal(m)
 	rq.w.Header().Set("Content-Type", "application/json")

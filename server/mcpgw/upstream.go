@@ -14,8 +14,10 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -106,6 +108,10 @@ type client struct {
 	// poolKey, for callers whose own session does not carry one (pooled).
 	pool map[string]pooledSession
 	now  func() time.Time
+	// ids numbers gw's requests to upstreams: requests on one upstream
+	// session may be in flight at once (a key's calls, a caller's stream
+	// and its calls), and a server refuses an id already in flight.
+	ids atomic.Int64
 }
 
 // speaks is what an upstream was found to speak.
@@ -250,7 +256,7 @@ func (c *client) pooled(ctx context.Context, up *Upstream, bearer string) (s ses
 		return p.s, false, nil
 	}
 	c.mu.Unlock()
-	s, err = c.initialize(ctx, up)
+	s, err = c.initialize(ctx, up, nil)
 	if err != nil {
 		return session{}, false, err
 	}
@@ -289,9 +295,14 @@ func (c *client) unpool(up *Upstream, bearer string, s session) {
 }
 
 // initialize opens a session with an upstream: initialize, then the
-// initialized notification.
-func (c *client) initialize(ctx context.Context, up *Upstream) (session, error) {
-	params := map[string]any{"protocolVersion": upstreamVersion, "capabilities": map[string]any{}, "clientInfo": gwClientInfo}
+// initialized notification. caps are the client capabilities gw declares
+// (the caller's it relays: sampling, elicitation, roots); nil for none.
+func (c *client) initialize(ctx context.Context, up *Upstream, caps map[string]json.RawMessage) (session, error) {
+	declared := map[string]any{}
+	for k, v := range caps {
+		declared[k] = v
+	}
+	params := map[string]any{"protocolVersion": upstreamVersion, "capabilities": declared, "clientInfo": gwClientInfo}
 	res, sid, err := c.call(ctx, up, session{}, "initialize", params)
 	if err != nil {
 		return session{}, err
@@ -360,10 +371,29 @@ func (c *client) notify(ctx context.Context, up *Upstream, s session, method str
 // client info and capabilities in _meta, and the Mcp-Method (and for
 // tools/call Mcp-Name) header.
 func (c *client) call(ctx context.Context, up *Upstream, s session, method string, params map[string]any) (json.RawMessage, string, error) {
+	return c.callWith(ctx, up, s, method, params, nil)
+}
+
+// relay is given each message an upstream sends in a request's event
+// stream before the response (its notifications, its requests) with the
+// upstream session it came on; it says whether it took the message. A
+// request it does not take is answered -32601 at once (refuse); a
+// notification it does not take is dropped.
+type relay func(m *message, s session) bool
+
+// callWith is call, the upstream's messages before the response given to
+// on (nil: none taken). params' "_meta" (a map), when present, is sent
+// as the request's _meta.
+func (c *client) callWith(ctx context.Context, up *Upstream, s session, method string, params map[string]any, on relay) (json.RawMessage, string, error) {
 	var hdr map[string]string
 	if s.Version == V20260728 {
 		params = maps.Clone(params)
-		params["_meta"] = map[string]any{metaProtocolVersion: s.Version, metaClientInfo: gwClientInfo, metaClientCapabilities: map[string]any{}}
+		meta := map[string]any{}
+		if m, ok := params["_meta"].(map[string]any); ok {
+			maps.Copy(meta, m)
+		}
+		meta[metaProtocolVersion], meta[metaClientInfo], meta[metaClientCapabilities] = s.Version, gwClientInfo, map[string]any{}
+		params["_meta"] = meta
 		hdr = map[string]string{"Mcp-Method": method}
 		if name, ok := params["name"].(string); ok && method == "tools/call" {
 			hdr["Mcp-Name"] = name
@@ -373,7 +403,7 @@ func (c *client) call(ctx context.Context, up *Upstream, s session, method strin
 	if err != nil {
 		return nil, "", err
 	}
-	body, _ := json.Marshal(message{JSONRPC: "2.0", ID: json.RawMessage(`1`), Method: method, Params: p})
+	body, _ := json.Marshal(message{JSONRPC: "2.0", ID: json.RawMessage(strconv.FormatInt(c.ids.Add(1), 10)), Method: method, Params: p})
 	resp, err := c.post(ctx, up, s, body, hdr)
 	if err != nil {
 		return nil, "", err
@@ -403,8 +433,14 @@ func (c *client) call(ctx context.Context, up *Upstream, s session, method strin
 	if sid == "" {
 		sid = s.ID
 	}
-	m, err := c.readResponse(resp, up, func(id json.RawMessage, method string) {
-		c.refuse(ctx, up, session{ID: sid, Version: s.Version}, id, method)
+	m, err := c.readResponse(resp, up, func(m *message) {
+		in := session{ID: sid, Version: s.Version}
+		if on != nil && on(m, in) {
+			return
+		}
+		if len(m.ID) > 0 && string(m.ID) != "null" {
+			c.refuse(ctx, up, in, m.ID, m.Method)
+		}
 	})
 	if err != nil {
 		return nil, "", err
@@ -532,11 +568,18 @@ func (c *client) tokenSource(up *Upstream) oauth2.TokenSource {
 // rather than leave the upstream waiting for an answer until gw's timeout
 // cuts the call.
 func (c *client) refuse(ctx context.Context, up *Upstream, s session, id json.RawMessage, method string) {
-	body, _ := json.Marshal(message{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: jsonrpcMethodNotFound,
+	_ = c.respond(ctx, up, s, message{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: jsonrpcMethodNotFound,
 		Message: fmt.Sprintf("gw's MCP gateway relays no server-to-client requests (%s)", method)}})
+}
+
+// respond sends an upstream the answer to a request it sent (on its
+// session s, with the upstream's own auth): gw's refusal, or the
+// caller's answer relayed.
+func (c *client) respond(ctx context.Context, up *Upstream, s session, m message) error {
+	body, _ := json.Marshal(m)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, up.URL, bytes.NewReader(body))
 	if err != nil {
-		return
+		return &upstreamError{server: up.Name, msg: "its URL does not make a request: " + err.Error()}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -546,21 +589,29 @@ func (c *client) refuse(ctx context.Context, up *Upstream, s session, id json.Ra
 	if s.ID != "" {
 		req.Header.Set("Mcp-Session-Id", s.ID)
 	}
-	if c.authorize(ctx, up, req) != nil {
-		return
+	if err := c.authorize(ctx, up, req); err != nil {
+		return err
 	}
-	if resp, err := c.http.Do(req); err == nil {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		resp.Body.Close()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return &upstreamError{server: up.Name, msg: "cannot be reached: " + scrub(err.Error(), up)}
 	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound && s.ID != "" {
+		return errSessionGone
+	}
+	if resp.StatusCode/100 != 2 {
+		return &upstreamError{server: up.Name, msg: fmt.Sprintf("answered a response with HTTP %d", resp.StatusCode), status: resp.StatusCode}
+	}
+	return nil
 }
 
 // readResponse reads the JSON-RPC response of a POST: one JSON body, or
 // the SSE stream's events until the response (notifications of the
-// upstream in between are dropped; its requests are answered by
-// onRequest: gw offers no client features). Nothing larger than
-// maxMessage is read whole.
-func (c *client) readResponse(resp *http.Response, up *Upstream, onRequest func(id json.RawMessage, method string)) (*message, error) {
+// upstream in between, notifications and requests, are given to
+// onMessage). Nothing larger than maxMessage is read whole.
+func (c *client) readResponse(resp *http.Response, up *Upstream, onMessage func(m *message)) (*message, error) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	limited := io.LimitReader(resp.Body, c.maxMessage+1)
 	switch ct {
@@ -578,42 +629,89 @@ func (c *client) readResponse(resp *http.Response, up *Upstream, onRequest func(
 		}
 		return &m, nil
 	case "text/event-stream":
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 0, 64*1024), int(c.maxMessage))
-		var data bytes.Buffer
-		for sc.Scan() {
-			line := sc.Bytes()
-			switch {
-			case len(line) == 0:
-				if data.Len() > 0 {
-					var m message
-					if json.Unmarshal(data.Bytes(), &m) == nil {
-						if m.Method == "" && (m.Result != nil || m.Error != nil) {
-							return &m, nil
-						}
-						if m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" {
-							onRequest(m.ID, m.Method)
-						}
-					}
-					data.Reset()
-				}
-			case bytes.HasPrefix(line, []byte("data:")):
-				if data.Len() > 0 {
-					data.WriteByte('\n')
-				}
-				data.Write(bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
-				if int64(data.Len()) > c.maxMessage {
-					return nil, &upstreamError{server: up.Name, msg: fmt.Sprintf("sent an event of more than %d bytes", c.maxMessage)}
-				}
+		var res *message
+		err := c.scanEvents(resp.Body, up, func(m *message) bool {
+			if m.Method == "" && (m.Result != nil || m.Error != nil) {
+				res = m
+				return true
 			}
+			if m.Method != "" {
+				onMessage(m)
+			}
+			return false
+		})
+		if res != nil {
+			return res, nil
 		}
-		if err := sc.Err(); err != nil {
-			if errors.Is(err, bufio.ErrTooLong) {
-				return nil, &upstreamError{server: up.Name, msg: fmt.Sprintf("sent an event of more than %d bytes", c.maxMessage)}
-			}
-			return nil, &upstreamError{server: up.Name, msg: "broke off its stream: " + err.Error()}
+		if err != nil {
+			return nil, err
 		}
 		return nil, &upstreamError{server: up.Name, msg: "closed its stream without answering"}
 	}
 	return nil, &upstreamError{server: up.Name, msg: fmt.Sprintf("answered with content type %q, not JSON or an event stream", ct)}
+}
+
+// scanEvents reads an event stream's JSON-RPC messages, each given to fn
+// until it says stop; nil when the stream ended (or fn stopped it).
+// Nothing larger than maxMessage is read whole.
+func (c *client) scanEvents(body io.Reader, up *Upstream, fn func(m *message) (stop bool)) error {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 0, 64*1024), int(c.maxMessage))
+	var data bytes.Buffer
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0:
+			if data.Len() > 0 {
+				var m message
+				if json.Unmarshal(data.Bytes(), &m) == nil && fn(&m) {
+					return nil
+				}
+				data.Reset()
+			}
+		case bytes.HasPrefix(line, []byte("data:")):
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.Write(bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
+			if int64(data.Len()) > c.maxMessage {
+				return &upstreamError{server: up.Name, msg: fmt.Sprintf("sent an event of more than %d bytes", c.maxMessage)}
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return &upstreamError{server: up.Name, msg: fmt.Sprintf("sent an event of more than %d bytes", c.maxMessage)}
+		}
+		return &upstreamError{server: up.Name, msg: "broke off its stream: " + err.Error()}
+	}
+	return nil
+}
+
+// listen opens the upstream session's own event stream (a GET), on which
+// the upstream sends what belongs to no request: its requests and
+// notifications outside a call, resource updates. nil, nil when the
+// upstream offers none (405) or has forgotten the session.
+func (c *client) listen(ctx context.Context, up *Upstream, s session) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, up.URL, nil)
+	if err != nil {
+		return nil, &upstreamError{server: up.Name, msg: "its URL does not make a request: " + err.Error()}
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", s.ID)
+	req.Header.Set("MCP-Protocol-Version", s.Version)
+	if err := c.authorize(ctx, up, req); err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, &upstreamError{server: up.Name, msg: "cannot be reached: " + scrub(err.Error(), up)}
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return nil, nil
+	}
+	return resp, nil
 }
