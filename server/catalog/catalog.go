@@ -186,7 +186,44 @@ type Pricing struct {
 	CacheWritePerMTok   string              `json:"cache_write_per_mtok" yaml:"cache_write_per_mtok"`
 	CacheWrite1hPerMTok string              `json:"cache_write_1h_per_mtok,omitempty" yaml:"cache_write_1h_per_mtok,omitempty"`
 	LongContext         *LongContextPricing `json:"long_context,omitempty" yaml:"long_context,omitempty"`
+	// ServiceTiers prices the provider's service tiers (ServiceTierNames:
+	// OpenAI's priority and flex processing) with the same members as the
+	// base pricing, which stays the standard ("default") tier's. A request
+	// is priced at the tier its answer names, else the one it asked for
+	// (docs/metering.md). Left out of the encoding when empty.
+	ServiceTiers map[string]ServiceTierPricing `json:"service_tiers,omitempty" yaml:"service_tiers,omitempty"`
 }
+
+// ServiceTierPricing is one service tier's prices: the base pricing's
+// members, without tiers of its own.
+type ServiceTierPricing struct {
+	InputPerMTok        string              `json:"input_per_mtok" yaml:"input_per_mtok"`
+	OutputPerMTok       string              `json:"output_per_mtok" yaml:"output_per_mtok"`
+	CacheReadPerMTok    string              `json:"cache_read_per_mtok" yaml:"cache_read_per_mtok"`
+	CacheWritePerMTok   string              `json:"cache_write_per_mtok" yaml:"cache_write_per_mtok"`
+	CacheWrite1hPerMTok string              `json:"cache_write_1h_per_mtok,omitempty" yaml:"cache_write_1h_per_mtok,omitempty"`
+	LongContext         *LongContextPricing `json:"long_context,omitempty" yaml:"long_context,omitempty"`
+}
+
+// pricing is the tier as a Pricing, for the checks and the parse the base
+// pricing goes through.
+func (s ServiceTierPricing) pricing() Pricing {
+	return Pricing{InputPerMTok: s.InputPerMTok, OutputPerMTok: s.OutputPerMTok, CacheReadPerMTok: s.CacheReadPerMTok,
+		CacheWritePerMTok: s.CacheWritePerMTok, CacheWrite1hPerMTok: s.CacheWrite1hPerMTok, LongContext: s.LongContext}
+}
+
+// The service tiers a catalog may price. The standard tier is the base
+// pricing; OpenAI names it "default" (and "auto" asks for the project's
+// default), so neither is a key of ServiceTiers.
+const (
+	ServiceTierPriority = "priority"
+	ServiceTierFlex     = "flex"
+)
+
+var serviceTierNames = []string{ServiceTierPriority, ServiceTierFlex}
+
+// ServiceTierNames lists the tier names ServiceTiers may use.
+func ServiceTierNames() []string { return slices.Clone(serviceTierNames) }
 
 // LongContextPricing is the tier a request is priced at once its input
 // exceeds AboveInputTokens. Its CacheWrite1hPerMTok is optional as the
@@ -274,6 +311,17 @@ func cloneModels(ms []Model) []Model {
 		if lc := m.Pricing.LongContext; lc != nil {
 			copied := *lc
 			m.Pricing.LongContext = &copied
+		}
+		if m.Pricing.ServiceTiers != nil {
+			tiers := make(map[string]ServiceTierPricing, len(m.Pricing.ServiceTiers))
+			for name, t := range m.Pricing.ServiceTiers {
+				if lc := t.LongContext; lc != nil {
+					copied := *lc
+					t.LongContext = &copied
+				}
+				tiers[name] = t
+			}
+			m.Pricing.ServiceTiers = tiers
 		}
 		out[i] = m
 	}

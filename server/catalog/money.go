@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -64,6 +65,11 @@ type ParsedPricing struct {
 	// nil without one.
 	long      *tierPrices
 	longAbove int64
+	// serviceTier is the service tier these prices are ("" for the base
+	// pricing, the standard tier); tiers are the service tiers' own, by
+	// name, on the base only.
+	serviceTier string
+	tiers       []ParsedPricing
 }
 
 // tierPrices are one tier's prices by class.
@@ -99,8 +105,35 @@ func (p Pricing) Parse() (ParsedPricing, error) {
 		}
 		pp.long, pp.longAbove = &long, lc.AboveInputTokens
 	}
+	for _, name := range sortedTierNames(p.ServiceTiers) {
+		if !slices.Contains(serviceTierNames, name) {
+			return ParsedPricing{}, fmt.Errorf("catalog: pricing.service_tiers: %q is not a service tier", name)
+		}
+		tp, err := p.ServiceTiers[name].pricing().Parse()
+		if err != nil {
+			return ParsedPricing{}, fmt.Errorf("catalog: pricing.service_tiers.%s: %w", name, err)
+		}
+		tp.serviceTier = name
+		pp.tiers = append(pp.tiers, tp)
+	}
 	return pp, nil
 }
+
+// ForServiceTier is the pricing of the named service tier: its own
+// prices when the catalog has them, else the base pricing (the standard
+// tier, and any tier the catalog does not price, such as "default",
+// "auto" or "scale").
+func (pp ParsedPricing) ForServiceTier(name string) ParsedPricing {
+	for _, t := range pp.tiers {
+		if t.serviceTier == name {
+			return t
+		}
+	}
+	return pp
+}
+
+// ServiceTier is the service tier these prices are: "" for the base.
+func (pp ParsedPricing) ServiceTier() string { return pp.serviceTier }
 
 func parseTier(prefix string, fields [4]priceField, write1h string) (tierPrices, error) {
 	var tp tierPrices
@@ -140,12 +173,15 @@ type Applied struct {
 	LongContext                                                      bool
 	InputPerMTok, OutputPerMTok, CacheReadPerMTok, CacheWritePerMTok string
 	CacheWrite1hPerMTok                                              string
+	// ServiceTier is the service tier whose prices applied; "" for the
+	// base (standard) pricing.
+	ServiceTier string
 }
 
 // AppliedTo returns the prices a request of t is charged at.
 func (pp ParsedPricing) AppliedTo(t Tokens) Applied {
 	tp := pp.tier(t)
-	return Applied{LongContext: tp != &pp.standard,
+	return Applied{LongContext: tp != &pp.standard, ServiceTier: pp.serviceTier,
 		InputPerMTok: tp.text[classInput], OutputPerMTok: tp.text[classOutput], CacheReadPerMTok: tp.text[classCacheRead],
 		CacheWritePerMTok: tp.text[classCacheWrite], CacheWrite1hPerMTok: tp.text[classCacheWrite1h]}
 }
@@ -352,16 +388,41 @@ func BudgetNanoUSD(amount string) (n int64, exact bool, err error) {
 // billion per million tokens) is the largest value.
 type CeilPrices struct{ Input, Output, CacheRead, CacheWrite, CacheWrite1h uint64 }
 
-// Ceil is CeilPrices of the standard tier.
-func (pp ParsedPricing) Ceil() CeilPrices { return pp.standard.ceil() }
+// Ceil is CeilPrices of the standard tier, class by class the dearest of
+// the base pricing's and every service tier's: whatever tier the answer
+// names, a request is never billed above it.
+func (pp ParsedPricing) Ceil() CeilPrices {
+	out := pp.standard.ceil()
+	for _, t := range pp.tiers {
+		out = out.max(t.standard.ceil())
+	}
+	return out
+}
 
 // LongContextCeil is CeilPrices of the long-context tier and the prompt
-// size above which it applies; ok is false without one.
+// size above which it applies; ok is false without one. With service
+// tiers it bounds them all: the lowest of their thresholds, and above it
+// the dearest price of any tier, long-context or not.
 func (pp ParsedPricing) LongContextCeil() (above int64, prices CeilPrices, ok bool) {
-	if pp.long == nil {
+	for _, t := range append([]ParsedPricing{pp}, pp.tiers...) {
+		if t.long == nil {
+			continue
+		}
+		if !ok || t.longAbove < above {
+			above = t.longAbove
+		}
+		prices, ok = prices.max(t.long.ceil()), true
+	}
+	if !ok {
 		return 0, CeilPrices{}, false
 	}
-	return pp.longAbove, pp.long.ceil(), true
+	return above, prices.max(pp.Ceil()), true
+}
+
+// max is the dearer of c and o, class by class.
+func (c CeilPrices) max(o CeilPrices) CeilPrices {
+	return CeilPrices{Input: max(c.Input, o.Input), Output: max(c.Output, o.Output), CacheRead: max(c.CacheRead, o.CacheRead),
+		CacheWrite: max(c.CacheWrite, o.CacheWrite), CacheWrite1h: max(c.CacheWrite1h, o.CacheWrite1h)}
 }
 
 func (tp *tierPrices) ceil() CeilPrices {

@@ -238,17 +238,17 @@ func TestCostNanoUSDCacheTTLAndLongContext(t *testing.T) {
 		applied Applied
 	}{
 		{"1h writes at their price", sonnet, Tokens{Input: 10, Output: 100, CacheWrite: 2000, CacheWrite1h: 1500},
-			10*3000 + 100*15_000 + 500*3750 + 1500*6000, Applied{false, "3", "15", "0.30", "3.75", "6"}},
+			10*3000 + 100*15_000 + 500*3750 + 1500*6000, Applied{false, "3", "15", "0.30", "3.75", "6", ""}},
 		{"1h writes without a 1h price cost the 5-minute price", no1h, Tokens{CacheWrite: 2000, CacheWrite1h: 2000}, 2000 * 3750,
-			Applied{false, "3", "15", "0.30", "3.75", "3.75"}},
+			Applied{false, "3", "15", "0.30", "3.75", "3.75", ""}},
 		{"at the threshold: standard", gemini, Tokens{Input: 200_000, Output: 1000}, 200_000*1250 + 1000*10_000,
-			Applied{false, "1.25", "10", "0.125", "1.25", "1.25"}},
+			Applied{false, "1.25", "10", "0.125", "1.25", "1.25", ""}},
 		{"one past: the whole request at the long tier", gemini, Tokens{Input: 200_001, Output: 1000}, 200_001*2500 + 1000*15_000,
-			Applied{true, "2.50", "15", "0.25", "2.50", "2.50"}},
+			Applied{true, "2.50", "15", "0.25", "2.50", "2.50", ""}},
 		{"cache reads count toward the threshold", gemini, Tokens{Input: 1000, CacheRead: 250_000}, 1000*2500 + 250_000*250,
-			Applied{true, "2.50", "15", "0.25", "2.50", "2.50"}},
+			Applied{true, "2.50", "15", "0.25", "2.50", "2.50", ""}},
 		{"long tier with 1h writes", sonnet, Tokens{Input: 150_000, CacheWrite: 100_000, CacheWrite1h: 100_000, Output: 10},
-			150_000*6000 + 100_000*12_000 + 10*22_500, Applied{true, "6", "22.50", "0.60", "7.50", "12"}},
+			150_000*6000 + 100_000*12_000 + 10*22_500, Applied{true, "6", "22.50", "0.60", "7.50", "12", ""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

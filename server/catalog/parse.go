@@ -352,7 +352,7 @@ func typeWord(t reflect.Type) string {
 		return "int_type"
 	case reflect.Slice:
 		return "list_type"
-	case reflect.Struct:
+	case reflect.Struct, reflect.Map:
 		return "model_type"
 	}
 	return "type_error"
@@ -627,6 +627,20 @@ func checkPricing(ps *problemList, id string, p Pricing, at func(...any) []any) 
 			ps.add(id, typ, msg, at("pricing", "cache_write_1h_per_mtok")...)
 		}
 	}
+	for _, name := range sortedTierNames(p.ServiceTiers) {
+		tierAt := func(field ...any) []any {
+			if len(field) > 0 && field[0] == "pricing" {
+				field = append([]any{"pricing", "service_tiers", name}, field[1:]...)
+			}
+			return at(field...)
+		}
+		if !slices.Contains(serviceTierNames, name) {
+			ps.add(id, "literal_error", fmt.Sprintf("%q is not a service tier; expected one of %s (the base pricing is the default tier's)",
+				name, strings.Join(serviceTierNames, ", ")), at("pricing", "service_tiers", name)...)
+			continue
+		}
+		checkPricing(ps, id, p.ServiceTiers[name].pricing(), tierAt)
+	}
 	lc := p.LongContext
 	if lc == nil {
 		return
@@ -644,6 +658,17 @@ func checkPricing(ps *problemList, id string, p Pricing, at func(...any) []any) 
 			ps.add(id, typ, msg, at("pricing", "long_context", "cache_write_1h_per_mtok")...)
 		}
 	}
+}
+
+// sortedTierNames are the tier names in order, so problems and
+// parsed tiers come out the same every time.
+func sortedTierNames(tiers map[string]ServiceTierPricing) []string {
+	names := make([]string, 0, len(tiers))
+	for name := range tiers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 type priceField struct{ name, value string }

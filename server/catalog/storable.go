@@ -41,6 +41,21 @@ func CheckStorable(c *Catalog) error {
 			}
 			prices = append(prices, priceField{"pricing.long_context.cache_write_1h_per_mtok", lc.CacheWrite1hPerMTok})
 		}
+		for _, name := range sortedTierNames(m.Pricing.ServiceTiers) {
+			t := m.Pricing.ServiceTiers[name]
+			pre := "pricing.service_tiers." + name + "."
+			for _, f := range t.pricing().fields() {
+				prices = append(prices, priceField{pre + f.name, f.value})
+			}
+			prices = append(prices, priceField{pre + "cache_write_1h_per_mtok", t.CacheWrite1hPerMTok})
+			if lc := t.LongContext; lc != nil {
+				tokens(lc.AboveInputTokens, "pricing", "service_tiers", name, "long_context", "above_input_tokens")
+				for _, f := range lc.fields() {
+					prices = append(prices, priceField{pre + "long_context." + f.name, f.value})
+				}
+				prices = append(prices, priceField{pre + "long_context.cache_write_1h_per_mtok", lc.CacheWrite1hPerMTok})
+			}
+		}
 		for _, f := range prices {
 			if f.value == "" || !ValidPrice(f.value) {
 				continue // absent (optional) or refused by New already
