@@ -275,7 +275,9 @@ func (a *OpenAIResponses) Complete(ctx context.Context, call *Call) (*Completion
 	if err != nil {
 		return nil, err
 	}
-	return &Completion{Body: mustMarshal(m), Usage: estimate(decodeResponsesUsage(m["usage"]), call, answerTokens(raw))}, nil
+	u := estimate(decodeResponsesUsage(m["usage"]), call, answerTokens(raw))
+	u.ServiceTier = ServiceTierName(m["service_tier"])
+	return &Completion{Body: mustMarshal(m), Usage: u}, nil
 }
 
 // Stream implements Adapter; each item is a Responses event's data.
@@ -294,7 +296,8 @@ func decodeResponsesUsage(raw json.RawMessage) Usage {
 		InputTokens        int64 `json:"input_tokens"`
 		OutputTokens       int64 `json:"output_tokens"`
 		InputTokensDetails struct {
-			CachedTokens int64 `json:"cached_tokens"`
+			CachedTokens     int64 `json:"cached_tokens"`
+			CacheWriteTokens int64 `json:"cache_write_tokens"`
 		} `json:"input_tokens_details"`
 		OutputTokensDetails struct {
 			ReasoningTokens int64 `json:"reasoning_tokens"`
@@ -305,17 +308,19 @@ func decodeResponsesUsage(raw json.RawMessage) Usage {
 	}
 	input, output := clampCount(u.InputTokens), clampCount(u.OutputTokens)
 	cached := max(0, min(u.InputTokensDetails.CachedTokens, input))
-	return Usage{InputTokens: input - cached, OutputTokens: output, CacheReadTokens: cached,
+	written := max(0, min(u.InputTokensDetails.CacheWriteTokens, input-cached))
+	return Usage{InputTokens: input - cached - written, OutputTokens: output, CacheReadTokens: cached, CacheWriteTokens: written,
 		ReasoningTokens: max(0, min(u.OutputTokensDetails.ReasoningTokens, output))}.reported()
 }
 
 type responsesNativeStream struct {
-	body    io.ReadCloser
-	sse     *sseReader
-	call    *Call
-	usage   Usage
-	relayed relayed
-	done    bool
+	serviceTier string
+	body        io.ReadCloser
+	sse         *sseReader
+	call        *Call
+	usage       Usage
+	relayed     relayed
+	done        bool
 }
 
 func (s *responsesNativeStream) Recv() ([]byte, error) {
@@ -357,6 +362,9 @@ func (s *responsesNativeStream) Recv() ([]byte, error) {
 			if u, ok := r["usage"]; ok && !isNull(u) {
 				s.usage = decodeResponsesUsage(u)
 			}
+			if t := ServiceTierName(r["service_tier"]); t != "" {
+				s.serviceTier = t
+			}
 			m["response"] = mustMarshal(r)
 		}
 	}
@@ -370,7 +378,9 @@ func (s *responsesNativeStream) Recv() ([]byte, error) {
 }
 
 func (s *responsesNativeStream) Usage() Usage {
-	return estimate(s.relayed.checked(s.usage), s.call, &s.relayed)
+	u := estimate(s.relayed.checked(s.usage), s.call, &s.relayed)
+	u.ServiceTier = s.serviceTier
+	return u
 }
 func (s *responsesNativeStream) Close() error { return s.body.Close() }
 

@@ -86,7 +86,9 @@ func (a *OpenAI) Complete(ctx context.Context, call *Call) (*Completion, error) 
 	if rawUsage != nil {
 		u = decodeOpenAIUsage(rawUsage)
 	}
-	return &Completion{Body: body, Usage: estimate(u, call, answerTokens(raw))}, nil
+	u = estimate(u, call, answerTokens(raw))
+	u.ServiceTier = answerServiceTier(raw)
+	return &Completion{Body: body, Usage: u}, nil
 }
 
 // rewriteAnswer sets a Chat Completions answer's model member and returns
@@ -271,11 +273,13 @@ func (a *OpenAI) body(call *Call, stream streamMode) (rope, error) {
 // openAIStream relays an upstream's chunks with gw's model id, noting
 // usage as it passes.
 type openAIStream struct {
-	body  io.ReadCloser
-	sse   *sseReader
-	call  *Call
-	usage Usage
-	done  bool
+	// serviceTier is the last service_tier a chunk named.
+	serviceTier string
+	body        io.ReadCloser
+	sse         *sseReader
+	call        *Call
+	usage       Usage
+	done        bool
 	// finished: a chunk carried a finish_reason, so the answer is whole
 	// even if [DONE] never comes.
 	finished bool
@@ -320,7 +324,7 @@ func (s *openAIStream) Recv() ([]byte, error) {
 // chunkParts are the members of a chunk gw reads; the chunk's members
 // are in s.members.
 type chunkParts struct {
-	choices, usage, xGroq, errObj json.RawMessage
+	choices, usage, xGroq, errObj, serviceTier json.RawMessage
 }
 
 // nextChunk reads the next event and splits it into members. The end of
@@ -366,6 +370,8 @@ func (s *openAIStream) nextChunk() (chunkParts, error) {
 			c.xGroq = m.value
 		case isKey(m.key, "error"):
 			c.errObj = m.value
+		case isKey(m.key, "service_tier"):
+			c.serviceTier = m.value
 		}
 	}
 	return c, nil
@@ -386,6 +392,9 @@ func (s *openAIStream) note(c chunkParts) error {
 		s.finished = choicesFinished(c.choices)
 	}
 	s.relayed.chatDelta(c.choices)
+	if c.serviceTier != nil {
+		s.serviceTier = ServiceTierName(c.serviceTier)
+	}
 	if c.usage != nil && !isNull(c.usage) {
 		s.usage = decodeOpenAIUsage(c.usage)
 	} else if c.xGroq != nil {
@@ -441,7 +450,9 @@ func (s *openAIStream) relay() []byte {
 // Usage is the upstream's usage, completed by gw's count where the stream
 // has not (yet) reported it.
 func (s *openAIStream) Usage() Usage {
-	return estimate(s.relayed.checked(s.usage), s.call, &s.relayed)
+	u := estimate(s.relayed.checked(s.usage), s.call, &s.relayed)
+	u.ServiceTier = s.serviceTier
+	return u
 }
 
 func (s *openAIStream) Close() error { return s.body.Close() }
@@ -449,16 +460,21 @@ func (s *openAIStream) Close() error { return s.body.Close() }
 // openAIUsage is Chat Completions' usage object; DeepSeek reports its cache
 // hits in members of its own.
 type openAIUsage struct {
-	PromptTokens        int64 `json:"prompt_tokens"`
-	CompletionTokens    int64 `json:"completion_tokens"`
-	TotalTokens         int64 `json:"total_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens int64 `json:"cached_tokens"`
-	} `json:"prompt_tokens_details,omitempty"`
+	PromptTokens            int64                `json:"prompt_tokens"`
+	CompletionTokens        int64                `json:"completion_tokens"`
+	TotalTokens             int64                `json:"total_tokens"`
+	PromptTokensDetails     *openAIPromptDetails `json:"prompt_tokens_details,omitempty"`
 	CompletionTokensDetails *struct {
 		ReasoningTokens int64 `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details,omitempty"`
 	PromptCacheHitTokens int64 `json:"prompt_cache_hit_tokens,omitempty"`
+}
+
+// openAIPromptDetails are the prompt's cached tokens: read from the
+// cache, and (GPT-5.6 on, with explicit cache breakpoints) written to it.
+type openAIPromptDetails struct {
+	CachedTokens     int64 `json:"cached_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
 }
 
 // decodeOpenAIUsage converts usage to gw's disjoint categories: OpenAI's
@@ -478,6 +494,10 @@ func decodeOpenAIUsage(raw json.RawMessage) Usage {
 	}
 	prompt, completion := clampCount(u.PromptTokens), clampCount(u.CompletionTokens)
 	cached = max(0, min(cached, prompt))
+	var written int64
+	if u.PromptTokensDetails != nil {
+		written = max(0, min(u.PromptTokensDetails.CacheWriteTokens, prompt-cached))
+	}
 	var reasoning int64
 	if d := u.CompletionTokensDetails; d != nil {
 		reasoning = max(0, min(d.ReasoningTokens, completion))
@@ -486,10 +506,11 @@ func decodeOpenAIUsage(raw json.RawMessage) Usage {
 		completion, reasoning = clampCount(completion+hidden), clampCount(reasoning+hidden)
 	}
 	return Usage{
-		InputTokens:     prompt - cached,
-		OutputTokens:    completion,
-		CacheReadTokens: cached,
-		ReasoningTokens: reasoning,
+		InputTokens:      prompt - cached - written,
+		OutputTokens:     completion,
+		CacheReadTokens:  cached,
+		CacheWriteTokens: written,
+		ReasoningTokens:  reasoning,
 	}.reported()
 }
 
@@ -520,9 +541,9 @@ func scanOpenAIUsage(raw []byte) (u openAIUsage, ok bool) {
 		var ok bool
 		switch string(key) {
 		case "prompt_tokens_details":
-			ok = prompt.scan(m.value, "cached_tokens")
+			ok = prompt.scan(m.value, "cached_tokens", "cache_write_tokens")
 		case "completion_tokens_details":
-			ok = completion.scan(m.value, "reasoning_tokens")
+			ok = completion.scan(m.value, "reasoning_tokens", "")
 		default:
 			ok = u.scanCount(key, m.value)
 		}
@@ -531,9 +552,7 @@ func scanOpenAIUsage(raw []byte) (u openAIUsage, ok bool) {
 		}
 	}
 	if prompt.present {
-		u.PromptTokensDetails = &struct {
-			CachedTokens int64 `json:"cached_tokens"`
-		}{prompt.n}
+		u.PromptTokensDetails = &openAIPromptDetails{prompt.n, prompt.n2}
 	}
 	if completion.present {
 		u.CompletionTokensDetails = &struct {
@@ -568,22 +587,23 @@ func (u *openAIUsage) scanCount(key, value []byte) bool {
 	return scanInt(value, dst)
 }
 
-// usageDetail is a details object's one count as the decode would leave
-// it: a details object decoded again after an earlier one fills the same
-// struct (encoding/json reuses the pointer), and null drops it.
+// usageDetail is a details object's counts (inner, and inner2 when the
+// object has two) as the decode would leave them: a details object
+// decoded again after an earlier one fills the same struct (encoding/json
+// reuses the pointer), and null drops it.
 type usageDetail struct {
 	present bool
-	n       int64
+	n, n2   int64
 }
 
-// scan reads a details object's inner count.
-func (d *usageDetail) scan(value []byte, inner string) bool {
+// scan reads a details object's inner counts; inner2 "" reads one.
+func (d *usageDetail) scan(value []byte, inner, inner2 string) bool {
 	if string(value) == "null" {
-		d.present, d.n = false, 0
+		d.present, d.n, d.n2 = false, 0, 0
 		return true
 	}
 	if !d.present {
-		d.present, d.n = true, 0
+		d.present, d.n, d.n2 = true, 0, 0
 	}
 	var inStack [8]jsonMember
 	in, isObject := objectMembers(inStack[:0], value)
@@ -599,7 +619,11 @@ func (d *usageDetail) scan(value []byte, inner string) bool {
 			if !scanInt(im.value, &d.n) {
 				return false
 			}
-		case bytes.EqualFold(ik, []byte(inner)):
+		case inner2 != "" && string(ik) == inner2:
+			if !scanInt(im.value, &d.n2) {
+				return false
+			}
+		case bytes.EqualFold(ik, []byte(inner)), inner2 != "" && bytes.EqualFold(ik, []byte(inner2)):
 			return false
 		}
 	}

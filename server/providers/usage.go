@@ -30,6 +30,11 @@ type Usage struct {
 	InputReported, OutputReported bool
 	Estimated                     bool
 
+	// ServiceTier is the service tier the answer says served it (OpenAI's
+	// service_tier: "default", "priority", "flex", …), "" when it named
+	// none or named it in a form gw does not keep (ServiceTierName).
+	ServiceTier string
+
 	// Upstream is what the upstream reported, when gw recorded more:
 	// counts below the floor of what was sent and relayed (estimate).
 	Upstream *Usage
@@ -329,4 +334,40 @@ func (s *deltaScratch) readToolCall(r *relayed, tc []byte) {
 			}
 		}
 	}
+}
+
+// ServiceTierName is a service tier's name as a request or an answer
+// writes it (a JSON string), when it is a plain name gw keeps: 1 to 32
+// lower-case letters, digits and "_", starting with a letter. Anything
+// else is "": an event never carries free text.
+func ServiceTierName(raw []byte) string {
+	if len(raw) < 3 || len(raw) > 34 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return ""
+	}
+	name := raw[1 : len(raw)-1]
+	if name[0] < 'a' || name[0] > 'z' {
+		return ""
+	}
+	for _, c := range name {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return ""
+		}
+	}
+	return string(name)
+}
+
+// answerServiceTier is the service_tier member of an answer object, by
+// the byte scanner (no decode).
+func answerServiceTier(raw []byte) string {
+	if !bytes.Contains(raw, []byte(`"service_tier"`)) {
+		return ""
+	}
+	var stack [16]jsonMember
+	members, _ := objectMembers(stack[:0], raw)
+	for _, m := range members {
+		if isKey(m.key, "service_tier") {
+			return ServiceTierName(m.value)
+		}
+	}
+	return ""
 }

@@ -50,6 +50,8 @@ func TestScanOpenAIUsageMatchesUnmarshal(t *testing.T) {
 		`{"prompt_tokens":9223372036854775807}`,
 		`{"prompt_tokens":-9223372036854775808}`,
 		`{}`,
+		`{"prompt_tokens":5000,"completion_tokens":10,"prompt_tokens_details":{"cached_tokens":1000,"cache_write_tokens":3207}}`,
+		`{"prompt_tokens_details":{"cache_write_tokens":4},"prompt_tokens_details":{"cached_tokens":1}}`,
 	}
 	for _, raw := range fixed {
 		if !checkScan(t, []byte(raw)) {
@@ -60,7 +62,7 @@ func TestScanOpenAIUsageMatchesUnmarshal(t *testing.T) {
 	for _, raw := range []string{
 		`{"Prompt_Tokens":3}`, `{"prompt_tokens":1.0}`, `{"prompt_tokens":1e3}`, `{"prompt_tokens":"3"}`,
 		`{"prompt_tokens":9223372036854775808}`, `{"prompt_tokens":-9223372036854775809}`, `{"\u0070rompt_tokens":3}`,
-		`{"prompt_tokens_details":{"Cached_Tokens":3}}`, `{"prompt_tokens_details":7}`, `[1]`, `null`, `{"prompt_tokens":1`,
+		`{"prompt_tokens_details":{"Cached_Tokens":3}}`, `{"prompt_tokens_details":{"Cache_Write_Tokens":3}}`, `{"prompt_tokens_details":7}`, `[1]`, `null`, `{"prompt_tokens":1`,
 		`{"prompt_tokens":true}`, `{"prompt_\u212atokens":1}`,
 	} {
 		if _, ok := scanOpenAIUsage([]byte(raw)); ok {
