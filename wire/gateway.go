@@ -181,6 +181,19 @@ type Pricing struct {
 	CacheWritePerMTok   string              `json:"cache_write_per_mtok"`
 	CacheWrite1hPerMTok *string             `json:"cache_write_1h_per_mtok" jsonschema:"nullable"`
 	LongContext         *LongContextPricing `json:"long_context" jsonschema:"nullable"`
+	// ServiceTiers are the provider's service tiers' prices (priority,
+	// flex), by name; absent for none.
+	ServiceTiers map[string]ServiceTierPricing `json:"service_tiers,omitempty"`
+}
+
+// ServiceTierPricing is one service tier's prices, as Pricing's.
+type ServiceTierPricing struct {
+	InputPerMTok        string              `json:"input_per_mtok"`
+	OutputPerMTok       string              `json:"output_per_mtok"`
+	CacheReadPerMTok    string              `json:"cache_read_per_mtok"`
+	CacheWritePerMTok   string              `json:"cache_write_per_mtok"`
+	CacheWrite1hPerMTok *string             `json:"cache_write_1h_per_mtok,omitempty"`
+	LongContext         *LongContextPricing `json:"long_context,omitempty"`
 }
 
 // LongContextPricing is the tier a request is priced at once its input

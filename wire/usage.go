@@ -51,6 +51,12 @@ type UsageEvent struct {
 	// one-hour TTL (priced at its own rate).
 	ReasoningTokens    int64 `json:"reasoning_tokens"`
 	CacheWrite1hTokens int64 `json:"cache_write_1h_tokens"`
+	// ServiceTier is the provider's service tier the request was billed
+	// in (OpenAI's "default", "priority", "flex"): the one its answer
+	// named, else the one it asked for; null when neither named one, and
+	// on events of older data planes. provenance.prices.service_tier says
+	// whose prices applied.
+	ServiceTier *string `json:"service_tier" jsonschema:"nullable"`
 	// Provenance says how the cost came about; null on events of older
 	// data planes.
 	Provenance *UsageProvenance `json:"provenance" jsonschema:"nullable"`
@@ -106,6 +112,9 @@ type UsagePrices struct {
 	CacheWritePerMTok   string `json:"cache_write_per_mtok"`
 	CacheWrite1hPerMTok string `json:"cache_write_1h_per_mtok"`
 	LongContext         bool   `json:"long_context"`
+	// ServiceTier is the catalog service tier (service_tiers) whose prices
+	// applied; absent for the base (standard) prices.
+	ServiceTier string `json:"service_tier,omitempty" jsonschema:"pattern=^[a-z][a-z0-9_]{0\\,31}$"`
 }
 
 // UsagePolicy is one policy rule that applied to a request: the policy,
@@ -171,6 +180,9 @@ type UsageEventIn struct {
 	ReasoningTokens    int64            `json:"reasoning_tokens,omitempty" jsonschema:"minimum=0"`
 	CacheWrite1hTokens int64            `json:"cache_write_1h_tokens,omitempty" jsonschema:"minimum=0"`
 	Provenance         *UsageProvenance `json:"provenance,omitempty"`
+	// ServiceTier is the service tier the request was billed in (older
+	// data planes send none).
+	ServiceTier *string `json:"service_tier,omitempty" jsonschema:"pattern=^[a-z][a-z0-9_]{0\\,31}$"`
 	// Tags are the request's cost-centre tags (older data planes send
 	// none).
 	Tags map[string]string `json:"tags,omitempty" jsonschema:"maxProperties=20"`

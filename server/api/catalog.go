@@ -63,6 +63,22 @@ func toCatalogModel(m store.CatalogModel) wire.CatalogModel {
 // toWirePricing is a catalog price list as the API shows it: the optional
 // prices null when unset.
 func toWirePricing(p catalog.Pricing) wire.Pricing {
+	out := toWireTier(p)
+	for name, t := range p.ServiceTiers {
+		if out.ServiceTiers == nil {
+			out.ServiceTiers = map[string]wire.ServiceTierPricing{}
+		}
+		w := toWireTier(catalog.Pricing{InputPerMTok: t.InputPerMTok, OutputPerMTok: t.OutputPerMTok, CacheReadPerMTok: t.CacheReadPerMTok,
+			CacheWritePerMTok: t.CacheWritePerMTok, CacheWrite1hPerMTok: t.CacheWrite1hPerMTok, LongContext: t.LongContext})
+		out.ServiceTiers[name] = wire.ServiceTierPricing{InputPerMTok: w.InputPerMTok, OutputPerMTok: w.OutputPerMTok,
+			CacheReadPerMTok: w.CacheReadPerMTok, CacheWritePerMTok: w.CacheWritePerMTok, CacheWrite1hPerMTok: w.CacheWrite1hPerMTok,
+			LongContext: w.LongContext}
+	}
+	return out
+}
+
+// toWireTier is one tier's prices as the API shows them.
+func toWireTier(p catalog.Pricing) wire.Pricing {
 	out := wire.Pricing{InputPerMTok: p.InputPerMTok, OutputPerMTok: p.OutputPerMTok, CacheReadPerMTok: p.CacheReadPerMTok,
 		CacheWritePerMTok: p.CacheWritePerMTok}
 	if p.CacheWrite1hPerMTok != "" {

@@ -129,7 +129,7 @@ func Model(m store.CatalogModel) catalog.Model {
 		ID: m.ID, Provider: m.Provider, Name: m.Name, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
 		Pricing: catalog.Pricing{InputPerMTok: m.InputPerMTok, OutputPerMTok: m.OutputPerMTok,
 			CacheReadPerMTok: m.CacheReadPerMTok, CacheWritePerMTok: m.CacheWritePerMTok,
-			CacheWrite1hPerMTok: m.CacheWrite1hPerMTok, LongContext: LongContext(m.LongContext)},
+			CacheWrite1hPerMTok: m.CacheWrite1hPerMTok, LongContext: LongContext(m.LongContext), ServiceTiers: ServiceTiers(m.ServiceTiers)},
 		Capabilities: caps, Modalities: mods, Created: m.Released, Type: catalog.ModelType(m.ModelType),
 	}
 }
@@ -163,6 +163,33 @@ func LongContextColumn(lc *catalog.LongContextPricing) *string {
 	return &s
 }
 
+// ServiceTiers reads stored service tiers; text that does not decode (a
+// damaged row) reads as none, and the base prices apply.
+func ServiceTiers(col *string) map[string]catalog.ServiceTierPricing {
+	if col == nil || *col == "" {
+		return nil
+	}
+	var tiers map[string]catalog.ServiceTierPricing
+	if err := json.Unmarshal([]byte(*col), &tiers); err != nil || len(tiers) == 0 {
+		return nil
+	}
+	return tiers
+}
+
+// ServiceTiersColumn is the stored form of a model's service tiers.
+func ServiceTiersColumn(tiers map[string]catalog.ServiceTierPricing) *string {
+	if len(tiers) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(tiers)
+	if err != nil {
+		// Strings, integers and a map with string keys always encode.
+		panic("catalogdb: encoding service tiers: " + err.Error())
+	}
+	s := string(b)
+	return &s
+}
+
 // ProviderRow converts a catalog provider for storage.
 func ProviderRow(p catalog.Provider, now time.Time) store.CatalogProvider {
 	return store.CatalogProvider{ID: p.ID, Name: p.Name, Kind: string(p.Kind), BaseURL: p.BaseURL, CreatedAt: now, UpdatedAt: now}
@@ -183,6 +210,7 @@ func ModelRow(m catalog.Model, now time.Time) store.CatalogModel {
 		InputPerMTok: m.Pricing.InputPerMTok, OutputPerMTok: m.Pricing.OutputPerMTok,
 		CacheReadPerMTok: m.Pricing.CacheReadPerMTok, CacheWritePerMTok: m.Pricing.CacheWritePerMTok,
 		CacheWrite1hPerMTok: m.Pricing.CacheWrite1hPerMTok, LongContext: LongContextColumn(m.Pricing.LongContext),
+		ServiceTiers: ServiceTiersColumn(m.Pricing.ServiceTiers),
 		Capabilities: caps, Modalities: mods, Released: m.Created, CreatedAt: now, UpdatedAt: now,
 		ModelType: string(m.Type),
 	}

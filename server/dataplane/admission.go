@@ -134,6 +134,9 @@ type usageRecord struct {
 	// audit row, set only when the workspace records them.
 	toolArguments      json.RawMessage
 	toolArgumentsBytes int64
+	// serviceTier is the service tier the request was billed in; "" for
+	// none named.
+	serviceTier string
 }
 
 // beginRequest opens a request of endpoint: its answer metered, its id
@@ -349,6 +352,10 @@ func (a *admission) record(u usageRecord) {
 	}
 	if usage.Estimated {
 		e.UsageSource = wire.UsageSourceEstimated
+	}
+	if u.serviceTier != "" {
+		tier := u.serviceTier
+		e.ServiceTier = &tier
 	}
 	if u.status != statusOK {
 		reason := u.reason

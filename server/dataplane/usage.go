@@ -1,11 +1,13 @@
 package dataplane
 
 import (
+	"encoding/json"
 	"errors"
 	"regexp"
 	"strconv"
 	"time"
 
+	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -172,7 +174,8 @@ func (x *exchange) finish(o outcome) {
 	x.closeAttemptWith(o.failure, &o)
 	m := o.model
 	tokens := o.usage.Tokens()
-	nano, err := m.pricing.CostNanoUSD(tokens)
+	tier, pricing := x.serviceTier(o.usage, m)
+	nano, err := pricing.CostNanoUSD(tokens)
 	if err != nil {
 		// Prices are validated when a catalog is imported and counts are
 		// never negative, so this is a bug; the tokens still count.
@@ -180,14 +183,41 @@ func (x *exchange) finish(o outcome) {
 		nano = 0
 	}
 	u := usageRecord{status: o.status, reason: o.reason, failure: o.failure, model: m.model.ID, provider: m.model.Provider,
-		requested: x.requestedModel(), usage: o.usage, costNano: nano, attempts: x.attempts}
+		requested: x.requestedModel(), usage: o.usage, costNano: nano, attempts: x.attempts, serviceTier: tier}
 	if o.cred != nil {
 		u.credentialID = &o.cred.id
 	}
 	if len(x.attempts) > 0 {
-		a := m.pricing.AppliedTo(tokens)
+		a := pricing.AppliedTo(tokens)
 		u.prices = &wire.UsagePrices{InputPerMTok: a.InputPerMTok, OutputPerMTok: a.OutputPerMTok, CacheReadPerMTok: a.CacheReadPerMTok,
-			CacheWritePerMTok: a.CacheWritePerMTok, CacheWrite1hPerMTok: a.CacheWrite1hPerMTok, LongContext: a.LongContext}
+			CacheWritePerMTok: a.CacheWritePerMTok, CacheWrite1hPerMTok: a.CacheWrite1hPerMTok, LongContext: a.LongContext,
+			ServiceTier: a.ServiceTier}
 	}
 	x.record(u)
+}
+
+// serviceTier is the service tier a request is billed in and the prices
+// that go with it: the tier its answer named (OpenAI's service_tier; the
+// answer wins over the request, so a dearer tier than asked is charged as
+// delivered), else the one the request asked for when the model's catalog
+// prices it. "" is none named; a tier the catalog does not price (default,
+// scale) is billed at the base prices.
+func (x *exchange) serviceTier(u providers.Usage, m *routeModel) (string, catalog.ParsedPricing) {
+	tier := u.ServiceTier
+	if tier == "" {
+		var raw json.RawMessage
+		if x.req != nil {
+			raw = x.req.Members["service_tier"]
+		}
+		if raw == nil && x.native != nil {
+			raw = x.native.Members["service_tier"]
+		}
+		if asked := providers.ServiceTierName(raw); asked != "" && m.pricing.ForServiceTier(asked).ServiceTier() == asked {
+			tier = asked
+		}
+	}
+	if tier == "" {
+		return "", m.pricing
+	}
+	return tier, m.pricing.ForServiceTier(tier)
 }

@@ -340,15 +340,18 @@ type CatalogModel struct {
 	// CacheWrite1hPerMTok is empty when one-hour writes cost the
 	// five-minute price; LongContext is the long-context tier as JSON
 	// (catalog.LongContextPricing), nil for none.
-	CacheWrite1hPerMTok string     `bun:"cache_write_1h_per_mtok"`
-	LongContext         *string    `bun:"long_context"`
-	Capabilities        Strings    `bun:"capabilities,type:text"`
-	Modalities          Strings    `bun:"modalities,type:text"`
-	ModelType           string     `bun:"model_type"`
-	Released            int64      `bun:"released"`
-	RetiredAt           *time.Time `bun:"retired_at"`
-	CreatedAt           time.Time  `bun:"created_at"`
-	UpdatedAt           time.Time  `bun:"updated_at"`
+	CacheWrite1hPerMTok string  `bun:"cache_write_1h_per_mtok"`
+	LongContext         *string `bun:"long_context"`
+	// ServiceTiers are the service tiers' prices as JSON
+	// (catalog.Pricing.ServiceTiers), nil for none.
+	ServiceTiers *string    `bun:"service_tiers"`
+	Capabilities Strings    `bun:"capabilities,type:text"`
+	Modalities   Strings    `bun:"modalities,type:text"`
+	ModelType    string     `bun:"model_type"`
+	Released     int64      `bun:"released"`
+	RetiredAt    *time.Time `bun:"retired_at"`
+	CreatedAt    time.Time  `bun:"created_at"`
+	UpdatedAt    time.Time  `bun:"updated_at"`
 }
 
 // ProviderCredential is an upstream API secret at platform (no org),
@@ -486,6 +489,9 @@ type UsageEvent struct {
 	// Guardrails are the guardrails' outcomes as JSON text (NULL: none
 	// applied).
 	Guardrails UsageGuardrails `bun:"guardrails,type:text"`
+	// ServiceTier is the service tier the request was billed in; NULL
+	// when none was named.
+	ServiceTier *string `bun:"service_tier"`
 
 	// ToolArguments and ToolArgumentsBytes are an MCP tool call's
 	// arguments and their size, carried to its audit row (auditToolCalls)

@@ -28,7 +28,7 @@ var usageEventColumns = []string{
 	"status", "latency_ms", "occurred_at", "bucket", "received_at",
 	"request_id", "endpoint", "reason", "requested_model", "attempts",
 	"usage_source", "reasoning_tokens", "cache_write_1h_tokens", "provenance", "tags", "tag_set_id",
-	"guardrails",
+	"guardrails", "service_tier",
 }
 
 // usageEventsIn is the session temporary table a PostgreSQL connection
@@ -394,7 +394,7 @@ func appendSQLiteUsageEventRow(args []any, e *UsageEvent) ([]any, error) {
 		return nil, err
 	}
 	// bun refuses a string holding a NUL byte; so does this.
-	for _, s := range []*string{&e.Model, &e.Provider, &e.Status, &e.RequestedModel, e.RequestID, e.Endpoint, e.Reason, &e.UsageSource, provenance, tagsText, guardrails} {
+	for _, s := range []*string{&e.Model, &e.Provider, &e.Status, &e.RequestedModel, e.RequestID, e.Endpoint, e.Reason, &e.UsageSource, provenance, tagsText, guardrails, e.ServiceTier} {
 		if s != nil && strings.IndexByte(*s, 0) >= 0 {
 			return nil, fmt.Errorf("usage event %s: string contains a NUL byte", e.ID)
 		}
@@ -406,7 +406,7 @@ func appendSQLiteUsageEventRow(args []any, e *UsageEvent) ([]any, error) {
 		bunText(e.Status), e.LatencyMS, e.OccurredAt.UTC().Format(bunTimeFormat), e.Bucket, e.ReceivedAt.UTC().Format(bunTimeFormat),
 		sqliteText(e.RequestID), sqliteText(e.Endpoint), sqliteText(e.Reason), bunText(e.RequestedModel), attempts,
 		bunText(e.UsageSource), e.ReasoningTokens, e.CacheWrite1hTokens, sqliteText(provenance), sqliteText(tagsText), sqliteUUID(e.TagSetID),
-		sqliteText(guardrails),
+		sqliteText(guardrails), sqliteText(e.ServiceTier),
 	), nil
 }
 

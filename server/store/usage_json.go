@@ -58,6 +58,10 @@ func appendProvenanceJSON(b []byte, p *wire.UsageProvenance) []byte {
 		b = appendJSONString(b, pr.CacheWrite1hPerMTok)
 		b = append(b, `,"long_context":`...)
 		b = strconv.AppendBool(b, pr.LongContext)
+		if pr.ServiceTier != "" {
+			b = append(b, `,"service_tier":`...)
+			b = appendJSONString(b, pr.ServiceTier)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, `,"bundle_version":`...)

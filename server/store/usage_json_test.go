@@ -32,6 +32,7 @@ func TestUsageJSONIsMarshals(t *testing.T) {
 			BundleVersion: 1 << 40, OverBound: true, UpstreamUsage: &wire.UsageCounts{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: -4},
 			Policies: []wire.UsagePolicy{{PolicyID: id, PolicyName: odd, RuleIndex: 3, Action: "allow", Effect: "deny"}, {}},
 			Budgets:  []wire.UsageBudget{{PolicyID: id, PolicyName: "b", Counter: "c:" + odd, Period: "day", Aggregation: "per_key", AmountUSD: "10"}, {}}},
+		{Prices: &wire.UsagePrices{InputPerMTok: "2.50", OutputPerMTok: "20", CacheReadPerMTok: "0.25", CacheWritePerMTok: "2.50", CacheWrite1hPerMTok: "2.50", ServiceTier: "priority"}},
 	}
 	for _, p := range provenances {
 		want, _ := json.Marshal(&p)
@@ -68,7 +69,7 @@ func TestUsageJSONCoversTheTypes(t *testing.T) {
 	for typ, want := range map[reflect.Type][]string{
 		reflect.TypeFor[wire.UsageAttempt]():    {"model", "provider", "failure", "latency_ms"},
 		reflect.TypeFor[wire.UsageProvenance](): {"prices", "bundle_version", "policies", "budgets", "over_bound,omitempty", "upstream_usage,omitempty"},
-		reflect.TypeFor[wire.UsagePrices]():     {"input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok", "cache_write_1h_per_mtok", "long_context"},
+		reflect.TypeFor[wire.UsagePrices]():     {"input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok", "cache_write_1h_per_mtok", "long_context", "service_tier,omitempty"},
 		reflect.TypeFor[wire.UsagePolicy]():     {"policy_id", "policy_name", "rule_index", "action", "effect"},
 		reflect.TypeFor[wire.UsageBudget]():     {"policy_id", "policy_name", "counter", "period", "aggregation", "amount_usd"},
 		reflect.TypeFor[wire.UsageCounts]():     {"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"},

@@ -254,9 +254,16 @@ func checkToolArguments(e *wire.UsageEventIn, ps *problems) {
 	}
 }
 
+// serviceTierRE is the form of a service tier's name (providers.ServiceTierName):
+// a code, never free text.
+var serviceTierRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+
 func checkMetering(e *wire.UsageEventIn, ps *problems) {
 	if e.UsageSource != "" && e.UsageSource != wire.UsageSourceUpstream && e.UsageSource != wire.UsageSourceEstimated {
 		ps.add("usage_source", "literal_error", "Input should be 'upstream' or 'estimated'", e.UsageSource)
+	}
+	if e.ServiceTier != nil && !serviceTierRE.MatchString(*e.ServiceTier) {
+		ps.add("service_tier", "string_pattern_mismatch", "String should match pattern '"+serviceTierRE.String()+"'", *e.ServiceTier)
 	}
 	for _, part := range []struct {
 		field    string
@@ -316,6 +323,9 @@ func checkPrices(pr *wire.UsagePrices, at provenanceProblem) {
 		if !catalog.ValidPrice(f.v) {
 			at.add([]any{"prices", f.name}, "string_pattern_mismatch", "String should match pattern '"+catalog.DecimalPattern+"'", f.v)
 		}
+	}
+	if pr.ServiceTier != "" && !serviceTierRE.MatchString(pr.ServiceTier) {
+		at.add([]any{"prices", "service_tier"}, "string_pattern_mismatch", "String should match pattern '"+serviceTierRE.String()+"'", pr.ServiceTier)
 	}
 }
 
@@ -435,6 +445,7 @@ func Row(e wire.UsageEventIn, received time.Time) (store.UsageEvent, error) {
 		Provenance: (*store.UsageProvenance)(e.Provenance), Tags: tagged, TagSetID: tagSet,
 		Guardrails:    store.UsageGuardrails(slices.Clone(e.Guardrails)),
 		ToolArguments: slices.Clone(e.ToolArguments), ToolArgumentsBytes: e.ToolArgumentsBytes,
+		ServiceTier: e.ServiceTier,
 	}, nil
 }
 
