@@ -189,3 +189,27 @@ func TestServiceTierValidation(t *testing.T) {
 		t.Error("Clone shares the tiers")
 	}
 }
+
+// The default catalog carries OpenAI's published tiers and GPT-5.4's
+// long context above 272,000 input tokens.
+func TestDefaultCatalogPriceClasses(t *testing.T) {
+	c, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{"openai/gpt-5": "2.50", "openai/gpt-5.1": "2.50", "openai/gpt-4o-mini": "0.25", "openai/gpt-5.4": "5.00"} {
+		m, ok := c.Model(id)
+		if !ok || m.Pricing.ServiceTiers["priority"].InputPerMTok != want {
+			t.Errorf("%s: priority %+v", id, m.Pricing.ServiceTiers)
+		}
+	}
+	m, _ := c.Model("openai/gpt-5.4")
+	pp, err := m.Pricing.Parse()
+	if err != nil || m.Pricing.LongContext == nil || m.Pricing.LongContext.AboveInputTokens != 272_000 {
+		t.Fatalf("gpt-5.4: %v %+v", err, m.Pricing.LongContext)
+	}
+	// 300,000 flex tokens: the flex tier's long context, $2.50 / MTok.
+	if got, _ := pp.ForServiceTier("flex").CostNanoUSD(Tokens{Input: 300_000}); got != 750_000_000 {
+		t.Errorf("flex above 272k = %d", got)
+	}
+}

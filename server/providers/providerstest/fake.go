@@ -60,6 +60,9 @@ type Reply struct {
 	// TruncateBody, not streaming, sends a 200 whose JSON answer is cut
 	// off halfway, as an upstream that dies mid-answer does.
 	TruncateBody bool
+	// ServiceTier, when set, is the service_tier the OpenAI fakes' answer
+	// names (the answer object, every stream chunk, the response object).
+	ServiceTier string
 }
 
 // ToolCall is a tool call the assistant makes.

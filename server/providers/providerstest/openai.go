@@ -93,6 +93,9 @@ func (h openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if reply.NoUsage {
 		delete(answer, "usage")
 	}
+	if reply.ServiceTier != "" {
+		answer["service_tier"] = reply.ServiceTier
+	}
 	writeAnswer(w, reply, answer)
 }
 
@@ -106,6 +109,9 @@ func (h openAIHandler) stream(w http.ResponseWriter, r *http.Request, model stri
 		if includeUsage {
 			// OpenAI sends usage: null on every chunk but the last.
 			c["usage"] = nil
+		}
+		if reply.ServiceTier != "" {
+			c["service_tier"] = reply.ServiceTier
 		}
 		return c
 	}
@@ -147,10 +153,15 @@ func openAIUsage(reply Reply) map[string]any {
 		return garbledUsage
 	}
 	u := reply.Usage
-	prompt := u.Input + u.CacheRead
+	prompt := u.Input + u.CacheRead + u.CacheWrite
+	details := map[string]any{"cached_tokens": u.CacheRead, "audio_tokens": 0}
+	if u.CacheWrite > 0 {
+		// GPT-5.6's explicit cache writes, part of prompt_tokens.
+		details["cache_write_tokens"] = u.CacheWrite
+	}
 	return map[string]any{
 		"prompt_tokens": prompt, "completion_tokens": u.Output, "total_tokens": prompt + u.Output,
-		"prompt_tokens_details":     map[string]any{"cached_tokens": u.CacheRead, "audio_tokens": 0},
+		"prompt_tokens_details":     details,
 		"completion_tokens_details": map[string]any{"reasoning_tokens": u.Reasoning, "audio_tokens": 0},
 	}
 }

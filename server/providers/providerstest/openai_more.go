@@ -101,10 +101,17 @@ func responseOutput(reply Reply) []any {
 func responseObject(model string, reply Reply, status string, withOutput bool) map[string]any {
 	o := map[string]any{"id": "resp_fake", "object": "response", "created_at": time.Now().Unix(), "status": status,
 		"model": model, "output": []any{}, "usage": nil, "error": nil, "incomplete_details": nil}
+	if reply.ServiceTier != "" {
+		o["service_tier"] = reply.ServiceTier
+	}
 	if withOutput {
 		o["output"] = responseOutput(reply)
-		in := reply.Usage.Input + reply.Usage.CacheRead
-		o["usage"] = map[string]any{"input_tokens": in, "input_tokens_details": map[string]any{"cached_tokens": reply.Usage.CacheRead},
+		in := reply.Usage.Input + reply.Usage.CacheRead + reply.Usage.CacheWrite
+		details := map[string]any{"cached_tokens": reply.Usage.CacheRead}
+		if reply.Usage.CacheWrite > 0 {
+			details["cache_write_tokens"] = reply.Usage.CacheWrite
+		}
+		o["usage"] = map[string]any{"input_tokens": in, "input_tokens_details": details,
 			"output_tokens": reply.Usage.Output, "output_tokens_details": map[string]any{"reasoning_tokens": reply.Usage.Reasoning}, "total_tokens": in + reply.Usage.Output}
 		switch {
 		case reply.NoUsage:
