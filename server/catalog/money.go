@@ -132,6 +132,20 @@ func (pp ParsedPricing) ForServiceTier(name string) ParsedPricing {
 	return pp
 }
 
+// Asked is the pricing a request that asks for tier can be billed at:
+// the base pricing and, when the catalog prices tier, that tier's (the
+// answer may name either). Its Ceil and LongContextCeil bound both.
+func (pp ParsedPricing) Asked(tier string) ParsedPricing {
+	out := pp
+	out.tiers = nil
+	for _, t := range pp.tiers {
+		if t.serviceTier == tier {
+			out.tiers = []ParsedPricing{t}
+		}
+	}
+	return out
+}
+
 // ServiceTier is the service tier these prices are: "" for the base.
 func (pp ParsedPricing) ServiceTier() string { return pp.serviceTier }
 
@@ -389,8 +403,8 @@ func BudgetNanoUSD(amount string) (n int64, exact bool, err error) {
 type CeilPrices struct{ Input, Output, CacheRead, CacheWrite, CacheWrite1h uint64 }
 
 // Ceil is CeilPrices of the standard tier, class by class the dearest of
-// the base pricing's and every service tier's: whatever tier the answer
-// names, a request is never billed above it.
+// the base pricing's and every service tier's it holds (all of them, or
+// those a request asked for: Asked): a request is never billed above it.
 func (pp ParsedPricing) Ceil() CeilPrices {
 	out := pp.standard.ceil()
 	for _, t := range pp.tiers {

@@ -213,3 +213,29 @@ func TestDefaultCatalogPriceClasses(t *testing.T) {
 		t.Errorf("flex above 272k = %d", got)
 	}
 }
+
+// A request's bound covers the base prices and the tier it asks for (the
+// answer may name either), no more.
+func TestAskedBoundsTheTierAskedFor(t *testing.T) {
+	pp, err := gpt5().Parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := CeilPrices{Input: 1_250_000_000, Output: 10_000_000_000, CacheRead: 125_000_000, CacheWrite: 1_250_000_000, CacheWrite1h: 1_250_000_000}
+	priority := CeilPrices{Input: 2_500_000_000, Output: 20_000_000_000, CacheRead: 250_000_000, CacheWrite: 2_500_000_000, CacheWrite1h: 2_500_000_000}
+	for tier, want := range map[string]CeilPrices{"": base, "default": base, "auto": base, "flex": base, "priority": priority} {
+		if got := pp.Asked(tier).Ceil(); got != want {
+			t.Errorf("Asked(%q).Ceil() = %+v; want %+v", tier, got, want)
+		}
+	}
+	pp, err = gpt56().Parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if above, long, ok := pp.Asked("").LongContextCeil(); !ok || above != 272_000 || long.Input != 10_000_000_000 {
+		t.Errorf("Asked(\"\").LongContextCeil() = %d %+v %v", above, long, ok)
+	}
+	if _, long, _ := pp.Asked("priority").LongContextCeil(); long.Input != 20_000_000_000 || long.Output != 90_000_000_000 {
+		t.Errorf("Asked(priority).LongContextCeil() = %+v", long)
+	}
+}

@@ -390,23 +390,24 @@ func ceilPerMillion(tokens, pricePerMillion uint64) (uint64, error) {
 // its own price class (inputCost), and the output cap at the output price.
 func (x *exchange) boundOf(rt *route) (int64, error) {
 	outTokens := outputCap(rt, x.req.MaxTokens, x.req.N)
+	bound := rt.model.boundFor(x.askedServiceTier())
 	switch x.p.budgets.boundMode {
 	case boundLegacy:
 		return legacyBound(rt, x.input, outTokens)
 	case boundBytes:
 		inTokens := x.input.tokens(rt.model.kind)
-		inPrice, outPrice := rt.model.bound.forRequest(x.input, inTokens)
+		inPrice, outPrice := bound.forRequest(x.input, inTokens)
 		return costBound(inPrice, outPrice, inTokens, outTokens)
 	}
 	c := tokens.ForModel(rt.model.model.UpstreamModel())
 	inTokens := x.input.framed(x.counted(c).Bound, rt.model.kind)
-	inPrice, outPrice := rt.model.bound.forRequest(x.input, inTokens)
+	inPrice, outPrice := bound.forRequest(x.input, inTokens)
 	if !x.input.cacheWrite {
 		return costBound(inPrice, outPrice, inTokens, outTokens)
 	}
 	// Only what comes before a prompt's last cache marker can be written
 	// to the cache; the messages after it are billed as input.
-	t := rt.model.bound.tier(inTokens)
+	t := bound.tier(inTokens)
 	after := min(x.afterLastCacheMarker(c), inTokens)
 	written, err := costBound(inPrice, outPrice, inTokens-after, outTokens)
 	if err != nil {

@@ -52,8 +52,20 @@ type routeModel struct {
 	input, output decimal.Decimal
 	// pricing prices the usage event of each request, parsed once here.
 	pricing catalog.ParsedPricing
-	// bound prices a request's cost bound for budgets, without decimals.
-	bound boundPrices
+	// bound prices a request's cost bound for budgets, without decimals;
+	// tierBounds, for a request that asks for a service tier the catalog
+	// prices, the dearer of the base and that tier (boundFor).
+	bound      boundPrices
+	tierBounds map[string]boundPrices
+}
+
+// boundFor is the bound's prices for a request asking for tier ("" for
+// none): the dearest of the classes it can be billed at.
+func (m *routeModel) boundFor(tier string) boundPrices {
+	if b, ok := m.tierBounds[tier]; ok {
+		return b
+	}
+	return m.bound
 }
 
 // inferenceKey is an inference key as a chat completion needs it.
@@ -127,7 +139,16 @@ func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 		// parsing cannot fail here.
 		pricing, _ := m.Pricing.Parse()
 		o.models[m.ID] = &routeModel{model: m, kind: p.Kind, baseURL: p.BaseURL, input: models[i].input, output: models[i].output,
-			pricing: pricing, bound: boundPricesOf(pricing)}
+			pricing: pricing, bound: boundPricesOf(pricing.Asked(""))}
+		for _, tier := range catalog.ServiceTierNames() {
+			if pricing.ForServiceTier(tier).ServiceTier() != tier {
+				continue
+			}
+			if o.models[m.ID].tierBounds == nil {
+				o.models[m.ID].tierBounds = map[string]boundPrices{}
+			}
+			o.models[m.ID].tierBounds[tier] = boundPricesOf(pricing.Asked(tier))
+		}
 	}
 	for _, p := range b.Policies {
 		def := p.Definition

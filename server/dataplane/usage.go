@@ -205,14 +205,7 @@ func (x *exchange) finish(o outcome) {
 func (x *exchange) serviceTier(u providers.Usage, m *routeModel) (string, catalog.ParsedPricing) {
 	tier := u.ServiceTier
 	if tier == "" {
-		var raw json.RawMessage
-		if x.req != nil {
-			raw = x.req.Members["service_tier"]
-		}
-		if raw == nil && x.native != nil {
-			raw = x.native.Members["service_tier"]
-		}
-		if asked := providers.ServiceTierName(raw); asked != "" && m.pricing.ForServiceTier(asked).ServiceTier() == asked {
+		if asked := x.askedServiceTier(); asked != "" && m.pricing.ForServiceTier(asked).ServiceTier() == asked {
 			tier = asked
 		}
 	}
@@ -220,4 +213,17 @@ func (x *exchange) serviceTier(u providers.Usage, m *routeModel) (string, catalo
 		return "", m.pricing
 	}
 	return tier, m.pricing.ForServiceTier(tier)
+}
+
+// askedServiceTier is the service tier the request asks for
+// (service_tier), "" for none or one not written as a plain name.
+func (x *exchange) askedServiceTier() string {
+	var raw json.RawMessage
+	if x.req != nil {
+		raw = x.req.Members["service_tier"]
+	}
+	if raw == nil && x.native != nil {
+		raw = x.native.Members["service_tier"]
+	}
+	return providers.ServiceTierName(raw)
 }
