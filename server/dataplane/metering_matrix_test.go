@@ -581,5 +581,6 @@ func meteringTable() string {
 	for _, m := range embeddingModes {
 		fmt.Fprintf(&b, "| %s | no | embeddings × openai, azure-openai | ok | `%s` | %s |\n", m.name, m.source, m.doc)
 	}
+	b.WriteString(priceClassRows())
 	return b.String()
 }

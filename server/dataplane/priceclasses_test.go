@@ -13,6 +13,78 @@ import (
 	"github.com/gw-gateway/gw/server/store/storetest"
 )
 
+const gpt5, gpt54 = "openai/gpt-5", "openai/gpt-5.4"
+
+var usual = providerstest.Usage{Input: 1000, Output: 100, CacheRead: 300}
+
+// priceClassCases are TestPriceClasses' cases, and the price-class rows of
+// docs/metering.md's conformance table (priceClassRows).
+var priceClassCases = []struct {
+	name, model, endpoint string
+	stream                bool
+	asked, answered       string
+	usage                 providerstest.Usage
+	// cost is the event's cost_usd; tier its service_tier ("" for
+	// null); class the provenance's prices.service_tier; long the
+	// long-context flag.
+	cost, tier, class string
+	long              bool
+}{
+	// 1,000 × $2.50 + 100 × $20 + 300 × $0.25 per MTok.
+	{"priority asked and confirmed", gpt5, "chat", false, "priority", "priority", usual, "0.004575", "priority", "priority", false},
+	// 1,000 × $0.625 + 100 × $5 + 300 × $0.0625.
+	{"flex asked and confirmed, streamed", gpt5, "chat", true, "flex", "flex", usual, "0.00114375", "flex", "flex", false},
+	{"the answer names a dearer tier than asked", gpt5, "chat", false, "flex", "priority", usual, "0.004575", "priority", "priority", false},
+	// 1,000 × $1.25 + 100 × $10 + 300 × $0.125: priority was asked,
+	// the answer says it ran at default.
+	{"the answer names a cheaper tier than asked", gpt5, "chat", true, "priority", "default", usual, "0.0022875", "default", "", false},
+	{"no tier named", gpt5, "chat", false, "", "", usual, "0.0022875", "", "", false},
+	{"the answer names none: the tier asked for", gpt5, "chat", false, "flex", "", usual, "0.00114375", "flex", "flex", false},
+	{"auto asked, nothing confirmed", gpt5, "chat", false, "auto", "", usual, "0.0022875", "", "", false},
+	// OpenAI's explicit cache writes at the cache-write price: 1,000 ×
+	// $1.25 + 4,000 × $1.25 + 10 × $10.
+	{"OpenAI cache writes (4,000 in `prompt_tokens_details.cache_write_tokens`) at the cache-write price", gpt5, "chat", false, "", "", providerstest.Usage{Input: 1000, CacheWrite: 4000, Output: 10}, "0.00635", "", "", false},
+	{"OpenAI cache writes (`input_tokens_details.cache_write_tokens`)", gpt5, "responses", true, "", "", providerstest.Usage{Input: 1000, CacheWrite: 4000, Output: 10}, "0.00635", "", "", false},
+	// 300,000 × $5 + 1,000 × $22.50: above 272k the whole request.
+	{"above 272k input tokens (300,000): the whole request at the long-context prices", gpt54, "chat", false, "", "default", providerstest.Usage{Input: 300_000, Output: 1000}, "1.5225", "default", "", true},
+	// 272,000 × $2.50 + 1,000 × $15: at the threshold, standard.
+	{"272k input tokens exactly: the standard prices", gpt54, "chat", true, "", "", providerstest.Usage{Input: 200_000, CacheRead: 72_000, Output: 1000}, "0.533", "", "", false},
+	// Flex above 272k: 300,000 × $2.50 + 1,000 × $11.25.
+	{"above 272k at flex: the flex tier's long context", gpt54, "responses", false, "flex", "flex", providerstest.Usage{Input: 300_000, Output: 1000}, "0.76125", "flex", "flex", true},
+}
+
+// priceClassRows renders priceClassCases as rows of docs/metering.md's
+// conformance table.
+func priceClassRows() string {
+	var b strings.Builder
+	for _, c := range priceClassCases {
+		stream := map[bool]string{false: "no", true: "yes"}[c.stream]
+		endpoint := map[string]string{"chat": "chat.completions", "responses": "responses"}[c.endpoint]
+		named := "asked " + orNone(c.asked) + ", answered " + orNone(c.answered)
+		tier := "null"
+		if c.tier != "" {
+			tier = "`" + c.tier + "`"
+		}
+		class := "the base prices"
+		if c.class != "" {
+			class = "the `" + c.class + "` tier's prices"
+		}
+		if c.long {
+			class += ", long context"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s × openai: %s | ok | `upstream` | %s; $%s at %s; `service_tier` %s |\n",
+			c.name, stream, endpoint, strings.TrimPrefix(c.model, "openai/"), named, c.cost, class, tier)
+	}
+	return b.String()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return "`" + s + "`"
+}
+
 // TestPriceClasses bills each of the 2026 price classes through the fake
 // OpenAI upstream with the default catalog's figures, and checks the event,
 // its provenance and the stored row on both databases: the service tier
@@ -21,41 +93,7 @@ import (
 // and GPT-5.4's long context above 272,000 input tokens (docs/metering.md,
 // the conformance table's price-class rows).
 func TestPriceClasses(t *testing.T) {
-	const gpt5, gpt54 = "openai/gpt-5", "openai/gpt-5.4"
-	usual := providerstest.Usage{Input: 1000, Output: 100, CacheRead: 300}
-	cases := []struct {
-		name, model, endpoint string
-		stream                bool
-		asked, answered       string
-		usage                 providerstest.Usage
-		// cost is the event's cost_usd; tier its service_tier ("" for
-		// null); class the provenance's prices.service_tier; long the
-		// long-context flag.
-		cost, tier, class string
-		long              bool
-	}{
-		// 1,000 × $2.50 + 100 × $20 + 300 × $0.25 per MTok.
-		{"priority asked and confirmed", gpt5, "chat", false, "priority", "priority", usual, "0.004575", "priority", "priority", false},
-		// 1,000 × $0.625 + 100 × $5 + 300 × $0.0625.
-		{"flex asked and confirmed, streamed", gpt5, "chat", true, "flex", "flex", usual, "0.00114375", "flex", "flex", false},
-		{"the answer names a dearer tier than asked", gpt5, "chat", false, "flex", "priority", usual, "0.004575", "priority", "priority", false},
-		// 1,000 × $1.25 + 100 × $10 + 300 × $0.125: priority was asked,
-		// the answer says it ran at default.
-		{"the answer names a cheaper tier than asked", gpt5, "chat", true, "priority", "default", usual, "0.0022875", "default", "", false},
-		{"no tier named", gpt5, "chat", false, "", "", usual, "0.0022875", "", "", false},
-		{"the answer names none: the tier asked for", gpt5, "chat", false, "flex", "", usual, "0.00114375", "flex", "flex", false},
-		{"auto asked, nothing confirmed", gpt5, "chat", false, "auto", "", usual, "0.0022875", "", "", false},
-		// OpenAI's explicit cache writes at the cache-write price: 1,000 ×
-		// $1.25 + 4,000 × $1.25 + 10 × $10.
-		{"cache writes", gpt5, "chat", false, "", "", providerstest.Usage{Input: 1000, CacheWrite: 4000, Output: 10}, "0.00635", "", "", false},
-		{"cache writes, responses", gpt5, "responses", true, "", "", providerstest.Usage{Input: 1000, CacheWrite: 4000, Output: 10}, "0.00635", "", "", false},
-		// 300,000 × $5 + 1,000 × $22.50: above 272k the whole request.
-		{"272k passed", gpt54, "chat", false, "", "default", providerstest.Usage{Input: 300_000, Output: 1000}, "1.5225", "default", "", true},
-		// 272,000 × $2.50 + 1,000 × $15: at the threshold, standard.
-		{"272k exactly", gpt54, "chat", true, "", "", providerstest.Usage{Input: 200_000, CacheRead: 72_000, Output: 1000}, "0.533", "", "", false},
-		// Flex above 272k: 300,000 × $2.50 + 1,000 × $11.25.
-		{"272k passed at flex, responses", gpt54, "responses", false, "flex", "flex", providerstest.Usage{Input: 300_000, Output: 1000}, "0.76125", "flex", "flex", true},
-	}
+	cases := priceClassCases
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e, stored := meteredEnv(t, db)
 		for _, c := range cases {
