@@ -159,3 +159,33 @@ func tierOf(s *string) string {
 	}
 	return *s
 }
+
+// A request's reservation bounds the tier it asks for: a budget with room
+// for budgetRequest's bound at gpt-4o-mini's standard prices ($0.000052351)
+// but not at its priority prices ($0.25 / $1 per MTok: $0.000087251)
+// refuses the request that asks for priority and admits the one that
+// does not.
+func TestBudgetBoundsTheServiceTierAskedFor(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.policy(t, budgetRule("0.00006", "month", "per_key"))
+		e.sync(t)
+		e.openai.SetDefault(budgetReply)
+		priority := strings.Replace(budgetRequest, `{`, `{"service_tier":"priority",`, 1)
+		resp := e.post(t, priority)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("a priority request beyond the budget's room at priority prices: %d", resp.StatusCode)
+		}
+		resp = e.post(t, budgetRequest)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("a standard request within the budget: %d", resp.StatusCode)
+		}
+		if ev := e.usage.last(t, len(e.usage.snapshot())); ev.ServiceTier != nil || ev.CostUSD != "0.0000495" {
+			t.Fatalf("standard request's event: %+v", ev)
+		}
+	})
+}
