@@ -258,7 +258,12 @@ func explainCost(w io.Writer, ev wire.UsageEvent) error {
 	}
 	pr := p.Prices
 	tier := ""
-	if pr.LongContext {
+	switch {
+	case pr.ServiceTier != "" && pr.LongContext:
+		tier = " (" + pr.ServiceTier + " service tier, long-context tier)"
+	case pr.ServiceTier != "":
+		tier = " (" + pr.ServiceTier + " service tier)"
+	case pr.LongContext:
 		tier = " (long-context tier)"
 	}
 	lines, total, err := costLines(ev, pr)

@@ -127,3 +127,16 @@ func TestUsageExplainFlags(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The service tier whose prices applied is named beside the total.
+func TestExplainServiceTier(t *testing.T) {
+	ev := explainedEvent()
+	ev.Provenance.Prices.ServiceTier = "priority"
+	var out bytes.Buffer
+	if err := explainEvent(&out, ev, "search-api", "ana@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, "USD (priority service tier)") {
+		t.Fatalf("explanation lacks the service tier:\n%s", got)
+	}
+}
