@@ -1,0 +1,171 @@
+package dataplane_test
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/gw-gateway/gw/server/guardrails"
+	"github.com/gw-gateway/gw/server/providers/providerstest"
+	"github.com/gw-gateway/gw/server/store/storetest"
+)
+
+// TestGuardResponsesStreamRepeats: a native Responses stream at output.
+// Its deltas are redacted across pieces, and every event that repeats the
+// text (output_text.done, content_part.done, output_item.done,
+// response.completed) says exactly what the deltas said.
+func TestGuardResponsesStreamRepeats(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.guardrail(t, false, guardrails.ActionRedact, guardrails.FailClosed, "", guardrails.DetectorSpec{Kind: guardrails.KindPII, Types: []string{"email"}})
+		answer := "write to bob@example.org or alice@example.net; " + strings.Repeat("the rest of a long answer. ", 60) + "and carol@example.com at the end"
+		e.openai.Enqueue(providerstest.Reply{Text: answer, ChunkSize: 5, Usage: providerstest.Usage{Input: 5, Output: 90}})
+		e.usage.reset()
+		resp := e.postTo(t, "/inf/v1/responses", `{"model":"`+gptMini+`","stream":true,"input":"who?"}`)
+		b, _ := io.ReadAll(resp.Body)
+		body := string(b)
+		if resp.StatusCode != 200 || strings.Contains(body, "@example") {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		var deltas strings.Builder
+		repeats := map[string]string{}
+		for _, line := range strings.Split(body, "\n") {
+			data, ok := strings.CutPrefix(line, "data: ")
+			if !ok {
+				continue
+			}
+			var ev struct {
+				Type, Delta, Text string
+				Part              struct{ Text string }
+				Item              struct {
+					Content []struct{ Text string }
+				}
+				Response struct {
+					Output []struct {
+						Content []struct{ Text string }
+					}
+				}
+			}
+			if err := json.Unmarshal([]byte(data), &ev); err != nil {
+				t.Fatalf("%s: %v", data, err)
+			}
+			switch ev.Type {
+			case "response.output_text.delta":
+				deltas.WriteString(ev.Delta)
+			case "response.output_text.done":
+				repeats[ev.Type] = ev.Text
+			case "response.content_part.done":
+				repeats[ev.Type] = ev.Part.Text
+			case "response.output_item.done":
+				repeats[ev.Type] = ev.Item.Content[0].Text
+			case "response.completed":
+				repeats[ev.Type] = ev.Response.Output[0].Content[0].Text
+			}
+		}
+		want := strings.NewReplacer("bob@example.org", "[REDACTED:email]", "alice@example.net", "[REDACTED:email]", "carol@example.com", "[REDACTED:email]").Replace(answer)
+		if deltas.String() != want {
+			t.Fatalf("deltas say %q", deltas.String())
+		}
+		// The fake sends no content_part events; the others must agree.
+		for _, typ := range []string{"response.output_text.done", "response.output_item.done", "response.completed"} {
+			if repeats[typ] != want {
+				t.Fatalf("%s says %q", typ, repeats[typ])
+			}
+		}
+		if ev := e.usage.snapshot(); len(ev) != 1 || ev[0].Guardrails[1].Stage != "output" || ev[0].Guardrails[1].Outcome != "redacted" {
+			t.Fatalf("usage %+v", ev)
+		}
+	})
+}
+
+// TestGuardThinking: an Anthropic answer's thinking is inspected at
+// output like its text, streamed (thinking_deltas, a key split across
+// them) and not.
+func TestGuardThinking(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.guardrail(t, false, guardrails.ActionRedact, guardrails.FailClosed, "", guardrails.DetectorSpec{Kind: guardrails.KindSecrets})
+		for _, stream := range []bool{true, false} {
+			e.anthropic.Enqueue(providerstest.Reply{Thinking: "the user's key is " + guardAWSKey + ", I should not repeat it", Text: "done",
+				Usage: providerstest.Usage{Input: 5, Output: 20}})
+			e.usage.reset()
+			s := ""
+			if stream {
+				s = `"stream":true,`
+			}
+			resp := e.postTo(t, "/inf/v1/messages", `{"model":"`+haiku+`",`+s+`"max_tokens":500,"thinking":{"type":"enabled","budget_tokens":100},"messages":[{"role":"user","content":"hi"}]}`)
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 200 || strings.Contains(string(b), guardAWSKey[:8]) || !strings.Contains(string(b), "[REDACTED:aws_access_key]") ||
+				!strings.Contains(string(b), "sig-fake") {
+				t.Fatalf("stream %v: %d %s", stream, resp.StatusCode, b)
+			}
+			if stream && !strings.Contains(strings.Join(streamTexts(string(b)), ""), "the user's key is [REDACTED:aws_access_key], I should not repeat it") {
+				t.Fatalf("thinking deltas: %q", streamTexts(string(b)))
+			}
+			if ev := e.usage.snapshot(); len(ev) != 1 || ev[0].Guardrails[1].Outcome != "redacted" {
+				t.Fatalf("usage %+v", ev)
+			}
+		}
+	})
+}
+
+// TestGuardStreamBlockEndsUpstream: a stream blocked at output ends the
+// upstream call at once (the upstream holds its answer open after the
+// first piece, so only the cancellation ends the request), and the usage
+// event meters what was generated up to the block: never less than the
+// caller read.
+func TestGuardStreamBlockEndsUpstream(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.guardrail(t, false, guardrails.ActionBlock, guardrails.FailClosed, "", guardrails.DetectorSpec{Kind: guardrails.KindSecrets})
+		never := make(chan struct{})
+		for _, c := range []struct {
+			name, path, model string
+			anthropic         bool
+		}{
+			{"chat", "/inf/v1/chat/completions", gptMini, false},
+			{"responses", "/inf/v1/responses", gptMini, false},
+			{"messages", "/inf/v1/messages", haiku, true},
+			{"messages→openai", "/inf/v1/messages", gptMini, false},
+		} {
+			// The first piece: 200 bytes of text the caller may read, the
+			// key, and enough after it for the window to let the key go
+			// to the check.
+			first := strings.Repeat("harmless words ", 14) + guardAWSKey + strings.Repeat(" tail", 200)
+			reply := providerstest.Reply{Text: first + " never sent", ChunkSize: len(first), Hold: never, Usage: providerstest.Usage{Input: 5, Output: 400}}
+			if c.anthropic {
+				e.anthropic.Enqueue(reply)
+			} else {
+				e.openai.Enqueue(reply)
+			}
+			e.usage.reset()
+			started := time.Now()
+			body := `{"model":"` + c.model + `","stream":true,"max_tokens":500,"messages":[{"role":"user","content":"hi"}]}`
+			if c.name == "responses" {
+				body = `{"model":"` + c.model + `","stream":true,"input":"hi"}`
+			}
+			resp := e.postTo(t, c.path, body)
+			b, _ := io.ReadAll(resp.Body)
+			if took := time.Since(started); took > 5*time.Second {
+				t.Fatalf("%s: the blocked stream took %v", c.name, took)
+			}
+			if strings.Contains(string(b), guardAWSKey[:8]) || !strings.Contains(string(b), "blocked by guardrail") {
+				t.Fatalf("%s: %s", c.name, b)
+			}
+			read := strings.Join(streamTexts(string(b)), "")
+			ev := e.usage.snapshot()
+			if len(ev) != 1 || ev[0].Guardrails[1].Outcome != "blocked" || ev[0].Status != "ok" {
+				t.Fatalf("%s: usage %+v", c.name, ev)
+			}
+			// About four bytes a token: what was generated (the first
+			// piece) is metered, and it is more than the caller read.
+			if ev[0].OutputTokens < int64(len(read)/8) || ev[0].OutputTokens == 0 {
+				t.Fatalf("%s: %d output tokens metered for %d bytes read", c.name, ev[0].OutputTokens, len(read))
+			}
+		}
+	})
+}
