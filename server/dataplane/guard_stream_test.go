@@ -169,3 +169,47 @@ func TestGuardStreamBlockEndsUpstream(t *testing.T) {
 		}
 	})
 }
+
+// TestGuardStreamSkipped: a part of a native stream no detector reads (a
+// citation's delta in a Messages stream, audio in a Responses stream) is
+// relayed, and the output stage says skipped, never passed; what the
+// detectors could read is still inspected (a redaction outranks skipped).
+func TestGuardStreamSkipped(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.guardrail(t, false, guardrails.ActionRedact, guardrails.FailClosed, "", guardrails.DetectorSpec{Kind: guardrails.KindSecrets})
+		citation := map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "citations_delta",
+			"citation": map[string]any{"type": "char_location", "cited_text": "from the document", "document_index": 0, "start_char_index": 0, "end_char_index": 17}}}
+		audio := map[string]any{"type": "response.audio.delta", "response_id": "resp_fake", "delta": "UklGRg=="}
+		for _, c := range []struct {
+			name, path, body string
+			anthropic        bool
+			extra            map[string]any
+		}{
+			{"messages", "/inf/v1/messages", `{"model":"` + haiku + `","stream":true,"max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`, true, citation},
+			{"responses", "/inf/v1/responses", `{"model":"` + gptMini + `","stream":true,"input":"hi"}`, false, audio},
+		} {
+			for _, text := range []string{"nothing to find here", "the key " + guardAWSKey + " again"} {
+				reply := providerstest.Reply{Text: text, ExtraEvents: []map[string]any{c.extra}, Usage: providerstest.Usage{Input: 5, Output: 9}}
+				if c.anthropic {
+					e.anthropic.Enqueue(reply)
+				} else {
+					e.openai.Enqueue(reply)
+				}
+				e.usage.reset()
+				resp := e.postTo(t, c.path, c.body)
+				b, _ := io.ReadAll(resp.Body)
+				want := "skipped"
+				if strings.Contains(text, guardAWSKey) {
+					want = "redacted"
+				}
+				if resp.StatusCode != 200 || strings.Contains(string(b), guardAWSKey) || !strings.Contains(string(b), c.extra["type"].(string)) {
+					t.Fatalf("%s: %d %s", c.name, resp.StatusCode, b)
+				}
+				if ev := e.usage.snapshot(); len(ev) != 1 || ev[0].Guardrails[1].Stage != "output" || ev[0].Guardrails[1].Outcome != want {
+					t.Fatalf("%s %q: usage %+v", c.name, text, ev)
+				}
+			}
+		}
+	})
+}

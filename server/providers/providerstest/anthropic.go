@@ -153,6 +153,9 @@ func anthropicStream(r *http.Request, model string, reply Reply, emit func(event
 				return
 			}
 		}
+		for _, ev := range reply.ExtraEvents {
+			emit(ev["type"].(string), ev)
+		}
 		emit("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
 		index++
 	}

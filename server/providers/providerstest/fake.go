@@ -33,8 +33,12 @@ type Reply struct {
 	// Thinking, for the Anthropic fake, is a thinking block before the
 	// text (streamed as thinking_deltas in pieces of ChunkSize, then a
 	// signature_delta).
-	Thinking  string
-	ToolCalls []ToolCall
+	Thinking string
+	// ExtraEvents, in a stream, are events sent as they are after the
+	// text's deltas (Anthropic: before the text block's stop; Responses:
+	// before response.completed).
+	ExtraEvents []map[string]any
+	ToolCalls   []ToolCall
 	// Usage is reported in the answer; the cache counts go where the
 	// protocol puts them.
 	Usage Usage
