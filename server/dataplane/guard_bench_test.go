@@ -30,7 +30,7 @@ var guardBenchAnswer = strings.Repeat("The plan ships in two releases; the secon
 func guardBenchUpstream(b *testing.B) string {
 	whole, _ := json.Marshal(map[string]any{"id": "chatcmpl-bench", "object": "chat.completion", "created": 1700000000, "model": "gpt-4o-mini",
 		"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": guardBenchAnswer}, "finish_reason": "stop"}},
-		"usage": map[string]any{"prompt_tokens": 1000, "completion_tokens": 250, "total_tokens": 1250}})
+		"usage":   map[string]any{"prompt_tokens": 1000, "completion_tokens": 250, "total_tokens": 1250}})
 	var stream bytes.Buffer
 	chunk := func(delta map[string]any, finish any, usage any) {
 		c := map[string]any{"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1700000000, "model": "gpt-4o-mini",
