@@ -84,10 +84,10 @@ type guardedStream struct {
 	// final is a closed part's text as sent whole (Responses: what its
 	// done events repeat).
 	final map[string]string
-	// meta is the last chunk's id, object, created and model, for a chunk
-	// made up to carry the held text when the stream ends without a
+	// last is the last chunk, whose id, object, created and model a chunk
+	// made up to carry the held text has when the stream ends without a
 	// finishing chunk.
-	meta    map[string]any
+	last    []byte
 	blocked bool
 	// drained: the held text went (drainGuard), with drainErr.
 	drained  bool
@@ -167,6 +167,9 @@ func (g *guardedStream) chunk(data []byte, more bool) error {
 	if g.blocked {
 		return errGuardBlocked
 	}
+	if g.mode == guardChatChunks {
+		return g.chatChunk(data, more)
+	}
 	var c map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -175,13 +178,10 @@ func (g *guardedStream) chunk(data []byte, more bool) error {
 		g.x.guardOut.Skip()
 		return g.streamOut.chunk(data, more)
 	}
-	switch g.mode {
-	case guardMessagesEvents:
+	if g.mode == guardMessagesEvents {
 		return g.messagesEvent(c, data, more)
-	case guardResponsesEvents:
-		return g.responsesEvent(c, data, more)
 	}
-	return g.chatChunk(c, data, more)
+	return g.responsesEvent(c, data, more)
 }
 
 // emit writes an event made or changed here.
@@ -198,69 +198,185 @@ var chatTextFields = [...]string{"content", "refusal", "reasoning_content", "rea
 
 func chatKey(choice any, field string) string { return fmt.Sprint("c", choice, "/", field) }
 
-func (g *guardedStream) chatChunk(c map[string]any, data []byte, more bool) error {
-	choices, _ := c["choices"].([]any)
-	g.meta = map[string]any{"id": c["id"], "object": c["object"], "created": c["created"], "model": c["model"]}
+// chatChunk reads a chat.completion.chunk as raw members: only the texts
+// of each choice's delta are decoded and encoded again, the rest of the
+// chunk (usage, logprobs, ids) goes on as it came.
+func (g *guardedStream) chatChunk(data []byte, more bool) error {
+	g.last = append(g.last[:0], data...)
+	if handled, err := g.chatText(data, more); handled {
+		return err
+	}
+	var c map[string]json.RawMessage
+	if json.Unmarshal(data, &c) != nil || c == nil {
+		// Not a chunk gw can read: nothing was inspected in it.
+		g.x.guardOut.Skip()
+		return g.streamOut.chunk(data, more)
+	}
+	var choices []map[string]json.RawMessage
+	if raw, ok := c["choices"]; !ok || json.Unmarshal(raw, &choices) != nil || len(choices) == 0 {
+		return g.streamOut.chunk(data, more)
+	}
 	changed := false
-	for _, ch := range choices {
-		choice, _ := ch.(map[string]any)
+	for _, choice := range choices {
 		if choice == nil {
 			continue
 		}
-		index := choice["index"]
-		delta, _ := choice["delta"].(map[string]any)
+		index := json.Number(bytes.TrimSpace(choice["index"]))
+		var delta map[string]json.RawMessage
+		if raw, ok := choice["delta"]; ok {
+			_ = json.Unmarshal(raw, &delta)
+		}
+		deltaChanged := false
 		for _, f := range chatTextFields {
-			text, ok := delta[f].(string)
-			if !ok {
+			raw, ok := delta[f]
+			if !ok || len(raw) == 0 || raw[0] != '"' {
+				continue
+			}
+			var text string
+			if json.Unmarshal(raw, &text) != nil {
 				continue
 			}
 			sent, blocked := g.write(chatKey(index, f), text, chatCarry(index, f))
 			if blocked {
 				return g.block()
 			}
-			delta[f], changed = sent, true
+			delta[f], deltaChanged = mustJSON(sent), true
 		}
-		calls, _ := delta["tool_calls"].([]any)
-		for _, tc := range calls {
-			call, _ := tc.(map[string]any)
-			fn, _ := call["function"].(map[string]any)
-			args, ok := fn["arguments"].(string)
-			if !ok {
+		if raw, ok := delta["tool_calls"]; ok {
+			var calls []map[string]any
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if dec.Decode(&calls) == nil {
+				for _, call := range calls {
+					fn, _ := call["function"].(map[string]any)
+					args, ok := fn["arguments"].(string)
+					if !ok {
+						continue
+					}
+					sent, blocked := g.write(chatKey(index, fmt.Sprint("tool", call["index"])), args, chatToolCarry(index, call["index"]))
+					if blocked {
+						return g.block()
+					}
+					fn["arguments"], deltaChanged = sent, true
+				}
+				if deltaChanged {
+					delta["tool_calls"] = mustJSON(calls)
+				}
+			}
+		}
+		if fr := bytes.TrimSpace(choice["finish_reason"]); len(fr) > 0 && string(fr) != "null" {
+			// The choice ends: what its parts hold goes in this chunk.
+			var rests []map[string]any
+			prefix := fmt.Sprint("c", index, "/")
+			for _, key := range slices.Clone(g.order) {
+				if !strings.HasPrefix(key, prefix) {
+					continue
+				}
+				ev, blocked := g.close(key)
+				if blocked {
+					return g.block()
+				}
+				if ev != nil {
+					rests = append(rests, ev)
+				}
+			}
+			if len(rests) > 0 {
+				d := map[string]any{}
+				dec := json.NewDecoder(bytes.NewReader(mustJSON(delta)))
+				dec.UseNumber()
+				_ = dec.Decode(&d)
+				if d == nil {
+					d = map[string]any{}
+				}
+				for _, ev := range rests {
+					mergeChatDelta(d, ev)
+				}
+				choice["delta"], changed = mustJSON(d), true
 				continue
 			}
-			sent, blocked := g.write(chatKey(index, fmt.Sprint("tool", call["index"])), args, chatToolCarry(index, call["index"]))
-			if blocked {
-				return g.block()
-			}
-			fn["arguments"], changed = sent, true
 		}
-		if choice["finish_reason"] == nil {
-			continue
-		}
-		// The choice ends: what its parts hold goes in this chunk.
-		if delta == nil {
-			delta = map[string]any{}
-			choice["delta"] = delta
-		}
-		prefix := fmt.Sprint("c", index, "/")
-		for _, key := range slices.Clone(g.order) {
-			if !strings.HasPrefix(key, prefix) {
-				continue
-			}
-			ev, blocked := g.close(key)
-			if blocked {
-				return g.block()
-			}
-			if ev != nil {
-				mergeChatDelta(delta, ev)
-				changed = true
-			}
+		if deltaChanged {
+			choice["delta"], changed = mustJSON(delta), true
 		}
 	}
 	if !changed {
 		return g.streamOut.chunk(data, more)
 	}
-	return g.emit(c, more)
+	c["choices"] = mustJSON(choices)
+	return g.streamOut.chunk(mustJSON(c), more)
+}
+
+// The common chunk: one choice whose delta has one text member, content,
+// and no finish (what most of a streamed answer is). Found by its bytes,
+// only the content string is decoded, checked and, when the check changed
+// it, encoded into the chunk in its place; the rest of the chunk is not
+// parsed. The patterns are safe to look for in raw JSON: inside a string
+// every quote is escaped, so `content":"` (a quote after a letter) and
+// the others occur only as members.
+var (
+	fastChoices  = []byte(`"choices":[`)
+	fastIndex    = []byte(`"index":`)
+	fastContent  = []byte(`"content":"`)
+	fastUnfinish = []byte(`"finish_reason":null`)
+	fastOthers   = [...][]byte{[]byte(`"tool_calls"`), []byte(`"refusal":"`), []byte(`"reasoning`), []byte(`"finish_reason":"`)}
+)
+
+// chatText handles the common chunk (above); handled false leaves the
+// chunk to the general reading.
+func (g *guardedStream) chatText(data []byte, more bool) (bool, error) {
+	if bytes.Count(data, fastChoices) != 1 || bytes.Count(data, fastIndex) != 1 || bytes.Count(data, fastContent) != 1 ||
+		bytes.Count(data, fastUnfinish) != 1 {
+		return false, nil
+	}
+	for _, p := range fastOthers {
+		if bytes.Contains(data, p) {
+			return false, nil
+		}
+	}
+	at := bytes.Index(data, fastIndex) + len(fastIndex)
+	end := at
+	for end < len(data) && data[end] >= '0' && data[end] <= '9' {
+		end++
+	}
+	if end == at {
+		return false, nil
+	}
+	index := json.Number(data[at:end])
+	start := bytes.Index(data, fastContent) + len(fastContent) - 1
+	stop := jsonStringEnd(data, start)
+	if stop < 0 {
+		return false, nil
+	}
+	var text string
+	if json.Unmarshal(data[start:stop], &text) != nil {
+		return false, nil
+	}
+	sent, blocked := g.write(chatKey(index, "content"), text, chatCarry(index, "content"))
+	if blocked {
+		return true, g.block()
+	}
+	if sent == text {
+		return true, g.streamOut.chunk(data, more)
+	}
+	out := make([]byte, 0, len(data)-(stop-start)+len(sent)+2)
+	out = append(out, data[:start]...)
+	out = append(out, mustJSON(sent)...)
+	out = append(out, data[stop:]...)
+	return true, g.streamOut.chunk(out, more)
+}
+
+// jsonStringEnd is the offset just past the JSON string that starts at
+// data[start] (a quote), or -1.
+func jsonStringEnd(data []byte, start int) int {
+	for i := start + 1; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
 }
 
 // chatCarry and chatToolCarry make the delta that carries a held rest:
@@ -621,8 +737,13 @@ func (g *guardedStream) flush() error {
 		choices = append(choices, map[string]any{"index": index, "delta": d, "finish_reason": nil})
 	}
 	c := map[string]any{"choices": choices}
-	for k, v := range g.meta {
-		c[k] = v
+	var last map[string]json.RawMessage
+	if json.Unmarshal(g.last, &last) == nil {
+		for _, k := range [...]string{"id", "object", "created", "model"} {
+			if v, ok := last[k]; ok {
+				c[k] = v
+			}
+		}
 	}
 	return g.emit(c, false)
 }

@@ -213,3 +213,30 @@ func TestGuardStreamSkipped(t *testing.T) {
 		}
 	})
 }
+
+// TestGuardChatStreamText: the chat chunks of a stream carry the text
+// exactly, escapes included (quotes, backslashes, HTML characters, control
+// characters), redacted where a detector matched, whether a chunk is read
+// by its bytes (one choice, content only) or whole (the finishing chunk,
+// the translated Messages writer's).
+func TestGuardChatStreamText(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.guardrail(t, false, guardrails.ActionRedact, guardrails.FailClosed, "", guardrails.DetectorSpec{Kind: guardrails.KindSecrets})
+		text := "he said \"hi\" \\ C:\\dir <b>&amp;\ttab " + guardAWSKey + "\nnew line \u0001 \"end\""
+		want := strings.Replace(text, guardAWSKey, "[REDACTED:aws_access_key]", 1)
+		for _, c := range []struct{ path, body string }{
+			{"/inf/v1/chat/completions", `{"model":"` + gptMini + `","stream":true,"messages":[{"role":"user","content":"hi"}]}`},
+			{"/inf/v1/messages", `{"model":"` + gptMini + `","stream":true,"max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`},
+		} {
+			for _, size := range []int{1, 3, 7} {
+				e.openai.Enqueue(providerstest.Reply{Text: text, ChunkSize: size, Usage: providerstest.Usage{Input: 5, Output: 9}})
+				resp := e.postTo(t, c.path, c.body)
+				b, _ := io.ReadAll(resp.Body)
+				if got := strings.Join(streamTexts(string(b)), ""); resp.StatusCode != 200 || got != want {
+					t.Fatalf("%s, pieces of %d: %d\n got %q\nwant %q", c.path, size, resp.StatusCode, got, want)
+				}
+			}
+		}
+	})
+}
