@@ -193,8 +193,13 @@ func (g *guardedStream) emit(ev map[string]any, more bool) error {
 	return g.streamOut.chunk(b, more)
 }
 
-// chatTextFields are the text members of a chat chunk's delta.
-var chatTextFields = [...]string{"content", "refusal", "reasoning_content", "reasoning"}
+// chatTextFields are the text members of a chat chunk's delta; chatUnread
+// the members that carry what the output stage does not read (audio, the
+// legacy function_call), which mark it skipped.
+var (
+	chatTextFields = [...]string{"content", "refusal", "reasoning_content", "reasoning"}
+	chatUnread     = [...]string{"audio", "function_call"}
+)
 
 func chatKey(choice any, field string) string { return fmt.Sprint("c", choice, "/", field) }
 
@@ -227,6 +232,12 @@ func (g *guardedStream) chatChunk(data []byte, more bool) error {
 			_ = json.Unmarshal(raw, &delta)
 		}
 		deltaChanged := false
+		for _, k := range chatUnread {
+			if raw, ok := delta[k]; ok && string(bytes.TrimSpace(raw)) != "null" {
+				// Audio, a legacy function call: not read here.
+				g.x.guardOut.Skip()
+			}
+		}
 		for _, f := range chatTextFields {
 			raw, ok := delta[f]
 			if !ok || len(raw) == 0 || raw[0] != '"' {
@@ -318,7 +329,8 @@ var (
 	fastIndex    = []byte(`"index":`)
 	fastContent  = []byte(`"content":"`)
 	fastUnfinish = []byte(`"finish_reason":null`)
-	fastOthers   = [...][]byte{[]byte(`"tool_calls"`), []byte(`"refusal":"`), []byte(`"reasoning`), []byte(`"finish_reason":"`)}
+	fastOthers   = [...][]byte{[]byte(`"tool_calls"`), []byte(`"refusal":"`), []byte(`"reasoning`), []byte(`"finish_reason":"`),
+		[]byte(`"audio"`), []byte(`"function_call"`)}
 )
 
 // chatText handles the common chunk (above); handled false leaves the

@@ -240,3 +240,57 @@ func TestGuardChatStreamText(t *testing.T) {
 		}
 	})
 }
+
+// TestGuardChatStreamParts: a chat stream's tool-call arguments are
+// redacted across their pieces like its content, and a delta the output
+// stage does not read (audio) marks it skipped.
+func TestGuardChatStreamParts(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.guardrail(t, false, guardrails.ActionRedact, guardrails.FailClosed, "", guardrails.DetectorSpec{Kind: guardrails.KindSecrets})
+		body := `{"model":"` + gptMini + `","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+		e.openai.Enqueue(providerstest.Reply{Text: "calling", ToolCalls: []providerstest.ToolCall{{ID: "call_1", Name: "store",
+			Arguments: `{"key":"` + guardAWSKey + `","note":"kept"}`}}, Usage: providerstest.Usage{Input: 5, Output: 9}})
+		e.usage.reset()
+		resp := e.postTo(t, "/inf/v1/chat/completions", body)
+		b, _ := io.ReadAll(resp.Body)
+		var args strings.Builder
+		for _, line := range strings.Split(string(b), "\n") {
+			var c struct {
+				Choices []struct {
+					Delta struct {
+						ToolCalls []struct {
+							Function struct{ Arguments string }
+						} `json:"tool_calls"`
+					}
+				}
+			}
+			if data, ok := strings.CutPrefix(line, "data: "); ok && json.Unmarshal([]byte(data), &c) == nil {
+				for _, ch := range c.Choices {
+					for _, tc := range ch.Delta.ToolCalls {
+						args.WriteString(tc.Function.Arguments)
+					}
+				}
+			}
+		}
+		if args.String() != `{"key":"[REDACTED:aws_access_key]","note":"kept"}` || strings.Contains(string(b), guardAWSKey) {
+			t.Fatalf("arguments %q\n%s", args.String(), b)
+		}
+		if ev := e.usage.snapshot(); len(ev) != 1 || ev[0].Guardrails[1].Outcome != "redacted" {
+			t.Fatalf("usage %+v", ev)
+		}
+
+		audio := map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-mini",
+			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"audio": map[string]any{"id": "audio_1", "data": "UklGRg=="}}, "finish_reason": nil}}}
+		e.openai.Enqueue(providerstest.Reply{Text: "listen", ExtraEvents: []map[string]any{audio}, Usage: providerstest.Usage{Input: 5, Output: 9}})
+		e.usage.reset()
+		resp = e.postTo(t, "/inf/v1/chat/completions", body)
+		b, _ = io.ReadAll(resp.Body)
+		if !strings.Contains(string(b), "UklGRg==") {
+			t.Fatalf("%s", b)
+		}
+		if ev := e.usage.snapshot(); len(ev) != 1 || ev[0].Guardrails[1].Outcome != "skipped" {
+			t.Fatalf("usage %+v", ev)
+		}
+	})
+}

@@ -36,7 +36,8 @@ type Reply struct {
 	Thinking string
 	// ExtraEvents, in a stream, are events sent as they are after the
 	// text's deltas (Anthropic: before the text block's stop; Responses:
-	// before response.completed).
+	// before response.completed; Chat Completions: whole chunks, before
+	// the finishing one).
 	ExtraEvents []map[string]any
 	ToolCalls   []ToolCall
 	// Usage is reported in the answer; the cache counts go where the
