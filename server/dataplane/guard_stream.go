@@ -167,8 +167,17 @@ func (g *guardedStream) chunk(data []byte, more bool) error {
 	if g.blocked {
 		return errGuardBlocked
 	}
-	if g.mode == guardChatChunks {
+	switch g.mode {
+	case guardChatChunks:
 		return g.chatChunk(data, more)
+	case guardMessagesEvents:
+		if handled, err := g.messagesText(data, more); handled {
+			return err
+		}
+	case guardResponsesEvents:
+		if handled, err := g.responsesText(data, more); handled {
+			return err
+		}
 	}
 	var c map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -336,8 +345,7 @@ var (
 // chatText handles the common chunk (above); handled false leaves the
 // chunk to the general reading.
 func (g *guardedStream) chatText(data []byte, more bool) (bool, error) {
-	if bytes.Count(data, fastChoices) != 1 || bytes.Count(data, fastIndex) != 1 || bytes.Count(data, fastContent) != 1 ||
-		bytes.Count(data, fastUnfinish) != 1 {
+	if bytes.Count(data, fastChoices) != 1 || bytes.Count(data, fastContent) != 1 || bytes.Count(data, fastUnfinish) != 1 {
 		return false, nil
 	}
 	for _, p := range fastOthers {
@@ -345,16 +353,99 @@ func (g *guardedStream) chatText(data []byte, more bool) (bool, error) {
 			return false, nil
 		}
 	}
-	at := bytes.Index(data, fastIndex) + len(fastIndex)
+	index, ok := numberAfter(data, fastIndex)
+	if !ok {
+		return false, nil
+	}
+	start := bytes.Index(data, fastContent) + len(fastContent) - 1
+	return g.fastText(data, more, start, chatKey(index, "content"), chatCarry(index, "content"))
+}
+
+// The common events of native streams, found by their bytes like the
+// common chat chunk: a Messages text or thinking delta, a Responses
+// output_text delta.
+var (
+	fastBlockDelta   = []byte(`"type":"content_block_delta"`)
+	fastTextDelta    = []byte(`"type":"text_delta"`)
+	fastText         = []byte(`"text":"`)
+	fastThinkDelta   = []byte(`"type":"thinking_delta"`)
+	fastThinking     = []byte(`"thinking":"`)
+	fastOutputDelta  = []byte(`"type":"response.output_text.delta"`)
+	fastDelta        = []byte(`"delta":"`)
+	fastOutputIndex  = []byte(`"output_index":`)
+	fastContentIndex = []byte(`"content_index":`)
+)
+
+// messagesText handles a native Messages text or thinking delta by its
+// bytes; handled false leaves the event to the general reading.
+func (g *guardedStream) messagesText(data []byte, more bool) (bool, error) {
+	if bytes.Count(data, fastBlockDelta) != 1 {
+		return false, nil
+	}
+	dt, field, pattern := "text_delta", "text", fastText
+	if bytes.Count(data, fastTextDelta) != 1 {
+		if bytes.Count(data, fastThinkDelta) != 1 {
+			return false, nil
+		}
+		dt, field, pattern = "thinking_delta", "thinking", fastThinking
+	}
+	index, ok := numberAfter(data, fastIndex)
+	if !ok || bytes.Count(data, pattern) != 1 {
+		return false, nil
+	}
+	start := bytes.Index(data, pattern) + len(pattern) - 1
+	return g.fastText(data, more, start, fmt.Sprint("b", index), func(rest string) map[string]any {
+		return map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": dt, field: rest}}
+	})
+}
+
+// responsesText handles a native Responses output_text delta by its
+// bytes; the event that carries a held rest is made from it when needed.
+func (g *guardedStream) responsesText(data []byte, more bool) (bool, error) {
+	if bytes.Count(data, fastOutputDelta) != 1 || bytes.Count(data, fastDelta) != 1 {
+		return false, nil
+	}
+	oi, ok := numberAfter(data, fastOutputIndex)
+	ci, ok2 := numberAfter(data, fastContentIndex)
+	if !ok || !ok2 {
+		return false, nil
+	}
+	event := slices.Clone(data)
+	start := bytes.Index(data, fastDelta) + len(fastDelta) - 1
+	return g.fastText(data, more, start, fmt.Sprint("o", oi, "/", ci), func(rest string) map[string]any {
+		var ev map[string]any
+		dec := json.NewDecoder(bytes.NewReader(event))
+		dec.UseNumber()
+		_ = dec.Decode(&ev)
+		if ev == nil {
+			ev = map[string]any{"type": "response.output_text.delta", "output_index": oi, "content_index": ci}
+		}
+		delete(ev, "obfuscation")
+		ev["delta"] = rest
+		return ev
+	})
+}
+
+// numberAfter is the unsigned integer after the one occurrence of pattern.
+func numberAfter(data, pattern []byte) (json.Number, bool) {
+	if bytes.Count(data, pattern) != 1 {
+		return "", false
+	}
+	at := bytes.Index(data, pattern) + len(pattern)
 	end := at
 	for end < len(data) && data[end] >= '0' && data[end] <= '9' {
 		end++
 	}
 	if end == at {
-		return false, nil
+		return "", false
 	}
-	index := json.Number(data[at:end])
-	start := bytes.Index(data, fastContent) + len(fastContent) - 1
+	return json.Number(data[at:end]), true
+}
+
+// fastText checks the JSON string that starts at data[start] (a quote) as
+// the next piece of part key, and writes the event with what may be sent
+// in its place (the event as it came when that is all of it).
+func (g *guardedStream) fastText(data []byte, more bool, start int, key string, carry func(string) map[string]any) (bool, error) {
 	stop := jsonStringEnd(data, start)
 	if stop < 0 {
 		return false, nil
@@ -363,7 +454,7 @@ func (g *guardedStream) chatText(data []byte, more bool) (bool, error) {
 	if json.Unmarshal(data[start:stop], &text) != nil {
 		return false, nil
 	}
-	sent, blocked := g.write(chatKey(index, "content"), text, chatCarry(index, "content"))
+	sent, blocked := g.write(key, text, carry)
 	if blocked {
 		return true, g.block()
 	}
