@@ -217,20 +217,31 @@ func TestGuardStreamSkipped(t *testing.T) {
 // TestGuardChatStreamText: the chat chunks of a stream carry the text
 // exactly, escapes included (quotes, backslashes, HTML characters, control
 // characters), redacted where a detector matched, whether a chunk is read
-// by its bytes (one choice, content only) or whole (the finishing chunk,
-// the translated Messages writer's).
+// by its bytes (one choice, content only; a native Messages or Responses
+// text delta) or whole (the finishing chunk, the translated Messages
+// writer's).
 func TestGuardChatStreamText(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db)
 		e.guardrail(t, false, guardrails.ActionRedact, guardrails.FailClosed, "", guardrails.DetectorSpec{Kind: guardrails.KindSecrets})
 		text := "he said \"hi\" \\ C:\\dir <b>&amp;\ttab " + guardAWSKey + "\nnew line \u0001 \"end\""
 		want := strings.Replace(text, guardAWSKey, "[REDACTED:aws_access_key]", 1)
-		for _, c := range []struct{ path, body string }{
-			{"/inf/v1/chat/completions", `{"model":"` + gptMini + `","stream":true,"messages":[{"role":"user","content":"hi"}]}`},
-			{"/inf/v1/messages", `{"model":"` + gptMini + `","stream":true,"max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`},
+		for _, c := range []struct {
+			path, body string
+			anthropic  bool
+		}{
+			{"/inf/v1/chat/completions", `{"model":"` + gptMini + `","stream":true,"messages":[{"role":"user","content":"hi"}]}`, false},
+			{"/inf/v1/messages", `{"model":"` + gptMini + `","stream":true,"max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`, false},
+			{"/inf/v1/messages", `{"model":"` + haiku + `","stream":true,"max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`, true},
+			{"/inf/v1/responses", `{"model":"` + gptMini + `","stream":true,"input":"hi"}`, false},
 		} {
 			for _, size := range []int{1, 3, 7} {
-				e.openai.Enqueue(providerstest.Reply{Text: text, ChunkSize: size, Usage: providerstest.Usage{Input: 5, Output: 9}})
+				reply := providerstest.Reply{Text: text, ChunkSize: size, Usage: providerstest.Usage{Input: 5, Output: 9}}
+				if c.anthropic {
+					e.anthropic.Enqueue(reply)
+				} else {
+					e.openai.Enqueue(reply)
+				}
 				resp := e.postTo(t, c.path, c.body)
 				b, _ := io.ReadAll(resp.Body)
 				if got := strings.Join(streamTexts(string(b)), ""); resp.StatusCode != 200 || got != want {
