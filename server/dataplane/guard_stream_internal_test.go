@@ -18,7 +18,7 @@ func (c *captureOut) chunk(data []byte, _ bool) error {
 	c.chunks = append(c.chunks, append([]byte(nil), data...))
 	return nil
 }
-func (c *captureOut) end(providers.Usage) error          { return nil }
+func (c *captureOut) end(providers.Usage) error           { return nil }
 func (c *captureOut) fail(string, *providers.Error) error { return nil }
 
 // FuzzGuardedChunks: whatever the text and however it is cut into
