@@ -27,7 +27,7 @@ func TestHarnessSmoke(t *testing.T) {
 	var out strings.Builder
 	traces := t.TempDir()
 	err := run(config{Duration: 200 * time.Millisecond, Rounds: 2, Conns: 2, Rate: 20, PacedMS: 1, Chunks: 3,
-		MaxRequests: 40, Scenarios: []string{"nonstream", "stream", "latency", "open", "sweep", "usage"}, Out: &out,
+		MaxRequests: 40, Scenarios: []string{"nonstream", "stream", "latency", "open", "sweep", "usage", "mcp"}, Out: &out,
 		Systems: []string{"gw", "dataplane"}, SweepConns: []int{1, 2}, SweepMS: 2, TraceDir: traces,
 		Usage: usageConfig{Events: 3000, Checkpoint: []int{1000, 3000}, Conns: 2, Batch: 500, Reps: 2, Spread: 35 * 24 * time.Hour}})
 	if err != nil {
@@ -35,7 +35,8 @@ func TestHarnessSmoke(t *testing.T) {
 	}
 	for _, want := range []string{"CPU per request", "| nonstream | proxy |", "| stream | dataplane |", "control plane", "gw / proxy req/s", "dataplane / proxy req/s", "gw adds over direct", "gw adds over proxy", "| gw |",
 		"| dataplane |", "latency sweep: added over direct", "| 2 | dataplane |", "usage: gw's report counts",
-		"the 30-day report counts all", "over the median at 1000"} {
+		"the 30-day report counts all", "over the median at 1000", "### MCP tools/call (2026-07-28, stateless), closed loop, 2 connection(s)",
+		"| direct |", "gw: adds p50", "dataplane: adds p50", "the upstream's own"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, out.String())
 		}

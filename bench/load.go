@@ -18,6 +18,11 @@ type target struct {
 	url   string
 	token string
 	body  []byte
+	// headers are sent besides Content-Type and Authorization.
+	headers map[string]string
+	// expect, when set, must be in the answer's body (a JSON-RPC error
+	// comes with a 200 too).
+	expect []byte
 	// timed keeps each request's start and latency (for a trace's
 	// attribution), in the order they were sent.
 	timed bool
@@ -94,12 +99,30 @@ func do(ctx context.Context, c *http.Client, t target, sink []byte) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+t.token)
+	if t.token != "" {
+		req.Header.Set("Authorization", "Bearer "+t.token)
+	}
+	for k, v := range t.headers {
+		req.Header.Set(k, v)
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
+	if t.expect != nil {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(len(sink))))
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		if !bytes.Contains(body, t.expect) {
+			return fmt.Errorf("the answer lacks %q: %.200s", t.expect, body)
+		}
+		return nil
+	}
 	for {
 		_, err := resp.Body.Read(sink)
 		if err == io.EOF {

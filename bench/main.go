@@ -197,7 +197,18 @@ func run(cfg config) error {
 			return err
 		}
 	}
-	reportAll(h.cfg.Out, chosen, m.results, h.procsOf)
+	if len(chosen) > 0 {
+		reportAll(h.cfg.Out, chosen, m.results, h.procsOf)
+	}
+	if h.mcp != nil {
+		mcpResults := map[int]map[string]*sample{}
+		sent, err := h.runMCP(mcpResults)
+		if err != nil {
+			return err
+		}
+		m.sent += sent
+		h.reportMCP(h.cfg.Out, mcpResults)
+	}
 	if err := h.checkUsage(before, m.sent); err != nil {
 		return err
 	}
@@ -220,6 +231,8 @@ type harness struct {
 	// plane's (which ingests what it ships).
 	procsOf map[string][]proc
 	stops   []func()
+	// mcp is the MCP scenario's setup, when -scenarios names mcp.
+	mcp *mcpSetup
 }
 
 // close stops the processes in the reverse order of their start, as a
@@ -245,6 +258,11 @@ func (h *harness) start() error {
 	}
 	if err := h.startSystems(); err != nil {
 		return err
+	}
+	if slices.ContainsFunc(h.cfg.Scenarios, func(s string) bool { return strings.TrimSpace(s) == "mcp" }) {
+		if err := h.startMCP(); err != nil {
+			return err
+		}
 	}
 	return h.warmedUp()
 }
@@ -327,6 +345,9 @@ func (h *harness) warmedUp() error {
 	if _, ok := h.gws["dataplane"]; ok {
 		warmed *= 2
 	}
+	if h.mcp != nil {
+		warmed += h.mcp.warmed
+	}
 	if err := h.g.waitUsage(warmed, time.Minute); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
@@ -396,6 +417,8 @@ func (h *harness) choose() (chosen []scenario, usage bool, err error) {
 		switch strings.TrimSpace(name) {
 		case "usage":
 			usage = true
+		case "mcp":
+			// Measured after the rounds (runMCP), on its own targets.
 		case "sweep":
 			for _, n := range sweepNames {
 				chosen = append(chosen, all[n])
@@ -403,7 +426,7 @@ func (h *harness) choose() (chosen []scenario, usage bool, err error) {
 		default:
 			s, ok := all[strings.TrimSpace(name)]
 			if !ok {
-				return nil, false, fmt.Errorf("unknown scenario %q (nonstream, stream, latency, open, sweep, usage)", name)
+				return nil, false, fmt.Errorf("unknown scenario %q (nonstream, stream, latency, open, sweep, usage, mcp)", name)
 			}
 			chosen = append(chosen, s)
 		}

@@ -106,6 +106,8 @@ func serveRole(role, upstreamURL string, chunks int) error {
 	switch role {
 	case "upstream":
 		h = upstream{chunks: chunks}
+	case "mcp-upstream":
+		h = mcpUpstreamHandler()
 	case "proxy":
 		p, err := newProxy(upstreamURL)
 		if err != nil {

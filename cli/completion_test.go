@@ -146,7 +146,7 @@ func TestCompletionOfEnumerableValues(t *testing.T) {
 		want      []string // the values, in order
 		directive string
 	}{
-		{[]string{"usage", "report", "--by", ""}, []string{"model", "requested_model", "provider", "owner", "inference_key", "workspace", "tag:env", "tag:team"}, noFiles},
+		{[]string{"usage", "report", "--by", ""}, []string{"model", "requested_model", "provider", "owner", "inference_key", "workspace", "tool", "tag:env", "tag:team"}, noFiles},
 		{[]string{"usage", "--by", "tag:"}, []string{"tag:env", "tag:team"}, noFiles},
 		{[]string{"usage", "export", "--by", "w"}, []string{"workspace"}, noFiles},
 		{[]string{"usage", "--period", ""}, []string{"today", "7d", "30d", "month_to_date"}, noFiles},

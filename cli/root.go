@@ -26,6 +26,7 @@ import (
 	"github.com/gw-gateway/gw/cli/credentials"
 	"github.com/gw-gateway/gw/cli/dataplanes"
 	"github.com/gw-gateway/gw/cli/db"
+	"github.com/gw-gateway/gw/cli/guardrails"
 	"github.com/gw-gateway/gw/cli/inferencekeys"
 	"github.com/gw-gateway/gw/cli/instance"
 	"github.com/gw-gateway/gw/cli/invitations"
@@ -33,8 +34,10 @@ import (
 	"github.com/gw-gateway/gw/cli/mcp"
 	"github.com/gw-gateway/gw/cli/members"
 	"github.com/gw-gateway/gw/cli/models"
+	"github.com/gw-gateway/gw/cli/oauth"
 	"github.com/gw-gateway/gw/cli/orgs"
 	"github.com/gw-gateway/gw/cli/policies"
+	"github.com/gw-gateway/gw/cli/scimtokens"
 	"github.com/gw-gateway/gw/cli/serve"
 	"github.com/gw-gateway/gw/cli/serviceaccounts"
 	"github.com/gw-gateway/gw/cli/status"
@@ -113,11 +116,14 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		members.NewCmd(f),
 		invitations.NewCmd(f),
 		serviceaccounts.NewCmd(f),
+		scimtokens.NewCmd(f),
 		keys.NewCmd(f),
 		inferencekeys.NewCmd(f),
 		credentials.NewCmd(f),
 		mcp.NewCmd(f),
 		toolpolicies.NewCmd(f),
+		oauth.NewCmd(f),
+		guardrails.NewCmd(f),
 		catalog.NewCmd(f),
 		models.NewCmd(f),
 		activity.NewCmd(f),

@@ -94,3 +94,9 @@ func (c *Client) UsagePayload(ctx context.Context, s Scope, eventID string) (wir
 	err := c.do(ctx, "GET", s.prefix()+"/usage-events/"+url.PathEscape(eventID)+"/payload", nil, nil, &out)
 	return out, err
 }
+
+// GuardrailReport reads what each guardrail did per stage over the
+// query's period (issue 32), of an organization or of one workspace.
+func (c *Client) GuardrailReport(ctx context.Context, s Scope, q UsageQuery) (wire.GuardrailReport, error) {
+	return getData[wire.GuardrailReport](ctx, c, "GET", s.prefix()+"/reports/guardrails", q.values(), nil)
+}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -263,3 +265,128 @@ wire_api = "responses"
 }
 
 func noShell(string) (string, string) { return "", "" }
+
+// TestClaudeCodeMCP runs the real Claude Code with gw as its MCP server
+// (--mcp-config: an http server at /inf/v1/mcp with the inference key in
+// the Authorization header), its model calls through gw too, against a
+// TypeScript SDK upstream MCP server (e2e/node/mcp-upstream.mjs). The
+// fake Anthropic upstream answers the prompt with a tool_use of gw's
+// tools__echo, as Claude Code names it, and the tool's result with text
+// quoting it: the answer holds the tool's output only if the call went
+// through gw to the upstream and back. One usage event of endpoint mcp,
+// one audit row.
+func TestClaudeCodeMCP(t *testing.T) {
+	node, dir := nodeWith(t, "@modelcontextprotocol/sdk")
+	claude := filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe")
+	if out, err := exec.Command(claude, "--version").CombinedOutput(); err != nil || !strings.Contains(string(out), "Claude Code") {
+		if os.Getenv("GW_TEST_REQUIRE_AGENTS") != "" {
+			t.Fatalf("@anthropic-ai/claude-code is not installed in e2e/node (npm ci there), and GW_TEST_REQUIRE_AGENTS is set: %v %s", err, out)
+		}
+		t.Skip("@anthropic-ai/claude-code is not installed in e2e/node")
+	}
+	eachDatabase(t, func(t *testing.T, env []string) { claudeCodeMCP(t, node, dir, claude, env) })
+}
+
+func claudeCodeMCP(t *testing.T, node, dir, claude string, env []string) {
+	ctx := context.Background()
+	upstream := startMCPUpstream(t, node, dir, "tools")
+	srv := startServe(t, append(env, "GW_BOOTSTRAP_TOKEN=setup_claude_mcp")...)
+	anon, _ := client.New(client.Options{Server: srv.URL})
+	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_claude_mcp", Email: "ops@example.com", Password: "a long passphrase"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _ := client.New(client.Options{Server: srv.URL, Token: boot.ManagementKey.Token})
+	ws := client.WorkspaceScope("default", "default")
+	if _, err := owner.CreateMCPServer(ctx, ws, wire.MCPServerCreate{Name: "tools", URL: upstream.URL,
+		Prices: map[string]string{"echo": "0.004"}}); err != nil {
+		t.Fatal(err)
+	}
+	allowAllTools(t, owner)
+
+	// Claude Code names gw's tools__echo mcp__gw__tools__echo. The tool's
+	// output ("echo: <text>") appears in no request before its result.
+	const tool, output = "mcp__gw__tools__echo", "echo: mcp-marker-7"
+	ant := providerstest.NewAnthropic(t, "sk-upstream-claude-mcp")
+	sawTool := make(chan bool, 16)
+	target, _ := url.Parse(ant.BaseURL())
+	base := target.Path
+	target.Path = ""
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		text := string(body)
+		reply := providerstest.Reply{Text: "pong", Usage: providerstest.Usage{Input: 20, Output: 2}}
+		switch {
+		case strings.Contains(text, output):
+			reply.Text = "The MCP tool answered: " + output + "."
+		case strings.Contains(text, "CALL_THE_MCP_TOOL"):
+			offered := strings.Contains(text, `"name":"`+tool+`"`)
+			sawTool <- offered
+			if offered {
+				reply = providerstest.Reply{ToolCalls: []providerstest.ToolCall{{ID: "toolu_mcp1", Name: tool,
+					Arguments: `{"text":"mcp-marker-7"}`}}, Usage: providerstest.Usage{Input: 20, Output: 5}}
+			}
+		}
+		ant.Enqueue(reply)
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(fake.Close)
+	if _, err := owner.CreateCredential(ctx, ws, wire.ProviderCredentialCreate{Provider: "anthropic", Label: "fake",
+		Secret: ant.Key, BaseURL: fake.URL + base}); err != nil {
+		t.Fatal(err)
+	}
+	ik, err := owner.CreateInferenceKey(ctx, "default", "default", wire.InferenceKeyCreate{Name: "claude-code-mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := claudeDefaultModel(t, claude, t.TempDir(), t.TempDir(), srv.URL, ik.Token)
+	sent, _, _ := strings.Cut(shown, "[")
+	one := []wire.ModelAliasTargetIn{{Model: "anthropic/claude-haiku-4-5-20251001"}}
+	for _, name := range []string{shown, sent} {
+		if _, err := owner.CreateModelAlias(ctx, "default", "", wire.ModelAliasCreate{Name: name, Targets: one}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	config, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"gw": map[string]any{
+		"type": "http", "url": srv.URL + "/inf/v1/mcp", "headers": map[string]string{"Authorization": "Bearer " + ik.Token}}}})
+	runCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, claude, "-p", "CALL_THE_MCP_TOOL: echo mcp-marker-7 with the gw tools__echo tool and tell me what it answered.",
+		"--mcp-config", string(config), "--strict-mcp-config", "--allowedTools", tool)
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "ANTHROPIC_BASE_URL=" + srv.URL + "/inf",
+		"ANTHROPIC_API_KEY=" + ik.Token, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("claude: %v\n%s\ngw serve:\n%s", err, out, srv.logs)
+	}
+	select {
+	case offered := <-sawTool:
+		if !offered {
+			t.Fatalf("Claude Code did not offer the model %s: it did not list gw's tools\n%s", tool, out)
+		}
+	default:
+		t.Fatalf("the prompt never reached the model\n%s", out)
+	}
+	if !strings.Contains(string(out), "The MCP tool answered: "+output) {
+		t.Fatalf("the answer does not hold the tool's output:\n%s", out)
+	}
+	if calls, leaks := upstream.calls(); calls["echo"] != 1 || len(calls) != 1 || leaks != 0 {
+		t.Fatalf("the upstream ran %v (%d requests with the gw key)", calls, leaks)
+	}
+	var events []wire.UsageEvent
+	waitFor(t, "the tool call's usage event", func() bool {
+		events = mcpUsage(t, srv.URL, boot.ManagementKey.Token)
+		return len(events) >= 1
+	})
+	if len(events) != 1 || events[0].Model != "mcp/tools/echo" || events[0].Status != "ok" || events[0].Provider != "mcp" {
+		t.Fatalf("usage events of endpoint mcp: %+v", events)
+	}
+	if n, _ := catalog.ParseNanoUSD(events[0].CostUSD); n != 4_000_000 {
+		t.Fatalf("cost %s, want the price 0.004", events[0].CostUSD)
+	}
+	waitFor(t, "the tool call's audit row", func() bool { return len(mcpAudit(t, owner)) == 1 })
+}

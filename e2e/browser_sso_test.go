@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -138,4 +139,45 @@ func TestBrowserSSOLogin(t *testing.T) {
 		t.Fatalf("sign-in page offers %q", got)
 	}
 	screenshot(t, browser, "sso-required")
+
+	// A group change in the directory moves the person at their next
+	// sign-in: the membership the "eng" mapping made (admin) becomes the
+	// one the "ops" mapping makes (member). require_sso does not stand in
+	// the way: it refuses passwords, not the provider.
+	call("PATCH", "/api/v1/instance/identity-providers/corp", map[string]any{"group_mappings": []map[string]any{
+		{"group": "eng", "org": boot.Organization.Slug, "role": "admin"},
+		{"group": "ops", "org": boot.Organization.Slug, "role": "member"}}})
+	op.SetGroups("ada", "ops")
+	step("provider sign-in after the group change",
+		chromedp.Navigate(srv.URL+"/api/v1/auth/oidc/corp/start?return_to=%2F"),
+		chromedp.WaitVisible(chromedp.ID("login")),
+		chromedp.SendKeys(chromedp.ID("username"), "ada"),
+		chromedp.SendKeys(chromedp.ID("password"), "ada passphrase"),
+		chromedp.Click(chromedp.ID("submit")),
+	)
+	var roles string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		var listed struct {
+			Data []struct {
+				Email string `json:"email"`
+				Role  string `json:"role"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(call("GET", "/api/v1/organizations/"+boot.Organization.Slug+"/members", nil), &listed); err != nil {
+			t.Fatal(err)
+		}
+		roles = ""
+		for _, m := range listed.Data {
+			if m.Email == "ada@example.com" {
+				roles += m.Role + " "
+			}
+		}
+		if roles == "member " {
+			break
+		}
+	}
+	if roles != "member " {
+		t.Fatalf("after the group change ada's memberships are %q, want one as member", roles)
+	}
+	screenshot(t, browser, "sso-group-moved")
 }

@@ -167,7 +167,7 @@ func TestArchiveEndToEnd(t *testing.T) {
 			}
 			// Retention: ten days on, everything is past 7 days; each
 			// deletion is audited.
-			n, err := server.SweepArchives(ctx, store.New(db), kr, func() egress.Policy { return egress.Policy{} }, time.Now().AddDate(0, 0, 10))
+			n, err := server.SweepArchives(ctx, store.New(db), kr, func() egress.Policy { return egress.Policy{} }, time.Now().AddDate(0, 0, 10), nil)
 			if err != nil || n != sent {
 				t.Fatalf("sweep: %d, %v; want %d", n, err, sent)
 			}

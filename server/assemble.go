@@ -150,7 +150,8 @@ func (s *Server) inProcessDataPlane(_ context.Context, cp *controlPlane) error {
 	// The plane records the events of the requests a crash left in the
 	// journal, and settles their reservations, as it is made.
 	plane := dataplane.NewPlane(cp.signer.Public().(ed25519.PublicKey), s.planeOptions(dataplane.Options{Keyring: s.cfg.Keyring, Usage: sink,
-		Budgets: &budgets.Leases{Store: cp.st}, BudgetJournal: journal, BudgetHolder: "local-" + uuid.NewString(), RequestJournal: requests}))
+		Budgets: &budgets.Leases{Store: cp.st}, BudgetJournal: journal, BudgetHolder: "local-" + uuid.NewString(), RequestJournal: requests,
+		OAuthIssuer: s.cfg.PublicURL}))
 	// Before the sink and the database close: what the plane holds of the
 	// budgets goes back.
 	s.flushFirst(s.releaseBudgets(plane, journal))
@@ -168,6 +169,7 @@ func (s *Server) inProcessDataPlane(_ context.Context, cp *controlPlane) error {
 func (s *Server) planeOptions(o dataplane.Options) dataplane.Options {
 	o.Logger, o.Metrics = s.log, s.metrics
 	o.MaxStreamDuration = s.cfg.MaxStreamDuration
+	o.MCPTimeout = s.cfg.MCPTimeout
 	o.BodyBytesInFlight, o.KeyBodyBytesInFlight = s.cfg.BodyBytesInFlight, s.cfg.KeyBodyBytesInFlight
 	o.Egress = s.cfg.Egress
 	o.KeyTagSetsPerMinute = s.cfg.KeyTagSetsPerMinute
@@ -206,7 +208,7 @@ func (s *Server) listenToReplicas(_ context.Context, cp *controlPlane) error {
 // plane in process; role control-plane answers its routes 503.
 func (s *Server) managementAPI(ctx context.Context, cp *controlPlane) error {
 	opts := api.Options{PublicURL: s.cfg.PublicURL, SignupDisabled: s.cfg.DisableSignup, Logger: s.log,
-		Version: s.cfg.Version, Keyring: s.cfg.Keyring, Bundles: cp.bundles, Egress: s.cfg.Egress}
+		Version: s.cfg.Version, Keyring: s.cfg.Keyring, Bundles: cp.bundles, Egress: s.cfg.Egress, OAuthSigner: cp.signer}
 	if cp.plane != nil {
 		opts.Playground = cp.plane
 	}
@@ -262,11 +264,22 @@ func (s *Server) usageLoops(_ context.Context, cp *controlPlane) error {
 func (s *Server) controlRoutes(_ context.Context, cp *controlPlane) error {
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", cp.api)
+	mux.Handle("/scim/v2/", cp.api.SCIM())
 	if cp.plane != nil {
 		cp.plane.MarkReady()
 		mux.Handle("/inf/v1/", dataplane.NewCORS(s.cfg.CORSOrigins, cp.plane))
-		mux.Handle(dataplane.MCPResourceMetadataPath, cp.plane)
+		mux.Handle(dataplane.MCPResourceMetadataPath, dataplane.NewCORS(s.cfg.CORSOrigins, cp.plane))
 	}
+	// gw's OAuth authorization server (issue 31): its metadata and
+	// endpoints are the API's. A browser-based MCP client of a listed
+	// origin may read the metadata and call the token and revocation
+	// endpoints (no cookie is involved); the authorization endpoint is a
+	// page, navigated to.
+	oauthCORS := dataplane.NewCORS(s.cfg.CORSOrigins, cp.api.OAuthHandler())
+	mux.Handle("/oauth/", cp.api.OAuthHandler())
+	mux.Handle("/oauth/token", oauthCORS)
+	mux.Handle("/oauth/revoke", oauthCORS)
+	mux.Handle(api.OAuthMetadataPath, oauthCORS)
 	mux.Handle("/", web.HandlerWithSSO(s.log, cp.api.SetupDone, cp.api.SignInProviders))
 	s.handleHealth(mux)
 	s.handler = mux
@@ -301,7 +314,7 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 		{"route HTTP", func(_ context.Context, rp *remotePlane) error {
 			mux := http.NewServeMux()
 			mux.Handle("/inf/v1/", dataplane.NewCORS(s.cfg.CORSOrigins, rp.plane))
-			mux.Handle(dataplane.MCPResourceMetadataPath, rp.plane)
+			mux.Handle(dataplane.MCPResourceMetadataPath, dataplane.NewCORS(s.cfg.CORSOrigins, rp.plane))
 			s.handleHealth(mux)
 			s.handler = mux
 			return nil
@@ -384,7 +397,7 @@ func (s *Server) remoteDataPlane(_ context.Context, rp *remotePlane) error {
 	}
 	plane := dataplane.NewPlane(rp.signing, s.planeOptions(dataplane.Options{Keyring: rp.key, Usage: rp.spool,
 		Budgets: budgetClient{c: rp.client, id: rp.id}, BudgetJournal: journal, BudgetHolder: rp.id + "#" + uuid.NewString()[:8],
-		RequestJournal: requests}))
+		RequestJournal: requests, OAuthIssuer: s.cfg.ControlPlaneURL}))
 	s.flush = append(s.flush, s.releaseBudgets(plane, journal))
 	if requests != nil {
 		s.flush = append(s.flush, func(context.Context) error { return requests.Close() })

@@ -115,6 +115,17 @@ func TestImportBoundaries(t *testing.T) {
 		}
 	}
 
+	// gw guardrails (cli/guardrails) reads its files with the server's own
+	// rules (backend.ParseGuardrail) but reaches the server only through
+	// client/: it builds no HTTP request and links no store or API.
+	for _, p := range listPackages(t, module+"/cli/guardrails") {
+		for _, imp := range p.Imports {
+			if imp == "net/http" || imp == module+"/server/store" || imp == module+"/server/api" {
+				t.Errorf("%s imports %s: it talks to the server through client/", p.ImportPath, imp)
+			}
+		}
+	}
+
 	// server/egress is the one address policy for every URL gw calls, and
 	// server/apidoc reflects the wire types into schemas: both stand
 	// alone, linking no package of ours, so every caller may use them and
@@ -214,8 +225,13 @@ func TestUpstreamRequestsInProviders(t *testing.T) {
 		// unauthorized or with the client's own secret, to the identity
 		// provider and nowhere else, over a client dialled through egress
 		// (the rule above); providers' send has nothing to add to them.
+		// server/oauth (issue 31, part 3) fetches a client's Client ID
+		// Metadata Document: one unauthorized GET of a URL the client
+		// names, size- and time-bounded, over a client dialled through
+		// egress (TestOAuthStandsApart).
 		if p.ImportPath == module+"/server/providers" || p.ImportPath == module+"/server/guardrails/webhook" ||
-			p.ImportPath == module+"/server/mcpgw" || p.ImportPath == module+"/server/sso" || strings.HasSuffix(p.ImportPath, "test") {
+			p.ImportPath == module+"/server/mcpgw" || p.ImportPath == module+"/server/sso" || p.ImportPath == module+"/server/oauth" ||
+			strings.HasSuffix(p.ImportPath, "test") {
 			continue
 		}
 		for _, f := range p.GoFiles {
@@ -297,6 +313,50 @@ func TestOneSendOneMeteringPath(t *testing.T) {
 			}
 			if m := r.pattern.Find(src); m != nil && !slices.Contains(r.allowed, f) {
 				t.Errorf("%s/%s has %s: %s", r.pkg, f, m, r.why)
+			}
+		}
+	}
+}
+
+// TestOAuthStandsApart keeps server/oauth (gw's OAuth authorization
+// server's protocol: the access token's format, PKCE, resources, Client
+// ID Metadata Documents) to its terms: the data plane links it to verify
+// access tokens, so it links no store, no API, no backend and no data
+// plane; and it dials documents through server/egress.
+func TestOAuthStandsApart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	p := listPackages(t, module+"/server/oauth")[0]
+	for _, dep := range p.Deps {
+		if strings.HasPrefix(dep, module+"/") && dep != module+"/server/egress" {
+			t.Errorf("server/oauth links %s: it links no package of ours but server/egress", dep)
+		}
+	}
+	if !slices.Contains(p.Imports, module+"/server/egress") {
+		t.Error("server/oauth does not import server/egress: client documents are fetched under the egress policy")
+	}
+}
+
+// TestSCIMIsPure keeps server/scim (SCIM 2.0's resource shapes, PATCH
+// operations and filters, issue 31) pure: it links no package of ours and
+// imports nothing that does I/O, so the handlers (server/api) and the
+// operations (server/backend, which links no net/http) both use it.
+func TestSCIMIsPure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	io := map[string]bool{"os": true, "os/exec": true, "net": true, "net/http": true, "database/sql": true, "io/fs": true,
+		"path/filepath": true, "log": true, "log/slog": true, "syscall": true}
+	for _, p := range listPackages(t, module+"/server/scim") {
+		for _, dep := range p.Deps {
+			if strings.HasPrefix(dep, module+"/") {
+				t.Errorf("%s links %s: it links no package of ours", p.ImportPath, dep)
+			}
+		}
+		for _, imp := range p.Imports {
+			if io[imp] {
+				t.Errorf("%s imports %s: it does no I/O", p.ImportPath, imp)
 			}
 		}
 	}

@@ -75,6 +75,24 @@ func TestCORS(t *testing.T) {
 	if resp.Header.Get("Access-Control-Allow-Origin") != "" || resp.StatusCode == http.StatusNoContent {
 		t.Errorf("unlisted origin: %d %v", resp.StatusCode, resp.Header)
 	}
+	// gw's OAuth metadata, token and revocation endpoints, and the MCP
+	// endpoint's resource metadata, are open to a listed origin (a
+	// browser-based MCP client); the authorization page is not.
+	for _, path := range []string{"/oauth/token", "/oauth/revoke", "/.well-known/oauth-authorization-server",
+		"/.well-known/oauth-protected-resource/inf/v1/mcp"} {
+		resp = corsRequest(t, "OPTIONS", srv.URL+path, app, preflight...)
+		if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != app {
+			t.Errorf("preflight %s: %d %v", path, resp.StatusCode, resp.Header)
+		}
+	}
+	resp = corsRequest(t, "GET", srv.URL+"/.well-known/oauth-authorization-server", app)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Access-Control-Allow-Origin") != app {
+		t.Errorf("the authorization server metadata: %d %v", resp.StatusCode, resp.Header)
+	}
+	resp = corsRequest(t, "OPTIONS", srv.URL+"/oauth/authorize", app, preflight...)
+	if resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("/oauth/authorize preflight: %d %v", resp.StatusCode, resp.Header)
+	}
 	// The management API is not opened to other origins.
 	resp = corsRequest(t, "OPTIONS", srv.URL+"/api/v1/auth/me", app, preflight...)
 	if resp.Header.Get("Access-Control-Allow-Origin") != "" {

@@ -98,6 +98,9 @@ type Config struct {
 	// MaxStreamDuration ends any inference stream that lasts longer
 	// (dataplane.DefaultMaxStreamDuration when 0).
 	MaxStreamDuration time.Duration
+	// MCPTimeout cuts an MCP upstream that does not answer
+	// (mcpgw.DefaultTimeout when 0).
+	MCPTimeout time.Duration
 
 	// MetricsListener, when set, serves /metrics (and /healthz, /readyz)
 	// apart from the public listener; Run owns it.

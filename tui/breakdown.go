@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -10,12 +12,59 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/shopspring/decimal"
 
+	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/wire"
 )
 
-// Dimensions are the breakdowns the server offers, in the order tab
-// cycles them; the dashboard adds tag:KEY for the tag keys it is given.
-var Dimensions = wire.UsageDimensions
+// Dimensions are the breakdowns the dashboard offers, in the order tab
+// cycles them: the server's, then the MCP tools'; the dashboard adds
+// tag:KEY for the tag keys it is given.
+var Dimensions = append(slices.Clone(wire.UsageDimensions), ToolDimension)
+
+// ToolDimension is the breakdown by MCP tool (issue 30). A tool call is a
+// usage event of provider "mcp" whose model is "mcp/<server>/<tool>", so
+// the server needs no dimension of its own: it is the breakdown by model
+// of the mcp provider's events (ServerBreakdown).
+const ToolDimension = "tool"
+
+// MCPProvider is the provider of every MCP tool call's usage event.
+const MCPProvider = "mcp"
+
+// ServerBreakdown is the server's breakdown behind one of Dimensions and
+// the query it needs: by tool is by model, filtered to the mcp provider.
+// ok is false when the query is filtered to another provider, which no
+// tool call has: there is nothing to ask.
+func ServerBreakdown(by string, q client.UsageQuery) (serverBy string, sq client.UsageQuery, ok bool) {
+	if by != ToolDimension {
+		return by, q, true
+	}
+	if q.ProviderID != "" && q.ProviderID != MCPProvider {
+		return "model", q, false
+	}
+	q.ProviderID = MCPProvider
+	return "model", q, true
+}
+
+// Breakdown reads one of Dimensions from src: a breakdown by tool comes
+// back with By "tool" and its rows keyed by the tool's model id.
+func Breakdown(ctx context.Context, src Source, by string, q client.UsageQuery) (wire.UsageBreakdown, error) {
+	serverBy, sq, ok := ServerBreakdown(by, q)
+	if !ok {
+		return wire.UsageBreakdown{By: by, Rows: []wire.UsageBreakdownRow{}}, nil
+	}
+	b, err := src.Breakdown(ctx, serverBy, sq)
+	b.By = by
+	return b, err
+}
+
+// ToolName is a tool call's model id as a person reads it:
+// mcp/<server>/<tool> is "<server>/<tool>".
+func ToolName(model string) string {
+	if rest, ok := strings.CutPrefix(model, MCPProvider+"/"); ok && rest != "" {
+		return rest
+	}
+	return model
+}
 
 // TagPrefix starts a breakdown by one tag's values (tag:team).
 const TagPrefix = "tag:"
@@ -56,6 +105,8 @@ func dimensionTitle(by string) string {
 	case "requested_model":
 		// model is the model that answered; they differ after a fallback.
 		return "requested model"
+	case ToolDimension:
+		return "MCP tool"
 	}
 	return by
 }
@@ -311,6 +362,9 @@ func (b *breakdownView) fill() {
 			share = parseCost(r.CostUSD).Div(total).Mul(decimal.NewFromInt(100)).StringFixed(1) + "%"
 		}
 		name := b.ctx.Label(r.Key)
+		if b.dataBy == ToolDimension && r.Key != "" {
+			name = ToolName(r.Key)
+		}
 		if l := RowLabel(r); l != "" {
 			name = l
 		}
@@ -366,6 +420,8 @@ func (b *breakdownView) View() string {
 	}
 	lines := []string{ansi.Truncate(title, b.width, "…")}
 	switch {
+	case b.data != nil && b.dataBy == b.by && len(b.data.Rows) == 0 && b.by == ToolDimension:
+		lines = append(lines, st.Faint.Render("no MCP tool calls in this period"))
 	case b.data != nil && b.dataBy == b.by && len(b.data.Rows) == 0:
 		lines = append(lines, st.Faint.Render("no usage in this period"))
 	case b.data != nil && b.dataBy == b.by && b.height > 1:

@@ -101,7 +101,7 @@ func loadBreakdownCmd(src Source, seq int, by string, q client.UsageQuery) tea.C
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), loadTimeout)
 		defer cancel()
-		b, err := src.Breakdown(ctx, by, q)
+		b, err := Breakdown(ctx, src, by, q)
 		if err != nil {
 			return errMsg{kind: loadBreakdown, seq: seq, err: err}
 		}

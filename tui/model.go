@@ -135,6 +135,7 @@ type Model struct {
 	seq                                    int
 	reportSeq, breakdownSeq, workspacesSeq int
 	budgetsSeq                             int
+	guardrailsSeq                          int
 	budgetWorkspace                        string
 	now                                    func() time.Time
 	reportPending, breakdownPending        bool
@@ -144,6 +145,7 @@ type Model struct {
 	chart     *chartView
 	breakdown *breakdownView
 	budgets   *budgetsView
+	guards    *guardrailsView
 	help      help.Model
 }
 
@@ -188,6 +190,7 @@ func New(opts Options) *Model {
 	m.chart = newChartView(ctx)
 	m.breakdown = newBreakdownView(ctx, m.by, opts.TagKeys)
 	m.budgets = newBudgetsView(ctx)
+	m.guards = newGuardrailsView(ctx)
 	return m
 }
 
@@ -227,7 +230,7 @@ func (m *Model) query() client.UsageQuery {
 
 // reload issues every load for the current query.
 func (m *Model) reload() tea.Cmd {
-	return tea.Batch(m.loadReport(), m.loadBreakdown(), m.loadWorkspaces(), m.loadBudgets())
+	return tea.Batch(m.loadReport(), m.loadBreakdown(), m.loadWorkspaces(), m.loadBudgets(), m.loadGuardrails())
 }
 
 func (m *Model) next() int { m.seq++; return m.seq }
@@ -310,6 +313,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case budgetsLoadedMsg:
 		if msg.seq == m.budgetsSeq {
 			m.budgets.SetData(msg)
+			m.layout() // the panel's line count takes from the chart
+		}
+		return m, nil
+
+	case guardrailsLoadedMsg:
+		if msg.seq == m.guardrailsSeq {
+			m.guards.SetData(msg)
 			m.layout() // the panel's line count takes from the chart
 		}
 		return m, nil
@@ -419,7 +429,7 @@ func (m *Model) cycleWorkspace() tea.Cmd {
 // filterBy narrows the report to one row of the breakdown.
 func (m *Model) filterBy(by, id string) tea.Cmd {
 	switch by {
-	case "model":
+	case "model", ToolDimension:
 		m.filters.ModelID = id
 	case "provider":
 		m.filters.ProviderID = id
@@ -498,7 +508,8 @@ func (m *Model) layout() {
 	// small table); the chart and the table share what they leave.
 	m.totals.SetSize(w, h-headerHeight-statusHeight-lipgloss.Height(m.helpView()))
 	m.budgets.SetSize(w, 0)
-	rest := h - headerHeight - statusHeight - lipgloss.Height(m.helpView()) - m.totals.Height() - m.budgets.Height()
+	m.guards.SetSize(w, 0)
+	rest := h - headerHeight - statusHeight - lipgloss.Height(m.helpView()) - m.totals.Height() - m.budgets.Height() - m.guards.Height()
 	chartHeight := 0
 	if rest >= noChartBelow {
 		chartHeight = max(rest/2, minChart)
@@ -611,6 +622,9 @@ func (m *Model) View() string {
 		lines = append(lines, m.totals.View())
 		if b := m.budgets.View(); b != "" {
 			lines = append(lines, b)
+		}
+		if g := m.guards.View(); g != "" {
+			lines = append(lines, g)
 		}
 		if c := m.chart.View(); c != "" {
 			lines = append(lines, c)

@@ -398,7 +398,10 @@ func TestBreakdownSwitch(t *testing.T) {
 	d.key("shift+tab")
 	d.mustShow("By model", "openai/gpt-4o")
 
-	// Back past the first dimension to the last: workspace, with names.
+	// Back past the first dimension to the last: the MCP tools, then
+	// workspace, with names.
+	d.key("shift+tab")
+	d.mustShow("By MCP tool")
 	d.key("shift+tab")
 	d.mustShow("By workspace", wsProd)
 	d.key("shift+tab")
@@ -533,7 +536,9 @@ func TestWorkspaceCycleAndClear(t *testing.T) {
 	}
 	d.mustShow("filters: none")
 
-	// Names replace ids in the breakdown too.
+	// Names replace ids in the breakdown too (shift+tab twice: the MCP
+	// tools are the last dimension, workspaces before them).
+	d.key("shift+tab")
 	d.key("shift+tab")
 	d.mustShow("By workspace", "Production", "Development")
 	d.mustNotShow(wsProd)

@@ -113,9 +113,10 @@ type AuditEvent struct {
 	CreatedAt time.Time      `json:"created_at"`
 }
 
-// AuditActor is who did it: a user (or service account) and the key used.
+// AuditActor is who did it: a user (or service account) and the key used,
+// or an organization's SCIM token (its id as key_id).
 type AuditActor struct {
-	Type  string     `json:"type" jsonschema:"enum=user,enum=service_account,enum=system"`
+	Type  string     `json:"type" jsonschema:"enum=user,enum=service_account,enum=system,enum=scim_token"`
 	ID    *uuid.UUID `json:"id" jsonschema:"nullable"`
 	KeyID *uuid.UUID `json:"key_id" jsonschema:"nullable"`
 }

@@ -18,6 +18,10 @@ type InstanceSettings struct {
 	// Revision counts the egress setting's changes (0: never set).
 	Revision  int64      `json:"revision"`
 	UpdatedAt *time.Time `json:"updated_at" jsonschema:"nullable"`
+	// OAuthCIMDAllowPrivate lets gw's OAuth authorization server fetch
+	// Client ID Metadata Documents from private and loopback addresses
+	// (default false; docs/identity.md).
+	OAuthCIMDAllowPrivate bool `json:"oauth_cimd_allow_private"`
 }
 
 // EgressSetting refuses address ranges (deny) and makes exceptions (allow:
@@ -34,6 +38,8 @@ type EgressSetting struct {
 type InstanceSettingsUpdate struct {
 	// Egress replaces the egress setting whole; a list left out is empty.
 	Egress *EgressSettingUpdate `json:"egress,omitempty"`
+	// OAuthCIMDAllowPrivate sets oauth_cimd_allow_private.
+	OAuthCIMDAllowPrivate *bool `json:"oauth_cimd_allow_private,omitempty"`
 }
 
 // EgressSettingUpdate is an egress setting as a PATCH gives it.

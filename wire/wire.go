@@ -98,6 +98,11 @@ type Workspace struct {
 	// Archive is where each request's body and answer are kept (null:
 	// nowhere); its secret access key is never answered back.
 	Archive *WorkspaceArchive `json:"archive" jsonschema:"nullable"`
+	// ArchiveCheck is what the control plane last learnt of the enabled
+	// archive's bucket (when the setting was saved, at each hourly
+	// sweep); absent without an enabled archive. gw status shows the
+	// failing ones.
+	ArchiveCheck *ArchiveCheck `json:"archive_check,omitempty"`
 	// Warnings are what an update saved but could not confirm (an
 	// archive bucket that could not be reached); absent otherwise.
 	Warnings  []string  `json:"warnings,omitempty"`
@@ -117,6 +122,17 @@ type WorkspaceArchive struct {
 	RetentionDays int `json:"retention_days" jsonschema:"minimum=0,maximum=3650"`
 	// Include is what each object holds: "request", "response".
 	Include []string `json:"include" jsonschema:"enum=request,enum=response"`
+}
+
+// ArchiveCheck is whether a workspace's archive bucket answered the
+// control plane: when the setting was saved ("save") or at the hourly
+// retention sweep ("sweep"). Data planes upload on their own; a bucket
+// only they can reach fails here and still archives.
+type ArchiveCheck struct {
+	OK        bool      `json:"ok"`
+	Error     string    `json:"error,omitempty"`
+	CheckedAt time.Time `json:"checked_at"`
+	By        string    `json:"by" jsonschema:"enum=save,enum=sweep"`
 }
 
 // ArchiveDestination is an S3-compatible bucket.

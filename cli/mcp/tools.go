@@ -16,6 +16,7 @@ import (
 
 	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/wire"
 )
 
 // keyTarget is where the data plane's MCP endpoint is asked and with which
@@ -124,8 +125,12 @@ func (k *keyTransport) explain(err error) error {
 type ToolsOptions struct {
 	IO      *cmdutil.IOStreams
 	Session sessionFunc
+	Client  func() (*client.Client, cmdutil.Settings, error)
 	Output  cmdutil.Output
 	Target  keyTarget
+	// KeyName names a key of the workspace (its name, prefix or id) whose
+	// view the control plane works out: no secret needed.
+	KeyName string
 	// Server narrows the list to one server's endpoint, with its own tool
 	// names; empty: the aggregated endpoint, tools named <server>__<tool>.
 	Server string
@@ -133,9 +138,9 @@ type ToolsOptions struct {
 
 // NewCmdTools builds `gw mcp tools`.
 func NewCmdTools(f *cmdutil.Factory, runF func(context.Context, *ToolsOptions) error) *cobra.Command {
-	opts := &ToolsOptions{IO: f.IO, Session: keySession(f)}
+	opts := &ToolsOptions{IO: f.IO, Session: keySession(f), Client: f.AuthedClient}
 	cmd := &cobra.Command{
-		Use:   "tools [--server NAME] [--key sk-gw-…]",
+		Use:   "tools [--server NAME] [--key sk-gw-… | --key-name NAME]",
 		Short: "List the tools an inference key sees at /inf/v1/mcp (after the tool policies)",
 		Long: `List the tools the inference key sees: what an MCP client given this key
 gets from tools/list at /inf/v1/mcp (every server, tools named
@@ -143,14 +148,29 @@ gets from tools/list at /inf/v1/mcp (every server, tools named
 the data plane's own answer, after the servers' filters and the tool
 policies' list rules (deny by default).
 
-The key comes from --key or GW_INFERENCE_KEY: gw shows a key's secret only
-when it creates it, so a key cannot be chosen by name.`,
+The key comes from --key or GW_INFERENCE_KEY. --key-name NAME (a key of the
+workspace by name, prefix or id) needs no secret: the control plane lists
+each enabled server's tools itself, with the server's own auth, and applies
+the server's filter and the tool policies for that key; each tool listed is
+shown with the rule that allowed it, and -o json gives every tool, listed or
+not, with what decided (the management key needs inference-keys.read and
+policies.read).`,
 		Example: `  gw mcp tools --key sk-gw-…
-  GW_INFERENCE_KEY=sk-gw-… gw mcp tools --server github -o json`,
+  GW_INFERENCE_KEY=sk-gw-… gw mcp tools --server github -o json
+  gw mcp tools --key-name ci-agent --workspace search`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Output.Check(); err != nil {
 				return err
+			}
+			if opts.KeyName != "" {
+				if cmd.Flags().Changed("key") || cmd.Flags().Changed("data-plane-url") {
+					return cmdutil.UsageError{Err: errors.New("--key-name asks the control plane; drop --key and --data-plane-url")}
+				}
+				if runF != nil {
+					return runF(cmd.Context(), opts)
+				}
+				return keyNameToolsRun(cmd.Context(), opts)
 			}
 			if err := opts.Target.resolve(); err != nil {
 				return err
@@ -164,7 +184,77 @@ when it creates it, so a key cannot be chosen by name.`,
 	cmdutil.AddOutput(cmd, &opts.Output)
 	addKeyTargetFlags(cmd, &opts.Target)
 	cmd.Flags().StringVar(&opts.Server, "server", "", "one server's endpoint, /inf/v1/mcp/NAME (its own tool names)")
+	cmd.Flags().StringVar(&opts.KeyName, "key-name", "", "a key of the workspace by name, prefix or id: what it would see, worked out by the control plane")
 	return cmd
+}
+
+// keyNameToolsRun is gw mcp tools --key-name: the control plane's view of
+// what the key would see, each tool with the rule that decided.
+func keyNameToolsRun(ctx context.Context, opts *ToolsOptions) error {
+	c, org, ws, err := cmdutil.WorkspaceClient(opts.Client)
+	if err != nil {
+		return err
+	}
+	id, err := cmdutil.ResolveRef(ctx, opts.KeyName, "inference key", "in workspace "+ws, func(ctx context.Context) ([]cmdutil.RefCandidate, error) {
+		ks, err := c.ListInferenceKeys(ctx, org, ws)
+		out := make([]cmdutil.RefCandidate, len(ks))
+		for i, k := range ks {
+			out[i] = cmdutil.RefCandidate{ID: k.ID, Names: []string{k.Name, k.Prefix}, Active: k.Status == wire.KeyActive,
+				Desc: fmt.Sprintf("%s (%s…, %s)", k.Name, k.Prefix, k.Status)}
+		}
+		return out, err
+	})
+	if err != nil {
+		return err
+	}
+	view, err := c.KeyMCPTools(ctx, org, ws, id)
+	if err != nil {
+		return err
+	}
+	if opts.Server != "" {
+		var one []wire.KeyMCPServer
+		for _, s := range view.Servers {
+			if s.Server == opts.Server {
+				one = append(one, s)
+			}
+		}
+		if len(one) == 0 {
+			return fmt.Errorf("no enabled MCP server %q in workspace %s", opts.Server, ws)
+		}
+		view.Servers = one
+	}
+	hidden := 0
+	for _, s := range view.Servers {
+		if s.Error != "" {
+			fmt.Fprintf(opts.IO.ErrOut, "warning: server %s: its tools could not be listed: %s\n", s.Server, s.Error)
+		}
+		for _, t := range s.Tools {
+			if !t.Listed {
+				hidden++
+			}
+		}
+	}
+	if hidden > 0 && opts.Output.Format != cmdutil.OutputJSON && opts.Output.Format != cmdutil.OutputYAML {
+		fmt.Fprintf(opts.IO.ErrOut, "%d %s hidden from this key (-o json shows each with the rule that hid it)\n", hidden,
+			map[bool]string{true: "tool", false: "tools"}[hidden == 1])
+	}
+	return opts.Output.Print(opts.IO, view, func() cmdutil.Table {
+		t := cmdutil.Table{Headers: []string{"name", "rule", "description"}, Shrink: []string{"description"}, Empty: "no tool is listed for this key"}
+		for _, s := range view.Servers {
+			for _, tool := range s.Tools {
+				if !tool.Listed {
+					continue
+				}
+				name := s.Server + "__" + tool.Name
+				if opts.Server != "" {
+					name = tool.Name
+				}
+				desc, _, _ := strings.Cut(tool.Description, "\n")
+				t.Rows = append(t.Rows, []string{name, tool.Rule, cmdutil.OrDash(desc)})
+			}
+		}
+		return t
+	})
 }
 
 func toolsRun(ctx context.Context, opts *ToolsOptions) error {

@@ -23,6 +23,7 @@ import (
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/egress"
+	"github.com/gw-gateway/gw/server/mcpgw"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/telemetry"
 )
@@ -45,6 +46,8 @@ type Options struct {
 	ShutdownTimeout       time.Duration
 	// MaxStreamDuration ends any inference stream that lasts longer.
 	MaxStreamDuration time.Duration
+	// MCPTimeout cuts an MCP upstream that does not answer.
+	MCPTimeout time.Duration
 
 	Role              string
 	ControlPlaneURL   string
@@ -105,6 +108,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 				DisableSignup:         v.GetBool("disable-signup"),
 				ShutdownTimeout:       v.GetDuration("shutdown-timeout"),
 				MaxStreamDuration:     v.GetDuration("max-stream-duration"),
+				MCPTimeout:            v.GetDuration("mcp-timeout"),
 				Role:                  v.GetString("role"),
 				ControlPlaneURL:       f.BaseServerURL(v.GetString("control-plane-url")),
 				Token:                 v.GetString("token"),
@@ -131,6 +135,9 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 			}
 			if opts.MaxStreamDuration <= 0 {
 				return cmdutil.UsageError{Err: fmt.Errorf("--max-stream-duration must be positive, not %s", opts.MaxStreamDuration)}
+			}
+			if opts.MCPTimeout <= 0 {
+				return cmdutil.UsageError{Err: fmt.Errorf("--mcp-timeout must be positive, not %s", opts.MCPTimeout)}
 			}
 			if opts.Pprof && opts.MetricsAddr == "" {
 				return cmdutil.UsageError{Err: errors.New("--pprof serves on --metrics-addr: give one")}
@@ -165,6 +172,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 	fl.Bool("disable-signup", false, "refuse self-service sign-up [GW_DISABLE_SIGNUP]")
 	fl.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may finish on shutdown [GW_SHUTDOWN_TIMEOUT]")
 	fl.Duration("max-stream-duration", dataplane.DefaultMaxStreamDuration, "end any inference stream that lasts longer, billed for what it relayed [GW_MAX_STREAM_DURATION]")
+	fl.Duration("mcp-timeout", mcpgw.DefaultTimeout, "cut an MCP upstream that does not answer a request within this time (docs/mcp.md) [GW_MCP_TIMEOUT]")
 	fl.String("role", RoleAll, "all (control plane and data plane), control-plane, or data-plane [GW_ROLE]")
 	fl.String("control-plane-url", "", "data-plane role: the control plane's URL [GW_CONTROL_PLANE_URL]")
 	fl.String("token", "", "data-plane role: an instance management key with bundles.read, usage.ingest, data-planes.heartbeat, policy-state.sync (budget leases); the data plane is enrolled with it (gw data-planes enroll) [GW_TOKEN]")
@@ -279,6 +287,7 @@ func (opts *Options) serverConfig(ctx context.Context, log *slog.Logger, ln net.
 		DataPlaneKey: opts.DataPlaneKey, DataPlaneKeyFile: opts.KeyFile, BundleCacheOff: opts.BundleCache == "off",
 		PollInterval: opts.PollInterval, HeartbeatInterval: opts.HeartbeatInterval,
 		ShutdownTimeout: opts.ShutdownTimeout, CORSOrigins: opts.CORSOrigins, MaxStreamDuration: opts.MaxStreamDuration,
+		MCPTimeout:        opts.MCPTimeout,
 		BodyBytesInFlight: int64(opts.BodyBudgetMiB) << 20, KeyBodyBytesInFlight: int64(opts.KeyBodyBudgetMiB) << 20,
 		Pprof: opts.Pprof, Egress: egress.Policy{DenyPrivate: opts.EgressDenyPrivate},
 	}

@@ -19,7 +19,7 @@ func TestServeFlags(t *testing.T) {
 		check   func(t *testing.T, o *Options)
 	}{
 		{name: "defaults", check: func(t *testing.T, o *Options) {
-			if o.Addr != "127.0.0.1:8080" || o.DatabaseURL != "" || o.LogFormat != "text" || o.ShutdownTimeout != 30*time.Second {
+			if o.Addr != "127.0.0.1:8080" || o.DatabaseURL != "" || o.LogFormat != "text" || o.ShutdownTimeout != 30*time.Second || o.MCPTimeout != time.Minute {
 				t.Errorf("defaults: %+v", o)
 			}
 			if !strings.HasSuffix(o.DataDir, "gw") {
@@ -112,6 +112,12 @@ func TestServeFlags(t *testing.T) {
 			}
 		}},
 		{name: "pprof without a metrics address", args: []string{"--pprof"}, wantErr: "--metrics-addr"},
+		{name: "mcp timeout", env: map[string]string{"GW_MCP_TIMEOUT": "3s"}, check: func(t *testing.T, o *Options) {
+			if o.MCPTimeout != 3*time.Second {
+				t.Errorf("GW_MCP_TIMEOUT not taken: %s", o.MCPTimeout)
+			}
+		}},
+		{name: "mcp timeout of nothing", args: []string{"--mcp-timeout", "0s"}, wantErr: "--mcp-timeout"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

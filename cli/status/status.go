@@ -13,6 +13,7 @@ import (
 
 	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/wire"
 )
 
 // Options configure gw status.
@@ -31,8 +32,11 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 		Long: `Check the server of the current context: alive (/healthz), ready with its
 database reachable (/readyz), the organizations' bundles compiled, and every
 data plane that reports to it alive (a heartbeat within the last minute) and
-current (the latest bundles admitted). Each check says ok, fail or unknown
-(the key may not read that part). Exit status 1 when a check fails.`,
+current (the latest bundles admitted), and, for the organization of the
+context, each workspace whose payload archive's bucket did not answer the
+control plane at its last check. Each check says ok, warn, fail or unknown
+(the key may not read that part). Exit status 1 when a check fails; a
+warning does not fail.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Output.Check(); err != nil {
@@ -59,7 +63,7 @@ type Status struct {
 // StatusCheck is one line of gw status.
 type StatusCheck struct {
 	Name   string `json:"name"`
-	State  string `json:"state"` // ok, fail, unknown
+	State  string `json:"state"` // ok, warn (shown, not failing), fail, unknown
 	Detail string `json:"detail"`
 }
 
@@ -82,6 +86,14 @@ func statusRun(ctx context.Context, opts *Options) error {
 	} else {
 		st.DataPlanes = views
 		st.dataPlanes(views)
+	}
+	if s.Org != "" {
+		wss, err := c.ListWorkspaces(ctx, s.Org)
+		if err != nil {
+			st.add("archive", "unknown", "the workspaces could not be listed: "+err.Error())
+		} else {
+			st.archives(wss)
+		}
 	}
 	if err := opts.Output.Print(opts.IO, *st, func() cmdutil.Table { return statusTable(*st) }); err != nil {
 		return err
@@ -162,6 +174,36 @@ func (st *Status) dataPlanes(views []cmdutil.DataPlaneView) {
 			" behind on bundles, "+strconv.Itoa(unenrolled)+" not enrolled (gw data-planes enrollments)")
 	default:
 		st.add("data planes", "ok", strconv.Itoa(len(views))+" reporting, all healthy and current")
+	}
+}
+
+// archives adds a line per workspace whose payload archive's bucket did
+// not answer the control plane at its last check (when the setting was
+// saved, or at the hourly retention sweep), or one line saying they all
+// did. It warns rather than fails: the data planes upload on their own
+// and may reach a bucket the control plane cannot; until the bucket
+// answers them, payloads wait in their spools.
+func (st *Status) archives(wss []wire.Workspace) {
+	checked, failing := 0, 0
+	for _, w := range wss {
+		c := w.ArchiveCheck
+		if w.Archive == nil || !w.Archive.Enabled || c == nil {
+			continue
+		}
+		checked++
+		if c.OK {
+			continue
+		}
+		failing++
+		when := "when the setting was saved"
+		if c.By == "sweep" {
+			when = "at the hourly sweep"
+		}
+		st.add("archive "+w.Slug, "warn", "bucket "+w.Archive.Destination.Bucket+" could not be reached "+when+" ("+
+			cmdutil.Since(c.CheckedAt)+"): "+c.Error)
+	}
+	if checked > 0 && failing == 0 {
+		st.add("archive", "ok", strconv.Itoa(checked)+" workspace archives, every bucket reachable at its last check")
 	}
 }
 

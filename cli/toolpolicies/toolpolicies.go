@@ -5,16 +5,19 @@
 package toolpolicies
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gw-gateway/gw/cli/cmdutil"
+	"github.com/gw-gateway/gw/cli/cmdutil/declfile"
 	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server/toolpolicy"
+	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -85,29 +88,55 @@ func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) err
 type ApplyOptions struct {
 	IO     *cmdutil.IOStreams
 	Client func() (*client.Client, cmdutil.Settings, error)
-	Output cmdutil.Output
 	File   string
+	Prune  bool
+	DryRun bool
+	Yes    bool
 }
 
-// File is what a tool policy file holds: the policies of one workspace,
-// each created or, when one of its name exists, replaced.
-type File struct {
-	ToolPolicies []wire.ToolPolicyCreate `json:"tool_policies"`
-}
+const fileHelp = `The file (YAML or JSON; -f - reads stdin) lists the workspace's tool policies:
+
+  tool_policies:
+    - name: github-readonly
+      enabled: true                      # the default
+      definition:
+        target: {kind: workspace}        # or selected_users, selected_keys
+        rules:
+          - match: {servers: [github], tools: ["get_*", "list_*"]}
+            phase: list
+            action: {kind: allow}
+          - match: {servers: [github], tools: ["*"], arguments: {/repo: {prefix: "acme/"}}}
+            phase: call
+            action: {kind: allow}
+
+A bare list (without "tool_policies:") is read the same. Policies are matched
+to the workspace's by name. Each definition is checked with the server's
+rules before anything is sent (a glob or regex that does not compile, a
+member the schema does not have); problems are reported as FILE:LINE: tool
+policy "NAME" (#N): LOCATION: PROBLEM, all at once.`
 
 // NewCmdApply builds `gw tool-policies apply`.
 func NewCmdApply(f *cmdutil.Factory, runF func(context.Context, *ApplyOptions) error) *cobra.Command {
 	opts := &ApplyOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
-		Short: "Create or replace the tool policies a JSON file lists, by name",
-		Args:  cobra.NoArgs,
+		Short: "Make the workspace's tool policies match a file, after showing the plan (--prune deletes the others)",
+		Long: `Create and update the workspace's tool policies so that they match FILE,
+after showing what will change as a diff. Applying the same file twice
+changes nothing the second time.
+
+` + fileHelp + `
+
+Tool policies the file does not list are left alone, unless --prune is
+given: then they are deleted, after a confirmation on a terminal (--yes
+confirms without one). --dry-run shows the plan and changes nothing.`,
+		Example: `  gw tool-policies apply -f tool-policies.yaml --dry-run
+  gw tool-policies apply -f tool-policies.yaml --workspace search
+  gw tool-policies apply -f tool-policies.yaml --prune --yes`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.Output.Check(); err != nil {
-				return err
-			}
-			if err := cmdutil.RequireFlags(cmd.Flags(), "file"); err != nil {
-				return err
+			if opts.File == "" {
+				return cmdutil.UsageError{Err: errors.New("-f FILE is required (- reads stdin)")}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -115,32 +144,104 @@ func NewCmdApply(f *cmdutil.Factory, runF func(context.Context, *ApplyOptions) e
 			return applyRun(cmd.Context(), opts)
 		},
 	}
-	cmdutil.AddOutput(cmd, &opts.Output)
-	cmd.Flags().StringVarP(&opts.File, "file", "f", "", `a JSON file: {"tool_policies": [{"name", "enabled", "definition": {"target", "rules"}}]}`)
+	cmd.Flags().StringVarP(&opts.File, "file", "f", "", "the tool policy file, YAML or JSON (- for stdin)")
+	cmd.Flags().BoolVar(&opts.Prune, "prune", false, "also delete the workspace's tool policies that the file does not list")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would change and change nothing")
+	cmdutil.AddYesFlag(cmd, &opts.Yes)
 	return cmd
 }
 
-// readFile reads and decodes a tool policy file strictly: a member it
-// does not know is an error, here and again on the server.
-func readFile(path string) (File, error) {
-	var f File
-	raw, err := os.ReadFile(path)
+// spec is one tool policy of a file: what is sent, and what is compared.
+type spec struct {
+	Name   string
+	Create wire.ToolPolicyCreate
+	Doc    doc
+}
+
+// doc is a tool policy as a plan compares it: its definition as the
+// server reads it (toolpolicy.ParseDefinition), so that the file's
+// spelling and the server's answer compare alike.
+type doc struct {
+	Enabled    bool                  `json:"enabled"`
+	Definition toolpolicy.Definition `json:"definition"`
+}
+
+// parseItem reads one tool policy with the server's rules; issues are
+// relative to the item.
+func parseItem(v any) (doc, []validate.Issue) {
+	var errs validate.Errors
+	d := doc{Enabled: true}
+	if o := validate.ReadObject(v, nil, &errs); o != nil {
+		if raw, ok := o.Require("name"); ok {
+			validate.String(raw, validate.Loc{"name"}, validate.StringRule{Min: 1, Max: 100}, &errs)
+		}
+		if raw, ok := o.Raw("enabled"); ok {
+			d.Enabled, _ = validate.Bool(raw, validate.Loc{"enabled"}, &errs)
+		}
+		if raw, ok := o.Require("definition"); ok {
+			d.Definition = toolpolicy.ParseDefinition(raw, validate.Loc{"definition"}, &errs)
+		}
+		o.Close()
+	}
+	if ve, ok := validate.AsError(errs.Err()); ok {
+		return d, ve.Issues
+	}
+	return d, nil
+}
+
+// readFile reads and checks a tool policy file; its problems are usage
+// errors, found before any request.
+func readFile(path string, stdin io.Reader) (string, []spec, error) {
+	name, data, err := declfile.ReadFile("tool policy", path, stdin)
 	if err != nil {
-		return f, err
+		return name, nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return f, fmt.Errorf("%s: %w", path, err)
+	tree, lines, err := declfile.DecodeDocument(name, data)
+	if err != nil {
+		return name, nil, cmdutil.UsageError{Err: declfile.Problem(name, "%v", err)}
 	}
-	if len(f.ToolPolicies) == 0 {
-		return f, fmt.Errorf("%s lists no tool_policies", path)
+	items, problems, err := declfile.ResourceItems(name, tree, lines, "tool_policies", "tool policy")
+	if err != nil {
+		return name, nil, cmdutil.UsageError{Err: err}
 	}
-	return f, nil
+	specs := make([]spec, 0, len(items))
+	for _, it := range items {
+		if it.Name == "" {
+			continue // its problem is said
+		}
+		d, issues := parseItem(it.Value)
+		if len(issues) > 0 {
+			problems = append(problems, declfile.ItemProblems(name, lines, it.Loc, "tool policy", it.Name, it.Index, issues)...)
+			continue
+		}
+		s := spec{Name: it.Name, Doc: d}
+		if err := declfile.DecodeStrict(name, lines, "tool policy", it, &s.Create); err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		specs = append(specs, s)
+	}
+	if len(problems) > 0 {
+		return name, nil, cmdutil.UsageError{Err: &declfile.FileError{File: name, Problems: problems, PerItem: true}}
+	}
+	return name, specs, nil
+}
+
+// currentDoc reads a stored tool policy as a file's would be read.
+func currentDoc(p wire.ToolPolicy) (doc, error) {
+	raw, err := json.Marshal(p.Definition)
+	if err != nil {
+		return doc{}, err
+	}
+	def, err := toolpolicy.ParseDefinitionJSON(raw)
+	if err != nil {
+		return doc{}, fmt.Errorf("tool policy %q as stored does not read: %w", p.Name, err)
+	}
+	return doc{Enabled: p.Enabled, Definition: def}, nil
 }
 
 func applyRun(ctx context.Context, opts *ApplyOptions) error {
-	file, err := readFile(opts.File)
+	file, specs, err := readFile(opts.File, opts.IO.In)
 	if err != nil {
 		return err
 	}
@@ -152,27 +253,56 @@ func applyRun(ctx context.Context, opts *ApplyOptions) error {
 	if err != nil {
 		return err
 	}
-	existing, err := c.ListToolPolicies(ctx, org, ws)
+	current, err := c.ListToolPolicies(ctx, org, ws)
 	if err != nil {
 		return err
 	}
-	byName := map[string]wire.ToolPolicy{}
-	for _, p := range existing {
-		byName[p.Name] = p
+	desired := make([]declfile.Resource, len(specs))
+	for i, s := range specs {
+		desired[i] = declfile.Resource{Name: s.Name, Doc: s.Doc}
 	}
-	var out []wire.ToolPolicy
-	for _, in := range file.ToolPolicies {
-		var p wire.ToolPolicy
-		if old, ok := byName[in.Name]; ok {
-			def := in.Definition
-			p, err = c.UpdateToolPolicy(ctx, org, ws, old.ID.String(), wire.ToolPolicyUpdate{Enabled: in.Enabled, Definition: &def})
-		} else {
-			p, err = c.CreateToolPolicy(ctx, org, ws, in)
+	have := make([]declfile.Resource, len(current))
+	for i, p := range current {
+		d, err := currentDoc(p)
+		if err != nil {
+			return err
+		}
+		have[i] = declfile.Resource{Name: p.Name, Doc: d}
+	}
+	level := "workspace " + ws
+	plan := declfile.PlanResources("tool policy", "tool policies", file, level, desired, have, opts.Prune)
+	if err := plan.Render(opts.IO.Out); err != nil {
+		return err
+	}
+	switch {
+	case len(plan.Steps) == 0:
+		return nil
+	case opts.DryRun:
+		fmt.Fprintln(opts.IO.ErrOut, "dry run: nothing was changed")
+		return nil
+	}
+	if n := plan.Count(declfile.StepDelete); n > 0 {
+		q := fmt.Sprintf("delete %d %s of %s not in %s?", n, declfile.Plural(n, "tool policy", "tool policies"), level, file)
+		if err := cmdutil.Confirm(opts.IO, q, opts.Yes); err != nil {
+			return err
+		}
+	}
+	for i, st := range plan.Steps {
+		switch st.Kind {
+		case declfile.StepCreate:
+			_, err = c.CreateToolPolicy(ctx, org, ws, specs[st.Desired].Create)
+		case declfile.StepUpdate:
+			in := specs[st.Desired].Create
+			enabled := in.Enabled == nil || *in.Enabled
+			_, err = c.UpdateToolPolicy(ctx, org, ws, current[st.Current].ID.String(), wire.ToolPolicyUpdate{Enabled: &enabled, Definition: &in.Definition})
+		case declfile.StepDelete:
+			_, err = c.DeleteToolPolicy(ctx, org, ws, current[st.Current].ID.String())
 		}
 		if err != nil {
-			return fmt.Errorf("tool policy %q: %w", in.Name, err)
+			return fmt.Errorf("%s tool policy %q: %w (%d of %d changes were applied before it)", st.Kind, st.Name, err, i, len(plan.Steps))
 		}
-		out = append(out, p)
+		fmt.Fprintf(opts.IO.Out, "%sd tool policy %s\n", st.Kind, st.Name)
 	}
-	return opts.Output.Print(opts.IO, out, func() cmdutil.Table { return table(out...) })
+	fmt.Fprintf(opts.IO.ErrOut, "applied %d %s to %s\n", len(plan.Steps), declfile.Plural(len(plan.Steps), "change", "changes"), level)
+	return nil
 }

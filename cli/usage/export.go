@@ -69,7 +69,7 @@ report's filters (--tag KEY=VALUE, --model, …) and scopes (--workspace,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Format, "format", "csv", "output format: csv")
 	opts.addReportFlags(fl)
-	fl.StringVar(&opts.By, "by", "", "a row per day and value of model, provider, owner, inference_key, workspace or tag:KEY")
+	fl.StringVar(&opts.By, "by", "", "a row per day and value of model, provider, owner, inference_key, workspace, tool or tag:KEY")
 	return cmd
 }
 
@@ -144,7 +144,13 @@ func (x *usageExport) day(ctx context.Context, c *client.Client, scope client.Sc
 	date := start.Format(time.DateOnly)
 	q.Period, q.StartDate, q.EndDate = "custom", "", ""
 	q.StartAt, q.EndAt = start.Format(time.RFC3339Nano), end.Format(time.RFC3339Nano)
-	b, err := c.ScopedUsageBreakdown(ctx, scope, x.by, q)
+	// By tool is the breakdown by model of the mcp provider (the key
+	// stays the tool's model id, mcp/<server>/<tool>, as in the events).
+	serverBy, sq, ok := tui.ServerBreakdown(x.by, q)
+	if !ok {
+		return nil
+	}
+	b, err := c.ScopedUsageBreakdown(ctx, scope, serverBy, sq)
 	if err != nil {
 		return fmt.Errorf("breakdown of %s: %w", date, err)
 	}

@@ -48,7 +48,7 @@ type DashboardOptions struct {
 // NewCmd builds `gw usage` (the dashboard) with `gw usage report`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := NewCmdDashboard(f, nil)
-	cmd.AddCommand(NewCmdReport(f, nil), NewCmdExport(f, nil), NewCmdExplain(f, nil), NewCmdPayload(f, nil))
+	cmd.AddCommand(NewCmdReport(f, nil), NewCmdExport(f, nil), NewCmdExplain(f, nil), NewCmdPayload(f, nil), NewCmdGuardrails(f, nil))
 	return cmd
 }
 
@@ -60,7 +60,8 @@ func NewCmdDashboard(f *cmdutil.Factory, runF func(context.Context, *DashboardOp
 		Short: "Usage dashboard: totals against the previous period, daily chart, breakdowns",
 		Long: `Show the organization's usage in an interactive dashboard: totals against the
 previous period, a daily chart, and a breakdown by model, provider, owner,
-inference key or workspace, and by each tag key given with --tag-key (team,
+inference key, workspace or MCP tool (<server>/<tool>: the spend of tool
+calls, issue 30), and by each tag key given with --tag-key (team,
 feature, env…). Keys: 1-4 or p switch the period, tab the breakdown, enter
 filters by the selected row (a tag's value, too), w cycles the workspace
 filter, c clears the filters, m switches the chart's metric, r refreshes, ?
@@ -257,8 +258,8 @@ func NewCmdReport(f *cmdutil.Factory, runF func(context.Context, *ReportOptions)
 		Short: "Print the usage report (totals, previous period, days) or a breakdown",
 		Long: `Print the organization's usage report: one row per day, then the totals, the
 previous period's totals and the change. With --by, print the period split by
-model, provider, owner, inference_key or workspace, or by the values of one
-tag (--by tag:team) instead, largest cost first: requests without the tag
+model, provider, owner, inference_key, workspace or tool (the MCP tools'
+calls, as <server>/<tool>), or by the values of one tag (--by tag:team) instead, largest cost first: requests without the tag
 are the row "(no tag)". --tag KEY=VALUE (repeatable) keeps the requests
 carrying every tag given. --json (or -o json) prints the API's report as it
 is.
@@ -268,6 +269,7 @@ is.
 A custom range is --start-date and --end-date (YYYY-MM-DD, both included),
 which imply --period custom.`,
 		Example: `  gw usage report --by model
+  gw usage report --by tool --period 7d                # MCP tool spend
   gw usage report --by tag:team --period month_to_date
   gw usage report --by tag:feature --tag team=search --tag env=prod
   gw usage report --workspace search --by model --period 7d
@@ -308,7 +310,7 @@ which imply --period custom.`,
 	cmdutil.AddOutput(cmd, &opts.Output)
 	fl.BoolVar(&asJSON, "json", false, "print JSON (same as --output json)")
 	opts.addReportFlags(fl)
-	fl.StringVar(&opts.By, "by", "", "print a breakdown by model, provider, owner, inference_key, workspace or tag:KEY")
+	fl.StringVar(&opts.By, "by", "", "print a breakdown by model, provider, owner, inference_key, workspace, tool (MCP tools) or tag:KEY")
 	return cmd
 }
 
@@ -444,10 +446,17 @@ func usageReportRun(ctx context.Context, opts *ReportOptions) error {
 	}
 	out := opts.IO
 	if opts.By != "" {
-		b, err := c.ScopedUsageBreakdown(ctx, scope, opts.By, q)
-		if err != nil {
-			return err
+		// By tool is the server's breakdown by model of the mcp
+		// provider's events (a tool call's model is mcp/<server>/<tool>).
+		b := wire.UsageBreakdown{Rows: []wire.UsageBreakdownRow{}}
+		if serverBy, sq, ok := tui.ServerBreakdown(opts.By, q); ok {
+			if b, err = c.ScopedUsageBreakdown(ctx, scope, serverBy, sq); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintln(out.ErrOut, "Note: --provider "+q.ProviderID+" leaves no MCP tool call to break down")
 		}
+		b.By = opts.By
 		if opts.Output.Format == cmdutil.OutputTable && out.IsTerminal() {
 			fmt.Fprintf(out.Out, "Usage by %s, %s\n\n", strings.ReplaceAll(opts.By, "_", " "), periodLine(b.Period))
 		}
@@ -543,6 +552,8 @@ func breakdownLabeler(ctx context.Context, b *cmdutil.NameBook, org, workspace, 
 		return func(id string) string { return b.MemberName(ctx, org, id) }
 	case "inference_key":
 		return func(id string) string { return b.InferenceKeyName(ctx, org, workspace, id) }
+	case tui.ToolDimension:
+		return tui.ToolName
 	}
 	return func(key string) string { return key }
 }

@@ -170,6 +170,27 @@ func (s *Server) archiveWarning(ctx context.Context, p egress.Policy, ws *store.
 	return ""
 }
 
+// recordArchiveCheck keeps what saving the archive setting learnt of its
+// bucket (the warning, if any) for gw status; a setting removed or
+// disabled forgets it.
+func (s *Server) recordArchiveCheck(ctx context.Context, ws *store.Workspace, warning string) (*store.ArchiveCheck, error) {
+	var c *store.ArchiveCheck
+	if ws.Archive != nil && ws.Archive.Enabled {
+		c = &store.ArchiveCheck{OK: warning == "", Error: warning, CheckedAt: store.Now(), By: "save"}
+	}
+	return c, s.store.SetArchiveCheck(ctx, ws.ID, c)
+}
+
+// archiveCheckOut is the workspace's last archive check, shown only while
+// its archive is enabled.
+func archiveCheckOut(w *store.Workspace) *wire.ArchiveCheck {
+	c := w.ArchiveCheck
+	if c == nil || w.Archive == nil || !w.Archive.Enabled {
+		return nil
+	}
+	return &wire.ArchiveCheck{OK: c.OK, Error: c.Error, CheckedAt: c.CheckedAt, By: c.By}
+}
+
 // archiveDestination is a stored setting's destination, its secret
 // opened (or the one given in the clear).
 func (s *Server) archiveDestination(wsID fmt.Stringer, a *store.Archive, secret string) (archive.Destination, error) {

@@ -22,7 +22,7 @@ func toWorkspace(w *store.Workspace) wire.Workspace {
 	return wire.Workspace{ID: w.ID, OrgID: w.OrgID, Name: w.Name, Slug: w.Slug, RateLimits: toRateLimits(w.RateLimits),
 		RequiredTags: requiredTagsOut(w.RequiredTags), TagValues: tagValuesOut(w.TagValues),
 		MCPDefault: backend.WorkspaceMCPDefault(w), MCPAuditArguments: w.MCPAuditArguments != nil && *w.MCPAuditArguments,
-		Archive:   archiveOut(w.Archive),
+		Archive: archiveOut(w.Archive), ArchiveCheck: archiveCheckOut(w),
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
 }
 

@@ -30,7 +30,8 @@ func (s *Server) toInstanceSettings(st *store.InstanceState) wire.InstanceSettin
 	e := st.EgressSetting()
 	return wire.InstanceSettings{Egress: wire.EgressSetting{Deny: e.Deny, Allow: e.Allow},
 		BuiltinDeny: egress.Strings(egress.BuiltinDeny()), EgressDenyPrivate: s.opts.Egress.DenyPrivate,
-		Revision: st.EgressRevision, UpdatedAt: st.SettingsUpdatedAt}
+		Revision: st.EgressRevision, UpdatedAt: st.SettingsUpdatedAt,
+		OAuthCIMDAllowPrivate: st.OAuthCIMDAllowPrivate != nil && *st.OAuthCIMDAllowPrivate}
 }
 
 func (s *Server) getInstanceSettings(r *Request) (any, error) {
@@ -44,6 +45,7 @@ func (s *Server) getInstanceSettings(r *Request) (any, error) {
 func (s *Server) updateInstanceSettings(r *Request) (any, error) {
 	var in backend.InstanceSettingsUpdate
 	if err := r.body(func(o *validate.Object) {
+		in.OAuthCIMDAllowPrivate = optionalBool(o, "oauth_cimd_allow_private")
 		v, ok := o.Raw("egress")
 		if !ok {
 			return

@@ -31,6 +31,7 @@ var Tags = []string{
 	"Workspace Management Keys", "Workspace Playground", "Workspace Inference Keys",
 	"Workspace Provider Credentials", "Workspace Usage Events", "Workspace Model Catalog", "Data Plane API",
 	"Instance Identity Providers",
+	"Instance OAuth Clients", "Workspace OAuth Grants",
 }
 
 // pathParam matches a path parameter of a route's Path; the second group
@@ -47,6 +48,8 @@ var pathParamDocs = map[string]string{
 	"server_name":   "An MCP server's name, e.g. github.",
 	"name":          "A model alias's name, e.g. claude-opus-4-8 (percent-encode [ and ]); or an identity provider's name, e.g. okta.",
 	"guardrail_id":  "A guardrail's UUID.",
+	"client_id":     "A registered OAuth client's id, e.g. gwc_….",
+	"grant_id":      "An OAuth grant's UUID.",
 }
 
 func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {

@@ -32,6 +32,9 @@ func (s *Server) allRoutes() []*Route {
 		s.dataPlaneRoutes(),
 		s.budgetRoutes(),
 		s.playgroundRoutes(),
+		s.scimTokenRoutes(),
+		s.oauthRoutes(),
+		s.keyToolRoutes(),
 	} {
 		all = append(all, group...)
 	}

@@ -6,7 +6,9 @@ package api
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/catalogdb"
 	"github.com/gw-gateway/gw/server/egress"
+	"github.com/gw-gateway/gw/server/mcpgw"
 	"github.com/gw-gateway/gw/server/playground"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/server/sso"
@@ -48,6 +51,13 @@ type Options struct {
 	// against when saved (--egress-deny-private; a resolver for tests);
 	// the instance's setting completes it (egress.go).
 	Egress egress.Policy
+	// OAuthSigner signs the OAuth access tokens of gw's authorization
+	// server (the bundle signing key: data planes verify them with the key
+	// they verify bundles with; oauth.go); nil issues none.
+	OAuthSigner ed25519.PrivateKey
+	// OAuthRoots replaces the system's trusted roots for fetching Client
+	// ID Metadata Documents (tests); nil uses the system's.
+	OAuthRoots *x509.CertPool
 }
 
 // BundleRefresher recompiles an organization's bundle and hands it to the
@@ -77,6 +87,13 @@ type Server struct {
 	ssoOnce    sync.Once
 	ssoClient  *http.Client
 	ssoParties *sso.Parties
+
+	// oauth is the authorization server's endpoints (oauth.go).
+	oauth oauthState
+	// The MCP client of gw mcp tools --key-name (mcp_keytools.go), made on
+	// first use.
+	mcpOnce sync.Once
+	mcp     *mcpgw.Gateway
 }
 
 // New builds the API on an open, migrated store.

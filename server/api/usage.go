@@ -84,6 +84,14 @@ func (s *Server) usageRoutes() []*Route {
 			Perms:   read, Result: wire.UsageBreakdown{},
 			Query:  append([]QueryParam{byParam}, reportQ[1:]...),
 			Handle: s.usageBreakdown},
+		// What the guardrails did (issue 32): blocks, redactions, flags,
+		// errors and skips per guardrail and stage, from the events.
+		{Method: "GET", Path: "/api/v1/organizations/{org_id}/reports/guardrails", Tag: "Reports",
+			Summary: "Guardrail report: per guardrail and stage, the requests it passed, blocked, redacted, flagged, errored on or skipped",
+			Perms:   read, Result: wire.GuardrailReport{}, Query: reportQ, Handle: s.guardrailReport},
+		{Method: "GET", Path: orgWS + "/{workspace_ref}/reports/guardrails", Tag: "Reports",
+			Summary: "The workspace's guardrail report: per guardrail and stage, what it did to the workspace's requests",
+			Perms:   read, Result: wire.GuardrailReport{}, Query: reportQ[1:], Handle: s.guardrailReport},
 		{Method: "GET", Path: "/api/v1/organizations/{org_id}/usage-events", Tag: "Usage Events",
 			Summary: "List the organization's usage events, newest first",
 			Perms:   read, Result: wire.UsageEvent{}, Paginated: true, Query: eventsQ, Handle: s.listUsageEvents},
@@ -209,6 +217,15 @@ func (s *Server) usageReport(r *Request) (any, error) {
 		return nil, err
 	}
 	return usage.Report(r.ctx, s.store, q, now)
+}
+
+func (s *Server) guardrailReport(r *Request) (any, error) {
+	now := time.Now()
+	q, err := r.readReportQuery(now)
+	if err != nil {
+		return nil, err
+	}
+	return usage.GuardrailReport(r.ctx, s.store, q, now)
 }
 
 func (s *Server) usageBreakdown(r *Request) (any, error) {

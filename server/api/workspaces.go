@@ -131,6 +131,11 @@ func (s *Server) updateWorkspace(r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if arch != nil {
+		if ws.ArchiveCheck, err = s.recordArchiveCheck(r.ctx, ws, warning); err != nil {
+			return nil, err
+		}
+	}
 	out := toWorkspace(ws)
 	if warning != "" {
 		out.Warnings = []string{warning}

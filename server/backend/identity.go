@@ -422,6 +422,11 @@ func auditGrant(ctx context.Context, tx *store.Store, actor Actor, action string
 // whether it did. A workspace membership needs an active membership of
 // its organization.
 func makeGranted(ctx context.Context, tx *store.Store, g Grant, userID uuid.UUID, now time.Time) (bool, error) {
+	// Look first: on PostgreSQL a refused insert (the membership exists,
+	// made by hand) aborts the whole transaction.
+	if exists, err := grantedExists(ctx, tx, g, userID); err != nil || exists {
+		return false, err
+	}
 	if g.WorkspaceID == nil {
 		m := store.Membership{OrgID: g.OrgID, UserID: userID, Role: g.Role, Status: auth.MembershipActive, CreatedAt: now, UpdatedAt: now}
 		err := tx.CreateMembership(ctx, &m)
@@ -440,6 +445,19 @@ func makeGranted(ctx context.Context, tx *store.Store, g Grant, userID uuid.UUID
 	wm := store.WorkspaceMember{WorkspaceID: *g.WorkspaceID, UserID: userID, Role: g.Role, CreatedAt: now, UpdatedAt: now}
 	err = tx.AddWorkspaceMember(ctx, &wm)
 	if errors.Is(err, store.ErrConflict) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func grantedExists(ctx context.Context, tx *store.Store, g Grant, userID uuid.UUID) (bool, error) {
+	var err error
+	if g.WorkspaceID == nil {
+		_, err = tx.GetMembership(ctx, g.OrgID, userID)
+	} else {
+		_, err = tx.GetWorkspaceMember(ctx, *g.WorkspaceID, userID)
+	}
+	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	}
 	return err == nil, err

@@ -13,6 +13,8 @@ type InstanceSettingsUpdate struct {
 	// Egress replaces the egress setting whole (ranges already checked:
 	// egress.ParseRange's canonical form).
 	Egress *store.EgressSetting
+	// OAuthCIMDAllowPrivate sets oauth_cimd_allow_private (issue 31).
+	OAuthCIMDAllowPrivate *bool
 }
 
 // UpdateInstanceSettings changes the instance-wide settings and audits the
@@ -37,6 +39,14 @@ func UpdateInstanceSettings(ctx context.Context, st *store.Store, actor Actor, i
 			}
 			details["old_egress"], details["new_egress"] = before.EgressSetting(), *in.Egress
 			details["changed"] = []string{"egress"}
+		}
+		if in.OAuthCIMDAllowPrivate != nil {
+			if err := tx.SetOAuthCIMDAllowPrivate(ctx, *in.OAuthCIMDAllowPrivate, store.Now()); err != nil {
+				return err
+			}
+			details["old_oauth_cimd_allow_private"] = before.OAuthCIMDAllowPrivate != nil && *before.OAuthCIMDAllowPrivate
+			details["new_oauth_cimd_allow_private"] = *in.OAuthCIMDAllowPrivate
+			details["changed"] = append(details["changed"].([]string), "oauth_cimd_allow_private")
 		}
 		if out, err = tx.GetInstanceState(ctx); err != nil {
 			return err

@@ -64,6 +64,19 @@ type Body struct {
 	// ToolPolicies are the enabled tool policies of its workspaces; left
 	// out when none.
 	ToolPolicies []ToolPolicy `json:"tool_policies,omitempty"`
+	// OAuthGrants are the live OAuth grants of the organization's active
+	// members (issue 31): an access token names its grant, and is
+	// accepted only while the bundle in force carries it. Left out when
+	// none, so bundles without grants keep their bytes and hashes.
+	OAuthGrants []OAuthGrant `json:"oauth_grants,omitempty"`
+}
+
+// OAuthGrant is a person's consent that a client act as them in a
+// workspace: its access tokens are admitted like that person's key.
+type OAuthGrant struct {
+	ID          uuid.UUID `json:"id"`
+	WorkspaceID uuid.UUID `json:"workspace_id"`
+	OwnerID     uuid.UUID `json:"owner_id"`
 }
 
 // MCPServer is an upstream MCP server. WorkspaceID is nil for the

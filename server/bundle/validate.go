@@ -86,6 +86,9 @@ func (b *Body) Validate() error {
 	if err := validateGuardrails(b.Guardrails, workspaces); err != nil {
 		return err
 	}
+	if err := validateOAuthGrants(b.OAuthGrants, workspaces); err != nil {
+		return err
+	}
 	if err := b.Egress.validate(); err != nil {
 		return err
 	}
@@ -96,6 +99,25 @@ func (b *Body) Validate() error {
 		return invalid("%v", err)
 	}
 	b.Catalog = *c
+	return nil
+}
+
+func validateOAuthGrants(grants []OAuthGrant, workspaces map[uuid.UUID]bool) error {
+	if grants != nil && len(grants) == 0 {
+		return invalid("oauth_grants is empty; a bundle without grants has none")
+	}
+	ids := make(map[uuid.UUID]bool, len(grants))
+	for _, g := range grants {
+		switch {
+		case g.ID == uuid.Nil || ids[g.ID]:
+			return invalid("oauth grant id %s is missing or repeated", g.ID)
+		case !workspaces[g.WorkspaceID]:
+			return invalid("oauth grant %s belongs to workspace %s, which the bundle does not list", g.ID, g.WorkspaceID)
+		case g.OwnerID == uuid.Nil:
+			return invalid("oauth grant %s has no owner", g.ID)
+		}
+		ids[g.ID] = true
+	}
 	return nil
 }
 

@@ -282,7 +282,7 @@ func FormatNanoUSD(n int64) string {
 // rounded, since a silently rounded limit is a wrong limit.
 func ParseNanoUSD(s string) (int64, error) {
 	body, neg := strings.CutPrefix(s, "-")
-	if !decimalRE.MatchString(body) || len(body) > maxPriceLen {
+	if len(body) > maxPriceLen || !isDecimal(body) {
 		return 0, fmt.Errorf("catalog: %q is not a decimal USD amount", s)
 	}
 	whole, frac, _ := strings.Cut(body, ".")

@@ -379,6 +379,27 @@ const DecimalPattern = `^\d+(?:\.\d+)?$`
 
 var decimalRE = regexp.MustCompile(DecimalPattern)
 
+// isDecimal is decimalRE.MatchString without the regular expression (a
+// usage event's five prices are checked per event; issue 33):
+// TestIsDecimalIsThePattern holds it to the pattern.
+func isDecimal(s string) bool {
+	whole, frac, dot := strings.Cut(s, ".")
+	return allDigits(whole) && (!dot || allDigits(frac))
+}
+
+// allDigits: s is one or more ASCII digits (the pattern's \d).
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // maxPriceLen bounds a price's text; no real price needs more, and it keeps
 // the decimal arithmetic on a request path cheap.
 const maxPriceLen = 32
@@ -587,7 +608,7 @@ func priceProblem(s string) (msg, typ string) {
 		return "is required", "missing"
 	case len(s) > maxPriceLen:
 		return fmt.Sprintf("is longer than %d characters", maxPriceLen), "string_too_long"
-	case !decimalRE.MatchString(s):
+	case !isDecimal(s):
 		return fmt.Sprintf(`%q is not a decimal string (digits with an optional fraction, like "2.50")`, s), "string_pattern_mismatch"
 	}
 	return "", ""

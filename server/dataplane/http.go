@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/oauth"
 )
 
 // Paths of the discovery and inference endpoints.
@@ -125,6 +126,8 @@ func (p *Plane) authenticate(r *http.Request) (*admittedKey, *response) {
 		return nil, errMissingKey
 	case strings.HasPrefix(token, auth.ManagementKeyPrefix):
 		return nil, errManagementKey
+	case strings.HasPrefix(token, oauth.AccessTokenPrefix):
+		return p.authenticateOAuth(r, token)
 	case !strings.HasPrefix(token, auth.InferenceKeyPrefix):
 		return nil, errInvalidKey
 	}

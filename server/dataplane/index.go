@@ -44,8 +44,9 @@ func buildAdmitted(b *bundle.Body, hash string) (*admitted, error) {
 			keys[k.TokenHash] = ak
 		}
 	}
+	pg := newPlaygroundOrg(b, models, available, verdicts, routes, aliases)
 	return &admitted{orgID: b.OrgID, version: b.Version, hash: hash, keys: keys, compiledAt: b.CompiledAt,
-		playground: newPlaygroundOrg(b, models, available, verdicts, routes, aliases), egress: b.Egress}, nil
+		playground: pg, egress: b.Egress, grants: grantKeys(b, routes, pg)}, nil
 }
 
 // keyGroup is the keys of one workspace to which the same policies apply;

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/mcpgw"
+	"github.com/gw-gateway/gw/server/oauth"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/secrets"
@@ -162,6 +163,14 @@ func (p *Plane) serveMCP(w http.ResponseWriter, r *http.Request, single string) 
 		return
 	}
 	var body []byte
+	if r.Method == http.MethodGet {
+		// A session's own event stream (mcpgw's listen) lasts up to
+		// mcpgw.MaxListen: no read deadline cuts it, the write deadline
+		// is its length.
+		rc := http.NewResponseController(a.w)
+		_ = rc.SetReadDeadline(time.Time{})
+		_ = rc.SetWriteDeadline(time.Now().Add(mcpgw.MaxListen + streamWriteGrace))
+	}
 	if r.Method == http.MethodPost {
 		var hold *bodyHold
 		if body, hold = a.readBody(mcpRefuser{}); body == nil {
@@ -170,6 +179,11 @@ func (p *Plane) serveMCP(w http.ResponseWriter, r *http.Request, single string) 
 		defer hold.release()
 	}
 	token, _ := bearerToken(r.Header.Get("Authorization"))
+	if id := a.key.oauthGrant; id != uuid.Nil {
+		// An OAuth access token is replaced at every refresh: the
+		// session is bound to its grant instead (oauth.go).
+		token = "oauth-grant:" + id.String()
+	}
 	g := &mcpGuard{a: a, org: a.key.org.mcp, ws: a.key.workspace}
 	p.mcpGateway().Serve(a.w, r, body, g, single, token)
 	a.endAdmission()
@@ -185,13 +199,16 @@ func (p *Plane) mcpUnauthorized(w http.ResponseWriter, r *http.Request, refusal 
 }
 
 // serveMCPResourceMetadata answers the MCP endpoint's OAuth protected
-// resource metadata (RFC 9728): gw's own endpoint is the resource, the
-// inference key its bearer token. No authorization server is named yet:
-// keys are made in gw, not through OAuth.
+// resource metadata (RFC 9728): gw's own endpoint is the resource, an
+// inference key or an OAuth access token of gw's authorization server
+// (the control plane: Options.OAuthIssuer, or this origin in process) its
+// bearer token.
 func (p *Plane) serveMCPResourceMetadata(w http.ResponseWriter, r *http.Request) {
-	doc := map[string]any{"resource": baseURL(r) + mcpPath, "bearer_methods_supported": []string{"header"},
-		"resource_name": "gw MCP gateway", "authorization_servers": []string{}}
-	b, _ := json.Marshal(doc)
+	issuer := p.oauthIssuer
+	if issuer == "" {
+		issuer = baseURL(r)
+	}
+	b, _ := json.Marshal(oauth.ProtectedResourceMetadata(baseURL(r)+mcpPath, issuer, "gw MCP gateway"))
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "public, max-age=3600")
 	_, _ = w.Write(b)
@@ -276,8 +293,19 @@ func (g *mcpGuard) Decide(phase, server, tool string, args any) toolpolicy.Decis
 func toolModel(c mcpgw.Call) string { return "mcp/" + c.Server + "/" + c.Tool }
 
 // observe records the call's OpenTelemetry MCP attributes and duration.
+// A metered read (resources/read, prompts/get, completion/complete) is
+// observed as the operation it is (Observe), not as a tool call.
 func (g *mcpGuard) observe(c mcpgw.Call, status, reason string) {
-	observeToolCall(g.a.p.inference.metrics, g.a.r, c.Server, c.Tool, status, reason, time.Since(g.a.started))
+	if c.Method != "" {
+		return
+	}
+	observeToolCall(g.a.p.inference.metrics, g.a.r, c, status, reason, time.Since(g.a.started))
+}
+
+// Observe records any other request's OpenTelemetry MCP attributes and
+// duration (initialize, tools/list, server/discover, …).
+func (g *mcpGuard) Observe(op mcpgw.Operation) {
+	observeOperation(g.a.p.inference.metrics, g.a.r, op)
 }
 
 // toolRecord is a tool call's usage record, carrying its arguments for

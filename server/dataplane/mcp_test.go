@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
@@ -14,9 +15,11 @@ import (
 
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/backend"
+	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/fixture"
 	"github.com/gw-gateway/gw/server/store/storetest"
+	"github.com/gw-gateway/gw/server/telemetry"
 	"github.com/gw-gateway/gw/server/toolpolicy"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -241,6 +244,148 @@ func TestMCPAuditArgumentsInTheEvent(t *testing.T) {
 		big := strings.Repeat("x", wire.MaxToolArgumentsBytes)
 		if ev := call(big); ev.ToolArguments != nil || ev.ToolArgumentsBytes != int64(len(big)+11) {
 			t.Fatalf("too large: %d bytes carried, size %d", len(ev.ToolArguments), ev.ToolArgumentsBytes)
+		}
+	})
+}
+
+// Through the real data plane, on both databases: an upstream that speaks
+// 2026-07-28 (a stateless Go SDK server) is reached statelessly by
+// callers of every version (never sent initialize nor a session), and
+// every answered request is timed in mcp_server_operation_duration_seconds
+// by method: initialize, tools/list, server/discover and tools/call.
+func TestMCPStatelessUpstreamAndOperationsThroughThePlane(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		m := telemetry.NewMetrics("test", "data-plane")
+		e := newInfEnv(t, db, func(o *dataplane.Options) { o.Metrics = m })
+		s := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in mcpEchoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+		})
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+		var sessioned, initialized atomic.Int32
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-Up-Key") != "up-secret-0123456789" {
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			if r.Header.Get("Mcp-Session-Id") != "" {
+				sessioned.Add(1)
+			}
+			if r.Header.Get("Mcp-Method") == "" && r.Method == http.MethodPost {
+				initialized.Add(1) // a request of the session-ful protocol
+			}
+			h.ServeHTTP(w, r)
+		}))
+		t.Cleanup(up.Close)
+		e.addMCPServer(t, nil, "up", up.URL, "X-Up-Key", "up-secret-0123456789", nil)
+		e.toolPolicy(t, `{"target":{"kind":"workspace"},"rules":[{"match":{"servers":["up"]},"phase":"list","action":{"kind":"allow"}},
+			{"match":{"servers":["up"]},"phase":"call","action":{"kind":"allow"}}]}`)
+		e.sync(t)
+		ctx := context.Background()
+		for _, version := range []string{"2025-11-25", "2026-07-28"} {
+			cs := mcpConnect(t, e.srv.URL+"/inf/v1/mcp", e.token, version)
+			if list, err := cs.ListTools(ctx, nil); err != nil || len(list.Tools) != 1 || list.Tools[0].Name != "up__echo" {
+				t.Fatalf("%s list: %+v %v", version, list, err)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": version}})
+			if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "echo: "+version {
+				t.Fatalf("%s call: %+v %v", version, res, err)
+			}
+		}
+		if sessioned.Load() != 0 || initialized.Load() != 0 {
+			t.Fatalf("the stateless upstream was sent %d requests with a session, %d of the session-ful protocol", sessioned.Load(), initialized.Load())
+		}
+		mfs, err := m.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := map[string]uint64{}
+		for _, mf := range mfs {
+			if mf.GetName() != "mcp_server_operation_duration_seconds" {
+				continue
+			}
+			for _, mt := range mf.GetMetric() {
+				l := map[string]string{}
+				for _, lp := range mt.GetLabel() {
+					l[lp.GetName()] = lp.GetValue()
+				}
+				counts[l["mcp_method_name"]+"|"+l["error_type"]] += mt.GetHistogram().GetSampleCount()
+			}
+		}
+		want := map[string]uint64{"initialize|": 1, "server/discover|": 1, "tools/list|": 2, "tools/call|": 2}
+		for k, n := range want {
+			if counts[k] != n {
+				t.Errorf("%s: %d observations, want %d (all: %v)", k, counts[k], n, counts)
+			}
+		}
+	})
+}
+
+// Through the real data plane, on both databases: a key reaches a
+// server's resources and prompts only when its tool policies show it one
+// of the server's tools; each resources/read and prompts/get then leaves
+// one $0 usage event (endpoint mcp, model mcp/<server>/<method>) through
+// the same admission as a tools/call, and a refused read a denied one.
+func TestMCPResourcesAndPromptsThroughThePlane(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		s := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}})
+		mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in mcpEchoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+		})
+		s.AddResource(&mcp.Resource{URI: "mem://readme", Name: "readme"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, Text: "read me"}}}, nil
+		})
+		s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
+		})
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-Up-Key") != "up-secret-0123456789" {
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			h.ServeHTTP(w, r)
+		}))
+		t.Cleanup(up.Close)
+		e.addMCPServer(t, nil, "up", up.URL, "X-Up-Key", "up-secret-0123456789", nil)
+		e.sync(t)
+		ctx := context.Background()
+
+		// Deny by default: no tool to see, no resource to read.
+		cs := mcpConnect(t, e.srv.URL+"/inf/v1/mcp/up", e.token, "2025-11-25")
+		if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mem://readme"}); err == nil || !strings.Contains(err.Error(), "not reachable") {
+			t.Fatalf("deny by default: %v", err)
+		}
+		if evs := e.usage.wait(t, 1); evs[0].Status != "denied" || evs[0].Model != "mcp/up/resources/read" || evs[0].CostUSD != "0" {
+			t.Fatalf("denied event: %+v", evs[0])
+		}
+		e.usage.reset()
+
+		// A list rule showing one tool opens the server's resources and
+		// prompts.
+		e.toolPolicy(t, `{"target":{"kind":"workspace"},"rules":[{"match":{"servers":["up"],"tools":["echo"]},"phase":"list","action":{"kind":"allow"}}]}`)
+		e.sync(t)
+		cs = mcpConnect(t, e.srv.URL+"/inf/v1/mcp/up", e.token, "2025-11-25")
+		rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mem://readme"})
+		if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "read me" {
+			t.Fatalf("resources/read: %+v %v", rr, err)
+		}
+		pg, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet"})
+		if err != nil || len(pg.Messages) != 1 {
+			t.Fatalf("prompts/get: %+v %v", pg, err)
+		}
+		agg := mcpConnect(t, e.srv.URL+"/inf/v1/mcp", e.token, "2025-11-25")
+		if pl, err := agg.ListPrompts(ctx, nil); err != nil || len(pl.Prompts) != 1 || pl.Prompts[0].Name != "up__greet" {
+			t.Fatalf("aggregated prompts/list: %+v %v", pl, err)
+		}
+		evs := e.usage.wait(t, 2)
+		for i, model := range []string{"mcp/up/resources/read", "mcp/up/prompts/get"} {
+			ev := evs[i]
+			if ev.Status != "ok" || ev.CostUSD != "0" || ev.Model != model || ev.Provider != "mcp" || ev.Endpoint == nil || *ev.Endpoint != "mcp" ||
+				ev.InferenceKeyID == nil || *ev.InferenceKeyID != e.keyID {
+				t.Fatalf("event %d: %+v, want %s", i, ev, model)
+			}
 		}
 	})
 }

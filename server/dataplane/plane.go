@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"github.com/gw-gateway/gw/server/archive"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,6 +112,10 @@ type Options struct {
 	// (health.go): every request calls its target whatever the last one
 	// met. For tests that script one failure after another on a target.
 	ForgetFailures bool
+	// OAuthIssuer is the OAuth authorization server the MCP endpoint's
+	// protected resource metadata names: the control plane's public URL;
+	// "" names the origin the request reached (a plane in process).
+	OAuthIssuer string
 }
 
 // SecretOpener opens a sealed provider secret bound to aad:
@@ -167,6 +172,10 @@ type Plane struct {
 	archive     *archive.Writer
 	archiveDone chan struct{}
 	archiveStop context.CancelFunc
+	// oauthIssuer is Options.OAuthIssuer; oauthTokens the access tokens
+	// verified (oauth.go).
+	oauthIssuer string
+	oauthTokens tokenCache
 }
 
 // egressInForce is an egress policy and the revision of the instance's
@@ -190,6 +199,7 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	p.egress.Store(&egressInForce{policy: opts.Egress})
 	p.inference = newInferenceConfig(opts, p.egressPolicy)
 	p.mcpTimeout = opts.MCPTimeout
+	p.oauthIssuer = strings.TrimSuffix(opts.OAuthIssuer, "/")
 	p.health = newHealthBook(opts.Metrics.SetTargetState)
 	p.health.off = opts.ForgetFailures
 	p.bodies = newBodyBudget(opts.BodyBytesInFlight, opts.KeyBodyBytesInFlight, p.inference.maxBody)
@@ -279,7 +289,10 @@ func (p *Plane) withShutdown(ctx context.Context) (context.Context, func()) {
 }
 
 // SetSigningKey sets the key bundles must be signed with.
-func (p *Plane) SetSigningKey(pub ed25519.PublicKey) { p.pub.Store(&pub) }
+func (p *Plane) SetSigningKey(pub ed25519.PublicKey) {
+	p.pub.Store(&pub)
+	p.oauthTokens.reset()
+}
 
 // HasSigningKey reports whether the plane knows the bundle signing key.
 func (p *Plane) HasSigningKey() bool { return p.pub.Load() != nil }

@@ -74,6 +74,10 @@ type inferenceKey struct {
 	// playground: the key made up for a user's playground requests
 	// (playground.go); id is playground.KeyID, owner the user.
 	playground bool
+	// oauthGrant is the OAuth grant whose access token the request came
+	// with (oauth.go), uuid.Nil for a key's: its usage event names no
+	// inference key.
+	oauthGrant uuid.UUID
 	tagRules   tags.Rules
 	// guards are the guardrails that apply to the key: its organization's
 	// and its workspace's whose target covers it (guard.go).

@@ -27,6 +27,9 @@ type admitted struct {
 	version int64
 	hash    string
 	keys    map[string]*admittedKey
+	// grants are the keys the organization's OAuth grants admit with, by
+	// grant id (oauth.go).
+	grants map[uuid.UUID]*admittedKey
 	// compiledAt dates the bundle, for the bundle age gauge.
 	compiledAt time.Time
 	// playground decides what a management principal may try in each

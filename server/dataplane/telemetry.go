@@ -1,10 +1,7 @@
 package dataplane
 
 import (
-	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"time"
 
@@ -229,37 +226,4 @@ func startAdmission(ctx context.Context) trace.Span {
 	}
 	_, s := telemetry.StartSpan(ctx, "gw.admission", trace.SpanKindInternal)
 	return s
-}
-
-// observeToolCall puts the OpenTelemetry MCP conventions' attributes on a
-// tools/call's request span (one JSON-RPC message a request, so the
-// request's server span is the call's): mcp.method.name, gen_ai.tool.name,
-// gen_ai.operation.name execute_tool, mcp.protocol.version and
-// mcp.session.id when the request names them, error.type when it did not
-// succeed; and times it in mcp.server.operation.duration. The session id
-// is gw's sealed session token, so the span carries a digest of it (the
-// first 16 hex digits of its SHA-256): the same for every call of a
-// session, and no token a trace reader could replay.
-func observeToolCall(m *telemetry.Metrics, r *http.Request, server, tool, status, reason string, d time.Duration) {
-	errorType := ""
-	if status != statusOK {
-		errorType = cmp.Or(reason, status)
-	}
-	m.ObserveMCPOperation("tools/call", server, tool, errorType, d)
-	s := trace.SpanFromContext(r.Context())
-	if !s.IsRecording() {
-		return
-	}
-	s.SetAttributes(semconv.McpMethodNameToolsCall, semconv.GenAIToolName(tool), semconv.GenAIOperationNameExecuteTool,
-		attribute.String("gw.mcp.server", server))
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
-		s.SetAttributes(semconv.McpProtocolVersionKey.String(v))
-	}
-	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
-		sum := sha256.Sum256([]byte(id))
-		s.SetAttributes(semconv.McpSessionIDKey.String(hex.EncodeToString(sum[:8])))
-	}
-	if errorType != "" {
-		s.SetAttributes(semconv.ErrorTypeKey.String(errorType))
-	}
 }

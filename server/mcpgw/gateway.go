@@ -2,7 +2,8 @@
 // Streamable HTTP in front of the upstream MCP servers a key may reach.
 // It speaks the protocol, both sides: the caller's versions (2025-06-18
 // and 2025-11-25 with a session, 2026-07-28 stateless) and the upstreams'
-// (gw opens a 2025-11-25 session with each, negotiated down as the
+// (asked once in a while with server/discover: 2026-07-28 statelessly to
+// those that take it, else a 2025-11-25 session, negotiated down as the
 // upstream says). What a key may see and call, admission, budgets and
 // metering are the data plane's, reached through Guard: this package
 // knows no bundle and no usage event.
@@ -15,6 +16,7 @@
 package mcpgw
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -76,18 +78,53 @@ const (
 	CodeUpstream = -32002
 	// codeSessionMissing: a legacy request without a valid session.
 	codeSessionMissing = -32000
+	// codeUnsupportedVersion: a 2026-07-28 server's refusal of the
+	// version a request carries (UnsupportedProtocolVersionError).
+	codeUnsupportedVersion = -32022
 )
 
-// Call is one tools/call as the guard sees it.
+// Call is one tools/call as the guard sees it, or one read admitted and
+// metered like a tools/call of price $0 (Method set: resources/read,
+// prompts/get, completion/complete; Tool is then the method).
 type Call struct {
 	Server    string
 	Tool      string
+	Method    string
 	Upstream  *Upstream
 	PriceNano int64
 	// Arguments are the call's arguments as sent (JSON), for an audit row
 	// that records them.
 	Arguments json.RawMessage
+	// Version is the caller's protocol version.
+	Version string
 }
+
+// Operation is one answered request other than a tools/call (whose
+// outcome Admit's finish or Refused records), for telemetry.
+type Operation struct {
+	// Method is the JSON-RPC method, OtherMethod for one gw does not
+	// serve (the caller's text is never a label).
+	Method string
+	// Server is the server of /inf/v1/mcp/{server}, "" on the aggregated
+	// endpoint.
+	Server string
+	// Version is the protocol version in force ("" when none was told).
+	Version string
+	// SessionID is the caller's Mcp-Session-Id, or the one initialize
+	// answered ("" for none).
+	SessionID string
+	// ErrorCode is the JSON-RPC error code answered, 0 for a result.
+	ErrorCode int
+	Duration  time.Duration
+}
+
+// OtherMethod stands for a method gw does not serve in an Operation (the
+// OpenTelemetry conventions' _OTHER).
+const OtherMethod = "_OTHER"
+
+// served are the methods gw answers, which an Operation names.
+var served = []string{"initialize", "ping", "tools/list", "tools/call", "server/discover", "resources/list",
+	"resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe", "prompts/list", "prompts/get", "completion/complete", "logging/setLevel"}
 
 // Outcome is how a call ended.
 type Outcome struct {
@@ -116,6 +153,9 @@ type Guard interface {
 	// Refused records a call refused by a tool policy or the server's
 	// tool filter (a usage event with status denied).
 	Refused(ctx context.Context, c Call, o Outcome)
+	// Observe records one answered request other than a tools/call
+	// (spans and the operation duration metric).
+	Observe(op Operation)
 }
 
 // Options configure a Gateway.
@@ -151,7 +191,8 @@ func New(o Options) *Gateway {
 	if o.ServerVersion == "" {
 		o.ServerVersion = "1"
 	}
-	return &Gateway{opts: o, client: &client{http: o.HTTP, maxMessage: o.MaxMessage, tokens: map[string]oauth2.TokenSource{}}}
+	return &Gateway{opts: o, client: &client{http: o.HTTP, maxMessage: o.MaxMessage, tokens: map[string]oauth2.TokenSource{},
+		versions: map[string]speaks{}, probing: map[string]chan struct{}{}, pool: map[string]pooledSession{}, now: time.Now}}
 }
 
 // request is one request in flight.
@@ -165,6 +206,13 @@ type request struct {
 	version string
 	sess    *sessionToken
 	msg     message
+	start   time.Time
+	// errCode is the JSON-RPC error code answered (0: none yet).
+	errCode int
+	// mu guards the answer once it is an event stream (stream: its
+	// header is written).
+	mu     sync.Mutex
+	stream bool
 }
 
 // Serve answers one HTTP request on the endpoint. single names the
@@ -174,20 +222,24 @@ type request struct {
 // (within its own limit); nil reads it here, within MaxMessage.
 func (g *Gateway) Serve(w http.ResponseWriter, r *http.Request, body []byte, guard Guard, single, bearer string) {
 	switch r.Method {
-	case http.MethodPost:
+	case http.MethodPost, http.MethodGet:
 	case http.MethodDelete:
 		// Sessions are sealed tokens: nothing to forget here. The
 		// upstream sessions it carries expire on their own.
 		w.WriteHeader(http.StatusNoContent)
 		return
 	default:
-		w.Header().Set("Allow", "POST, DELETE")
+		w.Header().Set("Allow", "GET, POST, DELETE")
 		writeRPCError(w, http.StatusMethodNotAllowed, nil, jsonrpcInvalidRequest,
-			"gw's MCP endpoint takes POST (it offers no server-sent event stream on GET)")
+			"gw's MCP endpoint takes POST, GET (a session's own event stream) and DELETE")
 		return
 	}
 	if single != "" && !slices.ContainsFunc(guard.Servers(), func(u *Upstream) bool { return u.Name == single }) {
 		writeRPCError(w, http.StatusNotFound, nil, jsonrpcInvalidRequest, fmt.Sprintf("MCP server %q not found", single))
+		return
+	}
+	if r.Method == http.MethodGet {
+		(&request{g: g, w: w, r: r, guard: guard, single: single, secret: bearer, start: time.Now()}).listen()
 		return
 	}
 	if body == nil {
@@ -204,7 +256,7 @@ func (g *Gateway) Serve(w http.ResponseWriter, r *http.Request, body []byte, gua
 			return
 		}
 	}
-	rq := &request{g: g, w: w, r: r, guard: guard, single: single, secret: bearer}
+	rq := &request{g: g, w: w, r: r, guard: guard, single: single, secret: bearer, start: time.Now()}
 	if problem := rq.parse(body); problem != "" {
 		writeRPCError(w, http.StatusBadRequest, rq.msg.ID, rq.parseCode(body), problem)
 		return
@@ -273,14 +325,24 @@ func (rq *request) parse(body []byte) string {
 func (rq *request) serve() {
 	m := &rq.msg
 	if m.Method == "" || len(m.ID) == 0 {
-		// A response (gw sends the client no requests) or a notification:
-		// accepted, nothing to answer.
+		// A response to an upstream's request gw relayed goes back to the
+		// upstream session that asked.
+		var relayed string
+		if m.Method == "" && json.Unmarshal(m.ID, &relayed) == nil && strings.HasPrefix(relayed, relayPrefix) {
+			rq.answerUpstream(relayed)
+			return
+		}
+		// Any other response or a notification: accepted, nothing to
+		// answer.
 		if m.Method == "initialize" {
 			rq.fail(http.StatusBadRequest, jsonrpcInvalidRequest, "initialize must be a request, with an id")
 			return
 		}
 		rq.w.WriteHeader(http.StatusAccepted)
 		return
+	}
+	if m.Method != "tools/call" {
+		defer rq.observe()
 	}
 	if m.Method == "initialize" {
 		rq.initialize()
@@ -305,15 +367,34 @@ func (rq *request) serve() {
 		rq.listTools()
 	case "tools/call":
 		rq.callTool()
-	case "resources/list":
-		rq.result(map[string]any{"resources": []any{}})
-	case "resources/templates/list":
-		rq.result(map[string]any{"resourceTemplates": []any{}})
+	case "logging/setLevel":
+		rq.setLevel()
+	case "resources/list", "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe":
+		rq.resources()
 	case "prompts/list":
-		rq.result(map[string]any{"prompts": []any{}})
+		rq.listPrompts()
+	case "prompts/get", "completion/complete":
+		rq.promptOrCompletion()
 	default:
-		rq.fail(http.StatusOK, jsonrpcMethodNotFound, fmt.Sprintf("method %q is not served by gw's MCP gateway (it serves tools)", m.Method))
+		rq.fail(http.StatusOK, jsonrpcMethodNotFound, fmt.Sprintf("method %q is not served by gw's MCP gateway", m.Method))
 	}
+}
+
+// observe reports the answered request (not a tools/call: its guard
+// records it) to the guard.
+func (rq *request) observe() {
+	op := Operation{Method: OtherMethod, Server: rq.single, Version: rq.version, SessionID: rq.r.Header.Get("Mcp-Session-Id"),
+		ErrorCode: rq.errCode, Duration: time.Since(rq.start)}
+	if slices.Contains(served, rq.msg.Method) {
+		op.Method = rq.msg.Method
+	}
+	if op.Version == "" {
+		op.Version = rq.r.Header.Get("MCP-Protocol-Version")
+	}
+	if rq.msg.Method == "initialize" {
+		op.SessionID = rq.w.Header().Get("Mcp-Session-Id")
+	}
+	rq.guard.Observe(op)
 }
 
 // stateless checks a 2026-07-28 request: the version in _meta (or the
@@ -373,8 +454,12 @@ func (rq *request) session(header string) (string, int) {
 		// a session the server no longer knows).
 		return "the session is unknown or expired: initialize again", http.StatusNotFound
 	}
-	if header != "" && header != t.Version {
-		return fmt.Sprintf("the MCP-Protocol-Version header (%s) is not the session's (%s)", header, t.Version), http.StatusBadRequest
+	// Any session-ful version gw serves is taken in a session, as the
+	// transport asks 400 only for an invalid or unsupported one (and the
+	// SDKs do the same); the session's version stays in force.
+	if header != "" && !slices.Contains(legacy, header) {
+		return fmt.Sprintf("the MCP-Protocol-Version header (%s) is not a version gw serves in a session (%s, %s)", header,
+			V20251125, V20250618), http.StatusBadRequest
 	}
 	rq.sess, rq.version = t, t.Version
 	return "", 0
@@ -386,7 +471,8 @@ func (rq *request) session(header string) (string, int) {
 // them all in the Mcp-Session-Id.
 func (rq *request) initialize() {
 	var p struct {
-		ProtocolVersion string `json:"protocolVersion"`
+		ProtocolVersion string                     `json:"protocolVersion"`
+		Capabilities    map[string]json.RawMessage `json:"capabilities"`
 	}
 	if err := json.Unmarshal(rq.msg.Params, &p); err != nil {
 		rq.fail(http.StatusOK, jsonrpcInvalidParams, "initialize's params are not an object")
@@ -397,6 +483,14 @@ func (rq *request) initialize() {
 		version = p.ProtocolVersion
 	}
 	t := &sessionToken{Version: version, Issued: time.Now().Unix(), Upstreams: map[string]session{}}
+	for _, c := range relayedRequests {
+		if v, ok := p.Capabilities[c]; ok && len(v) > 0 && string(v) != "null" {
+			if t.Caps == nil {
+				t.Caps = map[string]json.RawMessage{}
+			}
+			t.Caps[c] = v
+		}
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, up := range rq.servers() {
@@ -405,7 +499,11 @@ func (rq *request) initialize() {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(rq.r.Context(), rq.g.opts.Timeout)
 			defer cancel()
-			s, err := rq.g.client.initialize(ctx, up)
+			// An upstream that speaks 2026-07-28 needs no session.
+			if st, err := rq.g.client.detect(ctx, up); err != nil || st {
+				return
+			}
+			s, err := rq.g.client.initialize(ctx, up, t.Caps)
 			if err != nil || s.ID == "" && s.Version == "" {
 				return
 			}
@@ -427,7 +525,14 @@ func (rq *request) initialize() {
 }
 
 func (rq *request) capabilities() *mcp.ServerCapabilities {
-	return &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+	c := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{},
+		Prompts: &mcp.PromptCapabilities{}, Completions: &mcp.CompletionCapabilities{}}
+	if rq.single != "" {
+		// Resources are served per server (docs/mcp.md, "Resources,
+		// prompts, completion"); updates come on the caller's GET.
+		c.Resources = &mcp.ResourceCapabilities{Subscribe: true}
+	}
+	return c
 }
 
 func (rq *request) instructions() string {
@@ -460,10 +565,29 @@ func (rq *request) servers() []*Upstream {
 	return nil
 }
 
-// withSession runs fn with an upstream session: the one the caller's
-// session carries, else one opened for this request (and closed after).
-// A carried session the upstream has forgotten is replaced by a fresh one.
+// withSession runs fn with what speaking to up takes: nothing for an
+// upstream that speaks 2026-07-28 (each request stateless); else the
+// upstream session the caller's own session carries, else the session
+// kept for the caller's key with that upstream (opened now when there is
+// none). A session the upstream has forgotten (its 404) is replaced once;
+// a stateless upstream that refuses the version is asked again what it
+// speaks.
 func (rq *request) withSession(ctx context.Context, up *Upstream, fn func(s session) error) error {
+	st, err := rq.g.client.detect(ctx, up)
+	if err != nil {
+		return err
+	}
+	if st {
+		err := fn(stateless)
+		var rpcErr *rpcError
+		if !errors.As(err, &rpcErr) || rpcErr.Code != codeUnsupportedVersion {
+			return err
+		}
+		rq.g.client.forgetVersion(up)
+		if st, err := rq.g.client.detect(ctx, up); err != nil || st {
+			return cmp.Or(err, error(rpcErr))
+		}
+	}
 	if rq.sess != nil {
 		if s, ok := rq.sess.Upstreams[up.ID]; ok {
 			err := fn(s)
@@ -472,16 +596,21 @@ func (rq *request) withSession(ctx context.Context, up *Upstream, fn func(s sess
 			}
 		}
 	}
-	s, err := rq.g.client.initialize(ctx, up)
-	if err != nil {
-		return err
+	for range 2 {
+		s, fresh, err := rq.g.client.pooled(ctx, up, rq.secret)
+		if err != nil {
+			return err
+		}
+		err = fn(s)
+		if !errors.Is(err, errSessionGone) {
+			return err
+		}
+		rq.g.client.unpool(up, rq.secret, s)
+		if fresh {
+			break
+		}
 	}
-	defer rq.g.client.close(up, s)
-	err = fn(s)
-	if errors.Is(err, errSessionGone) {
-		return &upstreamError{server: up.Name, msg: "lost its session at once"}
-	}
-	return err
+	return &upstreamError{server: up.Name, msg: "lost its session at once"}
 }
 
 // upstreamTools lists an upstream's tools, every page.
@@ -564,6 +693,7 @@ func (rq *request) callTool() {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
+		Meta      json.RawMessage `json:"_meta"`
 	}
 	if err := json.Unmarshal(rq.msg.Params, &p); err != nil || p.Name == "" {
 		rq.fail(http.StatusOK, jsonrpcInvalidParams, "tools/call needs params with a tool name")
@@ -601,7 +731,7 @@ func (rq *request) callTool() {
 			return
 		}
 	}
-	call := Call{Server: up.Name, Tool: tool, Upstream: up, PriceNano: up.Prices.NanoUSD(tool), Arguments: p.Arguments}
+	call := Call{Server: up.Name, Tool: tool, Upstream: up, PriceNano: up.Prices.NanoUSD(tool), Arguments: p.Arguments, Version: rq.version}
 	if !up.Filter.Admits(tool) {
 		msg := fmt.Sprintf("tool %q of MCP server %q is not served (the server's tool filter)", tool, up.Name)
 		rq.guard.Refused(rq.r.Context(), call, Outcome{Status: "denied", Message: msg})
@@ -626,9 +756,12 @@ func (rq *request) callTool() {
 	if len(p.Arguments) > 0 {
 		params["arguments"] = p.Arguments
 	}
+	if meta := progressMeta(p.Meta); meta != nil {
+		params["_meta"] = meta
+	}
 	err = rq.withSession(ctx, up, func(s session) error {
 		var err error
-		raw, _, err = rq.g.client.call(ctx, up, s, "tools/call", params)
+		raw, _, err = rq.g.client.callWith(ctx, up, s, "tools/call", params, rq.relayFor(up))
 		return err
 	})
 	out := Outcome{Status: "ok", Delivered: true, Duration: time.Since(start)}
@@ -684,10 +817,26 @@ func (rq *request) result(v any) {
 }
 
 func (rq *request) fail(status, code int, msg string) {
-	writeRPCError(rq.w, status, rq.msg.ID, code, msg)
+	id := rq.msg.ID
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	rq.write(status, message{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: code, Message: msg}})
 }
 
+// write answers the request: m as the body, or as the last event of the
+// stream the answer became (status is then the stream's 200).
 func (rq *request) write(status int, m message) {
+	if m.Error != nil {
+		rq.errCode = m.Error.Code
+	}
+	rq.mu.Lock()
+	streaming := rq.stream
+	rq.mu.Unlock()
+	if streaming {
+		rq.event(m)
+		return
+	}
 	b, _ := json.Marshal(m)
 	rq.w.Header().Set("Content-Type", "application/json")
 	rq.w.WriteHeader(status)

@@ -82,6 +82,7 @@ type guard struct {
 
 	mu       sync.Mutex
 	outcomes []string
+	ops      []mcpgw.Operation
 }
 
 func (g *guard) Servers() []*mcpgw.Upstream { return g.servers }
@@ -102,6 +103,11 @@ func (g *guard) Admit(_ context.Context, c mcpgw.Call) (func(mcpgw.Outcome), err
 	}, nil
 }
 func (g *guard) Refused(_ context.Context, c mcpgw.Call, o mcpgw.Outcome) { g.record(c, "denied", 0) }
+func (g *guard) Observe(op mcpgw.Operation) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.ops = append(g.ops, op)
+}
 func (g *guard) record(c mcpgw.Call, status string, price int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -356,5 +362,65 @@ func TestGatewayRefusals(t *testing.T) {
 		if status != c.status || !strings.Contains(body, c.want) {
 			t.Errorf("%.60s: %d %s, want %d ~%q", c.body, status, body, c.status, c.want)
 		}
+	}
+}
+
+// Every answered request but a tools/call (which Admit and Refused
+// record) is reported to the guard for telemetry: its method (_OTHER for
+// one gw does not serve), the server of /mcp/{server}, the version in
+// force, the session (the one initialize answered, for initialize) and
+// the JSON-RPC error code when the answer is an error.
+func TestGatewayObservesOperations(t *testing.T) {
+	up := upstream(t, nil)
+	g := &guard{servers: []*mcpgw.Upstream{{ID: "1", Name: "up", URL: up.URL}}, policies: allowAll(t, "")}
+	srv := gateway(t, g, 2*time.Second)
+	ctx := context.Background()
+	cs := connect(t, srv.URL+"/mcp", mcpgw.V20251125)
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up__echo", Arguments: map[string]any{"text": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	sid := cs.ID()
+	post := func(path string, hdr map[string]string, body string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+bearer)
+		req.Header.Set("Content-Type", "application/json")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	post("/mcp/up", map[string]string{"MCP-Protocol-Version": mcpgw.V20260728, "Mcp-Method": "server/discover"},
+		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	post("/mcp", map[string]string{"Mcp-Session-Id": "gwmcp1.forged"}, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	post("/mcp", map[string]string{"MCP-Protocol-Version": mcpgw.V20260728, "Mcp-Method": "sampling/whatever"},
+		`{"jsonrpc":"2.0","id":3,"method":"sampling/whatever","params":{}}`)
+	g.mu.Lock()
+	ops := g.ops
+	g.mu.Unlock()
+	var got []string
+	for _, op := range ops {
+		if op.Duration <= 0 {
+			t.Errorf("%s: no duration", op.Method)
+		}
+		session := "-"
+		if op.SessionID == sid {
+			session = "session"
+		} else if op.SessionID != "" {
+			session = "other"
+		}
+		got = append(got, fmt.Sprintf("%s|%s|%s|%s|%d", op.Method, op.Server, op.Version, session, op.ErrorCode))
+	}
+	want := []string{"initialize||2025-11-25|session|0", "tools/list||2025-11-25|session|0",
+		"server/discover|up|2026-07-28|-|0", "tools/list|||other|-32000", "_OTHER||2026-07-28|-|-32601"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("operations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

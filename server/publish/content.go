@@ -12,6 +12,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/catalogdb"
+	"github.com/gw-gateway/gw/server/oauth"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/toolpolicy"
@@ -61,6 +62,18 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 		}
 	}
 	sortByID(body.Keys, func(k bundle.Key) uuid.UUID { return k.ID })
+
+	// A grant idle past its last refresh token's lifetime (and the access
+	// token that refresh gave) can mint nothing more: left out.
+	grants, err := st.LiveOAuthGrantsForOrg(ctx, orgID, store.Now().Add(-store.OAuthRefreshTTL-oauth.AccessTokenTTL))
+	if err != nil {
+		return nil, fmt.Errorf("list oauth grants: %w", err)
+	}
+	for _, g := range grants {
+		if listed[g.WorkspaceID] {
+			body.OAuthGrants = append(body.OAuthGrants, bundle.OAuthGrant{ID: g.ID, WorkspaceID: g.WorkspaceID, OwnerID: g.UserID})
+		}
+	}
 
 	if body.Policies, err = readPolicies(ctx, st, orgID, listed); err != nil {
 		return nil, err

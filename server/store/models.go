@@ -114,6 +114,9 @@ type InstanceState struct {
 	Egress            *string    `bun:"egress"`
 	EgressRevision    int64      `bun:"egress_revision"`
 	SettingsUpdatedAt *time.Time `bun:"settings_updated_at"`
+	// OAuthCIMDAllowPrivate lets Client ID Metadata Documents be fetched
+	// from private and loopback addresses (issue 31; docs/identity.md).
+	OAuthCIMDAllowPrivate *bool `bun:"oauth_cimd_allow_private"`
 }
 
 // Organization is a tenant.
@@ -194,6 +197,9 @@ type Workspace struct {
 	// Archive is the workspace's payload archive (issue 32); nil
 	// archives nothing.
 	Archive *Archive `bun:"archive,type:text,nullzero"`
+	// ArchiveCheck is what the control plane last learnt of the archive's
+	// bucket (when saved, at each sweep); nil when none was checked.
+	ArchiveCheck *ArchiveCheck `bun:"archive_check,type:text,nullzero"`
 }
 
 // Archive is a workspace's payload archive setting, stored as JSON text:

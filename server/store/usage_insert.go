@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -159,8 +158,12 @@ func (s *Store) copyNewUsageEvents(ctx context.Context, events []UsageEvent, the
 			if err != nil {
 				return err
 			}
-			_, err = pc.CopyFrom(ctx, pgx.Identifier{usageEventsIn}, usageEventColumns,
-				pgx.CopyFromSlice(len(events), func(i int) ([]any, error) { return pgUsageEventRow(&events[i]) }))
+			src := newUsageCopyReader(events)
+			if _, err = pc.PgConn().CopyFrom(ctx, src, copyUsageEventsInSQL); err == nil {
+				// Only then: on some errors pgconn returns before its
+				// reading goroutine is done with src.
+				src.release()
+			}
 			return err
 		})
 		if err != nil {
@@ -240,30 +243,6 @@ func pgxConn(driverConn any) (*pgx.Conn, error) {
 	return c.Conn(), nil
 }
 
-// pgUsageEventRow is e's values in usageEventColumns' order, typed for a
-// binary COPY: what reads back is what bun's insert writes (times in UTC,
-// truncated to the microsecond; attempts as UsageAttempts.Value).
-func pgUsageEventRow(e *UsageEvent) ([]any, error) {
-	attempts, provenance := attemptsText(e), provenanceText(e)
-	tagsText, err := tagsText(e)
-	if err != nil {
-		return nil, err
-	}
-	guardrails, err := guardrailsText(e)
-	if err != nil {
-		return nil, err
-	}
-	return []any{
-		pgUUID(&e.ID), pgUUID(&e.OrgID), pgUUID(&e.WorkspaceID), pgUUID(e.InferenceKeyID), pgUUID(e.ManagementKeyID), pgUUID(e.OwnerID),
-		bunText(e.Model), bunText(e.Provider), pgUUID(e.ProviderCredentialID),
-		e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens, e.CostNanoUSD,
-		bunText(e.Status), e.LatencyMS, e.OccurredAt, e.Bucket, e.ReceivedAt,
-		pgText(e.RequestID), pgText(e.Endpoint), pgText(e.Reason), bunText(e.RequestedModel), attempts,
-		bunText(e.UsageSource), e.ReasoningTokens, e.CacheWrite1hTokens, pgText(provenance), pgText(tagsText), pgUUID(e.TagSetID),
-		pgText(guardrails),
-	}, nil
-}
-
 // tagsText is an event's tags as stored (nil: NULL).
 func tagsText(e *UsageEvent) (*string, error) {
 	v, err := e.Tags.Value()
@@ -296,20 +275,6 @@ func attemptsText(e *UsageEvent) string {
 	}
 	var scratch [256]byte
 	return string(appendAttemptsJSON(scratch[:0], e.Attempts))
-}
-
-func pgUUID(id *uuid.UUID) pgtype.UUID {
-	if id == nil {
-		return pgtype.UUID{}
-	}
-	return pgtype.UUID{Bytes: *id, Valid: true}
-}
-
-func pgText(s *string) pgtype.Text {
-	if s == nil {
-		return pgtype.Text{}
-	}
-	return pgtype.Text{String: bunText(*s), Valid: true}
 }
 
 // sqliteChunk is how many rows one statement of the SQLite path inserts.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
+	"github.com/gw-gateway/gw/wire"
 )
 
 // noThen is a then that derives nothing.
@@ -251,7 +252,16 @@ func fullUsageEvent() store.UsageEvent {
 		Attempts: store.UsageAttempts{
 			{Model: "a", Provider: "b", Failure: s("timeout"), LatencyMS: 7},
 			{Model: "c\n", Provider: "d", LatencyMS: 8},
-		}}
+		},
+		UsageSource: "estimated", ReasoningTokens: 9, CacheWrite1hTokens: 10,
+		Provenance: &store.UsageProvenance{BundleVersion: 11,
+			Prices:   &wire.UsagePrices{InputPerMTok: "0.15", OutputPerMTok: "0.6", CacheReadPerMTok: "0.075", CacheWritePerMTok: "0", CacheWrite1hPerMTok: "1", LongContext: true},
+			Policies: []wire.UsagePolicy{{PolicyID: uuid.New(), PolicyName: `<"allow">` + " é", Action: "allow", Effect: "allow"}},
+			Budgets:  []wire.UsageBudget{{PolicyID: uuid.New(), PolicyName: "b", Counter: "budget:shared", Period: "day", Aggregation: "shared", AmountUSD: "1000000"}}},
+		Tags:       store.Tags{"team": "search", "env": "p\"rod"},
+		TagSetID:   u(),
+		Guardrails: store.UsageGuardrails{{ID: "g1", Name: "pii", Stage: "input", Outcome: "redacted", Detectors: []string{"email"}}},
+	}
 }
 
 // rawUsageEvent is a stored event's columns as the database's own text,
@@ -283,10 +293,19 @@ func TestInsertNewUsageEventsRoundTrip(t *testing.T) {
 		full, bare := fullUsageEvent(), fullUsageEvent()
 		bare.InferenceKeyID, bare.ManagementKeyID, bare.OwnerID, bare.ProviderCredentialID = nil, nil, nil, nil
 		bare.RequestID, bare.Endpoint, bare.Reason, bare.Attempts = nil, nil, nil, nil
+		bare.Provenance, bare.Tags, bare.TagSetID, bare.Guardrails = nil, nil, nil, nil
 		bare.Model, bare.InputTokens, bare.OccurredAt = "", 0, time.Unix(0, 0).UTC()
 		empty := fullUsageEvent()
 		empty.Attempts = store.UsageAttempts{}
 		events := []store.UsageEvent{full, bare, empty}
+		// Enough more that PostgreSQL's COPY stream is read in several
+		// parts, rows cut across them.
+		for i := range 150 {
+			e := fullUsageEvent()
+			e.ID, e.InputTokens = uuid.Must(uuid.NewV7()), int64(i)
+			e.Provenance.Policies = slices.Repeat(e.Provenance.Policies, 1+i%7)
+			events = append(events, e)
+		}
 
 		// The same events, under other ids, stored as bun does.
 		old := slices.Clone(events)

@@ -139,7 +139,7 @@ func NewMetrics(version, role string) *Metrics {
 	// Prometheus names it, labelled with the conventions' attributes
 	// (dots as underscores) and gw's server name.
 	m.mcpOperation = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcp_server_operation_duration_seconds",
-		Help: "MCP tool calls through gw (/inf/v1/mcp): the whole call, by method, gw's MCP server, tool and error type (empty: ok).", Buckets: requestBuckets},
+		Help: "MCP requests through gw (/inf/v1/mcp): the whole request, by method, gw's MCP server, tool (tools/call) and error type (empty: ok).", Buckets: requestBuckets},
 		[]string{"mcp_method_name", "gw_mcp_server", "gen_ai_tool_name", "error_type"})
 	for _, c := range []prometheus.Collector{m.inferenceRequests, m.inferenceDuration, m.overhead, m.ttft, m.upstreamDuration,
 		m.tokens, m.cost, m.fallbacks, m.budgetRefusals, m.rateRefusals, m.apiRequests, m.apiDuration, m.targetState, m.mcpOperation} {
@@ -312,8 +312,8 @@ func (m *Metrics) SetTargetState(model, provider, credential, state string) {
 	}
 }
 
-// ObserveMCPOperation times one MCP operation (a tools/call) of a tool of
-// gw's MCP server; errorType is empty when it succeeded.
+// ObserveMCPOperation times one MCP operation (a tools/call of a tool, or
+// another method: tool "") of gw's MCP server; errorType is empty when it succeeded.
 func (m *Metrics) ObserveMCPOperation(method, server, tool, errorType string, d time.Duration) {
 	if m == nil {
 		return

@@ -17,8 +17,12 @@ import (
 // data plane's test once its exchange is restructured.
 const (
 	sinkRecordAllocs = 0
-	rowAllocs        = 1  // the attempts copied
-	loaderAllocs     = 60 // per event, in batches of 1,000 (45 measured, the test's own ~8 included)
+	rowAllocs        = 1 // the attempts copied
+	// The loader per event, in batches of 1,000, the test's own ~8
+	// included: SQLite binds each value boxed (46 measured); PostgreSQL's
+	// COPY is encoded as bytes (16 measured, 45 when pgx boxed it).
+	loaderAllocsSQLite   = 50
+	loaderAllocsPostgres = 20
 )
 
 func TestUsagePathAllocations(t *testing.T) {
@@ -70,8 +74,12 @@ func TestUsagePathAllocations(t *testing.T) {
 				t.Fatal(flushErr)
 			}
 			t.Logf("loader: %.1f allocations per event (events made by the test included)", loaded)
-			if loaded > loaderAllocs {
-				t.Errorf("the loader allocates %.1f times per event; the budget is %d", loaded, loaderAllocs)
+			budget := loaderAllocsPostgres
+			if d == storetest.SQLite {
+				budget = loaderAllocsSQLite
+			}
+			if loaded > float64(budget) {
+				t.Errorf("the loader allocates %.1f times per event; the budget is %d", loaded, budget)
 			}
 		})
 	}

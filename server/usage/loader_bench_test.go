@@ -36,8 +36,8 @@ func BenchmarkUsageLoader(b *testing.B) {
 			name string
 			opts usage.StoreSinkOptions
 			v7   bool
-		}{{"default", usage.StoreSinkOptions{}, false}, {"batch100", usage.StoreSinkOptions{BatchSize: 100}, false},
-			{"default-v7ids", usage.StoreSinkOptions{}, true}} {
+		}{{"default", usage.StoreSinkOptions{}, true}, {"batch100", usage.StoreSinkOptions{BatchSize: 100}, true},
+			{"default-v4ids", usage.StoreSinkOptions{}, false}} {
 			b.Run(string(d)+"/"+v.name, func(b *testing.B) {
 				st := store.New(storetest.Open(b, d))
 				sink := usage.NewStoreSink(st, v.opts)
@@ -75,14 +75,15 @@ type loaderEvents struct {
 	org, ws, key, owner, cred, policy uuid.UUID
 	now                               time.Time
 	endpoint                          string
-	// v7: event ids ordered by time (UUIDv7) rather than random (v4, what
-	// the data plane mints today); the request id is the event's.
+	// v7: event ids ordered by time (UUIDv7, what the data plane mints)
+	// rather than random (v4: what it minted before, and what an older
+	// remote data plane still ships); the request id is the event's.
 	v7 bool
 }
 
 func newLoaderEvents() *loaderEvents {
 	return &loaderEvents{org: uuid.New(), ws: uuid.New(), key: uuid.New(), owner: uuid.New(), cred: uuid.New(), policy: uuid.New(),
-		now: time.Now().UTC(), endpoint: "chat.completions"}
+		now: time.Now().UTC(), endpoint: "chat.completions", v7: true}
 }
 
 func (s *loaderEvents) next() wire.UsageEventIn {

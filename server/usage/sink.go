@@ -130,7 +130,8 @@ func (s *StoreSink) Flush(ctx context.Context) error {
 	s.mu.Unlock()
 
 	received := store.Now()
-	events, rows := s.events[:0], s.rows[:0]
+	// Grown once to the batch, not doubled (and copied) on the way.
+	events, rows := slices.Grow(s.events[:0], len(batch)), slices.Grow(s.rows[:0], len(batch))
 	defer func() {
 		// Every array is free once the flush is done (a failed flush
 		// requeues a copy), and cleared, so it holds no event meanwhile.

@@ -23,7 +23,7 @@ var files embed.FS
 var pages = map[string]*template.Template{}
 
 func init() {
-	for _, name := range []string{"index", "setup", "signin", "signup", "authorize", "playground"} {
+	for _, name := range []string{"index", "setup", "signin", "signup", "authorize", "playground", "oauth"} {
 		pages[name] = template.Must(template.ParseFS(files, "templates/layout.html", "templates/"+name+".html"))
 	}
 }
@@ -163,6 +163,11 @@ func withNext(page, next string) string {
 }
 
 func render(w http.ResponseWriter, log *slog.Logger, page string, data map[string]any) {
+	renderStatus(w, log, http.StatusOK, page, data)
+}
+
+// renderStatus renders page with status.
+func renderStatus(w http.ResponseWriter, log *slog.Logger, status int, page string, data map[string]any) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	// The page's own inline script is all it runs; nothing may frame it
@@ -173,6 +178,7 @@ func render(w http.ResponseWriter, log *slog.Logger, page string, data map[strin
 	// headers.
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
 	if err := pages[page].ExecuteTemplate(w, "layout", data); err != nil {
 		log.Error("render page", "page", page, "error", err)
 	}
