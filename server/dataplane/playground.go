@@ -160,6 +160,11 @@ func (p *Plane) ServePlayground(w http.ResponseWriter, r *http.Request, orgID, w
 		a.key, a.view, a.caller = key, view, &c
 		refusal = a.admitRate()
 	}
+	if refusal == nil {
+		// The workspace's archive holds every request it meters, the
+		// playground's included (issue 32).
+		a.startArchive()
+	}
 	if refusal != nil {
 		a.endAdmission()
 		refusal.write(a.w)
