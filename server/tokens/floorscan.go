@@ -19,7 +19,7 @@ var errSyntax = errors.New("not JSON")
 type floorScan struct {
 	b []byte
 	i int
-	w *requestWalker
+	w requestWalker
 	// cutKey and cutStart: the member and first byte of a string value
 	// the document ended in (nil: none).
 	cutKey   []byte
@@ -65,9 +65,11 @@ func (s *floorScan) value(key []byte, depth int) error {
 			// Escapes, and bytes that are not UTF-8 (read as U+FFFD), as
 			// encoding/json reads them.
 			if escaped || !utf8.Valid(raw) {
-				if json.Unmarshal(s.b[start-1:s.i], &v) != nil {
+				var u string
+				if json.Unmarshal(s.b[start-1:s.i], &u) != nil {
 					return errSyntax
 				}
+				v = u
 			}
 			s.w.str(unsafe.String(unsafe.SliceData(key), len(key)), v)
 		}
