@@ -5,7 +5,8 @@
 // well-kept Go one exists (OpenAI's o200k_base and cl100k_base), and
 // otherwise errs high on purpose (Estimate).
 //
-// The package is pure: no I/O, no clock. The BPE vocabularies are built on
+// The package is pure: no I/O, no clock (the counts it remembers, countMemo,
+// are the tokenizer's own, so they change no result). The BPE vocabularies are built on
 // first use (about 150 ms and 30 MB for o200k_base), so a gateway that
 // never needs to count pays nothing.
 package tokens
