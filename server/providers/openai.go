@@ -139,7 +139,9 @@ func (a *OpenAI) Stream(ctx context.Context, call *Call) (ChunkStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &openAIStream{body: resp.Body, sse: newSSEReader(resp.Body), call: call, filtered: a.Dialect == DialectAzure}, nil
+	s := &openAIStream{body: resp.Body, sse: newSSEReader(resp.Body), call: call, filtered: a.Dialect == DialectAzure}
+	s.members, s.choiceMembers = s.memberBuf[:0:10], s.memberBuf[10:10]
+	return s, nil
 }
 
 // streamMode says whether and how to ask for a stream.
@@ -285,6 +287,9 @@ type openAIStream struct {
 	members       []jsonMember
 	choiceMembers []jsonMember
 	compact       bytes.Buffer
+	// memberBuf backs members and choiceMembers up to a chunk's usual
+	// size (one allocation with the stream, none per chunk).
+	memberBuf [16]jsonMember
 	// relayed is the answer's text so far, counted if no usage comes.
 	relayed relayed
 	// filtered: a choice that finishes with content_filter ends the

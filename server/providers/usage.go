@@ -300,6 +300,10 @@ func (r *relayed) count(c tokens.Counter) (out, reasoning int64) {
 // servers stream (reasoning_content: DeepSeek, vLLM; reasoning: others).
 func (r *relayed) chatDelta(choices []byte) {
 	s := &r.scratch
+	if s.choice == nil {
+		// The first chunk: the lists start in the stream's own arrays.
+		s.choice, s.delta = s.choiceBuf[:0], s.deltaBuf[:0]
+	}
 	arrayElements(choices, func(elem []byte) {
 		s.choice, _ = objectMembers(s.choice[:0], elem)
 		for _, c := range s.choice {
@@ -313,7 +317,12 @@ func (r *relayed) chatDelta(choices []byte) {
 
 // deltaScratch holds the member lists reused while a stream's chunks'
 // choices are read.
-type deltaScratch struct{ choice, delta, call, fn []jsonMember }
+type deltaScratch struct {
+	choice, delta, call, fn []jsonMember
+	// choiceBuf and deltaBuf back choice and delta up to their usual
+	// size, so that a stream's first chunk does not grow them.
+	choiceBuf, deltaBuf [6]jsonMember
+}
 
 // readDelta keeps a delta's text: content and refusals, reasoning, and
 // tool calls' names and arguments.
