@@ -159,11 +159,6 @@ func (x *exchange) guardedStage() bool {
 	return false
 }
 
-// cacheStage is where a response cache attaches: a hit answers and
-// finishes the request itself (usage_source and cost as the cache
-// decides) and returns false. Empty for now.
-func (x *exchange) cacheStage() bool { return true }
-
 // attemptStage calls the route's upstream, falling back as the request's
 // rule and alias allow (run); every path through it finishes the request.
 func (x *exchange) attemptStage() bool {
