@@ -260,3 +260,37 @@ func TestResponseCacheEntryLimit(t *testing.T) {
 		}
 	})
 }
+
+// A hit is admitted like any request: the workspace's requests a minute
+// count it (the third request of a minute is refused, hit or not), and
+// it is charged to the budgets its policies name, at $0.
+func TestResponseCacheHitsCountAgainstLimitsAndBudgets(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.policy(t, budgetRule("100", "day", "shared"))
+		w, err := e.st.GetWorkspace(context.Background(), e.ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rpm := int64(2)
+		w.RateLimits.RPM = &rpm
+		if err := e.st.UpdateWorkspace(context.Background(), w); err != nil {
+			t.Fatal(err)
+		}
+		e.cacheOn(t, e.ws, 60, 1<<20)
+		det := cachedChat("limited", `,"temperature":0`)
+		if _, hdr, _ := e.ask(t, e.token, det); hdr != "miss" {
+			t.Fatalf("first: %q", hdr)
+		}
+		if _, hdr, _ := e.ask(t, e.token, det); hdr != "hit" {
+			t.Fatalf("second: %q", hdr)
+		}
+		if code, hdr, body := e.ask(t, e.token, det); code != http.StatusTooManyRequests || hdr == "hit" {
+			t.Fatalf("third request of the minute: %d %q %s", code, hdr, body)
+		}
+		hit := e.usage.wait(t, 2)[1]
+		if hit.UsageSource != wire.UsageSourceCache || hit.Provenance == nil || len(hit.Provenance.Budgets) != 1 || hit.CostUSD != "0" {
+			t.Fatalf("hit event %+v (provenance %+v)", hit, hit.Provenance)
+		}
+	})
+}
