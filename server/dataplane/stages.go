@@ -19,10 +19,10 @@ import (
 // guard is the guardrails' input stage (guard.go): every text the caller
 // sends, checked before the request is read for routing, so a redaction
 // is what every upstream sees; a block is answered once the model is known
-// (guarded), as a denied event. cache is the attachment point of a
-// response cache: empty until one lands, it runs with the route chosen and
-// its budget held, before any upstream call; a hit finishes the request
-// itself. A stage that refuses after the model is known calls
+// (guarded), as a denied event. cache is the response cache (cache.go):
+// it runs with the route chosen and its budget held, before any upstream
+// call; a hit finishes the request itself, a miss it keeps runs the
+// attempt itself to record the answer (docs/cache.md). A stage that refuses after the model is known calls
 // x.deny(refusal). The stream side of attempt is the stream writer and its
 // decorators (streamWriter), the guardrails' output stage among them.
 type stage struct {
