@@ -22,8 +22,8 @@ import (
 // (guarded), as a denied event. cache is the response cache (cache.go):
 // it runs with the route chosen and its budget held, before any upstream
 // call; a hit finishes the request itself, a miss it keeps runs the
-// attempt itself to record the answer (docs/cache.md). A stage that refuses after the model is known calls
-// x.deny(refusal). The stream side of attempt is the stream writer and its
+// attempt itself to record the answer (docs/cache.md). A stage that
+// refuses after the model is known calls x.deny(refusal). The stream side of attempt is the stream writer and its
 // decorators (streamWriter), the guardrails' output stage among them.
 type stage struct {
 	name string
