@@ -23,8 +23,9 @@ import (
 // it runs with the route chosen and its budget held, before any upstream
 // call; a hit finishes the request itself, a miss it keeps runs the
 // attempt itself to record the answer (docs/cache.md). A stage that
-// refuses after the model is known calls x.deny(refusal). The stream side of attempt is the stream writer and its
-// decorators (streamWriter), the guardrails' output stage among them.
+// refuses after the model is known calls x.deny(refusal). The stream side
+// of attempt is the stream writer and its decorators (streamWriter), the
+// guardrails' output stage among them.
 type stage struct {
 	name string
 	run  func(*exchange) bool
