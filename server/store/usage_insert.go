@@ -29,6 +29,7 @@ var usageEventColumns = []string{
 	"request_id", "endpoint", "reason", "requested_model", "attempts",
 	"usage_source", "reasoning_tokens", "cache_write_1h_tokens", "provenance", "tags", "tag_set_id",
 	"guardrails",
+	"cache_saving_nano_usd",
 }
 
 // usageEventsIn is the session temporary table a PostgreSQL connection
@@ -407,6 +408,7 @@ func appendSQLiteUsageEventRow(args []any, e *UsageEvent) ([]any, error) {
 		sqliteText(e.RequestID), sqliteText(e.Endpoint), sqliteText(e.Reason), bunText(e.RequestedModel), attempts,
 		bunText(e.UsageSource), e.ReasoningTokens, e.CacheWrite1hTokens, sqliteText(provenance), sqliteText(tagsText), sqliteUUID(e.TagSetID),
 		sqliteText(guardrails),
+		e.CacheSavingNanoUSD,
 	), nil
 }
 

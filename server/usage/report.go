@@ -116,6 +116,10 @@ func Event(e *store.UsageEvent) wire.UsageEvent {
 		UsageSource: cmp.Or(e.UsageSource, wire.UsageSourceUpstream), ReasoningTokens: e.ReasoningTokens, CacheWrite1hTokens: e.CacheWrite1hTokens,
 		Provenance: (*wire.UsageProvenance)(e.Provenance), Tags: map[string]string(e.Tags),
 	}
+	if e.UsageSource == wire.UsageSourceCache {
+		saving := catalog.FormatNanoUSD(e.CacheSavingNanoUSD)
+		out.CacheSavingUSD = &saving
+	}
 	out.Guardrails = []wire.GuardrailRecord(e.Guardrails)
 	if out.Guardrails == nil {
 		out.Guardrails = []wire.GuardrailRecord{}
