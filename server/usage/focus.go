@@ -119,12 +119,29 @@ func shares(e *store.UsageEvent) ([]classShare, []int64, error) {
 // provider, model, price class, unit price and tag set, in that order.
 // The charges' costs add up to the events' costs exactly.
 func FocusCharges(x FocusExport) ([]FocusCharge, error) {
-	byKey := map[focusKey]*FocusCharge{}
-	for i := range x.Events {
-		e := &x.Events[i]
+	f := newFocusFolder(x)
+	if err := f.add(x.Events); err != nil {
+		return nil, err
+	}
+	return f.charges(), nil
+}
+
+// focusFolder folds events into charges as they come.
+type focusFolder struct {
+	x     FocusExport
+	byKey map[focusKey]*FocusCharge
+}
+
+func newFocusFolder(x FocusExport) *focusFolder {
+	return &focusFolder{x: x, byKey: map[focusKey]*FocusCharge{}}
+}
+
+func (f *focusFolder) add(events []store.UsageEvent) error {
+	for i := range events {
+		e := &events[i]
 		classes, costs, err := shares(e)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		tags := ""
 		if len(e.Tags) > 0 {
@@ -141,26 +158,30 @@ func FocusCharges(x FocusExport) ([]FocusCharge, error) {
 				price, _ = decimal.NewFromString(s.price) // parsed by shares
 			}
 			k := focusKey{day.Unix(), e.WorkspaceID, e.Provider, e.Model, s.class, price.String(), tags}
-			c := byKey[k]
+			c := f.byKey[k]
 			if c == nil {
-				c = &FocusCharge{Day: day, WorkspaceID: e.WorkspaceID, WorkspaceName: x.Workspaces[e.WorkspaceID],
+				c = &FocusCharge{Day: day, WorkspaceID: e.WorkspaceID, WorkspaceName: f.x.Workspaces[e.WorkspaceID],
 					Provider: e.Provider, Model: e.Model, Class: s.class, UnitPricePerMTok: price, Tags: tags,
-					billingID: x.OrgID.String(), billingNm: x.OrgName}
-				byKey[k] = c
+					billingID: f.x.OrgID.String(), billingNm: f.x.OrgName}
+				f.byKey[k] = c
 			}
 			c.Tokens += s.tokens
 			c.BilledNanoUSD += costs[j]
 		}
 	}
-	keys := slices.SortedFunc(maps.Keys(byKey), func(a, b focusKey) int {
+	return nil
+}
+
+func (f *focusFolder) charges() []FocusCharge {
+	keys := slices.SortedFunc(maps.Keys(f.byKey), func(a, b focusKey) int {
 		return cmp.Or(cmp.Compare(a.day, b.day), cmp.Compare(a.ws.String(), b.ws.String()), cmp.Compare(a.provider, b.provider),
 			cmp.Compare(a.model, b.model), cmp.Compare(a.class, b.class), cmp.Compare(a.price, b.price), cmp.Compare(a.tags, b.tags))
 	})
 	out := make([]FocusCharge, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, *byKey[k])
+		out = append(out, *f.byKey[k])
 	}
-	return out, nil
+	return out
 }
 
 // FocusTable renders charges as the version's columns: the header and one

@@ -21,10 +21,6 @@ type FocusQuery struct {
 // Focus reads the window's events and renders them as the version's
 // charge rows (FocusCharges, FocusTable).
 func Focus(ctx context.Context, st *store.Store, q FocusQuery) ([]string, [][]*string, error) {
-	events, err := st.UsageEventsForExport(ctx, q.OrgID, q.WorkspaceID, q.Window.Start, q.Window.End)
-	if err != nil {
-		return nil, nil, err
-	}
 	wss, err := st.ListWorkspaces(ctx, store.WorkspaceFilter{OrgID: q.OrgID})
 	if err != nil {
 		return nil, nil, err
@@ -33,9 +29,9 @@ func Focus(ctx context.Context, st *store.Store, q FocusQuery) ([]string, [][]*s
 	for _, w := range wss {
 		names[w.ID] = w.Name
 	}
-	charges, err := FocusCharges(FocusExport{OrgID: q.OrgID, OrgName: q.OrgName, Workspaces: names, Events: events})
-	if err != nil {
+	f := newFocusFolder(FocusExport{OrgID: q.OrgID, OrgName: q.OrgName, Workspaces: names})
+	if err := st.UsageEventsForExport(ctx, q.OrgID, q.WorkspaceID, q.Window.Start, q.Window.End, f.add); err != nil {
 		return nil, nil, err
 	}
-	return FocusTable(q.Version, charges)
+	return FocusTable(q.Version, f.charges())
 }
