@@ -97,9 +97,10 @@ func TestFocusExport(t *testing.T) {
 			if len(classes) != 6 || len(wss) != 2 || len(models) != 2 {
 				t.Fatalf("FOCUS %s: classes %v, workspaces %v, models %v", version, classes, wss, models)
 			}
-			_, has := rows[0]["ProviderName"]
-			if has != (version == "1.3") {
-				t.Errorf("FOCUS %s: ProviderName present %v", version, has)
+			for _, col := range []string{"ServiceProviderName", "HostProviderName", "InvoiceIssuerName", "ProviderName", "PublisherName"} {
+				if rows[0][col] != "openai" && rows[0][col] != "anthropic" {
+					t.Errorf("FOCUS %s: %s is %v", version, col, rows[0][col])
+				}
 			}
 			resp := e.doResp("GET", base+"&format=csv", e.ownerKey, nil)
 			var b strings.Builder

@@ -150,7 +150,7 @@ func TestValidateFocusRefuses(t *testing.T) {
 		want                  string
 	}{
 		{"missing column", "1.3", "ServiceProviderName", nil, true, "ServiceProviderName is required"},
-		{"1.3 column in 1.4", "1.4", "", nil, false, ""},
+		{"unknown column", "1.4", "", nil, false, ""},
 		{"null not allowed", "1.3", "BilledCost", nil, false, "BilledCost must not be null"},
 		{"decimal with exponent", "1.3", "BilledCost", s("1e-9"), false, "not a decimal"},
 		{"local time", "1.4", "ChargePeriodStart", s("2026-11-03T00:00:00+01:00"), false, "not an ISO 8601 UTC"},
@@ -169,10 +169,16 @@ func TestValidateFocusRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c.column == "" {
-				// 1.4 has no ProviderName: a 1.3 table is refused as 1.4.
-				h13, r13, _ := usage.FocusTable("1.3", charges)
-				if err := usage.ValidateFocusTable("1.4", h13, r13); err == nil || !strings.Contains(err.Error(), "ProviderName is not a FOCUS 1.4 column") {
+				// A column of no FOCUS version is refused, a custom x_ one
+				// taken.
+				h := append(header[:len(header):len(header)], "Color")
+				r := [][]*string{append(rows[0][:len(rows[0]):len(rows[0])], s("blue"))}
+				if err := usage.ValidateFocusTable(c.version, h, r); err == nil || !strings.Contains(err.Error(), "Color is not a FOCUS 1.4 column") {
 					t.Fatalf("got %v", err)
+				}
+				h[len(h)-1] = "x_Color"
+				if err := usage.ValidateFocusTable(c.version, h, r); err != nil {
+					t.Fatalf("a custom column: %v", err)
 				}
 				return
 			}

@@ -37,7 +37,9 @@ type FocusColumn struct {
 // focusColumns are the columns gw's export writes, in order, with the
 // versions that define them (docs/focus.md). ProviderName and PublisherName
 // are deprecated in 1.3 (replaced by ServiceProviderName, HostProviderName
-// and InvoiceIssuerName), still required there, and gone from 1.4.
+// and InvoiceIssuerName) and still required: FOCUS removes a column only
+// in a version its deprecation names, and 1.3's names none, so 1.4 keeps
+// them too.
 var focusColumns = []FocusColumn{
 	{Name: "BilledCost", Type: FocusDecimal},
 	{Name: "BillingAccountId", Type: FocusString},
@@ -65,8 +67,8 @@ var focusColumns = []FocusColumn{
 	{Name: "PricingCurrency", Type: FocusString, Nullable: true},
 	{Name: "PricingQuantity", Type: FocusDecimal, Nullable: true},
 	{Name: "PricingUnit", Type: FocusString, Nullable: true},
-	{Name: "ProviderName", Type: FocusString, Until: "1.4"},
-	{Name: "PublisherName", Type: FocusString, Until: "1.4"},
+	{Name: "ProviderName", Type: FocusString},
+	{Name: "PublisherName", Type: FocusString},
 	{Name: "ResourceId", Type: FocusString, Nullable: true},
 	{Name: "ResourceName", Type: FocusString, Nullable: true},
 	{Name: "ResourceType", Type: FocusString, Nullable: true},
