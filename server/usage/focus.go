@@ -32,7 +32,9 @@ const (
 // the event's cost is rounded once on the sum of its classes (catalog
 // CostNanoUSD), each class's share is rounded down, and what the shares
 // miss of the cost is added here, so the classes add up to the cost
-// exactly. An event without recorded prices has its whole cost here.
+// exactly. An event without recorded prices has its whole cost here; one
+// whose cost is not its prices' (a response-cache hit at $0) shares its
+// cost in proportion to what its prices would charge each class.
 const FocusRemainderClass = FocusClassInput
 
 var focusClassNames = map[string]string{
@@ -94,8 +96,8 @@ func shares(e *store.UsageEvent) ([]classShare, []int64, error) {
 		{FocusClassOutput, e.OutputTokens - e.ReasoningTokens, p.OutputPerMTok},
 		{FocusClassReasoning, e.ReasoningTokens, p.OutputPerMTok},
 	}
-	costs := make([]int64, len(out))
-	var sum int64
+	exact := make([]decimal.Decimal, len(out))
+	total := decimal.Zero
 	for i, s := range out {
 		if s.tokens < 0 {
 			return nil, nil, fmt.Errorf("usage event %s: negative %s token count", e.ID, s.class)
@@ -108,7 +110,24 @@ func shares(e *store.UsageEvent) ([]classShare, []int64, error) {
 			return nil, nil, fmt.Errorf("usage event %s: price %q: %w", e.ID, s.price, err)
 		}
 		// USD per million tokens × tokens × 10⁹ / 10⁶ nano-dollars.
-		costs[i] = price.Mul(decimal.NewFromInt(s.tokens)).Shift(3).Floor().IntPart()
+		exact[i] = price.Mul(decimal.NewFromInt(s.tokens)).Shift(3)
+		total = total.Add(exact[i])
+	}
+	// An event charged at its prices has each class's exact share; one
+	// charged otherwise (a response-cache hit at $0, a discount) shares
+	// its cost in proportion to them.
+	cost := decimal.NewFromInt(e.CostNanoUSD)
+	atPrices := total.Sub(cost).Abs().LessThan(decimal.NewFromInt(1))
+	costs := make([]int64, len(out))
+	var sum int64
+	for i := range out {
+		share := exact[i]
+		if !atPrices && total.IsPositive() {
+			share = exact[i].Mul(cost).Div(total)
+		} else if !atPrices {
+			share = decimal.Zero
+		}
+		costs[i] = share.Floor().IntPart()
 		sum += costs[i]
 	}
 	costs[0] += e.CostNanoUSD - sum // out[0] is FocusRemainderClass

@@ -49,6 +49,19 @@ func TestFocusChargesSplitExactly(t *testing.T) {
 		// down sum to 3098, and the remainder 2 goes to input.
 		{"remainder to input", pricedEvent(t, at, ws, "openai/mini", odd, catalog.Tokens{Input: 7, Output: 3, CacheRead: 1, CacheWrite: 2, CacheWrite1h: 1}, 0, nil),
 			map[string][2]int64{"input": {7, 865}, "output": {3, 1703}, "cached_input": {1, 12}, "cache_write": {1, 187}, "cache_write_1h": {1, 333}}},
+		{"a cache hit at $0: every class at 0", func() store.UsageEvent {
+			e := pricedEvent(t, at, ws, "openai/mini", odd, catalog.Tokens{Input: 7, Output: 3}, 0, nil)
+			e.CostNanoUSD = 0
+			return e
+		}(), map[string][2]int64{"input": {7, 0}, "output": {3, 0}}},
+		// Charged 1000 where the prices say 863.8 + 1703.4 = 2567.2: the
+		// shares are 336.47… and 663.52…, rounded down to 336 and 663,
+		// the remainder 1 to input.
+		{"charged below its prices: shared in proportion", func() store.UsageEvent {
+			e := pricedEvent(t, at, ws, "openai/mini", odd, catalog.Tokens{Input: 7, Output: 3}, 0, nil)
+			e.CostNanoUSD = 1000
+			return e
+		}(), map[string][2]int64{"input": {7, 337}, "output": {3, 663}}},
 		{"no recorded prices: the cost in input", store.UsageEvent{ID: uuid.New(), WorkspaceID: ws, Model: "x/old", Provider: "x",
 			InputTokens: 5, OutputTokens: 5, CostNanoUSD: 123, OccurredAt: at},
 			map[string][2]int64{"input": {5, 123}, "output": {5, 0}}},
