@@ -97,7 +97,18 @@ func TestFocusExport(t *testing.T) {
 			if len(classes) != 6 || len(wss) != 2 || len(models) != 2 {
 				t.Fatalf("FOCUS %s: classes %v, workspaces %v, models %v", version, classes, wss, models)
 			}
-			for _, col := range []string{"ServiceProviderName", "HostProviderName", "InvoiceIssuerName", "ProviderName", "PublisherName"} {
+			providerCols := []string{"ServiceProviderName", "HostProviderName", "InvoiceIssuerName"}
+			if version == "1.3" {
+				providerCols = append(providerCols, "ProviderName", "PublisherName")
+			} else {
+				// Deprecated in 1.3, removed in 1.4.
+				for _, col := range []string{"ProviderName", "PublisherName"} {
+					if _, ok := rows[0][col]; ok {
+						t.Errorf("FOCUS %s still has %s", version, col)
+					}
+				}
+			}
+			for _, col := range providerCols {
 				if rows[0][col] != "openai" && rows[0][col] != "anthropic" {
 					t.Errorf("FOCUS %s: %s is %v", version, col, rows[0][col])
 				}
