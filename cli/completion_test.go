@@ -151,7 +151,7 @@ func TestCompletionOfEnumerableValues(t *testing.T) {
 		{[]string{"usage", "export", "--by", "w"}, []string{"workspace"}, noFiles},
 		{[]string{"usage", "--period", ""}, []string{"today", "7d", "30d", "month_to_date"}, noFiles},
 		{[]string{"usage", "report", "--period", ""}, []string{"today", "7d", "30d", "month_to_date", "custom"}, noFiles},
-		{[]string{"usage", "export", "--format", ""}, []string{"csv"}, noFiles},
+		{[]string{"usage", "export", "--format", ""}, []string{"csv", "focus"}, noFiles},
 		{[]string{"usage", "--tag-key", ""}, []string{"env", "team"}, noFiles},
 		{[]string{"usage", "report", "--tag", ""}, []string{"env=prod", "team=search"}, noFiles},
 		{[]string{"budgets", "create-for-tag", "t"}, []string{"team=search"}, noFiles},

@@ -34,7 +34,7 @@ var flagCompletions = map[string]func(*cmdutil.Factory) cobra.CompletionFunc{
 	"usage --by":                          apiValues(completeBreakdowns),
 	"usage --tag-key":                     apiValues(completeTagKeys),
 	"usage --tag":                         apiValues(completeTagPairs),
-	"usage export --format":               fixedValues("csv"),
+	"usage export --format":               fixedValues("csv", "focus"),
 	"budgets create-for-tag --period":     fixedValues("day\tUTC days", "month\tUTC months"),
 	"inference-keys --tag":                apiValues(completeTagPairs),
 	"inference-keys update --untag":       apiValues(completeTagKeys),

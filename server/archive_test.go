@@ -102,6 +102,14 @@ func TestArchiveEndToEnd(t *testing.T) {
 					t.Fatalf("request: %d", code)
 				}
 			}
+			// A person trying a model in the playground is archived too:
+			// the archive is every request of the workspace, not only
+			// its keys'.
+			sent++
+			if resp, raw := playgroundCall(t, cp.URL, "POST", wsPath+"/playground/chat/completions", cp.token,
+				fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"hello from the playground %d"}]}`, gptMini, sent)); resp.StatusCode != 200 {
+				t.Fatalf("playground: %d %s", resp.StatusCode, raw)
+			}
 			// The store down for a while: requests still answer.
 			s3.Stop()
 			for range 3 {

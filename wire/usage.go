@@ -66,6 +66,10 @@ type UsageEvent struct {
 	// Guardrails say what each guardrail that applied did (issue 32); []
 	// when none applied.
 	Guardrails []GuardrailRecord `json:"guardrails"`
+	// CacheSavingUSD is what the upstream call would have cost, on an
+	// event the response cache answered (usage_source "cache", cost 0;
+	// docs/cache.md); null otherwise.
+	CacheSavingUSD *string `json:"cache_saving_usd" jsonschema:"nullable"`
 }
 
 // MaxProvenanceItems bounds the policy rules and the budgets an event's
@@ -196,6 +200,9 @@ type UsageEventIn struct {
 	// with them or alone when they are too large to record.
 	ToolArguments      json.RawMessage `json:"tool_arguments,omitempty"`
 	ToolArgumentsBytes int64           `json:"tool_arguments_bytes,omitempty" jsonschema:"minimum=0"`
+	// CacheSavingUSD is what the upstream call would have cost, sent
+	// with usage_source "cache" only.
+	CacheSavingUSD *string `json:"cache_saving_usd,omitempty" jsonschema:"pattern=^\\d+(?:\\.\\d{1\\,9})?$"`
 }
 
 // MaxToolArgumentsBytes bounds the arguments a tool call's audit row
@@ -207,10 +214,13 @@ const MaxToolArgumentsBytes = 8 << 10
 const (
 	UsageSourceUpstream  = "upstream"
 	UsageSourceEstimated = "estimated"
+	// UsageSourceCache: the response cache answered; the tokens are the
+	// kept answer's, and no upstream was called.
+	UsageSourceCache = "cache"
 )
 
 // UsageSources are the usage sources, for the document and checks.
-var UsageSources = []string{UsageSourceUpstream, UsageSourceEstimated}
+var UsageSources = []string{UsageSourceUpstream, UsageSourceEstimated, UsageSourceCache}
 
 // UsageIngest is a batch of events from a data plane.
 type UsageIngest struct {

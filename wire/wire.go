@@ -103,6 +103,8 @@ type Workspace struct {
 	// sweep); absent without an enabled archive. gw status shows the
 	// failing ones.
 	ArchiveCheck *ArchiveCheck `json:"archive_check,omitempty"`
+	// ResponseCache is the workspace's response cache (null: none).
+	ResponseCache *WorkspaceResponseCache `json:"response_cache" jsonschema:"nullable"`
 	// Warnings are what an update saved but could not confirm (an
 	// archive bucket that could not be reached); absent otherwise.
 	Warnings  []string  `json:"warnings,omitempty"`
@@ -189,6 +191,9 @@ type WorkspaceUpdate struct {
 	// secret access key may be left out while the endpoint, bucket and
 	// access key id stay the same (the sealed one is kept).
 	Archive *WorkspaceArchive `json:"archive,omitempty" jsonschema:"nullable"`
+	// ResponseCache replaces the response cache setting; null caches
+	// nothing.
+	ResponseCache *WorkspaceResponseCache `json:"response_cache,omitempty" jsonschema:"nullable"`
 }
 
 // Deleted is the result of deleting a workspace or an organization.

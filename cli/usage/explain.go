@@ -246,6 +246,10 @@ func explainCost(w io.Writer, ev wire.UsageEvent) error {
 	if source == wire.UsageSourceEstimated {
 		source += ": the upstream did not report them, gw counted what it sent and relayed"
 	}
+	if source == wire.UsageSourceCache {
+		explainCacheHit(w, ev)
+		return nil
+	}
 	fmt.Fprintf(w, "\ntokens × prices (USD per million tokens), counted by %s\n", source)
 	p := ev.Provenance
 	if len(ev.Attempts) == 0 && ev.Status == "denied" {
@@ -297,4 +301,15 @@ func deref(s *string) string {
 		return "—"
 	}
 	return strings.TrimSpace(*s)
+}
+
+// explainCacheHit explains an answer of the response cache: no upstream
+// call, nothing billed, and what the call would have cost.
+func explainCacheHit(w io.Writer, ev wire.UsageEvent) {
+	saving := "0"
+	if ev.CacheSavingUSD != nil {
+		saving = *ev.CacheSavingUSD
+	}
+	fmt.Fprintf(w, "\nanswered from the response cache: no upstream call\n")
+	fmt.Fprintf(w, "  cost %s USD; the upstream call would have cost %s USD (saved)\n", ev.CostUSD, saving)
 }

@@ -128,6 +128,23 @@ func TestUsageExplainFlags(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// An answer of the response cache (issue 35) explains its saving, never
+// a price line.
+func TestExplainCacheHit(t *testing.T) {
+	ev := explainedEvent()
+	ev.Attempts, ev.CostUSD, ev.UsageSource, ev.CacheSavingUSD = nil, "0", wire.UsageSourceCache, ptr("0.006775")
+	ev.Provenance.Prices = nil
+	var out bytes.Buffer
+	if err := explainEvent(&out, ev, "search-api", "ana@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	want := "answered from the response cache: no upstream call\n  cost 0 USD; the upstream call would have cost 0.006775 USD (saved)\n"
+	if !strings.Contains(got, want) || strings.Contains(got, "tokens × prices") {
+		t.Fatalf("explanation:\n%s\nlacks:\n%s", got, want)
+	}
+}
+
 // The service tier whose prices applied is named beside the total.
 func TestExplainServiceTier(t *testing.T) {
 	ev := explainedEvent()

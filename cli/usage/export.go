@@ -21,6 +21,8 @@ import (
 type ExportOptions struct {
 	ReportOptions
 	Format string
+	// FocusVersion is the FOCUS version of --format focus.
+	FocusVersion string
 }
 
 // NewCmdExport builds `gw usage export`, usage for finance: one CSV
@@ -28,7 +30,7 @@ type ExportOptions struct {
 func NewCmdExport(f *cmdutil.Factory, runF func(context.Context, *ExportOptions) error) *cobra.Command {
 	opts := &ExportOptions{ReportOptions: ReportOptions{IO: f.IO, Client: f.AuthedClient}}
 	cmd := &cobra.Command{
-		Use:   "export --format csv [--period P | --start-date D --end-date D] [filters] [--by DIMENSION]",
+		Use:   "export --format csv|focus [--period P | --start-date D --end-date D] [filters] [--by DIMENSION]",
 		Short: "Export usage as CSV: one row per day, or per day and value of a dimension (a tag's too)",
 		Long: `Export the report's period as CSV on standard output, for a spreadsheet or
 finance: one row per local day (--timezone cuts the days), or with --by one
@@ -38,14 +40,29 @@ USD, never rounded; token counts are exact integers. In a breakdown by tag
 the requests without the tag have an empty value; those past the tag bound
 (docs/metering.md) are marked in the over_tag_limit column. Takes the
 report's filters (--tag KEY=VALUE, --model, …) and scopes (--workspace,
---workspace-filter).`,
+--workspace-filter).
+
+--format focus writes the organization's FOCUS cost rows instead (FinOps
+Open Cost and Usage Specification, --focus-version 1.3 or 1.4): one row per
+UTC day, workspace, model, price class and tag set, for --start-date to
+--end-date; the costs add up to the usage report's exactly (docs/focus.md).`,
 		Example: `  gw usage export --format csv --by tag:team --period month_to_date > team-costs.csv
   gw usage export --format csv --start-date 2026-03-01 --end-date 2026-03-31 --by model
-  gw usage export --format csv --by tag:feature --tag team=search --timezone Europe/Paris`,
+  gw usage export --format csv --by tag:feature --tag team=search --timezone Europe/Paris
+  gw usage export --format focus --focus-version 1.4 --start-date 2026-03-01 --end-date 2026-03-31 > focus.csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Format == "focus" {
+				if err := opts.checkFocus(cmd.Flags().Changed); err != nil {
+					return err
+				}
+				if runF != nil {
+					return runF(cmd.Context(), opts)
+				}
+				return focusExportRun(cmd.Context(), opts)
+			}
 			if opts.Format != "csv" {
-				return cmdutil.UsageError{Err: fmt.Errorf("--format must be csv, not %q", opts.Format)}
+				return cmdutil.UsageError{Err: fmt.Errorf("--format must be csv or focus, not %q", opts.Format)}
 			}
 			if opts.By != "" && !tui.IsDimension(opts.By) {
 				return cmdutil.UsageError{Err: fmt.Errorf("--by must be one of %s or tag:KEY, not %q", strings.Join(tui.Dimensions, ", "), opts.By)}
@@ -67,7 +84,8 @@ report's filters (--tag KEY=VALUE, --model, …) and scopes (--workspace,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Format, "format", "csv", "output format: csv")
+	fl.StringVar(&opts.Format, "format", "csv", "output format: csv, or focus (FOCUS cost rows, docs/focus.md)")
+	fl.StringVar(&opts.FocusVersion, "focus-version", "1.3", "FOCUS version of --format focus: 1.3 or 1.4")
 	opts.addReportFlags(fl)
 	fl.StringVar(&opts.By, "by", "", "a row per day and value of model, provider, owner, inference_key, workspace, tool or tag:KEY")
 	return cmd

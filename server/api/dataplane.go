@@ -204,6 +204,7 @@ func (r eventReader) metering(e *wire.UsageEventIn) {
 	if src := r.optStr("usage_source"); src != nil {
 		e.UsageSource = *src
 	}
+	e.CacheSavingUSD = r.optStr("cache_saving_usd")
 	e.ServiceTier = r.optStr("service_tier")
 	e.ReasoningTokens, e.CacheWrite1hTokens = r.optCount("reasoning_tokens"), r.optCount("cache_write_1h_tokens")
 	if v, ok := r.o.Raw("provenance"); ok && v != nil {

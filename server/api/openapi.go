@@ -273,6 +273,9 @@ func responses(rt *Route, ref func(any) map[string]any) map[string]any {
 			"content": map[string]any{"application/json": map[string]any{"schema": body},
 				"text/event-stream": map[string]any{"schema": map[string]any{"type": "string"}}}}
 	}
+	if rt.CSV {
+		out["200"].(map[string]any)["content"].(map[string]any)["text/csv"] = map[string]any{"schema": map[string]any{"type": "string"}}
+	}
 	if rt.Raw && rt.Result == nil {
 		// A redirect (single sign-on): no answer of its own.
 		delete(out, "200")

@@ -84,6 +84,9 @@ type Route struct {
 	// playground's chat completion is the model's answer, in the data
 	// plane's shape); Result documents it.
 	Raw bool
+	// CSV: the handler may also answer text/csv (a query parameter asks
+	// for it), written itself; Result documents the JSON answer.
+	CSV bool
 	// DataPlane: the route needs the data plane in process, and answers
 	// 503 on a server without one.
 	DataPlane bool

@@ -35,6 +35,7 @@ func (s *Server) allRoutes() []*Route {
 		s.scimTokenRoutes(),
 		s.oauthRoutes(),
 		s.keyToolRoutes(),
+		s.focusRoutes(),
 	} {
 		all = append(all, group...)
 	}

@@ -113,6 +113,7 @@ func (s *Server) updateWorkspace(r *Request) (any, error) {
 		in.TagValues = readTagValues(o)
 		readMCPSettings(o, &in)
 		arch = readArchive(r.ctx, policy, o)
+		in.ResponseCache = readResponseCache(o)
 	}); err != nil {
 		return nil, err
 	}

@@ -61,6 +61,9 @@ type WorkspaceUpdate struct {
 	// Archive, when set, replaces the payload archive (*Archive nil:
 	// none); its secret is sealed already.
 	Archive **store.Archive
+	// ResponseCache, when set, replaces the response cache setting
+	// (*ResponseCache nil: none).
+	ResponseCache **store.ResponseCache
 }
 
 // archiveDetail is what the audit log records of an archive setting:
@@ -77,7 +80,8 @@ func archiveDetail(a *store.Archive) map[string]any {
 func workspaceDetail(ws *store.Workspace) map[string]any {
 	return map[string]any{"name": ws.Name, "slug": ws.Slug, "rate_limits": RateLimitsDetail(ws.RateLimits),
 		"required_tags": []string(ws.RequiredTags), "tag_values": map[string][]string(ws.TagValues),
-		"mcp_default": WorkspaceMCPDefault(ws), "mcp_audit_arguments": ws.MCPAuditArguments != nil && *ws.MCPAuditArguments, "archive": archiveDetail(ws.Archive)}
+		"mcp_default": WorkspaceMCPDefault(ws), "mcp_audit_arguments": ws.MCPAuditArguments != nil && *ws.MCPAuditArguments, "archive": archiveDetail(ws.Archive),
+		"response_cache": ws.ResponseCache}
 }
 
 // UpdateWorkspace applies in to ws and audits the change, before and after.
@@ -121,6 +125,9 @@ func UpdateWorkspace(ctx context.Context, st *store.Store, actor Actor, ws store
 	}
 	if in.Archive != nil {
 		ws.Archive = *in.Archive
+	}
+	if in.ResponseCache != nil {
+		ws.ResponseCache = *in.ResponseCache
 	}
 	ws.UpdatedAt = store.Now()
 	details := map[string]any{"before": before, "after": workspaceDetail(&ws)}

@@ -184,6 +184,10 @@ type Workspace struct {
 	// (issue 32); left out when it archives nothing.
 	Archive *Archive `json:"archive,omitempty"`
 
+	// ResponseCache is the workspace's response cache (issue 35); left
+	// out when it caches nothing.
+	ResponseCache *ResponseCache `json:"response_cache,omitempty"`
+
 	// TagBudgets are the workspace's budgets for a tag whose policies the
 	// bundle carries (enabled ones): a request header may not name their
 	// tag keys, and each budget counts the requests whose tags carry its
@@ -277,4 +281,11 @@ type Archive struct {
 	AccessKeyID  string   `json:"access_key_id"`
 	SecretSealed string   `json:"secret_sealed"`
 	Include      []string `json:"include"`
+}
+
+// ResponseCache is a workspace's response cache setting as a data plane
+// applies it (docs/cache.md).
+type ResponseCache struct {
+	TTLSeconds    int `json:"ttl_seconds"`
+	MaxEntryBytes int `json:"max_entry_bytes"`
 }

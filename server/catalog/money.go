@@ -317,12 +317,19 @@ func FormatNanoUSD(n int64) string {
 		u, sign = -u, "-"
 	}
 	whole, frac := u/NanoPerUSD, u%NanoPerUSD
-	s := sign + strconv.FormatUint(whole, 10)
-	if frac == 0 {
-		return s
+	// Built in one buffer on the stack: a usage event formats its cost on
+	// every request (one allocation, the string).
+	var buf [40]byte
+	b := append(buf[:0], sign...)
+	b = strconv.AppendUint(b, whole, 10)
+	if frac != 0 {
+		b = append(b, '.')
+		for d := uint64(NanoPerUSD / 10); d > 0 && frac > 0; d /= 10 {
+			b = append(b, byte('0'+frac/d))
+			frac %= d
+		}
 	}
-	digits := fmt.Sprintf("%09d", frac)
-	return s + "." + strings.TrimRight(digits, "0")
+	return string(b)
 }
 
 // ParseNanoUSD is the inverse of FormatNanoUSD, for USD amounts operators

@@ -134,6 +134,10 @@ type usageRecord struct {
 	// audit row, set only when the workspace records them.
 	toolArguments      json.RawMessage
 	toolArgumentsBytes int64
+	// cacheHit: the response cache answered (cache.go); savingNano is
+	// what the upstream call would have cost.
+	cacheHit   bool
+	savingNano int64
 	// serviceTier is the service tier the request was billed in; "" for
 	// none named.
 	serviceTier string
@@ -352,6 +356,10 @@ func (a *admission) record(u usageRecord) {
 	}
 	if usage.Estimated {
 		e.UsageSource = wire.UsageSourceEstimated
+	}
+	if u.cacheHit {
+		saving := catalog.FormatNanoUSD(u.savingNano)
+		e.UsageSource, e.CacheSavingUSD = wire.UsageSourceCache, &saving
 	}
 	if u.serviceTier != "" {
 		tier := u.serviceTier

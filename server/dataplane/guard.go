@@ -1,17 +1,13 @@
 package dataplane
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 
 	"github.com/google/uuid"
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/guardrails"
 	"github.com/gw-gateway/gw/server/policy"
-	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/secrets"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -186,165 +182,6 @@ func (a *admission) guardArguments(args []byte) ([]byte, *response) {
 	return out, nil
 }
 
-// guardStream is the output stage of a streamed answer. A translated
-// route's chunks are chat.completion.chunks whatever the caller's dialect
-// (the dialect's writer turns them into its events), so the decorator
-// works on their text deltas: each choice's text goes through a
-// guardrails.Stream (the hold-back window), and the chunk carries what may
-// be sent now. A native route's events are the upstream's own; their
-// output stage is recorded skipped.
-func (x *exchange) guardStream(out streamOut, rt *route) streamOut {
-	set := x.key.guards.For(guardrails.StageOutput)
-	if len(set) == 0 || x.guardOut != nil {
-		return out
-	}
-	if rt.native && x.endpoint != endpointMessages {
-		x.guardStreamSkipped()
-		return out
-	}
-	x.guardOut = guardrails.NewRun(set, guardrails.StageOutput, guardHook{&x.admission})
-	return &guardedStream{streamOut: out, x: x, model: rt.model.model.ID, streams: map[string]*guardrails.Stream{}}
-}
-
-type guardedStream struct {
-	streamOut
-	x       *exchange
-	model   string
-	streams map[string]*guardrails.Stream
-	// meta is the last chunk's id, object, created and model, for a chunk
-	// made up to carry the held text when the stream ends without a
-	// finishing chunk.
-	meta    map[string]any
-	blocked bool
-	// drained: the held text went (drainGuard), with drainErr.
-	drained  bool
-	drainErr error
-}
-
-func (g *guardedStream) stream(index string) *guardrails.Stream {
-	s := g.streams[index]
-	if s == nil {
-		s = guardrails.NewStream(g.x.r.Context(), g.x.guardOut, 0)
-		g.streams[index] = s
-	}
-	return s
-}
-
-func (g *guardedStream) chunk(data []byte, more bool) error {
-	if g.blocked {
-		return nil
-	}
-	var c map[string]any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if dec.Decode(&c) != nil {
-		return g.streamOut.chunk(data, more)
-	}
-	if typ, _ := c["type"].(string); typ != "" {
-		return g.messagesEvent(c, typ, data, more)
-	}
-	choices, _ := c["choices"].([]any)
-	g.meta = map[string]any{"id": c["id"], "object": c["object"], "created": c["created"], "model": c["model"]}
-	changed := false
-	for _, ch := range choices {
-		choice, _ := ch.(map[string]any)
-		if choice == nil {
-			continue
-		}
-		index := fmt.Sprint(choice["index"])
-		delta, _ := choice["delta"].(map[string]any)
-		text, isText := "", false
-		if delta != nil {
-			text, isText = delta["content"].(string)
-		}
-		s := g.stream(index)
-		var sent string
-		var blocked bool
-		if isText {
-			sent, blocked = s.Write(text)
-		}
-		if !blocked && choice["finish_reason"] != nil {
-			rest, b := s.Close()
-			sent, blocked = sent+rest, b
-			isText = isText || rest != ""
-		}
-		if blocked {
-			return g.block()
-		}
-		if isText {
-			if delta == nil {
-				delta = map[string]any{}
-				choice["delta"] = delta
-			}
-			delta["content"] = sent
-			changed = true
-		}
-	}
-	if !changed {
-		return g.streamOut.chunk(data, more)
-	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		return g.streamOut.chunk(data, more)
-	}
-	return g.streamOut.chunk(b, more)
-}
-
-// block ends the stream with the dialect's error event; the rest of the
-// upstream's answer is not relayed (it is metered: the tokens were spent).
-func (g *guardedStream) block() error {
-	g.blocked = true
-	b := g.x.guardOut.Blocked()
-	return g.streamOut.fail(g.model, &providers.Error{Kind: providers.Rejected, Status: http.StatusBadRequest,
-		Type: typeInvalidRequest, Code: reasonGuardrailBlocked, Message: b.Message()})
-}
-
-// flush sends what the streams still hold, in a chunk of its own.
-func (g *guardedStream) flush() error {
-	for index, s := range g.streams {
-		rest, blocked := s.Close()
-		if blocked {
-			return g.block()
-		}
-		if rest == "" {
-			continue
-		}
-		c := map[string]any{"choices": []any{map[string]any{"index": json.Number(index), "delta": map[string]any{"content": rest}, "finish_reason": nil}}}
-		for k, v := range g.meta {
-			c[k] = v
-		}
-		b, err := json.Marshal(c)
-		if err != nil {
-			return err
-		}
-		if err := g.streamOut.chunk(b, false); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (g *guardedStream) end(u providers.Usage) error {
-	if g.blocked {
-		return nil
-	}
-	err := g.drainErr
-	if !g.drained {
-		err = g.flush()
-	}
-	if err != nil || g.blocked {
-		return err
-	}
-	return g.streamOut.end(u)
-}
-
-func (g *guardedStream) fail(model string, f *providers.Error) error {
-	if g.blocked {
-		return nil
-	}
-	return g.streamOut.fail(model, f)
-}
-
 // allGuardRecords is the request's guardrail records, a streamed answer's
 // output stage included.
 func (a *admission) allGuardRecords() []wire.GuardrailRecord {
@@ -357,60 +194,4 @@ func (a *admission) allGuardRecords() []wire.GuardrailRecord {
 			Outcome: string(r.Outcome), Detectors: append([]string{}, r.Detectors...)})
 	}
 	return out
-}
-
-// drainGuard sends what a guarded stream still holds (or blocks it), so
-// the usage event recorded next says what its tail was.
-func drainGuard(out streamOut) {
-	if g, ok := out.(*guardedStream); ok && !g.blocked {
-		g.drainErr = g.flush()
-		g.drained = true
-	}
-}
-
-// messagesEvent is chunk for a native Anthropic stream: each content
-// block's text deltas go through their own hold-back stream, and what a
-// block still holds is sent as one more text delta before its
-// content_block_stop.
-func (g *guardedStream) messagesEvent(c map[string]any, typ string, data []byte, more bool) error {
-	index := fmt.Sprint(c["index"])
-	switch typ {
-	case "content_block_delta":
-		delta, _ := c["delta"].(map[string]any)
-		if delta == nil || delta["type"] != "text_delta" {
-			return g.streamOut.chunk(data, more)
-		}
-		text, _ := delta["text"].(string)
-		sent, blocked := g.stream(index).Write(text)
-		if blocked {
-			return g.block()
-		}
-		delta["text"] = sent
-		b, err := json.Marshal(c)
-		if err != nil {
-			return err
-		}
-		return g.streamOut.chunk(b, more)
-	case "content_block_stop":
-		s := g.streams[index]
-		if s == nil {
-			return g.streamOut.chunk(data, more)
-		}
-		delete(g.streams, index)
-		rest, blocked := s.Close()
-		if blocked {
-			return g.block()
-		}
-		if rest != "" {
-			b, err := json.Marshal(map[string]any{"type": "content_block_delta", "index": c["index"],
-				"delta": map[string]any{"type": "text_delta", "text": rest}})
-			if err != nil {
-				return err
-			}
-			if err := g.streamOut.chunk(b, true); err != nil {
-				return err
-			}
-		}
-	}
-	return g.streamOut.chunk(data, more)
 }

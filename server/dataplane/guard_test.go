@@ -107,7 +107,7 @@ func TestGuardInput(t *testing.T) {
 		e.dropGuardrail(t, false, id)
 
 		// The output stage: a whole answer is redacted before the caller
-		// reads it; a streamed one is recorded skipped.
+		// reads it; a streamed one as it goes (hold-back window).
 		id = e.guardrail(t, false, guardrails.ActionRedact, guardrails.FailClosed, "", guardrails.DetectorSpec{Kind: guardrails.KindPII, Types: []string{"email"}})
 		e.openai.Enqueue(providerstest.Reply{Text: "write to bob@example.org", Usage: providerstest.Usage{Input: 5, Output: 3}})
 		e.usage.reset()

@@ -677,6 +677,15 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 		if err == nil {
 			err = out.chunk(chunk, pending != nil && pending.Pending())
 		}
+		if errors.Is(err, errGuardBlocked) {
+			// A guardrail ended the answer (its error event is written):
+			// the upstream call ends now, metered for what it generated.
+			cancel(errGuardBlocked)
+			_ = s.Close()
+			o.usage = s.Usage()
+			x.finish(o)
+			return nil
+		}
 		if err != nil {
 			// The caller is gone: the upstream call ends now, billed for
 			// what it generated.

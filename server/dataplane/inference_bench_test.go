@@ -151,20 +151,20 @@ func benchPost(b *testing.B, client *http.Client, url, token, body string) {
 
 // benchBundle signs a one-workspace organization with an openai credential
 // at baseURL and a typical workspace policy, without a database.
-func benchBundle(b *testing.B, baseURL string) (string, bundle.Signed, ed25519.PublicKey, *secrets.Keyring) {
+func benchBundle(b testing.TB, baseURL string) (string, bundle.Signed, ed25519.PublicKey, *secrets.Keyring) {
 	return benchBundleWith(b, baseURL, "", nil)
 }
 
 // benchBundleWith is benchBundle with extra rules in the policy and rate
 // limits on the key.
-func benchBundleWith(b *testing.B, baseURL, extraRules string, limits *bundle.RateLimits) (string, bundle.Signed, ed25519.PublicKey, *secrets.Keyring) {
+func benchBundleWith(b testing.TB, baseURL, extraRules string, limits *bundle.RateLimits) (string, bundle.Signed, ed25519.PublicKey, *secrets.Keyring) {
 	b.Helper()
 	return benchBundleEdit(b, baseURL, extraRules, limits, nil)
 }
 
 // benchBundleEdit is benchBundleWith with edit applied to the body (its
 // one workspace first) before it is signed.
-func benchBundleEdit(b *testing.B, baseURL, extraRules string, limits *bundle.RateLimits, edit func(*bundle.Body, *secrets.Keyring)) (string, bundle.Signed, ed25519.PublicKey, *secrets.Keyring) {
+func benchBundleEdit(b testing.TB, baseURL, extraRules string, limits *bundle.RateLimits, edit func(*bundle.Body, *secrets.Keyring)) (string, bundle.Signed, ed25519.PublicKey, *secrets.Keyring) {
 	b.Helper()
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {

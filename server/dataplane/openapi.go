@@ -224,14 +224,19 @@ func mcpResponses(open *apidoc.Reflector) map[string]any {
 	rpc := func(desc string) map[string]any {
 		return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": open.Ref(jsonRPCMessage{})}}}
 	}
+	answer := rpc("The JSON-RPC answer (a tools/call refused by a tool policy, a budget or a rate limit, or failed upstream, is a JSON-RPC error here). " +
+		"An initialize answer carries Mcp-Session-Id (2025-06-18 and 2025-11-25). " +
+		"When the upstream sends progress or log notifications, or a request of its own (sampling, elicitation, roots) for a caller that declared the capability, " +
+		"and the caller accepts text/event-stream, the answer is an event stream: those messages, then the answer as the last event.")
+	answer["content"].(map[string]any)["text/event-stream"] = map[string]any{"schema": map[string]any{"type": "string",
+		"description": "Server-sent events, each a JSON-RPC message in its data line; the request's answer is the last."}}
 	return map[string]any{
-		"200": rpc("The JSON-RPC answer (a tools/call refused by a tool policy, a budget or a rate limit, or failed upstream, is a JSON-RPC error here). " +
-			"An initialize answer carries Mcp-Session-Id (2025-06-18 and 2025-11-25)."),
+		"200": answer,
 		"202": map[string]any{"description": "A notification or a response, accepted; no body."},
 		"400": rpc("Not JSON (-32700), not a JSON-RPC 2.0 request, a batch, a bad id, Mcp-Method / Mcp-Name headers that disagree with the body, or bad X-Gw-Tags (-32600)."),
 		"401": rpc("Missing, invalid or expired inference key; WWW-Authenticate names the protected resource metadata."),
 		"404": rpc("No MCP server of that name the key may reach, or an unknown session."),
-		"405": rpc("Another method than POST (GET: gw offers no server-sent event stream)."),
+		"405": rpc("Another method than POST, GET or DELETE; a GET on a session with nothing to stream (no upstream session to listen to, or a 2026-07-28 caller)."),
 		"408": rpc("The body did not arrive in time."),
 		"413": rpc("The message is larger than the data plane takes; refused before it is read whole."),
 		"503": rpc("No configuration admitted yet, inference not configured here, or the in-flight body budget full."),

@@ -28,6 +28,7 @@ import (
 	"github.com/gw-gateway/gw/server/mcpgw"
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/ratelimit"
+	"github.com/gw-gateway/gw/server/respcache"
 	"github.com/gw-gateway/gw/server/spend"
 	"github.com/gw-gateway/gw/server/telemetry"
 )
@@ -116,6 +117,9 @@ type Options struct {
 	// protected resource metadata names: the control plane's public URL;
 	// "" names the origin the request reached (a plane in process).
 	OAuthIssuer string
+	// ResponseCacheBytes bounds the response cache (cache.go) held in
+	// memory: DefaultResponseCacheBytes when 0, none when negative.
+	ResponseCacheBytes int
 }
 
 // SecretOpener opens a sealed provider secret bound to aad:
@@ -129,6 +133,8 @@ type SecretOpener interface {
 // swap it in atomically, so a request sees one bundle per organization,
 // never half of one.
 type Plane struct {
+	// respCache is the response cache (cache.go), nil when off.
+	respCache *respcache.Cache
 	// pub verifies bundles; a remote data plane may learn it after start
 	// (SetSigningKey), and admits nothing until then.
 	pub   atomic.Pointer[ed25519.PublicKey]
@@ -204,6 +210,7 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	p.health.off = opts.ForgetFailures
 	p.bodies = newBodyBudget(opts.BodyBytesInFlight, opts.KeyBodyBytesInFlight, p.inference.maxBody)
 	p.tagSets = newTagSetBound(opts.KeyTagSetsPerMinute)
+	p.respCache = newResponseCache(opts, func() time.Time { return p.now() })
 	if pub != nil {
 		p.SetSigningKey(pub)
 	}

@@ -89,8 +89,13 @@ func (o *playgroundOrg) key(ws, user uuid.UUID) (*inferenceKey, *modelView) {
 		o.views[set] = view
 	}
 	o.mu.Unlock()
-	return &inferenceKey{org: o.routes, id: playground.KeyID(ws, user), workspace: ws, owner: user,
-		policies: o.routes.policies[ws], limits: keyLimits(o.limits[ws]), playground: true}, view
+	// The guardrails apply to a person trying models exactly as to their
+	// keys: a workspace's guardrails (and those that select the person)
+	// are no less in force in the web UI (issue 32: no route left uncovered).
+	id := playground.KeyID(ws, user)
+	return &inferenceKey{org: o.routes, id: id, workspace: ws, owner: user,
+		policies: o.routes.policies[ws], limits: keyLimits(o.limits[ws]), playground: true,
+		guards: o.routes.guardsFor(bundle.Key{ID: id, WorkspaceID: ws, OwnerID: user})}, view
 }
 
 // errPlaygroundNotReady answers for a workspace whose bundle this data
@@ -154,6 +159,11 @@ func (p *Plane) ServePlayground(w http.ResponseWriter, r *http.Request, orgID, w
 	if refusal == nil {
 		a.key, a.view, a.caller = key, view, &c
 		refusal = a.admitRate()
+	}
+	if refusal == nil {
+		// The workspace's archive holds every request it meters, the
+		// playground's included (issue 32).
+		a.startArchive()
 	}
 	if refusal != nil {
 		a.endAdmission()

@@ -71,9 +71,10 @@ func (a *admission) spendTokens(u providers.Usage) {
 }
 
 func setRateHeaders(h http.Header, limit, remaining, reset string, s ratelimit.Status) {
-	h[limit] = []string{strconv.FormatInt(s.Limit, 10)}
-	h[remaining] = []string{strconv.FormatInt(s.Remaining, 10)}
-	h[reset] = []string{resetDuration(s.Reset)}
+	// The three values share one backing array: one allocation, not three.
+	v := [...]string{strconv.FormatInt(s.Limit, 10), strconv.FormatInt(s.Remaining, 10), resetDuration(s.Reset)}
+	vals := v[:]
+	h[limit], h[remaining], h[reset] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
 }
 
 // resetDuration writes a reset time as OpenAI does ("1s", "6m0s",

@@ -30,6 +30,8 @@ type inferenceOrg struct {
 	guards guardIndex
 	// archives are the workspaces' payload archives (archive.go).
 	archives map[uuid.UUID]*bundle.Archive
+	// responseCaches are the workspaces' response cache settings (cache.go).
+	responseCaches map[uuid.UUID]*bundle.ResponseCache
 	// version is the bundle's, recorded in each usage event's provenance.
 	version     int64
 	models      map[string]*routeModel
@@ -115,6 +117,12 @@ func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 	for _, w := range b.Workspaces {
 		if w.Archive != nil {
 			o.archives[w.ID] = w.Archive
+		}
+		if w.ResponseCache != nil {
+			if o.responseCaches == nil {
+				o.responseCaches = map[uuid.UUID]*bundle.ResponseCache{}
+			}
+			o.responseCaches[w.ID] = w.ResponseCache
 		}
 		if len(w.RequiredTags) > 0 {
 			o.requiredTags[w.ID] = w.RequiredTags

@@ -19,12 +19,13 @@ import (
 // guard is the guardrails' input stage (guard.go): every text the caller
 // sends, checked before the request is read for routing, so a redaction
 // is what every upstream sees; a block is answered once the model is known
-// (guarded), as a denied event. cache is the attachment point of a
-// response cache: empty until one lands, it runs with the route chosen and
-// its budget held, before any upstream call; a hit finishes the request
-// itself. A stage that refuses after the model is known calls
-// x.deny(refusal). The stream side of attempt is the stream writer and its
-// decorators (streamWriter), the guardrails' output stage among them.
+// (guarded), as a denied event. cache is the response cache (cache.go):
+// it runs with the route chosen and its budget held, before any upstream
+// call; a hit finishes the request itself, a miss it keeps runs the
+// attempt itself to record the answer (docs/cache.md). A stage that
+// refuses after the model is known calls x.deny(refusal). The stream side
+// of attempt is the stream writer and its decorators (streamWriter), the
+// guardrails' output stage among them.
 type stage struct {
 	name string
 	run  func(*exchange) bool
@@ -158,11 +159,6 @@ func (x *exchange) guardedStage() bool {
 	x.d.refuse(x.w, x.guardBlock)
 	return false
 }
-
-// cacheStage is where a response cache attaches: a hit answers and
-// finishes the request itself (usage_source and cost as the cache
-// decides) and returns false. Empty for now.
-func (x *exchange) cacheStage() bool { return true }
 
 // attemptStage calls the route's upstream, falling back as the request's
 // rule and alias allow (run); every path through it finishes the request.

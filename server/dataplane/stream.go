@@ -29,7 +29,9 @@ func startEventStream(w http.ResponseWriter) *eventStream {
 	h["Cache-Control"] = noStore
 	h["X-Accel-Buffering"] = noBuffering
 	w.WriteHeader(http.StatusOK)
-	return &eventStream{w: w, rc: http.NewResponseController(w)}
+	// The buffer starts at a few events' size, so that it grows once per
+	// stream at most, not over its first events.
+	return &eventStream{w: w, rc: http.NewResponseController(w), buf: make([]byte, 0, 2048)}
 }
 
 // add queues one event; the payload is compact JSON, which has no

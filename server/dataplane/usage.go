@@ -141,10 +141,12 @@ func (x *exchange) closeAttemptWith(failure string, o *outcome) {
 // many attempts, before the answer's status line is written.
 func (x *exchange) setAttemptHeaders(answered *routeModel) {
 	h := x.w.Header()
+	vals := []string{strconv.Itoa(len(x.attempts)), ""} // one allocation for both
+	h["X-Gw-Attempts"] = vals[0:1:1]
 	if answered != nil {
-		h["X-Gw-Model"] = []string{answered.model.ID}
+		vals[1] = answered.model.ID
+		h["X-Gw-Model"] = vals[1:2:2]
 	}
-	h["X-Gw-Attempts"] = []string{strconv.Itoa(len(x.attempts))}
 }
 
 // reasonCode keeps a refusal's code as a reason only if it is a plain

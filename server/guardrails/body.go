@@ -11,12 +11,16 @@ import (
 // Completions, Responses, Messages, embeddings) whose strings are what the
 // caller says: message content and text parts, instructions and system
 // prompts, embeddings input, tool results (a tool message's content, a
-// tool_result block's, a function_call_output's output) and the tool-call
-// arguments a conversation carries. Other members (model, role, ids,
+// tool_result block's, a function_call_output's output), the tool-call
+// arguments a conversation carries, and an answer's refusal, reasoning and
+// thinking. Other members (model, role, ids,
 // names, parameters) are not text a caller sends to a model as content.
 var textKeys = map[string]bool{
 	"content": true, "text": true, "input": true, "instructions": true, "system": true,
 	"prompt": true, "output": true, "arguments": true, "input_text": true,
+	// An answer's refusal and reasoning (Chat Completions), and a thinking
+	// block (Messages, in an answer or a conversation's history).
+	"refusal": true, "reasoning_content": true, "thinking": true,
 }
 
 // unreadableTypes are the part types no detector can read (images, audio,

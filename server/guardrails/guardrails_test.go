@@ -448,3 +448,38 @@ func TestGuardArguments(t *testing.T) {
 		t.Fatalf("%s %+v", out, run.Records())
 	}
 }
+
+// TestStreamGrowingHoldLinear: a candidate that keeps growing (an "sk-"
+// followed by a long token, an unclosed private-key block) is held from
+// its start, and the buffer holding it is scanned about log(n) times, not
+// once per step: the scans of an answer stay within a few times its
+// length (it was quadratic). The text still comes out whole, redacted.
+func TestStreamGrowingHoldLinear(t *testing.T) {
+	set := mustSet(t, spec(ActionRedact, FailClosed, DetectorSpec{Kind: KindSecrets}))
+	for _, c := range []struct{ name, head, tail string }{
+		{"token", "sk-", "[REDACTED:openai_api_key]"},
+		{"unclosed key", "-----BEGIN RSA PRIVATE KEY-----\n", ""},
+	} {
+		body := strings.Repeat("abcdefghij", 40_000) // 400 kB, under MaxHold
+		answer := "see " + c.head + body + " end"
+		run := NewRun(set, StageOutput, nil)
+		st := NewStream(context.Background(), run, 0)
+		var got strings.Builder
+		for i := 0; i < len(answer); i += 16 {
+			out, _ := st.Write(answer[i:min(i+16, len(answer))])
+			got.WriteString(out)
+		}
+		if st.checks > 40 {
+			t.Fatalf("%s: %d checks of a held buffer for %d bytes", c.name, st.checks, len(answer))
+		}
+		out, _ := st.Close()
+		got.WriteString(out)
+		want := answer
+		if c.tail != "" {
+			want = "see " + c.tail + " end"
+		}
+		if got.String() != want {
+			t.Fatalf("%s: got %d bytes, want %d", c.name, got.Len(), len(want))
+		}
+	}
+}

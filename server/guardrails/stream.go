@@ -35,6 +35,10 @@ type Stream struct {
 	// whole: a guardrail of the run calls a webhook, which must see the
 	// answer whole (within MaxHold) before any of it is sent.
 	whole bool
+	// next is the buffer's length at which it is checked next; checks
+	// counts the checks (tests read it).
+	next   int
+	checks int
 }
 
 // NewStream starts a streaming check of a stage through run (normally the
@@ -43,7 +47,7 @@ func NewStream(ctx context.Context, run *Run, hold int) *Stream {
 	if hold <= 0 {
 		hold = DefaultHold
 	}
-	s := &Stream{ctx: ctx, run: run, hold: hold}
+	s := &Stream{ctx: ctx, run: run, hold: hold, next: hold + releaseStep}
 	if !run.Empty() {
 		for _, g := range run.set {
 			for _, d := range g.Spec.Detectors {
@@ -69,14 +73,29 @@ func (s *Stream) Write(piece string) (string, bool) {
 	s.buf = append(s.buf, piece...)
 	// The buffer is checked once it has grown a step past the window,
 	// not at every piece: a stream of small pieces costs a scan per step.
-	if len(s.buf) < s.hold+releaseStep {
+	if len(s.buf) < s.next {
 		return "", false
 	}
+	s.checks++
 	cut := s.cut()
-	if cut <= 0 {
-		return "", false
+	out, blocked := "", false
+	if cut > 0 {
+		out, blocked = s.release(cut)
 	}
-	return s.release(cut)
+	s.schedule()
+	return out, blocked
+}
+
+// schedule sets the length of the next check. Normally the window is what
+// remains, and the next check is a step on. What a check could not let go
+// (a match that reaches the end and may grow, an unclosed private-key
+// block, an answer held whole) waits until the held text has about
+// doubled: each check scans the whole buffer, so checking a growing hold
+// at every step would cost its length squared, and doubling keeps the
+// scans of any answer within a few times its length.
+func (s *Stream) schedule() {
+	n := len(s.buf)
+	s.next = min(max(s.hold+releaseStep, n+releaseStep, 2*(n-s.hold)), max(MaxHold, n+1))
 }
 
 // Close checks and returns the held rest.

@@ -139,7 +139,7 @@ type evaluation struct {
 
 	fallbacks []fallbackCandidate
 
-	text *requestTexts
+	text requestTexts
 
 	// groupEnds are where each policy's reasons end in d.Reasons.
 	groupEnds []int
@@ -170,17 +170,17 @@ func (e *evaluation) apply(p *Policy, index int, r *Rule) {
 	switch a.Kind {
 	case ActionModels:
 		if slices.Contains(a.Names, e.req.Model) {
-			e.reason(ref, a.Kind, EffectAdmit, e.texts().modelAdmit)
+			e.reason(ref, a.Kind, EffectAdmit, e.requestText(&e.text.modelAdmit, "model ", e.req.Model, " is on the models allowlist"))
 		} else {
 			e.modelRefused = true
-			e.reason(ref, a.Kind, EffectDeny, e.texts().modelDeny)
+			e.reason(ref, a.Kind, EffectDeny, e.requestText(&e.text.modelDeny, "model ", e.req.Model, " is not on the models allowlist"))
 		}
 	case ActionProviders:
 		if slices.Contains(a.Names, e.req.Provider) {
-			e.reason(ref, a.Kind, EffectAdmit, e.texts().providerAdmit)
+			e.reason(ref, a.Kind, EffectAdmit, e.requestText(&e.text.providerAdmit, "provider ", e.req.Provider, " is on the providers allowlist"))
 		} else {
 			e.providerRefused = true
-			e.reason(ref, a.Kind, EffectDeny, e.texts().providerDeny)
+			e.reason(ref, a.Kind, EffectDeny, e.requestText(&e.text.providerDeny, "provider ", e.req.Provider, " is not on the providers allowlist"))
 		}
 	case ActionDeny:
 		e.denies = append(e.denies, denial{ref, a.Message})
@@ -228,7 +228,7 @@ func (e *evaluation) applyPriceLimit(ref RuleRef, a *Action) {
 		e.priceRefused = true
 		effect, verb = EffectDeny, " exceed the ceilings "
 	}
-	e.reason(ref, a.Kind, effect, e.texts().prices+verb+a.MaxInputPricePerMTok.String()+" / "+a.MaxOutputPricePerMTok.String())
+	e.reason(ref, a.Kind, effect, e.priceText()+verb+a.MaxInputPricePerMTok.String()+" / "+a.MaxOutputPricePerMTok.String())
 }
 
 func (e *evaluation) reason(ref RuleRef, kind ActionKind, effect Effect, detail string) {
@@ -237,23 +237,26 @@ func (e *evaluation) reason(ref RuleRef, kind ActionKind, effect Effect, detail 
 
 // requestTexts are the parts of reason details that depend only on the
 // request. Twenty policies allowing the same model say the same sentence;
-// it is built once.
+// each is built once, when a reason first needs it ("" until then).
 type requestTexts struct {
 	modelAdmit, modelDeny, providerAdmit, providerDeny, prices string
 }
 
-func (e *evaluation) texts() *requestTexts {
-	if e.text == nil {
-		model, provider := strconv.Quote(e.req.Model), strconv.Quote(e.req.Provider)
-		e.text = &requestTexts{
-			modelAdmit:    "model " + model + " is on the models allowlist",
-			modelDeny:     "model " + model + " is not on the models allowlist",
-			providerAdmit: "provider " + provider + " is on the providers allowlist",
-			providerDeny:  "provider " + provider + " is not on the providers allowlist",
-			prices:        "prices " + e.req.InputPricePerMTok.String() + " in / " + e.req.OutputPricePerMTok.String() + " out per MTok",
-		}
+// requestText returns *slot, built the first time as before, the name
+// quoted, and after (one allocation: the quote is made on the stack).
+func (e *evaluation) requestText(slot *string, before, name, after string) string {
+	if *slot == "" {
+		var buf [128]byte
+		*slot = before + string(strconv.AppendQuote(buf[:0], name)) + after
 	}
-	return e.text
+	return *slot
+}
+
+func (e *evaluation) priceText() string {
+	if e.text.prices == "" {
+		e.text.prices = "prices " + e.req.InputPricePerMTok.String() + " in / " + e.req.OutputPricePerMTok.String() + " out per MTok"
+	}
+	return e.text.prices
 }
 
 func (e *evaluation) decide() Decision {

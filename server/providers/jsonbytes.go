@@ -117,9 +117,9 @@ func isKey(key []byte, name string) bool {
 }
 
 // choicesFinished reports whether any choice carries a finish_reason.
-func choicesFinished(choices []byte) bool {
+// members is scratch space, returned for the next call.
+func choicesFinished(choices []byte, members []jsonMember) (bool, []jsonMember) {
 	finished := false
-	var members []jsonMember
 	arrayElements(choices, func(elem []byte) {
 		members, _ = objectMembers(members[:0], elem)
 		for _, m := range members {
@@ -128,7 +128,7 @@ func choicesFinished(choices []byte) bool {
 			}
 		}
 	})
-	return finished
+	return finished, members
 }
 
 // setMember returns the JSON object raw with its member name set to value

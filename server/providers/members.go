@@ -51,7 +51,7 @@ func objectMemberMap(b []byte) (map[string]json.RawMessage, bool) {
 // memberName decodes a member's key as written (quotes included).
 func memberName(key []byte) (string, bool) {
 	if bytes.IndexByte(key, '\\') < 0 {
-		return string(key[1 : len(key)-1]), true
+		return knownName(key[1 : len(key)-1]), true
 	}
 	var s string
 	return s, json.Unmarshal(key, &s) == nil
@@ -156,4 +156,44 @@ func (s *stringShape) UnmarshalJSON(b []byte) error {
 	}
 	s.given = len(b) > 2
 	return nil
+}
+
+// knownName is the name b spells: for the members every request carries,
+// the constant (no allocation), else a copy.
+func knownName(b []byte) string {
+	switch string(b) {
+	case "model":
+		return "model"
+	case "messages":
+		return "messages"
+	case "stream":
+		return "stream"
+	case "stream_options":
+		return "stream_options"
+	case "temperature":
+		return "temperature"
+	case "max_tokens":
+		return "max_tokens"
+	case "max_completion_tokens":
+		return "max_completion_tokens"
+	case "tools":
+		return "tools"
+	case "tool_choice":
+		return "tool_choice"
+	case "top_p":
+		return "top_p"
+	case "user":
+		return "user"
+	case "metadata":
+		return "metadata"
+	case "response_format":
+		return "response_format"
+	case "include_usage":
+		return "include_usage"
+	case "role":
+		return "role"
+	case "content":
+		return "content"
+	}
+	return string(b)
 }

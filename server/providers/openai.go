@@ -141,7 +141,9 @@ func (a *OpenAI) Stream(ctx context.Context, call *Call) (ChunkStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &openAIStream{body: resp.Body, sse: newSSEReader(resp.Body), call: call, filtered: a.Dialect == DialectAzure}, nil
+	s := &openAIStream{body: resp.Body, sse: newSSEReader(resp.Body), call: call, filtered: a.Dialect == DialectAzure}
+	s.members, s.choiceMembers = s.memberBuf[:0:10], s.memberBuf[10:10]
+	return s, nil
 }
 
 // streamMode says whether and how to ask for a stream.
@@ -285,9 +287,13 @@ type openAIStream struct {
 	finished bool
 	// model is the client's model id, encoded once per stream; members and
 	// compact are scratch space reused from chunk to chunk.
-	model   json.RawMessage
-	members []jsonMember
-	compact bytes.Buffer
+	model         json.RawMessage
+	members       []jsonMember
+	choiceMembers []jsonMember
+	compact       bytes.Buffer
+	// memberBuf backs members and choiceMembers up to a chunk's usual
+	// size (one allocation with the stream, none per chunk).
+	memberBuf [16]jsonMember
 	// relayed is the answer's text so far, counted if no usage comes.
 	relayed relayed
 	// filtered: a choice that finishes with content_filter ends the
@@ -344,9 +350,11 @@ func (s *openAIStream) nextChunk() (chunkParts, error) {
 	}
 	// The chunk is relayed as the upstream wrote it, with the model member
 	// rewritten in the bytes: no decode into a map, no re-encode.
-	notObject := &Error{Kind: Unavailable, Message: "the upstream sent an event that is not a JSON object"}
+	notObject := func() error {
+		return &Error{Kind: Unavailable, Message: "the upstream sent an event that is not a JSON object"}
+	}
 	if !json.Valid(data) {
-		return chunkParts{}, notObject
+		return chunkParts{}, notObject()
 	}
 	if bytes.IndexByte(data, '\n') >= 0 {
 		// An event's data spread over lines: compact it, so that the
@@ -357,7 +365,7 @@ func (s *openAIStream) nextChunk() (chunkParts, error) {
 	}
 	var ok bool
 	if s.members, ok = objectMembers(s.members[:0], data); !ok {
-		return chunkParts{}, notObject
+		return chunkParts{}, notObject()
 	}
 	var c chunkParts
 	for _, m := range s.members {
@@ -389,7 +397,7 @@ func (s *openAIStream) note(c chunkParts) error {
 		return errContentFilter()
 	}
 	if !s.finished {
-		s.finished = choicesFinished(c.choices)
+		s.finished, s.choiceMembers = choicesFinished(c.choices, s.choiceMembers)
 	}
 	s.relayed.chatDelta(c.choices)
 	if c.serviceTier != nil {

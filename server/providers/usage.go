@@ -214,6 +214,9 @@ type relayed struct {
 	text      strings.Builder
 	reasoning int // bytes of text that were reasoning
 	rest      int // bytes past relayedLimit
+	// scratch holds the member lists chatDelta reuses from chunk to
+	// chunk of a stream.
+	scratch deltaScratch
 	// pieces is how many non-empty deltas were relayed. Each carries at
 	// least one generated token, though the text's tokenizer may merge
 	// them (ten "x" deltas are ten tokens billed, "xxxxxxxxxx" two).
@@ -222,18 +225,29 @@ type relayed struct {
 
 // add keeps s; reasoning says it is the model's thinking.
 func (r *relayed) add(s string, reasoning bool) {
-	if s != "" {
+	r.text.WriteString(s[:r.cut(len(s), func(i int) byte { return s[i] }, reasoning)])
+}
+
+// addBytes is add of text in bytes, kept without a string's copy.
+func (r *relayed) addBytes(b []byte, reasoning bool) {
+	r.text.Write(b[:r.cut(len(b), func(i int) byte { return b[i] }, reasoning)])
+}
+
+// cut counts a text of n bytes (at returns its i-th) and returns how
+// much of it to keep: all of it up to relayedLimit, never half a rune.
+func (r *relayed) cut(n int, at func(int) byte, reasoning bool) int {
+	if n > 0 {
 		r.pieces++
 	}
 	if reasoning {
-		r.reasoning += len(s)
+		r.reasoning += n
 	}
-	cut := min(len(s), max(relayedLimit-r.text.Len(), 0))
-	for cut > 0 && cut < len(s) && !utf8.RuneStart(s[cut]) {
+	cut := min(n, max(relayedLimit-r.text.Len(), 0))
+	for cut > 0 && cut < n && !utf8.RuneStart(at(cut)) {
 		cut--
 	}
-	r.text.WriteString(s[:cut])
-	r.rest += len(s) - cut
+	r.rest += n - cut
+	return cut
 }
 
 // addJSON keeps a JSON string value as written (quotes included),
@@ -244,7 +258,7 @@ func (r *relayed) addJSON(raw []byte, reasoning bool) {
 		return
 	}
 	if bytes.IndexByte(raw, '\\') < 0 {
-		r.add(string(raw[1:len(raw)-1]), reasoning)
+		r.addBytes(raw[1:len(raw)-1], reasoning)
 		return
 	}
 	var s string
@@ -290,7 +304,11 @@ func (r *relayed) count(c tokens.Counter) (out, reasoning int64) {
 // refusals, tool calls' names and arguments, and the reasoning text some
 // servers stream (reasoning_content: DeepSeek, vLLM; reasoning: others).
 func (r *relayed) chatDelta(choices []byte) {
-	var s deltaScratch
+	s := &r.scratch
+	if s.choice == nil {
+		// The first chunk: the lists start in the stream's own arrays.
+		s.choice, s.delta = s.choiceBuf[:0], s.deltaBuf[:0]
+	}
 	arrayElements(choices, func(elem []byte) {
 		s.choice, _ = objectMembers(s.choice[:0], elem)
 		for _, c := range s.choice {
@@ -302,9 +320,14 @@ func (r *relayed) chatDelta(choices []byte) {
 	})
 }
 
-// deltaScratch holds the member lists reused while one chunk's choices
-// are read.
-type deltaScratch struct{ choice, delta, call, fn []jsonMember }
+// deltaScratch holds the member lists reused while a stream's chunks'
+// choices are read.
+type deltaScratch struct {
+	choice, delta, call, fn []jsonMember
+	// choiceBuf and deltaBuf back choice and delta up to their usual
+	// size, so that a stream's first chunk does not grow them.
+	choiceBuf, deltaBuf [6]jsonMember
+}
 
 // readDelta keeps a delta's text: content and refusals, reasoning, and
 // tool calls' names and arguments.

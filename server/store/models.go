@@ -200,7 +200,30 @@ type Workspace struct {
 	// ArchiveCheck is what the control plane last learnt of the archive's
 	// bucket (when saved, at each sweep); nil when none was checked.
 	ArchiveCheck *ArchiveCheck `bun:"archive_check,type:text,nullzero"`
+	// ResponseCache is the workspace's response cache (issue 35); nil
+	// caches nothing.
+	ResponseCache *ResponseCache `bun:"response_cache,type:text,nullzero"`
 }
+
+// ResponseCache is a workspace's response cache setting, stored as JSON
+// text.
+type ResponseCache struct {
+	Enabled       bool `json:"enabled"`
+	TTLSeconds    int  `json:"ttl_seconds"`
+	MaxEntryBytes int  `json:"max_entry_bytes"`
+}
+
+// Value implements driver.Valuer.
+func (c *ResponseCache) Value() (driver.Value, error) {
+	if c == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(*c)
+	return string(b), err
+}
+
+// Scan implements sql.Scanner.
+func (c *ResponseCache) Scan(src any) error { return scanJSON(src, "ResponseCache", c) }
 
 // Archive is a workspace's payload archive setting, stored as JSON text:
 // where each request's body and answer go, the secret access key sealed
@@ -489,6 +512,10 @@ type UsageEvent struct {
 	// Guardrails are the guardrails' outcomes as JSON text (NULL: none
 	// applied).
 	Guardrails UsageGuardrails `bun:"guardrails,type:text"`
+	// CacheSavingNanoUSD is what the upstream call would have cost, on
+	// an event the response cache answered (usage_source cache); 0
+	// otherwise.
+	CacheSavingNanoUSD int64 `bun:"cache_saving_nano_usd"`
 	// ServiceTier is the service tier the request was billed in; NULL
 	// when none was named.
 	ServiceTier *string `bun:"service_tier"`

@@ -134,6 +134,7 @@ func appendUsageCopyRow(b []byte, e *UsageEvent) ([]byte, error) {
 	b = copyTextOrNull(b, tags)
 	b = copyUUID(b, e.TagSetID)
 	b = copyTextOrNull(b, guardrails)
+	b = copyInt8(b, e.CacheSavingNanoUSD)
 	b = copyTextOrNull(b, e.ServiceTier)
 	return b, nil
 }

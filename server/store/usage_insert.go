@@ -28,7 +28,8 @@ var usageEventColumns = []string{
 	"status", "latency_ms", "occurred_at", "bucket", "received_at",
 	"request_id", "endpoint", "reason", "requested_model", "attempts",
 	"usage_source", "reasoning_tokens", "cache_write_1h_tokens", "provenance", "tags", "tag_set_id",
-	"guardrails", "service_tier",
+	"guardrails",
+	"cache_saving_nano_usd", "service_tier",
 }
 
 // usageEventsIn is the session temporary table a PostgreSQL connection
@@ -406,7 +407,8 @@ func appendSQLiteUsageEventRow(args []any, e *UsageEvent) ([]any, error) {
 		bunText(e.Status), e.LatencyMS, e.OccurredAt.UTC().Format(bunTimeFormat), e.Bucket, e.ReceivedAt.UTC().Format(bunTimeFormat),
 		sqliteText(e.RequestID), sqliteText(e.Endpoint), sqliteText(e.Reason), bunText(e.RequestedModel), attempts,
 		bunText(e.UsageSource), e.ReasoningTokens, e.CacheWrite1hTokens, sqliteText(provenance), sqliteText(tagsText), sqliteUUID(e.TagSetID),
-		sqliteText(guardrails), sqliteText(e.ServiceTier),
+		sqliteText(guardrails),
+		e.CacheSavingNanoUSD, sqliteText(e.ServiceTier),
 	), nil
 }
 

@@ -38,9 +38,12 @@ func RequestID(h http.Header) string {
 
 // NewRequestID makes a request id for a request that came without one.
 func NewRequestID() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return "req_" + hex.EncodeToString(b)
+	var raw [12]byte
+	_, _ = rand.Read(raw[:])
+	var id [4 + 2*len(raw)]byte
+	copy(id[:], "req_")
+	hex.Encode(id[4:], raw[:])
+	return string(id[:])
 }
 
 type requestKey struct{}
@@ -122,17 +125,22 @@ func (mw *Middleware) Wrap(next http.Handler) http.Handler {
 			}
 			mw.Metrics.observeAPI(methodLabel(r.Method), route, rec.status, d)
 		}
-		attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.status),
-			slog.Int64("duration_ms", d.Milliseconds()), slog.String("request_id", id)}
+		// One array for the line's attributes, the inference's included.
+		var all [5 + inferenceAttrCount]slog.Attr
+		attrs := append(all[:0], slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.status),
+			slog.Int64("duration_ms", d.Milliseconds()), slog.String("request_id", id))
 		if in := st.inference; in != nil {
-			attrs = append(attrs, inferenceAttrs(in)...)
+			attrs = appendInferenceAttrs(attrs, in)
 		}
 		mw.Log.LogAttrs(context.Background(), slog.LevelInfo, "request", attrs...)
 	})
 }
 
-func inferenceAttrs(in *Inference) []slog.Attr {
-	return []slog.Attr{
+// inferenceAttrCount is how many attributes appendInferenceAttrs adds.
+const inferenceAttrCount = 18
+
+func appendInferenceAttrs(attrs []slog.Attr, in *Inference) []slog.Attr {
+	return append(attrs,
 		slog.String("endpoint", in.Endpoint), slog.String("org_id", in.OrgID), slog.String("workspace_id", in.WorkspaceID),
 		slog.String("key_id", in.KeyID), slog.String("model_requested", in.RequestedModel), slog.String("model", in.Model),
 		slog.String("provider", in.Provider), slog.String("outcome", in.Outcome), slog.String("reason", in.Reason),
@@ -142,7 +150,7 @@ func inferenceAttrs(in *Inference) []slog.Attr {
 		slog.String("cost_usd", in.CostUSD), slog.Int("attempts", in.Attempts),
 		slog.Float64("total_ms", float64(in.Duration.Microseconds())/1000),
 		slog.Float64("upstream_ms", float64(in.Upstream.Microseconds())/1000),
-	}
+	)
 }
 
 // routeOf is the ServeMux pattern that served r, without its method: the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // errSyntax: the bytes are not JSON where the floor scan stands.
@@ -18,7 +19,7 @@ var errSyntax = errors.New("not JSON")
 type floorScan struct {
 	b []byte
 	i int
-	w *requestWalker
+	w requestWalker
 	// cutKey and cutStart: the member and first byte of a string value
 	// the document ended in (nil: none).
 	cutKey   []byte
@@ -58,13 +59,19 @@ func (s *floorScan) value(key []byte, depth int) error {
 			return err
 		}
 		if s.w.keys[string(key)] {
-			v := string(raw)
+			// The key and a plain value are read in place: str only
+			// counts them (the count memo keeps a copy of what it keeps).
+			v := unsafe.String(unsafe.SliceData(raw), len(raw))
 			// Escapes, and bytes that are not UTF-8 (read as U+FFFD), as
 			// encoding/json reads them.
-			if (escaped || !utf8.Valid(raw)) && json.Unmarshal(s.b[start-1:s.i], &v) != nil {
-				return errSyntax
+			if escaped || !utf8.Valid(raw) {
+				var u string
+				if json.Unmarshal(s.b[start-1:s.i], &u) != nil {
+					return errSyntax
+				}
+				v = u
 			}
-			s.w.str(string(key), v)
+			s.w.str(unsafe.String(unsafe.SliceData(key), len(key)), v)
 		}
 		return nil
 	default:

@@ -116,9 +116,15 @@ func FloorJSON(c Counter, key string, doc []byte, keys map[string]bool) int64 {
 		return 0
 	}
 	walked := doc[:min(len(doc), walkLimit)]
-	w := requestWalker{c: c, exact: true, keys: keys, floorOnly: true}
-	sc := floorScan{b: walked, w: &w}
-	if err := sc.value([]byte(key), 0); err != nil {
+	sc := floorScan{b: walked, w: requestWalker{c: c, exact: true, keys: keys, floorOnly: true}}
+	w := &sc.w
+	// The key read in place (the scan never writes it); never nil, so
+	// that a cut is told from none below.
+	k := unsafe.Slice(unsafe.StringData(key), len(key))
+	if k == nil {
+		k = []byte{}
+	}
+	if err := sc.value(k, 0); err != nil {
 		if len(walked) == len(doc) {
 			return 0
 		}

@@ -259,9 +259,10 @@ func checkToolArguments(e *wire.UsageEventIn, ps *problems) {
 var serviceTierRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
 
 func checkMetering(e *wire.UsageEventIn, ps *problems) {
-	if e.UsageSource != "" && e.UsageSource != wire.UsageSourceUpstream && e.UsageSource != wire.UsageSourceEstimated {
-		ps.add("usage_source", "literal_error", "Input should be 'upstream' or 'estimated'", e.UsageSource)
+	if e.UsageSource != "" && e.UsageSource != wire.UsageSourceUpstream && e.UsageSource != wire.UsageSourceEstimated && e.UsageSource != wire.UsageSourceCache {
+		ps.add("usage_source", "literal_error", "Input should be 'upstream', 'estimated' or 'cache'", e.UsageSource)
 	}
+	checkCacheSaving(e, ps)
 	if e.ServiceTier != nil && !serviceTierRE.MatchString(*e.ServiceTier) {
 		ps.add("service_tier", "string_pattern_mismatch", "String should match pattern '"+serviceTierRE.String()+"'", *e.ServiceTier)
 	}
@@ -445,7 +446,8 @@ func Row(e wire.UsageEventIn, received time.Time) (store.UsageEvent, error) {
 		Provenance: (*store.UsageProvenance)(e.Provenance), Tags: tagged, TagSetID: tagSet,
 		Guardrails:    store.UsageGuardrails(slices.Clone(e.Guardrails)),
 		ToolArguments: slices.Clone(e.ToolArguments), ToolArgumentsBytes: e.ToolArgumentsBytes,
-		ServiceTier: e.ServiceTier,
+		CacheSavingNanoUSD: cacheSavingNano(&e),
+		ServiceTier:        e.ServiceTier,
 	}, nil
 }
 
@@ -499,4 +501,35 @@ func checkGuardrailRecords(rs []wire.GuardrailRecord, ps *problems) {
 			}
 		}
 	}
+}
+
+// checkCacheSaving: a saving only on an event the response cache
+// answered, which costs nothing (docs/cache.md).
+func checkCacheSaving(e *wire.UsageEventIn, ps *problems) {
+	if e.UsageSource == wire.UsageSourceCache {
+		if n, err := catalog.ParseNanoUSD(e.CostUSD); err == nil && n != 0 {
+			ps.add("cost_usd", "value_error", "Value error, an answer from the response cache costs 0", e.CostUSD)
+		}
+	}
+	if e.CacheSavingUSD == nil {
+		return
+	}
+	if e.UsageSource != wire.UsageSourceCache {
+		ps.add("cache_saving_usd", "value_error", "Value error, only an event with usage_source cache carries a saving", *e.CacheSavingUSD)
+		return
+	}
+	if !costPattern.MatchString(*e.CacheSavingUSD) {
+		ps.add("cache_saving_usd", "string_pattern_mismatch", "String should match pattern '"+costPattern.String()+"'", *e.CacheSavingUSD)
+	} else if _, err := catalog.ParseNanoUSD(*e.CacheSavingUSD); err != nil {
+		ps.add("cache_saving_usd", "value_error", "Value error, "+err.Error(), *e.CacheSavingUSD)
+	}
+}
+
+// cacheSavingNano is a checked event's saving in nano-dollars.
+func cacheSavingNano(e *wire.UsageEventIn) int64 {
+	if e.CacheSavingUSD == nil {
+		return 0
+	}
+	n, _ := catalog.ParseNanoUSD(*e.CacheSavingUSD)
+	return n
 }

@@ -117,6 +117,10 @@ func Event(e *store.UsageEvent) wire.UsageEvent {
 		Provenance: (*wire.UsageProvenance)(e.Provenance), Tags: map[string]string(e.Tags),
 		ServiceTier: e.ServiceTier,
 	}
+	if e.UsageSource == wire.UsageSourceCache {
+		saving := catalog.FormatNanoUSD(e.CacheSavingNanoUSD)
+		out.CacheSavingUSD = &saving
+	}
 	out.Guardrails = []wire.GuardrailRecord(e.Guardrails)
 	if out.Guardrails == nil {
 		out.Guardrails = []wire.GuardrailRecord{}

@@ -87,6 +87,9 @@ func (h anthropicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func anthropicAnswer(model string, reply Reply) map[string]any {
 	stop := anthropicStop(reply)
 	var content []any
+	if reply.Thinking != "" {
+		content = append(content, map[string]any{"type": "thinking", "thinking": reply.Thinking, "signature": "sig-fake"})
+	}
 	if reply.Text != "" {
 		content = append(content, map[string]any{"type": "text", "text": reply.Text})
 	}
@@ -121,6 +124,15 @@ func anthropicStream(r *http.Request, model string, reply Reply, emit func(event
 	}
 	emit("message_start", map[string]any{"type": "message_start", "message": start})
 	index := 0
+	if reply.Thinking != "" {
+		emit("content_block_start", map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{"type": "thinking", "thinking": ""}})
+		for _, p := range pieces(reply.Thinking, reply.ChunkSize) {
+			emit("content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "thinking_delta", "thinking": p}})
+		}
+		emit("content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "signature_delta", "signature": "sig-fake"}})
+		emit("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+		index++
+	}
 	if reply.Text != "" {
 		emit("content_block_start", map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{"type": "text", "text": ""}})
 		emit("ping", map[string]any{"type": "ping"})
@@ -140,6 +152,9 @@ func anthropicStream(r *http.Request, model string, reply Reply, emit func(event
 			if i == 0 && !hold(r, reply.Hold) {
 				return
 			}
+		}
+		for _, ev := range reply.ExtraEvents {
+			emit(ev["type"].(string), ev)
 		}
 		emit("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
 		index++

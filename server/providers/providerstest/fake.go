@@ -6,6 +6,7 @@
 package providerstest
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -29,7 +30,16 @@ type Reply struct {
 	// ChunkSize bytes (4 when 0).
 	Text      string
 	ChunkSize int
-	ToolCalls []ToolCall
+	// Thinking, for the Anthropic fake, is a thinking block before the
+	// text (streamed as thinking_deltas in pieces of ChunkSize, then a
+	// signature_delta).
+	Thinking string
+	// ExtraEvents, in a stream, are events sent as they are after the
+	// text's deltas (Anthropic: before the text block's stop; Responses:
+	// before response.completed; Chat Completions: whole chunks, before
+	// the finishing one).
+	ExtraEvents []map[string]any
+	ToolCalls   []ToolCall
 	// Usage is reported in the answer; the cache counts go where the
 	// protocol puts them.
 	Usage Usage
@@ -103,6 +113,21 @@ type fake struct {
 	// refusesStreamOptions are the models that answer 400 to a request
 	// with stream_options.
 	refusesStreamOptions map[string]bool
+	// marked are replies by a marker the request's body carries
+	// (ReplyWhen).
+	marked map[string]Reply
+}
+
+// ReplyWhen answers every request whose body contains marker with reply
+// (before the queue): tests that run in parallel against one fake each
+// mark their requests.
+func (f *fake) ReplyWhen(marker string, reply Reply) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.marked == nil {
+		f.marked = map[string]Reply{}
+	}
+	f.marked[marker] = reply
 }
 
 // RefuseStreamOptions makes the fake refuse stream_options for model, as
@@ -184,6 +209,11 @@ func (f *fake) receive(r *http.Request) (Request, Reply, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.received = append(f.received, req)
+	for marker, r := range f.marked {
+		if bytes.Contains(raw, []byte(marker)) {
+			return req, r, nil
+		}
+	}
 	reply := f.fallback
 	if len(f.queue) > 0 {
 		reply, f.queue = f.queue[0], f.queue[1:]

@@ -140,6 +140,9 @@ func (h openAIHandler) stream(w http.ResponseWriter, r *http.Request, model stri
 			sse(w, "", chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": p}}}}, nil))
 		}
 	}
+	for _, ev := range reply.ExtraEvents {
+		sse(w, "", ev)
+	}
 	sse(w, "", chunk(map[string]any{}, finish(reply)))
 	if includeUsage && !reply.NoUsage {
 		sse(w, "", map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": model,

@@ -167,5 +167,8 @@ func (h openAIHandler) responsesStream(w http.ResponseWriter, r *http.Request, m
 		send("response.function_call_arguments.done", map[string]any{"item_id": "fc_" + tc.ID, "output_index": idx, "arguments": tc.Arguments})
 		idx++
 	}
+	for _, ev := range reply.ExtraEvents {
+		send(ev["type"].(string), ev)
+	}
 	send("response.completed", map[string]any{"response": responseObject(model, reply, "completed", true)})
 }
