@@ -373,6 +373,9 @@ func (x *exchange) translateWhole() *response {
 // own vendor runs.
 type toolDropper interface {
 	dropped(members map[string]json.RawMessage) []providers.DroppedTool
+	// translated names the tools the translation sends in another form
+	// (x-gw-translated-tools).
+	translated(members map[string]json.RawMessage) []string
 }
 
 // dropTools names, in x-gw-dropped-tools, the tools a translation for
@@ -381,9 +384,13 @@ type toolDropper interface {
 func (x *exchange) dropTools(native, strict bool) *response {
 	h := x.w.Header()
 	delete(h, "X-Gw-Dropped-Tools")
+	delete(h, "X-Gw-Translated-Tools")
 	td, ok := x.d.(toolDropper)
 	if native || !ok {
 		return nil
+	}
+	if names := td.translated(x.native.Members); len(names) > 0 {
+		h["X-Gw-Translated-Tools"] = []string{strings.Join(names, ", ")}
 	}
 	dropped := td.dropped(x.native.Members)
 	if len(dropped) == 0 {
@@ -592,6 +599,9 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 		return x.failure(ctx, rt, err)
 	}
 	body, err := x.d.answer(c, rt.native, m.model.ID)
+	if err == nil && !rt.native {
+		body, err = x.customCalls(body)
+	}
 	if err != nil {
 		return x.failure(ctx, rt, err)
 	}

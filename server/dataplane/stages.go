@@ -193,7 +193,9 @@ func (x *exchange) releaseBody() {
 // writer alone. A guardrail that reads a stream as it goes is one more
 // decorator here.
 func (x *exchange) streamWriter(rt *route, s providers.ChunkStream) streamOut {
-	out := x.guardStream(x.d.startStream(x.w, rt.native, rt.model.model.ID), rt)
+	out := x.d.startStream(x.w, rt.native, rt.model.model.ID)
+	x.customStream(out)
+	out = x.guardStream(out, rt)
 	x.estimateInput(out, rt)
 	if x.caller != nil {
 		out = costedStream{streamOut: out, x: x}

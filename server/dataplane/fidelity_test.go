@@ -1,0 +1,102 @@
+package dataplane_test
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/uptrace/bun"
+
+	"github.com/gw-gateway/gw/server/providers/providerstest"
+	"github.com/gw-gateway/gw/server/store/storetest"
+)
+
+// codexTools is Codex 0.169's additional_tools input item as it sends it
+// for a model it does not know (captured from the real client): its shell
+// behind a custom tool of a Lark grammar, functions and other namespaces.
+const codexTools = `{"type":"additional_tools","id":"at_1","role":"developer","tools":[` +
+	`{"type":"namespace","name":"functions","description":"","tools":[` +
+	`{"type":"custom","name":"exec","description":"Run JavaScript code","format":{"type":"grammar","syntax":"lark","definition":"start: SOURCE\nSOURCE: /[\\s\\S]+/\n"}},` +
+	`{"type":"function","name":"wait","strict":false,"parameters":{"type":"object","properties":{"cell_id":{"type":"string"}},"additionalProperties":false}}]},` +
+	`{"type":"namespace","name":"clock","description":"Tools for time.","tools":[` +
+	`{"type":"function","name":"sleep","strict":false,"parameters":{"type":"object","properties":{"duration_ms":{"type":"number"}},"required":["duration_ms"]}},` +
+	`{"type":"web_search"}]}]}`
+
+// Issue 35, first row: Codex's namespaced tools reach upstreams that
+// cannot take namespaces as plain functions, its custom tool as a function
+// of one string argument whose calls come back as custom_tool_call items;
+// a tool that cannot be expressed (hosted) is named, never silently lost.
+func TestCodexNamespacedTools(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		// An OpenAI-compatible upstream (Chat Completions only) and an
+		// Anthropic one.
+		e.credential(t, &e.org.ID, nil, "groq", e.openai.Key, e.openai.BaseURL())
+		e.sync(t)
+		const oss = "groq/openai/gpt-oss-120b"
+		for _, model := range []string{haiku, oss} {
+			var up upstreamFake = e.anthropic
+			if model == oss {
+				up = e.openai
+			}
+			call := providerstest.Reply{ToolCalls: []providerstest.ToolCall{{ID: "call_1", Name: "exec", Arguments: `{"input":"ls -la"}`}},
+				Usage: providerstest.Usage{Input: 9, Output: 2}}
+			req := `{"model":"` + model + `","input":[` + codexTools + `,{"role":"user","content":"list the files"}]}`
+			up.Enqueue(call)
+			resp := e.postTo(t, "/inf/v1/responses", req)
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 200 || resp.Header.Get("X-Gw-Translated-Tools") != "functions, clock, exec" ||
+				resp.Header.Get("X-Gw-Dropped-Tools") != "web_search" {
+				t.Fatalf("%s: %d translated %q dropped %q %s", model, resp.StatusCode, resp.Header.Get("X-Gw-Translated-Tools"),
+					resp.Header.Get("X-Gw-Dropped-Tools"), b)
+			}
+			tools, _ := json.Marshal(up.Last(t).Body["tools"])
+			for _, want := range []string{`"exec"`, `"wait"`, `"sleep"`, `"input"`, "lark grammar"} {
+				if !strings.Contains(string(tools), want) {
+					t.Fatalf("%s: tools sent lack %s: %s", model, want, tools)
+				}
+			}
+			if strings.Contains(string(tools), "namespace") || strings.Contains(string(tools), "web_search") {
+				t.Fatalf("%s: tools sent %s", model, tools)
+			}
+			var answer struct {
+				Output []map[string]any `json:"output"`
+			}
+			if json.Unmarshal(b, &answer) != nil || len(answer.Output) != 1 || answer.Output[0]["type"] != "custom_tool_call" ||
+				answer.Output[0]["input"] != "ls -la" || answer.Output[0]["name"] != "exec" || answer.Output[0]["call_id"] != "call_1" {
+				t.Fatalf("%s: answer %s", model, b)
+			}
+
+			// The next turn carries the call and its output back.
+			up.Enqueue(providerstest.Reply{Text: "two files", Usage: providerstest.Usage{Input: 20, Output: 2}})
+			next := `{"model":"` + model + `","input":[` + codexTools + `,{"role":"user","content":"list the files"},` +
+				`{"type":"custom_tool_call","call_id":"call_1","name":"exec","input":"ls -la"},` +
+				`{"type":"custom_tool_call_output","call_id":"call_1","output":"a.txt b.txt"}]}`
+			resp = e.postTo(t, "/inf/v1/responses", next)
+			b, _ = io.ReadAll(resp.Body)
+			if resp.StatusCode != 200 || !strings.Contains(string(b), "two files") {
+				t.Fatalf("%s: second turn %d %s", model, resp.StatusCode, b)
+			}
+			sent := string(up.Last(t).Raw)
+			if !strings.Contains(sent, "a.txt b.txt") || !strings.Contains(sent, `ls -la`) || !strings.Contains(sent, "call_1") {
+				t.Fatalf("%s: second turn sent %s", model, sent)
+			}
+
+			// Streamed: the call is a custom_tool_call with its input.
+			up.Enqueue(call)
+			resp = e.postTo(t, "/inf/v1/responses", strings.Replace(req, `"input":[`, `"stream":true,"input":[`, 1))
+			events := strings.Join(readSSE(t, resp.Body), "\n")
+			if !strings.Contains(events, `"type":"response.custom_tool_call_input.done"`) || !strings.Contains(events, `"input":"ls -la"`) ||
+				strings.Contains(events, "function_call_arguments") {
+				t.Fatalf("%s: stream %s", model, events)
+			}
+		}
+	})
+}
+
+// upstreamFake is a fake upstream of any kind.
+type upstreamFake interface {
+	Enqueue(replies ...providerstest.Reply)
+	Last(t testing.TB) providerstest.Request
+}
