@@ -100,3 +100,27 @@ type upstreamFake interface {
 	Enqueue(replies ...providerstest.Reply)
 	Last(t testing.TB) providerstest.Request
 }
+
+// Issue 35, second row: output_config.format (where messages.parse sends
+// the schema since 2026) reaches an OpenAI-kind model as a json_schema
+// response_format, as the older output_format does.
+func TestMessagesOutputConfigFormat(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.sync(t)
+		schema := `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`
+		for _, member := range []string{`"output_config":{"format":{"type":"json_schema","schema":` + schema + `}}`,
+			`"output_format":{"type":"json_schema","schema":` + schema + `}`} {
+			e.openai.Enqueue(providerstest.Reply{Text: `{"city":"Paris"}`, Usage: providerstest.Usage{Input: 9, Output: 5}})
+			resp := e.postTo(t, "/inf/v1/messages", `{"model":"`+gptMini+`","max_tokens":100,"messages":[{"role":"user","content":"capital of France?"}],`+member+`}`)
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 200 || !strings.Contains(string(b), `{\"city\":\"Paris\"}`) {
+				t.Fatalf("%s: %d %s", member, resp.StatusCode, b)
+			}
+			rf, _ := json.Marshal(e.openai.Last(t).Body["response_format"])
+			if !strings.Contains(string(rf), `"type":"json_schema"`) || !strings.Contains(string(rf), `"city"`) {
+				t.Fatalf("%s: response_format sent %s", member, rf)
+			}
+		}
+	})
+}
