@@ -124,3 +124,51 @@ func TestMessagesOutputConfigFormat(t *testing.T) {
 		}
 	})
 }
+
+// Issue 35, third row: a reasoning effort of none or minimal on a model
+// that does not reason is left out and named in x-gw-dropped-params, on
+// Responses (forwarded natively) and Chat alike; a real effort is still
+// refused, and so is every effort under strict_parameters.
+func TestLowEffortOnModelWithoutReasoning(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.sync(t)
+		ok := providerstest.Reply{Text: "done", Usage: providerstest.Usage{Input: 9, Output: 2}}
+		type tc struct{ path, body, param, member string }
+		cases := func(effort string) []tc {
+			return []tc{
+				{"/inf/v1/responses", `{"model":"` + gptMini + `","input":"hi","reasoning":{"effort":"` + effort + `"}}`, "reasoning", `"reasoning"`},
+				{"/inf/v1/chat/completions", `{"model":"` + gptMini + `","messages":[{"role":"user","content":"hi"}],"reasoning_effort":"` + effort + `"}`, "reasoning_effort", `"reasoning_effort"`},
+			}
+		}
+		for _, effort := range []string{"none", "minimal"} {
+			for _, c := range cases(effort) {
+				e.openai.Enqueue(ok)
+				resp := e.postTo(t, c.path, c.body)
+				b, _ := io.ReadAll(resp.Body)
+				if resp.StatusCode != 200 || resp.Header.Get("X-Gw-Dropped-Params") != c.param {
+					t.Fatalf("%s %s: %d %q %s", c.path, effort, resp.StatusCode, resp.Header.Get("X-Gw-Dropped-Params"), b)
+				}
+				if sent := string(e.openai.Last(t).Raw); strings.Contains(sent, c.member) || !strings.Contains(sent, `"hi"`) {
+					t.Fatalf("%s %s: sent %s", c.path, effort, sent)
+				}
+			}
+		}
+		for _, c := range cases("high") {
+			resp := e.postTo(t, c.path, c.body)
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 400 || !strings.Contains(string(b), "unsupported_capability") || resp.Header.Get("X-Gw-Dropped-Params") != "" {
+				t.Fatalf("%s high: %d %s", c.path, resp.StatusCode, b)
+			}
+		}
+		e.policy(t, rule(all, `{"kind":"strict_parameters"}`))
+		e.sync(t)
+		for _, c := range cases("none") {
+			resp := e.postTo(t, c.path, c.body)
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 400 || !strings.Contains(string(b), "unsupported_capability") {
+				t.Fatalf("%s strict: %d %s", c.path, resp.StatusCode, b)
+			}
+		}
+	})
+}
