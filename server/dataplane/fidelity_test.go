@@ -3,6 +3,7 @@ package dataplane_test
 import (
 	"encoding/json"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -168,6 +169,49 @@ func TestLowEffortOnModelWithoutReasoning(t *testing.T) {
 			b, _ := io.ReadAll(resp.Body)
 			if resp.StatusCode != 400 || !strings.Contains(string(b), "unsupported_capability") {
 				t.Fatalf("%s strict: %d %s", c.path, resp.StatusCode, b)
+			}
+		}
+	})
+}
+
+// Issue 35, fourth row: errors in the caller's dialect everywhere. A
+// request that speaks Anthropic (anthropic-version, or its key in
+// x-api-key) gets Anthropic's error shape on a path no endpoint serves and
+// on discovery, which both dialects share; an OpenAI caller keeps OpenAI's.
+func TestErrorShapePerDialect(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.sync(t)
+		type tc struct {
+			method, path, keyHeader string
+			version, anthropic      bool
+		}
+		for _, c := range []tc{
+			{"POST", "/inf/v1/complete", "X-Api-Key", false, true},
+			{"POST", "/inf/v1/complete", "X-Api-Key", true, true},
+			{"GET", "/inf/v1/models/openai/no-such-model", "X-Api-Key", true, true},
+			{"POST", "/inf/v1/models", "X-Api-Key", true, true},
+			{"GET", "/inf/v1/models/openai/no-such-model", "Authorization", false, false},
+			{"POST", "/inf/v1/complete", "Authorization", false, false},
+		} {
+			req, _ := http.NewRequest(c.method, e.srv.URL+c.path, nil)
+			if c.keyHeader == "X-Api-Key" {
+				req.Header.Set("X-Api-Key", e.token)
+			} else {
+				req.Header.Set("Authorization", "Bearer "+e.token)
+			}
+			if c.version {
+				req.Header.Set("Anthropic-Version", "2023-06-01")
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			isAnthropic := strings.HasPrefix(string(b), `{"type":"error","error":{"type":"`)
+			if resp.StatusCode < 400 || isAnthropic != c.anthropic || (!c.anthropic && !strings.Contains(string(b), `"code":`)) {
+				t.Fatalf("%+v: %d %s", c, resp.StatusCode, b)
 			}
 		}
 	})
