@@ -216,3 +216,54 @@ func TestErrorShapePerDialect(t *testing.T) {
 		}
 	})
 }
+
+// Issue 35, seventh row: every answer says what it cost, the settled cost
+// of its usage event: X-Gw-Cost-Usd on a whole answer, an SSE comment
+// ": gw-cost-usd X" at a stream's end (before [DONE] on Chat Completions,
+// after the last event on Responses and Messages), in every dialect.
+func TestCostOnEveryAnswer(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.sync(t)
+		type tc struct {
+			path, body string
+			up         upstreamFake
+		}
+		cases := []tc{
+			{"/inf/v1/chat/completions", `{"model":"` + gptMini + `","messages":[{"role":"user","content":"hi"}]}`, e.openai},
+			{"/inf/v1/responses", `{"model":"` + gptMini + `","input":"hi"}`, e.openai},
+			{"/inf/v1/responses", `{"model":"` + haiku + `","input":"hi"}`, e.anthropic},
+			{"/inf/v1/messages", `{"model":"` + haiku + `","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`, e.anthropic},
+			{"/inf/v1/messages", `{"model":"` + gptMini + `","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`, e.openai},
+		}
+		for _, c := range cases {
+			for _, stream := range []bool{false, true} {
+				c.up.Enqueue(providerstest.Reply{Text: "hello", Usage: providerstest.Usage{Input: 1000, Output: 500}})
+				body := c.body
+				if stream {
+					body = strings.Replace(body, `{`, `{"stream":true,`, 1)
+				}
+				resp := e.postTo(t, c.path, body)
+				b, _ := io.ReadAll(resp.Body)
+				ev := e.usage.last(t, len(e.usage.snapshot()))
+				if resp.StatusCode != 200 || ev.CostUSD == "" || ev.CostUSD == "0" {
+					t.Fatalf("%s stream %v: %d cost %q %s", c.body, stream, resp.StatusCode, ev.CostUSD, b)
+				}
+				if !stream {
+					if got := resp.Header.Get("X-Gw-Cost-Usd"); got != ev.CostUSD {
+						t.Fatalf("%s: X-Gw-Cost-Usd %q, event %q", c.body, got, ev.CostUSD)
+					}
+					continue
+				}
+				text := strings.TrimRight(string(b), "\n")
+				comment := ": gw-cost-usd " + ev.CostUSD
+				if strings.HasSuffix(text, "data: [DONE]") {
+					text = strings.TrimRight(strings.TrimSuffix(text, "data: [DONE]"), "\n")
+				}
+				if !strings.HasSuffix(text, comment) || strings.Count(string(b), "gw-cost-usd") != 1 {
+					t.Fatalf("%s stream: want %q at the end: %s", c.body, comment, b)
+				}
+			}
+		}
+	})
+}

@@ -655,7 +655,8 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	}
 	x.setAttemptHeaders(m)
 	h := x.w.Header()
-	if x.caller != nil {
+	// The settled cost, in USD, for every caller (issue 35).
+	if x.costUSD != "" {
 		h["X-Gw-Cost-Usd"] = []string{x.costUSD}
 	}
 	h["Content-Type"] = contentTypeJSON
