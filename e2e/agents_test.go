@@ -170,10 +170,12 @@ func claudeDefaultModel(t *testing.T, claude, work, home, base, key string) stri
 
 // TestCodex is TestClaudeCode for the real @openai/codex: codex exec with
 // a gw model provider, its default model mapped by an alias, a one-shot
-// prompt and a second turn (codex exec resume). Codex 0.169 offers a model
-// it does not know its shell only through a JavaScript "exec" custom tool
-// inside the namespaces of an additional_tools input item, which these
-// fakes do not script; the tool-using prompt is Claude Code's alone.
+// prompt, a prompt whose answer needs the output of a command, and a
+// second turn (codex exec resume). Codex 0.169 offers a model it does not
+// know its shell only through a JavaScript "exec" custom tool inside the
+// namespaces of an additional_tools input item: gw sends it on as a
+// function of one string argument and its call back as a custom_tool_call
+// (issue 35), so the fake's call runs the command.
 func TestCodex(t *testing.T) {
 	dir, err := filepath.Abs("node")
 	if err != nil {
@@ -199,7 +201,7 @@ func TestCodex(t *testing.T) {
 	ant := providerstest.NewAnthropic(t, "sk-upstream-codex-anthropic")
 	for _, c := range []wire.ProviderCredentialCreate{
 		{Provider: "openai", Label: "fake", Secret: oai.Key, BaseURL: agentFake(t, oai, oai.BaseURL(), noShell)},
-		{Provider: "anthropic", Label: "fake", Secret: ant.Key, BaseURL: agentFake(t, ant, ant.BaseURL(), noShell)},
+		{Provider: "anthropic", Label: "fake", Secret: ant.Key, BaseURL: agentFake(t, ant, ant.BaseURL(), codexShell)},
 	} {
 		if _, err := owner.CreateCredential(ctx, client.WorkspaceScope("default", "default"), c); err != nil {
 			t.Fatalf("credential %s: %v", c.Provider, err)
@@ -260,11 +262,30 @@ wire_api = "responses"
 			if out := run(t, home, work, true, "resume", "--last", "SECOND_TURN: and now say pong."); !strings.Contains(out, "pong, after") {
 				t.Fatalf("second turn: %s", out)
 			}
+			if strings.HasPrefix(target, "anthropic/") {
+				// Its shell, through the exec custom tool, on a model
+				// that cannot take namespaces.
+				if out := run(t, newHome(t), t.TempDir(), true, "RUN_THE_COMMAND: run the marker command and tell me what it printed."); !strings.Contains(out, "The command printed gw-e2e-42") {
+					t.Fatalf("command: %s\ngw serve:\n%s", out, srv.logs)
+				}
+			}
 		})
 	}
 }
 
 func noShell(string) (string, string) { return "", "" }
+
+// codexShell calls Codex's exec custom tool (sent on as a function of one
+// string argument, input) with JavaScript running the marker command
+// through its nested exec_command tool.
+func codexShell(body string) (string, string) {
+	if !strings.Contains(body, `"exec"`) {
+		return "", ""
+	}
+	js := `const r = await tools.exec_command({cmd: "echo gw-e2e-$((6*7))"}); text(JSON.stringify(r));`
+	args, _ := json.Marshal(map[string]string{"input": js})
+	return "exec", string(args)
+}
 
 // TestClaudeCodeMCP runs the real Claude Code with gw as its MCP server
 // (--mcp-config: an http server at /inf/v1/mcp with the inference key in

@@ -1,7 +1,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,7 +64,7 @@ func TestNodeClients(t *testing.T) {
 	ant := providerstest.NewAnthropic(t, "sk-upstream-node-anthropic")
 	ant.SetDefault(reply)
 	for _, c := range []wire.ProviderCredentialCreate{
-		{Provider: "openai", Label: "fake", Secret: oai.Key, BaseURL: oai.BaseURL()},
+		{Provider: "openai", Label: "fake", Secret: oai.Key, BaseURL: structuredFake(t, oai, oai.BaseURL())},
 		{Provider: "anthropic", Label: "fake", Secret: ant.Key, BaseURL: ant.BaseURL()},
 	} {
 		if _, err := owner.CreateCredential(ctx, client.WorkspaceScope("default", "default"), c); err != nil {
@@ -84,9 +90,34 @@ func TestNodeClients(t *testing.T) {
 	}
 	t.Logf("%s", strings.TrimSpace(string(out)))
 	// Every request reached the usage report: 2 chat, 2 responses, 1
-	// embeddings, 4 messages; the two refused keys leave no event.
+	// embeddings, 5 messages (one parsed); the two refused keys leave no
+	// event.
 	waitFor(t, "the Node clients' usage events", func() bool {
 		r, err := owner.UsageReport(ctx, "default", client.UsageQuery{Period: "today"})
-		return err == nil && r.Totals.Requests == 9
+		return err == nil && r.Totals.Requests == 10
 	})
+}
+
+// structuredFake stands in front of a providerstest fake and has it answer
+// JSON to a request that asks for a json_schema response format, as a
+// model told to would.
+func structuredFake(t *testing.T, fake interface{ Enqueue(...providerstest.Reply) }, base string) string {
+	t.Helper()
+	target, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base = target.Path
+	target.Path = ""
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"json_schema"`)) {
+			fake.Enqueue(providerstest.Reply{Text: `{"city":"Paris"}`, Usage: providerstest.Usage{Input: 12, Output: 5}})
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + base
 }

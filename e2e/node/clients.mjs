@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
+import { jsonSchemaOutputFormat } from "@anthropic-ai/sdk/helpers/json-schema";
 
 const base = process.env.GW_INF_BASE;
 const apiKey = process.env.GW_INF_KEY;
@@ -74,6 +75,16 @@ for (const model of [claude, chatModel]) {
   assert.ok(final.usage.output_tokens > 0, "message_delta carries usage");
   summary["messages " + model] = text;
 }
+
+// messages.parse sends its schema in output_config.format: on an OpenAI
+// model gw translates it to a json_schema response_format (the fake
+// upstream answers JSON only then), and the SDK parses the answer.
+const parsed = await anthropic.messages.parse({
+  model: chatModel, max_tokens: 64, messages: [{ role: "user", content: "capital of France?" }],
+  output_config: { format: jsonSchemaOutputFormat({ type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false }) },
+});
+assert.equal(parsed.parsed_output?.city, "Paris");
+summary["messages.parse"] = parsed.parsed_output.city;
 
 // A wrong key is refused in the dialect of the path.
 await assert.rejects(

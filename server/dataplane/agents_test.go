@@ -114,7 +114,7 @@ func TestAgentRequests(t *testing.T) {
 		e.anthropic.Enqueue(ok)
 		resp = e.postTo(t, "/inf/v1/responses", codex)
 		b, _ = io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 || resp.Header.Get("X-Gw-Dropped-Tools") != "web_search, mcp_docs" {
+		if resp.StatusCode != 200 || resp.Header.Get("X-Gw-Dropped-Tools") != "web_search" || resp.Header.Get("X-Gw-Translated-Tools") != "mcp_docs" {
 			t.Fatalf("codex tools: %d %q %s", resp.StatusCode, resp.Header.Get("X-Gw-Dropped-Tools"), b)
 		}
 		if tools, _ := json.Marshal(e.anthropic.Last(t).Body["tools"]); !strings.Contains(string(tools), `"shell"`) || strings.Contains(string(tools), "web_search") {
@@ -132,14 +132,15 @@ func TestAgentRequests(t *testing.T) {
 			t.Fatalf("tools sent %s", tools)
 		}
 		// Codex 0.169 on a model it does not know: its tools come as an
-		// additional_tools input item of namespaces.
+		// additional_tools input item of namespaces, flattened into
+		// functions (TestCodexNamespacedTools).
 		e.anthropic.Enqueue(ok)
 		resp = e.postTo(t, "/inf/v1/responses", `{"model":"`+haiku+`","input":[{"type":"additional_tools","role":"developer",`+
 			`"tools":[{"type":"namespace","name":"functions","tools":[]},{"type":"namespace","name":"clock","tools":[]}]},`+
 			`{"role":"user","content":"hi"}]}`)
 		b, _ = io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 || resp.Header.Get("X-Gw-Dropped-Tools") != "functions, clock" {
-			t.Fatalf("additional_tools: %d %q %s", resp.StatusCode, resp.Header.Get("X-Gw-Dropped-Tools"), b)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Gw-Dropped-Tools") != "" || resp.Header.Get("X-Gw-Translated-Tools") != "functions, clock" {
+			t.Fatalf("additional_tools: %d %q %s", resp.StatusCode, resp.Header.Get("X-Gw-Translated-Tools"), b)
 		}
 		e.policy(t, rule(all, `{"kind":"strict_parameters"}`))
 		e.sync(t)

@@ -214,7 +214,7 @@ func checkDroppedTools(t *testing.T, header string, up providerstest.Request) {
 	switch {
 	case native && (!kept || header != ""):
 		t.Fatalf("native Responses upstream: tools kept %v, header %q", kept, header)
-	case !native && (kept || header != "web_search, ns"):
+	case !native && (kept || header != "web_search"):
 		t.Fatalf("%s: tools kept %v, header %q", up.Path, kept, header)
 	}
 }

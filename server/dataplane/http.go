@@ -70,10 +70,11 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // unknown path, no configuration yet) in the error shape its caller
 // reads: Anthropic's for a path under /inf/v1/messages, or, byHeader, a
 // request that says anthropic-version (what Anthropic's SDKs and Claude
-// Code send) to a path no endpoint serves; OpenAI's otherwise. A known
-// endpoint of another dialect (discovery) keeps its own shape.
+// Code send) or carries its key as x-api-key (Anthropic's header, which
+// no OpenAI client sends) to a path no endpoint serves, or to discovery,
+// which both dialects share; OpenAI's otherwise.
 func inDialectOf(r *http.Request, refusal *response, byHeader bool) *response {
-	if strings.HasPrefix(r.URL.Path, messagesPath) || (byHeader && r.Header.Get("Anthropic-Version") != "") {
+	if strings.HasPrefix(r.URL.Path, messagesPath) || (byHeader && (r.Header.Get("Anthropic-Version") != "" || r.Header.Get("X-Api-Key") != "")) {
 		return anthropicError(refusal)
 	}
 	return refusal
@@ -87,7 +88,7 @@ func (p *Plane) serveModelList(w http.ResponseWriter, r *http.Request) {
 		refusal = errMethodNotAllowed
 	}
 	if refusal != nil {
-		refusal.write(w)
+		inDialectOf(r, refusal, true).write(w)
 		return
 	}
 	key.models.list.write(w)
@@ -101,14 +102,14 @@ func (p *Plane) serveModel(w http.ResponseWriter, r *http.Request, id string) {
 		refusal = errMethodNotAllowed
 	}
 	if refusal != nil {
-		refusal.write(w)
+		inDialectOf(r, refusal, true).write(w)
 		return
 	}
 	if obj, ok := key.models.byID[id]; ok {
 		obj.write(w)
 		return
 	}
-	errModelNotFound.write(w)
+	inDialectOf(r, errModelNotFound, true).write(w)
 }
 
 // authenticate finds the request's inference key, or the 401 to answer.

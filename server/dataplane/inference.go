@@ -208,6 +208,11 @@ type route struct {
 	// prepared is the request as the adapter's Check translated it, which
 	// every attempt of the route sends (translated once per route).
 	prepared providers.Prepared
+	// req and nativeReq, when set, are the request as this route sends it
+	// in place of the exchange's: a low reasoning effort left out for a
+	// model that does not reason (lowEffort).
+	req       *providers.ChatRequest
+	nativeReq *providers.NativeRequest
 }
 
 // serve walks the request through its stages (stages.go). Every request
@@ -313,7 +318,12 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 	if refusal := x.dropTools(native, d.StrictParameters); refusal != nil {
 		return nil, refusal
 	}
+	dropEffort := req.LowEffort() && !m.model.HasCapability(catalog.CapabilityReasoning) && !d.StrictParameters
+	delete(x.w.Header(), "X-Gw-Dropped-Params")
 	for _, c := range req.Capabilities() {
+		if c == catalog.CapabilityReasoning && dropEffort {
+			continue
+		}
 		if !m.model.HasCapability(c) {
 			// The member is named in the message too: Anthropic's error
 			// shape has no param.
@@ -329,6 +339,9 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 		}
 	}
 	rt := &route{model: m, decision: d, adapter: adapter, native: native}
+	if dropEffort {
+		x.lowEffort(rt)
+	}
 	if limit := d.MaxOutputTokens; limit > 0 && (req.MaxTokens == 0 || req.MaxTokens > limit) {
 		if req.MaxTokens > limit && d.StrictParameters {
 			return nil, invalidRequest(x.maxTokensParam(), "max_tokens_exceeded",
@@ -369,10 +382,30 @@ func (x *exchange) translateWhole() *response {
 	return nil
 }
 
+// lowEffort has the route leave out a reasoning effort of none or minimal
+// for a model that does not reason, which serves such a request as asked
+// (issue 35): the chat request without reasoning_effort, a native request
+// without its member (reasoning, Responses'), named in
+// x-gw-dropped-params. A strict_parameters policy refuses instead, as the
+// capability check does.
+func (x *exchange) lowEffort(rt *route) {
+	rt.req = x.req.WithoutReasoningEffort()
+	param := x.ownParam("reasoning_effort")
+	if rt.native && x.native != nil {
+		n := *x.native
+		n.Edits = append(append([]providers.Edit(nil), x.native.Edits...), providers.Edit{Name: param})
+		rt.nativeReq = &n
+	}
+	x.w.Header()["X-Gw-Dropped-Params"] = []string{param}
+}
+
 // toolDropper is a dialect whose translation leaves out tools only its
 // own vendor runs.
 type toolDropper interface {
 	dropped(members map[string]json.RawMessage) []providers.DroppedTool
+	// translated names the tools the translation sends in another form
+	// (x-gw-translated-tools).
+	translated(members map[string]json.RawMessage) []string
 }
 
 // dropTools names, in x-gw-dropped-tools, the tools a translation for
@@ -381,9 +414,13 @@ type toolDropper interface {
 func (x *exchange) dropTools(native, strict bool) *response {
 	h := x.w.Header()
 	delete(h, "X-Gw-Dropped-Tools")
+	delete(h, "X-Gw-Translated-Tools")
 	td, ok := x.d.(toolDropper)
 	if native || !ok {
 		return nil
+	}
+	if names := td.translated(x.native.Members); len(names) > 0 {
+		h["X-Gw-Translated-Tools"] = []string{strings.Join(names, ", ")}
 	}
 	dropped := td.dropped(x.native.Members)
 	if len(dropped) == 0 {
@@ -404,13 +441,20 @@ func (x *exchange) dropTools(native, strict bool) *response {
 // call is the upstream call along the route.
 func (x *exchange) call(rt *route, baseURL, secret string) *providers.Call {
 	m := rt.model.model
+	req := x.req
+	if rt.req != nil {
+		req = rt.req
+	}
 	c := &providers.Call{
-		Request: x.req, UpstreamModel: m.UpstreamModel(), ResponseModel: m.ID,
+		Request: req, UpstreamModel: m.UpstreamModel(), ResponseModel: m.ID,
 		BaseURL: baseURL, Secret: secret, MaxTokens: rt.maxTokens, DefaultMaxTokens: m.MaxOutputTokens,
 		Header: x.forwardHeader(rt), Prepared: &rt.prepared,
 	}
 	if rt.native {
 		c.Native = x.native
+		if rt.nativeReq != nil {
+			c.Native = rt.nativeReq
+		}
 	}
 	if rt.cred != nil {
 		c.CredentialID, c.Generation, c.Settings = rt.cred.idString, uint64(x.key.org.version), rt.cred.settings
@@ -592,6 +636,9 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 		return x.failure(ctx, rt, err)
 	}
 	body, err := x.d.answer(c, rt.native, m.model.ID)
+	if err == nil && !rt.native {
+		body, err = x.customCalls(body)
+	}
 	if err != nil {
 		return x.failure(ctx, rt, err)
 	}
@@ -608,7 +655,8 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	}
 	x.setAttemptHeaders(m)
 	h := x.w.Header()
-	if x.caller != nil {
+	// The settled cost, in USD, for every caller (issue 35).
+	if x.costUSD != "" {
 		h["X-Gw-Cost-Usd"] = []string{x.costUSD}
 	}
 	h["Content-Type"] = contentTypeJSON

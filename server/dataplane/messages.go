@@ -43,6 +43,8 @@ func (messagesDialect) dropped(members map[string]json.RawMessage) []providers.D
 	return providers.MessagesDroppedTools(members)
 }
 
+func (messagesDialect) translated(map[string]json.RawMessage) []string { return nil }
+
 // parseTranslated reads a request of another dialect: its members, and
 // the Chat Completions request its outline translates to, which is what
 // routing reads. The body is not translated whole here: an upstream of

@@ -124,6 +124,11 @@ func dataPlaneOpenAPI() map[string]any {
 		if op.anthropic {
 			errRef = anthropicErr
 		}
+		if op.dialect == "" {
+			// Discovery, which both dialects share, refuses in the
+			// caller's (inDialectOf).
+			errRef = map[string]any{"oneOf": []any{openAIError, anthropicErr}}
+		}
 		errResp := func(desc string) map[string]any {
 			return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
 		}

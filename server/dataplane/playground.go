@@ -173,16 +173,17 @@ func (p *Plane) ServePlayground(w http.ResponseWriter, r *http.Request, orgID, w
 	x.serve()
 }
 
-// streamCost tells a playground caller the exact cost of a streamed
+// streamCost tells the caller (every caller since issue 35, the
+// playground page first) the exact cost of a streamed Chat Completions
 // answer, which is known only once it has ended: an SSE comment before
-// [DONE] (": gw-cost-usd 0.0000123"). Every SSE parser skips comments, so
-// the stream stays what the OpenAI SDKs read; the playground page reads
-// it. A non-streaming answer carries the cost in X-Gw-Cost-Usd.
-func (x *exchange) streamCost(out streamOut) {
-	if x.caller == nil {
-		return
-	}
-	if s, ok := out.(chatStream); ok {
+// [DONE] (": gw-cost-usd 0.0000123"), queued; false for another dialect's
+// stream, which gets it after its last event (costedStream). Every SSE
+// parser skips comments, so the stream stays what the SDKs read. A
+// non-streaming answer carries the cost in X-Gw-Cost-Usd.
+func (x *exchange) streamCost(out streamOut) bool {
+	s, ok := out.(chatStream)
+	if ok {
 		s.buf = append(append(append(s.buf, ": gw-cost-usd "...), x.costUSD...), "\n\n"...)
 	}
+	return ok
 }

@@ -40,6 +40,34 @@ func (responsesDialect) dropped(members map[string]json.RawMessage) []providers.
 	return providers.ResponsesDroppedTools(members)
 }
 
+func (responsesDialect) translated(members map[string]json.RawMessage) []string {
+	return providers.ResponsesTranslatedTools(members)
+}
+
+// customCalls rewrites a translated Responses answer's calls of the
+// request's custom tools as custom_tool_call items; other answers are
+// returned as they are.
+func (x *exchange) customCalls(body []byte) ([]byte, error) {
+	if _, ok := x.d.(responsesDialect); !ok {
+		return body, nil
+	}
+	custom := providers.ResponsesCustomTools(x.native.Members)
+	if custom == nil {
+		return body, nil
+	}
+	return providers.CustomToolCalls(body, custom)
+}
+
+// customStream has a translated Responses stream write the calls of the
+// request's custom tools as custom_tool_call items.
+func (x *exchange) customStream(out streamOut) {
+	if s, ok := out.(*responsesStream); ok {
+		if rs, ok := s.translate.(*providers.ResponsesStream); ok {
+			rs.Custom = providers.ResponsesCustomTools(x.native.Members)
+		}
+	}
+}
+
 func (responsesDialect) unknown(x *exchange, translated bool) []string {
 	return providers.ResponsesUnknown(x.native.Members, translated)
 }
@@ -54,7 +82,7 @@ func (responsesDialect) answer(c *providers.Completion, native bool, model strin
 	if native {
 		return c.Body, nil
 	}
-	return providers.ChatToResponse(c.Body, model, c.Usage)
+	return providers.ChatToResponse(c.Body, model, c.Usage, nil)
 }
 
 func (responsesDialect) startStream(w http.ResponseWriter, native bool, model string) streamOut {

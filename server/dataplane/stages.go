@@ -189,11 +189,11 @@ func (x *exchange) releaseBody() {
 // writer alone. A guardrail that reads a stream as it goes is one more
 // decorator here.
 func (x *exchange) streamWriter(rt *route, s providers.ChunkStream) streamOut {
-	out := x.guardStream(x.d.startStream(x.w, rt.native, rt.model.model.ID), rt)
+	base := x.d.startStream(x.w, rt.native, rt.model.model.ID)
+	x.customStream(base)
+	out := x.guardStream(base, rt)
 	x.estimateInput(out, rt)
-	if x.caller != nil {
-		out = costedStream{streamOut: out, x: x}
-	}
+	out = costedStream{streamOut: out, x: x, base: base}
 	if progress, ok := s.(providers.ProgressStream); ok && x.slot != nil {
 		out = journaledStream{streamOut: out, slot: x.slot, progress: progress}
 	}
@@ -213,14 +213,39 @@ func (s journaledStream) chunk(data []byte, more bool) error {
 	return s.streamOut.chunk(data, more)
 }
 
-// costedStream tells a playground caller the stream's exact cost before
-// its end (streamCost).
+// costedStream tells the caller the stream's exact cost at its end
+// (streamCost); base is the dialect's own writer under the decorators.
 type costedStream struct {
 	streamOut
-	x *exchange
+	x    *exchange
+	base streamOut
 }
 
 func (s costedStream) end(u providers.Usage) error {
-	s.x.streamCost(s.streamOut)
-	return s.streamOut.end(u)
+	if s.x.streamCost(s.base) {
+		return s.streamOut.end(u)
+	}
+	if err := s.streamOut.end(u); err != nil {
+		return err
+	}
+	if t, ok := s.base.(costCommenter); ok {
+		return t.costComment(s.x.costUSD)
+	}
+	return nil
+}
+
+// costCommenter is a stream of named events, which has no [DONE]: the
+// cost comment follows its last event.
+type costCommenter interface {
+	costComment(usd string) error
+}
+
+// costComment writes the SSE comment with the stream's cost, which every
+// SSE parser skips (streamCost).
+func (s *translatedStream) costComment(usd string) error {
+	s.out.line = append(append(append(s.out.line[:0], ": gw-cost-usd "...), usd...), "\n\n"...)
+	if _, err := s.out.w.Write(s.out.line); err != nil {
+		return err
+	}
+	return s.out.flush()
 }

@@ -101,21 +101,85 @@ type DroppedTool struct {
 }
 
 // ResponsesDroppedTools lists the tools of a Responses request that only
-// OpenAI runs (web_search, file_search, code_interpreter, …) or that no
-// Chat Completions upstream takes (Codex's namespace tools): a
-// translation to Chat Completions leaves them out.
+// OpenAI runs (web_search, file_search, code_interpreter, …), at the top
+// or inside a namespace (Codex's, in tools or in an additional_tools input
+// item): a translation to Chat Completions leaves them out. Functions and
+// custom tools, in namespaces or not, are translated
+// (ResponsesTranslatedTools).
 func ResponsesDroppedTools(members map[string]json.RawMessage) []DroppedTool {
-	function := func(typ string) bool { return typ == "function" }
-	out := droppedTools(members["tools"], "tools[%d].type", function)
-	// Codex (0.169, on models it does not know) sends its tools as an
-	// input item of type additional_tools, namespaces all.
+	var out []DroppedTool
+	responsesToolLists(members, func(raw json.RawMessage, param string) {
+		out = append(out, droppedTools(raw, param, responsesExpressible)...)
+	})
+	return out
+}
+
+// responsesExpressible are the tool types a translation keeps.
+func responsesExpressible(typ string) bool { return typ == "function" || typ == "custom" }
+
+// responsesToolLists calls f with each list of tools of a Responses
+// request: tools, each additional_tools input item's, and each
+// namespace's inside them, param the format of their members' names.
+func responsesToolLists(members map[string]json.RawMessage, f func(raw json.RawMessage, param string)) {
+	var walk func(raw json.RawMessage, param string)
+	walk = func(raw json.RawMessage, param string) {
+		f(raw, param+".type")
+		i := 0
+		arrayElements(bytes.TrimSpace(raw), func(tool []byte) {
+			if valueKind(tool) == "object" && string(bytes.TrimSpace(memberValue(tool, "type"))) == `"namespace"` {
+				walk(memberValue(tool, "tools"), sprintf(param, i)+".tools[%d]")
+			}
+			i++
+		})
+	}
+	walk(members["tools"], "tools[%d]")
 	i := 0
 	arrayElements(bytes.TrimSpace(members["input"]), func(item []byte) {
 		if valueKind(item) == "object" && string(bytes.TrimSpace(memberValue(item, "type"))) == `"additional_tools"` {
-			param := "input[" + strconv.Itoa(i) + "].tools[%d].type"
-			out = append(out, droppedTools(memberValue(item, "tools"), param, function)...)
+			walk(memberValue(item, "tools"), "input["+strconv.Itoa(i)+"].tools[%d]")
 		}
 		i++
+	})
+}
+
+// ResponsesTranslatedTools lists what a translation to Chat Completions
+// sends in another form, for x-gw-translated-tools: each namespace whose
+// tools become plain functions (by its name), and each custom tool, which
+// becomes a function of one string argument (by its name).
+func ResponsesTranslatedTools(members map[string]json.RawMessage) []string {
+	var out []string
+	responsesToolLists(members, func(raw json.RawMessage, _ string) {
+		arrayElements(bytes.TrimSpace(raw), func(b []byte) {
+			var t struct {
+				Type string `json:"type"`
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(b, &t) == nil && (t.Type == "namespace" || t.Type == "custom") && t.Name != "" {
+				out = append(out, t.Name)
+			}
+		})
+	})
+	return out
+}
+
+// ResponsesCustomTools names the custom tools of a Responses request,
+// whose calls a translated answer writes as custom_tool_call items; nil
+// when there are none.
+func ResponsesCustomTools(members map[string]json.RawMessage) map[string]bool {
+	var out map[string]bool
+	responsesToolLists(members, func(raw json.RawMessage, _ string) {
+		arrayElements(bytes.TrimSpace(raw), func(b []byte) {
+			var t struct {
+				Type string `json:"type"`
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(b, &t) == nil && t.Type == "custom" && t.Name != "" {
+				if out == nil {
+					out = map[string]bool{}
+				}
+				out[t.Name] = true
+			}
+		})
 	})
 	return out
 }
@@ -134,12 +198,8 @@ func droppedTools(raw json.RawMessage, param string, kept func(string) bool) []D
 			Type string `json:"type"`
 			Name string `json:"name"`
 		}
-		if json.Unmarshal(b, &t) == nil && !kept(t.Type) {
-			name := t.Type
-			if t.Type == "namespace" && t.Name != "" {
-				name = t.Name
-			}
-			out = append(out, DroppedTool{Name: name, Param: sprintf(param, i)})
+		if json.Unmarshal(b, &t) == nil && !kept(t.Type) && t.Type != "namespace" {
+			out = append(out, DroppedTool{Name: t.Type, Param: sprintf(param, i)})
 		}
 		i++
 	})

@@ -670,3 +670,27 @@ func jsonKind(t reflect.Type) string {
 	}
 	return fmt.Sprintf("a %s", t.Kind())
 }
+
+// LowEffort reports whether the request asks for no or minimal reasoning
+// (reasoning_effort none or minimal): what a model that does not reason
+// does anyway, so such a model may serve it with the effort left out.
+func (r *ChatRequest) LowEffort() bool {
+	return r.ReasoningEffort == "none" || r.ReasoningEffort == "minimal"
+}
+
+// WithoutReasoningEffort is the request with reasoning_effort left out,
+// for a model that does not reason; r is not changed.
+func (r *ChatRequest) WithoutReasoningEffort() *ChatRequest {
+	c := *r
+	c.ReasoningEffort = ""
+	c.Members = make(map[string]json.RawMessage, len(r.Members))
+	for name, raw := range r.Members {
+		if name != "reasoning_effort" {
+			c.Members[name] = raw
+		}
+	}
+	// Written from its members (OpenAI.body), not over the body that has
+	// the effort.
+	c.body = nil
+	return &c
+}

@@ -19,7 +19,7 @@ import (
 // API; a strict_parameters policy refuses any other.
 var MessagesKnownMembers = []string{
 	"container", "context_management", "max_tokens", "mcp_servers", "messages", "metadata", "model",
-	"output_format", "service_tier", "stop_sequences", "stream", "system", "temperature", "thinking",
+	"output_config", "output_format", "service_tier", "stop_sequences", "stream", "system", "temperature", "thinking",
 	"tool_choice", "tools", "top_k", "top_p",
 }
 
@@ -70,10 +70,19 @@ type messagesRequest struct {
 		Type         string `json:"type"`
 		BudgetTokens int64  `json:"budget_tokens"`
 	} `json:"thinking"`
-	OutputFormat *struct {
-		Type   string          `json:"type"`
-		Schema json.RawMessage `json:"schema"`
-	} `json:"output_format"`
+	OutputFormat *messagesOutputFormat `json:"output_format"`
+	// OutputConfig is where Anthropic's API took the output format in
+	// 2026 (the SDKs' messages.parse sends it there); output_format is
+	// the older place.
+	OutputConfig *struct {
+		Format *messagesOutputFormat `json:"format"`
+	} `json:"output_config"`
+}
+
+// messagesOutputFormat is a Messages request's structured output format.
+type messagesOutputFormat struct {
+	Type   string          `json:"type"`
+	Schema json.RawMessage `json:"schema"`
 }
 
 // MessagesToChat translates a Messages request body into a Chat
@@ -143,7 +152,11 @@ func (t *messagesToChat) translate() ([]byte, error) {
 		return nil, err
 	}
 	t.thinking()
-	if of := t.req.OutputFormat; of != nil && of.Type == "json_schema" {
+	of := t.req.OutputFormat
+	if oc := t.req.OutputConfig; oc != nil && oc.Format != nil {
+		of = oc.Format
+	}
+	if of != nil && of.Type == "json_schema" {
 		t.out["response_format"] = map[string]any{"type": "json_schema",
 			"json_schema": map[string]any{"name": "output", "schema": of.Schema, "strict": true}}
 	}

@@ -62,6 +62,23 @@ func CheckResponsesState(members map[string]json.RawMessage) error {
 	return nil
 }
 
+// responsesTool is a tool of a Responses request: a function, a custom
+// tool (free-form input, with an optional grammar), a namespace of them
+// (Codex), or a hosted tool.
+type responsesTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      *bool           `json:"strict"`
+	Format      *struct {
+		Type       string `json:"type"`
+		Syntax     string `json:"syntax"`
+		Definition string `json:"definition"`
+	} `json:"format"`
+	Tools []responsesTool `json:"tools"`
+}
+
 type responsesRequest struct {
 	Model           string          `json:"model"`
 	Instructions    string          `json:"instructions"`
@@ -71,15 +88,9 @@ type responsesRequest struct {
 	TopP            json.RawMessage `json:"top_p"`
 	User            string          `json:"user"`
 	ParallelTools   *bool           `json:"parallel_tool_calls"`
-	Tools           []struct {
-		Type        string          `json:"type"`
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-		Strict      *bool           `json:"strict"`
-	} `json:"tools"`
-	ToolChoice json.RawMessage `json:"tool_choice"`
-	Text       *struct {
+	Tools           []responsesTool `json:"tools"`
+	ToolChoice      json.RawMessage `json:"tool_choice"`
+	Text            *struct {
 		Format *struct {
 			Type   string          `json:"type"`
 			Name   string          `json:"name"`
@@ -99,7 +110,7 @@ func ResponsesToChat(body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &responsesToChat{}
+	t := &responsesToChat{input: members["input"]}
 	if err := json.Unmarshal(body, &t.req); err != nil {
 		return nil, invalid("", "invalid_request", "The request body is not a Responses request: %s", err.Error())
 	}
@@ -114,8 +125,9 @@ func ResponsesToChat(body []byte) ([]byte, error) {
 // so far. The input, which holds the bulk, is read from the body in place
 // (translate_responses_raw.go).
 type responsesToChat struct {
-	req responsesRequest
-	out map[string]any
+	req   responsesRequest
+	input json.RawMessage
+	out   map[string]any
 }
 
 func (t *responsesToChat) translate(input json.RawMessage) ([]byte, error) {
@@ -183,28 +195,66 @@ func (t *responsesToChat) messages(input json.RawMessage) ([]rope, error) {
 	return msgs, nil
 }
 
-// tools: function tools only. A hosted or namespace tool needs OpenAI's
-// own servers: it is left out and named (ResponsesDroppedTools), or
-// refused by a strict_parameters policy.
+// tools: function tools, custom tools as functions of one string
+// argument, input, and the functions and custom tools of namespaces
+// (top-level or in Codex's additional_tools input items) flattened into
+// them (named in x-gw-translated-tools, ResponsesTranslatedTools). A
+// hosted tool needs OpenAI's own servers: it is left out and named
+// (ResponsesDroppedTools), or refused by a strict_parameters policy.
 func (t *responsesToChat) tools() error {
-	if len(t.req.Tools) == 0 {
+	all := append([]responsesTool(nil), t.req.Tools...)
+	arrayElements(bytes.TrimSpace(t.input), func(item []byte) {
+		if valueKind(item) != "object" || string(bytes.TrimSpace(memberValue(item, "type"))) != `"additional_tools"` {
+			return
+		}
+		var extra []responsesTool
+		if json.Unmarshal(memberValue(item, "tools"), &extra) == nil {
+			all = append(all, extra...)
+		}
+	})
+	if len(all) == 0 {
 		return nil
 	}
-	tools := make([]map[string]any, 0, len(t.req.Tools))
-	for _, tool := range t.req.Tools {
-		if tool.Type != "function" {
-			continue
+	var tools []map[string]any
+	seen := map[string]bool{}
+	var add func(ts []responsesTool)
+	add = func(ts []responsesTool) {
+		for _, tool := range ts {
+			if tool.Type == "namespace" {
+				add(tool.Tools)
+				continue
+			}
+			if (tool.Type != "function" && tool.Type != "custom") || tool.Name == "" || seen[tool.Name] {
+				continue
+			}
+			seen[tool.Name] = true
+			if tool.Type == "custom" {
+				tools = append(tools, chatFunction(map[string]any{"name": tool.Name, "parameters": customParameters(tool)}, tool.Description, nil))
+				continue
+			}
+			fn := map[string]any{"name": tool.Name}
+			if len(tool.Parameters) > 0 && !isNull(tool.Parameters) {
+				fn["parameters"] = tool.Parameters
+			}
+			tools = append(tools, chatFunction(fn, tool.Description, tool.Strict))
 		}
-		fn := map[string]any{"name": tool.Name}
-		if len(tool.Parameters) > 0 && !isNull(tool.Parameters) {
-			fn["parameters"] = tool.Parameters
-		}
-		tools = append(tools, chatFunction(fn, tool.Description, tool.Strict))
 	}
+	add(all)
 	if len(tools) > 0 {
 		t.out["tools"] = tools
 	}
 	return nil
+}
+
+// customParameters is a custom tool's free-form input as a function's one
+// string argument, input; its grammar, if any, in the argument's
+// description for the model to follow.
+func customParameters(tool responsesTool) map[string]any {
+	input := map[string]any{"type": "string", "description": "The tool's whole input, as free-form text."}
+	if f := tool.Format; f != nil && f.Type == "grammar" && f.Definition != "" {
+		input["description"] = "The tool's whole input, as free-form text matching this " + f.Syntax + " grammar:\n" + f.Definition
+	}
+	return map[string]any{"type": "object", "properties": map[string]any{"input": input}, "required": []string{"input"}}
 }
 
 // toolChoice: a mode as it is, or a function by name.
@@ -291,8 +341,30 @@ func functionItem(callID, name, args, status string) map[string]any {
 	return map[string]any{"id": "fc_" + callID, "type": "function_call", "status": status, "call_id": callID, "name": name, "arguments": args}
 }
 
-// ChatToResponse translates a chat.completion into a response object.
-func ChatToResponse(body []byte, model string, u Usage) ([]byte, error) {
+// customItem is a call of a custom tool, whose function (customParameters)
+// the model called with its input as the one argument.
+func customItem(callID, name, args, status string) map[string]any {
+	var a struct {
+		Input string `json:"input"`
+	}
+	if json.Unmarshal([]byte(args), &a) != nil {
+		a.Input = args
+	}
+	return map[string]any{"id": "ctc_" + callID, "type": "custom_tool_call", "status": status, "call_id": callID, "name": name, "input": a.Input}
+}
+
+// callItem is a tool call's output item: a custom tool's when custom names
+// it.
+func callItem(custom map[string]bool, callID, name, args, status string) map[string]any {
+	if custom[name] {
+		return customItem(callID, name, args, status)
+	}
+	return functionItem(callID, name, args, status)
+}
+
+// ChatToResponse translates a chat.completion into a response object; a
+// call of a tool custom names is a custom_tool_call.
+func ChatToResponse(body []byte, model string, u Usage, custom map[string]bool) ([]byte, error) {
 	var c chatAnswer
 	if err := json.Unmarshal(body, &c); err != nil || len(c.Choices) == 0 {
 		return nil, &Error{Kind: Unavailable, Message: "the upstream's answer has no choice"}
@@ -304,7 +376,7 @@ func ChatToResponse(body []byte, model string, u Usage) ([]byte, error) {
 		output = append(output, messageItem("msg_"+strings.TrimPrefix(id, "resp_"), *t, "completed"))
 	}
 	for _, tc := range ch.Message.ToolCalls {
-		output = append(output, functionItem(tc.ID, tc.Function.Name, tc.Function.Arguments, "completed"))
+		output = append(output, callItem(custom, tc.ID, tc.Function.Name, tc.Function.Arguments, "completed"))
 	}
 	status, incomplete := responseStatus(ch.FinishReason)
 	created := c.Created
@@ -314,13 +386,41 @@ func ChatToResponse(body []byte, model string, u Usage) ([]byte, error) {
 	return json.Marshal(responseObject(id, model, created, status, output, responsesUsage(u), incomplete))
 }
 
+// CustomToolCalls rewrites a translated response object's function_call
+// items that call a tool custom names as custom_tool_call items.
+func CustomToolCalls(body []byte, custom map[string]bool) ([]byte, error) {
+	var r map[string]any
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, err
+	}
+	output, _ := r["output"].([]any)
+	changed := false
+	for i, o := range output {
+		item, _ := o.(map[string]any)
+		name, _ := item["name"].(string)
+		if item["type"] != "function_call" || !custom[name] {
+			continue
+		}
+		callID, _ := item["call_id"].(string)
+		args, _ := item["arguments"].(string)
+		output[i], changed = customItem(callID, name, args, "completed"), true
+	}
+	if !changed {
+		return body, nil
+	}
+	return json.Marshal(r)
+}
+
 // ResponsesStream turns chat.completion.chunk objects into the Responses
 // event sequence: response.created and response.in_progress; per output
 // item response.output_item.added, its content part, text or argument
 // deltas and their .done events, response.output_item.done; and
 // response.completed (or response.incomplete) with the usage.
 type ResponsesStream struct {
-	Model   string
+	Model string
+	// Custom names the request's custom tools: their calls are written as
+	// custom_tool_call items, their input in one delta when the call ends.
+	Custom  map[string]bool
 	started bool
 	id      string
 	created int64
@@ -377,10 +477,15 @@ func (s *ResponsesStream) Chunk(raw []byte) ([][]byte, error) {
 				out = s.closeItem(out)
 				s.open, s.tool, s.args, s.name, s.callID = true, tc.Index, "", tc.Function.Name, tc.ID
 				s.itemID = "fc_" + tc.ID
+				if s.Custom[s.name] {
+					s.itemID = "ctc_" + tc.ID
+				}
 				out = s.event(out, "response.output_item.added", map[string]any{"output_index": len(s.output),
-					"item": functionItem(s.callID, s.name, "", "in_progress")})
+					"item": callItem(s.Custom, s.callID, s.name, "", "in_progress")})
 			}
-			if a := tc.Function.Arguments; a != "" {
+			if a := tc.Function.Arguments; a != "" && s.Custom[s.name] {
+				s.args += a
+			} else if a != "" {
 				s.args += a
 				out = s.event(out, "response.function_call_arguments.delta", map[string]any{"item_id": s.itemID,
 					"output_index": len(s.output), "delta": a})
@@ -405,6 +510,12 @@ func (s *ResponsesStream) closeItem(out [][]byte) [][]byte {
 		out = s.event(out, "response.content_part.done", map[string]any{"item_id": s.itemID, "output_index": idx,
 			"content_index": 0, "part": map[string]any{"type": "output_text", "text": s.text, "annotations": []any{}}})
 		item = messageItem(s.itemID, s.text, "completed")
+	} else if s.Custom[s.name] {
+		item = customItem(s.callID, s.name, s.args, "completed")
+		out = s.event(out, "response.custom_tool_call_input.delta", map[string]any{"item_id": s.itemID, "output_index": idx,
+			"delta": item["input"]})
+		out = s.event(out, "response.custom_tool_call_input.done", map[string]any{"item_id": s.itemID, "output_index": idx,
+			"input": item["input"]})
 	} else {
 		out = s.event(out, "response.function_call_arguments.done", map[string]any{"item_id": s.itemID, "output_index": idx,
 			"name": s.name, "arguments": s.args})

@@ -73,7 +73,19 @@ func (in *responsesInput) item(item []byte, at string) error {
 		return in.message(item, it, at)
 	case "function_call":
 		return in.functionCall(item, it, at)
-	case "function_call_output":
+	case "custom_tool_call":
+		// A custom tool's call, as the call of its function
+		// (customParameters): its input the one argument.
+		var c struct {
+			Input string `json:"input"`
+		}
+		if json.Unmarshal(item, &c) != nil {
+			return invalid(at+".input", "invalid_type", "'%s.input' must be a string.", at)
+		}
+		head := `{"id":` + string(mustMarshal(it.CallID)) + `,"type":"function","function":{"name":` + string(mustMarshal(it.Name)) + `,"arguments":`
+		args := mustMarshal(string(mustMarshal(map[string]string{"input": c.Input})))
+		in.calls = append(in.calls, rawObject(head, rope{args}, `}}`))
+	case "function_call_output", "custom_tool_call_output":
 		text, err := outputTextRaw(bytes.TrimSpace(memberValue(item, "output")), at+".output")
 		if err != nil {
 			return err
@@ -82,8 +94,8 @@ func (in *responsesInput) item(item []byte, at string) error {
 		in.out = append(in.out, rawObject(`{"role":"tool","tool_call_id":`+string(mustMarshal(it.CallID))+`,"content":`, text, `}`))
 	case "reasoning", "additional_tools":
 		// The model's own reasoning cannot go to another model; the tools
-		// Codex sends as an input item are namespaces, left out and named
-		// (ResponsesDroppedTools).
+		// Codex sends as an input item join the request's tools
+		// (responsesToChat.tools).
 	default:
 		return invalid(at+".type", "unsupported_value", "Input item type %q can be sent to OpenAI models only.", it.Type)
 	}
