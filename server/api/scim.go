@@ -262,19 +262,9 @@ func (s *Server) scimUsers(c *scimCall, rest []string) (any, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		var change func(scim.User) (scim.User, error)
-		if c.r.Method == http.MethodPut {
-			in, err := scim.DecodeUser(raw)
-			if err != nil {
-				return nil, 0, err
-			}
-			change = func(cur scim.User) (scim.User, error) { in.ID = cur.ID; return in, nil }
-		} else {
-			ops, err := scim.DecodePatch(raw)
-			if err != nil {
-				return nil, 0, err
-			}
-			change = func(cur scim.User) (scim.User, error) { return scim.PatchUser(cur, ops) }
+		change, err := scimChange(c.r.Method, raw, scim.DecodeUser, func(in *scim.User, cur scim.User) { in.ID = cur.ID }, scim.PatchUser)
+		if err != nil {
+			return nil, 0, err
 		}
 		u, err := backend.SCIMChangeUser(ctx, s.store, c.actor(), org, id, change)
 		if err != nil {
@@ -352,19 +342,9 @@ func (s *Server) scimGroups(c *scimCall, rest []string) (any, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		var change func(scim.Group) (scim.Group, error)
-		if c.r.Method == http.MethodPut {
-			in, err := scim.DecodeGroup(raw)
-			if err != nil {
-				return nil, 0, err
-			}
-			change = func(cur scim.Group) (scim.Group, error) { in.ID = cur.ID; return in, nil }
-		} else {
-			ops, err := scim.DecodePatch(raw)
-			if err != nil {
-				return nil, 0, err
-			}
-			change = func(cur scim.Group) (scim.Group, error) { return scim.PatchGroup(cur, ops) }
+		change, err := scimChange(c.r.Method, raw, scim.DecodeGroup, func(in *scim.Group, cur scim.Group) { in.ID = cur.ID }, scim.PatchGroup)
+		if err != nil {
+			return nil, 0, err
 		}
 		g, err := backend.SCIMChangeGroup(ctx, s.store, c.actor(), org, id, change)
 		if err != nil {
@@ -378,4 +358,23 @@ func (s *Server) scimGroups(c *scimCall, rest []string) (any, int, error) {
 		return nil, http.StatusNoContent, backend.SCIMDeleteGroup(ctx, s.store, c.actor(), org, id)
 	}
 	return nil, 0, errSCIMMethod
+}
+
+// scimChange reads a PUT (the whole resource, which keeps its id) or a
+// PATCH (operations on the current resource) as the change a backend
+// operation applies inside its transaction, for users and groups alike.
+func scimChange[T any](method string, raw []byte, decode func([]byte) (T, error), keepID func(in *T, cur T),
+	patch func(T, []scim.Op) (T, error)) (func(T) (T, error), error) {
+	if method == http.MethodPut {
+		in, err := decode(raw)
+		if err != nil {
+			return nil, err
+		}
+		return func(cur T) (T, error) { keepID(&in, cur); return in, nil }, nil
+	}
+	ops, err := scim.DecodePatch(raw)
+	if err != nil {
+		return nil, err
+	}
+	return func(cur T) (T, error) { return patch(cur, ops) }, nil
 }
