@@ -333,81 +333,27 @@ func ssoAccount(ctx context.Context, tx *store.Store, in SSOSignIn, now time.Tim
 // and those no longer mapped are removed. An organization's last active
 // owner is never removed or demoted this way.
 func applyMappings(ctx context.Context, tx *store.Store, actor Actor, p *store.IdentityProvider, userID uuid.UUID, groups []string, res *SSOResult, now time.Time) error {
-	desired := DesiredGrants(GroupMappings(p), groups)
 	existing, err := tx.ListSSOGrants(ctx, p.ID, userID)
 	if err != nil {
 		return err
 	}
-	have := map[string]store.SSOGrant{}
-	for _, g := range existing {
-		have[Grant{OrgID: g.OrgID, WorkspaceID: g.WorkspaceID}.key()] = g
+	recorded := make([]recordedGrant, len(existing))
+	for i, g := range existing {
+		recorded[i] = recordedGrant{ID: g.ID, Grant: Grant{OrgID: g.OrgID, WorkspaceID: g.WorkspaceID, Role: g.Role}}
 	}
-	want := map[string]bool{}
-	// Organizations first, so a workspace grant finds its membership.
-	for pass := 0; pass < 2; pass++ {
-		for _, g := range desired {
-			if (g.WorkspaceID == nil) != (pass == 0) {
-				continue
-			}
-			want[g.key()] = true
-			prev, mapped := have[g.key()]
-			switch {
-			case mapped && prev.Role == g.Role:
-			case mapped:
-				if err := changeGranted(ctx, tx, g, userID, prev.Role, now); err != nil {
-					return err
-				}
-				if err := tx.UpdateSSOGrantRole(ctx, prev.ID, g.Role); err != nil {
-					return err
-				}
-				res.Changed = append(res.Changed, g.key()+":"+g.Role)
-				if err := auditGrant(ctx, tx, actor, "member.updated", g, userID, p.Name); err != nil {
-					return err
-				}
-			default:
-				made, err := makeGranted(ctx, tx, g, userID, now)
-				if err != nil {
-					return err
-				}
-				if !made {
-					continue
-				}
-				if err := tx.CreateSSOGrant(ctx, &store.SSOGrant{ID: uuid.New(), ProviderID: p.ID, UserID: userID, OrgID: g.OrgID,
-					WorkspaceID: g.WorkspaceID, Role: g.Role, CreatedAt: now}); err != nil {
-					return err
-				}
-				res.Added = append(res.Added, g.key()+":"+g.Role)
-				if err := auditGrant(ctx, tx, actor, "member.added", g, userID, p.Name); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	// Workspaces first, then organizations (whose removal takes the
-	// workspace memberships with it).
-	for pass := 0; pass < 2; pass++ {
-		for _, prev := range existing {
-			g := Grant{OrgID: prev.OrgID, WorkspaceID: prev.WorkspaceID, Role: prev.Role}
-			if want[g.key()] || (g.WorkspaceID == nil) != (pass == 1) {
-				continue
-			}
-			if err := removeGranted(ctx, tx, g, userID); err != nil {
-				return err
-			}
-			if err := tx.DeleteSSOGrant(ctx, prev.ID); err != nil {
-				return err
-			}
-			res.Removed = append(res.Removed, g.key())
-			action := "member.removed"
-			if g.WorkspaceID != nil {
-				action = "workspace_member.removed"
-			}
-			if err := auditGrant(ctx, tx, actor, action, g, userID, p.Name); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	changes, err := reconcileGrants(ctx, tx, userID, DesiredGrants(GroupMappings(p), groups), recorded, grantLedger{
+		create: func(g Grant) error {
+			return tx.CreateSSOGrant(ctx, &store.SSOGrant{ID: uuid.New(), ProviderID: p.ID, UserID: userID, OrgID: g.OrgID,
+				WorkspaceID: g.WorkspaceID, Role: g.Role, CreatedAt: now})
+		},
+		updateRole: func(id uuid.UUID, role string) error { return tx.UpdateSSOGrantRole(ctx, id, role) },
+		remove:     func(id uuid.UUID) error { return tx.DeleteSSOGrant(ctx, id) },
+		audit:      func(action string, g Grant) error { return auditGrant(ctx, tx, actor, action, g, userID, p.Name) },
+	}, now)
+	res.Added = append(res.Added, changes.Added...)
+	res.Changed = append(res.Changed, changes.Changed...)
+	res.Removed = append(res.Removed, changes.Removed...)
+	return err
 }
 
 func auditGrant(ctx context.Context, tx *store.Store, actor Actor, action string, g Grant, userID uuid.UUID, provider string) error {

@@ -667,71 +667,24 @@ func syncSCIMGrantsWith(ctx context.Context, tx *store.Store, actor Actor, mappi
 	for i, r := range rows {
 		groups[i] = r.DisplayName
 	}
-	desired := DesiredGrants(mappings, groups)
 	existing, err := tx.ListSCIMGrants(ctx, orgID, userID)
 	if err != nil {
 		return err
 	}
-	have := map[string]store.SCIMGrant{}
-	for _, g := range existing {
-		have[Grant{OrgID: g.OrgID, WorkspaceID: g.WorkspaceID}.key()] = g
+	recorded := make([]recordedGrant, len(existing))
+	for i, g := range existing {
+		recorded[i] = recordedGrant{ID: g.ID, Grant: Grant{OrgID: g.OrgID, WorkspaceID: g.WorkspaceID, Role: g.Role}}
 	}
-	want := map[string]bool{}
-	for pass := 0; pass < 2; pass++ {
-		for _, g := range desired {
-			if (g.WorkspaceID == nil) != (pass == 0) {
-				continue
-			}
-			want[g.key()] = true
-			prev, mapped := have[g.key()]
-			switch {
-			case mapped && prev.Role == g.Role:
-			case mapped:
-				if err := changeGranted(ctx, tx, g, userID, prev.Role, now); err != nil {
-					return err
-				}
-				if err := tx.UpdateSCIMGrantRole(ctx, prev.ID, g.Role); err != nil {
-					return err
-				}
-				if err := auditSCIMGrant(ctx, tx, actor, "member.updated", g, userID); err != nil {
-					return err
-				}
-			default:
-				made, err := makeGranted(ctx, tx, g, userID, now)
-				if err != nil {
-					return err
-				}
-				if !made {
-					continue
-				}
-				if err := tx.CreateSCIMGrant(ctx, &store.SCIMGrant{ID: uuid.New(), OrgID: orgID, UserID: userID, WorkspaceID: g.WorkspaceID,
-					Role: g.Role, CreatedAt: now}); err != nil {
-					return err
-				}
-				if err := auditSCIMGrant(ctx, tx, actor, "member.added", g, userID); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	for pass := 0; pass < 2; pass++ {
-		for _, prev := range existing {
-			g := Grant{OrgID: prev.OrgID, WorkspaceID: prev.WorkspaceID, Role: prev.Role}
-			if want[g.key()] || (g.WorkspaceID == nil) != (pass == 1) {
-				continue
-			}
-			if err := removeGranted(ctx, tx, g, userID); err != nil {
-				return err
-			}
-			if err := tx.DeleteSCIMGrant(ctx, prev.ID); err != nil {
-				return err
-			}
-			if err := auditSCIMGrant(ctx, tx, actor, "member.removed", g, userID); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	_, err = reconcileGrants(ctx, tx, userID, DesiredGrants(mappings, groups), recorded, grantLedger{
+		create: func(g Grant) error {
+			return tx.CreateSCIMGrant(ctx, &store.SCIMGrant{ID: uuid.New(), OrgID: orgID, UserID: userID, WorkspaceID: g.WorkspaceID,
+				Role: g.Role, CreatedAt: now})
+		},
+		updateRole: func(id uuid.UUID, role string) error { return tx.UpdateSCIMGrantRole(ctx, id, role) },
+		remove:     func(id uuid.UUID) error { return tx.DeleteSCIMGrant(ctx, id) },
+		audit:      func(action string, g Grant) error { return auditSCIMGrant(ctx, tx, actor, action, g, userID) },
+	}, now)
+	return err
 }
 
 func auditSCIMGrant(ctx context.Context, tx *store.Store, actor Actor, action string, g Grant, userID uuid.UUID) error {
