@@ -169,17 +169,9 @@ func fieldLoc(field string) validate.Loc {
 // readFile reads and checks a guardrail file; its problems are usage
 // errors, found before any request.
 func readFile(path string, stdin io.Reader) (string, []spec, error) {
-	name, data, err := declfile.ReadFile("guardrail", path, stdin)
+	name, items, lines, problems, err := declfile.ReadResources(path, stdin, "guardrails", "guardrail")
 	if err != nil {
 		return name, nil, err
-	}
-	tree, lines, err := declfile.DecodeDocument(name, data)
-	if err != nil {
-		return name, nil, cmdutil.UsageError{Err: declfile.Problem(name, "%v", err)}
-	}
-	items, problems, err := declfile.ResourceItems(name, tree, lines, "guardrails", "guardrail")
-	if err != nil {
-		return name, nil, cmdutil.UsageError{Err: err}
 	}
 	specs := make([]spec, 0, len(items))
 	for _, it := range items {

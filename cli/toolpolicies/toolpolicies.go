@@ -192,17 +192,9 @@ func parseItem(v any) (doc, []validate.Issue) {
 // readFile reads and checks a tool policy file; its problems are usage
 // errors, found before any request.
 func readFile(path string, stdin io.Reader) (string, []spec, error) {
-	name, data, err := declfile.ReadFile("tool policy", path, stdin)
+	name, items, lines, problems, err := declfile.ReadResources(path, stdin, "tool_policies", "tool policy")
 	if err != nil {
 		return name, nil, err
-	}
-	tree, lines, err := declfile.DecodeDocument(name, data)
-	if err != nil {
-		return name, nil, cmdutil.UsageError{Err: declfile.Problem(name, "%v", err)}
-	}
-	items, problems, err := declfile.ResourceItems(name, tree, lines, "tool_policies", "tool policy")
-	if err != nil {
-		return name, nil, cmdutil.UsageError{Err: err}
 	}
 	specs := make([]spec, 0, len(items))
 	for _, it := range items {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gw-gateway/gw/cli/cmdutil"
 	"github.com/gw-gateway/gw/server/validate"
 )
 
@@ -223,4 +224,24 @@ func (p *ResourcePlan) Render(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// ReadResources reads a file of resources of one kind (the list under
+// member): its display name, its items, its line table (for the items'
+// own problems) and the problems found so far. A file that cannot be read
+// or decoded, or holds no such list, is a usage error.
+func ReadResources(path string, stdin io.Reader, member, kind string) (string, []Item, Lines, []string, error) {
+	name, data, err := ReadFile(kind, path, stdin)
+	if err != nil {
+		return name, nil, nil, nil, err
+	}
+	tree, lines, err := DecodeDocument(name, data)
+	if err != nil {
+		return name, nil, nil, nil, cmdutil.UsageError{Err: Problem(name, "%v", err)}
+	}
+	items, problems, err := ResourceItems(name, tree, lines, member, kind)
+	if err != nil {
+		return name, nil, nil, nil, cmdutil.UsageError{Err: err}
+	}
+	return name, items, lines, problems, nil
 }
