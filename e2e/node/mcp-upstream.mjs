@@ -170,6 +170,10 @@ const conformanceServer = {
         return text(`LLM response: ${r.content?.text ?? JSON.stringify(r.content)}`);
       }
       case "test_elicitation": {
+        // Asked in the call's own stream (relatedRequestId), as sampling
+        // is: on the session's standalone stream it would be dropped when
+        // the client has not opened that stream yet (a race the SDK's
+        // transport settles by dropping the message).
         const r = await server.elicitInput({
           message: args.message,
           requestedSchema: {
@@ -177,7 +181,7 @@ const conformanceServer = {
             properties: { username: { type: "string", description: "User's response" }, email: { type: "string", description: "User's email address" } },
             required: ["username", "email"],
           },
-        });
+        }, { relatedRequestId: extra.requestId });
         return text(`User response: action=${r.action}, content=${JSON.stringify(r.content ?? {})}`);
       }
       case "test_elicitation_sep1034_defaults": {
@@ -193,7 +197,7 @@ const conformanceServer = {
               verified: { type: "boolean", default: true },
             },
           },
-        });
+        }, { relatedRequestId: extra.requestId });
         return text(`Elicitation completed: action=${r.action}, content=${JSON.stringify(r.content ?? {})}`);
       }
       case "test_elicitation_sep1330_enums": {
@@ -209,7 +213,7 @@ const conformanceServer = {
               titledMulti: { type: "array", items: { anyOf: [{ const: "value1", title: "First Choice" }, { const: "value2", title: "Second Choice" }] } },
             },
           },
-        });
+        }, { relatedRequestId: extra.requestId });
         return text(`Elicitation completed: action=${r.action}, content=${JSON.stringify(r.content ?? {})}`);
       }
       case "json_schema_2020_12_tool":
