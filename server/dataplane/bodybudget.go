@@ -151,17 +151,32 @@ func (b *bodyBudget) release(key uuid.UUID, n int64) {
 		b.pending, b.sinceReturn, b.lastReturn = false, 0, time.Now()
 		b.mu.Unlock()
 		// What the last handlers made after their bodies went (an answer
-		// metered, an event recorded, a count's garbage) is given back
-		// once more, later, unless bodies came meanwhile: an idle process
-		// starts no collection of its own for minutes.
-		time.AfterFunc(memoryReturnEvery, func() {
-			b.mu.Lock()
-			quiet := b.used == 0 && !b.pending && b.sinceReturn == 0
-			b.mu.Unlock()
-			if quiet {
-				b.returnMemory()
-			}
-		})
+		// metered, an event recorded, a count's garbage, a translation
+		// still on its way upstream) is given back again, later, a few
+		// times while no bodies come: a slow upstream can keep a handler
+		// and what it holds for many seconds after its body's budget was
+		// released, and an idle process starts no collection of its own
+		// for minutes. Bodies that come meanwhile schedule their own.
+		b.returnWhileQuiet(memoryReturnFollowUps)
+	})
+}
+
+// memoryReturnFollowUps is how many times, memoryReturnEvery apart, a
+// quiet process gives memory back after a burst.
+const memoryReturnFollowUps = 5
+
+func (b *bodyBudget) returnWhileQuiet(left int) {
+	if left == 0 {
+		return
+	}
+	time.AfterFunc(memoryReturnEvery, func() {
+		b.mu.Lock()
+		quiet := b.used == 0 && !b.pending && b.sinceReturn == 0
+		b.mu.Unlock()
+		if quiet {
+			b.returnMemory()
+			b.returnWhileQuiet(left - 1)
+		}
 	})
 }
 
