@@ -111,7 +111,11 @@ func memoryUnderBodies(t *testing.T, d bodyDialect) {
 		peakLimit  = 600 << 20
 	)
 	ctx := context.Background()
-	srv := startServe(t, "GW_DATA_DIR="+t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_bodies")
+	// pprof on a side listener: when the resident set does not come back,
+	// the failure says what the heap holds rather than only how much.
+	metrics := freeAddr(t)
+	srv := startServe(t, "GW_DATA_DIR="+t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_bodies",
+		"GW_METRICS_ADDR="+metrics, "GW_PPROF=true")
 	pid := srv.cmd.Process.Pid
 	anon, _ := client.New(client.Options{Server: srv.URL})
 	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_bodies", Email: "ops@example.com", Password: "a long passphrase"})
@@ -202,8 +206,37 @@ func memoryUnderBodies(t *testing.T, d bodyDialect) {
 	}
 	if rss > idleRSS*12/10 {
 		t.Errorf("resident %.1f MB 60 s after the burst, more than 20 %% over idle (%.1f MB)", float64(rss)/1e6, float64(idleRSS)/1e6)
+		t.Logf("what gw holds:\n%s", heapDiagnosis(metrics))
 	}
 	srv.stop(t)
+}
+
+// heapDiagnosis is a running gw's heap after a collection, as pprof's
+// text profile: the runtime's memory statistics (live heap, idle spans,
+// what was released, stacks) and the largest live allocation sites.
+func heapDiagnosis(metricsAddr string) string {
+	resp, err := http.Get("http://" + metricsAddr + "/debug/pprof/heap?gc=1&debug=1")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	text := string(raw)
+	var out strings.Builder
+	if i := strings.Index(text, "# runtime.MemStats"); i >= 0 {
+		out.WriteString(text[i:])
+		text = text[:i]
+	}
+	// The profile's records, largest first as pprof writes them: the
+	// first few with their stacks.
+	records := strings.Split(text, "\n\n")
+	for i, r := range records {
+		if i > 8 {
+			break
+		}
+		out.WriteString(r + "\n\n")
+	}
+	return out.String()
 }
 
 // overloaded says whether an error body is the overloaded refusal, in

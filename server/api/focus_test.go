@@ -157,3 +157,44 @@ func jsonNumber(v any) json.Number {
 	}
 	return ""
 }
+
+// The FOCUS export is confined to its organization: another
+// organization's events never appear in it, that organization's own
+// export holds only them, and a key of one organization asking for the
+// other's export is refused.
+func TestFocusExportTenancy(t *testing.T) {
+	eachEnv(t, func(t *testing.T, e *env) {
+		now := time.Now().UTC()
+		from, to := now.AddDate(0, 0, -1).Format(time.DateOnly), now.Format(time.DateOnly)
+		e.must("POST", "/api/v1/data-plane/usage-events", e.ownerKey, map[string]any{"events": []any{
+			e.usageEvent(now.Add(-time.Minute), "openai/gpt-4o", 1000, 10, "0.01")}})
+		other := decodeData[wire.Organization](t, e.must("POST", "/api/v1/instance/organizations", e.ownerKey, map[string]any{"name": "Other", "slug": "other"}))
+		otherWS := decodeData[wire.Workspace](t, e.must("POST", "/api/v1/organizations/other/workspaces", e.ownerKey, map[string]any{"name": "Theirs"}))
+		theirs := e.usageEvent(now.Add(-time.Minute), "anthropic/claude-haiku-4-5-20251001", 2000, 20, "0.03")
+		theirs["org_id"], theirs["workspace_id"] = other.ID, otherWS.ID
+		e.must("POST", "/api/v1/data-plane/usage-events", e.ownerKey, map[string]any{"events": []any{theirs}})
+
+		export := func(org string) []map[string]any {
+			raw := e.must("GET", "/api/v1/organizations/"+org+"/reports/focus?start_date="+from+"&end_date="+to, e.ownerKey, nil)
+			return decodeData[[]map[string]any](t, raw)
+		}
+		for org, want := range map[string]struct{ model, account string }{
+			"default": {"openai/gpt-4o", e.boot.Workspace.ID.String()},
+			"other":   {"anthropic/claude-haiku-4-5-20251001", otherWS.ID.String()},
+		} {
+			rows := export(org)
+			if len(rows) == 0 {
+				t.Fatalf("%s: no rows", org)
+			}
+			for _, r := range rows {
+				if r["ResourceId"] != want.model || r["SubAccountId"] != want.account {
+					t.Errorf("%s's export holds another tenant's row: %v", org, r)
+				}
+			}
+		}
+		otherKey := e.key("/api/v1/organizations/other", e.ownerKey, []string{"usage.read"}, nil)
+		if code, _ := e.do("GET", "/api/v1/organizations/default/reports/focus?start_date="+from+"&end_date="+to, otherKey.Token, nil); code != 403 && code != 404 {
+			t.Errorf("another organization's key read this one's export: %d", code)
+		}
+	})
+}

@@ -389,3 +389,64 @@ func TestMCPResourcesAndPromptsThroughThePlane(t *testing.T) {
 		}
 	})
 }
+
+// The transport's other two methods, raw, as the OpenAPI document shows
+// them: a session's GET opens its own event stream once gw holds an
+// upstream session for it, and DELETE ends the session (204).
+func TestMCPSessionStreamAndEnd(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		up := mcpUpstream(t, "X-Up-Key", "up-secret-0123456789")
+		e.addMCPServer(t, nil, "up", up.URL, "X-Up-Key", "up-secret-0123456789", nil)
+		e.toolPolicy(t, `{"target":{"kind":"workspace"},"rules":[{"match":{"servers":["up"]},"phase":"list","action":{"kind":"allow"}}]}`)
+		e.sync(t)
+		send := func(method, session, accept, body string) *http.Response {
+			t.Helper()
+			req, _ := http.NewRequest(method, e.srv.URL+"/inf/v1/mcp/up", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+e.token)
+			req.Header.Set("Accept", accept)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+			if body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			if session != "" {
+				req.Header.Set("Mcp-Session-Id", session)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp
+		}
+		both := "application/json, text/event-stream"
+		resp := send("POST", "", both, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+		resp.Body.Close()
+		session := resp.Header.Get("Mcp-Session-Id")
+		if resp.StatusCode != http.StatusOK || session == "" {
+			t.Fatalf("initialize: %d, session %q", resp.StatusCode, session)
+		}
+		resp = send("POST", session, both, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		resp.Body.Close()
+		// A list reaches the upstream: gw now holds a session there.
+		resp = send("POST", session, both, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("tools/list: %d", resp.StatusCode)
+		}
+		resp = send("GET", session, "text/event-stream", "")
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			t.Fatalf("the session's stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		resp.Body.Close() // the caller leaves; gw's listen ends with it
+		resp = send("GET", session, "application/json", "")
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotAcceptable {
+			t.Fatalf("a GET that takes no event stream: %d", resp.StatusCode)
+		}
+		resp = send("DELETE", session, both, "")
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("DELETE: %d", resp.StatusCode)
+		}
+	})
+}

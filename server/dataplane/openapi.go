@@ -138,7 +138,7 @@ func dataPlaneOpenAPI() map[string]any {
 			o["responses"], o["requestBody"], o["parameters"] = mcpResponses(open), map[string]any{"required": true,
 				"content": map[string]any{"application/json": map[string]any{"schema": open.Ref(op.body)}}}, mcpParameters(op.path)
 			o["externalDocs"] = map[string]any{"description": "The " + op.dialect + " transport", "url": op.reference}
-			paths[op.path] = map[string]any{op.method: o}
+			paths[op.path] = mcpSessionOperations(open, op, o)
 			continue
 		}
 		responses := map[string]any{
@@ -246,6 +246,49 @@ func mcpResponses(open *apidoc.Reflector) map[string]any {
 		"413": rpc("The message is larger than the data plane takes; refused before it is read whole."),
 		"503": rpc("No configuration admitted yet, inference not configured here, or the in-flight body budget full."),
 	}
+}
+
+// mcpSessionOperations are an MCP path's three methods: the POST (o),
+// the GET that opens the session's own event stream (what the upstream
+// sends outside any request) and the DELETE that ends the session, both
+// the transport's, on the same path and headers.
+func mcpSessionOperations(open *apidoc.Reflector, op infOperation, o map[string]any) map[string]any {
+	rpc := func(desc string) map[string]any {
+		return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": open.Ref(jsonRPCMessage{})}}}
+	}
+	refusals := map[string]any{
+		"400": rpc("No Mcp-Session-Id, or bad X-Gw-Tags (-32600)."),
+		"401": rpc("Missing, invalid or expired inference key; WWW-Authenticate names the protected resource metadata."),
+		"404": rpc("No MCP server of that name the key may reach, or an unknown or ended session."),
+		"503": rpc("No configuration admitted yet, or inference not configured here."),
+	}
+	get := map[string]any{"operationId": op.id + "_listen", "tags": []string{"MCP"}, "parameters": mcpParameters(op.path),
+		"summary":      "The session's own event stream (2025-06-18, 2025-11-25): what the upstream sends outside any request, for up to an hour",
+		"externalDocs": o["externalDocs"],
+		"responses": withResponses(refusals, map[string]any{
+			"200": map[string]any{"description": "Server-sent events, each a JSON-RPC message (a notification, or a request of the upstream's, its id sealed by gw).",
+				"content": map[string]any{"text/event-stream": map[string]any{"schema": map[string]any{"type": "string"}}}},
+			"405": rpc("Nothing to stream: the upstream keeps no session to listen to, or a 2026-07-28 (stateless) caller."),
+			"406": rpc("The request does not accept text/event-stream."),
+		})}
+	del := map[string]any{"operationId": op.id + "_end_session", "tags": []string{"MCP"}, "parameters": mcpParameters(op.path),
+		"summary":      "End the session (2025-06-18, 2025-11-25); the upstream sessions gw keeps for the key are left to their own expiry",
+		"externalDocs": o["externalDocs"],
+		"responses": map[string]any{"204": map[string]any{"description": "The session is ended (sessions are sealed tokens: nothing is kept to forget); no body."},
+			"401": refusals["401"], "503": refusals["503"]}}
+	return map[string]any{op.method: o, "get": get, "delete": del}
+}
+
+// withResponses is base with more answers added (a copy: base is shared).
+func withResponses(base, more map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(more))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range more {
+		out[k] = v
+	}
+	return out
 }
 
 // mcpParameters are the headers an MCP endpoint reads, and the server's
