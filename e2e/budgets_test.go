@@ -98,26 +98,8 @@ func TestBudgetAcrossDataPlanes(t *testing.T) {
 
 func budgetAcrossDataPlanes(t *testing.T, d storetest.Dialect) {
 	ctx := context.Background()
-	secretKey := "GW_SECRET_KEY=" + strings.Repeat("ef", 32)
-	cpEnv := []string{"GW_ROLE=control-plane", "GW_DATA_DIR=" + t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_budget", secretKey}
-	if d == storetest.Postgres {
-		u, err := storetest.URL(t, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cpEnv = append(cpEnv, "GW_DATABASE_URL="+u)
-	}
-	// A fixed address: the restarted control plane must be where the data
-	// planes look for it.
-	cpAddr := freeAddr(t)
-	cp := startServeAt(t, cpAddr, cpEnv...)
-	anon, _ := client.New(client.Options{Server: cp.URL})
-	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_budget", Email: "ops@example.com", Password: "a long passphrase"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, _ := client.New(client.Options{Server: cp.URL, Token: boot.ManagementKey.Token})
-
+	p := startBudgetPlanes(t, d, "budget")
+	owner := p.owner
 	up := providerstest.NewOpenAI(t, "sk-upstream-budget")
 	up.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: budgetIn, Output: budgetOut}})
 	if _, err := owner.CreateCredential(ctx, client.OrgScope("default"), wire.ProviderCredentialCreate{
@@ -129,67 +111,48 @@ func budgetAcrossDataPlanes(t *testing.T, d storetest.Dialect) {
 	}
 	tokens := map[string]string{}
 	for _, ws := range []string{"default", "outage"} {
-		def := `{"target":{"kind":"workspace"},"rules":[{"match":{"kind":"all_requests"},` +
-			`"action":{"kind":"budget","amount_usd":"` + budgetAmount + `","period":"day","aggregation":"shared"}}]}`
-		if _, err := owner.CreatePolicy(ctx, "default", ws, wire.PolicyCreate{Name: "spend-cap", Definition: wire.PolicyDefinition(def)}); err != nil {
-			t.Fatalf("policy: %v", err)
-		}
-		ik, err := owner.CreateInferenceKey(ctx, "default", ws, wire.InferenceKeyCreate{Name: "callers"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tokens[ws] = ik.Token
+		tokens[ws] = budgetWorkspace(t, owner, ws, budgetAmount)
 	}
-	dpKey, err := owner.CreateManagementKey(ctx, client.InstanceScope(), wire.ManagementKeyCreate{
-		Permissions: []string{"bundles.read", "usage.ingest", "data-planes.heartbeat", "policy-state.sync"}, Label: "data-plane"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dps []*server
-	for _, id := range []string{"dp-a", "dp-b"} {
-		dps = append(dps, startServe(t, "GW_ROLE=data-plane", "GW_CONTROL_PLANE_URL="+cp.URL, "GW_TOKEN="+dpKey.Token,
-			"GW_DATA_DIR="+t.TempDir(), "GW_POLL_INTERVAL=200ms", "GW_HEARTBEAT_INTERVAL=200ms", "GW_DATA_PLANE_ID="+id))
-		enrollDataPlane(t, owner, id, "default")
-	}
-	dpc, _ := client.New(client.Options{Server: cp.URL, Token: dpKey.Token})
-	waitFor(t, "both data planes to admit the current bundle", func() bool {
-		b, _, _, err := dpc.PollBundles(ctx, "dp-a", "")
-		list, err2 := owner.ListDataPlanes(ctx)
-		if err != nil || err2 != nil || len(b.Bundles) != 1 || len(list) != 2 {
-			return false
-		}
-		for _, dp := range list {
-			if dp.BundleVersions[b.Bundles[0].OrgID.String()] != b.Bundles[0].Version {
-				return false
-			}
-		}
-		return true
-	})
+	p.startDataPlanes(t, "dp-a", "dp-b")
+	dps := p.dps
 	amount, _ := catalog.ParseNanoUSD(budgetAmount)
 
 	steady := runBudgetPhase(t, dps, tokens["default"], nil)
-	steady.report(t, "steady", checkBudget(t, cp.URL, boot.ManagementKey.Token, "default", steady, amount), amount)
+	steady.report(t, "steady", checkBudget(t, p.cp.URL, p.token, "default", steady, amount), amount)
 
 	// The outage: kill the control plane once 20% of the budget is spent,
 	// bring it back 3 s later on the same database, a new process.
 	outage := &budgetOutage{restarted: make(chan struct{})}
 	outage.at = func(okCount int64) bool { return okCount*budgetCost >= amount*2/10 }
 	outage.kill = func() {
-		_ = cp.cmd.Process.Kill()
-		<-cp.done
+		p.killControlPlane()
 		time.Sleep(3 * time.Second)
-		cp = startServeAt(t, cpAddr, cpEnv...)
+		p.restartControlPlane(t)
 	}
 	out := runBudgetPhase(t, dps, tokens["outage"], outage)
 	if !outage.done.Load() {
 		t.Fatal("the outage phase spent less than 20% of the budget: the control plane was never killed")
 	}
-	out.report(t, "outage", checkBudget(t, cp.URL, boot.ManagementKey.Token, "outage", out, amount), amount)
+	out.report(t, "outage", checkBudget(t, p.cp.URL, p.token, "outage", out, amount), amount)
+	p.stop(t)
+}
 
-	for _, dp := range dps {
-		dp.stop(t)
+// budgetWorkspace gives workspace ws (its slug) a policy with one shared
+// day budget of amount USD over all its requests, and returns the token of
+// a new inference key of the workspace.
+func budgetWorkspace(t *testing.T, owner *client.Client, ws, amount string) string {
+	t.Helper()
+	ctx := context.Background()
+	def := `{"target":{"kind":"workspace"},"rules":[{"match":{"kind":"all_requests"},` +
+		`"action":{"kind":"budget","amount_usd":"` + amount + `","period":"day","aggregation":"shared"}}]}`
+	if _, err := owner.CreatePolicy(ctx, "default", ws, wire.PolicyCreate{Name: "spend-cap", Definition: wire.PolicyDefinition(def)}); err != nil {
+		t.Fatalf("policy: %v", err)
 	}
-	cp.stop(t)
+	ik, err := owner.CreateInferenceKey(ctx, "default", ws, wire.InferenceKeyCreate{Name: "callers"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ik.Token
 }
 
 // budgetOutage kills the control plane mid-phase: once at(ok answers so
@@ -534,21 +497,8 @@ func TestBudgetDataPlaneRestarts(t *testing.T) {
 
 func budgetDataPlaneRestarts(t *testing.T, d storetest.Dialect) {
 	ctx := context.Background()
-	cpEnv := []string{"GW_ROLE=control-plane", "GW_DATA_DIR=" + t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_restart", "GW_SECRET_KEY=" + strings.Repeat("cd", 32)}
-	if d == storetest.Postgres {
-		u, err := storetest.URL(t, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cpEnv = append(cpEnv, "GW_DATABASE_URL="+u)
-	}
-	cp := startServe(t, cpEnv...)
-	anon, _ := client.New(client.Options{Server: cp.URL})
-	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_restart", Email: "ops@example.com", Password: "a long passphrase"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, _ := client.New(client.Options{Server: cp.URL, Token: boot.ManagementKey.Token})
+	p := startBudgetPlanes(t, d, "restart")
+	owner := p.owner
 	up := providerstest.NewOpenAI(t, "sk-upstream-restart")
 	// Long enough that a kill finds requests in flight.
 	up.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: budgetIn, Output: budgetOut}, Delay: 150 * time.Millisecond})
@@ -562,29 +512,14 @@ func budgetDataPlaneRestarts(t *testing.T, d storetest.Dialect) {
 		if _, err := owner.CreateWorkspace(ctx, "default", wire.WorkspaceCreate{Name: ws}); err != nil {
 			t.Fatal(err)
 		}
-		def := `{"target":{"kind":"workspace"},"rules":[{"match":{"kind":"all_requests"},` +
-			`"action":{"kind":"budget","amount_usd":"` + amount + `","period":"day","aggregation":"shared"}}]}`
-		if _, err := owner.CreatePolicy(ctx, "default", ws, wire.PolicyCreate{Name: "spend-cap", Definition: wire.PolicyDefinition(def)}); err != nil {
-			t.Fatal(err)
-		}
-		ik, err := owner.CreateInferenceKey(ctx, "default", ws, wire.InferenceKeyCreate{Name: "callers"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tokens[ws] = ik.Token
-	}
-	dpKey, err := owner.CreateManagementKey(ctx, client.InstanceScope(), wire.ManagementKeyCreate{
-		Permissions: []string{"bundles.read", "usage.ingest", "data-planes.heartbeat", "policy-state.sync"}, Label: "data-plane"})
-	if err != nil {
-		t.Fatal(err)
+		tokens[ws] = budgetWorkspace(t, owner, ws, amount)
 	}
 	limit, _ := catalog.ParseNanoUSD(amount)
 	never := map[string]int64{}
 	for _, ws := range []string{"kept", "lost"} {
 		dir := t.TempDir()
 		id := "dp-" + ws
-		dpEnv := []string{"GW_ROLE=data-plane", "GW_CONTROL_PLANE_URL=" + cp.URL, "GW_TOKEN=" + dpKey.Token, "GW_DATA_DIR=" + dir,
-			"GW_POLL_INTERVAL=200ms", "GW_HEARTBEAT_INTERVAL=200ms", "GW_DATA_PLANE_ID=" + id}
+		dpEnv := p.dataPlaneEnv(t, id, dir)
 		dp := startServe(t, dpEnv...)
 		enrollDataPlane(t, owner, id, "default")
 		waitFor(t, id+" to serve", func() bool {
@@ -618,11 +553,12 @@ func budgetDataPlaneRestarts(t *testing.T, d storetest.Dialect) {
 		var f budgetFigures
 		waitFor(t, "the spooled usage events of "+ws, func() bool {
 			var err error
-			f, err = usageFigures(cp.URL, boot.ManagementKey.Token, ws)
+			f, err = usageFigures(p.cp.URL, p.token, ws)
 			return err == nil && f.deniedEvents >= 1
 		})
 		time.Sleep(2 * time.Second) // the spool ships every poll interval; let the last batch land
-		if f, err = usageFigures(cp.URL, boot.ManagementKey.Token, ws); err != nil {
+		var err error
+		if f, err = usageFigures(p.cp.URL, p.token, ws); err != nil {
 			t.Fatal(err)
 		}
 		if f.okCost+f.errCost > limit {
@@ -636,7 +572,7 @@ func budgetDataPlaneRestarts(t *testing.T, d storetest.Dialect) {
 	if never["kept"] >= never["lost"] {
 		t.Errorf("never spent: %d with the journal, %d without", never["kept"], never["lost"])
 	}
-	cp.stop(t)
+	p.cp.stop(t)
 }
 
 // budgetPost sends the run's request to a data plane.

@@ -65,22 +65,8 @@ func TestMCPBudgetAcrossDataPlanes(t *testing.T) {
 
 func mcpBudgetAcrossDataPlanes(t *testing.T, d storetest.Dialect) {
 	ctx := context.Background()
-	cpEnv := []string{"GW_ROLE=control-plane", "GW_DATA_DIR=" + t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_mcp_budget",
-		"GW_SECRET_KEY=" + strings.Repeat("cd", 32)}
-	if d == storetest.Postgres {
-		u, err := storetest.URL(t, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cpEnv = append(cpEnv, "GW_DATABASE_URL="+u)
-	}
-	cp := startServe(t, cpEnv...)
-	anon, _ := client.New(client.Options{Server: cp.URL})
-	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_mcp_budget", Email: "ops@example.com", Password: "a long passphrase"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, _ := client.New(client.Options{Server: cp.URL, Token: boot.ManagementKey.Token})
+	p := startBudgetPlanes(t, d, "mcp_budget")
+	owner := p.owner
 
 	// The upstream MCP server (Go SDK), counting the tool calls it runs.
 	var upstreamCalls atomic.Int64
@@ -115,42 +101,11 @@ func mcpBudgetAcrossDataPlanes(t *testing.T, d storetest.Dialect) {
 		Provider: "openai", Label: "fake", Secret: up.Key, BaseURL: up.BaseURL()}); err != nil {
 		t.Fatal(err)
 	}
-	def := `{"target":{"kind":"workspace"},"rules":[{"match":{"kind":"all_requests"},` +
-		`"action":{"kind":"budget","amount_usd":"` + mcpBudgetAmount + `","period":"day","aggregation":"shared"}}]}`
-	if _, err := owner.CreatePolicy(ctx, "default", "default", wire.PolicyCreate{Name: "spend-cap", Definition: wire.PolicyDefinition(def)}); err != nil {
-		t.Fatal(err)
-	}
-	ik, err := owner.CreateInferenceKey(ctx, "default", "default", wire.InferenceKeyCreate{Name: "agents"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dpKey, err := owner.CreateManagementKey(ctx, client.InstanceScope(), wire.ManagementKeyCreate{
-		Permissions: []string{"bundles.read", "usage.ingest", "data-planes.heartbeat", "policy-state.sync"}, Label: "data-plane"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dps []*server
-	for _, id := range []string{"dp-a", "dp-b"} {
-		dps = append(dps, startServe(t, "GW_ROLE=data-plane", "GW_CONTROL_PLANE_URL="+cp.URL, "GW_TOKEN="+dpKey.Token,
-			"GW_DATA_DIR="+t.TempDir(), "GW_POLL_INTERVAL=200ms", "GW_HEARTBEAT_INTERVAL=200ms", "GW_DATA_PLANE_ID="+id))
-		enrollDataPlane(t, owner, id, "default")
-	}
-	dpc, _ := client.New(client.Options{Server: cp.URL, Token: dpKey.Token})
-	waitFor(t, "both data planes to admit the current bundle", func() bool {
-		b, _, _, err := dpc.PollBundles(ctx, "dp-a", "")
-		list, err2 := owner.ListDataPlanes(ctx)
-		if err != nil || err2 != nil || len(b.Bundles) != 1 || len(list) != 2 {
-			return false
-		}
-		for _, dp := range list {
-			if dp.BundleVersions[b.Bundles[0].OrgID.String()] != b.Bundles[0].Version {
-				return false
-			}
-		}
-		return true
-	})
+	token := budgetWorkspace(t, owner, "default", mcpBudgetAmount)
+	p.startDataPlanes(t, "dp-a", "dp-b")
+	dps := p.dps
 
-	run := runMCPBudget(t, dps, ik.Token)
+	run := runMCPBudget(t, dps, token)
 	amount, _ := catalog.ParseNanoUSD(mcpBudgetAmount)
 	price, _ := catalog.ParseNanoUSD(mcpToolPrice)
 
@@ -159,7 +114,7 @@ func mcpBudgetAcrossDataPlanes(t *testing.T, d storetest.Dialect) {
 	var f mcpBudgetFigures
 	waitFor(t, "every usage event at the control plane", func() bool {
 		var err error
-		f, err = mcpUsageFigures(cp.URL, boot.ManagementKey.Token)
+		f, err = mcpUsageFigures(p.cp.URL, p.token)
 		return err == nil && f.toolOK+f.toolDenied == run.toolOK+run.toolRefused && f.modelOK+f.modelDenied == run.modelOK+run.modelRefused
 	})
 	var states []wire.BudgetState
@@ -203,10 +158,7 @@ func mcpBudgetAcrossDataPlanes(t *testing.T, d storetest.Dialect) {
 		run.toolOK+run.toolRefused, run.toolOK, run.toolRefused, run.modelOK+run.modelRefused, run.modelOK, run.modelRefused,
 		run.elapsed.Round(time.Millisecond), catalog.FormatNanoUSD(total), mcpBudgetAmount, 100*float64(total)/float64(amount),
 		max(0, total-amount), upstreamCalls.Load())
-	for _, dp := range dps {
-		dp.stop(t)
-	}
-	cp.stop(t)
+	p.stop(t)
 }
 
 // mcpBudgetRun is what the callers saw.
