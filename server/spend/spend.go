@@ -658,7 +658,7 @@ func (l *Ledger) Apply(gs []Grant) {
 		// sync's give-back after it granted the ask. Subtracting only what
 		// is pending since the newer answer would count the give-back as
 		// held again, allowance the control plane has since granted to
-		// others (the overshoot of TestBudgetDataPlaneRestarts' lost case).
+		// others: an overshoot of up to that give-back.
 		c.acked = max(c.acked, g.Returned)
 		c.granted = max(c.granted, g.Granted-(c.returned-min(g.Returned, c.returned)))
 		c.used = max(c.used, g.Used)
