@@ -31,7 +31,7 @@ const (
 	overshootToolPrice  = "0.0002"
 	overshootChatCalls  = 80 // callers of each kind, spread over the data planes
 	overshootToolCalls  = 20
-	overshootRunLimit   = 20 * time.Second
+	overshootRunLimit   = 30 * time.Second
 	overshootDown       = 1500 * time.Millisecond // how long each kill keeps the control plane down
 	overshootUpstreamMS = 20
 )
