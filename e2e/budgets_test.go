@@ -301,16 +301,16 @@ func (d dayCosts) add(occurred time.Time, cost int64) {
 // failure of TestBudgetDataPlaneRestarts, 28.8 M of 20 M nano-dollars, came
 // from the CI run around 00:00 UTC, which summed both days against one
 // day's amount.) An event is dated when its request began and charged to
-// the day its budget was reserved in, microseconds later, so one begun in a
-// day's last microseconds may be charged to the next.
+// the day its budget was reserved in, once its body is read and routed, so
+// one begun in a day's last moments may be charged to the next.
 func (d dayCosts) overshoot(amount int64) (int64, time.Time) {
-	over, day := int64(math.MinInt64), time.Time{}
-	for d, cost := range d {
+	over, worst := int64(math.MinInt64), time.Time{}
+	for day, cost := range d {
 		if cost-amount > over {
-			over, day = cost-amount, d
+			over, worst = cost-amount, day
 		}
 	}
-	return over, day
+	return over, worst
 }
 
 // last is the cost of the events of the latest UTC day, and whether
