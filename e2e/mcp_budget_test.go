@@ -65,22 +65,8 @@ func TestMCPBudgetAcrossDataPlanes(t *testing.T) {
 
 func mcpBudgetAcrossDataPlanes(t *testing.T, d storetest.Dialect) {
 	ctx := context.Background()
-	cpEnv := []string{"GW_ROLE=control-plane", "GW_DATA_DIR=" + t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_mcp_budget",
-		"GW_SECRET_KEY=" + strings.Repeat("cd", 32)}
-	if d == storetest.Postgres {
-		u, err := storetest.URL(t, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cpEnv = append(cpEnv, "GW_DATABASE_URL="+u)
-	}
-	cp := startServe(t, cpEnv...)
-	anon, _ := client.New(client.Options{Server: cp.URL})
-	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_mcp_budget", Email: "ops@example.com", Password: "a long passphrase"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, _ := client.New(client.Options{Server: cp.URL, Token: boot.ManagementKey.Token})
+	p := startBudgetPlanes(t, d, "mcp_budget")
+	owner := p.owner
 
 	// The upstream MCP server (Go SDK), counting the tool calls it runs.
 	var upstreamCalls atomic.Int64
@@ -115,42 +101,11 @@ func mcpBudgetAcrossDataPlanes(t *testing.T, d storetest.Dialect) {
 		Provider: "openai", Label: "fake", Secret: up.Key, BaseURL: up.BaseURL()}); err != nil {
 		t.Fatal(err)
 	}
-	def := `{"target":{"kind":"workspace"},"rules":[{"match":{"kind":"all_requests"},` +
-		`"action":{"kind":"budget","amount_usd":"` + mcpBudgetAmount + `","period":"day","aggregation":"shared"}}]}`
-	if _, err := owner.CreatePolicy(ctx, "default", "default", wire.PolicyCreate{Name: "spend-cap", Definition: wire.PolicyDefinition(def)}); err != nil {
-		t.Fatal(err)
-	}
-	ik, err := owner.CreateInferenceKey(ctx, "default", "default", wire.InferenceKeyCreate{Name: "agents"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dpKey, err := owner.CreateManagementKey(ctx, client.InstanceScope(), wire.ManagementKeyCreate{
-		Permissions: []string{"bundles.read", "usage.ingest", "data-planes.heartbeat", "policy-state.sync"}, Label: "data-plane"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dps []*server
-	for _, id := range []string{"dp-a", "dp-b"} {
-		dps = append(dps, startServe(t, "GW_ROLE=data-plane", "GW_CONTROL_PLANE_URL="+cp.URL, "GW_TOKEN="+dpKey.Token,
-			"GW_DATA_DIR="+t.TempDir(), "GW_POLL_INTERVAL=200ms", "GW_HEARTBEAT_INTERVAL=200ms", "GW_DATA_PLANE_ID="+id))
-		enrollDataPlane(t, owner, id, "default")
-	}
-	dpc, _ := client.New(client.Options{Server: cp.URL, Token: dpKey.Token})
-	waitFor(t, "both data planes to admit the current bundle", func() bool {
-		b, _, _, err := dpc.PollBundles(ctx, "dp-a", "")
-		list, err2 := owner.ListDataPlanes(ctx)
-		if err != nil || err2 != nil || len(b.Bundles) != 1 || len(list) != 2 {
-			return false
-		}
-		for _, dp := range list {
-			if dp.BundleVersions[b.Bundles[0].OrgID.String()] != b.Bundles[0].Version {
-				return false
-			}
-		}
-		return true
-	})
+	token := budgetWorkspace(t, owner, "default", mcpBudgetAmount)
+	p.startDataPlanes(t, "dp-a", "dp-b")
+	dps := p.dps
 
-	run := runMCPBudget(t, dps, ik.Token)
+	run := runMCPBudget(t, dps, token)
 	amount, _ := catalog.ParseNanoUSD(mcpBudgetAmount)
 	price, _ := catalog.ParseNanoUSD(mcpToolPrice)
 
@@ -159,7 +114,7 @@ func mcpBudgetAcrossDataPlanes(t *testing.T, d storetest.Dialect) {
 	var f mcpBudgetFigures
 	waitFor(t, "every usage event at the control plane", func() bool {
 		var err error
-		f, err = mcpUsageFigures(cp.URL, boot.ManagementKey.Token)
+		f, err = mcpUsageFigures(p.cp.URL, p.token)
 		return err == nil && f.toolOK+f.toolDenied == run.toolOK+run.toolRefused && f.modelOK+f.modelDenied == run.modelOK+run.modelRefused
 	})
 	var states []wire.BudgetState
@@ -170,12 +125,15 @@ func mcpBudgetAcrossDataPlanes(t *testing.T, d storetest.Dialect) {
 			return false
 		}
 		spent, _ := catalog.ParseNanoUSD(states[0].SpentUSD)
-		return spent == f.toolCost+f.modelCost
+		today, _ := f.byDay.last()
+		return spent == today
 	})
 
 	total := f.toolCost + f.modelCost
-	if total > amount {
-		t.Errorf("overshoot of %d nano-dollars: ok events cost %d of %d", total-amount, total, amount)
+	// The amount holds per UTC day (dayCosts.overshoot).
+	over, day := f.byDay.overshoot(amount)
+	if over > 0 {
+		t.Errorf("overshoot of %d nano-dollars on %s: its events cost %d of %d", over, day.Format(time.DateOnly), f.byDay[day], amount)
 	}
 	if got := upstreamCalls.Load(); got != run.toolOK {
 		t.Errorf("the upstream ran %d tool calls; the callers got %d results (a refused call reached it)", got, run.toolOK)
@@ -202,11 +160,8 @@ func mcpBudgetAcrossDataPlanes(t *testing.T, d storetest.Dialect) {
 	t.Logf("%d tool calls (%d ok, %d refused), %d model calls (%d ok, %d refused) in %v; ok spend $%s of $%s (%.1f%%), overshoot %d; upstream tools/call %d",
 		run.toolOK+run.toolRefused, run.toolOK, run.toolRefused, run.modelOK+run.modelRefused, run.modelOK, run.modelRefused,
 		run.elapsed.Round(time.Millisecond), catalog.FormatNanoUSD(total), mcpBudgetAmount, 100*float64(total)/float64(amount),
-		max(0, total-amount), upstreamCalls.Load())
-	for _, dp := range dps {
-		dp.stop(t)
-	}
-	cp.stop(t)
+		max(0, over), upstreamCalls.Load())
+	p.stop(t)
 }
 
 // mcpBudgetRun is what the callers saw.
@@ -343,10 +298,11 @@ type mcpBudgetFigures struct {
 	toolOK, toolDenied, modelOK, modelDenied int64
 	toolCost, modelCost                      int64
 	other                                    int
+	byDay                                    dayCosts
 }
 
 func mcpUsageFigures(cpURL, token string) (mcpBudgetFigures, error) {
-	var f mcpBudgetFigures
+	f := mcpBudgetFigures{byDay: dayCosts{}}
 	cursor := ""
 	for range 100 {
 		q := url.Values{"limit": {"200"}}
@@ -362,6 +318,7 @@ func mcpUsageFigures(cpURL, token string) (mcpBudgetFigures, error) {
 			if err != nil {
 				return f, err
 			}
+			f.byDay.add(ev.OccurredAt, cost)
 			tool := ev.Endpoint != nil && *ev.Endpoint == "mcp"
 			if tool && (ev.Model != "mcp/lookup/lookup" || ev.Provider != "mcp") {
 				f.other++

@@ -650,10 +650,17 @@ func (l *Ledger) Apply(gs []Grant) {
 		if c == nil {
 			continue
 		}
-		// The control plane's grant still counts what it has not yet taken
-		// back.
+		// The control plane's grant still counts what it had not taken
+		// back when it answered: g.Returned, from the same answer. Not
+		// acked, which a later answer may have raised: an ask for more and
+		// the periodic sync run at once, so the answer to the ask can
+		// arrive after the sync's although the control plane took the
+		// sync's give-back after it granted the ask. Subtracting only what
+		// is pending since the newer answer would count the give-back as
+		// held again, allowance the control plane has since granted to
+		// others: an overshoot of up to that give-back.
 		c.acked = max(c.acked, g.Returned)
-		c.granted = max(c.granted, g.Granted-(c.returned-c.acked))
+		c.granted = max(c.granted, g.Granted-(c.returned-min(g.Returned, c.returned)))
 		c.used = max(c.used, g.Used)
 		c.reported = max(c.reported, g.Used)
 		c.known, c.limit, c.others, c.othersUsed = true, g.Limit, g.Others, g.OthersUsed

@@ -93,6 +93,10 @@ type holder struct {
 	journal *memJournal
 	open    []*Reservation
 	bounds  []int64
+	// late are the control plane's answers to asks for more that have not
+	// reached the ledger yet: a request's ask and the periodic sync run
+	// concurrently, so an answer may arrive after a later one.
+	late [][]Grant
 }
 
 func newHolder() *holder {
@@ -106,7 +110,8 @@ func newHolder() *holder {
 // bound), syncs and restarts, and checks after every step that the spend
 // of all of them together (with the seed) stays within the amount, and
 // that every refusal was forced: neither the ledger nor the control plane
-// had room for the request's bound. Syncs are lost, repeated or never sent.
+// had room for the request's bound. Syncs are lost, repeated or never sent;
+// the answer to an ask for more may arrive late, after later syncs'.
 // A restart is either a new holder (the old one's lease stays counted) or
 // a crash of the same holder, which reads its journal back: its open
 // reservations were perhaps billed, so they count at their bound.
@@ -123,14 +128,26 @@ func TestAdmissionNeverOvershootsNorRefusesFalsely(t *testing.T) {
 		spentByGone := int64(0) // settled spend of restarted holders
 		for step := 0; step < 400; step++ {
 			h := holders[rng.IntN(len(holders))]
+			if len(h.late) > 0 && rng.IntN(3) == 0 { // a late answer arrives
+				i := rng.IntN(len(h.late))
+				h.ledger.Apply(h.late[i])
+				h.late = append(h.late[:i], h.late[i+1:]...)
+			}
 			switch op := rng.IntN(10); {
 			case op < 5: // a request arrives
 				bound := 1 + rng.Int64N(200_000)
 				r, asks := h.ledger.Reserve(now, []Claim{claim}, bound)
+				if r == nil && len(h.late) > 0 {
+					continue // it waits for the ask in flight (one per counter)
+				}
 				if r == nil {
 					grants := make([]Grant, len(asks))
 					for i, a := range asks {
 						grants[i] = g.grantAtLeast(h.name, a, a.Want+max(claim.LimitNano/10, bound), a.Want)
+					}
+					if rng.IntN(4) == 0 { // the answer is slow: the request waits for it
+						h.late = append(h.late, grants)
+						continue
 					}
 					h.ledger.Apply(grants)
 					r, _ = h.ledger.Reserve(now, []Claim{claim}, bound)
@@ -184,11 +201,14 @@ func TestAdmissionNeverOvershootsNorRefusesFalsely(t *testing.T) {
 					continue
 				}
 				// kill -9: the same holder starts again from its journal.
-				before := h.ledger.States()
+				// A counter asked for whose answer is late has nothing worth
+				// journaling yet: only counters with something are compared.
+				before := nonEmpty(h.ledger.States())
 				next := NewLedger()
 				next.Restore(h.journal.states())
 				next.SetJournal(h.journal)
-				after := next.States()
+				h.late = nil // answers to a dead process are lost
+				after := nonEmpty(next.States())
 				if len(before) != len(after) || (len(before) == 1 &&
 					(after[0].Granted != before[0].Granted || after[0].Used != before[0].Used+before[0].Reserved || after[0].Reserved != 0)) {
 					t.Fatalf("seed %d step %d: restored %+v from %+v", seed, step, after, before)
@@ -209,6 +229,17 @@ func TestAdmissionNeverOvershootsNorRefusesFalsely(t *testing.T) {
 			}
 		}
 	}
+}
+
+// nonEmpty drops the counters with nothing granted, used or reserved.
+func nonEmpty(states []State) []State {
+	var out []State
+	for _, s := range states {
+		if s.Granted != 0 || s.Used != 0 || s.Reserved != 0 {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // TestLedgerRollsOverAtTheBoundary: the day's reservations settle into the
@@ -449,6 +480,50 @@ func TestUnsentReturnStaysSpendable(t *testing.T) {
 	l2.Unsent(asks)
 	if r, _ := l2.Reserve(now, []Claim{cl}, 80); r == nil {
 		t.Fatal("an undialled return was not spendable again")
+	}
+}
+
+// TestLateAnswerKeepsAGiveBackGiven: a request's ask for more and the
+// periodic sync run at once. The control plane grants the ask, then takes
+// the sync's give-back, but the sync's answer reaches the ledger first.
+// The ask's answer, older, still counts the given-back allowance in its
+// grant: the ledger must subtract it, although the newer answer already
+// acknowledged the give-back, or it spends allowance the control plane
+// has granted to another plane since. (Before, it counted the give-back as
+// held again: the overshoot of e2e TestBudgetDataPlaneRestarts.)
+func TestLateAnswerKeepsAGiveBackGiven(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	cl := Claim{Counter: Counter{PolicyID: uuid.New(), Period: Day, Aggregation: "shared"}, LimitNano: 1000, PolicyName: "cap"}
+	g := &grantor{limit: 1000, leases: map[string]Lease{}}
+	l := NewLedger()
+	_, asks := l.Reserve(now, []Claim{cl}, 100)
+	l.Apply([]Grant{g.grant("a", asks[0], 200)})
+	if r, _ := l.Reserve(now, []Claim{cl}, 100); r == nil {
+		t.Fatal("a granted bound was refused")
+	}
+	// A request of 300 does not fit the 100 left: it asks; the control
+	// plane grants 300 more (500 in all), its answer on its way.
+	_, asks = l.Reserve(now, []Claim{cl}, 300)
+	late := g.grant("a", asks[0], 300)
+	// The sync gives back the 100 unreserved (a request missed: all of
+	// it), the control plane takes it (400 left granted) and answers first.
+	sync := l.Sync(now, func(Claim) int64 { return 10 })
+	if len(sync) != 1 || sync[0].Returned != 100 {
+		t.Fatalf("sync %+v", sync)
+	}
+	first := g.grant("a", sync[0], 0)
+	l.Synced(sync)
+	l.Apply([]Grant{first})
+	l.Apply([]Grant{late})
+	s := l.States()[0]
+	if held := g.leases["a"].Granted; s.Granted != held {
+		t.Fatalf("the ledger counts %d granted, the control plane %d", s.Granted, held)
+	}
+	// What the control plane has left goes to another plane; together
+	// they hold the amount, no more.
+	other := g.grant("b", Ask{Counter: cl.Counter, PeriodStart: s.Start}, 1000)
+	if s.Granted+other.Granted > cl.LimitNano {
+		t.Fatalf("granted %d here and %d elsewhere, of %d", s.Granted, other.Granted, cl.LimitNano)
 	}
 }
 
