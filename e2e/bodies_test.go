@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -211,11 +212,12 @@ func memoryUnderBodies(t *testing.T, d bodyDialect) {
 	srv.stop(t)
 }
 
-// heapDiagnosis is a running gw's heap after a collection, as pprof's
-// text profile: the runtime's memory statistics (live heap, idle spans,
-// what was released, stacks) and the largest live allocation sites.
+// heapDiagnosis is a running gw's heap as pprof's text profile: the
+// runtime's memory statistics (live heap, idle spans, what was released,
+// stacks) and the largest allocation sites live at the last collection —
+// the one that last gave memory back, since no collection is forced here.
 func heapDiagnosis(metricsAddr string) string {
-	resp, err := http.Get("http://" + metricsAddr + "/debug/pprof/heap?gc=1&debug=1")
+	resp, err := http.Get("http://" + metricsAddr + "/debug/pprof/heap?debug=1")
 	if err != nil {
 		return err.Error()
 	}
@@ -227,14 +229,26 @@ func heapDiagnosis(metricsAddr string) string {
 		out.WriteString(text[i:])
 		text = text[:i]
 	}
-	// The profile's records, largest first as pprof writes them: the
-	// first few with their stacks.
-	records := strings.Split(text, "\n\n")
-	for i, r := range records {
-		if i > 8 {
+	// The records of what was live ("N: bytes [...]" with N > 0), with
+	// their stacks, largest first.
+	type record struct {
+		bytes int64
+		text  string
+	}
+	var live []record
+	for _, r := range strings.Split(text, "\n\n") {
+		r = strings.TrimSpace(r)
+		var objects, bytes int64
+		if _, err := fmt.Sscanf(r, "%d: %d", &objects, &bytes); err == nil && objects > 0 {
+			live = append(live, record{bytes, r})
+		}
+	}
+	sort.Slice(live, func(i, j int) bool { return live[i].bytes > live[j].bytes })
+	for i, r := range live {
+		if i == 6 {
 			break
 		}
-		out.WriteString(r + "\n\n")
+		out.WriteString(r.text + "\n\n")
 	}
 	return out.String()
 }
