@@ -107,6 +107,19 @@ func TestModelConstraints(t *testing.T) {
 			t.Fatalf("unconstrained sent %s", sent)
 		}
 
+		// Both adaptations named together: a low effort left out for a
+		// model that does not reason, and the sampling it refuses.
+		e.constrain(t, "openai/gpt-4o", `{"sampling_params":false}`)
+		e.openai.Enqueue(ok)
+		resp, b = e.postWith(t, "/inf/v1/chat/completions", `{"model":"openai/gpt-4o","reasoning_effort":"none","temperature":0,"top_p":1,`+
+			`"messages":[{"role":"user","content":"hi"}]}`)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Gw-Dropped-Params") != "reasoning_effort, temperature, top_p" {
+			t.Fatalf("both: %d %q %s", resp.StatusCode, resp.Header.Get("X-Gw-Dropped-Params"), b)
+		}
+		if sent := string(e.openai.Last(t).Raw); strings.Contains(sent, "temperature") || strings.Contains(sent, "top_p") || strings.Contains(sent, "reasoning_effort") {
+			t.Fatalf("both sent %s", sent)
+		}
+
 		// A fallback adapts to the model it reaches: gpt-4o-mini fails,
 		// the constrained model answers without the sampling parameter.
 		e.policy(t, rule(all, `{"kind":"fallback","models":["`+haiku+`"],"on":["upstream_unavailable"],"max_attempts":2,"timeout_ms":30000}`))
@@ -278,6 +291,38 @@ func TestVendorBetaHeaders(t *testing.T) {
 			if got := strings.Join(h.Values("Openai-Beta"), ","); got != tc.openaiBeta {
 				t.Fatalf("%s: openai-beta %q, want %q", tc.name, got, tc.openaiBeta)
 			}
+		}
+	})
+}
+
+// Issue 35, part 2, the Responses side: a reasoning item's
+// encrypted_content reaches OpenAI as the client wrote it; across a
+// fallback to Anthropic the item is left out whole, the turns kept.
+func TestReasoningItemsAcrossVendors(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.policy(t, rule(all, `{"kind":"fallback","models":["`+haiku+`"],"on":["upstream_unavailable"],"max_attempts":2,"timeout_ms":30000}`))
+		e.sync(t)
+		item := `{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA\u002bBn\/x+y/=="}`
+		body := `{"model":"` + gptMini + `","input":[{"role":"user","content":"add"},` + item +
+			`,{"role":"assistant","content":[{"type":"output_text","text":"It is 5."}]},{"role":"user","content":"again"}]}`
+		ok := providerstest.Reply{Text: "5", Usage: providerstest.Usage{Input: 9, Output: 2}}
+		e.openai.Enqueue(ok)
+		if resp, b := e.postWith(t, "/inf/v1/responses", body); resp.StatusCode != 200 {
+			t.Fatalf("openai: %d %s", resp.StatusCode, b)
+		}
+		if sent := string(e.openai.Last(t).Raw); !strings.Contains(sent, item) {
+			t.Fatalf("openai got %s", sent)
+		}
+		e.openai.Enqueue(providerstest.Reply{Status: 503, Message: "down"})
+		e.anthropic.Enqueue(ok)
+		if resp, b := e.postWith(t, "/inf/v1/responses", body); resp.StatusCode != 200 {
+			t.Fatalf("fallback: %d %s", resp.StatusCode, b)
+		}
+		sent := string(e.anthropic.Last(t).Raw)
+		if strings.Contains(sent, "encrypted_content") || strings.Contains(sent, "gAAAA") || strings.Contains(sent, "rs_1") ||
+			!strings.Contains(sent, "It is 5.") || !strings.Contains(sent, "again") {
+			t.Fatalf("anthropic got %s", sent)
 		}
 	})
 }
