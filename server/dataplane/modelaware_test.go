@@ -326,3 +326,27 @@ func TestReasoningItemsAcrossVendors(t *testing.T) {
 		}
 	})
 }
+
+// The response cache keys on the model's constraints too: once they
+// change what the model is sent, an answer kept from before is not
+// served for the request as it goes now.
+func TestConstraintsInTheCacheKey(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.cacheOn(t, e.ws, 300, 1<<20)
+		e.openai.SetDefault(providerstest.Reply{Text: "cached", Usage: providerstest.Usage{Input: 9, Output: 2}})
+		body := `{"model":"` + gptMini + `","temperature":0,"messages":[{"role":"user","content":"same"}]}`
+		for i, want := range []string{"miss", "hit"} {
+			if st, hdr, b := e.ask(t, e.token, body); st != 200 || hdr != want {
+				t.Fatalf("ask %d: %d %q %s", i, st, hdr, b)
+			}
+		}
+		e.constrain(t, gptMini, `{"sampling_params":false}`)
+		if st, hdr, b := e.ask(t, e.token, body); st != 200 || hdr != "miss" {
+			t.Fatalf("after the constraint: %d %q %s", st, hdr, b)
+		}
+		if sent := string(e.openai.Last(t).Raw); strings.Contains(sent, "temperature") {
+			t.Fatalf("sent %s", sent)
+		}
+	})
+}
