@@ -221,6 +221,9 @@ type CatalogModel struct {
 	Type      string     `json:"type,omitempty" jsonschema:"enum=embedding"`
 	Created   int64      `json:"created"`
 	RetiredAt *time.Time `json:"retired_at" jsonschema:"nullable"`
+	// Constraints are what the model refuses of a request its API
+	// otherwise takes; absent for none.
+	Constraints *ModelConstraints `json:"constraints,omitempty"`
 	// Available says whether a provider credential is configured where the
 	// reader (organization or workspace) can use it.
 	Available *bool `json:"available,omitempty"`
@@ -248,6 +251,19 @@ type CatalogModelInput struct {
 	Modalities      []string `json:"modalities"`
 	Type            string   `json:"type,omitempty" jsonschema:"enum=embedding"`
 	Created         int64    `json:"created,omitempty"`
+	// Constraints, when set, are what the model refuses of a request.
+	Constraints *ModelConstraints `json:"constraints,omitempty"`
+}
+
+// ModelConstraints are a model's request constraints (docs/dialects.md):
+// sampling_params false, the model refuses temperature, top_p and top_k
+// (gw leaves them out); forced_tool_choice false, it refuses a forced
+// tool choice (gw sends auto); anthropic_version, the anthropic-version it
+// is called with (models of kind anthropic only).
+type ModelConstraints struct {
+	SamplingParams   *bool  `json:"sampling_params,omitempty"`
+	ForcedToolChoice *bool  `json:"forced_tool_choice,omitempty"`
+	AnthropicVersion string `json:"anthropic_version,omitempty" jsonschema:"pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}$"`
 }
 
 // CatalogDocument is what gw catalog import sends: providers and models,

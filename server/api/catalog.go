@@ -55,9 +55,15 @@ func toCatalogModel(m store.CatalogModel) wire.CatalogModel {
 	if mods == nil {
 		mods = []string{}
 	}
-	return wire.CatalogModel{ID: m.ID, Provider: m.Provider, Name: m.Name, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
-		Pricing:      toWirePricing(catalogdb.Model(m).Pricing),
+	cm := catalogdb.Model(m)
+	out := wire.CatalogModel{ID: m.ID, Provider: m.Provider, Name: m.Name, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
+		Pricing:      toWirePricing(cm.Pricing),
 		Capabilities: caps, Modalities: mods, Type: m.ModelType, Created: m.Released, RetiredAt: m.RetiredAt}
+	if c := cm.Constraints; c != nil {
+		out.Constraints = &wire.ModelConstraints{SamplingParams: c.SamplingParams, ForcedToolChoice: c.ForcedToolChoice,
+			AnthropicVersion: c.AnthropicVersion}
+	}
+	return out
 }
 
 // toWirePricing is a catalog price list as the API shows it: the optional

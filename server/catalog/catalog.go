@@ -158,6 +158,54 @@ type Model struct {
 	// `created` member of the OpenAI model object served by discovery.
 	// Zero means unknown.
 	Created int64 `json:"created" yaml:"created"`
+	// Constraints, when set, are what the model refuses of a request its
+	// API otherwise takes (Constraints). Left out of the encoding when
+	// unset, so catalogs and bundles written before it existed keep their
+	// bytes and hashes.
+	Constraints *Constraints `json:"constraints,omitempty" yaml:"constraints,omitempty"`
+}
+
+// Constraints are a model's own request constraints (issue 35): the 2026
+// APIs refuse, per model or per API version, members every earlier model
+// took, and gw adapts a request to the model it actually calls — after
+// routing and for each fallback anew — rather than have the upstream
+// answer 400 (docs/dialects.md, "The 2026 API changes"). Absent members
+// constrain nothing.
+type Constraints struct {
+	// SamplingParams false: the model refuses temperature, top_p and
+	// top_k (Anthropic API version 2026-10-21, and models from Claude
+	// Opus 4.7 on at any version); gw leaves them out.
+	SamplingParams *bool `json:"sampling_params,omitempty" yaml:"sampling_params,omitempty"`
+	// ForcedToolChoice false: the model refuses a forced tool choice
+	// (Anthropic's any and tool, OpenAI's required and a named function);
+	// gw sends auto instead.
+	ForcedToolChoice *bool `json:"forced_tool_choice,omitempty" yaml:"forced_tool_choice,omitempty"`
+	// AnthropicVersion is the anthropic-version the model is called with
+	// (a date, YYYY-MM-DD); empty keeps gw's 2023-06-01. Only models of
+	// kind anthropic take it: Bedrock and Vertex AI name their own
+	// platform versions in the body.
+	AnthropicVersion string `json:"anthropic_version,omitempty" yaml:"anthropic_version,omitempty"`
+}
+
+// RefusesSampling reports whether the model refuses temperature, top_p
+// and top_k.
+func (m Model) RefusesSampling() bool {
+	return m.Constraints != nil && m.Constraints.SamplingParams != nil && !*m.Constraints.SamplingParams
+}
+
+// RefusesForcedToolChoice reports whether the model refuses a forced tool
+// choice.
+func (m Model) RefusesForcedToolChoice() bool {
+	return m.Constraints != nil && m.Constraints.ForcedToolChoice != nil && !*m.Constraints.ForcedToolChoice
+}
+
+// AnthropicVersion is the anthropic-version the model is called with, ""
+// for gw's default.
+func (m Model) AnthropicVersion() string {
+	if m.Constraints == nil {
+		return ""
+	}
+	return m.Constraints.AnthropicVersion
 }
 
 // Pricing holds list prices in USD per million tokens as decimal strings
@@ -308,6 +356,11 @@ func cloneModels(ms []Model) []Model {
 	for i, m := range ms {
 		m.Capabilities = slices.Clone(m.Capabilities)
 		m.Modalities = slices.Clone(m.Modalities)
+		if c := m.Constraints; c != nil {
+			copied := *c
+			copied.SamplingParams, copied.ForcedToolChoice = cloneBool(c.SamplingParams), cloneBool(c.ForcedToolChoice)
+			m.Constraints = &copied
+		}
 		if lc := m.Pricing.LongContext; lc != nil {
 			copied := *lc
 			m.Pricing.LongContext = &copied
@@ -326,4 +379,12 @@ func cloneModels(ms []Model) []Model {
 		out[i] = m
 	}
 	return out
+}
+
+func cloneBool(b *bool) *bool {
+	if b == nil {
+		return nil
+	}
+	v := *b
+	return &v
 }

@@ -148,6 +148,10 @@ func New(providers []Provider, models []Model) (*Catalog, error) {
 			// One spelling of a chat model, so equal catalogs encode alike.
 			m.Type = ""
 		}
+		if m.Constraints != nil && *m.Constraints == (Constraints{}) {
+			// constraints: {} constrains nothing; one spelling again.
+			m.Constraints = nil
+		}
 	}
 	if c.Models == nil {
 		c.Models = []Model{}
@@ -339,6 +343,8 @@ var goTypeWords = map[string]typeWords{
 	"catalog.Provider":     {"a mapping", "model_type"},
 	"catalog.Model":        {"a mapping", "model_type"},
 	"catalog.Pricing":      {"a mapping", "model_type"},
+	"catalog.Constraints":  {"a mapping", "model_type"},
+	"bool":                 {"a boolean", "bool_type"},
 }
 
 func typeWord(t reflect.Type) string {
@@ -348,6 +354,8 @@ func typeWord(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.String:
 		return "string_type"
+	case reflect.Bool:
+		return "bool_type"
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return "int_type"
 	case reflect.Slice:
@@ -366,6 +374,8 @@ func describeType(t reflect.Type) string {
 		return "an integer"
 	case "list_type":
 		return "an array"
+	case "bool_type":
+		return "a boolean"
 	case "model_type":
 		return "an object"
 	}
@@ -441,6 +451,9 @@ func (c *Catalog) problems() []Problem {
 	modelAt := make(map[string]int, len(c.Models))
 	for i, m := range c.Models {
 		checkModel(&ps, i, m, providerAt, modelAt)
+		if j, ok := providerAt[m.Provider]; ok {
+			checkConstraints(&ps, i, m, c.Providers[j].Kind)
+		}
 	}
 	return ps
 }
@@ -512,6 +525,32 @@ func checkModel(ps *problemList, i int, m Model, providers, seen map[string]int)
 	}
 	if m.Created < 0 {
 		ps.add(id, "greater_than_equal", fmt.Sprintf("must not be negative, got %d", m.Created), at("created")...)
+	}
+}
+
+// anthropicVersionRE is an anthropic-version: the date of an API version.
+var anthropicVersionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// checkConstraints: an anthropic_version is a date, on a model of kind
+// anthropic (the only upstream that takes the header); an embedding model
+// has no sampling or tools to constrain.
+func checkConstraints(ps *problemList, i int, m Model, kind Kind) {
+	c := m.Constraints
+	if c == nil {
+		return
+	}
+	at := []any{"models", i, "constraints"}
+	if m.Type == ModelTypeEmbedding && *c != (Constraints{}) {
+		ps.add(m.ID, "value_error", "an embedding model takes no request constraints", at...)
+		return
+	}
+	if v := c.AnthropicVersion; v != "" {
+		switch {
+		case !anthropicVersionRE.MatchString(v):
+			ps.add(m.ID, "string_pattern_mismatch", fmt.Sprintf(`%q is not an API version date (YYYY-MM-DD, like "2026-10-21")`, v), append(at, "anthropic_version")...)
+		case kind != KindAnthropic:
+			ps.add(m.ID, "value_error", fmt.Sprintf("is for models of kind anthropic; a %s provider's upstream takes no anthropic-version header", kind), append(at, "anthropic_version")...)
+		}
 	}
 }
 

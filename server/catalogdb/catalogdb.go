@@ -131,7 +131,35 @@ func Model(m store.CatalogModel) catalog.Model {
 			CacheReadPerMTok: m.CacheReadPerMTok, CacheWritePerMTok: m.CacheWritePerMTok,
 			CacheWrite1hPerMTok: m.CacheWrite1hPerMTok, LongContext: LongContext(m.LongContext), ServiceTiers: ServiceTiers(m.ServiceTiers)},
 		Capabilities: caps, Modalities: mods, Created: m.Released, Type: catalog.ModelType(m.ModelType),
+		Constraints: Constraints(m.Constraints),
 	}
+}
+
+// Constraints reads stored request constraints; text that does not decode
+// (a damaged row) reads as none.
+func Constraints(col *string) *catalog.Constraints {
+	if col == nil || *col == "" {
+		return nil
+	}
+	c := new(catalog.Constraints)
+	if err := json.Unmarshal([]byte(*col), c); err != nil {
+		return nil
+	}
+	return c
+}
+
+// ConstraintsColumn is the stored form of a model's request constraints.
+func ConstraintsColumn(c *catalog.Constraints) *string {
+	if c == nil {
+		return nil
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		// Booleans and a string always encode.
+		panic("catalogdb: encoding constraints: " + err.Error())
+	}
+	s := string(b)
+	return &s
 }
 
 // LongContext reads a stored long-context tier. The column holds what
@@ -210,7 +238,7 @@ func ModelRow(m catalog.Model, now time.Time) store.CatalogModel {
 		InputPerMTok: m.Pricing.InputPerMTok, OutputPerMTok: m.Pricing.OutputPerMTok,
 		CacheReadPerMTok: m.Pricing.CacheReadPerMTok, CacheWritePerMTok: m.Pricing.CacheWritePerMTok,
 		CacheWrite1hPerMTok: m.Pricing.CacheWrite1hPerMTok, LongContext: LongContextColumn(m.Pricing.LongContext),
-		ServiceTiers: ServiceTiersColumn(m.Pricing.ServiceTiers),
+		ServiceTiers: ServiceTiersColumn(m.Pricing.ServiceTiers), Constraints: ConstraintsColumn(m.Constraints),
 		Capabilities: caps, Modalities: mods, Released: m.Created, CreatedAt: now, UpdatedAt: now,
 		ModelType: string(m.Type),
 	}

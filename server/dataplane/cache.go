@@ -122,8 +122,8 @@ func cacheDirectives(h http.Header) (serve, keep bool) {
 var cacheForwarded = []string{"Anthropic-Beta", "Anthropic-Version", "Openai-Beta"}
 
 // cacheKey is the request's key: the workspace, the decision the route
-// is on, the dialect and endpoint, the route's model, upstream form and
-// output limit, the headers that change the answer, and the body in
+// is on, the dialect and endpoint, the route's model, upstream form,
+// output limit and request constraints, the headers that change the answer, and the body in
 // canonical JSON (keys sorted, numbers as written).
 func (x *exchange) cacheKey() (respcache.Key, bool) {
 	decision, err := json.Marshal(x.rt.decision)
@@ -148,6 +148,13 @@ func (x *exchange) cacheKey() (respcache.Key, bool) {
 	ws := x.key.workspace
 	route := x.d.name() + "\x00" + x.endpoint + "\x00" + x.rt.model.model.ID + "\x00" +
 		strconv.FormatBool(x.rt.native) + "\x00" + strconv.FormatInt(x.rt.maxTokens, 10)
+	if c := x.rt.model.model.Constraints; c != nil {
+		// The model's constraints change what it is sent (adapt): an
+		// answer to the request as it went before they did is not one to
+		// the request as it goes now.
+		constraints, _ := json.Marshal(c)
+		route += "\x00" + string(constraints)
+	}
 	return respcache.KeyOf(ws[:], decision, []byte(route), headers, canonical), true
 }
 

@@ -121,8 +121,8 @@ func plausibleID(s string) bool {
 }
 
 // forwardHeader is what an upstream call carries of the caller's request:
-// the request id and W3C trace context; for a native Messages call also
-// the caller's anthropic-beta flags, which enable what it asked for.
+// the request id and W3C trace context, and the caller's anthropic-beta
+// or openai-beta flags for an upstream of their vendor (vendorHeaders).
 func (x *exchange) forwardHeader(rt *route) http.Header {
 	h := http.Header{"X-Request-Id": {x.requestID}}
 	for _, name := range []string{"Traceparent", "Tracestate"} {
@@ -130,11 +130,7 @@ func (x *exchange) forwardHeader(rt *route) http.Header {
 			h[name] = v
 		}
 	}
-	if rt.native && x.d.name() == endpointMessages {
-		if v := x.r.Header.Values("Anthropic-Beta"); len(v) > 0 {
-			h["Anthropic-Beta"] = v
-		}
-	}
+	vendorHeaders(x.r, x.d.name(), rt, h)
 	return h
 }
 

@@ -342,6 +342,9 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 	if dropEffort {
 		x.lowEffort(rt)
 	}
+	if refusal := x.adapt(rt, d.StrictParameters); refusal != nil {
+		return nil, refusal
+	}
 	if limit := d.MaxOutputTokens; limit > 0 && (req.MaxTokens == 0 || req.MaxTokens > limit) {
 		if req.MaxTokens > limit && d.StrictParameters {
 			return nil, invalidRequest(x.maxTokensParam(), "max_tokens_exceeded",
@@ -448,7 +451,7 @@ func (x *exchange) call(rt *route, baseURL, secret string) *providers.Call {
 	c := &providers.Call{
 		Request: req, UpstreamModel: m.UpstreamModel(), ResponseModel: m.ID,
 		BaseURL: baseURL, Secret: secret, MaxTokens: rt.maxTokens, DefaultMaxTokens: m.MaxOutputTokens,
-		Header: x.forwardHeader(rt), Prepared: &rt.prepared,
+		Header: x.forwardHeader(rt), Prepared: &rt.prepared, AnthropicVersion: m.AnthropicVersion(),
 	}
 	if rt.native {
 		c.Native = x.native

@@ -154,13 +154,21 @@ func (a *Anthropic) send(ctx context.Context, call *Call, stream bool) (*http.Re
 		accept = "text/event-stream"
 	}
 	return send(ctx, a.Client, call, upstreamPost{url: trimBase(call.BaseURL) + "/messages", body: rope{body}, accept: accept,
-		header: anthropicHeaders(beta), authorize: anthropicKey, refusal: anthropicRefusal})
+		header: anthropicHeaders(beta, call.AnthropicVersion), authorize: anthropicKey, refusal: anthropicRefusal})
 }
 
-// anthropicHeaders sets the API version and, when asked, the
-// structured-outputs beta.
-func anthropicHeaders(beta bool) func(http.Header) {
-	if beta {
+// anthropicHeaders sets the API version (the model's own, else gw's) and,
+// when asked, the structured-outputs beta beside the caller's flags.
+func anthropicHeaders(beta bool, version string) func(http.Header) {
+	switch {
+	case version != "":
+		return func(h http.Header) {
+			h.Set("Anthropic-Version", version)
+			if beta {
+				addBeta(h, structuredOutputsBeta)
+			}
+		}
+	case beta:
 		return anthropicBetaHeaders
 	}
 	return anthropicVersionHeader
@@ -170,7 +178,21 @@ func anthropicVersionHeader(h http.Header) { h.Set("Anthropic-Version", anthropi
 
 func anthropicBetaHeaders(h http.Header) {
 	h.Set("Anthropic-Version", anthropicVersion)
-	h.Set("Anthropic-Beta", structuredOutputsBeta)
+	addBeta(h, structuredOutputsBeta)
+}
+
+// addBeta adds flag to the anthropic-beta flags forwarded from the
+// caller, unless one of them is it already: the caller's flags enable
+// what it asked for, gw's what its translation needs.
+func addBeta(h http.Header, flag string) {
+	for _, v := range h.Values("Anthropic-Beta") {
+		for _, f := range strings.Split(v, ",") {
+			if strings.TrimSpace(f) == flag {
+				return
+			}
+		}
+	}
+	h.Add("Anthropic-Beta", flag)
 }
 
 // anthropicRequest is a Messages API request.

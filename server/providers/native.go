@@ -112,7 +112,7 @@ func (a *AnthropicNative) auth(call *Call) func(http.Header) {
 		// The client's anthropic-beta flags (forwarded in call.Header)
 		// are kept; the key and version are gw's.
 		h.Set("X-Api-Key", call.Secret)
-		h.Set("Anthropic-Version", anthropicVersion)
+		h.Set("Anthropic-Version", versionOr(call.AnthropicVersion))
 	}
 }
 
@@ -122,6 +122,14 @@ func (a *AnthropicNative) send(ctx context.Context, call *Call, stream bool) (*h
 		return nil, err
 	}
 	return post(ctx, a.Client, trimBase(call.BaseURL)+"/messages", body, call, stream, a.auth(call), anthropicRefusal)
+}
+
+// versionOr is the model's anthropic-version, else gw's.
+func versionOr(v string) string {
+	if v == "" {
+		return anthropicVersion
+	}
+	return v
 }
 
 // Complete implements Adapter; the body is a Messages answer.
@@ -145,7 +153,14 @@ func anthropicNativeCompletion(resp *http.Response, call *Call) (*Completion, er
 	if rawUsage, ok := m["usage"]; ok && json.Unmarshal(rawUsage, &au) == nil {
 		u = au.usage().reported()
 	}
-	return &Completion{Body: mustMarshal(m), Usage: estimate(u, call, answerTokens(raw))}, nil
+	// The answer as the upstream wrote it with gw's model id spliced in,
+	// not re-encoded: its thinking blocks and signatures reach the caller
+	// byte for byte (an encoder would escape <, > and & in their text).
+	body := mustMarshal(m)
+	if edited, ok := editObject(raw, []Edit{setTo("model", jsonString(call.ResponseModel))}); ok {
+		body = edited.bytes()
+	}
+	return &Completion{Body: body, Usage: estimate(u, call, answerTokens(raw))}, nil
 }
 
 // Stream implements Adapter; each item is a Messages event's data.

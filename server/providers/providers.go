@@ -89,6 +89,9 @@ type Call struct {
 	// Prepared, when set, is the route's: Check keeps its translation
 	// there and the attempts send it (prepared.go).
 	Prepared *Prepared
+	// AnthropicVersion, when set, is the anthropic-version the model is
+	// called with (its catalog constraints); empty is gw's 2023-06-01.
+	AnthropicVersion string
 }
 
 // NativeRequest is a request in the caller's own dialect, for an upstream

@@ -34,6 +34,11 @@ func (s *Store) UpsertCatalogModel(ctx context.Context, m *CatalogModel) error {
 			"output_per_mtok = EXCLUDED.output_per_mtok, cache_read_per_mtok = EXCLUDED.cache_read_per_mtok, " +
 			"cache_write_per_mtok = EXCLUDED.cache_write_per_mtok, capabilities = EXCLUDED.capabilities, " +
 			"modalities = EXCLUDED.modalities, model_type = EXCLUDED.model_type, released = EXCLUDED.released, retired_at = EXCLUDED.retired_at, " +
+			// Every member of the model is replaced, the optional prices
+			// and the request constraints too: a re-import that changes
+			// them must not leave the old ones in force.
+			"cache_write_1h_per_mtok = EXCLUDED.cache_write_1h_per_mtok, long_context = EXCLUDED.long_context, " +
+			"service_tiers = EXCLUDED.service_tiers, constraints = EXCLUDED.constraints, " +
 			"updated_at = EXCLUDED.updated_at").
 		Exec(ctx)
 	return mapErr(err)

@@ -367,7 +367,10 @@ type CatalogModel struct {
 	LongContext         *string `bun:"long_context"`
 	// ServiceTiers are the service tiers' prices as JSON
 	// (catalog.Pricing.ServiceTiers), nil for none.
-	ServiceTiers *string    `bun:"service_tiers"`
+	ServiceTiers *string `bun:"service_tiers"`
+	// Constraints are the model's request constraints as JSON
+	// (catalog.Constraints), nil for none.
+	Constraints  *string    `bun:"constraints"`
 	Capabilities Strings    `bun:"capabilities,type:text"`
 	Modalities   Strings    `bun:"modalities,type:text"`
 	ModelType    string     `bun:"model_type"`
