@@ -627,10 +627,14 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	if x.req.Stream {
 		return x.stream(rt, call, timeout)
 	}
-	ctx, cancel := context.WithTimeoutCause(x.attemptCtx, timeout, errAttemptTimeout)
-	defer cancel()
-	ctx, stop := x.p.withShutdown(ctx)
-	defer stop()
+	// One cancel for the attempt's timeout and the gateway's shutdown
+	// (the plane's call registry), not a context each.
+	ctx, cancel := context.WithCancelCause(x.attemptCtx)
+	defer cancel(nil)
+	deadline := time.AfterFunc(timeout, func() { cancel(errAttemptTimeout) })
+	defer deadline.Stop()
+	x.p.calls.add(x, cancel)
+	defer x.p.calls.remove(x)
 	c, err := rt.adapter.Complete(ctx, call)
 	if err != nil {
 		return x.failure(ctx, rt, err)
@@ -684,8 +688,8 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	// generated, which is what the usage event counts.
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(x.attemptCtx))
 	defer cancel(nil)
-	ctx, stop := x.p.withShutdown(ctx)
-	defer stop()
+	x.p.calls.add(x, cancel)
+	defer x.p.calls.remove(x)
 	stopWatch := context.AfterFunc(x.r.Context(), func() { cancel(errClientGone) })
 	defer stopWatch()
 	longest := time.AfterFunc(x.p.inference.maxStream, func() { cancel(errStreamTooLong) })
