@@ -260,11 +260,18 @@ func (a *admission) owner() uuid.UUID {
 func (a *admission) decide(req policy.Request) (*policy.Decision, *response) {
 	req.Phase, req.KeyID, req.OwnerUserID = policy.PhaseInference, a.key.idString, a.owner()
 	d := policy.Evaluate(a.key.policies, req)
-	a.decision = &d
+	return a.decided(&d)
+}
+
+// decided makes d the request's decision; a deny is the 403 returned. d
+// may be shared with other requests (decisions.go): it is read, never
+// written.
+func (a *admission) decided(d *policy.Decision) (*policy.Decision, *response) {
+	a.decision = d
 	if !d.Allowed {
-		return &d, policyDenied(d.DenyMessage)
+		return d, policyDenied(d.DenyMessage)
 	}
-	return &d, nil
+	return d, nil
 }
 
 // reserve holds the request's cost bound against every budget decision d

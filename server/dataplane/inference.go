@@ -287,11 +287,7 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 	if !x.d.serves(m.model) {
 		return nil, errWrongEndpoint(m.model, x.d.name())
 	}
-	dp, refusal := x.decide(policy.Request{
-		Model: m.model.ID, Provider: m.model.Provider, InputPricePerMTok: m.input, OutputPricePerMTok: m.output,
-		Stream: req.Stream, Capabilities: x.caps,
-		CredentialScopes: key.org.credentials.eligible(key.workspace, m.model.Provider),
-	})
+	dp, refusal := x.decideRoute(m)
 	if refusal != nil {
 		return nil, refusal
 	}
@@ -362,6 +358,26 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 		return nil, policyDenied("no credential for model '" + m.model.ID + "' is available")
 	}
 	return rt, nil
+}
+
+// decideRoute is admission.decide for model m, from the key's decision
+// cache when the request is the key's own: the same decision, evaluated
+// once per key, model and request facts on each bundle.
+func (x *exchange) decideRoute(m *routeModel) (*policy.Decision, *response) {
+	key := x.key
+	req := policy.Request{Model: m.model.ID, Provider: m.model.Provider, InputPricePerMTok: m.input,
+		OutputPricePerMTok: m.output, Stream: x.req.Stream, Capabilities: x.caps}
+	caps, known := capsMask(x.caps)
+	if x.caller != nil || key.playground || !known {
+		req.CredentialScopes = key.org.credentials.eligible(key.workspace, m.model.Provider)
+		return x.decide(req)
+	}
+	d := key.decisions.decision(decisionKey{model: m.model.ID, stream: x.req.Stream, caps: caps}, func() policy.Decision {
+		req.Phase, req.KeyID, req.OwnerUserID = policy.PhaseInference, key.idString, key.owner
+		req.CredentialScopes = key.org.credentials.eligible(key.workspace, m.model.Provider)
+		return policy.Evaluate(key.policies, req)
+	})
+	return x.decided(d)
 }
 
 // translateWhole makes the whole request's translation, which an adapter
