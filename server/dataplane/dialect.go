@@ -124,17 +124,26 @@ func plausibleID(s string) bool {
 // the request id and W3C trace context; for a native Messages call also
 // the caller's anthropic-beta flags, which enable what it asked for.
 func (x *exchange) forwardHeader(rt *route) http.Header {
-	h := http.Header{"X-Request-Id": {x.requestID}}
-	for _, name := range []string{"Traceparent", "Tracestate"} {
+	// Built once per exchange (a route's Check and each attempt's call
+	// all read it, none writes it): it depends on the request alone, and
+	// on whether the route forwards Anthropic's beta flags.
+	beta := rt.native && x.d.name() == endpointMessages
+	if x.fwdHeader != nil && x.fwdBeta == beta {
+		return x.fwdHeader
+	}
+	h := make(http.Header, 4)
+	h["X-Request-Id"] = []string{x.requestID}
+	for _, name := range [...]string{"Traceparent", "Tracestate"} {
 		if v := x.r.Header.Values(name); len(v) > 0 {
 			h[name] = v
 		}
 	}
-	if rt.native && x.d.name() == endpointMessages {
+	if beta {
 		if v := x.r.Header.Values("Anthropic-Beta"); len(v) > 0 {
 			h["Anthropic-Beta"] = v
 		}
 	}
+	x.fwdHeader, x.fwdBeta = h, beta
 	return h
 }
 

@@ -184,6 +184,10 @@ type exchange struct {
 	// its request went out whole (floor.go).
 	sentCall *providers.Call
 	bodySent atomic.Bool
+	// fwdHeader is what the upstream calls forward of the request's
+	// headers (forwardHeader), with Anthropic's beta flags when fwdBeta.
+	fwdHeader http.Header
+	fwdBeta   bool
 	// guardBlock is the guardrails' block of the request's input, answered
 	// once its model is known (guardedStage).
 	guardBlock *response
