@@ -260,11 +260,18 @@ func (a *admission) owner() uuid.UUID {
 func (a *admission) decide(req policy.Request) (*policy.Decision, *response) {
 	req.Phase, req.KeyID, req.OwnerUserID = policy.PhaseInference, a.key.idString, a.owner()
 	d := policy.Evaluate(a.key.policies, req)
-	a.decision = &d
+	return a.decided(&d)
+}
+
+// decided makes d the request's decision; a deny is the 403 returned. d
+// may be shared with other requests (decisions.go): it is read, never
+// written.
+func (a *admission) decided(d *policy.Decision) (*policy.Decision, *response) {
+	a.decision = d
 	if !d.Allowed {
-		return &d, policyDenied(d.DenyMessage)
+		return d, policyDenied(d.DenyMessage)
 	}
-	return &d, nil
+	return d, nil
 }
 
 // reserve holds the request's cost bound against every budget decision d
@@ -336,7 +343,9 @@ func (a *admission) record(u usageRecord) {
 	a.budget = nil
 	key := a.key
 	usage := u.usage
-	requestID, endpoint := a.requestID, a.endpoint
+	// The event's request id and endpoint share one allocation.
+	ids := &[2]string{a.requestID, a.endpoint}
+	requestID, endpoint := &ids[0], &ids[1]
 	requested := u.requested
 	if requested == "" {
 		requested = u.model
@@ -347,7 +356,7 @@ func (a *admission) record(u usageRecord) {
 		InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens, CacheReadTokens: usage.CacheReadTokens, CacheWriteTokens: usage.CacheWriteTokens,
 		CostUSD: catalog.FormatNanoUSD(u.costNano), Status: u.status,
 		LatencyMS: time.Since(a.started).Milliseconds(), OccurredAt: a.occurred,
-		RequestID: &requestID, Endpoint: &endpoint, RequestedModel: requested,
+		RequestID: requestID, Endpoint: endpoint, RequestedModel: requested,
 		Attempts:    append([]wire.UsageAttempt{}, u.attempts...),
 		UsageSource: wire.UsageSourceUpstream, ReasoningTokens: usage.ReasoningTokens, CacheWrite1hTokens: tokens.CacheWrite1h,
 		Provenance: a.provenance(&u, charged, overBound), Tags: a.tags,

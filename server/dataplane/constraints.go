@@ -84,13 +84,36 @@ func nativeShape(endpoint string) string {
 // anthropic_beta); openai-beta for OpenAI and Azure OpenAI. Never to
 // another vendor, which would not know them, and to whom they would say
 // what client the caller runs.
-func vendorHeaders(r *http.Request, d string, rt *route, h http.Header) {
-	anthropicUp := rt.model.kind == catalog.KindAnthropic || (rt.native && d == endpointMessages)
-	openaiUp := rt.model.kind == catalog.KindOpenAI || rt.model.kind == catalog.KindAzureOpenAI
-	if v := r.Header.Values("Anthropic-Beta"); len(v) > 0 && anthropicUp {
-		h["Anthropic-Beta"] = v
+func vendorHeaders(r *http.Request, vendor betaVendor, h http.Header) {
+	switch vendor {
+	case betaAnthropic:
+		if v := r.Header.Values("Anthropic-Beta"); len(v) > 0 {
+			h["Anthropic-Beta"] = v
+		}
+	case betaOpenAI:
+		if v := r.Header.Values("Openai-Beta"); len(v) > 0 {
+			h["Openai-Beta"] = v
+		}
 	}
-	if v := r.Header.Values("Openai-Beta"); len(v) > 0 && openaiUp {
-		h["Openai-Beta"] = v
+}
+
+// betaVendor is whose beta flags an upstream takes.
+type betaVendor uint8
+
+const (
+	betaNone betaVendor = iota
+	betaAnthropic
+	betaOpenAI
+)
+
+// betaVendorOf is whose beta flags the upstream of rt takes for a
+// request of endpoint d.
+func betaVendorOf(d string, rt *route) betaVendor {
+	switch {
+	case rt.model.kind == catalog.KindAnthropic || (rt.native && d == endpointMessages):
+		return betaAnthropic
+	case rt.model.kind == catalog.KindOpenAI || rt.model.kind == catalog.KindAzureOpenAI:
+		return betaOpenAI
 	}
+	return betaNone
 }

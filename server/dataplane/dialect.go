@@ -124,13 +124,22 @@ func plausibleID(s string) bool {
 // the request id and W3C trace context, and the caller's anthropic-beta
 // or openai-beta flags for an upstream of their vendor (vendorHeaders).
 func (x *exchange) forwardHeader(rt *route) http.Header {
-	h := http.Header{"X-Request-Id": {x.requestID}}
-	for _, name := range []string{"Traceparent", "Tracestate"} {
+	// Built once per exchange (a route's Check and each attempt's call
+	// all read it, none writes it): it depends on the request alone, and
+	// on whose beta flags the route's upstream takes.
+	vendor := betaVendorOf(x.d.name(), rt)
+	if x.fwdHeader != nil && x.fwdVendor == vendor {
+		return x.fwdHeader
+	}
+	h := make(http.Header, 4)
+	h["X-Request-Id"] = []string{x.requestID}
+	for _, name := range [...]string{"Traceparent", "Tracestate"} {
 		if v := x.r.Header.Values(name); len(v) > 0 {
 			h[name] = v
 		}
 	}
-	vendorHeaders(x.r, x.d.name(), rt, h)
+	vendorHeaders(x.r, vendor, h)
+	x.fwdHeader, x.fwdVendor = h, vendor
 	return h
 }
 

@@ -184,6 +184,10 @@ type exchange struct {
 	// its request went out whole (floor.go).
 	sentCall *providers.Call
 	bodySent atomic.Bool
+	// fwdHeader is what the upstream calls forward of the request's
+	// headers (forwardHeader), with the beta flags of fwdVendor's.
+	fwdHeader http.Header
+	fwdVendor betaVendor
 	// guardBlock is the guardrails' block of the request's input, answered
 	// once its model is known (guardedStage).
 	guardBlock *response
@@ -287,11 +291,7 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 	if !x.d.serves(m.model) {
 		return nil, errWrongEndpoint(m.model, x.d.name())
 	}
-	dp, refusal := x.decide(policy.Request{
-		Model: m.model.ID, Provider: m.model.Provider, InputPricePerMTok: m.input, OutputPricePerMTok: m.output,
-		Stream: req.Stream, Capabilities: x.caps,
-		CredentialScopes: key.org.credentials.eligible(key.workspace, m.model.Provider),
-	})
+	dp, refusal := x.decideRoute(m)
 	if refusal != nil {
 		return nil, refusal
 	}
@@ -365,6 +365,26 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 		return nil, policyDenied("no credential for model '" + m.model.ID + "' is available")
 	}
 	return rt, nil
+}
+
+// decideRoute is admission.decide for model m, from the key's decision
+// cache when the request is the key's own: the same decision, evaluated
+// once per key, model and request facts on each bundle.
+func (x *exchange) decideRoute(m *routeModel) (*policy.Decision, *response) {
+	key := x.key
+	req := policy.Request{Model: m.model.ID, Provider: m.model.Provider, InputPricePerMTok: m.input,
+		OutputPricePerMTok: m.output, Stream: x.req.Stream, Capabilities: x.caps}
+	caps, known := capsMask(x.caps)
+	if x.caller != nil || key.playground || !known {
+		req.CredentialScopes = key.org.credentials.eligible(key.workspace, m.model.Provider)
+		return x.decide(req)
+	}
+	d := key.decisions.decision(decisionKey{model: m.model.ID, stream: x.req.Stream, caps: caps}, func() policy.Decision {
+		req.Phase, req.KeyID, req.OwnerUserID = policy.PhaseInference, key.idString, key.owner
+		req.CredentialScopes = key.org.credentials.eligible(key.workspace, m.model.Provider)
+		return policy.Evaluate(key.policies, req)
+	})
+	return x.decided(d)
 }
 
 // translateWhole makes the whole request's translation, which an adapter
@@ -630,10 +650,14 @@ func (x *exchange) attempt(rt *route, timeout time.Duration) *providers.Error {
 	if x.req.Stream {
 		return x.stream(rt, call, timeout)
 	}
-	ctx, cancel := context.WithTimeoutCause(x.attemptCtx, timeout, errAttemptTimeout)
-	defer cancel()
-	ctx, stop := x.p.withShutdown(ctx)
-	defer stop()
+	// One cancel for the attempt's timeout and the gateway's shutdown
+	// (the plane's call registry), not a context each.
+	ctx, cancel := context.WithCancelCause(x.attemptCtx)
+	defer cancel(nil)
+	deadline := time.AfterFunc(timeout, func() { cancel(errAttemptTimeout) })
+	defer deadline.Stop()
+	x.p.calls.add(x, cancel)
+	defer x.p.calls.remove(x)
 	c, err := rt.adapter.Complete(ctx, call)
 	if err != nil {
 		return x.failure(ctx, rt, err)
@@ -687,8 +711,8 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 	// generated, which is what the usage event counts.
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(x.attemptCtx))
 	defer cancel(nil)
-	ctx, stop := x.p.withShutdown(ctx)
-	defer stop()
+	x.p.calls.add(x, cancel)
+	defer x.p.calls.remove(x)
 	stopWatch := context.AfterFunc(x.r.Context(), func() { cancel(errClientGone) })
 	defer stopWatch()
 	longest := time.AfterFunc(x.p.inference.maxStream, func() { cancel(errStreamTooLong) })

@@ -154,10 +154,10 @@ type Plane struct {
 	// bodies bounds the request-body bytes held in flight.
 	bodies *bodyBudget
 
-	// base is cancelled, with errShuttingDown, when in-flight chat
-	// completions must end (EndInFlight); flights counts them.
-	base    context.Context
-	endBase context.CancelCauseFunc
+	// calls holds the upstream calls in flight, each cancelled with
+	// errShuttingDown when in-flight chat completions must end
+	// (EndInFlight); flights counts the requests.
+	calls   callRegistry
 	flights atomic.Int64
 	// limiter counts each rate-limited key's requests and tokens; it
 	// outlives admissions, so a new bundle does not reset a minute.
@@ -214,7 +214,6 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	if pub != nil {
 		p.SetSigningKey(pub)
 	}
-	p.base, p.endBase = context.WithCancelCause(context.Background())
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -274,7 +273,7 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 // how their requests ended and nothing already served goes unmetered.
 // Requests that arrive afterwards end the same way.
 func (p *Plane) EndInFlight(ctx context.Context) error {
-	p.endBase(errShuttingDown)
+	p.calls.end()
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for p.flights.Load() > 0 {
@@ -287,12 +286,54 @@ func (p *Plane) EndInFlight(ctx context.Context) error {
 	return nil
 }
 
-// withShutdown returns ctx, cancelled with errShuttingDown when the plane
-// ends its in-flight requests, and the function that releases the link.
-func (p *Plane) withShutdown(ctx context.Context) (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(p.base, func() { cancel(errShuttingDown) })
-	return ctx, func() { stop(); cancel(nil) }
+// callRegistry holds the cancel of every upstream call in flight, so
+// that EndInFlight can end them all with errShuttingDown. It replaces a
+// context and a context.AfterFunc per request, linked to one plane-wide
+// context (issue 33): a call registers the cancel it already has, which
+// costs a map entry under a lock and no allocation once the map has
+// grown to the calls in flight.
+type callRegistry struct {
+	mu    sync.Mutex
+	ended bool
+	calls map[*exchange]context.CancelCauseFunc
+}
+
+// add registers x's call; once the plane has ended its calls, a new one
+// is cancelled at once, as a context derived from an ended one would be.
+func (c *callRegistry) add(x *exchange, cancel context.CancelCauseFunc) {
+	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		cancel(errShuttingDown)
+		return
+	}
+	if c.calls == nil {
+		c.calls = make(map[*exchange]context.CancelCauseFunc)
+	}
+	c.calls[x] = cancel
+	c.mu.Unlock()
+}
+
+// remove forgets x's call once it is over.
+func (c *callRegistry) remove(x *exchange) {
+	c.mu.Lock()
+	delete(c.calls, x)
+	c.mu.Unlock()
+}
+
+// end cancels every call in flight, and every call registered from now
+// on, with errShuttingDown.
+func (c *callRegistry) end() {
+	c.mu.Lock()
+	c.ended = true
+	cancels := make([]context.CancelCauseFunc, 0, len(c.calls))
+	for _, cancel := range c.calls {
+		cancels = append(cancels, cancel)
+	}
+	c.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel(errShuttingDown)
+	}
 }
 
 // SetSigningKey sets the key bundles must be signed with.

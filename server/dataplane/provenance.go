@@ -18,8 +18,17 @@ import (
 // (a workspace may have more applying rules): the event is never refused
 // for its explanation.
 func (a *admission) provenance(o *usageRecord, charged, overBound bool) *wire.UsageProvenance {
-	p := &wire.UsageProvenance{BundleVersion: a.key.org.version, Policies: []wire.UsagePolicy{}, Budgets: []wire.UsageBudget{},
-		OverBound: overBound, Prices: o.prices}
+	// The lists are made at their final length (one allocation each, not
+	// one per doubling); empty, not nil, when nothing applied.
+	nPolicies, nBudgets := 0, 0
+	if d := a.decision; d != nil {
+		nPolicies = min(len(d.Reasons), wire.MaxProvenanceItems)
+		if charged {
+			nBudgets = min(len(d.Budgets), wire.MaxProvenanceItems)
+		}
+	}
+	p := &wire.UsageProvenance{BundleVersion: a.key.org.version, Policies: make([]wire.UsagePolicy, 0, nPolicies),
+		Budgets: make([]wire.UsageBudget, 0, nBudgets), OverBound: overBound, Prices: o.prices}
 	if u := o.usage.Upstream; u != nil {
 		p.UpstreamUsage = &wire.UsageCounts{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 			CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}

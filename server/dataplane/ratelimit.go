@@ -71,8 +71,13 @@ func (a *admission) spendTokens(u providers.Usage) {
 }
 
 func setRateHeaders(h http.Header, limit, remaining, reset string, s ratelimit.Status) {
-	// The three values share one backing array: one allocation, not three.
-	v := [...]string{strconv.FormatInt(s.Limit, 10), strconv.FormatInt(s.Remaining, 10), resetDuration(s.Reset)}
+	// The three values share one backing array (one allocation, not
+	// three), and the two counts one string.
+	var digits [40]byte
+	b := strconv.AppendInt(digits[:0], s.Limit, 10)
+	n := len(b)
+	both := string(strconv.AppendInt(b, s.Remaining, 10))
+	v := [...]string{both[:n], both[n:], resetDuration(s.Reset)}
 	vals := v[:]
 	h[limit], h[remaining], h[reset] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
 }

@@ -96,6 +96,9 @@ type inferenceKey struct {
 	// guards are the guardrails that apply to the key: its organization's
 	// and its workspace's whose target covers it (guard.go).
 	guards guardrails.Set
+	// decisions are the key's policy decisions taken on this bundle
+	// (decisions.go); nil for a key made up per request.
+	decisions *decisionCache
 }
 
 // newInferenceOrg builds the inference index of a bundle; models is the
@@ -189,7 +192,7 @@ func tagTarget(tb bundle.TagBudget, ws uuid.UUID, keys []bundle.Key) policy.Targ
 func (o *inferenceOrg) key(k bundle.Key) *inferenceKey {
 	return &inferenceKey{org: o, id: k.ID, idString: k.ID.String(), workspace: k.WorkspaceID, owner: k.OwnerID, policies: o.policies[k.WorkspaceID],
 		limits: keyLimits(k.RateLimits), tags: k.Tags, required: o.requiredTags[k.WorkspaceID], tagRules: o.tagRules[k.WorkspaceID],
-		guards: o.guardsFor(k)}
+		guards: o.guardsFor(k), decisions: new(decisionCache)}
 }
 
 // upstreamCredential is a provider credential of the bundle. Its secret

@@ -48,8 +48,17 @@ func send(ctx context.Context, client *http.Client, call *Call, p upstreamPost) 
 		req.Header.Del("Tracestate")
 		telemetry.InjectHeaders(ctx, req.Header)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if p.accept != "" {
+	// Shared value slices, which nothing writes into (Set replaces a
+	// value, Add appends past their capacity): two allocations a call
+	// fewer (issue 33).
+	req.Header["Content-Type"] = jsonValue
+	switch p.accept {
+	case "":
+	case "application/json":
+		req.Header["Accept"] = jsonValue
+	case "text/event-stream":
+		req.Header["Accept"] = eventStreamValue
+	default:
 		req.Header.Set("Accept", p.accept)
 	}
 	if p.header != nil {
@@ -68,6 +77,11 @@ func send(ctx context.Context, client *http.Client, call *Call, p upstreamPost) 
 	}
 	return resp, nil
 }
+
+var (
+	jsonValue        = []string{"application/json"}
+	eventStreamValue = []string{"text/event-stream"}
+)
 
 // headerAuth authorizes with header set: a token fetched for the call.
 func headerAuth(set func(http.Header)) func(*http.Request, *Call, rope) error {
