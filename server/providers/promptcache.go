@@ -144,7 +144,7 @@ func openAIBreakpoints(d Dialect, model string) bool {
 // made (the developer role's), else from the request.
 func openAIBreakpointEdits(d Dialect, call *Call, edits []Edit) ([]Edit, error) {
 	req := call.Request
-	if call.Native == nil || openAIBreakpoints(d, call.UpstreamModel) {
+	if !call.Translated || openAIBreakpoints(d, call.UpstreamModel) {
 		return edits, nil
 	}
 	if _, ok := req.Members["prompt_cache_options"]; ok {

@@ -55,8 +55,11 @@ func (u *pcUpstreams) send(t *testing.T, kind catalog.Kind, model, dialect, body
 	if err != nil {
 		t.Fatalf("%s: %v", chat, err)
 	}
-	call := &Call{Request: req, UpstreamModel: model, ResponseModel: "gw/" + model, DefaultMaxTokens: 1000, Native: native, PromptCache: inject}
-	var up interface{ Requests() []providerstest.Request }
+	call := &Call{Request: req, UpstreamModel: model, ResponseModel: "gw/" + model, DefaultMaxTokens: 1000, PromptCache: inject,
+		Translated: dialect != "chat"}
+	var up interface {
+		Requests() []providerstest.Request
+	}
 	switch kind {
 	case catalog.KindAnthropic:
 		call.BaseURL, call.Secret, up = u.an.BaseURL(), "sk-ant", u.an
@@ -73,9 +76,10 @@ func (u *pcUpstreams) send(t *testing.T, kind catalog.Kind, model, dialect, body
 		t.Fatalf("no adapter for %s", kind)
 	}
 	if dialect != "chat" {
-		// The data plane's choice for a client's own dialect.
+		// The data plane's choice: an upstream speaking the client's
+		// dialect gets its request as sent.
 		if na, ok := u.set.Native(dialect, kind, model); ok {
-			a = na
+			a, call.Native = na, native
 		}
 	}
 	if err := a.Check(call, false); err != nil {
