@@ -272,6 +272,17 @@ func injectFor(call *Call) bool {
 	req := call.Request
 	var prefix int64
 	c := tokens.ForModel(call.UpstreamModel)
+	if n := call.Native; n != nil {
+		// A forwarded request is counted as sent: the chat request a
+		// Messages request is routed by may hold an outline of its long
+		// strings.
+		for _, name := range []string{"system", "tools"} {
+			if raw, ok := n.Members[name]; ok {
+				prefix += tokens.CountJSON(c, raw)
+			}
+		}
+		return prefix > 0 && prefix >= inj.MinPrefixTokens
+	}
 	for _, m := range req.Messages {
 		if m.Role != "system" && m.Role != "developer" {
 			continue
