@@ -11,6 +11,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
@@ -156,6 +157,39 @@ func TestPromptCacheMetering(t *testing.T) {
 			}
 			if !found {
 				t.Fatalf("%s: event %s not stored as sent", c.name, ev.ID)
+			}
+		}
+	})
+}
+
+// The injection is the workspace's own: another workspace of the
+// organization, which did not ask for it, sends the same request
+// unmarked.
+func TestPromptCacheInjectionIsPerWorkspace(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		other := e.org.Workspace("other")
+		otherToken, _ := e.org.Key(other, e.org.Member(auth.MembershipActive), nil)
+		w, err := e.st.GetWorkspace(context.Background(), e.ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.PromptCache = &store.PromptCache{Inject: true, MinPrefixTokens: 1024}
+		if err := e.st.UpdateWorkspace(context.Background(), w); err != nil {
+			t.Fatal(err)
+		}
+		e.sync(t)
+		body := `{"model":"` + haiku + `","max_tokens":50,"messages":[{"role":"system","content":"` + promptLong + `"},{"role":"user","content":"hi"}]}`
+		for _, c := range []struct {
+			name, token string
+			marked      bool
+		}{{"the workspace that asked", e.token, true}, {"another workspace", otherToken, false}} {
+			e.anthropic.Enqueue(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 1}})
+			if code, _, raw := e.ask(t, c.token, body); code != http.StatusOK {
+				t.Fatalf("%s: %d %s", c.name, code, raw)
+			}
+			if got := strings.Contains(string(e.anthropic.Last(t).Raw), `"cache_control"`); got != c.marked {
+				t.Errorf("%s: marked %v, want %v", c.name, got, c.marked)
 			}
 		}
 	})
