@@ -241,6 +241,9 @@ type UsageCounters struct {
 	CacheReadTokens  int64  `json:"cache_read_tokens"`
 	CacheWriteTokens int64  `json:"cache_write_tokens"`
 	CostUSD          string `json:"cost_usd"`
+	// CacheSavingUSD is what the response cache's hits saved: the cost
+	// of the upstream calls they did not make (docs/cache.md).
+	CacheSavingUSD string `json:"cache_saving_usd"`
 }
 
 // UsageDay is one local day of a report.

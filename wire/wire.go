@@ -105,6 +105,8 @@ type Workspace struct {
 	ArchiveCheck *ArchiveCheck `json:"archive_check,omitempty"`
 	// ResponseCache is the workspace's response cache (null: none).
 	ResponseCache *WorkspaceResponseCache `json:"response_cache" jsonschema:"nullable"`
+	// PromptCache is the workspace's prompt-cache injection (null: none).
+	PromptCache *WorkspacePromptCache `json:"prompt_cache" jsonschema:"nullable"`
 	// Warnings are what an update saved but could not confirm (an
 	// archive bucket that could not be reached); absent otherwise.
 	Warnings  []string  `json:"warnings,omitempty"`
@@ -194,6 +196,9 @@ type WorkspaceUpdate struct {
 	// ResponseCache replaces the response cache setting; null caches
 	// nothing.
 	ResponseCache *WorkspaceResponseCache `json:"response_cache,omitempty" jsonschema:"nullable"`
+	// PromptCache replaces the prompt-cache setting; null injects
+	// nothing.
+	PromptCache *WorkspacePromptCache `json:"prompt_cache,omitempty" jsonschema:"nullable"`
 }
 
 // Deleted is the result of deleting a workspace or an organization.

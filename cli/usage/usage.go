@@ -484,7 +484,28 @@ func usageReportRun(ctx context.Context, opts *ReportOptions) error {
 		fmt.Fprintf(out.Out, "Usage %s, compared with %s\n\n", periodLine(r.Period),
 			tui.DateRange(r.Period.PreviousStartAt, r.Period.PreviousEndAt, r.Period.Timezone))
 	}
-	return opts.Output.Print(opts.IO, r, func() cmdutil.Table { return usageReportTable(r) })
+	if err := opts.Output.Print(opts.IO, r, func() cmdutil.Table { return usageReportTable(r) }); err != nil {
+		return err
+	}
+	if opts.Output.Format == cmdutil.OutputTable {
+		printCacheSaving(out, r.Totals.CacheSavingUSD)
+	}
+	return nil
+}
+
+// printCacheSaving says what the response cache saved in the period (its
+// hits cost $0, so the cost column does not show it): below the table on a
+// terminal, on stderr when piped, so the rows stay clean for cut and awk.
+func printCacheSaving(out *cmdutil.IOStreams, saving string) {
+	if saving == "" || strings.Trim(saving, "0.") == "" {
+		return
+	}
+	line := "Response cache: " + saving + " USD saved (answers served from the cache, not in the cost above)"
+	if out.IsTerminal() {
+		fmt.Fprintln(out.Out, "\n"+line)
+		return
+	}
+	fmt.Fprintln(out.ErrOut, "Note: "+line)
 }
 
 func periodLine(p wire.UsagePeriod) string {

@@ -197,6 +197,10 @@ type UpdateOptions struct {
 	// RequiredTags replaces the tag keys every request must carry; an
 	// empty list clears them, nil keeps them.
 	RequiredTags *[]string
+	// ResponseCache and PromptCache replace the workspace's caches'
+	// settings; nil keeps them (caches.go).
+	ResponseCache *wire.WorkspaceResponseCache
+	PromptCache   *wire.WorkspacePromptCache
 }
 
 // NewCmdUpdate builds `gw workspaces update`.
@@ -205,19 +209,29 @@ func NewCmdUpdate(f *cmdutil.Factory, runF func(context.Context, *UpdateOptions)
 	var rename cmdutil.RenameFlags
 	var limits cmdutil.RateLimitFlags
 	var required requiredTagFlags
+	var caches cacheFlags
 	cmd := &cobra.Command{
-		Use:   "update [WORKSPACE] [--name NAME] [--slug SLUG] [--rpm N] [--tpm N] [--no-rate-limits] [--require-tag KEY]... [--no-required-tags]",
+		Use:   "update [WORKSPACE] [--name NAME] [--slug SLUG] [--rpm N] [--tpm N] [--no-rate-limits] [--require-tag KEY]... [--no-required-tags] [--response-cache] [--prompt-cache-inject]",
 		Short: "Rename a workspace, change its slug, its keys' rate limits or its required tags (default: the current one)",
 		Long: `Change a workspace (the current one, or WORKSPACE): its name or slug, the rate
 limits of its keys (--rpm, --tpm: each key's default and ceiling), or the tag
 keys every inference request in it must carry (--require-tag, repeatable; a
 request without one of them, from its key's tags or its X-Gw-Tags header, is
 refused with 400). --require-tag replaces the list; --no-required-tags clears
-it. gw workspaces get shows them.`,
+it. gw workspaces get shows them.
+
+--response-cache (with --response-cache-ttl and --response-cache-max-entry-bytes,
+default 300 s and 65536 bytes) answers repeated deterministic requests from the
+data plane's memory (docs/cache.md); --no-response-cache turns it off.
+--prompt-cache-inject (with --prompt-cache-min-tokens, default 1024) marks the
+end of a long system prompt and tool list for the provider's prompt cache when
+the caller marked none (docs/promptcache.md); --no-prompt-cache turns it off.`,
 		Example: `  gw workspaces update search --name "Search & ranking"
   gw workspaces update search --require-tag team --require-tag feature
   gw workspaces update search --no-required-tags
-  gw workspaces update --rpm 600 --tpm 200000`,
+  gw workspaces update --rpm 600 --tpm 200000
+  gw workspaces update --response-cache --response-cache-ttl 600
+  gw workspaces update --prompt-cache-inject --prompt-cache-min-tokens 2048`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Output.Check(); err != nil {
@@ -233,9 +247,12 @@ it. gw workspaces get shows them.`,
 			if opts.RequiredTags, err = required.read(cmd); err != nil {
 				return err
 			}
+			if opts.ResponseCache, opts.PromptCache, err = caches.read(cmd); err != nil {
+				return err
+			}
 			renamed := cmd.Flags().Changed("name") || cmd.Flags().Changed("slug")
-			if !renamed && opts.RateLimits.Empty() && opts.RequiredTags == nil {
-				return cmdutil.UsageError{Err: errors.New("nothing to change: pass --name, --slug, --rpm, --tpm, --no-rate-limits, --require-tag or --no-required-tags")}
+			if !renamed && opts.RateLimits.Empty() && opts.RequiredTags == nil && opts.ResponseCache == nil && opts.PromptCache == nil {
+				return cmdutil.UsageError{Err: errors.New("nothing to change: pass --name, --slug, --rpm, --tpm, --no-rate-limits, --require-tag, --no-required-tags, --response-cache, --no-response-cache, --prompt-cache-inject or --no-prompt-cache")}
 			}
 			if renamed {
 				if opts.Name, opts.Slug, err = rename.Read(cmd); err != nil {
@@ -245,13 +262,14 @@ it. gw workspaces get shows them.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return cmdutil.WithFlags(updateRun(cmd.Context(), opts), workspaceFields...)
+			return cmdutil.WithFlags(updateRun(cmd.Context(), opts), append(workspaceFields, cacheFields...)...)
 		},
 	}
 	cmdutil.AddOutput(cmd, &opts.Output)
 	rename.Add(cmd)
 	limits.Add(cmd)
 	required.add(cmd)
+	caches.add(cmd)
 	return cmd
 }
 
@@ -316,7 +334,8 @@ func updateRun(ctx context.Context, opts *UpdateOptions) error {
 	if err != nil {
 		return err
 	}
-	in := wire.WorkspaceUpdate{Name: opts.Name, Slug: opts.Slug, RequiredTags: opts.RequiredTags}
+	in := wire.WorkspaceUpdate{Name: opts.Name, Slug: opts.Slug, RequiredTags: opts.RequiredTags,
+		ResponseCache: opts.ResponseCache, PromptCache: opts.PromptCache}
 	if !opts.RateLimits.Empty() {
 		cur, err := c.GetWorkspaceSettings(ctx, org, ws)
 		if err != nil {

@@ -115,7 +115,7 @@ func TestWorkspaceRequiredTagsFlags(t *testing.T) {
 		{Name: "both", Args: []string{"--require-tag", "team", "--no-required-tags"}, WantErr: "--require-tag and --no-required-tags cannot be used together"},
 		{Name: "bad key", Args: []string{"--require-tag", "Team"}, WantErr: `--require-tag "Team": a tag key is lowercase letters, digits, _ . and -`},
 		{Name: "twice", Args: []string{"--require-tag", "team,team"}, WantErr: "--require-tag team is given twice"},
-		{Name: "nothing", WantErr: "nothing to change: pass --name, --slug, --rpm, --tpm, --no-rate-limits, --require-tag or --no-required-tags"},
+		{Name: "nothing", WantErr: "nothing to change: pass --name, --slug, --rpm, --tpm, --no-rate-limits, --require-tag, --no-required-tags, --response-cache, --no-response-cache, --prompt-cache-inject or --no-prompt-cache"},
 	})
 }
 

@@ -84,7 +84,7 @@ func TestBootstrapFlow(t *testing.T) {
 		tnWantStatus(t, "bootstrap", r, 200)
 		res := decodeData[wire.BootstrapResult](t, r.body)
 		m := tnWantKeys(t, "bootstrap result", tnData(t, r.body), "user", "organization", "workspace", "management_key")
-		tnWantKeys(t, "bootstrap workspace", m["workspace"], "id", "org_id", "name", "slug", "rate_limits", "required_tags", "tag_values", "mcp_default", "mcp_audit_arguments", "archive", "response_cache", "created_at", "updated_at")
+		tnWantKeys(t, "bootstrap workspace", m["workspace"], "id", "org_id", "name", "slug", "rate_limits", "required_tags", "tag_values", "mcp_default", "mcp_audit_arguments", "archive", "response_cache", "prompt_cache", "created_at", "updated_at")
 		if res.User.Email != "root@example.com" || res.User.InstanceRole != auth.InstanceOwner || res.User.ServiceAccount {
 			t.Fatalf("bootstrap user: %+v", res.User)
 		}

@@ -23,8 +23,8 @@ func toWorkspace(w *store.Workspace) wire.Workspace {
 		RequiredTags: requiredTagsOut(w.RequiredTags), TagValues: tagValuesOut(w.TagValues),
 		MCPDefault: backend.WorkspaceMCPDefault(w), MCPAuditArguments: w.MCPAuditArguments != nil && *w.MCPAuditArguments,
 		Archive: archiveOut(w.Archive), ArchiveCheck: archiveCheckOut(w),
-		ResponseCache: responseCacheOut(w.ResponseCache),
-		CreatedAt:     w.CreatedAt, UpdatedAt: w.UpdatedAt}
+		ResponseCache: responseCacheOut(w.ResponseCache), PromptCache: promptCacheOut(w.PromptCache),
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
 }
 
 func toUser(u *store.User, orgs []uuid.UUID) wire.User {

@@ -114,6 +114,7 @@ func (s *Server) updateWorkspace(r *Request) (any, error) {
 		readMCPSettings(o, &in)
 		arch = readArchive(r.ctx, policy, o)
 		in.ResponseCache = readResponseCache(o)
+		in.PromptCache = readPromptCache(o)
 	}); err != nil {
 		return nil, err
 	}

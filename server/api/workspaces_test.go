@@ -23,7 +23,7 @@ func TestWorkspaces(t *testing.T) {
 		org := e.boot.Organization.ID
 		e.must("POST", "/api/v1/instance/organizations", k, map[string]any{"name": "Other", "slug": "other"})
 		other := decodeData[wire.Organization](t, e.must("GET", "/api/v1/organizations/other", k, nil))
-		wsShape := []string{"id", "org_id", "name", "slug", "rate_limits", "required_tags", "tag_values", "mcp_default", "mcp_audit_arguments", "archive", "response_cache", "created_at", "updated_at"}
+		wsShape := []string{"id", "org_id", "name", "slug", "rate_limits", "required_tags", "tag_values", "mcp_default", "mcp_audit_arguments", "archive", "response_cache", "prompt_cache", "created_at", "updated_at"}
 		base := "/api/v1/organizations/default/workspaces"
 
 		type wcase struct {

@@ -64,6 +64,9 @@ type WorkspaceUpdate struct {
 	// ResponseCache, when set, replaces the response cache setting
 	// (*ResponseCache nil: none).
 	ResponseCache **store.ResponseCache
+	// PromptCache, when set, replaces the prompt-cache setting
+	// (*PromptCache nil: none).
+	PromptCache **store.PromptCache
 }
 
 // archiveDetail is what the audit log records of an archive setting:
@@ -81,7 +84,7 @@ func workspaceDetail(ws *store.Workspace) map[string]any {
 	return map[string]any{"name": ws.Name, "slug": ws.Slug, "rate_limits": RateLimitsDetail(ws.RateLimits),
 		"required_tags": []string(ws.RequiredTags), "tag_values": map[string][]string(ws.TagValues),
 		"mcp_default": WorkspaceMCPDefault(ws), "mcp_audit_arguments": ws.MCPAuditArguments != nil && *ws.MCPAuditArguments, "archive": archiveDetail(ws.Archive),
-		"response_cache": ws.ResponseCache}
+		"response_cache": ws.ResponseCache, "prompt_cache": ws.PromptCache}
 }
 
 // UpdateWorkspace applies in to ws and audits the change, before and after.
@@ -128,6 +131,9 @@ func UpdateWorkspace(ctx context.Context, st *store.Store, actor Actor, ws store
 	}
 	if in.ResponseCache != nil {
 		ws.ResponseCache = *in.ResponseCache
+	}
+	if in.PromptCache != nil {
+		ws.PromptCache = *in.PromptCache
 	}
 	ws.UpdatedAt = store.Now()
 	details := map[string]any{"before": before, "after": workspaceDetail(&ws)}

@@ -188,6 +188,10 @@ type Workspace struct {
 	// out when it caches nothing.
 	ResponseCache *ResponseCache `json:"response_cache,omitempty"`
 
+	// PromptCache is the workspace's prompt-cache injection (issue 35,
+	// part 4); left out when it injects nothing.
+	PromptCache *PromptCache `json:"prompt_cache,omitempty"`
+
 	// TagBudgets are the workspace's budgets for a tag whose policies the
 	// bundle carries (enabled ones): a request header may not name their
 	// tag keys, and each budget counts the requests whose tags carry its
@@ -281,6 +285,12 @@ type Archive struct {
 	AccessKeyID  string   `json:"access_key_id"`
 	SecretSealed string   `json:"secret_sealed"`
 	Include      []string `json:"include"`
+}
+
+// PromptCache is a workspace's prompt-cache injection as a data plane
+// applies it (docs/promptcache.md).
+type PromptCache struct {
+	MinPrefixTokens int64 `json:"min_prefix_tokens"`
 }
 
 // ResponseCache is a workspace's response cache setting as a data plane

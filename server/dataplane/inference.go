@@ -472,6 +472,7 @@ func (x *exchange) call(rt *route, baseURL, secret string) *providers.Call {
 		Request: req, UpstreamModel: m.UpstreamModel(), ResponseModel: m.ID,
 		BaseURL: baseURL, Secret: secret, MaxTokens: rt.maxTokens, DefaultMaxTokens: m.MaxOutputTokens,
 		Header: x.forwardHeader(rt), Prepared: &rt.prepared, AnthropicVersion: m.AnthropicVersion(),
+		Translated: x.d.name() != endpointChatCompletions, PromptCache: x.promptCache(),
 	}
 	if rt.native {
 		c.Native = x.native

@@ -582,5 +582,6 @@ func meteringTable() string {
 		fmt.Fprintf(&b, "| %s | no | embeddings × openai, azure-openai | ok | `%s` | %s |\n", m.name, m.source, m.doc)
 	}
 	b.WriteString(priceClassRows())
+	b.WriteString(promptCacheRows())
 	return b.String()
 }

@@ -32,6 +32,9 @@ type inferenceOrg struct {
 	archives map[uuid.UUID]*bundle.Archive
 	// responseCaches are the workspaces' response cache settings (cache.go).
 	responseCaches map[uuid.UUID]*bundle.ResponseCache
+	// promptCaches are the workspaces' prompt-cache injections
+	// (promptcache.go).
+	promptCaches map[uuid.UUID]*bundle.PromptCache
 	// version is the bundle's, recorded in each usage event's provenance.
 	version     int64
 	models      map[string]*routeModel
@@ -126,6 +129,12 @@ func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 				o.responseCaches = map[uuid.UUID]*bundle.ResponseCache{}
 			}
 			o.responseCaches[w.ID] = w.ResponseCache
+		}
+		if w.PromptCache != nil {
+			if o.promptCaches == nil {
+				o.promptCaches = map[uuid.UUID]*bundle.PromptCache{}
+			}
+			o.promptCaches[w.ID] = w.PromptCache
 		}
 		if len(w.RequiredTags) > 0 {
 			o.requiredTags[w.ID] = w.RequiredTags

@@ -218,14 +218,16 @@ type anthropicMessage struct {
 }
 
 type anthropicText struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type         string          `json:"type"`
+	Text         string          `json:"text"`
+	CacheControl *anthropicCache `json:"cache_control,omitempty"`
 }
 
 // anthropicMedia is an image or document block.
 type anthropicMedia struct {
-	Type   string          `json:"type"`
-	Source anthropicSource `json:"source"`
+	Type         string          `json:"type"`
+	Source       anthropicSource `json:"source"`
+	CacheControl *anthropicCache `json:"cache_control,omitempty"`
 }
 
 type anthropicSource struct {
@@ -243,16 +245,18 @@ type anthropicToolUse struct {
 }
 
 type anthropicToolResult struct {
-	Type      string `json:"type"`
-	ToolUseID string `json:"tool_use_id"`
-	Content   any    `json:"content"`
+	Type         string          `json:"type"`
+	ToolUseID    string          `json:"tool_use_id"`
+	Content      any             `json:"content"`
+	CacheControl *anthropicCache `json:"cache_control,omitempty"`
 }
 
 type anthropicTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
-	Strict      *bool           `json:"strict,omitempty"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	Strict       *bool           `json:"strict,omitempty"`
+	CacheControl *anthropicCache `json:"cache_control,omitempty"`
 }
 
 type anthropicChoice struct {
@@ -309,6 +313,7 @@ func translateAnthropic(call *Call, stream bool) (*anthropicRequest, bool, error
 	if err := anthropicThinkingFor(req, out); err != nil {
 		return nil, false, err
 	}
+	anthropicPromptCache(call, out)
 	return out, beta || structured, nil
 }
 
@@ -409,11 +414,18 @@ func translateMessages(req *ChatRequest, out *anthropicRequest) error {
 			if err != nil {
 				return err
 			}
+			// A breakpoint in a tool message marks its tool_result.
+			var cache *anthropicCache
+			for j := range texts {
+				if texts[j].CacheControl != nil {
+					cache, texts[j].CacheControl = texts[j].CacheControl, nil
+				}
+			}
 			var content any = texts
 			if parts == nil {
 				content = text
 			}
-			add("user", anthropicToolResult{Type: "tool_result", ToolUseID: m.ToolCallID, Content: content})
+			add("user", anthropicToolResult{Type: "tool_result", ToolUseID: m.ToolCallID, Content: content, CacheControl: cache})
 		default:
 			return invalid(param+".role", "unsupported_value", "The %q role is not supported for Anthropic models.", m.Role)
 		}
@@ -434,7 +446,7 @@ func textBlocks(text string, parts []Part, param string) ([]anthropicText, error
 		if p.Type != "text" {
 			return nil, invalid(param+"["+strconv.Itoa(j)+"]", "unsupported_value", "Only text parts are allowed in '%s'.", param)
 		}
-		out = append(out, anthropicText{Type: "text", Text: p.Text})
+		out = append(out, anthropicText{Type: "text", Text: p.Text, CacheControl: ephemeral(p.CacheBreakpoint)})
 	}
 	return out, nil
 }
@@ -448,13 +460,13 @@ func userBlocks(text string, parts []Part, param string) ([]any, error) {
 		at := param + "[" + strconv.Itoa(j) + "]"
 		switch p.Type {
 		case "text":
-			out = append(out, anthropicText{Type: "text", Text: p.Text})
+			out = append(out, anthropicText{Type: "text", Text: p.Text, CacheControl: ephemeral(p.CacheBreakpoint)})
 		case "image_url":
 			src, err := mediaSource(p.ImageURL, at+".image_url.url", true)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, anthropicMedia{Type: "image", Source: src})
+			out = append(out, anthropicMedia{Type: "image", Source: src, CacheControl: ephemeral(p.CacheBreakpoint)})
 		case "file":
 			if p.FileData == "" {
 				return nil, invalid(at+".file.file_id", "unsupported_value", "Anthropic models take files inline as file_data; file_id is not supported.")
@@ -463,7 +475,7 @@ func userBlocks(text string, parts []Part, param string) ([]any, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, anthropicMedia{Type: "document", Source: src})
+			out = append(out, anthropicMedia{Type: "document", Source: src, CacheControl: ephemeral(p.CacheBreakpoint)})
 		default:
 			return nil, invalid(at+".type", "unsupported_value", "%s content is not supported for Anthropic models.", p.Type)
 		}

@@ -29,6 +29,8 @@ type converseBlock struct {
 	ToolUse          *converseToolUse   `json:"toolUse,omitempty"`
 	ToolResult       *converseResult    `json:"toolResult,omitempty"`
 	ReasoningContent *converseReasoning `json:"reasoningContent,omitempty"`
+	// CachePoint closes a prefix to cache (promptcache.go).
+	CachePoint *converseCache `json:"cachePoint,omitempty"`
 }
 
 type converseMedia struct {
@@ -74,14 +76,18 @@ type converseToolConfig struct {
 	ToolChoice json.RawMessage `json:"toolChoice,omitempty"`
 }
 
+// converseTool is a tool, or a cachePoint closing the tools before it.
 type converseTool struct {
-	ToolSpec struct {
-		Name        string `json:"name"`
-		Description string `json:"description,omitempty"`
-		InputSchema struct {
-			JSON json.RawMessage `json:"json"`
-		} `json:"inputSchema"`
-	} `json:"toolSpec"`
+	ToolSpec   *converseToolSpec `json:"toolSpec,omitempty"`
+	CachePoint *converseCache    `json:"cachePoint,omitempty"`
+}
+
+type converseToolSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	InputSchema struct {
+		JSON json.RawMessage `json:"json"`
+	} `json:"inputSchema"`
 }
 
 // structuredTool is the tool a structured-output request is answered
@@ -120,6 +126,7 @@ func translateConverse(call *Call, strict bool) (*converseRequest, error) {
 			return nil, err
 		}
 	}
+	conversePromptCache(call, t.out)
 	return t.out, nil
 }
 
@@ -157,6 +164,9 @@ func (t *converseTranslator) message(m Message, param string) error {
 		}
 		for _, tx := range texts {
 			t.out.System = append(t.out.System, textBlock(tx.Text))
+			if tx.CacheControl != nil {
+				t.out.System = append(t.out.System, converseCachePoint())
+			}
 		}
 	case "user":
 		blocks, err := converseUserBlocks(text, parts, param+".content")
@@ -176,10 +186,16 @@ func (t *converseTranslator) message(m Message, param string) error {
 			return err
 		}
 		result := &converseResult{ToolUseID: m.ToolCallID, Content: []converseBlock{}}
+		point := false
 		for _, tx := range texts {
 			result.Content = append(result.Content, textBlock(tx.Text))
+			point = point || tx.CacheControl != nil
 		}
 		t.add("user", converseBlock{ToolResult: result})
+		if point {
+			// A cache point closes the tool result it follows.
+			t.add("user", converseCachePoint())
+		}
 	default:
 		return invalid(param+".role", "unsupported_value", "The %q role is not supported for Bedrock models.", m.Role)
 	}
@@ -219,6 +235,9 @@ func converseUserBlocks(text string, parts []Part, param string) ([]converseBloc
 			out = append(out, converseBlock{Document: media})
 		default:
 			return nil, invalid(at+".type", "unsupported_value", "%s content is not supported for Bedrock models.", p.Type)
+		}
+		if p.CacheBreakpoint {
+			out = append(out, converseCachePoint())
 		}
 	}
 	return out, nil
@@ -308,8 +327,8 @@ func (t *converseTranslator) addTool(name, description string, schema json.RawMe
 	if len(schema) == 0 || isNull(schema) {
 		schema = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
-	var tool converseTool
-	tool.ToolSpec.Name, tool.ToolSpec.Description, tool.ToolSpec.InputSchema.JSON = name, description, schema
+	tool := converseTool{ToolSpec: &converseToolSpec{Name: name, Description: description}}
+	tool.ToolSpec.InputSchema.JSON = schema
 	if t.out.ToolConfig == nil {
 		t.out.ToolConfig = &converseToolConfig{}
 	}

@@ -109,7 +109,7 @@ type geminiExtra struct {
 // counterpart for; a strict_parameters policy refuses them instead.
 var geminiIgnored = []string{
 	"audio", "function_call", "logit_bias", "logprobs", "metadata", "modalities", "prediction", "prompt_cache_key",
-	"safety_identifier", "service_tier", "store", "top_logprobs", "user", "verbosity", "web_search_options",
+	"prompt_cache_options", "safety_identifier", "service_tier", "store", "top_logprobs", "user", "verbosity", "web_search_options",
 	"parallel_tool_calls",
 }
 

@@ -117,7 +117,7 @@ func (a *AnthropicNative) auth(call *Call) func(http.Header) {
 }
 
 func (a *AnthropicNative) send(ctx context.Context, call *Call, stream bool) (*http.Response, error) {
-	body, err := nativeBody(call, "max_tokens", &stream)
+	body, err := nativeBody(call, "max_tokens", &stream, messagesInjection(call)...)
 	if err != nil {
 		return nil, err
 	}

@@ -245,6 +245,10 @@ func (a *OpenAI) body(call *Call, stream streamMode) (rope, error) {
 		}
 		edits = append(edits, setTo("messages", mustMarshal(msgs)))
 	}
+	edits, err := openAIBreakpointEdits(a.Dialect, call, edits)
+	if err != nil {
+		return nil, err
+	}
 	if req.body == nil {
 		// A request made by hand rather than parsed: its members are all
 		// there is.

@@ -86,6 +86,14 @@ type Call struct {
 	// the caller already counted (tokens.CountRequest), which usage is
 	// checked against instead of counting again.
 	InputFloor *int64
+	// PromptCache, when set, is the workspace's prompt_cache setting:
+	// breakpoints injected at the end of a long stable prefix the client
+	// left unmarked (promptcache.go).
+	PromptCache *PromptCacheInjection
+	// Translated: the request is a Messages or Responses client's,
+	// translated into Request (the chat hub), not a Chat Completions
+	// client's own.
+	Translated bool
 	// Prepared, when set, is the route's: Check keeps its translation
 	// there and the attempts send it (prepared.go).
 	Prepared *Prepared

@@ -86,10 +86,14 @@ func (c Content) Decode() (text string, parts []Part, err error) {
 		return text, nil, err
 	}
 	var wire []struct {
-		Type     string `json:"type"`
-		Text     string `json:"text"`
-		Refusal  string `json:"refusal"`
-		ImageURL *struct {
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Refusal string `json:"refusal"`
+		// Breakpoint is OpenAI's explicit prompt-cache breakpoint
+		// ({"mode": "explicit"}), which other vendors' translations
+		// carry as their own cache markers (promptcache.go).
+		Breakpoint json.RawMessage `json:"prompt_cache_breakpoint"`
+		ImageURL   *struct {
 			URL string `json:"url"`
 		} `json:"image_url"`
 		File *struct {
@@ -103,7 +107,7 @@ func (c Content) Decode() (text string, parts []Part, err error) {
 	}
 	parts = make([]Part, len(wire))
 	for j, p := range wire {
-		out := Part{Type: p.Type}
+		out := Part{Type: p.Type, CacheBreakpoint: len(p.Breakpoint) > 0 && !isNull(p.Breakpoint)}
 		switch {
 		case p.Type == "text":
 			out.Text = p.Text
@@ -129,6 +133,9 @@ type Part struct {
 	ImageURL string
 	// FileData (a data: URL), FileID and Filename are a file part's.
 	FileData, FileID, Filename string
+	// CacheBreakpoint: the part ends a prefix to cache
+	// (prompt_cache_breakpoint).
+	CacheBreakpoint bool
 }
 
 // ToolCall is a tool call an assistant message made.
@@ -176,7 +183,7 @@ type ResponseFormat struct {
 var KnownMembers = []string{
 	"audio", "frequency_penalty", "function_call", "functions", "logit_bias", "logprobs",
 	"max_completion_tokens", "max_tokens", "messages", "metadata", "modalities", "model", "n",
-	"parallel_tool_calls", "prediction", "presence_penalty", "prompt_cache_key", "reasoning_effort",
+	"parallel_tool_calls", "prediction", "presence_penalty", "prompt_cache_key", "prompt_cache_options", "reasoning_effort",
 	"response_format", "safety_identifier", "seed", "service_tier", "stop", "store", "stream",
 	"stream_options", "temperature", "tool_choice", "tools", "top_logprobs", "top_p", "user",
 	"verbosity", "web_search_options",

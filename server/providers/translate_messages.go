@@ -193,7 +193,10 @@ func (t *messagesToChat) sampling() {
 // messages is the system prompt as a system message, then every turn.
 func (t *messagesToChat) messages() ([]rope, error) {
 	var msgs []rope
-	if sys, err := messagesSystem(t.req.System); err != nil {
+	if sys, ok := messagesSystemParts(t.req.System); ok {
+		// Blocks marked with cache_control: parts, with breakpoints.
+		msgs = append(msgs, sys)
+	} else if sys, err := messagesSystem(t.req.System); err != nil {
 		return nil, err
 	} else if sys != "" {
 		msgs = append(msgs, rope{mustMarshal(map[string]any{"role": "system", "content": sys})})

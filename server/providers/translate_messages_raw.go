@@ -123,6 +123,10 @@ func (t *messagesTurn) user() ([]rope, error) {
 			if err != nil {
 				return nil, err
 			}
+			if b.marked() {
+				// The tool message as a text part, to carry the breakpoint.
+				text = rawArray([]rope{withBreakpoint(rawObject(`{"type":"text","text":`, text, `}`))})
+			}
 			out = append(out, rawObject(`{"role":"tool","tool_call_id":`+string(mustMarshal(b.ToolUseID))+`,"content":`, text, `}`))
 			// A chat tool message holds text only: its images follow in
 			// the user message after the tool messages.
@@ -132,6 +136,9 @@ func (t *messagesTurn) user() ([]rope, error) {
 		part, err := b.userPart(at)
 		if err != nil {
 			return nil, err
+		}
+		if b.marked() {
+			part = withBreakpoint(part)
 		}
 		parts = append(parts, part)
 	}
@@ -207,6 +214,9 @@ type messagesBlockHead struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	ToolUseID string `json:"tool_use_id"`
+	// CacheControl is the block's cache marker, which becomes OpenAI's
+	// prompt_cache_breakpoint on its part (promptcache.go).
+	CacheControl json.RawMessage `json:"cache_control"`
 
 	text, data, input, content []byte
 }

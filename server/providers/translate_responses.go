@@ -20,7 +20,7 @@ import (
 var ResponsesKnownMembers = []string{
 	"background", "conversation", "include", "input", "instructions", "max_output_tokens", "max_tool_calls",
 	"metadata", "model", "parallel_tool_calls", "previous_response_id", "prompt", "prompt_cache_key",
-	"reasoning", "safety_identifier", "service_tier", "store", "stream", "stream_options", "temperature", "text",
+	"prompt_cache_options", "reasoning", "safety_identifier", "service_tier", "store", "stream", "stream_options", "temperature", "text",
 	"tool_choice", "tools", "top_logprobs", "top_p", "truncation", "user",
 }
 
@@ -101,6 +101,7 @@ type responsesRequest struct {
 	Reasoning *struct {
 		Effort string `json:"effort"`
 	} `json:"reasoning"`
+	PromptCacheOptions json.RawMessage `json:"prompt_cache_options"`
 }
 
 // ResponsesToChat translates a Responses request body into a Chat
@@ -144,6 +145,10 @@ func (t *responsesToChat) translate(input json.RawMessage) ([]byte, error) {
 	}
 	if r := t.req.Reasoning; r != nil && r.Effort != "" {
 		t.out["reasoning_effort"] = r.Effort
+	}
+	if o := t.req.PromptCacheOptions; len(o) > 0 && !isNull(o) {
+		// The same member in Chat Completions.
+		t.out["prompt_cache_options"] = o
 	}
 	// The small members through encoding/json; the messages, which hold
 	// the bulk, spliced in after them.

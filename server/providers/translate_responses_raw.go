@@ -169,6 +169,15 @@ func responsesContentRaw(raw []byte, at string) (rope, error) {
 
 // responsesPart is one content part as a chat content part.
 func responsesPart(p []byte, at, pat string) (rope, error) {
+	part, err := responsesPartOf(p, at, pat)
+	if err == nil && marked(p, "prompt_cache_breakpoint") {
+		// The breakpoint stays on the chat part, in the same form.
+		part = withBreakpoint(part)
+	}
+	return part, err
+}
+
+func responsesPartOf(p []byte, at, pat string) (rope, error) {
 	var h responsesPartHead
 	if valueKind(p) != "object" || json.Unmarshal(p, &h) != nil {
 		return nil, invalid(at, "invalid_type", "'%s' must be a string or an array of content parts.", at)

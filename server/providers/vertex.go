@@ -175,6 +175,7 @@ func (a *VertexMessages) send(ctx context.Context, call *Call, stream bool) (*ht
 // it: the client's members with the output limit applied, no model (it is
 // in the URL) and the platform's anthropic_version.
 func anthropicPlatformBody(call *Call, stream bool, version string, extra ...Edit) (rope, error) {
+	extra = append(extra, messagesInjection(call)...)
 	return nativeBody(call, "max_tokens", &stream, append([]Edit{removed("model"), setTo("anthropic_version", jsonString(version))}, extra...)...)
 }
 

@@ -42,6 +42,9 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 			RequiredTags: bundleRequiredTags(w.RequiredTags), TagValues: bundleTagValues(w.TagValues),
 			MCPAuditArguments: w.MCPAuditArguments != nil && *w.MCPAuditArguments,
 			Archive:           bundleArchive(w.Archive)}
+		if c := w.PromptCache; c != nil && c.Inject {
+			body.Workspaces[i].PromptCache = &bundle.PromptCache{MinPrefixTokens: c.MinPrefixTokens}
+		}
 		if c := w.ResponseCache; c != nil && c.Enabled {
 			body.Workspaces[i].ResponseCache = &bundle.ResponseCache{TTLSeconds: c.TTLSeconds, MaxEntryBytes: c.MaxEntryBytes}
 		}

@@ -203,6 +203,9 @@ type Workspace struct {
 	// ResponseCache is the workspace's response cache (issue 35); nil
 	// caches nothing.
 	ResponseCache *ResponseCache `bun:"response_cache,type:text,nullzero"`
+	// PromptCache is the workspace's prompt-cache injection (issue 35,
+	// part 4); nil injects nothing.
+	PromptCache *PromptCache `bun:"prompt_cache,type:text,nullzero"`
 }
 
 // ResponseCache is a workspace's response cache setting, stored as JSON

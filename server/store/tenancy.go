@@ -140,7 +140,7 @@ func (s *Store) ListWorkspaces(ctx context.Context, f WorkspaceFilter) ([]Worksp
 // UpdateWorkspace writes name, slug, rate limits, tag settings and
 // updated_at.
 func (s *Store) UpdateWorkspace(ctx context.Context, w *Workspace) error {
-	_, err := s.db.NewUpdate().Model(w).Column("name", "slug", "rate_limit_rpm", "rate_limit_tpm", "required_tags", "tag_values", "mcp_default", "mcp_audit_arguments", "archive", "response_cache", "updated_at").WherePK().Exec(ctx)
+	_, err := s.db.NewUpdate().Model(w).Column("name", "slug", "rate_limit_rpm", "rate_limit_tpm", "required_tags", "tag_values", "mcp_default", "mcp_audit_arguments", "archive", "response_cache", "prompt_cache", "updated_at").WherePK().Exec(ctx)
 	return mapErr(err)
 }
 

@@ -124,6 +124,9 @@ type UsageSums struct {
 	CacheReadTokens  int64 `bun:"cache_read_tokens"`
 	CacheWriteTokens int64 `bun:"cache_write_tokens"`
 	CostNanoUSD      int64 `bun:"cost_nano_usd"`
+	// CacheSavingNanoUSD is what the response cache's hits among the
+	// events saved (the upstream calls they did not make).
+	CacheSavingNanoUSD int64 `bun:"cache_saving_nano_usd"`
 }
 
 // Add accumulates o into s.
@@ -134,6 +137,7 @@ func (s *UsageSums) Add(o UsageSums) {
 	s.CacheReadTokens += o.CacheReadTokens
 	s.CacheWriteTokens += o.CacheWriteTokens
 	s.CostNanoUSD += o.CostNanoUSD
+	s.CacheSavingNanoUSD += o.CacheSavingNanoUSD
 }
 
 // The sums of a group of events, and of a group of rollup rows.
@@ -141,11 +145,11 @@ const (
 	eventSums = "COUNT(*) AS requests, " +
 		"COALESCE(SUM(input_tokens), 0) AS input_tokens, COALESCE(SUM(output_tokens), 0) AS output_tokens, " +
 		"COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens, COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens, " +
-		"COALESCE(SUM(cost_nano_usd), 0) AS cost_nano_usd"
+		"COALESCE(SUM(cost_nano_usd), 0) AS cost_nano_usd, COALESCE(SUM(cache_saving_nano_usd), 0) AS cache_saving_nano_usd"
 	rollupSums = "COALESCE(SUM(requests), 0) AS requests, " +
 		"COALESCE(SUM(input_tokens), 0) AS input_tokens, COALESCE(SUM(output_tokens), 0) AS output_tokens, " +
 		"COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens, COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens, " +
-		"COALESCE(SUM(cost_nano_usd), 0) AS cost_nano_usd"
+		"COALESCE(SUM(cost_nano_usd), 0) AS cost_nano_usd, COALESCE(SUM(cache_saving_nano_usd), 0) AS cache_saving_nano_usd"
 )
 
 // UsageBucketSums are the sums of one bucket.

@@ -90,7 +90,8 @@ func groupForQueue(events []UsageEvent) []usageQueued {
 			rows = append(rows, usageQueued{OrgID: k.org, Bucket: k.bucket, usageDimensions: k.usageDimensions})
 		}
 		rows[j].UsageSums.Add(UsageSums{Requests: 1, InputTokens: e.InputTokens, OutputTokens: e.OutputTokens,
-			CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens, CostNanoUSD: e.CostNanoUSD})
+			CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens, CostNanoUSD: e.CostNanoUSD,
+			CacheSavingNanoUSD: e.CacheSavingNanoUSD})
 	}
 	return rows
 }
@@ -169,7 +170,7 @@ func rollupFrom(source string, pg bool) string {
 		nilUUID += "::uuid"
 	}
 	sums := "SUM(requests), SUM(input_tokens), SUM(output_tokens), SUM(cache_read_tokens), " +
-		"SUM(cache_write_tokens), SUM(cost_nano_usd)"
+		"SUM(cache_write_tokens), SUM(cost_nano_usd), SUM(cache_saving_nano_usd)"
 	var selects []string
 	gs := groupings()
 	names := slices.Sorted(maps.Keys(gs))
@@ -195,13 +196,13 @@ func rollupFrom(source string, pg bool) string {
 		}
 	}
 	var set []string
-	for _, c := range []string{"requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_nano_usd"} {
+	for _, c := range []string{"requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_nano_usd", "cache_saving_nano_usd"} {
 		set = append(set, fmt.Sprintf("%s = usage_rollups.%s + excluded.%s", c, c, c))
 	}
 	key := "org_id, grouped_by, tier, bucket, " + strings.Join(usageDimensionColumns, ", ")
 	// WHERE true keeps SQLite from reading ON CONFLICT as a join's ON.
 	return "INSERT INTO usage_rollups (" + key + ", requests, input_tokens, output_tokens, cache_read_tokens, " +
-		"cache_write_tokens, cost_nano_usd) SELECT * FROM (" + strings.Join(selects, " UNION ALL ") +
+		"cache_write_tokens, cost_nano_usd, cache_saving_nano_usd) SELECT * FROM (" + strings.Join(selects, " UNION ALL ") +
 		") AS sums WHERE true ON CONFLICT (" + key + ") DO UPDATE SET " + strings.Join(set, ", ")
 }
 

@@ -61,10 +61,12 @@ func TestRollupBackfill(t *testing.T) {
 			}
 		}
 		// The tag set dimension's rebuild (issue 21) runs after it again.
-		if _, err := db.ExecContext(ctx, "DELETE FROM bun_migrations WHERE name IN ('20261125000001_usage_rollups', '20261126000043_usage_rollups_tagged')"); err != nil {
+		// So does the response cache's saving column (issue 35).
+		if _, err := db.ExecContext(ctx, "DELETE FROM bun_migrations WHERE name IN ('20261125000001_usage_rollups', "+
+			"'20261126000043_usage_rollups_tagged', '20261130060002_usage_cache_saving_rollups')"); err != nil {
 			t.Fatal(err)
 		}
-		if names, err := store.Migrate(ctx, db); err != nil || len(names) != 2 {
+		if names, err := store.Migrate(ctx, db); err != nil || len(names) != 3 {
 			t.Fatal(names, err)
 		}
 		rollAll(t, st, 1000)

@@ -249,16 +249,16 @@ func tagRollupFrom(source, members string) string {
 		b := fmt.Sprintf("CASE WHEN src.bucket >= 0 THEN src.bucket / %d ELSE (src.bucket - %d) / %d END", w, w-1, w)
 		selects = append(selects, fmt.Sprintf("SELECT src.org_id, src.workspace_id, %d, %s, m.key, m.value, "+
 			"SUM(src.requests), SUM(src.input_tokens), SUM(src.output_tokens), SUM(src.cache_read_tokens), "+
-			"SUM(src.cache_write_tokens), SUM(src.cost_nano_usd) "+
+			"SUM(src.cache_write_tokens), SUM(src.cost_nano_usd), SUM(src.cache_saving_nano_usd) "+
 			"FROM %s JOIN %s ON m.set_id = src.tag_set_id AND m.org_id = src.org_id "+
 			"GROUP BY src.org_id, src.workspace_id, %s, m.key, m.value", w, b, source, members, b))
 	}
 	var set []string
-	for _, c := range []string{"requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_nano_usd"} {
+	for _, c := range []string{"requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_nano_usd", "cache_saving_nano_usd"} {
 		set = append(set, fmt.Sprintf("%s = usage_tag_rollups.%s + excluded.%s", c, c, c))
 	}
 	return "INSERT INTO usage_tag_rollups (org_id, workspace_id, tier, bucket, tag_key, tag_value, requests, input_tokens, " +
-		"output_tokens, cache_read_tokens, cache_write_tokens, cost_nano_usd) SELECT * FROM (" + strings.Join(selects, " UNION ALL ") +
+		"output_tokens, cache_read_tokens, cache_write_tokens, cost_nano_usd, cache_saving_nano_usd) SELECT * FROM (" + strings.Join(selects, " UNION ALL ") +
 		") AS sums WHERE true ON CONFLICT (org_id, tag_key, tier, bucket, tag_value, workspace_id) DO UPDATE SET " + strings.Join(set, ", ")
 }
 

@@ -300,7 +300,8 @@ func sumByTagPairs(ctx context.Context, st *store.Store, f store.UsageFilter, ke
 	}
 	rest := total
 	rest.Add(store.UsageSums{Requests: -tagged.Requests, InputTokens: -tagged.InputTokens, OutputTokens: -tagged.OutputTokens,
-		CacheReadTokens: -tagged.CacheReadTokens, CacheWriteTokens: -tagged.CacheWriteTokens, CostNanoUSD: -tagged.CostNanoUSD})
+		CacheReadTokens: -tagged.CacheReadTokens, CacheWriteTokens: -tagged.CacheWriteTokens, CostNanoUSD: -tagged.CostNanoUSD,
+		CacheSavingNanoUSD: -tagged.CacheSavingNanoUSD})
 	if rest.Requests != 0 {
 		out = append(out, groupSums{noValue: true, UsageSums: rest})
 	}

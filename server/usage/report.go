@@ -97,7 +97,8 @@ func Breakdown(ctx context.Context, st *store.Store, q Query, by string) (wire.U
 // Counters are stored sums as spec 2.6's counters.
 func Counters(s store.UsageSums) wire.UsageCounters {
 	return wire.UsageCounters{Requests: s.Requests, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
-		CacheReadTokens: s.CacheReadTokens, CacheWriteTokens: s.CacheWriteTokens, CostUSD: catalog.FormatNanoUSD(s.CostNanoUSD)}
+		CacheReadTokens: s.CacheReadTokens, CacheWriteTokens: s.CacheWriteTokens, CostUSD: catalog.FormatNanoUSD(s.CostNanoUSD),
+		CacheSavingUSD: catalog.FormatNanoUSD(s.CacheSavingNanoUSD)}
 }
 
 func period(w Window) wire.UsagePeriod {

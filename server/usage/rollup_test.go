@@ -83,7 +83,13 @@ func (w *world) event(r *rand.Rand, base time.Time) store.UsageEvent {
 		id := tags.SetID(w.org, t)
 		set = &id
 	}
-	return store.UsageEvent{Tags: t, TagSetID: set, ID: uuid.New(), OrgID: w.org, WorkspaceID: pick(r, w.workspaces),
+	// One event in four a response-cache hit: its saving is summed as
+	// its cost is (issue 35).
+	var saving int64
+	if r.IntN(4) == 0 {
+		saving = r.Int64N(20_000_000)
+	}
+	return store.UsageEvent{Tags: t, TagSetID: set, ID: uuid.New(), OrgID: w.org, WorkspaceID: pick(r, w.workspaces), CacheSavingNanoUSD: saving,
 		InferenceKeyID: maybe(r, w.keys), ManagementKeyID: maybe(r, w.mkeys), OwnerID: maybe(r, w.owners),
 		Model: model, Provider: strings.Split(model, "/")[0], ProviderCredentialID: maybe(r, w.creds),
 		InputTokens: r.Int64N(5000), OutputTokens: r.Int64N(2000), CacheReadTokens: r.Int64N(100), CacheWriteTokens: r.Int64N(50),
@@ -144,7 +150,8 @@ func selects(f store.UsageFilter, e store.UsageEvent, from, to time.Time) bool {
 
 func add(s *store.UsageSums, e store.UsageEvent) {
 	s.Add(store.UsageSums{Requests: 1, InputTokens: e.InputTokens, OutputTokens: e.OutputTokens,
-		CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens, CostNanoUSD: e.CostNanoUSD})
+		CacheReadTokens: e.CacheReadTokens, CacheWriteTokens: e.CacheWriteTokens, CostNanoUSD: e.CostNanoUSD,
+		CacheSavingNanoUSD: e.CacheSavingNanoUSD})
 }
 
 // noValue is the brute force's name of a tag breakdown's row without a
