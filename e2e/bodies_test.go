@@ -244,6 +244,17 @@ func heapDiagnosis(metricsAddr string) string {
 		}
 	}
 	sort.Slice(live, func(i, j int) bool { return live[i].bytes > live[j].bytes })
+	// And the goroutines of gw's own code still running: one may hold
+	// what the heap keeps.
+	if resp, err := http.Get("http://" + metricsAddr + "/debug/pprof/goroutine?debug=1"); err == nil {
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, g := range strings.Split(string(raw), "\n\n") {
+			if strings.Contains(g, "gw-gateway/gw/server/dataplane") || strings.Contains(g, "gw-gateway/gw/server/providers") {
+				out.WriteString(g + "\n\n")
+			}
+		}
+	}
 	for i, r := range live {
 		if i == 6 {
 			break
