@@ -185,14 +185,16 @@ func dataPlaneOpenAPI() map[string]any {
 			responses["404"] = errResp("Unknown model, or hidden from this key.")
 			responses["408"] = errResp("The body did not arrive in time.")
 			responses["413"] = errResp("The body is larger than the data plane takes.")
-			responses["429"] = errResp("A rate limit of the key or the workspace, a budget spent for the period, or the provider's rate limit; retry after Retry-After if given.")
+			responses["402"] = errResp("A budget spent for the period (budget_exceeded; billing_error on /messages): final, x-should-retry: false, " +
+				"Retry-After the seconds until the period resets.")
+			responses["429"] = errResp("A rate limit of the key or the workspace, a budget whose room requests in flight hold (budget_busy), " +
+				"or the provider's rate limit; retry after Retry-After if given.")
 			responses["4XX"] = errResp("The provider refused the request: its status and words, passed on.")
 			responses["500"] = errResp("An error of gw's.")
 			responses["501"] = errResp("The model's provider speaks an API this gateway cannot call.")
 			responses["502"] = errResp("Every upstream attempt failed.")
 			responses["504"] = errResp("The provider did not answer in time.")
 			if op.anthropic {
-				responses["402"] = errResp("A budget spent for the period (billing_error, which the Anthropic SDKs do not retry).")
 				responses["529"] = errResp("The provider is overloaded (overloaded_error), as Anthropic's own.")
 			}
 		}
