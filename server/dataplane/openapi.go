@@ -177,7 +177,11 @@ func dataPlaneOpenAPI() map[string]any {
 					"^[a-z0-9][a-z0-9_.-]*$, 1 to 64 characters; values 1 to 128 printable characters). The key's own tags win " +
 					"for the same key; a workspace may require some keys, limit a key's values (tag_values), and a tag a tag budget " +
 					"governs is set by keys only.",
-				"schema": map[string]any{"type": "string"}}}
+				"schema": map[string]any{"type": "string"}},
+				map[string]any{"name": "X-Litellm-Tags", "in": "header", "required": false,
+					"description": "LiteLLM's tags, comma-separated, read as X-Gw-Tags (key=value, key:value, or a bare word as word=true); " +
+						"X-Gw-Tags wins for the same key. A body's metadata.tags (a list of strings) is read the same way, under both headers.",
+					"schema": map[string]any{"type": "string"}}}
 			responses["400"] = errResp("A body the endpoint cannot take, parameters a strict_parameters policy refuses, " +
 				"a malformed X-Gw-Tags (invalid_tags), a tag the header may not set (tag_not_allowed), or a tag the workspace " +
 				"requires missing (missing_required_tags).")
