@@ -183,10 +183,12 @@ func dataPlaneOpenAPI() map[string]any {
 						"X-Gw-Tags wins for the same key. A body's metadata.tags (a list of strings) is read the same way, under both headers.",
 					"schema": map[string]any{"type": "string"}}}
 			responses["400"] = errResp("A body the endpoint cannot take, parameters a strict_parameters policy refuses, " +
-				"a malformed X-Gw-Tags (invalid_tags), a tag the header may not set (tag_not_allowed), or a tag the workspace " +
-				"requires missing (missing_required_tags).")
+				"a malformed X-Gw-Tags, x-litellm-tags or metadata.tags (invalid_tags, param naming which), a tag a caller may not " +
+				"set (tag_not_allowed), a tag the workspace requires missing (missing_required_tags), or a models/fallbacks list " +
+				"gw cannot take.")
 			responses["403"] = errResp("Denied by a workspace policy.")
-			responses["404"] = errResp("Unknown model, or hidden from this key.")
+			responses["404"] = errResp("Unknown model, or hidden from this key; also an entry of the request's models/fallbacks list " +
+				"(param models[i] or fallbacks[i]).")
 			responses["408"] = errResp("The body did not arrive in time.")
 			responses["413"] = errResp("The body is larger than the data plane takes.")
 			responses["402"] = errResp("A budget spent for the period (budget_exceeded; billing_error on /messages): final, x-should-retry: false, " +
