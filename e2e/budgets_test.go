@@ -65,9 +65,9 @@ var (
 //
 // Asserted in both: the cost of the ok usage events (read through the
 // control plane's usage events API once the spools have drained) never
-// passes the amount — the overshoot is 0 —, every refusal is a 429 with
-// code budget_exceeded (budget_busy while requests in flight hold the
-// rest) or, while the control plane is unreachable, a 503
+// passes the amount — the overshoot is 0 —, every refusal is a 402 with
+// code budget_exceeded (a 429 budget_busy while requests in flight hold
+// the rest) or, while the control plane is unreachable, a 503
 // budget_unavailable saying so, and the control plane's budget state
 // agrees with the events.
 //
@@ -241,8 +241,9 @@ func runBudgetPhase(t *testing.T, dps []*server, token string, outage *budgetOut
 					if c.status == http.StatusOK {
 						okCount.Add(1)
 					}
-					refused := c.status == http.StatusTooManyRequests && strings.Contains(body, `"type":"insufficient_quota"`) &&
-						(strings.Contains(body, `"code":"budget_exceeded"`) || strings.Contains(body, `"code":"budget_busy"`))
+					refused := strings.Contains(body, `"type":"insufficient_quota"`) &&
+						(c.status == http.StatusPaymentRequired && strings.Contains(body, `"code":"budget_exceeded"`) ||
+							c.status == http.StatusTooManyRequests && strings.Contains(body, `"code":"budget_busy"`))
 					// Not a budget running out: 503 budget_unavailable.
 					c.unreachable = c.status == http.StatusServiceUnavailable && strings.Contains(body, `"code":"budget_unavailable"`) &&
 						strings.Contains(body, "cannot reach the control plane")
@@ -441,7 +442,7 @@ func (r *budgetRun) report(t *testing.T, phase string, f budgetFigures, amount i
 			}
 		case c.outage:
 			outageRefused = append(outageRefused, i)
-		case c.status == http.StatusTooManyRequests || c.unreachable:
+		case c.status == http.StatusPaymentRequired || c.status == http.StatusTooManyRequests || c.unreachable:
 			refused = append(refused, i)
 			if c.unreachable {
 				unreachableUp++
@@ -598,7 +599,7 @@ func budgetDataPlaneRestarts(t *testing.T, d storetest.Dialect) {
 			if status == http.StatusOK {
 				continue
 			}
-			if status != http.StatusTooManyRequests || !strings.Contains(body, "has no room for this request; it resets") || n > 1000 {
+			if status != http.StatusPaymentRequired || !strings.Contains(body, "has no room for this request; it resets") || n > 1000 {
 				t.Fatalf("%s, after %d requests: %d %s", ws, n, status, body)
 			}
 			break
@@ -658,7 +659,7 @@ func budgetCallers10(url, token string) (stop func()) {
 		go func() {
 			defer wg.Done()
 			for !done.Load() {
-				if status, _ := budgetPost(url, token); status == 0 || status == http.StatusTooManyRequests {
+				if status, _ := budgetPost(url, token); status == 0 || status == http.StatusPaymentRequired || status == http.StatusTooManyRequests {
 					time.Sleep(50 * time.Millisecond)
 				}
 			}

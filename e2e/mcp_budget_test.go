@@ -277,7 +277,8 @@ func runMCPBudget(t *testing.T, dps []*server, token string) *mcpBudgetRun {
 					switch {
 					case resp.StatusCode == http.StatusOK:
 						atomic.AddInt64(&run.modelOK, 1)
-					case resp.StatusCode == http.StatusTooManyRequests && strings.Contains(string(body), `"type":"insufficient_quota"`):
+					case (resp.StatusCode == http.StatusPaymentRequired || resp.StatusCode == http.StatusTooManyRequests) &&
+						strings.Contains(string(body), `"type":"insufficient_quota"`):
 						atomic.AddInt64(&run.modelRefused, 1)
 						return
 					default:

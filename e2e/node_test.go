@@ -121,3 +121,87 @@ func structuredFake(t *testing.T, fake interface{ Enqueue(...providerstest.Reply
 	t.Cleanup(srv.Close)
 	return srv.URL + base
 }
+
+// TestNodeBudgetRefusalSentOnce runs e2e/node/refusals.mjs (issue 35): a
+// request a budget refuses for the period is sent once by every client
+// with its default retries — the openai and Anthropic SDKs, the AI SDK
+// (Chat and Responses) and LangChain. Before, the refusal was a 429 with
+// x-should-retry: false, which the AI SDK retried twice (6 s) whatever the
+// header said; now it is a 402. gw records one denied event per request
+// and no upstream is called.
+func TestNodeBudgetRefusalSentOnce(t *testing.T) {
+	dir := nodeDir(t, "openai", "@anthropic-ai/sdk", "ai", "@ai-sdk/openai", "@langchain/openai")
+	ctx := context.Background()
+	srv := startServe(t, "GW_DATA_DIR="+t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_refusals")
+	anon, _ := client.New(client.Options{Server: srv.URL})
+	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_refusals", Email: "ops@example.com", Password: "a long passphrase"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _ := client.New(client.Options{Server: srv.URL, Token: boot.ManagementKey.Token})
+	oai := providerstest.NewOpenAI(t, "sk-upstream-refusals-openai")
+	ant := providerstest.NewAnthropic(t, "sk-upstream-refusals-anthropic")
+	for _, c := range []wire.ProviderCredentialCreate{
+		{Provider: "openai", Label: "fake", Secret: oai.Key, BaseURL: oai.BaseURL()},
+		{Provider: "anthropic", Label: "fake", Secret: ant.Key, BaseURL: ant.BaseURL()},
+	} {
+		if _, err := owner.CreateCredential(ctx, client.WorkspaceScope("default", "default"), c); err != nil {
+			t.Fatalf("credential %s: %v", c.Provider, err)
+		}
+	}
+	// A budget of 0: every request is refused for the period.
+	def := `{"target":{"kind":"workspace"},"rules":[{"match":{"kind":"all_requests"},` +
+		`"action":{"kind":"budget","amount_usd":"0","period":"day","aggregation":"shared"}}]}`
+	if _, err := owner.CreatePolicy(ctx, "default", "default", wire.PolicyCreate{Name: "spent", Definition: wire.PolicyDefinition(def)}); err != nil {
+		t.Fatal(err)
+	}
+	ik, err := owner.CreateInferenceKey(ctx, "default", "default", wire.InferenceKeyCreate{Name: "refused"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, "node", "refusals.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GW_INF_BASE="+srv.URL+"/inf", "GW_INF_KEY="+ik.Token)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `{"ok":true`) {
+		t.Fatalf("node refusals.mjs: %v\n%s\ngw serve:\n%s", err, out, srv.logs)
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
+	// gw saw each request once: five denied events, no upstream call.
+	waitFor(t, "the refused requests' usage events", func() bool {
+		r, err := owner.UsageReport(ctx, "default", client.UsageQuery{Period: "today"})
+		return err == nil && r.Totals.Requests == 5
+	})
+	if n := len(oai.Requests()) + len(ant.Requests()); n != 0 {
+		t.Fatalf("%d upstream calls for refused requests", n)
+	}
+}
+
+// nodeDir is e2e/node, with node and the packages given installed there;
+// without them the test is skipped, unless GW_TEST_REQUIRE_NODE is set,
+// as in CI.
+func nodeDir(t *testing.T, pkgs ...string) string {
+	t.Helper()
+	dir, err := filepath.Abs("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := ""
+	if _, err := exec.LookPath("node"); err != nil {
+		missing = "node is not installed"
+	}
+	for _, pkg := range pkgs {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil && missing == "" {
+			missing = pkg + " is not installed in e2e/node (run npm ci there)"
+		}
+	}
+	if missing != "" {
+		if os.Getenv("GW_TEST_REQUIRE_NODE") != "" {
+			t.Fatal(missing + ", and GW_TEST_REQUIRE_NODE is set")
+		}
+		t.Skip(missing)
+	}
+	return dir
+}

@@ -269,7 +269,7 @@ func responses(rt *Route, ref func(any) map[string]any) map[string]any {
 	if rt.Raw {
 		// The data plane answers: its errors are in OpenAI's shape, and a
 		// streamed answer is an event stream.
-		out["200"] = map[string]any{"description": "The model's answer, not enveloped: a chat.completion, or with stream true a text/event-stream of chat.completion.chunk events ending with [DONE]. Errors after admission (policy 403, rate limit 429, upstream 502…) are the data plane's, in OpenAI's error shape.",
+		out["200"] = map[string]any{"description": "The model's answer, not enveloped: a chat.completion, or with stream true a text/event-stream of chat.completion.chunk events ending with [DONE]. Errors after admission (policy 403, a budget spent for the period 402, rate limit 429, upstream 502…) are the data plane's, in OpenAI's error shape.",
 			"content": map[string]any{"application/json": map[string]any{"schema": body},
 				"text/event-stream": map[string]any{"schema": map[string]any{"type": "string"}}}}
 	}

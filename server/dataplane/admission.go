@@ -175,19 +175,30 @@ func (p *Plane) begin(a *admission, w http.ResponseWriter, r *http.Request, endp
 // defer its end either way.
 func (p *Plane) admitRequest(w http.ResponseWriter, r *http.Request, endpoint string) (*admission, *response) {
 	a := new(admission)
-	return a, p.admitInto(a, w, r, endpoint)
+	return a, p.admitInto(a, w, r, endpoint, false)
 }
 
-// admitInto is admitRequest into a.
-func (p *Plane) admitInto(a *admission, w http.ResponseWriter, r *http.Request, endpoint string) *response {
+// admitInto is admitRequest into a. With bodyTags (a model request, whose
+// body may carry LiteLLM's metadata.tags) only the headers' tags are
+// admitted here, and a.tags holds them until the tags stage completes the
+// set once the body is read (tags.go).
+func (p *Plane) admitInto(a *admission, w http.ResponseWriter, r *http.Request, endpoint string, bodyTags bool) *response {
 	p.begin(a, w, r, endpoint)
 	p.limitBodyTime(a.w)
 	refusal := p.gate(r, a.authenticate())
-	if refusal == nil {
+	switch {
+	case refusal != nil:
+	case bodyTags:
+		a.tags, refusal = headerTags(r, a.key)
+		if refusal == nil {
+			// Past the bound already: refused before the body is read.
+			_, refusal = completeTags(a.tags, a.key, false)
+		}
+	default:
 		a.tags, refusal = tagsOf(r, a.key)
-	}
-	if refusal == nil {
-		refusal = p.tagSets.admit(a.key.id, a.tags, p.now())
+		if refusal == nil {
+			refusal = p.tagSets.admit(a.key.id, a.tags, p.now())
+		}
 	}
 	if refusal == nil {
 		refusal = a.admitRate()

@@ -76,7 +76,7 @@ func TestBudgetOfZeroRefusesEverything(t *testing.T) {
 		e.sync(t)
 		resp := e.post(t, budgetRequest)
 		var got openAIError
-		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusTooManyRequests {
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusPaymentRequired {
 			t.Fatalf("%d %v", resp.StatusCode, err)
 		}
 		resp.Body.Close()
@@ -123,7 +123,8 @@ func TestBudgetHoldsUnderConcurrency(t *testing.T) {
 					mu.Lock()
 					switch {
 					case resp.StatusCode == http.StatusOK:
-					case resp.StatusCode == http.StatusTooManyRequests && (strings.Contains(string(b), "budget_exceeded") || strings.Contains(string(b), "budget_busy")):
+					case resp.StatusCode == http.StatusPaymentRequired && strings.Contains(string(b), "budget_exceeded"),
+						resp.StatusCode == http.StatusTooManyRequests && strings.Contains(string(b), "budget_busy"):
 						refused++
 					default:
 						other++
@@ -168,7 +169,7 @@ func TestBudgetPerKeyCountsEachKey(t *testing.T) {
 		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
 			t.Fatalf("first key's first request: %d", resp.StatusCode)
 		}
-		e.postError(t, budgetRequest, http.StatusTooManyRequests)
+		e.postError(t, budgetRequest, http.StatusPaymentRequired)
 		e.token = second
 		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
 			t.Fatalf("second key's first request: %d", resp.StatusCode)
@@ -200,7 +201,7 @@ func TestBudgetCountsThePeriodsSpendSoFar(t *testing.T) {
 		// (about $0.000052).
 		id := e.org.Policy(e.ws, "daily-cap", true, `{"target":{"kind":"workspace"},"rules":[`+budgetRule("0.00104", "day", "shared")+`]}`)
 		e.sync(t)
-		got := e.postError(t, budgetRequest, http.StatusTooManyRequests)
+		got := e.postError(t, budgetRequest, http.StatusPaymentRequired)
 		if !strings.Contains(got.Error.Message, `"daily-cap"`) {
 			t.Fatalf("refusal names no policy: %s", got.Error.Message)
 		}
@@ -255,7 +256,7 @@ func TestBudgetRollsOverAtMidnightUTC(t *testing.T) {
 		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
 			t.Fatalf("first request: %d", resp.StatusCode)
 		}
-		got := e.postError(t, budgetRequest, http.StatusTooManyRequests)
+		got := e.postError(t, budgetRequest, http.StatusPaymentRequired)
 		if !strings.Contains(got.Error.Message, "2026-12-01T00:00:00Z") {
 			t.Fatalf("refusal does not say when the day resets: %s", got.Error.Message)
 		}
@@ -264,7 +265,7 @@ func TestBudgetRollsOverAtMidnightUTC(t *testing.T) {
 		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusOK {
 			t.Fatalf("after midnight: %d", resp.StatusCode)
 		}
-		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusTooManyRequests {
+		if resp := e.post(t, budgetRequest); resp.StatusCode != http.StatusPaymentRequired {
 			t.Fatalf("the new day's budget is spent too: %d", resp.StatusCode)
 		}
 	})
@@ -346,7 +347,7 @@ func TestBudgetStoredByAnOlderVersionServes(t *testing.T) {
 		e.sync(t)
 		resp := e.post(t, budgetRequest)
 		var got openAIError
-		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusTooManyRequests ||
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusPaymentRequired ||
 			got.Error.Code == nil || *got.Error.Code != "budget_exceeded" || !strings.Contains(got.Error.Message, "(0 USD per day)") {
 			t.Fatalf("%d %+v %v", resp.StatusCode, got.Error, err)
 		}

@@ -13,8 +13,8 @@ import (
 )
 
 // TestBudgetRefusedCodes (issue 26 row 2): only a budget whose room is
-// gone for the period says budget_exceeded (final: x-should-retry false,
-// Anthropic's billing_error); room held in flight is 429 budget_busy; a
+// gone for the period says budget_exceeded (final: 402, x-should-retry
+// false, Anthropic's billing_error; issue 35); room held in flight is 429 budget_busy; a
 // counter the control plane does not know and a control plane out of
 // reach are 503 budget_unavailable. Each names the policy.
 func TestBudgetRefusedCodes(t *testing.T) {
@@ -28,7 +28,7 @@ func TestBudgetRefusedCodes(t *testing.T) {
 		retryAfter  string
 		messageHead string
 	}{
-		{spend.Spent, http.StatusTooManyRequests, "budget_exceeded", true, "50400", "Budget exceeded: "},
+		{spend.Spent, http.StatusPaymentRequired, "budget_exceeded", true, "50400", "Budget exceeded: "},
 		{spend.Busy, http.StatusTooManyRequests, "budget_busy", false, "2", "Budget busy: "},
 		{spend.Unknown, http.StatusServiceUnavailable, "budget_unavailable", false, "2", "Budget unavailable: the control plane does not know"},
 		{spend.Unreachable, http.StatusServiceUnavailable, "budget_unavailable", false, "2", "Budget unavailable: this gateway cannot reach"},

@@ -850,11 +850,14 @@ func notSent(err error) bool {
 }
 
 // budgetRefused is the refusal of a request its budgets cannot take. Only
-// a budget whose room is gone for the period says budget_exceeded: 429
-// insufficient_quota in OpenAI's shape, with x-should-retry: false (which
-// the OpenAI and Anthropic SDKs honour before any status rule) and
+// a budget whose room is gone for the period says budget_exceeded: 402
+// insufficient_quota in OpenAI's shape, with x-should-retry: false and
 // Retry-After the seconds until the period resets; /messages answers it
-// as Anthropic's billing_error (anthropicError). A refusal that is not a
+// as Anthropic's billing_error (anthropicError), 402 as well. 402, not
+// 429 (issue 35): the OpenAI and Anthropic SDKs honour x-should-retry,
+// but the AI SDK retries every 429 twice whatever the headers say, and
+// LangChain retries a 429 whose Retry-After is under a minute; every
+// client tried sends a 402 once (docs/budgets.md). A refusal that is not a
 // budget running out never says so (issue 26 row 2): room held in flight
 // longer than a request waits is 429 budget_busy; a counter the control
 // plane does not know (a policy or key changed a moment ago), or a
@@ -884,7 +887,7 @@ func budgetRefused(r *spend.Refusal, now time.Time) *response {
 	msg := fmt.Sprintf("Budget exceeded: the budget of policy %q (%s USD per %s) has no room for this request; it resets at %s.",
 		r.Claim.PolicyName, usd(r.Claim.LimitNano), r.Claim.Counter.Period, reset)
 	retry := strconv.FormatInt(max(1, int64(math.Ceil(r.ResetAt.Sub(now).Seconds()))), 10)
-	res := errorResponse(http.StatusTooManyRequests, apiError{Message: msg, Type: "insufficient_quota", Code: ref("budget_exceeded")},
+	res := errorResponse(http.StatusPaymentRequired, apiError{Message: msg, Type: "insufficient_quota", Code: ref("budget_exceeded")},
 		headerField{"X-Should-Retry", []string{"false"}}, headerField{"Retry-After", []string{retry}})
 	res.billing = true
 	return res

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/providers"
+	"github.com/gw-gateway/gw/server/tags"
 	"github.com/gw-gateway/gw/server/tokens"
 )
 
@@ -43,10 +44,14 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	a.id = uuid.New()
 	a.requestID = setRequestID(w, r, a.id)
 	refusal = p.gate(r, refusal)
+	var given map[string]string
 	if refusal == nil {
 		// The workspace's required tags are required here too (issue 27,
-		// row 8), though a count leaves no event to carry them.
-		_, refusal = tagsOf(r, a.key)
+		// row 8), though a count leaves no event to carry them: the
+		// headers' now, with the body's once it is read (tags.go).
+		if given, refusal = headerTags(r, a.key); refusal == nil {
+			_, refusal = completeTags(given, a.key, false)
+		}
 	}
 	if refusal == nil {
 		refusal = a.admitRate()
@@ -60,6 +65,22 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer hold.release()
+	fromBody, stripped, refusal := bodyTags(body, a.key)
+	if refusal == nil {
+		// A fallback list is no part of what is counted (fallbacks.go).
+		_, _, stripped, refusal = fallbackList(stripped)
+	}
+	if refusal == nil {
+		_, refusal = completeTags(tags.Merge(given, fromBody), a.key, true)
+	}
+	if refusal != nil {
+		d.refuse(w, refusal)
+		return
+	}
+	if len(stripped) != len(body) {
+		hold.count(int64(len(stripped)))
+		body = stripped
+	}
 	members, err := providers.ParseObject(body)
 	if err != nil {
 		d.refuse(w, invalidResponse(invalidJSON))

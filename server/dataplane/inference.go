@@ -117,7 +117,7 @@ func (p *Plane) gate(r *http.Request, refusal *response) *response {
 func (p *Plane) serveInference(w http.ResponseWriter, r *http.Request, d dialect) {
 	// The exchange is allocated with its admission, in one piece.
 	x := &exchange{d: d}
-	refusal := p.admitInto(&x.admission, w, r, d.name())
+	refusal := p.admitInto(&x.admission, w, r, d.name(), true)
 	defer x.end()
 	if refusal != nil {
 		d.refuse(x.w, refusal)
@@ -168,8 +168,13 @@ type exchange struct {
 	reserved  bool
 	// alias is the model alias asked for, if one was; aliasRest its
 	// other targets, in the order they serve as fallbacks.
-	alias          string
-	aliasRest      []string
+	alias     string
+	aliasRest []string
+	// fallbackList is the request's own fallback list (fallbacks.go): as
+	// written until the model stage, then the catalog models it names;
+	// fallbackFrom says which member gave it (fallbackMembers' index + 1).
+	fallbackList   []string
+	fallbackFrom   uint8
 	attempts       []wire.UsageAttempt
 	attemptStarted time.Time
 	attemptOpen    bool
@@ -541,22 +546,31 @@ func (x *exchange) run(first *route) {
 // fallbackPlan is what may follow a failed attempt: the candidates in
 // order, how many attempts in all, and each attempt's timeout.
 type fallbackPlan struct {
-	fb         *policy.Fallback
-	alias      bool
-	candidates []string
-	attempts   int
-	timeout    time.Duration
+	fb *policy.Fallback
+	// anyTransient: every transient failure moves the request on (an
+	// alias's other targets, a request's own list), not only those the
+	// policies' rule names.
+	anyTransient bool
+	candidates   []string
+	attempts     int
+	timeout      time.Duration
 }
 
-// fallbackPlan combines an alias's other targets, tried first on any
-// transient failure, with the fallback rule of the policies.
+// fallbackPlan combines an alias's other targets, then the request's own
+// list (fallbacks.go), each tried on any transient failure, with the
+// fallback rule of the policies.
 func (x *exchange) fallbackPlan(first *route) fallbackPlan {
 	p := fallbackPlan{fb: first.decision.Fallback, timeout: x.p.inference.timeout, attempts: 1}
 	if p.fb != nil {
 		p.timeout, p.attempts, p.candidates = time.Duration(p.fb.TimeoutMS)*time.Millisecond, p.fb.MaxAttempts, p.fb.Models
 	}
+	if len(x.fallbackList) > 0 {
+		p.anyTransient = true
+		p.candidates = append(slices.Clip(x.fallbackList), p.candidates...)
+		p.attempts += len(x.fallbackList)
+	}
 	if len(x.aliasRest) > 0 {
-		p.alias = true
+		p.anyTransient = true
 		p.candidates = append(slices.Clip(x.aliasRest), p.candidates...)
 		p.attempts += len(x.aliasRest)
 	}
@@ -569,7 +583,7 @@ func (p *fallbackPlan) triggered(k providers.ErrorKind) bool {
 	if t == "" {
 		return false
 	}
-	return p.alias || (p.fb != nil && slices.Contains(p.fb.On, t))
+	return p.anyTransient || (p.fb != nil && slices.Contains(p.fb.On, t))
 }
 
 // nextCandidate returns the first remaining fallback model the request may

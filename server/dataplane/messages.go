@@ -128,8 +128,8 @@ func (messagesDialect) refuse(w http.ResponseWriter, r *response) { anthropicErr
 // Anthropic's, keeping its status and headers. The type follows the
 // status, as Anthropic's do; the SDKs pick their error class by status.
 // A budget spent for the period is Anthropic's own answer to a spent
-// balance, 402 billing_error, which no Anthropic SDK retries (429
-// rate_limit_error, the OpenAI shape's status, they do).
+// balance, 402 billing_error, which no Anthropic SDK retries (a 429
+// rate_limit_error they would).
 func anthropicError(r *response) *response {
 	e := errorFields(r)
 	status, typ := r.status, anthropicErrorType(r.status)

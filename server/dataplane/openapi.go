@@ -177,22 +177,30 @@ func dataPlaneOpenAPI() map[string]any {
 					"^[a-z0-9][a-z0-9_.-]*$, 1 to 64 characters; values 1 to 128 printable characters). The key's own tags win " +
 					"for the same key; a workspace may require some keys, limit a key's values (tag_values), and a tag a tag budget " +
 					"governs is set by keys only.",
-				"schema": map[string]any{"type": "string"}}}
+				"schema": map[string]any{"type": "string"}},
+				map[string]any{"name": "X-Litellm-Tags", "in": "header", "required": false,
+					"description": "LiteLLM's tags, comma-separated, read as X-Gw-Tags (key=value, key:value, or a bare word as word=true); " +
+						"X-Gw-Tags wins for the same key. A body's metadata.tags (a list of strings) is read the same way, under both headers.",
+					"schema": map[string]any{"type": "string"}}}
 			responses["400"] = errResp("A body the endpoint cannot take, parameters a strict_parameters policy refuses, " +
-				"a malformed X-Gw-Tags (invalid_tags), a tag the header may not set (tag_not_allowed), or a tag the workspace " +
-				"requires missing (missing_required_tags).")
+				"a malformed X-Gw-Tags, x-litellm-tags or metadata.tags (invalid_tags, param naming which), a tag a caller may not " +
+				"set (tag_not_allowed), a tag the workspace requires missing (missing_required_tags), or a models/fallbacks list " +
+				"gw cannot take.")
 			responses["403"] = errResp("Denied by a workspace policy.")
-			responses["404"] = errResp("Unknown model, or hidden from this key.")
+			responses["404"] = errResp("Unknown model, or hidden from this key; also an entry of the request's models/fallbacks list " +
+				"(param models[i] or fallbacks[i]).")
 			responses["408"] = errResp("The body did not arrive in time.")
 			responses["413"] = errResp("The body is larger than the data plane takes.")
-			responses["429"] = errResp("A rate limit of the key or the workspace, a budget spent for the period, or the provider's rate limit; retry after Retry-After if given.")
+			responses["402"] = errResp("A budget spent for the period (budget_exceeded; billing_error on /messages): final, x-should-retry: false, " +
+				"Retry-After the seconds until the period resets.")
+			responses["429"] = errResp("A rate limit of the key or the workspace, a budget whose room requests in flight hold (budget_busy), " +
+				"or the provider's rate limit; retry after Retry-After if given.")
 			responses["4XX"] = errResp("The provider refused the request: its status and words, passed on.")
 			responses["500"] = errResp("An error of gw's.")
 			responses["501"] = errResp("The model's provider speaks an API this gateway cannot call.")
 			responses["502"] = errResp("Every upstream attempt failed.")
 			responses["504"] = errResp("The provider did not answer in time.")
 			if op.anthropic {
-				responses["402"] = errResp("A budget spent for the period (billing_error, which the Anthropic SDKs do not retry).")
 				responses["529"] = errResp("The provider is overloaded (overloaded_error), as Anthropic's own.")
 			}
 		}

@@ -99,7 +99,8 @@ func TestBudgetHoldsAcrossPlanes(t *testing.T) {
 				defer wg.Done()
 				for range 5 {
 					status, body := postTo(t, planes[i%2], e.token, budgetRequest)
-					if status != http.StatusOK && !(status == http.StatusTooManyRequests && (strings.Contains(body, "budget_exceeded") || strings.Contains(body, "budget_busy"))) {
+					if status != http.StatusOK && !(status == http.StatusPaymentRequired && strings.Contains(body, "budget_exceeded")) &&
+						!(status == http.StatusTooManyRequests && strings.Contains(body, "budget_busy")) {
 						t.Errorf("answer %d %s", status, body)
 					}
 				}

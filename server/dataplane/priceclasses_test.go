@@ -175,7 +175,7 @@ func TestBudgetBoundsTheServiceTierAskedFor(t *testing.T) {
 		resp := e.post(t, priority)
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusTooManyRequests {
+		if resp.StatusCode != http.StatusPaymentRequired {
 			t.Fatalf("a priority request beyond the budget's room at priority prices: %d", resp.StatusCode)
 		}
 		resp = e.post(t, budgetRequest)

@@ -23,8 +23,9 @@ import (
 
 // TestBudgetRefusalIsFinal: a budget with no room refuses on every
 // inference endpoint with x-should-retry: false and Retry-After the
-// seconds until the period resets; in OpenAI's shape 429
-// insufficient_quota/budget_exceeded, on /messages Anthropic's 402
+// seconds until the period resets, and 402 (issue 35: the AI SDK and
+// LangChain retry a 429 whatever x-should-retry says): in OpenAI's shape
+// insufficient_quota/budget_exceeded, on /messages Anthropic's
 // billing_error. The official Go SDKs, with their default retries, send
 // such a request once: one usage event, and the upstream never called.
 func TestBudgetRefusalIsFinal(t *testing.T) {
@@ -41,10 +42,10 @@ func TestBudgetRefusalIsFinal(t *testing.T) {
 			typ                string
 		}{
 			{"/inf/v1/chat/completions", `{"model":"` + gptMini + `","max_tokens":10,"messages":[{"role":"user","content":"` + prompt + `"}]}`,
-				"Authorization", 429, "insufficient_quota"},
-			{"/inf/v1/responses", `{"model":"` + gptMini + `","max_output_tokens":10,"input":"` + prompt + `"}`, "Authorization", 429, "insufficient_quota"},
+				"Authorization", 402, "insufficient_quota"},
+			{"/inf/v1/responses", `{"model":"` + gptMini + `","max_output_tokens":10,"input":"` + prompt + `"}`, "Authorization", 402, "insufficient_quota"},
 			{"/inf/v1/embeddings", `{"model":"openai/text-embedding-3-small","input":"` + strings.Repeat("y", 700_000) + `"}`,
-				"Authorization", 429, "insufficient_quota"},
+				"Authorization", 402, "insufficient_quota"},
 			{"/inf/v1/messages", `{"model":"` + haiku + `","max_tokens":10,"messages":[{"role":"user","content":"` + prompt + `"}]}`,
 				"X-Api-Key", 402, "billing_error"},
 		} {
@@ -72,10 +73,10 @@ func TestBudgetRefusalIsFinal(t *testing.T) {
 			if err := json.Unmarshal(raw, &body); err != nil || resp.StatusCode != tc.status || body.Error.Type != tc.typ {
 				t.Fatalf("%s: %d %s", tc.path, resp.StatusCode, raw)
 			}
-			if tc.status == 429 && (body.Error.Code == nil || *body.Error.Code != "budget_exceeded") {
+			if tc.header == "Authorization" && (body.Error.Code == nil || *body.Error.Code != "budget_exceeded") {
 				t.Fatalf("%s: %s", tc.path, raw)
 			}
-			if tc.status == 402 && body.Type != "error" {
+			if tc.header == "X-Api-Key" && body.Type != "error" {
 				t.Fatalf("%s: not Anthropic's error shape: %s", tc.path, raw)
 			}
 			after, err := strconv.Atoi(resp.Header.Get("Retry-After"))
@@ -94,7 +95,7 @@ func TestBudgetRefusalIsFinal(t *testing.T) {
 		_, err := oc.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: gptMini, MaxTokens: openai.Int(10),
 			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)}})
 		var oerr *openai.Error
-		if !errors.As(err, &oerr) || oerr.StatusCode != 429 || oerr.Code != "budget_exceeded" {
+		if !errors.As(err, &oerr) || oerr.StatusCode != 402 || oerr.Code != "budget_exceeded" {
 			t.Fatalf("openai-go: %v", err)
 		}
 		ac := anthropic.NewClient(anthropicoption.WithBaseURL(e.srv.URL+"/inf/"), anthropicoption.WithAPIKey(e.token))

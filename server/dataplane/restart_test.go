@@ -128,7 +128,7 @@ func budgetRestarts(t *testing.T, e *infEnv, restarts int, keep, inFlight bool) 
 		if resp.StatusCode == http.StatusOK {
 			continue
 		}
-		if resp.StatusCode != http.StatusTooManyRequests || n > 1000 {
+		if (resp.StatusCode != http.StatusPaymentRequired && resp.StatusCode != http.StatusTooManyRequests) || n > 1000 {
 			t.Fatalf("after %d requests: %d %s", n, resp.StatusCode, body)
 		}
 		if keep && resp.Header.Get("X-Should-Retry") != "false" {

@@ -14,9 +14,12 @@ import (
 // A new step of every model request is one entry here; a new endpoint that
 // is no model request reuses the admission (admission.go) instead.
 //
-//	admit ─ read ─ guard ─ parse ─ model ─ guarded ─ route ─ reserve ─ [cache] ─ attempt ─ finish
+//	admit ─ read ─ tags ─ fallbacks ─ guard ─ parse ─ model ─ guarded ─ route ─ reserve ─ [cache] ─ attempt ─ finish
 //
-// guard is the guardrails' input stage (guard.go): every text the caller
+// tags completes the request's cost-centre tags with the body's
+// (LiteLLM's metadata.tags, taken out of the body: tags.go); fallbacks
+// takes a request's own fallback list out of it (fallbacks.go). guard is the
+// guardrails' input stage (guard.go): every text the caller
 // sends, checked before the request is read for routing, so a redaction
 // is what every upstream sees; a block is answered once the model is known
 // (guarded), as a denied event. cache is the response cache (cache.go):
@@ -33,6 +36,8 @@ type stage struct {
 
 var modelStages = [...]stage{
 	{"read", (*exchange).readStage},
+	{"tags", (*exchange).tagsStage},
+	{"fallbacks", (*exchange).fallbacksStage},
 	{"guard", (*exchange).guardStage},
 	{"parse", (*exchange).parseStage},
 	{"model", (*exchange).modelStage},
@@ -85,6 +90,16 @@ func (x *exchange) modelStage() bool {
 	if m == nil {
 		x.d.refuse(x.w, errModelNotFound)
 		return false
+	}
+	if x.fallbackFrom != 0 {
+		// Before the request is metered: a list naming a model the key
+		// cannot see is refused as the model would be.
+		list, refusal := x.requestFallbacks(m)
+		if refusal != nil {
+			x.d.refuse(x.w, refusal)
+			return false
+		}
+		x.fallbackList = list
 	}
 	x.requested = m
 	return true

@@ -190,3 +190,13 @@ func WithMember(body []byte, name string, value []byte) []byte {
 	}
 	return out.bytes()
 }
+
+// WithoutMember returns a copy of the JSON object body (which ParseObject
+// accepted) without its member name (every one of that name).
+func WithoutMember(body []byte, name string) []byte {
+	out, ok := editObject(body, []Edit{removed(name)})
+	if !ok {
+		return nil
+	}
+	return out.bytes()
+}

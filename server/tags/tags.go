@@ -118,6 +118,50 @@ func ParseHeader(h string) (map[string]string, error) {
 	return out, nil
 }
 
+// LiteLLMHeader is LiteLLM's request header for tags (comma-separated),
+// read like a request's metadata.tags (issue 35).
+const LiteLLMHeader = "X-Litellm-Tags"
+
+// ParseList reads LiteLLM's tags (its x-litellm-tags header split at
+// commas, or a request body's metadata.tags) as gw's pairs: "key=value",
+// "key:value" (LiteLLM's own examples write "jobID:…"), split at the
+// first separator, "=" before ":"; a bare tag "prod" is prod=true, so a
+// switcher's tags are reportable (by=tag:prod) without a rename. Each
+// key and value by the rules of X-Gw-Tags; a key twice with two values
+// is an error, the same pair twice is one. source names where the list
+// came from in the errors.
+func ParseList(list []string, source string) (map[string]string, error) {
+	out := make(map[string]string, len(list))
+	for _, raw := range list {
+		tag := strings.TrimSpace(raw)
+		if tag == "" {
+			return nil, fmt.Errorf("%s: an empty tag; send key=value, key:value or a bare word", source)
+		}
+		k, v, ok := strings.Cut(tag, "=")
+		if !ok {
+			k, v, ok = strings.Cut(tag, ":")
+		}
+		if !ok {
+			v = "true"
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if m := CheckKey(k); m != "" {
+			return nil, fmt.Errorf("%s: %s (got %q)", source, m, k)
+		}
+		if m := CheckValue(v); m != "" {
+			return nil, fmt.Errorf("%s: tag %s: %s", source, k, m)
+		}
+		if prev, dup := out[k]; dup && prev != v {
+			return nil, fmt.Errorf("%s: tag %s is given twice, as %s and %s", source, k, prev, v)
+		}
+		out[k] = v
+	}
+	if len(out) > MaxPairs {
+		return nil, fmt.Errorf("%s: at most %d tags, got %d", source, MaxPairs, len(out))
+	}
+	return out, nil
+}
+
 // Merge is a request's tags: the header's, then the key's over them, so a
 // caller cannot move its spend to another team by naming it. Nil when
 // both are empty.

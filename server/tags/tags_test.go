@@ -1,6 +1,8 @@
 package tags_test
 
 import (
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -78,5 +80,41 @@ func TestCheckValues(t *testing.T) {
 				t.Fatalf("problems %+v, want %q at %q first", ps, c.msg, c.key)
 			}
 		})
+	}
+}
+
+// TestParseList: LiteLLM's tags as gw's pairs (issue 35).
+func TestParseList(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want map[string]string
+		err  string
+	}{
+		{[]string{"team=search", "job:214590", " prod "}, map[string]string{"team": "search", "job": "214590", "prod": "true"}, ""},
+		{[]string{"url:http://x", "a=b:c"}, map[string]string{"url": "http://x", "a": "b:c"}, ""},
+		{[]string{"prod", "prod=true"}, map[string]string{"prod": "true"}, ""},
+		{[]string{}, map[string]string{}, ""},
+		{[]string{"jobID:1"}, nil, `metadata.tags: a tag key is lowercase letters, digits, _ . and -, starting with a letter or digit (got "jobID")`},
+		{[]string{"team=a", "team:b"}, nil, "metadata.tags: tag team is given twice, as a and b"},
+		{[]string{" "}, nil, "metadata.tags: an empty tag; send key=value, key:value or a bare word"},
+		{[]string{"k="}, nil, "metadata.tags: tag k: a tag value has at least 1 character"},
+	} {
+		got, err := tags.ParseList(c.in, "metadata.tags")
+		if c.err != "" {
+			if err == nil || err.Error() != c.err {
+				t.Errorf("%q: %v, want %s", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !maps.Equal(got, c.want) {
+			t.Errorf("%q: %v %v", c.in, got, err)
+		}
+	}
+	many := make([]string, tags.MaxPairs+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("k%d", i)
+	}
+	if _, err := tags.ParseList(many, "x-litellm-tags"); err == nil {
+		t.Error("21 tags taken")
 	}
 }
