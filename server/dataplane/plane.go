@@ -62,6 +62,9 @@ type Options struct {
 	// MaxStreamDuration ends any stream that lasts longer, billed for what
 	// it relayed (DefaultMaxStreamDuration when 0).
 	MaxStreamDuration time.Duration
+	// MaxSocketDuration closes a Responses WebSocket that has been open
+	// longer (DefaultMaxSocketDuration, OpenAI's 60 minutes, when 0).
+	MaxSocketDuration time.Duration
 	// MaxRequestBytes bounds a chat completion's body
 	// (DefaultMaxRequestBytes when 0).
 	MaxRequestBytes int64
