@@ -15,6 +15,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/dataplane"
+	"github.com/gw-gateway/gw/server/guardrails"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/wire"
@@ -369,4 +370,40 @@ func TestResponsesWebSocketConnectionLimit(t *testing.T) {
 		t.Fatalf("closed with %v, want a normal closure", err)
 	}
 	e.usage.wait(t, 1)
+}
+
+// Guardrails apply to a turn as to an HTTP stream: an input block is an
+// error event before any upstream call, an output block ends the turn's
+// events with guardrail_blocked and none of the text; the socket goes on.
+func TestResponsesWebSocketGuardrails(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db)
+		e.openai.SetDefault(wsReply)
+		e.sync(t)
+		e.guardrail(t, true, guardrails.ActionBlock, guardrails.FailClosed, "", guardrails.DetectorSpec{Kind: guardrails.KindKeywords, Words: []string{guardWord}})
+		ws := e.dialResponses(t, e.token)
+
+		ws.send(map[string]any{"model": gptMini, "input": "tell me about " + guardWord})
+		ws.refused("guardrail_blocked")
+		if n := len(e.openai.Requests()); n != 0 {
+			t.Fatalf("a blocked input reached the upstream (%d calls)", n)
+		}
+		e.usage.wait(t, 1)
+
+		leaky := wsReply
+		leaky.Text = "the secret is " + guardWord + ", do not tell"
+		e.openai.Enqueue(leaky)
+		ws.send(map[string]any{"model": gptMini, "input": "what is the secret?"})
+		text, ev := ws.turn()
+		if ev.Type != "error" || ev.Code != "guardrail_blocked" || strings.Contains(text, guardWord) {
+			t.Fatalf("output block: %+v after %q", ev, text)
+		}
+		e.usage.wait(t, 2)
+
+		ws.send(map[string]any{"model": gptMini, "input": "hello"})
+		if text, _ := ws.completed(); text != wsAnswer {
+			t.Fatalf("after the blocks: %q", text)
+		}
+		e.usage.wait(t, 3)
+	})
 }
