@@ -123,6 +123,9 @@ type responsesSocket struct {
 	// (laneLast).
 	chains   map[string][]json.RawMessage
 	laneLast map[string]string
+	// kept is the bytes the chains hold, bounded by the body limit: a
+	// longer history could not be sent on anyway.
+	kept int64
 }
 
 // run reads client events until the connection ends or its time is up.
@@ -355,13 +358,47 @@ func (s *responsesSocket) keep(lane string, input []json.RawMessage, completed [
 		}
 		history = append(history, mustJSON(item))
 	}
+	size := historySize(history)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, ok := s.laneLast[lane]; ok && old != ev.Response.ID && !s.lastOfAnotherLane(lane, old) {
-		delete(s.chains, old)
+	if old, ok := s.laneLast[lane]; ok && !s.lastOfAnotherLane(lane, old) {
+		s.forget(old)
+	}
+	delete(s.laneLast, lane)
+	limit := s.p.inference.maxBody
+	if size > limit {
+		return // a continuation of it would be refused as too large
+	}
+	// Other lanes' histories give way to the newest.
+	for l, id := range s.laneLast {
+		if s.kept+size <= limit {
+			break
+		}
+		if !s.lastOfAnotherLane(l, id) {
+			s.forget(id)
+		}
+		delete(s.laneLast, l)
 	}
 	s.laneLast[lane] = ev.Response.ID
+	s.forget(ev.Response.ID)
 	s.chains[ev.Response.ID] = history
+	s.kept += size
+}
+
+// forget drops a kept history.
+func (s *responsesSocket) forget(id string) {
+	if h, ok := s.chains[id]; ok {
+		s.kept -= historySize(h)
+		delete(s.chains, id)
+	}
+}
+
+func historySize(h []json.RawMessage) int64 {
+	var n int64
+	for _, item := range h {
+		n += int64(len(item)) + 1
+	}
+	return n
 }
 
 // lastOfAnotherLane: id is also another lane's last response (an upstream

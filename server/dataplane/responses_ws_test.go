@@ -407,3 +407,29 @@ func TestResponsesWebSocketGuardrails(t *testing.T) {
 		e.usage.wait(t, 3)
 	})
 }
+
+// What a connection keeps for previous_response_id is bounded by the body
+// limit: a history that could not be sent on is not kept.
+func TestResponsesWebSocketKeepsHistoryWithinTheBodyLimit(t *testing.T) {
+	e := newInfEnv(t, storetest.Open(t, storetest.SQLite), func(o *dataplane.Options) { o.MaxRequestBytes = 2048 })
+	e.openai.SetDefault(wsReply)
+	for _, id := range []string{"resp_1", "resp_2", "resp_big"} {
+		r := wsReply
+		r.ResponseID = id
+		e.openai.Enqueue(r)
+	}
+	e.sync(t)
+	ws := e.dialResponses(t, e.token)
+	ws.send(map[string]any{"model": gptMini, "input": "short"})
+	_, small := ws.completed()
+	ws.send(map[string]any{"model": gptMini, "input": "more", "previous_response_id": small.Response.ID})
+	_, next := ws.completed()
+
+	ws.send(map[string]any{"model": gptMini, "input": strings.Repeat("long ", 380), "stream_id": "big"})
+	_, big := ws.completed()
+	ws.send(map[string]any{"model": gptMini, "input": "go on", "previous_response_id": big.Response.ID, "stream_id": "big"})
+	ws.refused("previous_response_not_found")
+	// The small lane's history still fits beside nothing bigger.
+	ws.send(map[string]any{"model": gptMini, "input": "again", "previous_response_id": next.Response.ID})
+	ws.completed()
+}
