@@ -136,6 +136,8 @@ type SecretOpener interface {
 // swap it in atomically, so a request sees one bundle per organization,
 // never half of one.
 type Plane struct {
+	// sockets are the Responses WebSockets open (responses_ws.go).
+	sockets socketRegistry
 	// respCache is the response cache (cache.go), nil when off.
 	respCache *respcache.Cache
 	// pub verifies bundles; a remote data plane may learn it after start

@@ -72,6 +72,68 @@ func headerHasToken(h http.Header, name, token string) bool {
 	return false
 }
 
+// socketRegistry is the sockets a plane has open, which a shutdown ends
+// (EndSockets): http.Server.Shutdown does not wait for hijacked
+// connections.
+type socketRegistry struct {
+	mu     sync.Mutex
+	open   map[*responsesSocket]struct{}
+	closed bool
+}
+
+func (g *socketRegistry) add(s *responsesSocket) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	if g.open == nil {
+		g.open = map[*responsesSocket]struct{}{}
+	}
+	g.open[s] = struct{}{}
+	return true
+}
+
+func (g *socketRegistry) remove(s *responsesSocket) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.open, s)
+}
+
+// EndSockets ends the Responses WebSockets for a server shutting down: no
+// socket opens and no turn starts any more (an error event
+// gateway_shutting_down), the turns in flight are waited for until ctx
+// ends and then cut (metered for what they relayed), and every socket
+// closes with 1001 (going away), after which the SDKs connect again. Call
+// it beside http.Server.Shutdown, with its deadline.
+func (p *Plane) EndSockets(ctx context.Context) error {
+	g := &p.sockets
+	g.mu.Lock()
+	g.closed = true
+	open := make([]*responsesSocket, 0, len(g.open))
+	for s := range g.open {
+		open = append(open, s)
+	}
+	g.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range open {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.drain(ctx)
+		}()
+	}
+	wg.Wait()
+	if len(open) > 0 && ctx.Err() != nil {
+		return errors.New("responses websockets: turns still in flight at the shutdown deadline were cut")
+	}
+	return nil
+}
+
+// errSocketsEnded refuses an upgrade once the sockets are ended.
+var errSocketsEnded = errorResponse(http.StatusServiceUnavailable, apiError{Type: typeServer, Code: ref("gateway_shutting_down"),
+	Message: "The gateway is shutting down; retry the request."})
+
 // serveResponsesSocket answers GET /inf/v1/responses with an upgrade. The
 // key is checked here, so a bad one is an HTTP 401 before any socket; each
 // turn is admitted again as its own request (a key revoked mid-connection
@@ -86,6 +148,13 @@ func (p *Plane) serveResponsesSocket(w http.ResponseWriter, r *http.Request) {
 		refusal.write(w)
 		return
 	}
+	s := &responsesSocket{p: p, upgrade: r, lanes: map[string]chan []byte{}, chains: map[string][]json.RawMessage{},
+		laneLast: map[string]string{}}
+	if !p.sockets.add(s) {
+		errSocketsEnded.write(w)
+		return
+	}
+	defer p.sockets.remove(s)
 	// The key travels in Authorization, which a web page cannot set on a
 	// WebSocket: there is no ambient credential a foreign origin could
 	// use, so the origin is not checked.
@@ -94,9 +163,10 @@ func (p *Plane) serveResponsesSocket(w http.ResponseWriter, r *http.Request) {
 		return // Accept answered the handshake's error
 	}
 	conn.SetReadLimit(p.inference.maxBody)
-	s := &responsesSocket{p: p, conn: conn, upgrade: r, lanes: map[string]chan []byte{}, chains: map[string][]json.RawMessage{},
-		laneLast: map[string]string{}}
+	s.mu.Lock()
+	s.conn = conn
 	s.turns, s.stopTurns = context.WithCancel(r.Context())
+	s.mu.Unlock()
 	s.run(r.Context())
 }
 
@@ -111,6 +181,10 @@ type responsesSocket struct {
 	turns     context.Context
 	stopTurns context.CancelFunc
 	wg        sync.WaitGroup
+	// busy counts the turns queued or running, which a shutdown waits for.
+	busy sync.WaitGroup
+	// draining: the server is shutting down; no turn starts.
+	draining bool
 
 	mu sync.Mutex
 	// closing: the connection is ending; no lane opens any more.
@@ -156,6 +230,29 @@ func (s *responsesSocket) stop() {
 	s.wg.Wait()
 }
 
+// drain ends the connection for a shutdown: no new turn, the turns
+// queued or running waited for until ctx ends, then a going-away closure.
+func (s *responsesSocket) drain(ctx context.Context) {
+	s.mu.Lock()
+	s.draining = true
+	started := s.conn != nil
+	s.mu.Unlock()
+	if !started {
+		return // the upgrade is not done; its socket closes when it is
+	}
+	idle := make(chan struct{})
+	go func() {
+		s.busy.Wait()
+		close(idle)
+	}()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+	}
+	s.stop()
+	_ = s.conn.Close(websocket.StatusGoingAway, "server shutting down")
+}
+
 // limitReached ends the connection at its limit, as OpenAI does: an error
 // event websocket_connection_limit_reached, then a normal closure; the
 // client opens a new connection to go on.
@@ -194,6 +291,12 @@ func (s *responsesSocket) dispatch(data []byte) {
 		s.mu.Unlock()
 		return
 	}
+	if s.draining {
+		s.mu.Unlock()
+		s.sendError(s.turns, lane, http.StatusServiceUnavailable, apiError{Type: typeServer,
+			Message: "The gateway is shutting down; open a new connection."}, "gateway_shutting_down")
+		return
+	}
 	q, ok := s.lanes[lane]
 	if !ok && len(s.lanes) >= maxSocketLanes {
 		s.mu.Unlock()
@@ -207,10 +310,18 @@ func (s *responsesSocket) dispatch(data []byte) {
 		s.wg.Add(1)
 		go s.serveLane(lane, q)
 	}
-	s.mu.Unlock()
+	// Queued under the lock that stop takes first: once the connection is
+	// closing nothing more is queued, and a lane that ends releases what
+	// its queue held.
+	queued := false
 	select {
 	case q <- data:
+		queued = true
+		s.busy.Add(1)
 	default:
+	}
+	s.mu.Unlock()
+	if !queued {
 		s.sendError(s.turns, lane, http.StatusTooManyRequests, apiError{Type: typeInvalidRequest,
 			Message: "Too many turns are waiting on this stream: wait for a response before sending more."}, "response_queue_full")
 	}
@@ -222,9 +333,17 @@ func (s *responsesSocket) serveLane(lane string, q chan []byte) {
 	for {
 		select {
 		case <-s.turns.Done():
-			return
+			for {
+				select {
+				case <-q:
+					s.busy.Done()
+				default:
+					return
+				}
+			}
 		case data := <-q:
 			s.turn(lane, data)
+			s.busy.Done()
 		}
 	}
 }

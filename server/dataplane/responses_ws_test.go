@@ -433,3 +433,63 @@ func TestResponsesWebSocketKeepsHistoryWithinTheBodyLimit(t *testing.T) {
 	ws.send(map[string]any{"model": gptMini, "input": "again", "previous_response_id": next.Response.ID})
 	ws.completed()
 }
+
+// At shutdown no turn starts, the turn in flight finishes and is metered,
+// and the socket closes going away (1001), which the SDKs reconnect after.
+func TestResponsesWebSocketShutdown(t *testing.T) {
+	e := newInfEnv(t, storetest.Open(t, storetest.SQLite))
+	hold := make(chan struct{})
+	held := wsReply
+	held.Hold = hold
+	e.openai.Enqueue(held)
+	e.openai.SetDefault(wsReply)
+	e.sync(t)
+	ws := e.dialResponses(t, e.token)
+	ws.send(map[string]any{"model": gptMini, "input": "long answer"})
+	if ev, err := ws.next(); err != nil || ev.Type != "response.created" {
+		t.Fatalf("first event %+v %v", ev, err)
+	}
+
+	ended := make(chan error, 1)
+	go func() { ended <- e.plane.EndSockets(context.Background()) }()
+	// A new turn is refused while the one in flight goes on; the refusal
+	// arrives among its events.
+	// (A turn sent before the shutdown began runs, and is metered.)
+	refused, ran := false, 0
+	for !refused {
+		ws.send(map[string]any{"model": gptMini, "input": "one more", "stream_id": "late"})
+		for {
+			ev, err := ws.next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.StreamID == "late" && (ev.Type == "error" || ev.Type == "response.completed") {
+				refused = ev.Type == "error" && ev.Code == "gateway_shutting_down"
+				if ev.Type == "response.completed" {
+					ran++
+				}
+				break
+			}
+		}
+	}
+	close(hold)
+	text, done := ws.turn()
+	if done.Type != "response.completed" || !strings.HasSuffix(wsAnswer, text) {
+		t.Fatalf("the turn in flight ended %+v after %q", done, text)
+	}
+	if _, err := ws.next(); websocket.CloseStatus(err) != websocket.StatusGoingAway {
+		t.Fatalf("closed with %v, want going away", err)
+	}
+	if err := <-ended; err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range e.usage.wait(t, 1+ran) {
+		if ev.Status != "ok" || ev.OutputTokens != 9 {
+			t.Fatalf("a drained turn metered as %+v", ev)
+		}
+	}
+	if _, resp, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(e.srv.URL, "http")+"/inf/v1/responses",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + e.token}}}); err == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a socket after shutdown: %v %v", err, resp)
+	}
+}
