@@ -397,12 +397,9 @@ func (s *responsesSocket) turn(lane string, data []byte) {
 		return
 	}
 
-	w := &socketWriter{s: s, lane: lane, header: http.Header{}}
+	w := &socketWriter{s: s, lane: lane, header: http.Header{}, input: input}
 	s.p.serveInference(w, s.request(body), responsesDialect{})
 	w.end()
-	if w.completed != nil {
-		s.keep(lane, input, w.completed)
-	}
 }
 
 // request is a turn as the HTTP request serveInference reads: the
@@ -564,9 +561,8 @@ type socketWriter struct {
 	buf    []byte
 	data   []byte
 	err    error
-	// completed is the response.completed event, kept for
-	// previous_response_id.
-	completed []byte
+	// input is the turn's whole input, which its response continues.
+	input []json.RawMessage
 }
 
 func (w *socketWriter) Header() http.Header { return w.header }
@@ -639,7 +635,9 @@ func (w *socketWriter) frame(payload []byte) error {
 			Type string `json:"type"`
 		}
 		if json.Unmarshal(payload, &head) == nil && head.Type == "response.completed" {
-			w.completed = append([]byte(nil), payload...)
+			// Kept before the client reads the event: its next turn, on
+			// any lane, may name the response at once.
+			w.s.keep(w.lane, w.input, payload)
 		}
 	}
 	if w.lane != "" {
