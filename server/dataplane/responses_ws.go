@@ -166,7 +166,14 @@ func (p *Plane) serveResponsesSocket(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.conn = conn
 	s.turns, s.stopTurns = context.WithCancel(r.Context())
+	draining := s.draining
 	s.mu.Unlock()
+	if draining {
+		// The shutdown began during the handshake.
+		s.stopTurns()
+		_ = conn.Close(websocket.StatusGoingAway, "server shutting down")
+		return
+	}
 	s.run(r.Context())
 }
 
@@ -183,10 +190,10 @@ type responsesSocket struct {
 	wg        sync.WaitGroup
 	// busy counts the turns queued or running, which a shutdown waits for.
 	busy sync.WaitGroup
-	// draining: the server is shutting down; no turn starts.
-	draining bool
 
 	mu sync.Mutex
+	// draining: the server is shutting down; no turn starts.
+	draining bool
 	// closing: the connection is ending; no lane opens any more.
 	closing bool
 	// lanes are the stream_id lanes' queues ("" is the lane of turns
