@@ -150,7 +150,7 @@ func dataPlaneOpenAPI() map[string]any {
 			o["responses"], o["requestBody"], o["parameters"] = mcpResponses(open), map[string]any{"required": true,
 				"content": map[string]any{"application/json": map[string]any{"schema": open.Ref(op.body)}}}, mcpParameters(op.path)
 			o["externalDocs"] = map[string]any{"description": "The " + op.dialect + " transport", "url": op.reference}
-			addOperation(paths, op, o)
+			paths[op.path] = map[string]any{op.method: o}
 			continue
 		}
 		if op.upgrade {
