@@ -306,6 +306,16 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 		s.log.Info("shutting down", "timeout", s.cfg.ShutdownTimeout)
 		sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		// Shutdown does not wait for hijacked connections: the Responses
+		// WebSockets end beside it, by the same deadline.
+		sockets := make(chan error, 1)
+		go func() {
+			if s.plane == nil {
+				sockets <- nil
+				return
+			}
+			sockets <- s.plane.EndSockets(sctx)
+		}()
 		if err := srv.Shutdown(sctx); err != nil {
 			errs = append(errs, fmt.Errorf("graceful shutdown: %w", err))
 			if s.plane != nil {
@@ -319,6 +329,9 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 			}
 			// Whatever is still open is cut now; its handlers return.
 			_ = srv.Close()
+		}
+		if err := <-sockets; err != nil {
+			errs = append(errs, err)
 		}
 		cancel()
 	}

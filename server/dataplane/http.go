@@ -52,8 +52,12 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveModel(w, r, path[len(modelPathPrefix):])
 	case path == chatCompletionsPath:
 		p.serveChatCompletions(w, r)
+	case path == responsesPath && isWebSocketUpgrade(r):
+		p.serveResponsesSocket(w, r)
 	case path == responsesPath:
 		p.serveInference(w, r, responsesDialect{})
+	case path == responsesCompactPath:
+		p.serveInference(w, r, compactDialect{})
 	case path == messagesPath:
 		p.serveInference(w, r, messagesDialect{})
 	case path == countTokensPath:

@@ -45,6 +45,7 @@ type inferenceConfig struct {
 	upstreams *providers.Set
 	timeout   time.Duration
 	maxStream time.Duration
+	maxSocket time.Duration
 	maxBody   int64
 	bodyRead  time.Duration
 	log       *slog.Logger
@@ -65,6 +66,9 @@ func newInferenceConfig(opts Options, egressPolicy func() egress.Policy) inferen
 	}
 	if c.maxStream <= 0 {
 		c.maxStream = DefaultMaxStreamDuration
+	}
+	if c.maxSocket = opts.MaxSocketDuration; c.maxSocket <= 0 {
+		c.maxSocket = DefaultMaxSocketDuration
 	}
 	if c.bodyRead <= 0 {
 		c.bodyRead = DefaultBodyReadTimeout
@@ -305,6 +309,12 @@ func (x *exchange) route(m *routeModel) (*route, *response) {
 	if !native {
 		var ok bool
 		if adapter, ok = x.p.inference.upstreams.For(m.kind); !ok || !x.d.translates() {
+			if n, ok := x.d.(interface {
+				notNative(string, catalog.Kind) *response
+			}); ok {
+				// An endpoint only some upstreams have (compact.go).
+				return nil, n.notNative(m.model.ID, m.kind)
+			}
 			return nil, errProviderKind(m.model.Provider, m.kind)
 		}
 		if x.translateErr != nil {

@@ -30,6 +30,9 @@ type infOperation struct {
 	// mcp: an MCP endpoint (JSON-RPC over Streamable HTTP), whose every
 	// answer, refusals included, is a JSON-RPC message.
 	mcp bool
+	// upgrade: a GET that becomes a WebSocket (101), whose messages the
+	// reference describes.
+	upgrade bool
 }
 
 // infOperations are the paths ServeHTTP routes, in its order.
@@ -44,6 +47,15 @@ var infOperations = []infOperation{
 	{method: "post", path: responsesPath, id: "create_response", summary: "Responses, as OpenAI's", stream: true,
 		dialect: "OpenAI Responses", reference: "https://platform.openai.com/docs/api-reference/responses/create",
 		body: responseRequest{}, answer: responseObject{}},
+	{method: "get", path: responsesPath, id: "connect_responses_websocket", upgrade: true,
+		summary: "Responses over a WebSocket, as OpenAI's WebSocket mode: response.create events in (the create body, stream_id for lanes, " +
+			"previous_response_id of this connection's responses), the stream's events out as JSON text frames; each turn admitted, " +
+			"budgeted and metered as a POST stream; closed after 60 minutes (docs/dialects.md)",
+		dialect: "OpenAI Responses WebSocket mode", reference: "https://developers.openai.com/api/docs/guides/websocket-mode"},
+	{method: "post", path: responsesCompactPath, id: "compact_response", summary: "Compact a Responses conversation, as OpenAI's " +
+		"(models of the openai kind only; never streams)",
+		dialect: "OpenAI Responses compaction", reference: "https://platform.openai.com/docs/api-reference/responses/compact",
+		body: responseRequest{}, answer: compactedResponse{}},
 	{method: "post", path: messagesPath, id: "create_message", summary: "Messages, as Anthropic's (also x-api-key authentication)", stream: true,
 		dialect: "Anthropic Messages", reference: "https://docs.anthropic.com/en/api/messages", anthropic: true,
 		body: messageRequest{}, answer: messageObject{}},
@@ -141,6 +153,22 @@ func dataPlaneOpenAPI() map[string]any {
 			paths[op.path] = mcpSessionOperations(open, op, o)
 			continue
 		}
+		if op.upgrade {
+			o["externalDocs"] = map[string]any{"description": "The " + op.dialect + " guide", "url": op.reference}
+			o["parameters"] = []any{
+				map[string]any{"name": "Upgrade", "in": "header", "required": true, "schema": map[string]any{"type": "string", "enum": []string{"websocket"}}},
+				map[string]any{"name": "Connection", "in": "header", "required": true, "schema": map[string]any{"type": "string"},
+					"description": "Upgrade (RFC 6455)."},
+			}
+			o["responses"] = map[string]any{
+				"101": map[string]any{"description": "Switched to the WebSocket protocol. A refused turn is an error event " +
+					"({type: \"error\", status, error: {type, code, message, param}, code, message, param}); the socket stays open."},
+				"401": errResp("Missing, invalid or expired inference key: no socket."),
+				"503": errResp("No configuration admitted yet, or inference not configured here."),
+			}
+			addOperation(paths, op, o)
+			continue
+		}
 		responses := map[string]any{
 			"401": errResp("Missing, invalid or expired inference key."),
 			"405": errResp("Another method than the endpoint answers (Allow says which)."),
@@ -205,7 +233,7 @@ func dataPlaneOpenAPI() map[string]any {
 			}
 		}
 		o["responses"] = responses
-		paths[op.path] = map[string]any{op.method: o}
+		addOperation(paths, op, o)
 	}
 	for _, sch := range schemas {
 		apidoc.OpenBooleanSchemas(sch)
@@ -229,6 +257,26 @@ func dataPlaneOpenAPI() map[string]any {
 		},
 		"security": []any{map[string]any{"inferenceKey": []any{}}, map[string]any{"anthropicKey": []any{}}},
 	}
+}
+
+// addOperation adds an operation to its path, beside the path's others
+// (GET and POST /inf/v1/responses).
+func addOperation(paths map[string]any, op infOperation, o map[string]any) {
+	ops, _ := paths[op.path].(map[string]any)
+	if ops == nil {
+		ops = map[string]any{}
+		paths[op.path] = ops
+	}
+	ops[op.method] = o
+}
+
+// compactedResponse is OpenAI's answer to responses/compact, passed on as
+// the upstream sent it.
+type compactedResponse struct {
+	ID     string           `json:"id"`
+	Object string           `json:"object"`
+	Output []map[string]any `json:"output"`
+	Usage  map[string]any   `json:"usage,omitempty"`
 }
 
 // mcpResponses are an MCP endpoint's answers: every one with a body is a

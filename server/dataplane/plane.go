@@ -62,6 +62,9 @@ type Options struct {
 	// MaxStreamDuration ends any stream that lasts longer, billed for what
 	// it relayed (DefaultMaxStreamDuration when 0).
 	MaxStreamDuration time.Duration
+	// MaxSocketDuration closes a Responses WebSocket that has been open
+	// longer (DefaultMaxSocketDuration, OpenAI's 60 minutes, when 0).
+	MaxSocketDuration time.Duration
 	// MaxRequestBytes bounds a chat completion's body
 	// (DefaultMaxRequestBytes when 0).
 	MaxRequestBytes int64
@@ -133,6 +136,8 @@ type SecretOpener interface {
 // swap it in atomically, so a request sees one bundle per organization,
 // never half of one.
 type Plane struct {
+	// sockets are the Responses WebSockets open (responses_ws.go).
+	sockets socketRegistry
 	// respCache is the response cache (cache.go), nil when off.
 	respCache *respcache.Cache
 	// pub verifies bundles; a remote data plane may learn it after start

@@ -202,7 +202,8 @@ func queryOf(q string) string {
 func Uncovered(operations []string, exchanges []Exchange) []string {
 	answered := map[string]bool{}
 	for _, x := range exchanges {
-		if (x.Status >= 200 && x.Status < 300) || x.Status == http.StatusFound || x.Status == http.StatusSeeOther {
+		// A WebSocket upgrade (101) is the answer its GET exists for.
+		if (x.Status >= 200 && x.Status < 300) || x.Status == http.StatusFound || x.Status == http.StatusSeeOther || x.Status == http.StatusSwitchingProtocols {
 			answered[x.Method+" "+x.Path] = true
 		}
 	}

@@ -167,6 +167,7 @@ func NewSet(client *http.Client) *Set {
 		// look-alike servers get Chat Completions.
 		"responses/" + string(catalog.KindOpenAI):            &OpenAIResponses{Client: client},
 		"responses/" + string(catalog.KindAzureOpenAI):       &OpenAIResponses{Client: client, Dialect: DialectAzure},
+		"responses.compact/" + string(catalog.KindOpenAI):    &OpenAIResponsesCompact{Client: client},
 		"messages/" + string(catalog.KindAnthropic):          &AnthropicNative{Client: client},
 		"messages/" + string(catalog.KindBedrock):            &BedrockMessages{Bedrock: bedrock},
 		"messages/" + string(catalog.KindVertex):             &VertexMessages{Vertex: vertex},

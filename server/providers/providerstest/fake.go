@@ -70,6 +70,9 @@ type Reply struct {
 	// TruncateBody, not streaming, sends a 200 whose JSON answer is cut
 	// off halfway, as an upstream that dies mid-answer does.
 	TruncateBody bool
+	// ResponseID is the Responses fake's response id (resp_fake when
+	// empty).
+	ResponseID string
 	// ServiceTier, when set, is the service_tier the OpenAI fakes' answer
 	// names (the answer object, every stream chunk, the response object).
 	ServiceTier string

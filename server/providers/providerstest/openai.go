@@ -25,7 +25,7 @@ func (o *OpenAI) BaseURL() string { return o.URL + "/v1" }
 type openAIHandler struct{ f *fake }
 
 func (h openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodPost && (r.URL.Path == "/v1/embeddings" || r.URL.Path == "/v1/responses") {
+	if r.Method == http.MethodPost && (r.URL.Path == "/v1/embeddings" || r.URL.Path == "/v1/responses" || r.URL.Path == "/v1/responses/compact") {
 		h.other(w, r)
 		return
 	}

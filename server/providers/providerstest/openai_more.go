@@ -35,6 +35,14 @@ func (h openAIHandler) other(w http.ResponseWriter, r *http.Request) {
 		h.embeddings(w, req, model, reply)
 		return
 	}
+	if strings.HasSuffix(r.URL.Path, "/responses/compact") {
+		// OpenAI's compaction: one opaque item standing for the input.
+		o := responseObject(model, reply, "completed", true)
+		writeAnswer(w, reply, map[string]any{"id": "resp_compact_fake", "object": "response.compaction", "created_at": o["created_at"],
+			"output": []any{map[string]any{"id": "cmp_fake", "type": "compaction", "encrypted_content": "enc:" + reply.Text}},
+			"usage":  o["usage"]})
+		return
+	}
 	if stream, _ := req.Body["stream"].(bool); stream {
 		h.responsesStream(w, r, model, reply)
 		return
@@ -103,6 +111,9 @@ func responseObject(model string, reply Reply, status string, withOutput bool) m
 		"model": model, "output": []any{}, "usage": nil, "error": nil, "incomplete_details": nil}
 	if reply.ServiceTier != "" {
 		o["service_tier"] = reply.ServiceTier
+	}
+	if reply.ResponseID != "" {
+		o["id"] = reply.ResponseID
 	}
 	if withOutput {
 		o["output"] = responseOutput(reply)
