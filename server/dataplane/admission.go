@@ -141,6 +141,9 @@ type usageRecord struct {
 	// serviceTier is the service tier the request was billed in; "" for
 	// none named.
 	serviceTier string
+	// batchID is the batch the request is a line of ("" for a synchronous
+	// request); its prices are the batch prices (prices.price_class).
+	batchID string
 }
 
 // beginRequest opens a request of endpoint: its answer metered, its id
@@ -364,6 +367,10 @@ func (a *admission) record(u usageRecord) {
 	if u.serviceTier != "" {
 		tier := u.serviceTier
 		e.ServiceTier = &tier
+	}
+	if u.batchID != "" {
+		batch := u.batchID
+		e.BatchID = &batch
 	}
 	if u.status != statusOK {
 		reason := u.reason

@@ -193,7 +193,7 @@ func (x *exchange) finish(o outcome) {
 		a := pricing.AppliedTo(tokens)
 		u.prices = &wire.UsagePrices{InputPerMTok: a.InputPerMTok, OutputPerMTok: a.OutputPerMTok, CacheReadPerMTok: a.CacheReadPerMTok,
 			CacheWritePerMTok: a.CacheWritePerMTok, CacheWrite1hPerMTok: a.CacheWrite1hPerMTok, LongContext: a.LongContext,
-			ServiceTier: a.ServiceTier}
+			ServiceTier: a.ServiceTier, PriceClass: pricing.PriceClass()}
 	}
 	x.record(u)
 }
