@@ -340,6 +340,30 @@ func TestOAuthStandsApart(t *testing.T) {
 	}
 }
 
+// TestBatchFileIsPure keeps server/batchfile (a batch's input file,
+// checked line by line against the size limits, issue 34) pure: it links
+// no package of ours and imports nothing that does I/O, so both planes
+// read a file the same way and its fuzz target covers every input.
+func TestBatchFileIsPure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	io := map[string]bool{"os": true, "os/exec": true, "net": true, "net/http": true, "database/sql": true, "io/fs": true,
+		"path/filepath": true, "log": true, "log/slog": true, "syscall": true}
+	for _, p := range listPackages(t, module+"/server/batchfile") {
+		for _, dep := range p.Deps {
+			if strings.HasPrefix(dep, module+"/") {
+				t.Errorf("%s links %s: it links no package of ours", p.ImportPath, dep)
+			}
+		}
+		for _, imp := range p.Imports {
+			if io[imp] {
+				t.Errorf("%s imports %s: it does no I/O", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
 // TestSCIMIsPure keeps server/scim (SCIM 2.0's resource shapes, PATCH
 // operations and filters, issue 31) pure: it links no package of ours and
 // imports nothing that does I/O, so the handlers (server/api) and the
