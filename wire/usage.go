@@ -132,8 +132,9 @@ type UsagePrices struct {
 // PriceClassBatch is UsagePrices.PriceClass of a batch's line.
 const PriceClassBatch = "batch"
 
-// BatchIDPattern is the form of gw's batch ids ("batch_" and 32 hex
-// digits or fewer letters and digits), in a usage event's batch_id.
+// BatchIDPattern is the form of gw's batch ids, in a usage event's
+// batch_id: "batch_" and up to 64 letters and digits (a code, never free
+// text).
 const BatchIDPattern = `^batch_[A-Za-z0-9]{1,64}$`
 
 // UsagePolicy is one policy rule that applied to a request: the policy,
