@@ -364,6 +364,32 @@ func TestBatchFileIsPure(t *testing.T) {
 	}
 }
 
+// TestBatchStoreIsAnAdapter keeps server/batchstore (the control plane's
+// files and batches as a dataplane.BatchStore, issue 34) an adapter and
+// nothing more: no HTTP, no API, and only the all-in-one assembly
+// (package server) links it, so a remote data plane never links the
+// database through it.
+func TestBatchStoreIsAnAdapter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	for _, p := range listPackages(t, module+"/server/batchstore") {
+		for _, imp := range p.Imports {
+			if imp == "net/http" || strings.HasPrefix(imp, module+"/server/api") || strings.HasPrefix(imp, module+"/server/backend") {
+				t.Errorf("server/batchstore imports %s: it adapts the store and does nothing else", imp)
+			}
+		}
+	}
+	for _, p := range listPackages(t, module+"/...") {
+		if p.ImportPath == module+"/server" || p.ImportPath == module+"/server/batchstore" {
+			continue
+		}
+		if slices.Contains(p.Imports, module+"/server/batchstore") {
+			t.Errorf("%s imports server/batchstore: only the all-in-one assembly (package server) gives a plane the store", p.ImportPath)
+		}
+	}
+}
+
 // TestSCIMIsPure keeps server/scim (SCIM 2.0's resource shapes, PATCH
 // operations and filters, issue 31) pure: it links no package of ours and
 // imports nothing that does I/O, so the handlers (server/api) and the

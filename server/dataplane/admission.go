@@ -368,6 +368,11 @@ func (a *admission) record(u usageRecord) {
 		tier := u.serviceTier
 		e.ServiceTier = &tier
 	}
+	if bl := batchLineOf(a.r.Context()); bl != nil {
+		// A batch line (batchrun.go): its event names the batch, and the
+		// runner records the line's cost.
+		u.batchID, bl.costNano, bl.recorded = bl.batchID, u.costNano, true
+	}
 	if u.batchID != "" {
 		batch := u.batchID
 		e.BatchID = &batch

@@ -300,3 +300,70 @@ func (s *Store) BatchLines(ctx context.Context, batchID string, after, limit int
 	}
 	return out, nil
 }
+
+// ActiveBatches are the batches, of every workspace, that still have
+// lines to run or to end (validating, in_progress, cancelling), oldest
+// first: what a runner takes up when it starts, and again as it goes.
+func (s *Store) ActiveBatches(ctx context.Context) ([]Batch, error) {
+	var out []Batch
+	err := s.db.NewSelect().Model(&out).Where("status IN (?)", bun.In([]string{BatchValidating, BatchInProgress, BatchCancelling})).
+		OrderExpr("created_at, id").Scan(ctx)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return out, nil
+}
+
+// InterruptBatchLines ends as failed, with message, the batch's lines
+// that were marked running before before: lines a process took and that
+// it cannot have ended (it stopped). They are never taken again, so never
+// sent twice. It returns how many it ended.
+func (s *Store) InterruptBatchLines(ctx context.Context, batchID string, before, now time.Time, message string) (int, error) {
+	res, err := s.db.NewUpdate().Model((*BatchLine)(nil)).Set("status = ?", LineFailed).Set("error = ?", message).
+		Set("updated_at = ?", now.UTC()).Where("batch_id = ? AND status = ? AND updated_at < ?", batchID, LineRunning, before.UTC()).Exec(ctx)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// FinishBatch ends the batch in status, storing the files it wrote (nil:
+// none) in the same transaction. A batch that ended already is left as it
+// is (false): it is finished once.
+func (s *Store) FinishBatch(ctx context.Context, batchID, status string, output, errFile *BatchFile, now time.Time) (bool, error) {
+	done := false
+	err := s.InTx(ctx, func(tx *Store) error {
+		q := tx.db.NewUpdate().Model((*Batch)(nil)).Set("status = ?", status).Set("updated_at = ?", now.UTC()).
+			Where("id = ? AND status IN (?)", batchID, bun.In([]string{BatchValidating, BatchInProgress, BatchCancelling, BatchFinalizing}))
+		for _, f := range []*BatchFile{output, errFile} {
+			if f == nil {
+				continue
+			}
+			if err := tx.CreateBatchFile(ctx, f); err != nil {
+				return err
+			}
+			col := "output_file_id"
+			if f == errFile {
+				col = "error_file_id"
+			}
+			q = q.Set(col+" = ?", f.ID)
+		}
+		res, err := q.Exec(ctx)
+		if err != nil {
+			return mapErr(err)
+		}
+		n, _ := res.RowsAffected()
+		if done = n == 1; !done {
+			return errNotFinished
+		}
+		return nil
+	})
+	if errors.Is(err, errNotFinished) {
+		return false, nil
+	}
+	return done, err
+}
+
+// errNotFinished rolls back FinishBatch's files when the batch had ended.
+var errNotFinished = errors.New("batch ended already")
