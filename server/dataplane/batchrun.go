@@ -293,19 +293,25 @@ func (p *Plane) finishBatch(ctx context.Context, b *Batch) error {
 			}
 		}
 	}
+	// The batch as it is now: a cancel since it was listed makes it
+	// cancelled, not completed.
+	now, err := p.batches.Batch(ctx, b.WorkspaceID, b.ID)
+	if err != nil {
+		return err
+	}
 	status := batchCompleted
-	if b.Status == batchCancelling || b.Status == batchCancelled {
+	if now.Status == batchCancelling || now.Status == batchCancelled {
 		status = batchCancelled
 	}
-	now := p.now()
+	at := p.now()
 	file := func(buf *bytes.Buffer, name string) *BatchFile {
 		if buf.Len() == 0 {
 			return nil
 		}
 		return &BatchFile{ID: "file-" + strings.ReplaceAll(uuid.NewString(), "-", ""), OrgID: b.OrgID, WorkspaceID: b.WorkspaceID,
-			Purpose: "batch_output", Filename: b.ID + "_" + name + ".jsonl", Bytes: int64(buf.Len()), Content: buf.Bytes(), CreatedAt: now}
+			Purpose: "batch_output", Filename: b.ID + "_" + name + ".jsonl", Bytes: int64(buf.Len()), Content: buf.Bytes(), CreatedAt: at}
 	}
-	_, err := p.batches.Finish(ctx, b.ID, status, file(&output, "output"), file(&errs, "error"), now)
+	_, err = p.batches.Finish(ctx, b.ID, status, file(&output, "output"), file(&errs, "error"), at)
 	if err == nil {
 		p.runner.mu.Lock()
 		delete(p.runner.inputs, b.ID)
