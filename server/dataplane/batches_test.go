@@ -393,3 +393,60 @@ func TestBatchSurvivesRestart(t *testing.T) {
 		}
 	})
 }
+
+// A line the upstream refuses ends failed: it is in the batch's error
+// file with the upstream's answer, and its event costs nothing; the other
+// lines complete.
+func TestBatchLineFailureGoesToTheErrorFile(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db, withBatches(db))
+		e.sync(t)
+		e.openai.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
+		e.openai.ReplyWhen("hello bad", providerstest.Reply{Status: 400, Message: "this prompt is refused"})
+		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("good", gptMini)+"\n"+batchLine("bad", gptMini)+"\n"))
+		if status != 200 {
+			t.Fatalf("submission: %d %s", status, body)
+		}
+		var b struct{ ID string }
+		_ = json.Unmarshal(body, &b)
+		runner(t, e.plane)
+		done := waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
+		if done.RequestCounts.Completed != 1 || done.RequestCounts.Failed != 1 || done.OutputFileID == "" || done.ErrorFileID == "" {
+			t.Fatalf("batch: %+v", done)
+		}
+		status, errs := call(t, http.MethodGet, e.srv.URL+"/inf/v1/files/"+done.ErrorFileID+"/content", e.token, "")
+		if status != 200 || !strings.Contains(string(errs), `"custom_id":"bad"`) || !strings.Contains(string(errs), "this prompt is refused") ||
+			!strings.Contains(string(errs), `"status_code":400`) {
+			t.Fatalf("error file: %d %s", status, errs)
+		}
+		failed := 0
+		for _, ev := range e.usage.snapshot() {
+			if ev.Status == "ok" {
+				continue
+			}
+			failed++
+			if !decimal.RequireFromString(ev.CostUSD).IsZero() || ev.BatchID == nil || *ev.BatchID != b.ID {
+				t.Fatalf("the failed line's event: %+v", ev)
+			}
+		}
+		if failed != 1 {
+			t.Fatalf("%d failed events, want 1", failed)
+		}
+	})
+}
+
+// A data plane without the control plane's store (a remote one) answers
+// every Files and Batches endpoint 501, saying where they are served.
+func TestBatchesNeedTheControlPlanesStore(t *testing.T) {
+	e := newInfEnv(t, storetest.Open(t, storetest.SQLite))
+	e.sync(t)
+	for _, c := range []struct{ method, path, body string }{
+		{http.MethodGet, "/inf/v1/files", ""}, {http.MethodGet, "/inf/v1/batches/batch_x", ""},
+		{http.MethodPost, "/inf/v1/batches", `{"input_file_id":"file-x","endpoint":"/v1/chat/completions","completion_window":"24h"}`},
+	} {
+		status, body := call(t, c.method, e.srv.URL+c.path, e.token, c.body)
+		if status != http.StatusNotImplemented || !strings.Contains(string(body), "batches_unavailable") {
+			t.Errorf("%s %s: %d %s", c.method, c.path, status, body)
+		}
+	}
+}
