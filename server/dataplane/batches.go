@@ -116,9 +116,15 @@ type BatchStore interface {
 // file: the boundaries, headers and the purpose field.
 const maxUploadOverhead = 64 << 10
 
+// maxUploads bounds the uploads a plane reads at once (each held whole in
+// memory, up to 200 MiB).
+const maxUploads = 2
+
 var (
 	errBatchesUnavailable = errorResponse(http.StatusNotImplemented, apiError{Type: typeInvalidRequest, Code: ref("batches_unavailable"),
 		Message: "Files and batches are served by the control plane's own data plane (gw serve --role all); this data plane has no store for them."})
+	errUploadsBusy = errorResponse(http.StatusServiceUnavailable, apiError{Type: typeServer, Code: ref("overloaded"),
+		Message: "Too many file uploads in progress on this gateway; retry shortly."}, headerField{"Retry-After", []string{"2"}})
 	errBatchMethod = errorResponse(http.StatusMethodNotAllowed, apiError{Type: typeInvalidRequest, Code: ref("method_not_allowed"),
 		Message: "This method is not allowed on this URL."})
 )
@@ -209,6 +215,15 @@ func (p *Plane) batchErr(err error, kind, id string) *response {
 // and purpose "batch"), refused 413 past the batch file limit. The file
 // is checked line by line when a batch names it, as OpenAI does.
 func (p *Plane) uploadFile(w http.ResponseWriter, r *http.Request, key *inferenceKey) {
+	// An upload is held whole in memory until stored: at most
+	// maxUploads at once in a plane, the others refused 503 to retry.
+	select {
+	case p.uploads <- struct{}{}:
+		defer func() { <-p.uploads }()
+	default:
+		errUploadsBusy.write(w)
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, batchfile.DefaultLimits.Bytes+maxUploadOverhead)
 	mr, err := r.MultipartReader()
 	if err != nil {

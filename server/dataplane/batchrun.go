@@ -24,6 +24,11 @@ const DefaultBatchPace = 100 * time.Millisecond
 // (it stopped): the line is never sent again (docs/batches.md).
 const interruptedLine = "interrupted: the gateway stopped while this request was in flight; it is not sent again"
 
+// maxRunningBatches bounds the batches whose lines are sent in turn (the
+// oldest in progress): each holds its input file's lines in memory (up to
+// batchfile.DefaultLimits.Bytes), so the runner holds at most this many.
+const maxRunningBatches = 4
+
 // batchRunner is RunBatches' state: its pace and the nudge a submission
 // or a cancel gives it.
 type batchRunner struct {
@@ -105,6 +110,7 @@ func (p *Plane) RunBatches(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			p.inference.log.Warn("batches: listing the active batches", "error", err)
 		}
+		running := 0
 		for _, b := range active {
 			if ctx.Err() != nil {
 				return
@@ -116,7 +122,13 @@ func (p *Plane) RunBatches(ctx context.Context) {
 				}
 				interrupted[b.ID] = true
 			}
+			if b.Status == batchInProgress && running == maxRunningBatches {
+				// Later batches wait for one of the oldest to end: the
+				// input files held in memory stay bounded.
+				continue
+			}
 			if b.Status == batchInProgress {
+				running++
 				ran, err := p.runLine(ctx, &b)
 				if err != nil {
 					if ctx.Err() == nil {

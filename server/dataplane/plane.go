@@ -191,6 +191,7 @@ type Plane struct {
 	// batches is Options.Batches (nil: none); runner RunBatches' state.
 	batches BatchStore
 	runner  batchRunner
+	uploads chan struct{}
 }
 
 // egressInForce is an egress policy and the revision of the instance's
@@ -217,6 +218,7 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	p.oauthIssuer = strings.TrimSuffix(opts.OAuthIssuer, "/")
 	p.batches = opts.Batches
 	p.runner = newBatchRunner(opts.BatchPace)
+	p.uploads = make(chan struct{}, maxUploads)
 	p.health = newHealthBook(opts.Metrics.SetTargetState)
 	p.health.off = opts.ForgetFailures
 	p.bodies = newBodyBudget(opts.BodyBytesInFlight, opts.KeyBodyBytesInFlight, p.inference.maxBody)
