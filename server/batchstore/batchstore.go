@@ -186,6 +186,10 @@ func (s Store) EndLine(ctx context.Context, l dataplane.BatchLine, now time.Time
 		Response: opt(l.Response), Error: opt(l.Error), CostNanoUSD: l.CostNanoUSD}, now)
 }
 
+func (s Store) Requeue(ctx context.Context, batchID string, line int, now time.Time) (bool, error) {
+	return s.St.RequeueBatchLine(ctx, batchID, line, now)
+}
+
 func (s Store) Lines(ctx context.Context, batchID string, after, limit int) ([]dataplane.BatchLine, error) {
 	ls, err := s.St.BatchLines(ctx, batchID, after, limit)
 	if err != nil {

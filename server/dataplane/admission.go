@@ -221,6 +221,11 @@ func (a *admission) admitRate() *response {
 	release()
 	if refusal != nil {
 		a.rateRefused = refused
+		if bl := batchLineOf(a.r.Context()); bl != nil {
+			// Refused before anything was sent: the runner puts the
+			// line back to wait for the key's next window.
+			bl.rateLimited = true
+		}
 		return refusal
 	}
 	a.occurred = a.p.now().UTC().Truncate(time.Microsecond)

@@ -105,6 +105,8 @@ type BatchStore interface {
 	// once.
 	StartLine(ctx context.Context, batchID, requestID string, now time.Time) (BatchLine, bool, error)
 	EndLine(ctx context.Context, l BatchLine, now time.Time) (bool, error)
+	// Requeue puts a running line that was never sent back to pending.
+	Requeue(ctx context.Context, batchID string, line int, now time.Time) (bool, error)
 	Lines(ctx context.Context, batchID string, after, limit int) ([]BatchLine, error)
 	// Interrupt fails the lines marked running before before.
 	Interrupt(ctx context.Context, batchID string, before, now time.Time, message string) (int, error)

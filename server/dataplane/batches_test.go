@@ -450,3 +450,52 @@ func TestBatchesNeedTheControlPlanesStore(t *testing.T) {
 		}
 	}
 }
+
+// A line the key's rate limit refuses was never sent: it goes back to
+// pending and is sent once the limit's window has moved on, never failed
+// and never billed twice.
+func TestBatchLineWaitsForTheRateLimit(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		clk := &fakeClock{}
+		clk.set(time.Date(2026, 11, 23, 10, 0, 15, 0, time.UTC))
+		e := newInfEnv(t, db, withBatches(db), withClock(clk.now))
+		// Three requests a minute: the submission and two lines.
+		e.setLimits(t, store.RateLimits{}, store.RateLimits{RPM: int64p(3)})
+		e.openai.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
+		var content strings.Builder
+		for i := range 4 {
+			content.WriteString(batchLine(fmt.Sprint("w", i), gptMini) + "\n")
+		}
+		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content.String()))
+		if status != 200 {
+			t.Fatalf("submission: %d %s", status, body)
+		}
+		var b struct{ ID string }
+		_ = json.Unmarshal(body, &b)
+		// A second later (the same minute): what the runner touches is
+		// told apart from what the submission wrote.
+		clk.set(clk.now().Add(time.Second))
+		runner(t, e.plane)
+		// The third line was taken, refused by the limit and put back.
+		deadline := time.Now().Add(time.Minute)
+		for requeued := false; !requeued; time.Sleep(time.Millisecond) {
+			lines, err := e.st.BatchLines(context.Background(), b.ID, 0, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lines[2].Status == store.LineFailed || time.Now().After(deadline) {
+				t.Fatalf("the rate-limited line was not put back: %+v", lines[2])
+			}
+			requeued = lines[0].Status == store.LineCompleted && lines[1].Status == store.LineCompleted &&
+				lines[2].Status == store.LinePending && lines[2].RequestID == nil && lines[2].UpdatedAt.After(lines[3].UpdatedAt)
+		}
+		if n := len(e.openai.Requests()); n != 2 {
+			t.Fatalf("upstream saw %d requests in the first minute, want 2", n)
+		}
+		clk.set(clk.now().Add(time.Minute))
+		done := waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
+		if done.RequestCounts.Completed != 4 || done.RequestCounts.Failed != 0 || len(e.openai.Requests()) != 4 || len(e.usage.snapshot()) != 4 {
+			t.Fatalf("batch %+v; upstream %d, events %d", done.RequestCounts, len(e.openai.Requests()), len(e.usage.snapshot()))
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -38,13 +39,16 @@ type batchRunner struct {
 	// file, read once per batch per process.
 	mu     sync.Mutex
 	inputs map[string]map[int]batchfile.Line
+	// notBefore holds back a batch whose key's rate limit refused a line
+	// until the limit's window moves on.
+	notBefore map[string]time.Time
 }
 
 func newBatchRunner(pace time.Duration) batchRunner {
 	if pace <= 0 {
 		pace = DefaultBatchPace
 	}
-	return batchRunner{pace: pace, wake: make(chan struct{}, 1), inputs: map[string]map[int]batchfile.Line{}}
+	return batchRunner{pace: pace, wake: make(chan struct{}, 1), inputs: map[string]map[int]batchfile.Line{}, notBefore: map[string]time.Time{}}
 }
 
 func (p *Plane) wakeRunner() {
@@ -63,6 +67,9 @@ type batchLineCtx struct {
 	orgID    uuid.UUID
 	costNano int64
 	recorded bool
+	// rateLimited: the key's rate limit refused the line before anything
+	// was sent (admitRate).
+	rateLimited bool
 }
 
 type batchLineKey struct{}
@@ -127,6 +134,10 @@ func (p *Plane) RunBatches(ctx context.Context) {
 				// input files held in memory stay bounded.
 				continue
 			}
+			if b.Status == batchInProgress && p.now().Before(p.runner.notBefore[b.ID]) {
+				running++
+				continue
+			}
 			if b.Status == batchInProgress {
 				running++
 				ran, err := p.runLine(ctx, &b)
@@ -180,7 +191,14 @@ func (p *Plane) runLine(ctx context.Context, b *Batch) (bool, error) {
 		out.Status, out.Error = lineFailed, "the line is not in the batch's input file"
 	} else {
 		bl := &batchLineCtx{batchID: b.ID, keyID: b.InferenceKeyID, orgID: b.OrgID}
-		status, body := p.sendLine(context.WithValue(p.base, batchLineKey{}, bl), l, requestID)
+		status, body, retryAfter := p.sendLine(context.WithValue(p.base, batchLineKey{}, bl), l, requestID)
+		if bl.rateLimited {
+			// Nothing was sent and no event made: the line waits for the
+			// key's next window, as a client that honours Retry-After.
+			p.runner.notBefore[b.ID] = p.now().Add(retryAfter)
+			_, err := p.batches.Requeue(context.WithoutCancel(ctx), b.ID, line.Line, p.now())
+			return true, err
+		}
 		out.StatusCode, out.Response, out.CostNanoUSD = status, string(body), bl.costNano
 		out.Status = lineCompleted
 		if status != http.StatusOK {
@@ -195,10 +213,10 @@ func (p *Plane) runLine(ctx context.Context, b *Batch) (bool, error) {
 
 // sendLine is the line's request through the plane's own handler, answered
 // into memory.
-func (p *Plane) sendLine(ctx context.Context, l batchfile.Line, requestID string) (int, []byte) {
+func (p *Plane) sendLine(ctx context.Context, l batchfile.Line, requestID string) (int, []byte, time.Duration) {
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://gw.batch/inf"+l.URL, bytes.NewReader(l.Body))
 	if err != nil {
-		return http.StatusInternalServerError, mustJSON(map[string]any{"error": map[string]string{"message": err.Error()}})
+		return http.StatusInternalServerError, mustJSON(map[string]any{"error": map[string]string{"message": err.Error()}}), 0
 	}
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("X-Request-Id", requestID)
@@ -207,7 +225,11 @@ func (p *Plane) sendLine(ctx context.Context, l batchfile.Line, requestID string
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	return w.status, w.body.Bytes()
+	retry := time.Second
+	if n, err := strconv.Atoi(w.header.Get("Retry-After")); err == nil && n > 0 {
+		retry = time.Duration(n) * time.Second
+	}
+	return w.status, w.body.Bytes(), retry
 }
 
 // lineWriter keeps a line's answer in memory.

@@ -290,6 +290,20 @@ func (s *Store) EndBatchLine(ctx context.Context, l BatchLine, now time.Time) (b
 	return n == 1, nil
 }
 
+// RequeueBatchLine puts a running line back to pending, its request id
+// cleared: for a line refused before anything was sent (the key's rate
+// limit), never for one that reached an upstream. A line not running is
+// left as it is (false).
+func (s *Store) RequeueBatchLine(ctx context.Context, batchID string, line int, now time.Time) (bool, error) {
+	res, err := s.db.NewUpdate().Model((*BatchLine)(nil)).Set("status = ?", LinePending).Set("request_id = NULL").
+		Set("updated_at = ?", now.UTC()).Where("batch_id = ? AND line = ? AND status = ?", batchID, line, LineRunning).Exec(ctx)
+	if err != nil {
+		return false, mapErr(err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
 // BatchLines are the batch's lines in order, from line after (0 for the
 // first) on, at most limit of them.
 func (s *Store) BatchLines(ctx context.Context, batchID string, after, limit int) ([]BatchLine, error) {
