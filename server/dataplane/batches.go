@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -534,6 +535,9 @@ func (p *Plane) createBatch(w http.ResponseWriter, r *http.Request) {
 	case req.InputFileID == "":
 		invalidRequest("input_file_id", "missing_input_file_id", "input_file_id is required.").write(a.w)
 		return
+	case !validMetadata(req.Metadata):
+		invalidRequest("metadata", "invalid_metadata", "metadata is at most 16 pairs, each key at most 64 characters and each value at most 512.").write(a.w)
+		return
 	}
 	ctx := r.Context()
 	f, err := p.batches.File(ctx, a.key.workspace, req.InputFileID)
@@ -580,6 +584,20 @@ func (p *Plane) createBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	p.wakeRunner()
 	p.writeBatch(a.w, b)
+}
+
+// validMetadata holds metadata to OpenAI's limits: 16 pairs, keys of up
+// to 64 characters, values of up to 512.
+func validMetadata(m map[string]string) bool {
+	if len(m) > 16 {
+		return false
+	}
+	for k, v := range m {
+		if k == "" || utf8.RuneCountInString(k) > 64 || utf8.RuneCountInString(v) > 512 {
+			return false
+		}
+	}
+	return true
 }
 
 func validEndpoint(e string) bool {

@@ -277,6 +277,17 @@ func TestBatchSubmissionRefusals(t *testing.T) {
 				t.Errorf("submission: %d %s, want %d naming %s", status, body, tc.status, tc.want)
 			}
 		}
+		good0 := fileID(t, e.srv.URL, e.token, batchLine("a", gptMini)+"\n")
+		for _, bad := range []string{
+			`{"input_file_id":"` + good0 + `","endpoint":"/v1/chat/completions","completion_window":"1h"}`,
+			`{"input_file_id":"` + good0 + `","endpoint":"/v1/completions","completion_window":"24h"}`,
+			`{"input_file_id":"` + good0 + `","endpoint":"/v1/chat/completions","completion_window":"24h","metadata":{"k":"` + strings.Repeat("v", 513) + `"}}`,
+			`{"input_file_id":"file-nope","endpoint":"/v1/chat/completions","completion_window":"24h"}`,
+		} {
+			if status, body := call(t, http.MethodPost, e.srv.URL+"/inf/v1/batches", e.token, bad); status/100 != 4 {
+				t.Errorf("%s: %d %s", bad, status, body)
+			}
+		}
 		if n := len(e.openai.Requests()) + len(e.anthropic.Requests()); n != 0 {
 			t.Fatalf("%d requests sent for refused batches", n)
 		}

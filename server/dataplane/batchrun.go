@@ -349,6 +349,7 @@ func (p *Plane) finishBatch(ctx context.Context, b *Batch) error {
 	if err == nil {
 		p.runner.mu.Lock()
 		delete(p.runner.inputs, b.ID)
+		delete(p.runner.notBefore, b.ID)
 		p.runner.mu.Unlock()
 	}
 	return err
