@@ -26,15 +26,17 @@ var files embed.FS
 // columnTypes are the per-dialect spellings of the placeholder types.
 type columnTypes struct {
 	UUID, Time, Bool string
+	// Bytes is a column of raw bytes (a batch file's body).
+	Bytes string
 }
 
 func typesFor(d dialect.Name) (columnTypes, error) {
 	switch d {
 	case dialect.PG:
-		return columnTypes{UUID: "UUID", Time: "TIMESTAMPTZ", Bool: "BOOLEAN"}, nil
+		return columnTypes{UUID: "UUID", Time: "TIMESTAMPTZ", Bool: "BOOLEAN", Bytes: "BYTEA"}, nil
 	case dialect.SQLite:
 		// SQLite stores bun's fixed-width UTC text, which sorts correctly.
-		return columnTypes{UUID: "TEXT", Time: "TIMESTAMP", Bool: "BOOLEAN"}, nil
+		return columnTypes{UUID: "TEXT", Time: "TIMESTAMP", Bool: "BOOLEAN", Bytes: "BLOB"}, nil
 	default:
 		return columnTypes{}, fmt.Errorf("migrations: unsupported dialect %s", d)
 	}

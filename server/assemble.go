@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"github.com/gw-gateway/gw/server/batchstore"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -151,7 +152,7 @@ func (s *Server) inProcessDataPlane(_ context.Context, cp *controlPlane) error {
 	// journal, and settles their reservations, as it is made.
 	plane := dataplane.NewPlane(cp.signer.Public().(ed25519.PublicKey), s.planeOptions(dataplane.Options{Keyring: s.cfg.Keyring, Usage: sink,
 		Budgets: &budgets.Leases{Store: cp.st}, BudgetJournal: journal, BudgetHolder: "local-" + uuid.NewString(), RequestJournal: requests,
-		OAuthIssuer: s.cfg.PublicURL}))
+		OAuthIssuer: s.cfg.PublicURL, Batches: batchstore.Store{St: cp.st}, BatchPace: s.cfg.BatchPace}))
 	// Before the sink and the database close: what the plane holds of the
 	// budgets goes back.
 	s.flushFirst(s.releaseBudgets(plane, journal))
@@ -159,6 +160,8 @@ func (s *Server) inProcessDataPlane(_ context.Context, cp *controlPlane) error {
 		func() float64 { return float64(sink.Pending()) })
 	s.metrics.Bundles(plane.BundleInfo)
 	s.loops = append(s.loops, func(ctx context.Context) { syncBudgets(ctx, plane, s.log) })
+	// Batches run off the request path, resumed at every start.
+	s.loops = append(s.loops, plane.RunBatches)
 	s.plane, cp.plane = plane, plane
 	cp.bundles = &publish.Refresher{Compiler: cp.compiler, Plane: plane, Store: cp.st}
 	return nil

@@ -340,6 +340,56 @@ func TestOAuthStandsApart(t *testing.T) {
 	}
 }
 
+// TestBatchFileIsPure keeps server/batchfile (a batch's input file,
+// checked line by line against the size limits, issue 34) pure: it links
+// no package of ours and imports nothing that does I/O, so both planes
+// read a file the same way and its fuzz target covers every input.
+func TestBatchFileIsPure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	io := map[string]bool{"os": true, "os/exec": true, "net": true, "net/http": true, "database/sql": true, "io/fs": true,
+		"path/filepath": true, "log": true, "log/slog": true, "syscall": true}
+	for _, p := range listPackages(t, module+"/server/batchfile") {
+		for _, dep := range p.Deps {
+			if strings.HasPrefix(dep, module+"/") {
+				t.Errorf("%s links %s: it links no package of ours", p.ImportPath, dep)
+			}
+		}
+		for _, imp := range p.Imports {
+			if io[imp] {
+				t.Errorf("%s imports %s: it does no I/O", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
+// TestBatchStoreIsAnAdapter keeps server/batchstore (the control plane's
+// files and batches as a dataplane.BatchStore, issue 34) an adapter and
+// nothing more: no HTTP, no API, and only the all-in-one assembly
+// (package server) links it, so a remote data plane never links the
+// database through it.
+func TestBatchStoreIsAnAdapter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	for _, p := range listPackages(t, module+"/server/batchstore") {
+		for _, imp := range p.Imports {
+			if imp == "net/http" || strings.HasPrefix(imp, module+"/server/api") || strings.HasPrefix(imp, module+"/server/backend") {
+				t.Errorf("server/batchstore imports %s: it adapts the store and does nothing else", imp)
+			}
+		}
+	}
+	for _, p := range listPackages(t, module+"/...") {
+		if p.ImportPath == module+"/server" || p.ImportPath == module+"/server/batchstore" {
+			continue
+		}
+		if slices.Contains(p.Imports, module+"/server/batchstore") {
+			t.Errorf("%s imports server/batchstore: only the all-in-one assembly (package server) gives a plane the store", p.ImportPath)
+		}
+	}
+}
+
 // TestSCIMIsPure keeps server/scim (SCIM 2.0's resource shapes, PATCH
 // operations and filters, issue 31) pure: it links no package of ours and
 // imports nothing that does I/O, so the handlers (server/api) and the

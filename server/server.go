@@ -129,6 +129,10 @@ type Config struct {
 	// may bring in a minute (dataplane.DefaultKeyTagSetsPerMinute when 0,
 	// none when negative).
 	KeyTagSetsPerMinute int
+
+	// BatchPace is how often the in-process data plane sends a batch line
+	// (dataplane.DefaultBatchPace when 0; docs/batches.md).
+	BatchPace time.Duration
 }
 
 // Server is an assembled gw serve.

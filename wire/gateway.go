@@ -184,6 +184,19 @@ type Pricing struct {
 	// ServiceTiers are the provider's service tiers' prices (priority,
 	// flex), by name; absent for none.
 	ServiceTiers map[string]ServiceTierPricing `json:"service_tiers,omitempty"`
+	// Batch are the prices of a batch's lines (docs/metering.md); absent,
+	// a line costs the provider kind's published batch discount (half, at
+	// openai, anthropic, bedrock, vertex and azure-openai), else the
+	// prices above.
+	Batch *BatchPricing `json:"batch,omitempty"`
+}
+
+// BatchPricing is the batch prices a provider publishes: input, output
+// and cache reads (a batch line's cache writes cost the base price).
+type BatchPricing struct {
+	InputPerMTok     string `json:"input_per_mtok"`
+	OutputPerMTok    string `json:"output_per_mtok"`
+	CacheReadPerMTok string `json:"cache_read_per_mtok"`
 }
 
 // ServiceTierPricing is one service tier's prices, as Pricing's.

@@ -57,6 +57,10 @@ type UsageEvent struct {
 	// on events of older data planes. provenance.prices.service_tier says
 	// whose prices applied.
 	ServiceTier *string `json:"service_tier" jsonschema:"nullable"`
+	// BatchID is the batch (gw's batch_… id) the request was a line of,
+	// priced at the batch prices (provenance.prices.price_class "batch");
+	// null for a synchronous request.
+	BatchID *string `json:"batch_id" jsonschema:"nullable"`
 	// Provenance says how the cost came about; null on events of older
 	// data planes.
 	Provenance *UsageProvenance `json:"provenance" jsonschema:"nullable"`
@@ -119,7 +123,19 @@ type UsagePrices struct {
 	// ServiceTier is the catalog service tier (service_tiers) whose prices
 	// applied; absent for the base (standard) prices.
 	ServiceTier string `json:"service_tier,omitempty" jsonschema:"pattern=^[a-z][a-z0-9_]{0\\,31}$"`
+	// PriceClass is "batch" when the request was a batch's line, priced
+	// at the catalog's batch prices (pricing.batch, else the provider's
+	// published batch discount); absent for synchronous prices.
+	PriceClass string `json:"price_class,omitempty" jsonschema:"enum=batch"`
 }
+
+// PriceClassBatch is UsagePrices.PriceClass of a batch's line.
+const PriceClassBatch = "batch"
+
+// BatchIDPattern is the form of gw's batch ids, in a usage event's
+// batch_id: "batch_" and up to 64 letters and digits (a code, never free
+// text).
+const BatchIDPattern = `^batch_[A-Za-z0-9]{1,64}$`
 
 // UsagePolicy is one policy rule that applied to a request: the policy,
 // the rule's position in it, its action and what it did (spec's policy
@@ -187,6 +203,9 @@ type UsageEventIn struct {
 	// ServiceTier is the service tier the request was billed in (older
 	// data planes send none).
 	ServiceTier *string `json:"service_tier,omitempty" jsonschema:"pattern=^[a-z][a-z0-9_]{0\\,31}$"`
+	// BatchID is the batch the request was a line of (older data planes
+	// and synchronous requests send none).
+	BatchID *string `json:"batch_id,omitempty" jsonschema:"pattern=^batch_[A-Za-z0-9]{1\\,64}$"`
 	// Tags are the request's cost-centre tags (older data planes send
 	// none).
 	Tags map[string]string `json:"tags,omitempty" jsonschema:"maxProperties=20"`

@@ -48,6 +48,8 @@ type Options struct {
 	MaxStreamDuration time.Duration
 	// MCPTimeout cuts an MCP upstream that does not answer.
 	MCPTimeout time.Duration
+	// BatchPace is how often the all-in-one gw sends a batch line.
+	BatchPace time.Duration
 
 	Role              string
 	ControlPlaneURL   string
@@ -109,6 +111,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 				ShutdownTimeout:       v.GetDuration("shutdown-timeout"),
 				MaxStreamDuration:     v.GetDuration("max-stream-duration"),
 				MCPTimeout:            v.GetDuration("mcp-timeout"),
+				BatchPace:             v.GetDuration("batch-pace"),
 				Role:                  v.GetString("role"),
 				ControlPlaneURL:       f.BaseServerURL(v.GetString("control-plane-url")),
 				Token:                 v.GetString("token"),
@@ -135,6 +138,9 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 			}
 			if opts.MaxStreamDuration <= 0 {
 				return cmdutil.UsageError{Err: fmt.Errorf("--max-stream-duration must be positive, not %s", opts.MaxStreamDuration)}
+			}
+			if opts.BatchPace <= 0 {
+				return cmdutil.UsageError{Err: fmt.Errorf("--batch-pace must be positive, not %s", opts.BatchPace)}
 			}
 			if opts.MCPTimeout <= 0 {
 				return cmdutil.UsageError{Err: fmt.Errorf("--mcp-timeout must be positive, not %s", opts.MCPTimeout)}
@@ -172,6 +178,7 @@ on 127.0.0.1:8080. Every flag can also be set as GW_<FLAG> in the environment
 	fl.Bool("disable-signup", false, "refuse self-service sign-up [GW_DISABLE_SIGNUP]")
 	fl.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may finish on shutdown [GW_SHUTDOWN_TIMEOUT]")
 	fl.Duration("max-stream-duration", dataplane.DefaultMaxStreamDuration, "end any inference stream that lasts longer, billed for what it relayed [GW_MAX_STREAM_DURATION]")
+	fl.Duration("batch-pace", dataplane.DefaultBatchPace, "send a batch's lines one at a time, one every this long, across all batches (docs/batches.md) [GW_BATCH_PACE]")
 	fl.Duration("mcp-timeout", mcpgw.DefaultTimeout, "cut an MCP upstream that does not answer a request within this time (docs/mcp.md) [GW_MCP_TIMEOUT]")
 	fl.String("role", RoleAll, "all (control plane and data plane), control-plane, or data-plane [GW_ROLE]")
 	fl.String("control-plane-url", "", "data-plane role: the control plane's URL [GW_CONTROL_PLANE_URL]")
@@ -288,6 +295,7 @@ func (opts *Options) serverConfig(ctx context.Context, log *slog.Logger, ln net.
 		PollInterval: opts.PollInterval, HeartbeatInterval: opts.HeartbeatInterval,
 		ShutdownTimeout: opts.ShutdownTimeout, CORSOrigins: opts.CORSOrigins, MaxStreamDuration: opts.MaxStreamDuration,
 		MCPTimeout:        opts.MCPTimeout,
+		BatchPace:         opts.BatchPace,
 		BodyBytesInFlight: int64(opts.BodyBudgetMiB) << 20, KeyBodyBytesInFlight: int64(opts.KeyBodyBudgetMiB) << 20,
 		Pprof: opts.Pprof, Egress: egress.Policy{DenyPrivate: opts.EgressDenyPrivate},
 	}

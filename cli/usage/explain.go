@@ -270,6 +270,18 @@ func explainCost(w io.Writer, ev wire.UsageEvent) error {
 	case pr.LongContext:
 		tier = " (long-context tier)"
 	}
+	if pr.PriceClass == wire.PriceClassBatch {
+		// A batch's line: its prices are the batch prices, whichever
+		// tier they came from.
+		batch := "batch prices"
+		if ev.BatchID != nil {
+			batch += " of " + *ev.BatchID
+		}
+		tier = " (" + batch + ")"
+		if pr.LongContext {
+			tier = " (" + batch + ", long-context tier)"
+		}
+	}
 	lines, total, err := costLines(ev, pr)
 	if err != nil {
 		return err

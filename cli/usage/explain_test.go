@@ -157,3 +157,17 @@ func TestExplainServiceTier(t *testing.T) {
 		t.Fatalf("explanation lacks the service tier:\n%s", got)
 	}
 }
+
+// A batch's line is named with its batch and the batch prices.
+func TestExplainBatchPrices(t *testing.T) {
+	ev := explainedEvent()
+	ev.Provenance.Prices.PriceClass = wire.PriceClassBatch
+	ev.BatchID = ptr("batch_0190a1b2c3d4")
+	var out bytes.Buffer
+	if err := explainEvent(&out, ev, "search-api", "ana@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, "USD (batch prices of batch_0190a1b2c3d4)") {
+		t.Fatalf("explanation lacks the batch prices:\n%s", got)
+	}
+}

@@ -80,6 +80,9 @@ func toWirePricing(p catalog.Pricing) wire.Pricing {
 			CacheReadPerMTok: w.CacheReadPerMTok, CacheWritePerMTok: w.CacheWritePerMTok, CacheWrite1hPerMTok: w.CacheWrite1hPerMTok,
 			LongContext: w.LongContext}
 	}
+	if b := p.Batch; b != nil {
+		out.Batch = &wire.BatchPricing{InputPerMTok: b.InputPerMTok, OutputPerMTok: b.OutputPerMTok, CacheReadPerMTok: b.CacheReadPerMTok}
+	}
 	return out
 }
 

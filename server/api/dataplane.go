@@ -205,7 +205,7 @@ func (r eventReader) metering(e *wire.UsageEventIn) {
 		e.UsageSource = *src
 	}
 	e.CacheSavingUSD = r.optStr("cache_saving_usd")
-	e.ServiceTier = r.optStr("service_tier")
+	e.ServiceTier, e.BatchID = r.optStr("service_tier"), r.optStr("batch_id")
 	e.ReasoningTokens, e.CacheWrite1hTokens = r.optCount("reasoning_tokens"), r.optCount("cache_write_1h_tokens")
 	if v, ok := r.o.Raw("provenance"); ok && v != nil {
 		e.Provenance = readProvenance(v, r.loc.With("provenance"), r.errs)

@@ -240,7 +240,38 @@ type Pricing struct {
 	// is priced at the tier its answer names, else the one it asked for
 	// (docs/metering.md). Left out of the encoding when empty.
 	ServiceTiers map[string]ServiceTierPricing `json:"service_tiers,omitempty" yaml:"service_tiers,omitempty"`
+	// Batch prices the lines of a batch (docs/metering.md, "Batch prices"). Absent, a line
+	// costs the provider kind's published batch discount off every price
+	// (BatchDiscountPercent: half, at openai, anthropic, bedrock, vertex
+	// and azure-openai), and the normal prices at any other kind. Left out
+	// of the encoding when unset.
+	Batch *BatchPricing `json:"batch,omitempty" yaml:"batch,omitempty"`
 }
+
+// BatchPricing is what the providers publish for their batch APIs: input,
+// output and cache reads. A batch line's cache writes cost the base
+// pricing's, and the batch prices apply to the whole request, however
+// long its context (the providers' batch price lists have no long-context
+// tier of their own).
+type BatchPricing struct {
+	InputPerMTok     string `json:"input_per_mtok" yaml:"input_per_mtok"`
+	OutputPerMTok    string `json:"output_per_mtok" yaml:"output_per_mtok"`
+	CacheReadPerMTok string `json:"cache_read_per_mtok" yaml:"cache_read_per_mtok"`
+}
+
+// PriceClassBatch names the batch prices in a usage event's provenance
+// (prices.price_class).
+const PriceClassBatch = "batch"
+
+// batchDiscounts are the provider kinds whose published batch price is a
+// discount off every synchronous price, in percent: OpenAI's and Azure
+// OpenAI's Batch API, Anthropic's Message Batches, Bedrock's and Vertex
+// AI's batch inference are each half price.
+var batchDiscounts = map[Kind]int64{KindOpenAI: 50, KindAnthropic: 50, KindBedrock: 50, KindVertex: 50, KindAzureOpenAI: 50}
+
+// BatchDiscountPercent is the published batch discount of a provider kind
+// (0: none known, a batch line costs the normal prices).
+func BatchDiscountPercent(k Kind) int64 { return batchDiscounts[k] }
 
 // ServiceTierPricing is one service tier's prices: the base pricing's
 // members, without tiers of its own.
@@ -364,6 +395,10 @@ func cloneModels(ms []Model) []Model {
 		if lc := m.Pricing.LongContext; lc != nil {
 			copied := *lc
 			m.Pricing.LongContext = &copied
+		}
+		if b := m.Pricing.Batch; b != nil {
+			copied := *b
+			m.Pricing.Batch = &copied
 		}
 		if m.Pricing.ServiceTiers != nil {
 			tiers := make(map[string]ServiceTierPricing, len(m.Pricing.ServiceTiers))

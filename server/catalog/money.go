@@ -70,6 +70,10 @@ type ParsedPricing struct {
 	// name, on the base only.
 	serviceTier string
 	tiers       []ParsedPricing
+	// batch are the catalog's own batch prices (pricing.batch), nil when
+	// it has none; priceClass is "batch" on the pricing ForBatch returns.
+	batch      *tierPrices
+	priceClass string
 }
 
 // tierPrices are one tier's prices by class.
@@ -116,7 +120,60 @@ func (p Pricing) Parse() (ParsedPricing, error) {
 		tp.serviceTier = name
 		pp.tiers = append(pp.tiers, tp)
 	}
+	if b := p.Batch; b != nil {
+		fields := [4]priceField{{"batch.input_per_mtok", b.InputPerMTok}, {"batch.output_per_mtok", b.OutputPerMTok},
+			{"batch.cache_read_per_mtok", b.CacheReadPerMTok}, {"cache_write_per_mtok", p.CacheWritePerMTok}}
+		batch, err := parseTier("", fields, p.CacheWrite1hPerMTok)
+		if err != nil {
+			return ParsedPricing{}, err
+		}
+		pp.batch = &batch
+	}
 	return pp, nil
+}
+
+// ForBatch is the pricing of a batch line at a provider of kind: the
+// catalog's own batch prices when it has them (pricing.batch), else the
+// kind's published discount off every price of the base pricing and its
+// long-context tier (BatchDiscountPercent), else the base pricing. A batch
+// line has no service tier. Its PriceClass is "batch" in every case, so
+// the line's event says which prices applied.
+func (pp ParsedPricing) ForBatch(kind Kind) ParsedPricing {
+	out := ParsedPricing{standard: pp.standard, long: pp.long, longAbove: pp.longAbove, priceClass: PriceClassBatch}
+	if pp.batch != nil {
+		out.standard, out.long, out.longAbove = *pp.batch, nil, 0
+		return out
+	}
+	pct := BatchDiscountPercent(kind)
+	if pct == 0 {
+		return out
+	}
+	out.standard = pp.standard.discounted(pct)
+	if pp.long != nil {
+		long := pp.long.discounted(pct)
+		out.long = &long
+	}
+	return out
+}
+
+// PriceClass is "batch" for a batch line's pricing (ForBatch), else "".
+func (pp ParsedPricing) PriceClass() string { return pp.priceClass }
+
+// discounted is tp at pct percent off, exactly: the decimal text of each
+// price times (100-pct)/100 (half of "0.075" is "0.0375"), parsed again so
+// the integer fast path holds wherever the result allows it.
+func (tp tierPrices) discounted(pct int64) tierPrices {
+	factor := decimal.NewFromInt(100 - pct).Shift(-2)
+	out := tp
+	out.integral = true
+	for i := range tp.prices {
+		price := tp.prices[i].Mul(factor)
+		out.prices[i], out.text[i] = price, price.String()
+		n, ok := exactNanoPerMTok(out.text[i])
+		out.nanoPerMTok[i] = n
+		out.integral = out.integral && ok
+	}
+	return out
 }
 
 // ForServiceTier is the pricing of the named service tier: its own

@@ -680,6 +680,13 @@ func checkPricing(ps *problemList, id string, p Pricing, at func(...any) []any) 
 		}
 		checkPricing(ps, id, p.ServiceTiers[name].pricing(), tierAt)
 	}
+	if b := p.Batch; b != nil {
+		for _, f := range [...]priceField{{"input_per_mtok", b.InputPerMTok}, {"output_per_mtok", b.OutputPerMTok}, {"cache_read_per_mtok", b.CacheReadPerMTok}} {
+			if msg, typ := priceProblem(f.value); msg != "" {
+				ps.add(id, typ, msg, at("pricing", "batch", f.name)...)
+			}
+		}
+	}
 	lc := p.LongContext
 	if lc == nil {
 		return

@@ -56,6 +56,10 @@ func CheckStorable(c *Catalog) error {
 				prices = append(prices, priceField{pre + "long_context.cache_write_1h_per_mtok", lc.CacheWrite1hPerMTok})
 			}
 		}
+		if b := m.Pricing.Batch; b != nil {
+			prices = append(prices, priceField{"pricing.batch.input_per_mtok", b.InputPerMTok},
+				priceField{"pricing.batch.output_per_mtok", b.OutputPerMTok}, priceField{"pricing.batch.cache_read_per_mtok", b.CacheReadPerMTok})
+		}
 		for _, f := range prices {
 			if f.value == "" || !ValidPrice(f.value) {
 				continue // absent (optional) or refused by New already

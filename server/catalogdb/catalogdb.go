@@ -129,7 +129,8 @@ func Model(m store.CatalogModel) catalog.Model {
 		ID: m.ID, Provider: m.Provider, Name: m.Name, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutputTokens,
 		Pricing: catalog.Pricing{InputPerMTok: m.InputPerMTok, OutputPerMTok: m.OutputPerMTok,
 			CacheReadPerMTok: m.CacheReadPerMTok, CacheWritePerMTok: m.CacheWritePerMTok,
-			CacheWrite1hPerMTok: m.CacheWrite1hPerMTok, LongContext: LongContext(m.LongContext), ServiceTiers: ServiceTiers(m.ServiceTiers)},
+			CacheWrite1hPerMTok: m.CacheWrite1hPerMTok, LongContext: LongContext(m.LongContext), ServiceTiers: ServiceTiers(m.ServiceTiers),
+			Batch: BatchPrices(m.Batch)},
 		Capabilities: caps, Modalities: mods, Created: m.Released, Type: catalog.ModelType(m.ModelType),
 		Constraints: Constraints(m.Constraints),
 	}
@@ -218,6 +219,34 @@ func ServiceTiersColumn(tiers map[string]catalog.ServiceTierPricing) *string {
 	return &s
 }
 
+// BatchPrices reads a model's stored batch prices; text that does not
+// decode (a damaged row) reads as none, and the provider's published
+// discount applies.
+func BatchPrices(col *string) *catalog.BatchPricing {
+	if col == nil || *col == "" {
+		return nil
+	}
+	b := new(catalog.BatchPricing)
+	if err := json.Unmarshal([]byte(*col), b); err != nil {
+		return nil
+	}
+	return b
+}
+
+// BatchPricesColumn is the stored form of a model's batch prices.
+func BatchPricesColumn(b *catalog.BatchPricing) *string {
+	if b == nil {
+		return nil
+	}
+	out, err := json.Marshal(b)
+	if err != nil {
+		// A struct of strings always encodes.
+		panic("catalogdb: encoding batch prices: " + err.Error())
+	}
+	s := string(out)
+	return &s
+}
+
 // ProviderRow converts a catalog provider for storage.
 func ProviderRow(p catalog.Provider, now time.Time) store.CatalogProvider {
 	return store.CatalogProvider{ID: p.ID, Name: p.Name, Kind: string(p.Kind), BaseURL: p.BaseURL, CreatedAt: now, UpdatedAt: now}
@@ -239,6 +268,7 @@ func ModelRow(m catalog.Model, now time.Time) store.CatalogModel {
 		CacheReadPerMTok: m.Pricing.CacheReadPerMTok, CacheWritePerMTok: m.Pricing.CacheWritePerMTok,
 		CacheWrite1hPerMTok: m.Pricing.CacheWrite1hPerMTok, LongContext: LongContextColumn(m.Pricing.LongContext),
 		ServiceTiers: ServiceTiersColumn(m.Pricing.ServiceTiers), Constraints: ConstraintsColumn(m.Constraints),
+		Batch:        BatchPricesColumn(m.Pricing.Batch),
 		Capabilities: caps, Modalities: mods, Released: m.Created, CreatedAt: now, UpdatedAt: now,
 		ModelType: string(m.Type),
 	}

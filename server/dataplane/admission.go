@@ -141,6 +141,9 @@ type usageRecord struct {
 	// serviceTier is the service tier the request was billed in; "" for
 	// none named.
 	serviceTier string
+	// batchID is the batch the request is a line of ("" for a synchronous
+	// request); its prices are the batch prices (prices.price_class).
+	batchID string
 }
 
 // beginRequest opens a request of endpoint: its answer metered, its id
@@ -229,6 +232,11 @@ func (a *admission) admitRate() *response {
 	release()
 	if refusal != nil {
 		a.rateRefused = refused
+		if bl := batchLineOf(a.r.Context()); bl != nil {
+			// Refused before anything was sent: the runner puts the
+			// line back to wait for the key's next window.
+			bl.rateLimited = true
+		}
 		return refusal
 	}
 	a.occurred = a.p.now().UTC().Truncate(time.Microsecond)
@@ -384,6 +392,15 @@ func (a *admission) record(u usageRecord) {
 	if u.serviceTier != "" {
 		tier := u.serviceTier
 		e.ServiceTier = &tier
+	}
+	if bl := batchLineOf(a.r.Context()); bl != nil {
+		// A batch line (batchrun.go): its event names the batch, and the
+		// runner records the line's cost.
+		u.batchID, bl.costNano, bl.recorded = bl.batchID, u.costNano, true
+	}
+	if u.batchID != "" {
+		batch := u.batchID
+		e.BatchID = &batch
 	}
 	if u.status != statusOK {
 		reason := u.reason

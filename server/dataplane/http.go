@@ -64,6 +64,10 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveCountTokens(w, r)
 	case path == embeddingsPath:
 		p.serveInference(w, r, embeddingsDialect{})
+	case path == filesPath || strings.HasPrefix(path, filesPath+"/"):
+		p.serveFiles(w, r, strings.TrimPrefix(strings.TrimPrefix(path, filesPath), "/"))
+	case path == batchesPath || strings.HasPrefix(path, batchesPath+"/"):
+		p.serveBatches(w, r, strings.TrimPrefix(strings.TrimPrefix(path, batchesPath), "/"))
 	case path == mcpPath:
 		p.serveMCP(w, r, "")
 	case strings.HasPrefix(path, mcpPath+"/") && !strings.Contains(path[len(mcpPath)+1:], "/"):
@@ -123,6 +127,11 @@ func (p *Plane) serveModel(w http.ResponseWriter, r *http.Request, id string) {
 // The token's prefix says what it is before any lookup, so a management
 // key is refused with a message that says so.
 func (p *Plane) authenticate(r *http.Request) (*admittedKey, *response) {
+	if line := batchLineOf(r.Context()); line != nil {
+		// A batch line the runner sends in process: the key that
+		// submitted the batch, as the bundle in force has it now.
+		return p.batchKey(line)
+	}
 	token, ok := bearerToken(r.Header.Get("Authorization"))
 	if !ok {
 		// The Anthropic SDKs and Claude Code send their key as x-api-key.

@@ -235,6 +235,7 @@ func dataPlaneOpenAPI() map[string]any {
 		o["responses"] = responses
 		addOperation(paths, op, o)
 	}
+	batchPaths(paths, closed, openAIError)
 	for _, sch := range schemas {
 		apidoc.OpenBooleanSchemas(sch)
 	}
@@ -245,7 +246,7 @@ func dataPlaneOpenAPI() map[string]any {
 				"Errors are in the shape of the endpoint's dialect: OpenAI's {error: {message, type, param, code}}, Anthropic's " +
 				"{type: \"error\", error: {type, message}} on /messages and /messages/count_tokens."},
 		"servers": []any{map[string]any{"url": "/"}},
-		"tags":    []any{map[string]any{"name": "Discovery"}, map[string]any{"name": "Inference"}, map[string]any{"name": "MCP"}},
+		"tags":    []any{map[string]any{"name": "Discovery"}, map[string]any{"name": "Inference"}, map[string]any{"name": "MCP"}, map[string]any{"name": "Batches"}},
 		"paths":   paths,
 		"components": map[string]any{
 			"schemas": schemas,

@@ -57,6 +57,18 @@ func checkAnswers() int {
 			x.Path = "/inf/v1/models/{model_id}"
 		case strings.HasPrefix(x.Path, "/inf/v1/mcp/"):
 			x.Path = "/inf/v1/mcp/{server}"
+		case strings.HasPrefix(x.Path, "/inf/v1/files/"):
+			if strings.HasSuffix(x.Path, "/content") {
+				x.Path = "/inf/v1/files/{file_id}/content"
+			} else {
+				x.Path = "/inf/v1/files/{file_id}"
+			}
+		case strings.HasPrefix(x.Path, "/inf/v1/batches/"):
+			if strings.HasSuffix(x.Path, "/cancel") {
+				x.Path = "/inf/v1/batches/{batch_id}/cancel"
+			} else {
+				x.Path = "/inf/v1/batches/{batch_id}"
+			}
 		}
 		// A method the path does not answer (405) is no operation.
 		if _, ok := d.Paths[x.Path][strings.ToLower(x.Method)]; !ok {

@@ -123,6 +123,12 @@ type Options struct {
 	// ResponseCacheBytes bounds the response cache (cache.go) held in
 	// memory: DefaultResponseCacheBytes when 0, none when negative.
 	ResponseCacheBytes int
+	// Batches is the control plane's store of files and batches (the
+	// all-in-one gw's); nil: /inf/v1/files and /inf/v1/batches answer 501
+	// (docs/batches.md). BatchPace is how often RunBatches sends a line
+	// (DefaultBatchPace when 0).
+	Batches   BatchStore
+	BatchPace time.Duration
 }
 
 // SecretOpener opens a sealed provider secret bound to aad:
@@ -187,6 +193,10 @@ type Plane struct {
 	// verified (oauth.go).
 	oauthIssuer string
 	oauthTokens tokenCache
+	// batches is Options.Batches (nil: none); runner RunBatches' state.
+	batches BatchStore
+	runner  batchRunner
+	uploads chan struct{}
 }
 
 // egressInForce is an egress policy and the revision of the instance's
@@ -211,6 +221,9 @@ func NewPlane(pub ed25519.PublicKey, opts Options) *Plane {
 	p.inference = newInferenceConfig(opts, p.egressPolicy)
 	p.mcpTimeout = opts.MCPTimeout
 	p.oauthIssuer = strings.TrimSuffix(opts.OAuthIssuer, "/")
+	p.batches = opts.Batches
+	p.runner = newBatchRunner(opts.BatchPace)
+	p.uploads = make(chan struct{}, maxUploads)
 	p.health = newHealthBook(opts.Metrics.SetTargetState)
 	p.health.off = opts.ForgetFailures
 	p.bodies = newBodyBudget(opts.BodyBytesInFlight, opts.KeyBodyBytesInFlight, p.inference.maxBody)

@@ -193,7 +193,7 @@ func (x *exchange) finish(o outcome) {
 		a := pricing.AppliedTo(tokens)
 		u.prices = &wire.UsagePrices{InputPerMTok: a.InputPerMTok, OutputPerMTok: a.OutputPerMTok, CacheReadPerMTok: a.CacheReadPerMTok,
 			CacheWritePerMTok: a.CacheWritePerMTok, CacheWrite1hPerMTok: a.CacheWrite1hPerMTok, LongContext: a.LongContext,
-			ServiceTier: a.ServiceTier}
+			ServiceTier: a.ServiceTier, PriceClass: pricing.PriceClass()}
 	}
 	x.record(u)
 }
@@ -205,6 +205,10 @@ func (x *exchange) finish(o outcome) {
 // prices it. "" is none named; a tier the catalog does not price (default,
 // scale) is billed at the base prices.
 func (x *exchange) serviceTier(u providers.Usage, m *routeModel) (string, catalog.ParsedPricing) {
+	if bp, ok := batchPricing(x.r.Context(), m); ok {
+		// A batch line: the batch prices, which have no service tier.
+		return "", bp
+	}
 	tier := u.ServiceTier
 	if tier == "" {
 		if asked := x.askedServiceTier(); asked != "" && m.pricing.ForServiceTier(asked).ServiceTier() == asked {

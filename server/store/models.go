@@ -373,7 +373,10 @@ type CatalogModel struct {
 	ServiceTiers *string `bun:"service_tiers"`
 	// Constraints are the model's request constraints as JSON
 	// (catalog.Constraints), nil for none.
-	Constraints  *string    `bun:"constraints"`
+	Constraints *string `bun:"constraints"`
+	// Batch are the batch prices as JSON (catalog.Pricing.Batch), nil
+	// for none (the provider's published discount applies).
+	Batch        *string    `bun:"batch_pricing"`
 	Capabilities Strings    `bun:"capabilities,type:text"`
 	Modalities   Strings    `bun:"modalities,type:text"`
 	ModelType    string     `bun:"model_type"`
@@ -525,6 +528,9 @@ type UsageEvent struct {
 	// ServiceTier is the service tier the request was billed in; NULL
 	// when none was named.
 	ServiceTier *string `bun:"service_tier"`
+	// BatchID is the batch the request was a line of; NULL for a
+	// synchronous request.
+	BatchID *string `bun:"batch_id"`
 
 	// ToolArguments and ToolArgumentsBytes are an MCP tool call's
 	// arguments and their size, carried to its audit row (auditToolCalls)

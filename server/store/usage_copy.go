@@ -136,6 +136,7 @@ func appendUsageCopyRow(b []byte, e *UsageEvent) ([]byte, error) {
 	b = copyTextOrNull(b, guardrails)
 	b = copyInt8(b, e.CacheSavingNanoUSD)
 	b = copyTextOrNull(b, e.ServiceTier)
+	b = copyTextOrNull(b, e.BatchID)
 	return b, nil
 }
 

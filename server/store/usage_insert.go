@@ -29,7 +29,7 @@ var usageEventColumns = []string{
 	"request_id", "endpoint", "reason", "requested_model", "attempts",
 	"usage_source", "reasoning_tokens", "cache_write_1h_tokens", "provenance", "tags", "tag_set_id",
 	"guardrails",
-	"cache_saving_nano_usd", "service_tier",
+	"cache_saving_nano_usd", "service_tier", "batch_id",
 }
 
 // usageEventsIn is the session temporary table a PostgreSQL connection
@@ -395,7 +395,7 @@ func appendSQLiteUsageEventRow(args []any, e *UsageEvent) ([]any, error) {
 		return nil, err
 	}
 	// bun refuses a string holding a NUL byte; so does this.
-	for _, s := range []*string{&e.Model, &e.Provider, &e.Status, &e.RequestedModel, e.RequestID, e.Endpoint, e.Reason, &e.UsageSource, provenance, tagsText, guardrails, e.ServiceTier} {
+	for _, s := range []*string{&e.Model, &e.Provider, &e.Status, &e.RequestedModel, e.RequestID, e.Endpoint, e.Reason, &e.UsageSource, provenance, tagsText, guardrails, e.ServiceTier, e.BatchID} {
 		if s != nil && strings.IndexByte(*s, 0) >= 0 {
 			return nil, fmt.Errorf("usage event %s: string contains a NUL byte", e.ID)
 		}
@@ -408,7 +408,7 @@ func appendSQLiteUsageEventRow(args []any, e *UsageEvent) ([]any, error) {
 		sqliteText(e.RequestID), sqliteText(e.Endpoint), sqliteText(e.Reason), bunText(e.RequestedModel), attempts,
 		bunText(e.UsageSource), e.ReasoningTokens, e.CacheWrite1hTokens, sqliteText(provenance), sqliteText(tagsText), sqliteUUID(e.TagSetID),
 		sqliteText(guardrails),
-		e.CacheSavingNanoUSD, sqliteText(e.ServiceTier),
+		e.CacheSavingNanoUSD, sqliteText(e.ServiceTier), sqliteText(e.BatchID),
 	), nil
 }
 

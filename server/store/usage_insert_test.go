@@ -255,11 +255,13 @@ func fullUsageEvent() store.UsageEvent {
 		},
 		UsageSource: "estimated", ReasoningTokens: 9, CacheWrite1hTokens: 10,
 		Provenance: &store.UsageProvenance{BundleVersion: 11,
-			Prices:   &wire.UsagePrices{InputPerMTok: "0.15", OutputPerMTok: "0.6", CacheReadPerMTok: "0.075", CacheWritePerMTok: "0", CacheWrite1hPerMTok: "1", LongContext: true},
+			Prices: &wire.UsagePrices{InputPerMTok: "0.15", OutputPerMTok: "0.6", CacheReadPerMTok: "0.075", CacheWritePerMTok: "0", CacheWrite1hPerMTok: "1", LongContext: true,
+				PriceClass: wire.PriceClassBatch},
 			Policies: []wire.UsagePolicy{{PolicyID: uuid.New(), PolicyName: `<"allow">` + " é", Action: "allow", Effect: "allow"}},
 			Budgets:  []wire.UsageBudget{{PolicyID: uuid.New(), PolicyName: "b", Counter: "budget:shared", Period: "day", Aggregation: "shared", AmountUSD: "1000000"}}},
 		Tags:       store.Tags{"team": "search", "env": "p\"rod"},
 		TagSetID:   u(),
+		BatchID:    s("batch_0190a1b2c3d4"),
 		Guardrails: store.UsageGuardrails{{ID: "g1", Name: "pii", Stage: "input", Outcome: "redacted", Detectors: []string{"email"}}},
 	}
 }
@@ -293,7 +295,7 @@ func TestInsertNewUsageEventsRoundTrip(t *testing.T) {
 		full, bare := fullUsageEvent(), fullUsageEvent()
 		bare.InferenceKeyID, bare.ManagementKeyID, bare.OwnerID, bare.ProviderCredentialID = nil, nil, nil, nil
 		bare.RequestID, bare.Endpoint, bare.Reason, bare.Attempts = nil, nil, nil, nil
-		bare.Provenance, bare.Tags, bare.TagSetID, bare.Guardrails = nil, nil, nil, nil
+		bare.Provenance, bare.Tags, bare.TagSetID, bare.Guardrails, bare.BatchID = nil, nil, nil, nil, nil
 		bare.Model, bare.InputTokens, bare.OccurredAt = "", 0, time.Unix(0, 0).UTC()
 		empty := fullUsageEvent()
 		empty.Attempts = store.UsageAttempts{}

@@ -62,6 +62,10 @@ func appendProvenanceJSON(b []byte, p *wire.UsageProvenance) []byte {
 			b = append(b, `,"service_tier":`...)
 			b = appendJSONString(b, pr.ServiceTier)
 		}
+		if pr.PriceClass != "" {
+			b = append(b, `,"price_class":`...)
+			b = appendJSONString(b, pr.PriceClass)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, `,"bundle_version":`...)

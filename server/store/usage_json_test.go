@@ -33,6 +33,7 @@ func TestUsageJSONIsMarshals(t *testing.T) {
 			Policies: []wire.UsagePolicy{{PolicyID: id, PolicyName: odd, RuleIndex: 3, Action: "allow", Effect: "deny"}, {}},
 			Budgets:  []wire.UsageBudget{{PolicyID: id, PolicyName: "b", Counter: "c:" + odd, Period: "day", Aggregation: "per_key", AmountUSD: "10"}, {}}},
 		{Prices: &wire.UsagePrices{InputPerMTok: "2.50", OutputPerMTok: "20", CacheReadPerMTok: "0.25", CacheWritePerMTok: "2.50", CacheWrite1hPerMTok: "2.50", ServiceTier: "priority"}},
+		{Prices: &wire.UsagePrices{InputPerMTok: "1.25", OutputPerMTok: "5", CacheReadPerMTok: "0.0625", CacheWritePerMTok: "2.50", CacheWrite1hPerMTok: "2.50", PriceClass: "batch"}},
 	}
 	for _, p := range provenances {
 		want, _ := json.Marshal(&p)
@@ -69,7 +70,7 @@ func TestUsageJSONCoversTheTypes(t *testing.T) {
 	for typ, want := range map[reflect.Type][]string{
 		reflect.TypeFor[wire.UsageAttempt]():    {"model", "provider", "failure", "latency_ms"},
 		reflect.TypeFor[wire.UsageProvenance](): {"prices", "bundle_version", "policies", "budgets", "over_bound,omitempty", "upstream_usage,omitempty"},
-		reflect.TypeFor[wire.UsagePrices]():     {"input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok", "cache_write_1h_per_mtok", "long_context", "service_tier,omitempty"},
+		reflect.TypeFor[wire.UsagePrices]():     {"input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok", "cache_write_1h_per_mtok", "long_context", "service_tier,omitempty", "price_class,omitempty"},
 		reflect.TypeFor[wire.UsagePolicy]():     {"policy_id", "policy_name", "rule_index", "action", "effect"},
 		reflect.TypeFor[wire.UsageBudget]():     {"policy_id", "policy_name", "counter", "period", "aggregation", "amount_usd"},
 		reflect.TypeFor[wire.UsageCounts]():     {"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,9 +38,23 @@ const (
 // cost in proportion to what its prices would charge each class.
 const FocusRemainderClass = FocusClassInput
 
+// FocusBatchPrefix begins the class of a batch line's tokens (an event
+// whose provenance.prices.price_class is "batch"): batch_input,
+// batch_cached_input, …, batch_reasoning, each at the batch price, so a
+// finance team sees the batch price class apart from the synchronous one.
+const FocusBatchPrefix = "batch_"
+
 var focusClassNames = map[string]string{
 	FocusClassInput: "Input tokens", FocusClassCachedInput: "Cached input tokens", FocusClassCacheWrite: "Cache write tokens",
 	FocusClassCacheWrite1h: "One-hour cache write tokens", FocusClassOutput: "Output tokens", FocusClassReasoning: "Reasoning tokens",
+}
+
+// focusClassName is how a row's description names its class.
+func focusClassName(class string) string {
+	if base, ok := strings.CutPrefix(class, FocusBatchPrefix); ok {
+		return "Batch " + strings.ToLower(focusClassNames[base][:1]) + focusClassNames[base][1:]
+	}
+	return focusClassNames[class]
 }
 
 // FocusExport is what a FOCUS export is made of: the organization, its
@@ -95,6 +110,11 @@ func shares(e *store.UsageEvent) ([]classShare, []int64, error) {
 		{FocusClassCacheWrite1h, e.CacheWrite1hTokens, w1h},
 		{FocusClassOutput, e.OutputTokens - e.ReasoningTokens, p.OutputPerMTok},
 		{FocusClassReasoning, e.ReasoningTokens, p.OutputPerMTok},
+	}
+	if p.PriceClass == wire.PriceClassBatch {
+		for i := range out {
+			out[i].class = FocusBatchPrefix + out[i].class
+		}
 	}
 	exact := make([]decimal.Decimal, len(out))
 	total := decimal.Zero
@@ -238,7 +258,7 @@ func (c FocusCharge) values() map[string]*string {
 	billed := catalog.FormatNanoUSD(c.BilledNanoUSD)
 	month := time.Date(c.Day.Year(), c.Day.Month(), 1, 0, 0, 0, 0, time.UTC)
 	sku := c.Provider + "/" + c.Model + ":" + c.Class
-	desc := fmt.Sprintf("%s of %s (%s) at %s USD per million tokens", focusClassNames[c.Class], c.Model, c.Provider, c.UnitPricePerMTok.String())
+	desc := fmt.Sprintf("%s of %s (%s) at %s USD per million tokens", focusClassName(c.Class), c.Model, c.Provider, c.UnitPricePerMTok.String())
 	v := map[string]*string{
 		"BilledCost": str(billed), "EffectiveCost": str(billed),
 		"ListCost": str(unit.Mul(qty).String()), "ContractedCost": str(unit.Mul(qty).String()),

@@ -212,3 +212,71 @@ func TestValidateFocusRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestFocusBatchClass: a batch line's tokens are rows of their own batch
+// classes at the batch prices, apart from the synchronous rows of the
+// same model and day, the sums exact and every version's rules kept.
+func TestFocusBatchClass(t *testing.T) {
+	p := catalog.Pricing{InputPerMTok: "2.5", OutputPerMTok: "10", CacheReadPerMTok: "1.25", CacheWritePerMTok: "2.5"}
+	pp, err := p.Parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 3, 13, 0, 0, 0, time.UTC)
+	ws := uuid.New()
+	tk := catalog.Tokens{Input: 1000, Output: 100, CacheRead: 10}
+	sync := pricedEvent(t, at, ws, "openai/gpt-4o", p, tk, 0, nil)
+	bp := pp.ForBatch(catalog.KindOpenAI)
+	cost, err := bp.CostNanoUSD(tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := bp.AppliedTo(tk)
+	batch := sync
+	batch.ID, batch.CostNanoUSD = uuid.New(), cost
+	batch.Provenance = &store.UsageProvenance{Prices: &wire.UsagePrices{InputPerMTok: a.InputPerMTok, OutputPerMTok: a.OutputPerMTok,
+		CacheReadPerMTok: a.CacheReadPerMTok, CacheWritePerMTok: a.CacheWritePerMTok, CacheWrite1hPerMTok: a.CacheWrite1hPerMTok,
+		PriceClass: wire.PriceClassBatch}}
+	charges, err := usage.FocusCharges(usage.FocusExport{OrgID: uuid.New(), OrgName: "Acme", Events: []store.UsageEvent{sync, batch}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]int64{}
+	var sum int64
+	for _, c := range charges {
+		got[c.Class] = [2]int64{c.Tokens, c.BilledNanoUSD}
+		sum += c.BilledNanoUSD
+	}
+	want := map[string][2]int64{"input": {1000, 2_500_000}, "output": {100, 1_000_000}, "cached_input": {10, 12_500},
+		"batch_input": {1000, 1_250_000}, "batch_output": {100, 500_000}, "batch_cached_input": {10, 6_250}}
+	if len(got) != len(want) || sum != sync.CostNanoUSD+batch.CostNanoUSD {
+		t.Fatalf("classes %v (sum %d), want %v", got, sum, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %v, want %v", k, got[k], v)
+		}
+	}
+	for _, version := range wire.FocusVersions {
+		header, rows, err := usage.FocusTable(version, charges)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := usage.ValidateFocusTable(version, header, rows); err != nil {
+			t.Fatalf("FOCUS %s: %v", version, err)
+		}
+		col := map[string]int{}
+		for i, h := range header {
+			col[h] = i
+		}
+		found := false
+		for _, r := range rows {
+			if d := r[col["ChargeDescription"]]; d != nil && strings.HasPrefix(*d, "Batch input tokens of openai/gpt-4o") {
+				found = *r[col["ListUnitPrice"]] == "0.00000125"
+			}
+		}
+		if !found {
+			t.Errorf("FOCUS %s: no batch input row at the batch price", version)
+		}
+	}
+}

@@ -258,6 +258,9 @@ func checkToolArguments(e *wire.UsageEventIn, ps *problems) {
 // a code, never free text.
 var serviceTierRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
 
+// batchIDRE is the form of gw's batch ids: a code, never free text.
+var batchIDRE = regexp.MustCompile(wire.BatchIDPattern)
+
 func checkMetering(e *wire.UsageEventIn, ps *problems) {
 	if e.UsageSource != "" && e.UsageSource != wire.UsageSourceUpstream && e.UsageSource != wire.UsageSourceEstimated && e.UsageSource != wire.UsageSourceCache {
 		ps.add("usage_source", "literal_error", "Input should be 'upstream', 'estimated' or 'cache'", e.UsageSource)
@@ -265,6 +268,9 @@ func checkMetering(e *wire.UsageEventIn, ps *problems) {
 	checkCacheSaving(e, ps)
 	if e.ServiceTier != nil && !serviceTierRE.MatchString(*e.ServiceTier) {
 		ps.add("service_tier", "string_pattern_mismatch", "String should match pattern '"+serviceTierRE.String()+"'", *e.ServiceTier)
+	}
+	if e.BatchID != nil && !batchIDRE.MatchString(*e.BatchID) {
+		ps.add("batch_id", "string_pattern_mismatch", "String should match pattern '"+wire.BatchIDPattern+"'", *e.BatchID)
 	}
 	for _, part := range []struct {
 		field    string
@@ -327,6 +333,9 @@ func checkPrices(pr *wire.UsagePrices, at provenanceProblem) {
 	}
 	if pr.ServiceTier != "" && !serviceTierRE.MatchString(pr.ServiceTier) {
 		at.add([]any{"prices", "service_tier"}, "string_pattern_mismatch", "String should match pattern '"+serviceTierRE.String()+"'", pr.ServiceTier)
+	}
+	if pr.PriceClass != "" && pr.PriceClass != wire.PriceClassBatch {
+		at.add([]any{"prices", "price_class"}, "literal_error", "Input should be 'batch'", pr.PriceClass)
 	}
 }
 
@@ -447,7 +456,7 @@ func Row(e wire.UsageEventIn, received time.Time) (store.UsageEvent, error) {
 		Guardrails:    store.UsageGuardrails(slices.Clone(e.Guardrails)),
 		ToolArguments: slices.Clone(e.ToolArguments), ToolArgumentsBytes: e.ToolArgumentsBytes,
 		CacheSavingNanoUSD: cacheSavingNano(&e),
-		ServiceTier:        e.ServiceTier,
+		ServiceTier:        e.ServiceTier, BatchID: e.BatchID,
 	}, nil
 }
 

@@ -116,7 +116,7 @@ func Event(e *store.UsageEvent) wire.UsageEvent {
 		Attempts:    []wire.UsageAttempt(e.Attempts),
 		UsageSource: cmp.Or(e.UsageSource, wire.UsageSourceUpstream), ReasoningTokens: e.ReasoningTokens, CacheWrite1hTokens: e.CacheWrite1hTokens,
 		Provenance: (*wire.UsageProvenance)(e.Provenance), Tags: map[string]string(e.Tags),
-		ServiceTier: e.ServiceTier,
+		ServiceTier: e.ServiceTier, BatchID: e.BatchID,
 	}
 	if e.UsageSource == wire.UsageSourceCache {
 		saving := catalog.FormatNanoUSD(e.CacheSavingNanoUSD)

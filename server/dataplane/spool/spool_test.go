@@ -136,10 +136,11 @@ func TestSpoolCarriesAttribution(t *testing.T) {
 		t.Fatal(err)
 	}
 	requestID, endpoint, reason, failure, tier := "3b1f", "chat.completions", "stream_truncated", "rate_limited", "priority"
+	batch := "batch_0190a1b2c3d4"
 	in := wire.UsageEventIn{ID: uuid.New(), Model: "anthropic/claude-haiku-4-5", Provider: "anthropic", CostUSD: "0.001", Status: "error",
-		RequestID: &requestID, Endpoint: &endpoint, Reason: &reason, RequestedModel: "openai/gpt-4o", ServiceTier: &tier,
+		RequestID: &requestID, Endpoint: &endpoint, Reason: &reason, RequestedModel: "openai/gpt-4o", ServiceTier: &tier, BatchID: &batch,
 		Provenance: &wire.UsageProvenance{Prices: &wire.UsagePrices{InputPerMTok: "2.50", OutputPerMTok: "20", CacheReadPerMTok: "0.25",
-			CacheWritePerMTok: "2.50", CacheWrite1hPerMTok: "2.50", ServiceTier: tier}},
+			CacheWritePerMTok: "2.50", CacheWrite1hPerMTok: "2.50", ServiceTier: tier, PriceClass: wire.PriceClassBatch}},
 		Attempts: []wire.UsageAttempt{
 			{Model: "openai/gpt-4o", Provider: "openai", Failure: &failure, LatencyMS: 12},
 			{Model: "anthropic/claude-haiku-4-5", Provider: "anthropic", LatencyMS: 340},
@@ -157,7 +158,8 @@ func TestSpoolCarriesAttribution(t *testing.T) {
 	got := shipped[0]
 	if *got.RequestID != requestID || *got.Endpoint != endpoint || *got.Reason != reason || got.RequestedModel != in.RequestedModel ||
 		len(got.Attempts) != 2 || *got.Attempts[0].Failure != failure || got.Attempts[1].Failure != nil || got.Attempts[1].LatencyMS != 340 ||
-		got.ServiceTier == nil || *got.ServiceTier != tier || got.Provenance.Prices.ServiceTier != tier {
+		got.ServiceTier == nil || *got.ServiceTier != tier || got.Provenance.Prices.ServiceTier != tier ||
+		got.BatchID == nil || *got.BatchID != batch || got.Provenance.Prices.PriceClass != wire.PriceClassBatch {
 		t.Fatalf("shipped %+v", got)
 	}
 }

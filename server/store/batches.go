@@ -1,0 +1,383 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// BatchFile is a workspace's file: one uploaded for a batch (purpose
+// "batch") or one a batch wrote ("batch_output"). Every read names the
+// workspace: another workspace's id is ErrNotFound, as is a deleted file.
+type BatchFile struct {
+	bun.BaseModel `bun:"table:batch_files"`
+
+	ID          string     `bun:"id,pk"`
+	OrgID       uuid.UUID  `bun:"org_id,type:uuid"`
+	WorkspaceID uuid.UUID  `bun:"workspace_id,type:uuid"`
+	Purpose     string     `bun:"purpose"`
+	Filename    string     `bun:"filename"`
+	Bytes       int64      `bun:"bytes"`
+	Content     []byte     `bun:"content"`
+	CreatedAt   time.Time  `bun:"created_at"`
+	DeletedAt   *time.Time `bun:"deleted_at"`
+}
+
+// CreateBatchFile stores f; an id taken is ErrConflict.
+func (s *Store) CreateBatchFile(ctx context.Context, f *BatchFile) error {
+	f.CreatedAt = f.CreatedAt.UTC()
+	_, err := s.db.NewInsert().Model(f).Exec(ctx)
+	return mapErr(err)
+}
+
+// BatchFile is the workspace's file id with its content, or ErrNotFound.
+func (s *Store) BatchFile(ctx context.Context, workspaceID uuid.UUID, id string) (*BatchFile, error) {
+	f := new(BatchFile)
+	err := s.db.NewSelect().Model(f).Where("id = ? AND workspace_id = ? AND deleted_at IS NULL", id, workspaceID).Scan(ctx)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return f, nil
+}
+
+// BatchFiles lists the workspace's files newest first, without their
+// content: purpose filters when not "", after is the last id of the
+// previous page ("" for the first), limit the page's size.
+func (s *Store) BatchFiles(ctx context.Context, workspaceID uuid.UUID, purpose, after string, limit int) ([]BatchFile, error) {
+	var out []BatchFile
+	q := s.db.NewSelect().Model(&out).ExcludeColumn("content").
+		Where("workspace_id = ? AND deleted_at IS NULL", workspaceID).OrderExpr("created_at DESC, id DESC").Limit(int64(limit))
+	if purpose != "" {
+		q = q.Where("purpose = ?", purpose)
+	}
+	if after != "" {
+		// Keyset: the files older than after (of this workspace; another
+		// workspace's id pages nothing).
+		q = q.Where("(created_at, id) < (SELECT created_at, id FROM batch_files WHERE id = ? AND workspace_id = ?)", after, workspaceID)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, mapErr(err)
+	}
+	return out, nil
+}
+
+// DeleteBatchFile marks the workspace's file deleted and drops its
+// content; ErrNotFound when it has no such file.
+func (s *Store) DeleteBatchFile(ctx context.Context, workspaceID uuid.UUID, id string, now time.Time) error {
+	res, err := s.db.NewUpdate().Model((*BatchFile)(nil)).Set("deleted_at = ?", now.UTC()).Set("content = ?", []byte{}).
+		Where("id = ? AND workspace_id = ? AND deleted_at IS NULL", id, workspaceID).Exec(ctx)
+	if err != nil {
+		return mapErr(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// Batch states, as OpenAI's Batch API names them.
+const (
+	BatchValidating = "validating"
+	BatchInProgress = "in_progress"
+	BatchFinalizing = "finalizing"
+	BatchCompleted  = "completed"
+	BatchFailed     = "failed"
+	BatchCancelling = "cancelling"
+	BatchCancelled  = "cancelled"
+	BatchExpired    = "expired"
+)
+
+// Batch line states: pending (not sent), running (its request id fixed
+// and the request sent or about to be), and the ended ones.
+const (
+	LinePending   = "pending"
+	LineRunning   = "running"
+	LineCompleted = "completed"
+	LineFailed    = "failed"
+	LineCancelled = "cancelled"
+)
+
+// Batch is a workspace's batch.
+type Batch struct {
+	bun.BaseModel `bun:"table:batches"`
+
+	ID               string     `bun:"id,pk"`
+	OrgID            uuid.UUID  `bun:"org_id,type:uuid"`
+	WorkspaceID      uuid.UUID  `bun:"workspace_id,type:uuid"`
+	InferenceKeyID   *uuid.UUID `bun:"inference_key_id,type:uuid"`
+	Endpoint         string     `bun:"endpoint"`
+	InputFileID      string     `bun:"input_file_id"`
+	CompletionWindow string     `bun:"completion_window"`
+	Status           string     `bun:"status"`
+	Metadata         *string    `bun:"metadata"`
+	ReservedNanoUSD  int64      `bun:"reserved_nano_usd"`
+	OutputFileID     *string    `bun:"output_file_id"`
+	ErrorFileID      *string    `bun:"error_file_id"`
+	CreatedAt        time.Time  `bun:"created_at"`
+	UpdatedAt        time.Time  `bun:"updated_at"`
+}
+
+// BatchLine is one request of a batch and, once it ended, its outcome.
+type BatchLine struct {
+	bun.BaseModel `bun:"table:batch_lines"`
+
+	BatchID     string    `bun:"batch_id,pk"`
+	Line        int       `bun:"line,pk"`
+	CustomID    string    `bun:"custom_id"`
+	Status      string    `bun:"status"`
+	RequestID   *string   `bun:"request_id"`
+	StatusCode  int       `bun:"status_code"`
+	Response    *string   `bun:"response"`
+	Error       *string   `bun:"error"`
+	CostNanoUSD int64     `bun:"cost_nano_usd"`
+	UpdatedAt   time.Time `bun:"updated_at"`
+}
+
+// BatchCounts are a batch's lines by outcome, as OpenAI's request_counts.
+type BatchCounts struct {
+	Total, Completed, Failed, Cancelled int
+}
+
+// CreateBatch stores b and its lines (all pending) in one transaction:
+// a batch is never seen without every line it was submitted with.
+func (s *Store) CreateBatch(ctx context.Context, b *Batch, customIDs []string) error {
+	b.CreatedAt, b.UpdatedAt = b.CreatedAt.UTC(), b.UpdatedAt.UTC()
+	return s.InTx(ctx, func(tx *Store) error {
+		if _, err := tx.db.NewInsert().Model(b).Exec(ctx); err != nil {
+			return mapErr(err)
+		}
+		const chunk = 500 // rows an INSERT carries, under both databases' parameter limits
+		for start := 0; start < len(customIDs); start += chunk {
+			rows := make([]BatchLine, 0, min(chunk, len(customIDs)-start))
+			for i, id := range customIDs[start:min(start+chunk, len(customIDs))] {
+				rows = append(rows, BatchLine{BatchID: b.ID, Line: start + i + 1, CustomID: id, Status: LinePending, UpdatedAt: b.CreatedAt})
+			}
+			if _, err := tx.db.NewInsert().Model(&rows).Exec(ctx); err != nil {
+				return mapErr(err)
+			}
+		}
+		return nil
+	})
+}
+
+// Batch is the workspace's batch id, or ErrNotFound.
+func (s *Store) Batch(ctx context.Context, workspaceID uuid.UUID, id string) (*Batch, error) {
+	b := new(Batch)
+	if err := s.db.NewSelect().Model(b).Where("id = ? AND workspace_id = ?", id, workspaceID).Scan(ctx); err != nil {
+		return nil, mapErr(err)
+	}
+	return b, nil
+}
+
+// Batches lists the workspace's batches newest first; after is the last
+// id of the previous page ("" for the first).
+func (s *Store) Batches(ctx context.Context, workspaceID uuid.UUID, after string, limit int) ([]Batch, error) {
+	var out []Batch
+	q := s.db.NewSelect().Model(&out).Where("workspace_id = ?", workspaceID).OrderExpr("created_at DESC, id DESC").Limit(int64(limit))
+	if after != "" {
+		q = q.Where("(created_at, id) < (SELECT created_at, id FROM batches WHERE id = ? AND workspace_id = ?)", after, workspaceID)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, mapErr(err)
+	}
+	return out, nil
+}
+
+// BatchCounts counts the batch's lines by outcome.
+func (s *Store) BatchCounts(ctx context.Context, batchID string) (BatchCounts, error) {
+	var rows []struct {
+		Status string `bun:"status"`
+		N      int    `bun:"n"`
+	}
+	err := s.db.NewSelect().TableExpr("batch_lines").ColumnExpr("status, COUNT(*) AS n").
+		Where("batch_id = ?", batchID).GroupExpr("status").Scan(ctx, &rows)
+	if err != nil {
+		return BatchCounts{}, mapErr(err)
+	}
+	var c BatchCounts
+	for _, r := range rows {
+		c.Total += r.N
+		switch r.Status {
+		case LineCompleted:
+			c.Completed += r.N
+		case LineFailed:
+			c.Failed += r.N
+		case LineCancelled:
+			c.Cancelled += r.N
+		}
+	}
+	return c, nil
+}
+
+// CancelBatch cancels the workspace's batch: its pending lines are
+// cancelled (they will never be sent, and cost nothing) and the batch is
+// cancelling while a line runs, else cancelled. A batch that has ended is
+// left as it is. It returns the batch as it is now; ErrNotFound when the
+// workspace has no such batch.
+func (s *Store) CancelBatch(ctx context.Context, workspaceID uuid.UUID, id string, now time.Time) (*Batch, error) {
+	var out *Batch
+	err := s.InTx(ctx, func(tx *Store) error {
+		b, err := tx.Batch(ctx, workspaceID, id)
+		if err != nil {
+			return err
+		}
+		out = b
+		switch b.Status {
+		case BatchCompleted, BatchFailed, BatchCancelled, BatchExpired:
+			return nil
+		}
+		now := now.UTC()
+		if _, err := tx.db.NewUpdate().Model((*BatchLine)(nil)).Set("status = ?", LineCancelled).Set("updated_at = ?", now).
+			Where("batch_id = ? AND status = ?", id, LinePending).Exec(ctx); err != nil {
+			return mapErr(err)
+		}
+		running, err := tx.db.NewSelect().Model((*BatchLine)(nil)).Where("batch_id = ? AND status = ?", id, LineRunning).Count(ctx)
+		if err != nil {
+			return mapErr(err)
+		}
+		b.Status, b.UpdatedAt = BatchCancelled, now
+		if running > 0 {
+			b.Status = BatchCancelling
+		}
+		_, err = tx.db.NewUpdate().Model(b).Column("status", "updated_at").WherePK().Exec(ctx)
+		return mapErr(err)
+	})
+	return out, err
+}
+
+// StartBatchLine takes the batch's next line to send: the lowest pending
+// one, marked running under requestID in the same transaction, so a
+// process that dies after this and before the line ends finds it running
+// (never pending: it is not sent twice) with the id its usage event
+// carries. ok is false when no line is pending.
+func (s *Store) StartBatchLine(ctx context.Context, batchID, requestID string, now time.Time) (line BatchLine, ok bool, err error) {
+	err = s.InTx(ctx, func(tx *Store) error {
+		err := tx.db.NewSelect().Model(&line).Where("batch_id = ? AND status = ?", batchID, LinePending).
+			OrderExpr("line").Limit(1).Scan(ctx)
+		if err != nil {
+			if err = mapErr(err); errors.Is(err, ErrNotFound) {
+				return nil
+			}
+			return err
+		}
+		res, err := tx.db.NewUpdate().Model((*BatchLine)(nil)).Set("status = ?", LineRunning).Set("request_id = ?", requestID).
+			Set("updated_at = ?", now.UTC()).Where("batch_id = ? AND line = ? AND status = ?", batchID, line.Line, LinePending).Exec(ctx)
+		if err != nil {
+			return mapErr(err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			line.Status, line.RequestID, ok = LineRunning, &requestID, true
+		}
+		return nil
+	})
+	return line, ok, err
+}
+
+// EndBatchLine records a running line's outcome (status one of the ended
+// line states). A line that is not running (ended already) is left as it
+// is and reported false: an outcome is recorded once.
+func (s *Store) EndBatchLine(ctx context.Context, l BatchLine, now time.Time) (bool, error) {
+	res, err := s.db.NewUpdate().Model((*BatchLine)(nil)).Set("status = ?", l.Status).Set("status_code = ?", l.StatusCode).
+		Set("response = ?", l.Response).Set("error = ?", l.Error).Set("cost_nano_usd = ?", l.CostNanoUSD).Set("updated_at = ?", now.UTC()).
+		Where("batch_id = ? AND line = ? AND status = ?", l.BatchID, l.Line, LineRunning).Exec(ctx)
+	if err != nil {
+		return false, mapErr(err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// RequeueBatchLine puts a running line back to pending, its request id
+// cleared: for a line refused before anything was sent (the key's rate
+// limit), never for one that reached an upstream. A line not running is
+// left as it is (false).
+func (s *Store) RequeueBatchLine(ctx context.Context, batchID string, line int, now time.Time) (bool, error) {
+	res, err := s.db.NewUpdate().Model((*BatchLine)(nil)).Set("status = ?", LinePending).Set("request_id = NULL").
+		Set("updated_at = ?", now.UTC()).Where("batch_id = ? AND line = ? AND status = ?", batchID, line, LineRunning).Exec(ctx)
+	if err != nil {
+		return false, mapErr(err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// BatchLines are the batch's lines in order, from line after (0 for the
+// first) on, at most limit of them.
+func (s *Store) BatchLines(ctx context.Context, batchID string, after, limit int) ([]BatchLine, error) {
+	var out []BatchLine
+	err := s.db.NewSelect().Model(&out).Where("batch_id = ? AND line > ?", batchID, after).OrderExpr("line").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return out, nil
+}
+
+// ActiveBatches are the batches, of every workspace, that still have
+// lines to run or to end (validating, in_progress, cancelling), oldest
+// first: what a runner takes up when it starts, and again as it goes.
+func (s *Store) ActiveBatches(ctx context.Context) ([]Batch, error) {
+	var out []Batch
+	err := s.db.NewSelect().Model(&out).Where("status IN (?)", bun.In([]string{BatchValidating, BatchInProgress, BatchCancelling})).
+		OrderExpr("created_at, id").Scan(ctx)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return out, nil
+}
+
+// InterruptBatchLines ends as failed, with message, the batch's lines
+// that were marked running before before: lines a process took and that
+// it cannot have ended (it stopped). They are never taken again, so never
+// sent twice. It returns how many it ended.
+func (s *Store) InterruptBatchLines(ctx context.Context, batchID string, before, now time.Time, message string) (int, error) {
+	res, err := s.db.NewUpdate().Model((*BatchLine)(nil)).Set("status = ?", LineFailed).Set("error = ?", message).
+		Set("updated_at = ?", now.UTC()).Where("batch_id = ? AND status = ? AND updated_at < ?", batchID, LineRunning, before.UTC()).Exec(ctx)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// FinishBatch ends the batch in status, storing the files it wrote (nil:
+// none) in the same transaction. A batch that ended already is left as it
+// is (false): it is finished once.
+func (s *Store) FinishBatch(ctx context.Context, batchID, status string, output, errFile *BatchFile, now time.Time) (bool, error) {
+	done := false
+	err := s.InTx(ctx, func(tx *Store) error {
+		q := tx.db.NewUpdate().Model((*Batch)(nil)).Set("status = ?", status).Set("updated_at = ?", now.UTC()).
+			Where("id = ? AND status IN (?)", batchID, bun.In([]string{BatchValidating, BatchInProgress, BatchCancelling, BatchFinalizing}))
+		for _, f := range []*BatchFile{output, errFile} {
+			if f == nil {
+				continue
+			}
+			if err := tx.CreateBatchFile(ctx, f); err != nil {
+				return err
+			}
+			col := "output_file_id"
+			if f == errFile {
+				col = "error_file_id"
+			}
+			q = q.Set(col+" = ?", f.ID)
+		}
+		res, err := q.Exec(ctx)
+		if err != nil {
+			return mapErr(err)
+		}
+		n, _ := res.RowsAffected()
+		if done = n == 1; !done {
+			return errNotFinished
+		}
+		return nil
+	})
+	if errors.Is(err, errNotFinished) {
+		return false, nil
+	}
+	return done, err
+}
+
+// errNotFinished rolls back FinishBatch's files when the batch had ended.
+var errNotFinished = errors.New("batch ended already")

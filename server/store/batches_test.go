@@ -1,0 +1,165 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/store/fixture"
+	"github.com/gw-gateway/gw/server/store/storetest"
+)
+
+// A workspace's files and batches are found only with its own id: another
+// workspace's, of the same organization or another, is ErrNotFound for
+// every read, list, delete and cancel.
+func TestBatchFilesAreTheWorkspaces(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		st := store.New(db)
+		acme, other := fixture.NewOrg(t, st, fixture.Keyring(t), "acme"), fixture.NewOrg(t, st, fixture.Keyring(t), "other")
+		ws, sibling, foreign := acme.Workspace("main"), acme.Workspace("side"), other.Workspace("main")
+		now := store.Now()
+		body := []byte("{\"custom_id\":\"a\"}\n\x00\xff")
+		for i, f := range []*store.BatchFile{
+			{ID: "file-1", OrgID: acme.ID, WorkspaceID: ws, Purpose: "batch", Filename: "in.jsonl", Bytes: int64(len(body)), Content: body, CreatedAt: now.Add(-2 * time.Second)},
+			{ID: "file-2", OrgID: acme.ID, WorkspaceID: ws, Purpose: "batch_output", Filename: "out.jsonl", Bytes: 1, Content: []byte("x"), CreatedAt: now.Add(-time.Second)},
+			{ID: "file-3", OrgID: acme.ID, WorkspaceID: ws, Purpose: "batch", Filename: "b.jsonl", Bytes: 1, Content: []byte("y"), CreatedAt: now},
+		} {
+			if err := st.CreateBatchFile(ctx, f); err != nil {
+				t.Fatalf("file %d: %v", i, err)
+			}
+		}
+		if err := st.CreateBatchFile(ctx, &store.BatchFile{ID: "file-1", OrgID: other.ID, WorkspaceID: foreign, Purpose: "batch", Content: []byte{}, CreatedAt: now}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("a taken id: %v", err)
+		}
+		f, err := st.BatchFile(ctx, ws, "file-1")
+		if err != nil || string(f.Content) != string(body) || f.Filename != "in.jsonl" || f.Bytes != int64(len(body)) {
+			t.Fatalf("file: %+v %v", f, err)
+		}
+		for name, other := range map[string]func() error{
+			"read":   func() error { _, err := st.BatchFile(ctx, sibling, "file-1"); return err },
+			"other":  func() error { _, err := st.BatchFile(ctx, foreign, "file-1"); return err },
+			"delete": func() error { return st.DeleteBatchFile(ctx, foreign, "file-1", now) },
+		} {
+			if err := other(); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("%s across workspaces: %v", name, err)
+			}
+		}
+		if got, err := st.BatchFiles(ctx, foreign, "", "", 10); err != nil || len(got) != 0 {
+			t.Errorf("another organization's workspace lists %+v %v", got, err)
+		}
+		all, err := st.BatchFiles(ctx, ws, "", "", 10)
+		if err != nil || len(all) != 3 || all[0].ID != "file-3" || all[2].ID != "file-1" || all[0].Content != nil {
+			t.Fatalf("list: %+v %v", all, err)
+		}
+		page, err := st.BatchFiles(ctx, ws, "batch", "file-3", 10)
+		if err != nil || len(page) != 1 || page[0].ID != "file-1" {
+			t.Fatalf("page after file-3 of purpose batch: %+v %v", page, err)
+		}
+		if err := st.DeleteBatchFile(ctx, ws, "file-1", now); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.BatchFile(ctx, ws, "file-1"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a deleted file reads: %v", err)
+		}
+		if err := st.DeleteBatchFile(ctx, ws, "file-1", now); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a second delete: %v", err)
+		}
+
+		// Batches: created with their lines, found by their workspace only.
+		ids := make([]string, 1203) // more lines than one INSERT carries
+		for i := range ids {
+			ids[i] = fmt.Sprintf("req-%d", i+1)
+		}
+		b := &store.Batch{ID: "batch_1", OrgID: acme.ID, WorkspaceID: ws, Endpoint: "/v1/chat/completions", InputFileID: "file-3",
+			CompletionWindow: "24h", Status: store.BatchInProgress, ReservedNanoUSD: 42, CreatedAt: now, UpdatedAt: now}
+		if err := st.CreateBatch(ctx, b, ids); err != nil {
+			t.Fatal(err)
+		}
+		for name, fn := range map[string]func() error{
+			"read":   func() error { _, err := st.Batch(ctx, sibling, "batch_1"); return err },
+			"other":  func() error { _, err := st.Batch(ctx, foreign, "batch_1"); return err },
+			"cancel": func() error { _, err := st.CancelBatch(ctx, foreign, "batch_1", now); return err },
+		} {
+			if err := fn(); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("%s across workspaces: %v", name, err)
+			}
+		}
+		if got, err := st.Batches(ctx, sibling, "", 10); err != nil || len(got) != 0 {
+			t.Errorf("a sibling workspace lists %+v %v", got, err)
+		}
+		if got, err := st.Batches(ctx, ws, "", 10); err != nil || len(got) != 1 || got[0].ReservedNanoUSD != 42 {
+			t.Errorf("batches: %+v %v", got, err)
+		}
+		c, err := st.BatchCounts(ctx, "batch_1")
+		if err != nil || c != (store.BatchCounts{Total: 1203}) {
+			t.Fatalf("counts %+v %v", c, err)
+		}
+	})
+}
+
+// A batch's lines are taken in order, each once: a line started is
+// running under its request id (a restart finds it so, never pending
+// again), its outcome is recorded once, and a cancel leaves the running
+// line to end while no pending one is ever taken.
+func TestBatchLinesRunOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		st := store.New(db)
+		org := fixture.NewOrg(t, st, fixture.Keyring(t), "acme")
+		ws := org.Workspace("main")
+		now := store.Now()
+		b := &store.Batch{ID: "batch_2", OrgID: org.ID, WorkspaceID: ws, Endpoint: "/v1/chat/completions", InputFileID: "file-x",
+			CompletionWindow: "24h", Status: store.BatchInProgress, CreatedAt: now, UpdatedAt: now}
+		if err := st.CreateBatch(ctx, b, []string{"a", "b", "c", "d"}); err != nil {
+			t.Fatal(err)
+		}
+		l1, ok, err := st.StartBatchLine(ctx, "batch_2", "req-1", now)
+		if err != nil || !ok || l1.Line != 1 || l1.CustomID != "a" || *l1.RequestID != "req-1" {
+			t.Fatalf("first line: %+v %v %v", l1, ok, err)
+		}
+		// A second store on the same database (a restarted process) takes
+		// the next line, never the running one.
+		again := store.New(db)
+		l2, ok, err := again.StartBatchLine(ctx, "batch_2", "req-2", now)
+		if err != nil || !ok || l2.Line != 2 {
+			t.Fatalf("second line: %+v %v %v", l2, ok, err)
+		}
+		body := `{"id":"chatcmpl-1"}`
+		l1.Status, l1.StatusCode, l1.Response, l1.CostNanoUSD = store.LineCompleted, 200, &body, 1234
+		if done, err := st.EndBatchLine(ctx, l1, now); err != nil || !done {
+			t.Fatalf("end: %v %v", done, err)
+		}
+		if done, err := st.EndBatchLine(ctx, l1, now); err != nil || done {
+			t.Fatalf("a line ended twice: %v %v", done, err)
+		}
+		got, err := st.CancelBatch(ctx, ws, "batch_2", now)
+		if err != nil || got.Status != store.BatchCancelling {
+			t.Fatalf("cancel with a line running: %+v %v", got, err)
+		}
+		if _, ok, err := st.StartBatchLine(ctx, "batch_2", "req-3", now); err != nil || ok {
+			t.Fatalf("a cancelled batch gave a line: %v %v", ok, err)
+		}
+		msg := "upstream failed"
+		l2.Status, l2.StatusCode, l2.Error = store.LineFailed, 502, &msg
+		if done, err := st.EndBatchLine(ctx, l2, now); err != nil || !done {
+			t.Fatalf("end: %v %v", done, err)
+		}
+		c, err := st.BatchCounts(ctx, "batch_2")
+		if err != nil || c != (store.BatchCounts{Total: 4, Completed: 1, Failed: 1, Cancelled: 2}) {
+			t.Fatalf("counts %+v %v", c, err)
+		}
+		lines, err := st.BatchLines(ctx, "batch_2", 1, 10)
+		if err != nil || len(lines) != 3 || lines[0].Line != 2 || *lines[0].Error != msg || lines[1].Status != store.LineCancelled || lines[1].CostNanoUSD != 0 {
+			t.Fatalf("lines: %+v %v", lines, err)
+		}
+		if first, _ := st.BatchLines(ctx, "batch_2", 0, 1); len(first) != 1 || *first[0].Response != body || first[0].CostNanoUSD != 1234 {
+			t.Fatalf("first line: %+v", first)
+		}
+	})
+}
