@@ -171,7 +171,8 @@ func claudeDefaultModel(t *testing.T, claude, work, home, base, key string) stri
 // TestCodex is TestClaudeCode for the real @openai/codex: codex exec with
 // a gw model provider, its default model mapped by an alias, a one-shot
 // prompt, a prompt whose answer needs the output of a command, and a
-// second turn (codex exec resume). Codex 0.169 offers a model it does not
+// second turn (codex exec resume), on an OpenAI-, an Anthropic- and an
+// openai-compatible-kind model. Codex 0.169 offers a model it does not
 // know its shell only through a JavaScript "exec" custom tool inside the
 // namespaces of an additional_tools input item: gw sends it on as a
 // function of one string argument and its call back as a custom_tool_call
@@ -199,9 +200,13 @@ func TestCodex(t *testing.T) {
 	owner, _ := client.New(client.Options{Server: srv.URL, Token: boot.ManagementKey.Token})
 	oai := providerstest.NewOpenAI(t, "sk-upstream-codex-openai")
 	ant := providerstest.NewAnthropic(t, "sk-upstream-codex-anthropic")
+	compat := providerstest.NewOpenAI(t, "sk-upstream-codex-compatible")
 	for _, c := range []wire.ProviderCredentialCreate{
 		{Provider: "openai", Label: "fake", Secret: oai.Key, BaseURL: agentFake(t, oai, oai.BaseURL(), noShell)},
 		{Provider: "anthropic", Label: "fake", Secret: ant.Key, BaseURL: agentFake(t, ant, ant.BaseURL(), codexShell)},
+		// groq is of the openai-compatible kind (Chat Completions only);
+		// the credential's URL points it at a second OpenAI fake.
+		{Provider: "groq", Label: "fake", Secret: compat.Key, BaseURL: agentFake(t, compat, compat.BaseURL(), codexShell)},
 	} {
 		if _, err := owner.CreateCredential(ctx, client.WorkspaceScope("default", "default"), c); err != nil {
 			t.Fatalf("credential %s: %v", c.Provider, err)
@@ -246,8 +251,9 @@ wire_api = "responses"
 		t.Fatalf("codex did not name its model:\n%s", out)
 	}
 	name := m[1]
-	// Codex asks for reasoning: the targets must reason.
-	for _, target := range []string{"openai/gpt-5-mini", "anthropic/claude-haiku-4-5-20251001"} {
+	// Codex asks for reasoning: the targets must reason (gpt-oss-120b has
+	// the reasoning capability in the catalog).
+	for _, target := range []string{"openai/gpt-5-mini", "anthropic/claude-haiku-4-5-20251001", "groq/openai/gpt-oss-120b"} {
 		t.Run(target, func(t *testing.T) {
 			one := []wire.ModelAliasTargetIn{{Model: target}}
 			if _, err := owner.UpdateModelAlias(ctx, "default", "", name, wire.ModelAliasUpdate{Targets: one}); err != nil {
@@ -262,9 +268,11 @@ wire_api = "responses"
 			if out := run(t, home, work, true, "resume", "--last", "SECOND_TURN: and now say pong."); !strings.Contains(out, "pong, after") {
 				t.Fatalf("second turn: %s", out)
 			}
-			if strings.HasPrefix(target, "anthropic/") {
-				// Its shell, through the exec custom tool, on a model
-				// that cannot take namespaces.
+			if !strings.HasPrefix(target, "openai/") {
+				// Its shell, through the exec custom tool, on models
+				// that cannot take namespaces (Anthropic's Messages, an
+				// openai-compatible Chat Completions): gw sends the
+				// tools on as plain functions.
 				if out := run(t, newHome(t), t.TempDir(), true, "RUN_THE_COMMAND: run the marker command and tell me what it printed."); !strings.Contains(out, "The command printed gw-e2e-42") {
 					t.Fatalf("command: %s\ngw serve:\n%s", out, srv.logs)
 				}

@@ -205,3 +205,98 @@ func nodeDir(t *testing.T, pkgs ...string) string {
 	}
 	return dir
 }
+
+// TestNodeResponsesWebSocket runs e2e/node/responses-ws.mjs (issue 35):
+// the openai npm SDK's own Responses WebSocket client (ResponsesWS, with
+// the ws package) against gw serve's GET /inf/v1/responses, two turns on
+// one socket, the second chained to the first by previous_response_id.
+// The fake upstream answers the second turn with the marker only if gw
+// sent it the first turn's answer. gw records exactly one usage event per
+// turn, each with the upstream's tokens (never 0, LiteLLM #38674).
+func TestNodeResponsesWebSocket(t *testing.T) {
+	dir := nodeDir(t, "openai", "ws")
+	ctx := context.Background()
+	srv := startServe(t, "GW_DATA_DIR="+t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_responses_ws")
+	anon, _ := client.New(client.Options{Server: srv.URL})
+	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_responses_ws", Email: "ops@example.com", Password: "a long passphrase"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _ := client.New(client.Options{Server: srv.URL, Token: boot.ManagementKey.Token})
+	oai := providerstest.NewOpenAI(t, "sk-upstream-responses-ws")
+	target, err := url.Parse(oai.BaseURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := target.Path
+	target.Path = ""
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		// Output counts above what gw would estimate for the text: gw
+		// never records less than it relayed.
+		reply := providerstest.Reply{Text: "no turn marker", Usage: providerstest.Usage{Input: 12, Output: 25}}
+		switch text := string(body); {
+		case strings.Contains(text, "SECOND_TURN") && strings.Contains(text, "the marker is ws-e2e-7"):
+			reply = providerstest.Reply{Text: "it was ws-e2e-7", Usage: providerstest.Usage{Input: 30, Output: 20}}
+		case strings.Contains(text, "SECOND_TURN"):
+			reply.Text = "the first turn was not sent"
+		case strings.Contains(text, "FIRST_TURN"):
+			reply.Text = "the marker is ws-e2e-7"
+		}
+		oai.Enqueue(reply)
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(fake.Close)
+	if _, err := owner.CreateCredential(ctx, client.WorkspaceScope("default", "default"), wire.ProviderCredentialCreate{
+		Provider: "openai", Label: "fake", Secret: oai.Key, BaseURL: fake.URL + base}); err != nil {
+		t.Fatal(err)
+	}
+	ik, err := owner.CreateInferenceKey(ctx, "default", "default", wire.InferenceKeyCreate{Name: "responses-ws"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, "node", "responses-ws.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GW_INF_BASE="+srv.URL+"/inf", "GW_INF_KEY="+ik.Token)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `{"ok":true`) {
+		t.Fatalf("node responses-ws.mjs: %v\n%s\ngw serve:\n%s", err, out, srv.logs)
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
+	if n := len(oai.Requests()); n != 2 {
+		t.Fatalf("%d upstream calls, want one per turn", n)
+	}
+	// One usage event per turn, each with the tokens the upstream counted.
+	var events []wire.UsageEvent
+	waitFor(t, "the two turns' usage events", func() bool {
+		var page wire.Page[wire.UsageEvent]
+		if err := getJSON(srv.URL, boot.ManagementKey.Token, "/api/v1/organizations/default/workspaces/default/usage-events?limit=200", &page); err != nil {
+			t.Fatal(err)
+		}
+		events = page.Data
+		return len(events) >= 2
+	})
+	if len(events) != 2 {
+		t.Fatalf("%d usage events, want 2: %+v", len(events), events)
+	}
+	want := map[int64]int64{12: 25, 30: 20} // input → output tokens of each turn
+	for _, ev := range events {
+		if ev.Status != "ok" || ev.UsageSource != wire.UsageSourceUpstream || ev.Endpoint == nil || *ev.Endpoint != "responses" || ev.Model != "openai/gpt-4o-mini" ||
+			ev.InputTokens == 0 || ev.OutputTokens == 0 || want[ev.InputTokens] != ev.OutputTokens {
+			t.Fatalf("usage event %+v (endpoint %v); upstream requests: %s", ev, ev.Endpoint, upstreamBodies(oai.Requests()))
+		}
+		delete(want, ev.InputTokens)
+	}
+}
+
+func upstreamBodies(reqs []providerstest.Request) string {
+	var b strings.Builder
+	for _, r := range reqs {
+		b.WriteString(r.Path + " " + string(r.Raw) + "\n")
+	}
+	return b.String()
+}
