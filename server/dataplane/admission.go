@@ -277,9 +277,16 @@ func (a *admission) owner() uuid.UUID {
 // in the phase, the key and its owner. The decision becomes the request's
 // (its provenance and budgets); a deny is the 403 returned.
 func (a *admission) decide(req policy.Request) (*policy.Decision, *response) {
-	req.Phase, req.KeyID, req.OwnerUserID = policy.PhaseInference, a.key.idString, a.owner()
-	d := policy.Evaluate(a.key.policies, req)
+	d := a.evaluate(req)
 	return a.decided(&d)
+}
+
+// evaluate is the key's policies' decision for req in the inference
+// phase, for the key and its owner: what decide makes the request's, and
+// what a key's decision cache keeps (decisions.go).
+func (a *admission) evaluate(req policy.Request) policy.Decision {
+	req.Phase, req.KeyID, req.OwnerUserID = policy.PhaseInference, a.key.idString, a.owner()
+	return policy.Evaluate(a.key.policies, req)
 }
 
 // decided makes d the request's decision; a deny is the 403 returned. d

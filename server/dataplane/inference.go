@@ -395,9 +395,8 @@ func (x *exchange) decideRoute(m *routeModel) (*policy.Decision, *response) {
 		return x.decide(req)
 	}
 	d := key.decisions.decision(decisionKey{model: m.model.ID, stream: x.req.Stream, caps: caps}, func() policy.Decision {
-		req.Phase, req.KeyID, req.OwnerUserID = policy.PhaseInference, key.idString, key.owner
 		req.CredentialScopes = key.org.credentials.eligible(key.workspace, m.model.Provider)
-		return policy.Evaluate(key.policies, req)
+		return x.evaluate(req)
 	})
 	return x.decided(d)
 }

@@ -443,6 +443,35 @@ func TestMCPSessionStreamAndEnd(t *testing.T) {
 		if resp.StatusCode != http.StatusNotAcceptable {
 			t.Fatalf("a GET that takes no event stream: %d", resp.StatusCode)
 		}
+		// The aggregated endpoint's session opens its stream the same way.
+		agg := func(method, session, accept, body string) *http.Response {
+			t.Helper()
+			req, _ := http.NewRequest(method, e.srv.URL+"/inf/v1/mcp", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+e.token)
+			req.Header.Set("Accept", accept)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+			if body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			if session != "" {
+				req.Header.Set("Mcp-Session-Id", session)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp
+		}
+		resp = agg("POST", "", both, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+		resp.Body.Close()
+		aggSession := resp.Header.Get("Mcp-Session-Id")
+		resp = agg("POST", aggSession, both, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		resp.Body.Close()
+		resp = agg("GET", aggSession, "text/event-stream", "")
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("the aggregated session's stream: %d", resp.StatusCode)
+		}
 		resp = send("DELETE", session, both, "")
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusNoContent {
