@@ -129,10 +129,10 @@ func budgetOvershootBound(t *testing.T, d storetest.Dialect) {
 		upstreamServed += run.deliveredOf["chat.completions"] + run.deliveredOf["batch"]
 		journalBilled += f.journalBilled
 		t.Logf("%s: %d requests delivered (%d tool calls, %d batch lines), %d refused for good, %d refused while the control plane was down; "+
-			"batch lines: %d refused, %d interrupted (%d billed by the journal), %d recorded from the journal without batch_id; "+
+			"batch lines: %d refused, %d interrupted (%d billed by the journal); "+
 			"events cost $%s of $%s (%.2f%%), overshoot %d; delivered while the control plane was down (nano-dollars): %v; %v",
 			ws, len(run.delivered), run.deliveredOf["mcp"], run.deliveredOf["batch"], run.final, run.unreachable,
-			run.refusedLines, len(run.interrupted), f.journalBilled, f.replayedLines,
+			run.refusedLines, len(run.interrupted), f.journalBilled,
 			catalog.FormatNanoUSD(f.cost), amounts[ws], 100*float64(f.cost)/float64(amount), max(0, over), run.cut,
 			run.elapsed.Round(time.Millisecond))
 	}
@@ -486,9 +486,6 @@ type overshootFigures struct {
 	overBound int
 	// journalBilled counts the interrupted batch lines with an event.
 	journalBilled int
-	// replayedLines counts the completed batch lines whose event the
-	// request journal recorded after a kill, without batch_id.
-	replayedLines int
 	problems      []string
 }
 
@@ -606,13 +603,6 @@ func overshootEvents(cpURL, token, ws string, run *overshootRun) (overshootFigur
 				if !crashed && (ev.Status != "ok" || cost != overshootBatchCost) {
 					f.problems = append(f.problems, fmt.Sprintf("interrupted batch line %s has a %s event costing %s", rid, ev.Status, ev.CostUSD))
 				}
-			case batch == "" && run.batch[rid] != "" && delivered && run.killed != nil:
-				// A known gap (docs/batches.md, Restarts): a line that
-				// ended while its event was still in the sink's buffer at
-				// a kill is recorded from the request journal at the next
-				// start, at its batch cost (checked above) but without
-				// batch_id, which the journal does not keep.
-				f.replayedLines++
 			case (delivered || run.refused[rid]) && batch != run.batch[rid]:
 				f.problems = append(f.problems, fmt.Sprintf("request %s's event names batch %q, not %q", rid, batch, run.batch[rid]))
 			case run.refused[rid] && (ev.Status != "denied" || cost != 0):
