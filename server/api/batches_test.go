@@ -97,6 +97,18 @@ func TestBatches(t *testing.T) {
 			t.Fatalf("the sibling's batch after the refused cancels: %+v %v", sb, err)
 		}
 
+		// A reader (usage.read) lists and reads but does not cancel;
+		// cancelling takes inference-keys.manage.
+		reader := e.key(wsBase, e.ownerKey, []string{"usage.read"}, nil).Token
+		e.must("GET", wsBase+"/batches/"+mine[1], reader, nil)
+		if st, raw := e.do("POST", wsBase+"/batches/"+mine[1]+"/cancel", reader, nil); st != 403 {
+			t.Fatalf("cancel with usage.read only: %d %s", st, raw)
+		}
+		canceller := e.key(wsBase, e.ownerKey, []string{"inference-keys.manage"}, nil).Token
+		if st, raw := e.do("GET", wsBase+"/batches", canceller, nil); st != 403 {
+			t.Fatalf("list with inference-keys.manage only: %d %s", st, raw)
+		}
+
 		// Cancel: every pending line cancelled, the batch ended, audited
 		// once; a second cancel answers it as it is.
 		c := decodeData[wire.Batch](t, e.must("POST", wsBase+"/batches/"+mine[0]+"/cancel", e.ownerKey, nil))
