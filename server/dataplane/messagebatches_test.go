@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -111,8 +112,9 @@ func TestMessageBatchesRunAtBatchPrices(t *testing.T) {
 		}
 		half := sync.Div(decimal.NewFromInt(2))
 		for _, ev := range events {
-			if ev.BatchID == nil || *ev.BatchID != b.ID {
-				t.Fatalf("event does not name its batch: %+v", ev)
+			// Of the form usage ingest takes (a msgbatch_ id included).
+			if ev.BatchID == nil || *ev.BatchID != b.ID || !regexp.MustCompile(wire.BatchIDPattern).MatchString(*ev.BatchID) {
+				t.Fatalf("event does not name its batch as ingest takes it: %+v", ev)
 			}
 			if !decimal.RequireFromString(ev.CostUSD).Equal(half) {
 				t.Fatalf("request cost %s, want half the synchronous %s", ev.CostUSD, sync)
