@@ -33,6 +33,8 @@ var commandExamples = map[string]string{
 	"mcp servers delete":        "gw mcp servers delete github --yes\ngw mcp servers delete github --scope workspace --workspace search --yes",
 	"mcp servers list":          "gw mcp servers list\ngw mcp servers list --scope workspace --workspace search -o json",
 	"mcp servers update":        "gw mcp servers update github --disable\ngw mcp servers update github --url https://mcp.example.com/v2 --auth header --header Authorization --secret-stdin",
+	"batches get":               "gw batches get batch_0b9c5f5e111142228333444455556666 --workspace search\ngw batches get batch_0b9c5f5e111142228333444455556666 -o json",
+	"batches cancel":            "gw batches cancel batch_0b9c5f5e111142228333444455556666 --workspace search --yes",
 	"credentials list":          "gw credentials list\ngw credentials list --scope workspace --workspace search",
 	"credentials update":        "gw credentials update 0b9c5f5e-1111-4222-8333-444455556666 --label main\ngw credentials update 0b9c5f5e-1111-4222-8333-444455556666 --secret-stdin",
 	"data-planes enrollments":   "gw data-planes enrollments\ngw data-planes enrollments -o json",

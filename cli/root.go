@@ -20,6 +20,7 @@ import (
 	"github.com/gw-gateway/gw/cli/admin"
 	"github.com/gw-gateway/gw/cli/aliases"
 	"github.com/gw-gateway/gw/cli/auth"
+	"github.com/gw-gateway/gw/cli/batches"
 	"github.com/gw-gateway/gw/cli/budgets"
 	"github.com/gw-gateway/gw/cli/catalog"
 	"github.com/gw-gateway/gw/cli/cmdutil"
@@ -128,6 +129,7 @@ README.md, "Day one", walks them in full, as far as a remote data plane.`,
 		models.NewCmd(f),
 		activity.NewCmd(f),
 		usage.NewCmd(f),
+		batches.NewCmd(f),
 		dataplanes.NewCmd(f),
 		status.NewCmd(f, nil),
 		instance.NewCmd(f),

@@ -28,11 +28,16 @@ type budgetPlanes struct {
 }
 
 // startBudgetPlanes starts and bootstraps the control plane; name keeps
-// the bootstrap token apart from other tests'.
-func startBudgetPlanes(t *testing.T, d storetest.Dialect, name string) *budgetPlanes {
+// the bootstrap token apart from other tests'. env is more of the control
+// plane's environment, after (and so over) the set-up's own: GW_ROLE=all
+// makes it serve inference too, as its own data plane (the only one that
+// runs batches, docs/batches.md).
+func startBudgetPlanes(t *testing.T, d storetest.Dialect, name string, env ...string) *budgetPlanes {
 	t.Helper()
 	p := &budgetPlanes{cpEnv: []string{"GW_ROLE=control-plane", "GW_DATA_DIR=" + t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_" + name,
 		"GW_SECRET_KEY=" + strings.Repeat("cd", 32)}}
+	// os/exec keeps the last value of a repeated variable.
+	p.cpEnv = append(p.cpEnv, env...)
 	if d == storetest.Postgres {
 		u, err := storetest.URL(t, d)
 		if err != nil {

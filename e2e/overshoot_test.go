@@ -61,10 +61,12 @@ const (
 //     every refused one exactly one denied event at $0; no other events;
 //   - the control plane's budget state counts the events' cost exactly.
 //
-// Each kind of caller is an overshootLoad; a batch workload (issue 34 part
-// 1: a batch reserved whole at submission, its lines' events at the batch
-// price) is one more: its call submits a batch and reports the lines it
-// delivered.
+// Each kind of caller is an overshootLoad. Batches (issue 34 part 1) are
+// mixed in beside them: the control plane is an all-in-one gw whose own
+// data plane, the only one that runs batches, gets two batches a phase at
+// its start and runs their lines through the kills
+// (overshootbatch_test.go); their lines' events are counted in the bound
+// and checked line by line.
 func TestBudgetOvershootBound(t *testing.T) {
 	for _, d := range storetest.Dialects(t) {
 		t.Run(string(d), func(t *testing.T) { budgetOvershootBound(t, d) })
@@ -73,7 +75,7 @@ func TestBudgetOvershootBound(t *testing.T) {
 
 func budgetOvershootBound(t *testing.T, d storetest.Dialect) {
 	ctx := context.Background()
-	p := startBudgetPlanes(t, d, "overshoot")
+	p := startBudgetPlanes(t, d, "overshoot", "GW_ROLE=all", "GW_BATCH_PACE="+overshootBatchPace)
 	owner := p.owner
 	up := providerstest.NewOpenAI(t, "sk-upstream-overshoot")
 	up.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: budgetIn, Output: budgetOut},
@@ -108,29 +110,44 @@ func budgetOvershootBound(t *testing.T, d storetest.Dialect) {
 		{kind: "mcp", callers: overshootToolCalls, start: overshootToolSession, call: overshootToolCall(price)},
 	}
 
-	toolsDelivered := 0
+	toolsDelivered, upstreamServed, journalBilled := 0, 0, 0
 	for _, ws := range []string{"reachable", "outage"} {
 		amount, _ := catalog.ParseNanoUSD(amounts[ws])
 		var kills []float64
 		if ws == "outage" {
 			kills = []float64{0.25, 0.6}
 		}
+		batches := overshootBatchSubmit(t, p, tokens[ws], ws)
 		run := runOvershoot(t, p, tokens[ws], ws, loads, amount, kills)
+		overshootBatchCollect(t, p, tokens[ws], ws, batches, run)
 		if len(run.killed) != len(kills) {
 			t.Fatalf("%s: the control plane was killed %d times of %d (the callers spent too little)", ws, len(run.killed), len(kills))
 		}
 		f := overshootCheck(t, p, ws, run, amount)
 		over, _ := f.byDay.overshoot(amount)
 		toolsDelivered += run.deliveredOf["mcp"]
-		t.Logf("%s: %d requests delivered (%d tool calls), %d refused for good, %d refused while the control plane was down; "+
+		upstreamServed += run.deliveredOf["chat.completions"] + run.deliveredOf["batch"]
+		journalBilled += f.journalBilled
+		t.Logf("%s: %d requests delivered (%d tool calls, %d batch lines), %d refused for good, %d refused while the control plane was down; "+
+			"batch lines: %d refused, %d interrupted (%d billed by the journal); "+
 			"events cost $%s of $%s (%.2f%%), overshoot %d; delivered while the control plane was down (nano-dollars): %v; %v",
-			ws, len(run.delivered), run.deliveredOf["mcp"], run.final, run.unreachable,
+			ws, len(run.delivered), run.deliveredOf["mcp"], run.deliveredOf["batch"], run.final, run.unreachable,
+			run.refusedLines, len(run.interrupted), f.journalBilled,
 			catalog.FormatNanoUSD(f.cost), amounts[ws], 100*float64(f.cost)/float64(amount), max(0, over), run.cut,
 			run.elapsed.Round(time.Millisecond))
 	}
 	// A refused tool call reaches no upstream.
 	if got := toolRuns.Load(); got != int64(toolsDelivered) || got == 0 {
 		t.Errorf("the tool upstream ran %d calls; the callers got %d results", got, toolsDelivered)
+	}
+	// The model upstream served the chat completions delivered and the
+	// batch lines completed, and at most the interrupted lines the journal
+	// billed (journaled as they went upstream, a kill may have cut one
+	// before it got there): no request refused reached it, none went
+	// unbilled.
+	if got := len(up.Requests()); got < upstreamServed || got > upstreamServed+journalBilled {
+		t.Errorf("the model upstream served %d requests; delivered and completed: %d, and %d interrupted lines billed",
+			got, upstreamServed, journalBilled)
 	}
 	p.stop(t)
 }
@@ -205,6 +222,8 @@ const (
 type overshootDone struct {
 	kind string
 	cost int64
+	// batch is the batch a line was of ("" for a synchronous request).
+	batch string
 }
 
 type overshootOutcome struct {
@@ -321,6 +340,12 @@ type overshootRun struct {
 	// down, each time: within the leases the planes held.
 	cut     []int64
 	elapsed time.Duration
+	// The batch lines (overshootBatchCollect): batch maps a line that was
+	// run (delivered or refused) to its batch; interrupted holds the lines
+	// a kill ended in flight; refusedLines counts the refused ones.
+	batch        map[string]string
+	interrupted  map[string]bool
+	refusedLines int
 }
 
 // runOvershoot runs every load's callers on the phase's workspace (its
@@ -459,7 +484,9 @@ type overshootFigures struct {
 	// checked as they are read.
 	byRequest map[string]int
 	overBound int
-	problems  []string
+	// journalBilled counts the interrupted batch lines with an event.
+	journalBilled int
+	problems      []string
 }
 
 // overshootCheck waits until every request the callers saw has its event
@@ -471,7 +498,7 @@ func overshootCheck(t *testing.T, p *budgetPlanes, ws string, run *overshootRun,
 	waitFor(t, ws+": every request's usage event at the control plane", func() bool {
 		var err error
 		f, err = overshootEvents(p.cp.URL, p.token, ws, run)
-		return err == nil && len(f.byRequest) >= len(run.delivered)+len(run.refused)
+		return err == nil && len(f.byRequest)-f.journalBilled >= len(run.delivered)+len(run.refused)
 	})
 	var states []wire.BudgetState
 	waitFor(t, ws+": the data planes' spend reports", func() bool {
@@ -502,7 +529,12 @@ func overshootCheck(t *testing.T, p *budgetPlanes, ws string, run *overshootRun,
 			t.Errorf("%s: refused request %s has %d usage events", ws, rid, f.byRequest[rid])
 		}
 	}
-	if n := len(f.byRequest); n != len(run.delivered)+len(run.refused) {
+	for rid := range run.interrupted {
+		if f.byRequest[rid] > 1 {
+			t.Errorf("%s: interrupted batch line %s has %d usage events", ws, rid, f.byRequest[rid])
+		}
+	}
+	if n := len(f.byRequest) - f.journalBilled; n != len(run.delivered)+len(run.refused) {
 		t.Errorf("%s: %d requests have events; the callers sent %d", ws, n, len(run.delivered)+len(run.refused))
 	}
 	// The bound: with no event flagged over_bound, the amount itself.
@@ -552,10 +584,27 @@ func overshootEvents(cpURL, token, ws string, run *overshootRun) (overshootFigur
 			}
 			f.byRequest[rid]++
 			done, delivered := run.delivered[rid]
+			batch := ""
+			if ev.BatchID != nil {
+				batch = *ev.BatchID
+			}
 			switch {
 			case delivered && (ev.Status != "ok" || ev.Endpoint == nil || *ev.Endpoint != done.kind || cost != done.cost):
 				f.problems = append(f.problems, fmt.Sprintf("delivered %s request %s (cost %d) has a %s event of endpoint %v costing %d",
 					done.kind, rid, done.cost, ev.Status, ev.Endpoint, cost))
+			case run.interrupted[rid]:
+				// Journaled as it went upstream, and billed: cut in flight,
+				// an error, reason crashed, at an estimate of what it was
+				// sent, never $0 (the journal at the next start); ended
+				// before the kill but not yet written to its batch, ok at
+				// the batch cost (its answer is in no output file).
+				f.journalBilled++
+				crashed := ev.Status == "error" && ev.Reason != nil && *ev.Reason == "crashed" && cost > 0
+				if !crashed && (ev.Status != "ok" || cost != overshootBatchCost) {
+					f.problems = append(f.problems, fmt.Sprintf("interrupted batch line %s has a %s event costing %s", rid, ev.Status, ev.CostUSD))
+				}
+			case (delivered || run.refused[rid]) && batch != run.batch[rid]:
+				f.problems = append(f.problems, fmt.Sprintf("request %s's event names batch %q, not %q", rid, batch, run.batch[rid]))
 			case run.refused[rid] && (ev.Status != "denied" || cost != 0):
 				f.problems = append(f.problems, fmt.Sprintf("refused request %s has a %s event costing %s", rid, ev.Status, ev.CostUSD))
 			case !delivered && !run.refused[rid]:

@@ -29,7 +29,7 @@ var Tags = []string{
 	"Workspaces", "Management Keys", "Provider Credentials", "Usage Events", "Reports", "Activity",
 	"Model Catalog", "Workspace Settings", "Workspace Policies", "Workspace Members",
 	"Workspace Management Keys", "Workspace Playground", "Workspace Inference Keys",
-	"Workspace Provider Credentials", "Workspace Usage Events", "Workspace Model Catalog", "Data Plane API",
+	"Workspace Provider Credentials", "Workspace Usage Events", "Workspace Batches", "Workspace Model Catalog", "Data Plane API",
 	"Instance Identity Providers",
 	"Instance OAuth Clients", "Workspace OAuth Grants",
 }

@@ -27,6 +27,7 @@ func (s *Server) allRoutes() []*Route {
 		s.policyRoutes(),
 		s.modelAliasRoutes(),
 		s.guardrailRoutes(),
+		s.batchRoutes(),
 		s.tagBudgetRoutes(),
 		s.usageRoutes(),
 		s.dataPlaneRoutes(),

@@ -47,6 +47,9 @@ func (x *exchange) journalAttempt(rt *route) {
 	if n := len(x.attempts); n > 1 {
 		r.attempts = x.attempts[:n-1]
 	}
+	if bl := batchLineOf(x.r.Context()); bl != nil {
+		r.batchID, r.batchKind = bl.batchID, string(m.kind)
+	}
 	s.holds, s.budgets = s.holds[:0], s.budgets[:0]
 	if x.budget != nil {
 		r.bound = x.budget.Bound()
@@ -252,6 +255,9 @@ func crashedEvent(r remnant) (wire.UsageEventIn, int64) {
 	var nano int64
 	prices := &wire.UsagePrices{}
 	if pp, err := rec.pricing.Parse(); err == nil {
+		if rec.batchID != "" {
+			pp = pp.ForBatch(catalog.Kind(rec.batchKind))
+		}
 		if nano, err = pp.CostNanoUSD(t); err != nil {
 			nano = 0
 		}
@@ -273,6 +279,10 @@ func crashedEvent(r remnant) (wire.UsageEventIn, int64) {
 		optionalID(rec.key), optionalID(rec.managementKey), optionalID(rec.owner), optionalID(rec.credential)
 	if reason != "" {
 		e.Reason = &reason
+	}
+	if rec.batchID != "" {
+		batch := rec.batchID
+		e.BatchID, prices.PriceClass = &batch, wire.PriceClassBatch
 	}
 	current := wire.UsageAttempt{Model: rec.model, Provider: rec.provider, LatencyMS: max(0, last.Sub(rec.attemptStarted).Milliseconds())}
 	if failure != "" {

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -520,5 +521,39 @@ func TestCrashInput(t *testing.T) {
 		if got := crashInput(tt.s, catalog.KindOpenAI); got != tt.want || got > tt.s.tokens(catalog.KindOpenAI) {
 			t.Errorf("%+v: %d, want %d (never above the bound's %d)", tt.s, got, tt.want, tt.s.tokens(catalog.KindOpenAI))
 		}
+	}
+}
+
+// A batch line's record carries its batch, written after everything else
+// so a synchronous request's record is byte for byte what earlier
+// versions wrote (and read); a line that crashed at its upstream is
+// priced at the batch prices and its event names the batch.
+func TestRequestJournalBatchLine(t *testing.T) {
+	r := testRecord()
+	plain := encodeRecord(nil, 1, &r, dropNothing)
+	r.batchID, r.batchKind = "batch_abc123", string(catalog.KindOpenAI)
+	withBatch := encodeRecord(nil, 1, &r, dropNothing)
+	if !bytes.HasPrefix(withBatch, plain) {
+		t.Fatal("a batch line's record is not a synchronous record with the batch after it")
+	}
+	_, got, err := decodeRecord(withBatch)
+	if err != nil || !reflect.DeepEqual(got, r) {
+		t.Fatalf("read back %+v %v", got, err)
+	}
+	if _, got, err := decodeRecord(plain); err != nil || got.batchID != "" {
+		t.Fatalf("a synchronous record: %q %v", got.batchID, err)
+	}
+	if _, _, err := decodeRecord(append(plain, 0, 0)); err == nil {
+		t.Fatal("an empty batch id reads")
+	}
+	// Crashed at its upstream before any progress: the admission's input
+	// and the whole output cap, at half of gpt-4o-mini's prices.
+	line := remnant{rec: r}
+	e, cost := crashedEvent(line)
+	sync := r
+	sync.batchID, sync.batchKind = "", ""
+	_, syncCost := crashedEvent(remnant{rec: sync})
+	if cost*2 != syncCost || e.BatchID == nil || *e.BatchID != "batch_abc123" || e.Provenance.Prices.PriceClass != wire.PriceClassBatch {
+		t.Fatalf("a crashed batch line: cost %d (synchronous %d), batch %v, prices %+v", cost, syncCost, e.BatchID, e.Provenance.Prices)
 	}
 }

@@ -41,6 +41,12 @@ type journalRecord struct {
 	// budgets are the budgets the request counts against, for the event's
 	// provenance.
 	budgets []journalBudget
+	// batchID is the batch the request is a line of ("" for a
+	// synchronous request), and batchKind its model's provider kind: a
+	// crashed line is priced at the batch prices and names its batch.
+	// Written last and only for a batch line, so that every other record
+	// is what earlier versions wrote and read.
+	batchID, batchKind string
 }
 
 // journalHold is a budget counter a reservation holds against, in the
@@ -143,6 +149,9 @@ func encodeRecord(b []byte, seq uint64, r *journalRecord, drop int) []byte {
 				b = appendString(b, s)
 			}
 		}
+	}
+	if r.batchID != "" {
+		b = appendString(appendString(b, r.batchID), r.batchKind)
 	}
 	return b
 }
@@ -249,6 +258,11 @@ func decodeRecord(rec []byte) (uint64, journalRecord, error) {
 		bu := journalBudget{policyID: rd.uuid()}
 		bu.name, bu.period, bu.aggregation, bu.amount = rd.str(), rd.str(), rd.str(), rd.str()
 		r.budgets = append(r.budgets, bu)
+	}
+	if len(rd.b) > 0 && rd.err == nil {
+		if r.batchID, r.batchKind = rd.str(), rd.str(); r.batchID == "" {
+			return 0, journalRecord{}, errRecordTrailing
+		}
 	}
 	if rd.err != nil {
 		return 0, journalRecord{}, rd.err
