@@ -133,9 +133,10 @@ type UsagePrices struct {
 const PriceClassBatch = "batch"
 
 // BatchIDPattern is the form of gw's batch ids, in a usage event's
-// batch_id: "batch_" and up to 64 letters and digits (a code, never free
+// batch_id: "batch_" (an OpenAI batch) or "msgbatch_" (an Anthropic
+// message batch) and up to 64 letters and digits (a code, never free
 // text).
-const BatchIDPattern = `^batch_[A-Za-z0-9]{1,64}$`
+const BatchIDPattern = `^(msg)?batch_[A-Za-z0-9]{1,64}$`
 
 // UsagePolicy is one policy rule that applied to a request: the policy,
 // the rule's position in it, its action and what it did (spec's policy
@@ -205,7 +206,7 @@ type UsageEventIn struct {
 	ServiceTier *string `json:"service_tier,omitempty" jsonschema:"pattern=^[a-z][a-z0-9_]{0\\,31}$"`
 	// BatchID is the batch the request was a line of (older data planes
 	// and synchronous requests send none).
-	BatchID *string `json:"batch_id,omitempty" jsonschema:"pattern=^batch_[A-Za-z0-9]{1\\,64}$"`
+	BatchID *string `json:"batch_id,omitempty" jsonschema:"pattern=^(msg)?batch_[A-Za-z0-9]{1\\,64}$"`
 	// Tags are the request's cost-centre tags (older data planes send
 	// none).
 	Tags map[string]string `json:"tags,omitempty" jsonschema:"maxProperties=20"`

@@ -46,7 +46,9 @@ func (s *Server) listBatches(r *Request) (any, error) {
 		after = batchIDOf(pq.After.ID)
 	}
 	// One more than the page says whether there is a next one.
-	bs, err := s.store.Batches(r.ctx, r.WS.ID, after, pq.Limit+1)
+	// OpenAI batches: an Anthropic message batch's msgbatch_ id is not
+	// of the form this API pages by (batchUUID).
+	bs, err := s.store.Batches(r.ctx, r.WS.ID, false, after, pq.Limit+1)
 	if err != nil {
 		return nil, err
 	}

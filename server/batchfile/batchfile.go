@@ -37,6 +37,15 @@ var DefaultLimits = Limits{Bytes: 200 << 20, Lines: 50_000, LineBytes: 4 << 20}
 // them; a batch's lines all ask for its own endpoint.
 var Endpoints = []string{"/v1/chat/completions", "/v1/responses", "/v1/embeddings"}
 
+// MessagesEndpoint is the endpoint of Anthropic's Message Batches: gw
+// writes their requests as the lines of a file for it (an OpenAI batch
+// never names it), so one reader checks both.
+const MessagesEndpoint = "/v1/messages"
+
+func known(endpoint string) bool {
+	return slices.Contains(Endpoints, endpoint) || endpoint == MessagesEndpoint
+}
+
 // The codes of a Problem, as OpenAI's batch errors name theirs where it
 // has one.
 const (
@@ -63,6 +72,9 @@ const MaxCustomIDBytes = 64
 // the file as a whole) and its custom_id when read, a code, and a message
 // that says what to change.
 type Problem struct {
+	// Name, when set, is how the line is named instead of "line N" (an
+	// Anthropic batch's "requests[i]").
+	Name     string
 	Line     int
 	CustomID string
 	Code     string
@@ -70,13 +82,17 @@ type Problem struct {
 }
 
 func (p *Problem) Error() string {
+	name := p.Name
+	if name == "" {
+		name = fmt.Sprintf("line %d", p.Line)
+	}
 	switch {
 	case p.Line == 0:
 		return p.Message
 	case p.CustomID != "":
-		return fmt.Sprintf("line %d (custom_id %q): %s", p.Line, p.CustomID, p.Message)
+		return fmt.Sprintf("%s (custom_id %q): %s", name, p.CustomID, p.Message)
 	default:
-		return fmt.Sprintf("line %d: %s", p.Line, p.Message)
+		return fmt.Sprintf("%s: %s", name, p.Message)
 	}
 }
 
@@ -90,12 +106,14 @@ type Line struct {
 	// Body is the request's body as written; Model its model.
 	Body  json.RawMessage
 	Model string
+	// Name, when set, names the line in its problems (Problem.Name).
+	Name string
 }
 
 // Problem is a problem of this line, for a check the caller makes (an
 // unknown model, a policy's refusal).
 func (l Line) Problem(code, format string, args ...any) *Problem {
-	return &Problem{Line: l.Number, CustomID: l.CustomID, Code: code, Message: fmt.Sprintf(format, args...)}
+	return &Problem{Name: l.Name, Line: l.Number, CustomID: l.CustomID, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // rawLine is a line as written; an unknown member is refused.
@@ -114,7 +132,7 @@ type rawLine struct {
 // twice, a method other than POST, a url other than endpoint, and a body
 // that is not an object naming its model or that asks to stream.
 func Read(data []byte, endpoint string, lim Limits) ([]Line, error) {
-	if !slices.Contains(Endpoints, endpoint) {
+	if !known(endpoint) {
 		return nil, &Problem{Code: CodeInvalidURL, Message: fmt.Sprintf("endpoint %q is not one of %s", endpoint, strings.Join(Endpoints, ", "))}
 	}
 	if lim.Bytes > 0 && int64(len(data)) > lim.Bytes {
@@ -180,7 +198,7 @@ func readLine(n int, raw []byte, endpoint string) (Line, *Problem) {
 	}
 	l.Method = *r.Method
 	switch {
-	case r.URL == nil || !slices.Contains(Endpoints, *r.URL):
+	case r.URL == nil || !known(*r.URL):
 		return l, l.Problem(CodeInvalidURL, "url must be one of %s", strings.Join(Endpoints, ", "))
 	case *r.URL != endpoint:
 		return l, l.Problem(CodeMismatchedURL, "url is %q, but the batch's endpoint is %q; every line asks for the batch's", *r.URL, endpoint)

@@ -135,8 +135,8 @@ func (s Store) Batch(ctx context.Context, ws uuid.UUID, id string) (*dataplane.B
 	return &out, nil
 }
 
-func (s Store) Batches(ctx context.Context, ws uuid.UUID, after string, limit int) ([]dataplane.Batch, error) {
-	bs, err := s.St.Batches(ctx, ws, after, limit)
+func (s Store) Batches(ctx context.Context, ws uuid.UUID, messages bool, after string, limit int) ([]dataplane.Batch, error) {
+	bs, err := s.St.Batches(ctx, ws, messages, after, limit)
 	if err != nil {
 		return nil, mapErr(err)
 	}

@@ -96,7 +96,9 @@ type BatchStore interface {
 	DeleteFile(ctx context.Context, ws uuid.UUID, id string, now time.Time) error
 	CreateBatch(ctx context.Context, b *Batch, customIDs []string) error
 	Batch(ctx context.Context, ws uuid.UUID, id string) (*Batch, error)
-	Batches(ctx context.Context, ws uuid.UUID, after string, limit int) ([]Batch, error)
+	// Batches are the workspace's Anthropic Message Batches when
+	// messages, else its OpenAI batches.
+	Batches(ctx context.Context, ws uuid.UUID, messages bool, after string, limit int) ([]Batch, error)
 	Counts(ctx context.Context, batchID string) (BatchCounts, error)
 	Cancel(ctx context.Context, ws uuid.UUID, id string, now time.Time) (*Batch, error)
 	// Active are the batches of every workspace with lines to run or end.
@@ -371,7 +373,7 @@ func (p *Plane) serveBatches(w http.ResponseWriter, r *http.Request, rest string
 	switch {
 	case id == "" && r.Method == http.MethodGet:
 		limit, after := listPage(r)
-		bs, err := p.batches.Batches(ctx, ws, after, limit+1)
+		bs, err := p.batches.Batches(ctx, ws, false, after, limit+1)
 		if err != nil {
 			batchStoreFailed(p, err).write(w)
 			return
@@ -392,12 +394,20 @@ func (p *Plane) serveBatches(w http.ResponseWriter, r *http.Request, rest string
 		writeObject(w, http.StatusOK, page)
 	case sub == "" && r.Method == http.MethodGet:
 		b, err := p.batches.Batch(ctx, ws, id)
+		if err == nil && b.Endpoint == batchfile.MessagesEndpoint {
+			// An Anthropic batch is served in its own shape only.
+			err = ErrBatchNotFound
+		}
 		if err != nil {
 			p.batchErr(err, "batch", id).write(w)
 			return
 		}
 		p.writeBatch(w, b)
 	case sub == "cancel" && r.Method == http.MethodPost:
+		if strings.HasPrefix(id, messageBatchPrefix) {
+			notFoundID("batch", id).write(w)
+			return
+		}
 		b, err := p.batches.Cancel(ctx, ws, id, p.now())
 		if err != nil {
 			p.batchErr(err, "batch", id).write(w)
@@ -547,6 +557,11 @@ func (p *Plane) createBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	if f.Purpose != "batch" {
 		invalidRequest("input_file_id", "invalid_input_file", fmt.Sprintf("File %q is not of purpose \"batch\".", f.ID)).write(a.w)
+		return
+	}
+	if req.Endpoint == batchfile.MessagesEndpoint {
+		// Anthropic's batches are submitted at /inf/v1/messages/batches.
+		invalidRequest("endpoint", batchfile.CodeInvalidURL, fmt.Sprintf("endpoint %q is not one of %s", req.Endpoint, strings.Join(batchfile.Endpoints, ", "))).write(a.w)
 		return
 	}
 	lines, err := batchfile.Read(f.Content, req.Endpoint, batchfile.DefaultLimits)

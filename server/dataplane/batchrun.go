@@ -342,7 +342,9 @@ func (p *Plane) finishBatch(ctx context.Context, b *Batch) error {
 	}
 	at := p.now()
 	file := func(buf *bytes.Buffer, name string) *BatchFile {
-		if buf.Len() == 0 {
+		if buf.Len() == 0 || b.Endpoint == batchfile.MessagesEndpoint {
+			// An Anthropic batch's results are read from its lines
+			// (messagebatches.go), not from files.
 			return nil
 		}
 		return &BatchFile{ID: "file-" + strings.ReplaceAll(uuid.NewString(), "-", ""), OrgID: b.OrgID, WorkspaceID: b.WorkspaceID,

@@ -60,6 +60,8 @@ func (p *Plane) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveInference(w, r, compactDialect{})
 	case path == messagesPath:
 		p.serveInference(w, r, messagesDialect{})
+	case path == messageBatchesPath || strings.HasPrefix(path, messageBatchesPath+"/"):
+		p.serveMessageBatches(w, r, strings.TrimPrefix(strings.TrimPrefix(path, messageBatchesPath), "/"))
 	case path == countTokensPath:
 		p.serveCountTokens(w, r)
 	case path == embeddingsPath:

@@ -299,7 +299,9 @@ func TestUnknownPathsAnswerInTheCallersDialect(t *testing.T) {
 	check("/inf/v1/messages", nil, http.StatusServiceUnavailable, true)
 	check("/inf/v1/chat/completions", nil, http.StatusServiceUnavailable, false)
 	p.MarkReady()
-	check("/inf/v1/messages/batches", nil, http.StatusNotFound, true)
+	check("/inf/v1/messages/nope", nil, http.StatusNotFound, true)
+	// Anthropic's Message Batches: a request without a key is refused in its shape.
+	check("/inf/v1/messages/batches", nil, http.StatusUnauthorized, true)
 	check("/inf/v1/messages/count_tokens/x", nil, http.StatusNotFound, true)
 	check("/inf/v1/complete", version, http.StatusNotFound, true)
 	check("/inf/v1/complete", nil, http.StatusNotFound, false)

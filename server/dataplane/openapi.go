@@ -236,6 +236,7 @@ func dataPlaneOpenAPI() map[string]any {
 		addOperation(paths, op, o)
 	}
 	batchPaths(paths, closed, openAIError)
+	messageBatchPaths(paths, closed, anthropicErr)
 	for _, sch := range schemas {
 		apidoc.OpenBooleanSchemas(sch)
 	}

@@ -63,6 +63,14 @@ func checkAnswers() int {
 			} else {
 				x.Path = "/inf/v1/files/{file_id}"
 			}
+		case strings.HasPrefix(x.Path, "/inf/v1/messages/batches/"):
+			sub := ""
+			for _, s := range []string{"/cancel", "/results"} {
+				if strings.HasSuffix(x.Path, s) {
+					sub = s
+				}
+			}
+			x.Path = "/inf/v1/messages/batches/{message_batch_id}" + sub
 		case strings.HasPrefix(x.Path, "/inf/v1/batches/"):
 			if strings.HasSuffix(x.Path, "/cancel") {
 				x.Path = "/inf/v1/batches/{batch_id}/cancel"

@@ -71,3 +71,60 @@ func batchPaths(paths map[string]any, closed *apidoc.Reflector, errRef any) {
 	cancel["parameters"] = idParam("batch_id", "gw's batch id, batch_…")
 	paths[batchesPath+"/{batch_id}/cancel"] = map[string]any{"post": cancel}
 }
+
+// messageBatchPaths documents Anthropic's Message Batches
+// (messagebatches.go), its shapes and its error body.
+func messageBatchPaths(paths map[string]any, closed *apidoc.Reflector, errRef any) {
+	errResp := func(desc string) map[string]any {
+		return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": errRef}}}
+	}
+	ok := func(answer any) map[string]any {
+		return map[string]any{"description": "Anthropic's object.", "content": map[string]any{"application/json": map[string]any{"schema": closed.Ref(answer)}}}
+	}
+	idParam := []any{map[string]any{"name": "message_batch_id", "in": "path", "required": true, "description": "gw's message batch id, msgbatch_…",
+		"schema": map[string]any{"type": "string"}}}
+	common := func(extra map[string]any) map[string]any {
+		r := map[string]any{
+			"401": errResp("Missing, invalid or expired inference key (x-api-key or Bearer)."),
+			"404": errResp("No such message batch in the key's workspace (another workspace's id, or an OpenAI batch's, included)."),
+			"501": errResp("This data plane has no store of batches (a remote data plane): use the control plane's own."),
+			"503": errResp("No configuration admitted yet, or the store is not available."),
+		}
+		for k, v := range extra {
+			r[k] = v
+		}
+		return r
+	}
+	ref := func(desc, url string) map[string]any { return map[string]any{"description": desc, "url": url} }
+	op := func(id, summary string, responses map[string]any) map[string]any {
+		return map[string]any{"operationId": id, "summary": summary, "tags": []string{"Batches"}, "responses": responses}
+	}
+	create := op("create_message_batch", "Submit an Anthropic message batch: every request admitted (model, policies) and the whole batch's bound at the batch prices checked against the budgets; gw runs it request by request",
+		common(map[string]any{"200": ok(messageBatchObject{}),
+			"400": errResp("A bad body, or a request's problem naming requests[i] and its custom_id (an unknown model, a malformed request, a repeated custom_id, over the limits)."),
+			"403": errResp("A request a workspace policy denies, named."),
+			"402": errResp("The batch's bound does not fit a budget (billing_error)."),
+			"429": errResp("A rate limit of the key or the workspace, or budget room held by requests in flight.")}))
+	create["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
+		"type": "object", "required": []string{"requests"}, "additionalProperties": false, "properties": map[string]any{
+			"requests": map[string]any{"type": "array", "minItems": 1, "maxItems": 50000, "items": map[string]any{
+				"type": "object", "required": []string{"custom_id", "params"}, "additionalProperties": false, "properties": map[string]any{
+					"custom_id": map[string]any{"type": "string", "minLength": 1, "maxLength": 64},
+					"params":    map[string]any{"type": "object", "description": "A Messages request (POST /inf/v1/messages), without stream."}}}}}}}}}
+	create["externalDocs"] = ref("Anthropic's messages.batches.create", "https://docs.anthropic.com/en/api/creating-message-batches")
+	paths[messageBatchesPath] = map[string]any{
+		"post": create,
+		"get":  op("list_message_batches", "The workspace's message batches, newest first (limit, after_id)", common(map[string]any{"200": ok(messageBatchPage{})})),
+	}
+	get := op("get_message_batch", "One message batch of the workspace, its request_counts and results_url once ended", common(map[string]any{"200": ok(messageBatchObject{})}))
+	get["parameters"] = idParam
+	paths[messageBatchesPath+"/{message_batch_id}"] = map[string]any{"get": get}
+	results := op("get_message_batch_results", "An ended batch's results, one JSON line a request: {custom_id, result: {type: succeeded|errored|canceled|expired, message|error}}",
+		common(map[string]any{"200": map[string]any{"description": "The results (JSONL, as application/octet-stream).", "content": map[string]any{"application/octet-stream": map[string]any{"schema": map[string]any{"type": "string"}}}},
+			"400": errResp("The batch is still processing.")}))
+	results["parameters"] = idParam
+	paths[messageBatchesPath+"/{message_batch_id}/results"] = map[string]any{"get": results}
+	cancel := op("cancel_message_batch", "Cancel a message batch: its pending requests are never sent and cost nothing", common(map[string]any{"200": ok(messageBatchObject{})}))
+	cancel["parameters"] = idParam
+	paths[messageBatchesPath+"/{message_batch_id}/cancel"] = map[string]any{"post": cancel}
+}

@@ -52,6 +52,10 @@ func (s *Store) BatchFiles(ctx context.Context, workspaceID uuid.UUID, purpose, 
 		Where("workspace_id = ? AND deleted_at IS NULL", workspaceID).OrderExpr("created_at DESC, id DESC").Limit(int64(limit))
 	if purpose != "" {
 		q = q.Where("purpose = ?", purpose)
+	} else {
+		// The requests of an Anthropic batch, kept as its input file, are
+		// gw's own, never listed.
+		q = q.Where("purpose <> ?", PurposeMessageBatch)
 	}
 	if after != "" {
 		// Keyset: the files older than after (of this workspace; another
@@ -172,11 +176,26 @@ func (s *Store) Batch(ctx context.Context, workspaceID uuid.UUID, id string) (*B
 	return b, nil
 }
 
-// Batches lists the workspace's batches newest first; after is the last
-// id of the previous page ("" for the first).
-func (s *Store) Batches(ctx context.Context, workspaceID uuid.UUID, after string, limit int) ([]Batch, error) {
+// PurposeMessageBatch is the purpose of the file gw writes of an
+// Anthropic Message Batch's requests, its input; MessagesEndpoint the
+// endpoint of such a batch.
+const (
+	PurposeMessageBatch = "message_batch"
+	MessagesEndpoint    = "/v1/messages"
+)
+
+// Batches lists the workspace's batches newest first: its Anthropic
+// Message Batches (endpoint MessagesEndpoint) when messages, else its
+// OpenAI ones; after is the last id of the previous page ("" for the
+// first).
+func (s *Store) Batches(ctx context.Context, workspaceID uuid.UUID, messages bool, after string, limit int) ([]Batch, error) {
 	var out []Batch
 	q := s.db.NewSelect().Model(&out).Where("workspace_id = ?", workspaceID).OrderExpr("created_at DESC, id DESC").Limit(int64(limit))
+	if messages {
+		q = q.Where("endpoint = ?", MessagesEndpoint)
+	} else {
+		q = q.Where("endpoint <> ?", MessagesEndpoint)
+	}
 	if after != "" {
 		q = q.Where("(created_at, id) < (SELECT created_at, id FROM batches WHERE id = ? AND workspace_id = ?)", after, workspaceID)
 	}
