@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,48 +19,17 @@ import (
 // second batch (issue 34). Every line that ran leaves one usage event.
 // Skipped without node and the package, unless GW_TEST_REQUIRE_NODE is set.
 func TestNodeBatches(t *testing.T) {
-	dir, err := filepath.Abs("node")
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := exec.LookPath("node")
-	missing := ""
-	if err != nil {
-		missing = "node is not installed"
-	} else if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json")); err != nil {
-		missing = "openai is not installed in e2e/node (run npm ci there)"
-	}
-	if missing != "" {
-		if os.Getenv("GW_TEST_REQUIRE_NODE") != "" {
-			t.Fatal(missing + ", and GW_TEST_REQUIRE_NODE is set")
-		}
-		t.Skip(missing)
-	}
-
+	node, dir := nodeWith(t, "openai")
 	ctx := context.Background()
-	srv := startServe(t, "GW_DATA_DIR="+t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_batches", "GW_BATCH_PACE=20ms")
-	anon, _ := client.New(client.Options{Server: srv.URL})
-	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_batches", Email: "ops@example.com", Password: "a long passphrase"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, _ := client.New(client.Options{Server: srv.URL, Token: boot.ManagementKey.Token})
-	oai := providerstest.NewOpenAI(t, "sk-upstream-node-batches")
-	oai.SetDefault(providerstest.Reply{Text: "hello from upstream", Usage: providerstest.Usage{Input: 12, Output: 5}})
-	if _, err := owner.CreateCredential(ctx, client.WorkspaceScope("default", "default"),
-		wire.ProviderCredentialCreate{Provider: "openai", Label: "fake", Secret: oai.Key, BaseURL: oai.BaseURL()}); err != nil {
-		t.Fatal(err)
-	}
-	ik, err := owner.CreateInferenceKey(ctx, "default", "default", wire.InferenceKeyCreate{Name: "batches"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake := providerstest.NewOpenAI(t, "sk-upstream-node-batches")
+	fake.SetDefault(providerstest.Reply{Text: "hello from upstream", Usage: providerstest.Usage{Input: 12, Output: 5}})
+	srv, owner, key := batchServe(t, "setup_batches", "batches", wire.ProviderCredentialCreate{Provider: "openai", Label: "fake", Secret: fake.Key, BaseURL: fake.BaseURL()})
 
 	runCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, node, "batches.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GW_INF_BASE="+srv.URL+"/inf", "GW_INF_KEY="+ik.Token)
+	cmd.Env = append(os.Environ(), "GW_INF_BASE="+srv.URL+"/inf", "GW_INF_KEY="+key)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node batches.mjs: %v\n%s\ngw serve:\n%s", err, out, srv.logs)
@@ -73,6 +41,30 @@ func TestNodeBatches(t *testing.T) {
 	// One event per line sent: the upstream's count of requests.
 	waitFor(t, "the batch lines' usage events", func() bool {
 		r, err := owner.UsageReport(ctx, "default", client.UsageQuery{Period: "today"})
-		return err == nil && r.Totals.Requests == int64(len(oai.Requests())) && len(oai.Requests()) >= 3
+		return err == nil && r.Totals.Requests == int64(len(fake.Requests())) && len(fake.Requests()) >= 3
 	})
+}
+
+// batchServe starts gw serve with a fast batch pace, bootstraps it with
+// token, gives its default workspace the credential cred (a fake
+// upstream) and returns the server, the owner's client and a new
+// inference key's token named keyName.
+func batchServe(t *testing.T, token, keyName string, cred wire.ProviderCredentialCreate) (*server, *client.Client, string) {
+	t.Helper()
+	ctx := context.Background()
+	srv := startServe(t, "GW_DATA_DIR="+t.TempDir(), "GW_BOOTSTRAP_TOKEN="+token, "GW_BATCH_PACE=20ms")
+	anon, _ := client.New(client.Options{Server: srv.URL})
+	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: token, Email: "ops@example.com", Password: "a long passphrase"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _ := client.New(client.Options{Server: srv.URL, Token: boot.ManagementKey.Token})
+	if _, err := owner.CreateCredential(ctx, client.WorkspaceScope("default", "default"), cred); err != nil {
+		t.Fatal(err)
+	}
+	ik, err := owner.CreateInferenceKey(ctx, "default", "default", wire.InferenceKeyCreate{Name: keyName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, owner, ik.Token
 }
