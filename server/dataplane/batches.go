@@ -145,15 +145,26 @@ func batchStoreFailed(p *Plane, err error) *response {
 		Message: "The store of files and batches is not available; try again."})
 }
 
-// serveFiles answers /inf/v1/files and /inf/v1/files/{id}[/content].
-func (p *Plane) serveFiles(w http.ResponseWriter, r *http.Request, rest string) {
+// batchCaller is the key of a files or batches request, once the plane
+// has the control plane's store of them; else it answers the refusal and
+// returns nil.
+func (p *Plane) batchCaller(w http.ResponseWriter, r *http.Request) *admittedKey {
 	key, refusal := p.authenticate(r)
 	if refusal != nil {
 		refusal.write(w)
-		return
+		return nil
 	}
 	if p.batches == nil {
 		errBatchesUnavailable.write(w)
+		return nil
+	}
+	return key
+}
+
+// serveFiles answers /inf/v1/files and /inf/v1/files/{id}[/content].
+func (p *Plane) serveFiles(w http.ResponseWriter, r *http.Request, rest string) {
+	key := p.batchCaller(w, r)
+	if key == nil {
 		return
 	}
 	ws, ctx := key.inference.workspace, r.Context()
@@ -359,13 +370,8 @@ func (p *Plane) serveBatches(w http.ResponseWriter, r *http.Request, rest string
 		p.createBatch(w, r)
 		return
 	}
-	key, refusal := p.authenticate(r)
-	if refusal != nil {
-		refusal.write(w)
-		return
-	}
-	if p.batches == nil {
-		errBatchesUnavailable.write(w)
+	key := p.batchCaller(w, r)
+	if key == nil {
 		return
 	}
 	ws, ctx := key.inference.workspace, r.Context()
