@@ -25,19 +25,7 @@ func TestNodeBatches(t *testing.T) {
 	fake.SetDefault(providerstest.Reply{Text: "hello from upstream", Usage: providerstest.Usage{Input: 12, Output: 5}})
 	srv, owner, key := batchServe(t, "setup_batches", "batches", wire.ProviderCredentialCreate{Provider: "openai", Label: "fake", Secret: fake.Key, BaseURL: fake.BaseURL()})
 
-	runCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(runCtx, node, "batches.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GW_INF_BASE="+srv.URL+"/inf", "GW_INF_KEY="+key)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("node batches.mjs: %v\n%s\ngw serve:\n%s", err, out, srv.logs)
-	}
-	if !strings.Contains(string(out), `{"ok":true`) {
-		t.Fatalf("node batches.mjs printed no summary:\n%s", out)
-	}
-	t.Logf("%s", strings.TrimSpace(string(out)))
+	runBatchScript(t, node, dir, "batches.mjs", srv, key)
 	// One event per line sent: the upstream's count of requests.
 	waitFor(t, "the batch lines' usage events", func() bool {
 		r, err := owner.UsageReport(ctx, "default", client.UsageQuery{Period: "today"})
@@ -67,4 +55,23 @@ func batchServe(t *testing.T, token, keyName string, cred wire.ProviderCredentia
 		t.Fatal(err)
 	}
 	return srv, owner, ik.Token
+}
+
+// runBatchScript runs a batch SDK script of e2e/node against srv with the
+// inference key, and fails unless it printed its {"ok":true…} summary.
+func runBatchScript(t *testing.T, node, dir, script string, srv *server, key string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GW_INF_BASE="+srv.URL+"/inf", "GW_INF_KEY="+key)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node %s: %v\n%s\ngw serve:\n%s", script, err, out, srv.logs)
+	}
+	if !strings.Contains(string(out), `{"ok":true`) {
+		t.Fatalf("node %s printed no summary:\n%s", script, out)
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
 }

@@ -3,9 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -27,19 +24,7 @@ func TestNodeMessageBatches(t *testing.T) {
 	fake.SetDefault(providerstest.Reply{Text: "hello from upstream", Usage: providerstest.Usage{Input: 12, Output: 5}})
 	srv, owner, key := batchServe(t, "setup_msgbatches", "message-batches", wire.ProviderCredentialCreate{Provider: "anthropic", Label: "fake", Secret: fake.Key, BaseURL: fake.BaseURL()})
 
-	runCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(runCtx, node, "messagebatches.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GW_INF_BASE="+srv.URL+"/inf", "GW_INF_KEY="+key)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("node messagebatches.mjs: %v\n%s\ngw serve:\n%s", err, out, srv.logs)
-	}
-	if !strings.Contains(string(out), `{"ok":true`) {
-		t.Fatalf("node messagebatches.mjs printed no summary:\n%s", out)
-	}
-	t.Logf("%s", strings.TrimSpace(string(out)))
+	runBatchScript(t, node, dir, "messagebatches.mjs", srv, key)
 	// One event per request sent: the upstream's count of requests.
 	var seen string
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {

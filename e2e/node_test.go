@@ -130,7 +130,7 @@ func structuredFake(t *testing.T, fake interface{ Enqueue(...providerstest.Reply
 // header said; now it is a 402. gw records one denied event per request
 // and no upstream is called.
 func TestNodeBudgetRefusalSentOnce(t *testing.T) {
-	dir := nodeDir(t, "openai", "@anthropic-ai/sdk", "ai", "@ai-sdk/openai", "@langchain/openai")
+	_, dir := nodeWith(t, "openai", "@anthropic-ai/sdk", "ai", "@ai-sdk/openai", "@langchain/openai")
 	ctx := context.Background()
 	srv := startServe(t, "GW_DATA_DIR="+t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_refusals")
 	anon, _ := client.New(client.Options{Server: srv.URL})
@@ -179,33 +179,6 @@ func TestNodeBudgetRefusalSentOnce(t *testing.T) {
 	}
 }
 
-// nodeDir is e2e/node, with node and the packages given installed there;
-// without them the test is skipped, unless GW_TEST_REQUIRE_NODE is set,
-// as in CI.
-func nodeDir(t *testing.T, pkgs ...string) string {
-	t.Helper()
-	dir, err := filepath.Abs("node")
-	if err != nil {
-		t.Fatal(err)
-	}
-	missing := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		missing = "node is not installed"
-	}
-	for _, pkg := range pkgs {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil && missing == "" {
-			missing = pkg + " is not installed in e2e/node (run npm ci there)"
-		}
-	}
-	if missing != "" {
-		if os.Getenv("GW_TEST_REQUIRE_NODE") != "" {
-			t.Fatal(missing + ", and GW_TEST_REQUIRE_NODE is set")
-		}
-		t.Skip(missing)
-	}
-	return dir
-}
-
 // TestNodeResponsesWebSocket runs e2e/node/responses-ws.mjs (issue 35):
 // the openai npm SDK's own Responses WebSocket client (ResponsesWS, with
 // the ws package) against gw serve's GET /inf/v1/responses, two turns on
@@ -214,7 +187,7 @@ func nodeDir(t *testing.T, pkgs ...string) string {
 // sent it the first turn's answer. gw records exactly one usage event per
 // turn, each with the upstream's tokens (never 0, LiteLLM #38674).
 func TestNodeResponsesWebSocket(t *testing.T) {
-	dir := nodeDir(t, "openai", "ws")
+	_, dir := nodeWith(t, "openai", "ws")
 	ctx := context.Background()
 	srv := startServe(t, "GW_DATA_DIR="+t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_responses_ws")
 	anon, _ := client.New(client.Options{Server: srv.URL})
