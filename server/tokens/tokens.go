@@ -162,13 +162,13 @@ func (b *bpe) count(text string) int64 {
 		}
 	}
 	if !remember {
-		// The tokenizer (tiktoken-go over regexp2) keeps a reference to
-		// a text it matched past the call, and text is often a view of a
-		// request's body, not a copy (floorscan, CountRequest): the view
-		// kept the whole body — a 30 MiB body held a minute after its
-		// request, one run in four of issue 17's memory test, none in
-		// sixteen with this copy. The copy is at most exactLimit bytes,
-		// beside a tokenization of as many.
+		// text is often a view of a request's body, not a copy
+		// (floorscan, CountRequest), and a reference the tokenizer
+		// (tiktoken-go over regexp2) keeps past the call would keep the
+		// whole body: a copy of at most exactLimit bytes is all it can
+		// keep. Issue 17's memory test failed less often with it (none in
+		// sixteen runs here) but not never (once in CI since): something
+		// else still keeps a body, see docs/security.md.
 		text = strings.Clone(text)
 	}
 	n, err := b.codec.Count(text)
