@@ -603,8 +603,16 @@ func (p *Plane) createBatch(w http.ResponseWriter, r *http.Request) {
 		batchStoreFailed(p, err).write(a.w)
 		return
 	}
+	// The answer is the batch as created, read before the runner is woken:
+	// read after, it could count lines already run under a status still
+	// in_progress.
+	o, err := p.batchObjectOf(ctx, b)
 	p.wakeRunner()
-	p.writeBatch(a.w, b)
+	if err != nil {
+		batchStoreFailed(p, err).write(a.w)
+		return
+	}
+	writeObject(a.w, http.StatusOK, o)
 }
 
 // validMetadata holds metadata to OpenAI's limits: 16 pairs, keys of up

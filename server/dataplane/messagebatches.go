@@ -340,6 +340,12 @@ func (p *Plane) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		anthropicError(batchStoreFailed(p, err)).write(a.w)
 		return
 	}
+	// Read before the runner is woken, as createBatch's answer is.
+	o, err := p.messageBatchObjectOf(r, b)
 	p.wakeRunner()
-	p.writeMessageBatch(a.w, r, b)
+	if err != nil {
+		anthropicError(batchStoreFailed(p, err)).write(a.w)
+		return
+	}
+	writeObject(a.w, http.StatusOK, o)
 }
