@@ -16,10 +16,17 @@ var errSyntax = errors.New("not JSON")
 // they hold an escape) and skips the rest without decoding or copying it.
 // A json.Decoder boxes every token it returns: walking one chat answer
 // that way cost ≈ 200 allocations a request, on every request.
+//
+// With bound set (the walker not floorOnly) it is CountRequest's walk:
+// every string, member name, number and literal counted as the
+// json.Decoder walk counts them, and strict, so that what it accepts the
+// decoder reads as the same values (a syntax error hands the document to
+// the decoder's walk, which says what it makes of it).
 type floorScan struct {
-	b []byte
-	i int
-	w requestWalker
+	b     []byte
+	i     int
+	w     requestWalker
+	bound bool
 	// cutKey and cutStart: the member and first byte of a string value
 	// the document ended in (nil: none).
 	cutKey   []byte
@@ -58,7 +65,7 @@ func (s *floorScan) value(key []byte, depth int) error {
 			s.cutKey, s.cutStart = key, start
 			return err
 		}
-		if s.w.keys[string(key)] {
+		if s.bound || s.w.keys[string(key)] {
 			// The key and a plain value are read in place: str only
 			// counts them (the count memo keeps a copy of what it keeps).
 			v := unsafe.String(unsafe.SliceData(raw), len(raw))
@@ -82,16 +89,81 @@ func (s *floorScan) value(key []byte, depth int) error {
 				if s.i == start {
 					return errSyntax
 				}
-				return nil
+				return s.scalar(s.b[start:s.i])
 			}
 			s.i++
+		}
+		if s.bound && depth == 0 && s.i > start {
+			// A document that is one number or literal.
+			return s.scalar(s.b[start:s.i])
 		}
 		return io.ErrUnexpectedEOF
 	}
 }
 
+// scalar counts a number or literal toward the bound, as the decoder's
+// walk does (a number's digits as a string, a literal as one token); it is
+// checked only then (a floor skips it).
+func (s *floorScan) scalar(v []byte) error {
+	if !s.bound {
+		return nil
+	}
+	switch string(v) {
+	case "true", "false", "null":
+		s.w.bound++
+		return nil
+	}
+	if !isNumber(v) {
+		return errSyntax
+	}
+	s.w.str("", unsafe.String(unsafe.SliceData(v), len(v)))
+	return nil
+}
+
+// isNumber says whether v is a JSON number:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func isNumber(v []byte) bool {
+	i := 0
+	if i < len(v) && v[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	switch {
+	case i < len(v) && v[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(v) && v[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		i++
+		if i < len(v) && (v[i] == '+' || v[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(v)
+}
+
 func (s *floorScan) object(depth int) error {
 	s.i++ // {
+	if s.bound {
+		s.w.objects++
+	}
 	for first := true; ; first = false {
 		s.ws()
 		if s.i >= len(s.b) {
@@ -125,6 +197,17 @@ func (s *floorScan) object(depth int) error {
 				return errSyntax
 			}
 			name = []byte(n)
+		} else if s.bound && !utf8.Valid(name) {
+			// Read as U+FFFD, as encoding/json reads it.
+			var n string
+			if json.Unmarshal(s.b[start:s.i], &n) != nil {
+				return errSyntax
+			}
+			name = []byte(n)
+		}
+		if s.bound && s.w.names.Len() < exactLimit {
+			s.w.names.Write(name)
+			s.w.names.WriteByte(' ')
 		}
 		s.ws()
 		if s.i >= len(s.b) {
@@ -176,6 +259,11 @@ func (s *floorScan) str() (raw []byte, escaped bool, err error) {
 		case '"':
 			s.i = i + 1
 			return s.b[start:i], escaped, nil
+		default:
+			if s.bound && s.b[i] < 0x20 {
+				// Not allowed in a JSON string (the decoder refuses it).
+				return nil, false, errSyntax
+			}
 		}
 	}
 	return nil, false, io.ErrUnexpectedEOF

@@ -60,3 +60,43 @@ func FuzzFloorScan(f *testing.F) {
 		}
 	})
 }
+
+// boundDocs are bodies whose bound the strict scan must count as the
+// decoder's walk does, JSON or not: what the scan refuses goes to the
+// decoder, so every one must agree.
+var boundDocs = append([]string{
+	`{"model":"gpt-4o-mini","max_tokens":1024,"temperature":0.7,"stream":true,"user":null,"messages":[{"role":"user","content":"Hello"}]}`,
+	`{"content":"data:image/png;base64,iVBORw0KGgo=","n":-0.5E-7}`,
+	`{"a":"ctl` + "\x01" + `char"}`, `{"a":"bad utf-8 ` + "\xff\xfe" + `"}`, `{"k` + "\xff" + `":1}`,
+	`123`, `true`, `"just a string"`, `nul`, `tru`, `01`, `-`, `1.`, `1e`, `{"a":1}trailing`, `{"a":1abc}`, `[1,]`, `[,1]`,
+	`{"a":1,}`, `{,}`, `{"a" 1}`, `{"a":1 "b":2}`, `not json`, ``, `   `, `{"content":"unterminated`, `{"a":"\q"}`,
+	`{"a":[true,false,null,1,-2,3.25,4e10,5E-3]}`, `[[[[[]]]]]`, `{"":""}`,
+}, floorDocs...)
+
+func TestCountRequestScanAgreesWithTheDecoder(t *testing.T) {
+	for _, c := range []Counter{o200k, Estimate{}} {
+		for _, doc := range boundDocs {
+			if got, want := CountRequest(c, []byte(doc)), countRequestDecoded(c, []byte(doc)); got != want {
+				t.Errorf("%q: %+v, the decoder's walk %+v", doc, got, want)
+			}
+		}
+	}
+	// What it costs on a body whose texts the memo holds: the member
+	// names' text, nothing per token.
+	doc := []byte(boundDocs[0])
+	CountRequest(o200k, doc)
+	if n := testing.AllocsPerRun(50, func() { CountRequest(o200k, doc) }); n > 1 {
+		t.Errorf("the bound of a chat request allocates %.0f times", n)
+	}
+}
+
+func FuzzCountRequestScan(f *testing.F) {
+	for _, doc := range boundDocs {
+		f.Add(doc)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		if got, want := CountRequest(o200k, []byte(doc)), countRequestDecoded(o200k, []byte(doc)); got != want {
+			t.Fatalf("%q: %+v, the decoder's walk %+v", doc, got, want)
+		}
+	})
+}

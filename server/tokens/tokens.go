@@ -103,6 +103,8 @@ func (m *countMemo) get(text string) (int64, bool) {
 	return n, ok
 }
 
+// put remembers text, which must be a copy of the memo's own (a string
+// no body shares).
 func (m *countMemo) put(text string, n int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -110,7 +112,8 @@ func (m *countMemo) put(text string, n int64) {
 		m.m, m.bytes = make(map[string]int64), 0
 	}
 	if _, ok := m.m[text]; !ok {
-		m.m[strings.Clone(text)] = n
+		// text is the caller's own copy (count), never a view.
+		m.m[text] = n
 		m.bytes += len(text)
 	}
 }
@@ -161,16 +164,14 @@ func (b *bpe) count(text string) int64 {
 			return n
 		}
 	}
-	if !remember {
-		// text is often a view of a request's body, not a copy
-		// (floorscan, CountRequest), and a reference the tokenizer
-		// (tiktoken-go over regexp2) keeps past the call would keep the
-		// whole body: a copy of at most exactLimit bytes is all it can
-		// keep. Issue 17's memory test failed less often with it (none in
-		// sixteen runs here) but not never (once in CI since): something
-		// else still keeps a body, see docs/security.md.
-		text = strings.Clone(text)
-	}
+	// text is often a view of a request's body, not a copy (floorscan,
+	// CountRequest), and a reference the tokenizer (tiktoken-go over
+	// regexp2) keeps past the call would keep the whole body: a copy of
+	// at most exactLimit bytes is all it can keep, and the memo keeps
+	// that same copy. Issue 17's memory test failed less often with it
+	// (none in sixteen runs here) but not never (once in CI since):
+	// something else still keeps a body, see docs/security.md.
+	text = strings.Clone(text)
 	n, err := b.codec.Count(text)
 	if err != nil {
 		// Only a strict error mode fails (on invalid UTF-8); the default
