@@ -145,12 +145,18 @@ func choicesFinished(choices []byte, members []jsonMember) (bool, []jsonMember) 
 // encode) was a non-streamed answer's largest cost in gw; this is one
 // compacting scan, a walk and a sort of the top-level members.
 func setMember(raw []byte, name string, value []byte, also string) (out, alsoValue []byte, ok, plain bool) {
-	var buf bytes.Buffer
-	buf.Grow(len(raw) + len(value))
-	if json.Compact(&buf, raw) != nil {
+	if !validJSON(raw) {
 		return nil, nil, false, true
 	}
-	b := buf.Bytes()
+	// Most upstreams write their answer compact already: then it is its
+	// own compact form, and neither scanned again nor copied.
+	b := raw
+	if !isCompact(raw) {
+		var buf bytes.Buffer
+		buf.Grow(len(raw) + len(value))
+		_ = json.Compact(&buf, raw) // valid: checked above
+		b = buf.Bytes()
+	}
 	if needsHTMLEscape(b) {
 		var esc bytes.Buffer
 		esc.Grow(len(b) + 16)
@@ -205,6 +211,23 @@ func appendMember(out []byte, name string, value []byte) []byte {
 		out = append(out, ',')
 	}
 	return append(append(append(append(out, '"'), name...), '"', ':'), value...)
+}
+
+// isCompact reports whether valid JSON b has no whitespace outside its
+// strings, so that json.Compact would return it unchanged.
+func isCompact(b []byte) bool {
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
 }
 
 // needsHTMLEscape reports whether compact JSON has a byte json.Marshal

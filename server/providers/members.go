@@ -21,7 +21,7 @@ import (
 // encoding/json fills a map. It fails with an *InvalidRequestError unless
 // body is a valid JSON object.
 func ParseObject(body []byte) (map[string]json.RawMessage, error) {
-	if !json.Valid(body) {
+	if !validJSON(body) {
 		return nil, invalid("", "invalid_json", "The request body is not a JSON object.")
 	}
 	m, ok := objectMemberMap(body)
@@ -79,7 +79,7 @@ func encodeMembers(m map[string]json.RawMessage) ([]byte, error) {
 	names := stack[:0]
 	size := 2
 	for name, v := range m {
-		if !json.Valid(v) {
+		if !validJSON(v) {
 			return nil, errors.New("member " + name + " is not valid JSON")
 		}
 		names = append(names, name)

@@ -357,7 +357,7 @@ func (s *openAIStream) nextChunk() (chunkParts, error) {
 	notObject := func() error {
 		return &Error{Kind: Unavailable, Message: "the upstream sent an event that is not a JSON object"}
 	}
-	if !json.Valid(data) {
+	if !validJSON(data) {
 		return chunkParts{}, notObject()
 	}
 	if bytes.IndexByte(data, '\n') >= 0 {
@@ -536,7 +536,7 @@ func decodeOpenAIUsage(raw json.RawMessage) Usage {
 // decodes the slow way. TestScanOpenAIUsageMatchesUnmarshal and
 // FuzzScanOpenAIUsage hold it to json.Unmarshal.
 func scanOpenAIUsage(raw []byte) (u openAIUsage, ok bool) {
-	if !json.Valid(raw) {
+	if !validJSON(raw) {
 		return u, false
 	}
 	var stack [12]jsonMember

@@ -1,0 +1,53 @@
+package providers
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+var validDocs = []string{
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}`,
+	`{"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12,"prompt_tokens_details":{"cached_tokens":0}}}`,
+	` { "a" : [ 1 , -2.5e+3 , 0 , 0.0 , 1E9 , true , false , null , "\u00e9\n\"\\\/\b\f\r\t" ] } `,
+	`"a string"`, `12`, `-0`, `[]`, `{}`, `[[]]`, "\"\xff\xfe bytes\"", `"é"`,
+	// Not JSON:
+	``, ` `, `{`, `}`, `[`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `[,]`, `{,}`, `{"a" 1}`, `[1 2]`, `01`, `-`, `1.`, `.5`,
+	`1e`, `1e+`, `+1`, `tru`, `nul`, `True`, `"\x"`, `"\u12"`, `"\u12g4"`, "\"a\x01b\"", `"unterminated`, `{"a":1}x`,
+	`{"a":1} {}`, `[1]]`, `{'a':1}`, `NaN`, `Infinity`, "\"\\", `"\`, `{"a":1 `, `[1,2`, "\x00",
+}
+
+func TestValidJSONIsJSONValid(t *testing.T) {
+	docs := append([]string{strings.Repeat("[", 600) + strings.Repeat("]", 600), strings.Repeat(`{"a":`, 600) + "1" + strings.Repeat("}", 600),
+		strings.Repeat("[", 20000) + strings.Repeat("]", 20000)}, validDocs...)
+	for _, d := range docs {
+		if got, want := validJSON([]byte(d)), json.Valid([]byte(d)); got != want {
+			t.Errorf("%.80q: %v, json.Valid %v", d, got, want)
+		}
+	}
+}
+
+func FuzzValidJSON(f *testing.F) {
+	for _, d := range validDocs {
+		f.Add(d)
+	}
+	f.Fuzz(func(t *testing.T, d string) {
+		if got, want := validJSON([]byte(d)), json.Valid([]byte(d)); got != want {
+			t.Fatalf("%q: %v, json.Valid %v", d, got, want)
+		}
+	})
+}
+
+func BenchmarkValidJSON(b *testing.B) {
+	chunk := []byte(validDocs[0])
+	b.Run("validJSON", func(b *testing.B) {
+		for range b.N {
+			validJSON(chunk)
+		}
+	})
+	b.Run("json.Valid", func(b *testing.B) {
+		for range b.N {
+			json.Valid(chunk)
+		}
+	})
+}
