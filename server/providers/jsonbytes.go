@@ -116,19 +116,10 @@ func isKey(key []byte, name string) bool {
 	return len(key) == len(name)+2 && string(key[1:len(key)-1]) == name
 }
 
-// choicesFinished reports whether any choice carries a finish_reason.
-// members is scratch space, returned for the next call.
-func choicesFinished(choices []byte, members []jsonMember) (bool, []jsonMember) {
-	finished := false
-	arrayElements(choices, func(elem []byte) {
-		members, _ = objectMembers(members[:0], elem)
-		for _, m := range members {
-			if isKey(m.key, "finish_reason") && string(m.value) != "null" && string(m.value) != `""` {
-				finished = true
-			}
-		}
-	})
-	return finished, members
+// finishes reports whether a choice's member m is a finish_reason that
+// says the choice is over.
+func finishes(m jsonMember) bool {
+	return isKey(m.key, "finish_reason") && string(m.value) != "null" && string(m.value) != `""`
 }
 
 // setMember returns the JSON object raw with its member name set to value

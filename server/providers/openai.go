@@ -142,7 +142,7 @@ func (a *OpenAI) Stream(ctx context.Context, call *Call) (ChunkStream, error) {
 		return nil, err
 	}
 	s := &openAIStream{body: resp.Body, sse: newSSEReader(resp.Body), call: call, filtered: a.Dialect == DialectAzure}
-	s.members, s.choiceMembers = s.memberBuf[:0:10], s.memberBuf[10:10]
+	s.members = s.memberBuf[:0]
 	return s, nil
 }
 
@@ -291,12 +291,11 @@ type openAIStream struct {
 	finished bool
 	// model is the client's model id, encoded once per stream; members and
 	// compact are scratch space reused from chunk to chunk.
-	model         json.RawMessage
-	members       []jsonMember
-	choiceMembers []jsonMember
-	compact       bytes.Buffer
-	// memberBuf backs members and choiceMembers up to a chunk's usual
-	// size (one allocation with the stream, none per chunk).
+	model   json.RawMessage
+	members []jsonMember
+	compact bytes.Buffer
+	// memberBuf backs members up to a chunk's usual size (one
+	// allocation with the stream, none per chunk).
 	memberBuf [16]jsonMember
 	// relayed is the answer's text so far, counted if no usage comes.
 	relayed relayed
@@ -400,10 +399,11 @@ func (s *openAIStream) note(c chunkParts) error {
 	if s.filtered && choicesFiltered(c.choices) {
 		return errContentFilter()
 	}
-	if !s.finished {
-		s.finished, s.choiceMembers = choicesFinished(c.choices, s.choiceMembers)
+	// One walk of the choices: the deltas' text, and whether one
+	// finished.
+	if s.relayed.chatDelta(c.choices) {
+		s.finished = true
 	}
-	s.relayed.chatDelta(c.choices)
 	if c.serviceTier != nil {
 		s.serviceTier = ServiceTierName(c.serviceTier)
 	}

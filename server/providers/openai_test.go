@@ -292,3 +292,33 @@ func TestUpstreamsThatRefuseStreamOptions(t *testing.T) {
 		}
 	}
 }
+
+// A stream is whole once a choice has finished, with [DONE] or without
+// it; one that ends before any choice finished is an error. The finish is
+// read in the same walk as the deltas' text.
+func TestStreamFinishedWithoutDone(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		finish string
+		whole  bool
+	}{{"finished", `"stop"`, true}, {"null finish", `null`, false}, {"empty finish", `""`, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}`+"\n\n")
+				_, _ = io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" there"},"finish_reason":`+c.finish+`}]}`+"\n\n")
+			}))
+			s, err := openAI(providers.DialectOpenAI).Stream(context.Background(), call(t, srv, `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunks, err := drain(t, s)
+			if c.whole && (err != nil || len(chunks) != 2) {
+				t.Fatalf("%d chunks, %v; want 2 and the end", len(chunks), err)
+			}
+			if !c.whole && !errors.Is(err, providers.ErrStreamTruncated) {
+				t.Fatalf("%d chunks, %v; want the truncation", len(chunks), err)
+			}
+		})
+	}
+}

@@ -303,7 +303,9 @@ func (r *relayed) count(c tokens.Counter) (out, reasoning int64) {
 // chatDelta keeps the text of a chat.completion.chunk's choices: content,
 // refusals, tool calls' names and arguments, and the reasoning text some
 // servers stream (reasoning_content: DeepSeek, vLLM; reasoning: others).
-func (r *relayed) chatDelta(choices []byte) {
+// It reports whether a choice carries a finish_reason (the answer is
+// whole even if [DONE] never comes), from the same walk.
+func (r *relayed) chatDelta(choices []byte) (finished bool) {
 	s := &r.scratch
 	if s.choice == nil {
 		// The first chunk: the lists start in the stream's own arrays.
@@ -312,12 +314,16 @@ func (r *relayed) chatDelta(choices []byte) {
 	arrayElements(choices, func(elem []byte) {
 		s.choice, _ = objectMembers(s.choice[:0], elem)
 		for _, c := range s.choice {
-			if isKey(c.key, "delta") {
+			switch {
+			case isKey(c.key, "delta"):
 				s.delta, _ = objectMembers(s.delta[:0], c.value)
 				s.readDelta(r)
+			case finishes(c):
+				finished = true
 			}
 		}
 	})
+	return finished
 }
 
 // deltaScratch holds the member lists reused while a stream's chunks'
