@@ -218,3 +218,63 @@ func (v *jsonValidator) number() bool {
 	}
 	return true
 }
+
+// validObjectMembers is validJSON and objectMembers in one pass: the
+// members of b (appended to dst) when b is a valid JSON object; ok is
+// false when b is not valid JSON or not an object. A streamed chunk was
+// scanned once to check it and again for its members.
+func validObjectMembers(dst []jsonMember, b []byte) (members []jsonMember, ok bool) {
+	v := jsonValidator{b: b}
+	v.space()
+	if v.i >= len(b) || b[v.i] != '{' {
+		// Not an object: valid or not, no members.
+		return dst, false
+	}
+	v.i++
+	v.space()
+	if v.i < len(b) && b[v.i] == '}' {
+		v.i++
+		v.space()
+		return dst, v.i == len(b)
+	}
+	for {
+		ks := v.i
+		if v.i >= len(b) || b[v.i] != '"' || !v.str() {
+			return dst, false
+		}
+		key := b[ks:v.i]
+		v.space()
+		if v.i >= len(b) || b[v.i] != ':' {
+			return dst, false
+		}
+		v.i++
+		v.space()
+		vs := v.i
+		if !v.value(1) {
+			if v.deep {
+				// Nested deeper than the validator goes: the two passes.
+				if !validJSON(b) {
+					return dst, false
+				}
+				return objectMembers(dst, b)
+			}
+			return dst, false
+		}
+		dst = append(dst, jsonMember{key: key, value: b[vs:v.i]})
+		v.space()
+		if v.i >= len(b) {
+			return dst, false
+		}
+		switch b[v.i] {
+		case ',':
+			v.i++
+			v.space()
+		case '}':
+			v.i++
+			v.space()
+			return dst, v.i == len(b)
+		default:
+			return dst, false
+		}
+	}
+}

@@ -51,3 +51,44 @@ func BenchmarkValidJSON(b *testing.B) {
 		}
 	})
 }
+
+// validObjectMembers is validJSON and objectMembers, in one pass.
+func checkValidObjectMembers(t *testing.T, d string) {
+	t.Helper()
+	b := []byte(d)
+	got, ok := validObjectMembers(nil, b)
+	var want []jsonMember
+	wantOK := validJSON(b) // objectMembers reads only valid JSON
+	if wantOK {
+		want, wantOK = objectMembers(nil, b)
+	}
+	if ok != wantOK {
+		t.Fatalf("%.80q: ok %v, the two passes %v", d, ok, wantOK)
+	}
+	if !ok {
+		return
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%.80q: %d members, the two passes %d", d, len(got), len(want))
+	}
+	for i := range got {
+		if string(got[i].key) != string(want[i].key) || string(got[i].value) != string(want[i].value) {
+			t.Fatalf("%.80q: member %d %q:%q, the two passes %q:%q", d, i, got[i].key, got[i].value, want[i].key, want[i].value)
+		}
+	}
+}
+
+func TestValidObjectMembers(t *testing.T) {
+	docs := append([]string{`{"a":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `,"b":1}`,
+		`{"a":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, ` {} `, `{"a":1,"a":2}`}, validDocs...)
+	for _, d := range docs {
+		checkValidObjectMembers(t, d)
+	}
+}
+
+func FuzzValidObjectMembers(f *testing.F) {
+	for _, d := range validDocs {
+		f.Add(d)
+	}
+	f.Fuzz(checkValidObjectMembers)
+}

@@ -356,18 +356,22 @@ func (s *openAIStream) nextChunk() (chunkParts, error) {
 	notObject := func() error {
 		return &Error{Kind: Unavailable, Message: "the upstream sent an event that is not a JSON object"}
 	}
-	if !validJSON(data) {
-		return chunkParts{}, notObject()
-	}
+	var ok bool
 	if bytes.IndexByte(data, '\n') >= 0 {
 		// An event's data spread over lines: compact it, so that the
 		// relayed event is one data line.
+		if !validJSON(data) {
+			return chunkParts{}, notObject()
+		}
 		s.compact.Reset()
 		_ = json.Compact(&s.compact, data)
 		data = s.compact.Bytes()
+		s.members, ok = objectMembers(s.members[:0], data)
+	} else {
+		// Checked and split into members in one pass.
+		s.members, ok = validObjectMembers(s.members[:0], data)
 	}
-	var ok bool
-	if s.members, ok = objectMembers(s.members[:0], data); !ok {
+	if !ok {
 		return chunkParts{}, notObject()
 	}
 	var c chunkParts
