@@ -163,12 +163,9 @@ func (b *bpe) count(text string) int64 {
 	}
 	if !remember {
 		// text is often a view of a request's body, not a copy
-		// (floorscan, CountRequest), and a reference the tokenizer
-		// (tiktoken-go over regexp2) keeps past the call would keep the
-		// whole body: a copy of at most exactLimit bytes is all it can
-		// keep. Issue 17's memory test failed less often with it (none in
-		// sixteen runs here) but not never (once in CI since): something
-		// else still keeps a body, see docs/security.md.
+		// (floorscan, CountRequest): a copy of at most exactLimit bytes
+		// is all the tokenizer (tiktoken-go over regexp2, which caches
+		// its runners) could keep, never the body.
 		text = strings.Clone(text)
 	}
 	n, err := b.codec.Count(text)
