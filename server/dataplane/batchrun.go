@@ -15,6 +15,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/batchfile"
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/spend"
 )
 
 // DefaultBatchPace is how often the runner sends a batch line: ten lines
@@ -42,13 +43,31 @@ type batchRunner struct {
 	// notBefore holds back a batch whose key's rate limit refused a line
 	// until the limit's window moves on.
 	notBefore map[string]time.Time
+
+	// Native batches (batchnative.go), read by RunBatches only: poll is
+	// how often a batch's provider batches are read (pollPaces paces);
+	// nextPoll when each batch's are next; gatewayOnly the batches found
+	// to have none; cancelAsked the provider batches asked to cancel.
+	poll        time.Duration
+	nextPoll    map[string]time.Time
+	gatewayOnly map[string]bool
+	cancelAsked map[string]bool
+	// holds are the provider batch groups' holds on the budgets
+	// (holdGroup), by batch and group.
+	holds map[string]*spend.Reservation
 }
+
+// pollPaces is how many paces apart a batch's provider batches are read
+// (every 5 seconds at the default pace).
+const pollPaces = 50
 
 func newBatchRunner(pace time.Duration) batchRunner {
 	if pace <= 0 {
 		pace = DefaultBatchPace
 	}
-	return batchRunner{pace: pace, wake: make(chan struct{}, 1), inputs: map[string]map[int]batchfile.Line{}, notBefore: map[string]time.Time{}}
+	return batchRunner{pace: pace, wake: make(chan struct{}, 1), inputs: map[string]map[int]batchfile.Line{}, notBefore: map[string]time.Time{},
+		poll: pollPaces * pace, nextPoll: map[string]time.Time{}, gatewayOnly: map[string]bool{}, cancelAsked: map[string]bool{},
+		holds: map[string]*spend.Reservation{}}
 }
 
 func (p *Plane) wakeRunner() {
@@ -129,6 +148,9 @@ func (p *Plane) RunBatches(ctx context.Context) {
 				}
 				interrupted[b.ID] = true
 			}
+			// Its lines on a provider's batch API, if any: submitted,
+			// polled, read back (batchnative.go).
+			p.driveUpstreams(ctx, &b)
 			if b.Status == batchInProgress && running == maxRunningBatches {
 				// Later batches wait for one of the oldest to end: the
 				// input files held in memory stay bounded.
@@ -319,7 +341,7 @@ func (p *Plane) finishBatch(ctx context.Context, b *Batch) error {
 		for _, l := range lines {
 			after = l.Line
 			switch l.Status {
-			case "pending", "running":
+			case "pending", "running", lineUpstream:
 				return nil // not done yet
 			case lineCompleted:
 				output.Write(mustJSON(outputLine(l)))
@@ -356,6 +378,8 @@ func (p *Plane) finishBatch(ctx context.Context, b *Batch) error {
 		delete(p.runner.inputs, b.ID)
 		delete(p.runner.notBefore, b.ID)
 		p.runner.mu.Unlock()
+		delete(p.runner.nextPoll, b.ID)
+		delete(p.runner.gatewayOnly, b.ID)
 	}
 	return err
 }
