@@ -227,6 +227,11 @@ func (p *Plane) driveUpstream(ctx context.Context, b *Batch, g BatchUpstream) er
 		}
 		g.Status, g.SubmittingAt = upstreamSubmitting, p.now()
 		if ok, err := p.batches.UpdateUpstream(ctx, g, upstreamPending, p.now()); err != nil || !ok {
+			if err == nil {
+				// Another process took the group on: its file is left
+				// unused at the provider, its hold given back here.
+				p.release(b, g)
+			}
 			return err
 		}
 		return p.createUpstream(ctx, b, g, nc, reqs)
