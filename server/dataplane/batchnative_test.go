@@ -405,3 +405,36 @@ func TestNativeBatchHoldsItsBudget(t *testing.T) {
 		}
 	})
 }
+
+// Azure OpenAI's Files and Batches: the lines go to the resource's batch
+// API (its api-version, the api-key), each naming its deployment, and
+// come back at the batch price of the usage reported.
+func TestNativeAzureBatch(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db, withBatches(db))
+		c := e.withClouds(t)
+		c.azure.SetDefault(providerstest.Reply{Text: "hi", Usage: providerstest.Usage{Input: 1000, Output: 101}})
+		sync := syncCost(t, e, azureMini)
+		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("a", azureMini)+"\n"+batchLine("b", azureMini)+"\n"))
+		if status != 200 {
+			t.Fatalf("submission: %d %s", status, body)
+		}
+		var b struct{ ID string }
+		_ = json.Unmarshal(body, &b)
+		runner(t, e.plane)
+		done := waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
+		if done.RequestCounts.Completed != 2 || c.azure.BatchesCreated() != 1 {
+			t.Fatalf("batch: %s; %d provider batches", done.RawJSON(), c.azure.BatchesCreated())
+		}
+		reqs := c.azure.Requests()
+		if len(reqs) != 3 || reqs[2].Path != "/openai/deployments/gpt-4o-mini/chat/completions" {
+			t.Fatalf("the resource ran %d requests (last %+v)", len(reqs), reqs[len(reqs)-1].Path)
+		}
+		half := sync.Div(decimal.NewFromInt(2))
+		for _, ev := range batchEvents(t, e.usage.snapshot(), b.ID, 2) {
+			if !decimal.RequireFromString(ev.CostUSD).Equal(half) {
+				t.Fatalf("line cost %s, want %s (half the synchronous %s)", ev.CostUSD, half, sync)
+			}
+		}
+	})
+}
