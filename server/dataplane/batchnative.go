@@ -384,7 +384,8 @@ func (p *Plane) holdGroup(ctx context.Context, b *Batch, g BatchUpstream, nc *na
 }
 
 // upstreamRequests are the group's lines as the provider takes them: the
-// input file's body with the upstream model's name.
+// input file's bodies (the batch API names the model as the provider
+// knows it).
 func (p *Plane) upstreamRequests(ctx context.Context, b *Batch, g BatchUpstream) ([]providers.BatchRequest, error) {
 	input, err := p.batchInput(ctx, b)
 	if err != nil {
@@ -400,11 +401,7 @@ func (p *Plane) upstreamRequests(ctx context.Context, b *Batch, g BatchUpstream)
 		if !ok {
 			continue // the input file is gone: no result, the line fails
 		}
-		body, err := withMember(in.Body, "model", g.UpstreamModel)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, providers.BatchRequest{CustomID: upstreamCustomID(l.Line), Body: body})
+		out = append(out, providers.BatchRequest{CustomID: upstreamCustomID(l.Line), Body: in.Body})
 	}
 	return out, nil
 }

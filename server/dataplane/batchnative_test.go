@@ -436,5 +436,22 @@ func TestNativeAzureBatch(t *testing.T) {
 				t.Fatalf("line cost %s, want %s (half the synchronous %s)", ev.CostUSD, half, sync)
 			}
 		}
+
+		// An embeddings batch of a model the credential serves from a
+		// deployment of another name: the lines name the deployment.
+		e.usage.reset()
+		line := `{"custom_id":"e","method":"POST","url":"/v1/embeddings","body":{"model":"` + azureEmbed + `","input":"hello"}}` + "\n"
+		status, body = call(t, http.MethodPost, e.srv.URL+"/inf/v1/batches", e.token,
+			`{"input_file_id":"`+fileID(t, e.srv.URL, e.token, line)+`","endpoint":"/v1/embeddings","completion_window":"24h"}`)
+		if status != 200 {
+			t.Fatalf("embeddings submission: %d %s", status, body)
+		}
+		_ = json.Unmarshal(body, &b)
+		waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
+		reqs = c.azure.Requests()
+		if last := reqs[len(reqs)-1]; last.Path != "/openai/deployments/embeddings-small/embeddings" || last.Body["model"] != "embeddings-small" {
+			t.Fatalf("the embeddings line reached %s with model %v", last.Path, last.Body["model"])
+		}
+		batchEvents(t, e.usage.snapshot(), b.ID, 1)
 	})
 }

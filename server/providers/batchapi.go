@@ -55,8 +55,9 @@ func NativeBatches(kind catalog.Kind, endpoint string) bool {
 }
 
 // BatchRequest is one request of a provider batch: its custom_id at the
-// provider (gw's own, which names its line) and its body, the upstream
-// model already set.
+// provider (gw's own, which names its line) and its body as the caller
+// sent it, whose model the batch API names as the provider knows it
+// (Upload, Create: the upstream model, an Azure deployment).
 type BatchRequest struct {
 	CustomID string
 	Body     json.RawMessage
@@ -181,6 +182,31 @@ func (b *BatchAPI) do(ctx context.Context, kind catalog.Kind, call *Call, method
 	return raw, nil
 }
 
+// upstreamBodies are the requests' bodies with the model the provider
+// knows: the call's upstream model, at Azure its deployment.
+func upstreamBodies(kind catalog.Kind, call *Call, reqs []BatchRequest) ([]json.RawMessage, error) {
+	model := call.UpstreamModel
+	if kind == catalog.KindAzureOpenAI {
+		model = azureDeployment(call)
+	}
+	name, err := json.Marshal(model)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]json.RawMessage, len(reqs))
+	for i, r := range reqs {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(r.Body, &m); err != nil || m == nil {
+			return nil, invalid("", "invalid_json", "a batch request's body is not a JSON object")
+		}
+		m["model"] = name
+		if out[i], err = json.Marshal(m); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // lineURL is a line's url at the provider: Azure's batch lines name the
 // operation without OpenAI's /v1.
 func lineURL(kind catalog.Kind, endpoint string) string {
@@ -197,9 +223,13 @@ func (b *BatchAPI) Upload(ctx context.Context, kind catalog.Kind, call *Call, en
 	if kind == catalog.KindAnthropic {
 		return "", nil
 	}
+	bodies, err := upstreamBodies(kind, call, reqs)
+	if err != nil {
+		return "", err
+	}
 	var jsonl bytes.Buffer
-	for _, r := range reqs {
-		line, err := json.Marshal(map[string]any{"custom_id": r.CustomID, "method": "POST", "url": lineURL(kind, endpoint), "body": r.Body})
+	for i, r := range reqs {
+		line, err := json.Marshal(map[string]any{"custom_id": r.CustomID, "method": "POST", "url": lineURL(kind, endpoint), "body": bodies[i]})
 		if err != nil {
 			return "", err
 		}
@@ -237,9 +267,13 @@ func (b *BatchAPI) Upload(ctx context.Context, kind catalog.Kind, call *Call, en
 func (b *BatchAPI) Create(ctx context.Context, kind catalog.Kind, call *Call, endpoint, fileID string, reqs []BatchRequest, metadata map[string]string) (BatchJob, error) {
 	var body any
 	if kind == catalog.KindAnthropic {
+		bodies, err := upstreamBodies(kind, call, reqs)
+		if err != nil {
+			return BatchJob{}, err
+		}
 		rs := make([]map[string]any, len(reqs))
 		for i, r := range reqs {
-			rs[i] = map[string]any{"custom_id": r.CustomID, "params": r.Body}
+			rs[i] = map[string]any{"custom_id": r.CustomID, "params": bodies[i]}
 		}
 		body = map[string]any{"requests": rs}
 	} else {
