@@ -215,9 +215,15 @@ func (p *Plane) driveUpstream(ctx context.Context, b *Batch, g BatchUpstream) er
 		k := groupKey(b, g)
 		if p.runner.holds[k] == nil {
 			hold, refusal := p.holdGroup(ctx, b, g, nc)
+			if refusal != nil && refusal.status != http.StatusPaymentRequired {
+				// Busy (requests in flight hold the room) or not known
+				// now (the control plane out of reach): nothing is sent,
+				// and the group waits for its next turn.
+				return fmt.Errorf("holding the provider batch's bound: %s", errorMessage(refusal.body))
+			}
 			if refusal != nil {
-				// As a line gw runs is refused when its bound does not fit:
-				// nothing is sent, the lines fail and cost nothing.
+				// The budget's room is gone for its period, as for a line
+				// gw runs: nothing is sent, the lines fail and cost nothing.
 				return p.endGroup(ctx, b, g, lineFailed, errorMessage(refusal.body))
 			}
 			p.runner.holds[k] = hold
