@@ -261,6 +261,16 @@ func (p *Plane) driveUpstream(ctx context.Context, b *Batch, g BatchUpstream) er
 		return p.createUpstream(ctx, b, g, nc, nil)
 	case upstreamSubmitted:
 		k := groupKey(b, g)
+		if p.runner.holds[k] == nil && !p.runner.reheld[k] {
+			// Sent by an earlier process, whose hold went with it: this
+			// one holds the bound again if the budgets still take it
+			// (once; they may not, the lines being at the provider
+			// already, and are then charged as the results arrive).
+			p.runner.reheld[k] = true
+			if hold, refusal := p.holdGroup(ctx, b, g, nc); refusal == nil {
+				p.runner.holds[k] = hold
+			}
+		}
 		if cancelling && !p.runner.cancelAsked[k] {
 			if _, err := api.Cancel(ctx, nc.kind, nc.call, g.UpstreamID); err != nil {
 				return err

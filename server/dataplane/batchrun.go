@@ -55,6 +55,9 @@ type batchRunner struct {
 	// holds are the provider batch groups' holds on the budgets
 	// (holdGroup), by batch and group.
 	holds map[string]*spend.Reservation
+	// reheld are the groups this process found sent and tried to hold
+	// again.
+	reheld map[string]bool
 }
 
 // pollPaces is how many paces apart a batch's provider batches are read
@@ -67,7 +70,7 @@ func newBatchRunner(pace time.Duration) batchRunner {
 	}
 	return batchRunner{pace: pace, wake: make(chan struct{}, 1), inputs: map[string]map[int]batchfile.Line{}, notBefore: map[string]time.Time{},
 		poll: pollPaces * pace, nextPoll: map[string]time.Time{}, gatewayOnly: map[string]bool{}, cancelAsked: map[string]bool{},
-		holds: map[string]*spend.Reservation{}}
+		holds: map[string]*spend.Reservation{}, reheld: map[string]bool{}}
 }
 
 func (p *Plane) wakeRunner() {
