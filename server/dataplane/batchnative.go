@@ -214,7 +214,7 @@ func (p *Plane) driveUpstream(ctx context.Context, b *Batch, g BatchUpstream) er
 		}
 		k := groupKey(b, g)
 		if p.runner.holds[k] == nil {
-			hold, refusal := p.holdGroup(ctx, b, g, nc)
+			hold, refusal := p.holdGroup(ctx, b, g, nc, 30*time.Second)
 			if refusal != nil && refusal.status != http.StatusPaymentRequired {
 				// Busy (requests in flight hold the room) or not known
 				// now (the control plane out of reach): nothing is sent,
@@ -267,7 +267,7 @@ func (p *Plane) driveUpstream(ctx context.Context, b *Batch, g BatchUpstream) er
 			// (once; they may not, the lines being at the provider
 			// already, and are then charged as the results arrive).
 			p.runner.reheld[k] = true
-			if hold, refusal := p.holdGroup(ctx, b, g, nc); refusal == nil {
+			if hold, refusal := p.holdGroup(ctx, b, g, nc, 2*time.Second); refusal == nil {
 				p.runner.holds[k] = hold
 			}
 		}
@@ -366,7 +366,7 @@ func (p *Plane) release(b *Batch, g BatchUpstream) {
 // take it is the refusal returned. The hold lives in this process: a
 // restart drops it, and the lines are then charged as their results
 // arrive (docs/batches.md).
-func (p *Plane) holdGroup(ctx context.Context, b *Batch, g BatchUpstream, nc *nativeCall) (*spend.Reservation, *response) {
+func (p *Plane) holdGroup(ctx context.Context, b *Batch, g BatchUpstream, nc *nativeCall, wait time.Duration) (*spend.Reservation, *response) {
 	input, err := p.batchInput(ctx, b)
 	if err != nil {
 		return nil, errBudgetUnavailable
@@ -383,7 +383,9 @@ func (p *Plane) holdGroup(ctx context.Context, b *Batch, g BatchUpstream, nc *na
 		}
 		bound += n
 	}
-	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	// The runner waits for room at most wait (it has other batches to
+	// move on).
+	rctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	r, err := http.NewRequestWithContext(rctx, http.MethodPost, "http://gw.batch/inf"+b.Endpoint, http.NoBody)
 	if err != nil {
