@@ -145,14 +145,28 @@ func (p *Plane) driveUpstreams(ctx context.Context, b *Batch) {
 		return
 	}
 	p.runner.nextPoll[b.ID] = p.now().Add(p.runner.poll)
+	moved := false
 	for _, g := range groups {
 		if g.Status == upstreamEnded || ctx.Err() != nil {
 			continue
 		}
+		moved = true
 		if err := p.driveUpstream(ctx, b, g); err != nil && ctx.Err() == nil {
 			p.inference.log.Warn("batches: a provider batch", "batch_id", b.ID, "group", g.Seq, "upstream_batch_id", g.UpstreamID, "error", err)
 		}
 	}
+	if moved {
+		// As they are now: the runner does not look at the batch's lines
+		// for finishing while a provider batch is open.
+		if groups, err = p.batches.Upstreams(ctx, b.ID); err != nil {
+			return
+		}
+	}
+	open := false
+	for _, g := range groups {
+		open = open || g.Status != upstreamEnded
+	}
+	p.runner.upstreamOpen[b.ID] = open
 }
 
 // nativeCall is what the group's provider calls need: the key's org's

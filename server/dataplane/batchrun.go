@@ -58,6 +58,9 @@ type batchRunner struct {
 	// reheld are the groups this process found sent and tried to hold
 	// again.
 	reheld map[string]bool
+	// upstreamOpen are the batches with a provider batch not yet read
+	// back (driveUpstreams), which are not finished meanwhile.
+	upstreamOpen map[string]bool
 }
 
 // pollPaces is how many paces apart a batch's provider batches are read
@@ -70,7 +73,7 @@ func newBatchRunner(pace time.Duration) batchRunner {
 	}
 	return batchRunner{pace: pace, wake: make(chan struct{}, 1), inputs: map[string]map[int]batchfile.Line{}, notBefore: map[string]time.Time{},
 		poll: pollPaces * pace, nextPoll: map[string]time.Time{}, gatewayOnly: map[string]bool{}, cancelAsked: map[string]bool{},
-		holds: map[string]*spend.Reservation{}, reheld: map[string]bool{}}
+		holds: map[string]*spend.Reservation{}, reheld: map[string]bool{}, upstreamOpen: map[string]bool{}}
 }
 
 func (p *Plane) wakeRunner() {
@@ -181,6 +184,10 @@ func (p *Plane) RunBatches(ctx context.Context) {
 					}
 					continue
 				}
+			}
+			if p.runner.upstreamOpen[b.ID] {
+				// Its lines at a provider end when that batch does.
+				continue
 			}
 			if err := p.finishBatch(ctx, &b); err != nil && ctx.Err() == nil {
 				p.inference.log.Warn("batches: finishing", "batch_id", b.ID, "error", err)
@@ -383,6 +390,7 @@ func (p *Plane) finishBatch(ctx context.Context, b *Batch) error {
 		p.runner.mu.Unlock()
 		delete(p.runner.nextPoll, b.ID)
 		delete(p.runner.gatewayOnly, b.ID)
+		delete(p.runner.upstreamOpen, b.ID)
 	}
 	return err
 }

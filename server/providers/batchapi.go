@@ -313,8 +313,8 @@ func (b *BatchAPI) Cancel(ctx context.Context, kind catalog.Kind, call *Call, id
 // a submission that gw did not see answered may have created: OpenAI's
 // of the input file fileID (a file gw uploaded for this one submission,
 // so a match is certain); Anthropic's, whose batches carry nothing of
-// gw's, created at or after since with n requests (its first page,
-// newest first).
+// gw's, created at or after since (less findSkew) with n requests (its
+// first page, newest first).
 func (b *BatchAPI) Find(ctx context.Context, kind catalog.Kind, call *Call, fileID string, since time.Time, n int) (BatchJob, bool, error) {
 	raw, err := b.do(ctx, kind, call, http.MethodGet, b.url(kind, call, "/batches", url.Values{"limit": {"100"}}), "", nil)
 	if err != nil {
@@ -334,12 +334,17 @@ func (b *BatchAPI) Find(ctx context.Context, kind catalog.Kind, call *Call, file
 		if kind != catalog.KindAnthropic && fileID != "" && j.InputFileID == fileID {
 			return j, true, nil
 		}
-		if kind == catalog.KindAnthropic && !j.CreatedAt.Before(since.Truncate(time.Second)) && j.Total == n {
+		if kind == catalog.KindAnthropic && !j.CreatedAt.Before(since.Add(-findSkew)) && j.Total == n {
 			return j, true, nil
 		}
 	}
 	return BatchJob{}, false, nil
 }
+
+// findSkew is how far the provider's clock may be behind gw's when Find
+// compares a batch's creation time with the time gw recorded before
+// creating it.
+const findSkew = time.Minute
 
 // readJob reads a batch object of the kind's API.
 func readJob(kind catalog.Kind, raw []byte) (BatchJob, error) {
