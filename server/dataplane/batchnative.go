@@ -518,8 +518,18 @@ func (p *Plane) settleUpstream(ctx context.Context, b *Batch, g BatchUpstream, n
 		}
 	}
 	g.Status = upstreamEnded
-	_, err = p.batches.UpdateUpstream(ctx, g, upstreamSubmitted, p.now())
-	return err
+	if _, err = p.batches.UpdateUpstream(ctx, g, upstreamSubmitted, p.now()); err != nil {
+		return err
+	}
+	// The provider's copies of the requests and answers are not kept
+	// there: gw has them (best effort; the provider's retention applies to
+	// any left).
+	for _, id := range []string{g.FileID, job.OutputFileID, job.ErrorFileID} {
+		if err := p.inference.upstreams.BatchAPI().DeleteFile(ctx, nc.kind, nc.call, id); err != nil {
+			p.inference.log.Warn("batches: deleting a provider batch's file", "batch_id", b.ID, "file_id", id, "error", err)
+		}
+	}
+	return nil
 }
 
 // endpointOf names a batch endpoint as usage events do.

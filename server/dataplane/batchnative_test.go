@@ -93,7 +93,16 @@ func TestNativeBatchRunsOnTheProviderBatchAPI(t *testing.T) {
 		if done.RequestCounts.Completed != 2 || done.RequestCounts.Failed != 1 || done.OutputFileID == "" || done.ErrorFileID == "" {
 			t.Fatalf("completed batch: %s", done.RawJSON())
 		}
-		if calls := e.openai.BatchCalls(); e.openai.BatchesCreated() != 1 || !slices.Contains(calls, "POST /v1/files") {
+		// One input file uploaded, one batch; once read back, the input,
+		// output and error files deleted at the provider.
+		calls := e.openai.BatchCalls()
+		deleted := 0
+		for _, c := range calls {
+			if strings.HasPrefix(c, "DELETE /v1/files/") {
+				deleted++
+			}
+		}
+		if e.openai.BatchesCreated() != 1 || !slices.Contains(calls, "POST /v1/files") || deleted != 3 {
 			t.Fatalf("provider batch calls: %v", calls)
 		}
 		// The provider ran the lines (its batch answers them through the

@@ -309,6 +309,17 @@ func (b *BatchAPI) Cancel(ctx context.Context, kind catalog.Kind, call *Call, id
 	return readJob(kind, raw)
 }
 
+// DeleteFile deletes a file of an OpenAI or Azure batch (its input, its
+// output or error file) once gw has read what it needs: they hold the
+// requests and answers, which gw keeps in its own store.
+func (b *BatchAPI) DeleteFile(ctx context.Context, kind catalog.Kind, call *Call, id string) error {
+	if kind == catalog.KindAnthropic || id == "" {
+		return nil
+	}
+	_, err := b.do(ctx, kind, call, http.MethodDelete, b.url(kind, call, "/files/"+url.PathEscape(id), nil), "", nil)
+	return err
+}
+
 // Find looks among the credential's recent provider batches for the one
 // a submission that gw did not see answered may have created: OpenAI's
 // of the input file fileID (a file gw uploaded for this one submission,

@@ -16,7 +16,7 @@ import (
 // The providers' batch APIs, as the fakes speak them (issue 34): OpenAI's
 // Files and Batches (POST /v1/files purpose batch, POST /v1/batches, GET
 // /v1/batches[/{id}], POST /v1/batches/{id}/cancel, GET
-// /v1/files/{id}/content) and Anthropic's Message Batches (POST
+// /v1/files/{id}/content, DELETE /v1/files/{id}) and Anthropic's Message Batches (POST
 // /v1/messages/batches, GET …[/{id}], GET …/{id}/results, POST
 // …/{id}/cancel). A batch advances a step each time it is read (OpenAI:
 // validating, in_progress, then completed; Anthropic: in_progress, then
@@ -130,6 +130,17 @@ func (f *fake) serveBatchAPI(w http.ResponseWriter, r *http.Request, anthropic b
 		}
 		w.Header().Set("Content-Type", "application/octet-stream")
 		_, _ = w.Write(content)
+	case isFiles && strings.HasPrefix(p, "/v1/files/") && r.Method == http.MethodDelete:
+		id := strings.TrimPrefix(p, "/v1/files/")
+		b.mu.Lock()
+		_, ok := b.files[id]
+		delete(b.files, id)
+		b.mu.Unlock()
+		if !ok {
+			refuse(http.StatusNotFound, "No such File object: "+id)
+			return true
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "file", "deleted": true})
 	case rest == "" && r.Method == http.MethodPost:
 		f.createBatchJob(w, r, anthropic, refuse)
 	case rest == "" && r.Method == http.MethodGet:
