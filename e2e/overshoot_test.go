@@ -80,8 +80,12 @@ func budgetOvershootBound(t *testing.T, d storetest.Dialect) {
 	up := providerstest.NewOpenAI(t, "sk-upstream-overshoot")
 	up.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: budgetIn, Output: budgetOut},
 		Delay: overshootUpstreamMS * time.Millisecond})
+	// The batches run on gw's own runner (settings.batches "gateway"),
+	// whose every line holds its bound as it is sent: a provider batch's
+	// hold on the budgets lives in its process, and a control plane
+	// killed mid-batch drops it (docs/batches.md, what remains).
 	if _, err := owner.CreateCredential(ctx, client.OrgScope("default"), wire.ProviderCredentialCreate{
-		Provider: "openai", Label: "fake", Secret: up.Key, BaseURL: up.BaseURL()}); err != nil {
+		Provider: "openai", Label: "fake", Secret: up.Key, BaseURL: up.BaseURL(), Settings: &wire.CredentialSettings{Batches: "gateway"}}); err != nil {
 		t.Fatal(err)
 	}
 	var toolRuns atomic.Int64

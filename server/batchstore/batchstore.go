@@ -123,6 +123,13 @@ func (s Store) CreateBatch(ctx context.Context, b *dataplane.Batch, customIDs []
 		}
 		row.Metadata = opt(string(m))
 	}
+	for _, u := range b.Upstreams {
+		su := store.BatchUpstream{Seq: u.Seq, Kind: u.Kind, CredentialID: u.CredentialID, Model: u.Model, UpstreamModel: u.UpstreamModel}
+		for _, l := range u.Lines {
+			su.Lines = append(su.Lines, store.UpstreamLine{Line: l.Line, RequestID: l.RequestID})
+		}
+		row.Upstreams = append(row.Upstreams, su)
+	}
 	return s.St.CreateBatch(ctx, row, customIDs)
 }
 
@@ -208,4 +215,49 @@ func (s Store) Interrupt(ctx context.Context, batchID string, before, now time.T
 
 func (s Store) Finish(ctx context.Context, batchID, status string, output, errFile *dataplane.BatchFile, now time.Time) (bool, error) {
 	return s.St.FinishBatch(ctx, batchID, status, toFile(output), toFile(errFile), now)
+}
+
+func (s Store) Upstreams(ctx context.Context, batchID string) ([]dataplane.BatchUpstream, error) {
+	us, err := s.St.BatchUpstreams(ctx, batchID)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	out := make([]dataplane.BatchUpstream, len(us))
+	for i, u := range us {
+		out[i] = dataplane.BatchUpstream{BatchID: u.BatchID, Seq: u.Seq, Kind: u.Kind, CredentialID: u.CredentialID, Model: u.Model, UpstreamModel: u.UpstreamModel, Status: u.Status}
+		if u.UpstreamFileID != nil {
+			out[i].FileID = *u.UpstreamFileID
+		}
+		if u.UpstreamBatchID != nil {
+			out[i].UpstreamID = *u.UpstreamBatchID
+		}
+		if u.SubmittingAt != nil {
+			out[i].SubmittingAt = *u.SubmittingAt
+		}
+		if u.Error != nil {
+			out[i].Error = *u.Error
+		}
+	}
+	return out, nil
+}
+
+func (s Store) UpdateUpstream(ctx context.Context, u dataplane.BatchUpstream, from string, now time.Time) (bool, error) {
+	row := store.BatchUpstream{BatchID: u.BatchID, Seq: u.Seq, Status: u.Status, UpstreamFileID: opt(u.FileID), UpstreamBatchID: opt(u.UpstreamID), Error: opt(u.Error)}
+	if !u.SubmittingAt.IsZero() {
+		at := u.SubmittingAt.UTC()
+		row.SubmittingAt = &at
+	}
+	return s.St.UpdateBatchUpstream(ctx, row, from, now)
+}
+
+func (s Store) UpstreamLines(ctx context.Context, batchID string, seq int) ([]dataplane.BatchLine, error) {
+	ls, err := s.St.UpstreamBatchLines(ctx, batchID, seq)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	out := make([]dataplane.BatchLine, len(ls))
+	for i := range ls {
+		out[i] = lineOf(&ls[i])
+	}
+	return out, nil
 }

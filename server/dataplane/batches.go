@@ -61,6 +61,34 @@ type Batch struct {
 	ErrorFileID        string
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
+	// Upstreams are the provider batch groups of a batch being created
+	// (batchnative.go); CreateBatch stores them with it.
+	Upstreams []BatchUpstream
+}
+
+// BatchUpstream is a group of a batch's lines run as one provider batch
+// (batchnative.go): its credential and model, and how far it is.
+type BatchUpstream struct {
+	BatchID              string
+	Seq                  int
+	Kind                 string
+	CredentialID         uuid.UUID
+	Model, UpstreamModel string
+	// Status is upstreamPending, upstreamSubmitting, upstreamSubmitted or
+	// upstreamEnded.
+	Status             string
+	FileID, UpstreamID string
+	SubmittingAt       time.Time
+	Error              string
+	// Lines are the group's lines with their request ids, at creation.
+	Lines []UpstreamLine
+}
+
+// UpstreamLine is a line of a provider batch group and the request id
+// (its usage event's id) fixed for it at creation.
+type UpstreamLine struct {
+	Line      int
+	RequestID string
 }
 
 type BatchLine struct {
@@ -115,6 +143,12 @@ type BatchStore interface {
 	Interrupt(ctx context.Context, batchID string, before, now time.Time, message string) (int, error)
 	// Finish ends the batch in status with the files it wrote (nil: none).
 	Finish(ctx context.Context, batchID, status string, output, errFile *BatchFile, now time.Time) (bool, error)
+	// Upstreams are the batch's provider batch groups; UpdateUpstream
+	// moves one on from status from (false: it was not in it);
+	// UpstreamLines are a group's lines still in the provider batch.
+	Upstreams(ctx context.Context, batchID string) ([]BatchUpstream, error)
+	UpdateUpstream(ctx context.Context, u BatchUpstream, from string, now time.Time) (bool, error)
+	UpstreamLines(ctx context.Context, batchID string, seq int) ([]BatchLine, error)
 }
 
 // maxUploadOverhead is what a multipart upload may carry beyond its
@@ -595,6 +629,9 @@ func (p *Plane) createBatch(w http.ResponseWriter, r *http.Request) {
 	b := &Batch{ID: "batch_" + strings.ReplaceAll(uuid.NewString(), "-", ""), OrgID: a.key.org.orgID, WorkspaceID: a.key.workspace,
 		InferenceKeyID: a.key.id, Endpoint: req.Endpoint, InputFileID: f.ID, CompletionWindow: req.CompletionWindow, Status: batchInProgress,
 		Metadata: req.Metadata, ReservedNanoUSD: bound, CreatedAt: now, UpdatedAt: now}
+	// The lines that can run on their provider's batch API go there
+	// (batchnative.go); the others on gw's runner.
+	b.Upstreams = a.nativeGroups(lines, req.Endpoint)
 	ids := make([]string, len(lines))
 	for i, l := range lines {
 		ids[i] = l.CustomID

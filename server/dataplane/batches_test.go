@@ -133,6 +133,7 @@ func runner(t *testing.T, p *dataplane.Plane) (stop func()) {
 func TestBatchesRunAtBatchPrices(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db, withBatches(db))
+		gatewayBatches(t, e)
 		e.sync(t)
 		e.openai.SetDefault(providerstest.Reply{Text: "hi", Usage: providerstest.Usage{Input: 1000, Output: 101}})
 		c, ctx := e.sdk(), context.Background()
@@ -358,6 +359,7 @@ func TestBatchBudgetRefusal(t *testing.T) {
 func TestBatchSurvivesRestart(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db, withBatches(db))
+		gatewayBatches(t, e)
 		e.sync(t)
 		e.openai.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
 		var content strings.Builder
@@ -411,6 +413,7 @@ func TestBatchSurvivesRestart(t *testing.T) {
 func TestBatchLineFailureGoesToTheErrorFile(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db, withBatches(db))
+		gatewayBatches(t, e)
 		e.sync(t)
 		e.openai.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
 		e.openai.ReplyWhen("hello bad", providerstest.Reply{Status: 400, Message: "this prompt is refused"})
@@ -470,6 +473,7 @@ func TestBatchLineWaitsForTheRateLimit(t *testing.T) {
 		clk := &fakeClock{}
 		clk.set(time.Date(2026, 11, 23, 10, 0, 15, 0, time.UTC))
 		e := newInfEnv(t, db, withBatches(db), withClock(clk.now))
+		gatewayBatches(t, e)
 		// Three requests a minute: the submission and two lines.
 		e.setLimits(t, store.RateLimits{}, store.RateLimits{RPM: int64p(3)})
 		e.openai.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
@@ -509,4 +513,14 @@ func TestBatchLineWaitsForTheRateLimit(t *testing.T) {
 			t.Fatalf("batch %+v; upstream %d, events %d", done.RequestCounts, len(e.openai.Requests()), len(e.usage.snapshot()))
 		}
 	})
+}
+
+// gatewayBatches sets every credential of e to settings.batches
+// "gateway": the batches of the tests of gw's own runner run there, not
+// on the fakes' batch APIs (batchnative_test.go). Call before e.sync.
+func gatewayBatches(t *testing.T, e *infEnv) {
+	t.Helper()
+	if _, err := e.db.NewRaw(`UPDATE provider_credentials SET settings = '{"batches":"gateway"}'`).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }

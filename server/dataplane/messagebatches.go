@@ -327,6 +327,9 @@ func (p *Plane) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 	b := &Batch{ID: messageBatchPrefix + strings.ReplaceAll(uuid.NewString(), "-", ""), OrgID: a.key.org.orgID, WorkspaceID: a.key.workspace,
 		InferenceKeyID: a.key.id, Endpoint: batchfile.MessagesEndpoint, InputFileID: f.ID, CompletionWindow: "24h", Status: batchInProgress,
 		ReservedNanoUSD: bound, CreatedAt: now, UpdatedAt: now}
+	// As createBatch: what can run on Anthropic's own Message Batches
+	// goes there (batchnative.go).
+	b.Upstreams = a.nativeGroups(lines, batchfile.MessagesEndpoint)
 	ids := make([]string, len(lines))
 	for i, l := range lines {
 		ids[i] = l.CustomID

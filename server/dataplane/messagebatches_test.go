@@ -52,6 +52,7 @@ func waitMessageBatch(t *testing.T, c anthropic.Client, id string) *anthropic.Me
 func TestMessageBatchesRunAtBatchPrices(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db, withBatches(db))
+		gatewayBatches(t, e)
 		e.sync(t)
 		e.anthropic.SetDefault(providerstest.Reply{Text: "hi", Usage: providerstest.Usage{Input: 1000, Output: 101}})
 		c, ctx := e.anthropicClient(), context.Background()
