@@ -20,9 +20,10 @@ import (
 
 // batchMeteringCases are TestBatchMetering's cases and the batch rows of
 // docs/metering.md's conformance table (batchRows): a line run on the
-// provider's batch API (native) and by gw (gateway), at OpenAI and
-// Anthropic, each one event at the batch prices of the tokens reported;
-// a line the provider errors costs nothing.
+// provider's batch API (native), one event at the batch prices of the
+// tokens reported, and by gw (gateway), one event at the synchronous
+// prices its upstream billed (gw sent it as a synchronous request), at
+// OpenAI and Anthropic; a line the provider errors costs nothing.
 var batchMeteringCases = []struct {
 	name   string
 	native bool
@@ -34,18 +35,20 @@ var batchMeteringCases = []struct {
 	status, cost, doc string
 }{
 	// gpt-4o-mini at half price: 1,000 × $0.075 + 300 × $0.0375 + 100 ×
-	// $0.30 per MTok.
+	// $0.30 per MTok; gw's runner at the full price, 1,000 × $0.15 + 300 ×
+	// $0.075 + 100 × $0.60.
 	{"batch line on OpenAI's Batch API", true, gptMini, providerstest.Reply{Text: "ok", Usage: usual}, "ok", "0.00011625",
 		"1,000 input, 300 cached, 100 output as the output file reports them"},
-	{"batch line gw runs itself", false, gptMini, providerstest.Reply{Text: "ok", Usage: usual}, "ok", "0.00011625",
+	{"batch line gw runs itself", false, gptMini, providerstest.Reply{Text: "ok", Usage: usual}, "ok", "0.0002325",
 		"the answer's counts, as a synchronous request's"},
 	// Claude Haiku 4.5 at half price: 1,000 × $0.50 + 100 × $2.50 + 300
-	// × $0.05 + 40 × $0.625.
+	// × $0.05 + 40 × $0.625; gw's runner at the full price, 1,000 × $1 +
+	// 100 × $5 + 300 × $0.10 + 40 × $1.25.
 	{"message batch request on Anthropic's Message Batches", true, haiku,
 		providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 1000, Output: 100, CacheRead: 300, CacheWrite: 40}}, "ok", "0.00079",
 		"1,000 input, 300 cache read, 40 cache write, 100 output as the results report them"},
 	{"message batch request gw runs itself", false, haiku,
-		providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 1000, Output: 100, CacheRead: 300, CacheWrite: 40}}, "ok", "0.00079",
+		providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 1000, Output: 100, CacheRead: 300, CacheWrite: 40}}, "ok", "0.00158",
 		"the answer's counts, as a synchronous request's"},
 	{"batch line the provider's batch errors", true, gptMini, providerstest.Reply{Status: http.StatusBadRequest, Message: "refused"}, "error", "0",
 		"in the error file; nothing billed"},
@@ -64,16 +67,20 @@ func batchRows() string {
 		if c.status != "ok" {
 			reason = ", `upstream_error`"
 		}
-		fmt.Fprintf(&b, "| %s (%s) | no | %s | %s%s | `upstream` | %s; $%s at the batch prices; `batch_id`, `price_class` `batch` |\n",
-			c.name, where, cells, c.status, reason, c.doc, c.cost)
+		prices := "at the batch prices; `batch_id`, `price_class` `batch`"
+		if !c.native {
+			prices = "at the synchronous prices its upstream billed; `batch_id`, no `price_class`"
+		}
+		fmt.Fprintf(&b, "| %s (%s) | no | %s | %s%s | `upstream` | %s; $%s %s |\n",
+			c.name, where, cells, c.status, reason, c.doc, c.cost, prices)
 	}
 	return b.String()
 }
 
 // TestBatchMetering runs batchMeteringCases: each line one usage event,
-// at the batch prices of what the provider reported, whether the
-// provider's batch API or gw ran it (docs/metering.md, the conformance
-// table's batch rows).
+// at the batch prices of what the provider reported when its batch API
+// ran it, at the synchronous prices when gw did (docs/metering.md, the
+// conformance table's batch rows).
 func TestBatchMetering(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db, withBatches(db))
@@ -122,8 +129,9 @@ func TestBatchMetering(t *testing.T) {
 				var prov struct{ Prices wire.UsagePrices }
 				raw, _ := json.Marshal(ev.Provenance)
 				_ = json.Unmarshal(raw, &prov)
+				class := map[bool]string{true: wire.PriceClassBatch, false: ""}[c.native]
 				if ev.Status != c.status || !decimal.RequireFromString(ev.CostUSD).Equal(decimal.RequireFromString(c.cost)) ||
-					ev.UsageSource != wire.UsageSourceUpstream || prov.Prices.PriceClass != "batch" {
+					ev.UsageSource != wire.UsageSourceUpstream || prov.Prices.PriceClass != class {
 					t.Fatalf("%s: %s %s (%s, %s), want %s $%s", c.name, ev.Status, ev.CostUSD, ev.UsageSource, raw, c.status, c.cost)
 				}
 			}

@@ -391,7 +391,7 @@ func (p *Plane) holdGroup(ctx context.Context, b *Batch, g BatchUpstream, nc *na
 	}
 	var bound int64
 	for _, l := range lines {
-		n, err := lineBoundOf(nc.m, input[l.Line])
+		n, err := lineBoundOf(nc.m, input[l.Line], true)
 		if err != nil || bound > (1<<62)-n {
 			return nil, errBudgetUnavailable
 		}
@@ -554,7 +554,7 @@ func endpointOf(endpoint string) string {
 // already ran: a budget other spending filled since submission is not
 // refused it; docs/batches.md). It returns the cost.
 func (p *Plane) recordNativeLine(ctx context.Context, b *Batch, nc *nativeCall, l BatchLine, requested, status string, u providers.Usage) int64 {
-	bl := &batchLineCtx{batchID: b.ID, keyID: b.InferenceKeyID, orgID: b.OrgID}
+	bl := &batchLineCtx{batchID: b.ID, keyID: b.InferenceKeyID, orgID: b.OrgID, native: true}
 	rctx, cancel := context.WithTimeout(context.WithValue(ctx, batchLineKey{}, bl), 30*time.Second)
 	defer cancel()
 	r, err := http.NewRequestWithContext(rctx, http.MethodPost, "http://gw.batch/inf"+b.Endpoint, http.NoBody)

@@ -45,6 +45,14 @@ func syncCost(t *testing.T, e *infEnv, model string) decimal.Decimal {
 // request id.
 func batchEvents(t *testing.T, events []wire.UsageEventIn, batch string, lines int) map[string]wire.UsageEventIn {
 	t.Helper()
+	return batchEventsPriced(t, events, batch, lines, func(string) string { return wire.PriceClassBatch })
+}
+
+// batchEventsPriced is batchEvents with each line's price class given by
+// its request id: "batch" for a line its provider ran, "" for one gw's
+// runner sent (priced as the synchronous request it was).
+func batchEventsPriced(t *testing.T, events []wire.UsageEventIn, batch string, lines int, class func(requestID string) string) map[string]wire.UsageEventIn {
+	t.Helper()
 	out := map[string]wire.UsageEventIn{}
 	for _, ev := range events {
 		if ev.BatchID == nil || *ev.BatchID != batch || ev.RequestID == nil {
@@ -56,8 +64,8 @@ func batchEvents(t *testing.T, events []wire.UsageEventIn, batch string, lines i
 		var prov struct{ Prices wire.UsagePrices }
 		raw, _ := json.Marshal(ev.Provenance)
 		_ = json.Unmarshal(raw, &prov)
-		if prov.Prices.PriceClass != "batch" {
-			t.Fatalf("provenance prices: %s", raw)
+		if want := class(*ev.RequestID); prov.Prices.PriceClass != want {
+			t.Fatalf("line %s: provenance prices %s, want price class %q", *ev.RequestID, raw, want)
 		}
 		out[*ev.RequestID] = ev
 	}
@@ -497,6 +505,21 @@ func TestMixedBatch(t *testing.T) {
 			!strings.Contains(lines[0], `"custom_id":"native"`) || !strings.Contains(lines[1], `"custom_id":"gw"`) {
 			t.Fatalf("output file: %s", raw)
 		}
-		batchEvents(t, e.usage.snapshot(), b.ID, 2)
+		// The provider's line at the batch prices, gw's at the synchronous
+		// prices its upstream billed.
+		var gwLine struct {
+			Response struct {
+				RequestID string `json:"request_id"`
+			}
+		}
+		if err := json.Unmarshal([]byte(strings.Split(strings.TrimSpace(string(raw)), "\n")[1]), &gwLine); err != nil || gwLine.Response.RequestID == "" {
+			t.Fatalf("gw's line in the output file: %s %v", raw, err)
+		}
+		batchEventsPriced(t, e.usage.snapshot(), b.ID, 2, func(id string) string {
+			if id == gwLine.Response.RequestID {
+				return ""
+			}
+			return wire.PriceClassBatch
+		})
 	})
 }

@@ -95,6 +95,10 @@ type batchLineCtx struct {
 	// rateLimited: the key's rate limit refused the line before anything
 	// was sent (admitRate).
 	rateLimited bool
+	// native: the provider ran the line in its batch (batchnative.go), so
+	// it bills the batch prices; a line gw's runner sends is a synchronous
+	// request upstream and is billed, and priced here, as one.
+	native bool
 }
 
 type batchLineKey struct{}
@@ -412,10 +416,12 @@ func outputLine(l BatchLine) map[string]any {
 	return out
 }
 
-// batchPricing is the pricing of a request at m: the batch prices when it
-// is a batch line (ForBatch at the model's provider kind).
+// batchPricing is the pricing of a request at m when it is a line its
+// provider ran in a batch (ForBatch at the model's provider kind). A line
+// gw's runner sent is priced as the synchronous request its upstream
+// billed (never less than was delivered); its event still names the batch.
 func batchPricing(ctx context.Context, m *routeModel) (catalog.ParsedPricing, bool) {
-	if batchLineOf(ctx) == nil {
+	if bl := batchLineOf(ctx); bl == nil || !bl.native {
 		return catalog.ParsedPricing{}, false
 	}
 	return m.pricing.ForBatch(m.kind), true
