@@ -601,7 +601,7 @@ func overshootEvents(cpURL, token, ws string, run *overshootRun) (overshootFigur
 				// an error, reason crashed, at an estimate of what it was
 				// sent, never $0 (the journal at the next start); ended
 				// before the kill but not yet written to its batch, ok at
-				// the batch cost (its answer is in no output file).
+				// its cost (its answer is in no output file).
 				f.journalBilled++
 				crashed := ev.Status == "error" && ev.Reason != nil && *ev.Reason == "crashed" && cost > 0
 				if !crashed && (ev.Status != "ok" || cost != overshootBatchCost) {

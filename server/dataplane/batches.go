@@ -762,6 +762,7 @@ func lineBoundOf(m *routeModel, l batchfile.Line, native bool) (int64, error) {
 		MaxTokens     *int64 `json:"max_tokens"`
 		MaxOutput     *int64 `json:"max_output_tokens"`
 		N             *int64 `json:"n"`
+		ServiceTier   string `json:"service_tier"`
 	}
 	_ = json.Unmarshal(l.Body, &caps)
 	var asked, n int64
@@ -778,9 +779,12 @@ func lineBoundOf(m *routeModel, l batchfile.Line, native bool) (int64, error) {
 	if l.URL == "/v1/embeddings" {
 		out = 0
 	}
-	pricing := m.pricing
+	// gw's runner sends the line as a synchronous request, billed at the
+	// base prices or the tier it asks for (as route's bound); a provider
+	// batch has no service tier.
+	pricing := m.pricing.Asked(caps.ServiceTier)
 	if native {
-		pricing = pricing.ForBatch(m.kind)
+		pricing = m.pricing.ForBatch(m.kind)
 	}
 	b := boundPricesOf(pricing)
 	t := b.standard
