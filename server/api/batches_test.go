@@ -42,26 +42,31 @@ func TestBatches(t *testing.T) {
 		sibling := mk(e.boot.Organization.ID, sib.ID, 2, base)
 		foreign := mk(other.ID, otherWS.ID, 2, base)
 
-		// Newest first, two at a time.
-		var seen []string
-		path := wsBase + "/batches?limit=2"
-		for pages := 0; path != ""; pages++ {
-			if pages > 3 {
-				t.Fatal("the pages never end")
+		// list follows a list's pages from path (which has a query) to the
+		// end: the ids, newest first.
+		list := func(path string) (ids []string) {
+			for pages := 0; path != ""; pages++ {
+				if pages > 3 {
+					t.Fatal("the pages never end")
+				}
+				var p wire.Page[wire.Batch]
+				if err := jsonUnmarshal(e.must("GET", path, e.ownerKey, nil), &p); err != nil {
+					t.Fatal(err)
+				}
+				for _, b := range p.Data {
+					ids = append(ids, b.ID)
+				}
+				base, _, _ := strings.Cut(path, "&cursor=")
+				path = ""
+				if p.Page.NextCursor != nil {
+					path = base + "&cursor=" + *p.Page.NextCursor
+				}
 			}
-			var p wire.Page[wire.Batch]
-			if err := jsonUnmarshal(e.must("GET", path, e.ownerKey, nil), &p); err != nil {
-				t.Fatal(err)
-			}
-			for _, b := range p.Data {
-				seen = append(seen, b.ID)
-			}
-			path = ""
-			if p.Page.NextCursor != nil {
-				path = wsBase + "/batches?limit=2&cursor=" + *p.Page.NextCursor
-			}
+			return ids
 		}
-		if want := []string{mine[2], mine[1], mine[0]}; fmt.Sprint(seen) != fmt.Sprint(want) {
+
+		// Newest first, two at a time.
+		if seen, want := list(wsBase+"/batches?limit=2"), []string{mine[2], mine[1], mine[0]}; fmt.Sprint(seen) != fmt.Sprint(want) {
 			t.Fatalf("list: %v, want %v", seen, want)
 		}
 
@@ -140,26 +145,6 @@ func TestBatches(t *testing.T) {
 			return id
 		}
 		msgs := []string{mk2(base), mk2(base.Add(time.Minute)), mk2(base.Add(2 * time.Minute))}
-		list := func(path string) (ids []string) {
-			for pages := 0; path != ""; pages++ {
-				if pages > 3 {
-					t.Fatal("the pages never end")
-				}
-				var p wire.Page[wire.Batch]
-				if err := jsonUnmarshal(e.must("GET", path, e.ownerKey, nil), &p); err != nil {
-					t.Fatal(err)
-				}
-				for _, b := range p.Data {
-					ids = append(ids, b.ID)
-				}
-				base, _, _ := strings.Cut(path, "&cursor=")
-				path = ""
-				if p.Page.NextCursor != nil {
-					path = base + "&cursor=" + *p.Page.NextCursor
-				}
-			}
-			return ids
-		}
 		if got, want := list(wsBase+"/batches?kind=message_batch&limit=2"), []string{msgs[2], msgs[1], msgs[0]}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("message batches: %v, want %v", got, want)
 		}
