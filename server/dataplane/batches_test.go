@@ -97,6 +97,23 @@ func submit(t *testing.T, e *infEnv, file string) (int, []byte) {
 		`{"input_file_id":"`+file+`","endpoint":"/v1/chat/completions","completion_window":"24h"}`)
 }
 
+// submitLines uploads and submits a batch of n chat completions to
+// gpt-4o-mini, custom ids prefix0 … prefix(n-1), and returns its id.
+func submitLines(t *testing.T, e *infEnv, prefix string, n int) string {
+	t.Helper()
+	var content strings.Builder
+	for i := range n {
+		content.WriteString(batchLine(fmt.Sprint(prefix, i), gptMini) + "\n")
+	}
+	status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content.String()))
+	if status != 200 {
+		t.Fatalf("submission: %d %s", status, body)
+	}
+	var b struct{ ID string }
+	_ = json.Unmarshal(body, &b)
+	return b.ID
+}
+
 // waitBatch polls the batch until it is in status (the runner works in
 // the background, as gw serve runs it), failing after a minute.
 func waitBatch(t *testing.T, c *openai.Client, id string, status openai.BatchStatus) *openai.Batch {
@@ -363,17 +380,8 @@ func TestBatchSurvivesRestart(t *testing.T) {
 		gatewayBatches(t, e)
 		e.sync(t)
 		e.openai.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
-		var content strings.Builder
 		const n = 12
-		for i := range n {
-			content.WriteString(batchLine(fmt.Sprint("r", i), gptMini) + "\n")
-		}
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content.String()))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := struct{ ID string }{submitLines(t, e, "r", n)}
 
 		stop := runner(t, e.plane)
 		for len(e.openai.Requests()) < 3 {
@@ -478,16 +486,7 @@ func TestBatchLineWaitsForTheRateLimit(t *testing.T) {
 		// Three requests a minute: the submission and two lines.
 		e.setLimits(t, store.RateLimits{}, store.RateLimits{RPM: int64p(3)})
 		e.openai.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
-		var content strings.Builder
-		for i := range 4 {
-			content.WriteString(batchLine(fmt.Sprint("w", i), gptMini) + "\n")
-		}
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content.String()))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := struct{ ID string }{submitLines(t, e, "w", 4)}
 		// A second later (the same minute): what the runner touches is
 		// told apart from what the submission wrote.
 		clk.set(clk.now().Add(time.Second))

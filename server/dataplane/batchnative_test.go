@@ -240,17 +240,8 @@ func TestNativeBatchSurvivesRestart(t *testing.T) {
 		e.anthropic.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
 		e.openai.HoldBatches(true)
 		e.anthropic.HoldBatches(true)
-		var content strings.Builder
 		const n = 5
-		for i := range n {
-			content.WriteString(batchLine(fmt.Sprint("r", i), gptMini) + "\n")
-		}
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content.String()))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := struct{ ID string }{submitLines(t, e, "r", n)}
 		ac := e.anthropicClient()
 		mb, err := ac.Messages.Batches.New(context.Background(), anthropic.MessageBatchNewParams{Requests: []anthropic.MessageBatchNewParamsRequest{
 			{CustomID: "m", Params: anthropic.MessageBatchNewParamsRequestParams{Model: anthropic.Model(haiku), MaxTokens: 20,
