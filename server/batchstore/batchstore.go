@@ -100,11 +100,7 @@ func (s Store) Files(ctx context.Context, ws uuid.UUID, purpose, after string, l
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	out := make([]dataplane.BatchFile, len(fs))
-	for i := range fs {
-		out[i] = fileOf(&fs[i])
-	}
-	return out, nil
+	return convert(fs, fileOf), nil
 }
 
 func (s Store) DeleteFile(ctx context.Context, ws uuid.UUID, id string, now time.Time) error {
@@ -150,13 +146,7 @@ func (s Store) Batches(ctx context.Context, ws uuid.UUID, messages bool, after s
 	return batchesOf(bs), nil
 }
 
-func batchesOf(bs []store.Batch) []dataplane.Batch {
-	out := make([]dataplane.Batch, len(bs))
-	for i := range bs {
-		out[i] = batchOf(&bs[i])
-	}
-	return out
-}
+func batchesOf(bs []store.Batch) []dataplane.Batch { return convert(bs, batchOf) }
 
 func (s Store) Counts(ctx context.Context, batchID string) (dataplane.BatchCounts, error) {
 	c, err := s.St.BatchCounts(ctx, batchID)
@@ -202,11 +192,7 @@ func (s Store) Lines(ctx context.Context, batchID string, after, limit int) ([]d
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	out := make([]dataplane.BatchLine, len(ls))
-	for i := range ls {
-		out[i] = lineOf(&ls[i])
-	}
-	return out, nil
+	return convert(ls, lineOf), nil
 }
 
 func (s Store) Interrupt(ctx context.Context, batchID string, before, now time.Time, message string) (int, error) {
@@ -255,9 +241,14 @@ func (s Store) UpstreamLines(ctx context.Context, batchID string, seq int) ([]da
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	out := make([]dataplane.BatchLine, len(ls))
-	for i := range ls {
-		out[i] = lineOf(&ls[i])
+	return convert(ls, lineOf), nil
+}
+
+// convert is the store's rows as the data plane's values, one by one.
+func convert[T, U any](rows []T, of func(*T) U) []U {
+	out := make([]U, len(rows))
+	for i := range rows {
+		out[i] = of(&rows[i])
 	}
-	return out, nil
+	return out
 }
