@@ -3,6 +3,7 @@ package dataplane
 import (
 	"context"
 	"net/http/httptrace"
+	"sync/atomic"
 
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/tokens"
@@ -11,14 +12,38 @@ import (
 // traceWrites starts watching the attempt about to be made: once net/http
 // has written its request's last byte, the upstream has the whole request
 // and may bill its input, however the attempt ends (unanswered).
+//
+// The hook reaches only the attempt's own writeTrace, never the exchange:
+// the context it rides in outlives the request wherever a stopped timer
+// holds it (the runtime keeps a stopped timer and all its callback reaches
+// until the time it was set for, or until its heap is next cleaned — an
+// attempt's timeout, a budget lease's), and through the exchange it held
+// the whole request body: a 30 MiB body stayed live a minute after its
+// answer (issue 17's memory test, found with a heap dump). A hook that
+// fires late, for an attempt already over, marks only that attempt's
+// trace.
 func (x *exchange) traceWrites(ctx context.Context) context.Context {
 	x.sentCall = nil
-	x.bodySent.Store(false)
-	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+	t := &writeTrace{}
+	t.WroteRequest = func(i httptrace.WroteRequestInfo) {
 		if i.Err == nil {
-			x.bodySent.Store(true)
+			t.sent.Store(true)
 		}
-	}})
+	}
+	x.trace = t
+	return httptrace.WithClientTrace(ctx, &t.ClientTrace)
+}
+
+// writeTrace is one attempt's hook on its upstream request and whether the
+// request went out whole.
+type writeTrace struct {
+	httptrace.ClientTrace
+	sent atomic.Bool
+}
+
+// bodySent is whether the attempt in flight's request went out whole.
+func (x *exchange) bodySent() bool {
+	return x.trace != nil && x.trace.sent.Load()
 }
 
 // unanswered is the usage of a request that ended on a failed attempt:
@@ -30,7 +55,7 @@ func (x *exchange) traceWrites(ctx context.Context) context.Context {
 // that reached an upstream which took its body is billed at least its
 // input, whoever hung up and whatever came back.
 func (x *exchange) unanswered(f *providers.Error) providers.Usage {
-	if x.sentCall == nil || !x.bodySent.Load() || f.Status >= 300 {
+	if x.sentCall == nil || !x.bodySent() || f.Status >= 300 {
 		return providers.Usage{}
 	}
 	return providers.Unanswered(x.sentCall)

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -189,10 +188,10 @@ type exchange struct {
 	attemptSpan  trace.Span
 	attemptCtx   context.Context
 	attemptModel *routeModel
-	// sentCall is the attempt in flight's upstream call, bodySent whether
-	// its request went out whole (floor.go).
+	// sentCall is the attempt in flight's upstream call, trace its hook
+	// on whether its request went out whole (floor.go).
 	sentCall *providers.Call
-	bodySent atomic.Bool
+	trace    *writeTrace
 	// fwdHeader is what the upstream calls forward of the request's
 	// headers (forwardHeader), with the beta flags of fwdVendor's.
 	fwdHeader http.Header

