@@ -34,7 +34,9 @@ func skipValue(b []byte, i int) int {
 				return i + 1
 			}
 		}
-		return i
+		// Unterminated: never past the end, even after a final backslash
+		// (the helpers assume valid JSON, but must not panic on other).
+		return min(i, len(b))
 	case '{', '[':
 		depth := 0
 		for ; i < len(b); i++ {

@@ -92,3 +92,19 @@ func FuzzValidObjectMembers(f *testing.F) {
 	}
 	f.Fuzz(checkValidObjectMembers)
 }
+
+// The byte walkers read valid JSON, but text that is not must not make
+// them panic: an unterminated string ending in a backslash ran one byte
+// past the end (found by FuzzValidObjectMembers).
+func TestMemberWalkersOnBrokenText(t *testing.T) {
+	for _, d := range []string{`{ "0000\`, `{"a":"\`, `["\`, `"\`, `{"a":{"b":"\`, `{"a`} {
+		b := []byte(d)
+		if _, ok := objectMembers(nil, b); ok && d[0] != '{' {
+			t.Errorf("%q read as an object", d)
+		}
+		arrayElements(b, func([]byte) {})
+		if n := skipValue(b, 0); n > len(b) {
+			t.Errorf("%q: skipValue ran to %d, past %d", d, n, len(b))
+		}
+	}
+}
