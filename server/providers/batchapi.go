@@ -33,10 +33,7 @@ type BatchAPI struct {
 }
 
 // BatchAPI is the set's batch client, on the adapters' HTTP client.
-func (s *Set) BatchAPI() *BatchAPI {
-	s.batchOnce.Do(func() { s.batch = &BatchAPI{Client: s.client} })
-	return s.batch
-}
+func (s *Set) BatchAPI() *BatchAPI { return s.batch }
 
 // NativeBatches reports whether a batch line of endpoint (OpenAI's batch
 // endpoints, or /v1/messages for Anthropic's dialect) can run on the
@@ -138,43 +135,31 @@ func (b *BatchAPI) url(kind catalog.Kind, call *Call, path string, query url.Val
 // do is one call of a batch API: authorized as the kind's model requests
 // are, a non-2xx answer read by the kind's refusal reader.
 func (b *BatchAPI) do(ctx context.Context, kind catalog.Kind, call *Call, method, u, contentType string, body []byte) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
-	if err != nil {
-		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
+	p := upstreamPost{method: method, url: u, contentType: contentType, authorize: bearerKey, refusal: openAIRefusal}
+	if body != nil {
+		p.body = rope{body}
 	}
-	if body == nil {
-		req.Body, req.ContentLength = http.NoBody, 0
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	authorize, refusal := bearerKey, openAIRefusal
 	switch kind {
 	case catalog.KindAnthropic:
 		version := call.AnthropicVersion
 		if version == "" {
 			version = anthropicVersion
 		}
-		req.Header.Set("Anthropic-Version", version)
-		authorize, refusal = anthropicKey, anthropicRefusal
+		p.header = func(h http.Header) { h.Set("Anthropic-Version", version) }
+		p.authorize, p.refusal = anthropicKey, anthropicRefusal
 	case catalog.KindAzureOpenAI:
 		auth, err := azureAuth(ctx, b.Client, &b.tokens, call)
 		if err != nil {
 			return nil, err
 		}
-		authorize = headerAuth(auth)
+		p.authorize = headerAuth(auth)
 	}
-	if err := authorize(req, call, nil); err != nil {
+	// The one upstream call (send), as every model request's.
+	resp, err := send(ctx, b.Client, call, p)
+	if err != nil {
 		return nil, err
 	}
-	resp, err := b.Client.Do(req)
-	if err != nil {
-		return nil, transportError(err)
-	}
 	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return nil, refusal(resp, call)
-	}
 	raw, err := readAnswer(resp.Body)
 	if err != nil {
 		return nil, transportError(err)

@@ -62,23 +62,31 @@ func post(ctx context.Context, client *http.Client, url string, body rope, call 
 		refusal: refusal})
 }
 
-// newPost is a POST of body to url; its pieces are read in turn, never
-// joined. A body of one piece is a bytes.Reader, which net/http knows is
-// in memory and writes with the headers, not after flushing them apart.
-func newPost(ctx context.Context, url string, body rope) (*http.Request, error) {
-	if len(body) == 1 {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body[0]))
-		if err != nil {
-			return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
-		}
-		return req, nil
+// newRequest is an upstream request of method (POST when empty) with the
+// body rope (none when empty); its pieces are read in turn, never joined.
+// A body of one piece is a bytes.Reader, which net/http knows is in
+// memory and writes with the headers, not after flushing them apart.
+func newRequest(ctx context.Context, method, url string, body rope) (*http.Request, error) {
+	if method == "" {
+		method = http.MethodPost
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body.reader())
+	var req *http.Request
+	var err error
+	switch len(body) {
+	case 0:
+		req, err = http.NewRequestWithContext(ctx, method, url, http.NoBody)
+	case 1:
+		req, err = http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body[0]))
+	default:
+		req, err = http.NewRequestWithContext(ctx, method, url, body.reader())
+		if err == nil {
+			req.ContentLength = int64(body.len())
+			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
+		}
+	}
 	if err != nil {
 		return nil, &Error{Kind: Unavailable, Message: "the upstream URL is not valid", Cause: err}
 	}
-	req.ContentLength = int64(body.len())
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
 	return req, nil
 }
 

@@ -20,7 +20,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/gw-gateway/gw/server/catalog"
@@ -153,9 +152,8 @@ type Set struct {
 	// native holds the adapters that forward a dialect as is, by
 	// "dialect/kind" (native.go).
 	native map[string]Adapter
-	// batch is the batch APIs' client (batchapi.go), made on first use.
-	batchOnce sync.Once
-	batch     *BatchAPI
+	// batch is the batch APIs' client (batchapi.go).
+	batch *BatchAPI
 }
 
 // NewSet returns the adapters of every supported kind. client may be nil
@@ -166,7 +164,7 @@ func NewSet(client *http.Client) *Set {
 	}
 	embeddings := &OpenAIEmbeddings{Client: client}
 	bedrock, vertex := &Bedrock{Client: client}, &Vertex{Client: client}
-	return &Set{client: client, native: map[string]Adapter{
+	return &Set{client: client, batch: &BatchAPI{Client: client}, native: map[string]Adapter{
 		// Only api.openai.com and Azure are known to speak Responses;
 		// look-alike servers get Chat Completions.
 		"responses/" + string(catalog.KindOpenAI):            &OpenAIResponses{Client: client},

@@ -8,13 +8,18 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// upstreamPost is one POST to an upstream, as a kind describes it: where
+// upstreamPost is one request to an upstream (a POST but for a batch
+// API's reads and deletes), as a kind describes it: where
 // it goes, the body, what it accepts, the kind's own headers, how it is
 // authorized and how the upstream's refusal reads. send does the rest the
 // same way for every kind.
 type upstreamPost struct {
 	url  string
 	body rope
+	// method is POST when empty (a batch API's reads and deletes are
+	// GETs and DELETEs, without a body); contentType the body's type,
+	// JSON when empty (a batch API's file upload is multipart).
+	method, contentType string
 	// accept, when set, is the Accept header (an event stream or JSON).
 	accept string
 	// header, when set, adds the kind's headers (Anthropic's version and
@@ -34,7 +39,7 @@ type upstreamPost struct {
 // context in place of the caller's, sets the content type, authorizes,
 // sends, and maps a refusal to an *Error.
 func send(ctx context.Context, client *http.Client, call *Call, p upstreamPost) (*http.Response, error) {
-	req, err := newPost(ctx, p.url, p.body)
+	req, err := newRequest(ctx, p.method, p.url, p.body)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +56,12 @@ func send(ctx context.Context, client *http.Client, call *Call, p upstreamPost) 
 	// Shared value slices, which nothing writes into (Set replaces a
 	// value, Add appends past their capacity): two allocations a call
 	// fewer (issue 33).
-	req.Header["Content-Type"] = jsonValue
+	switch {
+	case p.contentType != "":
+		req.Header.Set("Content-Type", p.contentType)
+	case len(p.body) > 0:
+		req.Header["Content-Type"] = jsonValue
+	}
 	switch p.accept {
 	case "":
 	case "application/json":
