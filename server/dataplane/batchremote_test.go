@@ -1,0 +1,75 @@
+package dataplane_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gw-gateway/gw/client"
+	"github.com/gw-gateway/gw/server/dataplane"
+	"github.com/gw-gateway/gw/server/store/storetest"
+)
+
+// withRemoteBatches gives the plane the control plane's store over the
+// sync API at url, as a remote data plane has it.
+func withRemoteBatches(t *testing.T, url string) infOptions {
+	c, err := client.New(client.Options{Server: url, Token: "sk-cp-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(o *dataplane.Options) { o.Batches = dataplane.NewRemoteBatches(c, "dp-test") }
+}
+
+// A remote data plane whose control plane cannot be reached, or refuses
+// for now, answers every Files and Batches endpoint 503
+// batches_unavailable in the endpoint's dialect (OpenAI's error shape, or
+// Anthropic's at /inf/v1/messages/batches), never a 500; a control plane's
+// "no such" is the endpoint's 404 naming the id.
+func TestRemoteBatchesControlPlaneFailures(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"detail":"too many file bodies in transit on the control plane; retry shortly"}`))
+	}))
+	defer busy.Close()
+	for _, cp := range []struct{ name, url string }{{"unreachable", gone.URL}, {"busy", busy.URL}} {
+		t.Run(cp.name, func(t *testing.T) {
+			e := newInfEnv(t, storetest.Open(t, storetest.SQLite), withRemoteBatches(t, cp.url))
+			e.sync(t)
+			for _, c := range []struct{ method, path, body, shape string }{
+				{http.MethodGet, "/inf/v1/files", "", `"error":{"message"`},
+				{http.MethodGet, "/inf/v1/files/file-x/content", "", `"error":{"message"`},
+				{http.MethodGet, "/inf/v1/batches/batch_x", "", `"error":{"message"`},
+				{http.MethodPost, "/inf/v1/batches/batch_x/cancel", "", `"error":{"message"`},
+				{http.MethodPost, "/inf/v1/batches", `{"input_file_id":"file-x","endpoint":"/v1/chat/completions","completion_window":"24h"}`, `"error":{"message"`},
+				{http.MethodGet, "/inf/v1/messages/batches", "", `"type":"error"`},
+				{http.MethodGet, "/inf/v1/messages/batches/msgbatch_x", "", `"type":"error"`},
+			} {
+				status, body := call(t, c.method, e.srv.URL+c.path, e.token, c.body)
+				said := strings.Contains(string(body), "batches_unavailable") || strings.Contains(string(body), "not available")
+				if status != http.StatusServiceUnavailable || !said || !strings.Contains(string(body), c.shape) {
+					t.Errorf("%s %s: %d %s", c.method, c.path, status, body)
+				}
+			}
+			if status, body := upload(t, e.srv.URL, e.token, batchLine("a", "openai/gpt-4o-mini")+"\n"); status != http.StatusServiceUnavailable {
+				t.Errorf("upload: %d %s", status, body)
+			}
+		})
+	}
+
+	none := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"detail":"no such batch: \"batch_x\""}`))
+	}))
+	defer none.Close()
+	e := newInfEnv(t, storetest.Open(t, storetest.SQLite), withRemoteBatches(t, none.URL))
+	e.sync(t)
+	status, body := call(t, http.MethodGet, e.srv.URL+"/inf/v1/batches/batch_x", e.token, "")
+	if status != http.StatusNotFound || !strings.Contains(string(body), `batch_x`) {
+		t.Errorf("a batch the control plane does not have: %d %s", status, body)
+	}
+}
