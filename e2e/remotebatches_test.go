@@ -1,10 +1,17 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
 	"net/http"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +57,31 @@ func TestRemoteBatchesOpenAINode(t *testing.T) {
 		t.Fatalf("summary %q: %v", summary, err)
 	}
 
+	// A batch of 60 lines, submitted through the first plane and polled
+	// through the second: both planes' runners take its lines, each line
+	// reaches the upstream once.
+	big := runBothPlanes(t, p, ik.Token, 60)
+	sentOf := map[string]int{}
+	for _, r := range fake.Requests() {
+		sentOf[string(r.Raw)]++
+	}
+	for i := range 60 {
+		n := 0
+		for raw, c := range sentOf {
+			if strings.Contains(raw, fmt.Sprintf(`"hi r%d"`, i)) {
+				n += c
+			}
+		}
+		if n != 1 {
+			t.Errorf("line r%d reached the upstream %d times", i, n)
+		}
+	}
+	planes := takenBy(t, p, big)
+	t.Logf("the 60 lines were taken by %v", planes)
+	if len(planes) != 2 || planes[0] != "dp-1" || planes[1] != "dp-2" {
+		t.Errorf("the 60 lines were taken by %v: want both planes running the batch", planes)
+	}
+
 	b, err := p.owner.GetBatch(ctx, "default", "default", got.Batches[1])
 	if err != nil {
 		t.Fatal(err)
@@ -71,12 +103,12 @@ func TestRemoteBatchesOpenAINode(t *testing.T) {
 				return false, "a request id twice or none"
 			}
 			seen[*e.RequestID] = true
-			if e.BatchID == nil || !slices.Contains(got.Batches, *e.BatchID) {
+			if e.BatchID == nil || !slices.Contains(append(got.Batches, big), *e.BatchID) {
 				return false, "an event of no batch of the run"
 			}
 			perBatch[*e.BatchID]++
 		}
-		if len(events) != sent || perBatch[got.Batches[0]] != got.Completed || perBatch[got.Batches[0]] != 3 ||
+		if len(events) != sent || perBatch[got.Batches[0]] != got.Completed || perBatch[got.Batches[0]] != 3 || perBatch[big] != 60 ||
 			perBatch[got.Batches[1]] != b.RequestCounts.Completed+b.RequestCounts.Failed {
 			return false, "events and lines sent differ"
 		}
@@ -95,6 +127,7 @@ func TestRemoteBatchesOpenAINode(t *testing.T) {
 func batchEvents(t *testing.T, p *budgetPlanes) []wire.UsageEvent {
 	t.Helper()
 	req, _ := http.NewRequest("GET", p.cp.URL+"/api/v1/organizations/default/workspaces/default/usage-events?limit=200", nil)
+	// 3 + up to 40 + 60 lines: one page holds them.
 	req.Header.Set("Authorization", "Bearer "+p.token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -110,6 +143,85 @@ func batchEvents(t *testing.T, p *budgetPlanes) []wire.UsageEvent {
 		if e.BatchID != nil {
 			out = append(out, e)
 		}
+	}
+	return out
+}
+
+// runBothPlanes uploads a file of n lines through the first data plane,
+// submits it there, waits for it through the second, and returns the
+// batch's id.
+func runBothPlanes(t *testing.T, p *budgetPlanes, key string, n int) string {
+	t.Helper()
+	var jsonl strings.Builder
+	for i := range n {
+		fmt.Fprintf(&jsonl, `{"custom_id":"r%d","method":"POST","url":"/v1/chat/completions","body":{"model":"openai/gpt-4o-mini","max_tokens":20,"messages":[{"role":"user","content":"hi r%d"}]}}`+"\n", i, i)
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("purpose", "batch")
+	fw, _ := mw.CreateFormFile("file", "big.jsonl")
+	_, _ = fw.Write([]byte(jsonl.String()))
+	_ = mw.Close()
+	var file struct{ ID string }
+	infCall(t, "POST", p.dps[0].URL+"/inf/v1/files", key, mw.FormDataContentType(), &body, &file)
+	var batch struct{ ID, Status string }
+	infCall(t, "POST", p.dps[0].URL+"/inf/v1/batches", key, "application/json",
+		strings.NewReader(`{"input_file_id":"`+file.ID+`","endpoint":"/v1/chat/completions","completion_window":"24h"}`), &batch)
+	waitFor(t, "the 60-line batch to complete", func() bool {
+		infCall(t, "GET", p.dps[1].URL+"/inf/v1/batches/"+batch.ID, key, "", nil, &batch)
+		return batch.Status == "completed"
+	})
+	return batch.ID
+}
+
+func infCall(t *testing.T, method, url, key, contentType string, body io.Reader, out any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, body)
+	req.Header.Set("Authorization", "Bearer "+key)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, raw)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// takenBy are the data planes that took the batch's lines, read from the
+// control plane's SQLite database.
+func takenBy(t *testing.T, p *budgetPlanes, batchID string) []string {
+	t.Helper()
+	var dir string
+	for _, kv := range p.cpEnv {
+		if v, ok := strings.CutPrefix(kv, "GW_DATA_DIR="); ok {
+			dir = v
+		}
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "gw.db")+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT DISTINCT taken_by FROM batch_lines WHERE batch_id = ? ORDER BY taken_by`, batchID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s sql.NullString
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s.String)
 	}
 	return out
 }
