@@ -3,6 +3,7 @@ package dataplane
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,19 @@ type RemoteBatches struct {
 	// taken is the request id each line this process took runs under:
 	// a requeue names it, so it never touches a line taken again since.
 	taken map[string]string
+	// owed are the ends and requeues the control plane did not take (it
+	// was unreachable): sent again before the runner's next pass, so a
+	// line sent while the control plane was away is not left running
+	// (and its batch unfinished) until this plane restarts. Both name
+	// their take, so sending one again changes nothing once it landed.
+	owed []owedCall
+}
+
+type owedCall struct {
+	op      string
+	req     wire.BatchStoreRequest
+	batchID string
+	line    int
 }
 
 // NewRemoteBatches is the store of data plane id, through c.
@@ -195,6 +209,9 @@ func (s *RemoteBatches) Cancel(ctx context.Context, ws uuid.UUID, id string, now
 }
 
 func (s *RemoteBatches) Active(ctx context.Context) ([]Batch, error) {
+	if err := s.settle(ctx); err != nil {
+		return nil, err
+	}
 	out, _, err := s.call(ctx, "active", wire.BatchStoreRequest{})
 	if err != nil {
 		return nil, err
@@ -216,6 +233,42 @@ func (s *RemoteBatches) StartLine(ctx context.Context, batchID, requestID string
 	return l, true, nil
 }
 
+// owe keeps an end or requeue the control plane did not answer, unless
+// it refused it (an answer: sending it again would change nothing).
+func (s *RemoteBatches) owe(err error, op string, req wire.BatchStoreRequest, batchID string, line int) {
+	var ae *client.APIError
+	if errors.Is(err, ErrBatchNotFound) || errors.As(err, &ae) && ae.Status < 500 {
+		s.forget(batchID, line)
+		return
+	}
+	s.mu.Lock()
+	s.owed = append(s.owed, owedCall{op: op, req: req, batchID: batchID, line: line})
+	s.mu.Unlock()
+}
+
+// settle sends the owed ends and requeues again, in order; it stops at
+// the first the control plane still does not take.
+func (s *RemoteBatches) settle(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		if len(s.owed) == 0 {
+			s.mu.Unlock()
+			return nil
+		}
+		o := s.owed[0]
+		s.mu.Unlock()
+		_, _, err := s.call(ctx, o.op, o.req)
+		var ae *client.APIError
+		if err != nil && !(errors.As(err, &ae) && ae.Status < 500) && !errors.Is(err, ErrBatchNotFound) {
+			return fmt.Errorf("sending an owed %s of %s line %d again: %w", o.op, o.batchID, o.line, err)
+		}
+		s.mu.Lock()
+		s.owed = s.owed[1:]
+		s.mu.Unlock()
+		s.forget(o.batchID, o.line)
+	}
+}
+
 // forget drops a line's take once it ended or went back.
 func (s *RemoteBatches) forget(batchID string, line int) {
 	s.mu.Lock()
@@ -226,11 +279,14 @@ func (s *RemoteBatches) forget(batchID string, line int) {
 func (s *RemoteBatches) EndLine(ctx context.Context, l BatchLine, now time.Time) (bool, error) {
 	w := &wire.BatchStoreLine{BatchID: l.BatchID, Line: l.Line, CustomID: l.CustomID, Status: l.Status, RequestID: l.RequestID,
 		StatusCode: l.StatusCode, Response: l.Response, Error: l.Error, CostNanoUSD: l.CostNanoUSD}
-	out, _, err := s.call(ctx, "end-line", wire.BatchStoreRequest{Result: w, Now: now})
-	if err == nil {
-		s.forget(l.BatchID, l.Line)
+	req := wire.BatchStoreRequest{Result: w, Now: now}
+	out, _, err := s.call(ctx, "end-line", req)
+	if err != nil {
+		s.owe(err, "end-line", req, l.BatchID, l.Line)
+		return false, err
 	}
-	return out.OK, err
+	s.forget(l.BatchID, l.Line)
+	return out.OK, nil
 }
 
 func (s *RemoteBatches) Requeue(ctx context.Context, batchID string, line int, now time.Time) (bool, error) {
@@ -241,11 +297,14 @@ func (s *RemoteBatches) Requeue(ctx context.Context, batchID string, line int, n
 		// Not a line this process took: not its to put back.
 		return false, nil
 	}
-	out, _, err := s.call(ctx, "requeue", wire.BatchStoreRequest{BatchID: batchID, Line: line, RequestID: requestID, Now: now})
-	if err == nil {
-		s.forget(batchID, line)
+	req := wire.BatchStoreRequest{BatchID: batchID, Line: line, RequestID: requestID, Now: now}
+	out, _, err := s.call(ctx, "requeue", req)
+	if err != nil {
+		s.owe(err, "requeue", req, batchID, line)
+		return false, err
 	}
-	return out.OK, err
+	s.forget(batchID, line)
+	return out.OK, nil
 }
 
 func (s *RemoteBatches) Lines(ctx context.Context, batchID string, after, limit int) ([]BatchLine, error) {

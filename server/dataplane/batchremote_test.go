@@ -1,10 +1,14 @@
 package dataplane_test
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/gw-gateway/gw/client"
 	"github.com/gw-gateway/gw/server/dataplane"
@@ -71,5 +75,61 @@ func TestRemoteBatchesControlPlaneFailures(t *testing.T) {
 	status, body := call(t, http.MethodGet, e.srv.URL+"/inf/v1/batches/batch_x", e.token, "")
 	if status != http.StatusNotFound || !strings.Contains(string(body), `batch_x`) {
 		t.Errorf("a batch the control plane does not have: %d %s", status, body)
+	}
+}
+
+// An end the control plane did not take (it was away) is owed: sent again,
+// the same, before the runner's next pass lists the batches, so the line
+// does not stay running until the plane restarts; while the control plane
+// still refuses, the pass does not go on.
+func TestRemoteBatchesOweEnds(t *testing.T) {
+	var mu sync.Mutex
+	var ends []string
+	var actives int
+	down := true
+	cp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.HasSuffix(r.URL.Path, "/end-line") {
+			ends = append(ends, string(raw))
+		} else {
+			actives++
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if down {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"detail":"down"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"data":{"ok":true,"n":0}}` + "\n"))
+	}))
+	defer cp.Close()
+	c, err := client.New(client.Options{Server: cp.URL, Token: "sk-cp-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := dataplane.NewRemoteBatches(c, "dp-test")
+	ctx := context.Background()
+	line := dataplane.BatchLine{BatchID: "batch_x", Line: 4, CustomID: "d", Status: "completed", RequestID: "req-4", StatusCode: 200, Response: "{}"}
+	if _, err := s.EndLine(ctx, line, time.Now()); err == nil {
+		t.Fatal("an end the control plane refused reported success")
+	}
+	if _, err := s.Active(ctx); err == nil || actives != 0 {
+		t.Fatalf("a pass went on with an end owed: %v, %d listings", err, actives)
+	}
+	mu.Lock()
+	down = false
+	mu.Unlock()
+	if _, err := s.Active(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Active(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ends) != 3 || ends[1] != ends[0] || ends[2] != ends[0] || actives != 2 || !strings.Contains(ends[0], `"request_id":"req-4"`) {
+		t.Fatalf("%d ends (%v), %d listings: want the same end three times, then two listings", len(ends), ends, actives)
 	}
 }
