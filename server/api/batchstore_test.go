@@ -288,6 +288,18 @@ func TestBatchStoreTakesLinesOnce(t *testing.T) {
 		if out, _ := p1.must("requeue", wire.BatchStoreRequest{BatchID: a.batch, Line: 3, RequestID: r3}); out.OK {
 			t.Fatal("a repeated requeue put back a line taken again since")
 		}
+		// A take whose answer was lost is given back by its request id
+		// alone (line 0), and only by the plane that took it.
+		if out, _ := p1.must("requeue", wire.BatchStoreRequest{BatchID: a.batch, RequestID: r4}); out.OK {
+			t.Fatal("plane 1 gave back plane 2's take")
+		}
+		if out, _ := p2.must("requeue", wire.BatchStoreRequest{BatchID: a.batch, RequestID: r4}); !out.OK {
+			t.Fatal("plane 2 could not give back its take by request id")
+		}
+		r5 := uuid.NewString()
+		if out := take(p2, r5); out.Line.Line != 3 {
+			t.Fatalf("take after the give-back: %+v", out.Line)
+		}
 		counts, _ := p1.must("counts", wire.BatchStoreRequest{BatchID: a.batch})
 		if counts.Counts == nil || counts.Counts.Total != 3 || counts.Counts.Completed != 1 || counts.Counts.Failed != 1 {
 			t.Fatalf("counts: %+v", counts.Counts)

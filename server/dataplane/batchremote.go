@@ -223,6 +223,14 @@ func takenKey(batchID string, line int) string { return batchID + "#" + strconv.
 
 func (s *RemoteBatches) StartLine(ctx context.Context, batchID, requestID string, now time.Time) (BatchLine, bool, error) {
 	out, _, err := s.call(ctx, "start-line", wire.BatchStoreRequest{BatchID: batchID, RequestID: requestID, Now: now})
+	var ae *client.APIError
+	if err != nil && !errors.As(err, &ae) && !errors.Is(err, ErrBatchNotFound) {
+		// No answer: the control plane may have taken a line under
+		// requestID that this plane will never send. It is owed back
+		// (line 0: whichever runs under the take), or it would stay
+		// running, its batch unfinished, until this plane restarts.
+		s.owe(err, "requeue", wire.BatchStoreRequest{BatchID: batchID, RequestID: requestID, Now: now}, batchID, 0)
+	}
 	if err != nil || !out.OK || out.Line == nil {
 		return BatchLine{}, false, err
 	}

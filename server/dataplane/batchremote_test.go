@@ -133,3 +133,48 @@ func TestRemoteBatchesOweEnds(t *testing.T) {
 		t.Fatalf("%d ends (%v), %d listings: want the same end three times, then two listings", len(ends), ends, actives)
 	}
 }
+
+// A take that got no answer may have taken a line the plane will never
+// send: it is given back by its request id before the next pass.
+func TestRemoteBatchesGiveBackUnansweredTakes(t *testing.T) {
+	var mu sync.Mutex
+	var calls []string
+	var cut bool
+	cp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		calls = append(calls, r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]+" "+strings.TrimSpace(string(raw)))
+		c := cut
+		mu.Unlock()
+		if c {
+			// The take is made, its answer lost: the connection drops.
+			hj, _ := w.(http.Hijacker)
+			conn, _, _ := hj.Hijack()
+			_ = conn.Close()
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"data":{"ok":true,"n":0}}` + "\n"))
+	}))
+	defer cp.Close()
+	c, _ := client.New(client.Options{Server: cp.URL, Token: "sk-cp-test"})
+	s := dataplane.NewRemoteBatches(c, "dp-test")
+	ctx := context.Background()
+	cut = true
+	if _, ok, err := s.StartLine(ctx, "batch_x", "req-9", time.Now()); err == nil || ok {
+		t.Fatalf("a take with no answer: %v %v", ok, err)
+	}
+	mu.Lock()
+	cut = false
+	mu.Unlock()
+	if _, err := s.Active(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Three tries of the take (two repeats), then the give-back, then the listing.
+	if len(calls) != 5 || !strings.HasPrefix(calls[3], "requeue ") || !strings.Contains(calls[3], `"request_id":"req-9"`) ||
+		strings.Contains(calls[3], `"line"`) || !strings.HasPrefix(calls[4], "active ") {
+		t.Fatalf("calls: %q", calls)
+	}
+}

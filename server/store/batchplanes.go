@@ -109,10 +109,15 @@ func (s *Store) EndTakenBatchLine(ctx context.Context, l BatchLine, takenBy stri
 
 // RequeueTakenBatchLine is RequeueBatchLine for the line data plane
 // takenBy runs under requestID only: a repeated requeue cannot put back a
-// line taken again since (and sent).
+// line taken again since (and sent). Line 0 is whichever line runs under
+// the take: a take whose answer the plane never got (so it sent nothing).
 func (s *Store) RequeueTakenBatchLine(ctx context.Context, batchID string, line int, requestID, takenBy string, now time.Time) (bool, error) {
-	res, err := s.db.NewUpdate().Model((*BatchLine)(nil)).Set("status = ?", LinePending).Set("request_id = NULL").Set("taken_by = NULL").
-		Set("updated_at = ?", now.UTC()).Where("batch_id = ? AND line = ? AND status = ? AND request_id = ? AND taken_by = ?", batchID, line, LineRunning, requestID, takenBy).Exec(ctx)
+	q := s.db.NewUpdate().Model((*BatchLine)(nil)).Set("status = ?", LinePending).Set("request_id = NULL").Set("taken_by = NULL").
+		Set("updated_at = ?", now.UTC()).Where("batch_id = ? AND status = ? AND request_id = ? AND taken_by = ?", batchID, LineRunning, requestID, takenBy)
+	if line != 0 {
+		q = q.Where("line = ?", line)
+	}
+	res, err := q.Exec(ctx)
 	if err != nil {
 		return false, mapErr(err)
 	}
