@@ -147,10 +147,22 @@ func batchEvents(t *testing.T, p *budgetPlanes) []wire.UsageEvent {
 	return out
 }
 
-// runBothPlanes uploads a file of n lines through the first data plane,
-// submits it there, waits for it through the second, and returns the
-// batch's id.
+// runBothPlanes submits a batch of n lines through the first data plane
+// (submitLines), waits for it through the second, and returns its id.
 func runBothPlanes(t *testing.T, p *budgetPlanes, key string, n int) string {
+	t.Helper()
+	id := submitLines(t, p, key, n)
+	var batch struct{ ID, Status string }
+	waitFor(t, "the batch to complete", func() bool {
+		infCall(t, "GET", p.dps[1].URL+"/inf/v1/batches/"+id, key, "", nil, &batch)
+		return batch.Status == "completed"
+	})
+	return id
+}
+
+// submitLines uploads a file of n lines ("hi r0" …) through the first
+// data plane and submits it there, returning the batch's id.
+func submitLines(t *testing.T, p *budgetPlanes, key string, n int) string {
 	t.Helper()
 	var jsonl strings.Builder
 	for i := range n {
@@ -167,10 +179,6 @@ func runBothPlanes(t *testing.T, p *budgetPlanes, key string, n int) string {
 	var batch struct{ ID, Status string }
 	infCall(t, "POST", p.dps[0].URL+"/inf/v1/batches", key, "application/json",
 		strings.NewReader(`{"input_file_id":"`+file.ID+`","endpoint":"/v1/chat/completions","completion_window":"24h"}`), &batch)
-	waitFor(t, "the 60-line batch to complete", func() bool {
-		infCall(t, "GET", p.dps[1].URL+"/inf/v1/batches/"+batch.ID, key, "", nil, &batch)
-		return batch.Status == "completed"
-	})
 	return batch.ID
 }
 
@@ -224,4 +232,84 @@ func takenBy(t *testing.T, p *budgetPlanes, batchID string) []string {
 		out = append(out, s.String)
 	}
 	return out
+}
+
+// TestRemoteBatchesSurviveControlPlaneRestart: two remote data planes run
+// an 80-line batch; the control plane is killed (SIGKILL) while they do,
+// and started again a second later. The batch completes with every line,
+// each line reached the upstream once (a take whose answer was lost is
+// given back, an end the control plane did not take is sent again), and
+// the control plane records one usage event per line.
+func TestRemoteBatchesSurviveControlPlaneRestart(t *testing.T) {
+	ctx := context.Background()
+	fake := providerstest.NewOpenAI(t, "sk-upstream-remote-batches-cp")
+	fake.SetDefault(providerstest.Reply{Text: "hello from upstream", Usage: providerstest.Usage{Input: 12, Output: 5}})
+	p := startBudgetPlanes(t, storetest.SQLite, "remotebatchescp")
+	p.dpEnv = []string{"GW_BATCH_PACE=20ms"}
+	if _, err := p.owner.CreateCredential(ctx, client.WorkspaceScope("default", "default"),
+		wire.ProviderCredentialCreate{Provider: "openai", Label: "fake", Secret: fake.Key, BaseURL: fake.BaseURL()}); err != nil {
+		t.Fatal(err)
+	}
+	ik, err := p.owner.CreateInferenceKey(ctx, "default", "default", wire.InferenceKeyCreate{Name: "batches"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.startDataPlanes(t, "dp-1", "dp-2")
+
+	const n = 80
+	id := submitLines(t, p, ik.Token, n)
+	waitFor(t, "a quarter of the lines sent", func() bool { return len(fake.Requests()) >= n/4 })
+	p.killControlPlane()
+	if at := len(fake.Requests()); at >= n {
+		t.Fatalf("every line was sent before the kill (%d): the test did not cut the batch", at)
+	} else {
+		t.Logf("the control plane killed after %d of %d lines", at, n)
+	}
+	time.Sleep(time.Second)
+	p.restartControlPlane(t)
+	var batch struct {
+		Status        string
+		RequestCounts struct{ Completed, Failed int } `json:"request_counts"`
+	}
+	waitFor(t, "the batch to complete after the restart", func() bool {
+		req, _ := http.NewRequest("GET", p.dps[1].URL+"/inf/v1/batches/"+id, nil)
+		req.Header.Set("Authorization", "Bearer "+ik.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&batch) == nil && batch.Status == "completed"
+	})
+	if batch.RequestCounts.Completed != n || batch.RequestCounts.Failed != 0 {
+		t.Fatalf("after the restart: %+v", batch)
+	}
+	sent := map[int]int{}
+	for _, r := range fake.Requests() {
+		var i int
+		if _, err := fmt.Sscanf(string(r.Raw)[strings.Index(string(r.Raw), `"hi r`)+5:], "%d", &i); err == nil {
+			sent[i]++
+		}
+	}
+	for i := range n {
+		if sent[i] != 1 {
+			t.Errorf("line r%d reached the upstream %d times", i, sent[i])
+		}
+	}
+	waitFor(t, "one usage event per line", func() bool {
+		events := batchEvents(t, p)
+		seen := map[string]bool{}
+		for _, e := range events {
+			if e.RequestID == nil || seen[*e.RequestID] || e.BatchID == nil || *e.BatchID != id {
+				return false
+			}
+			seen[*e.RequestID] = true
+		}
+		return len(events) == n
+	})
+	time.Sleep(time.Second)
+	if events := batchEvents(t, p); len(events) != n {
+		t.Fatalf("%d events after the spools shipped again, want %d", len(events), n)
+	}
+	p.stop(t)
 }
