@@ -49,6 +49,9 @@ if (other !== openai) {
   assert.deepEqual(await other.batches.retrieve(batch.id), done);
   assert.equal(await (await openai.files.content(done.output_file_id)).text(), out);
   assert.equal((await other.files.retrieve(input.id)).bytes, input.bytes);
+  const files = [];
+  for await (const f of other.files.list()) files.push(f);
+  assert.equal(files.find((f) => f.id === input.id)?.bytes, input.bytes);
 }
 const lines = out.trim().split("\n").map((l) => JSON.parse(l));
 assert.deepEqual(lines.map((l) => l.custom_id), ["a", "b", "c"]);

@@ -255,6 +255,8 @@ func (c batchStoreCaller) do(op string, req *wire.BatchStoreRequest, body io.Rea
 			return out, nil, mapStore(err, "file", req.ID)
 		}
 		w := wireFile(f)
+		// The bytes that follow the line: what the plane reads.
+		w.Bytes = int64(len(f.Content))
 		out.File = &w
 		return out, f.Content, nil
 	case "files":
@@ -433,7 +435,7 @@ func storeFile(f *wire.BatchStoreFile, data []byte) *store.BatchFile {
 
 func wireFile(f *store.BatchFile) wire.BatchStoreFile {
 	return wire.BatchStoreFile{ID: f.ID, OrgID: f.OrgID, WorkspaceID: f.WorkspaceID, Purpose: f.Purpose, Filename: f.Filename,
-		Bytes: int64(len(f.Content)), CreatedAt: f.CreatedAt}
+		Bytes: f.Bytes, CreatedAt: f.CreatedAt}
 }
 
 func storeBatch(b *wire.BatchStoreBatch) (*store.Batch, error) {

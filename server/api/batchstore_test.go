@@ -201,6 +201,10 @@ func TestBatchStoreConfinesDataPlanes(t *testing.T) {
 		if got.File == nil || got.File.ID != a.file.ID || !bytes.Equal(body, content) {
 			t.Fatalf("A's own file: %+v %q", got.File, body)
 		}
+		listed, _ := pa.must("files", wire.BatchStoreRequest{WorkspaceID: a.ws, Limit: 10})
+		if len(listed.Files) != 1 || listed.Files[0].ID != a.file.ID || listed.Files[0].Bytes != int64(len(content)) {
+			t.Fatalf("A's own files: %+v", listed.Files)
+		}
 
 		// A plane pending approval reaches nothing; A's key calling as
 		// B's plane is refused; a stranger's key too.
