@@ -313,3 +313,38 @@ func TestRemoteBatchesSurviveControlPlaneRestart(t *testing.T) {
 	}
 	p.stop(t)
 }
+
+// TestRemoteMessageBatchesNode runs e2e/node/messagebatches.mjs (the
+// @anthropic-ai/sdk npm package, unchanged) against a remote data plane:
+// Anthropic's Message Batches are the same batches, on the control plane's
+// store; every request sent leaves one usage event there.
+func TestRemoteMessageBatchesNode(t *testing.T) {
+	node, dir := nodeWith(t, "@anthropic-ai/sdk")
+	ctx := context.Background()
+	fake := providerstest.NewAnthropic(t, "sk-ant-upstream-remote-msgbatches")
+	fake.SetDefault(providerstest.Reply{Text: "hello from upstream", Usage: providerstest.Usage{Input: 12, Output: 5}})
+	p := startBudgetPlanes(t, storetest.SQLite, "remotemsgbatches")
+	p.dpEnv = []string{"GW_BATCH_PACE=20ms"}
+	if _, err := p.owner.CreateCredential(ctx, client.WorkspaceScope("default", "default"),
+		wire.ProviderCredentialCreate{Provider: "anthropic", Label: "fake", Secret: fake.Key, BaseURL: fake.BaseURL()}); err != nil {
+		t.Fatal(err)
+	}
+	ik, err := p.owner.CreateInferenceKey(ctx, "default", "default", wire.InferenceKeyCreate{Name: "message-batches"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.startDataPlanes(t, "dp-1")
+	runBatchScript(t, node, dir, "messagebatches.mjs", p.dps[0], ik.Token)
+	waitFor(t, "one usage event per request sent", func() bool {
+		events := batchEvents(t, p)
+		seen := map[string]bool{}
+		for _, e := range events {
+			if e.RequestID == nil || seen[*e.RequestID] {
+				return false
+			}
+			seen[*e.RequestID] = true
+		}
+		return len(events) == len(fake.Requests()) && len(events) >= 3
+	})
+	p.stop(t)
+}
