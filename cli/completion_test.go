@@ -168,7 +168,7 @@ func TestCompletionOfEnumerableValues(t *testing.T) {
 		{[]string{"data-planes", "get", ""}, []string{"dp-serving", "dp-waiting"}, noFiles},
 		{[]string{"credentials", "create", "--provider", "bedrock", "--setting", ""}, []string{"region="}, noFilesNoSpace},
 		{[]string{"credentials", "create", "--provider", "vertex", "--setting", ""}, []string{"project=", "location=", "token_url="}, noFilesNoSpace},
-		{[]string{"credentials", "create", "--provider", "openai", "--setting", ""}, nil, noFilesNoSpace},
+		{[]string{"credentials", "create", "--provider", "openai", "--setting", ""}, []string{"batches="}, noFilesNoSpace},
 		{[]string{"credentials", "update", cred.ID.String(), "--setting", ""}, []string{"region="}, noFilesNoSpace},
 		{[]string{"credentials", "get", ""}, []string{cred.ID.String()}, noFiles},
 		{[]string{"credentials", "list", "--scope", ""}, []string{"platform", "org", "workspace"}, noFiles},

@@ -9,10 +9,16 @@ import (
 // A workspace's batches (issue 34) as the control plane shows them;
 // submitting one is the data plane's (POST /inf/v1/batches).
 
-// ListBatches lists one page of the workspace's batches, newest first.
-func (c *Client) ListBatches(ctx context.Context, org, ws string, limit int, cursor string) (wire.Page[wire.Batch], error) {
+// ListBatches lists one page of the workspace's batches of a kind
+// ("batch", OpenAI's shape, or "message_batch", Anthropic's; "" is
+// "batch"), newest first.
+func (c *Client) ListBatches(ctx context.Context, org, ws, kind string, limit int, cursor string) (wire.Page[wire.Batch], error) {
 	var p wire.Page[wire.Batch]
-	err := c.do(ctx, "GET", wsPath(org, ws)+"/batches", pageQuery(limit, cursor), nil, &p)
+	q := pageQuery(limit, cursor)
+	if kind != "" {
+		q.Set("kind", kind)
+	}
+	err := c.do(ctx, "GET", wsPath(org, ws)+"/batches", q, nil, &p)
 	return p, err
 }
 

@@ -14,23 +14,41 @@ import (
 )
 
 // TestNodeBatches runs e2e/node/batches.mjs: the openai npm package,
-// unchanged, uploads a batch file to gw serve, creates a batch that gw
-// runs itself line by line, polls it, reads its output file, and cancels a
-// second batch (issue 34). Every line that ran leaves one usage event.
-// Skipped without node and the package, unless GW_TEST_REQUIRE_NODE is set.
+// unchanged, uploads a batch file to gw serve, creates a batch, polls it,
+// reads its output file, and cancels a second batch (issue 34) — twice:
+// with the credential's lines run on the fake upstream's own Batch API
+// (native, the default: the fake speaks OpenAI's Files and Batches), and
+// run by gw itself line by line (settings.batches "gateway"). Every line
+// that ran leaves one usage event. Skipped without node and the package,
+// unless GW_TEST_REQUIRE_NODE is set.
 func TestNodeBatches(t *testing.T) {
 	node, dir := nodeWith(t, "openai")
-	ctx := context.Background()
-	fake := providerstest.NewOpenAI(t, "sk-upstream-node-batches")
-	fake.SetDefault(providerstest.Reply{Text: "hello from upstream", Usage: providerstest.Usage{Input: 12, Output: 5}})
-	srv, owner, key := batchServe(t, "setup_batches", "batches", wire.ProviderCredentialCreate{Provider: "openai", Label: "fake", Secret: fake.Key, BaseURL: fake.BaseURL()})
+	for _, mode := range []string{"native", "gateway"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			fake := providerstest.NewOpenAI(t, "sk-upstream-node-batches")
+			fake.SetDefault(providerstest.Reply{Text: "hello from upstream", Usage: providerstest.Usage{Input: 12, Output: 5}})
+			srv, owner, key := batchServe(t, "setup_batches", "batches", wire.ProviderCredentialCreate{Provider: "openai", Label: "fake", Secret: fake.Key,
+				BaseURL: fake.BaseURL(), Settings: &wire.CredentialSettings{Batches: mode}})
 
-	runBatchScript(t, node, dir, "batches.mjs", srv, key)
-	// One event per line sent: the upstream's count of requests.
-	waitFor(t, "the batch lines' usage events", func() bool {
-		r, err := owner.UsageReport(ctx, "default", client.UsageQuery{Period: "today"})
-		return err == nil && r.Totals.Requests == int64(len(fake.Requests())) && len(fake.Requests()) >= 3
-	})
+			runBatchScript(t, node, dir, "batches.mjs", srv, key)
+			// One event per line sent: the upstream's count of requests.
+			waitFor(t, "the batch lines' usage events", func() bool {
+				r, err := owner.UsageReport(ctx, "default", client.UsageQuery{Period: "today"})
+				return err == nil && r.Totals.Requests == int64(len(fake.Requests())) && len(fake.Requests()) >= 3
+			})
+			checkBatchMode(t, mode, fake.BatchesCreated())
+		})
+	}
+}
+
+// checkBatchMode holds a run to its mode: native made provider batches,
+// gateway none.
+func checkBatchMode(t *testing.T, mode string, created int) {
+	t.Helper()
+	if (mode == "native") != (created > 0) {
+		t.Fatalf("%s batches: the fake upstream's batch API made %d batches", mode, created)
+	}
 }
 
 // batchServe starts gw serve with a fast batch pace, bootstraps it with

@@ -80,8 +80,12 @@ func budgetOvershootBound(t *testing.T, d storetest.Dialect) {
 	up := providerstest.NewOpenAI(t, "sk-upstream-overshoot")
 	up.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: budgetIn, Output: budgetOut},
 		Delay: overshootUpstreamMS * time.Millisecond})
+	// The batches run on gw's own runner (settings.batches "gateway"),
+	// whose every line holds its bound as it is sent: a provider batch's
+	// hold on the budgets lives in its process, and a control plane
+	// killed mid-batch drops it (docs/batches.md, what remains).
 	if _, err := owner.CreateCredential(ctx, client.OrgScope("default"), wire.ProviderCredentialCreate{
-		Provider: "openai", Label: "fake", Secret: up.Key, BaseURL: up.BaseURL()}); err != nil {
+		Provider: "openai", Label: "fake", Secret: up.Key, BaseURL: up.BaseURL(), Settings: &wire.CredentialSettings{Batches: "gateway"}}); err != nil {
 		t.Fatal(err)
 	}
 	var toolRuns atomic.Int64
@@ -597,7 +601,7 @@ func overshootEvents(cpURL, token, ws string, run *overshootRun) (overshootFigur
 				// an error, reason crashed, at an estimate of what it was
 				// sent, never $0 (the journal at the next start); ended
 				// before the kill but not yet written to its batch, ok at
-				// the batch cost (its answer is in no output file).
+				// its cost (its answer is in no output file).
 				f.journalBilled++
 				crashed := ev.Status == "error" && ev.Reason != nil && *ev.Reason == "crashed" && cost > 0
 				if !crashed && (ev.Status != "ok" || cost != overshootBatchCost) {

@@ -22,11 +22,11 @@ import (
 // plane is killed and restarted under them.
 const (
 	overshootBatches    = 2
-	overshootBatchLines = 60 // each batch's bound (about $0.014) fits a phase's whole budget
+	overshootBatchLines = 30 // each batch's bound (about $0.014) fits a phase's whole budget
 	overshootBatchPace  = "20ms"
-	// A line's cost at gpt-4o-mini's batch prices (openai: half the
-	// normal ones, 75 and 300 nano-dollars a token).
-	overshootBatchCost = budgetIn*75 + budgetOut*300
+	// A line's cost: gw's runner sends it (settings.batches "gateway"),
+	// a synchronous request upstream, so gpt-4o-mini's synchronous prices.
+	overshootBatchCost = budgetCost
 )
 
 // overshootBatchSubmit uploads and submits the phase's batches, each of
@@ -74,8 +74,8 @@ type overshootBatchLine struct {
 
 // overshootBatchCollect waits until the phase's batches are completed,
 // reads their output and error files and adds every line to the run: a
-// completed line is delivered (one ok event at the batch price, naming
-// its batch); a line a refusal ended was run and refused (one denied event
+// completed line is delivered (one ok event at its cost, naming its
+// batch); a line a refusal ended was run and refused (one denied event
 // at $0); a line the kill interrupted is failed and, if its request
 // reached the upstream, billed once by the request journal at the next
 // start. Every line is one of these.

@@ -32,13 +32,24 @@ import (
 // batch, and no more arrive later.
 func TestRemoteBatchesOpenAINode(t *testing.T) {
 	node, dir := nodeWith(t, "openai")
+	for _, mode := range []string{"native", "gateway"} {
+		t.Run(mode, func(t *testing.T) { remoteBatchesOpenAINode(t, node, dir, mode) })
+	}
+}
+
+// remoteBatchesOpenAINode is TestRemoteBatchesOpenAINode with the
+// credential's batches run in mode: on the fake upstream's own Batch API
+// (native), or by the planes' runners line by line (gateway), where a
+// 60-line batch is run by both planes.
+func remoteBatchesOpenAINode(t *testing.T, node, dir, mode string) {
 	ctx := context.Background()
 	fake := providerstest.NewOpenAI(t, "sk-upstream-remote-batches")
 	fake.SetDefault(providerstest.Reply{Text: "hello from upstream", Usage: providerstest.Usage{Input: 12, Output: 5}})
-	p := startBudgetPlanes(t, storetest.SQLite, "remotebatches")
+	p := startBudgetPlanes(t, storetest.SQLite, "remotebatches"+mode)
 	p.dpEnv = []string{"GW_BATCH_PACE=20ms"}
 	if _, err := p.owner.CreateCredential(ctx, client.WorkspaceScope("default", "default"),
-		wire.ProviderCredentialCreate{Provider: "openai", Label: "fake", Secret: fake.Key, BaseURL: fake.BaseURL()}); err != nil {
+		wire.ProviderCredentialCreate{Provider: "openai", Label: "fake", Secret: fake.Key, BaseURL: fake.BaseURL(),
+			Settings: &wire.CredentialSettings{Batches: mode}}); err != nil {
 		t.Fatal(err)
 	}
 	ik, err := p.owner.CreateInferenceKey(ctx, "default", "default", wire.InferenceKeyCreate{Name: "batches"})
@@ -57,31 +68,14 @@ func TestRemoteBatchesOpenAINode(t *testing.T) {
 		t.Fatalf("summary %q: %v", summary, err)
 	}
 
-	// A batch of 60 lines, submitted through the first plane and polled
-	// through the second: both planes' runners take its lines, each line
-	// reaches the upstream once.
-	big := runBothPlanes(t, p, ik.Token, 60)
-	sentOf := map[string]int{}
-	for _, r := range fake.Requests() {
-		sentOf[string(r.Raw)]++
+	checkBatchMode(t, mode, fake.BatchesCreated())
+	// In gateway mode, a batch of 60 lines, submitted through the first
+	// plane and polled through the second: both planes' runners take its
+	// lines, each line reaches the upstream once.
+	big := ""
+	if mode == "gateway" {
+		big = remoteBigBatch(t, p, fake, ik.Token)
 	}
-	for i := range 60 {
-		n := 0
-		for raw, c := range sentOf {
-			if strings.Contains(raw, fmt.Sprintf(`"hi r%d"`, i)) {
-				n += c
-			}
-		}
-		if n != 1 {
-			t.Errorf("line r%d reached the upstream %d times", i, n)
-		}
-	}
-	planes := takenBy(t, p, big)
-	t.Logf("the 60 lines were taken by %v", planes)
-	if len(planes) != 2 || planes[0] != "dp-1" || planes[1] != "dp-2" {
-		t.Errorf("the 60 lines were taken by %v: want both planes running the batch", planes)
-	}
-
 	b, err := p.owner.GetBatch(ctx, "default", "default", got.Batches[1])
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +102,7 @@ func TestRemoteBatchesOpenAINode(t *testing.T) {
 			}
 			perBatch[*e.BatchID]++
 		}
-		if len(events) != sent || perBatch[got.Batches[0]] != got.Completed || perBatch[got.Batches[0]] != 3 || perBatch[big] != 60 ||
+		if len(events) != sent || perBatch[got.Batches[0]] != got.Completed || perBatch[got.Batches[0]] != 3 || big != "" && perBatch[big] != 60 ||
 			perBatch[got.Batches[1]] != b.RequestCounts.Completed+b.RequestCounts.Failed {
 			return false, "events and lines sent differ"
 		}
@@ -246,8 +240,11 @@ func TestRemoteBatchesSurviveControlPlaneRestart(t *testing.T) {
 	fake.SetDefault(providerstest.Reply{Text: "hello from upstream", Usage: providerstest.Usage{Input: 12, Output: 5}})
 	p := startBudgetPlanes(t, storetest.SQLite, "remotebatchescp")
 	p.dpEnv = []string{"GW_BATCH_PACE=20ms"}
+	// The planes' runners send the lines one by one (gateway mode), so
+	// the kill cuts the batch between lines.
 	if _, err := p.owner.CreateCredential(ctx, client.WorkspaceScope("default", "default"),
-		wire.ProviderCredentialCreate{Provider: "openai", Label: "fake", Secret: fake.Key, BaseURL: fake.BaseURL()}); err != nil {
+		wire.ProviderCredentialCreate{Provider: "openai", Label: "fake", Secret: fake.Key, BaseURL: fake.BaseURL(),
+			Settings: &wire.CredentialSettings{Batches: "gateway"}}); err != nil {
 		t.Fatal(err)
 	}
 	ik, err := p.owner.CreateInferenceKey(ctx, "default", "default", wire.InferenceKeyCreate{Name: "batches"})
@@ -347,4 +344,33 @@ func TestRemoteMessageBatchesNode(t *testing.T) {
 		return len(events) == len(fake.Requests()) && len(events) >= 3
 	})
 	p.stop(t)
+}
+
+// remoteBigBatch runs a 60-line batch through both planes
+// (runBothPlanes) and holds it to each line reaching the upstream once and
+// both planes taking lines; it returns the batch's id.
+func remoteBigBatch(t *testing.T, p *budgetPlanes, fake *providerstest.OpenAI, key string) string {
+	t.Helper()
+	big := runBothPlanes(t, p, key, 60)
+	sentOf := map[string]int{}
+	for _, r := range fake.Requests() {
+		sentOf[string(r.Raw)]++
+	}
+	for i := range 60 {
+		n := 0
+		for raw, c := range sentOf {
+			if strings.Contains(raw, fmt.Sprintf(`"hi r%d"`, i)) {
+				n += c
+			}
+		}
+		if n != 1 {
+			t.Errorf("line r%d reached the upstream %d times", i, n)
+		}
+	}
+	planes := takenBy(t, p, big)
+	t.Logf("the 60 lines were taken by %v", planes)
+	if len(planes) != 2 || planes[0] != "dp-1" || planes[1] != "dp-2" {
+		t.Errorf("the 60 lines were taken by %v: want both planes running the batch", planes)
+	}
+	return big
 }

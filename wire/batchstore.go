@@ -20,7 +20,7 @@ import (
 
 // BatchStoreOps are the ops, in the order of dataplane.BatchStore.
 var BatchStoreOps = []string{"create-file", "file", "files", "delete-file", "create-batch", "batch", "batches", "counts", "cancel",
-	"active", "start-line", "end-line", "requeue", "lines", "interrupt", "finish"}
+	"active", "start-line", "end-line", "requeue", "lines", "interrupt", "finish", "upstreams", "update-upstream", "upstream-lines"}
 
 // BatchStoreRequest is every op's arguments; each op reads its own (the
 // rest are absent).
@@ -29,7 +29,8 @@ type BatchStoreRequest struct {
 	WorkspaceID uuid.UUID `json:"workspace_id,omitzero"`
 	// ID is the file's or batch's id: file, delete-file, batch, cancel.
 	ID string `json:"id,omitempty"`
-	// BatchID: counts, start-line, requeue, lines, interrupt, finish.
+	// BatchID: counts, start-line, requeue, lines, interrupt, finish,
+	// upstreams, upstream-lines.
 	BatchID string `json:"batch_id,omitempty"`
 	// Purpose, After, Limit: files; Messages, After, Limit: batches;
 	// AfterLine, Limit: lines.
@@ -49,6 +50,11 @@ type BatchStoreRequest struct {
 	Message string    `json:"message,omitempty"`
 	// Status: finish.
 	Status string `json:"status,omitempty"`
+	// Seq: upstream-lines (the provider batch group); Upstream, From:
+	// update-upstream (the group's new state, moved on from status From).
+	Seq      int                 `json:"seq,omitempty"`
+	Upstream *BatchStoreUpstream `json:"upstream,omitempty"`
+	From     string              `json:"from,omitempty"`
 	// File: create-file; Batch, CustomIDs: create-batch; Result:
 	// end-line (its request_id names the take); Output, Error: finish.
 	File      *BatchStoreFile  `json:"file,omitempty"`
@@ -68,8 +74,10 @@ type BatchStoreResult struct {
 	Counts  *BatchStoreCounts `json:"counts,omitempty"`
 	Line    *BatchStoreLine   `json:"line,omitempty"`
 	Lines   []BatchStoreLine  `json:"lines,omitempty"`
-	// OK: start-line took a line, end-line, requeue and finish changed
-	// it; N: interrupt's lines ended.
+	// Upstreams: upstreams.
+	Upstreams []BatchStoreUpstream `json:"upstreams,omitempty"`
+	// OK: start-line took a line, end-line, requeue, finish and
+	// update-upstream changed it; N: interrupt's lines ended.
 	OK bool `json:"ok"`
 	N  int  `json:"n"`
 }
@@ -101,6 +109,33 @@ type BatchStoreBatch struct {
 	ErrorFileID      string            `json:"error_file_id,omitempty"`
 	CreatedAt        time.Time         `json:"created_at"`
 	UpdatedAt        time.Time         `json:"updated_at"`
+	// Upstreams are the provider batch groups of a batch being created
+	// (create-batch only).
+	Upstreams []BatchStoreUpstream `json:"upstreams,omitempty"`
+}
+
+// BatchStoreUpstream is a group of a batch's lines run as one provider
+// batch: its credential and model, and how far it is.
+type BatchStoreUpstream struct {
+	BatchID       string                   `json:"batch_id"`
+	Seq           int                      `json:"seq"`
+	Kind          string                   `json:"kind"`
+	CredentialID  uuid.UUID                `json:"credential_id"`
+	Model         string                   `json:"model"`
+	UpstreamModel string                   `json:"upstream_model"`
+	Status        string                   `json:"status"`
+	FileID        string                   `json:"file_id,omitempty"`
+	UpstreamID    string                   `json:"upstream_id,omitempty"`
+	SubmittingAt  time.Time                `json:"submitting_at,omitzero"`
+	Error         string                   `json:"error,omitempty"`
+	Lines         []BatchStoreUpstreamLine `json:"lines,omitempty"`
+}
+
+// BatchStoreUpstreamLine is a line of a provider batch group as created,
+// with the request id fixed for it.
+type BatchStoreUpstreamLine struct {
+	Line      int    `json:"line"`
+	RequestID string `json:"request_id"`
 }
 
 // BatchStoreLine is a line's record.

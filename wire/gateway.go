@@ -72,6 +72,10 @@ type CredentialSettings struct {
 	// TokenURL replaces the OAuth token endpoint (vertex: the service
 	// account's token_uri; azure-openai: Microsoft Entra ID's).
 	TokenURL string `json:"token_url,omitempty" jsonschema:"maxLength=255"`
+	// Batches is where an openai, azure-openai or anthropic credential's
+	// batch lines run: "native" (the default: the provider's own batch
+	// API, at its batch price) or "gateway" (gw sends each line itself).
+	Batches string `json:"batches,omitempty" jsonschema:"enum=native,enum=gateway"`
 }
 
 // ProviderCredentialUpdate changes a credential's label, secret, base URL or settings.

@@ -73,15 +73,18 @@ type ListOptions struct {
 	Client func() (*client.Client, cmdutil.Settings, error)
 	Output cmdutil.Output
 	Paging cmdutil.Paging
+	// Kind is batch (OpenAI's shape) or message_batch (Anthropic's).
+	Kind string
 }
 
 // NewCmdList builds `gw batches list`.
 func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
 	opts := &ListOptions{IO: f.IO, Client: f.AuthedClient}
 	cmd := &cobra.Command{
-		Use:   "list [--limit N] [--all]",
-		Short: "List the workspace's batches, newest first",
+		Use:   "list [--kind batch|message_batch] [--limit N] [--all]",
+		Short: "List the workspace's batches of a kind, newest first",
 		Example: `  gw batches list
+  gw batches list --kind message_batch
   gw batches list --workspace research --all -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -91,12 +94,16 @@ func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *ListOptions) err
 			if err := opts.Paging.Check(); err != nil {
 				return err
 			}
+			if opts.Kind != "batch" && opts.Kind != "message_batch" {
+				return cmdutil.UsageError{Err: fmt.Errorf("--kind must be batch or message_batch, not %q", opts.Kind)}
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return listRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().StringVar(&opts.Kind, "kind", "batch", "batch (POST /inf/v1/batches) or message_batch (POST /inf/v1/messages/batches)")
 	cmdutil.AddOutput(cmd, &opts.Output)
 	cmdutil.AddPagingFlags(cmd, &opts.Paging)
 	return cmd
@@ -112,7 +119,7 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		return err
 	}
 	bs, err := cmdutil.FollowPages(ctx, opts.Paging, opts.IO.ErrOut, func(ctx context.Context, limit int, cursor string) (wire.Page[wire.Batch], error) {
-		return c.ListBatches(ctx, org, ws, limit, cursor)
+		return c.ListBatches(ctx, org, ws, opts.Kind, limit, cursor)
 	})
 	if err != nil {
 		return err

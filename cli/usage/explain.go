@@ -281,6 +281,10 @@ func explainCost(w io.Writer, ev wire.UsageEvent) error {
 		if pr.LongContext {
 			tier = " (" + batch + ", long-context tier)"
 		}
+	} else if ev.BatchID != nil {
+		// A line gw's runner sent: a synchronous request upstream, billed
+		// and priced as one.
+		tier += " (a line of " + *ev.BatchID + " sent by gw: synchronous prices)"
 	}
 	lines, total, err := costLines(ev, pr)
 	if err != nil {

@@ -171,3 +171,17 @@ func TestExplainBatchPrices(t *testing.T) {
 		t.Fatalf("explanation lacks the batch prices:\n%s", got)
 	}
 }
+
+// A line gw's runner sent names its batch and says its prices are the
+// synchronous ones.
+func TestExplainGatewayBatchLine(t *testing.T) {
+	ev := explainedEvent()
+	ev.BatchID = ptr("batch_0190a1b2c3d4")
+	var out bytes.Buffer
+	if err := explainEvent(&out, ev, "search-api", "ana@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, "USD (a line of batch_0190a1b2c3d4 sent by gw: synchronous prices)") {
+		t.Fatalf("explanation lacks the batch line:\n%s", got)
+	}
+}

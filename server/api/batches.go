@@ -10,6 +10,7 @@ import (
 	"github.com/gw-gateway/gw/server/backend"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/store"
+	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
 )
 
@@ -26,6 +27,8 @@ func (s *Server) batchRoutes() []*Route {
 			Query: []QueryParam{
 				{Name: "limit", Description: "Page size, 1 to 200 (default 50).", Integer: true},
 				{Name: "cursor", Description: "The opaque page.next_cursor of the previous page."},
+				{Name: "kind", Description: "batch (the default: OpenAI-shape batches, POST /inf/v1/batches) or message_batch (Anthropic's Message Batches, POST /inf/v1/messages/batches).",
+					Enum: batchKinds},
 			}, Handle: s.listBatches},
 		{Method: "GET", Path: base + "/{batch_id}", Tag: tag, Summary: "Get a batch: its status, line counts and reservation",
 			Perms: []auth.Permission{auth.UsageRead}, Result: wire.Batch{}, Handle: s.getBatch},
@@ -35,20 +38,31 @@ func (s *Server) batchRoutes() []*Route {
 	}
 }
 
+// batchKinds are the kinds a batch list shows, one at a time: their ids
+// page differently (batch_… and msgbatch_…).
+var batchKinds = []string{"batch", "message_batch"}
+
 func (s *Server) listBatches(r *Request) (any, error) {
-	binding := "batches:" + r.WS.ID.String()
+	var errs validate.Errors
+	kind := "batch"
+	if q := r.R.URL.Query(); q.Has("kind") {
+		kind, _ = validate.Literal(q.Get("kind"), validate.Loc{"query", "kind"}, batchKinds, &errs)
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	prefix := batchPrefix(kind)
+	binding := kind + "s:" + r.WS.ID.String()
 	pq, err := r.pageQuery(binding)
 	if err != nil {
 		return nil, err
 	}
 	after := ""
 	if pq.After != nil {
-		after = batchIDOf(pq.After.ID)
+		after = prefix + hex.EncodeToString(pq.After.ID[:])
 	}
 	// One more than the page says whether there is a next one.
-	// OpenAI batches: an Anthropic message batch's msgbatch_ id is not
-	// of the form this API pages by (batchUUID).
-	bs, err := s.store.Batches(r.ctx, r.WS.ID, false, after, pq.Limit+1)
+	bs, err := s.store.Batches(r.ctx, r.WS.ID, kind == "message_batch", after, pq.Limit+1)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +70,7 @@ func (s *Server) listBatches(r *Request) (any, error) {
 	if len(bs) > pq.Limit {
 		bs = bs[:pq.Limit]
 		last := bs[len(bs)-1]
-		if id, ok := batchUUID(last.ID); ok {
+		if id, ok := batchUUID(last.ID, prefix); ok {
 			next = &store.PageKey{CreatedAt: last.CreatedAt, ID: id}
 		}
 	}
@@ -103,10 +117,20 @@ func (s *Server) toBatch(r *Request, b *store.Batch) (wire.Batch, error) {
 	return out, nil
 }
 
-// gw's batch ids are "batch_" and a UUID's 32 hex digits (the data
-// plane's createBatch), so a page cursor carries the UUID.
-func batchUUID(id string) (uuid.UUID, bool) {
-	h, ok := strings.CutPrefix(id, "batch_")
+// batchPrefix is the id prefix of a kind's batches: the data plane's
+// createBatch names a batch "batch_" and a UUID's 32 hex digits, its
+// createMessageBatch "msgbatch_" and the same.
+func batchPrefix(kind string) string {
+	if kind == "message_batch" {
+		return "msgbatch_"
+	}
+	return "batch_"
+}
+
+// batchUUID is the UUID of a batch id of the prefix's kind, which a page
+// cursor carries.
+func batchUUID(id, prefix string) (uuid.UUID, bool) {
+	h, ok := strings.CutPrefix(id, prefix)
 	if !ok || len(h) != 32 {
 		return uuid.UUID{}, false
 	}
@@ -116,5 +140,3 @@ func batchUUID(id string) (uuid.UUID, bool) {
 	}
 	return u, true
 }
-
-func batchIDOf(u uuid.UUID) string { return "batch_" + hex.EncodeToString(u[:]) }

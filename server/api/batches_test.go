@@ -42,26 +42,31 @@ func TestBatches(t *testing.T) {
 		sibling := mk(e.boot.Organization.ID, sib.ID, 2, base)
 		foreign := mk(other.ID, otherWS.ID, 2, base)
 
-		// Newest first, two at a time.
-		var seen []string
-		path := wsBase + "/batches?limit=2"
-		for pages := 0; path != ""; pages++ {
-			if pages > 3 {
-				t.Fatal("the pages never end")
+		// list follows a list's pages from path (which has a query) to the
+		// end: the ids, newest first.
+		list := func(path string) (ids []string) {
+			for pages := 0; path != ""; pages++ {
+				if pages > 3 {
+					t.Fatal("the pages never end")
+				}
+				var p wire.Page[wire.Batch]
+				if err := jsonUnmarshal(e.must("GET", path, e.ownerKey, nil), &p); err != nil {
+					t.Fatal(err)
+				}
+				for _, b := range p.Data {
+					ids = append(ids, b.ID)
+				}
+				base, _, _ := strings.Cut(path, "&cursor=")
+				path = ""
+				if p.Page.NextCursor != nil {
+					path = base + "&cursor=" + *p.Page.NextCursor
+				}
 			}
-			var p wire.Page[wire.Batch]
-			if err := jsonUnmarshal(e.must("GET", path, e.ownerKey, nil), &p); err != nil {
-				t.Fatal(err)
-			}
-			for _, b := range p.Data {
-				seen = append(seen, b.ID)
-			}
-			path = ""
-			if p.Page.NextCursor != nil {
-				path = wsBase + "/batches?limit=2&cursor=" + *p.Page.NextCursor
-			}
+			return ids
 		}
-		if want := []string{mine[2], mine[1], mine[0]}; fmt.Sprint(seen) != fmt.Sprint(want) {
+
+		// Newest first, two at a time.
+		if seen, want := list(wsBase+"/batches?limit=2"), []string{mine[2], mine[1], mine[0]}; fmt.Sprint(seen) != fmt.Sprint(want) {
 			t.Fatalf("list: %v, want %v", seen, want)
 		}
 
@@ -125,6 +130,43 @@ func TestBatches(t *testing.T) {
 		}
 		if len(e.auditEvents()) != n {
 			t.Fatal("a cancel that changed nothing was audited")
+		}
+
+		// Anthropic's message batches are their own list (kind=
+		// message_batch), paged by their own ids; the default list and
+		// kind=batch hold none of them. A message batch is read by its id.
+		mk2 := func(at time.Time) string {
+			id := "msgbatch_" + strings.ReplaceAll(uuid.NewString(), "-", "")
+			b := &store.Batch{ID: id, OrgID: e.boot.Organization.ID, WorkspaceID: e.boot.Workspace.ID, Endpoint: store.MessagesEndpoint,
+				InputFileID: "file-m", CompletionWindow: "24h", Status: store.BatchInProgress, CreatedAt: at, UpdatedAt: at}
+			if err := e.st.CreateBatch(ctx, b, []string{"a"}); err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		msgs := []string{mk2(base), mk2(base.Add(time.Minute)), mk2(base.Add(2 * time.Minute))}
+		if got, want := list(wsBase+"/batches?kind=message_batch&limit=2"), []string{msgs[2], msgs[1], msgs[0]}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("message batches: %v, want %v", got, want)
+		}
+		if got, want := list(wsBase+"/batches?kind=batch&limit=2"), []string{mine[2], mine[1], mine[0]}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("kind=batch: %v, want %v", got, want)
+		}
+		if m := decodeData[wire.Batch](t, e.must("GET", wsBase+"/batches/"+msgs[0], e.ownerKey, nil)); m.Endpoint != store.MessagesEndpoint {
+			t.Fatalf("a message batch: %+v", m)
+		}
+		if got := list("/api/v1/organizations/default/workspaces/sib/batches?kind=message_batch"); len(got) != 0 {
+			t.Fatalf("the sibling workspace lists this one's message batches: %v", got)
+		}
+		// A cursor of one kind's list does not page the other's.
+		var p1 wire.Page[wire.Batch]
+		if err := jsonUnmarshal(e.must("GET", wsBase+"/batches?kind=message_batch&limit=1", e.ownerKey, nil), &p1); err != nil || p1.Page.NextCursor == nil {
+			t.Fatalf("first page of message batches: %+v %v", p1, err)
+		}
+		if st, raw := e.do("GET", wsBase+"/batches?kind=batch&cursor="+*p1.Page.NextCursor, e.ownerKey, nil); st < 400 || st >= 500 {
+			t.Fatalf("a message batch cursor on the batch list: %d %s", st, raw)
+		}
+		if st, raw := e.do("GET", wsBase+"/batches?kind=messages", e.ownerKey, nil); st != 422 || !strings.Contains(string(raw), "kind") {
+			t.Fatalf("kind=messages: %d %s", st, raw)
 		}
 
 		// Bad paging is a 422, never a 500.

@@ -294,6 +294,18 @@ func (c batchStoreCaller) do(op string, req *wire.BatchStoreRequest, body io.Rea
 		if _, err := st.BatchFile(ctx, b.WorkspaceID, b.InputFileID); err != nil {
 			return out, nil, mapStore(err, "file", b.InputFileID)
 		}
+		// A provider batch group runs with a credential the organization
+		// may use: its own or a platform one, never another tenant's.
+		for _, u := range b.Upstreams {
+			cred, err := st.GetProviderCredential(ctx, u.CredentialID)
+			if errors.Is(err, store.ErrNotFound) || (err == nil && cred.OrgID != nil && *cred.OrgID != org) ||
+				(err == nil && cred.WorkspaceID != nil && *cred.WorkspaceID != b.WorkspaceID) {
+				return out, nil, batchStoreNotFound("credential", u.CredentialID.String())
+			}
+			if err != nil {
+				return out, nil, err
+			}
+		}
 		row, err := storeBatch(b)
 		if err != nil {
 			return out, nil, err
@@ -374,8 +386,11 @@ func (c batchStoreCaller) lineOp(op string, req *wire.BatchStoreRequest, body io
 		}
 	case "end-line":
 		l := req.Result
-		if l.Status != store.LineCompleted && l.Status != store.LineFailed {
-			return out, nil, errorf(http.StatusUnprocessableEntity, "a line ends %s or %s, not %q", store.LineCompleted, store.LineFailed, l.Status)
+		// An ended state only: a line put back to pending would be sent
+		// again (requeue is for a line never sent).
+		if l.Status != store.LineCompleted && l.Status != store.LineFailed && l.Status != store.LineCancelled {
+			return out, nil, errorf(http.StatusUnprocessableEntity, "a line ends %s, %s or %s, not %q", store.LineCompleted, store.LineFailed,
+				store.LineCancelled, l.Status)
 		}
 		out.OK, err = st.EndTakenBatchLine(ctx, store.BatchLine{BatchID: id, Line: l.Line, Status: l.Status, StatusCode: l.StatusCode,
 			RequestID: &l.RequestID, Response: optText(l.Response), Error: optText(l.Error), CostNanoUSD: l.CostNanoUSD}, c.plane, req.Now)
@@ -411,8 +426,56 @@ func (c batchStoreCaller) lineOp(op string, req *wire.BatchStoreRequest, body io
 			files[i] = storeFile(f, data)
 		}
 		out.OK, err = st.FinishBatch(ctx, id, req.Status, files[0], files[1], req.Now)
+	case "upstreams":
+		us, err := st.BatchUpstreams(ctx, id)
+		if err != nil {
+			return out, nil, err
+		}
+		out.Upstreams = make([]wire.BatchStoreUpstream, len(us))
+		for i := range us {
+			out.Upstreams[i] = wireUpstream(&us[i])
+		}
+	case "update-upstream":
+		u := req.Upstream
+		if u == nil || u.BatchID != id {
+			return out, nil, errorf(http.StatusUnprocessableEntity, "update-upstream needs upstream, of batch_id")
+		}
+		row := store.BatchUpstream{BatchID: id, Seq: u.Seq, Status: u.Status, UpstreamFileID: optText(u.FileID), UpstreamBatchID: optText(u.UpstreamID),
+			Error: optText(u.Error)}
+		if !u.SubmittingAt.IsZero() {
+			at := u.SubmittingAt.UTC()
+			row.SubmittingAt = &at
+		}
+		out.OK, err = st.UpdateBatchUpstream(ctx, row, req.From, req.Now)
+	case "upstream-lines":
+		ls, err := st.UpstreamBatchLines(ctx, id, req.Seq)
+		if err != nil {
+			return out, nil, err
+		}
+		out.Lines = make([]wire.BatchStoreLine, len(ls))
+		for i := range ls {
+			out.Lines[i] = wireLine(&ls[i])
+		}
 	}
 	return out, nil, err
+}
+
+func wireUpstream(u *store.BatchUpstream) wire.BatchStoreUpstream {
+	out := wire.BatchStoreUpstream{BatchID: u.BatchID, Seq: u.Seq, Kind: u.Kind, CredentialID: u.CredentialID, Model: u.Model,
+		UpstreamModel: u.UpstreamModel, Status: u.Status}
+	if u.UpstreamFileID != nil {
+		out.FileID = *u.UpstreamFileID
+	}
+	if u.UpstreamBatchID != nil {
+		out.UpstreamID = *u.UpstreamBatchID
+	}
+	if u.SubmittingAt != nil {
+		out.SubmittingAt = *u.SubmittingAt
+	}
+	if u.Error != nil {
+		out.Error = *u.Error
+	}
+	return out
 }
 
 // batchStoreLimit bounds a page: the plane asks for at most 1,001 rows
@@ -449,6 +512,13 @@ func storeBatch(b *wire.BatchStoreBatch) (*store.Batch, error) {
 			return nil, err
 		}
 		row.Metadata = optText(string(m))
+	}
+	for _, u := range b.Upstreams {
+		su := store.BatchUpstream{Seq: u.Seq, Kind: u.Kind, CredentialID: u.CredentialID, Model: u.Model, UpstreamModel: u.UpstreamModel}
+		for _, l := range u.Lines {
+			su.Lines = append(su.Lines, store.UpstreamLine{Line: l.Line, RequestID: l.RequestID})
+		}
+		row.Upstreams = append(row.Upstreams, su)
 	}
 	return row, nil
 }

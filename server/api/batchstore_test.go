@@ -166,6 +166,10 @@ func TestBatchStoreConfinesDataPlanes(t *testing.T) {
 			{"read B's lines", "lines", wire.BatchStoreRequest{BatchID: b.batch, Limit: 10}, nil},
 			{"interrupt B's lines", "interrupt", wire.BatchStoreRequest{BatchID: b.batch, Before: now.Add(time.Hour), Message: "x"}, nil},
 			{"finish B's batch", "finish", wire.BatchStoreRequest{BatchID: b.batch, Status: "completed", Output: &out}, [][]byte{[]byte("{}")}},
+			{"read B's provider batches", "upstreams", wire.BatchStoreRequest{BatchID: b.batch}, nil},
+			{"move B's provider batch on", "update-upstream", wire.BatchStoreRequest{BatchID: b.batch, From: "pending",
+				Upstream: &wire.BatchStoreUpstream{BatchID: b.batch, Seq: 1, Status: "ended"}}, nil},
+			{"read B's provider batch lines", "upstream-lines", wire.BatchStoreRequest{BatchID: b.batch, Seq: 1}, nil},
 		}
 		covered := map[string]bool{"active": true}
 		for _, c := range cases {

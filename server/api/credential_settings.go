@@ -40,7 +40,7 @@ func readSettings(o *validate.Object) credentialSettings {
 		return out
 	}
 	fields := map[string]*string{"region": &out.value.Region, "project": &out.value.Project, "location": &out.value.Location,
-		"api_version": &out.value.APIVersion, "token_url": &out.value.TokenURL}
+		"api_version": &out.value.APIVersion, "token_url": &out.value.TokenURL, "batches": &out.value.Batches}
 	for name, dst := range fields {
 		if s := optionalString(so, name, settingRule); s != nil {
 			*dst = *s
@@ -95,7 +95,7 @@ func checkCredential(o *validate.Object, kind catalog.Kind, secret *string, sett
 
 // settingsColumn is settings as stored: nil for none.
 func settingsColumn(s providers.Settings) *string {
-	if s.Region == "" && s.Project == "" && s.Location == "" && s.APIVersion == "" && len(s.Deployments) == 0 && s.TokenURL == "" {
+	if s.Region == "" && s.Project == "" && s.Location == "" && s.APIVersion == "" && len(s.Deployments) == 0 && s.TokenURL == "" && s.Batches == "" {
 		return nil
 	}
 	b, _ := json.Marshal(s) // strings and a map of strings always encode
@@ -119,7 +119,7 @@ func wireSettings(c *store.ProviderCredential) *wire.CredentialSettings {
 	}
 	s := storedSettings(c)
 	return &wire.CredentialSettings{Region: s.Region, Project: s.Project, Location: s.Location, APIVersion: s.APIVersion,
-		Deployments: s.Deployments, TokenURL: s.TokenURL}
+		Deployments: s.Deployments, TokenURL: s.TokenURL, Batches: s.Batches}
 }
 
 // checkUpdatedCredential checks a credential as a PATCH leaves it: a new

@@ -100,11 +100,7 @@ func (s Store) Files(ctx context.Context, ws uuid.UUID, purpose, after string, l
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	out := make([]dataplane.BatchFile, len(fs))
-	for i := range fs {
-		out[i] = fileOf(&fs[i])
-	}
-	return out, nil
+	return convert(fs, fileOf), nil
 }
 
 func (s Store) DeleteFile(ctx context.Context, ws uuid.UUID, id string, now time.Time) error {
@@ -122,6 +118,13 @@ func (s Store) CreateBatch(ctx context.Context, b *dataplane.Batch, customIDs []
 			return err
 		}
 		row.Metadata = opt(string(m))
+	}
+	for _, u := range b.Upstreams {
+		su := store.BatchUpstream{Seq: u.Seq, Kind: u.Kind, CredentialID: u.CredentialID, Model: u.Model, UpstreamModel: u.UpstreamModel}
+		for _, l := range u.Lines {
+			su.Lines = append(su.Lines, store.UpstreamLine{Line: l.Line, RequestID: l.RequestID})
+		}
+		row.Upstreams = append(row.Upstreams, su)
 	}
 	return s.St.CreateBatch(ctx, row, customIDs)
 }
@@ -143,13 +146,7 @@ func (s Store) Batches(ctx context.Context, ws uuid.UUID, messages bool, after s
 	return batchesOf(bs), nil
 }
 
-func batchesOf(bs []store.Batch) []dataplane.Batch {
-	out := make([]dataplane.Batch, len(bs))
-	for i := range bs {
-		out[i] = batchOf(&bs[i])
-	}
-	return out
-}
+func batchesOf(bs []store.Batch) []dataplane.Batch { return convert(bs, batchOf) }
 
 func (s Store) Counts(ctx context.Context, batchID string) (dataplane.BatchCounts, error) {
 	c, err := s.St.BatchCounts(ctx, batchID)
@@ -195,11 +192,7 @@ func (s Store) Lines(ctx context.Context, batchID string, after, limit int) ([]d
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	out := make([]dataplane.BatchLine, len(ls))
-	for i := range ls {
-		out[i] = lineOf(&ls[i])
-	}
-	return out, nil
+	return convert(ls, lineOf), nil
 }
 
 func (s Store) Interrupt(ctx context.Context, batchID string, before, now time.Time, message string) (int, error) {
@@ -208,4 +201,54 @@ func (s Store) Interrupt(ctx context.Context, batchID string, before, now time.T
 
 func (s Store) Finish(ctx context.Context, batchID, status string, output, errFile *dataplane.BatchFile, now time.Time) (bool, error) {
 	return s.St.FinishBatch(ctx, batchID, status, toFile(output), toFile(errFile), now)
+}
+
+func (s Store) Upstreams(ctx context.Context, batchID string) ([]dataplane.BatchUpstream, error) {
+	us, err := s.St.BatchUpstreams(ctx, batchID)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	out := make([]dataplane.BatchUpstream, len(us))
+	for i, u := range us {
+		out[i] = dataplane.BatchUpstream{BatchID: u.BatchID, Seq: u.Seq, Kind: u.Kind, CredentialID: u.CredentialID, Model: u.Model, UpstreamModel: u.UpstreamModel, Status: u.Status}
+		if u.UpstreamFileID != nil {
+			out[i].FileID = *u.UpstreamFileID
+		}
+		if u.UpstreamBatchID != nil {
+			out[i].UpstreamID = *u.UpstreamBatchID
+		}
+		if u.SubmittingAt != nil {
+			out[i].SubmittingAt = *u.SubmittingAt
+		}
+		if u.Error != nil {
+			out[i].Error = *u.Error
+		}
+	}
+	return out, nil
+}
+
+func (s Store) UpdateUpstream(ctx context.Context, u dataplane.BatchUpstream, from string, now time.Time) (bool, error) {
+	row := store.BatchUpstream{BatchID: u.BatchID, Seq: u.Seq, Status: u.Status, UpstreamFileID: opt(u.FileID), UpstreamBatchID: opt(u.UpstreamID), Error: opt(u.Error)}
+	if !u.SubmittingAt.IsZero() {
+		at := u.SubmittingAt.UTC()
+		row.SubmittingAt = &at
+	}
+	return s.St.UpdateBatchUpstream(ctx, row, from, now)
+}
+
+func (s Store) UpstreamLines(ctx context.Context, batchID string, seq int) ([]dataplane.BatchLine, error) {
+	ls, err := s.St.UpstreamBatchLines(ctx, batchID, seq)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return convert(ls, lineOf), nil
+}
+
+// convert is the store's rows as the data plane's values, one by one.
+func convert[T, U any](rows []T, of func(*T) U) []U {
+	out := make([]U, len(rows))
+	for i := range rows {
+		out[i] = of(&rows[i])
+	}
+	return out
 }

@@ -62,6 +62,34 @@ type Batch struct {
 	ErrorFileID        string
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
+	// Upstreams are the provider batch groups of a batch being created
+	// (batchnative.go); CreateBatch stores them with it.
+	Upstreams []BatchUpstream
+}
+
+// BatchUpstream is a group of a batch's lines run as one provider batch
+// (batchnative.go): its credential and model, and how far it is.
+type BatchUpstream struct {
+	BatchID              string
+	Seq                  int
+	Kind                 string
+	CredentialID         uuid.UUID
+	Model, UpstreamModel string
+	// Status is upstreamPending, upstreamSubmitting, upstreamSubmitted or
+	// upstreamEnded.
+	Status             string
+	FileID, UpstreamID string
+	SubmittingAt       time.Time
+	Error              string
+	// Lines are the group's lines with their request ids, at creation.
+	Lines []UpstreamLine
+}
+
+// UpstreamLine is a line of a provider batch group and the request id
+// (its usage event's id) fixed for it at creation.
+type UpstreamLine struct {
+	Line      int
+	RequestID string
 }
 
 type BatchLine struct {
@@ -116,6 +144,12 @@ type BatchStore interface {
 	Interrupt(ctx context.Context, batchID string, before, now time.Time, message string) (int, error)
 	// Finish ends the batch in status with the files it wrote (nil: none).
 	Finish(ctx context.Context, batchID, status string, output, errFile *BatchFile, now time.Time) (bool, error)
+	// Upstreams are the batch's provider batch groups; UpdateUpstream
+	// moves one on from status from (false: it was not in it);
+	// UpstreamLines are a group's lines still in the provider batch.
+	Upstreams(ctx context.Context, batchID string) ([]BatchUpstream, error)
+	UpdateUpstream(ctx context.Context, u BatchUpstream, from string, now time.Time) (bool, error)
+	UpstreamLines(ctx context.Context, batchID string, seq int) ([]BatchLine, error)
 }
 
 // maxUploadOverhead is what a multipart upload may carry beyond its
@@ -580,7 +614,11 @@ func (p *Plane) createBatch(w http.ResponseWriter, r *http.Request) {
 		batchProblem(param, err).write(a.w)
 		return
 	}
-	merged, bound, refusal := a.admitLines(lines)
+	// The lines that can run on their provider's batch API go there
+	// (batchnative.go), bounded at the batch prices; the others on gw's
+	// runner, bounded and priced as the synchronous requests they are.
+	upstreams := a.nativeGroups(lines, req.Endpoint)
+	merged, bound, refusal := a.admitLines(lines, nativeLines(upstreams))
 	if refusal != nil {
 		refusal.write(a.w)
 		return
@@ -596,6 +634,7 @@ func (p *Plane) createBatch(w http.ResponseWriter, r *http.Request) {
 	b := &Batch{ID: "batch_" + strings.ReplaceAll(uuid.NewString(), "-", ""), OrgID: a.key.org.orgID, WorkspaceID: a.key.workspace,
 		InferenceKeyID: a.key.id, Endpoint: req.Endpoint, InputFileID: f.ID, CompletionWindow: req.CompletionWindow, Status: batchInProgress,
 		Metadata: req.Metadata, ReservedNanoUSD: bound, CreatedAt: now, UpdatedAt: now}
+	b.Upstreams = upstreams
 	ids := make([]string, len(lines))
 	for i, l := range lines {
 		ids[i] = l.CustomID
@@ -655,7 +694,7 @@ func batchProblem(param string, err error) *response {
 // policy's message), each refusal naming the line. It returns the
 // decision whose budgets the batch counts against (every budget any line
 // counts against) and the batch's upper-bound cost at the batch prices.
-func (a *admission) admitLines(lines []batchfile.Line) (*policy.Decision, int64, *response) {
+func (a *admission) admitLines(lines []batchfile.Line, native map[int]bool) (*policy.Decision, int64, *response) {
 	merged := &policy.Decision{Allowed: true}
 	seen := map[string]bool{}
 	var total int64
@@ -679,7 +718,7 @@ func (a *admission) admitLines(lines []batchfile.Line) (*policy.Decision, int64,
 					merged.Budgets = append(merged.Budgets, b)
 				}
 			}
-			n, err := lineBoundOf(m, l)
+			n, err := lineBoundOf(m, l, native[l.Number])
 			if err != nil {
 				return nil, 0, batchProblem("input_file_id", l.Problem("bound_too_large", "%v", err))
 			}
@@ -712,17 +751,19 @@ func (a *admission) batchModels(id string) []*routeModel {
 	return out
 }
 
-// lineBoundOf bounds a line's cost at the batch prices: a token per byte
-// of its body (no encoding makes more tokens than bytes of JSON holding
-// them), every one at the dearest input-side price, and its output cap
-// (max_completion_tokens, max_tokens or max_output_tokens, else the
-// model's) at the output price.
-func lineBoundOf(m *routeModel, l batchfile.Line) (int64, error) {
+// lineBoundOf bounds a line's cost: at the batch prices when the line
+// runs on its provider's batch API (native), else at the synchronous
+// prices gw's runner pays. A token per byte of its body (no encoding
+// makes more tokens than bytes of JSON holding them), every one at the
+// dearest input-side price, and its output cap (max_completion_tokens,
+// max_tokens or max_output_tokens, else the model's) at the output price.
+func lineBoundOf(m *routeModel, l batchfile.Line, native bool) (int64, error) {
 	var caps struct {
 		MaxCompletion *int64 `json:"max_completion_tokens"`
 		MaxTokens     *int64 `json:"max_tokens"`
 		MaxOutput     *int64 `json:"max_output_tokens"`
 		N             *int64 `json:"n"`
+		ServiceTier   string `json:"service_tier"`
 	}
 	_ = json.Unmarshal(l.Body, &caps)
 	var asked, n int64
@@ -739,11 +780,30 @@ func lineBoundOf(m *routeModel, l batchfile.Line) (int64, error) {
 	if l.URL == "/v1/embeddings" {
 		out = 0
 	}
-	b := boundPricesOf(m.pricing.ForBatch(m.kind))
+	// gw's runner sends the line as a synchronous request, billed at the
+	// base prices or the tier it asks for (as route's bound); a provider
+	// batch has no service tier.
+	pricing := m.pricing.Asked(caps.ServiceTier)
+	if native {
+		pricing = m.pricing.ForBatch(m.kind)
+	}
+	b := boundPricesOf(pricing)
 	t := b.standard
 	if b.long != nil {
 		t = catalog.CeilPrices{Input: max(t.Input, b.long.Input), Output: max(t.Output, b.long.Output), CacheRead: max(t.CacheRead, b.long.CacheRead),
 			CacheWrite: max(t.CacheWrite, b.long.CacheWrite), CacheWrite1h: max(t.CacheWrite1h, b.long.CacheWrite1h)}
 	}
 	return costBound(max(t.Input, t.CacheRead, t.CacheWrite, t.CacheWrite1h), t.Output, int64(len(l.Body))+2_000, out)
+}
+
+// nativeLines are the numbers of the lines the groups send to their
+// providers' batch APIs.
+func nativeLines(groups []BatchUpstream) map[int]bool {
+	out := map[int]bool{}
+	for _, g := range groups {
+		for _, l := range g.Lines {
+			out[l.Line] = true
+		}
+	}
+	return out
 }

@@ -97,6 +97,23 @@ func submit(t *testing.T, e *infEnv, file string) (int, []byte) {
 		`{"input_file_id":"`+file+`","endpoint":"/v1/chat/completions","completion_window":"24h"}`)
 }
 
+// submitLines uploads and submits a batch of n chat completions to
+// gpt-4o-mini, custom ids prefix0 … prefix(n-1), and returns its id.
+func submitLines(t *testing.T, e *infEnv, prefix string, n int) string {
+	t.Helper()
+	var content strings.Builder
+	for i := range n {
+		content.WriteString(batchLine(fmt.Sprint(prefix, i), gptMini) + "\n")
+	}
+	status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content.String()))
+	if status != 200 {
+		t.Fatalf("submission: %d %s", status, body)
+	}
+	var b struct{ ID string }
+	_ = json.Unmarshal(body, &b)
+	return b.ID
+}
+
 // waitBatch polls the batch until it is in status (the runner works in
 // the background, as gw serve runs it), failing after a minute.
 func waitBatch(t *testing.T, c *openai.Client, id string, status openai.BatchStatus) *openai.Batch {
@@ -126,13 +143,16 @@ func runner(t *testing.T, p *dataplane.Plane) (stop func()) {
 }
 
 // A batch through the official OpenAI Go SDK: uploaded, created, run by gw
-// line by line, its output file read; one usage event per line naming the
-// batch, at half the synchronous price (gpt-4o-mini, an openai model
-// without pricing.batch); a second batch cancelled before it runs costs
+// line by line (its credential set to settings.batches "gateway"), its
+// output file read; one usage event per line naming the batch, at the
+// synchronous price its upstream billed (no price class: gw sent it as a
+// synchronous request; the batch prices are for lines the provider runs,
+// batchnative_test.go); a second batch cancelled before it runs costs
 // nothing.
-func TestBatchesRunAtBatchPrices(t *testing.T) {
+func TestGatewayBatchLinesAtSynchronousPrices(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db, withBatches(db))
+		gatewayBatches(t, e)
 		e.sync(t)
 		e.openai.SetDefault(providerstest.Reply{Text: "hi", Usage: providerstest.Usage{Input: 1000, Output: 101}})
 		c, ctx := e.sdk(), context.Background()
@@ -222,18 +242,17 @@ func TestBatchesRunAtBatchPrices(t *testing.T) {
 		if len(events) != 3 {
 			t.Fatalf("%d events, want one per line (3)", len(events))
 		}
-		half := sync.Div(decimal.NewFromInt(2))
 		for _, ev := range events {
 			if ev.BatchID == nil || *ev.BatchID != b.ID || ev.RequestID == nil || requestIDs[*ev.RequestID] == "" {
 				t.Fatalf("event does not name its batch and line: %+v", ev)
 			}
-			if !decimal.RequireFromString(ev.CostUSD).Equal(half) {
-				t.Fatalf("line cost %s, want half the synchronous %s", ev.CostUSD, sync)
+			if !decimal.RequireFromString(ev.CostUSD).Equal(sync) {
+				t.Fatalf("line cost %s, want the synchronous %s", ev.CostUSD, sync)
 			}
 			var prov struct{ Prices wire.UsagePrices }
 			raw, _ := json.Marshal(ev.Provenance)
 			_ = json.Unmarshal(raw, &prov)
-			if prov.Prices.PriceClass != "batch" {
+			if prov.Prices.PriceClass != "" {
 				t.Fatalf("provenance prices: %s", raw)
 			}
 		}
@@ -358,19 +377,11 @@ func TestBatchBudgetRefusal(t *testing.T) {
 func TestBatchSurvivesRestart(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db, withBatches(db))
+		gatewayBatches(t, e)
 		e.sync(t)
 		e.openai.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
-		var content strings.Builder
 		const n = 12
-		for i := range n {
-			content.WriteString(batchLine(fmt.Sprint("r", i), gptMini) + "\n")
-		}
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content.String()))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := struct{ ID string }{submitLines(t, e, "r", n)}
 
 		stop := runner(t, e.plane)
 		for len(e.openai.Requests()) < 3 {
@@ -411,6 +422,7 @@ func TestBatchSurvivesRestart(t *testing.T) {
 func TestBatchLineFailureGoesToTheErrorFile(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db, withBatches(db))
+		gatewayBatches(t, e)
 		e.sync(t)
 		e.openai.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
 		e.openai.ReplyWhen("hello bad", providerstest.Reply{Status: 400, Message: "this prompt is refused"})
@@ -471,19 +483,11 @@ func TestBatchLineWaitsForTheRateLimit(t *testing.T) {
 		clk := &fakeClock{}
 		clk.set(time.Date(2026, 11, 23, 10, 0, 15, 0, time.UTC))
 		e := newInfEnv(t, db, withBatches(db), withClock(clk.now))
+		gatewayBatches(t, e)
 		// Three requests a minute: the submission and two lines.
 		e.setLimits(t, store.RateLimits{}, store.RateLimits{RPM: int64p(3)})
 		e.openai.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
-		var content strings.Builder
-		for i := range 4 {
-			content.WriteString(batchLine(fmt.Sprint("w", i), gptMini) + "\n")
-		}
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content.String()))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := struct{ ID string }{submitLines(t, e, "w", 4)}
 		// A second later (the same minute): what the runner touches is
 		// told apart from what the submission wrote.
 		clk.set(clk.now().Add(time.Second))
@@ -510,4 +514,14 @@ func TestBatchLineWaitsForTheRateLimit(t *testing.T) {
 			t.Fatalf("batch %+v; upstream %d, events %d", done.RequestCounts, len(e.openai.Requests()), len(e.usage.snapshot()))
 		}
 	})
+}
+
+// gatewayBatches sets every credential of e to settings.batches
+// "gateway": the batches of the tests of gw's own runner run there, not
+// on the fakes' batch APIs (batchnative_test.go). Call before e.sync.
+func gatewayBatches(t *testing.T, e *infEnv) {
+	t.Helper()
+	if _, err := e.db.NewRaw(`UPDATE provider_credentials SET settings = '{"batches":"gateway"}'`).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }

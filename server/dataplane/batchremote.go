@@ -169,6 +169,13 @@ func (s *RemoteBatches) CreateBatch(ctx context.Context, b *Batch, customIDs []s
 	w := &wire.BatchStoreBatch{ID: b.ID, OrgID: b.OrgID, WorkspaceID: b.WorkspaceID, InferenceKeyID: b.InferenceKeyID, Endpoint: b.Endpoint,
 		InputFileID: b.InputFileID, CompletionWindow: b.CompletionWindow, Status: b.Status, Metadata: b.Metadata,
 		ReservedNanoUSD: b.ReservedNanoUSD, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
+	for _, u := range b.Upstreams {
+		wu := upstreamToWire(u)
+		for _, l := range u.Lines {
+			wu.Lines = append(wu.Lines, wire.BatchStoreUpstreamLine{Line: l.Line, RequestID: l.RequestID})
+		}
+		w.Upstreams = append(w.Upstreams, wu)
+	}
 	_, _, err := s.call(ctx, "create-batch", wire.BatchStoreRequest{Batch: w, CustomIDs: customIDs, Now: b.CreatedAt})
 	return err
 }
@@ -344,4 +351,43 @@ func (s *RemoteBatches) Finish(ctx context.Context, batchID, status string, outp
 	}
 	out, _, err := s.call(ctx, "finish", wire.BatchStoreRequest{BatchID: batchID, Status: status, Output: fileToWire(output), Error: fileToWire(errFile), Now: now}, files...)
 	return out.OK, err
+}
+
+func upstreamToWire(u BatchUpstream) wire.BatchStoreUpstream {
+	return wire.BatchStoreUpstream{BatchID: u.BatchID, Seq: u.Seq, Kind: u.Kind, CredentialID: u.CredentialID, Model: u.Model,
+		UpstreamModel: u.UpstreamModel, Status: u.Status, FileID: u.FileID, UpstreamID: u.UpstreamID, SubmittingAt: u.SubmittingAt, Error: u.Error}
+}
+
+func (s *RemoteBatches) Upstreams(ctx context.Context, batchID string) ([]BatchUpstream, error) {
+	out, _, err := s.call(ctx, "upstreams", wire.BatchStoreRequest{BatchID: batchID})
+	if err != nil {
+		return nil, err
+	}
+	us := make([]BatchUpstream, len(out.Upstreams))
+	for i, u := range out.Upstreams {
+		us[i] = BatchUpstream{BatchID: u.BatchID, Seq: u.Seq, Kind: u.Kind, CredentialID: u.CredentialID, Model: u.Model,
+			UpstreamModel: u.UpstreamModel, Status: u.Status, FileID: u.FileID, UpstreamID: u.UpstreamID, SubmittingAt: u.SubmittingAt, Error: u.Error}
+	}
+	return us, nil
+}
+
+// UpdateUpstream moves a group on from status from: repeated after its
+// answer was lost, it finds the group moved on (false), as when another
+// plane moved it first.
+func (s *RemoteBatches) UpdateUpstream(ctx context.Context, u BatchUpstream, from string, now time.Time) (bool, error) {
+	w := upstreamToWire(u)
+	out, _, err := s.call(ctx, "update-upstream", wire.BatchStoreRequest{BatchID: u.BatchID, Upstream: &w, From: from, Now: now})
+	return out.OK, err
+}
+
+func (s *RemoteBatches) UpstreamLines(ctx context.Context, batchID string, seq int) ([]BatchLine, error) {
+	out, _, err := s.call(ctx, "upstream-lines", wire.BatchStoreRequest{BatchID: batchID, Seq: seq})
+	if err != nil {
+		return nil, err
+	}
+	ls := make([]BatchLine, len(out.Lines))
+	for i := range out.Lines {
+		ls[i] = lineFromWire(&out.Lines[i])
+	}
+	return ls, nil
 }

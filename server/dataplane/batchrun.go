@@ -15,6 +15,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/batchfile"
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/spend"
 )
 
 // DefaultBatchPace is how often the runner sends a batch line: ten lines
@@ -42,13 +43,37 @@ type batchRunner struct {
 	// notBefore holds back a batch whose key's rate limit refused a line
 	// until the limit's window moves on.
 	notBefore map[string]time.Time
+
+	// Native batches (batchnative.go), read by RunBatches only: poll is
+	// how often a batch's provider batches are read (pollPaces paces);
+	// nextPoll when each batch's are next; gatewayOnly the batches found
+	// to have none; cancelAsked the provider batches asked to cancel.
+	poll        time.Duration
+	nextPoll    map[string]time.Time
+	gatewayOnly map[string]bool
+	cancelAsked map[string]bool
+	// holds are the provider batch groups' holds on the budgets
+	// (holdGroup), by batch and group.
+	holds map[string]*spend.Reservation
+	// reheld are the groups this process found sent and tried to hold
+	// again.
+	reheld map[string]bool
+	// upstreamOpen are the batches with a provider batch not yet read
+	// back (driveUpstreams), which are not finished meanwhile.
+	upstreamOpen map[string]bool
 }
+
+// pollPaces is how many paces apart a batch's provider batches are read
+// (every 5 seconds at the default pace).
+const pollPaces = 50
 
 func newBatchRunner(pace time.Duration) batchRunner {
 	if pace <= 0 {
 		pace = DefaultBatchPace
 	}
-	return batchRunner{pace: pace, wake: make(chan struct{}, 1), inputs: map[string]map[int]batchfile.Line{}, notBefore: map[string]time.Time{}}
+	return batchRunner{pace: pace, wake: make(chan struct{}, 1), inputs: map[string]map[int]batchfile.Line{}, notBefore: map[string]time.Time{},
+		poll: pollPaces * pace, nextPoll: map[string]time.Time{}, gatewayOnly: map[string]bool{}, cancelAsked: map[string]bool{},
+		holds: map[string]*spend.Reservation{}, reheld: map[string]bool{}, upstreamOpen: map[string]bool{}}
 }
 
 func (p *Plane) wakeRunner() {
@@ -70,6 +95,10 @@ type batchLineCtx struct {
 	// rateLimited: the key's rate limit refused the line before anything
 	// was sent (admitRate).
 	rateLimited bool
+	// native: the provider ran the line in its batch (batchnative.go), so
+	// it bills the batch prices; a line gw's runner sends is a synchronous
+	// request upstream and is billed, and priced here, as one.
+	native bool
 }
 
 type batchLineKey struct{}
@@ -129,6 +158,9 @@ func (p *Plane) RunBatches(ctx context.Context) {
 				}
 				interrupted[b.ID] = true
 			}
+			// Its lines on a provider's batch API, if any: submitted,
+			// polled, read back (batchnative.go).
+			p.driveUpstreams(ctx, &b)
 			if b.Status == batchInProgress && running == maxRunningBatches {
 				// Later batches wait for one of the oldest to end: the
 				// input files held in memory stay bounded.
@@ -156,6 +188,10 @@ func (p *Plane) RunBatches(ctx context.Context) {
 					}
 					continue
 				}
+			}
+			if p.runner.upstreamOpen[b.ID] {
+				// Its lines at a provider end when that batch does.
+				continue
 			}
 			if err := p.finishBatch(ctx, &b); err != nil && ctx.Err() == nil {
 				p.inference.log.Warn("batches: finishing", "batch_id", b.ID, "error", err)
@@ -319,7 +355,7 @@ func (p *Plane) finishBatch(ctx context.Context, b *Batch) error {
 		for _, l := range lines {
 			after = l.Line
 			switch l.Status {
-			case "pending", "running":
+			case "pending", "running", lineUpstream:
 				return nil // not done yet
 			case lineCompleted:
 				output.Write(mustJSON(outputLine(l)))
@@ -356,6 +392,9 @@ func (p *Plane) finishBatch(ctx context.Context, b *Batch) error {
 		delete(p.runner.inputs, b.ID)
 		delete(p.runner.notBefore, b.ID)
 		p.runner.mu.Unlock()
+		delete(p.runner.nextPoll, b.ID)
+		delete(p.runner.gatewayOnly, b.ID)
+		delete(p.runner.upstreamOpen, b.ID)
 	}
 	return err
 }
@@ -377,10 +416,12 @@ func outputLine(l BatchLine) map[string]any {
 	return out
 }
 
-// batchPricing is the pricing of a request at m: the batch prices when it
-// is a batch line (ForBatch at the model's provider kind).
+// batchPricing is the pricing of a request at m when it is a line its
+// provider ran in a batch (ForBatch at the model's provider kind). A line
+// gw's runner sent is priced as the synchronous request its upstream
+// billed (never less than was delivered); its event still names the batch.
 func batchPricing(ctx context.Context, m *routeModel) (catalog.ParsedPricing, bool) {
-	if batchLineOf(ctx) == nil {
+	if bl := batchLineOf(ctx); bl == nil || !bl.native {
 		return catalog.ParsedPricing{}, false
 	}
 	return m.pricing.ForBatch(m.kind), true

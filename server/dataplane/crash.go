@@ -255,9 +255,8 @@ func crashedEvent(r remnant) (wire.UsageEventIn, int64) {
 	var nano int64
 	prices := &wire.UsagePrices{}
 	if pp, err := rec.pricing.Parse(); err == nil {
-		if rec.batchID != "" {
-			pp = pp.ForBatch(catalog.Kind(rec.batchKind))
-		}
+		// A batch line in the journal is one gw's runner sent, a
+		// synchronous request upstream: priced as one (batchPricing).
 		if nano, err = pp.CostNanoUSD(t); err != nil {
 			nano = 0
 		}
@@ -282,7 +281,7 @@ func crashedEvent(r remnant) (wire.UsageEventIn, int64) {
 	}
 	if rec.batchID != "" {
 		batch := rec.batchID
-		e.BatchID, prices.PriceClass = &batch, wire.PriceClassBatch
+		e.BatchID = &batch
 	}
 	current := wire.UsageAttempt{Model: rec.model, Provider: rec.provider, LatencyMS: max(0, last.Sub(rec.attemptStarted).Milliseconds())}
 	if failure != "" {

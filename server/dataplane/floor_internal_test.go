@@ -5,7 +5,6 @@ import (
 	"net/http/httptrace"
 	"runtime"
 	"testing"
-	"time"
 )
 
 // An attempt's context may outlive its request (a stopped timer keeps its
@@ -19,19 +18,8 @@ func TestAttemptContextLetsTheExchangeGo(t *testing.T) {
 	runtime.AddCleanup(x, func(ch chan struct{}) { close(ch) }, freed)
 	ctx := x.traceWrites(context.Background())
 	x = nil
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		runtime.GC()
-		select {
-		case <-freed:
-			runtime.KeepAlive(ctx)
-			return
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the exchange is still reachable from its attempt's context")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitCollected(t, freed, "the exchange is still reachable from its attempt's context")
+	runtime.KeepAlive(ctx)
 }
 
 // The hook marks its own attempt: a request of an earlier attempt that

@@ -273,13 +273,15 @@ type captureSink struct {
 }
 
 func (c *captureSink) Record(e wire.UsageEventIn) {
+	// Passed on before it is seen: a test that finds the event and then
+	// reads the store must find it there (passed on after the unlock, a
+	// loaded machine let the store's flush come first).
 	c.mu.Lock()
-	c.events = append(c.events, e)
-	forward := c.forward
-	c.mu.Unlock()
-	if forward != nil {
-		forward.Record(e)
+	defer c.mu.Unlock()
+	if c.forward != nil {
+		c.forward.Record(e)
 	}
+	c.events = append(c.events, e)
 }
 
 // reset forgets the events so far.

@@ -309,7 +309,8 @@ func (p *Plane) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 	for i := range lines {
 		lines[i].Name = fmt.Sprintf("requests[%d]", i)
 	}
-	merged, bound, refusal := a.admitLines(lines)
+	upstreams := a.nativeGroups(lines, batchfile.MessagesEndpoint)
+	merged, bound, refusal := a.admitLines(lines, nativeLines(upstreams))
 	if refusal != nil {
 		anthropicError(refusal).write(a.w)
 		return
@@ -327,6 +328,9 @@ func (p *Plane) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 	b := &Batch{ID: messageBatchPrefix + strings.ReplaceAll(uuid.NewString(), "-", ""), OrgID: a.key.org.orgID, WorkspaceID: a.key.workspace,
 		InferenceKeyID: a.key.id, Endpoint: batchfile.MessagesEndpoint, InputFileID: f.ID, CompletionWindow: "24h", Status: batchInProgress,
 		ReservedNanoUSD: bound, CreatedAt: now, UpdatedAt: now}
+	// As createBatch: what can run on Anthropic's own Message Batches
+	// goes there (batchnative.go).
+	b.Upstreams = upstreams
 	ids := make([]string, len(lines))
 	for i, l := range lines {
 		ids[i] = l.CustomID

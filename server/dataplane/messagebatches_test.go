@@ -46,12 +46,15 @@ func waitMessageBatch(t *testing.T, c anthropic.Client, id string) *anthropic.Me
 // An Anthropic message batch through the official Anthropic Go SDK:
 // created, run by gw's one runner line by line through /inf/v1/messages,
 // polled, its results read; one usage event per request naming the batch,
-// at half the synchronous price (claude haiku, an anthropic model without
-// pricing.batch); a second batch cancelled before it runs costs nothing
-// and its results say canceled. OpenAI's batch endpoints do not show it.
-func TestMessageBatchesRunAtBatchPrices(t *testing.T) {
+// at the synchronous price its upstream billed (gw sent it as a
+// synchronous request; a provider-run line's batch prices are in
+// batchnative_test.go); a second batch cancelled before it runs costs
+// nothing and its results say canceled. OpenAI's batch endpoints do not
+// show it.
+func TestGatewayMessageBatchAtSynchronousPrices(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db, withBatches(db))
+		gatewayBatches(t, e)
 		e.sync(t)
 		e.anthropic.SetDefault(providerstest.Reply{Text: "hi", Usage: providerstest.Usage{Input: 1000, Output: 101}})
 		c, ctx := e.anthropicClient(), context.Background()
@@ -110,19 +113,18 @@ func TestMessageBatchesRunAtBatchPrices(t *testing.T) {
 		if len(events) != 2 {
 			t.Fatalf("%d events, want one per request (2)", len(events))
 		}
-		half := sync.Div(decimal.NewFromInt(2))
 		for _, ev := range events {
 			// Of the form usage ingest takes (a msgbatch_ id included).
 			if ev.BatchID == nil || *ev.BatchID != b.ID || !regexp.MustCompile(wire.BatchIDPattern).MatchString(*ev.BatchID) {
 				t.Fatalf("event does not name its batch as ingest takes it: %+v", ev)
 			}
-			if !decimal.RequireFromString(ev.CostUSD).Equal(half) {
-				t.Fatalf("request cost %s, want half the synchronous %s", ev.CostUSD, sync)
+			if !decimal.RequireFromString(ev.CostUSD).Equal(sync) {
+				t.Fatalf("request cost %s, want the synchronous %s", ev.CostUSD, sync)
 			}
 			var prov struct{ Prices wire.UsagePrices }
 			raw, _ := json.Marshal(ev.Provenance)
 			_ = json.Unmarshal(raw, &prov)
-			if prov.Prices.PriceClass != "batch" {
+			if prov.Prices.PriceClass != "" {
 				t.Fatalf("provenance prices: %s", raw)
 			}
 		}

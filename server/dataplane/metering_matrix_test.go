@@ -583,5 +583,6 @@ func meteringTable() string {
 	}
 	b.WriteString(priceClassRows())
 	b.WriteString(promptCacheRows())
+	b.WriteString(batchRows())
 	return b.String()
 }

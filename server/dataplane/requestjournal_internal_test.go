@@ -550,13 +550,15 @@ func TestRequestJournalBatchLine(t *testing.T) {
 		t.Fatal("an empty batch id reads")
 	}
 	// Crashed at its upstream before any progress: the admission's input
-	// and the whole output cap, at half of gpt-4o-mini's prices.
+	// and the whole output cap, at gpt-4o-mini's synchronous prices (a
+	// journalled line is one gw's runner sent, billed as a synchronous
+	// request), naming its batch.
 	line := remnant{rec: r}
 	e, cost := crashedEvent(line)
 	sync := r
 	sync.batchID, sync.batchKind = "", ""
 	_, syncCost := crashedEvent(remnant{rec: sync})
-	if cost*2 != syncCost || e.BatchID == nil || *e.BatchID != "batch_abc123" || e.Provenance.Prices.PriceClass != wire.PriceClassBatch {
+	if cost != syncCost || e.BatchID == nil || *e.BatchID != "batch_abc123" || e.Provenance.Prices.PriceClass != "" {
 		t.Fatalf("a crashed batch line: cost %d (synchronous %d), batch %v, prices %+v", cost, syncCost, e.BatchID, e.Provenance.Prices)
 	}
 }

@@ -43,9 +43,10 @@ type journalRecord struct {
 	budgets []journalBudget
 	// batchID is the batch the request is a line of ("" for a
 	// synchronous request), and batchKind its model's provider kind: a
-	// crashed line is priced at the batch prices and names its batch.
-	// Written last and only for a batch line, so that every other record
-	// is what earlier versions wrote and read.
+	// crashed line names its batch. It is a line gw's runner sent, so it
+	// is priced as the synchronous request it was (batchKind is kept in
+	// the format, unused). Written last and only for a batch line, so
+	// that every other record is what earlier versions wrote and read.
 	batchID, batchKind string
 }
 

@@ -212,7 +212,9 @@ type responsesSocket struct {
 // run reads client events until the connection ends or its time is up.
 func (s *responsesSocket) run(ctx context.Context) {
 	defer s.conn.CloseNow()
-	limit := time.AfterFunc(s.p.inference.maxSocket, s.limitReached)
+	// Releasing: stopped, the timer no longer reaches the socket and the
+	// history it kept.
+	limit := afterFuncReleasing(s.p.inference.maxSocket, s.limitReached)
 	defer limit.Stop()
 	for {
 		typ, data, err := s.conn.Read(ctx)

@@ -33,7 +33,19 @@ type Settings struct {
 	// TokenURL replaces the OAuth token endpoint: the service account's
 	// token_uri for Vertex, Microsoft Entra ID's for Azure.
 	TokenURL string `json:"token_url,omitempty"`
+	// Batches says where the lines of a batch that route to this
+	// credential run: BatchesNative (the default) on the provider's own
+	// batch API, BatchesGateway on gw's runner, one request at a time at
+	// the synchronous price (docs/batches.md). Only the kinds with a batch
+	// API gw speaks take it.
+	Batches string `json:"batches,omitempty"`
 }
+
+// The values of Settings.Batches.
+const (
+	BatchesNative  = "native"
+	BatchesGateway = "gateway"
+)
 
 // defaultAzureAPIVersion is the GA api-version gw speaks to Azure OpenAI
 // when a credential names none.
@@ -50,7 +62,9 @@ type CredentialProblem struct {
 var settingsOf = map[catalog.Kind]struct{ allowed, required []string }{
 	catalog.KindBedrock:     {allowed: []string{"region"}, required: []string{"region"}},
 	catalog.KindVertex:      {allowed: []string{"project", "location", "token_url"}, required: []string{"location"}},
-	catalog.KindAzureOpenAI: {allowed: []string{"api_version", "deployments", "token_url"}},
+	catalog.KindAzureOpenAI: {allowed: []string{"api_version", "deployments", "token_url", "batches"}},
+	catalog.KindOpenAI:      {allowed: []string{"batches"}},
+	catalog.KindAnthropic:   {allowed: []string{"batches"}},
 }
 
 // CredentialSettings names the settings a credential of kind takes and
@@ -62,7 +76,7 @@ func CredentialSettings(kind catalog.Kind) (allowed, required []string) {
 }
 
 // SettingNames lists every settings member, for strict decoding.
-var SettingNames = []string{"region", "project", "location", "api_version", "deployments", "token_url"}
+var SettingNames = []string{"region", "project", "location", "api_version", "deployments", "token_url", "batches"}
 
 var (
 	awsRegionRE   = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$`)
@@ -100,6 +114,7 @@ func CheckSettings(kind catalog.Kind, s Settings) []CredentialProblem {
 	check("project", gcpProjectRE.MatchString(s.Project), "Should be a Google Cloud project id")
 	check("api_version", apiVersionRE.MatchString(s.APIVersion), "Should be an Azure OpenAI api-version, such as 2024-10-21")
 	check("token_url", tokenURLValid(s.TokenURL), "Should be an absolute http(s) URL without credentials or fragment")
+	check("batches", s.Batches == BatchesNative || s.Batches == BatchesGateway, `Should be "native" (the provider's batch API) or "gateway" (gw runs each line)`)
 	for model, dep := range s.Deployments {
 		if model == "" || !deploymentRE.MatchString(dep) {
 			out = append(out, CredentialProblem{"settings.deployments", "value_error",
@@ -112,7 +127,8 @@ func CheckSettings(kind catalog.Kind, s Settings) []CredentialProblem {
 
 func (s Settings) present() map[string]bool {
 	return map[string]bool{"region": s.Region != "", "project": s.Project != "", "location": s.Location != "",
-		"api_version": s.APIVersion != "", "deployments": len(s.Deployments) > 0, "token_url": s.TokenURL != ""}
+		"api_version": s.APIVersion != "", "deployments": len(s.Deployments) > 0, "token_url": s.TokenURL != "",
+		"batches": s.Batches != ""}
 }
 
 func tokenURLValid(s string) bool {

@@ -20,6 +20,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/gw-gateway/gw/server/catalog"
@@ -152,6 +153,9 @@ type Set struct {
 	// native holds the adapters that forward a dialect as is, by
 	// "dialect/kind" (native.go).
 	native map[string]Adapter
+	// batch is the batch APIs' client (batchapi.go), made on first use.
+	batchOnce sync.Once
+	batch     *BatchAPI
 }
 
 // NewSet returns the adapters of every supported kind. client may be nil

@@ -102,6 +102,17 @@ const (
 	LineCompleted = "completed"
 	LineFailed    = "failed"
 	LineCancelled = "cancelled"
+	// LineUpstream: the line is in a provider's batch (its group's
+	// batch_upstreams row), ended when that batch's results are read.
+	LineUpstream = "upstream"
+)
+
+// Provider batch group states (batch_upstreams.status).
+const (
+	UpstreamPending    = "pending"
+	UpstreamSubmitting = "submitting"
+	UpstreamSubmitted  = "submitted"
+	UpstreamEnded      = "ended"
 )
 
 // Batch is a workspace's batch.
@@ -122,6 +133,40 @@ type Batch struct {
 	ErrorFileID      *string    `bun:"error_file_id"`
 	CreatedAt        time.Time  `bun:"created_at"`
 	UpdatedAt        time.Time  `bun:"updated_at"`
+
+	// Upstreams are the batch's provider batch groups, stored with it by
+	// CreateBatch (not a column).
+	Upstreams []BatchUpstream `bun:"-"`
+}
+
+// BatchUpstream is a group of a batch's lines run as one provider batch
+// (migrations/20261201010001_batch_upstreams.sql).
+type BatchUpstream struct {
+	bun.BaseModel `bun:"table:batch_upstreams"`
+
+	BatchID         string     `bun:"batch_id,pk"`
+	Seq             int        `bun:"seq,pk"`
+	Kind            string     `bun:"kind"`
+	CredentialID    uuid.UUID  `bun:"credential_id,type:uuid"`
+	Model           string     `bun:"model"`
+	UpstreamModel   string     `bun:"upstream_model"`
+	Status          string     `bun:"status"`
+	UpstreamFileID  *string    `bun:"upstream_file_id"`
+	UpstreamBatchID *string    `bun:"upstream_batch_id"`
+	SubmittingAt    *time.Time `bun:"submitting_at"`
+	Error           *string    `bun:"error"`
+	UpdatedAt       time.Time  `bun:"updated_at"`
+
+	// Lines are the group's line numbers and their request ids, at
+	// creation only (not a column).
+	Lines []UpstreamLine `bun:"-"`
+}
+
+// UpstreamLine is a line of a provider batch group as created: its
+// number and the request id its usage event will carry.
+type UpstreamLine struct {
+	Line      int
+	RequestID string
 }
 
 // BatchLine is one request of a batch and, once it ended, its outcome.
@@ -138,6 +183,9 @@ type BatchLine struct {
 	Error       *string   `bun:"error"`
 	CostNanoUSD int64     `bun:"cost_nano_usd"`
 	UpdatedAt   time.Time `bun:"updated_at"`
+	// UpstreamSeq is the provider batch group of a line in one (status
+	// upstream).
+	UpstreamSeq *int `bun:"upstream_seq"`
 }
 
 // BatchCounts are a batch's lines by outcome, as OpenAI's request_counts.
@@ -145,19 +193,40 @@ type BatchCounts struct {
 	Total, Completed, Failed, Cancelled int
 }
 
-// CreateBatch stores b and its lines (all pending) in one transaction:
-// a batch is never seen without every line it was submitted with.
+// CreateBatch stores b and its lines in one transaction: a batch is
+// never seen without every line it was submitted with. Lines are pending,
+// except those of b.Upstreams' groups (stored with them), which are
+// upstream under their group and request id.
 func (s *Store) CreateBatch(ctx context.Context, b *Batch, customIDs []string) error {
 	b.CreatedAt, b.UpdatedAt = b.CreatedAt.UTC(), b.UpdatedAt.UTC()
+	native := map[int]UpstreamLine{}
+	seqOf := map[int]int{}
+	for _, u := range b.Upstreams {
+		for _, l := range u.Lines {
+			native[l.Line], seqOf[l.Line] = l, u.Seq
+		}
+	}
 	return s.InTx(ctx, func(tx *Store) error {
 		if _, err := tx.db.NewInsert().Model(b).Exec(ctx); err != nil {
 			return mapErr(err)
+		}
+		for i := range b.Upstreams {
+			u := b.Upstreams[i]
+			u.BatchID, u.Status, u.UpdatedAt = b.ID, UpstreamPending, b.CreatedAt
+			if _, err := tx.db.NewInsert().Model(&u).Exec(ctx); err != nil {
+				return mapErr(err)
+			}
 		}
 		const chunk = 500 // rows an INSERT carries, under both databases' parameter limits
 		for start := 0; start < len(customIDs); start += chunk {
 			rows := make([]BatchLine, 0, min(chunk, len(customIDs)-start))
 			for i, id := range customIDs[start:min(start+chunk, len(customIDs))] {
-				rows = append(rows, BatchLine{BatchID: b.ID, Line: start + i + 1, CustomID: id, Status: LinePending, UpdatedAt: b.CreatedAt})
+				row := BatchLine{BatchID: b.ID, Line: start + i + 1, CustomID: id, Status: LinePending, UpdatedAt: b.CreatedAt}
+				if n, ok := native[row.Line]; ok {
+					seq, rid := seqOf[row.Line], n.RequestID
+					row.Status, row.UpstreamSeq, row.RequestID = LineUpstream, &seq, &rid
+				}
+				rows = append(rows, row)
 			}
 			if _, err := tx.db.NewInsert().Model(&rows).Exec(ctx); err != nil {
 				return mapErr(err)
@@ -253,7 +322,9 @@ func (s *Store) CancelBatch(ctx context.Context, workspaceID uuid.UUID, id strin
 			Where("batch_id = ? AND status = ?", id, LinePending).Exec(ctx); err != nil {
 			return mapErr(err)
 		}
-		running, err := tx.db.NewSelect().Model((*BatchLine)(nil)).Where("batch_id = ? AND status = ?", id, LineRunning).Count(ctx)
+		// A line running, or in a provider batch (which the runner cancels
+		// there), ends on its own: the batch is cancelling until then.
+		running, err := tx.db.NewSelect().Model((*BatchLine)(nil)).Where("batch_id = ? AND status IN (?)", id, bun.In([]string{LineRunning, LineUpstream})).Count(ctx)
 		if err != nil {
 			return mapErr(err)
 		}
@@ -295,13 +366,14 @@ func (s *Store) StartBatchLine(ctx context.Context, batchID, requestID string, n
 	return line, ok, err
 }
 
-// EndBatchLine records a running line's outcome (status one of the ended
-// line states). A line that is not running (ended already) is left as it
-// is and reported false: an outcome is recorded once.
+// EndBatchLine records the outcome of a line that is running or in a
+// provider batch (status one of the ended line states). A line that is
+// neither (ended already) is left as it is and reported false: an outcome
+// is recorded once.
 func (s *Store) EndBatchLine(ctx context.Context, l BatchLine, now time.Time) (bool, error) {
 	res, err := s.db.NewUpdate().Model((*BatchLine)(nil)).Set("status = ?", l.Status).Set("status_code = ?", l.StatusCode).
 		Set("response = ?", l.Response).Set("error = ?", l.Error).Set("cost_nano_usd = ?", l.CostNanoUSD).Set("updated_at = ?", now.UTC()).
-		Where("batch_id = ? AND line = ? AND status = ?", l.BatchID, l.Line, LineRunning).Exec(ctx)
+		Where("batch_id = ? AND line = ? AND status IN (?)", l.BatchID, l.Line, bun.In([]string{LineRunning, LineUpstream})).Exec(ctx)
 	if err != nil {
 		return false, mapErr(err)
 	}
@@ -401,3 +473,39 @@ func (s *Store) FinishBatch(ctx context.Context, batchID, status string, output,
 
 // errNotFinished rolls back FinishBatch's files when the batch had ended.
 var errNotFinished = errors.New("batch ended already")
+
+// BatchUpstreams are the batch's provider batch groups, in order.
+func (s *Store) BatchUpstreams(ctx context.Context, batchID string) ([]BatchUpstream, error) {
+	var out []BatchUpstream
+	if err := s.db.NewSelect().Model(&out).Where("batch_id = ?", batchID).OrderExpr("seq").Scan(ctx); err != nil {
+		return nil, mapErr(err)
+	}
+	return out, nil
+}
+
+// UpdateBatchUpstream writes u's state (status, the provider's file and
+// batch ids, submitting_at, error) when the group is still in status
+// from; false when it is not (another process moved it on), so a step is
+// taken once.
+func (s *Store) UpdateBatchUpstream(ctx context.Context, u BatchUpstream, from string, now time.Time) (bool, error) {
+	res, err := s.db.NewUpdate().Model((*BatchUpstream)(nil)).Set("status = ?", u.Status).Set("upstream_file_id = ?", u.UpstreamFileID).
+		Set("upstream_batch_id = ?", u.UpstreamBatchID).Set("submitting_at = ?", u.SubmittingAt).Set("error = ?", u.Error).
+		Set("updated_at = ?", now.UTC()).Where("batch_id = ? AND seq = ? AND status = ?", u.BatchID, u.Seq, from).Exec(ctx)
+	if err != nil {
+		return false, mapErr(err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// UpstreamBatchLines are the lines of the batch's group seq still in the
+// provider batch (status upstream), in order.
+func (s *Store) UpstreamBatchLines(ctx context.Context, batchID string, seq int) ([]BatchLine, error) {
+	var out []BatchLine
+	err := s.db.NewSelect().Model(&out).Where("batch_id = ? AND upstream_seq = ? AND status = ?", batchID, seq, LineUpstream).
+		OrderExpr("line").Scan(ctx)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return out, nil
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/gw-gateway/gw/server/store"
@@ -160,6 +161,73 @@ func TestBatchLinesRunOnce(t *testing.T) {
 		}
 		if first, _ := st.BatchLines(ctx, "batch_2", 0, 1); len(first) != 1 || *first[0].Response != body || first[0].CostNanoUSD != 1234 {
 			t.Fatalf("first line: %+v", first)
+		}
+	})
+}
+
+// A batch's provider batch groups are stored with it: their lines are in
+// the group (status upstream, their request ids fixed), never taken by
+// the gw runner nor interrupted at a restart; a group moves on from a
+// state once (UpdateBatchUpstream), and a cancel leaves the batch
+// cancelling until the provider's lines end.
+func TestBatchUpstreamGroups(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		st := store.New(db)
+		org := fixture.NewOrg(t, st, fixture.Keyring(t), "acme")
+		ws := org.Workspace("main")
+		now := store.Now()
+		cred := uuid.New()
+		b := &store.Batch{ID: "batch_3", OrgID: org.ID, WorkspaceID: ws, Endpoint: "/v1/chat/completions", InputFileID: "file-x",
+			CompletionWindow: "24h", Status: store.BatchInProgress, CreatedAt: now, UpdatedAt: now,
+			Upstreams: []store.BatchUpstream{{Seq: 1, Kind: "openai", CredentialID: cred, Model: "openai/gpt-4o-mini", UpstreamModel: "gpt-4o-mini",
+				Lines: []store.UpstreamLine{{Line: 1, RequestID: "req-a"}, {Line: 3, RequestID: "req-c"}}}}}
+		if err := st.CreateBatch(ctx, b, []string{"a", "b", "c"}); err != nil {
+			t.Fatal(err)
+		}
+		groups, err := st.BatchUpstreams(ctx, "batch_3")
+		if err != nil || len(groups) != 1 || groups[0].Status != store.UpstreamPending || groups[0].CredentialID != cred {
+			t.Fatalf("groups: %+v %v", groups, err)
+		}
+		lines, err := st.UpstreamBatchLines(ctx, "batch_3", 1)
+		if err != nil || len(lines) != 2 || lines[0].Line != 1 || *lines[0].RequestID != "req-a" || lines[1].Line != 3 || lines[1].Status != store.LineUpstream {
+			t.Fatalf("group lines: %+v %v", lines, err)
+		}
+		// The gw runner takes line 2 only; a restart interrupts nothing of
+		// the group.
+		l, ok, err := st.StartBatchLine(ctx, "batch_3", "req-b", now)
+		if err != nil || !ok || l.Line != 2 {
+			t.Fatalf("runner's line: %+v %v %v", l, ok, err)
+		}
+		if _, ok, _ := st.StartBatchLine(ctx, "batch_3", "req-x", now); ok {
+			t.Fatal("the runner took a line of a provider batch")
+		}
+		if n, err := st.InterruptBatchLines(ctx, "batch_3", now.Add(time.Hour), now, "interrupted"); err != nil || n != 1 {
+			t.Fatalf("interrupted %d lines (%v), want only the runner's", n, err)
+		}
+		g := groups[0]
+		file, at := "file-up", now
+		g.Status, g.UpstreamFileID, g.SubmittingAt = store.UpstreamSubmitting, &file, &at
+		if ok, err := st.UpdateBatchUpstream(ctx, g, store.UpstreamPending, now); err != nil || !ok {
+			t.Fatalf("to submitting: %v %v", ok, err)
+		}
+		if ok, err := st.UpdateBatchUpstream(ctx, g, store.UpstreamPending, now); err != nil || ok {
+			t.Fatalf("a group left pending twice: %v %v", ok, err)
+		}
+		got, err := st.CancelBatch(ctx, ws, "batch_3", now)
+		if err != nil || got.Status != store.BatchCancelling {
+			t.Fatalf("cancel with lines at the provider: %+v %v", got, err)
+		}
+		lines[0].Status = store.LineCompleted
+		if done, err := st.EndBatchLine(ctx, lines[0], now); err != nil || !done {
+			t.Fatalf("end a provider line: %v %v", done, err)
+		}
+		if done, _ := st.EndBatchLine(ctx, lines[0], now); done {
+			t.Fatal("a provider line ended twice")
+		}
+		c, err := st.BatchCounts(ctx, "batch_3")
+		if err != nil || c != (store.BatchCounts{Total: 3, Completed: 1, Failed: 1}) {
+			t.Fatalf("counts %+v %v", c, err)
 		}
 	})
 }

@@ -90,7 +90,7 @@ func (s *Store) lineTakenAs(ctx context.Context, batchID, requestID string) (Bat
 }
 
 // EndTakenBatchLine is EndBatchLine for the line data plane takenBy runs
-// under l.RequestID only: a repeated call finds it ended (false), and a
+// under l.RequestID, or a line in a provider batch under that id, only: a repeated call finds it ended (false), and a
 // line requeued and taken again since (another request id, perhaps
 // another plane) is not touched.
 func (s *Store) EndTakenBatchLine(ctx context.Context, l BatchLine, takenBy string, now time.Time) (bool, error) {
@@ -99,7 +99,10 @@ func (s *Store) EndTakenBatchLine(ctx context.Context, l BatchLine, takenBy stri
 	}
 	res, err := s.db.NewUpdate().Model((*BatchLine)(nil)).Set("status = ?", l.Status).Set("status_code = ?", l.StatusCode).
 		Set("response = ?", l.Response).Set("error = ?", l.Error).Set("cost_nano_usd = ?", l.CostNanoUSD).Set("updated_at = ?", now.UTC()).
-		Where("batch_id = ? AND line = ? AND status = ? AND request_id = ? AND taken_by = ?", l.BatchID, l.Line, LineRunning, *l.RequestID, takenBy).Exec(ctx)
+		Where("batch_id = ? AND line = ? AND request_id = ?", l.BatchID, l.Line, *l.RequestID).
+		// A line in a provider batch (its request id fixed at creation)
+		// is ended by whichever plane reads the results, once.
+		Where("(status = ? AND taken_by = ?) OR status = ?", LineRunning, takenBy, LineUpstream).Exec(ctx)
 	if err != nil {
 		return false, mapErr(err)
 	}

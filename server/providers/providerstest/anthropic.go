@@ -24,6 +24,9 @@ func (a *Anthropic) BaseURL() string { return a.URL + "/v1" }
 type anthropicHandler struct{ f *fake }
 
 func (h anthropicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.f.serveBatchAPI(w, r, true, r.Header.Get("X-Api-Key") == h.f.Key, h) {
+		return
+	}
 	if r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens" && r.Header.Get("X-Api-Key") == h.f.Key {
 		req, reply, err := h.f.receive(r)
 		if err != nil || req.Body["model"] == nil {

@@ -1,7 +1,10 @@
 package providerstest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -61,6 +64,9 @@ func (a *Azure) serve(w http.ResponseWriter, r *http.Request) {
 			"message": "Access denied due to invalid subscription key or wrong API endpoint."}})
 		return
 	}
+	if a.serveBatches(w, r) {
+		return
+	}
 	canonical, ok := a.route(r)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{"code": "DeploymentNotFound",
@@ -114,4 +120,36 @@ func (a *Azure) token(w http.ResponseWriter, r *http.Request) {
 	a.tokens[tok] = true
 	a.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"token_type": "Bearer", "expires_in": int(time.Hour.Seconds()), "access_token": tok})
+}
+
+// serveBatches answers Azure's Files and Batches (/openai/files,
+// /openai/batches, with the api-version) as OpenAI's (batchapi.go); a
+// batch's lines name the operation without /v1 (/chat/completions) and
+// a deployment as their model.
+func (a *Azure) serveBatches(w http.ResponseWriter, r *http.Request) bool {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/openai/")
+	if !ok || !(strings.HasPrefix(rest, "files") || strings.HasPrefix(rest, "batches")) {
+		return false
+	}
+	if r.URL.Query().Get("api-version") != a.APIVersion {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{"code": "404", "message": "Resource not found"}})
+		return true
+	}
+	r.URL.Path = "/v1/" + rest
+	run := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var body struct {
+			Model string `json:"model"`
+		}
+		if json.Unmarshal(raw, &body) != nil || !a.Deployments[body.Model] {
+			writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{"code": "DeploymentNotFound",
+				"message": "The API deployment for this resource does not exist."}})
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+		r = r.WithContext(context.WithValue(r.Context(), receivedPath{}, "/openai/deployments/"+body.Model+r.URL.Path))
+		r.URL.Path = "/v1" + r.URL.Path
+		openAIHandler{a.fake}.ServeHTTP(w, r)
+	})
+	return a.fake.serveBatchAPI(w, r, false, true, run)
 }

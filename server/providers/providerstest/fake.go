@@ -119,6 +119,8 @@ type fake struct {
 	// marked are replies by a marker the request's body carries
 	// (ReplyWhen).
 	marked map[string]Reply
+	// batch is the provider's batch API (batchapi.go).
+	batch batchAPI
 }
 
 // ReplyWhen answers every request whose body contains marker with reply

@@ -25,6 +25,9 @@ func (o *OpenAI) BaseURL() string { return o.URL + "/v1" }
 type openAIHandler struct{ f *fake }
 
 func (h openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.f.serveBatchAPI(w, r, false, r.Header.Get("Authorization") == "Bearer "+h.f.Key, h) {
+		return
+	}
 	if r.Method == http.MethodPost && (r.URL.Path == "/v1/embeddings" || r.URL.Path == "/v1/responses" || r.URL.Path == "/v1/responses/compact") {
 		h.other(w, r)
 		return

@@ -1,0 +1,516 @@
+package dataplane_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/openai/openai-go/v3"
+	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
+
+	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/dataplane"
+	"github.com/gw-gateway/gw/server/providers/providerstest"
+	"github.com/gw-gateway/gw/server/publish"
+	"github.com/gw-gateway/gw/server/store/storetest"
+	"github.com/gw-gateway/gw/wire"
+)
+
+// Native batches (issue 34; docs/batches.md): lines routed to an openai
+// or anthropic credential run on the provider's own batch API, spoken by
+// the fakes (providerstest/batchapi.go), not by gw line by line.
+
+// syncCost is the cost of one synchronous request to model with the
+// fake's default reply, the price a batch line's event is half of.
+func syncCost(t *testing.T, e *infEnv, model string) decimal.Decimal {
+	t.Helper()
+	if resp := e.post(t, `{"model":"`+model+`","max_tokens":20,"messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
+		t.Fatalf("synchronous request: %d", resp.StatusCode)
+	}
+	cost := decimal.RequireFromString(e.usage.snapshot()[0].CostUSD)
+	e.usage.reset()
+	return cost
+}
+
+// batchEvents checks that events are one per line of batch (by request
+// id, none twice), each at the batch price class, and returns them by
+// request id.
+func batchEvents(t *testing.T, events []wire.UsageEventIn, batch string, lines int) map[string]wire.UsageEventIn {
+	t.Helper()
+	return batchEventsPriced(t, events, batch, lines, func(string) string { return wire.PriceClassBatch })
+}
+
+// batchEventsPriced is batchEvents with each line's price class given by
+// its request id: "batch" for a line its provider ran, "" for one gw's
+// runner sent (priced as the synchronous request it was).
+func batchEventsPriced(t *testing.T, events []wire.UsageEventIn, batch string, lines int, class func(requestID string) string) map[string]wire.UsageEventIn {
+	t.Helper()
+	out := map[string]wire.UsageEventIn{}
+	for _, ev := range events {
+		if ev.BatchID == nil || *ev.BatchID != batch || ev.RequestID == nil {
+			t.Fatalf("event does not name its batch: %+v", ev)
+		}
+		if _, twice := out[*ev.RequestID]; twice {
+			t.Fatalf("line %s metered twice", *ev.RequestID)
+		}
+		var prov struct{ Prices wire.UsagePrices }
+		raw, _ := json.Marshal(ev.Provenance)
+		_ = json.Unmarshal(raw, &prov)
+		if want := class(*ev.RequestID); prov.Prices.PriceClass != want {
+			t.Fatalf("line %s: provenance prices %s, want price class %q", *ev.RequestID, raw, want)
+		}
+		out[*ev.RequestID] = ev
+	}
+	if len(out) != lines {
+		t.Fatalf("%d events, want one per line (%d)", len(out), lines)
+	}
+	return out
+}
+
+// A batch of openai lines runs on OpenAI's Batch API: one input file
+// uploaded with the upstream model's name, one provider batch, the
+// output and error files read back into gw's own, each line one usage
+// event at the batch price of the usage the provider reported; a line
+// the provider failed costs nothing.
+func TestNativeBatchRunsOnTheProviderBatchAPI(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db, withBatches(db))
+		e.sync(t)
+		e.openai.SetDefault(providerstest.Reply{Text: "hi", Usage: providerstest.Usage{Input: 1000, Output: 101}})
+		e.openai.ReplyWhen("hello bad", providerstest.Reply{Status: http.StatusBadRequest, Message: "this one is refused"})
+		sync := syncCost(t, e, gptMini)
+		c, ctx := e.sdk(), context.Background()
+
+		content := batchLine("a", gptMini) + "\n" + batchLine("bad", gptMini) + "\n" + batchLine("c", gptMini) + "\n"
+		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content))
+		if status != 200 {
+			t.Fatalf("submission: %d %s", status, body)
+		}
+		var b struct{ ID string }
+		_ = json.Unmarshal(body, &b)
+		runner(t, e.plane)
+		done := waitBatch(t, c, b.ID, openai.BatchStatusCompleted)
+		if done.RequestCounts.Completed != 2 || done.RequestCounts.Failed != 1 || done.OutputFileID == "" || done.ErrorFileID == "" {
+			t.Fatalf("completed batch: %s", done.RawJSON())
+		}
+		// One input file uploaded, one batch; once read back, the input,
+		// output and error files deleted at the provider.
+		calls := e.openai.BatchCalls()
+		deleted := 0
+		for _, c := range calls {
+			if strings.HasPrefix(c, "DELETE /v1/files/") {
+				deleted++
+			}
+		}
+		if e.openai.BatchesCreated() != 1 || !slices.Contains(calls, "POST /v1/files") || deleted != 3 {
+			t.Fatalf("provider batch calls: %v", calls)
+		}
+		// The provider ran the lines (its batch answers them through the
+		// fake's handler), with the upstream model's name.
+		reqs := e.openai.Requests()
+		if len(reqs) != 4 { // the synchronous request and 3 lines
+			t.Fatalf("the provider answered %d requests, want 4", len(reqs))
+		}
+		for _, r := range reqs[1:] {
+			if r.Body["model"] != "gpt-4o-mini" {
+				t.Fatalf("a line reached the provider with model %v", r.Body["model"])
+			}
+		}
+
+		read := func(id string) []map[string]any {
+			f, err := c.Files.Content(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(f.Body)
+			f.Body.Close()
+			var out []map[string]any
+			for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(l), &m); err != nil {
+					t.Fatalf("%s: %s", err, raw)
+				}
+				out = append(out, m)
+			}
+			return out
+		}
+		requestIDs := map[string]string{}
+		for i, l := range read(done.OutputFileID) {
+			resp := l["response"].(map[string]any)
+			body := resp["body"].(map[string]any)
+			if l["custom_id"] != []string{"a", "c"}[i] || resp["status_code"] != 200.0 || l["error"] != nil || body["model"] != gptMini {
+				t.Fatalf("output line %d: %v", i+1, l)
+			}
+			requestIDs[resp["request_id"].(string)] = l["custom_id"].(string)
+		}
+		errs := read(done.ErrorFileID)
+		if len(errs) != 1 || errs[0]["custom_id"] != "bad" || !strings.Contains(fmt.Sprint(errs[0]["error"]), "this one is refused") {
+			t.Fatalf("error file: %v", errs)
+		}
+
+		events := batchEvents(t, e.usage.snapshot(), b.ID, 3)
+		half := sync.Div(decimal.NewFromInt(2))
+		for id, ev := range events {
+			// A native line's event id is its request id, fixed at
+			// submission: recorded once however often results are read.
+			if ev.ID.String() != id {
+				t.Fatalf("event id %s is not its line's request id %s", ev.ID, id)
+			}
+			switch {
+			case requestIDs[id] != "":
+				if ev.Status != "ok" || !decimal.RequireFromString(ev.CostUSD).Equal(half) || ev.InputTokens != 1000 || ev.OutputTokens != 101 {
+					t.Fatalf("line %s: %+v, want %s (half the synchronous %s)", requestIDs[id], ev, half, sync)
+				}
+			default:
+				if ev.Status != "error" || !decimal.RequireFromString(ev.CostUSD).IsZero() {
+					t.Fatalf("the failed line costs %s (%s), want 0", ev.CostUSD, ev.Status)
+				}
+			}
+		}
+	})
+}
+
+// Anthropic's Message Batches: a message batch of anthropic requests runs
+// on Anthropic's own, its results (with their cache tokens) read back, a
+// request priced at the batch price of the usage Anthropic reported.
+func TestNativeMessageBatch(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db, withBatches(db))
+		e.sync(t)
+		usage := providerstest.Usage{Input: 1000, Output: 101, CacheRead: 300, CacheWrite: 40}
+		e.anthropic.SetDefault(providerstest.Reply{Text: "hi", Usage: usage})
+		sync := syncCost(t, e, haiku)
+		c, ctx := e.anthropicClient(), context.Background()
+
+		params := func(id string) anthropic.MessageBatchNewParamsRequest {
+			return anthropic.MessageBatchNewParamsRequest{CustomID: id, Params: anthropic.MessageBatchNewParamsRequestParams{
+				Model: anthropic.Model(haiku), MaxTokens: 20, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hello " + id))}}}
+		}
+		// custom_ids Anthropic itself would refuse: gw's own go upstream.
+		b, err := c.Messages.Batches.New(ctx, anthropic.MessageBatchNewParams{Requests: []anthropic.MessageBatchNewParamsRequest{params("a.1"), params("b 2")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runner(t, e.plane)
+		done := waitMessageBatch(t, c, b.ID)
+		if done.RequestCounts.Succeeded != 2 || e.anthropic.BatchesCreated() != 1 {
+			t.Fatalf("ended batch: %s (%d provider batches)", done.RawJSON(), e.anthropic.BatchesCreated())
+		}
+		stream := c.Messages.Batches.ResultsStreaming(ctx, b.ID, anthropic.MessageBatchResultsParams{})
+		var got []string
+		for stream.Next() {
+			r := stream.Current()
+			if r.Result.Type != "succeeded" || r.Result.Message.Content[0].Text != "hi" || string(r.Result.Message.Model) != haiku {
+				t.Fatalf("result: %s", r.RawJSON())
+			}
+			got = append(got, r.CustomID)
+		}
+		if err := stream.Err(); err != nil || !slices.Equal(got, []string{"a.1", "b 2"}) {
+			t.Fatalf("results: %v %v", got, err)
+		}
+		half := sync.Div(decimal.NewFromInt(2))
+		for _, ev := range batchEvents(t, e.usage.snapshot(), b.ID, 2) {
+			if ev.CacheReadTokens != 300 || ev.CacheWriteTokens != 40 || ev.InputTokens != 1000 ||
+				decimal.RequireFromString(ev.CostUSD).Sub(half).Abs().GreaterThan(decimal.New(1, -9)) {
+				t.Fatalf("line event: %+v, want the reported tokens at %s (half the synchronous %s)", ev, half, sync)
+			}
+		}
+	})
+}
+
+// A gw restarted while its provider batch runs takes polling up where
+// it was, submitting nothing twice: not even when the first process
+// stopped after the provider accepted the batch and before gw recorded
+// its id (simulated: the group put back to submitting, its id cleared),
+// since the input file, uploaded for this group alone, finds it. Every
+// line is metered once.
+func TestNativeBatchSurvivesRestart(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db, withBatches(db))
+		e.sync(t)
+		e.openai.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
+		e.anthropic.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
+		e.openai.HoldBatches(true)
+		e.anthropic.HoldBatches(true)
+		const n = 5
+		b := struct{ ID string }{submitLines(t, e, "r", n)}
+		ac := e.anthropicClient()
+		mb, err := ac.Messages.Batches.New(context.Background(), anthropic.MessageBatchNewParams{Requests: []anthropic.MessageBatchNewParamsRequest{
+			{CustomID: "m", Params: anthropic.MessageBatchNewParamsRequestParams{Model: anthropic.Model(haiku), MaxTokens: 20,
+				Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hello"))}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		stop := runner(t, e.plane)
+		waitUntil(t, "both provider batches created", func() bool { return e.openai.BatchesCreated() == 1 && e.anthropic.BatchesCreated() == 1 })
+		waitUntil(t, "their ids recorded", func() bool {
+			n, err := db.NewSelect().TableExpr("batch_upstreams").Where("status = ?", "submitted").Count(context.Background())
+			return err == nil && n == 2
+		})
+		stop()
+		// The first process's create answers, as if never recorded.
+		if _, err := db.NewRaw(`UPDATE batch_upstreams SET status = 'submitting', upstream_batch_id = NULL`).Exec(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+
+		p := dataplane.NewPlane(e.signer.Public().(ed25519.PublicKey), e.opts)
+		r := &publish.Refresher{Compiler: e.refresh.Compiler, Plane: p, Store: e.st}
+		if err := r.RefreshAll(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		e.openai.HoldBatches(false)
+		e.anthropic.HoldBatches(false)
+		runner(t, p)
+		done := waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
+		waitMessageBatch(t, ac, mb.ID)
+		if done.RequestCounts.Completed != n || e.openai.BatchesCreated() != 1 || e.anthropic.BatchesCreated() != 1 {
+			t.Fatalf("after the restart: %s; provider batches created: openai %d, anthropic %d, want 1 each",
+				done.RawJSON(), e.openai.BatchesCreated(), e.anthropic.BatchesCreated())
+		}
+		if got := len(e.openai.Requests()); got != n {
+			t.Fatalf("the provider ran %d lines, want %d", got, n)
+		}
+		var events []wire.UsageEventIn
+		for _, ev := range e.usage.snapshot() {
+			if *ev.BatchID == b.ID {
+				events = append(events, ev)
+			}
+		}
+		batchEvents(t, events, b.ID, n)
+	})
+}
+
+// Cancelling a batch whose lines are at the provider cancels the provider
+// batch: the lines it never ran are cancelled and cost nothing.
+func TestNativeBatchCancel(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db, withBatches(db))
+		e.sync(t)
+		e.openai.HoldBatches(true)
+		c := e.sdk()
+		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("a", gptMini)+"\n"+batchLine("b", gptMini)+"\n"))
+		if status != 200 {
+			t.Fatalf("submission: %d %s", status, body)
+		}
+		var b struct{ ID string }
+		_ = json.Unmarshal(body, &b)
+		runner(t, e.plane)
+		waitUntil(t, "the provider batch", func() bool { return e.openai.BatchesCreated() == 1 })
+		cancelling, err := c.Batches.Cancel(context.Background(), b.ID)
+		if err != nil || cancelling.Status != openai.BatchStatusCancelling {
+			t.Fatalf("cancel: %v %s", err, cancelling.RawJSON())
+		}
+		e.openai.HoldBatches(false)
+		done := waitBatch(t, c, b.ID, openai.BatchStatusCancelled)
+		if done.RequestCounts.Completed != 0 || len(e.openai.Requests()) != 0 {
+			t.Fatalf("cancelled batch: %s; provider ran %d lines", done.RawJSON(), len(e.openai.Requests()))
+		}
+		if !slices.ContainsFunc(e.openai.BatchCalls(), func(s string) bool { return strings.HasSuffix(s, "/cancel") }) {
+			t.Fatalf("the provider batch was not cancelled: %v", e.openai.BatchCalls())
+		}
+		if evs := e.usage.snapshot(); len(evs) != 0 {
+			t.Fatalf("a cancelled batch left %d events", len(evs))
+		}
+	})
+}
+
+// A native batch is its workspace's: another workspace's key finds
+// neither it nor its output file, nor can it cancel it.
+func TestNativeBatchTenancy(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db, withBatches(db))
+		other, _ := e.org.Key(e.org.Workspace("other"), e.org.Member(auth.MembershipActive), nil)
+		e.sync(t)
+		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("a", gptMini)+"\n"))
+		if status != 200 {
+			t.Fatalf("submission: %d %s", status, body)
+		}
+		var b struct{ ID string }
+		_ = json.Unmarshal(body, &b)
+		runner(t, e.plane)
+		done := waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
+		for _, c := range []struct{ method, path string }{
+			{http.MethodGet, "/inf/v1/batches/" + b.ID},
+			{http.MethodPost, "/inf/v1/batches/" + b.ID + "/cancel"},
+			{http.MethodGet, "/inf/v1/files/" + done.OutputFileID + "/content"},
+		} {
+			if status, body := call(t, c.method, e.srv.URL+c.path, other, ""); status != http.StatusNotFound {
+				t.Fatalf("%s %s with another workspace's key: %d %s", c.method, c.path, status, body)
+			}
+		}
+	})
+}
+
+// A credential with settings.batches "gateway" keeps its lines on gw's
+// own runner: nothing reaches the provider's batch API.
+func TestGatewayBatchesSetting(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db, withBatches(db))
+		gatewayBatches(t, e)
+		e.sync(t)
+		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("a", gptMini)+"\n"))
+		if status != 200 {
+			t.Fatalf("submission: %d %s", status, body)
+		}
+		var b struct{ ID string }
+		_ = json.Unmarshal(body, &b)
+		runner(t, e.plane)
+		waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
+		if calls := e.openai.BatchCalls(); len(calls) != 0 || len(e.openai.Requests()) != 1 {
+			t.Fatalf("batch API calls %v, %d requests; want none and 1", calls, len(e.openai.Requests()))
+		}
+	})
+}
+
+// A provider batch holds its lines' bound against the budgets from before
+// it is sent until its results are read, as gw holds a line it sends: a
+// second batch that does not fit beside it is refused, and fits once the
+// first is settled at its (much smaller) cost.
+func TestNativeBatchHoldsItsBudget(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		// A request with no room waits for none (negative BudgetWait).
+		e := newInfEnv(t, db, withBatches(db), func(o *dataplane.Options) { o.BudgetWait = -1 })
+		// As TestBatchBudgetRefusal: a line is bound at about 0.00017 USD.
+		e.policy(t, budgetRule("0.001", "month", "shared"))
+		e.sync(t)
+		e.openai.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
+		e.openai.HoldBatches(true)
+		lines := func(n int) string {
+			var s strings.Builder
+			for i := range n {
+				s.WriteString(batchLine(fmt.Sprint("l", i), gptMini) + "\n")
+			}
+			return s.String()
+		}
+		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, lines(5)))
+		if status != 200 {
+			t.Fatalf("the first batch: %d %s", status, body)
+		}
+		var b struct{ ID string }
+		_ = json.Unmarshal(body, &b)
+		runner(t, e.plane)
+		waitUntil(t, "the provider batch", func() bool { return e.openai.BatchesCreated() == 1 })
+		// Refused as busy: the room is held by the batch in flight.
+		if status, body := submit(t, e, fileID(t, e.srv.URL, e.token, lines(3))); status != http.StatusTooManyRequests || !strings.Contains(string(body), "budget_busy") {
+			t.Fatalf("a batch beside the held one: %d %s, want 429 budget_busy", status, body)
+		}
+		e.openai.HoldBatches(false)
+		waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
+		for _, ev := range batchEvents(t, e.usage.snapshot(), b.ID, 5) {
+			if decimal.RequireFromString(ev.CostUSD).IsZero() {
+				t.Fatalf("a completed line cost nothing: %+v", ev)
+			}
+		}
+		if status, body := submit(t, e, fileID(t, e.srv.URL, e.token, lines(3))); status != 200 {
+			t.Fatalf("a batch once the first is settled: %d %s", status, body)
+		}
+	})
+}
+
+// Azure OpenAI's Files and Batches: the lines go to the resource's batch
+// API (its api-version, the api-key), each naming its deployment, and
+// come back at the batch price of the usage reported.
+func TestNativeAzureBatch(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db, withBatches(db))
+		c := e.withClouds(t)
+		c.azure.SetDefault(providerstest.Reply{Text: "hi", Usage: providerstest.Usage{Input: 1000, Output: 101}})
+		sync := syncCost(t, e, azureMini)
+		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("a", azureMini)+"\n"+batchLine("b", azureMini)+"\n"))
+		if status != 200 {
+			t.Fatalf("submission: %d %s", status, body)
+		}
+		var b struct{ ID string }
+		_ = json.Unmarshal(body, &b)
+		runner(t, e.plane)
+		done := waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
+		if done.RequestCounts.Completed != 2 || c.azure.BatchesCreated() != 1 {
+			t.Fatalf("batch: %s; %d provider batches", done.RawJSON(), c.azure.BatchesCreated())
+		}
+		reqs := c.azure.Requests()
+		if len(reqs) != 3 || reqs[2].Path != "/openai/deployments/gpt-4o-mini/chat/completions" {
+			t.Fatalf("the resource ran %d requests (last %+v)", len(reqs), reqs[len(reqs)-1].Path)
+		}
+		half := sync.Div(decimal.NewFromInt(2))
+		for _, ev := range batchEvents(t, e.usage.snapshot(), b.ID, 2) {
+			if !decimal.RequireFromString(ev.CostUSD).Equal(half) {
+				t.Fatalf("line cost %s, want %s (half the synchronous %s)", ev.CostUSD, half, sync)
+			}
+		}
+
+		// An embeddings batch of a model the credential serves from a
+		// deployment of another name: the lines name the deployment.
+		e.usage.reset()
+		line := `{"custom_id":"e","method":"POST","url":"/v1/embeddings","body":{"model":"` + azureEmbed + `","input":"hello"}}` + "\n"
+		status, body = call(t, http.MethodPost, e.srv.URL+"/inf/v1/batches", e.token,
+			`{"input_file_id":"`+fileID(t, e.srv.URL, e.token, line)+`","endpoint":"/v1/embeddings","completion_window":"24h"}`)
+		if status != 200 {
+			t.Fatalf("embeddings submission: %d %s", status, body)
+		}
+		_ = json.Unmarshal(body, &b)
+		waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
+		reqs = c.azure.Requests()
+		if last := reqs[len(reqs)-1]; last.Path != "/openai/deployments/embeddings-small/embeddings" || last.Body["model"] != "embeddings-small" {
+			t.Fatalf("the embeddings line reached %s with model %v", last.Path, last.Body["model"])
+		}
+		batchEvents(t, e.usage.snapshot(), b.ID, 1)
+	})
+}
+
+// One batch, both places: its openai line runs on OpenAI's Batch API, its
+// chat completions line to an Anthropic model (a dialect Anthropic's
+// batch API does not take as is) on gw's runner; the batch ends once
+// both have, with one output file of both and one event each.
+func TestMixedBatch(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db, withBatches(db))
+		e.sync(t)
+		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("native", gptMini)+"\n"+batchLine("gw", haiku)+"\n"))
+		if status != 200 {
+			t.Fatalf("submission: %d %s", status, body)
+		}
+		var b struct{ ID string }
+		_ = json.Unmarshal(body, &b)
+		runner(t, e.plane)
+		done := waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
+		if done.RequestCounts.Completed != 2 || e.openai.BatchesCreated() != 1 || e.anthropic.BatchesCreated() != 0 ||
+			len(e.anthropic.Requests()) != 1 || len(e.openai.Requests()) != 1 {
+			t.Fatalf("batch %s; provider batches: openai %d, anthropic %d", done.RawJSON(), e.openai.BatchesCreated(), e.anthropic.BatchesCreated())
+		}
+		out, err := e.sdk().Files.Content(context.Background(), done.OutputFileID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(out.Body)
+		out.Body.Close()
+		if lines := strings.Split(strings.TrimSpace(string(raw)), "\n"); len(lines) != 2 ||
+			!strings.Contains(lines[0], `"custom_id":"native"`) || !strings.Contains(lines[1], `"custom_id":"gw"`) {
+			t.Fatalf("output file: %s", raw)
+		}
+		// The provider's line at the batch prices, gw's at the synchronous
+		// prices its upstream billed.
+		var gwLine struct {
+			Response struct {
+				RequestID string `json:"request_id"`
+			}
+		}
+		if err := json.Unmarshal([]byte(strings.Split(strings.TrimSpace(string(raw)), "\n")[1]), &gwLine); err != nil || gwLine.Response.RequestID == "" {
+			t.Fatalf("gw's line in the output file: %s %v", raw, err)
+		}
+		batchEventsPriced(t, e.usage.snapshot(), b.ID, 2, func(id string) string {
+			if id == gwLine.Response.RequestID {
+				return ""
+			}
+			return wire.PriceClassBatch
+		})
+	})
+}
