@@ -347,3 +347,64 @@ func TestBatchStoreTakesLinesOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestBatchStoreProviderBatches: a batch whose lines run in a provider
+// batch is created with its groups only with a credential the workspace
+// may use (another organization's is not found); its lines are ended by
+// their request id by any plane of the organization, once; its groups
+// move on once from a status.
+func TestBatchStoreProviderBatches(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newEnrollEnv(t, db)
+		p1, p2 := enrollStorePlane(t, e, "default", "dp-1"), enrollStorePlane(t, e, "default", "dp-2")
+		credOf := func(org string) uuid.UUID {
+			cs := decodeData[[]struct{ ID uuid.UUID }](t, e.must("GET", "/api/v1/organizations/"+org+"/provider-credentials", e.ownerKey, nil))
+			if len(cs) != 1 {
+				t.Fatalf("%s's credentials: %+v", org, cs)
+			}
+			return cs[0].ID
+		}
+		a := newStoreTenant(t, e, p1, "default", "default", []byte("{}\n"), "x")
+		now := time.Now().UTC().Truncate(time.Second)
+		mk := func(cred uuid.UUID) (wire.BatchStoreBatch, error) {
+			b := wire.BatchStoreBatch{ID: "batch_" + strings.ReplaceAll(uuid.NewString(), "-", ""), OrgID: a.org, WorkspaceID: a.ws, InferenceKeyID: a.key,
+				Endpoint: "/v1/chat/completions", InputFileID: a.file.ID, CompletionWindow: "24h", Status: "in_progress", CreatedAt: now, UpdatedAt: now,
+				Upstreams: []wire.BatchStoreUpstream{{Seq: 1, Kind: "openai", CredentialID: cred, Model: "openai/gpt-4o-mini", UpstreamModel: "gpt-4o-mini",
+					Lines: []wire.BatchStoreUpstreamLine{{Line: 1, RequestID: "req-n1"}, {Line: 2, RequestID: "req-n2"}}}}}
+			_, _, err := p1.call("create-batch", wire.BatchStoreRequest{Batch: &b, CustomIDs: []string{"n1", "n2", "n3"}})
+			return b, err
+		}
+		if _, err := mk(credOf("b")); !isStatus(err, 404, "no such credential") {
+			t.Fatalf("a provider batch with another organization's credential: %v", err)
+		}
+		b, err := mk(credOf("default"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		us, _ := p2.must("upstreams", wire.BatchStoreRequest{BatchID: b.ID})
+		if len(us.Upstreams) != 1 || us.Upstreams[0].Status != "pending" || us.Upstreams[0].CredentialID != b.Upstreams[0].CredentialID {
+			t.Fatalf("upstreams: %+v", us.Upstreams)
+		}
+		move := wire.BatchStoreRequest{BatchID: b.ID, From: "pending", Upstream: &wire.BatchStoreUpstream{BatchID: b.ID, Seq: 1, Status: "submitted", UpstreamID: "batch_up"}}
+		if out, _ := p1.must("update-upstream", move); !out.OK {
+			t.Fatal("moving the group on")
+		}
+		if out, _ := p2.must("update-upstream", move); out.OK {
+			t.Fatal("the group moved on twice from pending")
+		}
+		ls, _ := p2.must("upstream-lines", wire.BatchStoreRequest{BatchID: b.ID, Seq: 1})
+		if len(ls.Lines) != 2 || ls.Lines[0].RequestID != "req-n1" || ls.Lines[1].Status != "upstream" {
+			t.Fatalf("upstream lines: %+v", ls.Lines)
+		}
+		end := func(p storePlane, rid string) bool {
+			out, _ := p.must("end-line", wire.BatchStoreRequest{Result: &wire.BatchStoreLine{BatchID: b.ID, Line: 1, Status: "completed", StatusCode: 200, RequestID: rid}})
+			return out.OK
+		}
+		if end(p2, "req-n2") {
+			t.Fatal("line 1 ended under line 2's request id")
+		}
+		if !end(p2, "req-n1") || end(p1, "req-n1") {
+			t.Fatal("a provider batch's line is ended once, by its request id, by any plane")
+		}
+	})
+}
