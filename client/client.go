@@ -210,17 +210,22 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 }
 
 func decodeError(resp *resty.Response) error {
-	ae := &APIError{Status: resp.StatusCode()}
+	return decodeErrorBody(resp.StatusCode(), resp.Body())
+}
+
+// decodeErrorBody is decodeError of an answer read apart (a streamed one).
+func decodeErrorBody(status int, body []byte) error {
+	ae := &APIError{Status: status}
 	var detail struct {
 		Detail json.RawMessage `json:"detail"`
 	}
-	if json.Unmarshal(resp.Body(), &detail) == nil && len(detail.Detail) > 0 {
+	if json.Unmarshal(body, &detail) == nil && len(detail.Detail) > 0 {
 		if json.Unmarshal(detail.Detail, &ae.Detail) != nil {
 			_ = json.Unmarshal(detail.Detail, &ae.Issues)
 			ae.Detail = "validation failed"
 		}
 	} else {
-		ae.Detail = strings.TrimSpace(http.StatusText(resp.StatusCode()))
+		ae.Detail = strings.TrimSpace(http.StatusText(status))
 	}
 	return ae
 }

@@ -76,14 +76,15 @@ func batchServe(t *testing.T, token, keyName string, cred wire.ProviderCredentia
 }
 
 // runBatchScript runs a batch SDK script of e2e/node against srv with the
-// inference key, and fails unless it printed its {"ok":true…} summary.
-func runBatchScript(t *testing.T, node, dir, script string, srv *server, key string) {
+// inference key (and env, more of its environment), and fails unless it
+// printed its {"ok":true…} summary, which it returns.
+func runBatchScript(t *testing.T, node, dir, script string, srv *server, key string, env ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, script)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GW_INF_BASE="+srv.URL+"/inf", "GW_INF_KEY="+key)
+	cmd.Env = append(append(os.Environ(), "GW_INF_BASE="+srv.URL+"/inf", "GW_INF_KEY="+key), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node %s: %v\n%s\ngw serve:\n%s", script, err, out, srv.logs)
@@ -92,4 +93,6 @@ func runBatchScript(t *testing.T, node, dir, script string, srv *server, key str
 		t.Fatalf("node %s printed no summary:\n%s", script, out)
 	}
 	t.Logf("%s", strings.TrimSpace(string(out)))
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
 }

@@ -25,13 +25,15 @@ type budgetPlanes struct {
 	// dpToken is the management key the data planes call with.
 	dpToken string
 	dps     []*server
+	// dpEnv is more of every data plane's environment.
+	dpEnv []string
 }
 
 // startBudgetPlanes starts and bootstraps the control plane; name keeps
 // the bootstrap token apart from other tests'. env is more of the control
 // plane's environment, after (and so over) the set-up's own: GW_ROLE=all
-// makes it serve inference too, as its own data plane (the only one that
-// runs batches, docs/batches.md).
+// makes it serve inference too, as its own data plane (which runs
+// batches, as every data plane does: docs/batches.md).
 func startBudgetPlanes(t *testing.T, d storetest.Dialect, name string, env ...string) *budgetPlanes {
 	t.Helper()
 	p := &budgetPlanes{cpEnv: []string{"GW_ROLE=control-plane", "GW_DATA_DIR=" + t.TempDir(), "GW_BOOTSTRAP_TOKEN=setup_" + name,
@@ -72,8 +74,8 @@ func (p *budgetPlanes) dataPlaneEnv(t *testing.T, id, dir string) []string {
 		}
 		p.dpToken = k.Token
 	}
-	return []string{"GW_ROLE=data-plane", "GW_CONTROL_PLANE_URL=" + p.cp.URL, "GW_TOKEN=" + p.dpToken, "GW_DATA_DIR=" + dir,
-		"GW_POLL_INTERVAL=200ms", "GW_HEARTBEAT_INTERVAL=200ms", "GW_DATA_PLANE_ID=" + id}
+	return append([]string{"GW_ROLE=data-plane", "GW_CONTROL_PLANE_URL=" + p.cp.URL, "GW_TOKEN=" + p.dpToken, "GW_DATA_DIR=" + dir,
+		"GW_POLL_INTERVAL=200ms", "GW_HEARTBEAT_INTERVAL=200ms", "GW_DATA_PLANE_ID=" + id}, p.dpEnv...)
 }
 
 // startDataPlanes starts a remote data plane per id, enrolls each for the

@@ -12,14 +12,14 @@ import (
 	"time"
 )
 
-// The overshoot run's batch workload (issue 34 parts 1 and 4): batches run
-// only on the control plane's own data plane (docs/batches.md; a remote
-// plane answers 501), so the control plane of TestBudgetOvershootBound is
-// an all-in-one gw (role all) and the batches are submitted to its
-// /inf/v1 with the phase's key, before the synchronous callers start; its
-// runner sends their lines, one every overshootBatchPace, while the
-// callers spend through the remote planes and, in the outage phase, while
-// the control plane is killed and restarted under them.
+// The overshoot run's batch workload (issue 34 parts 1 and 4): the control
+// plane of TestBudgetOvershootBound is an all-in-one gw (role all) and the
+// batches are submitted to its /inf/v1 with the phase's key, before the
+// synchronous callers start; its runner sends their lines, one every
+// overshootBatchPace, and the remote planes' runners take lines of them
+// too (over the sync API, docs/batches.md), while the callers spend
+// through the remote planes and, in the outage phase, while the control
+// plane is killed and restarted under them.
 const (
 	overshootBatches    = 2
 	overshootBatchLines = 30 // each batch's bound (about $0.014) fits a phase's whole budget

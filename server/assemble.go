@@ -398,9 +398,17 @@ func (s *Server) remoteDataPlane(_ context.Context, rp *remotePlane) error {
 	if err != nil {
 		return err
 	}
+	// Files and batches are the control plane's, reached as this enrolled
+	// plane; a file body (up to 200 MiB) gets longer than a poll.
+	batchClient, err := client.New(client.Options{Server: s.cfg.ControlPlaneURL, Token: s.cfg.Token, Version: s.cfg.Version,
+		HTTPClient: &http.Client{Timeout: 10 * time.Minute, Transport: rp.transport}})
+	if err != nil {
+		return fmt.Errorf("--control-plane-url: %w", err)
+	}
 	plane := dataplane.NewPlane(rp.signing, s.planeOptions(dataplane.Options{Keyring: rp.key, Usage: rp.spool,
 		Budgets: budgetClient{c: rp.client, id: rp.id}, BudgetJournal: journal, BudgetHolder: rp.id + "#" + uuid.NewString()[:8],
-		RequestJournal: requests, OAuthIssuer: s.cfg.ControlPlaneURL}))
+		RequestJournal: requests, OAuthIssuer: s.cfg.ControlPlaneURL,
+		Batches: dataplane.NewRemoteBatches(batchClient, rp.id), BatchPace: s.cfg.BatchPace}))
 	s.flush = append(s.flush, s.releaseBudgets(plane, journal))
 	if requests != nil {
 		s.flush = append(s.flush, func(context.Context) error { return requests.Close() })
@@ -413,6 +421,9 @@ func (s *Server) remoteDataPlane(_ context.Context, rp *remotePlane) error {
 		return nil
 	}
 	s.loops = append(s.loops, func(ctx context.Context) { syncBudgets(ctx, plane, s.log) })
+	// Any enrolled plane runs its organizations' batches: each line is
+	// taken once, by one plane (docs/batches.md).
+	s.loops = append(s.loops, plane.RunBatches)
 	s.plane, rp.plane = plane, plane
 	return nil
 }

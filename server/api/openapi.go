@@ -50,6 +50,7 @@ var pathParamDocs = map[string]string{
 	"guardrail_id":  "A guardrail's UUID.",
 	"client_id":     "A registered OAuth client's id, e.g. gwc_….",
 	"grant_id":      "An OAuth grant's UUID.",
+	"op":            "A batch-store op: " + strings.Join(wire.BatchStoreOps, ", ") + ".",
 }
 
 func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
@@ -275,6 +276,10 @@ func responses(rt *Route, ref func(any) map[string]any) map[string]any {
 	}
 	if rt.CSV {
 		out["200"].(map[string]any)["content"].(map[string]any)["text/csv"] = map[string]any{"schema": map[string]any{"type": "string"}}
+	}
+	if rt.Binary {
+		out["200"].(map[string]any)["content"].(map[string]any)["application/octet-stream"] = map[string]any{"schema": map[string]any{
+			"type": "string", "description": "The {data} answer as one JSON line, then the bytes of the file it names."}}
 	}
 	if rt.Raw && rt.Result == nil {
 		// A redirect (single sign-on): no answer of its own.

@@ -87,6 +87,9 @@ type Route struct {
 	// CSV: the handler may also answer text/csv (a query parameter asks
 	// for it), written itself; Result documents the JSON answer.
 	CSV bool
+	// Binary: the answer may also be application/octet-stream, the
+	// {data} line followed by bytes (a batch-store file), written itself.
+	Binary bool
 	// DataPlane: the route needs the data plane in process, and answers
 	// 503 on a server without one.
 	DataPlane bool

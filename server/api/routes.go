@@ -32,6 +32,7 @@ func (s *Server) allRoutes() []*Route {
 		s.usageRoutes(),
 		s.dataPlaneRoutes(),
 		s.budgetRoutes(),
+		s.batchStoreRoutes(),
 		s.playgroundRoutes(),
 		s.scimTokenRoutes(),
 		s.oauthRoutes(),

@@ -22,7 +22,8 @@ import (
 // Files and Batches in OpenAI's shape (issue 34, part 1; docs/batches.md).
 // Their state is the control plane's (its database): a plane serves them
 // only when given a BatchStore (Options.Batches), which the all-in-one gw
-// does in process; a remote data plane answers 501 batches_unavailable.
+// does in process and a remote data plane over the sync API
+// (batchremote.go); a plane without one answers 501 batches_unavailable.
 const (
 	filesPath   = "/inf/v1/files"
 	batchesPath = "/inf/v1/batches"

@@ -458,8 +458,9 @@ func TestBatchLineFailureGoesToTheErrorFile(t *testing.T) {
 	})
 }
 
-// A data plane without the control plane's store (a remote one) answers
-// every Files and Batches endpoint 501, saying where they are served.
+// A data plane given no store of files and batches answers every Files
+// and Batches endpoint 501 (a remote one has the control plane's over the
+// sync API: batchremote_test.go).
 func TestBatchesNeedTheControlPlanesStore(t *testing.T) {
 	e := newInfEnv(t, storetest.Open(t, storetest.SQLite))
 	e.sync(t)

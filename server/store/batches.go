@@ -422,10 +422,11 @@ func (s *Store) ActiveBatches(ctx context.Context) ([]Batch, error) {
 // InterruptBatchLines ends as failed, with message, the batch's lines
 // that were marked running before before: lines a process took and that
 // it cannot have ended (it stopped). They are never taken again, so never
-// sent twice. It returns how many it ended.
+// sent twice. Lines a remote data plane took (taken_by) are its to end
+// (InterruptTakenBatchLines). It returns how many it ended.
 func (s *Store) InterruptBatchLines(ctx context.Context, batchID string, before, now time.Time, message string) (int, error) {
 	res, err := s.db.NewUpdate().Model((*BatchLine)(nil)).Set("status = ?", LineFailed).Set("error = ?", message).
-		Set("updated_at = ?", now.UTC()).Where("batch_id = ? AND status = ? AND updated_at < ?", batchID, LineRunning, before.UTC()).Exec(ctx)
+		Set("updated_at = ?", now.UTC()).Where("batch_id = ? AND status = ? AND taken_by IS NULL AND updated_at < ?", batchID, LineRunning, before.UTC()).Exec(ctx)
 	if err != nil {
 		return 0, mapErr(err)
 	}
