@@ -155,14 +155,9 @@ func (b *BatchAPI) do(ctx context.Context, kind catalog.Kind, call *Call, method
 		p.authorize = headerAuth(auth)
 	}
 	// The one upstream call (send), as every model request's.
-	resp, err := send(ctx, b.Client, call, p)
+	raw, err := answerOf(send(ctx, b.Client, call, p))
 	if err != nil {
 		return nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := readAnswer(resp.Body)
-	if err != nil {
-		return nil, transportError(err)
 	}
 	return raw, nil
 }

@@ -187,14 +187,9 @@ func (a *AnthropicNative) CountTokens(ctx context.Context, call *Call) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := post(ctx, a.Client, trimBase(call.BaseURL)+"/messages/count_tokens", body, call, false, a.auth(call), anthropicRefusal)
+	raw, err := answerOf(post(ctx, a.Client, trimBase(call.BaseURL)+"/messages/count_tokens", body, call, false, a.auth(call), anthropicRefusal))
 	if err != nil {
 		return nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := readAnswer(resp.Body)
-	if err != nil {
-		return nil, transportError(err)
 	}
 	return raw, nil
 }

@@ -134,3 +134,17 @@ func acceptFor(stream bool) string {
 	}
 	return "application/json"
 }
+
+// answerOf is a sent request's whole answer (resp and err as send
+// returns them): a transport failure reading it is an *Error.
+func answerOf(resp *http.Response, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := readAnswer(resp.Body)
+	if err != nil {
+		return nil, transportError(err)
+	}
+	return raw, nil
+}
