@@ -40,4 +40,7 @@ type BatchCounts struct {
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
 	Cancelled int `json:"cancelled"`
+	// Expired: lines the batch's completion window ended before they
+	// were sent (never sent, $0).
+	Expired int `json:"expired"`
 }

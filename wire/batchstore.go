@@ -20,7 +20,7 @@ import (
 
 // BatchStoreOps are the ops, in the order of dataplane.BatchStore.
 var BatchStoreOps = []string{"create-file", "file", "files", "delete-file", "create-batch", "batch", "batches", "counts", "cancel",
-	"active", "start-line", "end-line", "requeue", "lines", "interrupt", "finish", "upstreams", "update-upstream", "upstream-lines"}
+	"active", "start-line", "end-line", "requeue", "lines", "interrupt", "expire", "finish", "upstreams", "update-upstream", "upstream-lines"}
 
 // BatchStoreRequest is every op's arguments; each op reads its own (the
 // rest are absent).
@@ -29,7 +29,7 @@ type BatchStoreRequest struct {
 	WorkspaceID uuid.UUID `json:"workspace_id,omitzero"`
 	// ID is the file's or batch's id: file, delete-file, batch, cancel.
 	ID string `json:"id,omitempty"`
-	// BatchID: counts, start-line, requeue, lines, interrupt, finish,
+	// BatchID: counts, start-line, requeue, lines, interrupt, expire, finish,
 	// upstreams, upstream-lines.
 	BatchID string `json:"batch_id,omitempty"`
 	// Purpose, After, Limit: files; Messages, After, Limit: batches;
@@ -77,7 +77,7 @@ type BatchStoreResult struct {
 	// Upstreams: upstreams.
 	Upstreams []BatchStoreUpstream `json:"upstreams,omitempty"`
 	// OK: start-line took a line, end-line, requeue, finish and
-	// update-upstream changed it; N: interrupt's lines ended.
+	// update-upstream changed it; N: interrupt's and expire's lines ended.
 	OK bool `json:"ok"`
 	N  int  `json:"n"`
 }
@@ -157,4 +157,6 @@ type BatchStoreCounts struct {
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
 	Cancelled int `json:"cancelled"`
+	// Expired: lines the completion window ended before they were sent.
+	Expired int `json:"expired"`
 }

@@ -30,7 +30,11 @@ line in flight ends.`,
 }
 
 func counts(c wire.BatchCounts) string {
-	return fmt.Sprintf("%d/%d done, %d failed, %d cancelled", c.Completed, c.Total, c.Failed, c.Cancelled)
+	s := fmt.Sprintf("%d/%d done, %d failed, %d cancelled", c.Completed, c.Total, c.Failed, c.Cancelled)
+	if c.Expired > 0 {
+		s += fmt.Sprintf(", %d expired", c.Expired)
+	}
+	return s
 }
 
 // table is a batch per row; the key and the file are wide: the id, the

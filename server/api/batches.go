@@ -106,7 +106,7 @@ func (s *Server) toBatch(r *Request, b *store.Batch) (wire.Batch, error) {
 	}
 	out := wire.Batch{ID: b.ID, OrgID: b.OrgID, WorkspaceID: b.WorkspaceID, InferenceKeyID: b.InferenceKeyID, Status: b.Status,
 		Endpoint: b.Endpoint, InputFileID: b.InputFileID, OutputFileID: b.OutputFileID, ErrorFileID: b.ErrorFileID,
-		RequestCounts: wire.BatchCounts{Total: c.Total, Completed: c.Completed, Failed: c.Failed, Cancelled: c.Cancelled},
+		RequestCounts: wire.BatchCounts{Total: c.Total, Completed: c.Completed, Failed: c.Failed, Cancelled: c.Cancelled, Expired: c.Expired},
 		ReservedUSD:   catalog.FormatNanoUSD(b.ReservedNanoUSD), CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
 	switch b.Status {
 	case store.BatchCompleted, store.BatchFailed, store.BatchCancelled, store.BatchExpired:

@@ -371,7 +371,7 @@ func (c batchStoreCaller) lineOp(op string, req *wire.BatchStoreRequest, body io
 		if err != nil {
 			return out, nil, err
 		}
-		out.Counts = &wire.BatchStoreCounts{Total: n.Total, Completed: n.Completed, Failed: n.Failed, Cancelled: n.Cancelled}
+		out.Counts = &wire.BatchStoreCounts{Total: n.Total, Completed: n.Completed, Failed: n.Failed, Cancelled: n.Cancelled, Expired: n.Expired}
 	case "start-line":
 		if req.RequestID == "" {
 			return out, nil, errorf(http.StatusUnprocessableEntity, "start-line needs request_id")
@@ -407,9 +407,12 @@ func (c batchStoreCaller) lineOp(op string, req *wire.BatchStoreRequest, body io
 		}
 	case "interrupt":
 		out.N, err = st.InterruptTakenBatchLines(ctx, id, c.plane, req.Before, req.Now, req.Message)
+	case "expire":
+		out.N, err = st.ExpireBatchLines(ctx, id, req.Now)
 	case "finish":
-		if req.Status != store.BatchCompleted && req.Status != store.BatchCancelled {
-			return out, nil, errorf(http.StatusUnprocessableEntity, "a batch finishes %s or %s, not %q", store.BatchCompleted, store.BatchCancelled, req.Status)
+		if req.Status != store.BatchCompleted && req.Status != store.BatchCancelled && req.Status != store.BatchExpired {
+			return out, nil, errorf(http.StatusUnprocessableEntity, "a batch finishes %s, %s or %s, not %q", store.BatchCompleted, store.BatchCancelled,
+				store.BatchExpired, req.Status)
 		}
 		var files [2]*store.BatchFile
 		for i, f := range []*wire.BatchStoreFile{req.Output, req.Error} {

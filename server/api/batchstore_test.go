@@ -165,6 +165,7 @@ func TestBatchStoreConfinesDataPlanes(t *testing.T) {
 			{"requeue B's line", "requeue", wire.BatchStoreRequest{BatchID: b.batch, Line: 1, RequestID: "r"}, nil},
 			{"read B's lines", "lines", wire.BatchStoreRequest{BatchID: b.batch, Limit: 10}, nil},
 			{"interrupt B's lines", "interrupt", wire.BatchStoreRequest{BatchID: b.batch, Before: now.Add(time.Hour), Message: "x"}, nil},
+			{"expire B's lines", "expire", wire.BatchStoreRequest{BatchID: b.batch, Now: now.Add(25 * time.Hour)}, nil},
 			{"finish B's batch", "finish", wire.BatchStoreRequest{BatchID: b.batch, Status: "completed", Output: &out}, [][]byte{[]byte("{}")}},
 			{"read B's provider batches", "upstreams", wire.BatchStoreRequest{BatchID: b.batch}, nil},
 			{"move B's provider batch on", "update-upstream", wire.BatchStoreRequest{BatchID: b.batch, From: "pending",
@@ -208,6 +209,21 @@ func TestBatchStoreConfinesDataPlanes(t *testing.T) {
 		listed, _ := pa.must("files", wire.BatchStoreRequest{WorkspaceID: a.ws, Limit: 10})
 		if len(listed.Files) != 1 || listed.Files[0].ID != a.file.ID || listed.Files[0].Bytes != int64(len(content)) {
 			t.Fatalf("A's own files: %+v", listed.Files)
+		}
+
+		// A expires its own batch's pending lines (its completion window
+		// passed), once, and finishes it expired.
+		if got, _ := pa.must("expire", wire.BatchStoreRequest{BatchID: a.batch, Now: now.Add(25 * time.Hour)}); got.N != 2 {
+			t.Fatalf("A's expired lines: %d, want 2", got.N)
+		}
+		if got, _ := pa.must("expire", wire.BatchStoreRequest{BatchID: a.batch, Now: now.Add(25 * time.Hour)}); got.N != 0 {
+			t.Fatalf("A's lines expired again: %d", got.N)
+		}
+		if got, _ := pa.must("counts", wire.BatchStoreRequest{BatchID: a.batch}); got.Counts == nil || *got.Counts != (wire.BatchStoreCounts{Total: 2, Expired: 2}) {
+			t.Fatalf("A's counts: %+v", got.Counts)
+		}
+		if got, _ := pa.must("finish", wire.BatchStoreRequest{BatchID: a.batch, Status: "expired", Now: now.Add(25 * time.Hour)}); !got.OK {
+			t.Fatal("A's expired batch was not finished")
 		}
 
 		// A plane pending approval reaches nothing; A's key calling as

@@ -150,7 +150,7 @@ func batchesOf(bs []store.Batch) []dataplane.Batch { return convert(bs, batchOf)
 
 func (s Store) Counts(ctx context.Context, batchID string) (dataplane.BatchCounts, error) {
 	c, err := s.St.BatchCounts(ctx, batchID)
-	return dataplane.BatchCounts{Total: c.Total, Completed: c.Completed, Failed: c.Failed, Cancelled: c.Cancelled}, mapErr(err)
+	return dataplane.BatchCounts{Total: c.Total, Completed: c.Completed, Failed: c.Failed, Cancelled: c.Cancelled, Expired: c.Expired}, mapErr(err)
 }
 
 func (s Store) Cancel(ctx context.Context, ws uuid.UUID, id string, now time.Time) (*dataplane.Batch, error) {
@@ -197,6 +197,10 @@ func (s Store) Lines(ctx context.Context, batchID string, after, limit int) ([]d
 
 func (s Store) Interrupt(ctx context.Context, batchID string, before, now time.Time, message string) (int, error) {
 	return s.St.InterruptBatchLines(ctx, batchID, before, now, message)
+}
+
+func (s Store) ExpireLines(ctx context.Context, batchID string, now time.Time) (int, error) {
+	return s.St.ExpireBatchLines(ctx, batchID, now)
 }
 
 func (s Store) Finish(ctx context.Context, batchID, status string, output, errFile *dataplane.BatchFile, now time.Time) (bool, error) {

@@ -104,7 +104,7 @@ type BatchLine struct {
 	CostNanoUSD int64
 }
 
-type BatchCounts struct{ Total, Completed, Failed, Cancelled int }
+type BatchCounts struct{ Total, Completed, Failed, Cancelled, Expired int }
 
 // The states of a batch and of a line (OpenAI's names for a batch's).
 const (
@@ -112,8 +112,12 @@ const (
 	batchCompleted  = "completed"
 	batchCancelling = "cancelling"
 	batchCancelled  = "cancelled"
+	batchExpired    = "expired"
 	lineCompleted   = "completed"
 	lineFailed      = "failed"
+	// lineExpired: the batch's completion window ended before the line
+	// was sent (batchexpiry.go).
+	lineExpired = "expired"
 )
 
 // BatchStore is the control plane's store of files and batches, every
@@ -142,6 +146,9 @@ type BatchStore interface {
 	Lines(ctx context.Context, batchID string, after, limit int) ([]BatchLine, error)
 	// Interrupt fails the lines marked running before before.
 	Interrupt(ctx context.Context, batchID string, before, now time.Time, message string) (int, error)
+	// ExpireLines ends the pending lines as expired (never sent), leaving
+	// running ones to end; it returns how many it ended.
+	ExpireLines(ctx context.Context, batchID string, now time.Time) (int, error)
 	// Finish ends the batch in status with the files it wrote (nil: none).
 	Finish(ctx context.Context, batchID, status string, output, errFile *BatchFile, now time.Time) (bool, error)
 	// Upstreams are the batch's provider batch groups; UpdateUpstream
@@ -524,7 +531,8 @@ func (p *Plane) batchObjectOf(ctx context.Context, b *Batch) (batchObject, error
 	o := batchObject{ID: b.ID, Object: "batch", Endpoint: b.Endpoint, InputFileID: b.InputFileID, CompletionWindow: b.CompletionWindow,
 		Status: b.Status, OutputFileID: str(b.OutputFileID), ErrorFileID: str(b.ErrorFileID), CreatedAt: b.CreatedAt.Unix(),
 		InProgressAt: at(b.CreatedAt), ExpiresAt: at(b.CreatedAt.Add(24 * time.Hour)),
-		RequestCounts: batchCountsObject{Total: c.Total, Completed: c.Completed, Failed: c.Failed}, Metadata: b.Metadata}
+		// An expired line counts as failed, as OpenAI counts it.
+		RequestCounts: batchCountsObject{Total: c.Total, Completed: c.Completed, Failed: c.Failed + c.Expired}, Metadata: b.Metadata}
 	if o.Metadata == nil {
 		o.Metadata = map[string]string{}
 	}
@@ -535,6 +543,8 @@ func (p *Plane) batchObjectOf(ctx context.Context, b *Batch) (batchObject, error
 		o.CancellingAt = at(b.UpdatedAt)
 	case batchCancelled:
 		o.CancellingAt, o.CancelledAt = at(b.UpdatedAt), at(b.UpdatedAt)
+	case batchExpired:
+		o.ExpiredAt = at(b.UpdatedAt)
 	}
 	return o, nil
 }

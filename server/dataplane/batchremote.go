@@ -25,7 +25,7 @@ import (
 //
 // A call that got no answer (the control plane unreachable, a cut
 // connection) is tried again, twice, when repeating it cannot do a thing
-// twice: reads; a take (start-line), idempotent on its request id; an
+// twice: reads; an expire; a take (start-line), idempotent on its request id; an
 // end or requeue, which name the take's request id; a create, whose id is
 // this plane's own (a conflict on the repeat is the first call's
 // success). The errors that remain reach the endpoints as 503s.
@@ -208,7 +208,8 @@ func (s *RemoteBatches) Counts(ctx context.Context, batchID string) (BatchCounts
 	if err != nil || out.Counts == nil {
 		return BatchCounts{}, err
 	}
-	return BatchCounts{Total: out.Counts.Total, Completed: out.Counts.Completed, Failed: out.Counts.Failed, Cancelled: out.Counts.Cancelled}, nil
+	return BatchCounts{Total: out.Counts.Total, Completed: out.Counts.Completed, Failed: out.Counts.Failed, Cancelled: out.Counts.Cancelled,
+		Expired: out.Counts.Expired}, nil
 }
 
 func (s *RemoteBatches) Cancel(ctx context.Context, ws uuid.UUID, id string, now time.Time) (*Batch, error) {
@@ -339,6 +340,13 @@ func (s *RemoteBatches) Lines(ctx context.Context, batchID string, after, limit 
 // flight are left running.
 func (s *RemoteBatches) Interrupt(ctx context.Context, batchID string, before, now time.Time, message string) (int, error) {
 	out, _, err := s.call(ctx, "interrupt", wire.BatchStoreRequest{BatchID: batchID, Before: before, Now: now, Message: message})
+	return out.N, err
+}
+
+// ExpireLines is repeated like a read when its answer is lost: expiring
+// the lines still pending again changes nothing.
+func (s *RemoteBatches) ExpireLines(ctx context.Context, batchID string, now time.Time) (int, error) {
+	out, _, err := s.call(ctx, "expire", wire.BatchStoreRequest{BatchID: batchID, Now: now})
 	return out.N, err
 }
 

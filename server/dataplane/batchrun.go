@@ -161,6 +161,9 @@ func (p *Plane) RunBatches(ctx context.Context) {
 			// Its lines on a provider's batch API, if any: submitted,
 			// polled, read back (batchnative.go).
 			p.driveUpstreams(ctx, &b)
+			// Past its completion window, its pending lines are never
+			// sent (batchexpiry.go); it finishes once none runs.
+			p.expireBatch(ctx, &b)
 			if b.Status == batchInProgress && running == maxRunningBatches {
 				// Later batches wait for one of the oldest to end: the
 				// input files held in memory stay bounded.
@@ -338,12 +341,12 @@ func (p *Plane) batchInput(ctx context.Context, b *Batch) (map[int]batchfile.Lin
 }
 
 // finishBatch ends a batch none of whose lines is pending or running:
-// completed (cancelled when it was cancelled), with an output file of the
-// completed lines and an error file of the failed ones, as OpenAI writes
-// them.
+// completed (cancelled when it was cancelled, expired when its window
+// ended lines unsent), with an output file of the completed lines and an
+// error file of the failed and expired ones, as OpenAI writes them.
 func (p *Plane) finishBatch(ctx context.Context, b *Batch) error {
 	var output, errs bytes.Buffer
-	after := 0
+	after, expired := 0, false
 	for {
 		lines, err := p.batches.Lines(ctx, b.ID, after, 1000)
 		if err != nil {
@@ -360,7 +363,8 @@ func (p *Plane) finishBatch(ctx context.Context, b *Batch) error {
 			case lineCompleted:
 				output.Write(mustJSON(outputLine(l)))
 				output.WriteByte('\n')
-			case lineFailed:
+			case lineFailed, lineExpired:
+				expired = expired || l.Status == lineExpired
 				errs.Write(mustJSON(outputLine(l)))
 				errs.WriteByte('\n')
 			}
@@ -373,8 +377,12 @@ func (p *Plane) finishBatch(ctx context.Context, b *Batch) error {
 		return err
 	}
 	status := batchCompleted
-	if now.Status == batchCancelling || now.Status == batchCancelled {
+	switch {
+	case now.Status == batchCancelling || now.Status == batchCancelled:
 		status = batchCancelled
+	case expired:
+		// Its window ended with lines unsent (batchexpiry.go).
+		status = batchExpired
 	}
 	at := p.now()
 	file := func(buf *bytes.Buffer, name string) *BatchFile {
@@ -410,8 +418,11 @@ func outputLine(l BatchLine) map[string]any {
 		}
 		out["response"] = map[string]any{"status_code": l.StatusCode, "request_id": l.RequestID, "body": body}
 	}
-	if l.Status == lineFailed {
+	switch l.Status {
+	case lineFailed:
 		out["error"] = map[string]string{"code": "request_failed", "message": l.Error}
+	case lineExpired:
+		out["error"] = map[string]string{"code": batchExpiredCode, "message": batchExpiredMessage}
 	}
 	return out
 }

@@ -168,8 +168,8 @@ func (p *Plane) messageBatchObjectOf(r *http.Request, b *Batch) (messageBatchObj
 	ptr := func(t time.Time) *string { s := at(t); return &s }
 	o := messageBatchObject{ID: b.ID, Type: "message_batch", ProcessingStatus: "in_progress", CreatedAt: at(b.CreatedAt),
 		ExpiresAt: at(b.CreatedAt.Add(24 * time.Hour)),
-		RequestCounts: messageBatchCountsObject{Processing: c.Total - c.Completed - c.Failed - c.Cancelled, Succeeded: c.Completed,
-			Errored: c.Failed, Canceled: c.Cancelled}}
+		RequestCounts: messageBatchCountsObject{Processing: c.Total - c.Completed - c.Failed - c.Cancelled - c.Expired, Succeeded: c.Completed,
+			Errored: c.Failed, Canceled: c.Cancelled, Expired: c.Expired}}
 	switch {
 	case b.Status == batchCancelling:
 		o.ProcessingStatus, o.CancelInitiatedAt = "canceling", ptr(b.UpdatedAt)
@@ -237,7 +237,7 @@ func messageBatchResult(l BatchLine) map[string]any {
 		res["type"], res["message"] = "succeeded", json.RawMessage(l.Response)
 	case "cancelled":
 		res["type"] = "canceled"
-	case "expired":
+	case lineExpired:
 		res["type"] = "expired"
 	default:
 		res["type"] = "errored"

@@ -102,6 +102,9 @@ const (
 	LineCompleted = "completed"
 	LineFailed    = "failed"
 	LineCancelled = "cancelled"
+	// LineExpired: the batch's completion window ended before the line
+	// was sent (ExpireBatchLines); it never will be, and costs nothing.
+	LineExpired = "expired"
 	// LineUpstream: the line is in a provider's batch (its group's
 	// batch_upstreams row), ended when that batch's results are read.
 	LineUpstream = "upstream"
@@ -190,7 +193,7 @@ type BatchLine struct {
 
 // BatchCounts are a batch's lines by outcome, as OpenAI's request_counts.
 type BatchCounts struct {
-	Total, Completed, Failed, Cancelled int
+	Total, Completed, Failed, Cancelled, Expired int
 }
 
 // CreateBatch stores b and its lines in one transaction: a batch is
@@ -295,6 +298,8 @@ func (s *Store) BatchCounts(ctx context.Context, batchID string) (BatchCounts, e
 			c.Failed += r.N
 		case LineCancelled:
 			c.Cancelled += r.N
+		case LineExpired:
+			c.Expired += r.N
 		}
 	}
 	return c, nil
@@ -393,6 +398,22 @@ func (s *Store) RequeueBatchLine(ctx context.Context, batchID string, line int, 
 	}
 	n, _ := res.RowsAffected()
 	return n == 1, nil
+}
+
+// ExpireBatchLines ends as expired the batch's pending lines: its
+// completion window ended before they were sent, and they never will be
+// (they cost nothing). A line running, or in a provider batch (which the
+// provider expires itself), is left to end. In one statement, so a line
+// is either taken (StartBatchLine) or expired, never both. It returns how
+// many it ended.
+func (s *Store) ExpireBatchLines(ctx context.Context, batchID string, now time.Time) (int, error) {
+	res, err := s.db.NewUpdate().Model((*BatchLine)(nil)).Set("status = ?", LineExpired).Set("updated_at = ?", now.UTC()).
+		Where("batch_id = ? AND status = ?", batchID, LinePending).Exec(ctx)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
 }
 
 // BatchLines are the batch's lines in order, from line after (0 for the

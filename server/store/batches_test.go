@@ -231,3 +231,62 @@ func TestBatchUpstreamGroups(t *testing.T) {
 		}
 	})
 }
+
+// A batch's completion window ending expires its pending lines only: a
+// line running ends as it would have, its outcome recorded once; a line
+// in a provider batch is left to that provider; an expired line is never
+// taken; expiring again changes nothing.
+func TestBatchLinesExpire(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		st := store.New(db)
+		org := fixture.NewOrg(t, st, fixture.Keyring(t), "acme")
+		ws := org.Workspace("main")
+		now := store.Now()
+		b := &store.Batch{ID: "batch_4", OrgID: org.ID, WorkspaceID: ws, Endpoint: "/v1/chat/completions", InputFileID: "file-x",
+			CompletionWindow: "24h", Status: store.BatchInProgress, CreatedAt: now, UpdatedAt: now,
+			Upstreams: []store.BatchUpstream{{Seq: 1, Kind: "openai", CredentialID: uuid.New(), Model: "openai/gpt-4o-mini", UpstreamModel: "gpt-4o-mini",
+				Lines: []store.UpstreamLine{{Line: 4, RequestID: "req-d"}}}}}
+		if err := st.CreateBatch(ctx, b, []string{"a", "b", "c", "d"}); err != nil {
+			t.Fatal(err)
+		}
+		running, ok, err := st.StartBatchLine(ctx, "batch_4", "req-a", now)
+		if err != nil || !ok || running.Line != 1 {
+			t.Fatalf("first line: %+v %v %v", running, ok, err)
+		}
+		later := now.Add(24 * time.Hour)
+		if n, err := st.ExpireBatchLines(ctx, "batch_4", later); err != nil || n != 2 {
+			t.Fatalf("expired %d lines (%v), want the 2 pending", n, err)
+		}
+		if n, err := st.ExpireBatchLines(ctx, "batch_4", later); err != nil || n != 0 {
+			t.Fatalf("expired again: %d %v", n, err)
+		}
+		if _, ok, err := st.StartBatchLine(ctx, "batch_4", "req-x", later); err != nil || ok {
+			t.Fatalf("an expired line was taken: %v %v", ok, err)
+		}
+		body := `{"id":"chatcmpl-1"}`
+		running.Status, running.StatusCode, running.Response, running.CostNanoUSD = store.LineCompleted, 200, &body, 99
+		if done, err := st.EndBatchLine(ctx, running, later); err != nil || !done {
+			t.Fatalf("the running line's end: %v %v", done, err)
+		}
+		c, err := st.BatchCounts(ctx, "batch_4")
+		if err != nil || c != (store.BatchCounts{Total: 4, Completed: 1, Expired: 2}) {
+			t.Fatalf("counts %+v %v", c, err)
+		}
+		lines, err := st.BatchLines(ctx, "batch_4", 0, 10)
+		if err != nil || len(lines) != 4 {
+			t.Fatalf("lines: %+v %v", lines, err)
+		}
+		for i, want := range []string{store.LineCompleted, store.LineExpired, store.LineExpired, store.LineUpstream} {
+			if lines[i].Status != want || (want == store.LineExpired && (lines[i].RequestID != nil || lines[i].CostNanoUSD != 0)) {
+				t.Fatalf("line %d: %+v, want %s", i+1, lines[i], want)
+			}
+		}
+		if done, err := st.FinishBatch(ctx, "batch_4", store.BatchExpired, nil, nil, later); err != nil || !done {
+			t.Fatalf("finish expired: %v %v", done, err)
+		}
+		if got, err := st.Batch(ctx, ws, "batch_4"); err != nil || got.Status != store.BatchExpired {
+			t.Fatalf("batch: %+v %v", got, err)
+		}
+	})
+}
