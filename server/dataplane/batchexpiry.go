@@ -31,9 +31,9 @@ func batchWindow(b *Batch) time.Duration {
 }
 
 // expireBatch ends b's pending lines as expired once its window has
-// passed. It is asked at every pass of a
-// batch past its window: a line given back to pending since (a rate
-// limit's requeue) expires too, never sent.
+// passed. It is asked at every pass of a batch past its window: a line
+// given back to pending since (a rate limit's requeue) expires too, never
+// sent.
 func (p *Plane) expireBatch(ctx context.Context, b *Batch) {
 	if b.Status != batchInProgress || p.now().Before(b.CreatedAt.Add(batchWindow(b))) {
 		return
