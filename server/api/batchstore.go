@@ -327,7 +327,7 @@ func (c batchStoreCaller) do(op string, req *wire.BatchStoreRequest, body io.Rea
 		if err != nil {
 			return out, nil, mapStore(err, "batch", req.ID)
 		}
-		w := wireBatch(b)
+		w := b.Wire()
 		out.Batch = &w
 	case "batches":
 		if _, err := c.workspace(req.WorkspaceID); err != nil {
@@ -337,13 +337,13 @@ func (c batchStoreCaller) do(op string, req *wire.BatchStoreRequest, body io.Rea
 		if err != nil {
 			return out, nil, err
 		}
-		out.Batches = wireBatches(bs)
+		out.Batches = store.WireAll(bs, (*store.Batch).Wire)
 	case "active":
 		bs, err := st.ActiveBatchesIn(ctx, c.orgs)
 		if err != nil {
 			return out, nil, err
 		}
-		out.Batches = wireBatches(bs)
+		out.Batches = store.WireAll(bs, (*store.Batch).Wire)
 	default:
 		return c.lineOp(op, req, body)
 	}
@@ -381,7 +381,7 @@ func (c batchStoreCaller) lineOp(op string, req *wire.BatchStoreRequest, body io
 			return out, nil, err
 		}
 		if out.OK = ok; ok {
-			w := wireLine(&l)
+			w := l.Wire()
 			out.Line = &w
 		}
 	case "end-line":
@@ -401,10 +401,7 @@ func (c batchStoreCaller) lineOp(op string, req *wire.BatchStoreRequest, body io
 		if err != nil {
 			return out, nil, err
 		}
-		out.Lines = make([]wire.BatchStoreLine, len(ls))
-		for i := range ls {
-			out.Lines[i] = wireLine(&ls[i])
-		}
+		out.Lines = store.WireAll(ls, (*store.BatchLine).Wire)
 	case "interrupt":
 		out.N, err = st.InterruptTakenBatchLines(ctx, id, c.plane, req.Before, req.Now, req.Message)
 	case "expire":
@@ -434,10 +431,7 @@ func (c batchStoreCaller) lineOp(op string, req *wire.BatchStoreRequest, body io
 		if err != nil {
 			return out, nil, err
 		}
-		out.Upstreams = make([]wire.BatchStoreUpstream, len(us))
-		for i := range us {
-			out.Upstreams[i] = wireUpstream(&us[i])
-		}
+		out.Upstreams = store.WireAll(us, (*store.BatchUpstream).Wire)
 	case "update-upstream":
 		u := req.Upstream
 		if u == nil || u.BatchID != id {
@@ -455,30 +449,9 @@ func (c batchStoreCaller) lineOp(op string, req *wire.BatchStoreRequest, body io
 		if err != nil {
 			return out, nil, err
 		}
-		out.Lines = make([]wire.BatchStoreLine, len(ls))
-		for i := range ls {
-			out.Lines[i] = wireLine(&ls[i])
-		}
+		out.Lines = store.WireAll(ls, (*store.BatchLine).Wire)
 	}
 	return out, nil, err
-}
-
-func wireUpstream(u *store.BatchUpstream) wire.BatchStoreUpstream {
-	out := wire.BatchStoreUpstream{BatchID: u.BatchID, Seq: u.Seq, Kind: u.Kind, CredentialID: u.CredentialID, Model: u.Model,
-		UpstreamModel: u.UpstreamModel, Status: u.Status}
-	if u.UpstreamFileID != nil {
-		out.FileID = *u.UpstreamFileID
-	}
-	if u.UpstreamBatchID != nil {
-		out.UpstreamID = *u.UpstreamBatchID
-	}
-	if u.SubmittingAt != nil {
-		out.SubmittingAt = *u.SubmittingAt
-	}
-	if u.Error != nil {
-		out.Error = *u.Error
-	}
-	return out
 }
 
 // batchStoreLimit bounds a page: the plane asks for at most 1,001 rows
@@ -524,44 +497,4 @@ func storeBatch(b *wire.BatchStoreBatch) (*store.Batch, error) {
 		row.Upstreams = append(row.Upstreams, su)
 	}
 	return row, nil
-}
-
-func wireBatch(b *store.Batch) wire.BatchStoreBatch {
-	out := wire.BatchStoreBatch{ID: b.ID, OrgID: b.OrgID, WorkspaceID: b.WorkspaceID, Endpoint: b.Endpoint, InputFileID: b.InputFileID,
-		CompletionWindow: b.CompletionWindow, Status: b.Status, ReservedNanoUSD: b.ReservedNanoUSD, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
-	if b.InferenceKeyID != nil {
-		out.InferenceKeyID = *b.InferenceKeyID
-	}
-	if b.Metadata != nil {
-		_ = json.Unmarshal([]byte(*b.Metadata), &out.Metadata)
-	}
-	if b.OutputFileID != nil {
-		out.OutputFileID = *b.OutputFileID
-	}
-	if b.ErrorFileID != nil {
-		out.ErrorFileID = *b.ErrorFileID
-	}
-	return out
-}
-
-func wireBatches(bs []store.Batch) []wire.BatchStoreBatch {
-	out := make([]wire.BatchStoreBatch, len(bs))
-	for i := range bs {
-		out[i] = wireBatch(&bs[i])
-	}
-	return out
-}
-
-func wireLine(l *store.BatchLine) wire.BatchStoreLine {
-	out := wire.BatchStoreLine{BatchID: l.BatchID, Line: l.Line, CustomID: l.CustomID, Status: l.Status, StatusCode: l.StatusCode, CostNanoUSD: l.CostNanoUSD}
-	if l.RequestID != nil {
-		out.RequestID = *l.RequestID
-	}
-	if l.Response != nil {
-		out.Response = *l.Response
-	}
-	if l.Error != nil {
-		out.Error = *l.Error
-	}
-	return out
 }

@@ -42,39 +42,6 @@ func toFile(f *dataplane.BatchFile) *store.BatchFile {
 		Bytes: f.Bytes, Content: f.Content, CreatedAt: f.CreatedAt}
 }
 
-func batchOf(b *store.Batch) dataplane.Batch {
-	out := dataplane.Batch{ID: b.ID, OrgID: b.OrgID, WorkspaceID: b.WorkspaceID, Endpoint: b.Endpoint, InputFileID: b.InputFileID,
-		CompletionWindow: b.CompletionWindow, Status: b.Status, ReservedNanoUSD: b.ReservedNanoUSD, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
-	if b.InferenceKeyID != nil {
-		out.InferenceKeyID = *b.InferenceKeyID
-	}
-	if b.Metadata != nil {
-		// Written by CreateBatch from a map; a row it cannot read has none.
-		_ = json.Unmarshal([]byte(*b.Metadata), &out.Metadata)
-	}
-	if b.OutputFileID != nil {
-		out.OutputFileID = *b.OutputFileID
-	}
-	if b.ErrorFileID != nil {
-		out.ErrorFileID = *b.ErrorFileID
-	}
-	return out
-}
-
-func lineOf(l *store.BatchLine) dataplane.BatchLine {
-	out := dataplane.BatchLine{BatchID: l.BatchID, Line: l.Line, CustomID: l.CustomID, Status: l.Status, StatusCode: l.StatusCode, CostNanoUSD: l.CostNanoUSD}
-	if l.RequestID != nil {
-		out.RequestID = *l.RequestID
-	}
-	if l.Response != nil {
-		out.Response = *l.Response
-	}
-	if l.Error != nil {
-		out.Error = *l.Error
-	}
-	return out
-}
-
 func opt(s string) *string {
 	if s == "" {
 		return nil
@@ -100,7 +67,7 @@ func (s Store) Files(ctx context.Context, ws uuid.UUID, purpose, after string, l
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	return convert(fs, fileOf), nil
+	return store.WireAll(fs, fileOf), nil
 }
 
 func (s Store) DeleteFile(ctx context.Context, ws uuid.UUID, id string, now time.Time) error {
@@ -134,7 +101,7 @@ func (s Store) Batch(ctx context.Context, ws uuid.UUID, id string) (*dataplane.B
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	out := batchOf(b)
+	out := b.Wire()
 	return &out, nil
 }
 
@@ -146,7 +113,7 @@ func (s Store) Batches(ctx context.Context, ws uuid.UUID, messages bool, after s
 	return batchesOf(bs), nil
 }
 
-func batchesOf(bs []store.Batch) []dataplane.Batch { return convert(bs, batchOf) }
+func batchesOf(bs []store.Batch) []dataplane.Batch { return store.WireAll(bs, (*store.Batch).Wire) }
 
 func (s Store) Counts(ctx context.Context, batchID string) (dataplane.BatchCounts, error) {
 	c, err := s.St.BatchCounts(ctx, batchID)
@@ -158,7 +125,7 @@ func (s Store) Cancel(ctx context.Context, ws uuid.UUID, id string, now time.Tim
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	out := batchOf(b)
+	out := b.Wire()
 	return &out, nil
 }
 
@@ -175,7 +142,7 @@ func (s Store) StartLine(ctx context.Context, batchID, requestID string, now tim
 	if err != nil || !ok {
 		return dataplane.BatchLine{}, false, mapErr(err)
 	}
-	return lineOf(&l), true, nil
+	return l.Wire(), true, nil
 }
 
 func (s Store) EndLine(ctx context.Context, l dataplane.BatchLine, now time.Time) (bool, error) {
@@ -192,7 +159,7 @@ func (s Store) Lines(ctx context.Context, batchID string, after, limit int) ([]d
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	return convert(ls, lineOf), nil
+	return store.WireAll(ls, (*store.BatchLine).Wire), nil
 }
 
 func (s Store) Interrupt(ctx context.Context, batchID string, before, now time.Time, message string) (int, error) {
@@ -212,23 +179,7 @@ func (s Store) Upstreams(ctx context.Context, batchID string) ([]dataplane.Batch
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	out := make([]dataplane.BatchUpstream, len(us))
-	for i, u := range us {
-		out[i] = dataplane.BatchUpstream{BatchID: u.BatchID, Seq: u.Seq, Kind: u.Kind, CredentialID: u.CredentialID, Model: u.Model, UpstreamModel: u.UpstreamModel, Status: u.Status}
-		if u.UpstreamFileID != nil {
-			out[i].FileID = *u.UpstreamFileID
-		}
-		if u.UpstreamBatchID != nil {
-			out[i].UpstreamID = *u.UpstreamBatchID
-		}
-		if u.SubmittingAt != nil {
-			out[i].SubmittingAt = *u.SubmittingAt
-		}
-		if u.Error != nil {
-			out[i].Error = *u.Error
-		}
-	}
-	return out, nil
+	return store.WireAll(us, (*store.BatchUpstream).Wire), nil
 }
 
 func (s Store) UpdateUpstream(ctx context.Context, u dataplane.BatchUpstream, from string, now time.Time) (bool, error) {
@@ -245,14 +196,5 @@ func (s Store) UpstreamLines(ctx context.Context, batchID string, seq int) ([]da
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	return convert(ls, lineOf), nil
-}
-
-// convert is the store's rows as the data plane's values, one by one.
-func convert[T, U any](rows []T, of func(*T) U) []U {
-	out := make([]U, len(rows))
-	for i := range rows {
-		out[i] = of(&rows[i])
-	}
-	return out
+	return store.WireAll(ls, (*store.BatchLine).Wire), nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/gw-gateway/gw/server/batchfile"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/policy"
+	"github.com/gw-gateway/gw/wire"
 )
 
 // Files and Batches in OpenAI's shape (issue 34, part 1; docs/batches.md).
@@ -36,9 +37,8 @@ const (
 // not (another workspace's included).
 var ErrBatchNotFound = errors.New("not found")
 
-// BatchFile, Batch, BatchLine and BatchCounts are the control plane's
-// records of files and batches, as the plane reads and writes them
-// (server/batchstore adapts the database's).
+// BatchFile is the control plane's record of a file with its bytes, as
+// the plane reads and writes it.
 type BatchFile struct {
 	ID                 string
 	OrgID, WorkspaceID uuid.UUID
@@ -48,63 +48,18 @@ type BatchFile struct {
 	CreatedAt          time.Time
 }
 
-type Batch struct {
-	ID                 string
-	OrgID, WorkspaceID uuid.UUID
-	InferenceKeyID     uuid.UUID
-	Endpoint           string
-	InputFileID        string
-	CompletionWindow   string
-	Status             string
-	Metadata           map[string]string
-	ReservedNanoUSD    int64
-	OutputFileID       string
-	ErrorFileID        string
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
-	// Upstreams are the provider batch groups of a batch being created
-	// (batchnative.go); CreateBatch stores them with it.
-	Upstreams []BatchUpstream
-}
-
-// BatchUpstream is a group of a batch's lines run as one provider batch
-// (batchnative.go): its credential and model, and how far it is.
-type BatchUpstream struct {
-	BatchID              string
-	Seq                  int
-	Kind                 string
-	CredentialID         uuid.UUID
-	Model, UpstreamModel string
-	// Status is upstreamPending, upstreamSubmitting, upstreamSubmitted or
-	// upstreamEnded.
-	Status             string
-	FileID, UpstreamID string
-	SubmittingAt       time.Time
-	Error              string
-	// Lines are the group's lines with their request ids, at creation.
-	Lines []UpstreamLine
-}
-
-// UpstreamLine is a line of a provider batch group and the request id
-// (its usage event's id) fixed for it at creation.
-type UpstreamLine struct {
-	Line      int
-	RequestID string
-}
-
-type BatchLine struct {
-	BatchID     string
-	Line        int
-	CustomID    string
-	Status      string
-	RequestID   string
-	StatusCode  int
-	Response    string
-	Error       string
-	CostNanoUSD int64
-}
-
-type BatchCounts struct{ Total, Completed, Failed, Cancelled, Expired int }
+// A batch, its provider groups, its lines and their counts are the sync
+// route's wire types (wire/batchstore.go): one shape, whichever store a
+// plane has — the control plane's database in process (server/batchstore)
+// or over the sync API (batchremote.go). Only a file differs: its bytes
+// travel beside the wire record, and here they are in it.
+type (
+	Batch         = wire.BatchStoreBatch
+	BatchUpstream = wire.BatchStoreUpstream
+	UpstreamLine  = wire.BatchStoreUpstreamLine
+	BatchLine     = wire.BatchStoreLine
+	BatchCounts   = wire.BatchStoreCounts
+)
 
 // The states of a batch and of a line (OpenAI's names for a batch's).
 const (

@@ -113,25 +113,6 @@ func fileToWire(f *BatchFile) *wire.BatchStoreFile {
 		Bytes: int64(len(f.Content)), CreatedAt: f.CreatedAt}
 }
 
-func batchFromWire(b *wire.BatchStoreBatch) *Batch {
-	return &Batch{ID: b.ID, OrgID: b.OrgID, WorkspaceID: b.WorkspaceID, InferenceKeyID: b.InferenceKeyID, Endpoint: b.Endpoint,
-		InputFileID: b.InputFileID, CompletionWindow: b.CompletionWindow, Status: b.Status, Metadata: b.Metadata,
-		ReservedNanoUSD: b.ReservedNanoUSD, OutputFileID: b.OutputFileID, ErrorFileID: b.ErrorFileID, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
-}
-
-func batchesFromWire(bs []wire.BatchStoreBatch) []Batch {
-	out := make([]Batch, len(bs))
-	for i := range bs {
-		out[i] = *batchFromWire(&bs[i])
-	}
-	return out
-}
-
-func lineFromWire(l *wire.BatchStoreLine) BatchLine {
-	return BatchLine{BatchID: l.BatchID, Line: l.Line, CustomID: l.CustomID, Status: l.Status, RequestID: l.RequestID,
-		StatusCode: l.StatusCode, Response: l.Response, Error: l.Error, CostNanoUSD: l.CostNanoUSD}
-}
-
 func (s *RemoteBatches) CreateFile(ctx context.Context, f *BatchFile) error {
 	_, _, err := s.call(ctx, "create-file", wire.BatchStoreRequest{File: fileToWire(f), Now: f.CreatedAt}, f.Content)
 	return err
@@ -166,17 +147,7 @@ func (s *RemoteBatches) DeleteFile(ctx context.Context, ws uuid.UUID, id string,
 }
 
 func (s *RemoteBatches) CreateBatch(ctx context.Context, b *Batch, customIDs []string) error {
-	w := &wire.BatchStoreBatch{ID: b.ID, OrgID: b.OrgID, WorkspaceID: b.WorkspaceID, InferenceKeyID: b.InferenceKeyID, Endpoint: b.Endpoint,
-		InputFileID: b.InputFileID, CompletionWindow: b.CompletionWindow, Status: b.Status, Metadata: b.Metadata,
-		ReservedNanoUSD: b.ReservedNanoUSD, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
-	for _, u := range b.Upstreams {
-		wu := upstreamToWire(u)
-		for _, l := range u.Lines {
-			wu.Lines = append(wu.Lines, wire.BatchStoreUpstreamLine{Line: l.Line, RequestID: l.RequestID})
-		}
-		w.Upstreams = append(w.Upstreams, wu)
-	}
-	_, _, err := s.call(ctx, "create-batch", wire.BatchStoreRequest{Batch: w, CustomIDs: customIDs, Now: b.CreatedAt})
+	_, _, err := s.call(ctx, "create-batch", wire.BatchStoreRequest{Batch: b, CustomIDs: customIDs, Now: b.CreatedAt})
 	return err
 }
 
@@ -192,7 +163,7 @@ func (s *RemoteBatches) oneBatch(ctx context.Context, op string, req wire.BatchS
 	if out.Batch == nil {
 		return nil, ErrBatchNotFound
 	}
-	return batchFromWire(out.Batch), nil
+	return out.Batch, nil
 }
 
 func (s *RemoteBatches) Batches(ctx context.Context, ws uuid.UUID, messages bool, after string, limit int) ([]Batch, error) {
@@ -200,7 +171,7 @@ func (s *RemoteBatches) Batches(ctx context.Context, ws uuid.UUID, messages bool
 	if err != nil {
 		return nil, err
 	}
-	return batchesFromWire(out.Batches), nil
+	return out.Batches, nil
 }
 
 func (s *RemoteBatches) Counts(ctx context.Context, batchID string) (BatchCounts, error) {
@@ -208,8 +179,7 @@ func (s *RemoteBatches) Counts(ctx context.Context, batchID string) (BatchCounts
 	if err != nil || out.Counts == nil {
 		return BatchCounts{}, err
 	}
-	return BatchCounts{Total: out.Counts.Total, Completed: out.Counts.Completed, Failed: out.Counts.Failed, Cancelled: out.Counts.Cancelled,
-		Expired: out.Counts.Expired}, nil
+	return *out.Counts, nil
 }
 
 func (s *RemoteBatches) Cancel(ctx context.Context, ws uuid.UUID, id string, now time.Time) (*Batch, error) {
@@ -224,7 +194,7 @@ func (s *RemoteBatches) Active(ctx context.Context) ([]Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	return batchesFromWire(out.Batches), nil
+	return out.Batches, nil
 }
 
 func takenKey(batchID string, line int) string { return batchID + "#" + strconv.Itoa(line) }
@@ -242,7 +212,7 @@ func (s *RemoteBatches) StartLine(ctx context.Context, batchID, requestID string
 	if err != nil || !out.OK || out.Line == nil {
 		return BatchLine{}, false, err
 	}
-	l := lineFromWire(out.Line)
+	l := *out.Line
 	s.mu.Lock()
 	s.taken[takenKey(batchID, l.Line)] = requestID
 	s.mu.Unlock()
@@ -293,9 +263,7 @@ func (s *RemoteBatches) forget(batchID string, line int) {
 }
 
 func (s *RemoteBatches) EndLine(ctx context.Context, l BatchLine, now time.Time) (bool, error) {
-	w := &wire.BatchStoreLine{BatchID: l.BatchID, Line: l.Line, CustomID: l.CustomID, Status: l.Status, RequestID: l.RequestID,
-		StatusCode: l.StatusCode, Response: l.Response, Error: l.Error, CostNanoUSD: l.CostNanoUSD}
-	req := wire.BatchStoreRequest{Result: w, Now: now}
+	req := wire.BatchStoreRequest{Result: &l, Now: now}
 	out, _, err := s.call(ctx, "end-line", req)
 	if err != nil {
 		s.owe(err, "end-line", req, l.BatchID, l.Line)
@@ -328,11 +296,7 @@ func (s *RemoteBatches) Lines(ctx context.Context, batchID string, after, limit 
 	if err != nil {
 		return nil, err
 	}
-	ls := make([]BatchLine, len(out.Lines))
-	for i := range out.Lines {
-		ls[i] = lineFromWire(&out.Lines[i])
-	}
-	return ls, nil
+	return out.Lines, nil
 }
 
 // Interrupt ends only the lines this data plane took (an earlier process
@@ -361,30 +325,19 @@ func (s *RemoteBatches) Finish(ctx context.Context, batchID, status string, outp
 	return out.OK, err
 }
 
-func upstreamToWire(u BatchUpstream) wire.BatchStoreUpstream {
-	return wire.BatchStoreUpstream{BatchID: u.BatchID, Seq: u.Seq, Kind: u.Kind, CredentialID: u.CredentialID, Model: u.Model,
-		UpstreamModel: u.UpstreamModel, Status: u.Status, FileID: u.FileID, UpstreamID: u.UpstreamID, SubmittingAt: u.SubmittingAt, Error: u.Error}
-}
-
 func (s *RemoteBatches) Upstreams(ctx context.Context, batchID string) ([]BatchUpstream, error) {
 	out, _, err := s.call(ctx, "upstreams", wire.BatchStoreRequest{BatchID: batchID})
 	if err != nil {
 		return nil, err
 	}
-	us := make([]BatchUpstream, len(out.Upstreams))
-	for i, u := range out.Upstreams {
-		us[i] = BatchUpstream{BatchID: u.BatchID, Seq: u.Seq, Kind: u.Kind, CredentialID: u.CredentialID, Model: u.Model,
-			UpstreamModel: u.UpstreamModel, Status: u.Status, FileID: u.FileID, UpstreamID: u.UpstreamID, SubmittingAt: u.SubmittingAt, Error: u.Error}
-	}
-	return us, nil
+	return out.Upstreams, nil
 }
 
 // UpdateUpstream moves a group on from status from: repeated after its
 // answer was lost, it finds the group moved on (false), as when another
 // plane moved it first.
 func (s *RemoteBatches) UpdateUpstream(ctx context.Context, u BatchUpstream, from string, now time.Time) (bool, error) {
-	w := upstreamToWire(u)
-	out, _, err := s.call(ctx, "update-upstream", wire.BatchStoreRequest{BatchID: u.BatchID, Upstream: &w, From: from, Now: now})
+	out, _, err := s.call(ctx, "update-upstream", wire.BatchStoreRequest{BatchID: u.BatchID, Upstream: &u, From: from, Now: now})
 	return out.OK, err
 }
 
@@ -393,9 +346,5 @@ func (s *RemoteBatches) UpstreamLines(ctx context.Context, batchID string, seq i
 	if err != nil {
 		return nil, err
 	}
-	ls := make([]BatchLine, len(out.Lines))
-	for i := range out.Lines {
-		ls[i] = lineFromWire(&out.Lines[i])
-	}
-	return ls, nil
+	return out.Lines, nil
 }
