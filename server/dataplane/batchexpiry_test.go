@@ -63,11 +63,7 @@ func expiredErrorLines(t *testing.T, c *openai.Client, fileID string) []string {
 // ends, nothing expires.
 func TestBatchExpiresAfterItsCompletionWindow(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
-		clk := &fakeClock{}
-		clk.set(expiryStart)
-		e := newInfEnv(t, db, withBatches(db), withClock(clk.now))
-		gatewayBatches(t, e)
-		e.sync(t)
+		e, clk := expiryEnv(t, db)
 		e.openai.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
 		id := submitLines(t, e, "x", 3)
 		c := e.sdk()
@@ -117,11 +113,7 @@ func TestBatchExpiresAfterItsCompletionWindow(t *testing.T) {
 // still pending then expire, never sent, and the batch ends expired.
 func TestBatchLineRunningAtExpiryEnds(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
-		clk := &fakeClock{}
-		clk.set(expiryStart)
-		e := newInfEnv(t, db, withBatches(db), withClock(clk.now))
-		gatewayBatches(t, e)
-		e.sync(t)
+		e, clk := expiryEnv(t, db)
 		e.openai.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
 		e.openai.ReplyWhen("hello r0", providerstest.Reply{Text: "slow", Usage: providerstest.Usage{Input: 10, Output: 2}, Delay: time.Second})
 		id := submitLines(t, e, "r", 3)
@@ -168,11 +160,7 @@ func TestBatchLineRunningAtExpiryEnds(t *testing.T) {
 // such request's result {"type": "expired"}; nothing sent, no event.
 func TestMessageBatchExpires(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
-		clk := &fakeClock{}
-		clk.set(expiryStart)
-		e := newInfEnv(t, db, withBatches(db), withClock(clk.now))
-		gatewayBatches(t, e)
-		e.sync(t)
+		e, clk := expiryEnv(t, db)
 		e.anthropic.SetDefault(providerstest.Reply{Text: "hi", Usage: providerstest.Usage{Input: 10, Output: 2}})
 		c, ctx := e.anthropicClient(), context.Background()
 		params := func(id string) anthropic.MessageBatchNewParamsRequest {
@@ -249,4 +237,16 @@ func TestRemoteBatchesExpireLines(t *testing.T) {
 		!strings.Contains(calls[0], `"batch_id":"batch_x"`) || !strings.Contains(calls[0], `"now":"2026-11-24T11:00:00Z"`) {
 		t.Fatalf("calls: %q", calls)
 	}
+}
+
+// expiryEnv is a plane whose batches gw's runner sends, on a clock the
+// test moves, starting at expiryStart.
+func expiryEnv(t *testing.T, db *bun.DB) (*infEnv, *fakeClock) {
+	t.Helper()
+	clk := &fakeClock{}
+	clk.set(expiryStart)
+	e := newInfEnv(t, db, withBatches(db), withClock(clk.now))
+	gatewayBatches(t, e)
+	e.sync(t)
+	return e, clk
 }
