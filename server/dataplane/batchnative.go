@@ -173,17 +173,24 @@ func (p *Plane) driveUpstreams(ctx context.Context, b *Batch) {
 // model and credential, opened. nil (with the reason) when the bundle in
 // force no longer has them.
 type nativeCall struct {
-	key  *admittedKey
-	m    *routeModel
-	cred *upstreamCredential
-	call *providers.Call
-	kind catalog.Kind
+	key *admittedKey
+	// keyGone: the key was revoked, its owner left or it expired since the
+	// batch was submitted. Nothing more is sent for it; what was sent is
+	// cancelled at the provider, and what ran is recorded as the key's.
+	keyGone bool
+	m       *routeModel
+	cred    *upstreamCredential
+	call    *providers.Call
+	kind    catalog.Kind
 }
 
 func (p *Plane) nativeCallOf(b *Batch, g BatchUpstream) (*nativeCall, string) {
 	key, refusal := p.batchKey(&batchLineCtx{keyID: b.InferenceKeyID, orgID: b.OrgID})
-	if refusal != nil {
-		return nil, "the key that submitted the batch is no longer valid"
+	gone := refusal != nil
+	if gone {
+		if key = p.sentBatchKey(b); key == nil {
+			return nil, "the key that submitted the batch is no longer valid"
+		}
 	}
 	m := key.inference.org.models[g.Model]
 	cred := key.inference.org.credentials.byID(g.CredentialID)
@@ -198,15 +205,37 @@ func (p *Plane) nativeCallOf(b *Batch, g BatchUpstream) (*nativeCall, string) {
 	if base == "" {
 		base = m.baseURL
 	}
-	return &nativeCall{key: key, m: m, cred: cred, kind: catalog.Kind(g.Kind), call: &providers.Call{UpstreamModel: g.UpstreamModel,
+	return &nativeCall{key: key, keyGone: gone, m: m, cred: cred, kind: catalog.Kind(g.Kind), call: &providers.Call{UpstreamModel: g.UpstreamModel,
 		ResponseModel: m.model.ID, BaseURL: base, Secret: secret, CredentialID: cred.idString, Settings: cred.settings,
 		AnthropicVersion: m.model.AnthropicVersion()}}, ""
+}
+
+// sentBatchKey is the key that submitted b when it no longer admits
+// requests: expired (still in the bundle's keys), or revoked or its owner
+// gone (in the bundle only for its provider batches out). nil when the
+// bundle has it in neither.
+func (p *Plane) sentBatchKey(b *Batch) *admittedKey {
+	s := p.state.Load()
+	if a := s.orgs[b.OrgID]; a != nil {
+		if k := a.batchKeys[b.InferenceKeyID]; k != nil {
+			return k
+		}
+	}
+	for _, k := range s.keys {
+		if k.inference.id == b.InferenceKeyID && k.orgID == b.OrgID {
+			return k
+		}
+	}
+	return nil
 }
 
 // driveUpstream takes the group a step on.
 func (p *Plane) driveUpstream(ctx context.Context, b *Batch, g BatchUpstream) error {
 	cancelling := b.Status == batchCancelling || b.Status == batchCancelled
 	nc, why := p.nativeCallOf(b, g)
+	if nc != nil && nc.keyGone && g.Status == upstreamPending {
+		nc, why = nil, "the key that submitted the batch is no longer valid"
+	}
 	if nc == nil {
 		if g.Status == upstreamPending {
 			// Nothing was sent: the lines fail, costing nothing.
@@ -216,6 +245,11 @@ func (p *Plane) driveUpstream(ctx context.Context, b *Batch, g BatchUpstream) er
 		// the bundle has what that needs again.
 		return errors.New(why)
 	}
+	// A key that no longer admits requests spends no more: its provider
+	// batch is cancelled as a gw cancel does it, and what ran before the
+	// cancel is still read and recorded as the key's (never less than was
+	// delivered).
+	cancelling = cancelling || nc.keyGone
 	api := p.inference.upstreams.BatchAPI()
 	switch g.Status {
 	case upstreamPending:
@@ -286,7 +320,11 @@ func (p *Plane) driveUpstream(ctx context.Context, b *Batch, g BatchUpstream) er
 			}
 		}
 		if cancelling && !p.runner.cancelAsked[k] {
-			if _, err := api.Cancel(ctx, nc.kind, nc.call, g.UpstreamID); err != nil {
+			// A provider that refuses the cancel (the batch ended in the
+			// meantime) has nothing left to stop: its results are read as
+			// they are. Any other failure is tried again.
+			var pe *providers.Error
+			if _, err := api.Cancel(ctx, nc.kind, nc.call, g.UpstreamID); err != nil && !(errors.As(err, &pe) && pe.Kind == providers.Rejected) {
 				return err
 			}
 			p.runner.cancelAsked[k] = true
