@@ -235,11 +235,11 @@ type Key struct {
 	Tags map[string]string `json:"tags,omitempty"`
 
 	// BatchesOnly marks a key that is no longer active (revoked, or its
-	// owner gone) but submitted a batch whose provider batch was sent (or is
-	// being sent): the
-	// provider runs and bills those lines, so the data plane records their
-	// usage as the key's (and cancels the provider batch). Such a key has
-	// no token hash and admits no request. Left out when false.
+	// owner gone) but submitted a batch whose provider batch was sent (or
+	// is being sent): the provider runs and bills those lines, so the data
+	// plane records their usage as the key's (and cancels the provider
+	// batch). Such a key has no token hash and admits no request. Left out
+	// when false.
 	BatchesOnly bool `json:"batches_only,omitempty"`
 }
 
