@@ -562,10 +562,14 @@ func (p *Plane) settleUpstream(ctx context.Context, b *Batch, g BatchUpstream, n
 	// The provider's copies of the requests and answers are not kept
 	// there: gw has them (best effort; the provider's retention applies to
 	// any left).
+	api := p.inference.upstreams.BatchAPI()
 	for _, id := range []string{g.FileID, job.OutputFileID, job.ErrorFileID} {
-		if err := p.inference.upstreams.BatchAPI().DeleteFile(ctx, nc.kind, nc.call, id); err != nil {
+		if err := api.DeleteFile(ctx, nc.kind, nc.call, id); err != nil {
 			p.inference.log.Warn("batches: deleting a provider batch's file", "batch_id", b.ID, "file_id", id, "error", err)
 		}
+	}
+	if err := api.DeleteBatch(ctx, nc.kind, nc.call, job.ID); err != nil {
+		p.inference.log.Warn("batches: deleting a provider batch", "batch_id", b.ID, "upstream_batch_id", job.ID, "error", err)
 	}
 	return nil
 }

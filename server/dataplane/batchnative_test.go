@@ -205,6 +205,10 @@ func TestNativeMessageBatch(t *testing.T) {
 		if done.RequestCounts.Succeeded != 2 || e.anthropic.BatchesCreated() != 1 {
 			t.Fatalf("ended batch: %s (%d provider batches)", done.RawJSON(), e.anthropic.BatchesCreated())
 		}
+		// Once read, the provider's copy (its results) is deleted there.
+		if !slices.ContainsFunc(e.anthropic.BatchCalls(), func(s string) bool { return strings.HasPrefix(s, "DELETE /v1/messages/batches/msgbatch_fake") }) {
+			t.Fatalf("the provider's message batch was not deleted: %v", e.anthropic.BatchCalls())
+		}
 		stream := c.Messages.Batches.ResultsStreaming(ctx, b.ID, anthropic.MessageBatchResultsParams{})
 		var got []string
 		for stream.Next() {

@@ -300,6 +300,18 @@ func (b *BatchAPI) DeleteFile(ctx context.Context, kind catalog.Kind, call *Call
 	return err
 }
 
+// DeleteBatch deletes an Anthropic message batch, and with it the
+// results Anthropic keeps for 29 days, once gw has read them (the
+// answers are gw's to keep, as an OpenAI batch's files are). Other kinds'
+// batches hold nothing beyond their files: nothing to do.
+func (b *BatchAPI) DeleteBatch(ctx context.Context, kind catalog.Kind, call *Call, id string) error {
+	if kind != catalog.KindAnthropic || id == "" {
+		return nil
+	}
+	_, err := b.do(ctx, kind, call, http.MethodDelete, b.url(kind, call, "/batches/"+url.PathEscape(id), nil), "", nil)
+	return err
+}
+
 // Find looks among the credential's recent provider batches for the one
 // a submission that gw did not see answered may have created: OpenAI's
 // of the input file fileID (a file gw uploaded for this one submission,
