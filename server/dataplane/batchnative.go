@@ -22,7 +22,8 @@ import (
 // Native batches (issue 34; docs/batches.md): the lines of a batch that
 // route to a credential whose provider has a batch API for the line's
 // dialect (OpenAI and Azure OpenAI: chat completions, responses,
-// embeddings; Anthropic: messages) run there, at the price gw records
+// embeddings; Anthropic: messages; Bedrock: messages to Anthropic's
+// models, through a batch inference job on the credential's S3 prefix) run there, at the price gw records
 // them at, instead of one by one through gw. At submission each such line
 // is put in a group, one per credential and model (a provider batch is of
 // one model); the runner submits each group, polls it off the request
@@ -37,7 +38,8 @@ import (
 // answer was lost) first looks for the provider batch that call may have
 // made: OpenAI's by its input file, which gw uploaded for this group
 // alone; Anthropic's, which carries nothing of gw's, by its creation time
-// and request count. Only when none is found does it create one.
+// and request count; Bedrock's by its job name, made of gw's batch id and
+// group. Only when none is found does it create one.
 //
 // Metered once: a line's usage event id is its request id, fixed when
 // the batch was created; the events are recorded and flushed to the store
@@ -59,7 +61,9 @@ const (
 // first target, as a synchronous request tries first), the credential a
 // synchronous request would take, and nothing gw would do to the request
 // on its own path (guardrails, a request limit). A credential with
-// settings.batches "gateway" keeps its lines on gw's runner.
+// settings.batches "gateway" keeps its lines on gw's runner, as does a
+// bedrock credential without its batch bucket and role, and a bedrock
+// group smaller than the fewest records a Bedrock job takes.
 func (a *admission) nativeGroups(lines []batchfile.Line, endpoint string) []BatchUpstream {
 	if len(a.key.guards) > 0 {
 		// The guardrails run on gw's own path only.
@@ -73,7 +77,7 @@ func (a *admission) nativeGroups(lines []batchfile.Line, endpoint string) []Batc
 			continue
 		}
 		m := models[0]
-		if !providers.NativeBatches(m.kind, endpoint) {
+		if !providers.NativeBatches(m.kind, endpoint, m.model.UpstreamModel()) {
 			continue
 		}
 		d := a.evaluate(policy.Request{Model: m.model.ID, Provider: m.model.Provider, InputPricePerMTok: m.input, OutputPricePerMTok: m.output,
@@ -83,6 +87,9 @@ func (a *admission) nativeGroups(lines []batchfile.Line, endpoint string) []Batc
 		}
 		cred := a.key.org.credentials.pick(a.key.workspace, m.model.Provider, d.CredentialScopes)
 		if cred == nil || cred.settings.Batches == providers.BatchesGateway {
+			continue
+		}
+		if m.kind == catalog.KindBedrock && (cred.settings.BatchS3URI == "" || cred.settings.BatchRoleARN == "") {
 			continue
 		}
 		k := cred.idString + "|" + m.model.ID
@@ -95,7 +102,17 @@ func (a *admission) nativeGroups(lines []batchfile.Line, endpoint string) []Batc
 		}
 		out[i].Lines = append(out[i].Lines, UpstreamLine{Line: l.Number, RequestID: uuid.Must(uuid.NewV7()).String()})
 	}
-	return out
+	// Bedrock refuses a job of fewer records than its minimum: such a
+	// group's lines stay on gw's runner (the groups numbered again).
+	kept := out[:0]
+	for _, g := range out {
+		if g.Kind == string(catalog.KindBedrock) && len(g.Lines) < providers.BedrockBatchMinRecords {
+			continue
+		}
+		g.Seq = len(kept) + 1
+		kept = append(kept, g)
+	}
+	return kept
 }
 
 // byID is the bundle's credential id, nil when it has none.
@@ -276,7 +293,7 @@ func (p *Plane) driveUpstream(ctx context.Context, b *Batch, g BatchUpstream) er
 			}
 			p.runner.holds[k] = hold
 		}
-		if g.FileID, err = api.Upload(ctx, nc.kind, nc.call, b.Endpoint, reqs); err != nil {
+		if g.FileID, err = api.Upload(ctx, nc.kind, nc.call, b.Endpoint, upstreamJobName(b, g), reqs); err != nil {
 			return p.refused(ctx, b, g, err)
 		}
 		g.Status, g.SubmittingAt = upstreamSubmitting, p.now()
@@ -296,7 +313,7 @@ func (p *Plane) driveUpstream(ctx context.Context, b *Batch, g BatchUpstream) er
 		if err != nil {
 			return err
 		}
-		job, found, err := api.Find(ctx, nc.kind, nc.call, g.FileID, g.SubmittingAt, len(lines))
+		job, found, err := api.Find(ctx, nc.kind, nc.call, upstreamJobName(b, g), g.FileID, g.SubmittingAt, len(lines))
 		if err != nil {
 			return err
 		}
@@ -351,7 +368,7 @@ func (p *Plane) createUpstream(ctx context.Context, b *Batch, g BatchUpstream, n
 			return err
 		}
 	}
-	job, err := p.inference.upstreams.BatchAPI().Create(ctx, nc.kind, nc.call, b.Endpoint, g.FileID, reqs,
+	job, err := p.inference.upstreams.BatchAPI().Create(ctx, nc.kind, nc.call, b.Endpoint, upstreamJobName(b, g), g.FileID, reqs,
 		map[string]string{"gw_batch_id": b.ID, "gw_group": strconv.Itoa(g.Seq)})
 	if err != nil {
 		return p.refused(ctx, b, g, err)
@@ -399,6 +416,13 @@ func (p *Plane) endGroup(ctx context.Context, b *Batch, g BatchUpstream, status,
 }
 
 func groupKey(b *Batch, g BatchUpstream) string { return b.ID + "/" + strconv.Itoa(g.Seq) }
+
+// upstreamJobName is the group's name at a provider that names its jobs
+// (Bedrock): gw's batch id and the group's number, so a create whose
+// answer was lost is found by it for certain.
+func upstreamJobName(b *Batch, g BatchUpstream) string {
+	return providers.BedrockBatchJobName(b.ID, g.Seq)
+}
 
 // release gives back the group's hold on the budgets, if this process has
 // one.

@@ -1,0 +1,403 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/gw-gateway/gw/server/egress"
+)
+
+// Bedrock's batch inference (docs/batches.md): a job of one model whose
+// records gw writes to the credential's S3 prefix as JSONL
+// ({"recordId", "modelInput"}, the model's InvokeModel body), created with
+// CreateModelInvocationJob on Bedrock's control-plane endpoint, read with
+// GetModelInvocationJob, stopped with StopModelInvocationJob, its output
+// written by Bedrock to <output prefix>/<job id>/<input file name>.out
+// ({"recordId", "modelInput", "modelOutput"} or "error" in place of
+// modelOutput). The control calls go through send, signed with SigV4 as
+// the runtime's are; the objects through the AWS SDK's S3 client on the
+// adapters' HTTP client, so every connection to the bucket is dialled
+// under the egress policy as the upstreams' are.
+
+// BedrockBatchMinRecords is Bedrock's default quota of the fewest records
+// a batch inference job takes (its "Minimum number of records per batch
+// inference job", per model): a smaller group of lines runs on gw's
+// runner instead.
+const BedrockBatchMinRecords = 100
+
+// BedrockBatchJobName is the job's name for gw's batch and group: the
+// same every time, so a process that did not see a create answered finds
+// the job it made by its name (and Bedrock's clientRequestToken, the same
+// string, makes a repeated create the first one). Bedrock takes
+// [a-zA-Z0-9] runs joined by '-', at most 63 characters; gw's ids are
+// batch_ or msgbatch_ and 32 hex digits.
+func BedrockBatchJobName(batchID string, group int) string {
+	name := "gw-" + strings.ReplaceAll(batchID, "_", "-") + "-g" + fmt.Sprint(group)
+	if len(name) > 63 {
+		sum := sha256.Sum256([]byte(name))
+		name = "gw-" + hex.EncodeToString(sum[:])[:40] + "-g" + fmt.Sprint(group)
+	}
+	return name
+}
+
+// bedrockBatchable tells the requests a Bedrock job can take as the
+// Messages dialect sends them: Anthropic's models, whose InvokeModel body
+// is the Messages request.
+func bedrockBatchable(endpoint, upstreamModel string) bool {
+	return endpoint == "/v1/messages" && isBedrockAnthropic(upstreamModel)
+}
+
+// bedrockControlBase is the control-plane endpoint of the call's region:
+// the runtime's catalog host with bedrock in place of bedrock-runtime;
+// any other base URL (a proxy, a VPC endpoint) is the credential's choice
+// and serves both.
+func bedrockControlBase(call *Call) string {
+	base := bedrockBase(call)
+	if bedrockHost.MatchString(base) {
+		return strings.Replace(base, "://bedrock-runtime", "://bedrock", 1)
+	}
+	return base
+}
+
+// bedrockCredentials are the call's access key, parsed.
+func bedrockCredentials(call *Call) (aws.Credentials, error) {
+	s, problem := parseAWSSecret(call.Secret)
+	if problem != "" {
+		return aws.Credentials{}, credentialError(call, problem)
+	}
+	return aws.Credentials{AccessKeyID: s.AccessKeyID, SecretAccessKey: s.SecretAccessKey, SessionToken: s.SessionToken, Source: "gw"}, nil
+}
+
+// bedrockControl is one call of Bedrock's control plane, through send.
+func (b *BatchAPI) bedrockControl(ctx context.Context, call *Call, method, p string, query url.Values, body []byte) ([]byte, error) {
+	creds, err := bedrockCredentials(call)
+	if err != nil {
+		return nil, err
+	}
+	u := bedrockControlBase(call) + p
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	sign := func(r *http.Request, call *Call, body rope) error {
+		sum := sha256.New()
+		for _, part := range body {
+			sum.Write(part)
+		}
+		if err := bedrockSigner.SignHTTP(r.Context(), creds, r, hex.EncodeToString(sum.Sum(nil)), "bedrock", call.Settings.Region, time.Now().UTC()); err != nil {
+			return credentialError(call, "the request could not be signed")
+		}
+		return nil
+	}
+	post := upstreamPost{method: method, url: u, accept: "application/json", authorize: sign, refusal: bedrockStatusError}
+	if body != nil {
+		post.body = rope{body}
+	}
+	return answerOf(send(ctx, b.Client, call, post))
+}
+
+// bedrockS3 is the S3 client of the credential's batch bucket: its key,
+// its region, the endpoint its settings name (path-style there) or AWS's.
+func (b *BatchAPI) bedrockS3(call *Call) (*s3.Client, error) {
+	creds, err := bedrockCredentials(call)
+	if err != nil {
+		return nil, err
+	}
+	o := s3.Options{Region: call.Settings.Region, HTTPClient: b.Client,
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return creds, nil }),
+		// The runner tries again at its next poll.
+		RetryMaxAttempts:           1,
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
+		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired}
+	if e := call.Settings.BatchS3Endpoint; e != "" {
+		o.BaseEndpoint, o.UsePathStyle = aws.String(e), true
+	}
+	return s3.New(o), nil
+}
+
+// s3Location splits s3://bucket/key.
+func s3Location(uri string) (bucket, key string, ok bool) {
+	rest, found := strings.CutPrefix(uri, "s3://")
+	if !found {
+		return "", "", false
+	}
+	bucket, key, _ = strings.Cut(rest, "/")
+	return bucket, key, bucket != "" && key != ""
+}
+
+// s3Error is err as gw reports it: the store's error code or the
+// transport's failure (never a signed URL), as Unavailable, to try again.
+func s3Error(err error) error {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		kind := Unavailable
+		if c := ae.ErrorCode(); c == "AccessDenied" || c == "InvalidAccessKeyId" || c == "SignatureDoesNotMatch" {
+			kind = Unauthorized
+		}
+		return &Error{Kind: kind, Message: "the batch bucket answered " + ae.ErrorCode()}
+	}
+	var refused *egress.Refusal
+	if errors.As(err, &refused) {
+		return &Error{Kind: Unavailable, Message: "the batch bucket: " + refused.Error()}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &Error{Kind: Unavailable, Message: "the batch bucket could not be reached"}
+}
+
+// bedrockInputURI is where a job's input is written: under the prefix's
+// gw-batch-input/, one object a job, named after it.
+func bedrockInputURI(call *Call, name string) (string, error) {
+	bucket, prefix, ok := ParseS3Prefix(call.Settings.BatchS3URI)
+	if !ok {
+		return "", credentialError(call, "settings.batch_s3_uri is not an S3 prefix")
+	}
+	return "s3://" + bucket + "/" + prefix + "gw-batch-input/" + name + ".jsonl", nil
+}
+
+// bedrockOutputURI is the prefix Bedrock writes the jobs' output under.
+func bedrockOutputURI(call *Call) string {
+	bucket, prefix, _ := ParseS3Prefix(call.Settings.BatchS3URI)
+	return "s3://" + bucket + "/" + prefix + "gw-batch-output/"
+}
+
+// bedrockUpload writes the requests as the job's input: each body as the
+// model's InvokeModel body (Anthropic's Messages request without model
+// or stream, Bedrock's anthropic_version).
+func (b *BatchAPI) bedrockUpload(ctx context.Context, call *Call, name string, reqs []BatchRequest) (string, error) {
+	var jsonl bytes.Buffer
+	for _, r := range reqs {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(r.Body, &m); err != nil || m == nil {
+			return "", invalid("", "invalid_json", "a batch request's body is not a JSON object")
+		}
+		delete(m, "model")
+		delete(m, "stream")
+		m["anthropic_version"] = json.RawMessage(`"` + bedrockAnthropicVersion + `"`)
+		line, err := json.Marshal(map[string]any{"recordId": r.CustomID, "modelInput": m})
+		if err != nil {
+			return "", err
+		}
+		jsonl.Write(line)
+		jsonl.WriteByte('\n')
+	}
+	uri, err := bedrockInputURI(call, name)
+	if err != nil {
+		return "", err
+	}
+	client, err := b.bedrockS3(call)
+	if err != nil {
+		return "", err
+	}
+	bucket, key, _ := s3Location(uri)
+	if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(jsonl.Bytes()),
+		ContentLength: aws.Int64(int64(jsonl.Len())), ContentType: aws.String("application/jsonl")}); err != nil {
+		return "", s3Error(err)
+	}
+	return uri, nil
+}
+
+// bedrockCreate creates the job of the input inputURI.
+func (b *BatchAPI) bedrockCreate(ctx context.Context, call *Call, name, inputURI string) (BatchJob, error) {
+	body, err := json.Marshal(map[string]any{
+		"jobName": name, "clientRequestToken": name, "roleArn": call.Settings.BatchRoleARN, "modelId": call.UpstreamModel,
+		"inputDataConfig":  map[string]any{"s3InputDataConfig": map[string]any{"s3Uri": inputURI, "s3InputFormat": "JSONL"}},
+		"outputDataConfig": map[string]any{"s3OutputDataConfig": map[string]any{"s3Uri": bedrockOutputURI(call)}},
+	})
+	if err != nil {
+		return BatchJob{}, err
+	}
+	raw, err := b.bedrockControl(ctx, call, http.MethodPost, "/model-invocation-job", nil, body)
+	if err != nil {
+		return BatchJob{}, err
+	}
+	var out struct {
+		JobArn string `json:"jobArn"`
+	}
+	if json.Unmarshal(raw, &out) != nil || out.JobArn == "" {
+		return BatchJob{}, &Error{Kind: Unavailable, Message: "Bedrock's CreateModelInvocationJob answer has no jobArn"}
+	}
+	return BatchJob{ID: out.JobArn, Status: "Submitted", InputFileID: inputURI}, nil
+}
+
+// bedrockJob is a job as GetModelInvocationJob (and a list's summary)
+// shows it.
+type bedrockJob struct {
+	JobArn          string `json:"jobArn"`
+	JobName         string `json:"jobName"`
+	Status          string `json:"status"`
+	SubmitTime      string `json:"submitTime"`
+	InputDataConfig struct {
+		S3 struct {
+			URI string `json:"s3Uri"`
+		} `json:"s3InputDataConfig"`
+	} `json:"inputDataConfig"`
+	OutputDataConfig struct {
+		S3 struct {
+			URI string `json:"s3Uri"`
+		} `json:"s3OutputDataConfig"`
+	} `json:"outputDataConfig"`
+	TotalRecordCount int `json:"totalRecordCount"`
+}
+
+// job is the job as gw's batch code reads any provider's: its output
+// object (and the manifest, in ErrorFileID, deleted with it) named by
+// Bedrock's layout.
+func (j bedrockJob) job() BatchJob {
+	out := BatchJob{ID: j.JobArn, Status: j.Status, InputFileID: j.InputDataConfig.S3.URI, Total: j.TotalRecordCount}
+	out.CreatedAt, _ = time.Parse(time.RFC3339, j.SubmitTime)
+	switch j.Status {
+	case "Completed", "PartiallyCompleted", "Failed", "Stopped", "Expired":
+		out.Ended = true
+	}
+	out.Cancelled = j.Status == "Stopped" || j.Status == "Stopping"
+	if prefix := j.OutputDataConfig.S3.URI; prefix != "" && out.InputFileID != "" {
+		dir := strings.TrimSuffix(prefix, "/") + "/" + path.Base(j.JobArn) + "/"
+		out.OutputFileID = dir + path.Base(out.InputFileID) + ".out"
+		out.ErrorFileID = dir + "manifest.json.out"
+	}
+	return out
+}
+
+func (b *BatchAPI) bedrockGet(ctx context.Context, call *Call, id string) (BatchJob, error) {
+	raw, err := b.bedrockControl(ctx, call, http.MethodGet, "/model-invocation-job/"+awsPathEscape(id), nil, nil)
+	if err != nil {
+		return BatchJob{}, err
+	}
+	var j bedrockJob
+	if json.Unmarshal(raw, &j) != nil || j.JobArn == "" {
+		return BatchJob{}, &Error{Kind: Unavailable, Message: "Bedrock's batch inference job does not read"}
+	}
+	return j.job(), nil
+}
+
+func (b *BatchAPI) bedrockStop(ctx context.Context, call *Call, id string) (BatchJob, error) {
+	if _, err := b.bedrockControl(ctx, call, http.MethodPost, "/model-invocation-job/"+awsPathEscape(id)+"/stop", nil, nil); err != nil {
+		return BatchJob{}, err
+	}
+	return BatchJob{ID: id, Status: "Stopping", Cancelled: true}, nil
+}
+
+// bedrockFind finds the job named name: gw names each job after its batch
+// and group, so the name alone identifies it.
+func (b *BatchAPI) bedrockFind(ctx context.Context, call *Call, name string) (BatchJob, bool, error) {
+	raw, err := b.bedrockControl(ctx, call, http.MethodGet, "/model-invocation-jobs", url.Values{"nameContains": {name}, "maxResults": {"100"}}, nil)
+	if err != nil {
+		return BatchJob{}, false, err
+	}
+	var page struct {
+		Jobs []bedrockJob `json:"invocationJobSummaries"`
+	}
+	if err := json.Unmarshal(raw, &page); err != nil {
+		return BatchJob{}, false, &Error{Kind: Unavailable, Message: "Bedrock's job list does not read"}
+	}
+	for _, j := range page.Jobs {
+		if j.JobName == name {
+			return j.job(), true, nil
+		}
+	}
+	return BatchJob{}, false, nil
+}
+
+// bedrockResults reads the job's output object: a record's modelOutput
+// is the model's InvokeModel answer (a Messages answer), its error
+// Bedrock's {errorCode, errorMessage}. A job that ended before writing
+// any has none.
+func (b *BatchAPI) bedrockResults(ctx context.Context, call *Call, job BatchJob) ([]BatchResult, error) {
+	bucket, key, ok := s3Location(job.OutputFileID)
+	if !ok {
+		return nil, nil
+	}
+	client, err := b.bedrockS3(call)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		var nk *types.NoSuchKey
+		var ae smithy.APIError
+		if errors.As(err, &nk) || errors.As(err, &ae) && (ae.ErrorCode() == "NoSuchKey" || ae.ErrorCode() == "NotFound") {
+			return nil, nil
+		}
+		return nil, s3Error(err)
+	}
+	defer obj.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(obj.Body, 1<<30))
+	if err != nil {
+		return nil, s3Error(err)
+	}
+	return eachLine(raw, readBedrockRecord)
+}
+
+// readBedrockRecord reads a line of a job's output.
+func readBedrockRecord(line []byte) (BatchResult, error) {
+	var l struct {
+		RecordID    string          `json:"recordId"`
+		ModelOutput json.RawMessage `json:"modelOutput"`
+		Error       *struct {
+			Code    json.RawMessage `json:"errorCode"`
+			Message string          `json:"errorMessage"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(line, &l); err != nil || l.RecordID == "" {
+		return BatchResult{}, errNotObject
+	}
+	r := BatchResult{CustomID: l.RecordID}
+	if l.Error != nil || len(l.ModelOutput) == 0 || isNull(l.ModelOutput) {
+		r.Outcome, r.StatusCode, r.Error = BatchErrored, http.StatusBadRequest, "Bedrock reports the record failed"
+		if l.Error != nil {
+			var code int
+			if json.Unmarshal(l.Error.Code, &code) == nil && code >= 400 && code < 600 {
+				r.StatusCode = code
+			}
+			if l.Error.Message != "" {
+				r.Error = l.Error.Message
+			}
+		}
+		typ := "api_error"
+		if r.StatusCode < 500 {
+			typ = "invalid_request_error"
+		}
+		r.Body = mustMarshal(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": r.Error}})
+		return r, nil
+	}
+	r.Outcome, r.StatusCode, r.Body = BatchSucceeded, http.StatusOK, l.ModelOutput
+	var m anthropicMessageResponse
+	if json.Unmarshal(l.ModelOutput, &m) == nil {
+		r.Usage = m.usage()
+	}
+	return r, nil
+}
+
+// bedrockDelete deletes an object gw wrote or Bedrock wrote for a job
+// once gw has what it needs of it.
+func (b *BatchAPI) bedrockDelete(ctx context.Context, call *Call, uri string) error {
+	bucket, key, ok := s3Location(uri)
+	if !ok {
+		return nil
+	}
+	client, err := b.bedrockS3(call)
+	if err != nil {
+		return err
+	}
+	if _, err := client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
+		return s3Error(err)
+	}
+	return nil
+}
