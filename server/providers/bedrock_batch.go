@@ -217,13 +217,26 @@ func (b *BatchAPI) bedrockUpload(ctx context.Context, call *Call, name string, r
 func (b *BatchAPI) bedrockCreate(ctx context.Context, call *Call, name, inputURI string) (BatchJob, error) {
 	body, err := json.Marshal(map[string]any{
 		"jobName": name, "clientRequestToken": name, "roleArn": call.Settings.BatchRoleARN, "modelId": call.UpstreamModel,
-		"inputDataConfig":  map[string]any{"s3InputDataConfig": map[string]any{"s3Uri": inputURI, "s3InputFormat": "JSONL"}},
-		"outputDataConfig": map[string]any{"s3OutputDataConfig": map[string]any{"s3Uri": bedrockOutputURI(call)}},
+		// gw's batches have a 24-hour completion window (Bedrock's
+		// default is a week).
+		"timeoutDurationInHours": 24,
+		"inputDataConfig":        map[string]any{"s3InputDataConfig": map[string]any{"s3Uri": inputURI, "s3InputFormat": "JSONL"}},
+		"outputDataConfig":       map[string]any{"s3OutputDataConfig": map[string]any{"s3Uri": bedrockOutputURI(call)}},
 	})
 	if err != nil {
 		return BatchJob{}, err
 	}
 	raw, err := b.bedrockControl(ctx, call, http.MethodPost, "/model-invocation-job", nil, body)
+	var pe *Error
+	if errors.As(err, &pe) && pe.Status == http.StatusConflict {
+		// A job of this name exists: gw's own, made by a create whose
+		// answer was lost (the names are gw's batch and group). It is
+		// that job, never a failure of the lines it is running.
+		if job, found, ferr := b.bedrockFind(ctx, call, name); ferr == nil && found {
+			return job, nil
+		}
+		pe.Kind = Unavailable
+	}
 	if err != nil {
 		return BatchJob{}, err
 	}
@@ -242,6 +255,7 @@ type bedrockJob struct {
 	JobArn          string `json:"jobArn"`
 	JobName         string `json:"jobName"`
 	Status          string `json:"status"`
+	Message         string `json:"message"`
 	SubmitTime      string `json:"submitTime"`
 	InputDataConfig struct {
 		S3 struct {
@@ -261,6 +275,10 @@ type bedrockJob struct {
 // Bedrock's layout.
 func (j bedrockJob) job() BatchJob {
 	out := BatchJob{ID: j.JobArn, Status: j.Status, InputFileID: j.InputDataConfig.S3.URI, Total: j.TotalRecordCount}
+	if j.Message != "" && (j.Status == "Failed" || j.Status == "PartiallyCompleted" || j.Status == "Expired") {
+		// Why it failed, for the lines it left without a result.
+		out.Status += ": " + j.Message
+	}
 	out.CreatedAt, _ = time.Parse(time.RFC3339, j.SubmitTime)
 	switch j.Status {
 	case "Completed", "PartiallyCompleted", "Failed", "Stopped", "Expired":

@@ -42,12 +42,15 @@ type bedrockJobs struct {
 	seq      int
 	// MinRecords is the fewest records a job takes (Bedrock's quota).
 	minRecords int
+	// noIdempotency answers a repeated create ConflictException even
+	// with the same clientRequestToken.
+	noIdempotency bool
 }
 
 type bedrockFakeJob struct {
 	arn, name, token, model, role string
 	input, output                 string
-	status                        string
+	status, message               string
 	submitted                     time.Time
 	records                       []bedrockFakeRecord
 	succeeded, failed             int
@@ -67,6 +70,14 @@ func (b *Bedrock) UseS3(endpoint string) {
 	b.jobs.mu.Lock()
 	defer b.jobs.mu.Unlock()
 	b.jobs.endpoint = endpoint
+}
+
+// RefuseRepeatedNames makes a create of an existing job's name a 409
+// ConflictException, its clientRequestToken the same or not.
+func (b *Bedrock) RefuseRepeatedNames() {
+	b.jobs.mu.Lock()
+	defer b.jobs.mu.Unlock()
+	b.jobs.noIdempotency = true
 }
 
 // JobsCreated counts the batch inference jobs created at the fake.
@@ -198,7 +209,7 @@ func (b *Bedrock) createJob(w http.ResponseWriter, r *http.Request, body []byte)
 	j := &b.jobs
 	j.mu.Lock()
 	for _, job := range j.byArn {
-		if in.ClientRequestToken != "" && job.token == in.ClientRequestToken {
+		if in.ClientRequestToken != "" && job.token == in.ClientRequestToken && !j.noIdempotency {
 			// Idempotent: the same token is the same job.
 			j.mu.Unlock()
 			writeJSON(w, http.StatusOK, map[string]string{"jobArn": job.arn})
@@ -310,7 +321,7 @@ func (b *Bedrock) advanceJob(job *bedrockFakeJob) {
 	if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(out.Bytes())}); err != nil {
 		// Bedrock fails a job whose output it cannot write.
 		j.mu.Lock()
-		job.status = "Failed"
+		job.status, job.message = "Failed", "The output could not be written to S3."
 		j.mu.Unlock()
 		return
 	}
@@ -324,7 +335,7 @@ func (b *Bedrock) advanceJob(job *bedrockFakeJob) {
 
 // object is the job as GetModelInvocationJob shows it.
 func (job *bedrockFakeJob) object() map[string]any {
-	return map[string]any{"jobArn": job.arn, "jobName": job.name, "modelId": job.model, "roleArn": job.role, "status": job.status,
+	return map[string]any{"jobArn": job.arn, "jobName": job.name, "modelId": job.model, "roleArn": job.role, "status": job.status, "message": job.message,
 		"clientRequestToken": job.token, "submitTime": job.submitted.Format(time.RFC3339),
 		"inputDataConfig":  map[string]any{"s3InputDataConfig": map[string]any{"s3Uri": job.input, "s3InputFormat": "JSONL"}},
 		"outputDataConfig": map[string]any{"s3OutputDataConfig": map[string]any{"s3Uri": job.output}},
