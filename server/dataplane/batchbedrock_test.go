@@ -300,6 +300,38 @@ func TestBedrockBatchSurvivesRestart(t *testing.T) {
 	})
 }
 
+// A job Bedrock refuses (here: a model whose minimum is above gw's 100)
+// took nothing: its requests fail at no cost, naming Bedrock's reason, and
+// the input gw wrote is deleted from the bucket.
+func TestBedrockBatchRefusedJob(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db, withBatches(db))
+		br := e.withBedrockBatches(t, bedrockBatchSettings)
+		br.fake.SetMinRecords(1000)
+		id := bedrockMessageBatch(t, e, "f", providers.BedrockBatchMinRecords)
+		runner(t, e.plane)
+		c := e.anthropicClient()
+		done := waitMessageBatch(t, c, id)
+		if done.RequestCounts.Errored != int64(providers.BedrockBatchMinRecords) || br.fake.JobsCreated() != 0 || len(br.fake.Requests()) != 0 {
+			t.Fatalf("refused job: %s; %d jobs, %d records run", done.RawJSON(), br.fake.JobsCreated(), len(br.fake.Requests()))
+		}
+		stream := c.Messages.Batches.ResultsStreaming(context.Background(), id, anthropic.MessageBatchResultsParams{})
+		for stream.Next() {
+			if r := stream.Current(); r.Result.Type != "errored" || !strings.Contains(r.RawJSON(), "fewer than the minimum of 1000") {
+				t.Fatalf("result: %s", r.RawJSON())
+			}
+		}
+		for _, ev := range e.usage.snapshot() {
+			if !decimal.RequireFromString(ev.CostUSD).IsZero() {
+				t.Fatalf("a refused line costs %s", ev.CostUSD)
+			}
+		}
+		if keys := br.objects(t); len(keys) != 0 {
+			t.Fatalf("objects left in the bucket: %v", keys)
+		}
+	})
+}
+
 // A Bedrock-run message batch is its workspace's: another workspace's key
 // finds neither it nor its results, nor can it cancel it.
 func TestBedrockBatchTenancy(t *testing.T) {

@@ -294,7 +294,7 @@ func (p *Plane) driveUpstream(ctx context.Context, b *Batch, g BatchUpstream) er
 			p.runner.holds[k] = hold
 		}
 		if g.FileID, err = api.Upload(ctx, nc.kind, nc.call, b.Endpoint, upstreamJobName(b, g), reqs); err != nil {
-			return p.refused(ctx, b, g, err)
+			return p.refused(ctx, b, g, nc, err)
 		}
 		g.Status, g.SubmittingAt = upstreamSubmitting, p.now()
 		if ok, err := p.batches.UpdateUpstream(ctx, g, upstreamPending, p.now()); err != nil || !ok {
@@ -371,7 +371,7 @@ func (p *Plane) createUpstream(ctx context.Context, b *Batch, g BatchUpstream, n
 	job, err := p.inference.upstreams.BatchAPI().Create(ctx, nc.kind, nc.call, b.Endpoint, upstreamJobName(b, g), g.FileID, reqs,
 		map[string]string{"gw_batch_id": b.ID, "gw_group": strconv.Itoa(g.Seq)})
 	if err != nil {
-		return p.refused(ctx, b, g, err)
+		return p.refused(ctx, b, g, nc, err)
 	}
 	return p.submitted(ctx, g, job)
 }
@@ -385,11 +385,18 @@ func (p *Plane) submitted(ctx context.Context, g BatchUpstream, job providers.Ba
 
 // refused ends the group's lines as failed when the provider refused the
 // upload or the batch (a 4xx: it took nothing, so nothing was run or
-// billed); any other error is returned, to try again.
-func (p *Plane) refused(ctx context.Context, b *Batch, g BatchUpstream, err error) error {
+// billed), and deletes the input it was given (best effort: gw keeps the
+// requests); any other error is returned, to try again.
+func (p *Plane) refused(ctx context.Context, b *Batch, g BatchUpstream, nc *nativeCall, err error) error {
 	var pe *providers.Error
 	if errors.As(err, &pe) && (pe.Kind == providers.Rejected || pe.Kind == providers.Unauthorized) {
-		return p.endGroup(ctx, b, g, lineFailed, "the provider refused the batch: "+pe.Message)
+		if err := p.endGroup(ctx, b, g, lineFailed, "the provider refused the batch: "+pe.Message); err != nil {
+			return err
+		}
+		if err := p.inference.upstreams.BatchAPI().DeleteFile(ctx, nc.kind, nc.call, g.FileID); err != nil {
+			p.inference.log.Warn("batches: deleting a refused provider batch's input", "batch_id", b.ID, "file_id", g.FileID, "error", err)
+		}
+		return nil
 	}
 	return err
 }

@@ -80,6 +80,14 @@ func (b *Bedrock) RefuseRepeatedNames() {
 	b.jobs.noIdempotency = true
 }
 
+// SetMinRecords sets the fewest records a job takes (100 by default,
+// Bedrock's quota; some models' is higher).
+func (b *Bedrock) SetMinRecords(n int) {
+	b.jobs.mu.Lock()
+	defer b.jobs.mu.Unlock()
+	b.jobs.minRecords = n
+}
+
 // JobsCreated counts the batch inference jobs created at the fake.
 func (b *Bedrock) JobsCreated() int {
 	b.jobs.mu.Lock()
