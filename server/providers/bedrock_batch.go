@@ -356,12 +356,19 @@ func (b *BatchAPI) bedrockResults(ctx context.Context, call *Call, job BatchJob)
 		return nil, s3Error(err)
 	}
 	defer obj.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(obj.Body, 1<<30))
+	raw, err := io.ReadAll(io.LimitReader(obj.Body, maxBedrockOutput+1))
 	if err != nil {
 		return nil, s3Error(err)
 	}
+	if len(raw) > maxBedrockOutput {
+		return nil, &Error{Kind: Unavailable, Message: fmt.Sprintf("the job's output is over %d bytes, more than gw reads", maxBedrockOutput)}
+	}
 	return eachLine(raw, readBedrockRecord)
 }
+
+// maxBedrockOutput bounds a job's output read into memory: gw's 50,000
+// lines of at most 4 MiB in, and their answers.
+const maxBedrockOutput = 1 << 30
 
 // readBedrockRecord reads a line of a job's output.
 func readBedrockRecord(line []byte) (BatchResult, error) {
