@@ -309,8 +309,9 @@ func (b *BatchAPI) Cancel(ctx context.Context, kind catalog.Kind, call *Call, id
 }
 
 // DeleteFile deletes a file of an OpenAI or Azure batch (its input, its
-// output or error file) once gw has read what it needs: they hold the
-// requests and answers, which gw keeps in its own store.
+// output or error file), or an object of a Bedrock job (its input, output
+// or manifest, by s3:// URI), once gw has read what it needs: they hold
+// the requests and answers, which gw keeps in its own store.
 func (b *BatchAPI) DeleteFile(ctx context.Context, kind catalog.Kind, call *Call, id string) error {
 	if kind == catalog.KindAnthropic || id == "" {
 		return nil
