@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/openai/openai-go/v3"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/gw-gateway/gw/server/providers/providerstest"
 	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/store/storetest"
+	"github.com/gw-gateway/gw/wire"
 )
 
 // Bedrock's batch inference (issue 34; docs/batches.md): the requests of
@@ -188,6 +191,98 @@ func TestBedrockNativeMessageBatch(t *testing.T) {
 		}
 		if keys := br.objects(t); len(keys) != 0 {
 			t.Fatalf("objects left in the bucket: %v", keys)
+		}
+	})
+}
+
+// An OpenAI-shape batch of chat completions to a Bedrock model (here
+// Amazon Nova) runs as a Converse job: each line's record the Converse
+// body a synchronous request sends, each answer read back as the
+// chat.completion a synchronous request answers, one event per line at
+// half the synchronous price; a line a Converse job cannot take (tools)
+// runs on gw's runner beside it, at the synchronous price.
+func TestBedrockConverseBatch(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db, withBatches(db))
+		br := e.withBedrockBatches(t, bedrockBatchSettings)
+		br.fake.SetDefault(providerstest.Reply{Text: "hi", Usage: providerstest.Usage{Input: 1000, Output: 101}})
+		sync := syncCost(t, e, bedrockNova)
+		before := len(br.fake.Requests())
+		n := providers.BedrockBatchMinRecords
+		var content strings.Builder
+		for i := range n {
+			content.WriteString(batchLine(fmt.Sprint("n", i), bedrockNova) + "\n")
+		}
+		content.WriteString(`{"custom_id":"tool","method":"POST","url":"/v1/chat/completions","body":{"model":"` + bedrockNova +
+			`","max_tokens":20,"messages":[{"role":"user","content":"hello tool"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]}}` + "\n")
+		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content.String()))
+		if status != 200 {
+			t.Fatalf("submission: %d %s", status, body)
+		}
+		var b struct{ ID string }
+		_ = json.Unmarshal(body, &b)
+		runner(t, e.plane)
+		c := e.sdk()
+		done := waitBatch(t, c, b.ID, openai.BatchStatusCompleted)
+		if done.RequestCounts.Completed != int64(n+1) || br.fake.JobsCreated() != 1 {
+			t.Fatalf("batch: %s; %d jobs", done.RawJSON(), br.fake.JobsCreated())
+		}
+		// n records through Converse (Converse's body: content blocks),
+		// and the tool line, sent by gw's runner, also through Converse.
+		reqs := br.fake.Requests()[before:]
+		if len(reqs) != n+1 {
+			t.Fatalf("Bedrock answered %d requests, want %d", len(reqs), n+1)
+		}
+		for _, r := range reqs {
+			msgs, _ := r.Body["messages"].([]any)
+			first, _ := msgs[0].(map[string]any)
+			if !strings.HasSuffix(r.Path, "/converse") || first == nil || first["content"] == nil || r.Body["model"] != nil {
+				t.Fatalf("a line reached Bedrock as %s %v", r.Path, r.Body)
+			}
+			if _, blocks := first["content"].([]any); !blocks {
+				t.Fatalf("not a Converse body: %v", r.Body)
+			}
+		}
+		f, err := c.Files.Content(context.Background(), done.OutputFileID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(f.Body)
+		f.Body.Close()
+		requestIDs := map[string]string{}
+		for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			var line struct {
+				CustomID string `json:"custom_id"`
+				Response struct {
+					StatusCode int    `json:"status_code"`
+					RequestID  string `json:"request_id"`
+					Body       struct {
+						Object, Model string
+						Choices       []struct{ Message struct{ Content string } }
+					}
+				}
+			}
+			if err := json.Unmarshal([]byte(l), &line); err != nil || line.Response.StatusCode != 200 || line.Response.Body.Object != "chat.completion" ||
+				line.Response.Body.Model != bedrockNova || len(line.Response.Body.Choices) != 1 || line.Response.Body.Choices[0].Message.Content != "hi" {
+				t.Fatalf("output line: %s (%v)", l, err)
+			}
+			requestIDs[line.Response.RequestID] = line.CustomID
+		}
+		half := sync.Div(decimal.NewFromInt(2))
+		events := batchEventsPriced(t, e.usage.snapshot(), b.ID, n+1, func(id string) string {
+			if requestIDs[id] == "tool" {
+				return ""
+			}
+			return wire.PriceClassBatch
+		})
+		for id, ev := range events {
+			want := half
+			if requestIDs[id] == "tool" {
+				want = sync
+			}
+			if ev.Status != "ok" || ev.InputTokens != 1000 || ev.OutputTokens != 101 || !decimal.RequireFromString(ev.CostUSD).Equal(want) {
+				t.Fatalf("line %s: %+v, want %s", requestIDs[id], ev, want)
+			}
 		}
 	})
 }

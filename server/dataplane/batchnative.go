@@ -23,7 +23,8 @@ import (
 // route to a credential whose provider has a batch API for the line's
 // dialect (OpenAI and Azure OpenAI: chat completions, responses,
 // embeddings; Anthropic: messages; Bedrock: messages to Anthropic's
-// models, through a batch inference job on the credential's S3 prefix) run there, at the price gw records
+// models and chat completions through Converse, in a batch inference job
+// on the credential's S3 prefix) run there, at the price gw records
 // them at, instead of one by one through gw. At submission each such line
 // is put in a group, one per credential and model (a provider batch is of
 // one model); the runner submits each group, polls it off the request
@@ -62,7 +63,8 @@ const (
 // synchronous request would take, and nothing gw would do to the request
 // on its own path (guardrails, a request limit). A credential with
 // settings.batches "gateway" keeps its lines on gw's runner, as does a
-// bedrock credential without its batch bucket and role, and a bedrock
+// bedrock credential without its batch bucket and role, a chat line a
+// Converse job cannot take (tools, structured output), and a bedrock
 // group smaller than the fewest records a Bedrock job takes.
 func (a *admission) nativeGroups(lines []batchfile.Line, endpoint string) []BatchUpstream {
 	if len(a.key.guards) > 0 {
@@ -89,7 +91,8 @@ func (a *admission) nativeGroups(lines []batchfile.Line, endpoint string) []Batc
 		if cred == nil || cred.settings.Batches == providers.BatchesGateway {
 			continue
 		}
-		if m.kind == catalog.KindBedrock && (cred.settings.BatchS3URI == "" || cred.settings.BatchRoleARN == "") {
+		if m.kind == catalog.KindBedrock && (cred.settings.BatchS3URI == "" || cred.settings.BatchRoleARN == "" ||
+			!providers.BedrockBatchLine(endpoint, m.model.UpstreamModel(), l.Body)) {
 			continue
 		}
 		k := cred.idString + "|" + m.model.ID

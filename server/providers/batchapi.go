@@ -210,7 +210,7 @@ func (b *BatchAPI) Upload(ctx context.Context, kind catalog.Kind, call *Call, en
 	case catalog.KindAnthropic:
 		return "", nil
 	case catalog.KindBedrock:
-		return b.bedrockUpload(ctx, call, name, reqs)
+		return b.bedrockUpload(ctx, call, endpoint, name, reqs)
 	}
 	bodies, err := upstreamBodies(kind, call, reqs)
 	if err != nil {
@@ -256,7 +256,7 @@ func (b *BatchAPI) Upload(ctx context.Context, kind catalog.Kind, call *Call, en
 // the input fileID.
 func (b *BatchAPI) Create(ctx context.Context, kind catalog.Kind, call *Call, endpoint, name, fileID string, reqs []BatchRequest, metadata map[string]string) (BatchJob, error) {
 	if kind == catalog.KindBedrock {
-		return b.bedrockCreate(ctx, call, name, fileID)
+		return b.bedrockCreate(ctx, call, endpoint, name, fileID)
 	}
 	var body any
 	if kind == catalog.KindAnthropic {
@@ -424,7 +424,7 @@ func readJob(kind catalog.Kind, raw []byte) (BatchJob, error) {
 // list (the caller knows which it sent).
 func (b *BatchAPI) Results(ctx context.Context, kind catalog.Kind, call *Call, endpoint string, job BatchJob) ([]BatchResult, error) {
 	if kind == catalog.KindBedrock {
-		return b.bedrockResults(ctx, call, job)
+		return b.bedrockResults(ctx, call, endpoint, job)
 	}
 	if kind == catalog.KindAnthropic {
 		raw, err := b.do(ctx, kind, call, http.MethodGet, b.url(kind, call, "/batches/"+url.PathEscape(job.ID)+"/results", nil), "", nil)

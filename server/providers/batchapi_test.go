@@ -48,7 +48,7 @@ func TestBatchResults(t *testing.T) {
 			read = func(l []byte) (BatchResult, error) { return readOpenAIResult("/v1/chat/completions", l) }
 		}
 		if c.name[:7] == "bedrock" {
-			read = readBedrockRecord
+			read = func(l []byte) (BatchResult, error) { return readBedrockRecord(&Call{}, "/v1/messages", l) }
 		}
 		r, err := read([]byte(c.line))
 		if err != nil || r.Outcome != c.outcome || r.Error != c.err || r.StatusCode != c.status ||
@@ -77,13 +77,15 @@ func TestNativeBatches(t *testing.T) {
 		{catalog.KindAzureOpenAI, "/v1/responses", "gpt-4o-mini", false},
 		{catalog.KindAnthropic, "/v1/messages", "claude-haiku-4-5", true},
 		{catalog.KindAnthropic, "/v1/chat/completions", "claude-haiku-4-5", false},
-		// Bedrock's jobs take a model's InvokeModel body: the Messages
-		// request is Claude's; a chat completions line would need
-		// translating.
+		// Bedrock's jobs take a model's InvokeModel body (the Messages
+		// request is Claude's) or, for chat completions, Converse.
 		{catalog.KindBedrock, "/v1/messages", "global.anthropic.claude-haiku-4-5-20251001-v1:0", true},
 		{catalog.KindBedrock, "/v1/messages", "anthropic.claude-3-haiku-20240307-v1:0", true},
-		{catalog.KindBedrock, "/v1/chat/completions", "global.anthropic.claude-haiku-4-5-20251001-v1:0", false},
 		{catalog.KindBedrock, "/v1/messages", "us.amazon.nova-lite-v1:0", false},
+		{catalog.KindBedrock, "/v1/chat/completions", "global.anthropic.claude-haiku-4-5-20251001-v1:0", true},
+		{catalog.KindBedrock, "/v1/chat/completions", "us.amazon.nova-lite-v1:0", true},
+		{catalog.KindBedrock, "/v1/embeddings", "amazon.titan-embed-text-v2:0", false},
+		{catalog.KindBedrock, "/v1/responses", "us.amazon.nova-lite-v1:0", false},
 		{catalog.KindOpenAICompatible, "/v1/chat/completions", "m", false},
 	} {
 		if got := NativeBatches(c.kind, c.endpoint, c.model); got != c.want {

@@ -56,11 +56,55 @@ func BedrockBatchJobName(batchID string, group int) string {
 	return name
 }
 
-// bedrockBatchable tells the requests a Bedrock job can take as the
-// Messages dialect sends them: Anthropic's models, whose InvokeModel body
-// is the Messages request.
+// bedrockBatchable tells the endpoints a Bedrock job can take for a
+// model: Messages requests to Anthropic's models, whose InvokeModel body
+// is the Messages request (a job of invocation type InvokeModel); chat
+// completions to any model, translated into Converse as a synchronous
+// request is (a job of invocation type Converse).
 func bedrockBatchable(endpoint, upstreamModel string) bool {
-	return endpoint == "/v1/messages" && isBedrockAnthropic(upstreamModel)
+	return endpoint == "/v1/messages" && isBedrockAnthropic(upstreamModel) || endpoint == "/v1/chat/completions"
+}
+
+// BedrockBatchLine tells whether a line's body can be a record of a
+// Bedrock job. A chat completions line must translate into Converse as a
+// synchronous request would, without tools (a Converse job refuses
+// toolConfig, and gw's structured output is a forced tool); one that
+// cannot runs on gw's runner, which answers it as a synchronous request.
+// Messages requests (InvokeModel jobs) are taken as they are.
+func BedrockBatchLine(endpoint, upstreamModel string, body []byte) bool {
+	if endpoint != "/v1/chat/completions" {
+		return true
+	}
+	_, err := bedrockConverseRecord(upstreamModel, body)
+	return err == nil
+}
+
+// bedrockConverseRecord is a chat completions body as a Converse job's
+// modelInput.
+func bedrockConverseRecord(upstreamModel string, body []byte) ([]byte, error) {
+	req, err := ParseChatRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	if req.Stream {
+		return nil, invalid("stream", "unsupported_value", "a batch request is not streamed")
+	}
+	out, err := translateConverse(&Call{Request: req, UpstreamModel: upstreamModel}, false)
+	if err != nil {
+		return nil, err
+	}
+	if out.ToolConfig != nil {
+		return nil, invalid("tools", "unsupported_parameter", "a Bedrock Converse batch job takes no tools")
+	}
+	return json.Marshal(out)
+}
+
+// bedrockInvocationType is the job's invocation type for the endpoint.
+func bedrockInvocationType(endpoint string) string {
+	if endpoint == "/v1/chat/completions" {
+		return "Converse"
+	}
+	return "InvokeModel"
 }
 
 // bedrockControlBase is the control-plane endpoint of the call's region:
@@ -180,9 +224,22 @@ func bedrockOutputURI(call *Call) string {
 // bedrockUpload writes the requests as the job's input: each body as the
 // model's InvokeModel body (Anthropic's Messages request without model
 // or stream, Bedrock's anthropic_version).
-func (b *BatchAPI) bedrockUpload(ctx context.Context, call *Call, name string, reqs []BatchRequest) (string, error) {
+func (b *BatchAPI) bedrockUpload(ctx context.Context, call *Call, endpoint, name string, reqs []BatchRequest) (string, error) {
 	var jsonl bytes.Buffer
 	for _, r := range reqs {
+		if endpoint == "/v1/chat/completions" {
+			input, err := bedrockConverseRecord(call.UpstreamModel, r.Body)
+			if err != nil {
+				return "", err
+			}
+			line, err := json.Marshal(map[string]any{"recordId": r.CustomID, "modelInput": json.RawMessage(input)})
+			if err != nil {
+				return "", err
+			}
+			jsonl.Write(line)
+			jsonl.WriteByte('\n')
+			continue
+		}
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(r.Body, &m); err != nil || m == nil {
 			return "", invalid("", "invalid_json", "a batch request's body is not a JSON object")
@@ -214,9 +271,10 @@ func (b *BatchAPI) bedrockUpload(ctx context.Context, call *Call, name string, r
 }
 
 // bedrockCreate creates the job of the input inputURI.
-func (b *BatchAPI) bedrockCreate(ctx context.Context, call *Call, name, inputURI string) (BatchJob, error) {
+func (b *BatchAPI) bedrockCreate(ctx context.Context, call *Call, endpoint, name, inputURI string) (BatchJob, error) {
 	body, err := json.Marshal(map[string]any{
 		"jobName": name, "clientRequestToken": name, "roleArn": call.Settings.BatchRoleARN, "modelId": call.UpstreamModel,
+		"modelInvocationType": bedrockInvocationType(endpoint),
 		// gw's batches have a 24-hour completion window (Bedrock's
 		// default is a week).
 		"timeoutDurationInHours": 24,
@@ -337,7 +395,7 @@ func (b *BatchAPI) bedrockFind(ctx context.Context, call *Call, name string) (Ba
 // is the model's InvokeModel answer (a Messages answer), its error
 // Bedrock's {errorCode, errorMessage}. A job that ended before writing
 // any has none.
-func (b *BatchAPI) bedrockResults(ctx context.Context, call *Call, job BatchJob) ([]BatchResult, error) {
+func (b *BatchAPI) bedrockResults(ctx context.Context, call *Call, endpoint string, job BatchJob) ([]BatchResult, error) {
 	bucket, key, ok := s3Location(job.OutputFileID)
 	if !ok {
 		return nil, nil
@@ -363,15 +421,18 @@ func (b *BatchAPI) bedrockResults(ctx context.Context, call *Call, job BatchJob)
 	if len(raw) > maxBedrockOutput {
 		return nil, &Error{Kind: Unavailable, Message: fmt.Sprintf("the job's output is over %d bytes, more than gw reads", maxBedrockOutput)}
 	}
-	return eachLine(raw, readBedrockRecord)
+	return eachLine(raw, func(line []byte) (BatchResult, error) { return readBedrockRecord(call, endpoint, line) })
 }
 
 // maxBedrockOutput bounds a job's output read into memory: gw's 50,000
 // lines of at most 4 MiB in, and their answers.
 const maxBedrockOutput = 1 << 30
 
-// readBedrockRecord reads a line of a job's output.
-func readBedrockRecord(line []byte) (BatchResult, error) {
+// readBedrockRecord reads a line of a job's output: a Converse job's
+// modelOutput (a Converse answer) as a chat.completion, as a synchronous
+// request's answer reads; an InvokeModel job's as the Messages answer it
+// is.
+func readBedrockRecord(call *Call, endpoint string, line []byte) (BatchResult, error) {
 	var l struct {
 		RecordID    string          `json:"recordId"`
 		ModelOutput json.RawMessage `json:"modelOutput"`
@@ -403,6 +464,14 @@ func readBedrockRecord(line []byte) (BatchResult, error) {
 		return r, nil
 	}
 	r.Outcome, r.StatusCode, r.Body = BatchSucceeded, http.StatusOK, l.ModelOutput
+	if endpoint == "/v1/chat/completions" {
+		c, err := converseBatchCompletion(l.ModelOutput, call)
+		if err != nil {
+			return BatchResult{}, err
+		}
+		r.Body, r.Usage = c.Body, c.Usage
+		return r, nil
+	}
 	var m anthropicMessageResponse
 	if json.Unmarshal(l.ModelOutput, &m) == nil {
 		r.Usage = m.usage()

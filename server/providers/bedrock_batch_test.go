@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -90,5 +91,47 @@ func TestBedrockJobStatus(t *testing.T) {
 		if got := bedrockControlBase(&Call{BaseURL: base, Settings: Settings{Region: "eu-west-1"}}); got != want {
 			t.Errorf("%s: control plane %s, want %s", base, got, want)
 		}
+	}
+}
+
+// A chat completions line becomes a Converse job's record as a
+// synchronous request's Converse body; one with tools, structured output
+// or a stream stays on gw's runner. A Converse record's output reads as
+// the chat.completion a synchronous answer is, with Bedrock's usage.
+func TestBedrockConverseRecords(t *testing.T) {
+	const nova = "us.amazon.nova-lite-v1:0"
+	in, err := bedrockConverseRecord(nova, []byte(`{"model":"bedrock/x","max_tokens":7,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]}`))
+	if err != nil || string(in) != `{"messages":[{"role":"user","content":[{"text":"hi"}]}],"system":[{"text":"be brief"}],"inferenceConfig":{"maxTokens":7}}` {
+		t.Fatalf("record: %s %v", in, err)
+	}
+	for body, want := range map[string]bool{
+		`{"model":"m","messages":[{"role":"user","content":"hi"}]}`:                                                       true,
+		`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true}`:                                         false,
+		`{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}]}`: false,
+		`{"model":"m","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}`:              false,
+		`{"model":"m","messages":[{"role":"user","content":"hi"}],"n":2}`:                                                 false,
+	} {
+		if got := BedrockBatchLine("/v1/chat/completions", nova, []byte(body)); got != want {
+			t.Errorf("%s: batchable %v, want %v", body, got, want)
+		}
+	}
+	if !BedrockBatchLine("/v1/messages", "anthropic.claude-3-haiku-20240307-v1:0", []byte(`{}`)) {
+		t.Error("a Messages line is taken as it is")
+	}
+	call := &Call{ResponseModel: "bedrock/us.amazon.nova-lite-v1:0", UpstreamModel: nova}
+	r, err := readBedrockRecord(call, "/v1/chat/completions", []byte(`{"recordId":"gw-1","modelInput":{},"modelOutput":{"output":{"message":{"role":"assistant","content":[{"text":"hello"}]}},"stopReason":"end_turn","usage":{"inputTokens":12,"outputTokens":3,"cacheReadInputTokens":4}}}`))
+	if err != nil || r.Outcome != BatchSucceeded || r.Usage.InputTokens != 12 || r.Usage.OutputTokens != 3 || r.Usage.CacheReadTokens != 4 {
+		t.Fatalf("converse record: %+v %v", r, err)
+	}
+	var out struct {
+		Object, Model string
+		Choices       []struct {
+			Message      struct{ Content string }
+			FinishReason string `json:"finish_reason"`
+		}
+	}
+	if err := json.Unmarshal(r.Body, &out); err != nil || out.Object != "chat.completion" || out.Model != call.ResponseModel ||
+		len(out.Choices) != 1 || out.Choices[0].Message.Content != "hello" || out.Choices[0].FinishReason != "stop" {
+		t.Fatalf("converse record's answer: %s", r.Body)
 	}
 }

@@ -27,11 +27,12 @@ import (
 // …/{jobIdentifier}/stop) and ListModelInvocationJobs (GET
 // /model-invocation-jobs?nameContains=). A job reads its input from S3 at
 // create (a real S3-compatible server, UseS3), as Bedrock's role would,
-// refusing fewer than MinRecords records or no roleArn; it advances a step
+// refusing fewer than MinRecords records or no roleArn; a job of
+// modelInvocationType Converse answers its records as Converse, one of
+// InvokeModel (the default) as InvokeModel; it advances a step
 // each time it is read (Submitted, Validating, InProgress, then Completed)
 // unless HoldBatches holds it; when it completes, each record's modelInput
-// is answered by the fake's own runtime handler as InvokeModel on the
-// job's model (from the same script as a synchronous request, recorded in
+// is answered by the fake's own runtime handler on the job's model (from the same script as a synchronous request, recorded in
 // Requests), and the output is written to S3 at
 // <output prefix>/<job id>/<input file name>.out with a manifest.json.out.
 type bedrockJobs struct {
@@ -49,11 +50,14 @@ type bedrockJobs struct {
 
 type bedrockFakeJob struct {
 	arn, name, token, model, role string
-	input, output                 string
-	status, message               string
-	submitted                     time.Time
-	records                       []bedrockFakeRecord
-	succeeded, failed             int
+	// invocation is the job's modelInvocationType: InvokeModel (the
+	// default) or Converse.
+	invocation        string
+	input, output     string
+	status, message   string
+	submitted         time.Time
+	records           []bedrockFakeRecord
+	succeeded, failed int
 }
 
 type bedrockFakeRecord struct {
@@ -191,8 +195,8 @@ func (b *Bedrock) serveJobs(w http.ResponseWriter, r *http.Request, body []byte)
 
 func (b *Bedrock) createJob(w http.ResponseWriter, r *http.Request, body []byte) {
 	var in struct {
-		JobName, ClientRequestToken, RoleArn, ModelId string
-		InputDataConfig                               struct {
+		JobName, ClientRequestToken, RoleArn, ModelId, ModelInvocationType string
+		InputDataConfig                                                    struct {
 			S3InputDataConfig struct{ S3Uri string }
 		}
 		OutputDataConfig struct {
@@ -209,6 +213,9 @@ func (b *Bedrock) createJob(w http.ResponseWriter, r *http.Request, body []byte)
 		return
 	case in.RoleArn == "":
 		awsError(w, http.StatusBadRequest, "ValidationException", "1 validation error detected: Value null at 'roleArn' failed to satisfy constraint: Member must not be null")
+		return
+	case in.ModelInvocationType != "" && in.ModelInvocationType != "InvokeModel" && in.ModelInvocationType != "Converse":
+		awsError(w, http.StatusBadRequest, "ValidationException", "modelInvocationType must be InvokeModel or Converse")
 		return
 	case in.ModelId == "" || !strings.HasPrefix(in.InputDataConfig.S3InputDataConfig.S3Uri, "s3://") || !strings.HasPrefix(in.OutputDataConfig.S3OutputDataConfig.S3Uri, "s3://"):
 		awsError(w, http.StatusBadRequest, "ValidationException", "modelId, inputDataConfig and outputDataConfig are required")
@@ -262,7 +269,10 @@ func (b *Bedrock) createJob(w http.ResponseWriter, r *http.Request, body []byte)
 	defer j.mu.Unlock()
 	j.seq++
 	arn := fmt.Sprintf("arn:aws:bedrock:%s:123456789012:model-invocation-job/fakejob%04d", b.Region, j.seq)
-	j.byArn[arn] = &bedrockFakeJob{arn: arn, name: in.JobName, token: in.ClientRequestToken, model: in.ModelId, role: in.RoleArn,
+	if in.ModelInvocationType == "" {
+		in.ModelInvocationType = "InvokeModel"
+	}
+	j.byArn[arn] = &bedrockFakeJob{arn: arn, name: in.JobName, invocation: in.ModelInvocationType, token: in.ClientRequestToken, model: in.ModelId, role: in.RoleArn,
 		input: in.InputDataConfig.S3InputDataConfig.S3Uri, output: in.OutputDataConfig.S3OutputDataConfig.S3Uri, status: "Submitted",
 		submitted: time.Now().UTC(), records: records}
 	j.order = append(j.order, arn)
@@ -299,12 +309,15 @@ func (b *Bedrock) advanceJob(job *bedrockFakeJob) {
 		j.mu.Unlock()
 		return
 	}
-	records, model := job.records, job.model
+	records, model, action := job.records, job.model, "/invoke"
+	if job.invocation == "Converse" {
+		action = "/converse"
+	}
 	j.mu.Unlock()
 	var out bytes.Buffer
 	succeeded, failed := 0, 0
 	for _, rec := range records {
-		hr := httptest.NewRequest(http.MethodPost, "/model/"+url.PathEscape(model)+"/invoke", bytes.NewReader(rec.ModelInput))
+		hr := httptest.NewRequest(http.MethodPost, "/model/"+url.PathEscape(model)+action, bytes.NewReader(rec.ModelInput))
 		hr.Header.Set("Content-Type", "application/json")
 		w := httptest.NewRecorder()
 		b.serveModel(w, hr)
@@ -343,7 +356,7 @@ func (b *Bedrock) advanceJob(job *bedrockFakeJob) {
 
 // object is the job as GetModelInvocationJob shows it.
 func (job *bedrockFakeJob) object() map[string]any {
-	return map[string]any{"jobArn": job.arn, "jobName": job.name, "modelId": job.model, "roleArn": job.role, "status": job.status, "message": job.message,
+	return map[string]any{"jobArn": job.arn, "jobName": job.name, "modelId": job.model, "modelInvocationType": job.invocation, "roleArn": job.role, "status": job.status, "message": job.message,
 		"clientRequestToken": job.token, "submitTime": job.submitted.Format(time.RFC3339),
 		"inputDataConfig":  map[string]any{"s3InputDataConfig": map[string]any{"s3Uri": job.input, "s3InputFormat": "JSONL"}},
 		"outputDataConfig": map[string]any{"s3OutputDataConfig": map[string]any{"s3Uri": job.output}},
