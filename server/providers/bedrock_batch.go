@@ -25,7 +25,8 @@ import (
 
 // Bedrock's batch inference (docs/batches.md): a job of one model whose
 // records gw writes to the credential's S3 prefix as JSONL
-// ({"recordId", "modelInput"}, the model's InvokeModel body), created with
+// ({"recordId", "modelInput"}: Claude's InvokeModel body for a Messages
+// request, the Converse body for a chat completion), created with
 // CreateModelInvocationJob on Bedrock's control-plane endpoint, read with
 // GetModelInvocationJob, stopped with StopModelInvocationJob, its output
 // written by Bedrock to <output prefix>/<job id>/<input file name>.out
