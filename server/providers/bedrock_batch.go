@@ -129,8 +129,19 @@ func bedrockCredentials(call *Call) (aws.Credentials, error) {
 	return aws.Credentials{AccessKeyID: s.AccessKeyID, SecretAccessKey: s.SecretAccessKey, SessionToken: s.SessionToken, Source: "gw"}, nil
 }
 
+// Each call is bounded, so a store or endpoint that stops answering
+// holds the runner (which moves every batch on) for a while, not for
+// ever: the control calls are small; an object is at most gw's 200 MiB
+// input or Bedrock's output of it.
+const (
+	bedrockControlTimeout = time.Minute
+	bedrockObjectTimeout  = 10 * time.Minute
+)
+
 // bedrockControl is one call of Bedrock's control plane, through send.
 func (b *BatchAPI) bedrockControl(ctx context.Context, call *Call, method, p string, query url.Values, body []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, bedrockControlTimeout)
+	defer cancel()
 	creds, err := bedrockCredentials(call)
 	if err != nil {
 		return nil, err
@@ -264,6 +275,8 @@ func (b *BatchAPI) bedrockUpload(ctx context.Context, call *Call, endpoint, name
 		return "", err
 	}
 	bucket, key, _ := s3Location(uri)
+	ctx, cancel := context.WithTimeout(ctx, bedrockObjectTimeout)
+	defer cancel()
 	if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(jsonl.Bytes()),
 		ContentLength: aws.Int64(int64(jsonl.Len())), ContentType: aws.String("application/jsonl")}); err != nil {
 		return "", s3Error(err)
@@ -405,6 +418,8 @@ func (b *BatchAPI) bedrockResults(ctx context.Context, call *Call, endpoint stri
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, bedrockObjectTimeout)
+	defer cancel()
 	obj, err := client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
 	if err != nil {
 		var nk *types.NoSuchKey
@@ -491,6 +506,8 @@ func (b *BatchAPI) bedrockDelete(ctx context.Context, call *Call, uri string) er
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(ctx, bedrockControlTimeout)
+	defer cancel()
 	if _, err := client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
 		return s3Error(err)
 	}
