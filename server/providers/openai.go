@@ -169,6 +169,13 @@ func refusesStreamOptions(e *Error) bool {
 		strings.Contains(e.Message, "stream_options")
 }
 
+// jsonTrue and includeUsageOnly are member values every streamed
+// request's body gets; edits only read them.
+var (
+	jsonTrue         = []byte("true")
+	includeUsageOnly = []byte(`{"include_usage":true}`)
+)
+
 func (a *OpenAI) url(call *Call) string {
 	switch a.Dialect {
 	case DialectGoogle:
@@ -216,20 +223,25 @@ func (a *OpenAI) body(call *Call, stream streamMode) (rope, error) {
 
 	switch stream {
 	case streamBare:
-		edits = append(edits, setTo("stream", []byte("true")), removed("stream_options"))
+		edits = append(edits, setTo("stream", jsonTrue), removed("stream_options"))
 	case streamWithUsage:
 		// Usage arrives in a final chunk only when asked for; gw always
 		// needs it, and drops that chunk again for a client that did not
 		// ask (openAIStream.Recv).
+		raw, ok := req.Members["stream_options"]
+		if !ok || isNull(raw) {
+			// The common case, and what the map's way below encodes for it:
+			// a constant, not a map and a marshal per stream.
+			edits = append(edits, setTo("stream", jsonTrue), setTo("stream_options", includeUsageOnly))
+			break
+		}
 		opts := map[string]json.RawMessage{}
-		if raw, ok := req.Members["stream_options"]; ok {
-			_ = json.Unmarshal(raw, &opts) // already checked to be an object or null
-			if opts == nil {
-				opts = map[string]json.RawMessage{}
-			}
+		_ = json.Unmarshal(raw, &opts) // already checked to be an object or null
+		if opts == nil {
+			opts = map[string]json.RawMessage{}
 		}
 		opts["include_usage"] = json.RawMessage("true")
-		edits = append(edits, setTo("stream", []byte("true")), setTo("stream_options", mustMarshal(opts)))
+		edits = append(edits, setTo("stream", jsonTrue), setTo("stream_options", mustMarshal(opts)))
 	}
 
 	if a.Dialect != DialectOpenAI && slices.ContainsFunc(req.Messages, func(msg Message) bool { return msg.Role == "developer" }) {
