@@ -142,7 +142,7 @@ func (a *OpenAI) Stream(ctx context.Context, call *Call) (ChunkStream, error) {
 		return nil, err
 	}
 	s := &openAIStream{body: resp.Body, sse: newSSEReader(resp.Body), call: call, filtered: a.Dialect == DialectAzure}
-	s.members = s.memberBuf[:0]
+	s.chunk.members, s.chunk.deltas = s.memberBuf[:0], s.deltaBuf[:0]
 	return s, nil
 }
 
@@ -304,11 +304,12 @@ type openAIStream struct {
 	// model is the client's model id, encoded once per stream; members and
 	// compact are scratch space reused from chunk to chunk.
 	model   json.RawMessage
-	members []jsonMember
+	chunk   chunkWalk
 	compact bytes.Buffer
-	// memberBuf backs members up to a chunk's usual size (one
-	// allocation with the stream, none per chunk).
+	// memberBuf and deltaBuf back the chunk's lists up to a chunk's
+	// usual size (one allocation with the stream, none per chunk).
 	memberBuf [16]jsonMember
+	deltaBuf  [6]jsonMember
 	// relayed is the answer's text so far, counted if no usage comes.
 	relayed relayed
 	// filtered: a choice that finishes with content_filter ends the
@@ -343,9 +344,12 @@ func (s *openAIStream) Recv() ([]byte, error) {
 }
 
 // chunkParts are the members of a chunk gw reads; the chunk's members
-// are in s.members.
+// are in s.chunk.members.
 type chunkParts struct {
 	choices, usage, xGroq, errObj, serviceTier json.RawMessage
+	// read: the choices were read in the chunk's one pass (s.chunk's
+	// deltas and finished); otherwise note reads them.
+	read bool
 }
 
 // nextChunk reads the next event and splits it into members. The end of
@@ -368,7 +372,7 @@ func (s *openAIStream) nextChunk() (chunkParts, error) {
 	notObject := func() error {
 		return &Error{Kind: Unavailable, Message: "the upstream sent an event that is not a JSON object"}
 	}
-	var ok bool
+	var ok, read bool
 	if bytes.IndexByte(data, '\n') >= 0 {
 		// An event's data spread over lines: compact it, so that the
 		// relayed event is one data line.
@@ -378,16 +382,16 @@ func (s *openAIStream) nextChunk() (chunkParts, error) {
 		s.compact.Reset()
 		_ = json.Compact(&s.compact, data)
 		data = s.compact.Bytes()
-		s.members, ok = objectMembers(s.members[:0], data)
+		s.chunk.members, ok = objectMembers(s.chunk.members[:0], data)
 	} else {
-		// Checked and split into members in one pass.
-		s.members, ok = validObjectMembers(s.members[:0], data)
+		// Checked, split into members and its choices read in one pass.
+		ok, read = validChunk(&s.chunk, data)
 	}
 	if !ok {
 		return chunkParts{}, notObject()
 	}
-	var c chunkParts
-	for _, m := range s.members {
+	c := chunkParts{read: read}
+	for _, m := range s.chunk.members {
 		switch {
 		case isKey(m.key, "choices"):
 			c.choices = m.value
@@ -417,7 +421,12 @@ func (s *openAIStream) note(c chunkParts) error {
 	}
 	// One walk of the choices: the deltas' text, and whether one
 	// finished.
-	if s.relayed.chatDelta(c.choices) {
+	if c.read {
+		s.relayed.chatDeltas(s.chunk.deltas)
+		if s.chunk.finished {
+			s.finished = true
+		}
+	} else if s.relayed.chatDelta(c.choices) {
 		s.finished = true
 	}
 	if c.serviceTier != nil {
@@ -446,13 +455,13 @@ func (s *openAIStream) relay() []byte {
 	}
 	dropUsage := !s.call.Request.IncludeUsage
 	size := len(s.model) + 16
-	for _, m := range s.members {
+	for _, m := range s.chunk.members {
 		size += len(m.key) + len(m.value) + 2
 	}
 	out := make([]byte, 0, size)
 	out = append(out, '{')
 	sawModel := false
-	for _, m := range s.members {
+	for _, m := range s.chunk.members {
 		if dropUsage && isKey(m.key, "usage") {
 			continue
 		}
