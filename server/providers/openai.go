@@ -176,6 +176,15 @@ var (
 	includeUsageOnly = []byte(`{"include_usage":true}`)
 )
 
+// onlyIncludeUsage reports whether stream_options (an object, checked
+// with the request) has include_usage for its only member, as the SDKs
+// send it when asked for usage.
+func onlyIncludeUsage(raw []byte) bool {
+	var stack [2]jsonMember
+	members, ok := objectMembers(stack[:0], raw)
+	return ok && len(members) == 1 && isKey(members[0].key, "include_usage")
+}
+
 func (a *OpenAI) url(call *Call) string {
 	switch a.Dialect {
 	case DialectGoogle:
@@ -229,9 +238,9 @@ func (a *OpenAI) body(call *Call, stream streamMode) (rope, error) {
 		// needs it, and drops that chunk again for a client that did not
 		// ask (openAIStream.Recv).
 		raw, ok := req.Members["stream_options"]
-		if !ok || isNull(raw) {
-			// The common case, and what the map's way below encodes for it:
-			// a constant, not a map and a marshal per stream.
+		if !ok || isNull(raw) || onlyIncludeUsage(raw) {
+			// The common cases, and what the map's way below encodes for
+			// them: a constant, not a map and a marshal per stream.
 			edits = append(edits, setTo("stream", jsonTrue), setTo("stream_options", includeUsageOnly))
 			break
 		}

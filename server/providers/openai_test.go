@@ -1,6 +1,7 @@
 package providers_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -164,6 +165,36 @@ func TestOpenAIStreamAsksForUsageAndHidesItFromClientsThatDidNot(t *testing.T) {
 		}
 		if want := (providers.Usage{InputTokens: 20, OutputTokens: 9, InputReported: true, OutputReported: true}); s.Usage() != want {
 			t.Fatalf("usage %+v", s.Usage())
+		}
+	}
+}
+
+// The stream_options gw sends: the caller's with include_usage set, as
+// the map's way encodes it (compact, names sorted), and the constant it
+// takes for the common cases is that same encoding.
+func TestOpenAIStreamOptionsSent(t *testing.T) {
+	f := providerstest.NewOpenAI(t, secret)
+	for _, tc := range []struct{ given, sent string }{
+		{``, `{"include_usage":true}`},
+		{`,"stream_options":null`, `{"include_usage":true}`},
+		{`,"stream_options":{"include_usage":true}`, `{"include_usage":true}`},
+		{`,"stream_options": { "include_usage" : false } `, `{"include_usage":true}`},
+		{`,"stream_options":{}`, `{"include_usage":true}`},
+		{`,"stream_options":{"include_usage":false,"include_obfuscation":false}`, `{"include_obfuscation":false,"include_usage":true}`},
+		{`,"stream_options":{"include_obfuscation":true}`, `{"include_obfuscation":true,"include_usage":true}`},
+	} {
+		f.Enqueue(providerstest.Reply{Text: "words"})
+		body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]` + tc.given + `}`
+		s, err := openAI(providers.DialectOpenAI).Stream(context.Background(), call(t, f.BaseURL(), body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := drain(t, s); err != nil {
+			t.Fatal(err)
+		}
+		raw := f.Last(t).Raw
+		if !bytes.Contains(raw, []byte(`"stream_options":`+tc.sent)) {
+			t.Errorf("%s: sent %s, want stream_options %s", tc.given, raw, tc.sent)
 		}
 	}
 }
