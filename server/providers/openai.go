@@ -319,6 +319,8 @@ type openAIStream struct {
 	// usual size (one allocation with the stream, none per chunk).
 	memberBuf [16]jsonMember
 	deltaBuf  [6]jsonMember
+	// view is RecvView's buffer, reused from chunk to chunk.
+	view []byte
 	// relayed is the answer's text so far, counted if no usage comes.
 	relayed relayed
 	// filtered: a choice that finishes with content_filter ends the
@@ -333,7 +335,12 @@ func (s *openAIStream) Pending() bool { return !s.done && s.sse.ready() }
 
 // Recv returns the next chunk to relay: the upstream's bytes with gw's
 // model id, less the usage chunk gw asked for on a client's behalf.
-func (s *openAIStream) Recv() ([]byte, error) {
+func (s *openAIStream) Recv() ([]byte, error) { return s.recv(false) }
+
+// RecvView is Recv into the stream's own buffer (ViewStream).
+func (s *openAIStream) RecvView() ([]byte, error) { return s.recv(true) }
+
+func (s *openAIStream) recv(view bool) ([]byte, error) {
 	for !s.done {
 		c, err := s.nextChunk()
 		if err == nil {
@@ -347,7 +354,11 @@ func (s *openAIStream) Recv() ([]byte, error) {
 			// The usage chunk gw asked for on the client's behalf.
 			continue
 		}
-		return s.relay(), nil
+		if view {
+			s.view = s.relay(s.view[:0])
+			return s.view, nil
+		}
+		return s.relay(nil), nil
 	}
 	return nil, io.EOF
 }
@@ -456,9 +467,10 @@ func (s *openAIStream) note(c chunkParts) error {
 }
 
 // relay writes the chunk's members back with gw's model id (added when
-// the upstream sent none), without the usage a client did not ask for.
-// A fresh slice per chunk: callers may keep it.
-func (s *openAIStream) relay() []byte {
+// the upstream sent none), without the usage a client did not ask for,
+// appended to dst: a fresh slice per chunk when dst is nil (callers of
+// Recv may keep it), the stream's view buffer for RecvView.
+func (s *openAIStream) relay(dst []byte) []byte {
 	if s.model == nil {
 		s.model = jsonString(s.call.ResponseModel)
 	}
@@ -467,7 +479,7 @@ func (s *openAIStream) relay() []byte {
 	for _, m := range s.chunk.members {
 		size += len(m.key) + len(m.value) + 2
 	}
-	out := make([]byte, 0, size)
+	out := slices.Grow(dst, size)
 	out = append(out, '{')
 	sawModel := false
 	for _, m := range s.chunk.members {
