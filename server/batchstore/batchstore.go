@@ -105,8 +105,8 @@ func (s Store) Batch(ctx context.Context, ws uuid.UUID, id string) (*dataplane.B
 	return &out, nil
 }
 
-func (s Store) Batches(ctx context.Context, ws uuid.UUID, messages bool, after string, limit int) ([]dataplane.Batch, error) {
-	bs, err := s.St.Batches(ctx, ws, messages, after, limit)
+func (s Store) Batches(ctx context.Context, ws uuid.UUID, messages bool, after, before string, limit int) ([]dataplane.Batch, error) {
+	bs, err := s.St.Batches(ctx, ws, messages, after, before, limit)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -114,6 +114,14 @@ func (s Store) Batches(ctx context.Context, ws uuid.UUID, messages bool, after s
 }
 
 func batchesOf(bs []store.Batch) []dataplane.Batch { return store.WireAll(bs, (*store.Batch).Wire) }
+
+func (s Store) DeleteBatch(ctx context.Context, ws uuid.UUID, id string, now time.Time) error {
+	err := s.St.DeleteBatch(ctx, ws, id, now)
+	if errors.Is(err, store.ErrBatchNotEnded) {
+		return dataplane.ErrBatchNotEnded
+	}
+	return mapErr(err)
+}
 
 func (s Store) Counts(ctx context.Context, batchID string) (dataplane.BatchCounts, error) {
 	c, err := s.St.BatchCounts(ctx, batchID)

@@ -37,6 +37,10 @@ const (
 // not (another workspace's included).
 var ErrBatchNotFound = errors.New("not found")
 
+// ErrBatchNotEnded is a BatchStore's refusal to delete a batch that has
+// not ended.
+var ErrBatchNotEnded = errors.New("the batch has not ended")
+
 // BatchFile is the control plane's record of a file with its bytes, as
 // the plane reads and writes it.
 type BatchFile struct {
@@ -85,8 +89,12 @@ type BatchStore interface {
 	CreateBatch(ctx context.Context, b *Batch, customIDs []string) error
 	Batch(ctx context.Context, ws uuid.UUID, id string) (*Batch, error)
 	// Batches are the workspace's Anthropic Message Batches when
-	// messages, else its OpenAI batches.
-	Batches(ctx context.Context, ws uuid.UUID, messages bool, after string, limit int) ([]Batch, error)
+	// messages, else its OpenAI batches, newest first: older than after,
+	// or (before not "") the nearest newer than before.
+	Batches(ctx context.Context, ws uuid.UUID, messages bool, after, before string, limit int) ([]Batch, error)
+	// DeleteBatch deletes an ended batch, its lines and the files it
+	// owns (ErrBatchNotEnded while it runs); its usage events stay.
+	DeleteBatch(ctx context.Context, ws uuid.UUID, id string, now time.Time) error
 	Counts(ctx context.Context, batchID string) (BatchCounts, error)
 	Cancel(ctx context.Context, ws uuid.UUID, id string, now time.Time) (*Batch, error)
 	// Active are the batches of every workspace with lines to run or end.
@@ -376,7 +384,7 @@ func (p *Plane) serveBatches(w http.ResponseWriter, r *http.Request, rest string
 	switch {
 	case id == "" && r.Method == http.MethodGet:
 		limit, after := listPage(r)
-		bs, err := p.batches.Batches(ctx, ws, false, after, limit+1)
+		bs, err := p.batches.Batches(ctx, ws, false, after, "", limit+1)
 		if err != nil {
 			batchStoreFailed(p, err).write(w)
 			return

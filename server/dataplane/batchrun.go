@@ -322,7 +322,7 @@ func (p *Plane) batchInput(ctx context.Context, b *Batch) (map[int]batchfile.Lin
 	in = map[int]batchfile.Line{}
 	if err == nil {
 		// Checked at submission; read the same way again.
-		lines, err := batchfile.Read(f.Content, b.Endpoint, batchfile.DefaultLimits)
+		lines, err := batchfile.Read(f.Content, b.Endpoint, batchfile.LimitsFor(b.Endpoint))
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -258,11 +259,14 @@ const (
 
 // Batches lists the workspace's batches newest first: its Anthropic
 // Message Batches (endpoint MessagesEndpoint) when messages, else its
-// OpenAI ones; after is the last id of the previous page ("" for the
-// first).
-func (s *Store) Batches(ctx context.Context, workspaceID uuid.UUID, messages bool, after string, limit int) ([]Batch, error) {
+// OpenAI ones. after is the last id of the previous page ("" for the
+// first): the page holds the limit batches just older than it. before,
+// when not "", is the first id of the next page: the page holds the
+// limit batches just newer than it (Anthropic's before_id), still newest
+// first. Another workspace's id as either pages nothing.
+func (s *Store) Batches(ctx context.Context, workspaceID uuid.UUID, messages bool, after, before string, limit int) ([]Batch, error) {
 	var out []Batch
-	q := s.db.NewSelect().Model(&out).Where("workspace_id = ?", workspaceID).OrderExpr("created_at DESC, id DESC").Limit(int64(limit))
+	q := s.db.NewSelect().Model(&out).Where("workspace_id = ?", workspaceID).Limit(int64(limit))
 	if messages {
 		q = q.Where("endpoint = ?", MessagesEndpoint)
 	} else {
@@ -271,10 +275,70 @@ func (s *Store) Batches(ctx context.Context, workspaceID uuid.UUID, messages boo
 	if after != "" {
 		q = q.Where("(created_at, id) < (SELECT created_at, id FROM batches WHERE id = ? AND workspace_id = ?)", after, workspaceID)
 	}
+	if before != "" {
+		// The nearest newer ones first, so the limit keeps those next to
+		// before; turned newest first below.
+		q = q.Where("(created_at, id) > (SELECT created_at, id FROM batches WHERE id = ? AND workspace_id = ?)", before, workspaceID).
+			OrderExpr("created_at, id")
+	} else {
+		q = q.OrderExpr("created_at DESC, id DESC")
+	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, mapErr(err)
 	}
+	if before != "" {
+		slices.Reverse(out)
+	}
 	return out, nil
+}
+
+// ErrBatchNotEnded refuses to delete a batch that still has lines to run
+// or to end: it is cancelled first, as Anthropic requires.
+var ErrBatchNotEnded = errors.New("the batch has not ended")
+
+// DeleteBatch deletes the workspace's batch once it has ended (else
+// ErrBatchNotEnded; ErrNotFound when the workspace has no such batch):
+// its row and its lines, with their answers, go, and so do the bodies of
+// the files it owns — its output and error files, and its input file
+// when gw wrote it (a message batch's requests; an uploaded input file
+// is the workspace's own, deleted through the files API). Its usage
+// events stay: they are what was spent. In one transaction, so a batch
+// is found whole or not at all.
+func (s *Store) DeleteBatch(ctx context.Context, workspaceID uuid.UUID, id string, now time.Time) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		b, err := tx.Batch(ctx, workspaceID, id)
+		if err != nil {
+			return err
+		}
+		switch b.Status {
+		case BatchCompleted, BatchFailed, BatchCancelled, BatchExpired:
+		default:
+			return ErrBatchNotEnded
+		}
+		files := []string{}
+		for _, f := range []*string{b.OutputFileID, b.ErrorFileID} {
+			if f != nil {
+				files = append(files, *f)
+			}
+		}
+		q := tx.db.NewUpdate().Model((*BatchFile)(nil)).Set("deleted_at = ?", now.UTC()).Set("content = ?", []byte{}).
+			Where("workspace_id = ? AND deleted_at IS NULL", workspaceID)
+		if len(files) > 0 {
+			q = q.Where("(id IN (?) OR (id = ? AND purpose = ?))", bun.In(files), b.InputFileID, PurposeMessageBatch)
+		} else {
+			q = q.Where("id = ? AND purpose = ?", b.InputFileID, PurposeMessageBatch)
+		}
+		if _, err := q.Exec(ctx); err != nil {
+			return mapErr(err)
+		}
+		for _, m := range []any{(*BatchLine)(nil), (*BatchUpstream)(nil)} {
+			if _, err := tx.db.NewDelete().Model(m).Where("batch_id = ?", id).Exec(ctx); err != nil {
+				return mapErr(err)
+			}
+		}
+		_, err = tx.db.NewDelete().Model((*Batch)(nil)).Where("id = ? AND workspace_id = ?", id, workspaceID).Exec(ctx)
+		return mapErr(err)
+	})
 }
 
 // BatchCounts counts the batch's lines by outcome.
