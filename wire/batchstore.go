@@ -116,6 +116,21 @@ type BatchStoreBatch struct {
 	// Upstreams are the provider batch groups of a batch being created
 	// (create-batch only).
 	Upstreams []BatchStoreUpstream `json:"upstreams,omitempty"`
+	// LineBounds are its lines' upper-bound costs, kept with the lines
+	// (create-batch only).
+	LineBounds []BatchStoreLineBound `json:"line_bounds,omitempty"`
+}
+
+// BatchStoreLineBound is a line's upper-bound cost as submission counted
+// it, at the model that gave the largest: what the control plane bills
+// for a line a data plane took and was lost with (docs/batches.md).
+type BatchStoreLineBound struct {
+	Line         int    `json:"line"`
+	NanoUSD      int64  `json:"nano_usd"`
+	Model        string `json:"model"`
+	Provider     string `json:"provider"`
+	InputTokens  int64  `json:"input_tokens"`
+	OutputTokens int64  `json:"output_tokens"`
 }
 
 // BatchStoreUpstream is a group of a batch's lines run as one provider

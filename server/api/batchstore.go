@@ -29,15 +29,15 @@ import (
 // or line.
 
 // Limits of a batch-store call: its JSON head (a message batch's custom
-// ids are up to 100,000 of 64 bytes, escaped); an output or error file a
+// ids are up to 100,000 of 64 bytes, escaped, and their lines' bounds); an output or error file a
 // finish carries (a batch's answers, unbounded by the input's limits); the
 // whole body. An uploaded file is at most batchfile.DefaultLimits.Bytes, a
 // message batch's requests batchfile.MessageBatchFileBytes.
 const (
-	batchStoreHeadLimit = 48 << 20
+	batchStoreHeadLimit = 64 << 20
 	batchStoreFileLimit = 256 << 20
 	batchStoreBodyLimit = batchStoreHeadLimit + 2*batchStoreFileLimit
-	// batchStoreBodyDeadline: 560 MiB at ~8 Mbit/s.
+	// batchStoreBodyDeadline: 576 MiB at ~8 Mbit/s.
 	batchStoreBodyDeadline = 10 * time.Minute
 )
 
@@ -313,6 +313,11 @@ func (c batchStoreCaller) do(op string, req *wire.BatchStoreRequest, body io.Rea
 				return out, nil, err
 			}
 		}
+		for _, lb := range b.LineBounds {
+			if lb.Line < 1 || lb.Line > len(req.CustomIDs) || lb.NanoUSD < 0 || lb.Model == "" || lb.Provider == "" || lb.InputTokens < 0 || lb.OutputTokens < 0 {
+				return out, nil, errorf(http.StatusUnprocessableEntity, "line_bounds: line %d's bound is not one of the batch's lines with a model, a provider and counts of 0 or more", lb.Line)
+			}
+		}
 		row, err := storeBatch(b)
 		if err != nil {
 			return out, nil, err
@@ -500,7 +505,7 @@ func storeBatch(b *wire.BatchStoreBatch) (*store.Batch, error) {
 	key := b.InferenceKeyID
 	row := &store.Batch{ID: b.ID, OrgID: b.OrgID, WorkspaceID: b.WorkspaceID, InferenceKeyID: &key, Endpoint: b.Endpoint,
 		InputFileID: b.InputFileID, CompletionWindow: b.CompletionWindow, Status: store.BatchInProgress, ReservedNanoUSD: b.ReservedNanoUSD,
-		CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
+		CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, LineBounds: store.LineBoundsOf(b.LineBounds)}
 	if len(b.Metadata) > 0 {
 		m, err := json.Marshal(b.Metadata)
 		if err != nil {

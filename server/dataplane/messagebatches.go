@@ -406,7 +406,7 @@ func (p *Plane) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		lines[i].Name = fmt.Sprintf("requests[%d]", i)
 	}
 	upstreams := a.nativeGroups(lines, batchfile.MessagesEndpoint)
-	merged, bound, refusal := a.admitLines(lines, nativeLines(upstreams))
+	merged, bound, bounds, refusal := a.admitLines(lines, nativeLines(upstreams))
 	if refusal != nil {
 		anthropicError(refusal).write(a.w)
 		return
@@ -426,7 +426,7 @@ func (p *Plane) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		ReservedNanoUSD: bound, CreatedAt: now, UpdatedAt: now}
 	// As createBatch: what can run on Anthropic's own Message Batches
 	// goes there (batchnative.go).
-	b.Upstreams = upstreams
+	b.Upstreams, b.LineBounds = upstreams, bounds
 	ids := make([]string, len(lines))
 	for i, l := range lines {
 		ids[i] = l.CustomID

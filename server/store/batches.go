@@ -141,6 +141,9 @@ type Batch struct {
 	// Upstreams are the batch's provider batch groups, stored with it by
 	// CreateBatch (not a column).
 	Upstreams []BatchUpstream `bun:"-"`
+	// LineBounds are its lines' upper-bound costs, stored with them by
+	// CreateBatch (not a column).
+	LineBounds []LineBound `bun:"-"`
 }
 
 // BatchUpstream is a group of a batch's lines run as one provider batch
@@ -190,6 +193,13 @@ type BatchLine struct {
 	// UpstreamSeq is the provider batch group of a line in one (status
 	// upstream).
 	UpstreamSeq *int `bun:"upstream_seq"`
+	// Bound is the line's upper-bound cost as submission counted it (nil
+	// for older batches' lines): what a line a lost data plane took is
+	// billed (batchplanes.go).
+	Bound *LineBound `bun:"bound,type:text"`
+	// TakenBy is the remote data plane that took a running line (nil:
+	// this control plane's own runner).
+	TakenBy *string `bun:"taken_by"`
 }
 
 // BatchCounts are a batch's lines by outcome, as OpenAI's request_counts.
@@ -205,6 +215,10 @@ func (s *Store) CreateBatch(ctx context.Context, b *Batch, customIDs []string) e
 	b.CreatedAt, b.UpdatedAt = b.CreatedAt.UTC(), b.UpdatedAt.UTC()
 	native := map[int]UpstreamLine{}
 	seqOf := map[int]int{}
+	bounds := make(map[int]*LineBound, len(b.LineBounds))
+	for i := range b.LineBounds {
+		bounds[b.LineBounds[i].Line] = &b.LineBounds[i]
+	}
 	for _, u := range b.Upstreams {
 		for _, l := range u.Lines {
 			native[l.Line], seqOf[l.Line] = l, u.Seq
@@ -225,7 +239,7 @@ func (s *Store) CreateBatch(ctx context.Context, b *Batch, customIDs []string) e
 		for start := 0; start < len(customIDs); start += chunk {
 			rows := make([]BatchLine, 0, min(chunk, len(customIDs)-start))
 			for i, id := range customIDs[start:min(start+chunk, len(customIDs))] {
-				row := BatchLine{BatchID: b.ID, Line: start + i + 1, CustomID: id, Status: LinePending, UpdatedAt: b.CreatedAt}
+				row := BatchLine{BatchID: b.ID, Line: start + i + 1, CustomID: id, Status: LinePending, UpdatedAt: b.CreatedAt, Bound: bounds[start+i+1]}
 				if n, ok := native[row.Line]; ok {
 					seq, rid := seqOf[row.Line], n.RequestID
 					row.Status, row.UpstreamSeq, row.RequestID = LineUpstream, &seq, &rid
