@@ -19,7 +19,22 @@ import (
 // Store is a dataplane.BatchStore over the control plane's database.
 type Store struct{ St *store.Store }
 
-var _ dataplane.BatchStore = Store{}
+var (
+	_ dataplane.BatchStore       = Store{}
+	_ dataplane.BatchRunnerLease = Store{}
+)
+
+// RunnerLease names the lease of the process that runs the batches
+// (dataplane.BatchRunnerLease), one of the replicas on the database.
+const RunnerLease = "batch-runner"
+
+func (s Store) TakeRunnerLease(ctx context.Context, holder string, ttl time.Duration) (bool, error) {
+	return s.St.TakeLease(ctx, RunnerLease, holder, ttl, store.Now())
+}
+
+func (s Store) ReleaseRunnerLease(ctx context.Context, holder string) error {
+	return s.St.ReleaseLease(ctx, RunnerLease, holder)
+}
 
 // mapErr turns the store's not-found into the plane's.
 func mapErr(err error) error {
