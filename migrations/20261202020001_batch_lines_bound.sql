@@ -7,3 +7,6 @@
 -- request may have reached its upstream. NULL for lines of older batches,
 -- which are left for their plane to end.
 ALTER TABLE batch_lines ADD COLUMN bound TEXT;
+-- The control plane looks for such lines every minute: the running lines
+-- remote planes hold, a few, out of every line of every batch.
+CREATE INDEX batch_lines_taken ON batch_lines (taken_by) WHERE taken_by IS NOT NULL AND status = 'running';
