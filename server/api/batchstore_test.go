@@ -422,7 +422,14 @@ func TestBatchStoreProviderBatches(t *testing.T) {
 		if out, _ := p1.must("update-upstream", move); !out.OK {
 			t.Fatal("moving the group on")
 		}
-		if out, _ := p2.must("update-upstream", move); out.OK {
+		// Repeated after its answer was lost, the same step is answered ok;
+		// another plane's step (its own provider batch) is not.
+		if out, _ := p1.must("update-upstream", move); !out.OK {
+			t.Fatal("a repeated step answered as another plane's")
+		}
+		other := move
+		other.Upstream = &wire.BatchStoreUpstream{BatchID: b.ID, Seq: 1, Status: "submitted", UpstreamID: "batch_other"}
+		if out, _ := p2.must("update-upstream", other); out.OK {
 			t.Fatal("the group moved on twice from pending")
 		}
 		ls, _ := p2.must("upstream-lines", wire.BatchStoreRequest{BatchID: b.ID, Seq: 1})

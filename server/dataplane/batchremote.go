@@ -344,8 +344,8 @@ func (s *RemoteBatches) Upstreams(ctx context.Context, batchID string) ([]BatchU
 }
 
 // UpdateUpstream moves a group on from status from: repeated after its
-// answer was lost, it finds the group moved on (false), as when another
-// plane moved it first.
+// answer was lost, it finds the group in exactly the state it wrote and is
+// answered true; another plane's step answers false.
 func (s *RemoteBatches) UpdateUpstream(ctx context.Context, u BatchUpstream, from string, now time.Time) (bool, error) {
 	out, _, err := s.call(ctx, "update-upstream", wire.BatchStoreRequest{BatchID: u.BatchID, Upstream: &u, From: from, Now: now})
 	return out.OK, err

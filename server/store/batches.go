@@ -585,7 +585,11 @@ func (s *Store) BatchUpstreams(ctx context.Context, batchID string) ([]BatchUpst
 // UpdateBatchUpstream writes u's state (status, the provider's file and
 // batch ids, submitting_at, error) when the group is still in status
 // from; false when it is not (another process moved it on), so a step is
-// taken once.
+// taken once. A step repeated after its answer was lost finds the group
+// already in exactly u's state and is answered true: the caller that took
+// it goes on, where a false would have it leave a provider batch it made
+// (another process's step differs at least in its own upload or its
+// submitting_at, so it is still answered false).
 func (s *Store) UpdateBatchUpstream(ctx context.Context, u BatchUpstream, from string, now time.Time) (bool, error) {
 	res, err := s.db.NewUpdate().Model((*BatchUpstream)(nil)).Set("status = ?", u.Status).Set("upstream_file_id = ?", u.UpstreamFileID).
 		Set("upstream_batch_id = ?", u.UpstreamBatchID).Set("submitting_at = ?", u.SubmittingAt).Set("error = ?", u.Error).
@@ -593,8 +597,25 @@ func (s *Store) UpdateBatchUpstream(ctx context.Context, u BatchUpstream, from s
 	if err != nil {
 		return false, mapErr(err)
 	}
-	n, _ := res.RowsAffected()
-	return n == 1, nil
+	if n, _ := res.RowsAffected(); n == 1 {
+		return true, nil
+	}
+	var cur BatchUpstream
+	if err := s.db.NewSelect().Model(&cur).Where("batch_id = ? AND seq = ?", u.BatchID, u.Seq).Scan(ctx); err != nil {
+		return false, mapErr(err)
+	}
+	return sameUpstreamState(cur, u), nil
+}
+
+// sameUpstreamState: a and b record the same step of a group. Times are
+// compared to the microsecond, the finest both databases keep.
+func sameUpstreamState(a, b BatchUpstream) bool {
+	sameString := func(x, y *string) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	sameTime := func(x, y *time.Time) bool {
+		return (x == nil) == (y == nil) && (x == nil || x.UTC().Truncate(time.Microsecond).Equal(y.UTC().Truncate(time.Microsecond)))
+	}
+	return a.Status == b.Status && sameString(a.UpstreamFileID, b.UpstreamFileID) && sameString(a.UpstreamBatchID, b.UpstreamBatchID) &&
+		sameString(a.Error, b.Error) && sameTime(a.SubmittingAt, b.SubmittingAt)
 }
 
 // UpstreamBatchLines are the lines of the batch's group seq still in the
