@@ -91,10 +91,10 @@ func TestBatchFilesAreTheWorkspaces(t *testing.T) {
 				t.Errorf("%s across workspaces: %v", name, err)
 			}
 		}
-		if got, err := st.Batches(ctx, sibling, false, "", 10); err != nil || len(got) != 0 {
+		if got, err := st.Batches(ctx, sibling, false, "", "", 10); err != nil || len(got) != 0 {
 			t.Errorf("a sibling workspace lists %+v %v", got, err)
 		}
-		if got, err := st.Batches(ctx, ws, false, "", 10); err != nil || len(got) != 1 || got[0].ReservedNanoUSD != 42 {
+		if got, err := st.Batches(ctx, ws, false, "", "", 10); err != nil || len(got) != 1 || got[0].ReservedNanoUSD != 42 {
 			t.Errorf("batches: %+v %v", got, err)
 		}
 		c, err := st.BatchCounts(ctx, "batch_1")
