@@ -167,7 +167,7 @@ func TestCompletionOfEnumerableValues(t *testing.T) {
 		{[]string{"data-planes", "revoke", ""}, []string{"dp-serving"}, noFiles},
 		{[]string{"data-planes", "get", ""}, []string{"dp-serving", "dp-waiting"}, noFiles},
 		{[]string{"credentials", "create", "--provider", "bedrock", "--setting", ""}, []string{"region=", "batches=", "batch_s3_uri=", "batch_role_arn=", "batch_s3_endpoint="}, noFilesNoSpace},
-		{[]string{"credentials", "create", "--provider", "vertex", "--setting", ""}, []string{"project=", "location=", "token_url="}, noFilesNoSpace},
+		{[]string{"credentials", "create", "--provider", "vertex", "--setting", ""}, []string{"project=", "location=", "token_url=", "batches=", "batch_gcs_uri=", "batch_gcs_endpoint="}, noFilesNoSpace},
 		{[]string{"credentials", "create", "--provider", "openai", "--setting", ""}, []string{"batches="}, noFilesNoSpace},
 		{[]string{"credentials", "update", cred.ID.String(), "--setting", ""}, []string{"region=", "batches=", "batch_s3_uri=", "batch_role_arn=", "batch_s3_endpoint="}, noFilesNoSpace},
 		{[]string{"credentials", "get", ""}, []string{cred.ID.String()}, noFiles},

@@ -72,7 +72,7 @@ type CredentialSettings struct {
 	// TokenURL replaces the OAuth token endpoint (vertex: the service
 	// account's token_uri; azure-openai: Microsoft Entra ID's).
 	TokenURL string `json:"token_url,omitempty" jsonschema:"maxLength=255"`
-	// Batches is where an openai, azure-openai, anthropic or bedrock credential's
+	// Batches is where an openai, azure-openai, anthropic, bedrock or vertex credential's
 	// batch lines run: "native" (the default: the provider's own batch
 	// API, at its batch price) or "gateway" (gw sends each line itself).
 	Batches string `json:"batches,omitempty" jsonschema:"enum=native,enum=gateway"`
@@ -87,6 +87,15 @@ type CredentialSettings struct {
 	// BatchS3Endpoint is an S3 endpoint other than AWS's regional one (an
 	// S3-compatible store, a VPC endpoint), held to the egress policy.
 	BatchS3Endpoint string `json:"batch_s3_endpoint,omitempty" jsonschema:"maxLength=255"`
+	// BatchGCSURI is a vertex credential's Cloud Storage prefix for batch
+	// prediction jobs (gs://bucket/prefix/): gw writes a job's input under
+	// it, Vertex AI its output. With it, the credential's batch lines run
+	// as Vertex AI batch prediction jobs; without, on gw's runner.
+	BatchGCSURI string `json:"batch_gcs_uri,omitempty" jsonschema:"maxLength=255"`
+	// BatchGCSEndpoint is a Cloud Storage JSON API endpoint other than
+	// Google's (an emulator, a private endpoint), held to the egress
+	// policy.
+	BatchGCSEndpoint string `json:"batch_gcs_endpoint,omitempty" jsonschema:"maxLength=255"`
 }
 
 // ProviderCredentialUpdate changes a credential's label, secret, base URL or settings.

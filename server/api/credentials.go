@@ -140,7 +140,7 @@ func (s *Server) createCredential(r *Request) (any, error) {
 			o.Errors().Add(o.Loc().With("base_url"), "missing", backend.BaseURLRequired, nil, nil)
 		}
 		checkCredentialEgress(r.ctx, policy, o.Errors(), credentialURLs{baseURL: baseURL, tokenURL: &settings.value.TokenURL,
-			s3Endpoint: &settings.value.BatchS3Endpoint, secret: &secret})
+			s3Endpoint: &settings.value.BatchS3Endpoint, gcsEndpoint: &settings.value.BatchGCSEndpoint, secret: &secret})
 	}); err != nil {
 		return nil, err
 	}
@@ -206,7 +206,7 @@ func (s *Server) updateCredential(r *Request) (any, error) {
 				"Field required: changing base_url needs the secret again, so it is never sent to a new host unasked", nil, nil)
 		}
 		checkCredentialEgress(r.ctx, policy, o.Errors(), credentialURLs{baseURL: baseURL, tokenURL: &settings.value.TokenURL,
-			s3Endpoint: &settings.value.BatchS3Endpoint, secret: secret})
+			s3Endpoint: &settings.value.BatchS3Endpoint, gcsEndpoint: &settings.value.BatchGCSEndpoint, secret: secret})
 	}); err != nil {
 		return nil, err
 	}

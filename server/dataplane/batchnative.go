@@ -24,7 +24,9 @@ import (
 // dialect (OpenAI and Azure OpenAI: chat completions, responses,
 // embeddings; Anthropic: messages; Bedrock: messages to Anthropic's
 // models and chat completions through Converse, in a batch inference job
-// on the credential's S3 prefix) run there, at the price gw records
+// on the credential's S3 prefix; Vertex AI: chat completions to Gemini
+// models and messages to Claude, in a batch prediction job on the
+// credential's Cloud Storage prefix) run there, at the price gw records
 // them at, instead of one by one through gw. At submission each such line
 // is put in a group, one per credential and model (a provider batch is of
 // one model); the runner submits each group, polls it off the request
@@ -39,8 +41,8 @@ import (
 // answer was lost) first looks for the provider batch that call may have
 // made: OpenAI's by its input file, which gw uploaded for this group
 // alone; Anthropic's, which carries nothing of gw's, by its creation time
-// and request count; Bedrock's by its job name, made of gw's batch id and
-// group. Only when none is found does it create one.
+// and request count; Bedrock's and Vertex AI's by its job name, made of
+// gw's batch id and group. Only when none is found does it create one.
 //
 // Metered once: a line's usage event id is its request id, fixed when
 // the batch was created; the events are recorded and flushed to the store
@@ -65,7 +67,10 @@ const (
 // settings.batches "gateway" keeps its lines on gw's runner, as does a
 // bedrock credential without its batch bucket and role, a chat line a
 // Converse job cannot take (tools, structured output), and a bedrock
-// group smaller than the fewest records a Bedrock job takes.
+// group smaller than the fewest records a Bedrock job takes; and a vertex
+// credential without its batch bucket, or a vertex line its synchronous
+// request would be refused (gw's runner sends it, and the refusal fails
+// that line alone, not its whole job).
 func (a *admission) nativeGroups(lines []batchfile.Line, endpoint string) []BatchUpstream {
 	if len(a.key.guards) > 0 {
 		// The guardrails run on gw's own path only.
@@ -93,6 +98,9 @@ func (a *admission) nativeGroups(lines []batchfile.Line, endpoint string) []Batc
 		}
 		if m.kind == catalog.KindBedrock && (cred.settings.BatchS3URI == "" || cred.settings.BatchRoleARN == "" ||
 			!providers.BedrockBatchLine(endpoint, m.model.UpstreamModel(), l.Body)) {
+			continue
+		}
+		if m.kind == catalog.KindVertex && (cred.settings.BatchGCSURI == "" || !providers.VertexBatchTakes(m.model.UpstreamModel(), l.Body)) {
 			continue
 		}
 		k := cred.idString + "|" + m.model.ID
@@ -428,9 +436,12 @@ func (p *Plane) endGroup(ctx context.Context, b *Batch, g BatchUpstream, status,
 func groupKey(b *Batch, g BatchUpstream) string { return b.ID + "/" + strconv.Itoa(g.Seq) }
 
 // upstreamJobName is the group's name at a provider that names its jobs
-// (Bedrock): gw's batch id and the group's number, so a create whose
-// answer was lost is found by it for certain.
+// (Bedrock, Vertex AI): gw's batch id and the group's number, so a create
+// whose answer was lost is found by it for certain.
 func upstreamJobName(b *Batch, g BatchUpstream) string {
+	if g.Kind == string(catalog.KindVertex) {
+		return providers.VertexBatchJobName(b.ID, g.Seq)
+	}
 	return providers.BedrockBatchJobName(b.ID, g.Seq)
 }
 

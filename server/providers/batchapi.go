@@ -17,7 +17,8 @@ import (
 
 // BatchAPI speaks the providers' own batch APIs (issue 34; docs/batches.md):
 // OpenAI's and Azure OpenAI's Files and Batches, Anthropic's Message
-// Batches, Bedrock's batch inference jobs (bedrock_batch.go). A batch run there is billed at the provider's batch price,
+// Batches, Bedrock's batch inference jobs (bedrock_batch.go), Vertex AI's
+// batch prediction jobs (vertexbatch.go). A batch run there is billed at the provider's batch price,
 // which is what gw records for its lines.
 //
 // Its calls are not model requests (a GET, a multipart upload), so they
@@ -40,11 +41,15 @@ func (s *Set) BatchAPI() *BatchAPI { return s.batch }
 // run on the batch API of a credential of kind: the provider's batch API
 // takes the line's own dialect, so nothing is translated (at Bedrock:
 // Messages requests to Anthropic's models, whose InvokeModel body they
-// are). A bedrock credential also needs its batch settings.
+// are; at Vertex AI a Gemini model's chat completions line is translated
+// as its synchronous request is). A bedrock or vertex credential also
+// needs its batch settings.
 func NativeBatches(kind catalog.Kind, endpoint, upstreamModel string) bool {
 	switch kind {
 	case catalog.KindBedrock:
 		return bedrockBatchable(endpoint, upstreamModel)
+	case catalog.KindVertex:
+		return vertexBatchable(endpoint, upstreamModel)
 	case catalog.KindOpenAI:
 		return endpoint == "/v1/chat/completions" || endpoint == "/v1/responses" || endpoint == "/v1/embeddings"
 	case catalog.KindAzureOpenAI:
@@ -201,8 +206,9 @@ func lineURL(kind catalog.Kind, endpoint string) string {
 }
 
 // Upload uploads the requests as an OpenAI batch input file (purpose
-// batch) and returns its id; at Bedrock it writes them to the batch
-// bucket, as the input of the job name, and returns its s3:// URI.
+// batch) and returns its id; at Bedrock (Vertex AI) it writes them to the
+// batch bucket, as the input of the job name, and returns its s3:// (gs://)
+// URI.
 // Anthropic takes the requests with the batch itself (Create), so it has
 // no upload.
 func (b *BatchAPI) Upload(ctx context.Context, kind catalog.Kind, call *Call, endpoint, name string, reqs []BatchRequest) (string, error) {
@@ -211,6 +217,8 @@ func (b *BatchAPI) Upload(ctx context.Context, kind catalog.Kind, call *Call, en
 		return "", nil
 	case catalog.KindBedrock:
 		return b.bedrockUpload(ctx, call, endpoint, name, reqs)
+	case catalog.KindVertex:
+		return b.vertexUpload(ctx, call, name, reqs)
 	}
 	bodies, err := upstreamBodies(kind, call, reqs)
 	if err != nil {
@@ -252,11 +260,14 @@ func (b *BatchAPI) Upload(ctx context.Context, kind catalog.Kind, call *Call, en
 }
 
 // Create creates the provider batch: OpenAI's of the uploaded file
-// fileID, Anthropic's of the requests themselves, Bedrock's job name of
-// the input fileID.
+// fileID, Anthropic's of the requests themselves, Bedrock's and Vertex
+// AI's job name of the input fileID.
 func (b *BatchAPI) Create(ctx context.Context, kind catalog.Kind, call *Call, endpoint, name, fileID string, reqs []BatchRequest, metadata map[string]string) (BatchJob, error) {
 	if kind == catalog.KindBedrock {
 		return b.bedrockCreate(ctx, call, endpoint, name, fileID)
+	}
+	if kind == catalog.KindVertex {
+		return b.vertexCreate(ctx, call, name, fileID)
 	}
 	var body any
 	if kind == catalog.KindAnthropic {
@@ -288,6 +299,9 @@ func (b *BatchAPI) Get(ctx context.Context, kind catalog.Kind, call *Call, id st
 	if kind == catalog.KindBedrock {
 		return b.bedrockGet(ctx, call, id)
 	}
+	if kind == catalog.KindVertex {
+		return b.vertexGet(ctx, call, id)
+	}
 	raw, err := b.do(ctx, kind, call, http.MethodGet, b.url(kind, call, "/batches/"+url.PathEscape(id), nil), "", nil)
 	if err != nil {
 		return BatchJob{}, err
@@ -301,6 +315,9 @@ func (b *BatchAPI) Cancel(ctx context.Context, kind catalog.Kind, call *Call, id
 	if kind == catalog.KindBedrock {
 		return b.bedrockStop(ctx, call, id)
 	}
+	if kind == catalog.KindVertex {
+		return b.vertexCancel(ctx, call, id)
+	}
 	raw, err := b.do(ctx, kind, call, http.MethodPost, b.url(kind, call, "/batches/"+url.PathEscape(id)+"/cancel", nil), "", nil)
 	if err != nil {
 		return BatchJob{}, err
@@ -310,8 +327,10 @@ func (b *BatchAPI) Cancel(ctx context.Context, kind catalog.Kind, call *Call, id
 
 // DeleteFile deletes a file of an OpenAI or Azure batch (its input, its
 // output or error file), or an object of a Bedrock job (its input, output
-// or manifest, by s3:// URI), once gw has read what it needs: they hold
-// the requests and answers, which gw keeps in its own store.
+// or manifest, by s3:// URI), or of a Vertex AI job (its input, or every
+// object under its output directory, by gs:// URI), once gw has read what
+// it needs: they hold the requests and answers, which gw keeps in its own
+// store.
 func (b *BatchAPI) DeleteFile(ctx context.Context, kind catalog.Kind, call *Call, id string) error {
 	if kind == catalog.KindAnthropic || id == "" {
 		return nil
@@ -319,15 +338,22 @@ func (b *BatchAPI) DeleteFile(ctx context.Context, kind catalog.Kind, call *Call
 	if kind == catalog.KindBedrock {
 		return b.bedrockDelete(ctx, call, id)
 	}
+	if kind == catalog.KindVertex {
+		return b.vertexDelete(ctx, call, id)
+	}
 	_, err := b.do(ctx, kind, call, http.MethodDelete, b.url(kind, call, "/files/"+url.PathEscape(id), nil), "", nil)
 	return err
 }
 
 // DeleteBatch deletes an Anthropic message batch, and with it the
 // results Anthropic keeps for 29 days, once gw has read them (the
-// answers are gw's to keep, as an OpenAI batch's files are). Other kinds'
-// batches hold nothing beyond their files: nothing to do.
+// answers are gw's to keep, as an OpenAI batch's files are), and an ended
+// Vertex AI job's record. Other kinds' batches hold nothing beyond their
+// files: nothing to do.
 func (b *BatchAPI) DeleteBatch(ctx context.Context, kind catalog.Kind, call *Call, id string) error {
+	if kind == catalog.KindVertex && id != "" {
+		return b.vertexDeleteJob(ctx, call, id)
+	}
 	if kind != catalog.KindAnthropic || id == "" {
 		return nil
 	}
@@ -340,10 +366,14 @@ func (b *BatchAPI) DeleteBatch(ctx context.Context, kind catalog.Kind, call *Cal
 // of the input file fileID (a file gw uploaded for this one submission,
 // so a match is certain); Anthropic's, whose batches carry nothing of
 // gw's, created at or after since (less findSkew) with n requests (its
-// first page, newest first); Bedrock's by the job's name, gw's own.
+// first page, newest first); Bedrock's and Vertex AI's by the job's name,
+// gw's own.
 func (b *BatchAPI) Find(ctx context.Context, kind catalog.Kind, call *Call, name, fileID string, since time.Time, n int) (BatchJob, bool, error) {
 	if kind == catalog.KindBedrock {
 		return b.bedrockFind(ctx, call, name)
+	}
+	if kind == catalog.KindVertex {
+		return b.vertexFind(ctx, call, name)
 	}
 	raw, err := b.do(ctx, kind, call, http.MethodGet, b.url(kind, call, "/batches", url.Values{"limit": {"100"}}), "", nil)
 	if err != nil {
@@ -425,6 +455,9 @@ func readJob(kind catalog.Kind, raw []byte) (BatchJob, error) {
 func (b *BatchAPI) Results(ctx context.Context, kind catalog.Kind, call *Call, endpoint string, job BatchJob) ([]BatchResult, error) {
 	if kind == catalog.KindBedrock {
 		return b.bedrockResults(ctx, call, endpoint, job)
+	}
+	if kind == catalog.KindVertex {
+		return b.vertexResults(ctx, call, job)
 	}
 	if kind == catalog.KindAnthropic {
 		raw, err := b.do(ctx, kind, call, http.MethodGet, b.url(kind, call, "/batches/"+url.PathEscape(job.ID)+"/results", nil), "", nil)

@@ -86,6 +86,15 @@ func TestNativeBatches(t *testing.T) {
 		{catalog.KindBedrock, "/v1/chat/completions", "us.amazon.nova-lite-v1:0", true},
 		{catalog.KindBedrock, "/v1/embeddings", "amazon.titan-embed-text-v2:0", false},
 		{catalog.KindBedrock, "/v1/responses", "us.amazon.nova-lite-v1:0", false},
+		// Vertex AI's batch prediction: Gemini's chat completions lines
+		// (translated as a synchronous request is), Claude's Messages
+		// lines as sent; nothing else.
+		{catalog.KindVertex, "/v1/chat/completions", "gemini-2.5-flash", true},
+		{catalog.KindVertex, "/v1/messages", "gemini-2.5-flash", false},
+		{catalog.KindVertex, "/v1/responses", "gemini-2.5-flash", false},
+		{catalog.KindVertex, "/v1/messages", "claude-haiku-4-5@20251001", true},
+		{catalog.KindVertex, "/v1/chat/completions", "claude-haiku-4-5@20251001", false},
+		{catalog.KindVertex, "/v1/embeddings", "text-embedding-005", false},
 		{catalog.KindOpenAICompatible, "/v1/chat/completions", "m", false},
 	} {
 		if got := NativeBatches(c.kind, c.endpoint, c.model); got != c.want {

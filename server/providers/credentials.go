@@ -49,6 +49,14 @@ type Settings struct {
 	BatchS3URI      string `json:"batch_s3_uri,omitempty"`
 	BatchRoleARN    string `json:"batch_role_arn,omitempty"`
 	BatchS3Endpoint string `json:"batch_s3_endpoint,omitempty"`
+	// BatchGCSURI and BatchGCSEndpoint are a vertex credential's batch
+	// prediction settings (docs/batches.md): the Cloud Storage prefix
+	// (gs://bucket/prefix/) gw writes a job's input under and Vertex AI its
+	// output, and a Cloud Storage JSON API endpoint other than Google's
+	// (an emulator, a private endpoint). Without the prefix a vertex
+	// credential's batch lines run on gw's runner.
+	BatchGCSURI      string `json:"batch_gcs_uri,omitempty"`
+	BatchGCSEndpoint string `json:"batch_gcs_endpoint,omitempty"`
 }
 
 // The values of Settings.Batches.
@@ -71,7 +79,7 @@ type CredentialProblem struct {
 // settingsOf lists the settings each kind takes, and which it requires.
 var settingsOf = map[catalog.Kind]struct{ allowed, required []string }{
 	catalog.KindBedrock:     {allowed: []string{"region", "batches", "batch_s3_uri", "batch_role_arn", "batch_s3_endpoint"}, required: []string{"region"}},
-	catalog.KindVertex:      {allowed: []string{"project", "location", "token_url"}, required: []string{"location"}},
+	catalog.KindVertex:      {allowed: []string{"project", "location", "token_url", "batches", "batch_gcs_uri", "batch_gcs_endpoint"}, required: []string{"location"}},
 	catalog.KindAzureOpenAI: {allowed: []string{"api_version", "deployments", "token_url", "batches"}},
 	catalog.KindOpenAI:      {allowed: []string{"batches"}},
 	catalog.KindAnthropic:   {allowed: []string{"batches"}},
@@ -87,7 +95,7 @@ func CredentialSettings(kind catalog.Kind) (allowed, required []string) {
 
 // SettingNames lists every settings member, for strict decoding.
 var SettingNames = []string{"region", "project", "location", "api_version", "deployments", "token_url", "batches",
-	"batch_s3_uri", "batch_role_arn", "batch_s3_endpoint"}
+	"batch_s3_uri", "batch_role_arn", "batch_s3_endpoint", "batch_gcs_uri", "batch_gcs_endpoint"}
 
 var (
 	awsRegionRE   = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$`)
@@ -147,6 +155,14 @@ func CheckSettings(kind catalog.Kind, s Settings) []CredentialProblem {
 			needs("batch_s3_endpoint", "batch_s3_uri")
 		}
 	}
+	check("batch_gcs_uri", gcsURIValid(s.BatchGCSURI), "Should be a Cloud Storage prefix gs://BUCKET/ or gs://BUCKET/PREFIX/ (a bucket name of 3 to 63 lowercase letters, digits, '.', '_' and '-'; the prefix, if any, ending in '/')")
+	check("batch_gcs_endpoint", tokenURLValid(s.BatchGCSEndpoint), "Should be an absolute http(s) URL without credentials or fragment")
+	if present["batch_gcs_endpoint"] && !present["batch_gcs_uri"] && slices.Contains(spec.allowed, "batch_gcs_uri") {
+		// An endpoint with no bucket to use it for is a mistake, said
+		// when saved rather than never noticed.
+		out = append(out, CredentialProblem{"settings.batch_gcs_uri", "missing",
+			"Field required: settings.batch_gcs_endpoint needs settings.batch_gcs_uri (the bucket Vertex AI batch jobs read and write)"})
+	}
 	for model, dep := range s.Deployments {
 		if model == "" || !deploymentRE.MatchString(dep) {
 			out = append(out, CredentialProblem{"settings.deployments", "value_error",
@@ -161,7 +177,36 @@ func (s Settings) present() map[string]bool {
 	return map[string]bool{"region": s.Region != "", "project": s.Project != "", "location": s.Location != "",
 		"api_version": s.APIVersion != "", "deployments": len(s.Deployments) > 0, "token_url": s.TokenURL != "",
 		"batches": s.Batches != "", "batch_s3_uri": s.BatchS3URI != "", "batch_role_arn": s.BatchRoleARN != "",
-		"batch_s3_endpoint": s.BatchS3Endpoint != ""}
+		"batch_s3_endpoint": s.BatchS3Endpoint != "", "batch_gcs_uri": s.BatchGCSURI != "", "batch_gcs_endpoint": s.BatchGCSEndpoint != ""}
+}
+
+// gcsBucketRE is a Cloud Storage bucket name (the plain, undotted form's
+// characters; dotted names too, each part checked by the length alone).
+var gcsBucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$`)
+
+// gcsURIValid tells a Cloud Storage prefix gw can write a batch job's
+// input under: gs://bucket/ or gs://bucket/prefix/.
+func gcsURIValid(s string) bool {
+	_, _, ok := ParseGCSPrefix(s)
+	return ok
+}
+
+// ParseGCSPrefix splits gs://bucket/prefix/ into the bucket and the object
+// prefix ("" or ending in "/").
+func ParseGCSPrefix(s string) (bucket, prefix string, ok bool) {
+	rest, found := strings.CutPrefix(s, "gs://")
+	if !found {
+		return "", "", false
+	}
+	bucket, prefix, slash := strings.Cut(rest, "/")
+	if !slash || !gcsBucketRE.MatchString(bucket) || strings.Contains(bucket, "..") || strings.HasPrefix(bucket, "goog") {
+		return "", "", false
+	}
+	if prefix != "" && (!strings.HasSuffix(prefix, "/") || strings.HasPrefix(prefix, "/") || strings.Contains(prefix, "//") ||
+		strings.ContainsAny(prefix, "\x00\n\r#[]*?") || len(prefix) > 512) {
+		return "", "", false
+	}
+	return bucket, prefix, true
 }
 
 // s3BucketRE is an S3 bucket name (the general-purpose rules: no

@@ -97,16 +97,26 @@ type vertexAnthropicRequest struct {
 // regional one ({location}-aiplatform.googleapis.com); a credential's own
 // base URL is taken as it is.
 func vertexModelURL(call *Call, project, publisher string) string {
+	return vertexLocationURL(call, project) + "/publishers/" + publisher + "/models/" + url.PathEscape(call.UpstreamModel)
+}
+
+// vertexBase is the API root of the credential's location: the catalog's
+// global host becomes the location's regional one.
+func vertexBase(call *Call) string {
 	base := trimBase(call.BaseURL)
-	loc := call.Settings.Location
-	if loc != "" && loc != "global" {
+	if loc := call.Settings.Location; loc != "" && loc != "global" {
 		base = strings.Replace(base, "://aiplatform.googleapis.com", "://"+loc+"-aiplatform.googleapis.com", 1)
 	}
+	return base
+}
+
+// vertexLocationURL is the resource URL of the credential's project (the
+// setting, else the service account's) and location.
+func vertexLocationURL(call *Call, project string) string {
 	if call.Settings.Project != "" {
 		project = call.Settings.Project
 	}
-	return base + "/projects/" + url.PathEscape(project) + "/locations/" + url.PathEscape(loc) +
-		"/publishers/" + publisher + "/models/" + url.PathEscape(call.UpstreamModel)
+	return vertexBase(call) + "/projects/" + url.PathEscape(project) + "/locations/" + url.PathEscape(call.Settings.Location)
 }
 
 // postVertexClaude posts a Messages body to rawPredict or streamRawPredict.

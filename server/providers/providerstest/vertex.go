@@ -34,6 +34,9 @@ type Vertex struct {
 	tokens map[string]time.Time
 	// lifetime is how long an issued token lasts (an hour when 0).
 	lifetime time.Duration
+	// jobs is the batch prediction job API, once ServeBatches gives it a
+	// Cloud Storage (vertex_batch.go).
+	jobs *vertexJobs
 }
 
 // SetLifetime sets how long the tokens issued from now on last.
@@ -99,6 +102,9 @@ func (v *Vertex) TokensIssued() int {
 func (v *Vertex) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/token" {
 		v.token(w, r)
+		return
+	}
+	if v.serveJobs(w, r) {
 		return
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/v1/projects/"+v.Project+"/locations/"+v.Location+"/publishers/")
