@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Cloud Storage, as a vertex credential's batch prediction jobs need it
@@ -27,6 +28,14 @@ const defaultGCSEndpoint = "https://storage.googleapis.com"
 // for at most 50,000 requests (gw's batch file limit), as large as a batch
 // output file may be.
 const maxGCSObject = 256 << 20
+
+// Each call is bounded, so a store that stops answering holds the runner
+// (which moves every batch on) for a while, not for ever: listings and
+// deletes are small; an object is at most a job's input or predictions.
+const (
+	gcsControlTimeout = time.Minute
+	gcsObjectTimeout  = 10 * time.Minute
+)
 
 // gcsClient is the Cloud Storage of one call: its endpoint (the
 // credential's batch_gcs_endpoint, else Google's) and bearer token.
@@ -69,6 +78,8 @@ func (g *gcsClient) do(ctx context.Context, method, u, contentType string, body 
 
 // put writes an object whole (a simple media upload).
 func (g *gcsClient) put(ctx context.Context, bucket, object string, content []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, gcsObjectTimeout)
+	defer cancel()
 	u := g.endpoint + "/upload/storage/v1/b/" + url.PathEscape(bucket) + "/o?" + url.Values{"uploadType": {"media"}, "name": {object}}.Encode()
 	resp, err := g.do(ctx, http.MethodPost, u, "application/jsonl", content)
 	if err != nil {
@@ -80,6 +91,8 @@ func (g *gcsClient) put(ctx context.Context, bucket, object string, content []by
 
 // get reads an object whole, up to maxGCSObject.
 func (g *gcsClient) get(ctx context.Context, bucket, object string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, gcsObjectTimeout)
+	defer cancel()
 	resp, err := g.do(ctx, http.MethodGet, g.objectURL(bucket, object)+"?alt=media", "", nil)
 	if err != nil {
 		return nil, err
@@ -97,6 +110,8 @@ func (g *gcsClient) get(ctx context.Context, bucket, object string) ([]byte, err
 
 // list names the objects under prefix, every page.
 func (g *gcsClient) list(ctx context.Context, bucket, prefix string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, gcsControlTimeout)
+	defer cancel()
 	var names []string
 	token := ""
 	for page := 0; page < 1000; page++ {
@@ -129,6 +144,8 @@ func (g *gcsClient) list(ctx context.Context, bucket, prefix string) ([]string, 
 
 // remove deletes an object; one already gone is no error.
 func (g *gcsClient) remove(ctx context.Context, bucket, object string) error {
+	ctx, cancel := context.WithTimeout(ctx, gcsControlTimeout)
+	defer cancel()
 	resp, err := g.do(ctx, http.MethodDelete, g.objectURL(bucket, object), "", nil)
 	var pe *Error
 	if errors.As(err, &pe) && pe.Status == http.StatusNotFound {

@@ -82,6 +82,8 @@ type vertexSession struct {
 }
 
 func (b *BatchAPI) vertexSession(ctx context.Context, call *Call) (*vertexSession, error) {
+	ctx, cancel := context.WithTimeout(ctx, gcsControlTimeout)
+	defer cancel()
 	src, err := b.tokens.google(b.Client, call)
 	if err != nil {
 		return nil, err
@@ -101,6 +103,8 @@ func (s *vertexSession) jobs() string {
 
 // vertexDo is one call of the job API (Google's refusals).
 func (b *BatchAPI) vertexDo(ctx context.Context, s *vertexSession, method, u string, body []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, gcsControlTimeout)
+	defer cancel()
 	p := upstreamPost{method: method, url: u, authorize: headerAuth(s.auth), refusal: googleStatusError}
 	if body != nil {
 		p.body = rope{body}
