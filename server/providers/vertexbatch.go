@@ -375,11 +375,9 @@ func (b *BatchAPI) vertexResults(ctx context.Context, call *Call, job BatchJob) 
 // error.
 func readVertexPrediction(call *Call, line []byte) (BatchResult, error) {
 	var l struct {
-		CustomID string `json:"custom_id"`
-		Status   string `json:"status"`
-		Request  struct {
-			Labels map[string]string `json:"labels"`
-		} `json:"request"`
+		CustomID string          `json:"custom_id"`
+		Status   string          `json:"status"`
+		Request  json.RawMessage `json:"request"`
 		Response json.RawMessage `json:"response"`
 	}
 	if err := json.Unmarshal(line, &l); err != nil {
@@ -387,8 +385,14 @@ func readVertexPrediction(call *Call, line []byte) (BatchResult, error) {
 	}
 	claude := isClaude(call.UpstreamModel)
 	id := l.CustomID
+	var request map[string]json.RawMessage
 	if !claude {
-		id = l.Request.Labels[vertexLabel]
+		var labels struct {
+			Labels map[string]string `json:"labels"`
+		}
+		_ = json.Unmarshal(l.Request, &labels)
+		_ = json.Unmarshal(l.Request, &request)
+		id = labels.Labels[vertexLabel]
 	}
 	if id == "" {
 		return BatchResult{}, errNotObject
@@ -410,7 +414,9 @@ func readVertexPrediction(call *Call, line []byte) (BatchResult, error) {
 		r.Outcome, r.StatusCode, r.Body, r.Usage = BatchSucceeded, http.StatusOK, l.Response, m.usage()
 		return r, nil
 	}
-	c := &Call{UpstreamModel: call.UpstreamModel, ResponseModel: call.ResponseModel}
+	// The request, as Vertex writes it back, is what an answer without
+	// usageMetadata has its input counted from (never nothing).
+	c := &Call{UpstreamModel: call.UpstreamModel, ResponseModel: call.ResponseModel, Native: &NativeRequest{Body: l.Request, Members: request}}
 	done, err := geminiCompletion(&http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(bytes.NewReader(l.Response))}, c)
 	if err != nil {
 		var pe *Error
