@@ -416,6 +416,7 @@ func (p *Plane) serveBatches(w http.ResponseWriter, r *http.Request, rest string
 			p.batchErr(err, "batch", id).write(w)
 			return
 		}
+		p.cancelledHold(id)
 		p.wakeRunner()
 		p.writeBatch(w, b)
 	case sub == "" || sub == "cancel":
@@ -517,10 +518,11 @@ type batchRequest struct {
 // model is one the key may use and its policies allow (a line refused
 // fails the whole submission, naming the line: nothing is stored,
 // reserved or sent); then the whole batch's upper-bound cost, at the
-// batch prices, must fit the budgets its lines count against. That bound
-// is reserved and given back at once: each line holds its own bound when
-// it is sent (as any request does), so a budget never overshoots, and
-// the batch is refused up front when it cannot fit.
+// prices each line is billed at, must fit the budgets its lines count
+// against. That bound is held from now for the batch's whole run, and
+// each line draws its share as it is sent (batchhold.go): the batch is
+// refused up front when it cannot fit, and synchronous traffic cannot
+// take the room of the lines it accepted.
 func (p *Plane) createBatch(w http.ResponseWriter, r *http.Request) {
 	a, refusal := p.admitRequest(w, r, endpointBatches)
 	defer a.end()
@@ -583,18 +585,18 @@ func (p *Plane) createBatch(w http.ResponseWriter, r *http.Request) {
 	// (batchnative.go), bounded at the batch prices; the others on gw's
 	// runner, bounded and priced as the synchronous requests they are.
 	upstreams := a.nativeGroups(lines, req.Endpoint)
-	merged, bound, refusal := a.admitLines(lines, nativeLines(upstreams))
+	merged, bound, shares, refusal := a.admitLines(lines, nativeLines(upstreams))
 	if refusal != nil {
 		refusal.write(a.w)
 		return
 	}
-	if refusal := a.reserve(merged, func() (int64, error) { return bound, nil }); refusal != nil {
+	// Held from now for the batch's whole run, each line drawing its
+	// share as it is sent (batchhold.go).
+	held, refusal := a.holdBatch(merged, bound)
+	if refusal != nil {
 		refusal.write(a.w)
 		return
 	}
-	// Given back at once: each line holds its own bound as it is sent.
-	a.budget.Settle(0)
-	a.budget = nil
 	now := p.now()
 	b := &Batch{ID: "batch_" + strings.ReplaceAll(uuid.NewString(), "-", ""), OrgID: a.key.org.orgID, WorkspaceID: a.key.workspace,
 		InferenceKeyID: a.key.id, Endpoint: req.Endpoint, InputFileID: f.ID, CompletionWindow: req.CompletionWindow, Status: batchInProgress,
@@ -604,7 +606,7 @@ func (p *Plane) createBatch(w http.ResponseWriter, r *http.Request) {
 	for i, l := range lines {
 		ids[i] = l.CustomID
 	}
-	if err := p.batches.CreateBatch(ctx, b, ids); err != nil {
+	if err := p.createHeldBatch(ctx, b, ids, held, shares); err != nil {
 		batchStoreFailed(p, err).write(a.w)
 		return
 	}
@@ -658,22 +660,25 @@ func batchProblem(param string, err error) *response {
 // (else unknown_model), the key's policies allowing it (a deny is the
 // policy's message), each refusal naming the line. It returns the
 // decision whose budgets the batch counts against (every budget any line
-// counts against) and the batch's upper-bound cost at the batch prices.
-func (a *admission) admitLines(lines []batchfile.Line, native map[int]bool) (*policy.Decision, int64, *response) {
+// counts against), the batch's upper-bound cost at the prices each line
+// is billed at, and each line's part of it (its share of the batch's
+// hold, batchhold.go) by line number.
+func (a *admission) admitLines(lines []batchfile.Line, native map[int]bool) (*policy.Decision, int64, map[int]int64, *response) {
 	merged := &policy.Decision{Allowed: true}
 	seen := map[string]bool{}
 	var total int64
+	shares := make(map[int]int64, len(lines))
 	for _, l := range lines {
 		models := a.batchModels(l.Model)
 		if len(models) == 0 {
-			return nil, 0, batchProblem("input_file_id", l.Problem("model_not_found", "model %q does not exist or this key may not use it", l.Model))
+			return nil, 0, nil, batchProblem("input_file_id", l.Problem("model_not_found", "model %q does not exist or this key may not use it", l.Model))
 		}
 		var lineBound int64
 		for _, m := range models {
 			d, refusal := a.decide(policy.Request{Model: m.model.ID, Provider: m.model.Provider, InputPricePerMTok: m.input, OutputPricePerMTok: m.output,
 				CredentialScopes: a.key.org.credentials.eligible(a.key.workspace, m.model.Provider)})
 			if refusal != nil {
-				return nil, 0, errorResponse(http.StatusForbidden, apiError{Type: typeInvalidRequest, Code: ref("policy_denied"), Param: ref("input_file_id"),
+				return nil, 0, nil, errorResponse(http.StatusForbidden, apiError{Type: typeInvalidRequest, Code: ref("policy_denied"), Param: ref("input_file_id"),
 					Message: l.Problem("policy_denied", "%s", d.DenyMessage).Error()})
 			}
 			for _, b := range d.Budgets {
@@ -685,17 +690,18 @@ func (a *admission) admitLines(lines []batchfile.Line, native map[int]bool) (*po
 			}
 			n, err := lineBoundOf(m, l, native[l.Number])
 			if err != nil {
-				return nil, 0, batchProblem("input_file_id", l.Problem("bound_too_large", "%v", err))
+				return nil, 0, nil, batchProblem("input_file_id", l.Problem("bound_too_large", "%v", err))
 			}
 			lineBound = max(lineBound, n)
 		}
 		if total > (1<<62)-lineBound {
-			return nil, 0, batchProblem("input_file_id", l.Problem("bound_too_large", "the batch's cost bound does not fit"))
+			return nil, 0, nil, batchProblem("input_file_id", l.Problem("bound_too_large", "the batch's cost bound does not fit"))
 		}
 		total += lineBound
+		shares[l.Number] = lineBound
 	}
 	a.decision = merged
-	return merged, total, nil
+	return merged, total, shares, nil
 }
 
 // batchModels are the catalog models a line's model names: the model, or
