@@ -44,6 +44,9 @@ type batchHold struct {
 	groups map[int]int64
 	// nextTrim is when trimHold next looks at the batch's counts.
 	nextTrim time.Time
+	// since is when the hold was kept: a batch listed without it before
+	// then may just not have been stored yet (endedElsewhere).
+	since time.Time
 }
 
 // budgetDraw is a reservation's share of a batch's hold, drawn by the
@@ -94,7 +97,7 @@ func (p *Plane) keepBatchHold(b *Batch, r *spend.Reservation, shares map[int]int
 	if r == nil {
 		return
 	}
-	h := &batchHold{r: r, lines: shares, groups: map[int]int64{}}
+	h := &batchHold{r: r, lines: shares, groups: map[int]int64{}, since: time.Now()}
 	for _, g := range b.Upstreams {
 		for _, l := range g.Lines {
 			h.groups[g.Seq] += shares[l.Line]
@@ -329,3 +332,26 @@ func (p *Plane) createHeldBatch(ctx context.Context, b *Batch, customIDs []strin
 // one, and those running hold their own reservations. (A cancel through
 // another process is seen at the runner's next pass, tendHold.)
 func (p *Plane) cancelledHold(batchID string) { p.trimLines(batchID, 0) }
+
+// endedElsewhere releases the holds of the batches that are no longer
+// active (listed, at listed, in active): another process finished them (a
+// remote data plane's runner, which took their last lines). A hold kept
+// after the listing began is of a batch that may not have been stored
+// then, and stays.
+func (p *Plane) endedElsewhere(active []Batch, listed time.Time) {
+	on := make(map[string]bool, len(active))
+	for _, b := range active {
+		on[b.ID] = true
+	}
+	p.runner.mu.Lock()
+	var ended []string
+	for id, h := range p.runner.batchHolds {
+		if !on[id] && h.since.Before(listed) {
+			ended = append(ended, id)
+		}
+	}
+	p.runner.mu.Unlock()
+	for _, id := range ended {
+		p.releaseBatchHold(id)
+	}
+}

@@ -2,6 +2,7 @@ package dataplane_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
+	"github.com/gw-gateway/gw/server/publish"
 	"github.com/gw-gateway/gw/server/store/storetest"
 )
 
@@ -284,5 +286,43 @@ func TestBatchLinesDrawFromTheHold(t *testing.T) {
 		if done.RequestCounts.Completed != n || done.RequestCounts.Failed != 0 {
 			t.Fatalf("batch %+v", done.RequestCounts)
 		}
+	})
+}
+
+// TestBatchHoldReleasedWhenAnotherProcessEndsIt: the lines of a batch one
+// process accepted are run and the batch finished by another (a remote
+// data plane's runner, here a second plane on the same store). The
+// accepting process gives back the allowance it holds beyond its hold
+// (its periodic sync), so the other's lines find room; once its runner
+// sees the batch no longer active, its hold goes back too.
+func TestBatchHoldReleasedWhenAnotherProcessEndsIt(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := holdEnv(t, db, "0.004")
+		id := submitLines(t, e, "o", 10)
+		big := bigRequest(gptMini, 600, 4_000_000)
+		refusedBusy(t, e.srv.URL, e.token, big)
+		syncLoop(t, e.plane)
+
+		// The other process waits for room as any plane does.
+		o := e.opts
+		o.BudgetWait = 0
+		other := dataplane.NewPlane(e.signer.Public().(ed25519.PublicKey), o)
+		if err := (&publish.Refresher{Compiler: e.refresh.Compiler, Plane: other, Store: e.st}).RefreshAll(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		syncLoop(t, other)
+		runner(t, other)
+		done := waitBatch(t, e.sdk(), id, openai.BatchStatusCompleted)
+		if done.RequestCounts.Completed != 10 {
+			t.Fatalf("batch %+v", done.RequestCounts)
+		}
+		// The accepting process still holds the batch's bound: its runner
+		// has not looked yet.
+		refusedBusy(t, e.srv.URL, e.token, big)
+		runner(t, e.plane)
+		waitUntil(t, "the hold given back", func() bool {
+			status, _ := postTo(t, e.srv.URL, e.token, big)
+			return status == http.StatusOK
+		})
 	})
 }

@@ -151,9 +151,14 @@ func (p *Plane) RunBatches(ctx context.Context) {
 	defer tick.Stop()
 	for ctx.Err() == nil {
 		sent := false
+		listed := time.Now()
 		active, err := p.batches.Active(ctx)
 		if err != nil && ctx.Err() == nil {
 			p.inference.log.Warn("batches: listing the active batches", "error", err)
+		}
+		if err == nil {
+			// Held here, finished by another process.
+			p.endedElsewhere(active, listed)
 		}
 		running := 0
 		for _, b := range active {

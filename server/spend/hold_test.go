@@ -305,3 +305,28 @@ func heldOn(r *Reservation, c Counter) int64 {
 	}
 	return 0
 }
+
+// TestSyncReportsWhileReservationsAreOpen: a counter with a hold (or any
+// reservation) open is reported at every sync even when its spend did not
+// change, so the control plane never takes its holder for gone and what
+// it holds for spent; once nothing is open and nothing changes, it is
+// not.
+func TestSyncReportsWhileReservationsAreOpen(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	cl := Claim{Counter: Counter{PolicyID: uuid.New(), Period: Day, Aggregation: "shared"}, LimitNano: 1000, PolicyName: "cap"}
+	l, _ := holdLedger(t, now, 1000, 1000, cl)
+	keep := func(Claim) int64 { return 100 }
+	h, _ := l.ReserveFrom(Source{Hold: true}, now, []Claim{cl}, 600)
+	for i := range 3 {
+		asks := l.Sync(now, keep)
+		if len(asks) != 1 || asks[0].Used != 0 {
+			t.Fatalf("sync %d with a hold open: %+v", i, asks)
+		}
+		l.Synced(asks)
+	}
+	h.Release()
+	l.Synced(l.Sync(now, keep))
+	if asks := l.Sync(now, keep); len(asks) != 0 {
+		t.Fatalf("an idle counter with nothing open reported: %+v", asks)
+	}
+}

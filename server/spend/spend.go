@@ -933,8 +933,8 @@ func mulGreater(a, b, c, d int64) bool {
 }
 
 // Sync lists, for the periodic report to the control plane, every counter
-// of the current periods whose used amount changed or that holds
-// allowance beyond keep (what no reservation holds), or allowance too
+// of the current periods whose used amount changed, that has
+// reservations open, or that holds allowance beyond keep (what no reservation holds), or allowance too
 // small for a request that missed since the last sync, or allowance of a
 // counter no request came to since the last sync (all of it): that
 // excess leaves the ledger at once, before it is sent, so it can never be
@@ -960,7 +960,12 @@ func (l *Ledger) Sync(now time.Time, keep func(Claim) int64) []Ask {
 			c.returned += ret
 			touched = append(touched, c)
 		}
-		if c.returned == c.acked && c.used == c.reported {
+		// A counter with reservations open is reported even when nothing
+		// changed: its holder is alive and what it holds is not spent (the
+		// control plane counts a holder silent for long as having spent
+		// all it holds), which a hold kept for a batch's whole run, or a
+		// long stream, would otherwise look like.
+		if c.returned == c.acked && c.used == c.reported && c.reserved == 0 {
 			continue
 		}
 		out = append(out, Ask{Counter: id, Claim: c.claim, PeriodStart: c.start, Used: c.used, Returned: c.returned, Moved: ret})
