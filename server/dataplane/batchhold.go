@@ -63,32 +63,12 @@ const trimEvery = 10
 // against (nothing when none applies): refused as a request over a
 // budget is. The hold is the caller's to keep (keepBatchHold) or release.
 func (a *admission) holdBatch(d *policy.Decision, bound int64) (*spend.Reservation, *response) {
-	if refusal := a.reserveFrom(d, bound, spend.Source{Hold: true}); refusal != nil {
+	if refusal := a.reserveFrom(d, func() (int64, error) { return bound, nil }, spend.Source{Hold: true}); refusal != nil {
 		return nil, refusal
 	}
 	r := a.budget
 	a.budget = nil
 	return r, nil
-}
-
-// reserveFrom is reserve with the room src says (a hold made, or a share
-// of one drawn).
-func (a *admission) reserveFrom(d *policy.Decision, bound int64, src spend.Source) *response {
-	if len(d.Budgets) == 0 {
-		return nil
-	}
-	claims, err := a.claims(d)
-	if err == nil {
-		a.budget, err = a.p.budgets.reserveFrom(a.r.Context(), a, claims, bound, src)
-	}
-	if refusal, ok := err.(*spend.Refusal); ok {
-		return budgetRefused(refusal, a.p.now())
-	}
-	if err != nil {
-		a.p.inference.log.Error("budget admission", "request_id", a.id, "error", err)
-		return errBudgetUnavailable
-	}
-	return nil
 }
 
 // keepBatchHold keeps b's hold, with each line's share (admitLines): the

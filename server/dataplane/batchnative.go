@@ -422,7 +422,7 @@ func (p *Plane) holdGroup(ctx context.Context, b *Batch, g BatchUpstream, nc *na
 	if draw != nil {
 		src = draw.src
 	}
-	if refusal := a.reserveFrom(&d, bound, src); refusal != nil {
+	if refusal := a.reserveFrom(&d, func() (int64, error) { return bound, nil }, src); refusal != nil {
 		return nil, refusal
 	}
 	if draw != nil {

@@ -565,16 +565,16 @@ func (b *budgetState) limitNano(amount string) (int64, error) {
 // and refuses: for good (spend.Spent) when even everything in flight
 // settling at nothing would leave too little, else as unreachable, busy or
 // unknown.
-func (b *budgetState) reserve(ctx context.Context, x *admission, claims []spend.Claim, bound int64) (*spend.Reservation, error) {
+func (b *budgetState) reserve(ctx context.Context, x *admission, claims []spend.Claim, bound int64, src spend.Source) (*spend.Reservation, error) {
 	// A batch line the runner sends draws its share of the batch's hold
 	// (batchhold.go), once: a fallback's or an alias's next reservation
 	// is its own.
-	if bl := batchLineOf(ctx); bl != nil && bl.draw != nil && !bl.draw.drawn {
+	if bl := batchLineOf(ctx); src == (spend.Source{}) && bl != nil && bl.draw != nil && !bl.draw.drawn {
 		r, err := b.reserveFrom(ctx, x, claims, bound, bl.draw.src)
 		bl.draw.drawn = r != nil
 		return r, err
 	}
-	return b.reserveFrom(ctx, x, claims, bound, spend.Source{})
+	return b.reserveFrom(ctx, x, claims, bound, src)
 }
 
 // reserveFrom is reserve with the room src says (spend.Source): a share
