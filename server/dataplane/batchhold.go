@@ -334,4 +334,9 @@ func (p *Plane) endedElsewhere(active []Batch, listed time.Time) {
 	for _, id := range ended {
 		p.releaseBatchHold(id)
 	}
+	for id := range p.runner.reheldBatch {
+		if !on[id] {
+			delete(p.runner.reheldBatch, id)
+		}
+	}
 }
