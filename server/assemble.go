@@ -75,6 +75,7 @@ func (s *Server) assembleControlPlane(ctx context.Context) error {
 		{"refresh every bundle", s.refreshBundles},
 		{"keep the usage rollups and leases", s.usageLoops},
 		{"sweep archived payloads past retention", s.sweepArchives},
+		{"end the batch lines of lost data planes", s.endLostBatchLines},
 		{"route HTTP", s.controlRoutes},
 	})
 }

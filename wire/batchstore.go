@@ -20,22 +20,26 @@ import (
 
 // BatchStoreOps are the ops, in the order of dataplane.BatchStore.
 var BatchStoreOps = []string{"create-file", "file", "files", "delete-file", "create-batch", "batch", "batches", "counts", "cancel",
-	"active", "start-line", "end-line", "requeue", "lines", "interrupt", "expire", "finish", "upstreams", "update-upstream", "upstream-lines"}
+	"active", "start-line", "end-line", "requeue", "lines", "interrupt", "expire", "finish", "upstreams", "update-upstream", "upstream-lines",
+	"delete-batch"}
 
 // BatchStoreRequest is every op's arguments; each op reads its own (the
 // rest are absent).
 type BatchStoreRequest struct {
-	// WorkspaceID: file, files, delete-file, batch, batches, cancel.
+	// WorkspaceID: file, files, delete-file, batch, batches, cancel,
+	// delete-batch.
 	WorkspaceID uuid.UUID `json:"workspace_id,omitzero"`
-	// ID is the file's or batch's id: file, delete-file, batch, cancel.
+	// ID is the file's or batch's id: file, delete-file, batch, cancel,
+	// delete-batch.
 	ID string `json:"id,omitempty"`
 	// BatchID: counts, start-line, requeue, lines, interrupt, expire, finish,
 	// upstreams, upstream-lines.
 	BatchID string `json:"batch_id,omitempty"`
-	// Purpose, After, Limit: files; Messages, After, Limit: batches;
-	// AfterLine, Limit: lines.
+	// Purpose, After, Limit: files; Messages, After, BeforeID, Limit:
+	// batches; AfterLine, Limit: lines.
 	Purpose   string `json:"purpose,omitempty"`
 	After     string `json:"after,omitempty"`
+	BeforeID  string `json:"before_id,omitempty"`
 	AfterLine int    `json:"after_line,omitempty"`
 	Limit     int    `json:"limit,omitempty"`
 	Messages  bool   `json:"messages,omitempty"`
@@ -117,6 +121,21 @@ type BatchStoreBatch struct {
 	// Upstreams are the provider batch groups of a batch being created
 	// (create-batch only).
 	Upstreams []BatchStoreUpstream `json:"upstreams,omitempty"`
+	// LineBounds are its lines' upper-bound costs, kept with the lines
+	// (create-batch only).
+	LineBounds []BatchStoreLineBound `json:"line_bounds,omitempty"`
+}
+
+// BatchStoreLineBound is a line's upper-bound cost as submission counted
+// it, at the model that gave the largest: what the control plane bills
+// for a line a data plane took and was lost with (docs/batches.md).
+type BatchStoreLineBound struct {
+	Line         int    `json:"line"`
+	NanoUSD      int64  `json:"nano_usd"`
+	Model        string `json:"model"`
+	Provider     string `json:"provider"`
+	InputTokens  int64  `json:"input_tokens"`
+	OutputTokens int64  `json:"output_tokens"`
 }
 
 // BatchStoreUpstream is a group of a batch's lines run as one provider

@@ -72,10 +72,21 @@ type CredentialSettings struct {
 	// TokenURL replaces the OAuth token endpoint (vertex: the service
 	// account's token_uri; azure-openai: Microsoft Entra ID's).
 	TokenURL string `json:"token_url,omitempty" jsonschema:"maxLength=255"`
-	// Batches is where an openai, azure-openai or anthropic credential's
+	// Batches is where an openai, azure-openai, anthropic or bedrock credential's
 	// batch lines run: "native" (the default: the provider's own batch
 	// API, at its batch price) or "gateway" (gw sends each line itself).
 	Batches string `json:"batches,omitempty" jsonschema:"enum=native,enum=gateway"`
+	// BatchS3URI is a bedrock credential's S3 prefix for batch inference
+	// jobs (s3://bucket/prefix/): gw writes a job's input under it,
+	// Bedrock its output. With BatchRoleARN, the credential's batch lines
+	// run on Bedrock's batch inference; without, on gw's runner.
+	BatchS3URI string `json:"batch_s3_uri,omitempty" jsonschema:"maxLength=255"`
+	// BatchRoleARN is the IAM service role Bedrock's batch inference
+	// jobs run as (it reads and writes BatchS3URI).
+	BatchRoleARN string `json:"batch_role_arn,omitempty" jsonschema:"maxLength=255"`
+	// BatchS3Endpoint is an S3 endpoint other than AWS's regional one (an
+	// S3-compatible store, a VPC endpoint), held to the egress policy.
+	BatchS3Endpoint string `json:"batch_s3_endpoint,omitempty" jsonschema:"maxLength=255"`
 }
 
 // ProviderCredentialUpdate changes a credential's label, secret, base URL or settings.

@@ -14,7 +14,7 @@ import (
 
 func addSettingFlag(cmd *cobra.Command, settings *[]string) {
 	cmd.Flags().StringArrayVar(settings, "setting", nil,
-		"a non-secret setting KEY=VALUE, repeatable: region (bedrock); location, project (vertex); api_version, deployments.MODEL=DEPLOYMENT (azure-openai); token_url (vertex, azure-openai); batches=native|gateway (openai, azure-openai, anthropic)")
+		"a non-secret setting KEY=VALUE, repeatable: region (bedrock); location, project (vertex); api_version, deployments.MODEL=DEPLOYMENT (azure-openai); token_url (vertex, azure-openai); batches=native|gateway (openai, azure-openai, anthropic, bedrock); batch_s3_uri, batch_role_arn, batch_s3_endpoint (bedrock batch inference)")
 }
 
 // credentialFields are a credential request's fields set by flags (the
@@ -35,7 +35,8 @@ func parseSettings(pairs []string) (*wire.CredentialSettings, error) {
 	}
 	s := &wire.CredentialSettings{}
 	fields := map[string]*string{"region": &s.Region, "project": &s.Project, "location": &s.Location,
-		"api_version": &s.APIVersion, "token_url": &s.TokenURL, "batches": &s.Batches}
+		"api_version": &s.APIVersion, "token_url": &s.TokenURL, "batches": &s.Batches,
+		"batch_s3_uri": &s.BatchS3URI, "batch_role_arn": &s.BatchRoleARN, "batch_s3_endpoint": &s.BatchS3Endpoint}
 	for _, pair := range pairs {
 		key, value, ok := strings.Cut(pair, "=")
 		if !ok || value == "" {
@@ -69,7 +70,8 @@ func settingsCell(s *wire.CredentialSettings) string {
 	}
 	var parts []string
 	for _, kv := range [][2]string{{"region", s.Region}, {"project", s.Project}, {"location", s.Location},
-		{"api_version", s.APIVersion}, {"token_url", s.TokenURL}, {"batches", s.Batches}} {
+		{"api_version", s.APIVersion}, {"token_url", s.TokenURL}, {"batches", s.Batches},
+		{"batch_s3_uri", s.BatchS3URI}, {"batch_role_arn", s.BatchRoleARN}, {"batch_s3_endpoint", s.BatchS3Endpoint}} {
 		if kv[1] != "" {
 			parts = append(parts, kv[0]+"="+kv[1])
 		}

@@ -1,7 +1,8 @@
 // The @anthropic-ai/sdk npm package, unchanged, against gw serve running
 // Anthropic's Message Batches itself (issue 34): a batch created and polled
 // until ended, its results read from results_url; a second batch
-// cancelled. e2e/messagebatches_node_test.go runs it with GW_INF_BASE
+// cancelled, refused deletion while processing, listed with before_id, and
+// deleted once ended. e2e/messagebatches_node_test.go runs it with GW_INF_BASE
 // ({base}/inf) and GW_INF_KEY. Every check throws on a wrong answer; the
 // last line is a JSON summary.
 import assert from "node:assert/strict";
@@ -41,6 +42,9 @@ for (const r of results) {
 
 // A second batch, cancelled at once: what had not run never runs.
 const second = await client.messages.batches.create({ requests: requests(Array.from({ length: 40 }, (_, i) => "m" + i)) });
+// Not deleted while it is processing, as Anthropic refuses it.
+await assert.rejects(client.messages.batches.delete(second.id),
+  (e) => e.status === 400 && e.error?.error?.type === "invalid_request_error" && e.error.error.message.includes("still processing"));
 const canceling = await client.messages.batches.cancel(second.id);
 assert.ok(["canceling", "ended"].includes(canceling.processing_status), "cancel answered " + canceling.processing_status);
 const cancelled = await until(second.id);
@@ -56,5 +60,19 @@ assert.deepEqual(listed, [second.id, batch.id]);
 // A refused request is named by its index and custom_id, in Anthropic's shape.
 await assert.rejects(client.messages.batches.create({ requests: [...requests(["ok"]), { custom_id: "bad", params: { model: "anthropic/nope", max_tokens: 5, messages: [] } }] }),
   (e) => e.status === 400 && e.error?.type === "error" && e.error.error.type === "invalid_request_error" && e.error.error.message.includes('requests[1] (custom_id "bad")'));
+
+// The page newer than a batch (before_id), newest first.
+const newer = await client.messages.batches.list({ before_id: batch.id });
+assert.deepEqual(newer.data.map((b) => b.id), [second.id]);
+assert.equal(newer.has_more, false);
+assert.equal(newer.first_id, second.id);
+
+// An ended batch is deleted as Anthropic deletes it: then it is not found.
+const deleted = await client.messages.batches.delete(second.id);
+assert.deepEqual({ id: deleted.id, type: deleted.type }, { id: second.id, type: "message_batch_deleted" });
+await assert.rejects(client.messages.batches.retrieve(second.id), (e) => e.status === 404 && e.error?.error?.type === "not_found_error");
+const left = [];
+for await (const b of client.messages.batches.list()) left.push(b.id);
+assert.deepEqual(left, [batch.id]);
 
 console.log(JSON.stringify({ ok: true, succeeded: done.request_counts.succeeded, cancelled_ran: cancelled.request_counts.succeeded }));

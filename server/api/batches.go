@@ -62,7 +62,7 @@ func (s *Server) listBatches(r *Request) (any, error) {
 		after = prefix + hex.EncodeToString(pq.After.ID[:])
 	}
 	// One more than the page says whether there is a next one.
-	bs, err := s.store.Batches(r.ctx, r.WS.ID, kind == "message_batch", after, pq.Limit+1)
+	bs, err := s.store.Batches(r.ctx, r.WS.ID, kind == "message_batch", after, "", pq.Limit+1)
 	if err != nil {
 		return nil, err
 	}

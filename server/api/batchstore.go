@@ -29,15 +29,16 @@ import (
 // all-in-one plane: no op reads or changes another tenant's file, batch
 // or line.
 
-// Limits of a batch-store call: its JSON head (a batch's custom ids are
-// up to 50,000 of 64 bytes, escaped); an output or error file a finish
-// carries (a batch's answers, unbounded by the input's limits); the whole
-// body. An uploaded file is at most batchfile.DefaultLimits.Bytes.
+// Limits of a batch-store call: its JSON head (a message batch's custom
+// ids are up to 100,000 of 64 bytes, escaped, and their lines' bounds); an output or error file a
+// finish carries (a batch's answers, unbounded by the input's limits); the
+// whole body. An uploaded file is at most batchfile.DefaultLimits.Bytes, a
+// message batch's requests batchfile.MessageBatchFileBytes.
 const (
-	batchStoreHeadLimit = 16 << 20
+	batchStoreHeadLimit = 64 << 20
 	batchStoreFileLimit = 256 << 20
 	batchStoreBodyLimit = batchStoreHeadLimit + 2*batchStoreFileLimit
-	// batchStoreBodyDeadline: 528 MiB at ~8 Mbit/s.
+	// batchStoreBodyDeadline: 576 MiB at ~8 Mbit/s.
 	batchStoreBodyDeadline = 10 * time.Minute
 )
 
@@ -235,7 +236,13 @@ func (c batchStoreCaller) do(op string, req *wire.BatchStoreRequest, body io.Rea
 		if err := c.fileIn(f, org, f.WorkspaceID); err != nil {
 			return out, nil, err
 		}
-		data, err := readContent(body, f.Bytes, batchfile.DefaultLimits.Bytes)
+		// A message batch's requests as gw wrote them are bound by
+		// Anthropic's limits, an upload by OpenAI's.
+		limit := batchfile.DefaultLimits.Bytes
+		if f.Purpose == store.PurposeMessageBatch {
+			limit = batchfile.MessageBatchFileBytes
+		}
+		data, err := readContent(body, f.Bytes, limit)
 		if err != nil {
 			return out, nil, err
 		}
@@ -289,8 +296,8 @@ func (c batchStoreCaller) do(op string, req *wire.BatchStoreRequest, body io.Rea
 		if b.OrgID != org || !(strings.HasPrefix(b.ID, "batch_") || strings.HasPrefix(b.ID, "msgbatch_")) || len(b.ID) > 64 {
 			return out, nil, errorf(http.StatusUnprocessableEntity, "batch %q is not a gw batch of its workspace's organization", b.ID)
 		}
-		if len(req.CustomIDs) == 0 || int64(len(req.CustomIDs)) > batchfile.DefaultLimits.Lines {
-			return out, nil, errorf(http.StatusUnprocessableEntity, "a batch has 1 to %d lines", batchfile.DefaultLimits.Lines)
+		if lim := batchfile.LimitsFor(b.Endpoint).Lines; len(req.CustomIDs) == 0 || int64(len(req.CustomIDs)) > lim {
+			return out, nil, errorf(http.StatusUnprocessableEntity, "a batch has 1 to %d lines", lim)
 		}
 		// The key and the input file are the workspace's own: a batch
 		// runs as its key and reads its file.
@@ -312,6 +319,11 @@ func (c batchStoreCaller) do(op string, req *wire.BatchStoreRequest, body io.Rea
 				return out, nil, err
 			}
 		}
+		for _, lb := range b.LineBounds {
+			if lb.Line < 1 || lb.Line > len(req.CustomIDs) || lb.NanoUSD < 0 || lb.Model == "" || lb.Provider == "" || lb.InputTokens < 0 || lb.OutputTokens < 0 {
+				return out, nil, errorf(http.StatusUnprocessableEntity, "line_bounds: line %d's bound is not one of the batch's lines with a model, a provider and counts of 0 or more", lb.Line)
+			}
+		}
 		row, err := storeBatch(b)
 		if err != nil {
 			return out, nil, err
@@ -320,6 +332,18 @@ func (c batchStoreCaller) do(op string, req *wire.BatchStoreRequest, body io.Rea
 			return out, nil, mapStore(err, "batch", b.ID)
 		}
 		out.Batch = b
+	case "delete-batch":
+		if _, err := c.workspace(req.WorkspaceID); err != nil {
+			return out, nil, err
+		}
+		err := st.DeleteBatch(ctx, req.WorkspaceID, req.ID, req.Now)
+		if errors.Is(err, store.ErrBatchNotEnded) {
+			return out, nil, errorf(http.StatusConflict, "batch %q has not ended: cancel it, and delete it once it has", req.ID)
+		}
+		if err != nil {
+			return out, nil, mapStore(err, "batch", req.ID)
+		}
+		out.OK = true
 	case "batch", "cancel":
 		if _, err := c.workspace(req.WorkspaceID); err != nil {
 			return out, nil, err
@@ -339,7 +363,7 @@ func (c batchStoreCaller) do(op string, req *wire.BatchStoreRequest, body io.Rea
 		if _, err := c.workspace(req.WorkspaceID); err != nil {
 			return out, nil, err
 		}
-		bs, err := st.Batches(ctx, req.WorkspaceID, req.Messages, req.After, batchStoreLimit(req.Limit))
+		bs, err := st.Batches(ctx, req.WorkspaceID, req.Messages, req.After, req.BeforeID, batchStoreLimit(req.Limit))
 		if err != nil {
 			return out, nil, err
 		}
@@ -487,7 +511,7 @@ func storeBatch(b *wire.BatchStoreBatch) (*store.Batch, error) {
 	key := b.InferenceKeyID
 	row := &store.Batch{ID: b.ID, OrgID: b.OrgID, WorkspaceID: b.WorkspaceID, InferenceKeyID: &key, Endpoint: b.Endpoint,
 		InputFileID: b.InputFileID, CompletionWindow: b.CompletionWindow, Status: store.BatchInProgress, ReservedNanoUSD: b.ReservedNanoUSD,
-		BudgetHolder: optText(b.BudgetHolder), CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
+		BudgetHolder: optText(b.BudgetHolder), CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, LineBounds: store.LineBoundsOf(b.LineBounds)}
 	if len(b.Metadata) > 0 {
 		m, err := json.Marshal(b.Metadata)
 		if err != nil {

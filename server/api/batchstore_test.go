@@ -171,6 +171,8 @@ func TestBatchStoreConfinesDataPlanes(t *testing.T) {
 			{"move B's provider batch on", "update-upstream", wire.BatchStoreRequest{BatchID: b.batch, From: "pending",
 				Upstream: &wire.BatchStoreUpstream{BatchID: b.batch, Seq: 1, Status: "ended"}}, nil},
 			{"read B's provider batch lines", "upstream-lines", wire.BatchStoreRequest{BatchID: b.batch, Seq: 1}, nil},
+			{"delete B's batch", "delete-batch", wire.BatchStoreRequest{WorkspaceID: b.ws, ID: b.batch}, nil},
+			{"delete B's batch under A's workspace", "delete-batch", wire.BatchStoreRequest{WorkspaceID: a.ws, ID: b.batch}, nil},
 		}
 		covered := map[string]bool{"active": true}
 		for _, c := range cases {
@@ -211,6 +213,11 @@ func TestBatchStoreConfinesDataPlanes(t *testing.T) {
 			t.Fatalf("A's own files: %+v", listed.Files)
 		}
 
+		// A's own batch is not deleted while it runs (409, which the plane
+		// answers as Anthropic does).
+		if _, _, err := pa.call("delete-batch", wire.BatchStoreRequest{WorkspaceID: a.ws, ID: a.batch}); !isStatus(err, 409, "batch \""+a.batch+"\" has not ended") {
+			t.Fatalf("deleting A's batch in progress: %v", err)
+		}
 		// A expires its own batch's pending lines (its completion window
 		// passed), once, and finishes it expired.
 		if got, _ := pa.must("expire", wire.BatchStoreRequest{BatchID: a.batch, Now: now.Add(25 * time.Hour)}); got.N != 2 {
@@ -224,6 +231,16 @@ func TestBatchStoreConfinesDataPlanes(t *testing.T) {
 		}
 		if got, _ := pa.must("finish", wire.BatchStoreRequest{BatchID: a.batch, Status: "expired", Now: now.Add(25 * time.Hour)}); !got.OK {
 			t.Fatal("A's expired batch was not finished")
+		}
+		// Ended, it is deleted, with its lines; then it is not found.
+		if got, _ := pa.must("delete-batch", wire.BatchStoreRequest{WorkspaceID: a.ws, ID: a.batch, Now: now}); !got.OK {
+			t.Fatal("A's ended batch was not deleted")
+		}
+		if _, _, err := pa.call("batch", wire.BatchStoreRequest{WorkspaceID: a.ws, ID: a.batch}); !isStatus(err, 404, "no such batch") {
+			t.Fatalf("A's deleted batch: %v", err)
+		}
+		if _, _, err := pa.call("lines", wire.BatchStoreRequest{BatchID: a.batch, Limit: 10}); !isStatus(err, 404, "no such batch") {
+			t.Fatalf("A's deleted batch's lines: %v", err)
 		}
 
 		// A plane pending approval reaches nothing; A's key calling as
@@ -405,7 +422,14 @@ func TestBatchStoreProviderBatches(t *testing.T) {
 		if out, _ := p1.must("update-upstream", move); !out.OK {
 			t.Fatal("moving the group on")
 		}
-		if out, _ := p2.must("update-upstream", move); out.OK {
+		// Repeated after its answer was lost, the same step is answered ok;
+		// another plane's step (its own provider batch) is not.
+		if out, _ := p1.must("update-upstream", move); !out.OK {
+			t.Fatal("a repeated step answered as another plane's")
+		}
+		other := move
+		other.Upstream = &wire.BatchStoreUpstream{BatchID: b.ID, Seq: 1, Status: "submitted", UpstreamID: "batch_other"}
+		if out, _ := p2.must("update-upstream", other); out.OK {
 			t.Fatal("the group moved on twice from pending")
 		}
 		ls, _ := p2.must("upstream-lines", wire.BatchStoreRequest{BatchID: b.ID, Seq: 1})

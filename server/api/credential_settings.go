@@ -40,7 +40,8 @@ func readSettings(o *validate.Object) credentialSettings {
 		return out
 	}
 	fields := map[string]*string{"region": &out.value.Region, "project": &out.value.Project, "location": &out.value.Location,
-		"api_version": &out.value.APIVersion, "token_url": &out.value.TokenURL, "batches": &out.value.Batches}
+		"api_version": &out.value.APIVersion, "token_url": &out.value.TokenURL, "batches": &out.value.Batches,
+		"batch_s3_uri": &out.value.BatchS3URI, "batch_role_arn": &out.value.BatchRoleARN, "batch_s3_endpoint": &out.value.BatchS3Endpoint}
 	for name, dst := range fields {
 		if s := optionalString(so, name, settingRule); s != nil {
 			*dst = *s
@@ -95,7 +96,8 @@ func checkCredential(o *validate.Object, kind catalog.Kind, secret *string, sett
 
 // settingsColumn is settings as stored: nil for none.
 func settingsColumn(s providers.Settings) *string {
-	if s.Region == "" && s.Project == "" && s.Location == "" && s.APIVersion == "" && len(s.Deployments) == 0 && s.TokenURL == "" && s.Batches == "" {
+	if s.Region == "" && s.Project == "" && s.Location == "" && s.APIVersion == "" && len(s.Deployments) == 0 && s.TokenURL == "" && s.Batches == "" &&
+		s.BatchS3URI == "" && s.BatchRoleARN == "" && s.BatchS3Endpoint == "" {
 		return nil
 	}
 	b, _ := json.Marshal(s) // strings and a map of strings always encode
@@ -119,7 +121,8 @@ func wireSettings(c *store.ProviderCredential) *wire.CredentialSettings {
 	}
 	s := storedSettings(c)
 	return &wire.CredentialSettings{Region: s.Region, Project: s.Project, Location: s.Location, APIVersion: s.APIVersion,
-		Deployments: s.Deployments, TokenURL: s.TokenURL, Batches: s.Batches}
+		Deployments: s.Deployments, TokenURL: s.TokenURL, Batches: s.Batches, BatchS3URI: s.BatchS3URI, BatchRoleARN: s.BatchRoleARN,
+		BatchS3Endpoint: s.BatchS3Endpoint}
 }
 
 // checkUpdatedCredential checks a credential as a PATCH leaves it: a new
@@ -142,6 +145,11 @@ func (s *Server) checkUpdatedCredential(r *Request, c *store.ProviderCredential,
 	if after.TokenURL != storedSettings(c).TokenURL && secret == nil {
 		errs.Add(validate.Loc{"body", "secret"}, "missing",
 			"Field required: changing settings.token_url needs the secret again, so it is never sent to a new host unasked", nil, nil)
+	}
+	if after.BatchS3Endpoint != storedSettings(c).BatchS3Endpoint && after.BatchS3Endpoint != "" && secret == nil {
+		// The access key signs every request to it.
+		errs.Add(validate.Loc{"body", "secret"}, "missing",
+			"Field required: changing settings.batch_s3_endpoint needs the secret again, so the key never signs for a new host unasked", nil, nil)
 	}
 	if kind != "" && (secret != nil || settings.present) {
 		checkCredential(o, kind, secret, after)

@@ -139,7 +139,8 @@ func (s *Server) createCredential(r *Request) (any, error) {
 			// generic openai-compatible, needs the credential to say where.
 			o.Errors().Add(o.Loc().With("base_url"), "missing", backend.BaseURLRequired, nil, nil)
 		}
-		checkCredentialEgress(r.ctx, policy, o.Errors(), credentialURLs{baseURL: baseURL, tokenURL: &settings.value.TokenURL, secret: &secret})
+		checkCredentialEgress(r.ctx, policy, o.Errors(), credentialURLs{baseURL: baseURL, tokenURL: &settings.value.TokenURL,
+			s3Endpoint: &settings.value.BatchS3Endpoint, secret: &secret})
 	}); err != nil {
 		return nil, err
 	}
@@ -204,7 +205,8 @@ func (s *Server) updateCredential(r *Request) (any, error) {
 			o.Errors().Add(o.Loc().With("secret"), "missing",
 				"Field required: changing base_url needs the secret again, so it is never sent to a new host unasked", nil, nil)
 		}
-		checkCredentialEgress(r.ctx, policy, o.Errors(), credentialURLs{baseURL: baseURL, tokenURL: &settings.value.TokenURL, secret: secret})
+		checkCredentialEgress(r.ctx, policy, o.Errors(), credentialURLs{baseURL: baseURL, tokenURL: &settings.value.TokenURL,
+			s3Endpoint: &settings.value.BatchS3Endpoint, secret: secret})
 	}); err != nil {
 		return nil, err
 	}

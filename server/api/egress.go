@@ -41,10 +41,10 @@ func checkEgress(ctx context.Context, p egress.Policy, errs *validate.Errors, lo
 }
 
 // credentialURLs are the URLs a credential request gives that gw would
-// call: its base URL, its settings' token_url, and the token_uri of a
-// service account's key file given as the secret.
+// call: its base URL, its settings' token_url and batch_s3_endpoint, and
+// the token_uri of a service account's key file given as the secret.
 type credentialURLs struct {
-	baseURL, tokenURL, secret *string
+	baseURL, tokenURL, s3Endpoint, secret *string
 }
 
 // checkCredentialEgress adds to errs what the egress policy refuses of the
@@ -57,6 +57,9 @@ func checkCredentialEgress(ctx context.Context, p egress.Policy, errs *validate.
 	}
 	if in.tokenURL != nil && httpURL(*in.tokenURL) {
 		checkEgress(ctx, p, errs, validate.Loc{"body", "settings", "token_url"}, *in.tokenURL, *in.tokenURL)
+	}
+	if in.s3Endpoint != nil && httpURL(*in.s3Endpoint) {
+		checkEgress(ctx, p, errs, validate.Loc{"body", "settings", "batch_s3_endpoint"}, *in.s3Endpoint, *in.s3Endpoint)
 	}
 	if in.secret != nil {
 		if uri := providers.SecretTokenURI(*in.secret); uri != "" {

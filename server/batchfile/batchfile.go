@@ -33,6 +33,29 @@ type Limits struct {
 // data plane takes as one request's body.
 var DefaultLimits = Limits{Bytes: 200 << 20, Lines: 50_000, LineBytes: 4 << 20}
 
+// MessageBatchLimits are Anthropic's own limits on a message batch
+// (docs/batches.md): at most 100,000 requests, and 256 MB the request
+// carrying them — read as 256,000,000 bytes, the stricter reading, so a
+// batch gw takes is one Anthropic's own batch API takes when gw sends it
+// there. A request is a line as in any batch file (LineBytes).
+var MessageBatchLimits = Limits{Bytes: 256_000_000, Lines: 100_000, LineBytes: 4 << 20}
+
+// MessageBatchFileBytes bounds the file gw writes of a message batch's
+// requests (each wrapped as a batch line, a few dozen bytes more than
+// the request): 256 MiB, which leaves every request of a batch within
+// MessageBatchLimits at least 124 bytes to grow by.
+const MessageBatchFileBytes = 256 << 20
+
+// LimitsFor are the limits of a batch file for endpoint: a message
+// batch's file (MessagesEndpoint) is bound by Anthropic's limits, every
+// other by OpenAI's (DefaultLimits).
+func LimitsFor(endpoint string) Limits {
+	if endpoint == MessagesEndpoint {
+		return Limits{Bytes: MessageBatchFileBytes, Lines: MessageBatchLimits.Lines, LineBytes: MessageBatchLimits.LineBytes}
+	}
+	return DefaultLimits
+}
+
 // Endpoints are the URLs a line may ask for, as OpenAI's Batch API names
 // them; a batch's lines all ask for its own endpoint.
 var Endpoints = []string{"/v1/chat/completions", "/v1/responses", "/v1/embeddings"}

@@ -19,7 +19,22 @@ import (
 // Store is a dataplane.BatchStore over the control plane's database.
 type Store struct{ St *store.Store }
 
-var _ dataplane.BatchStore = Store{}
+var (
+	_ dataplane.BatchStore       = Store{}
+	_ dataplane.BatchRunnerLease = Store{}
+)
+
+// RunnerLease names the lease of the process that runs the batches
+// (dataplane.BatchRunnerLease), one of the replicas on the database.
+const RunnerLease = "batch-runner"
+
+func (s Store) TakeRunnerLease(ctx context.Context, holder string, ttl time.Duration) (bool, error) {
+	return s.St.TakeLease(ctx, RunnerLease, holder, ttl, store.Now())
+}
+
+func (s Store) ReleaseRunnerLease(ctx context.Context, holder string) error {
+	return s.St.ReleaseLease(ctx, RunnerLease, holder)
+}
 
 // mapErr turns the store's not-found into the plane's.
 func mapErr(err error) error {
@@ -78,7 +93,7 @@ func (s Store) CreateBatch(ctx context.Context, b *dataplane.Batch, customIDs []
 	key := b.InferenceKeyID
 	row := &store.Batch{ID: b.ID, OrgID: b.OrgID, WorkspaceID: b.WorkspaceID, InferenceKeyID: &key, Endpoint: b.Endpoint,
 		InputFileID: b.InputFileID, CompletionWindow: b.CompletionWindow, Status: b.Status, ReservedNanoUSD: b.ReservedNanoUSD,
-		BudgetHolder: opt(b.BudgetHolder), CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
+		BudgetHolder: opt(b.BudgetHolder), CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, LineBounds: store.LineBoundsOf(b.LineBounds)}
 	if len(b.Metadata) > 0 {
 		m, err := json.Marshal(b.Metadata)
 		if err != nil {
@@ -105,8 +120,8 @@ func (s Store) Batch(ctx context.Context, ws uuid.UUID, id string) (*dataplane.B
 	return &out, nil
 }
 
-func (s Store) Batches(ctx context.Context, ws uuid.UUID, messages bool, after string, limit int) ([]dataplane.Batch, error) {
-	bs, err := s.St.Batches(ctx, ws, messages, after, limit)
+func (s Store) Batches(ctx context.Context, ws uuid.UUID, messages bool, after, before string, limit int) ([]dataplane.Batch, error) {
+	bs, err := s.St.Batches(ctx, ws, messages, after, before, limit)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -114,6 +129,14 @@ func (s Store) Batches(ctx context.Context, ws uuid.UUID, messages bool, after s
 }
 
 func batchesOf(bs []store.Batch) []dataplane.Batch { return store.WireAll(bs, (*store.Batch).Wire) }
+
+func (s Store) DeleteBatch(ctx context.Context, ws uuid.UUID, id string, now time.Time) error {
+	err := s.St.DeleteBatch(ctx, ws, id, now)
+	if errors.Is(err, store.ErrBatchNotEnded) {
+		return dataplane.ErrBatchNotEnded
+	}
+	return mapErr(err)
+}
 
 func (s Store) Counts(ctx context.Context, batchID string) (dataplane.BatchCounts, error) {
 	c, err := s.St.BatchCounts(ctx, batchID)

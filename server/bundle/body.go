@@ -233,6 +233,14 @@ type Key struct {
 	// key records over any its request names; left out when it has none,
 	// so bundles of keys without tags keep their bytes and hashes.
 	Tags map[string]string `json:"tags,omitempty"`
+
+	// BatchesOnly marks a key that is no longer active (revoked, or its
+	// owner gone) but submitted a batch whose provider batch was sent (or
+	// is being sent): the provider runs and bills those lines, so the data
+	// plane records their usage as the key's (and cancels the provider
+	// batch). Such a key has no token hash and admits no request. Left out
+	// when false.
+	BatchesOnly bool `json:"batches_only,omitempty"`
 }
 
 // RateLimits are per-minute limits, each at least 1; 0 (absent) is none.

@@ -132,7 +132,9 @@ func validateKeys(keys []Key, workspaces map[uuid.UUID]bool) error {
 			return invalid("key %s belongs to workspace %s, which the bundle does not list", k.ID, k.WorkspaceID)
 		case k.OwnerID == uuid.Nil:
 			return invalid("key %s has no owner", k.ID)
-		case !isTokenHash(k.TokenHash) || hashes[k.TokenHash]:
+		case k.BatchesOnly && (k.TokenHash != "" || k.ExpiresAt != nil || k.RateLimits != nil):
+			return invalid("key %s is for batches only and admits no request: it has no token hash, expiry or rate limits", k.ID)
+		case !k.BatchesOnly && (!isTokenHash(k.TokenHash) || hashes[k.TokenHash]):
 			return invalid("key %s has a malformed or repeated token hash", k.ID)
 		case k.Tags != nil && len(k.Tags) == 0:
 			return invalid("key %s has an empty tags object; a key without tags has none", k.ID)
@@ -141,7 +143,9 @@ func validateKeys(keys []Key, workspaces map[uuid.UUID]bool) error {
 			return invalid("key %s has a tag the rules refuse: %s %s", k.ID, p[0].Key, p[0].Msg)
 		}
 		ids[k.ID] = true
-		hashes[k.TokenHash] = true
+		if !k.BatchesOnly {
+			hashes[k.TokenHash] = true
+		}
 	}
 	return nil
 }
@@ -170,7 +174,8 @@ func validateKeyLimits(keys []Key, workspaces map[uuid.UUID]*RateLimits) error {
 			return invalid("key %s: %v", k.ID, err)
 		}
 		ws := workspaces[k.WorkspaceID]
-		if ws == nil {
+		if ws == nil || k.BatchesOnly {
+			// A batches-only key admits no request to limit.
 			continue
 		}
 		if k.RateLimits == nil || exceeds(k.RateLimits.RequestsPerMinute, ws.RequestsPerMinute) ||

@@ -58,6 +58,26 @@ func TestVerifyAcceptsWhatSignProduces(t *testing.T) {
 	if !bytes.Equal(again.Body, s.Body) {
 		t.Fatalf("a verified body does not re-encode to the signed bytes:\n%s\n%s", s.Body, again.Body)
 	}
+
+	// A key kept only for its provider batches: no token hash, expiry or
+	// limits, even where its workspace sets limits.
+	for i := range syn.Body.Workspaces {
+		if syn.Body.Workspaces[i].ID == syn.Body.Keys[0].WorkspaceID {
+			syn.Body.Workspaces[i].RateLimits = &bundle.RateLimits{RequestsPerMinute: 10}
+		}
+	}
+	for i := range syn.Body.Keys {
+		if syn.Body.Keys[i].WorkspaceID == syn.Body.Keys[0].WorkspaceID {
+			syn.Body.Keys[i].RateLimits = &bundle.RateLimits{RequestsPerMinute: 10}
+		}
+	}
+	syn.Body.Keys[0] = bundle.Key{ID: syn.Body.Keys[0].ID, WorkspaceID: syn.Body.Keys[0].WorkspaceID, OwnerID: syn.Body.Keys[0].OwnerID, BatchesOnly: true}
+	if s, err = bundle.Sign(syn.Body, priv); err != nil {
+		t.Fatal(err)
+	}
+	if body, err = bundle.Verify(s, pub); err != nil || !body.Keys[0].BatchesOnly {
+		t.Fatalf("a batches-only key: %v", err)
+	}
 }
 
 func TestVerifyRefuses(t *testing.T) {
@@ -191,6 +211,16 @@ func TestVerifyRefuses(t *testing.T) {
 		{"malformed token hash", func(t *testing.T) bundle.Signed {
 			b := valid(t)
 			b.Keys[0].TokenHash = "sk-gw-plaintext"
+			return sign(t, b)
+		}},
+		{"a batches-only key with a token hash", func(t *testing.T) bundle.Signed {
+			b := valid(t)
+			b.Keys[0].BatchesOnly = true
+			return sign(t, b)
+		}},
+		{"a key with no token hash that is not batches-only", func(t *testing.T) bundle.Signed {
+			b := valid(t)
+			b.Keys[0].TokenHash = ""
 			return sign(t, b)
 		}},
 		{"negative rate limit", func(t *testing.T) bundle.Signed {

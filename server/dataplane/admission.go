@@ -166,6 +166,15 @@ func (p *Plane) begin(a *admission, w http.ResponseWriter, r *http.Request, endp
 	// grow at their right edge instead of splitting pages at random
 	// (docs/decisions.md, issue 33).
 	a.id = uuid.Must(uuid.NewV7())
+	if batchLineOf(r.Context()) != nil {
+		// A batch line's event id is its take's request id, whoever
+		// records it: this request, its request journal after a crash, or
+		// the control plane billing a lost plane's line at its bound
+		// (docs/batches.md): one event, kept once.
+		if id, err := uuid.Parse(r.Header.Get("X-Request-Id")); err == nil {
+			a.id = id
+		}
+	}
 	a.requestID = setRequestID(a.w, r, a.id)
 	a.admitSpan = startAdmission(r.Context())
 }

@@ -37,6 +37,10 @@ const (
 // not (another workspace's included).
 var ErrBatchNotFound = errors.New("not found")
 
+// ErrBatchNotEnded is a BatchStore's refusal to delete a batch that has
+// not ended.
+var ErrBatchNotEnded = errors.New("the batch has not ended")
+
 // BatchFile is the control plane's record of a file with its bytes, as
 // the plane reads and writes it.
 type BatchFile struct {
@@ -59,6 +63,7 @@ type (
 	UpstreamLine  = wire.BatchStoreUpstreamLine
 	BatchLine     = wire.BatchStoreLine
 	BatchCounts   = wire.BatchStoreCounts
+	LineBound     = wire.BatchStoreLineBound
 )
 
 // The states of a batch and of a line (OpenAI's names for a batch's).
@@ -85,8 +90,12 @@ type BatchStore interface {
 	CreateBatch(ctx context.Context, b *Batch, customIDs []string) error
 	Batch(ctx context.Context, ws uuid.UUID, id string) (*Batch, error)
 	// Batches are the workspace's Anthropic Message Batches when
-	// messages, else its OpenAI batches.
-	Batches(ctx context.Context, ws uuid.UUID, messages bool, after string, limit int) ([]Batch, error)
+	// messages, else its OpenAI batches, newest first: older than after,
+	// or (before not "") the nearest newer than before.
+	Batches(ctx context.Context, ws uuid.UUID, messages bool, after, before string, limit int) ([]Batch, error)
+	// DeleteBatch deletes an ended batch, its lines and the files it
+	// owns (ErrBatchNotEnded while it runs); its usage events stay.
+	DeleteBatch(ctx context.Context, ws uuid.UUID, id string, now time.Time) error
 	Counts(ctx context.Context, batchID string) (BatchCounts, error)
 	Cancel(ctx context.Context, ws uuid.UUID, id string, now time.Time) (*Batch, error)
 	// Active are the batches of every workspace with lines to run or end.
@@ -376,7 +385,7 @@ func (p *Plane) serveBatches(w http.ResponseWriter, r *http.Request, rest string
 	switch {
 	case id == "" && r.Method == http.MethodGet:
 		limit, after := listPage(r)
-		bs, err := p.batches.Batches(ctx, ws, false, after, limit+1)
+		bs, err := p.batches.Batches(ctx, ws, false, after, "", limit+1)
 		if err != nil {
 			batchStoreFailed(p, err).write(w)
 			return
@@ -585,7 +594,7 @@ func (p *Plane) createBatch(w http.ResponseWriter, r *http.Request) {
 	// (batchnative.go), bounded at the batch prices; the others on gw's
 	// runner, bounded and priced as the synchronous requests they are.
 	upstreams := a.nativeGroups(lines, req.Endpoint)
-	merged, bound, shares, refusal := a.admitLines(lines, nativeLines(upstreams))
+	merged, bound, bounds, refusal := a.admitLines(lines, nativeLines(upstreams))
 	if refusal != nil {
 		refusal.write(a.w)
 		return
@@ -601,12 +610,12 @@ func (p *Plane) createBatch(w http.ResponseWriter, r *http.Request) {
 	b := &Batch{ID: "batch_" + strings.ReplaceAll(uuid.NewString(), "-", ""), OrgID: a.key.org.orgID, WorkspaceID: a.key.workspace,
 		InferenceKeyID: a.key.id, Endpoint: req.Endpoint, InputFileID: f.ID, CompletionWindow: req.CompletionWindow, Status: batchInProgress,
 		Metadata: req.Metadata, ReservedNanoUSD: bound, CreatedAt: now, UpdatedAt: now}
-	b.Upstreams = upstreams
+	b.Upstreams, b.LineBounds = upstreams, bounds
 	ids := make([]string, len(lines))
 	for i, l := range lines {
 		ids[i] = l.CustomID
 	}
-	if err := p.createHeldBatch(ctx, b, ids, held, shares); err != nil {
+	if err := p.createHeldBatch(ctx, b, ids, held); err != nil {
 		batchStoreFailed(p, err).write(a.w)
 		return
 	}
@@ -660,20 +669,20 @@ func batchProblem(param string, err error) *response {
 // (else unknown_model), the key's policies allowing it (a deny is the
 // policy's message), each refusal naming the line. It returns the
 // decision whose budgets the batch counts against (every budget any line
-// counts against), the batch's upper-bound cost at the prices each line
-// is billed at, and each line's part of it (its share of the batch's
-// hold, batchhold.go) by line number.
-func (a *admission) admitLines(lines []batchfile.Line, native map[int]bool) (*policy.Decision, int64, map[int]int64, *response) {
+// counts against) and the batch's upper-bound cost at the batch prices,
+// with each line's own bound (kept with the line: what a line a lost data
+// plane took is billed, docs/batches.md).
+func (a *admission) admitLines(lines []batchfile.Line, native map[int]bool) (*policy.Decision, int64, []LineBound, *response) {
 	merged := &policy.Decision{Allowed: true}
 	seen := map[string]bool{}
 	var total int64
-	shares := make(map[int]int64, len(lines))
+	bounds := make([]LineBound, 0, len(lines))
 	for _, l := range lines {
 		models := a.batchModels(l.Model)
 		if len(models) == 0 {
 			return nil, 0, nil, batchProblem("input_file_id", l.Problem("model_not_found", "model %q does not exist or this key may not use it", l.Model))
 		}
-		var lineBound int64
+		var lineBound LineBound
 		for _, m := range models {
 			d, refusal := a.decide(policy.Request{Model: m.model.ID, Provider: m.model.Provider, InputPricePerMTok: m.input, OutputPricePerMTok: m.output,
 				CredentialScopes: a.key.org.credentials.eligible(a.key.workspace, m.model.Provider)})
@@ -688,20 +697,22 @@ func (a *admission) admitLines(lines []batchfile.Line, native map[int]bool) (*po
 					merged.Budgets = append(merged.Budgets, b)
 				}
 			}
-			n, err := lineBoundOf(m, l, native[l.Number])
+			n, err := lineBoundFor(m, l, native[l.Number])
 			if err != nil {
 				return nil, 0, nil, batchProblem("input_file_id", l.Problem("bound_too_large", "%v", err))
 			}
-			lineBound = max(lineBound, n)
+			if n.NanoUSD >= lineBound.NanoUSD {
+				lineBound = n
+			}
 		}
-		if total > (1<<62)-lineBound {
+		if total > (1<<62)-lineBound.NanoUSD {
 			return nil, 0, nil, batchProblem("input_file_id", l.Problem("bound_too_large", "the batch's cost bound does not fit"))
 		}
-		total += lineBound
-		shares[l.Number] = lineBound
+		total += lineBound.NanoUSD
+		bounds = append(bounds, lineBound)
 	}
 	a.decision = merged
-	return merged, total, shares, nil
+	return merged, total, bounds, nil
 }
 
 // batchModels are the catalog models a line's model names: the model, or
@@ -729,6 +740,13 @@ func (a *admission) batchModels(id string) []*routeModel {
 // dearest input-side price, and its output cap (max_completion_tokens,
 // max_tokens or max_output_tokens, else the model's) at the output price.
 func lineBoundOf(m *routeModel, l batchfile.Line, native bool) (int64, error) {
+	b, err := lineBoundFor(m, l, native)
+	return b.NanoUSD, err
+}
+
+// lineBoundFor is lineBoundOf with what it counted: the model, and the
+// input and output tokens it priced.
+func lineBoundFor(m *routeModel, l batchfile.Line, native bool) (LineBound, error) {
 	var caps struct {
 		MaxCompletion *int64 `json:"max_completion_tokens"`
 		MaxTokens     *int64 `json:"max_tokens"`
@@ -764,7 +782,9 @@ func lineBoundOf(m *routeModel, l batchfile.Line, native bool) (int64, error) {
 		t = catalog.CeilPrices{Input: max(t.Input, b.long.Input), Output: max(t.Output, b.long.Output), CacheRead: max(t.CacheRead, b.long.CacheRead),
 			CacheWrite: max(t.CacheWrite, b.long.CacheWrite), CacheWrite1h: max(t.CacheWrite1h, b.long.CacheWrite1h)}
 	}
-	return costBound(max(t.Input, t.CacheRead, t.CacheWrite, t.CacheWrite1h), t.Output, int64(len(l.Body))+2_000, out)
+	in := int64(len(l.Body)) + 2_000
+	nano, err := costBound(max(t.Input, t.CacheRead, t.CacheWrite, t.CacheWrite1h), t.Output, in, out)
+	return LineBound{Line: l.Number, NanoUSD: nano, Model: m.model.ID, Provider: m.model.Provider, InputTokens: in, OutputTokens: out}, err
 }
 
 // nativeLines are the numbers of the lines the groups send to their

@@ -71,11 +71,15 @@ func (a *admission) holdBatch(d *policy.Decision, bound int64) (*spend.Reservati
 	return r, nil
 }
 
-// keepBatchHold keeps b's hold, with each line's share (admitLines): the
-// lines of a provider batch group make up the group's share.
-func (p *Plane) keepBatchHold(b *Batch, r *spend.Reservation, shares map[int]int64) {
+// keepBatchHold keeps b's hold, each line's share its bound (admitLines):
+// the lines of a provider batch group make up the group's share.
+func (p *Plane) keepBatchHold(b *Batch, r *spend.Reservation, bounds []LineBound) {
 	if r == nil {
 		return
+	}
+	shares := make(map[int]int64, len(bounds))
+	for _, lb := range bounds {
+		shares[lb.Line] = lb.NanoUSD
 	}
 	h := &batchHold{r: r, lines: shares, groups: map[int]int64{}, since: time.Now()}
 	for _, g := range b.Upstreams {
@@ -278,7 +282,7 @@ func (p *Plane) reholdBatch(ctx context.Context, b *Batch) {
 		return
 	}
 	a := &admission{p: p, r: r, key: key.inference, view: key.models, id: uuid.Must(uuid.NewV7())}
-	merged, bound, shares, refusal := a.admitLines(pending, nil)
+	merged, bound, bounds, refusal := a.admitLines(pending, nil)
 	if refusal != nil {
 		return
 	}
@@ -288,18 +292,19 @@ func (p *Plane) reholdBatch(ctx context.Context, b *Batch) {
 			"batch_id", b.ID, "error", errorMessage(refusal.body))
 		return
 	}
-	p.keepBatchHold(&Batch{ID: b.ID}, hold, shares)
+	p.keepBatchHold(&Batch{ID: b.ID}, hold, bounds)
 }
 
-// createHeldBatch stores b with its hold kept under b's id, registered
+// createHeldBatch stores b with its hold kept under b's id (each line's
+// share its bound, b.LineBounds), registered
 // before the store has the batch: a runner that saw the batch first would
 // take it for one accepted before a restart and hold it a second time. A
 // batch not stored releases its hold.
-func (p *Plane) createHeldBatch(ctx context.Context, b *Batch, customIDs []string, held *spend.Reservation, shares map[int]int64) error {
+func (p *Plane) createHeldBatch(ctx context.Context, b *Batch, customIDs []string, held *spend.Reservation) error {
 	if held != nil {
 		b.BudgetHolder = p.budgets.holder
 	}
-	p.keepBatchHold(b, held, shares)
+	p.keepBatchHold(b, held, b.LineBounds)
 	if err := p.batches.CreateBatch(ctx, b, customIDs); err != nil {
 		p.releaseBatchHold(b.ID)
 		return err
@@ -338,5 +343,21 @@ func (p *Plane) endedElsewhere(active []Batch, listed time.Time) {
 		if !on[id] {
 			delete(p.runner.reheldBatch, id)
 		}
+	}
+}
+
+// tendHolds keeps this process's batch holds while another process runs
+// the batches (it holds the runner's lease, batchlease.go): their shares
+// go back as the lines end there, a batch that ended is released, and
+// after a restart the batches this process accepted are held again.
+func (p *Plane) tendHolds(ctx context.Context) {
+	listed := time.Now()
+	active, err := p.batches.Active(ctx)
+	if err != nil {
+		return
+	}
+	p.endedElsewhere(active, listed)
+	for i := range active {
+		p.tendHold(ctx, &active[i])
 	}
 }

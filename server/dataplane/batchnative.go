@@ -22,7 +22,9 @@ import (
 // Native batches (issue 34; docs/batches.md): the lines of a batch that
 // route to a credential whose provider has a batch API for the line's
 // dialect (OpenAI and Azure OpenAI: chat completions, responses,
-// embeddings; Anthropic: messages) run there, at the price gw records
+// embeddings; Anthropic: messages; Bedrock: messages to Anthropic's
+// models and chat completions through Converse, in a batch inference job
+// on the credential's S3 prefix) run there, at the price gw records
 // them at, instead of one by one through gw. At submission each such line
 // is put in a group, one per credential and model (a provider batch is of
 // one model); the runner submits each group, polls it off the request
@@ -37,7 +39,8 @@ import (
 // answer was lost) first looks for the provider batch that call may have
 // made: OpenAI's by its input file, which gw uploaded for this group
 // alone; Anthropic's, which carries nothing of gw's, by its creation time
-// and request count. Only when none is found does it create one.
+// and request count; Bedrock's by its job name, made of gw's batch id and
+// group. Only when none is found does it create one.
 //
 // Metered once: a line's usage event id is its request id, fixed when
 // the batch was created; the events are recorded and flushed to the store
@@ -59,7 +62,10 @@ const (
 // first target, as a synchronous request tries first), the credential a
 // synchronous request would take, and nothing gw would do to the request
 // on its own path (guardrails, a request limit). A credential with
-// settings.batches "gateway" keeps its lines on gw's runner.
+// settings.batches "gateway" keeps its lines on gw's runner, as does a
+// bedrock credential without its batch bucket and role, a chat line a
+// Converse job cannot take (tools, structured output), and a bedrock
+// group smaller than the fewest records a Bedrock job takes.
 func (a *admission) nativeGroups(lines []batchfile.Line, endpoint string) []BatchUpstream {
 	if len(a.key.guards) > 0 {
 		// The guardrails run on gw's own path only.
@@ -73,7 +79,7 @@ func (a *admission) nativeGroups(lines []batchfile.Line, endpoint string) []Batc
 			continue
 		}
 		m := models[0]
-		if !providers.NativeBatches(m.kind, endpoint) {
+		if !providers.NativeBatches(m.kind, endpoint, m.model.UpstreamModel()) {
 			continue
 		}
 		d := a.evaluate(policy.Request{Model: m.model.ID, Provider: m.model.Provider, InputPricePerMTok: m.input, OutputPricePerMTok: m.output,
@@ -83,6 +89,10 @@ func (a *admission) nativeGroups(lines []batchfile.Line, endpoint string) []Batc
 		}
 		cred := a.key.org.credentials.pick(a.key.workspace, m.model.Provider, d.CredentialScopes)
 		if cred == nil || cred.settings.Batches == providers.BatchesGateway {
+			continue
+		}
+		if m.kind == catalog.KindBedrock && (cred.settings.BatchS3URI == "" || cred.settings.BatchRoleARN == "" ||
+			!providers.BedrockBatchLine(endpoint, m.model.UpstreamModel(), l.Body)) {
 			continue
 		}
 		k := cred.idString + "|" + m.model.ID
@@ -95,7 +105,17 @@ func (a *admission) nativeGroups(lines []batchfile.Line, endpoint string) []Batc
 		}
 		out[i].Lines = append(out[i].Lines, UpstreamLine{Line: l.Number, RequestID: uuid.Must(uuid.NewV7()).String()})
 	}
-	return out
+	// Bedrock refuses a job of fewer records than its minimum: such a
+	// group's lines stay on gw's runner (the groups numbered again).
+	kept := out[:0]
+	for _, g := range out {
+		if g.Kind == string(catalog.KindBedrock) && len(g.Lines) < providers.BedrockBatchMinRecords {
+			continue
+		}
+		g.Seq = len(kept) + 1
+		kept = append(kept, g)
+	}
+	return kept
 }
 
 // byID is the bundle's credential id, nil when it has none.
@@ -173,17 +193,24 @@ func (p *Plane) driveUpstreams(ctx context.Context, b *Batch) {
 // model and credential, opened. nil (with the reason) when the bundle in
 // force no longer has them.
 type nativeCall struct {
-	key  *admittedKey
-	m    *routeModel
-	cred *upstreamCredential
-	call *providers.Call
-	kind catalog.Kind
+	key *admittedKey
+	// keyGone: the key was revoked, its owner left or it expired since the
+	// batch was submitted. Nothing more is sent for it; what was sent is
+	// cancelled at the provider, and what ran is recorded as the key's.
+	keyGone bool
+	m       *routeModel
+	cred    *upstreamCredential
+	call    *providers.Call
+	kind    catalog.Kind
 }
 
 func (p *Plane) nativeCallOf(b *Batch, g BatchUpstream) (*nativeCall, string) {
 	key, refusal := p.batchKey(&batchLineCtx{keyID: b.InferenceKeyID, orgID: b.OrgID})
-	if refusal != nil {
-		return nil, "the key that submitted the batch is no longer valid"
+	gone := refusal != nil
+	if gone {
+		if key = p.sentBatchKey(b); key == nil {
+			return nil, "the key that submitted the batch is no longer valid"
+		}
 	}
 	m := key.inference.org.models[g.Model]
 	cred := key.inference.org.credentials.byID(g.CredentialID)
@@ -198,15 +225,37 @@ func (p *Plane) nativeCallOf(b *Batch, g BatchUpstream) (*nativeCall, string) {
 	if base == "" {
 		base = m.baseURL
 	}
-	return &nativeCall{key: key, m: m, cred: cred, kind: catalog.Kind(g.Kind), call: &providers.Call{UpstreamModel: g.UpstreamModel,
+	return &nativeCall{key: key, keyGone: gone, m: m, cred: cred, kind: catalog.Kind(g.Kind), call: &providers.Call{UpstreamModel: g.UpstreamModel,
 		ResponseModel: m.model.ID, BaseURL: base, Secret: secret, CredentialID: cred.idString, Settings: cred.settings,
 		AnthropicVersion: m.model.AnthropicVersion()}}, ""
+}
+
+// sentBatchKey is the key that submitted b when it no longer admits
+// requests: expired (still in the bundle's keys), or revoked or its owner
+// gone (in the bundle only for its provider batches out). nil when the
+// bundle has it in neither.
+func (p *Plane) sentBatchKey(b *Batch) *admittedKey {
+	s := p.state.Load()
+	if a := s.orgs[b.OrgID]; a != nil {
+		if k := a.batchKeys[b.InferenceKeyID]; k != nil {
+			return k
+		}
+	}
+	for _, k := range s.keys {
+		if k.inference.id == b.InferenceKeyID && k.orgID == b.OrgID {
+			return k
+		}
+	}
+	return nil
 }
 
 // driveUpstream takes the group a step on.
 func (p *Plane) driveUpstream(ctx context.Context, b *Batch, g BatchUpstream) error {
 	cancelling := b.Status == batchCancelling || b.Status == batchCancelled
 	nc, why := p.nativeCallOf(b, g)
+	if nc != nil && nc.keyGone && g.Status == upstreamPending {
+		nc, why = nil, "the key that submitted the batch is no longer valid"
+	}
 	if nc == nil {
 		if g.Status == upstreamPending {
 			// Nothing was sent: the lines fail, costing nothing.
@@ -216,6 +265,11 @@ func (p *Plane) driveUpstream(ctx context.Context, b *Batch, g BatchUpstream) er
 		// the bundle has what that needs again.
 		return errors.New(why)
 	}
+	// A key that no longer admits requests spends no more: its provider
+	// batch is cancelled as a gw cancel does it, and what ran before the
+	// cancel is still read and recorded as the key's (never less than was
+	// delivered).
+	cancelling = cancelling || nc.keyGone
 	api := p.inference.upstreams.BatchAPI()
 	switch g.Status {
 	case upstreamPending:
@@ -242,8 +296,8 @@ func (p *Plane) driveUpstream(ctx context.Context, b *Batch, g BatchUpstream) er
 			}
 			p.runner.holds[k] = hold
 		}
-		if g.FileID, err = api.Upload(ctx, nc.kind, nc.call, b.Endpoint, reqs); err != nil {
-			return p.refused(ctx, b, g, err)
+		if g.FileID, err = api.Upload(ctx, nc.kind, nc.call, b.Endpoint, upstreamJobName(b, g), reqs); err != nil {
+			return p.refused(ctx, b, g, nc, err)
 		}
 		g.Status, g.SubmittingAt = upstreamSubmitting, p.now()
 		if ok, err := p.batches.UpdateUpstream(ctx, g, upstreamPending, p.now()); err != nil || !ok {
@@ -262,7 +316,7 @@ func (p *Plane) driveUpstream(ctx context.Context, b *Batch, g BatchUpstream) er
 		if err != nil {
 			return err
 		}
-		job, found, err := api.Find(ctx, nc.kind, nc.call, g.FileID, g.SubmittingAt, len(lines))
+		job, found, err := api.Find(ctx, nc.kind, nc.call, upstreamJobName(b, g), g.FileID, g.SubmittingAt, len(lines))
 		if err != nil {
 			return err
 		}
@@ -286,7 +340,11 @@ func (p *Plane) driveUpstream(ctx context.Context, b *Batch, g BatchUpstream) er
 			}
 		}
 		if cancelling && !p.runner.cancelAsked[k] {
-			if _, err := api.Cancel(ctx, nc.kind, nc.call, g.UpstreamID); err != nil {
+			// A provider that refuses the cancel (the batch ended in the
+			// meantime) has nothing left to stop: its results are read as
+			// they are. Any other failure is tried again.
+			var pe *providers.Error
+			if _, err := api.Cancel(ctx, nc.kind, nc.call, g.UpstreamID); err != nil && !(errors.As(err, &pe) && pe.Kind == providers.Rejected) {
 				return err
 			}
 			p.runner.cancelAsked[k] = true
@@ -313,10 +371,10 @@ func (p *Plane) createUpstream(ctx context.Context, b *Batch, g BatchUpstream, n
 			return err
 		}
 	}
-	job, err := p.inference.upstreams.BatchAPI().Create(ctx, nc.kind, nc.call, b.Endpoint, g.FileID, reqs,
+	job, err := p.inference.upstreams.BatchAPI().Create(ctx, nc.kind, nc.call, b.Endpoint, upstreamJobName(b, g), g.FileID, reqs,
 		map[string]string{"gw_batch_id": b.ID, "gw_group": strconv.Itoa(g.Seq)})
 	if err != nil {
-		return p.refused(ctx, b, g, err)
+		return p.refused(ctx, b, g, nc, err)
 	}
 	return p.submitted(ctx, g, job)
 }
@@ -330,11 +388,18 @@ func (p *Plane) submitted(ctx context.Context, g BatchUpstream, job providers.Ba
 
 // refused ends the group's lines as failed when the provider refused the
 // upload or the batch (a 4xx: it took nothing, so nothing was run or
-// billed); any other error is returned, to try again.
-func (p *Plane) refused(ctx context.Context, b *Batch, g BatchUpstream, err error) error {
+// billed), and deletes the input it was given (best effort: gw keeps the
+// requests); any other error is returned, to try again.
+func (p *Plane) refused(ctx context.Context, b *Batch, g BatchUpstream, nc *nativeCall, err error) error {
 	var pe *providers.Error
 	if errors.As(err, &pe) && (pe.Kind == providers.Rejected || pe.Kind == providers.Unauthorized) {
-		return p.endGroup(ctx, b, g, lineFailed, "the provider refused the batch: "+pe.Message)
+		if err := p.endGroup(ctx, b, g, lineFailed, "the provider refused the batch: "+pe.Message); err != nil {
+			return err
+		}
+		if err := p.inference.upstreams.BatchAPI().DeleteFile(ctx, nc.kind, nc.call, g.FileID); err != nil {
+			p.inference.log.Warn("batches: deleting a refused provider batch's input", "batch_id", b.ID, "file_id", g.FileID, "error", err)
+		}
+		return nil
 	}
 	return err
 }
@@ -364,6 +429,13 @@ func (p *Plane) endGroup(ctx context.Context, b *Batch, g BatchUpstream, status,
 }
 
 func groupKey(b *Batch, g BatchUpstream) string { return b.ID + "/" + strconv.Itoa(g.Seq) }
+
+// upstreamJobName is the group's name at a provider that names its jobs
+// (Bedrock): gw's batch id and the group's number, so a create whose
+// answer was lost is found by it for certain.
+func upstreamJobName(b *Batch, g BatchUpstream) string {
+	return providers.BedrockBatchJobName(b.ID, g.Seq)
+}
 
 // release gives back the group's hold on the budgets, if this process has
 // one.
@@ -540,10 +612,14 @@ func (p *Plane) settleUpstream(ctx context.Context, b *Batch, g BatchUpstream, n
 	// The provider's copies of the requests and answers are not kept
 	// there: gw has them (best effort; the provider's retention applies to
 	// any left).
+	api := p.inference.upstreams.BatchAPI()
 	for _, id := range []string{g.FileID, job.OutputFileID, job.ErrorFileID} {
-		if err := p.inference.upstreams.BatchAPI().DeleteFile(ctx, nc.kind, nc.call, id); err != nil {
+		if err := api.DeleteFile(ctx, nc.kind, nc.call, id); err != nil {
 			p.inference.log.Warn("batches: deleting a provider batch's file", "batch_id", b.ID, "file_id", id, "error", err)
 		}
+	}
+	if err := api.DeleteBatch(ctx, nc.kind, nc.call, job.ID); err != nil {
+		p.inference.log.Warn("batches: deleting a provider batch", "batch_id", b.ID, "upstream_batch_id", job.ID, "error", err)
 	}
 	return nil
 }

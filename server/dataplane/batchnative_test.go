@@ -20,6 +20,7 @@ import (
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
 	"github.com/gw-gateway/gw/server/publish"
+	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -203,6 +204,10 @@ func TestNativeMessageBatch(t *testing.T) {
 		done := waitMessageBatch(t, c, b.ID)
 		if done.RequestCounts.Succeeded != 2 || e.anthropic.BatchesCreated() != 1 {
 			t.Fatalf("ended batch: %s (%d provider batches)", done.RawJSON(), e.anthropic.BatchesCreated())
+		}
+		// Once read, the provider's copy (its results) is deleted there.
+		if !slices.ContainsFunc(e.anthropic.BatchCalls(), func(s string) bool { return strings.HasPrefix(s, "DELETE /v1/messages/batches/msgbatch_fake") }) {
+			t.Fatalf("the provider's message batch was not deleted: %v", e.anthropic.BatchCalls())
 		}
 		stream := c.Messages.Batches.ResultsStreaming(ctx, b.ID, anthropic.MessageBatchResultsParams{})
 		var got []string
@@ -512,5 +517,93 @@ func TestMixedBatch(t *testing.T) {
 			}
 			return wire.PriceClassBatch
 		})
+	})
+}
+
+// A key revoked while its provider batches are out spends no more and
+// loses no usage: a group still pending is never sent (its lines fail,
+// $0); a group the provider has (here: one that already ran) is cancelled
+// there — a cancel the provider refuses because the batch ended is no
+// obstacle — and every line it ran is recorded once as the revoked key's,
+// at the batch price. The bundle carries the key for that alone: its
+// token admits nothing.
+func TestNativeBatchOfARevokedKey(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db, withBatches(db))
+		e.sync(t)
+		e.openai.HoldBatches(true)
+		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("a", gptMini)+"\n"+batchLine("b", gptMini)+"\n"))
+		if status != 200 {
+			t.Fatalf("submission: %d %s", status, body)
+		}
+		var b struct{ ID string }
+		_ = json.Unmarshal(body, &b)
+		stop := runner(t, e.plane)
+		waitUntil(t, "the provider batch", func() bool { return e.openai.BatchesCreated() == 1 })
+		stop()
+
+		// The provider runs it while gw is away (each read advances it).
+		e.openai.HoldBatches(false)
+		read := func(path string) []byte {
+			req, _ := http.NewRequest(http.MethodGet, e.openai.BaseURL()+path, nil)
+			req.Header.Set("Authorization", "Bearer "+e.openai.Key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			return raw
+		}
+		var list struct{ Data []struct{ ID string } }
+		if err := json.Unmarshal(read("/batches"), &list); err != nil || len(list.Data) != 1 {
+			t.Fatalf("the provider's batches: %+v %v", list, err)
+		}
+		upstream := list.Data[0].ID
+		waitUntil(t, "the provider to run the batch", func() bool {
+			return strings.Contains(string(read("/batches/"+upstream)), `"status":"completed"`)
+		})
+		if n := len(e.openai.Requests()); n != 2 {
+			t.Fatalf("the provider ran %d lines, want 2", n)
+		}
+
+		// A second batch's group is still pending when the key goes.
+		status, body = submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("c", gptMini)+"\n"))
+		if status != 200 {
+			t.Fatalf("second submission: %d %s", status, body)
+		}
+		var b2 struct{ ID string }
+		_ = json.Unmarshal(body, &b2)
+
+		if ok, err := e.st.RevokeInferenceKey(context.Background(), e.keyID, store.Now()); err != nil || !ok {
+			t.Fatalf("revoke: %v %v", ok, err)
+		}
+		e.sync(t)
+		if resp := e.post(t, `{"model":"`+gptMini+`","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("the revoked key's token admitted a request: %d", resp.StatusCode)
+		}
+
+		runner(t, e.plane)
+		waitUntil(t, "both batches to end", func() bool {
+			one, err1 := e.st.Batch(context.Background(), e.ws, b.ID)
+			two, err2 := e.st.Batch(context.Background(), e.ws, b2.ID)
+			return err1 == nil && err2 == nil && one.Status == store.BatchCompleted && two.Status == store.BatchCompleted
+		})
+		evs := batchEvents(t, e.usage.snapshot(), b.ID, 2)
+		for _, ev := range evs {
+			if ev.InferenceKeyID == nil || *ev.InferenceKeyID != e.keyID || ev.Status != "ok" || decimal.RequireFromString(ev.CostUSD).IsZero() {
+				t.Fatalf("a line the provider ran, recorded as: %+v", ev)
+			}
+		}
+		if e.openai.BatchesCreated() != 1 {
+			t.Fatalf("the revoked key's pending group was sent: %d provider batches", e.openai.BatchesCreated())
+		}
+		if !slices.ContainsFunc(e.openai.BatchCalls(), func(s string) bool { return strings.HasSuffix(s, "/batches/"+upstream+"/cancel") }) {
+			t.Fatalf("the revoked key's provider batch was not cancelled: %v", e.openai.BatchCalls())
+		}
+		c, err := e.st.BatchCounts(context.Background(), b2.ID)
+		if err != nil || c.Failed != 1 || c.Completed != 0 {
+			t.Fatalf("the pending group's line: %+v %v", c, err)
+		}
 	})
 }

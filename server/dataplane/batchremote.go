@@ -86,10 +86,12 @@ func (s *RemoteBatches) call(ctx context.Context, op string, req wire.BatchStore
 			case ae.Status == 409 && attempt > 0 && (op == "create-file" || op == "create-batch"):
 				// The first attempt stored it; its answer was lost.
 				return out, nil, nil
+			case ae.Status == 409 && op == "delete-batch":
+				return out, nil, ErrBatchNotEnded
 			}
 			return out, nil, err
 		}
-		if err == nil || op == "delete-file" || attempt == remoteRetries || ctx.Err() != nil {
+		if err == nil || op == "delete-file" || op == "delete-batch" || attempt == remoteRetries || ctx.Err() != nil {
 			return out, content, err
 		}
 		select {
@@ -166,12 +168,20 @@ func (s *RemoteBatches) oneBatch(ctx context.Context, op string, req wire.BatchS
 	return out.Batch, nil
 }
 
-func (s *RemoteBatches) Batches(ctx context.Context, ws uuid.UUID, messages bool, after string, limit int) ([]Batch, error) {
-	out, _, err := s.call(ctx, "batches", wire.BatchStoreRequest{WorkspaceID: ws, Messages: messages, After: after, Limit: limit})
+func (s *RemoteBatches) Batches(ctx context.Context, ws uuid.UUID, messages bool, after, before string, limit int) ([]Batch, error) {
+	out, _, err := s.call(ctx, "batches", wire.BatchStoreRequest{WorkspaceID: ws, Messages: messages, After: after, BeforeID: before, Limit: limit})
 	if err != nil {
 		return nil, err
 	}
 	return out.Batches, nil
+}
+
+// DeleteBatch is not repeated when its answer is lost (as delete-file):
+// a repeat would find the batch gone and answer 404 for a delete that
+// happened.
+func (s *RemoteBatches) DeleteBatch(ctx context.Context, ws uuid.UUID, id string, now time.Time) error {
+	_, _, err := s.call(ctx, "delete-batch", wire.BatchStoreRequest{WorkspaceID: ws, ID: id, Now: now})
+	return err
 }
 
 func (s *RemoteBatches) Counts(ctx context.Context, batchID string) (BatchCounts, error) {
@@ -334,8 +344,8 @@ func (s *RemoteBatches) Upstreams(ctx context.Context, batchID string) ([]BatchU
 }
 
 // UpdateUpstream moves a group on from status from: repeated after its
-// answer was lost, it finds the group moved on (false), as when another
-// plane moved it first.
+// answer was lost, it finds the group in exactly the state it wrote and is
+// answered true; another plane's step answers false.
 func (s *RemoteBatches) UpdateUpstream(ctx context.Context, u BatchUpstream, from string, now time.Time) (bool, error) {
 	out, _, err := s.call(ctx, "update-upstream", wire.BatchStoreRequest{BatchID: u.BatchID, Upstream: &u, From: from, Now: now})
 	return out.OK, err

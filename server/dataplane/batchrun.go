@@ -140,11 +140,22 @@ func (p *Plane) batchKey(l *batchLineCtx) (*admittedKey, *response) {
 // line that an earlier process had taken and not ended (it stopped) is
 // failed as interrupted, never sent again; a line that process's request
 // journal holds is billed by it (crash.go). A batch with no line left is
-// finished: its output and error files written.
+// finished: its output and error files written. Over a store several
+// processes share (BatchRunnerLease), only the lease's holder runs them
+// (batchlease.go).
 func (p *Plane) RunBatches(ctx context.Context) {
 	if p.batches == nil {
 		return
 	}
+	if l, ok := p.batches.(BatchRunnerLease); ok {
+		p.runLeased(ctx, l)
+		return
+	}
+	p.runBatches(ctx)
+}
+
+// runBatches is RunBatches' passes, until ctx ends.
+func (p *Plane) runBatches(ctx context.Context) {
 	started := p.now()
 	interrupted := map[string]bool{}
 	tick := time.NewTicker(p.runner.pace)
@@ -341,7 +352,7 @@ func (p *Plane) batchInput(ctx context.Context, b *Batch) (map[int]batchfile.Lin
 	in = map[int]batchfile.Line{}
 	if err == nil {
 		// Checked at submission; read the same way again.
-		lines, err := batchfile.Read(f.Content, b.Endpoint, batchfile.DefaultLimits)
+		lines, err := batchfile.Read(f.Content, b.Endpoint, batchfile.LimitsFor(b.Endpoint))
 		if err != nil {
 			return nil, err
 		}

@@ -27,6 +27,7 @@ func buildAdmitted(b *bundle.Body, hash string) (*admitted, error) {
 
 	views := map[string]*modelView{}
 	keys := make(map[string]*admittedKey, len(b.Keys))
+	var batchKeys map[uuid.UUID]*admittedKey
 	visible := make([]bool, len(models))
 	for _, g := range groupKeys(b) {
 		set := g.visibleModels(available[g.workspace], verdicts, visible)
@@ -38,6 +39,15 @@ func buildAdmitted(b *bundle.Body, hash string) (*admitted, error) {
 		}
 		for _, k := range g.keys {
 			ak := &admittedKey{orgID: b.OrgID, models: view, inference: routes.key(k)}
+			if k.BatchesOnly {
+				// No token: it admits no request, and records only its
+				// provider batches' lines (batchnative.go).
+				if batchKeys == nil {
+					batchKeys = map[uuid.UUID]*admittedKey{}
+				}
+				batchKeys[k.ID] = ak
+				continue
+			}
 			if k.ExpiresAt != nil {
 				ak.expires, ak.expiresAt = true, *k.ExpiresAt
 			}
@@ -46,7 +56,7 @@ func buildAdmitted(b *bundle.Body, hash string) (*admitted, error) {
 	}
 	pg := newPlaygroundOrg(b, models, available, verdicts, routes, aliases)
 	return &admitted{orgID: b.OrgID, version: b.Version, hash: hash, keys: keys, compiledAt: b.CompiledAt,
-		playground: pg, egress: b.Egress, grants: grantKeys(b, routes, pg)}, nil
+		playground: pg, egress: b.Egress, grants: grantKeys(b, routes, pg), batchKeys: batchKeys}, nil
 }
 
 // keyGroup is the keys of one workspace to which the same policies apply;

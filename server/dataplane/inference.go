@@ -762,11 +762,18 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 
 	x.setAttemptHeaders(rt.model)
 	x.firstToken = time.Since(x.started)
-	out := x.streamWriter(rt, s)
+	out, copies := x.streamWriter(rt, s)
 	o := outcome{status: statusOK, model: rt.model, cred: rt.cred}
 	// A stream that can tell a whole chunk is already buffered lets the
 	// chunks of one upstream read go out in one write and flush.
 	pending, _ := s.(interface{ Pending() bool })
+	// Where every chunk is copied before the next is asked for, the
+	// stream may hand each in a buffer of its own (no allocation a
+	// chunk); anywhere a decorator may keep one, each is a fresh slice.
+	view, _ := s.(providers.ViewStream)
+	if !copies {
+		view = nil
+	}
 	for chunk := first; ; {
 		// Writes that coalesce are fewer, and a write to a connection the
 		// caller closed may still succeed into the kernel's buffer; the
@@ -794,7 +801,11 @@ func (x *exchange) stream(rt *route, call *providers.Call, timeout time.Duration
 			x.finish(o)
 			return nil
 		}
-		chunk, err = s.Recv()
+		if view != nil {
+			chunk, err = view.RecvView()
+		} else {
+			chunk, err = s.Recv()
+		}
 		if err == io.EOF {
 			o.usage = s.Usage()
 			// The held tail is checked before the event is recorded.

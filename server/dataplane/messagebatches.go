@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -72,6 +73,36 @@ type messageBatchPage struct {
 	LastID  *string              `json:"last_id"`
 }
 
+// messageBatchDeleted is Anthropic's answer to a delete.
+type messageBatchDeleted struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+}
+
+// maxMessageBatchPage is the largest page of Anthropic's list (its limit
+// ranges from 1 to 1000, 20 by default).
+const maxMessageBatchPage = 1000
+
+// messageBatchListPage reads a list's limit, after_id and before_id as
+// Anthropic's list takes them; a limit out of its range, or both cursors,
+// is refused naming the parameter.
+func messageBatchListPage(r *http.Request) (limit int, after, before string, refusal *response) {
+	q := r.URL.Query()
+	limit = 20
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxMessageBatchPage {
+			return 0, "", "", invalidRequest("limit", "invalid_request", fmt.Sprintf("limit: %q is not an integer from 1 to %d.", v, maxMessageBatchPage))
+		}
+		limit = n
+	}
+	after, before = q.Get("after_id"), q.Get("before_id")
+	if after != "" && before != "" {
+		return 0, "", "", invalidRequest("before_id", "invalid_request", "before_id and after_id: give one cursor, not both.")
+	}
+	return limit, after, before, nil
+}
+
 // serveMessageBatches answers /inf/v1/messages/batches[/{id}[/results|/cancel]].
 func (p *Plane) serveMessageBatches(w http.ResponseWriter, r *http.Request, rest string) {
 	if rest == "" && r.Method == http.MethodPost {
@@ -103,16 +134,23 @@ func (p *Plane) serveMessageBatches(w http.ResponseWriter, r *http.Request, rest
 	}
 	switch {
 	case id == "" && r.Method == http.MethodGet:
-		limit, after := listPage(r)
-		if a := r.URL.Query().Get("after_id"); a != "" {
-			after = a
+		limit, after, before, refusal := messageBatchListPage(r)
+		if refusal != nil {
+			anthropicError(refusal).write(w)
+			return
 		}
-		bs, err := p.batches.Batches(ctx, ws, true, after, limit+1)
+		bs, err := p.batches.Batches(ctx, ws, true, after, before, limit+1)
 		if err != nil {
 			anthropicError(batchStoreFailed(p, err)).write(w)
 			return
 		}
+		// has_more is in the page's direction: older ones past after_id's
+		// page, newer ones past before_id's. The extra one read tells;
+		// it is the farthest from the cursor, so the one left out.
 		page := messageBatchPage{Data: make([]messageBatchObject, 0, len(bs)), HasMore: len(bs) > limit}
+		if page.HasMore && before != "" {
+			bs = bs[1:]
+		}
 		for i := range bs[:min(limit, len(bs))] {
 			o, err := p.messageBatchObjectOf(r, &bs[i])
 			if err != nil {
@@ -138,6 +176,18 @@ func (p *Plane) serveMessageBatches(w http.ResponseWriter, r *http.Request, rest
 		p.writeMessageBatch(w, r, b)
 	case sub == "results" && r.Method == http.MethodGet:
 		p.writeMessageBatchResults(w, r, b)
+	case sub == "" && r.Method == http.MethodDelete:
+		// As Anthropic: only an ended batch is deleted; its results and
+		// requests go with it, its usage events stay.
+		if err := p.batches.DeleteBatch(ctx, ws, id, p.now()); err != nil {
+			if errors.Is(err, ErrBatchNotEnded) {
+				anthropicError(invalidRequest("", "invalid_request", fmt.Sprintf("Message batch %q is still processing: cancel it, and delete it once it has ended.", id))).write(w)
+				return
+			}
+			anthropicError(p.batchErr(err, "message batch", id)).write(w)
+			return
+		}
+		writeObject(w, http.StatusOK, messageBatchDeleted{ID: id, Type: "message_batch_deleted"})
 	case sub == "" || sub == "cancel" || sub == "results":
 		anthropicError(errBatchMethod).write(w)
 	default:
@@ -256,6 +306,30 @@ func messageBatchResult(l BatchLine) map[string]any {
 	return map[string]any{"custom_id": l.CustomID, "result": res}
 }
 
+// readMessageBatchBody reads a message batch's body, refused past
+// Anthropic's 256 MB (413 request_too_large, naming the limit).
+func readMessageBatchBody(w http.ResponseWriter, r *http.Request) ([]byte, *response) {
+	limit := batchfile.MessageBatchLimits.Bytes
+	tooLarge := messageBatchTooLarge(fmt.Sprintf("A message batch is at most %d bytes (256 MB) and %d requests.", limit, batchfile.MessageBatchLimits.Lines))
+	if r.ContentLength > limit {
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			w.Header().Set("Connection", "close")
+			return nil, tooLarge
+		}
+		return nil, invalidRequest("", "invalid_body", "The request body could not be read.")
+	}
+	return body, nil
+}
+
+func messageBatchTooLarge(msg string) *response {
+	return errorResponse(http.StatusRequestEntityTooLarge, apiError{Type: typeInvalidRequest, Code: ref("request_too_large"), Message: msg})
+}
+
 // createMessageBatch submits an Anthropic batch through the one admission
 // path, as createBatch does an OpenAI one: the key, its rate limits and
 // tags; the requests read as a batch file's lines (each named
@@ -274,11 +348,21 @@ func (p *Plane) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		anthropicError(errBatchesUnavailable).write(a.w)
 		return
 	}
-	body, hold := a.readBody(messagesDialect{})
-	if body == nil {
+	// Anthropic's limits, not a Messages request's: the body is up to
+	// 256 MB, held whole while the batch is written, so it takes one of
+	// the plane's upload slots (maxUploads), as a file upload does.
+	select {
+	case p.uploads <- struct{}{}:
+		defer func() { <-p.uploads }()
+	default:
+		anthropicError(errUploadsBusy).write(a.w)
 		return
 	}
-	defer hold.release()
+	body, refusal := readMessageBatchBody(a.w, r)
+	if refusal != nil {
+		anthropicError(refusal).write(a.w)
+		return
+	}
 	var req messageBatchRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -290,6 +374,11 @@ func (p *Plane) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		anthropicError(invalidRequest("requests", "invalid_request", "requests must hold at least one request.")).write(a.w)
 		return
 	}
+	if n := int64(len(req.Requests)); n > batchfile.MessageBatchLimits.Lines {
+		anthropicError(invalidRequest("requests", "invalid_request", fmt.Sprintf("requests: a message batch holds at most %d requests; this one has %d.",
+			batchfile.MessageBatchLimits.Lines, n))).write(a.w)
+		return
+	}
 	// The requests as a batch file's lines, read by the one reader (its
 	// limits, custom_id rules, a body naming its model, no stream).
 	var file bytes.Buffer
@@ -297,7 +386,14 @@ func (p *Plane) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		file.Write(mustJSON(map[string]any{"custom_id": it.CustomID, "method": "POST", "url": batchfile.MessagesEndpoint, "body": it.Params}))
 		file.WriteByte('\n')
 	}
-	lines, err := batchfile.Read(file.Bytes(), batchfile.MessagesEndpoint, batchfile.DefaultLimits)
+	if file.Len() > batchfile.MessageBatchFileBytes {
+		// Within 256 MB, but the requests as lines grew past what gw keeps
+		// of a batch (escaped custom ids).
+		anthropicError(messageBatchTooLarge(fmt.Sprintf("The requests, written as a batch's lines, are %d bytes, more than the %d gw keeps of a message batch.",
+			file.Len(), batchfile.MessageBatchFileBytes))).write(a.w)
+		return
+	}
+	lines, err := batchfile.Read(file.Bytes(), batchfile.MessagesEndpoint, batchfile.LimitsFor(batchfile.MessagesEndpoint))
 	if err != nil {
 		var pr *batchfile.Problem
 		if errors.As(err, &pr) && pr.Line > 0 {
@@ -311,7 +407,7 @@ func (p *Plane) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		lines[i].Name = fmt.Sprintf("requests[%d]", i)
 	}
 	upstreams := a.nativeGroups(lines, batchfile.MessagesEndpoint)
-	merged, bound, shares, refusal := a.admitLines(lines, nativeLines(upstreams))
+	merged, bound, bounds, refusal := a.admitLines(lines, nativeLines(upstreams))
 	if refusal != nil {
 		anthropicError(refusal).write(a.w)
 		return
@@ -330,7 +426,7 @@ func (p *Plane) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		ReservedNanoUSD: bound, CreatedAt: now, UpdatedAt: now}
 	// As createBatch: what can run on Anthropic's own Message Batches
 	// goes there (batchnative.go).
-	b.Upstreams = upstreams
+	b.Upstreams, b.LineBounds = upstreams, bounds
 	ids := make([]string, len(lines))
 	for i, l := range lines {
 		ids[i] = l.CustomID
@@ -341,7 +437,7 @@ func (p *Plane) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		anthropicError(batchStoreFailed(p, err)).write(a.w)
 		return
 	}
-	if err := p.createHeldBatch(ctx, b, ids, held, shares); err != nil {
+	if err := p.createHeldBatch(ctx, b, ids, held); err != nil {
 		anthropicError(batchStoreFailed(p, err)).write(a.w)
 		return
 	}

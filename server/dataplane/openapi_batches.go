@@ -102,23 +102,38 @@ func messageBatchPaths(paths map[string]any, closed *apidoc.Reflector, errRef an
 	create := op("create_message_batch", "Submit an Anthropic message batch: every request admitted (model, policies) and the whole batch's bound at the batch prices checked against the budgets; gw runs it request by request",
 		common(map[string]any{"200": ok(messageBatchObject{}),
 			"400": errResp("A bad body, or a request's problem naming requests[i] and its custom_id (an unknown model, a malformed request, a repeated custom_id, over the limits)."),
+			"413": errResp("The body is over 256 MB (256,000,000 bytes; request_too_large)."),
 			"403": errResp("A request a workspace policy denies, named."),
 			"402": errResp("The batch's bound does not fit a budget (billing_error)."),
 			"429": errResp("A rate limit of the key or the workspace, or budget room held by requests in flight.")}))
 	create["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
 		"type": "object", "required": []string{"requests"}, "additionalProperties": false, "properties": map[string]any{
-			"requests": map[string]any{"type": "array", "minItems": 1, "maxItems": 50000, "items": map[string]any{
+			"requests": map[string]any{"type": "array", "minItems": 1, "maxItems": 100000, "items": map[string]any{
 				"type": "object", "required": []string{"custom_id", "params"}, "additionalProperties": false, "properties": map[string]any{
 					"custom_id": map[string]any{"type": "string", "minLength": 1, "maxLength": 64},
 					"params":    map[string]any{"type": "object", "description": "A Messages request (POST /inf/v1/messages), without stream."}}}}}}}}}
 	create["externalDocs"] = ref("Anthropic's messages.batches.create", "https://docs.anthropic.com/en/api/creating-message-batches")
+	list := op("list_message_batches", "The workspace's message batches, newest first: the page older than after_id, or the page newer than before_id",
+		common(map[string]any{"200": ok(messageBatchPage{}), "400": errResp("A limit outside 1 to 1000, or both after_id and before_id.")}))
+	query := func(name, desc string, schema map[string]any) any {
+		return map[string]any{"name": name, "in": "query", "required": false, "description": desc, "schema": schema}
+	}
+	list["parameters"] = []any{
+		query("limit", "Items a page, 1 to 1000 (default 20).", map[string]any{"type": "integer", "minimum": 1, "maximum": 1000, "default": 20}),
+		query("after_id", "The page of batches just older than this one (last_id of the page before).", map[string]any{"type": "string"}),
+		query("before_id", "The page of batches just newer than this one (first_id of the page after).", map[string]any{"type": "string"}),
+	}
 	paths[messageBatchesPath] = map[string]any{
 		"post": create,
-		"get":  op("list_message_batches", "The workspace's message batches, newest first (limit, after_id)", common(map[string]any{"200": ok(messageBatchPage{})})),
+		"get":  list,
 	}
 	get := op("get_message_batch", "One message batch of the workspace, its request_counts and results_url once ended", common(map[string]any{"200": ok(messageBatchObject{})}))
 	get["parameters"] = idParam
-	paths[messageBatchesPath+"/{message_batch_id}"] = map[string]any{"get": get}
+	del := op("delete_message_batch", "Delete an ended message batch: its results and requests go, its usage events stay",
+		common(map[string]any{"200": ok(messageBatchDeleted{}), "400": errResp("The batch is still processing: cancel it first.")}))
+	del["parameters"] = idParam
+	del["externalDocs"] = ref("Anthropic's messages.batches.delete", "https://docs.anthropic.com/en/api/deleting-message-batches")
+	paths[messageBatchesPath+"/{message_batch_id}"] = map[string]any{"get": get, "delete": del}
 	results := op("get_message_batch_results", "An ended batch's results, one JSON line a request: {custom_id, result: {type: succeeded|errored|canceled|expired, message|error}}",
 		common(map[string]any{"200": map[string]any{"description": "The results (JSONL, as application/octet-stream).", "content": map[string]any{"application/octet-stream": map[string]any{"schema": map[string]any{"type": "string"}}}},
 			"400": errResp("The batch is still processing.")}))

@@ -37,6 +37,9 @@ type admitted struct {
 	playground *playgroundOrg
 	// egress is the instance's egress setting the bundle carried, if any.
 	egress *bundle.Egress
+	// batchKeys are the keys no longer active whose provider batches are
+	// out, by id (bundle.Key.BatchesOnly): never admitted for a request.
+	batchKeys map[uuid.UUID]*admittedKey
 }
 
 // admittedKey is an inference key as a discovery request needs it.

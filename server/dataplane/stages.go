@@ -202,17 +202,21 @@ func (x *exchange) releaseBody() {
 // the request adds around its chunks and its end. A decorator is added
 // only where it has work, so a plain stream writes through the dialect's
 // writer alone. A guardrail that reads a stream as it goes is one more
-// decorator here.
-func (x *exchange) streamWriter(rt *route, s providers.ChunkStream) streamOut {
+// decorator here. copies says every chunk is copied before chunk returns
+// (the chat relay with no guardrail: eventStream.add), so a chunk need
+// only last until the next one is asked for (providers.ViewStream).
+func (x *exchange) streamWriter(rt *route, s providers.ChunkStream) (out streamOut, copies bool) {
 	base := x.d.startStream(x.w, rt.native, rt.model.model.ID)
 	x.customStream(base)
-	out := x.guardStream(base, rt)
+	out = x.guardStream(base, rt)
+	_, chat := base.(chatStream)
+	copies = chat && out == base
 	x.estimateInput(out, rt)
 	out = costedStream{streamOut: out, x: x, base: base}
 	if progress, ok := s.(providers.ProgressStream); ok && x.slot != nil {
 		out = journaledStream{streamOut: out, slot: x.slot, progress: progress}
 	}
-	return out
+	return out, copies
 }
 
 // journaledStream journals a stream's progress before each chunk is

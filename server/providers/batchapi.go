@@ -17,7 +17,7 @@ import (
 
 // BatchAPI speaks the providers' own batch APIs (issue 34; docs/batches.md):
 // OpenAI's and Azure OpenAI's Files and Batches, Anthropic's Message
-// Batches. A batch run there is billed at the provider's batch price,
+// Batches, Bedrock's batch inference jobs (bedrock_batch.go). A batch run there is billed at the provider's batch price,
 // which is what gw records for its lines.
 //
 // Its calls are not model requests (a GET, a multipart upload), so they
@@ -36,11 +36,15 @@ type BatchAPI struct {
 func (s *Set) BatchAPI() *BatchAPI { return s.batch }
 
 // NativeBatches reports whether a batch line of endpoint (OpenAI's batch
-// endpoints, or /v1/messages for Anthropic's dialect) can run on the
-// batch API of a credential of kind: the provider's batch API takes the
-// line's own dialect, so nothing is translated.
-func NativeBatches(kind catalog.Kind, endpoint string) bool {
+// endpoints, or /v1/messages for Anthropic's dialect) to upstreamModel can
+// run on the batch API of a credential of kind: the provider's batch API
+// takes the line's own dialect, so nothing is translated (at Bedrock:
+// Messages requests to Anthropic's models, whose InvokeModel body they
+// are). A bedrock credential also needs its batch settings.
+func NativeBatches(kind catalog.Kind, endpoint, upstreamModel string) bool {
 	switch kind {
+	case catalog.KindBedrock:
+		return bedrockBatchable(endpoint, upstreamModel)
 	case catalog.KindOpenAI:
 		return endpoint == "/v1/chat/completions" || endpoint == "/v1/responses" || endpoint == "/v1/embeddings"
 	case catalog.KindAzureOpenAI:
@@ -197,11 +201,16 @@ func lineURL(kind catalog.Kind, endpoint string) string {
 }
 
 // Upload uploads the requests as an OpenAI batch input file (purpose
-// batch) and returns its id. Anthropic takes the requests with the batch
-// itself (Create), so it has no upload.
-func (b *BatchAPI) Upload(ctx context.Context, kind catalog.Kind, call *Call, endpoint string, reqs []BatchRequest) (string, error) {
-	if kind == catalog.KindAnthropic {
+// batch) and returns its id; at Bedrock it writes them to the batch
+// bucket, as the input of the job name, and returns its s3:// URI.
+// Anthropic takes the requests with the batch itself (Create), so it has
+// no upload.
+func (b *BatchAPI) Upload(ctx context.Context, kind catalog.Kind, call *Call, endpoint, name string, reqs []BatchRequest) (string, error) {
+	switch kind {
+	case catalog.KindAnthropic:
 		return "", nil
+	case catalog.KindBedrock:
+		return b.bedrockUpload(ctx, call, endpoint, name, reqs)
 	}
 	bodies, err := upstreamBodies(kind, call, reqs)
 	if err != nil {
@@ -243,8 +252,12 @@ func (b *BatchAPI) Upload(ctx context.Context, kind catalog.Kind, call *Call, en
 }
 
 // Create creates the provider batch: OpenAI's of the uploaded file
-// fileID, Anthropic's of the requests themselves.
-func (b *BatchAPI) Create(ctx context.Context, kind catalog.Kind, call *Call, endpoint, fileID string, reqs []BatchRequest, metadata map[string]string) (BatchJob, error) {
+// fileID, Anthropic's of the requests themselves, Bedrock's job name of
+// the input fileID.
+func (b *BatchAPI) Create(ctx context.Context, kind catalog.Kind, call *Call, endpoint, name, fileID string, reqs []BatchRequest, metadata map[string]string) (BatchJob, error) {
+	if kind == catalog.KindBedrock {
+		return b.bedrockCreate(ctx, call, endpoint, name, fileID)
+	}
 	var body any
 	if kind == catalog.KindAnthropic {
 		bodies, err := upstreamBodies(kind, call, reqs)
@@ -272,6 +285,9 @@ func (b *BatchAPI) Create(ctx context.Context, kind catalog.Kind, call *Call, en
 
 // Get reads the provider batch id.
 func (b *BatchAPI) Get(ctx context.Context, kind catalog.Kind, call *Call, id string) (BatchJob, error) {
+	if kind == catalog.KindBedrock {
+		return b.bedrockGet(ctx, call, id)
+	}
 	raw, err := b.do(ctx, kind, call, http.MethodGet, b.url(kind, call, "/batches/"+url.PathEscape(id), nil), "", nil)
 	if err != nil {
 		return BatchJob{}, err
@@ -282,6 +298,9 @@ func (b *BatchAPI) Get(ctx context.Context, kind catalog.Kind, call *Call, id st
 // Cancel asks the provider to cancel the batch id; it answers the batch
 // as it is then (cancelling, or ended).
 func (b *BatchAPI) Cancel(ctx context.Context, kind catalog.Kind, call *Call, id string) (BatchJob, error) {
+	if kind == catalog.KindBedrock {
+		return b.bedrockStop(ctx, call, id)
+	}
 	raw, err := b.do(ctx, kind, call, http.MethodPost, b.url(kind, call, "/batches/"+url.PathEscape(id)+"/cancel", nil), "", nil)
 	if err != nil {
 		return BatchJob{}, err
@@ -290,13 +309,29 @@ func (b *BatchAPI) Cancel(ctx context.Context, kind catalog.Kind, call *Call, id
 }
 
 // DeleteFile deletes a file of an OpenAI or Azure batch (its input, its
-// output or error file) once gw has read what it needs: they hold the
-// requests and answers, which gw keeps in its own store.
+// output or error file), or an object of a Bedrock job (its input, output
+// or manifest, by s3:// URI), once gw has read what it needs: they hold
+// the requests and answers, which gw keeps in its own store.
 func (b *BatchAPI) DeleteFile(ctx context.Context, kind catalog.Kind, call *Call, id string) error {
 	if kind == catalog.KindAnthropic || id == "" {
 		return nil
 	}
+	if kind == catalog.KindBedrock {
+		return b.bedrockDelete(ctx, call, id)
+	}
 	_, err := b.do(ctx, kind, call, http.MethodDelete, b.url(kind, call, "/files/"+url.PathEscape(id), nil), "", nil)
+	return err
+}
+
+// DeleteBatch deletes an Anthropic message batch, and with it the
+// results Anthropic keeps for 29 days, once gw has read them (the
+// answers are gw's to keep, as an OpenAI batch's files are). Other kinds'
+// batches hold nothing beyond their files: nothing to do.
+func (b *BatchAPI) DeleteBatch(ctx context.Context, kind catalog.Kind, call *Call, id string) error {
+	if kind != catalog.KindAnthropic || id == "" {
+		return nil
+	}
+	_, err := b.do(ctx, kind, call, http.MethodDelete, b.url(kind, call, "/batches/"+url.PathEscape(id), nil), "", nil)
 	return err
 }
 
@@ -305,8 +340,11 @@ func (b *BatchAPI) DeleteFile(ctx context.Context, kind catalog.Kind, call *Call
 // of the input file fileID (a file gw uploaded for this one submission,
 // so a match is certain); Anthropic's, whose batches carry nothing of
 // gw's, created at or after since (less findSkew) with n requests (its
-// first page, newest first).
-func (b *BatchAPI) Find(ctx context.Context, kind catalog.Kind, call *Call, fileID string, since time.Time, n int) (BatchJob, bool, error) {
+// first page, newest first); Bedrock's by the job's name, gw's own.
+func (b *BatchAPI) Find(ctx context.Context, kind catalog.Kind, call *Call, name, fileID string, since time.Time, n int) (BatchJob, bool, error) {
+	if kind == catalog.KindBedrock {
+		return b.bedrockFind(ctx, call, name)
+	}
 	raw, err := b.do(ctx, kind, call, http.MethodGet, b.url(kind, call, "/batches", url.Values{"limit": {"100"}}), "", nil)
 	if err != nil {
 		return BatchJob{}, false, err
@@ -385,6 +423,9 @@ func readJob(kind catalog.Kind, raw []byte) (BatchJob, error) {
 // usage reads. A request the provider reports nothing of is not in the
 // list (the caller knows which it sent).
 func (b *BatchAPI) Results(ctx context.Context, kind catalog.Kind, call *Call, endpoint string, job BatchJob) ([]BatchResult, error) {
+	if kind == catalog.KindBedrock {
+		return b.bedrockResults(ctx, call, endpoint, job)
+	}
 	if kind == catalog.KindAnthropic {
 		raw, err := b.do(ctx, kind, call, http.MethodGet, b.url(kind, call, "/batches/"+url.PathEscape(job.ID)+"/results", nil), "", nil)
 		if err != nil {

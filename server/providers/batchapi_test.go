@@ -33,10 +33,22 @@ func TestBatchResults(t *testing.T) {
 		{"anthropic canceled", `{"custom_id":"gw-8","result":{"type":"canceled"}}`, BatchCanceled, "the provider's batch request was canceled", 0, 0, 0, 0},
 		{"anthropic expired", `{"custom_id":"gw-9","result":{"type":"expired"}}`, BatchExpired, "the provider's batch request was expired", 0, 0, 0, 0},
 		{"anthropic unknown", `{"custom_id":"gw-10","result":{"type":"later"}}`, BatchErrored, `the provider reports the outcome "later"`, 0, 0, 0, 0},
+		// Bedrock's job output: a record's modelOutput is Claude's
+		// InvokeModel answer, its error Bedrock's {errorCode, errorMessage}.
+		{"bedrock succeeded", `{"recordId":"gw-11","modelInput":{"max_tokens":5},"modelOutput":{"id":"msg","type":"message","content":[],"usage":{"input_tokens":40,"output_tokens":3,"cache_read_input_tokens":9}}}`,
+			BatchSucceeded, "", 200, 40, 3, 9},
+		{"bedrock errored", `{"recordId":"gw-12","modelInput":{},"error":{"errorCode":400,"errorMessage":"messages: Field required"}}`,
+			BatchErrored, "messages: Field required", 400, 0, 0, 0},
+		{"bedrock errored, server", `{"recordId":"gw-13","modelInput":{},"error":{"errorCode":500,"errorMessage":""}}`,
+			BatchErrored, "Bedrock reports the record failed", 500, 0, 0, 0},
+		{"bedrock no output", `{"recordId":"gw-14","modelInput":{}}`, BatchErrored, "Bedrock reports the record failed", 400, 0, 0, 0},
 	} {
 		read := readAnthropicResult
 		if c.name[:6] == "openai" {
 			read = func(l []byte) (BatchResult, error) { return readOpenAIResult("/v1/chat/completions", l) }
+		}
+		if c.name[:7] == "bedrock" {
+			read = func(l []byte) (BatchResult, error) { return readBedrockRecord(&Call{}, "/v1/messages", l) }
 		}
 		r, err := read([]byte(c.line))
 		if err != nil || r.Outcome != c.outcome || r.Error != c.err || r.StatusCode != c.status ||
@@ -54,21 +66,30 @@ func TestNativeBatches(t *testing.T) {
 	for _, c := range []struct {
 		kind     catalog.Kind
 		endpoint string
+		model    string
 		want     bool
 	}{
-		{catalog.KindOpenAI, "/v1/chat/completions", true},
-		{catalog.KindOpenAI, "/v1/responses", true},
-		{catalog.KindOpenAI, "/v1/embeddings", true},
-		{catalog.KindOpenAI, "/v1/messages", false},
-		{catalog.KindAzureOpenAI, "/v1/chat/completions", true},
-		{catalog.KindAzureOpenAI, "/v1/responses", false},
-		{catalog.KindAnthropic, "/v1/messages", true},
-		{catalog.KindAnthropic, "/v1/chat/completions", false},
-		{catalog.KindBedrock, "/v1/messages", false},
-		{catalog.KindOpenAICompatible, "/v1/chat/completions", false},
+		{catalog.KindOpenAI, "/v1/chat/completions", "gpt-4o-mini", true},
+		{catalog.KindOpenAI, "/v1/responses", "gpt-4o-mini", true},
+		{catalog.KindOpenAI, "/v1/embeddings", "text-embedding-3-small", true},
+		{catalog.KindOpenAI, "/v1/messages", "gpt-4o-mini", false},
+		{catalog.KindAzureOpenAI, "/v1/chat/completions", "gpt-4o-mini", true},
+		{catalog.KindAzureOpenAI, "/v1/responses", "gpt-4o-mini", false},
+		{catalog.KindAnthropic, "/v1/messages", "claude-haiku-4-5", true},
+		{catalog.KindAnthropic, "/v1/chat/completions", "claude-haiku-4-5", false},
+		// Bedrock's jobs take a model's InvokeModel body (the Messages
+		// request is Claude's) or, for chat completions, Converse.
+		{catalog.KindBedrock, "/v1/messages", "global.anthropic.claude-haiku-4-5-20251001-v1:0", true},
+		{catalog.KindBedrock, "/v1/messages", "anthropic.claude-3-haiku-20240307-v1:0", true},
+		{catalog.KindBedrock, "/v1/messages", "us.amazon.nova-lite-v1:0", false},
+		{catalog.KindBedrock, "/v1/chat/completions", "global.anthropic.claude-haiku-4-5-20251001-v1:0", true},
+		{catalog.KindBedrock, "/v1/chat/completions", "us.amazon.nova-lite-v1:0", true},
+		{catalog.KindBedrock, "/v1/embeddings", "amazon.titan-embed-text-v2:0", false},
+		{catalog.KindBedrock, "/v1/responses", "us.amazon.nova-lite-v1:0", false},
+		{catalog.KindOpenAICompatible, "/v1/chat/completions", "m", false},
 	} {
-		if got := NativeBatches(c.kind, c.endpoint); got != c.want {
-			t.Errorf("%s %s: %v, want %v", c.kind, c.endpoint, got, c.want)
+		if got := NativeBatches(c.kind, c.endpoint, c.model); got != c.want {
+			t.Errorf("%s %s %s: %v, want %v", c.kind, c.endpoint, c.model, got, c.want)
 		}
 	}
 }

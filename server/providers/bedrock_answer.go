@@ -93,19 +93,10 @@ func converseCompletion(resp *http.Response, call *Call) (*Completion, error) {
 	if err := json.Unmarshal(raw, &r); err != nil || r.Output.Message == nil {
 		return nil, &Error{Kind: Unavailable, Status: resp.StatusCode, Message: "the upstream's answer is not a Converse response"}
 	}
-	var a answer
-	var text relayed
-	for _, b := range r.Output.Message.Content {
-		addConverseBlock(&a, &text, b)
-	}
-	a.finish = converseFinish(r.StopReason)
-	if a.finish == "tool_calls" && len(a.calls) == 0 {
-		// The forced structured-output call became the answer's text.
-		a.finish = "stop"
-	}
+	a, text := converseAnswer(r)
 	var u Usage
 	if r.Usage != nil && r.Usage.ok {
-		u = withReasoning(r.Usage.usage().reported(), &text)
+		u = withReasoning(r.Usage.usage().reported(), text)
 	}
 	u = estimate(u, call, answerTokens(raw))
 	body, err := newChatOut("", call.ResponseModel).completion(a, u)
@@ -113,6 +104,43 @@ func converseCompletion(resp *http.Response, call *Call) (*Completion, error) {
 		return nil, err
 	}
 	return &Completion{Body: body, Usage: u}, nil
+}
+
+// converseBatchCompletion reads a Converse job's modelOutput into a
+// chat.completion: the answer as converseCompletion reads it, its usage
+// as Bedrock reported it (a batch record has no request of gw's in
+// memory to floor it against; Bedrock bills what it reports).
+func converseBatchCompletion(raw []byte, call *Call) (*Completion, error) {
+	var r converseResponse
+	if err := json.Unmarshal(raw, &r); err != nil || r.Output.Message == nil {
+		return nil, errNotObject
+	}
+	a, text := converseAnswer(r)
+	var u Usage
+	if r.Usage != nil && r.Usage.ok {
+		u = withReasoning(r.Usage.usage().reported(), text)
+	}
+	body, err := newChatOut("", call.ResponseModel).completion(a, u)
+	if err != nil {
+		return nil, err
+	}
+	return &Completion{Body: body, Usage: u}, nil
+}
+
+// converseAnswer is a Converse answer's content and finish, and its text
+// (reasoning apart) for the reasoning share of the output.
+func converseAnswer(r converseResponse) (answer, *relayed) {
+	var a answer
+	text := &relayed{}
+	for _, b := range r.Output.Message.Content {
+		addConverseBlock(&a, text, b)
+	}
+	a.finish = converseFinish(r.StopReason)
+	if a.finish == "tool_calls" && len(a.calls) == 0 {
+		// The forced structured-output call became the answer's text.
+		a.finish = "stop"
+	}
+	return a, text
 }
 
 // addConverseBlock adds a content block to an answer; text keeps the

@@ -39,6 +39,16 @@ type Settings struct {
 	// the synchronous price (docs/batches.md). Only the kinds with a batch
 	// API gw speaks take it.
 	Batches string `json:"batches,omitempty"`
+	// BatchS3URI, BatchRoleARN and BatchS3Endpoint are a bedrock
+	// credential's batch inference settings (docs/batches.md): the S3
+	// prefix (s3://bucket/prefix/) gw writes a job's input under and
+	// Bedrock its output, the service role Bedrock assumes to read and
+	// write it, and an S3 endpoint other than AWS's regional one (an
+	// S3-compatible store, a VPC endpoint). Without the first two a
+	// bedrock credential's batch lines run on gw's runner.
+	BatchS3URI      string `json:"batch_s3_uri,omitempty"`
+	BatchRoleARN    string `json:"batch_role_arn,omitempty"`
+	BatchS3Endpoint string `json:"batch_s3_endpoint,omitempty"`
 }
 
 // The values of Settings.Batches.
@@ -60,7 +70,7 @@ type CredentialProblem struct {
 
 // settingsOf lists the settings each kind takes, and which it requires.
 var settingsOf = map[catalog.Kind]struct{ allowed, required []string }{
-	catalog.KindBedrock:     {allowed: []string{"region"}, required: []string{"region"}},
+	catalog.KindBedrock:     {allowed: []string{"region", "batches", "batch_s3_uri", "batch_role_arn", "batch_s3_endpoint"}, required: []string{"region"}},
 	catalog.KindVertex:      {allowed: []string{"project", "location", "token_url"}, required: []string{"location"}},
 	catalog.KindAzureOpenAI: {allowed: []string{"api_version", "deployments", "token_url", "batches"}},
 	catalog.KindOpenAI:      {allowed: []string{"batches"}},
@@ -76,7 +86,8 @@ func CredentialSettings(kind catalog.Kind) (allowed, required []string) {
 }
 
 // SettingNames lists every settings member, for strict decoding.
-var SettingNames = []string{"region", "project", "location", "api_version", "deployments", "token_url", "batches"}
+var SettingNames = []string{"region", "project", "location", "api_version", "deployments", "token_url", "batches",
+	"batch_s3_uri", "batch_role_arn", "batch_s3_endpoint"}
 
 var (
 	awsRegionRE   = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$`)
@@ -84,6 +95,8 @@ var (
 	gcpProjectRE  = regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`)
 	apiVersionRE  = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}(-preview)?$|^(v1|latest|preview)$`)
 	deploymentRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	// An IAM role's ARN, in any partition (aws, aws-cn, aws-us-gov).
+	roleARNRE = regexp.MustCompile(`^arn:aws(-[a-z]+)*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$`)
 )
 
 // CheckSettings reports what is wrong with settings for a credential of
@@ -115,6 +128,25 @@ func CheckSettings(kind catalog.Kind, s Settings) []CredentialProblem {
 	check("api_version", apiVersionRE.MatchString(s.APIVersion), "Should be an Azure OpenAI api-version, such as 2024-10-21")
 	check("token_url", tokenURLValid(s.TokenURL), "Should be an absolute http(s) URL without credentials or fragment")
 	check("batches", s.Batches == BatchesNative || s.Batches == BatchesGateway, `Should be "native" (the provider's batch API) or "gateway" (gw runs each line)`)
+	check("batch_s3_uri", s3URIValid(s.BatchS3URI), "Should be an S3 prefix s3://BUCKET/PREFIX/ (a bucket name of 3 to 63 lowercase letters, digits, '.' and '-'; the prefix, if any, ending in '/')")
+	check("batch_role_arn", roleARNRE.MatchString(s.BatchRoleARN), "Should be an IAM role's ARN, such as arn:aws:iam::123456789012:role/gw-batch")
+	check("batch_s3_endpoint", tokenURLValid(s.BatchS3Endpoint), "Should be an absolute http(s) URL without credentials or fragment")
+	// A bucket without the role Bedrock reads it as (or the other way
+	// round), or an endpoint without a bucket, cannot run a job: refused
+	// when saved rather than found out at a batch's first poll.
+	if slices.Contains(spec.allowed, "batch_s3_uri") {
+		needs := func(name, needed string) {
+			if present[name] && !present[needed] {
+				out = append(out, CredentialProblem{"settings." + needed, "missing",
+					"Field required: settings." + name + " needs settings." + needed + " (Bedrock batch inference needs both the S3 prefix and the role)"})
+			}
+		}
+		needs("batch_s3_uri", "batch_role_arn")
+		needs("batch_role_arn", "batch_s3_uri")
+		if present["batch_s3_endpoint"] && !present["batch_s3_uri"] && !present["batch_role_arn"] {
+			needs("batch_s3_endpoint", "batch_s3_uri")
+		}
+	}
 	for model, dep := range s.Deployments {
 		if model == "" || !deploymentRE.MatchString(dep) {
 			out = append(out, CredentialProblem{"settings.deployments", "value_error",
@@ -128,7 +160,37 @@ func CheckSettings(kind catalog.Kind, s Settings) []CredentialProblem {
 func (s Settings) present() map[string]bool {
 	return map[string]bool{"region": s.Region != "", "project": s.Project != "", "location": s.Location != "",
 		"api_version": s.APIVersion != "", "deployments": len(s.Deployments) > 0, "token_url": s.TokenURL != "",
-		"batches": s.Batches != ""}
+		"batches": s.Batches != "", "batch_s3_uri": s.BatchS3URI != "", "batch_role_arn": s.BatchRoleARN != "",
+		"batch_s3_endpoint": s.BatchS3Endpoint != ""}
+}
+
+// s3BucketRE is an S3 bucket name (the general-purpose rules: no
+// uppercase or underscore).
+var s3BucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+
+// s3URIValid tells an S3 prefix gw can write a batch job's input under:
+// s3://bucket/ or s3://bucket/prefix/.
+func s3URIValid(s string) bool {
+	_, _, ok := ParseS3Prefix(s)
+	return ok
+}
+
+// ParseS3Prefix splits s3://bucket/prefix/ into the bucket and the key
+// prefix ("" or ending in "/").
+func ParseS3Prefix(s string) (bucket, prefix string, ok bool) {
+	rest, found := strings.CutPrefix(s, "s3://")
+	if !found {
+		return "", "", false
+	}
+	bucket, prefix, slash := strings.Cut(rest, "/")
+	if !slash || !s3BucketRE.MatchString(bucket) || strings.Contains(bucket, "..") {
+		return "", "", false
+	}
+	if prefix != "" && (!strings.HasSuffix(prefix, "/") || strings.HasPrefix(prefix, "/") || strings.Contains(prefix, "//") ||
+		strings.ContainsAny(prefix, "\x00\n\r\\?#")) {
+		return "", "", false
+	}
+	return bucket, prefix, true
 }
 
 func tokenURLValid(s string) bool {

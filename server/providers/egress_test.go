@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/egress"
 	"github.com/gw-gateway/gw/server/egress/egresstest"
 	"github.com/gw-gateway/gw/server/providers"
@@ -48,5 +49,34 @@ func TestClientHoldsConnectionsToTheEgressPolicy(t *testing.T) {
 	}
 	if hits.Load() != 0 {
 		t.Fatalf("the upstream saw %d requests", hits.Load())
+	}
+}
+
+// A bedrock credential's batch bucket is dialled under the same policy:
+// its S3 endpoint, refused (loopback under --egress-deny-private), is
+// never reached, and the refusal names the class; the job API, at the
+// credential's base URL, likewise.
+func TestBedrockBatchBucketHeldToTheEgressPolicy(t *testing.T) {
+	var hits atomic.Int64
+	store := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	t.Cleanup(store.Close)
+	client := providers.NewGuardedHTTPClient(func() egress.Policy { return egress.Policy{DenyPrivate: true} })
+	api := providers.NewSet(client).BatchAPI()
+	c := &providers.Call{CredentialID: "cred-bedrock", BaseURL: store.URL, UpstreamModel: "anthropic.claude-3-haiku-20240307-v1:0",
+		Secret: `{"access_key_id":"AKIAEXAMPLE","secret_access_key":"bedrock-secret-value"}`,
+		Settings: providers.Settings{Region: "us-east-1", BatchS3URI: "s3://gw-batches/", BatchRoleARN: "arn:aws:iam::123456789012:role/r",
+			BatchS3Endpoint: store.URL}}
+	reqs := []providers.BatchRequest{{CustomID: "gw-1", Body: []byte(`{"model":"m","max_tokens":5,"messages":[]}`)}}
+	_, err := api.Upload(context.Background(), catalog.KindBedrock, c, "/v1/messages", "gw-batch-x-g1", reqs)
+	if err == nil || !strings.Contains(err.Error(), "loopback") || strings.Contains(err.Error(), "bedrock-secret-value") {
+		t.Fatalf("upload to a refused bucket: %v", err)
+	}
+	_, err = api.Get(context.Background(), catalog.KindBedrock, c, "arn:aws:bedrock:us-east-1:123456789012:model-invocation-job/x")
+	var refused *egress.Refusal
+	if !errors.As(err, &refused) || refused.Class != egress.Loopback {
+		t.Fatalf("the job API at a refused address: %v", err)
+	}
+	if hits.Load() != 0 {
+		t.Fatalf("the refused store saw %d requests", hits.Load())
 	}
 }

@@ -52,11 +52,14 @@ func BenchmarkValidJSON(b *testing.B) {
 	})
 }
 
-// validObjectMembers is validJSON and objectMembers, in one pass.
-func checkValidObjectMembers(t *testing.T, d string) {
+// validChunk is validJSON and objectMembers, then chatDelta of the last
+// choices member, in one pass.
+func checkValidChunk(t *testing.T, d string) {
 	t.Helper()
 	b := []byte(d)
-	got, ok := validObjectMembers(nil, b)
+	var w chunkWalk
+	ok, read := validChunk(&w, b)
+	got := w.members
 	var want []jsonMember
 	wantOK := validJSON(b) // objectMembers reads only valid JSON
 	if wantOK {
@@ -71,31 +74,67 @@ func checkValidObjectMembers(t *testing.T, d string) {
 	if len(got) != len(want) {
 		t.Fatalf("%.80q: %d members, the two passes %d", d, len(got), len(want))
 	}
+	var choices []byte
 	for i := range got {
 		if string(got[i].key) != string(want[i].key) || string(got[i].value) != string(want[i].value) {
 			t.Fatalf("%.80q: member %d %q:%q, the two passes %q:%q", d, i, got[i].key, got[i].value, want[i].key, want[i].value)
 		}
+		if isKey(want[i].key, "choices") {
+			choices = want[i].value
+		}
+	}
+	if !read {
+		return
+	}
+	var walked, twice relayed
+	walked.chatDeltas(w.deltas)
+	finished := twice.chatDelta(choices)
+	if w.finished != finished || walked.text.String() != twice.text.String() || walked.pieces != twice.pieces ||
+		walked.reasoning != twice.reasoning || walked.rest != twice.rest {
+		t.Fatalf("%.80q: read finished %v, text %q, %d pieces, %d reasoning; chatDelta %v, %q, %d, %d", d,
+			w.finished, walked.text.String(), walked.pieces, walked.reasoning, finished, twice.text.String(), twice.pieces, twice.reasoning)
 	}
 }
 
-func TestValidObjectMembers(t *testing.T) {
+// chunkDocs are chat chunks of every shape chatDelta reads.
+var chunkDocs = []string{
+	`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
+	`{"id":"c","choices":[{"index":0,"delta":{"content":"a\u00e9\n"},"finish_reason":null},{"index":1,"delta":{"refusal":"no"},"finish_reason":"stop"}]}`,
+	`{"choices":[{"delta":{"reasoning_content":"think","reasoning":"more","content":null}}],"model":"m"}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"t","function":{"name":"f","arguments":"{\"a\":1}"}}]}}]}`,
+	`{"choices":[{"finish_reason":""},{"finish_reason":"length","delta":{}},{"delta":{"content":"x"},"delta":{"content":"y"}}]}`,
+	`{"choices":[{"delta":{"content":"a"}}],"choices":[{"delta":{"content":"b"},"finish_reason":"stop"}]}`,
+	`{"choices":[{"delta":{"content":"a"}}],"choices":null}`,
+	`{"choices":[1,"x",null,[],{"delta":"text"},{"delta":[1]},{"delta":{"content":7}}]}`,
+	`{"choices":{"delta":{"content":"a"}}}`,
+	` { "choices" : [ { "delta" : { "content" : "sp" } , "finish_reason" : "stop" } ] } `,
+	`{"ch\u006fices":[{"delta":{"content":"escaped key"}}]}`,
+	`{"choices":[{"delta":{"content":"a"},"finish_reason":null}],"usage":{"prompt_tokens":1}}`,
+	`{"b":1,"a":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`,
+	`{"choices":[{"delta":{"content":"a","x":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}}]}`,
+	`{"choices":[{"delta":{"content":"a"}}],"x":` + strings.Repeat(`{"a":`, 600) + "1" + strings.Repeat("}", 600) + `}`,
+	`{"choices":[{"delta":{"content":"a"}]}`, `{"choices":[{"delta":{"content":"a"}}]`, `{"choices":[{"delta":{"content":"a",}}]}`,
+	`{"choices":[{"delta":{"content" "a"}}]}`, `{"choices":[{"delta":{"content":"a"}},]}`, `{"choices":[{"delta" {}}]}`,
+}
+
+func TestValidChunk(t *testing.T) {
 	docs := append([]string{`{"a":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `,"b":1}`,
 		`{"a":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, ` {} `, `{"a":1,"a":2}`}, validDocs...)
-	for _, d := range docs {
-		checkValidObjectMembers(t, d)
+	for _, d := range append(docs, chunkDocs...) {
+		checkValidChunk(t, d)
 	}
 }
 
-func FuzzValidObjectMembers(f *testing.F) {
-	for _, d := range validDocs {
+func FuzzValidChunk(f *testing.F) {
+	for _, d := range append(validDocs, chunkDocs...) {
 		f.Add(d)
 	}
-	f.Fuzz(checkValidObjectMembers)
+	f.Fuzz(checkValidChunk)
 }
 
 // The byte walkers read valid JSON, but text that is not must not make
 // them panic: an unterminated string ending in a backslash ran one byte
-// past the end (found by FuzzValidObjectMembers).
+// past the end (found by FuzzValidChunk, then named FuzzValidObjectMembers).
 func TestMemberWalkersOnBrokenText(t *testing.T) {
 	for _, d := range []string{`{ "0000\`, `{"a":"\`, `["\`, `"\`, `{"a":{"b":"\`, `{"a`} {
 		b := []byte(d)

@@ -142,7 +142,7 @@ func (a *OpenAI) Stream(ctx context.Context, call *Call) (ChunkStream, error) {
 		return nil, err
 	}
 	s := &openAIStream{body: resp.Body, sse: newSSEReader(resp.Body), call: call, filtered: a.Dialect == DialectAzure}
-	s.members = s.memberBuf[:0]
+	s.chunk.members, s.chunk.deltas = s.memberBuf[:0], s.deltaBuf[:0]
 	return s, nil
 }
 
@@ -167,6 +167,22 @@ func streamWithOptions(ok bool) streamMode {
 func refusesStreamOptions(e *Error) bool {
 	return e.Kind == Rejected && (e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity) &&
 		strings.Contains(e.Message, "stream_options")
+}
+
+// jsonTrue and includeUsageOnly are member values every streamed
+// request's body gets; edits only read them.
+var (
+	jsonTrue         = []byte("true")
+	includeUsageOnly = []byte(`{"include_usage":true}`)
+)
+
+// onlyIncludeUsage reports whether stream_options (an object, checked
+// with the request) has include_usage for its only member, as the SDKs
+// send it when asked for usage.
+func onlyIncludeUsage(raw []byte) bool {
+	var stack [2]jsonMember
+	members, ok := objectMembers(stack[:0], raw)
+	return ok && len(members) == 1 && isKey(members[0].key, "include_usage")
 }
 
 func (a *OpenAI) url(call *Call) string {
@@ -216,20 +232,25 @@ func (a *OpenAI) body(call *Call, stream streamMode) (rope, error) {
 
 	switch stream {
 	case streamBare:
-		edits = append(edits, setTo("stream", []byte("true")), removed("stream_options"))
+		edits = append(edits, setTo("stream", jsonTrue), removed("stream_options"))
 	case streamWithUsage:
 		// Usage arrives in a final chunk only when asked for; gw always
 		// needs it, and drops that chunk again for a client that did not
 		// ask (openAIStream.Recv).
+		raw, ok := req.Members["stream_options"]
+		if !ok || isNull(raw) || onlyIncludeUsage(raw) {
+			// The common cases, and what the map's way below encodes for
+			// them: a constant, not a map and a marshal per stream.
+			edits = append(edits, setTo("stream", jsonTrue), setTo("stream_options", includeUsageOnly))
+			break
+		}
 		opts := map[string]json.RawMessage{}
-		if raw, ok := req.Members["stream_options"]; ok {
-			_ = json.Unmarshal(raw, &opts) // already checked to be an object or null
-			if opts == nil {
-				opts = map[string]json.RawMessage{}
-			}
+		_ = json.Unmarshal(raw, &opts) // already checked to be an object or null
+		if opts == nil {
+			opts = map[string]json.RawMessage{}
 		}
 		opts["include_usage"] = json.RawMessage("true")
-		edits = append(edits, setTo("stream", []byte("true")), setTo("stream_options", mustMarshal(opts)))
+		edits = append(edits, setTo("stream", jsonTrue), setTo("stream_options", mustMarshal(opts)))
 	}
 
 	if a.Dialect != DialectOpenAI && slices.ContainsFunc(req.Messages, func(msg Message) bool { return msg.Role == "developer" }) {
@@ -292,11 +313,14 @@ type openAIStream struct {
 	// model is the client's model id, encoded once per stream; members and
 	// compact are scratch space reused from chunk to chunk.
 	model   json.RawMessage
-	members []jsonMember
+	chunk   chunkWalk
 	compact bytes.Buffer
-	// memberBuf backs members up to a chunk's usual size (one
-	// allocation with the stream, none per chunk).
+	// memberBuf and deltaBuf back the chunk's lists up to a chunk's
+	// usual size (one allocation with the stream, none per chunk).
 	memberBuf [16]jsonMember
+	deltaBuf  [6]jsonMember
+	// view is RecvView's buffer, reused from chunk to chunk.
+	view []byte
 	// relayed is the answer's text so far, counted if no usage comes.
 	relayed relayed
 	// filtered: a choice that finishes with content_filter ends the
@@ -311,7 +335,12 @@ func (s *openAIStream) Pending() bool { return !s.done && s.sse.ready() }
 
 // Recv returns the next chunk to relay: the upstream's bytes with gw's
 // model id, less the usage chunk gw asked for on a client's behalf.
-func (s *openAIStream) Recv() ([]byte, error) {
+func (s *openAIStream) Recv() ([]byte, error) { return s.recv(false) }
+
+// RecvView is Recv into the stream's own buffer (ViewStream).
+func (s *openAIStream) RecvView() ([]byte, error) { return s.recv(true) }
+
+func (s *openAIStream) recv(view bool) ([]byte, error) {
 	for !s.done {
 		c, err := s.nextChunk()
 		if err == nil {
@@ -325,15 +354,22 @@ func (s *openAIStream) Recv() ([]byte, error) {
 			// The usage chunk gw asked for on the client's behalf.
 			continue
 		}
-		return s.relay(), nil
+		if view {
+			s.view = s.relay(s.view[:0])
+			return s.view, nil
+		}
+		return s.relay(nil), nil
 	}
 	return nil, io.EOF
 }
 
 // chunkParts are the members of a chunk gw reads; the chunk's members
-// are in s.members.
+// are in s.chunk.members.
 type chunkParts struct {
 	choices, usage, xGroq, errObj, serviceTier json.RawMessage
+	// read: the choices were read in the chunk's one pass (s.chunk's
+	// deltas and finished); otherwise note reads them.
+	read bool
 }
 
 // nextChunk reads the next event and splits it into members. The end of
@@ -356,7 +392,7 @@ func (s *openAIStream) nextChunk() (chunkParts, error) {
 	notObject := func() error {
 		return &Error{Kind: Unavailable, Message: "the upstream sent an event that is not a JSON object"}
 	}
-	var ok bool
+	var ok, read bool
 	if bytes.IndexByte(data, '\n') >= 0 {
 		// An event's data spread over lines: compact it, so that the
 		// relayed event is one data line.
@@ -366,16 +402,16 @@ func (s *openAIStream) nextChunk() (chunkParts, error) {
 		s.compact.Reset()
 		_ = json.Compact(&s.compact, data)
 		data = s.compact.Bytes()
-		s.members, ok = objectMembers(s.members[:0], data)
+		s.chunk.members, ok = objectMembers(s.chunk.members[:0], data)
 	} else {
-		// Checked and split into members in one pass.
-		s.members, ok = validObjectMembers(s.members[:0], data)
+		// Checked, split into members and its choices read in one pass.
+		ok, read = validChunk(&s.chunk, data)
 	}
 	if !ok {
 		return chunkParts{}, notObject()
 	}
-	var c chunkParts
-	for _, m := range s.members {
+	c := chunkParts{read: read}
+	for _, m := range s.chunk.members {
 		switch {
 		case isKey(m.key, "choices"):
 			c.choices = m.value
@@ -405,7 +441,12 @@ func (s *openAIStream) note(c chunkParts) error {
 	}
 	// One walk of the choices: the deltas' text, and whether one
 	// finished.
-	if s.relayed.chatDelta(c.choices) {
+	if c.read {
+		s.relayed.chatDeltas(s.chunk.deltas)
+		if s.chunk.finished {
+			s.finished = true
+		}
+	} else if s.relayed.chatDelta(c.choices) {
 		s.finished = true
 	}
 	if c.serviceTier != nil {
@@ -426,21 +467,22 @@ func (s *openAIStream) note(c chunkParts) error {
 }
 
 // relay writes the chunk's members back with gw's model id (added when
-// the upstream sent none), without the usage a client did not ask for.
-// A fresh slice per chunk: callers may keep it.
-func (s *openAIStream) relay() []byte {
+// the upstream sent none), without the usage a client did not ask for,
+// appended to dst: a fresh slice per chunk when dst is nil (callers of
+// Recv may keep it), the stream's view buffer for RecvView.
+func (s *openAIStream) relay(dst []byte) []byte {
 	if s.model == nil {
 		s.model = jsonString(s.call.ResponseModel)
 	}
 	dropUsage := !s.call.Request.IncludeUsage
 	size := len(s.model) + 16
-	for _, m := range s.members {
+	for _, m := range s.chunk.members {
 		size += len(m.key) + len(m.value) + 2
 	}
-	out := make([]byte, 0, size)
+	out := slices.Grow(dst, size)
 	out = append(out, '{')
 	sawModel := false
-	for _, m := range s.members {
+	for _, m := range s.chunk.members {
 		if dropUsage && isKey(m.key, "usage") {
 			continue
 		}

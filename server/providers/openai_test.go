@@ -1,16 +1,19 @@
 package providers_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/gw-gateway/gw/server/providers"
 	"github.com/gw-gateway/gw/server/providers/providerstest"
@@ -165,6 +168,77 @@ func TestOpenAIStreamAsksForUsageAndHidesItFromClientsThatDidNot(t *testing.T) {
 		if want := (providers.Usage{InputTokens: 20, OutputTokens: 9, InputReported: true, OutputReported: true}); s.Usage() != want {
 			t.Fatalf("usage %+v", s.Usage())
 		}
+	}
+}
+
+// The stream_options gw sends: the caller's with include_usage set, as
+// the map's way encodes it (compact, names sorted), and the constant it
+// takes for the common cases is that same encoding.
+func TestOpenAIStreamOptionsSent(t *testing.T) {
+	f := providerstest.NewOpenAI(t, secret)
+	for _, tc := range []struct{ given, sent string }{
+		{``, `{"include_usage":true}`},
+		{`,"stream_options":null`, `{"include_usage":true}`},
+		{`,"stream_options":{"include_usage":true}`, `{"include_usage":true}`},
+		{`,"stream_options": { "include_usage" : false } `, `{"include_usage":true}`},
+		{`,"stream_options":{}`, `{"include_usage":true}`},
+		{`,"stream_options":{"include_usage":false,"include_obfuscation":false}`, `{"include_obfuscation":false,"include_usage":true}`},
+		{`,"stream_options":{"include_obfuscation":true}`, `{"include_obfuscation":true,"include_usage":true}`},
+	} {
+		f.Enqueue(providerstest.Reply{Text: "words"})
+		body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]` + tc.given + `}`
+		s, err := openAI(providers.DialectOpenAI).Stream(context.Background(), call(t, f.BaseURL(), body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := drain(t, s); err != nil {
+			t.Fatal(err)
+		}
+		raw := f.Last(t).Raw
+		if !bytes.Contains(raw, []byte(`"stream_options":`+tc.sent)) {
+			t.Errorf("%s: sent %s, want stream_options %s", tc.given, raw, tc.sent)
+		}
+	}
+}
+
+// RecvView hands the chunks Recv does, in the stream's own buffer.
+func TestOpenAIStreamRecvViewIsRecv(t *testing.T) {
+	f := providerstest.NewOpenAI(t, secret)
+	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	read := func(view bool) (chunks []string, buffers int, u providers.Usage) {
+		f.Enqueue(providerstest.Reply{Text: "several streamed words, one delta each", Usage: providerstest.Usage{Input: 5, Output: 7}})
+		s, err := openAI(providers.DialectOpenAI).Stream(context.Background(), call(t, f.BaseURL(), body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		seen := map[*byte]bool{}
+		for {
+			var b []byte
+			if view {
+				b, err = s.(providers.ViewStream).RecvView()
+			} else {
+				b, err = s.Recv()
+			}
+			if err == io.EOF {
+				u := s.Usage()
+				u.Upstream = nil
+				return chunks, len(seen), u
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunks = append(chunks, string(b))
+			seen[unsafe.SliceData(b)] = true
+		}
+	}
+	fresh, n, u := read(false)
+	views, m, uv := read(true)
+	if !slices.Equal(fresh, views) || len(fresh) < 3 || u != uv || u.InputTokens != 5 {
+		t.Fatalf("Recv %q (%+v), RecvView %q (%+v)", fresh, u, views, uv)
+	}
+	if n != len(fresh) || m >= n {
+		t.Fatalf("%d chunks in %d buffers by Recv and %d by RecvView", len(fresh), n, m)
 	}
 }
 

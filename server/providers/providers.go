@@ -138,6 +138,14 @@ type ChunkStream interface {
 	Close() error
 }
 
+// ViewStream is a ChunkStream that can also return a chunk in a buffer of
+// its own, valid only until its next RecvView or Recv: for a caller that
+// copies each chunk before it asks for the next, no allocation a chunk.
+type ViewStream interface {
+	ChunkStream
+	RecvView() ([]byte, error)
+}
+
 // MaxTokenCount bounds any token count an upstream reports: far above any
 // real request, low enough that sums over years of events fit an int64.
 const MaxTokenCount = 1_000_000_000_000

@@ -317,7 +317,7 @@ func (r *relayed) chatDelta(choices []byte) (finished bool) {
 			switch {
 			case isKey(c.key, "delta"):
 				s.delta, _ = objectMembers(s.delta[:0], c.value)
-				s.readDelta(r)
+				s.readDelta(r, s.delta)
 			case finishes(c):
 				finished = true
 			}
@@ -335,10 +335,16 @@ type deltaScratch struct {
 	choiceBuf, deltaBuf [6]jsonMember
 }
 
-// readDelta keeps a delta's text: content and refusals, reasoning, and
-// tool calls' names and arguments.
-func (s *deltaScratch) readDelta(r *relayed) {
-	for _, d := range s.delta {
+// chatDeltas is chatDelta of choices validChunk has read: the members of
+// their deltas, in order.
+func (r *relayed) chatDeltas(deltas []jsonMember) {
+	r.scratch.readDelta(r, deltas)
+}
+
+// readDelta keeps a delta's text (its members): content and refusals,
+// reasoning, and tool calls' names and arguments.
+func (s *deltaScratch) readDelta(r *relayed, delta []jsonMember) {
+	for _, d := range delta {
 		switch {
 		case isKey(d.key, "content"), isKey(d.key, "refusal"):
 			r.addJSON(d.value, false)

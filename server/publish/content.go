@@ -67,6 +67,17 @@ func readContent(ctx context.Context, st *store.Store, orgID uuid.UUID) (*bundle
 				RateLimits: bundleRateLimits(EffectiveRateLimits(k.RateLimits, wsLimits[k.WorkspaceID])), Tags: bundleTags(k.Tags)})
 		}
 	}
+	// Keys no longer active whose provider batches are out: the data plane
+	// records those lines as theirs (bundle.Key.BatchesOnly).
+	holding, err := st.BatchHoldingKeysForOrg(ctx, orgID)
+	if err != nil {
+		return nil, fmt.Errorf("list inference keys with provider batches out: %w", err)
+	}
+	for _, k := range holding {
+		if listed[k.WorkspaceID] {
+			body.Keys = append(body.Keys, bundle.Key{ID: k.ID, WorkspaceID: k.WorkspaceID, OwnerID: k.UserID, Tags: bundleTags(k.Tags), BatchesOnly: true})
+		}
+	}
 	sortByID(body.Keys, func(k bundle.Key) uuid.UUID { return k.ID })
 
 	// A grant idle past its last refresh token's lifetime (and the access

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -143,6 +144,9 @@ type Batch struct {
 	// Upstreams are the batch's provider batch groups, stored with it by
 	// CreateBatch (not a column).
 	Upstreams []BatchUpstream `bun:"-"`
+	// LineBounds are its lines' upper-bound costs, stored with them by
+	// CreateBatch (not a column).
+	LineBounds []LineBound `bun:"-"`
 }
 
 // BatchUpstream is a group of a batch's lines run as one provider batch
@@ -192,6 +196,13 @@ type BatchLine struct {
 	// UpstreamSeq is the provider batch group of a line in one (status
 	// upstream).
 	UpstreamSeq *int `bun:"upstream_seq"`
+	// Bound is the line's upper-bound cost as submission counted it (nil
+	// for older batches' lines): what a line a lost data plane took is
+	// billed (batchplanes.go).
+	Bound *LineBound `bun:"bound,type:text"`
+	// TakenBy is the remote data plane that took a running line (nil:
+	// this control plane's own runner).
+	TakenBy *string `bun:"taken_by"`
 }
 
 // BatchCounts are a batch's lines by outcome, as OpenAI's request_counts.
@@ -207,6 +218,10 @@ func (s *Store) CreateBatch(ctx context.Context, b *Batch, customIDs []string) e
 	b.CreatedAt, b.UpdatedAt = b.CreatedAt.UTC(), b.UpdatedAt.UTC()
 	native := map[int]UpstreamLine{}
 	seqOf := map[int]int{}
+	bounds := make(map[int]*LineBound, len(b.LineBounds))
+	for i := range b.LineBounds {
+		bounds[b.LineBounds[i].Line] = &b.LineBounds[i]
+	}
 	for _, u := range b.Upstreams {
 		for _, l := range u.Lines {
 			native[l.Line], seqOf[l.Line] = l, u.Seq
@@ -227,7 +242,7 @@ func (s *Store) CreateBatch(ctx context.Context, b *Batch, customIDs []string) e
 		for start := 0; start < len(customIDs); start += chunk {
 			rows := make([]BatchLine, 0, min(chunk, len(customIDs)-start))
 			for i, id := range customIDs[start:min(start+chunk, len(customIDs))] {
-				row := BatchLine{BatchID: b.ID, Line: start + i + 1, CustomID: id, Status: LinePending, UpdatedAt: b.CreatedAt}
+				row := BatchLine{BatchID: b.ID, Line: start + i + 1, CustomID: id, Status: LinePending, UpdatedAt: b.CreatedAt, Bound: bounds[start+i+1]}
 				if n, ok := native[row.Line]; ok {
 					seq, rid := seqOf[row.Line], n.RequestID
 					row.Status, row.UpstreamSeq, row.RequestID = LineUpstream, &seq, &rid
@@ -261,11 +276,14 @@ const (
 
 // Batches lists the workspace's batches newest first: its Anthropic
 // Message Batches (endpoint MessagesEndpoint) when messages, else its
-// OpenAI ones; after is the last id of the previous page ("" for the
-// first).
-func (s *Store) Batches(ctx context.Context, workspaceID uuid.UUID, messages bool, after string, limit int) ([]Batch, error) {
+// OpenAI ones. after is the last id of the previous page ("" for the
+// first): the page holds the limit batches just older than it. before,
+// when not "", is the first id of the next page: the page holds the
+// limit batches just newer than it (Anthropic's before_id), still newest
+// first. Another workspace's id as either pages nothing.
+func (s *Store) Batches(ctx context.Context, workspaceID uuid.UUID, messages bool, after, before string, limit int) ([]Batch, error) {
 	var out []Batch
-	q := s.db.NewSelect().Model(&out).Where("workspace_id = ?", workspaceID).OrderExpr("created_at DESC, id DESC").Limit(int64(limit))
+	q := s.db.NewSelect().Model(&out).Where("workspace_id = ?", workspaceID).Limit(int64(limit))
 	if messages {
 		q = q.Where("endpoint = ?", MessagesEndpoint)
 	} else {
@@ -274,10 +292,70 @@ func (s *Store) Batches(ctx context.Context, workspaceID uuid.UUID, messages boo
 	if after != "" {
 		q = q.Where("(created_at, id) < (SELECT created_at, id FROM batches WHERE id = ? AND workspace_id = ?)", after, workspaceID)
 	}
+	if before != "" {
+		// The nearest newer ones first, so the limit keeps those next to
+		// before; turned newest first below.
+		q = q.Where("(created_at, id) > (SELECT created_at, id FROM batches WHERE id = ? AND workspace_id = ?)", before, workspaceID).
+			OrderExpr("created_at, id")
+	} else {
+		q = q.OrderExpr("created_at DESC, id DESC")
+	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, mapErr(err)
 	}
+	if before != "" {
+		slices.Reverse(out)
+	}
 	return out, nil
+}
+
+// ErrBatchNotEnded refuses to delete a batch that still has lines to run
+// or to end: it is cancelled first, as Anthropic requires.
+var ErrBatchNotEnded = errors.New("the batch has not ended")
+
+// DeleteBatch deletes the workspace's batch once it has ended (else
+// ErrBatchNotEnded; ErrNotFound when the workspace has no such batch):
+// its row and its lines, with their answers, go, and so do the bodies of
+// the files it owns — its output and error files, and its input file
+// when gw wrote it (a message batch's requests; an uploaded input file
+// is the workspace's own, deleted through the files API). Its usage
+// events stay: they are what was spent. In one transaction, so a batch
+// is found whole or not at all.
+func (s *Store) DeleteBatch(ctx context.Context, workspaceID uuid.UUID, id string, now time.Time) error {
+	return s.InTx(ctx, func(tx *Store) error {
+		b, err := tx.Batch(ctx, workspaceID, id)
+		if err != nil {
+			return err
+		}
+		switch b.Status {
+		case BatchCompleted, BatchFailed, BatchCancelled, BatchExpired:
+		default:
+			return ErrBatchNotEnded
+		}
+		files := []string{}
+		for _, f := range []*string{b.OutputFileID, b.ErrorFileID} {
+			if f != nil {
+				files = append(files, *f)
+			}
+		}
+		q := tx.db.NewUpdate().Model((*BatchFile)(nil)).Set("deleted_at = ?", now.UTC()).Set("content = ?", []byte{}).
+			Where("workspace_id = ? AND deleted_at IS NULL", workspaceID)
+		if len(files) > 0 {
+			q = q.Where("(id IN (?) OR (id = ? AND purpose = ?))", bun.In(files), b.InputFileID, PurposeMessageBatch)
+		} else {
+			q = q.Where("id = ? AND purpose = ?", b.InputFileID, PurposeMessageBatch)
+		}
+		if _, err := q.Exec(ctx); err != nil {
+			return mapErr(err)
+		}
+		for _, m := range []any{(*BatchLine)(nil), (*BatchUpstream)(nil)} {
+			if _, err := tx.db.NewDelete().Model(m).Where("batch_id = ?", id).Exec(ctx); err != nil {
+				return mapErr(err)
+			}
+		}
+		_, err = tx.db.NewDelete().Model((*Batch)(nil)).Where("id = ? AND workspace_id = ?", id, workspaceID).Exec(ctx)
+		return mapErr(err)
+	})
 }
 
 // BatchCounts counts the batch's lines by outcome.
@@ -510,7 +588,11 @@ func (s *Store) BatchUpstreams(ctx context.Context, batchID string) ([]BatchUpst
 // UpdateBatchUpstream writes u's state (status, the provider's file and
 // batch ids, submitting_at, error) when the group is still in status
 // from; false when it is not (another process moved it on), so a step is
-// taken once.
+// taken once. A step repeated after its answer was lost finds the group
+// already in exactly u's state and is answered true: the caller that took
+// it goes on, where a false would have it leave a provider batch it made
+// (another process's step differs at least in its own upload or its
+// submitting_at, so it is still answered false).
 func (s *Store) UpdateBatchUpstream(ctx context.Context, u BatchUpstream, from string, now time.Time) (bool, error) {
 	res, err := s.db.NewUpdate().Model((*BatchUpstream)(nil)).Set("status = ?", u.Status).Set("upstream_file_id = ?", u.UpstreamFileID).
 		Set("upstream_batch_id = ?", u.UpstreamBatchID).Set("submitting_at = ?", u.SubmittingAt).Set("error = ?", u.Error).
@@ -518,8 +600,25 @@ func (s *Store) UpdateBatchUpstream(ctx context.Context, u BatchUpstream, from s
 	if err != nil {
 		return false, mapErr(err)
 	}
-	n, _ := res.RowsAffected()
-	return n == 1, nil
+	if n, _ := res.RowsAffected(); n == 1 {
+		return true, nil
+	}
+	var cur BatchUpstream
+	if err := s.db.NewSelect().Model(&cur).Where("batch_id = ? AND seq = ?", u.BatchID, u.Seq).Scan(ctx); err != nil {
+		return false, mapErr(err)
+	}
+	return sameUpstreamState(cur, u), nil
+}
+
+// sameUpstreamState: a and b record the same step of a group. Times are
+// compared to the microsecond, the finest both databases keep.
+func sameUpstreamState(a, b BatchUpstream) bool {
+	sameString := func(x, y *string) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	sameTime := func(x, y *time.Time) bool {
+		return (x == nil) == (y == nil) && (x == nil || x.UTC().Truncate(time.Microsecond).Equal(y.UTC().Truncate(time.Microsecond)))
+	}
+	return a.Status == b.Status && sameString(a.UpstreamFileID, b.UpstreamFileID) && sameString(a.UpstreamBatchID, b.UpstreamBatchID) &&
+		sameString(a.Error, b.Error) && sameTime(a.SubmittingAt, b.SubmittingAt)
 }
 
 // UpstreamBatchLines are the lines of the batch's group seq still in the

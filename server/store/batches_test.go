@@ -91,10 +91,10 @@ func TestBatchFilesAreTheWorkspaces(t *testing.T) {
 				t.Errorf("%s across workspaces: %v", name, err)
 			}
 		}
-		if got, err := st.Batches(ctx, sibling, false, "", 10); err != nil || len(got) != 0 {
+		if got, err := st.Batches(ctx, sibling, false, "", "", 10); err != nil || len(got) != 0 {
 			t.Errorf("a sibling workspace lists %+v %v", got, err)
 		}
-		if got, err := st.Batches(ctx, ws, false, "", 10); err != nil || len(got) != 1 || got[0].ReservedNanoUSD != 42 {
+		if got, err := st.Batches(ctx, ws, false, "", "", 10); err != nil || len(got) != 1 || got[0].ReservedNanoUSD != 42 {
 			t.Errorf("batches: %+v %v", got, err)
 		}
 		c, err := st.BatchCounts(ctx, "batch_1")
@@ -211,8 +211,21 @@ func TestBatchUpstreamGroups(t *testing.T) {
 		if ok, err := st.UpdateBatchUpstream(ctx, g, store.UpstreamPending, now); err != nil || !ok {
 			t.Fatalf("to submitting: %v %v", ok, err)
 		}
-		if ok, err := st.UpdateBatchUpstream(ctx, g, store.UpstreamPending, now); err != nil || ok {
+		// The same step repeated (its answer lost) is answered true; another
+		// process's step from pending (its own upload, its own time) false.
+		if ok, err := st.UpdateBatchUpstream(ctx, g, store.UpstreamPending, now); err != nil || !ok {
+			t.Fatalf("a repeated step: %v %v", ok, err)
+		}
+		other, otherAt := "file-other", at.Add(time.Millisecond)
+		g2 := g
+		g2.UpstreamFileID, g2.SubmittingAt = &other, &otherAt
+		if ok, err := st.UpdateBatchUpstream(ctx, g2, store.UpstreamPending, now); err != nil || ok {
 			t.Fatalf("a group left pending twice: %v %v", ok, err)
+		}
+		g3 := g
+		g3.UpstreamFileID, g3.SubmittingAt = nil, &otherAt
+		if ok, err := st.UpdateBatchUpstream(ctx, g3, store.UpstreamPending, now); err != nil || ok {
+			t.Fatalf("a group left pending twice with no upload (Anthropic): %v %v", ok, err)
 		}
 		got, err := st.CancelBatch(ctx, ws, "batch_3", now)
 		if err != nil || got.Status != store.BatchCancelling {

@@ -53,3 +53,12 @@ func deref[T any](p *T) T {
 	}
 	return *p
 }
+
+// LineBoundsOf are a submission's line bounds as CreateBatch stores them.
+func LineBoundsOf(in []wire.BatchStoreLineBound) []LineBound {
+	out := make([]LineBound, len(in))
+	for i, b := range in {
+		out[i] = LineBound(b)
+	}
+	return out
+}

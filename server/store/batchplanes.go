@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -139,4 +141,77 @@ func (s *Store) InterruptTakenBatchLines(ctx context.Context, batchID, takenBy s
 	}
 	n, _ := res.RowsAffected()
 	return int(n), nil
+}
+
+// LineBound is a line's upper-bound cost as its batch's submission
+// counted it, at the model that gave the largest (stored as JSON).
+type LineBound struct {
+	Line         int    `json:"line"`
+	NanoUSD      int64  `json:"nano_usd"`
+	Model        string `json:"model"`
+	Provider     string `json:"provider"`
+	InputTokens  int64  `json:"input_tokens"`
+	OutputTokens int64  `json:"output_tokens"`
+}
+
+// Value implements driver.Valuer.
+func (b LineBound) Value() (driver.Value, error) {
+	out, err := json.Marshal(b)
+	return string(out), err
+}
+
+// Scan implements sql.Scanner.
+func (b *LineBound) Scan(src any) error { return scanJSON(src, "LineBound", b) }
+
+// LostBatchLines are the running lines that remote data planes took and
+// will not end (docs/batches.md): the plane's last heartbeat is older
+// than staleBefore (a plane that never sent one: the take is), or its
+// enrollment no longer holds the line's organization (revoked, pending
+// again, deleted, or the organization taken out of it). Lines with no
+// bound (batches older than it) are left out: their plane ends them when
+// it starts again. Oldest batch first, at most limit.
+func (s *Store) LostBatchLines(ctx context.Context, staleBefore time.Time, limit int) ([]BatchLine, error) {
+	var out []BatchLine
+	err := s.db.NewSelect().Model(&out).
+		Where("?TableAlias.status = ? AND ?TableAlias.taken_by IS NOT NULL AND ?TableAlias.bound IS NOT NULL", LineRunning).
+		Where("(COALESCE((SELECT dp.last_seen_at FROM data_planes AS dp WHERE dp.id = ?TableAlias.taken_by), ?TableAlias.updated_at) < ?"+
+			" OR NOT EXISTS (SELECT 1 FROM data_plane_enrollments AS e"+
+			" JOIN data_plane_enrollment_orgs AS o ON o.data_plane_id = e.data_plane_id"+
+			" JOIN batches AS b ON b.id = ?TableAlias.batch_id AND b.org_id = o.org_id"+
+			" WHERE e.data_plane_id = ?TableAlias.taken_by AND e.status = ?))", staleBefore.UTC(), EnrollmentApproved).
+		OrderExpr("?TableAlias.batch_id, ?TableAlias.line").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return out, nil
+}
+
+// EndLostBatchLine fails l, a line LostBatchLines found, with message at
+// its bound's cost, and stores ev, its usage event, in one transaction:
+// either the line ends and its event is kept, or neither. It is false,
+// and nothing is stored, when the line no longer runs under that take
+// (its plane came back and ended it, or gave it back). The event's id is
+// the line's request id, so the plane's own event, shipped later, is the
+// same event to ingestion and kept once.
+func (s *Store) EndLostBatchLine(ctx context.Context, l BatchLine, message string, ev UsageEvent, now time.Time) (bool, error) {
+	if l.RequestID == nil || l.TakenBy == nil || l.Bound == nil {
+		return false, nil
+	}
+	ended := false
+	err := s.InTx(ctx, func(tx *Store) error {
+		res, err := tx.db.NewUpdate().Model((*BatchLine)(nil)).Set("status = ?", LineFailed).Set("error = ?", message).
+			Set("cost_nano_usd = ?", l.Bound.NanoUSD).Set("updated_at = ?", now.UTC()).
+			Where("batch_id = ? AND line = ? AND status = ? AND taken_by = ? AND request_id = ?", l.BatchID, l.Line, LineRunning, *l.TakenBy, *l.RequestID).
+			Exec(ctx)
+		if err != nil {
+			return mapErr(err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return nil
+		}
+		ended = true
+		_, err = tx.InsertUsageEvents(ctx, []UsageEvent{ev})
+		return err
+	})
+	return ended, err
 }

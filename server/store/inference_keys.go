@@ -48,6 +48,30 @@ func (s *Store) ActiveInferenceKeysForOrg(ctx context.Context, orgID uuid.UUID) 
 	return out, mapErr(err)
 }
 
+// BatchHoldingKeysForOrg are the organization's inference keys that are
+// no longer active (revoked, or their owner no longer an active member or
+// disabled) yet submitted a batch with a provider batch group sent or
+// being sent (submitting, submitted): the provider runs and bills those
+// lines whatever became of the key, so the data plane must still be able
+// to record them as the key's (publish puts them in the bundle for that
+// alone, without a token hash). A group still pending counts too: it may
+// be moving to submitting as the key is revoked, and the data plane that
+// finds such a key ends a pending group unsent.
+func (s *Store) BatchHoldingKeysForOrg(ctx context.Context, orgID uuid.UUID) ([]InferenceKey, error) {
+	out := []InferenceKey{}
+	sent := s.db.NewSelect().TableExpr("batches AS b").Column("b.inference_key_id").
+		Join("JOIN batch_upstreams AS u ON u.batch_id = b.id").
+		Where("b.org_id = ?", orgID).Where("b.inference_key_id IS NOT NULL").
+		Where("u.status IN (?)", bun.In([]string{UpstreamPending, UpstreamSubmitting, UpstreamSubmitted}))
+	active := s.db.NewSelect().Model((*Membership)(nil)).Column("user_id").Where("org_id = ?", orgID).Where("status = 'active'")
+	disabled := s.db.NewSelect().Model((*User)(nil)).Column("id").Where("disabled_at IS NOT NULL")
+	err := s.db.NewSelect().Model(&out).Where("org_id = ?", orgID).Where("id IN (?)", sent).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("revoked_at IS NOT NULL").WhereOr("user_id NOT IN (?)", active).WhereOr("user_id IN (?)", disabled)
+		}).OrderExpr("id ASC").Scan(ctx)
+	return out, mapErr(err)
+}
+
 // RevokeUserInferenceKeys revokes every unrevoked inference key a user
 // owns or created, in every organization, and returns them as they were.
 func (s *Store) RevokeUserInferenceKeys(ctx context.Context, userID uuid.UUID, at time.Time) ([]InferenceKey, error) {

@@ -39,8 +39,11 @@ type batchAPI struct {
 }
 
 type fakeJob struct {
-	id, endpoint, inputFileID    string
-	anthropic                    bool
+	id, endpoint, inputFileID string
+	anthropic                 bool
+	// deleted: an Anthropic batch deleted once ended; not found since
+	// (it still counts in BatchesCreated).
+	deleted                      bool
 	reqs                         []fakeBatchRequest
 	status                       string
 	created, cancelAt, ended     time.Time
@@ -147,7 +150,7 @@ func (f *fake) serveBatchAPI(w http.ResponseWriter, r *http.Request, anthropic b
 		b.mu.Lock()
 		data := []any{}
 		for i := len(b.order) - 1; i >= 0; i-- {
-			if j := b.jobs[b.order[i]]; j.anthropic == anthropic {
+			if j := b.jobs[b.order[i]]; j.anthropic == anthropic && !j.deleted {
 				data = append(data, j.object(f.URL))
 			}
 		}
@@ -157,6 +160,7 @@ func (f *fake) serveBatchAPI(w http.ResponseWriter, r *http.Request, anthropic b
 		id, sub, _ := strings.Cut(rest, "/")
 		b.mu.Lock()
 		j, ok := b.jobs[id]
+		ok = ok && !j.deleted
 		b.mu.Unlock()
 		if !ok {
 			refuse(http.StatusNotFound, "No such batch: "+id)
@@ -165,6 +169,19 @@ func (f *fake) serveBatchAPI(w http.ResponseWriter, r *http.Request, anthropic b
 		switch {
 		case sub == "" && r.Method == http.MethodGet:
 			f.advance(j, run)
+		case sub == "" && anthropic && r.Method == http.MethodDelete:
+			// Anthropic deletes an ended batch and its results; one still
+			// processing is refused.
+			b.mu.Lock()
+			ended := !j.ended.IsZero()
+			j.deleted = j.deleted || ended
+			b.mu.Unlock()
+			if !ended {
+				refuse(http.StatusBadRequest, "Batch "+id+" cannot be deleted while it is processing")
+				return true
+			}
+			writeJSON(w, http.StatusOK, map[string]any{"id": id, "type": "message_batch_deleted"})
+			return true
 		case sub == "cancel" && r.Method == http.MethodPost:
 			b.mu.Lock()
 			if j.ended.IsZero() && j.cancelAt.IsZero() {

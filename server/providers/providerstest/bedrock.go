@@ -29,6 +29,8 @@ type Bedrock struct {
 	Region                       string
 	AccessKeyID, SecretAccessKey string
 	SessionToken                 string
+	// jobs is the fake's batch inference (bedrock_batch.go).
+	jobs bedrockJobs
 }
 
 // NewBedrock starts a fake for an access key in a region.
@@ -55,6 +57,16 @@ func (b *Bedrock) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if strings.HasPrefix(r.URL.Path, "/model-invocation-job") {
+		b.serveJobs(w, r, body)
+		return
+	}
+	b.serveModel(w, r)
+}
+
+// serveModel answers a runtime request whose signature was checked (or
+// a batch job's record).
+func (b *Bedrock) serveModel(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, "/model/")
 	i := strings.LastIndexByte(rest, '/')
 	if !ok || i < 0 || r.Method != http.MethodPost {
