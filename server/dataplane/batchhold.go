@@ -26,7 +26,7 @@ import (
 //
 // Lines another process sends (a remote data plane, another replica)
 // reserve in that process's ledger; this one gives back the shares of
-// the lines no longer pending as it sees them end (trimHold), so their
+// the lines no longer pending as it sees them end (trimLines), so their
 // room is held twice at most while they run, never spent twice.
 //
 // A restarted process holds again the shares of the batch's pending
@@ -42,7 +42,7 @@ type batchHold struct {
 	// drawn or given back.
 	lines  map[int]int64
 	groups map[int]int64
-	// nextTrim is when trimHold next looks at the batch's counts.
+	// nextTrim is when tendHold next looks at the batch's counts.
 	nextTrim time.Time
 	// since is when the hold was kept: a batch listed without it before
 	// then may just not have been stored yet (endedElsewhere).
@@ -56,7 +56,7 @@ type budgetDraw struct {
 	drawn bool
 }
 
-// trimEvery is how many paces apart trimHold reads a held batch's counts.
+// trimEvery is how many paces apart tendHold reads a held batch's counts.
 const trimEvery = 10
 
 // holdBatch holds the batch's bound against every budget d counts it
@@ -182,7 +182,7 @@ func (p *Plane) releaseBatchHold(batchID string) {
 // each pass of the runner: a cancelled batch, or one past its window, has
 // no pending line left to send (the cancel or the expiry ended them), so
 // its lines' shares go back; lines other processes took give theirs back
-// as they end (trimHold). A batch this process accepted and holds nothing
+// as they end (trimLines). A batch this process accepted and holds nothing
 // for (it restarted) is held again (reholdBatch).
 func (p *Plane) tendHold(ctx context.Context, b *Batch) {
 	p.runner.mu.Lock()
