@@ -21,8 +21,14 @@ import (
 // through the remote planes and, in the outage phase, while the control
 // plane is killed and restarted under them.
 const (
-	overshootBatches    = 2
-	overshootBatchLines = 30 // each batch's bound (about $0.014) fits a phase's whole budget
+	overshootBatches = 2
+	// Each batch's bound (about $0.014) fits a phase's whole budget, not
+	// both at once in the phase with the control plane up ($0.02): a
+	// batch's bound is held from its submission for its whole run
+	// (docs/batches.md), so the second submission waits for room
+	// (BudgetWait) until the first's lines, drawing their shares as they
+	// are sent, have freed enough of its hold — under a second.
+	overshootBatchLines = 30
 	overshootBatchPace  = "20ms"
 	// A line's cost: gw's runner sends it (settings.batches "gateway"),
 	// a synchronous request upstream, so gpt-4o-mini's synchronous prices.
@@ -51,9 +57,11 @@ func overshootBatchSubmit(t *testing.T, p *budgetPlanes, token, phase string) []
 		}
 		var batch struct{ ID string }
 		create := fmt.Sprintf(`{"input_file_id":%q,"endpoint":"/v1/chat/completions","completion_window":"24h"}`, file.ID)
+		began := time.Now()
 		if err := overshootBatchDo(p.cp.URL, token, "POST", "/inf/v1/batches", "application/json", strings.NewReader(create), &batch); err != nil {
 			t.Fatalf("%s: create the batch: %v", phase, err)
 		}
+		t.Logf("%s: batch %d accepted in %s", phase, b, time.Since(began).Round(time.Millisecond))
 		ids = append(ids, batch.ID)
 	}
 	return ids

@@ -109,10 +109,15 @@ type BatchStoreBatch struct {
 	Status           string            `json:"status"`
 	Metadata         map[string]string `json:"metadata,omitempty"`
 	ReservedNanoUSD  int64             `json:"reserved_nano_usd"`
-	OutputFileID     string            `json:"output_file_id,omitempty"`
-	ErrorFileID      string            `json:"error_file_id,omitempty"`
-	CreatedAt        time.Time         `json:"created_at"`
-	UpdatedAt        time.Time         `json:"updated_at"`
+	// BudgetHolder names the budget holder (a data plane's lease holder)
+	// that accepted the batch and holds its bound while it runs: after a
+	// restart under the same holder, that process holds it again
+	// (server/dataplane/batchhold.go). Empty: no budget applied.
+	BudgetHolder string    `json:"budget_holder,omitempty"`
+	OutputFileID string    `json:"output_file_id,omitempty"`
+	ErrorFileID  string    `json:"error_file_id,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
 	// Upstreams are the provider batch groups of a batch being created
 	// (create-batch only).
 	Upstreams []BatchStoreUpstream `json:"upstreams,omitempty"`

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/batchfile"
+	"github.com/gw-gateway/gw/server/budgets"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -283,6 +284,11 @@ func (c batchStoreCaller) do(op string, req *wire.BatchStoreRequest, body io.Rea
 		if b == nil {
 			return out, nil, errorf(http.StatusUnprocessableEntity, "create-batch needs batch")
 		}
+		// The holder of the batch's budget hold is one of the calling
+		// plane's own, as its leases are (budgets.HolderOf).
+		if b.BudgetHolder != "" && (!budgets.HolderOf(c.plane, b.BudgetHolder) || len(b.BudgetHolder) > 200) {
+			return out, nil, errorf(http.StatusUnprocessableEntity, "budget_holder %q is not data plane %q's", b.BudgetHolder, c.plane)
+		}
 		org, err := c.workspace(b.WorkspaceID)
 		if err != nil {
 			return out, nil, err
@@ -505,7 +511,7 @@ func storeBatch(b *wire.BatchStoreBatch) (*store.Batch, error) {
 	key := b.InferenceKeyID
 	row := &store.Batch{ID: b.ID, OrgID: b.OrgID, WorkspaceID: b.WorkspaceID, InferenceKeyID: &key, Endpoint: b.Endpoint,
 		InputFileID: b.InputFileID, CompletionWindow: b.CompletionWindow, Status: store.BatchInProgress, ReservedNanoUSD: b.ReservedNanoUSD,
-		CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, LineBounds: store.LineBoundsOf(b.LineBounds)}
+		BudgetHolder: optText(b.BudgetHolder), CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, LineBounds: store.LineBoundsOf(b.LineBounds)}
 	if len(b.Metadata) > 0 {
 		m, err := json.Marshal(b.Metadata)
 		if err != nil {

@@ -448,3 +448,44 @@ func TestBatchStoreProviderBatches(t *testing.T) {
 		}
 	})
 }
+
+// TestBatchStoreBudgetHolder: a batch records the budget holder that
+// holds its bound — one of the calling plane's own (its id, or its id
+// and a suffix after '#'), as its budget leases are — and reads it back
+// to every plane; another plane's holder is a 422, nothing stored.
+func TestBatchStoreBudgetHolder(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newEnrollEnv(t, db)
+		p1, p2 := enrollStorePlane(t, e, "default", "dp-1"), enrollStorePlane(t, e, "default", "dp-2")
+		a := newStoreTenant(t, e, p1, "default", "default", []byte("{}\n"), "x")
+		now := time.Now().UTC().Truncate(time.Second)
+		mk := func(holder string) (wire.BatchStoreBatch, error) {
+			b := wire.BatchStoreBatch{ID: "batch_" + strings.ReplaceAll(uuid.NewString(), "-", ""), OrgID: a.org, WorkspaceID: a.ws, InferenceKeyID: a.key,
+				Endpoint: "/v1/chat/completions", InputFileID: a.file.ID, CompletionWindow: "24h", Status: "in_progress", BudgetHolder: holder,
+				CreatedAt: now, UpdatedAt: now}
+			_, _, err := p1.call("create-batch", wire.BatchStoreRequest{Batch: &b, CustomIDs: []string{"h"}})
+			return b, err
+		}
+		for _, foreign := range []string{"dp-2#abc", "dp-10#abc", "local#abc", "dp-1#" + strings.Repeat("x", 200)} {
+			if b, err := mk(foreign); !isStatus(err, 422, "budget_holder") {
+				t.Fatalf("holder %q: %v", foreign, err)
+			} else if _, _, err := p1.call("batch", wire.BatchStoreRequest{WorkspaceID: a.ws, ID: b.ID}); !isStatus(err, 404, "no such batch") {
+				t.Fatalf("a refused batch was stored: %v", err)
+			}
+		}
+		b, err := mk("dp-1#a1b2c3d4")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := p2.must("batch", wire.BatchStoreRequest{WorkspaceID: a.ws, ID: b.ID})
+		if got.Batch == nil || got.Batch.BudgetHolder != "dp-1#a1b2c3d4" {
+			t.Fatalf("read back: %+v", got.Batch)
+		}
+		if b, err = mk(""); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ = p2.must("batch", wire.BatchStoreRequest{WorkspaceID: a.ws, ID: b.ID}); got.Batch == nil || got.Batch.BudgetHolder != "" {
+			t.Fatalf("a batch no budget applies to: %+v", got.Batch)
+		}
+	})
+}

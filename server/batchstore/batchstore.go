@@ -93,7 +93,7 @@ func (s Store) CreateBatch(ctx context.Context, b *dataplane.Batch, customIDs []
 	key := b.InferenceKeyID
 	row := &store.Batch{ID: b.ID, OrgID: b.OrgID, WorkspaceID: b.WorkspaceID, InferenceKeyID: &key, Endpoint: b.Endpoint,
 		InputFileID: b.InputFileID, CompletionWindow: b.CompletionWindow, Status: b.Status, ReservedNanoUSD: b.ReservedNanoUSD,
-		CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, LineBounds: store.LineBoundsOf(b.LineBounds)}
+		BudgetHolder: opt(b.BudgetHolder), CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, LineBounds: store.LineBoundsOf(b.LineBounds)}
 	if len(b.Metadata) > 0 {
 		m, err := json.Marshal(b.Metadata)
 		if err != nil {

@@ -316,6 +316,14 @@ func (a *admission) decided(d *policy.Decision) (*policy.Decision, *response) {
 // budget and when it resets. finish settles the reservation to the exact
 // cost.
 func (a *admission) reserve(d *policy.Decision, bound func() (int64, error)) *response {
+	return a.reserveFrom(d, bound, spend.Source{})
+}
+
+// reserveFrom is reserve with the room src says (spend.Source): a hold
+// made for a batch's whole run, or a share of one drawn (batchhold.go).
+// With none, a batch line the runner sends draws its share of its
+// batch's hold (budgetState.reserve).
+func (a *admission) reserveFrom(d *policy.Decision, bound func() (int64, error), src spend.Source) *response {
 	if len(d.Budgets) == 0 {
 		return nil
 	}
@@ -323,7 +331,7 @@ func (a *admission) reserve(d *policy.Decision, bound func() (int64, error)) *re
 	if err == nil {
 		var n int64
 		if n, err = bound(); err == nil {
-			a.budget, err = a.p.budgets.reserve(a.r.Context(), a, claims, n)
+			a.budget, err = a.p.budgets.reserve(a.r.Context(), a, claims, n, src)
 		}
 	}
 	if refusal, ok := err.(*spend.Refusal); ok {

@@ -425,6 +425,7 @@ func (p *Plane) serveBatches(w http.ResponseWriter, r *http.Request, rest string
 			p.batchErr(err, "batch", id).write(w)
 			return
 		}
+		p.cancelledHold(id)
 		p.wakeRunner()
 		p.writeBatch(w, b)
 	case sub == "" || sub == "cancel":
@@ -526,10 +527,11 @@ type batchRequest struct {
 // model is one the key may use and its policies allow (a line refused
 // fails the whole submission, naming the line: nothing is stored,
 // reserved or sent); then the whole batch's upper-bound cost, at the
-// batch prices, must fit the budgets its lines count against. That bound
-// is reserved and given back at once: each line holds its own bound when
-// it is sent (as any request does), so a budget never overshoots, and
-// the batch is refused up front when it cannot fit.
+// prices each line is billed at, must fit the budgets its lines count
+// against. That bound is held from now for the batch's whole run, and
+// each line draws its share as it is sent (batchhold.go): the batch is
+// refused up front when it cannot fit, and synchronous traffic cannot
+// take the room of the lines it accepted.
 func (p *Plane) createBatch(w http.ResponseWriter, r *http.Request) {
 	a, refusal := p.admitRequest(w, r, endpointBatches)
 	defer a.end()
@@ -597,13 +599,13 @@ func (p *Plane) createBatch(w http.ResponseWriter, r *http.Request) {
 		refusal.write(a.w)
 		return
 	}
-	if refusal := a.reserve(merged, func() (int64, error) { return bound, nil }); refusal != nil {
+	// Held from now for the batch's whole run, each line drawing its
+	// share as it is sent (batchhold.go).
+	held, refusal := a.holdBatch(merged, bound)
+	if refusal != nil {
 		refusal.write(a.w)
 		return
 	}
-	// Given back at once: each line holds its own bound as it is sent.
-	a.budget.Settle(0)
-	a.budget = nil
 	now := p.now()
 	b := &Batch{ID: "batch_" + strings.ReplaceAll(uuid.NewString(), "-", ""), OrgID: a.key.org.orgID, WorkspaceID: a.key.workspace,
 		InferenceKeyID: a.key.id, Endpoint: req.Endpoint, InputFileID: f.ID, CompletionWindow: req.CompletionWindow, Status: batchInProgress,
@@ -613,7 +615,7 @@ func (p *Plane) createBatch(w http.ResponseWriter, r *http.Request) {
 	for i, l := range lines {
 		ids[i] = l.CustomID
 	}
-	if err := p.batches.CreateBatch(ctx, b, ids); err != nil {
+	if err := p.createHeldBatch(ctx, b, ids, held); err != nil {
 		batchStoreFailed(p, err).write(a.w)
 		return
 	}

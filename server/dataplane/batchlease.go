@@ -50,6 +50,9 @@ func (p *Plane) runLeased(ctx context.Context, l BatchRunnerLease) {
 			if err != nil && ctx.Err() == nil {
 				p.inference.log.Warn("batches: taking the runner's lease", "error", err)
 			}
+			// Another process runs the lines: the batches this one
+			// accepted still have their holds kept (batchhold.go).
+			p.tendHolds(ctx)
 			select {
 			case <-ctx.Done():
 			case <-renew.C:

@@ -429,6 +429,9 @@ func (p *Plane) endGroup(ctx context.Context, b *Batch, g BatchUpstream, status,
 	g.Status, g.Error = upstreamEnded, message
 	if _, err = p.batches.UpdateUpstream(ctx, g, from, p.now()); err == nil {
 		p.release(b, g)
+		// Ended before it held its share of the batch's hold: the
+		// share goes back.
+		p.groupDone(b.ID, g.Seq, false)
 	}
 	return err
 }
@@ -492,8 +495,21 @@ func (p *Plane) holdGroup(ctx context.Context, b *Batch, g BatchUpstream, nc *na
 	m := nc.m
 	d := a.evaluate(policy.Request{Model: m.model.ID, Provider: m.model.Provider, InputPricePerMTok: m.input, OutputPricePerMTok: m.output,
 		CredentialScopes: a.key.org.credentials.eligible(a.key.workspace, m.model.Provider)})
-	if refusal := a.reserve(&d, func() (int64, error) { return bound, nil }); refusal != nil {
+	// Its share of the batch's hold, when this process holds one, moves
+	// to the group's in one step (batchhold.go). The group's is a
+	// request's reservation, not a hold: once sent, its lines are in
+	// flight at the provider, and a process that dies counts it spent
+	// (the budget journal) until it holds it again or reads the results.
+	var src spend.Source
+	draw := p.groupDraw(b.ID, g.Seq)
+	if draw != nil {
+		src = draw.src
+	}
+	if refusal := a.reserveFrom(&d, func() (int64, error) { return bound, nil }, src); refusal != nil {
 		return nil, refusal
+	}
+	if draw != nil {
+		p.groupDone(b.ID, g.Seq, a.budget != nil)
 	}
 	return a.budget, nil
 }

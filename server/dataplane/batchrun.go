@@ -61,6 +61,11 @@ type batchRunner struct {
 	// upstreamOpen are the batches with a provider batch not yet read
 	// back (driveUpstreams), which are not finished meanwhile.
 	upstreamOpen map[string]bool
+	// batchHolds are the holds of the batches this process accepted
+	// (batchhold.go), under mu: submissions add them; reheldBatch the
+	// batches it looked at holding again after a restart.
+	batchHolds  map[string]*batchHold
+	reheldBatch map[string]bool
 }
 
 // pollPaces is how many paces apart a batch's provider batches are read
@@ -73,7 +78,8 @@ func newBatchRunner(pace time.Duration) batchRunner {
 	}
 	return batchRunner{pace: pace, wake: make(chan struct{}, 1), inputs: map[string]map[int]batchfile.Line{}, notBefore: map[string]time.Time{},
 		poll: pollPaces * pace, nextPoll: map[string]time.Time{}, gatewayOnly: map[string]bool{}, cancelAsked: map[string]bool{},
-		holds: map[string]*spend.Reservation{}, reheld: map[string]bool{}, upstreamOpen: map[string]bool{}}
+		holds: map[string]*spend.Reservation{}, reheld: map[string]bool{}, upstreamOpen: map[string]bool{},
+		batchHolds: map[string]*batchHold{}, reheldBatch: map[string]bool{}}
 }
 
 func (p *Plane) wakeRunner() {
@@ -99,6 +105,9 @@ type batchLineCtx struct {
 	// it bills the batch prices; a line gw's runner sends is a synchronous
 	// request upstream and is billed, and priced here, as one.
 	native bool
+	// draw is the line's share of its batch's hold, which its first
+	// reservation takes (batchhold.go); nil when none is held here.
+	draw *budgetDraw
 }
 
 type batchLineKey struct{}
@@ -153,9 +162,14 @@ func (p *Plane) runBatches(ctx context.Context) {
 	defer tick.Stop()
 	for ctx.Err() == nil {
 		sent := false
+		listed := time.Now()
 		active, err := p.batches.Active(ctx)
 		if err != nil && ctx.Err() == nil {
 			p.inference.log.Warn("batches: listing the active batches", "error", err)
+		}
+		if err == nil {
+			// Held here, finished by another process.
+			p.endedElsewhere(active, listed)
 		}
 		running := 0
 		for _, b := range active {
@@ -169,6 +183,9 @@ func (p *Plane) runBatches(ctx context.Context) {
 				}
 				interrupted[b.ID] = true
 			}
+			// Its hold kept to what its pending lines may need, or held
+			// again after a restart (batchhold.go).
+			p.tendHold(ctx, &b)
 			// Its lines on a provider's batch API, if any: submitted,
 			// polled, read back (batchnative.go).
 			p.driveUpstreams(ctx, &b)
@@ -239,12 +256,14 @@ func (p *Plane) runLine(ctx context.Context, b *Batch) (bool, error) {
 		// The input file changed under the batch (it cannot: files are
 		// never edited); the line is failed rather than guessed at.
 		out.Status, out.Error = lineFailed, "the line is not in the batch's input file"
+		p.lineDone(b.ID, line.Line, nil, false)
 	} else {
-		bl := &batchLineCtx{batchID: b.ID, keyID: b.InferenceKeyID, orgID: b.OrgID}
+		bl := &batchLineCtx{batchID: b.ID, keyID: b.InferenceKeyID, orgID: b.OrgID, draw: p.lineDraw(b.ID, line.Line)}
 		// Not cut when the runner stops: a line sent is finished and
 		// metered; shutdown ends it as it ends every call in flight
 		// (EndInFlight, through the plane's call registry).
 		status, body, retryAfter := p.sendLine(context.WithValue(context.WithoutCancel(ctx), batchLineKey{}, bl), l, requestID)
+		p.lineDone(b.ID, line.Line, bl.draw, bl.rateLimited)
 		if bl.rateLimited {
 			// Nothing was sent and no event made: the line waits for the
 			// key's next window, as a client that honours Retry-After.
@@ -414,6 +433,8 @@ func (p *Plane) finishBatch(ctx context.Context, b *Batch) error {
 		delete(p.runner.nextPoll, b.ID)
 		delete(p.runner.gatewayOnly, b.ID)
 		delete(p.runner.upstreamOpen, b.ID)
+		delete(p.runner.reheldBatch, b.ID)
+		p.releaseBatchHold(b.ID)
 	}
 	return err
 }

@@ -565,9 +565,23 @@ func (b *budgetState) limitNano(amount string) (int64, error) {
 // and refuses: for good (spend.Spent) when even everything in flight
 // settling at nothing would leave too little, else as unreachable, busy or
 // unknown.
-func (b *budgetState) reserve(ctx context.Context, x *admission, claims []spend.Claim, bound int64) (*spend.Reservation, error) {
+func (b *budgetState) reserve(ctx context.Context, x *admission, claims []spend.Claim, bound int64, src spend.Source) (*spend.Reservation, error) {
+	// A batch line the runner sends draws its share of the batch's hold
+	// (batchhold.go), once: a fallback's or an alias's next reservation
+	// is its own.
+	if bl := batchLineOf(ctx); src == (spend.Source{}) && bl != nil && bl.draw != nil && !bl.draw.drawn {
+		r, err := b.reserveFrom(ctx, x, claims, bound, bl.draw.src)
+		bl.draw.drawn = r != nil
+		return r, err
+	}
+	return b.reserveFrom(ctx, x, claims, bound, src)
+}
+
+// reserveFrom is reserve with the room src says (spend.Source): a share
+// of a hold drawn in the same step, or a hold made.
+func (b *budgetState) reserveFrom(ctx context.Context, x *admission, claims []spend.Claim, bound int64, src spend.Source) (*spend.Reservation, error) {
 	now := b.now()
-	r, _ := b.ledger.Reserve(now, claims, bound)
+	r, _ := b.ledger.ReserveFrom(src, now, claims, bound)
 	if r != nil {
 		return r, nil
 	}
@@ -584,11 +598,11 @@ func (b *budgetState) reserve(ctx context.Context, x *admission, claims []spend.
 		now = b.now()
 		// Taken before looking, so that no change after the look is missed.
 		changed := b.ledger.Changed()
-		r, asks := b.ledger.Reserve(now, claims, bound)
+		r, asks := b.ledger.ReserveFrom(src, now, claims, bound)
 		if r != nil {
 			return r, nil
 		}
-		outlook := b.ledger.Outlook(now, claims, bound, reachable)
+		outlook := b.ledger.OutlookFrom(src, now, claims, bound, reachable)
 		if outlook == spend.OutlookWait && reachable && b.askDue(asks, now) {
 			outlook = spend.OutlookAsk
 		}
@@ -598,22 +612,22 @@ func (b *budgetState) reserve(ctx context.Context, x *admission, claims []spend.
 			if !reachable {
 				reason = spend.Unreachable
 			}
-			return nil, b.ledger.Refuse(now, claims, bound, reason)
+			return nil, b.ledger.RefuseFrom(src, now, claims, bound, reason)
 		case spend.OutlookAsk:
-			if refusal, refused := b.askLease(ctx, x, asks, claims, bound, now, &reachable); refused {
+			if refusal, refused := b.askLease(ctx, x, asks, src, claims, bound, now, &reachable); refused {
 				return nil, refusal
 			}
 			continue
 		}
 		if b.wait <= 0 {
-			return nil, b.ledger.Refuse(now, claims, bound, spend.Busy)
+			return nil, b.ledger.RefuseFrom(src, now, claims, bound, spend.Busy)
 		}
 		if !b.await(ctx, changed, deadline, reachable) {
 			reason := spend.Busy
 			if !reachable {
 				reason = spend.Unreachable
 			}
-			return nil, b.ledger.Refuse(b.now(), claims, bound, reason)
+			return nil, b.ledger.RefuseFrom(src, b.now(), claims, bound, reason)
 		}
 	}
 }
@@ -626,11 +640,11 @@ func (b *budgetState) reserve(ctx context.Context, x *admission, claims []spend.
 // otherwise the caller looks again. A control plane that cannot be
 // reached sets *reachable to false: the request is served within the
 // leases held.
-func (b *budgetState) askLease(ctx context.Context, x *admission, asks []spend.Ask, claims []spend.Claim, bound int64, now time.Time, reachable *bool) (*spend.Refusal, bool) {
+func (b *budgetState) askLease(ctx context.Context, x *admission, asks []spend.Ask, src spend.Source, claims []spend.Claim, bound int64, now time.Time, reachable *bool) (*spend.Refusal, bool) {
 	wait, done := b.claimFetch(asks)
 	if wait != nil {
 		if !b.awaitFetch(ctx, wait) {
-			return b.ledger.Refuse(b.now(), claims, bound, spend.Unreachable), true
+			return b.ledger.RefuseFrom(src, b.now(), claims, bound, spend.Unreachable), true
 		}
 		return nil, false
 	}
@@ -639,7 +653,7 @@ func (b *budgetState) askLease(ctx context.Context, x *admission, asks []spend.A
 	switch {
 	case errors.Is(err, spend.ErrLeaseRefused):
 		x.p.inference.log.Warn("the control plane refused a budget lease", "request_id", x.id, "error", err)
-		return b.ledger.Refuse(now, claims, bound, spend.Unknown), true
+		return b.ledger.RefuseFrom(src, now, claims, bound, spend.Unknown), true
 	case err != nil:
 		x.p.inference.log.Warn("budget lease refused or unreachable; serving within the leases held", "request_id", x.id, "error", err)
 		*reachable = false

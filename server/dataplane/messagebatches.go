@@ -171,6 +171,7 @@ func (p *Plane) serveMessageBatches(w http.ResponseWriter, r *http.Request, rest
 			anthropicError(p.batchErr(err, "message batch", id)).write(w)
 			return
 		}
+		p.cancelledHold(id)
 		p.wakeRunner()
 		p.writeMessageBatch(w, r, b)
 	case sub == "results" && r.Method == http.MethodGet:
@@ -334,8 +335,8 @@ func messageBatchTooLarge(msg string) *response {
 // tags; the requests read as a batch file's lines (each named
 // requests[i] with its custom_id when refused); every line's model and
 // policies (admitLines); the whole batch's bound at the batch prices
-// against the budgets (reserve, 402 billing_error when it does not fit),
-// given back at once as each line holds its own when sent.
+// against the budgets (402 billing_error when it does not fit), held for
+// the batch's whole run as each line draws its share (batchhold.go).
 func (p *Plane) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 	a, refusal := p.admitRequest(w, r, endpointMsgBatches)
 	defer a.end()
@@ -411,13 +412,12 @@ func (p *Plane) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 		anthropicError(refusal).write(a.w)
 		return
 	}
-	if refusal := a.reserve(merged, func() (int64, error) { return bound, nil }); refusal != nil {
+	// Held for the batch's whole run, as createBatch's.
+	held, refusal := a.holdBatch(merged, bound)
+	if refusal != nil {
 		anthropicError(refusal).write(a.w)
 		return
 	}
-	// Given back at once: each line holds its own bound as it is sent.
-	a.budget.Settle(0)
-	a.budget = nil
 	now := p.now()
 	f := &BatchFile{ID: "file-" + strings.ReplaceAll(uuid.NewString(), "-", ""), OrgID: a.key.org.orgID, WorkspaceID: a.key.workspace,
 		Purpose: purposeMessageBatch, Filename: "message_batch.jsonl", Bytes: int64(file.Len()), Content: file.Bytes(), CreatedAt: now}
@@ -433,10 +433,11 @@ func (p *Plane) createMessageBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	if err := p.batches.CreateFile(ctx, f); err != nil {
+		held.Release()
 		anthropicError(batchStoreFailed(p, err)).write(a.w)
 		return
 	}
-	if err := p.batches.CreateBatch(ctx, b, ids); err != nil {
+	if err := p.createHeldBatch(ctx, b, ids, held); err != nil {
 		anthropicError(batchStoreFailed(p, err)).write(a.w)
 		return
 	}

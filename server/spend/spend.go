@@ -15,6 +15,11 @@
 // may cost beyond; a request is never charged more than it held (Settle),
 // so a ledger's spend never passes what it was granted.
 //
+// Work accepted now and sent later (a batch's lines) is held as a whole
+// (a hold, Source): each request drawn from the hold takes its share in
+// the same step as it is reserved, so the room never stands free in
+// between for another request to take.
+//
 // The package is pure: the clock is passed in, leases arrive through the
 // caller. Amounts are integer nano-dollars, as the database stores them.
 package spend
@@ -200,6 +205,9 @@ type counter struct {
 	granted    int64 // leased to this holder in the period, in all
 	used       int64 // settled spend in the period
 	reserved   int64 // outstanding reservations
+	// holding is the part of reserved that holds keep (Hold): room kept
+	// for requests still to come, which no request has been sent under.
+	holding int64
 	// reported is the used amount last told to the control plane.
 	reported int64
 	// returned is all the allowance given back in the period (no longer
@@ -398,8 +406,13 @@ func (l *Ledger) Restore(states []CounterState) {
 	}
 }
 
+// state is the counter as the journal keeps it. What holds keep is not
+// reserved there: nothing was sent under a hold (a request drawn from one
+// holds its own reservation, journaled with it), so a restarted process
+// owes nothing for it; its room is free again, for the process to hold
+// anew (docs/budgets.md, Batches).
 func (c *counter) state(id Counter) CounterState {
-	return CounterState{Counter: id, Start: c.start, Granted: c.granted, Used: c.used, Reserved: c.reserved,
+	return CounterState{Counter: id, Start: c.start, Granted: c.granted, Used: c.used, Reserved: c.reserved - c.holding,
 		Returned: c.returned, Acked: c.acked, Reported: c.reported}
 }
 
@@ -432,12 +445,16 @@ func (l *Ledger) Changed() <-chan struct{} {
 	return l.changed
 }
 
-// Reservation holds an upper bound against some counters until Settle.
+// Reservation holds an upper bound against some counters until Settle,
+// or, for a hold (Source.Hold), until Release.
 type Reservation struct {
 	l     *Ledger
 	bound int64
 	held  []held
 	done  bool
+	// hold: room kept for requests to come (a batch's lines), which draw
+	// it down (Source.From); never charged.
+	hold bool
 }
 
 // held is what a reservation holds of one counter: the bound, or a tail
@@ -483,37 +500,211 @@ func (r *Reservation) Held(fn func(c Counter, start time.Time, held int64)) {
 // beyond their estimates takes from for good. A tail admission is
 // charged at most its estimate and reserve (Settle).
 func (l *Ledger) Reserve(now time.Time, claims []Claim, bound int64) (*Reservation, []Ask) {
+	return l.ReserveFrom(Source{}, now, claims, bound)
+}
+
+// Source says where a reservation's room comes from and what it is.
+//
+// From and Share: a hold's share for this request (a batch's hold, the
+// share of the line being sent). In the same step, under the ledger's
+// lock, the hold gives up Share of what it holds on each of the
+// request's counters (at most what it holds there) and the request takes
+// its bound, from that and the free allowance: no other request can take
+// the room in between. The request's claims are among the hold's (a
+// counter the hold does not hold, or holds in an ended period, gives
+// nothing). The share leaves the hold even when the request needs less
+// (its bound is tighter than the share, counted when the hold was made):
+// the rest is free again. When the request cannot be held, nothing
+// changes, the hold keeps its share.
+//
+// Hold: the reservation is a hold — room kept for requests still to come
+// rather than one request's: they draw it down, and what is left is given
+// back by Release, never charged. The journal does not count a hold as
+// reserved (nothing was sent under it), so a restarted process does not
+// count it as spent: it holds again what it still needs.
+type Source struct {
+	From  *Reservation
+	Share int64
+	Hold  bool
+}
+
+// ReserveFrom is Reserve with room drawn from src first, or kept as a
+// hold (Source).
+func (l *Ledger) ReserveFrom(src Source, now time.Time, claims []Claim, bound int64) (*Reservation, []Ask) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var asks []Ask
-	cs := make([]*counter, len(claims))
+	cs := l.countersLocked(now, claims)
 	hs := make([]held, len(claims))
-	for i, cl := range claims {
-		c := l.counterLocked(now, cl)
+	lent := l.lendLocked(src, cs)
+	for i, c := range cs {
 		c.active = true
-		cs[i] = c
 		h := c.hold(bound)
 		if h.c == nil {
 			free := c.free()
 			need := c.need(bound)
-			asks = append(asks, Ask{Counter: cl.Counter, Claim: c.claim, PeriodStart: c.start, Want: bound - free, Need: need - free, Used: c.used})
+			asks = append(asks, Ask{Counter: claims[i].Counter, Claim: c.claim, PeriodStart: c.start, Want: bound - free, Need: need - free, Used: c.used})
 			c.missed = max(c.missed, need)
 			continue
 		}
 		hs[i] = h
 	}
 	if len(asks) > 0 {
+		lent.undo()
 		return nil, asks
 	}
-	r := &Reservation{l: l, bound: bound, held: hs}
+	r := &Reservation{l: l, bound: bound, held: hs, hold: src.Hold}
 	for i := range hs {
 		hs[i].id = claims[i].Counter
 		h := hs[i]
 		h.c.reserved += h.amount + h.reserve
 		h.c.reserveHeld += h.reserve
+		if r.hold {
+			h.c.holding += h.amount + h.reserve
+		}
 	}
-	l.record(false, cs...)
+	// A share larger than the request's bound leaves the rest free: room
+	// may have appeared for requests waiting.
+	l.record(len(lent) > 0, cs...)
 	return r, nil
+}
+
+// loan is what a hold gave up on one counter for a request (lendLocked).
+type loan struct {
+	h               *held
+	holding         bool
+	amount, reserve int64
+}
+
+type loans []loan
+
+// lendLocked takes src's share out of its hold on each of cs (at most
+// what the hold holds there), as room for the request being reserved:
+// the reservation keeps it, or undo puts it back.
+func (l *Ledger) lendLocked(src Source, cs []*counter) loans {
+	from := src.From
+	if from == nil || from.done || from.l != l || src.Share <= 0 {
+		return nil
+	}
+	var out loans
+	for i := range from.held {
+		h := &from.held[i]
+		lent := false
+		for _, c := range cs {
+			lent = lent || h.c == c
+		}
+		if !lent {
+			continue
+		}
+		a := min(src.Share, h.amount)
+		rs := min(src.Share-a, h.reserve)
+		h.amount -= a
+		h.reserve -= rs
+		h.c.reserved -= a + rs
+		h.c.reserveHeld -= rs
+		if from.hold {
+			h.c.holding -= a + rs
+		}
+		out = append(out, loan{h: h, holding: from.hold, amount: a, reserve: rs})
+	}
+	return out
+}
+
+// undo gives a hold back what lendLocked took.
+func (ls loans) undo() {
+	for _, x := range ls {
+		x.h.amount += x.amount
+		x.h.reserve += x.reserve
+		x.h.c.reserved += x.amount + x.reserve
+		x.h.c.reserveHeld += x.reserve
+		if x.holding {
+			x.h.c.holding += x.amount + x.reserve
+		}
+	}
+}
+
+// Release gives back all a hold still holds, charging nothing: the
+// requests it kept room for have drawn their shares or will not be sent.
+// On a request's reservation it is Settle(0). Releasing twice does
+// nothing.
+func (r *Reservation) Release() {
+	if r == nil {
+		return
+	}
+	if !r.hold {
+		r.Settle(0)
+		return
+	}
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	r.releaseLocked()
+}
+
+func (r *Reservation) releaseLocked() {
+	if r.done {
+		return
+	}
+	r.done = true
+	cs := make([]*counter, len(r.held))
+	for i, h := range r.held {
+		h.c.reserved -= h.amount + h.reserve
+		h.c.reserveHeld -= h.reserve
+		h.c.holding -= h.amount + h.reserve
+		cs[i] = h.c
+	}
+	r.l.record(true, cs...)
+}
+
+// GiveBack takes n out of what a hold holds on each of its counters (at
+// most what it holds there), as when the request a share was kept for
+// will not be sent (a line cancelled, or refused before it was), and
+// reports what it still holds at most on any counter. Nothing on a
+// reservation that is no hold.
+func (r *Reservation) GiveBack(n int64) int64 {
+	if r == nil || !r.hold {
+		return 0
+	}
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	if r.done {
+		return 0
+	}
+	var left int64
+	cs := make([]*counter, 0, len(r.held))
+	for i := range r.held {
+		h := &r.held[i]
+		a := min(max(n, 0), h.amount)
+		rs := min(max(n, 0)-a, h.reserve)
+		if a+rs > 0 {
+			h.amount -= a
+			h.reserve -= rs
+			h.c.reserved -= a + rs
+			h.c.reserveHeld -= rs
+			h.c.holding -= a + rs
+			cs = append(cs, h.c)
+		}
+		left = max(left, h.amount+h.reserve)
+	}
+	r.l.record(true, cs...)
+	return left
+}
+
+// Holding is the most a hold (or a reservation) still holds on any of
+// its counters; 0 once released or settled.
+func (r *Reservation) Holding() int64 {
+	if r == nil {
+		return 0
+	}
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	if r.done {
+		return 0
+	}
+	var out int64
+	for _, h := range r.held {
+		out = max(out, h.amount+h.reserve)
+	}
+	return out
 }
 
 // counterLocked finds or makes the claim's counter, rolled over to now's
@@ -534,6 +725,14 @@ func (l *Ledger) counterLocked(now time.Time, cl Claim) *counter {
 	return c
 }
 
+func (l *Ledger) countersLocked(now time.Time, claims []Claim) []*counter {
+	cs := make([]*counter, len(claims))
+	for i, cl := range claims {
+		cs[i] = l.counterLocked(now, cl)
+	}
+	return cs
+}
+
 // inPeriod is the counter if the ledger still counts the period that
 // starts at start; answers about a period left behind change nothing.
 func (l *Ledger) inPeriod(id Counter, start time.Time) *counter {
@@ -546,8 +745,15 @@ func (l *Ledger) inPeriod(id Counter, start time.Time) *counter {
 // Refuse names the first claim that cannot take bound, for the refusal:
 // of those, one whose room is gone when the reason is Spent.
 func (l *Ledger) Refuse(now time.Time, claims []Claim, bound int64, reason RefusalReason) *Refusal {
+	return l.RefuseFrom(Source{}, now, claims, bound, reason)
+}
+
+// RefuseFrom is Refuse for a request reserved with src (ReserveFrom): as
+// if src's share were its room already.
+func (l *Ledger) RefuseFrom(src Source, now time.Time, claims []Claim, bound int64, reason RefusalReason) *Refusal {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	defer l.lendLocked(src, l.countersLocked(now, claims)).undo()
 	var first *Refusal
 	for _, cl := range claims {
 		c := l.counterLocked(now, cl)
@@ -588,8 +794,15 @@ const (
 // now, so only this ledger's own reservations can make room). Final on
 // any claim is final; else asking beats waiting.
 func (l *Ledger) Outlook(now time.Time, claims []Claim, bound int64, reachable bool) Outlook {
+	return l.OutlookFrom(Source{}, now, claims, bound, reachable)
+}
+
+// OutlookFrom is Outlook for a request reserved with src (ReserveFrom):
+// as if src's share were its room already.
+func (l *Ledger) OutlookFrom(src Source, now time.Time, claims []Claim, bound int64, reachable bool) Outlook {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	defer l.lendLocked(src, l.countersLocked(now, claims)).undo()
 	out := OutlookWait
 	for _, cl := range claims {
 		c := l.counterLocked(now, cl)
@@ -683,6 +896,11 @@ func (r *Reservation) Settle(cost int64) bool {
 	}
 	r.l.mu.Lock()
 	defer r.l.mu.Unlock()
+	if r.hold {
+		// A hold is never charged: its requests are, each on its own.
+		r.releaseLocked()
+		return cost == 0
+	}
 	if r.done {
 		return true
 	}
@@ -715,8 +933,8 @@ func mulGreater(a, b, c, d int64) bool {
 }
 
 // Sync lists, for the periodic report to the control plane, every counter
-// of the current periods whose used amount changed or that holds
-// allowance beyond keep (what no reservation holds), or allowance too
+// of the current periods whose used amount changed, that has
+// reservations open, or that holds allowance beyond keep (what no reservation holds), or allowance too
 // small for a request that missed since the last sync, or allowance of a
 // counter no request came to since the last sync (all of it): that
 // excess leaves the ledger at once, before it is sent, so it can never be
@@ -742,7 +960,12 @@ func (l *Ledger) Sync(now time.Time, keep func(Claim) int64) []Ask {
 			c.returned += ret
 			touched = append(touched, c)
 		}
-		if c.returned == c.acked && c.used == c.reported {
+		// A counter with reservations open is reported even when nothing
+		// changed: its holder is alive and what it holds is not spent (the
+		// control plane counts a holder silent for long as having spent
+		// all it holds), which a hold kept for a batch's whole run, or a
+		// long stream, would otherwise look like.
+		if c.returned == c.acked && c.used == c.reported && c.reserved == 0 {
 			continue
 		}
 		out = append(out, Ask{Counter: id, Claim: c.claim, PeriodStart: c.start, Used: c.used, Returned: c.returned, Moved: ret})

@@ -133,10 +133,13 @@ type Batch struct {
 	Status           string     `bun:"status"`
 	Metadata         *string    `bun:"metadata"`
 	ReservedNanoUSD  int64      `bun:"reserved_nano_usd"`
-	OutputFileID     *string    `bun:"output_file_id"`
-	ErrorFileID      *string    `bun:"error_file_id"`
-	CreatedAt        time.Time  `bun:"created_at"`
-	UpdatedAt        time.Time  `bun:"updated_at"`
+	// BudgetHolder is the budget holder holding the batch's bound
+	// (migrations/20261202010001_batches_budget_holder.sql).
+	BudgetHolder *string   `bun:"budget_holder"`
+	OutputFileID *string   `bun:"output_file_id"`
+	ErrorFileID  *string   `bun:"error_file_id"`
+	CreatedAt    time.Time `bun:"created_at"`
+	UpdatedAt    time.Time `bun:"updated_at"`
 
 	// Upstreams are the batch's provider batch groups, stored with it by
 	// CreateBatch (not a column).

@@ -14,7 +14,8 @@ import (
 func (b *Batch) Wire() wire.BatchStoreBatch {
 	out := wire.BatchStoreBatch{ID: b.ID, OrgID: b.OrgID, WorkspaceID: b.WorkspaceID, Endpoint: b.Endpoint, InputFileID: b.InputFileID,
 		CompletionWindow: b.CompletionWindow, Status: b.Status, ReservedNanoUSD: b.ReservedNanoUSD, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt,
-		InferenceKeyID: deref(b.InferenceKeyID), OutputFileID: deref(b.OutputFileID), ErrorFileID: deref(b.ErrorFileID)}
+		InferenceKeyID: deref(b.InferenceKeyID), OutputFileID: deref(b.OutputFileID), ErrorFileID: deref(b.ErrorFileID),
+		BudgetHolder: deref(b.BudgetHolder)}
 	if b.Metadata != nil {
 		// Written by CreateBatch from a map; a row it cannot read has none.
 		_ = json.Unmarshal([]byte(*b.Metadata), &out.Metadata)
