@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/usage"
 	"github.com/gw-gateway/gw/wire"
@@ -85,10 +86,14 @@ func EndLostBatchLines(ctx context.Context, st *store.Store, now time.Time) (int
 
 // lostBatch is what a lost line's event names of its batch.
 type lostBatch struct {
-	id                 string
-	org, ws            uuid.UUID
-	key, owner         *uuid.UUID
-	endpoint, reqModel string
+	id         string
+	org, ws    uuid.UUID
+	key, owner *uuid.UUID
+	// endpoint is the batch's endpoint as events name it.
+	endpoint string
+	// tags are the key's cost-centre tags, which a line's event carries
+	// (a batch line sends no X-Gw-Tags of its own).
+	tags map[string]string
 }
 
 func lostBatchOf(ctx context.Context, st *store.Store, id string) (*lostBatch, error) {
@@ -100,15 +105,20 @@ func lostBatchOf(ctx context.Context, st *store.Store, id string) (*lostBatch, e
 	if err != nil {
 		return nil, err
 	}
-	out := &lostBatch{id: id, org: org, ws: ws, key: b.InferenceKeyID}
+	out := &lostBatch{id: id, org: org, ws: ws, key: b.InferenceKeyID, endpoint: dataplane.BatchEndpointName(b.Endpoint)}
 	if b.InferenceKeyID != nil {
 		// The key's owner, as the plane's event names it; a key deleted
 		// since leaves the event without one.
 		k, err := st.GetInferenceKey(ctx, ws, *b.InferenceKeyID)
 		switch {
-		case err == nil && k.UserID != uuid.Nil:
-			owner := k.UserID
-			out.owner = &owner
+		case err == nil:
+			if k.UserID != uuid.Nil {
+				owner := k.UserID
+				out.owner = &owner
+			}
+			if len(k.Tags) > 0 {
+				out.tags = map[string]string(k.Tags)
+			}
 		case err != nil && !errors.Is(err, store.ErrNotFound):
 			return nil, err
 		}
@@ -125,11 +135,11 @@ func lostLineEvent(b *lostBatch, l store.BatchLine) (store.UsageEvent, error) {
 	if err != nil {
 		return store.UsageEvent{}, fmt.Errorf("line %d of %s: request id %q is not a UUID: %w", l.Line, b.id, *l.RequestID, err)
 	}
-	bound, reason, batch, requestID := l.Bound, reasonDataPlaneLost, b.id, *l.RequestID
+	bound, reason, batch, requestID, endpoint := l.Bound, reasonDataPlaneLost, b.id, *l.RequestID, b.endpoint
 	e := wire.UsageEventIn{ID: id, OrgID: b.org, WorkspaceID: b.ws, InferenceKeyID: b.key, OwnerID: b.owner,
 		Model: bound.Model, Provider: bound.Provider, InputTokens: bound.InputTokens, OutputTokens: bound.OutputTokens,
 		CostUSD: catalog.FormatNanoUSD(bound.NanoUSD), Status: "error", OccurredAt: l.UpdatedAt, RequestID: &requestID,
-		Reason: &reason, UsageSource: wire.UsageSourceEstimated, BatchID: &batch}
+		Reason: &reason, UsageSource: wire.UsageSourceEstimated, BatchID: &batch, Tags: b.tags, Endpoint: &endpoint}
 	return usage.Row(e, store.Now())
 }
 

@@ -32,6 +32,10 @@ func TestLostDataPlanesLinesEnd(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db, withBatches(db))
 		gatewayBatches(t, e)
+		// The key's cost-centre tags, which every event of its lines carries.
+		if _, err := db.NewRaw(`UPDATE inference_keys SET tags = '{"team":"ml"}' WHERE id = ?`, e.keyID).Exec(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 		e.sync(t)
 		e.openai.SetDefault(providerstest.Reply{Text: "hi", Usage: providerstest.Usage{Input: 10, Output: 5}})
 		ctx, st := context.Background(), e.st
@@ -114,7 +118,7 @@ func TestLostDataPlanesLinesEnd(t *testing.T) {
 			if ev.CostNanoUSD != got.Bound.NanoUSD || ev.Status != "error" || ev.Reason == nil || *ev.Reason != "data_plane_lost" ||
 				ev.BatchID == nil || *ev.BatchID != id || ev.Model != gptMini || ev.InputTokens != got.Bound.InputTokens ||
 				ev.OutputTokens != got.Bound.OutputTokens || ev.UsageSource != "estimated" || ev.RequestID == nil || *ev.RequestID != *l.RequestID ||
-				ev.InferenceKeyID == nil || ev.WorkspaceID != e.ws {
+				ev.InferenceKeyID == nil || ev.WorkspaceID != e.ws || ev.Endpoint == nil || *ev.Endpoint != "chat.completions" || ev.Tags["team"] != "ml" {
 				t.Errorf("line %d's event: %+v (bound %+v)", l.Line, ev, got.Bound)
 			}
 		}

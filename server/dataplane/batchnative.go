@@ -635,6 +635,11 @@ func (p *Plane) settleUpstream(ctx context.Context, b *Batch, g BatchUpstream, n
 	return nil
 }
 
+// BatchEndpointName names a batch's endpoint (its url, "/v1/…") as
+// usage events do, for an event of a line recorded elsewhere (the
+// control plane's, of a lost plane's line).
+func BatchEndpointName(endpoint string) string { return endpointOf(endpoint) }
+
 // endpointOf names a batch endpoint as usage events do.
 func endpointOf(endpoint string) string {
 	switch endpoint {
