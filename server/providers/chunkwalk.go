@@ -72,20 +72,12 @@ func validChunk(w *chunkWalk, b []byte) (ok, read bool) {
 			return false, false
 		}
 		w.members = append(w.members, jsonMember{key: key, value: b[vs:v.i]})
-		v.space()
-		if v.i >= len(b) {
-			return false, false
-		}
-		switch b[v.i] {
-		case ',':
-			v.i++
-			v.space()
-		case '}':
-			v.i++
+		if more, ok := v.next('}'); !more {
+			if !ok {
+				return false, false
+			}
 			v.space()
 			return v.i == len(b), true
-		default:
-			return false, false
 		}
 	}
 }
@@ -113,19 +105,8 @@ func (v *jsonValidator) choices(w *chunkWalk) bool {
 		if !ok {
 			return false
 		}
-		v.space()
-		if v.i >= len(v.b) {
-			return false
-		}
-		switch v.b[v.i] {
-		case ',':
-			v.i++
-			v.space()
-		case ']':
-			v.i++
-			return true
-		default:
-			return false
+		if more, ok := v.next(']'); !more {
+			return ok
 		}
 	}
 }
@@ -178,19 +159,8 @@ func (v *jsonValidator) members(value func(key []byte, vs int) bool) bool {
 		if !value(key, v.i) {
 			return false
 		}
-		v.space()
-		if v.i >= len(v.b) {
-			return false
-		}
-		switch v.b[v.i] {
-		case ',':
-			v.i++
-			v.space()
-		case '}':
-			v.i++
-			return true
-		default:
-			return false
+		if more, ok := v.next('}'); !more {
+			return ok
 		}
 	}
 }
