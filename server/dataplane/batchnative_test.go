@@ -189,17 +189,10 @@ func TestNativeMessageBatch(t *testing.T) {
 		usage := providerstest.Usage{Input: 1000, Output: 101, CacheRead: 300, CacheWrite: 40}
 		e.anthropic.SetDefault(providerstest.Reply{Text: "hi", Usage: usage})
 		sync := syncCost(t, e, haiku)
-		c, ctx := e.anthropicClient(), context.Background()
+		c := e.anthropicClient()
 
-		params := func(id string) anthropic.MessageBatchNewParamsRequest {
-			return anthropic.MessageBatchNewParamsRequest{CustomID: id, Params: anthropic.MessageBatchNewParamsRequestParams{
-				Model: anthropic.Model(haiku), MaxTokens: 20, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hello " + id))}}}
-		}
 		// custom_ids Anthropic itself would refuse: gw's own go upstream.
-		b, err := c.Messages.Batches.New(ctx, anthropic.MessageBatchNewParams{Requests: []anthropic.MessageBatchNewParamsRequest{params("a.1"), params("b 2")}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := newMessageBatch(t, c, haiku, "a.1", "b 2")
 		runner(t, e.plane)
 		done := waitMessageBatch(t, c, b.ID)
 		if done.RequestCounts.Succeeded != 2 || e.anthropic.BatchesCreated() != 1 {
@@ -209,25 +202,7 @@ func TestNativeMessageBatch(t *testing.T) {
 		if !slices.ContainsFunc(e.anthropic.BatchCalls(), func(s string) bool { return strings.HasPrefix(s, "DELETE /v1/messages/batches/msgbatch_fake") }) {
 			t.Fatalf("the provider's message batch was not deleted: %v", e.anthropic.BatchCalls())
 		}
-		stream := c.Messages.Batches.ResultsStreaming(ctx, b.ID, anthropic.MessageBatchResultsParams{})
-		var got []string
-		for stream.Next() {
-			r := stream.Current()
-			if r.Result.Type != "succeeded" || r.Result.Message.Content[0].Text != "hi" || string(r.Result.Message.Model) != haiku {
-				t.Fatalf("result: %s", r.RawJSON())
-			}
-			got = append(got, r.CustomID)
-		}
-		if err := stream.Err(); err != nil || !slices.Equal(got, []string{"a.1", "b 2"}) {
-			t.Fatalf("results: %v %v", got, err)
-		}
-		half := sync.Div(decimal.NewFromInt(2))
-		for _, ev := range batchEvents(t, e.usage.snapshot(), b.ID, 2) {
-			if ev.CacheReadTokens != 300 || ev.CacheWriteTokens != 40 || ev.InputTokens != 1000 ||
-				decimal.RequireFromString(ev.CostUSD).Sub(half).Abs().GreaterThan(decimal.New(1, -9)) {
-				t.Fatalf("line event: %+v, want the reported tokens at %s (half the synchronous %s)", ev, half, sync)
-			}
-		}
+		nativeMessageBatchResults(t, e, c, b.ID, haiku, sync)
 	})
 }
 
@@ -606,4 +581,47 @@ func TestNativeBatchOfARevokedKey(t *testing.T) {
 			t.Fatalf("the pending group's line: %+v %v", c, err)
 		}
 	})
+}
+
+// newMessageBatch submits a message batch of one short request to model
+// per custom id.
+func newMessageBatch(t *testing.T, c anthropic.Client, model string, ids ...string) *anthropic.MessageBatch {
+	t.Helper()
+	reqs := make([]anthropic.MessageBatchNewParamsRequest, len(ids))
+	for i, id := range ids {
+		reqs[i] = anthropic.MessageBatchNewParamsRequest{CustomID: id, Params: anthropic.MessageBatchNewParamsRequestParams{
+			Model: anthropic.Model(model), MaxTokens: 20, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hello " + id))}}}
+	}
+	b, err := c.Messages.Batches.New(context.Background(), anthropic.MessageBatchNewParams{Requests: reqs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// nativeMessageBatchResults checks an ended message batch of the requests
+// "a.1" and "b 2" a provider ran: each result the fake's "hi" from model,
+// in order, and each line one event of the reported tokens (1000 input,
+// 300 cache reads, 40 cache writes) at half the synchronous cost sync.
+func nativeMessageBatchResults(t *testing.T, e *infEnv, c anthropic.Client, id, model string, sync decimal.Decimal) {
+	t.Helper()
+	stream := c.Messages.Batches.ResultsStreaming(context.Background(), id, anthropic.MessageBatchResultsParams{})
+	var got []string
+	for stream.Next() {
+		r := stream.Current()
+		if r.Result.Type != "succeeded" || r.Result.Message.Content[0].Text != "hi" || string(r.Result.Message.Model) != model {
+			t.Fatalf("result: %s", r.RawJSON())
+		}
+		got = append(got, r.CustomID)
+	}
+	if err := stream.Err(); err != nil || !slices.Equal(got, []string{"a.1", "b 2"}) {
+		t.Fatalf("results: %v %v", got, err)
+	}
+	half := sync.Div(decimal.NewFromInt(2))
+	for _, ev := range batchEvents(t, e.usage.snapshot(), id, 2) {
+		if ev.CacheReadTokens != 300 || ev.CacheWriteTokens != 40 || ev.InputTokens != 1000 ||
+			decimal.RequireFromString(ev.CostUSD).Sub(half).Abs().GreaterThan(decimal.New(1, -9)) {
+			t.Fatalf("line event: %+v, want the reported tokens at %s (half the synchronous %s)", ev, half, sync)
+		}
+	}
 }

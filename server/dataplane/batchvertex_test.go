@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 	"github.com/openai/openai-go/v3"
 	"github.com/shopspring/decimal"
@@ -177,15 +176,8 @@ func TestVertexClaudeMessageBatch(t *testing.T) {
 		v, _ := vertexBatches(t, e, true)
 		v.SetDefault(providerstest.Reply{Text: "hi", Usage: providerstest.Usage{Input: 1000, Output: 101, CacheRead: 300, CacheWrite: 40}})
 		sync := syncCost(t, e, vertexClaude)
-		c, ctx := e.anthropicClient(), context.Background()
-		params := func(id string) anthropic.MessageBatchNewParamsRequest {
-			return anthropic.MessageBatchNewParamsRequest{CustomID: id, Params: anthropic.MessageBatchNewParamsRequestParams{
-				Model: anthropic.Model(vertexClaude), MaxTokens: 20, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hello " + id))}}}
-		}
-		b, err := c.Messages.Batches.New(ctx, anthropic.MessageBatchNewParams{Requests: []anthropic.MessageBatchNewParamsRequest{params("a.1"), params("b 2")}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := e.anthropicClient()
+		b := newMessageBatch(t, c, vertexClaude, "a.1", "b 2")
 		runner(t, e.plane)
 		done := waitMessageBatch(t, c, b.ID)
 		if done.RequestCounts.Succeeded != 2 || v.JobsCreated() != 1 {
@@ -197,25 +189,7 @@ func TestVertexClaudeMessageBatch(t *testing.T) {
 				t.Fatalf("a request reached Vertex as %s %v", r.Path, r.Body)
 			}
 		}
-		stream := c.Messages.Batches.ResultsStreaming(ctx, b.ID, anthropic.MessageBatchResultsParams{})
-		var got []string
-		for stream.Next() {
-			r := stream.Current()
-			if r.Result.Type != "succeeded" || r.Result.Message.Content[0].Text != "hi" || string(r.Result.Message.Model) != vertexClaude {
-				t.Fatalf("result: %s", r.RawJSON())
-			}
-			got = append(got, r.CustomID)
-		}
-		if err := stream.Err(); err != nil || !slices.Equal(got, []string{"a.1", "b 2"}) {
-			t.Fatalf("results: %v %v", got, err)
-		}
-		half := sync.Div(decimal.NewFromInt(2))
-		for _, ev := range batchEvents(t, e.usage.snapshot(), b.ID, 2) {
-			if ev.CacheReadTokens != 300 || ev.CacheWriteTokens != 40 || ev.InputTokens != 1000 ||
-				decimal.RequireFromString(ev.CostUSD).Sub(half).Abs().GreaterThan(decimal.New(1, -9)) {
-				t.Fatalf("line event: %+v, want the reported tokens at %s (half the synchronous %s)", ev, half, sync)
-			}
-		}
+		nativeMessageBatchResults(t, e, c, b.ID, vertexClaude, sync)
 	})
 }
 
