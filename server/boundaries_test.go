@@ -247,9 +247,11 @@ func TestUpstreamRequestsInProviders(t *testing.T) {
 			// handler, served in process into memory and never sent on the
 			// network: its upstream call is the handler's, through send. A
 			// line its provider ran is recorded through the admission with
-			// such an in-process request too (batchnative.go
-			// recordNativeLine: never sent; the provider's batch API is
-			// called through send, server/providers/batchapi.go).
+			// such an in-process request too, as is a batch's hold on the
+			// budgets (batchnative.go batchAdmissionRequest, used by
+			// recordNativeLine, holdGroup and batchhold.go: never sent;
+			// the provider's batch API is called through send,
+			// server/providers/batchapi.go).
 			if p.ImportPath == module+"/server/dataplane" && (f == "batchrun.go" || f == "batchnative.go") {
 				continue
 			}

@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"context"
-	"net/http"
 	"sort"
 	"time"
 
@@ -277,7 +276,7 @@ func (p *Plane) reholdBatch(ctx context.Context, b *Batch) {
 	// move on).
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	r, err := http.NewRequestWithContext(rctx, http.MethodPost, "http://gw.batch/inf"+b.Endpoint, http.NoBody)
+	r, err := batchAdmissionRequest(rctx, b.Endpoint)
 	if err != nil {
 		return
 	}

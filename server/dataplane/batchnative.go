@@ -487,7 +487,7 @@ func (p *Plane) holdGroup(ctx context.Context, b *Batch, g BatchUpstream, nc *na
 	// move on).
 	rctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	r, err := http.NewRequestWithContext(rctx, http.MethodPost, "http://gw.batch/inf"+b.Endpoint, http.NoBody)
+	r, err := batchAdmissionRequest(rctx, b.Endpoint)
 	if err != nil {
 		return nil, errBudgetUnavailable
 	}
@@ -653,6 +653,13 @@ func endpointOf(endpoint string) string {
 	return endpointChatCompletions
 }
 
+// batchAdmissionRequest is the request a batch's admission is made with
+// when no caller's request is at hand (a hold on the budgets, a line the
+// provider ran): in process, to the batch's endpoint, never sent.
+func batchAdmissionRequest(ctx context.Context, endpoint string) (*http.Request, error) {
+	return http.NewRequestWithContext(ctx, http.MethodPost, "http://gw.batch/inf"+endpoint, http.NoBody)
+}
+
 // recordNativeLine records a line the provider ran: one usage event
 // through the admission's finish, as the key that submitted the batch,
 // with the line's request id as the event's id, at the model's batch
@@ -665,7 +672,7 @@ func (p *Plane) recordNativeLine(ctx context.Context, b *Batch, nc *nativeCall, 
 	bl := &batchLineCtx{batchID: b.ID, keyID: b.InferenceKeyID, orgID: b.OrgID, native: true}
 	rctx, cancel := context.WithTimeout(context.WithValue(ctx, batchLineKey{}, bl), 30*time.Second)
 	defer cancel()
-	r, err := http.NewRequestWithContext(rctx, http.MethodPost, "http://gw.batch/inf"+b.Endpoint, http.NoBody)
+	r, err := batchAdmissionRequest(rctx, b.Endpoint)
 	if err != nil {
 		return 0
 	}

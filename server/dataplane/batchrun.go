@@ -246,8 +246,16 @@ func (p *Plane) runLine(ctx context.Context, b *Batch) (bool, error) {
 		return false, err
 	}
 	requestID := uuid.Must(uuid.NewV7()).String()
-	line, ok, err := p.batches.StartLine(ctx, b.ID, requestID, p.now())
+	// The take is not cut by the runner stopping: a take cut after the
+	// store made it would leave the line running, never sent, until the
+	// next start failed it as interrupted. Taken, the line is given back
+	// if the runner stopped meanwhile.
+	line, ok, err := p.batches.StartLine(context.WithoutCancel(ctx), b.ID, requestID, p.now())
 	if err != nil || !ok {
+		return false, err
+	}
+	if ctx.Err() != nil {
+		_, err := p.batches.Requeue(context.WithoutCancel(ctx), b.ID, line.Line, p.now())
 		return false, err
 	}
 	l, found := input[line.Line]
