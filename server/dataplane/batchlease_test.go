@@ -114,3 +114,53 @@ func TestOneReplicaRunsBatches(t *testing.T) {
 		t.Logf("the first replica sent %d lines, the second the other %d", sentByFirst, n-sentByFirst)
 	})
 }
+
+// takeThenStop is the store with the runner stopped the moment a line is
+// taken: the stop lands between the store's take and the send.
+type takeThenStop struct {
+	dataplane.BatchStore
+	stop func()
+}
+
+func (s takeThenStop) StartLine(ctx context.Context, batchID, requestID string, now time.Time) (dataplane.BatchLine, bool, error) {
+	l, ok, err := s.BatchStore.StartLine(ctx, batchID, requestID, now)
+	s.stop()
+	return l, ok, err
+}
+
+// A runner stopped while it takes a line neither loses the take (a take
+// the store made stays running, never sent, until the next start fails it
+// as interrupted) nor sends the line: it gives the line back, pending,
+// for the next runner to send.
+func TestRunnerStoppedAtATakeGivesTheLineBack(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := newInfEnv(t, db, withBatches(db))
+		gatewayBatches(t, e)
+		e.sync(t)
+		id := submitLines(t, e, "s", 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		o := e.opts
+		o.Batches = takeThenStop{BatchStore: e.opts.Batches, stop: cancel}
+		p := dataplane.NewPlane(e.signer.Public().(ed25519.PublicKey), o)
+		if err := (&publish.Refresher{Compiler: e.refresh.Compiler, Plane: p, Store: e.st}).RefreshAll(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		p.RunBatches(ctx)
+		lines, err := e.st.BatchLines(context.Background(), id, 0, 10)
+		if err != nil || len(lines) != 1 || lines[0].Status != "pending" || lines[0].RequestID != nil {
+			t.Fatalf("the line taken as the runner stopped: %+v %v", lines, err)
+		}
+		if n := len(e.openai.Requests()); n != 0 {
+			t.Fatalf("the line was sent %d times by a stopped runner", n)
+		}
+		// The next runner sends it, once.
+		runner(t, e.plane)
+		waitUntil(t, "the line sent by the next runner", func() bool {
+			c, err := e.st.BatchCounts(context.Background(), id)
+			return err == nil && c.Completed == 1
+		})
+		if n := len(e.openai.Requests()); n != 1 {
+			t.Fatalf("the line reached the upstream %d times", n)
+		}
+	})
+}
