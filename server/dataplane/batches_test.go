@@ -525,3 +525,18 @@ func gatewayBatches(t *testing.T, e *infEnv) {
 		t.Fatal(err)
 	}
 }
+
+// fileBytes reads a gw file's content through the OpenAI SDK.
+func fileBytes(t *testing.T, c *openai.Client, id string) []byte {
+	t.Helper()
+	res, err := c.Files.Content(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}

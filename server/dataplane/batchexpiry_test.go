@@ -30,12 +30,7 @@ var expiryStart = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 // their custom ids in order.
 func expiredErrorLines(t *testing.T, c *openai.Client, fileID string) []string {
 	t.Helper()
-	res, err := c.Files.Content(context.Background(), fileID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	body := fileBytes(t, c, fileID)
 	var ids []string
 	for _, l := range strings.Split(strings.TrimSpace(string(body)), "\n") {
 		var o struct {

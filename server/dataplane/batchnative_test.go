@@ -157,26 +157,34 @@ func TestNativeBatchRunsOnTheProviderBatchAPI(t *testing.T) {
 			t.Fatalf("error file: %v", errs)
 		}
 
-		events := batchEvents(t, e.usage.snapshot(), b.ID, 3)
-		half := sync.Div(decimal.NewFromInt(2))
-		for id, ev := range events {
-			// A native line's event id is its request id, fixed at
-			// submission: recorded once however often results are read.
-			if ev.ID.String() != id {
-				t.Fatalf("event id %s is not its line's request id %s", ev.ID, id)
+		nativeLineEvents(t, e, b.ID, requestIDs, sync)
+	})
+}
+
+// nativeLineEvents checks the events of a 3-line batch its provider ran,
+// one line refused: each event's id its line's request id (fixed at
+// submission, so recorded once however often results are read); the
+// lines that succeeded (requestIDs, by request id) at half the
+// synchronous cost sync of 1000 input and 101 output tokens, the refused
+// one an error at $0.
+func nativeLineEvents(t *testing.T, e *infEnv, batch string, requestIDs map[string]string, sync decimal.Decimal) {
+	t.Helper()
+	half := sync.Div(decimal.NewFromInt(2))
+	for id, ev := range batchEvents(t, e.usage.snapshot(), batch, 3) {
+		if ev.ID.String() != id {
+			t.Fatalf("event id %s is not its line's request id %s", ev.ID, id)
+		}
+		switch {
+		case requestIDs[id] != "":
+			if ev.Status != "ok" || !decimal.RequireFromString(ev.CostUSD).Equal(half) || ev.InputTokens != 1000 || ev.OutputTokens != 101 {
+				t.Fatalf("line %s: %+v, want %s (half the synchronous %s)", requestIDs[id], ev, half, sync)
 			}
-			switch {
-			case requestIDs[id] != "":
-				if ev.Status != "ok" || !decimal.RequireFromString(ev.CostUSD).Equal(half) || ev.InputTokens != 1000 || ev.OutputTokens != 101 {
-					t.Fatalf("line %s: %+v, want %s (half the synchronous %s)", requestIDs[id], ev, half, sync)
-				}
-			default:
-				if ev.Status != "error" || !decimal.RequireFromString(ev.CostUSD).IsZero() {
-					t.Fatalf("the failed line costs %s (%s), want 0", ev.CostUSD, ev.Status)
-				}
+		default:
+			if ev.Status != "error" || !decimal.RequireFromString(ev.CostUSD).IsZero() {
+				t.Fatalf("the failed line costs %s (%s), want 0", ev.CostUSD, ev.Status)
 			}
 		}
-	})
+	}
 }
 
 // Anthropic's Message Batches: a message batch of anthropic requests runs

@@ -13,7 +13,6 @@ import (
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 	"github.com/openai/openai-go/v3"
-	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 
 	"github.com/gw-gateway/gw/server/auth"
@@ -147,22 +146,7 @@ func TestVertexBatchRunsAsABatchPredictionJob(t *testing.T) {
 			t.Fatalf("error file: %v", errs)
 		}
 
-		half := sync.Div(decimal.NewFromInt(2))
-		for id, ev := range batchEvents(t, e.usage.snapshot(), b.ID, 3) {
-			if ev.ID.String() != id {
-				t.Fatalf("event id %s is not its line's request id %s", ev.ID, id)
-			}
-			switch {
-			case requestIDs[id] != "":
-				if ev.Status != "ok" || !decimal.RequireFromString(ev.CostUSD).Equal(half) || ev.InputTokens != 1000 || ev.OutputTokens != 101 {
-					t.Fatalf("line %s: %+v, want %s (half the synchronous %s)", requestIDs[id], ev, half, sync)
-				}
-			default:
-				if ev.Status != "error" || !decimal.RequireFromString(ev.CostUSD).IsZero() {
-					t.Fatalf("the failed line costs %s (%s), want 0", ev.CostUSD, ev.Status)
-				}
-			}
-		}
+		nativeLineEvents(t, e, b.ID, requestIDs, sync)
 	})
 }
 
@@ -341,12 +325,7 @@ func TestVertexBatchRefusedJob(t *testing.T) {
 		if done.RequestCounts.Failed != 2 || done.RequestCounts.Completed != 0 || v.JobsCreated() != 0 || len(v.Requests()) != 0 {
 			t.Fatalf("refused job: %s; %d jobs, %d requests", done.RawJSON(), v.JobsCreated(), len(v.Requests()))
 		}
-		f, err := e.sdk().Files.Content(context.Background(), done.ErrorFileID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := io.ReadAll(f.Body)
-		f.Body.Close()
+		raw := fileBytes(t, e.sdk(), done.ErrorFileID)
 		if !strings.Contains(string(raw), "does not support batch prediction") {
 			t.Fatalf("error file: %s", raw)
 		}
@@ -379,12 +358,7 @@ func TestVertexBatchUntranslatableLineRunsOnGateway(t *testing.T) {
 		if done.RequestCounts.Completed != 2 || done.RequestCounts.Failed != 1 || v.JobsCreated() != 1 || len(v.Requests()) != 2 {
 			t.Fatalf("batch: %s; %d jobs, %d requests", done.RawJSON(), v.JobsCreated(), len(v.Requests()))
 		}
-		f, err := e.sdk().Files.Content(context.Background(), done.ErrorFileID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := io.ReadAll(f.Body)
-		f.Body.Close()
+		raw := fileBytes(t, e.sdk(), done.ErrorFileID)
 		if !strings.Contains(string(raw), `"custom_id":"two"`) || !strings.Contains(string(raw), "'n' must be 1") {
 			t.Fatalf("error file: %s", raw)
 		}
