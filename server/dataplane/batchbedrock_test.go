@@ -5,7 +5,6 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -243,12 +242,7 @@ func TestBedrockConverseBatch(t *testing.T) {
 				t.Fatalf("not a Converse body: %v", r.Body)
 			}
 		}
-		f, err := c.Files.Content(context.Background(), done.OutputFileID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := io.ReadAll(f.Body)
-		f.Body.Close()
+		raw := fileBytes(t, c, done.OutputFileID)
 		requestIDs := map[string]string{}
 		for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
 			var line struct {

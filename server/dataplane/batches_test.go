@@ -540,3 +540,19 @@ func fileBytes(t *testing.T, c *openai.Client, id string) []byte {
 	}
 	return body
 }
+
+// fileLines reads a gw JSONL file (a batch's output or error file) as one
+// object a line.
+func fileLines(t *testing.T, c *openai.Client, id string) []map[string]any {
+	t.Helper()
+	raw := fileBytes(t, c, id)
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%s: %s", err, raw)
+		}
+		out = append(out, m)
+	}
+	return out
+}

@@ -128,12 +128,7 @@ func TestBatchLineRunningAtExpiryEnds(t *testing.T) {
 		if ids := expiredErrorLines(t, c, done.ErrorFileID); strings.Join(ids, ",") != "r1,r2" {
 			t.Fatalf("error file's lines: %v", ids)
 		}
-		res, err := c.Files.Content(context.Background(), done.OutputFileID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, _ := io.ReadAll(res.Body)
-		res.Body.Close()
+		out := fileBytes(t, c, done.OutputFileID)
 		if lines := strings.Split(strings.TrimSpace(string(out)), "\n"); len(lines) != 1 || !strings.Contains(lines[0], `"custom_id":"r0"`) ||
 			!strings.Contains(lines[0], "slow") {
 			t.Fatalf("output file: %s", out)

@@ -88,7 +88,7 @@ func TestNativeBatchRunsOnTheProviderBatchAPI(t *testing.T) {
 		e.openai.SetDefault(providerstest.Reply{Text: "hi", Usage: providerstest.Usage{Input: 1000, Output: 101}})
 		e.openai.ReplyWhen("hello bad", providerstest.Reply{Status: http.StatusBadRequest, Message: "this one is refused"})
 		sync := syncCost(t, e, gptMini)
-		c, ctx := e.sdk(), context.Background()
+		c := e.sdk()
 
 		content := batchLine("a", gptMini) + "\n" + batchLine("bad", gptMini) + "\n" + batchLine("c", gptMini) + "\n"
 		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content))
@@ -126,23 +126,7 @@ func TestNativeBatchRunsOnTheProviderBatchAPI(t *testing.T) {
 			}
 		}
 
-		read := func(id string) []map[string]any {
-			f, err := c.Files.Content(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, _ := io.ReadAll(f.Body)
-			f.Body.Close()
-			var out []map[string]any
-			for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-				var m map[string]any
-				if err := json.Unmarshal([]byte(l), &m); err != nil {
-					t.Fatalf("%s: %s", err, raw)
-				}
-				out = append(out, m)
-			}
-			return out
-		}
+		read := func(id string) []map[string]any { return fileLines(t, c, id) }
 		requestIDs := map[string]string{}
 		for i, l := range read(done.OutputFileID) {
 			resp := l["response"].(map[string]any)
@@ -474,12 +458,7 @@ func TestMixedBatch(t *testing.T) {
 			len(e.anthropic.Requests()) != 1 || len(e.openai.Requests()) != 1 {
 			t.Fatalf("batch %s; provider batches: openai %d, anthropic %d", done.RawJSON(), e.openai.BatchesCreated(), e.anthropic.BatchesCreated())
 		}
-		out, err := e.sdk().Files.Content(context.Background(), done.OutputFileID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := io.ReadAll(out.Body)
-		out.Body.Close()
+		raw := fileBytes(t, e.sdk(), done.OutputFileID)
 		if lines := strings.Split(strings.TrimSpace(string(raw)), "\n"); len(lines) != 2 ||
 			!strings.Contains(lines[0], `"custom_id":"native"`) || !strings.Contains(lines[1], `"custom_id":"gw"`) {
 			t.Fatalf("output file: %s", raw)

@@ -5,7 +5,6 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -76,7 +75,7 @@ func TestVertexBatchRunsAsABatchPredictionJob(t *testing.T) {
 		v.SetDefault(providerstest.Reply{Text: "hi", Usage: providerstest.Usage{Input: 1000, Output: 101}})
 		v.ReplyWhen("hello bad", providerstest.Reply{Status: http.StatusBadRequest, Message: "this one is refused"})
 		sync := syncCost(t, e, vertexGemini)
-		c, ctx := e.sdk(), context.Background()
+		c := e.sdk()
 
 		content := batchLine("a", vertexGemini) + "\n" + batchLine("bad", vertexGemini) + "\n" + batchLine("c", vertexGemini) + "\n"
 		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content))
@@ -113,23 +112,7 @@ func TestVertexBatchRunsAsABatchPredictionJob(t *testing.T) {
 			t.Fatalf("the job was not deleted: %v", v.BatchCalls())
 		}
 
-		read := func(id string) []map[string]any {
-			f, err := c.Files.Content(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, _ := io.ReadAll(f.Body)
-			f.Body.Close()
-			var out []map[string]any
-			for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-				var m map[string]any
-				if err := json.Unmarshal([]byte(l), &m); err != nil {
-					t.Fatalf("%s: %s", err, raw)
-				}
-				out = append(out, m)
-			}
-			return out
-		}
+		read := func(id string) []map[string]any { return fileLines(t, c, id) }
 		requestIDs := map[string]string{}
 		for i, l := range read(done.OutputFileID) {
 			resp := l["response"].(map[string]any)
