@@ -214,12 +214,7 @@ func TestBedrockConverseBatch(t *testing.T) {
 		}
 		content.WriteString(`{"custom_id":"tool","method":"POST","url":"/v1/chat/completions","body":{"model":"` + bedrockNova +
 			`","max_tokens":20,"messages":[{"role":"user","content":"hello tool"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]}}` + "\n")
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content.String()))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := batchRef{submitFile(t, e, content.String())}
 		runner(t, e.plane)
 		c := e.sdk()
 		done := waitBatch(t, c, b.ID, openai.BatchStatusCompleted)

@@ -105,12 +105,25 @@ func submitLines(t *testing.T, e *infEnv, prefix string, n int) string {
 	for i := range n {
 		content.WriteString(batchLine(fmt.Sprint(prefix, i), gptMini) + "\n")
 	}
-	status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content.String()))
+	return submitFile(t, e, content.String())
+}
+
+// batchRef is a submitted batch as the tests name it.
+type batchRef struct{ ID string }
+
+// submitFile uploads content as a batch input file and submits it as a
+// chat completions batch, which must be accepted; it returns the batch's
+// id.
+func submitFile(t *testing.T, e *infEnv, content string) string {
+	t.Helper()
+	status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content))
 	if status != 200 {
 		t.Fatalf("submission: %d %s", status, body)
 	}
-	var b struct{ ID string }
-	_ = json.Unmarshal(body, &b)
+	var b batchRef
+	if err := json.Unmarshal(body, &b); err != nil || b.ID == "" {
+		t.Fatalf("submission answer: %s (%v)", body, err)
+	}
 	return b.ID
 }
 
@@ -426,12 +439,7 @@ func TestBatchLineFailureGoesToTheErrorFile(t *testing.T) {
 		e.sync(t)
 		e.openai.SetDefault(providerstest.Reply{Text: "ok", Usage: providerstest.Usage{Input: 10, Output: 2}})
 		e.openai.ReplyWhen("hello bad", providerstest.Reply{Status: 400, Message: "this prompt is refused"})
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("good", gptMini)+"\n"+batchLine("bad", gptMini)+"\n"))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := batchRef{submitFile(t, e, batchLine("good", gptMini)+"\n"+batchLine("bad", gptMini)+"\n")}
 		runner(t, e.plane)
 		done := waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
 		if done.RequestCounts.Completed != 1 || done.RequestCounts.Failed != 1 || done.OutputFileID == "" || done.ErrorFileID == "" {

@@ -91,12 +91,7 @@ func TestNativeBatchRunsOnTheProviderBatchAPI(t *testing.T) {
 		c := e.sdk()
 
 		content := batchLine("a", gptMini) + "\n" + batchLine("bad", gptMini) + "\n" + batchLine("c", gptMini) + "\n"
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := batchRef{submitFile(t, e, content)}
 		runner(t, e.plane)
 		done := waitBatch(t, c, b.ID, openai.BatchStatusCompleted)
 		if done.RequestCounts.Completed != 2 || done.RequestCounts.Failed != 1 || done.OutputFileID == "" || done.ErrorFileID == "" {
@@ -269,12 +264,7 @@ func TestNativeBatchCancel(t *testing.T) {
 		e.sync(t)
 		e.openai.HoldBatches(true)
 		c := e.sdk()
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("a", gptMini)+"\n"+batchLine("b", gptMini)+"\n"))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := batchRef{submitFile(t, e, batchLine("a", gptMini)+"\n"+batchLine("b", gptMini)+"\n")}
 		runner(t, e.plane)
 		waitUntil(t, "the provider batch", func() bool { return e.openai.BatchesCreated() == 1 })
 		cancelling, err := c.Batches.Cancel(context.Background(), b.ID)
@@ -302,12 +292,7 @@ func TestNativeBatchTenancy(t *testing.T) {
 		e := newInfEnv(t, db, withBatches(db))
 		other, _ := e.org.Key(e.org.Workspace("other"), e.org.Member(auth.MembershipActive), nil)
 		e.sync(t)
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("a", gptMini)+"\n"))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := batchRef{submitFile(t, e, batchLine("a", gptMini)+"\n")}
 		runner(t, e.plane)
 		done := waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
 		for _, c := range []struct{ method, path string }{
@@ -329,12 +314,7 @@ func TestGatewayBatchesSetting(t *testing.T) {
 		e := newInfEnv(t, db, withBatches(db))
 		gatewayBatches(t, e)
 		e.sync(t)
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("a", gptMini)+"\n"))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := batchRef{submitFile(t, e, batchLine("a", gptMini)+"\n")}
 		runner(t, e.plane)
 		waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
 		if calls := e.openai.BatchCalls(); len(calls) != 0 || len(e.openai.Requests()) != 1 {
@@ -397,12 +377,7 @@ func TestNativeAzureBatch(t *testing.T) {
 		c := e.withClouds(t)
 		c.azure.SetDefault(providerstest.Reply{Text: "hi", Usage: providerstest.Usage{Input: 1000, Output: 101}})
 		sync := syncCost(t, e, azureMini)
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("a", azureMini)+"\n"+batchLine("b", azureMini)+"\n"))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := batchRef{submitFile(t, e, batchLine("a", azureMini)+"\n"+batchLine("b", azureMini)+"\n")}
 		runner(t, e.plane)
 		done := waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
 		if done.RequestCounts.Completed != 2 || c.azure.BatchesCreated() != 1 {
@@ -423,7 +398,7 @@ func TestNativeAzureBatch(t *testing.T) {
 		// deployment of another name: the lines name the deployment.
 		e.usage.reset()
 		line := `{"custom_id":"e","method":"POST","url":"/v1/embeddings","body":{"model":"` + azureEmbed + `","input":"hello"}}` + "\n"
-		status, body = call(t, http.MethodPost, e.srv.URL+"/inf/v1/batches", e.token,
+		status, body := call(t, http.MethodPost, e.srv.URL+"/inf/v1/batches", e.token,
 			`{"input_file_id":"`+fileID(t, e.srv.URL, e.token, line)+`","endpoint":"/v1/embeddings","completion_window":"24h"}`)
 		if status != 200 {
 			t.Fatalf("embeddings submission: %d %s", status, body)
@@ -446,12 +421,7 @@ func TestMixedBatch(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db, withBatches(db))
 		e.sync(t)
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("native", gptMini)+"\n"+batchLine("gw", haiku)+"\n"))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := batchRef{submitFile(t, e, batchLine("native", gptMini)+"\n"+batchLine("gw", haiku)+"\n")}
 		runner(t, e.plane)
 		done := waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
 		if done.RequestCounts.Completed != 2 || e.openai.BatchesCreated() != 1 || e.anthropic.BatchesCreated() != 0 ||
@@ -494,12 +464,7 @@ func TestNativeBatchOfARevokedKey(t *testing.T) {
 		e := newInfEnv(t, db, withBatches(db))
 		e.sync(t)
 		e.openai.HoldBatches(true)
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("a", gptMini)+"\n"+batchLine("b", gptMini)+"\n"))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := batchRef{submitFile(t, e, batchLine("a", gptMini)+"\n"+batchLine("b", gptMini)+"\n")}
 		stop := runner(t, e.plane)
 		waitUntil(t, "the provider batch", func() bool { return e.openai.BatchesCreated() == 1 })
 		stop()
@@ -530,12 +495,7 @@ func TestNativeBatchOfARevokedKey(t *testing.T) {
 		}
 
 		// A second batch's group is still pending when the key goes.
-		status, body = submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("c", gptMini)+"\n"))
-		if status != 200 {
-			t.Fatalf("second submission: %d %s", status, body)
-		}
-		var b2 struct{ ID string }
-		_ = json.Unmarshal(body, &b2)
+		b2 := batchRef{submitFile(t, e, batchLine("c", gptMini)+"\n")}
 
 		if ok, err := e.st.RevokeInferenceKey(context.Background(), e.keyID, store.Now()); err != nil || !ok {
 			t.Fatalf("revoke: %v %v", ok, err)

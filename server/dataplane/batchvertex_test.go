@@ -3,7 +3,6 @@ package dataplane_test
 import (
 	"context"
 	"crypto/ed25519"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -78,12 +77,7 @@ func TestVertexBatchRunsAsABatchPredictionJob(t *testing.T) {
 		c := e.sdk()
 
 		content := batchLine("a", vertexGemini) + "\n" + batchLine("bad", vertexGemini) + "\n" + batchLine("c", vertexGemini) + "\n"
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := batchRef{submitFile(t, e, content)}
 		runner(t, e.plane)
 		done := waitBatch(t, c, b.ID, openai.BatchStatusCompleted)
 		if done.RequestCounts.Completed != 2 || done.RequestCounts.Failed != 1 {
@@ -167,12 +161,7 @@ func TestVertexBatchWithoutBucketRunsOnGateway(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := newInfEnv(t, db, withBatches(db))
 		v, _ := vertexBatches(t, e, false)
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("a", vertexGemini)+"\n"))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := batchRef{submitFile(t, e, batchLine("a", vertexGemini)+"\n")}
 		runner(t, e.plane)
 		waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
 		if v.JobsCreated() != 0 || len(v.Requests()) != 1 || !strings.HasSuffix(v.Requests()[0].Path, ":generateContent") {
@@ -198,12 +187,7 @@ func TestVertexBatchSurvivesRestart(t *testing.T) {
 		for i := range n {
 			content.WriteString(batchLine(fmt.Sprint("r", i), vertexGemini) + "\n")
 		}
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, content.String()))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := batchRef{submitFile(t, e, content.String())}
 
 		stop := runner(t, e.plane)
 		waitUntil(t, "the job created and recorded", func() bool {
@@ -252,12 +236,7 @@ func TestVertexBatchCancelAndTenancy(t *testing.T) {
 		v, gcs := vertexBatches(t, e, true)
 		v.HoldBatches(true)
 		c := e.sdk()
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("a", vertexGemini)+"\n"+batchLine("b", vertexGemini)+"\n"))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := batchRef{submitFile(t, e, batchLine("a", vertexGemini)+"\n"+batchLine("b", vertexGemini)+"\n")}
 		runner(t, e.plane)
 		waitUntil(t, "the job", func() bool { return v.JobsCreated() == 1 })
 		for _, c := range []struct{ method, path string }{
@@ -297,12 +276,7 @@ func TestVertexBatchRefusedJob(t *testing.T) {
 		e := newInfEnv(t, db, withBatches(db))
 		v, gcs := vertexBatches(t, e, true)
 		v.RefuseJobs("Model gemini-2.5-flash does not support batch prediction in us-east5.")
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("a", vertexGemini)+"\n"+batchLine("b", vertexGemini)+"\n"))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := batchRef{submitFile(t, e, batchLine("a", vertexGemini)+"\n"+batchLine("b", vertexGemini)+"\n")}
 		runner(t, e.plane)
 		done := waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
 		if done.RequestCounts.Failed != 2 || done.RequestCounts.Completed != 0 || v.JobsCreated() != 0 || len(v.Requests()) != 0 {
@@ -330,12 +304,7 @@ func TestVertexBatchUntranslatableLineRunsOnGateway(t *testing.T) {
 		v, _ := vertexBatches(t, e, true)
 		two := `{"custom_id":"two","method":"POST","url":"/v1/chat/completions","body":{"model":"` + vertexGemini +
 			`","n":2,"messages":[{"role":"user","content":"hello two"}]}}`
-		status, body := submit(t, e, fileID(t, e.srv.URL, e.token, batchLine("a", vertexGemini)+"\n"+two+"\n"+batchLine("c", vertexGemini)+"\n"))
-		if status != 200 {
-			t.Fatalf("submission: %d %s", status, body)
-		}
-		var b struct{ ID string }
-		_ = json.Unmarshal(body, &b)
+		b := batchRef{submitFile(t, e, batchLine("a", vertexGemini)+"\n"+two+"\n"+batchLine("c", vertexGemini)+"\n")}
 		runner(t, e.plane)
 		done := waitBatch(t, e.sdk(), b.ID, openai.BatchStatusCompleted)
 		if done.RequestCounts.Completed != 2 || done.RequestCounts.Failed != 1 || v.JobsCreated() != 1 || len(v.Requests()) != 2 {
