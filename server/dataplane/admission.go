@@ -35,6 +35,9 @@ import (
 // its own shape (a dialect's error, a JSON-RPC error).
 type admission struct {
 	p *Plane
+	// batchLine is the batch line this request sends for the runner
+	// (batchrun.go), nil for a caller's request: looked up once, in begin.
+	batchLine *batchLineCtx
 	// guardRecords are what the guardrails did to the request (guard.go),
 	// recorded on its usage event.
 	guardRecords []wire.GuardrailRecord
@@ -166,7 +169,7 @@ func (p *Plane) begin(a *admission, w http.ResponseWriter, r *http.Request, endp
 	// grow at their right edge instead of splitting pages at random
 	// (docs/decisions.md, issue 33).
 	a.id = uuid.Must(uuid.NewV7())
-	if batchLineOf(r.Context()) != nil {
+	if a.batchLine = batchLineOf(r.Context()); a.batchLine != nil {
 		// A batch line's event id is its take's request id, whoever
 		// records it: this request, its request journal after a crash, or
 		// the control plane billing a lost plane's line at its bound
@@ -241,7 +244,7 @@ func (a *admission) admitRate() *response {
 	release()
 	if refusal != nil {
 		a.rateRefused = refused
-		if bl := batchLineOf(a.r.Context()); bl != nil {
+		if bl := a.batchLine; bl != nil {
 			// Refused before anything was sent: the runner puts the
 			// line back to wait for the key's next window.
 			bl.rateLimited = true
@@ -417,7 +420,7 @@ func (a *admission) record(u usageRecord) {
 		tier := u.serviceTier
 		e.ServiceTier = &tier
 	}
-	if bl := batchLineOf(a.r.Context()); bl != nil {
+	if bl := a.batchLine; bl != nil {
 		// A batch line (batchrun.go): its event names the batch, and the
 		// runner records the line's cost.
 		u.batchID, bl.costNano, bl.recorded = bl.batchID, u.costNano, true

@@ -569,7 +569,7 @@ func (b *budgetState) reserve(ctx context.Context, x *admission, claims []spend.
 	// A batch line the runner sends draws its share of the batch's hold
 	// (batchhold.go), once: a fallback's or an alias's next reservation
 	// is its own.
-	if bl := batchLineOf(ctx); src == (spend.Source{}) && bl != nil && bl.draw != nil && !bl.draw.drawn {
+	if bl := x.batchLine; src == (spend.Source{}) && bl != nil && bl.draw != nil && !bl.draw.drawn {
 		r, err := b.reserveFrom(ctx, x, claims, bound, bl.draw.src)
 		bl.draw.drawn = r != nil
 		return r, err

@@ -47,7 +47,7 @@ func (x *exchange) journalAttempt(rt *route) {
 	if n := len(x.attempts); n > 1 {
 		r.attempts = x.attempts[:n-1]
 	}
-	if bl := batchLineOf(x.r.Context()); bl != nil {
+	if bl := x.batchLine; bl != nil {
 		r.batchID, r.batchKind = bl.batchID, string(m.kind)
 	}
 	s.holds, s.budgets = s.holds[:0], s.budgets[:0]
