@@ -51,7 +51,10 @@ type batchHold struct {
 // budgetDraw is a reservation's share of a batch's hold, drawn by the
 // first reservation made with it.
 type budgetDraw struct {
-	src   spend.Source
+	src spend.Source
+	// drawn: the first reservation made with it took the share, or
+	// (not fitting with it) gave it back; either way the hold no longer
+	// keeps it.
 	drawn bool
 }
 

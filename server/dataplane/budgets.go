@@ -570,9 +570,17 @@ func (b *budgetState) reserve(ctx context.Context, x *admission, claims []spend.
 	// (batchhold.go), once: a fallback's or an alias's next reservation
 	// is its own.
 	if bl := x.batchLine; src == (spend.Source{}) && bl != nil && bl.draw != nil && !bl.draw.drawn {
-		r, err := b.reserveFrom(ctx, x, claims, bound, bl.draw.src)
-		bl.draw.drawn = r != nil
-		return r, err
+		bl.draw.drawn = true
+		if r, _ := b.ledger.ReserveFrom(bl.draw.src, b.now(), claims, bound); r != nil {
+			return r, nil
+		}
+		// Its share does not make it fit now (its bound is above the
+		// share, and the rest is taken): the share goes back to the room
+		// and the line waits as any request does. Waiting with the share
+		// still held would be waiting on room its own batch keeps — the
+		// line, and every caller told the room may come back, until the
+		// wait ran out.
+		bl.draw.src.From.GiveBack(bl.draw.src.Share)
 	}
 	return b.reserveFrom(ctx, x, claims, bound, src)
 }
