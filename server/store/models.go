@@ -512,7 +512,8 @@ type UsageEvent struct {
 	ReasoningTokens    int64  `bun:"reasoning_tokens"`
 	CacheWrite1hTokens int64  `bun:"cache_write_1h_tokens"`
 	// Provenance is how the cost came about, as JSON text; NULL on events
-	// stored before it was recorded.
+	// stored before it was recorded, and on those that name it by
+	// ProvenanceID.
 	Provenance *UsageProvenance `bun:"provenance,type:text"`
 	// Tags are the request's cost-centre tags (NULL: none); TagSetID
 	// names the set (tags.SetID), nil without tags.
@@ -531,6 +532,12 @@ type UsageEvent struct {
 	// BatchID is the batch the request was a line of; NULL for a
 	// synchronous request.
 	BatchID *string `bun:"batch_id"`
+	// ProvenanceID names the event's provenance in usage_provenances,
+	// where each distinct value is stored once (issue 33): a new event's
+	// row carries it and leaves provenance NULL; NULL on events stored
+	// before, which keep theirs inline. The store's reads fill Provenance
+	// either way.
+	ProvenanceID *uuid.UUID `bun:"provenance_id,type:uuid"`
 
 	// ToolArguments and ToolArgumentsBytes are an MCP tool call's
 	// arguments and their size, carried to its audit row (auditToolCalls)

@@ -349,6 +349,9 @@ func (s *Store) ListUsageEvents(ctx context.Context, f UsageFilter, p PageQuery)
 		return nil, nil, mapErr(err)
 	}
 	items, next := trimPage(out, p.Limit, func(e UsageEvent) PageKey { return PageKey{e.OccurredAt, e.ID} })
+	if err := withProvenances(ctx, s.db, f.OrgID, items); err != nil {
+		return nil, nil, err
+	}
 	return items, next, nil
 }
 

@@ -123,7 +123,7 @@ func appendUsageCopyRow(b []byte, e *UsageEvent) ([]byte, error) {
 	b = copyText(b, e.UsageSource)
 	b = copyInt8(b, e.ReasoningTokens)
 	b = copyInt8(b, e.CacheWrite1hTokens)
-	if e.Provenance == nil {
+	if e.Provenance == nil || e.ProvenanceID != nil {
 		b = copyNull(b)
 	} else {
 		// Valid UTF-8 as written (appendJSONString), so as bun writes it.
@@ -137,6 +137,7 @@ func appendUsageCopyRow(b []byte, e *UsageEvent) ([]byte, error) {
 	b = copyInt8(b, e.CacheSavingNanoUSD)
 	b = copyTextOrNull(b, e.ServiceTier)
 	b = copyTextOrNull(b, e.BatchID)
+	b = copyUUID(b, e.ProvenanceID)
 	return b, nil
 }
 

@@ -21,7 +21,7 @@ func (s *Store) UsageEventsForExport(ctx context.Context, org uuid.UUID, ws *uui
 		page := make([]UsageEvent, 0, usageExportPage)
 		q := s.db.NewSelect().Model(&page).
 			Column("id", "org_id", "workspace_id", "model", "provider", "input_tokens", "output_tokens", "cache_read_tokens",
-				"cache_write_tokens", "reasoning_tokens", "cache_write_1h_tokens", "cost_nano_usd", "occurred_at", "provenance", "tags").
+				"cache_write_tokens", "reasoning_tokens", "cache_write_1h_tokens", "cost_nano_usd", "occurred_at", "provenance", "provenance_id", "tags").
 			Where("org_id = ?", org).Where("occurred_at >= ?", from.UTC()).Where("occurred_at < ?", to.UTC())
 		if ws != nil {
 			q = q.Where("workspace_id = ?", *ws)
@@ -34,6 +34,9 @@ func (s *Store) UsageEventsForExport(ctx context.Context, org uuid.UUID, ws *uui
 		}
 		if len(page) == 0 {
 			return nil
+		}
+		if err := withProvenances(ctx, s.db, org, page); err != nil {
+			return err
 		}
 		if err := fn(page); err != nil {
 			return err

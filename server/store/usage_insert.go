@@ -29,7 +29,7 @@ var usageEventColumns = []string{
 	"request_id", "endpoint", "reason", "requested_model", "attempts",
 	"usage_source", "reasoning_tokens", "cache_write_1h_tokens", "provenance", "tags", "tag_set_id",
 	"guardrails",
-	"cache_saving_nano_usd", "service_tier", "batch_id",
+	"cache_saving_nano_usd", "service_tier", "batch_id", "provenance_id",
 }
 
 // usageEventsIn is the session temporary table a PostgreSQL connection
@@ -62,6 +62,9 @@ func (s *Store) insertNewUsageEvents(ctx context.Context, events []UsageEvent, t
 		stored, err = s.copyNewUsageEvents(ctx, events, then)
 	} else {
 		err = s.InTx(ctx, func(tx *Store) error {
+			if err := internProvenances(ctx, tx.db, events); err != nil {
+				return err
+			}
 			var err error
 			if pg {
 				// In id order, as the COPY path inserts.
@@ -130,8 +133,15 @@ func newlyStored(events []UsageEvent, ids []uuid.UUID) []UsageEvent {
 }
 
 // insertReturningNew is the plain path: bun's multi-row insert, learning
-// from RETURNING which rows were new.
+// from RETURNING which rows were new. events is the caller's own copy: an
+// event naming its provenance by id has the inline value dropped, so bun
+// stores what the other paths store.
 func insertReturningNew(ctx context.Context, db bun.IDB, events []UsageEvent) ([]UsageEvent, error) {
+	for i := range events {
+		if events[i].ProvenanceID != nil {
+			events[i].Provenance = nil
+		}
+	}
 	ids := make([]uuid.UUID, 0, len(events))
 	err := db.NewInsert().Model(&events).On("CONFLICT (id) DO NOTHING").Returning("id").Scan(ctx, &ids)
 	if err != nil {
@@ -154,6 +164,9 @@ func (s *Store) copyNewUsageEvents(ctx context.Context, events []UsageEvent, the
 	}
 	var stored []UsageEvent
 	err = conn.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := internProvenances(ctx, tx, events); err != nil {
+			return err
+		}
 		err := conn.Raw(func(dc any) error {
 			pc, err := pgxConn(dc)
 			if err != nil {
@@ -257,10 +270,11 @@ func tagsText(e *UsageEvent) (*string, error) {
 	return &s, nil
 }
 
-// provenanceText is an event's provenance as stored (nil: NULL), what
-// UsageProvenance.Value writes.
+// provenanceText is an event's provenance as stored inline (nil: NULL),
+// what UsageProvenance.Value writes; NULL when the event names it by
+// ProvenanceID.
 func provenanceText(e *UsageEvent) *string {
-	if e.Provenance == nil {
+	if e.Provenance == nil || e.ProvenanceID != nil {
 		return nil
 	}
 	var scratch [1024]byte
@@ -408,7 +422,7 @@ func appendSQLiteUsageEventRow(args []any, e *UsageEvent) ([]any, error) {
 		sqliteText(e.RequestID), sqliteText(e.Endpoint), sqliteText(e.Reason), bunText(e.RequestedModel), attempts,
 		bunText(e.UsageSource), e.ReasoningTokens, e.CacheWrite1hTokens, sqliteText(provenance), sqliteText(tagsText), sqliteUUID(e.TagSetID),
 		sqliteText(guardrails),
-		e.CacheSavingNanoUSD, sqliteText(e.ServiceTier), sqliteText(e.BatchID),
+		e.CacheSavingNanoUSD, sqliteText(e.ServiceTier), sqliteText(e.BatchID), sqliteUUID(e.ProvenanceID),
 	), nil
 }
 

@@ -5,4 +5,5 @@ package store
 var (
 	InsertNewUsageEvents = (*Store).insertNewUsageEvents
 	UsageEventColumns    = usageEventColumns
+	ProvenanceID         = provenanceID
 )

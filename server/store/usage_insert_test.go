@@ -325,15 +325,21 @@ func TestInsertNewUsageEventsRoundTrip(t *testing.T) {
 		if err != nil || n != len(events) {
 			t.Fatalf("stored %d, %v", n, err)
 		}
+		st := store.New(db)
+		provCol, provIDCol := rawColumn(db, "provenance"), rawColumn(db, "provenance_id")
 		for i, e := range events {
-			var got, want store.UsageEvent
-			if err := db.NewSelect().Model(&got).Where("id = ?", e.ID).Scan(ctx); err != nil {
-				t.Fatal(err)
-			}
+			// Read as the API reads it: the provenance from its own row.
+			got := listedUsageEvent(t, st, e.OrgID, e.ID)
+			var want store.UsageEvent
 			if err := db.NewSelect().Model(&want).Where("id = ?", old[i].ID).Scan(ctx); err != nil {
 				t.Fatal(err)
 			}
 			want.ID = e.ID
+			// The one difference: an event with a provenance names its row.
+			if (got.ProvenanceID != nil) != (e.Provenance != nil) {
+				t.Fatalf("event %d: provenance id %v for provenance %v", i, got.ProvenanceID, e.Provenance)
+			}
+			want.ProvenanceID = got.ProvenanceID
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("event %d reads back\n%+v\nbun's reads back\n%+v", i, got, want)
 			}
@@ -350,11 +356,63 @@ func TestInsertNewUsageEventsRoundTrip(t *testing.T) {
 			if !reflect.DeepEqual(got, e) {
 				t.Errorf("event %d reads back\n%+v\nwant\n%+v", i, got, e)
 			}
-			if g, w := rawUsageEvent(t, db, e.ID), rawUsageEvent(t, db, old[i].ID); !slices.Equal(g, w) {
+			g, w := rawUsageEvent(t, db, e.ID), rawUsageEvent(t, db, old[i].ID)
+			if e.Provenance != nil {
+				// Stored once, byte for byte the JSON bun stored inline, under
+				// the hash of the organization and that JSON.
+				if g[provCol].Valid {
+					t.Errorf("event %d stores its provenance inline too: %s", i, g[provCol].String)
+				}
+				body := provenanceBody(t, db, *got.ProvenanceID)
+				if body != w[provCol].String || g[provIDCol].String != store.ProvenanceID(e.OrgID, []byte(body)).String() {
+					t.Errorf("event %d: provenance %s stored as %s; bun stores %s", i, g[provIDCol].String, body, w[provCol].String)
+				}
+				g[provCol], g[provIDCol] = w[provCol], w[provIDCol]
+				if db.Dialect().Name() == dialect.SQLite {
+					g[provCol+1], g[provIDCol+1] = w[provCol+1], w[provIDCol+1]
+				}
+			}
+			if !slices.Equal(g, w) {
 				t.Errorf("event %d is stored as\n%v\nbun stores\n%v", i, g, w)
 			}
 		}
 	})
+}
+
+// rawColumn is where rawUsageEvent puts column c (CAST; on SQLite its
+// typeof follows).
+func rawColumn(db *bun.DB, c string) int {
+	i := slices.Index(store.UsageEventColumns[1:], c)
+	if db.Dialect().Name() == dialect.SQLite {
+		return 2 * i
+	}
+	return i
+}
+
+// listedUsageEvent is event id of org as ListUsageEvents reads it.
+func listedUsageEvent(t *testing.T, st *store.Store, org, id uuid.UUID) store.UsageEvent {
+	t.Helper()
+	events, _, err := st.ListUsageEvents(context.Background(), store.UsageFilter{OrgID: org}, store.PageQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		if e.ID == id {
+			return e
+		}
+	}
+	t.Fatalf("event %s is not among its organization's %d", id, len(events))
+	return store.UsageEvent{}
+}
+
+// provenanceBody is the JSON usage_provenances holds under id.
+func provenanceBody(t *testing.T, db *bun.DB, id uuid.UUID) string {
+	t.Helper()
+	var body string
+	if err := db.NewSelect().TableExpr("usage_provenances").Column("body").Where("id = ?", id).Scan(context.Background(), &body); err != nil {
+		t.Fatalf("provenance %s: %v", id, err)
+	}
+	return body
 }
 
 func TestUsageEventColumnsAreTheModels(t *testing.T) {
