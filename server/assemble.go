@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/gw-gateway/gw/server/batchstore"
@@ -23,7 +24,6 @@ import (
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/usage"
 	"github.com/gw-gateway/gw/server/web"
-	"github.com/gw-gateway/gw/wire"
 )
 
 // A server is assembled in named steps, each small, each adding what it
@@ -363,8 +363,8 @@ func (s *Server) openSpool(_ context.Context, rp *remotePlane) error {
 	// The state dir may not exist yet (a key and id from the environment or
 	// a key file elsewhere write nothing there): spool.Open creates it.
 	c := rp.client
-	sp, err := spool.Open(filepath.Join(s.cfg.StateDir, "usage.spool"), func(ctx context.Context, evs []wire.UsageEventIn) error {
-		_, err := c.IngestUsage(ctx, evs)
+	sp, err := spool.Open(filepath.Join(s.cfg.StateDir, "usage.spool"), func(ctx context.Context, evs []json.RawMessage) error {
+		_, err := c.IngestUsageLines(ctx, evs)
 		return err
 	}, s.log)
 	if err != nil {

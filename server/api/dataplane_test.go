@@ -310,8 +310,8 @@ func TestIngestNamesOnlyItsOwn(t *testing.T) {
 			t.Fatal(err)
 		}
 		path := filepath.Join(t.TempDir(), "usage.spool")
-		sp, err := spool.Open(path, func(ctx context.Context, evs []wire.UsageEventIn) error {
-			_, err := c.IngestUsage(ctx, evs)
+		sp, err := spool.Open(path, func(ctx context.Context, evs []json.RawMessage) error {
+			_, err := c.IngestUsageLines(ctx, evs)
 			return err
 		}, slog.New(slog.DiscardHandler))
 		if err != nil {

@@ -31,7 +31,7 @@ import (
 // that could not be sent stays and is sent first next time.
 type Spool struct {
 	path string
-	ship func(context.Context, []wire.UsageEventIn) error
+	ship Ship
 	log  *slog.Logger
 
 	mu      sync.Mutex
@@ -42,8 +42,14 @@ type Spool struct {
 // spoolBatch is the largest batch the ingest endpoint takes.
 const spoolBatch = 1000
 
+// Ship sends one batch of events, each the JSON of a wire.UsageEventIn as
+// the spool holds it (client.IngestUsageLines): a batch is sent as the
+// bytes that were written, never decoded and encoded again (issue 33: that
+// was a tenth of a remote data plane's CPU).
+type Ship func(ctx context.Context, events []json.RawMessage) error
+
 // OpenSpool opens (or creates) the spool at path; ship sends one batch.
-func Open(path string, ship func(context.Context, []wire.UsageEventIn) error, log *slog.Logger) (*Spool, error) {
+func Open(path string, ship Ship, log *slog.Logger) (*Spool, error) {
 	s := &Spool{path: path, ship: ship, log: log}
 	// A data plane given its key, id and signing key in the environment
 	// writes nothing else to its state dir before the spool.
@@ -51,7 +57,7 @@ func Open(path string, ship func(context.Context, []wire.UsageEventIn) error, lo
 		return nil, fmt.Errorf("usage spool directory: %w", err)
 	}
 	for _, p := range []string{path, s.aside()} {
-		err := eachSpoolBatch(p, log, func(batch []wire.UsageEventIn) error {
+		err := eachSpoolBatch(p, log, func(batch []json.RawMessage) error {
 			s.pending += int64(len(batch))
 			return nil
 		})
@@ -138,7 +144,7 @@ func (s *Spool) Ship(ctx context.Context) error {
 	// Read and send a batch at a time: after a long outage the backlog may
 	// be far larger than memory should hold.
 	shipped := 0
-	err := eachSpoolBatch(s.aside(), s.log, func(batch []wire.UsageEventIn) error {
+	err := eachSpoolBatch(s.aside(), s.log, func(batch []json.RawMessage) error {
 		if err := s.shipBatch(ctx, batch); err != nil {
 			return fmt.Errorf("ship usage: %w", err)
 		}
@@ -163,16 +169,16 @@ func (s *Spool) Ship(ctx context.Context) error {
 // are sent one by one and those refused are set aside in a .rejected file
 // with an error in the log, so one bad event cannot hold back all usage
 // behind it. Transient failures leave the batch to be retried.
-func (s *Spool) shipBatch(ctx context.Context, batch []wire.UsageEventIn) error {
+func (s *Spool) shipBatch(ctx context.Context, batch []json.RawMessage) error {
 	err := s.ship(ctx, batch)
 	if !permanentRefusal(err) {
 		return err
 	}
 	for _, e := range batch {
-		err := s.ship(ctx, []wire.UsageEventIn{e})
+		err := s.ship(ctx, []json.RawMessage{e})
 		switch {
 		case permanentRefusal(err):
-			s.log.Error("usage event refused by the control plane; set aside", "event", e.ID, "error", err, "file", s.path+".rejected")
+			s.log.Error("usage event refused by the control plane; set aside", "event", eventID(e), "error", err, "file", s.path+".rejected")
 			if werr := appendLine(s.path+".rejected", e); werr != nil {
 				return werr
 			}
@@ -195,17 +201,22 @@ func permanentRefusal(err error) bool {
 	return true
 }
 
-func appendLine(path string, e wire.UsageEventIn) error {
-	line, err := json.Marshal(e)
-	if err != nil {
-		return err
+// eventID is the id of an event line, for the log.
+func eventID(line json.RawMessage) string {
+	var e struct {
+		ID string `json:"id"`
 	}
+	_ = json.Unmarshal(line, &e)
+	return e.ID
+}
+
+func appendLine(path string, line json.RawMessage) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	_, err = f.Write(append(line, '\n'))
+	_, err = f.Write(append(line[:len(line):len(line)], '\n'))
 	return err
 }
 
@@ -256,9 +267,11 @@ func (s *Spool) Close(ctx context.Context) error {
 }
 
 // eachSpoolBatch reads a spool file's events in batches of spoolBatch and
-// hands each to fn, which must not keep the slice (it is reused); a torn
-// line (a crash mid-write) is skipped with a warning.
-func eachSpoolBatch(path string, log *slog.Logger, fn func([]wire.UsageEventIn) error) error {
+// hands each to fn, which must not keep the slice or its lines (both are
+// reused); a torn line (a crash mid-write) is skipped with a warning. A
+// line is checked to be one JSON object, not decoded: the control plane
+// reads it.
+func eachSpoolBatch(path string, log *slog.Logger, fn func([]json.RawMessage) error) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -267,27 +280,42 @@ func eachSpoolBatch(path string, log *slog.Logger, fn func([]wire.UsageEventIn) 
 		return err
 	}
 	defer f.Close()
-	batch := make([]wire.UsageEventIn, 0, spoolBatch)
+	// The batch's lines are copied into one buffer, reused batch after
+	// batch: the scanner's own is overwritten by the next line.
+	batch := make([]json.RawMessage, 0, spoolBatch)
+	var lines []byte
+	var ends []int
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	flush := func() error {
+		start := 0
+		for _, end := range ends {
+			batch = append(batch, lines[start:end:end])
+			start = end
+		}
+		err := fn(batch)
+		clear(batch)
+		batch, lines, ends = batch[:0], lines[:0], ends[:0]
+		return err
+	}
 	for sc.Scan() {
-		var e wire.UsageEventIn
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			log.Warn("usage spool: skipping an unreadable line", "error", err)
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] != '{' || !json.Valid(line) {
+			log.Warn("usage spool: skipping an unreadable line", "bytes", len(line))
 			continue
 		}
-		if batch = append(batch, e); len(batch) == spoolBatch {
-			if err := fn(batch); err != nil {
+		lines = append(lines, line...)
+		if ends = append(ends, len(lines)); len(ends) == spoolBatch {
+			if err := flush(); err != nil {
 				return err
 			}
-			batch = batch[:0]
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	if len(batch) > 0 {
-		return fn(batch)
+	if len(ends) > 0 {
+		return flush()
 	}
 	return nil
 }

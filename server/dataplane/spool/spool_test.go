@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,7 +32,7 @@ func TestSpoolLosesNothingAndShipsOnce(t *testing.T) {
 		return nil
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s, err := Open(path, ship, log)
+	s, err := Open(path, decoding(ship), log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestSpoolLosesNothingAndShipsOnce(t *testing.T) {
 	record(1200) // more than one batch, written while the snapshot waits
 
 	// A restart keeps everything.
-	s, err = Open(path, ship, log)
+	s, err = Open(path, decoding(ship), log)
 	if err != nil || s.Depth() != 1203 {
 		t.Fatalf("reopen: %v, depth %d", err, s.Depth())
 	}
@@ -75,7 +76,7 @@ func TestSpoolLosesNothingAndShipsOnce(t *testing.T) {
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o600)
 	_, _ = f.WriteString(`{"id":"broken`)
 	f.Close()
-	if s, err = Open(path, ship, log); err != nil {
+	if s, err = Open(path, decoding(ship), log); err != nil {
 		t.Fatal(err)
 	}
 	record(1)
@@ -99,7 +100,7 @@ func TestSpoolSetsAsideRefusedEvents(t *testing.T) {
 		}
 		return nil
 	}
-	s, err := Open(path, ship, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s, err := Open(path, decoding(ship), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestSpoolCarriesAttribution(t *testing.T) {
 		return nil
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s, err := Open(path, ship, log)
+	s, err := Open(path, decoding(ship), log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestSpoolCarriesAttribution(t *testing.T) {
 			{Model: "anthropic/claude-haiku-4-5", Provider: "anthropic", LatencyMS: 340},
 		}}
 	s.Record(in)
-	if s, err = Open(path, ship, log); err != nil {
+	if s, err = Open(path, decoding(ship), log); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Ship(context.Background()); err != nil {
@@ -169,7 +170,7 @@ func TestSpoolCarriesAttribution(t *testing.T) {
 // pooled buffers (an event with characters json.Marshal escapes included).
 func TestSpoolLineIsTheEventsJSON(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "usage.spool")
-	s, err := Open(path, func(context.Context, []wire.UsageEventIn) error { return nil }, slog.New(slog.DiscardHandler))
+	s, err := Open(path, func(context.Context, []json.RawMessage) error { return nil }, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,10 +200,10 @@ func TestSpoolLineIsTheEventsJSON(t *testing.T) {
 func TestSpoolCreatesItsDirectory(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state", "dataplane", "usage.spool")
 	var shipped []wire.UsageEventIn
-	s, err := Open(path, func(_ context.Context, evs []wire.UsageEventIn) error {
+	s, err := Open(path, decoding(func(_ context.Context, evs []wire.UsageEventIn) error {
 		shipped = append(shipped, evs...)
 		return nil
-	}, slog.New(slog.DiscardHandler))
+	}), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,5 +217,63 @@ func TestSpoolCreatesItsDirectory(t *testing.T) {
 	}
 	if len(shipped) != 1 || shipped[0].ID != id {
 		t.Fatalf("shipped %+v, want the one event", shipped)
+	}
+}
+
+// decoding is a Ship over ship, which takes the events decoded. Each line
+// shipped must be an event's whole JSON: one that does not decode fails
+// the ship, as the control plane refuses it.
+func decoding(ship func(context.Context, []wire.UsageEventIn) error) Ship {
+	return func(ctx context.Context, lines []json.RawMessage) error {
+		evs := make([]wire.UsageEventIn, len(lines))
+		for i, l := range lines {
+			if err := json.Unmarshal(l, &evs[i]); err != nil {
+				return &client.APIError{Status: 422, Detail: err.Error()}
+			}
+		}
+		return ship(ctx, evs)
+	}
+}
+
+// TestSpoolShipsTheLinesAsWritten: a batch is the spooled lines' own
+// bytes, in order, across batches of spoolBatch (whose buffers are
+// reused), with a torn line and a line that is not an object left out.
+func TestSpoolShipsTheLinesAsWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "usage.spool")
+	var shipped []string
+	var sizes []int
+	s, err := Open(path, func(_ context.Context, lines []json.RawMessage) error {
+		sizes = append(sizes, len(lines))
+		for _, l := range lines {
+			shipped = append(shipped, string(l)) // copied: the lines are reused
+		}
+		return nil
+	}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	record := func(n int) {
+		for i := range n {
+			reason := strings.Repeat("<&>", i%5)
+			e := wire.UsageEventIn{ID: uuid.New(), Model: "openai/gpt-4o", CostUSD: "0.001", Status: "ok", Reason: &reason, InputTokens: int64(i)}
+			s.Record(e)
+			b, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, string(b))
+		}
+	}
+	record(1500)
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o600)
+	_, _ = f.WriteString("{\"id\":\"torn\n[1,2]\n")
+	f.Close()
+	record(700)
+	if err := s.Ship(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sizes, []int{1000, 1000, 200}) || !slices.Equal(shipped, want) || s.Depth() != 0 {
+		t.Fatalf("shipped batches of %v; the lines equal what was written: %v; depth %d", sizes, slices.Equal(shipped, want), s.Depth())
 	}
 }
