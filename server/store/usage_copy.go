@@ -20,7 +20,7 @@ import (
 // typed path stores (TestUsageCopyMatchesPgx holds it): uuids as their 16
 // bytes, text as bun writes it (invalid UTF-8 as U+FFFD), bigints, times
 // as microseconds since 2000-01-01 UTC truncated as pgx truncates them,
-// attempts and provenance as the JSON usage_json.go writes.
+// attempts and provenance as the JSON wire/usagejson.go writes.
 
 // copyUsageEventsInSQL copies a binary batch into the session's table.
 var copyUsageEventsInSQL = "COPY " + usageEventsIn + " (" + strings.Join(usageEventColumns, ", ") + ") FROM STDIN BINARY"
@@ -117,7 +117,7 @@ func appendUsageCopyRow(b []byte, e *UsageEvent) ([]byte, error) {
 	if e.Attempts == nil {
 		b = append(b, 0, 0, 0, 2, '[', ']')
 	} else {
-		b = appendAttemptsJSON(append(b, 0, 0, 0, 0), e.Attempts)
+		b = wire.AppendUsageAttemptsJSON(append(b, 0, 0, 0, 0), e.Attempts)
 		binary.BigEndian.PutUint32(b[at:], uint32(len(b)-at-4))
 	}
 	b = copyText(b, e.UsageSource)
@@ -126,9 +126,9 @@ func appendUsageCopyRow(b []byte, e *UsageEvent) ([]byte, error) {
 	if e.Provenance == nil || e.ProvenanceID != nil {
 		b = copyNull(b)
 	} else {
-		// Valid UTF-8 as written (appendJSONString), so as bun writes it.
+		// Valid UTF-8 as written (wire.AppendUsageProvenanceJSON), so as bun writes it.
 		at := len(b)
-		b = appendProvenanceJSON(append(b, 0, 0, 0, 0), (*wire.UsageProvenance)(e.Provenance))
+		b = wire.AppendUsageProvenanceJSON(append(b, 0, 0, 0, 0), (*wire.UsageProvenance)(e.Provenance))
 		binary.BigEndian.PutUint32(b[at:], uint32(len(b)-at-4))
 	}
 	b = copyTextOrNull(b, tags)

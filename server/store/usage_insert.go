@@ -279,7 +279,7 @@ func provenanceText(e *UsageEvent) *string {
 		return nil
 	}
 	var scratch [1024]byte
-	s := string(appendProvenanceJSON(scratch[:0], (*wire.UsageProvenance)(e.Provenance)))
+	s := string(wire.AppendUsageProvenanceJSON(scratch[:0], (*wire.UsageProvenance)(e.Provenance)))
 	return &s
 }
 
@@ -290,7 +290,7 @@ func attemptsText(e *UsageEvent) string {
 		return "[]"
 	}
 	var scratch [256]byte
-	return string(appendAttemptsJSON(scratch[:0], e.Attempts))
+	return string(wire.AppendUsageAttemptsJSON(scratch[:0], e.Attempts))
 }
 
 // sqliteChunk is how many rows one statement of the SQLite path inserts.

@@ -79,7 +79,7 @@ func internProvenances(ctx context.Context, db bun.IDB, events []UsageEvent) err
 		}
 		// Most events of a batch share a few values: one cheap hash and a
 		// comparison find the value's id; SHA-256 runs once per value.
-		scratch = appendProvenanceJSON(scratch[:0], (*wire.UsageProvenance)(e.Provenance))
+		scratch = wire.AppendUsageProvenanceJSON(scratch[:0], (*wire.UsageProvenance)(e.Provenance))
 		var mh maphash.Hash
 		mh.SetSeed(provenanceSeed)
 		_, _ = mh.Write(e.OrgID[:])

@@ -5,7 +5,6 @@ package spool
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,34 +89,27 @@ func (s *Spool) reopen() error {
 	return nil
 }
 
-// lineBuf is a reusable line of the spool: an event's JSON and its
-// newline, as json.Marshal writes the event (Encoder escapes HTML too).
-type lineBuf struct {
-	b   bytes.Buffer
-	enc *json.Encoder
-}
-
-var lineBufs = sync.Pool{New: func() any {
-	l := &lineBuf{}
-	l.enc = json.NewEncoder(&l.b)
-	return l
-}}
+// lineBufs are reusable lines of the spool: an event's JSON and its
+// newline, as json.Marshal writes the event (wire.AppendUsageEventInJSON).
+var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
 // Record appends one event. It never blocks on the network; a failed write
 // is logged (the request it describes has been served already). The line
 // is written to the file before Record returns, so a killed process loses
 // nothing it recorded.
 func (s *Spool) Record(e wire.UsageEventIn) {
-	l := lineBufs.Get().(*lineBuf)
+	l := lineBufs.Get().(*[]byte)
 	defer lineBufs.Put(l)
-	l.b.Reset()
-	if err := l.enc.Encode(e); err != nil {
+	line, err := wire.AppendUsageEventInJSON((*l)[:0], &e)
+	if err != nil {
 		s.log.Error("usage spool: encode event", "error", err)
 		return
 	}
+	line = append(line, '\n')
+	*l = line
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := s.f.Write(l.b.Bytes()); err != nil {
+	if _, err := s.f.Write(line); err != nil {
 		s.log.Error("usage spool: write event", "error", err)
 		return
 	}
