@@ -225,11 +225,10 @@ func checkRole(o *Options) error {
 	return cmdutil.UsageError{Err: fmt.Errorf("--role must be all, control-plane or data-plane, not %q", o.Role)}
 }
 
+// newLogger is slog's text or JSON handler over w, as a telemetry.LogHandler:
+// the access log writes its lines from preformatted bytes through it.
 func newLogger(w io.Writer, format string) *slog.Logger {
-	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, nil))
-	}
-	return slog.New(slog.NewTextHandler(w, nil))
+	return slog.New(telemetry.NewLogHandler(w, format == "json", nil))
 }
 
 // Roles of gw serve.

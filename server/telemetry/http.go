@@ -125,14 +125,8 @@ func (mw *Middleware) Wrap(next http.Handler) http.Handler {
 			}
 			mw.Metrics.observeAPI(methodLabel(r.Method), route, rec.status, d)
 		}
-		// One array for the line's attributes, the inference's included.
-		var all [5 + inferenceAttrCount]slog.Attr
-		attrs := append(all[:0], slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.status),
-			slog.Int64("duration_ms", d.Milliseconds()), slog.String("request_id", id))
-		if in := st.inference; in != nil {
-			attrs = appendInferenceAttrs(attrs, in)
-		}
-		mw.Log.LogAttrs(context.Background(), slog.LevelInfo, "request", attrs...)
+		logAccess(mw.Log, &accessLine{method: r.Method, path: r.URL.Path, status: rec.status, durationMS: d.Milliseconds(),
+			requestID: id, inference: st.inference})
 	})
 }
 
@@ -148,8 +142,7 @@ func appendInferenceAttrs(attrs []slog.Attr, in *Inference) []slog.Attr {
 		slog.Int64("input_tokens", in.InputTokens), slog.Int64("output_tokens", in.OutputTokens),
 		slog.Int64("cache_read_tokens", in.CacheReadTokens), slog.Int64("cache_write_tokens", in.CacheWriteTokens),
 		slog.String("cost_usd", in.CostUSD), slog.Int("attempts", in.Attempts),
-		slog.Float64("total_ms", float64(in.Duration.Microseconds())/1000),
-		slog.Float64("upstream_ms", float64(in.Upstream.Microseconds())/1000),
+		slog.Float64("total_ms", durationMS(in.Duration)), slog.Float64("upstream_ms", durationMS(in.Upstream)),
 	)
 }
 
