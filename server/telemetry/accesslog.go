@@ -162,16 +162,11 @@ var textKeys, jsonKeys = func() (t, j [nKeys]string) {
 type lineEncoder struct {
 	b    []byte
 	json bool
+	keys *[nKeys]string // textKeys or jsonKeys
 	ok   bool
 }
 
-func (e *lineEncoder) key(k int) {
-	if e.json {
-		e.b = append(e.b, jsonKeys[k]...)
-	} else {
-		e.b = append(e.b, textKeys[k]...)
-	}
-}
+func (e *lineEncoder) key(k int) { e.b = append(e.b, e.keys[k]...) }
 
 func (e *lineEncoder) str(k int, s string) {
 	e.key(k)
@@ -232,7 +227,10 @@ func appendAccessLine(b []byte, json bool, t time.Time, l *accessLine) ([]byte, 
 	if y := t.Year(); y < 0 || y >= 10000 {
 		return b, false
 	}
-	e := lineEncoder{b: b, json: json, ok: true}
+	e := lineEncoder{b: b, json: json, keys: &textKeys, ok: true}
+	if json {
+		e.keys = &jsonKeys
+	}
 	if json {
 		e.b = append(e.b, `{"time":"`...)
 		e.b = t.AppendFormat(e.b, time.RFC3339Nano)
@@ -294,19 +292,20 @@ func appendRFC3339Millis(b []byte, t time.Time) []byte {
 
 // needsQuoting is the text handler's test for a string it writes with
 // strconv.Quote: empty, or holding a space (Unicode's), '=', '"', a control
-// or non-printing character, or invalid UTF-8.
+// or non-printing character, or invalid UTF-8. slog's own tests each ASCII
+// byte against four conditions; textPlain holds their answer.
 func needsQuoting(s string) bool {
 	if len(s) == 0 {
 		return true
 	}
 	for i := 0; i < len(s); {
 		b := s[i]
-		if b < utf8.RuneSelf {
-			if b != '\\' && (b == ' ' || b == '=' || !safeSet[b]) {
-				return true
-			}
+		if textPlain[b] {
 			i++
 			continue
+		}
+		if b < utf8.RuneSelf {
+			return true
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError || unicode.IsSpace(r) || !unicode.IsPrint(r) {
@@ -316,6 +315,15 @@ func needsQuoting(s string) bool {
 	}
 	return false
 }
+
+// textPlain: the ASCII bytes the text handler writes unquoted (slog's
+// needsQuoting: b == '\\' || b != ' ' && b != '=' && safeSet[b]).
+var textPlain = func() (plain [256]bool) {
+	for b := range utf8.RuneSelf {
+		plain[b] = b == '\\' || b != ' ' && b != '=' && safeSet[b]
+	}
+	return plain
+}()
 
 // appendEscapedJSONString is the JSON handler's string escaping: '"', '\\'
 // and control characters escaped, invalid UTF-8 as \ufffd, U+2028 and

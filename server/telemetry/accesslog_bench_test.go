@@ -44,3 +44,32 @@ func BenchmarkAccessLog(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAccessLogLine is the line alone, into io.Discard: "slog" is the
+// way every line went before (LogAttrs, which a logger of slog's own
+// handler still takes), "preformatted" gw serve's LogHandler.
+func BenchmarkAccessLogLine(b *testing.B) {
+	l := &accessLine{method: "POST", path: "/inf/v1/chat/completions", status: 200, durationMS: 1, requestID: "req_0123456789abcdef01234567",
+		inference: &Inference{Endpoint: "chat.completions", OrgID: "0193b2c4-5d6e-7f80-9a1b-2c3d4e5f6a7b", WorkspaceID: "0193b2c4-5d6e-7f80-9a1b-2c3d4e5f6a7c",
+			KeyID: "0193b2c4-5d6e-7f80-9a1b-2c3d4e5f6a7d", RequestedModel: "openai/gpt-4o-mini", Model: "openai/gpt-4o-mini", Provider: "openai",
+			Status: 200, Outcome: "ok", InputTokens: 19, OutputTokens: 10, CostUSD: "0.00000885", Attempts: 1,
+			Duration: 1234567 * time.Nanosecond, Upstream: 876543 * time.Nanosecond}}
+	for _, format := range []string{"text", "json"} {
+		json := format == "json"
+		var own slog.Handler = slog.NewTextHandler(io.Discard, nil)
+		if json {
+			own = slog.NewJSONHandler(io.Discard, nil)
+		}
+		for _, c := range []struct {
+			name string
+			log  *slog.Logger
+		}{{"slog", slog.New(own)}, {"preformatted", slog.New(NewLogHandler(io.Discard, json, nil))}} {
+			b.Run(format+"/"+c.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					logAccess(c.log, l)
+				}
+			})
+		}
+	}
+}
