@@ -39,12 +39,8 @@ func NewLogHandler(w io.Writer, json bool, opts *slog.HandlerOptions) *LogHandle
 	// The access log writes to w beside slog's handler, which serializes
 	// its own writes only: a writer that is not safe for concurrent use is
 	// shared through a lock (slog's then takes two, uncontended).
-	switch w.(type) {
-	case *LogWriter:
-	default:
-		if w != io.Discard {
-			w = &lockedWriter{w: w}
-		}
+	if _, safe := w.(*LogWriter); !safe && w != io.Discard {
+		w = &lockedWriter{w: w}
 	}
 	h := &LogHandler{json: json, out: w, fast: opts == nil || opts.ReplaceAttr == nil && !opts.AddSource}
 	if json {
