@@ -223,3 +223,37 @@ func TestMiddlewareAccessLogLine(t *testing.T) {
 		}
 	}
 }
+
+// The access log's lines and slog's share a writer that is not safe for
+// concurrent use (LogHandler's lock): every line arrives whole (and -race
+// sees no unsynchronized write).
+func TestLogHandlerSharesItsWriter(t *testing.T) {
+	for _, asJSON := range []bool{false, true} {
+		var buf bytes.Buffer
+		log := slog.New(NewLogHandler(&buf, asJSON, nil))
+		l := &accessLine{method: "GET", path: "/x", status: 200, requestID: "id", inference: hostileInference("m", 1, time.Millisecond)}
+		const goroutines, lines = 4, 50
+		done := make(chan struct{})
+		for range goroutines {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				for range lines {
+					logAccess(log, l)
+					log.Info("other", "k", "v")
+				}
+			}()
+		}
+		for range goroutines {
+			<-done
+		}
+		got := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+		if len(got) != 2*goroutines*lines {
+			t.Fatalf("json %v: %d lines, want %d", asJSON, len(got), 2*goroutines*lines)
+		}
+		for _, line := range got {
+			if asJSON && !json.Valid([]byte(line)) || !asJSON && !strings.HasPrefix(line, "time=") {
+				t.Fatalf("json %v: torn line %q", asJSON, line)
+			}
+		}
+	}
+}
