@@ -105,8 +105,10 @@ func (a *admission) journalRecorded() {
 
 // A remnant: a slot a process left, read back.
 type remnant struct {
-	slot     *journalSlot
-	rec      journalRecord
+	slot *journalSlot
+	rec  journalRecord
+	// raw is the record as written, rewritten as it is at the start.
+	raw      []byte
 	progress journalProgress
 	final    journalFinal
 	// finished: finish had its outcome (slotFinishing, readable).

@@ -8,9 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/google/uuid"
 
@@ -25,12 +27,12 @@ import (
 // what it cost rather than to its bound (docs/budgets.md, "A crash").
 //
 // The file is an array of fixed-size slots, one per request in flight,
-// each overwritten in place with pwrite(2) and never fsynced: a killed
-// process's writes are in the page cache, which the next process reads.
-// (A machine that loses power may come back with slots that miss their
-// last writes, or torn ones; each part of a slot carries a checksum, and
-// a torn part is read as never written.) A request costs two small
-// writes, and a stream a few more, none per chunk:
+// each overwritten in place and never fsynced: a killed process's writes
+// are in the page cache, which the next process reads. On unix the file
+// is a shared memory map (requestjournal_mmap.go), so a request's writes
+// are stores to memory, no system call at all; elsewhere (Windows) each
+// step is one pwrite(2) (journalWriteAt). A request writes, none of it
+// per chunk:
 //
 //   - open, before the request goes upstream (again for each fallback
 //     attempt): who sent it, the model and its prices, the reservation it
@@ -41,6 +43,19 @@ import (
 //     loses at most the last tick's chunks;
 //   - finishing, before finish settles the reservation: the outcome, its
 //     tokens and cost.
+//
+// A pwrite is never torn by a kill, but a copy into a mapping can be
+// stopped half-way. So nothing is overwritten that the slot still
+// counts on: each part (a record, the outcome, a progress) carries its
+// request's sequence number and a checksum and is written whole before
+// one aligned four-byte store of the slot's state word makes it count.
+// The record has two areas, and a new attempt is written to the one the
+// state word does not name; progress has two parts, written in turn,
+// each with its own count, and the reader takes the newer whole one. A
+// kill at any instant thus leaves either what the slot said before a
+// step or what it said after it, as a pwrite would. (A machine that
+// loses power may come back with slots that miss their last writes, or
+// torn ones; a torn part is read as never written.)
 //
 // The slot is free for another request once the usage event is durable:
 // at once for a sink that writes before Record returns (a remote plane's
@@ -61,26 +76,29 @@ import (
 // on the event id) and its reservation is left as the budget journal has
 // it. The release is flagged in the slot before the budget journal hears
 // of it, so a crash during recovery leaves a bound counted, never
-// released twice.
+// released twice. A journal of the first layout (gw-request-journal 1,
+// written with pwrite alone) is read the same way and rewritten in this
+// one.
 //
 // One process per journal, as for the budget journal beside it.
 type RequestJournal struct {
 	path        string
 	log         *slog.Logger
 	awaitStored bool
-	f           *os.File
+	store       journalStore
 
 	// tick advances every ProgressEvery; a stream writes its progress
 	// when the tick has moved since its last write.
 	tick atomic.Int64
 	stop chan struct{}
 	done chan struct{}
+	// seq numbers the attempts written: each open takes the next.
+	seq atomic.Uint64
 
 	mu      sync.Mutex
 	slots   []*journalSlot
 	free    []*journalSlot
 	waiting map[uuid.UUID]*journalSlot
-	seq     uint64
 	// inUse counts the slots taken: by a request, a remnant, or an event
 	// the sink has not stored.
 	inUse int
@@ -88,6 +106,10 @@ type RequestJournal struct {
 	// hands them to the sink.
 	remnants []remnant
 	broken   atomic.Bool
+
+	// observe, when set (tests), sees every store to a slot, in order:
+	// the file offset and the bytes.
+	observe func(off int64, b []byte)
 }
 
 // RequestJournalOptions configure a RequestJournal.
@@ -99,32 +121,42 @@ type RequestJournalOptions struct {
 	// ProgressEvery is the tick of progress writes (100 ms when 0).
 	ProgressEvery time.Duration
 	Logger        *slog.Logger
+
+	// writeAt writes with pwrite(2) where the file would be mapped, so
+	// that tests run both ways on one system.
+	writeAt bool
 }
 
 // The file: a header, then slots of slotSize bytes.
 const (
-	requestJournalMagic = "gw-request-journal 1\n"
+	requestJournalMagic = "gw-request-journal 2\n"
 	journalHeaderSize   = 64
-	slotSize            = 8 << 10
+	slotSize            = 16 << 10
 )
 
-// A slot's layout. The header says whether the slot is in use; the parts
-// after it each carry the slot's sequence number and a checksum, so that
-// a part from an earlier use, or a torn one, is told apart.
+// A slot's layout. The state word names the slot's state and the record
+// area that counts; each part after it carries the sequence number of
+// the attempt it belongs to and a checksum, so that a part of an earlier
+// attempt, or a torn one, is told apart.
 const (
-	slotMagic    = "gwRQ"
-	offState     = 4
-	offFlags     = 5
-	offSeq       = 8
-	offProgress  = 16
-	progressSize = 80
-	offFinal     = offProgress + progressSize
-	finalSize    = 176
-	offRecord    = offFinal + finalSize
-	recordHead   = 8 // length and checksum
-	maxRecord    = slotSize - offRecord - recordHead
-	maxReason    = 64
-	maxFailure   = 32
+	slotMagic = "gwRQ"
+	// offState is the state word: its first byte the state, with
+	// stateAreaB when the record is in the second area; the other three
+	// zero. Stored with one aligned four-byte store.
+	offState      = 4
+	offProgress   = 16
+	progressSize  = 88
+	offFinal      = offProgress + 2*progressSize
+	finalSize     = 176
+	offArea       = offFinal + finalSize
+	recordHead    = 12 // the flags word, length and checksum
+	maxRecord     = 8<<10 - 280
+	areaSize      = recordHead + maxRecord
+	maxReason     = 64
+	maxFailure    = 32
+	stateAreaB    = 0x10
+	stateMask     = 0x0f
+	recordFlagOff = 0
 )
 
 // Slot states.
@@ -136,7 +168,7 @@ const (
 	slotFinishing
 )
 
-// Slot flags.
+// Slot flags, in the record area's flags word.
 const (
 	// flagSettled: a recovery released the reservation already.
 	flagSettled byte = 1 << iota
@@ -152,18 +184,27 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 type journalSlot struct {
 	j     *RequestJournal
 	index int
+	// mem is the slot's bytes: the file's own where it is mapped, else a
+	// copy whose changes store.flush writes.
+	mem   []byte
 	seq   uint64
 	state byte
 	flags byte
-	// buf is the slot's bytes from its start to the record's end, as last
-	// written.
-	buf []byte
+	// area is the record area the state word names; part the progress
+	// part written last, count the progress writes.
+	area, part int
+	count      uint64
+	// lo and hi bound what changed since the last flush.
+	lo, hi int
 	// tick is the journal tick of the last progress write (-1: none yet),
 	// last the progress it wrote.
 	tick int64
 	last providers.Progress
 	id   uuid.UUID
-	// holds and budgets are scratch space for the record, reused.
+	// rec and scratch are space for the record and a part, reused;
+	// holds and budgets for the record's lists.
+	rec     []byte
+	scratch [finalSize]byte
 	holds   []journalHold
 	budgets []journalBudget
 }
@@ -196,74 +237,140 @@ func OpenRequestJournal(path string, opts RequestJournalOptions) (*RequestJourna
 			j.remnants = nil
 		}
 	}
-	// The file is rewritten with the remnants in its first slots.
-	buf := make([]byte, journalHeaderSize, journalHeaderSize+len(j.remnants)*slotSize)
+	// The file is rewritten, in this layout, with the remnants in its
+	// first slots.
+	buf := make([]byte, journalHeaderSize+len(j.remnants)*slotSize)
 	copy(buf, requestJournalMagic)
-	for i, r := range j.remnants {
-		s := r.slot
-		s.index = i
-		buf = append(buf, s.buf...)
-		buf = append(buf, make([]byte, slotSize-len(s.buf))...)
-		j.seq = max(j.seq, s.seq)
-		j.slots = append(j.slots, s)
+	for i := range j.remnants {
+		r := &j.remnants[i]
+		r.slot.index = i
+		encodeRemnant(buf[journalHeaderSize+i*slotSize:][:slotSize], r)
+		if r.slot.seq > j.seq.Load() {
+			j.seq.Store(r.slot.seq)
+		}
 	}
-	j.inUse = len(j.remnants)
 	if err := writeFileAtomic(path, buf); err != nil {
 		return nil, fmt.Errorf("write request journal: %w", err)
 	}
-	if j.f, err = os.OpenFile(path, os.O_RDWR, 0o600); err != nil {
+	f, err := os.OpenFile(path, os.O_RDWR, 0o600)
+	if err != nil {
 		return nil, fmt.Errorf("open request journal: %w", err)
 	}
+	if opts.writeAt {
+		j.store = newJournalWriteAt(f, buf)
+	} else if j.store, err = newJournalStore(f, buf); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open request journal: %w", err)
+	}
+	for i := range j.remnants {
+		s := j.remnants[i].slot
+		if s.mem, err = j.store.slot(i); err != nil {
+			_ = j.store.close(false)
+			return nil, fmt.Errorf("open request journal: %w", err)
+		}
+		j.slots = append(j.slots, s)
+	}
+	j.inUse = len(j.remnants)
 	go j.run(every)
 	return j, nil
 }
 
-// parse reads the slots in use from a journal's bytes; one whose record
-// does not read (a torn write) is left out with a warning.
+// parse reads the slots in use from a journal's bytes, of either layout;
+// one whose record does not read (a torn write) is left out with a
+// warning.
 func (j *RequestJournal) parse(raw []byte) error {
-	if len(raw) < journalHeaderSize || string(raw[:len(requestJournalMagic)]) != requestJournalMagic {
+	size, read := slotSize, readSlot
+	switch {
+	case len(raw) >= journalHeaderSize && string(raw[:len(requestJournalMagic)]) == requestJournalMagic:
+	case len(raw) >= journalHeaderSize && string(raw[:len(requestJournalMagic1)]) == requestJournalMagic1:
+		size, read = slotSize1, readSlot1
+	default:
 		return errors.New("not a request journal")
 	}
-	for off := journalHeaderSize; off < len(raw); off += slotSize {
-		s := readSlot(raw[off:min(off+slotSize, len(raw))])
-		if s == nil {
+	for off := journalHeaderSize; off < len(raw); off += size {
+		r, ok := read(raw[off:min(off+size, len(raw))])
+		if !ok {
 			continue
 		}
-		_, rec, err := decodeRecord(s.buf[offRecord+recordHead:])
+		_, rec, err := decodeRecord(r.raw)
 		if err != nil {
 			j.log.Warn("request journal: a slot that does not read is skipped; its request is not billed", "error", err)
 			continue
 		}
-		s.j, s.id = j, rec.id
-		r := remnant{slot: s, rec: rec, progress: readProgress(s.buf[offProgress:offProgress+progressSize], s.seq)}
-		if s.state == slotFinishing {
-			r.final, r.finished = readFinal(s.buf[offFinal:offFinal+finalSize], s.seq)
-		}
+		r.rec = rec
+		r.slot.j, r.slot.id = j, rec.id
 		j.remnants = append(j.remnants, r)
 	}
 	return nil
 }
 
-// readSlot returns the slot in b if it is in use and its record reads,
-// nil otherwise.
-func readSlot(b []byte) *journalSlot {
-	if len(b) < offRecord+recordHead || string(b[:4]) != slotMagic {
-		return nil
+// readSlot returns the remnant in slot b if the slot is in use and its
+// record is whole; the record is left to decode.
+func readSlot(b []byte) (remnant, bool) {
+	if len(b) < offArea+recordHead || string(b[:4]) != slotMagic {
+		return remnant{}, false
 	}
-	s := &journalSlot{state: b[offState], flags: b[offFlags], seq: binary.LittleEndian.Uint64(b[offSeq:]), tick: -1}
-	if s.state != slotOpen && s.state != slotFinishing {
-		return nil
+	state, area := b[offState]&stateMask, 0
+	if b[offState]&stateAreaB != 0 {
+		area = 1
 	}
-	n := int(binary.LittleEndian.Uint32(b[offRecord:]))
-	if n > maxRecord || offRecord+recordHead+n > len(b) {
-		return nil
+	if state != slotOpen && state != slotFinishing {
+		return remnant{}, false
 	}
-	rec := b[offRecord+recordHead : offRecord+recordHead+n]
-	if crc32.Checksum(rec, crcTable) != binary.LittleEndian.Uint32(b[offRecord+4:]) || partSeq(rec) != s.seq {
-		return nil
+	a := offArea + area*areaSize
+	if len(b) < a+recordHead {
+		return remnant{}, false
 	}
-	s.buf = append([]byte(nil), b[:offRecord+recordHead+n]...)
-	return s
+	le := binary.LittleEndian
+	n := int(le.Uint32(b[a+4:]))
+	if n > maxRecord || a+recordHead+n > len(b) {
+		return remnant{}, false
+	}
+	rec := b[a+recordHead : a+recordHead+n]
+	if crc32.Checksum(rec, crcTable) != le.Uint32(b[a+8:]) {
+		return remnant{}, false
+	}
+	s := &journalSlot{state: state, flags: b[a+recordFlagOff], seq: partSeq(rec), tick: -1}
+	r := remnant{slot: s, raw: append([]byte(nil), rec...)}
+	var count uint64
+	for k := range 2 {
+		off := offProgress + k*progressSize
+		if p, c, ok := readProgress(b[off:off+progressSize], s.seq); ok && (!r.progress.some || c > count) {
+			r.progress, count = p, c
+		}
+	}
+	if state == slotFinishing {
+		r.final, r.finished = readFinal(b[offFinal:offFinal+finalSize], s.seq)
+	}
+	return r, true
+}
+
+// encodeRemnant writes remnant r into slot b, zeroed, as this process's
+// first write of it: its record in the first area, its progress in the
+// first part.
+func encodeRemnant(b []byte, r *remnant) {
+	s := r.slot
+	copy(b, slotMagic)
+	b[offState] = s.state
+	if r.progress.some {
+		putProgress(b[offProgress:offProgress+progressSize], s.seq, 1, r.progress.at, r.progress.p)
+		s.count = 1
+	}
+	if r.finished {
+		putFinal(b[offFinal:offFinal+finalSize], s.seq, r.final)
+	}
+	putArea(b[offArea:offArea+areaSize], s.flags, r.raw)
+	s.area, s.part = 0, 0
+}
+
+// putArea writes a record area: the flags word, the record's length and
+// checksum, the record.
+func putArea(b []byte, flags byte, rec []byte) {
+	le := binary.LittleEndian
+	le.PutUint32(b[recordFlagOff:], uint32(flags))
+	le.PutUint32(b[4:], uint32(len(rec)))
+	le.PutUint32(b[8:], crc32.Checksum(rec, crcTable))
+	copy(b[recordHead:], rec)
 }
 
 // partSeq is the sequence number a part starts with.
@@ -275,7 +382,7 @@ func partSeq(p []byte) uint64 {
 }
 
 // validPart says whether part p (its checksum in its last four bytes) was
-// written whole for the slot's current use.
+// written whole for the slot's current attempt.
 func validPart(p []byte, seq uint64) bool {
 	body := p[:len(p)-4]
 	return partSeq(body) == seq && crc32.Checksum(body, crcTable) == binary.LittleEndian.Uint32(p[len(p)-4:])
@@ -303,7 +410,8 @@ func (j *RequestJournal) run(every time.Duration) {
 
 // Close stops the ticks and closes the file. Once every request has
 // ended and every event is durable, the file is emptied: nothing is left
-// for the next process. Otherwise what is in it stays.
+// for the next process. Otherwise what is in it stays (and a mapping
+// stays mapped, for the requests that still hold slots).
 func (j *RequestJournal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -315,13 +423,9 @@ func (j *RequestJournal) Close() error {
 	close(j.stop)
 	<-j.done
 	if j.broken.Swap(true) {
-		return j.f.Close()
+		return j.store.close(false)
 	}
-	var err error
-	if j.inUse == 0 {
-		err = j.f.Truncate(journalHeaderSize)
-	}
-	return errors.Join(err, j.f.Close())
+	return j.store.close(j.inUse == 0)
 }
 
 // fail gives the journal up after a write failed: the file is removed, so
@@ -338,6 +442,21 @@ func (j *RequestJournal) fail(err error) {
 	_ = os.Remove(j.path)
 }
 
+// recoverFault, deferred by each write as
+// defer j.recoverFault(debug.SetPanicOnFault(true)), turns a fault on the
+// mapping into a failed write: a store to a page the file system cannot
+// back (a full disk) raises SIGBUS, which would otherwise kill the
+// process. Other panics go on.
+func (j *RequestJournal) recoverFault(was bool) {
+	debug.SetPanicOnFault(was)
+	if r := recover(); r != nil {
+		if _, fault := r.(interface{ Addr() uintptr }); !fault {
+			panic(r)
+		}
+		j.fail(fmt.Errorf("request journal: %v", r))
+	}
+}
+
 // acquire takes a free slot, or a new one at the end of the file.
 func (j *RequestJournal) acquire() *journalSlot {
 	if j.broken.Load() {
@@ -349,25 +468,64 @@ func (j *RequestJournal) acquire() *journalSlot {
 	if n := len(j.free); n > 0 {
 		s, j.free = j.free[n-1], j.free[:n-1]
 	} else {
-		s = &journalSlot{j: j, index: len(j.slots), buf: make([]byte, 0, 1024)}
+		mem, err := j.store.slot(len(j.slots))
+		if err != nil {
+			j.fail(err)
+			return nil
+		}
+		s = &journalSlot{j: j, index: len(j.slots), mem: mem, rec: make([]byte, 0, 1024)}
 		j.slots = append(j.slots, s)
 	}
-	j.seq++
 	j.inUse++
-	s.seq, s.state, s.flags, s.tick, s.last = j.seq, slotOpen, 0, -1, providers.Progress{}
+	s.tick, s.last = -1, providers.Progress{}
 	return s
 }
 
-func (s *journalSlot) offset() int64 { return journalHeaderSize + int64(s.index)*slotSize }
+// put stores b at off in the slot. Parts are put whole before the state
+// word that makes them count (see RequestJournal).
+func (s *journalSlot) put(off int, b []byte) {
+	copy(s.mem[off:], b)
+	s.touch(off, off+len(b))
+}
 
-// write writes buf[from:to] of the slot.
-func (s *journalSlot) write(from, to int) {
-	if s.j.broken.Load() {
+// putWord stores the four bytes at off (aligned) at once: a kill sees
+// them all or none.
+func (s *journalSlot) putWord(off int, b0 byte) {
+	v := binary.NativeEndian.Uint32([]byte{b0, 0, 0, 0})
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&s.mem[off])), v)
+	s.touch(off, off+4)
+}
+
+func (s *journalSlot) touch(from, to int) {
+	if s.hi == 0 {
+		s.lo, s.hi = from, to
+	} else {
+		s.lo, s.hi = min(s.lo, from), max(s.hi, to)
+	}
+	if o := s.j.observe; o != nil {
+		o(journalHeaderSize+int64(s.index)*slotSize+int64(from), append([]byte(nil), s.mem[from:to]...))
+	}
+}
+
+// flush hands what changed to the store: nothing to do for a mapping, a
+// pwrite(2) otherwise.
+func (s *journalSlot) flush() {
+	if s.hi == 0 {
 		return
 	}
-	if _, err := s.j.f.WriteAt(s.buf[from:to], s.offset()+int64(from)); err != nil {
+	lo, hi := s.lo, s.hi
+	s.lo, s.hi = 0, 0
+	if err := s.j.store.flush(s.index, s.mem, lo, hi); err != nil {
 		s.j.fail(err)
 	}
+}
+
+// stateByte is the state word's first byte for state.
+func (s *journalSlot) stateByte(state byte) byte {
+	if s.area == 1 {
+		return state | stateAreaB
+	}
+	return state
 }
 
 // release frees the slot for another request; onDisk marks it free in the
@@ -375,15 +533,19 @@ func (s *journalSlot) write(from, to int) {
 func (s *journalSlot) release(onDisk bool) {
 	j := s.j
 	if onDisk && !j.broken.Load() {
-		if _, err := j.f.WriteAt([]byte{slotFree}, s.offset()+offState); err != nil {
-			j.fail(err)
-		}
+		s.markFree()
 	}
 	j.mu.Lock()
 	s.state = slotFree
 	j.free = append(j.free, s)
 	j.inUse--
 	j.mu.Unlock()
+}
+
+func (s *journalSlot) markFree() {
+	defer s.j.recoverFault(debug.SetPanicOnFault(true))
+	s.putWord(offState, s.stateByte(slotFree))
+	s.flush()
 }
 
 // Stored frees the slots of events the sink has made durable, or has
@@ -410,14 +572,6 @@ func (s *journalSlot) await() {
 	s.j.mu.Unlock()
 }
 
-// header writes the slot's header into buf.
-func (s *journalSlot) header() {
-	b := s.buf[:offProgress]
-	copy(b, slotMagic)
-	b[offState], b[offFlags], b[6], b[7] = s.state, s.flags, 0, 0
-	binary.LittleEndian.PutUint64(b[offSeq:], s.seq)
-}
-
 // progress records what a stream has relayed: at its first chunk and at
 // its first text, then at most once per tick. Nothing else happens per
 // chunk.
@@ -435,24 +589,37 @@ func (s *journalSlot) progress(ps providers.ProgressStream) {
 		return
 	}
 	s.last = p
-	s.putProgress(time.Now())
-	s.write(offProgress, offProgress+progressSize)
+	if s.j.broken.Load() {
+		return
+	}
+	defer s.j.recoverFault(debug.SetPanicOnFault(true))
+	s.writeProgress(time.Now())
+	s.flush()
 }
 
-// putProgress encodes the progress part: seq, time, the counts, the
-// input reported, checksum.
-func (s *journalSlot) putProgress(now time.Time) {
-	b := s.buf[offProgress : offProgress+progressSize]
-	p := s.last
+// writeProgress puts the progress into the part not written last: the
+// other stays whole, whatever a kill does to this one.
+func (s *journalSlot) writeProgress(now time.Time) {
+	s.part = 1 - s.part
+	s.count++
+	b := s.scratch[:progressSize]
+	putProgress(b, s.seq, s.count, now, s.last)
+	s.put(offProgress+s.part*progressSize, b)
+}
+
+// putProgress encodes a progress part: seq, its count, time, the counts,
+// the input reported, checksum.
+func putProgress(b []byte, seq, count uint64, at time.Time, p providers.Progress) {
 	le := binary.LittleEndian
-	le.PutUint64(b[0:], s.seq)
-	le.PutUint64(b[8:], uint64(now.UnixMilli()))
+	le.PutUint64(b[0:], seq)
+	le.PutUint64(b[8:], count)
+	le.PutUint64(b[16:], uint64(at.UnixMilli()))
 	for i, v := range [...]int64{p.TextBytes, p.ReasoningBytes, p.Pieces, p.Input, p.CacheRead, p.CacheWrite, p.CacheWrite1h} {
-		le.PutUint64(b[16+8*i:], uint64(v))
+		le.PutUint64(b[24+8*i:], uint64(v))
 	}
-	b[72], b[73], b[74], b[75] = 0, 0, 0, 0
+	b[80], b[81], b[82], b[83] = 0, 0, 0, 0
 	if p.InputReported {
-		b[72] = 1
+		b[80] = 1
 	}
 	sealPart(b)
 }
@@ -464,18 +631,19 @@ type journalProgress struct {
 	some bool
 }
 
-func readProgress(b []byte, seq uint64) journalProgress {
+// readProgress reads a progress part of attempt seq, and its count.
+func readProgress(b []byte, seq uint64) (journalProgress, uint64, bool) {
 	if !validPart(b, seq) {
-		return journalProgress{}
+		return journalProgress{}, 0, false
 	}
 	le := binary.LittleEndian
 	var v [7]int64
 	for i := range v {
-		v[i] = int64(le.Uint64(b[16+8*i:]))
+		v[i] = int64(le.Uint64(b[24+8*i:]))
 	}
-	return journalProgress{at: time.UnixMilli(int64(le.Uint64(b[8:]))), some: true, p: providers.Progress{
+	return journalProgress{at: time.UnixMilli(int64(le.Uint64(b[16:]))), some: true, p: providers.Progress{
 		TextBytes: v[0], ReasoningBytes: v[1], Pieces: v[2], Input: v[3], CacheRead: v[4], CacheWrite: v[5], CacheWrite1h: v[6],
-		InputReported: b[72] == 1}}
+		InputReported: b[80] == 1}}, le.Uint64(b[8:]), true
 }
 
 // journalFinal is how a request ended, as finish recorded it before
@@ -488,14 +656,28 @@ type journalFinal struct {
 	reason, failure                                    string
 }
 
-// finishing records the request's outcome before its reservation settles.
+// finishing records the request's outcome before its reservation
+// settles: the outcome part, then the state word that makes it count,
+// then (for a machine that loses the outcome to a power cut) the
+// progress at this time.
 func (s *journalSlot) finishing(f journalFinal) {
 	s.state = slotFinishing
-	s.header()
-	s.putProgress(time.Now())
-	b := s.buf[offFinal : offFinal+finalSize]
+	if s.j.broken.Load() {
+		return
+	}
+	defer s.j.recoverFault(debug.SetPanicOnFault(true))
+	b := s.scratch[:finalSize]
+	putFinal(b, s.seq, f)
+	s.put(offFinal, b)
+	s.putWord(offState, s.stateByte(slotFinishing))
+	s.writeProgress(time.Now())
+	s.flush()
+}
+
+// putFinal encodes the outcome part (the same in both layouts).
+func putFinal(b []byte, seq uint64, f journalFinal) {
 	le := binary.LittleEndian
-	le.PutUint64(b[0:], s.seq)
+	le.PutUint64(b[0:], seq)
 	le.PutUint64(b[8:], uint64(f.at.UnixMilli()))
 	for i, v := range [...]int64{f.input, f.output, f.cacheRead, f.cacheWrite, f.cacheWrite1h, f.reasoning, f.costNano} {
 		le.PutUint64(b[16+8*i:], uint64(v))
@@ -513,7 +695,6 @@ func (s *journalSlot) finishing(f journalFinal) {
 	copy(b[76:], reason)
 	copy(b[76+maxReason:], failure)
 	sealPart(b)
-	s.write(0, offRecord)
 }
 
 func readFinal(b []byte, seq uint64) (journalFinal, bool) {
@@ -530,38 +711,52 @@ func readFinal(b []byte, seq uint64) (journalFinal, bool) {
 		reason: string(b[76 : 76+int(b[74])]), failure: string(b[76+maxReason : 76+maxReason+int(b[75])])}, true
 }
 
-// open writes the slot for an attempt about to go upstream: its header,
-// no progress, no outcome, and r. It reports false, having written
-// nothing, when r cannot fit even without what may be left out (model
-// names of kilobytes): the request goes unjournaled.
+// open writes the slot for an attempt about to go upstream, under a new
+// sequence number: a progress of nothing yet and r, in the record area
+// and progress part the slot does not count on, then the state word
+// naming them. It reports false, having written nothing, when r cannot
+// fit even without what may be left out (model names of kilobytes): the
+// request goes unjournaled.
 func (s *journalSlot) open(r *journalRecord) bool {
-	s.id = r.id
-	s.state, s.flags, s.tick, s.last = slotOpen, 0, -1, providers.Progress{}
-	s.buf = s.buf[:offRecord+recordHead]
-	clear(s.buf[offProgress:])
-	s.putProgress(time.Now())
+	seq := s.j.seq.Add(1)
 	drop := dropNothing
 	for {
-		s.buf = encodeRecord(s.buf[:offRecord+recordHead], s.seq, r, drop)
-		if len(s.buf) <= offRecord+recordHead+maxRecord || drop == dropAll {
+		s.rec = encodeRecord(s.rec[:0], seq, r, drop)
+		if len(s.rec) <= maxRecord || drop == dropAll {
 			break
 		}
 		drop++
 	}
-	rec := s.buf[offRecord+recordHead:]
-	if len(rec) > maxRecord {
+	if len(s.rec) > maxRecord {
 		s.j.log.Warn("a request's journal record does not fit its slot; a crash would leave it unbilled", "request_id", r.id)
 		return false
 	}
+	flags := byte(0)
 	if drop > dropNothing {
-		s.flags |= flagPartial
+		flags = flagPartial
 		s.j.log.Warn("a request's journal record was cut to fit its slot; a crash would bill it without some of its details",
 			"request_id", r.id, "left_out", dropNames[drop])
 	}
-	s.header()
-	binary.LittleEndian.PutUint32(s.buf[offRecord:], uint32(len(rec)))
-	binary.LittleEndian.PutUint32(s.buf[offRecord+4:], crc32.Checksum(rec, crcTable))
-	s.write(0, len(s.buf))
+	s.id, s.seq, s.state, s.flags, s.tick, s.last = r.id, seq, slotOpen, flags, -1, providers.Progress{}
+	if s.j.broken.Load() {
+		return true
+	}
+	defer s.j.recoverFault(debug.SetPanicOnFault(true))
+	copy(s.mem, slotMagic)
+	s.touch(0, len(slotMagic))
+	s.writeProgress(time.Now())
+	area := 1 - s.area
+	a := offArea + area*areaSize
+	s.put(a+recordHead, s.rec)
+	head := s.scratch[:recordHead]
+	le := binary.LittleEndian
+	le.PutUint32(head[recordFlagOff:], uint32(flags))
+	le.PutUint32(head[4:], uint32(len(s.rec)))
+	le.PutUint32(head[8:], crc32.Checksum(s.rec, crcTable))
+	s.put(a, head)
+	s.area = area
+	s.putWord(offState, s.stateByte(slotOpen))
+	s.flush()
 	return true
 }
 
@@ -572,8 +767,12 @@ var dropNames = [...]string{dropBudgetNames: "budget names", dropAttempts: "budg
 // markSettled flags a remnant's reservation as released.
 func (s *journalSlot) markSettled() {
 	s.flags |= flagSettled
-	s.buf[offFlags] = s.flags
-	s.write(offFlags, offFlags+1)
+	if s.j.broken.Load() {
+		return
+	}
+	defer s.j.recoverFault(debug.SetPanicOnFault(true))
+	s.putWord(offArea+s.area*areaSize+recordFlagOff, s.flags)
+	s.flush()
 }
 
 // errShortRecord is a record that ends before its fields do.
