@@ -446,8 +446,8 @@ func TestRequestJournalDropsItselfOnAFailedWrite(t *testing.T) {
 		r := testRecord()
 		openSlot(t, j, &r)
 		s := openSlot(t, j, &r)
-		if jc.writeAt {
-			_ = j.store.(*journalWriteAt).f.Close()
+		if w, ok := j.store.(*journalWriteAt); ok {
+			_ = w.f.Close()
 		} else if err := os.Truncate(path, journalHeaderSize); err != nil {
 			t.Fatal(err)
 		}
