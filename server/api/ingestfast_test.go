@@ -143,6 +143,22 @@ func TestUsageIngestFastPathTakesShippedBatches(t *testing.T) {
 	}
 }
 
+// TestUsageIngestFastPathAllocations holds the one pass's allocations: a
+// 1,000-event shipped batch took 373,700 the generic way and takes 18,650
+// in one pass (the events' own strings, pointers, slices and maps, and
+// the tool calls' generic re-encoding).
+func TestUsageIngestFastPathAllocations(t *testing.T) {
+	body := shippedBatch(t, 1000)
+	allocs := testing.AllocsPerRun(5, func() {
+		if _, ok := decodeUsageIngest(body); !ok {
+			t.Fatal("the one pass gave up on a shipped batch")
+		}
+	})
+	if allocs > 20000 {
+		t.Fatalf("%.0f allocations for 1,000 shipped events, want at most 20,000", allocs)
+	}
+}
+
 // TestUsageIngestFastPathTraps: each way a body can differ from what
 // data planes send, with what the generic reading does with it; the one
 // pass takes it only where it reads it the same.
