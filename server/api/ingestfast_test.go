@@ -279,19 +279,50 @@ func TestUsageIngestFastPathTraps(t *testing.T) {
 
 // FuzzUsageIngestFastPath holds the one pass to the generic reading on
 // any body: never a body the generic reading refuses, and for every body
-// it takes, the same events.
+// it takes, the same events. Each run checks two bodies: the fuzzed body
+// itself, and a shipped batch with the value of one of its members (at
+// any depth) replaced by the fuzzed value, so that most bodies stay
+// readable and the events the two readings make are compared, not only
+// their refusals.
 func FuzzUsageIngestFastPath(f *testing.F) {
-	f.Add(shippedBatch(f, 7))
-	for _, e := range []wire.UsageEventIn{shippedEvent(1), olderEvent(2), deniedEvent(3), toolEvent(4), cachedEvent(5)} {
+	f.Add(shippedBatch(f, 7), uint16(0), []byte(`null`))
+	for i, e := range []wire.UsageEventIn{shippedEvent(1), olderEvent(2), deniedEvent(3), toolEvent(4), cachedEvent(5)} {
 		b, _ := json.Marshal(wire.UsageIngest{Events: []wire.UsageEventIn{e}})
-		f.Add(b)
-		f.Add(bytes.ReplaceAll(b, []byte(`":`), []byte(`" : `)))
+		f.Add(b, uint16(i), []byte(`1.0`))
+		f.Add(bytes.ReplaceAll(b, []byte(`":`), []byte(`" : `)), uint16(i*7), []byte(`{}`))
 	}
-	f.Add([]byte(`{"events":[{"id":"\u0030","model":"a\ud800b","input_tokens":1e3,"Prices":null}]}`))
-	f.Add([]byte(`{"events":[{"provenance":{"prices":null,"Prices":{},"policies":[{"policy_id":"00112233445566778899aabbccddeeff"}]}}]}`))
-	f.Fuzz(func(t *testing.T, body []byte) {
+	f.Add([]byte(`{"events":[{"id":"\u0030","model":"a\ud800b","input_tokens":1e3,"Prices":null}]}`), uint16(9), []byte(`-0`))
+	f.Add([]byte(`{"events":[{"provenance":{"prices":null,"Prices":{},"policies":[{"policy_id":"00112233445566778899aabbccddeeff"}]}}]}`), uint16(40), []byte(`"00112233445566778899aabbccddeeff"`))
+	for i, v := range []string{`"x"`, `[]`, `1e3`, `"\u0000"`, `{"Prices":null}`, `"a\u00e9\ud83d\ude00"`, `99999999999999999999`, `true`, `"2026-11-29T09:30:00+05:30"`, `{"q":1,"q":2}`} {
+		f.Add([]byte(`{}`), uint16(i*5), []byte(v))
+	}
+	template := shippedBatch(f, 7)
+	values := memberValues(template)
+	f.Fuzz(func(t *testing.T, body []byte, member uint16, value []byte) {
 		checkFastPath(t, body)
+		at := values[int(member)%len(values)]
+		edited := append(append(append([]byte(nil), template[:at[0]]...), value...), template[at[1]:]...)
+		checkFastPath(t, edited)
 	})
+}
+
+// memberValues finds where each member's value lies in a well-formed body,
+// at every depth: [start, end) pairs.
+func memberValues(body []byte) [][2]int {
+	var out [][2]int
+	for i := 0; i+1 < len(body); i++ {
+		if body[i] != '"' || body[i+1] != ':' || (i > 0 && body[i-1] == '\\') {
+			continue
+		}
+		d := ingestDecoder{data: body, pos: i + 2}
+		d.peek()
+		start := d.pos
+		d.skip(0)
+		if !d.fail {
+			out = append(out, [2]int{start, d.pos})
+		}
+	}
+	return out
 }
 
 // BenchmarkUsageIngestDecode: a 1,000-event batch as data planes ship it,
