@@ -128,6 +128,24 @@ func TestUsageIngestFastPathTakesShippedBatches(t *testing.T) {
 			t.Fatalf("a shipped batch of %d took the generic reading (%v)", n, err)
 		}
 	}
+	// As a data plane ships its spool: the lines written by
+	// wire.AppendUsageEventInJSON, joined as client.IngestUsageLines joins
+	// them.
+	lines := []byte(`{"events":[`)
+	for i := range 7 {
+		if i > 0 {
+			lines = append(lines, ',')
+		}
+		e := []func(int) wire.UsageEventIn{shippedEvent, olderEvent, deniedEvent, toolEvent, cachedEvent}[i%5](i)
+		var err error
+		if lines, err = wire.AppendUsageEventInJSON(lines, &e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines = append(lines, "]}"...)
+	if fast, err := checkFastPath(t, lines); !fast {
+		t.Fatalf("spool lines took the generic reading (%v)", err)
+	}
 	// The events are what the data plane sent.
 	body := shippedBatch(t, 7)
 	got, _ := decodeUsageIngest(body)
