@@ -50,10 +50,33 @@ var (
 	nonNegative = validate.IntRule{Min: validate.Bound(0), Max: validate.Bound(providers.MaxTokenCount)}
 )
 
-// ingestUsage decodes a batch; usage.Ingest checks and stores it.
+// ingestUsage decodes a batch; usage.Ingest checks and stores it. A batch
+// as gw's data planes write it is decoded in one pass (decodeUsageIngest);
+// any other, and every batch with a problem, is read the strict generic
+// way, which words every answer.
 func (s *Server) ingestUsage(r *Request) (any, error) {
+	data, err := r.readBody()
+	if err != nil {
+		return nil, err
+	}
+	events, ok := decodeUsageIngest(data)
+	if !ok {
+		if events, err = readUsageIngest(data); err != nil {
+			return nil, err
+		}
+	}
+	reach, err := s.ingestReach(r)
+	if err != nil {
+		return nil, err
+	}
+	return usage.Ingest(r.ctx, s.store, reach, events)
+}
+
+// readUsageIngest reads a batch strictly through the generic tree, every
+// problem reported at its place.
+func readUsageIngest(data []byte) ([]wire.UsageEventIn, error) {
 	var events []wire.UsageEventIn
-	if err := r.body(func(o *validate.Object) {
+	err := readBodyObject(data, func(o *validate.Object) {
 		v, ok := o.Require("events")
 		if !ok {
 			return
@@ -63,14 +86,8 @@ func (s *Server) ingestUsage(r *Request) (any, error) {
 				events = append(events, e)
 			}
 		})
-	}); err != nil {
-		return nil, err
-	}
-	reach, err := s.ingestReach(r)
-	if err != nil {
-		return nil, err
-	}
-	return usage.Ingest(r.ctx, s.store, reach, events)
+	})
+	return events, err
 }
 
 // ingestReach is where the caller may record usage. The route takes

@@ -373,6 +373,12 @@ func (r *Request) body(read func(o *validate.Object)) error {
 	if err != nil {
 		return err
 	}
+	return readBodyObject(data, read)
+}
+
+// readBodyObject is body's reading of bytes already in: parsed, NUL
+// refused, read strictly, every problem reported at once.
+func readBodyObject(data []byte, read func(o *validate.Object)) error {
 	v, err := validate.ParseJSON(data, validate.Loc{"body"})
 	if err != nil {
 		return err
