@@ -636,14 +636,21 @@ func readProgress(b []byte, seq uint64) (journalProgress, uint64, bool) {
 	if !validPart(b, seq) {
 		return journalProgress{}, 0, false
 	}
+	return progressAt(b, 16), binary.LittleEndian.Uint64(b[8:]), true
+}
+
+// progressAt reads what a progress part records from offset at: the
+// time, the seven counts, whether the input was reported. Both layouts
+// write it so, the second after a count of its own.
+func progressAt(b []byte, at int) journalProgress {
 	le := binary.LittleEndian
 	var v [7]int64
 	for i := range v {
-		v[i] = int64(le.Uint64(b[24+8*i:]))
+		v[i] = int64(le.Uint64(b[at+8+8*i:]))
 	}
-	return journalProgress{at: time.UnixMilli(int64(le.Uint64(b[16:]))), some: true, p: providers.Progress{
+	return journalProgress{at: time.UnixMilli(int64(le.Uint64(b[at:]))), some: true, p: providers.Progress{
 		TextBytes: v[0], ReasoningBytes: v[1], Pieces: v[2], Input: v[3], CacheRead: v[4], CacheWrite: v[5], CacheWrite1h: v[6],
-		InputReported: b[80] == 1}}, le.Uint64(b[8:]), true
+		InputReported: b[at+64] == 1}}
 }
 
 // journalFinal is how a request ended, as finish recorded it before

@@ -3,9 +3,6 @@ package dataplane
 import (
 	"encoding/binary"
 	"hash/crc32"
-	"time"
-
-	"github.com/gw-gateway/gw/server/providers"
 )
 
 // The request journal's first layout (gw-request-journal 1), which gw
@@ -57,12 +54,5 @@ func readProgress1(b []byte, seq uint64) journalProgress {
 	if !validPart(b, seq) {
 		return journalProgress{}
 	}
-	le := binary.LittleEndian
-	var v [7]int64
-	for i := range v {
-		v[i] = int64(le.Uint64(b[16+8*i:]))
-	}
-	return journalProgress{at: time.UnixMilli(int64(le.Uint64(b[8:]))), some: true, p: providers.Progress{
-		TextBytes: v[0], ReasoningBytes: v[1], Pieces: v[2], Input: v[3], CacheRead: v[4], CacheWrite: v[5], CacheWrite1h: v[6],
-		InputReported: b[72] == 1}}
+	return progressAt(b, 8)
 }
