@@ -63,20 +63,27 @@ func post(ctx context.Context, client *http.Client, url string, body rope, call 
 }
 
 // newRequest is an upstream request of method (POST when empty) with the
-// body rope (none when empty); its pieces are read in turn, never joined.
-// A body of one piece is a bytes.Reader, which net/http knows is in
-// memory and writes with the headers, not after flushing them apart.
+// body rope (none when empty). net/http writes a body it knows is in
+// memory (a bytes.Reader) into the connection's buffer behind the headers,
+// one write(2) for both; any other reader makes it flush the headers first
+// (transferWriter.FlushHeaders), a second write(2) and a second segment a
+// request. So a body of one piece is read where it is, one of several
+// pieces up to joinedBodyMax is copied into one buffer (a copy of a few
+// KiB costs far less than the system call), and only a larger one is read
+// piece by piece, never joined.
 func newRequest(ctx context.Context, method, url string, body rope) (*http.Request, error) {
 	if method == "" {
 		method = http.MethodPost
 	}
 	var req *http.Request
 	var err error
-	switch len(body) {
-	case 0:
+	switch n := body.len(); {
+	case len(body) == 0:
 		req, err = http.NewRequestWithContext(ctx, method, url, http.NoBody)
-	case 1:
+	case len(body) == 1:
 		req, err = http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body[0]))
+	case n <= joinedBodyMax:
+		req, err = http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body.bytes()))
 	default:
 		req, err = http.NewRequestWithContext(ctx, method, url, body.reader())
 		if err == nil {

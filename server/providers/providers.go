@@ -241,8 +241,21 @@ func NewGuardedHTTPClient(policy func() egress.Policy) *http.Client {
 			IdleConnTimeout:       90 * time.Second,
 			TLSHandshakeTimeout:   10 * time.Second,
 			ExpectContinueTimeout: time.Second,
+			WriteBufferSize:       upstreamWriteBuffer,
 		}}
 }
+
+// upstreamWriteBuffer is each upstream connection's write buffer: a
+// request's headers and a body of up to about this size leave in one
+// write(2) (net/http's default, 4 KiB, splits any body past it into two,
+// and model requests are mostly a few KiB to a few tens of KiB). It is
+// held by each open connection, idle ones too.
+const upstreamWriteBuffer = 32 << 10
+
+// joinedBodyMax is the largest body of several pieces newRequest copies
+// into one buffer, so that it leaves with its headers: the connection's
+// write buffer's size.
+const joinedBodyMax = upstreamWriteBuffer
 
 // proxied is the environment's proxy for a request (HTTPS_PROXY and the
 // like), if any. Through a proxy the dialer sees only the proxy's
