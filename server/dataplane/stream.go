@@ -61,10 +61,16 @@ func (s *eventStream) data(payload []byte) error {
 	return s.send()
 }
 
-// done ends the stream, with any events queued before the end.
+// done ends the stream, with any events queued before the end: written,
+// not flushed. The handler returns right after the end (its metering is
+// done before it), and net/http then writes what is buffered together
+// with the chunked body's terminator: one write(2) and one segment where
+// a flush here made two, the second five bytes long.
 func (s *eventStream) done() error {
 	s.buf = append(s.buf, doneEvent...)
-	return s.send()
+	_, err := s.w.Write(s.buf)
+	s.buf = s.buf[:0]
+	return err
 }
 
 func (s *eventStream) flush() error {
