@@ -242,6 +242,7 @@ func NewGuardedHTTPClient(policy func() egress.Policy) *http.Client {
 			TLSHandshakeTimeout:   10 * time.Second,
 			ExpectContinueTimeout: time.Second,
 			WriteBufferSize:       upstreamWriteBuffer,
+			ReadBufferSize:        upstreamReadBuffer,
 		}}
 }
 
@@ -251,6 +252,13 @@ func NewGuardedHTTPClient(policy func() egress.Policy) *http.Client {
 // and model requests are mostly a few KiB to a few tens of KiB). It is
 // held by each open connection, idle ones too.
 const upstreamWriteBuffer = 32 << 10
+
+// upstreamReadBuffer is each upstream connection's read buffer: an answer,
+// or the events of a stream that arrived together, of up to this size is
+// read in one read(2) (4 KiB took two for a 20-chunk stream's five).
+// Held by each open connection, so streams do not each zero one
+// (sseReader keeps its own small).
+const upstreamReadBuffer = 16 << 10
 
 // joinedBodyMax is the largest body of several pieces newRequest copies
 // into one buffer, so that it leaves with its headers: the connection's
