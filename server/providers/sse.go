@@ -102,9 +102,29 @@ func (s *sseReader) next() (string, []byte, error) {
 	}
 }
 
-// ready reports whether the buffer holds a whole event (through its blank
-// line), so that next would return without reading.
+// ready reports whether the buffer holds a whole event that next returns
+// (a data line, through its blank line), so that next would return
+// without reading. A block next skips (comments, a keep-alive, an event
+// without data) does not count: the caller holds what it has while ready,
+// and holding it over a keep-alive would keep it until the upstream's
+// next event.
 func (s *sseReader) ready() bool {
 	b, _ := s.r.Peek(s.r.Buffered())
-	return bytes.Contains(b, []byte("\n\n")) || bytes.Contains(b, []byte("\n\r\n"))
+	data := false
+	for len(b) > 0 {
+		line, rest, whole := bytes.Cut(b, []byte("\n"))
+		if !whole {
+			return false // an unfinished line: the rest is not here yet
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) == 0 {
+			if data {
+				return true
+			}
+		} else if field, _, _ := bytes.Cut(line, []byte(":")); string(field) == "data" {
+			data = true
+		}
+		b = rest
+	}
+	return false
 }
