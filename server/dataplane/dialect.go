@@ -217,23 +217,28 @@ type translatedStream struct {
 	translate chunkTranslator // nil: the upstream speaks the dialect
 }
 
-func (s *translatedStream) chunk(data []byte, _ bool) error {
+func (s *translatedStream) chunk(data []byte, more bool) error {
 	if s.translate == nil {
-		return s.out.event(data)
+		return s.out.events([][]byte{data}, more)
 	}
 	events, err := s.translate.Chunk(data)
 	if err != nil {
 		// A chunk that cannot be translated is skipped; the usage and the
-		// stream's end still come from the rest.
-		return nil
+		// stream's end still come from the rest (and what is queued goes
+		// now unless more follows).
+		events = nil
 	}
-	return s.out.events(events)
+	return s.out.events(events, more)
 }
 
+// end writes the translation's last events without a flush (eventStream.
+// last); a native upstream's own terminal event was relayed already, and
+// anything still queued goes with the handler's end.
 func (s *translatedStream) end(u providers.Usage) error {
-	if s.translate == nil {
-		// The upstream's own terminal event was relayed already.
-		return nil
+	if s.translate != nil {
+		for _, p := range s.translate.End(u) {
+			s.out.queue(p)
+		}
 	}
-	return s.out.events(s.translate.End(u))
+	return s.out.last()
 }

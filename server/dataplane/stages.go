@@ -262,9 +262,6 @@ type costCommenter interface {
 // costComment writes the SSE comment with the stream's cost, which every
 // SSE parser skips (streamCost).
 func (s *translatedStream) costComment(usd string) error {
-	s.out.line = append(append(append(s.out.line[:0], ": gw-cost-usd "...), usd...), "\n\n"...)
-	if _, err := s.out.w.Write(s.out.line); err != nil {
-		return err
-	}
-	return s.out.flush()
+	s.out.comment("gw-cost-usd " + usd)
+	return s.out.last()
 }

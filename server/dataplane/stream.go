@@ -68,6 +68,15 @@ func (s *eventStream) data(payload []byte) error {
 // a flush here made two, the second five bytes long.
 func (s *eventStream) done() error {
 	s.buf = append(s.buf, doneEvent...)
+	return s.last()
+}
+
+// last writes what is queued without a flush: the stream's end, which
+// net/http sends with the chunked terminator once the handler returns.
+func (s *eventStream) last() error {
+	if len(s.buf) == 0 {
+		return nil
+	}
 	_, err := s.w.Write(s.buf)
 	s.buf = s.buf[:0]
 	return err

@@ -249,6 +249,20 @@ func (s *anthropicNativeStream) Recv() ([]byte, error) {
 	return append([]byte(nil), data...), nil
 }
 
+// Pending reports whether the next Recv returns without waiting on the
+// upstream (openAIStream.Pending): its event is already buffered (every
+// event is relayed), or the stream is done and it returns io.EOF. The
+// caller may then hold the event it has and write both at once (the last
+// one with the stream's end). Bedrock's event-stream messages are not
+// looked ahead into.
+func (s *anthropicNativeStream) Pending() bool {
+	if s.done {
+		return true
+	}
+	r, ok := s.sse.(*sseReader)
+	return ok && r.ready()
+}
+
 func (s *anthropicNativeStream) Usage() Usage {
 	return anthropicStreamUsage(s.usage, s.sawStart, s.sawDelta, s.call, &s.relayed)
 }
@@ -401,6 +415,10 @@ func (s *responsesNativeStream) Recv() ([]byte, error) {
 	}
 	return mustMarshal(m), nil
 }
+
+// Pending reports whether the next Recv returns without waiting on the
+// upstream (anthropicNativeStream.Pending).
+func (s *responsesNativeStream) Pending() bool { return s.done || s.sse.ready() }
 
 func (s *responsesNativeStream) Usage() Usage {
 	u := estimate(s.relayed.checked(s.usage), s.call, &s.relayed)
