@@ -49,35 +49,47 @@ func (c *recordingConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// A chat stream's last event ([DONE]) leaves with the chunked body's
-// terminator in one write: flushing it on its own made net/http write the
-// five bytes of the terminator in a second one, after the handler.
-func TestStreamEndsInOneWrite(t *testing.T) {
-	p := newAllocPath(t)
-	srv := httptest.NewUnstartedServer(p.h)
+// postRecorded serves h behind a recordingListener, posts body to path
+// with header and returns the answer's body (failing the test unless it
+// is a 200) and each write the server made.
+func postRecorded(t *testing.T, h http.Handler, path, body string, header http.Header) ([]byte, [][]byte) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
 	rec := &recordingListener{Listener: srv.Listener}
 	srv.Listener = rec
 	srv.Start()
 	defer srv.Close()
-
-	req, err := http.NewRequest(http.MethodPost, srv.URL+"/inf/v1/chat/completions", bytes.NewReader(allocStreamBody))
+	req, err := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+p.token)
+	req.Header = header
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := io.ReadAll(resp.Body)
+	answer, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK || !bytes.HasSuffix(body, []byte("data: [DONE]\n\n")) {
-		t.Fatalf("status %d, %v: %q", resp.StatusCode, err, body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d, %v: %q", resp.StatusCode, err, answer)
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	last := rec.writes[len(rec.writes)-1]
+	return answer, rec.writes
+}
+
+// A chat stream's last event ([DONE]) leaves with the chunked body's
+// terminator in one write: flushing it on its own made net/http write the
+// five bytes of the terminator in a second one, after the handler.
+func TestStreamEndsInOneWrite(t *testing.T) {
+	p := newAllocPath(t)
+	body, writes := postRecorded(t, p.h, "/inf/v1/chat/completions", string(allocStreamBody),
+		http.Header{"Authorization": {"Bearer " + p.token}})
+	if !bytes.HasSuffix(body, []byte("data: [DONE]\n\n")) {
+		t.Fatalf("stream not relayed whole: %q", body)
+	}
+	last := writes[len(writes)-1]
 	if !bytes.Contains(last, []byte("data: [DONE]\n\n")) || !bytes.HasSuffix(last, []byte("0\r\n\r\n")) {
 		t.Errorf("the stream's last write is %q; want [DONE] and the chunked terminator together", last)
 	}
@@ -123,29 +135,9 @@ func TestMessagesStreamEventsTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 	plane.MarkReady()
-	srv := httptest.NewUnstartedServer(plane)
-	rec := &recordingListener{Listener: srv.Listener}
-	srv.Listener = rec
-	srv.Start()
-	defer srv.Close()
-
-	req, err := http.NewRequest(http.MethodPost, srv.URL+"/inf/v1/messages", strings.NewReader(
-		`{"model":"anthropic/claude-haiku-4-5-20251001","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"Hi"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-Api-Key", token)
-	req.Header.Set("Anthropic-Version", "2023-06-01")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("status %d, %v: %q", resp.StatusCode, err, body)
-	}
+	body, writes := postRecorded(t, plane, "/inf/v1/messages",
+		`{"model":"anthropic/claude-haiku-4-5-20251001","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"Hi"}]}`,
+		http.Header{"X-Api-Key": {token}, "Anthropic-Version": {"2023-06-01"}})
 	var types []string
 	for _, line := range strings.Split(string(body), "\n") {
 		if name, ok := strings.CutPrefix(line, "event: "); ok {
@@ -157,11 +149,9 @@ func TestMessagesStreamEventsTogether(t *testing.T) {
 	if !slices.Equal(types, want) {
 		t.Fatalf("events %q, want %q", types, want)
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
 	// Here the whole stream was at hand at once: nothing was flushed
 	// before the handler's end, so net/http sent it with its length.
-	if len(rec.writes) != 1 {
-		t.Errorf("the stream took %d writes (%q); want its headers, events and end in one", len(rec.writes), rec.writes)
+	if len(writes) != 1 {
+		t.Errorf("the stream took %d writes (%q); want its headers, events and end in one", len(writes), writes)
 	}
 }
