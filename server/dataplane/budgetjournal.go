@@ -26,13 +26,30 @@ import (
 // the counter's whole state; the last line of a counter's period is its
 // state. Each change is written before the ledger acts on it (a
 // reservation before its request goes upstream, a give-back before it is
-// sent), with one write(2) and no fsync: a killed process's writes are in
-// the page cache, which the next process reads. (A machine that loses
-// power loses the cache too, and may come back with a journal that misses
-// changes, the one case a restarted data plane could spend what it
-// already had: treat a power loss as a lost state dir, see
-// docs/budgets.md.) The file is rewritten, compacted, at start and
-// whenever it has grown well past its live state.
+// sent), with no fsync: a killed process's writes are in the page cache,
+// which the next process reads. (A machine that loses power loses the
+// cache too, and may come back with a journal that misses changes, the
+// one case a restarted data plane could spend what it already had: treat
+// a power loss as a lost state dir, see docs/budgets.md.) The file is
+// rewritten, compacted, at start and whenever it has grown well past its
+// live state.
+//
+// On unix the file is a shared memory map (budgetjournal_mmap.go), grown
+// in segments of zeros, so a change is stores to memory, no system call;
+// elsewhere (Windows) it is one pwrite(2) (budgetWriteAt). A copy into
+// the mapping can be stopped half-way by a kill, in any order (memmove
+// does not store left to right), where one write(2) of a change, several
+// lines, never was: so a change is stored with its first byte left zero,
+// and that byte stored last, and the reader stops at the first NUL. A
+// kill at any instant leaves the change whole or not at all. Close cuts
+// the file to what was written.
+//
+// The layout is still gw-budget-journal 1: an earlier gw, which drops
+// what follows the last newline and refuses a line that does not read,
+// reads such a file as this one does, or, after a kill cut a change, not
+// at all (the cut change's first line starts with a NUL, which no
+// counter does), and then starts anew under a new holder, which is safe.
+// TestBudgetJournalKilledMidChange holds both readers to it.
 //
 // One process per journal: a second process on the same state dir would
 // lease under the same holder and the control plane could not tell their
@@ -42,11 +59,17 @@ type BudgetJournal struct {
 	holder string
 	log    *slog.Logger
 
-	mu sync.Mutex
-	f  *os.File
+	// writeAt writes with pwrite(2) where the file would be mapped, so
+	// that tests run both ways on one system.
+	writeAt bool
+	// observe, when set (tests), sees every store to the file, in order.
+	observe func(off int64, b []byte, whole bool)
+
+	mu    sync.Mutex
+	store budgetStore
 	// last is the state of each counter period, for compaction.
 	last map[journalKey]spend.CounterState
-	// size is the file's length; live its length when last compacted.
+	// size is the length written; live its length when last compacted.
 	size, live int64
 	broken     bool
 	buf        []byte
@@ -70,10 +93,14 @@ const compactAbove = 1 << 20
 // cannot be read, starts anew under newHolder(): a ledger that does not
 // know what it spent must never take over a lease that may have spent it.
 func OpenBudgetJournal(path string, newHolder func() string, log *slog.Logger) (*BudgetJournal, error) {
+	return openBudgetJournal(path, newHolder, log, false)
+}
+
+func openBudgetJournal(path string, newHolder func() string, log *slog.Logger, writeAt bool) (*BudgetJournal, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	j := &BudgetJournal{path: path, log: log, last: map[journalKey]spend.CounterState{}}
+	j := &BudgetJournal{path: path, log: log, writeAt: writeAt, last: map[journalKey]spend.CounterState{}}
 	raw, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -95,10 +122,21 @@ func OpenBudgetJournal(path string, newHolder func() string, log *slog.Logger) (
 	return j, nil
 }
 
-// parse reads the journal's lines. A torn last line (a machine that
-// stopped mid-write) is dropped: the ledger records a change before it
-// acts on it, so nothing came of that change yet.
+// parse reads the journal's lines up to its first NUL: the end of what
+// was written, the zeros past it in a mapped file, or a change a kill cut
+// before its first byte was stored (see BudgetJournal).
 func (j *BudgetJournal) parse(raw []byte) error {
+	if end := bytes.IndexByte(raw, 0); end >= 0 {
+		raw = raw[:end]
+	}
+	return j.parseLines(raw)
+}
+
+// parseLines reads the journal's lines as every gw has (the reader of an
+// earlier gw is this one without the cut at the first NUL). A torn last
+// line (a machine that stopped mid-write) is dropped: the ledger records
+// a change before it acts on it, so nothing came of that change yet.
+func (j *BudgetJournal) parseLines(raw []byte) error {
 	first, rest, ok := bytes.Cut(raw, []byte("\n"))
 	holder, magic := strings.CutPrefix(string(first), journalMagic+" ")
 	if !ok || !magic || holder == "" {
@@ -130,14 +168,15 @@ func (j *BudgetJournal) States() []spend.CounterState {
 // Holder is the name this data plane's ledger leases under.
 func (j *BudgetJournal) Holder() string { return j.holder }
 
-// Record appends changed counters (spend.Journal), one write(2) for the
-// change. A failed write makes the journal unusable: it is removed, so the
+// Record appends changed counters (spend.Journal), stores into the
+// mapped file whole or not at all (budgetStore.put). A failed write, or a
+// fault on the mapping, makes the journal unusable: it is removed, so the
 // next process starts under a new holder rather than from a journal that
 // misses spend.
 func (j *BudgetJournal) Record(states []spend.CounterState) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.broken {
+	if j.broken || len(states) == 0 {
 		return
 	}
 	j.buf = j.buf[:0]
@@ -145,12 +184,11 @@ func (j *BudgetJournal) Record(states []spend.CounterState) {
 		j.buf = appendJournalLine(j.buf, s)
 		j.last[journalKey{s.Counter, s.Start.Unix()}] = s
 	}
-	n, err := j.f.Write(j.buf)
-	j.size += int64(n)
-	if err != nil {
+	if err := j.store.put(j.size, j.buf); err != nil {
 		j.fail(err)
 		return
 	}
+	j.size += int64(len(j.buf))
 	if j.size > compactAbove && j.size > 4*j.live {
 		if err := j.compactLocked(time.Now()); err != nil {
 			j.fail(err)
@@ -162,19 +200,20 @@ func (j *BudgetJournal) fail(err error) {
 	j.broken = true
 	j.log.Error("budget journal write failed; it is dropped, and a restart of this process leases under a new holder",
 		"path", j.path, "error", err)
-	_ = j.f.Close()
+	_ = j.store.close(-1)
 	_ = os.Remove(j.path)
 }
 
-// Close closes the file; the journal stays for the next process.
+// Close closes the file, cut to the length written; the journal stays
+// for the next process.
 func (j *BudgetJournal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f == nil || j.broken {
+	if j.store == nil || j.broken {
 		return nil
 	}
 	j.broken = true
-	return j.f.Close()
+	return j.store.close(j.size)
 }
 
 func (j *BudgetJournal) compact(now time.Time) error {
@@ -185,7 +224,8 @@ func (j *BudgetJournal) compact(now time.Time) error {
 
 // compactLocked rewrites the journal with the last state of each counter
 // whose period has not ended, through a temporary file and a rename, and
-// appends to the new file from then on.
+// appends to the new file from then on: mapped anew as it grows, the old
+// file's mapping gone (nothing stores to it outside j.mu).
 func (j *BudgetJournal) compactLocked(now time.Time) error {
 	buf := []byte(journalMagic + " " + j.holder + "\n")
 	for k, s := range j.last {
@@ -198,14 +238,23 @@ func (j *BudgetJournal) compactLocked(now time.Time) error {
 	if err := writeFileAtomic(j.path, buf); err != nil {
 		return fmt.Errorf("write budget journal: %w", err)
 	}
-	f, err := os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(j.path, os.O_RDWR, 0o600)
 	if err != nil {
 		return fmt.Errorf("open budget journal: %w", err)
 	}
-	if j.f != nil {
-		_ = j.f.Close()
+	var store budgetStore = newBudgetWriteAt(f)
+	if !j.writeAt {
+		if store, err = newBudgetStore(f); err != nil {
+			f.Close()
+			return fmt.Errorf("open budget journal: %w", err)
+		}
 	}
-	j.f, j.size, j.live = f, int64(len(buf)), int64(len(buf))
+	store.watch(j.observe)
+	if j.store != nil {
+		// The file it was is unlinked already: nothing to cut.
+		_ = j.store.close(-1)
+	}
+	j.store, j.size, j.live = store, int64(len(buf)), int64(len(buf))
 	return nil
 }
 
