@@ -5,7 +5,6 @@ package dataplane
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"os"
 	"runtime/debug"
 	"sync/atomic"
@@ -93,10 +92,7 @@ func storeByteLast(mem []byte, i int, v byte) {
 func catchMapFault(err *error, was bool) {
 	debug.SetPanicOnFault(was)
 	if r := recover(); r != nil {
-		if _, fault := r.(interface{ Addr() uintptr }); !fault {
-			panic(r)
-		}
-		*err = fmt.Errorf("budget journal: %v", r)
+		*err = mapFault(r, "budget journal")
 	}
 }
 

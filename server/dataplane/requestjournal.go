@@ -450,11 +450,18 @@ func (j *RequestJournal) fail(err error) {
 func (j *RequestJournal) recoverFault(was bool) {
 	debug.SetPanicOnFault(was)
 	if r := recover(); r != nil {
-		if _, fault := r.(interface{ Addr() uintptr }); !fault {
-			panic(r)
-		}
-		j.fail(fmt.Errorf("request journal: %v", r))
+		j.fail(mapFault(r, "request journal"))
 	}
+}
+
+// mapFault is the error a fault recovered from a store to a journal's
+// mapping stands for (recoverFault, catchMapFault); any other panic goes
+// on. (recover itself must be called by the deferred function.)
+func mapFault(r any, journal string) error {
+	if _, fault := r.(interface{ Addr() uintptr }); !fault {
+		panic(r)
+	}
+	return fmt.Errorf("%s: %v", journal, r)
 }
 
 // acquire takes a free slot, or a new one at the end of the file.
