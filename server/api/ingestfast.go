@@ -177,6 +177,13 @@ func (d *ingestDecoder) once(seen *uint64, bit uint) {
 	*seen |= 1 << bit
 }
 
+// present is once for a member whose value may be null: it reports
+// whether the value is not null (a null is read).
+func (d *ingestDecoder) present(seen *uint64, bit uint) bool {
+	d.once(seen, bit)
+	return !d.null()
+}
+
 // str reads a string: a view of the body when it has no escapes, else of
 // buf. It fails on what the generic reading would not keep as it is:
 // invalid UTF-8 (replaced there), an escaped U+0000 (refused there), a
@@ -545,8 +552,7 @@ func (d *ingestDecoder) occurredAt(e *wire.UsageEventIn) {
 func (d *ingestDecoder) eventMore(e *wire.UsageEventIn, k []byte, seen *uint64) {
 	switch string(k) {
 	case "request_id":
-		d.once(seen, evRequestID)
-		if !d.null() {
+		if d.present(seen, evRequestID) {
 			s := string(d.str())
 			e.RequestID = &s
 		}
@@ -557,33 +563,27 @@ func (d *ingestDecoder) eventMore(e *wire.UsageEventIn, k []byte, seen *uint64) 
 		d.once(seen, evReason)
 		e.Reason = d.optText()
 	case "requested_model":
-		d.once(seen, evRequestedModel)
-		if !d.null() {
+		if d.present(seen, evRequestedModel) {
 			e.RequestedModel = d.text()
 		}
 	case "attempts":
-		d.once(seen, evAttempts)
-		if !d.null() {
+		if d.present(seen, evAttempts) {
 			e.Attempts = d.attempts()
 		}
 	case "usage_source":
-		d.once(seen, evUsageSource)
-		if !d.null() {
+		if d.present(seen, evUsageSource) {
 			e.UsageSource = d.text()
 		}
 	case "reasoning_tokens":
-		d.once(seen, evReasoningTokens)
-		if !d.null() {
+		if d.present(seen, evReasoningTokens) {
 			e.ReasoningTokens = d.int()
 		}
 	case "cache_write_1h_tokens":
-		d.once(seen, evCacheWrite1hTokens)
-		if !d.null() {
+		if d.present(seen, evCacheWrite1hTokens) {
 			e.CacheWrite1hTokens = d.int()
 		}
 	case "provenance":
-		d.once(seen, evProvenance)
-		if !d.null() {
+		if d.present(seen, evProvenance) {
 			e.Provenance = d.provenance()
 		}
 	case "service_tier":
@@ -593,23 +593,19 @@ func (d *ingestDecoder) eventMore(e *wire.UsageEventIn, k []byte, seen *uint64) 
 		d.once(seen, evBatchID)
 		e.BatchID = d.optText()
 	case "tags":
-		d.once(seen, evTags)
-		if !d.null() {
+		if d.present(seen, evTags) {
 			e.Tags = d.tags()
 		}
 	case "guardrails":
-		d.once(seen, evGuardrails)
-		if !d.null() {
+		if d.present(seen, evGuardrails) {
 			e.Guardrails = d.guardrails()
 		}
 	case "tool_arguments":
-		d.once(seen, evToolArguments)
-		if !d.null() {
+		if d.present(seen, evToolArguments) {
 			e.ToolArguments = d.toolArguments()
 		}
 	case "tool_arguments_bytes":
-		d.once(seen, evToolArgumentsBytes)
-		if !d.null() {
+		if d.present(seen, evToolArgumentsBytes) {
 			e.ToolArgumentsBytes = d.int()
 		}
 	case "cache_saving_usd":
@@ -896,29 +892,25 @@ func (d *ingestDecoder) provenance() *wire.UsageProvenance {
 	for {
 		switch string(d.key()) {
 		case "prices":
-			d.once(&seen, 0)
-			if !d.null() {
+			if d.present(&seen, 0) {
 				p.Prices = d.prices()
 			}
 		case "bundle_version":
 			d.once(&seen, 1)
 			p.BundleVersion = d.int()
 		case "policies":
-			d.once(&seen, 2)
-			if !d.null() {
+			if d.present(&seen, 2) {
 				p.Policies = d.policies()
 			}
 		case "budgets":
-			d.once(&seen, 3)
-			if !d.null() {
+			if d.present(&seen, 3) {
 				p.Budgets = d.budgets()
 			}
 		case "over_bound":
 			d.once(&seen, 4)
 			p.OverBound = d.bool()
 		case "upstream_usage":
-			d.once(&seen, 5)
-			if !d.null() {
+			if d.present(&seen, 5) {
 				p.UpstreamUsage = d.counts()
 			}
 		default:
