@@ -15,6 +15,7 @@ import (
 
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
+	"github.com/gw-gateway/gw/server/telemetry"
 	"github.com/gw-gateway/gw/server/usage"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -36,13 +37,15 @@ func BenchmarkUsageLoader(b *testing.B) {
 			name string
 			opts usage.StoreSinkOptions
 			v7   bool
-		}{{"default", usage.StoreSinkOptions{}, true}, {"batch100", usage.StoreSinkOptions{BatchSize: 100}, true},
-			{"default-v4ids", usage.StoreSinkOptions{}, false}} {
+			// randomRequestIDs: see loaderEvents.
+			randomRequestIDs bool
+		}{{"default", usage.StoreSinkOptions{}, true, false}, {"batch100", usage.StoreSinkOptions{BatchSize: 100}, true, false},
+			{"default-v4ids", usage.StoreSinkOptions{}, false, true}, {"default-random-request-ids", usage.StoreSinkOptions{}, true, true}} {
 			b.Run(string(d)+"/"+v.name, func(b *testing.B) {
 				st := store.New(storetest.Open(b, d))
 				sink := usage.NewStoreSink(st, v.opts)
 				src := newLoaderEvents()
-				src.v7 = v.v7
+				src.v7, src.randomRequestIDs = v.v7, v.randomRequestIDs
 				ctx := context.Background()
 				// Warm: the first flush prepares what every later one reuses.
 				for range 1000 {
@@ -77,8 +80,13 @@ type loaderEvents struct {
 	endpoint                          string
 	// v7: event ids ordered by time (UUIDv7, what the data plane mints)
 	// rather than random (v4: what it minted before, and what an older
-	// remote data plane still ships); the request id is the event's.
+	// remote data plane still ships).
 	v7 bool
+	// randomRequestIDs: request ids a caller sent, random (a UUIDv4 per
+	// request), rather than the time-ordered ones gw makes for a request
+	// that comes without one (telemetry.NewRequestID); random is also
+	// what gw made before issue 33's eighth round.
+	randomRequestIDs bool
 }
 
 func newLoaderEvents() *loaderEvents {
@@ -92,7 +100,10 @@ func (s *loaderEvents) next() wire.UsageEventIn {
 	if s.v7 {
 		id = uuid.Must(uuid.NewV7())
 	}
-	rid := id.String() // a caller that sends no X-Request-Id
+	rid := telemetry.NewRequestID() // a caller that sends no X-Request-Id
+	if s.randomRequestIDs || !s.v7 {
+		rid = uuid.NewString()
+	}
 	return wire.UsageEventIn{ID: id, OrgID: s.org, WorkspaceID: s.ws, InferenceKeyID: &s.key, OwnerID: &s.owner,
 		Model: model, Provider: "openai", ProviderCredentialID: &s.cred, InputTokens: 19, OutputTokens: 10,
 		CostUSD: "0.00000885", Status: "ok", LatencyMS: 1, OccurredAt: s.now, RequestID: &rid, Endpoint: &s.endpoint,

@@ -1,0 +1,61 @@
+package telemetry
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"testing"
+	"time"
+)
+
+// A request id gw makes keeps its documented shape and sorts by the time it
+// was made, so the usage index on request ids grows at its right edge.
+func TestNewRequestIDSortsByTime(t *testing.T) {
+	shape := regexp.MustCompile(`^req_[0-9a-f]{24}$`)
+	start := time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
+	var ids []string
+	seen := map[string]bool{}
+	for ms := range 50 {
+		at := start.Add(time.Duration(ms) * time.Millisecond)
+		for range 200 {
+			id := newRequestID(at)
+			if !shape.MatchString(id) {
+				t.Fatalf("id %q: want req_ and 24 hex digits", id)
+			}
+			if seen[id] {
+				t.Fatalf("id %q made twice", id)
+			}
+			seen[id] = true
+			ids = append(ids, id)
+		}
+		// Every id of a millisecond sorts after every id of the one before.
+		if ms > 0 {
+			prev := ids[len(ids)-400 : len(ids)-200]
+			cur := ids[len(ids)-200:]
+			for _, p := range prev {
+				for _, c := range cur {
+					if p >= c {
+						t.Fatalf("id %q made a millisecond later does not sort after %q", c, p)
+					}
+				}
+			}
+		}
+	}
+	if !sort.StringsAreSorted(sortedByMillisecond(ids)) {
+		t.Fatal("ids do not sort by the millisecond they were made in")
+	}
+	// The first 12 digits are the time in milliseconds.
+	if got, want := newRequestID(start)[4:16], fmt.Sprintf("%012x", start.UnixMilli()); got != want {
+		t.Fatalf("time digits %q, want %q", got, want)
+	}
+}
+
+// sortedByMillisecond keeps each id's time digits only: made in order,
+// they must already be sorted.
+func sortedByMillisecond(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id[:16]
+	}
+	return out
+}
