@@ -21,6 +21,9 @@ type Store struct {
 	root *bun.DB
 	// gate queues the writers of an SQLite database (nil on PostgreSQL).
 	gate writeGate
+	// inserts keeps the usage insert's statements of an SQLite database
+	// prepared (nil on PostgreSQL).
+	inserts *sqliteInserts
 }
 
 // New wraps an open database. A process keeps one Store per database: its
@@ -29,6 +32,7 @@ func New(db *bun.DB) *Store {
 	s := &Store{db: db, root: db}
 	if db.Dialect().Name() == dialect.SQLite {
 		s.gate = make(writeGate, 1)
+		s.inserts = &sqliteInserts{}
 	}
 	return s
 }
@@ -109,7 +113,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 	}
 	defer s.gate.leave()
 	return s.root.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return fn(&Store{db: tx, root: s.root, gate: s.gate})
+		return fn(&Store{db: tx, root: s.root, gate: s.gate, inserts: s.inserts})
 	})
 }
 

@@ -6,8 +6,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -71,7 +73,7 @@ func (s *Store) insertNewUsageEvents(ctx context.Context, events []UsageEvent, t
 				// In id order, as the COPY path inserts.
 				stored, err = insertReturningNew(ctx, tx.db, sortedByID(events))
 			} else {
-				stored, err = sqliteInsertNew(ctx, tx.db.(bun.Tx).Tx, events)
+				stored, err = tx.inserts.insertNew(ctx, tx.root.DB, tx.db.(bun.Tx).Tx, events)
 			}
 			if err != nil {
 				return err
@@ -294,29 +296,62 @@ func attemptsText(e *UsageEvent) string {
 }
 
 // sqliteChunk is how many rows one statement of the SQLite path inserts.
-var sqliteChunk = 100
+const sqliteChunk = 100
 
-// sqliteInsertNew is the SQLite path: a multi-row INSERT with placeholders,
-// prepared once per batch and run per chunk of sqliteChunk rows, instead of
-// bun's single statement with every value inlined, which SQLite spends most
-// of its time parsing. Values are bound as bun would inline them (times as
-// bun's text; uuids, attempts as their Value), so what is stored is the same.
-func sqliteInsertNew(ctx context.Context, tx *sql.Tx, events []UsageEvent) ([]UsageEvent, error) {
+// sqliteInserts keeps the SQLite path's statements prepared for as long as
+// the database is open, one per chunk size: a batch runs chunks of
+// sqliteChunk rows and its remainder in chunks of powers of two (a batch
+// of 1,003 rows: ten of 100, one of 2, one of 1), so at most eight are
+// kept. Preparing the 100-row statement (2,700 placeholders for SQLite to
+// parse) once or twice a batch was 5 % of the writer's CPU under the
+// harness's load (issue 33, eighth round). database/sql prepares a
+// statement again on each connection a transaction runs on, once.
+type sqliteInserts struct {
+	mu    sync.Mutex
+	stmts map[int]*sql.Stmt
+}
+
+// chunkSize is how many of n remaining rows the next statement inserts.
+func chunkSize(n int) int {
+	if n >= sqliteChunk {
+		return sqliteChunk
+	}
+	return 1 << (bits.Len(uint(n)) - 1)
+}
+
+// stmt is the insert of n rows, within tx.
+func (c *sqliteInserts) stmt(ctx context.Context, db *sql.DB, tx *sql.Tx, n int) (*sql.Stmt, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.stmts[n]
+	if s == nil {
+		var err error
+		if s, err = db.PrepareContext(ctx, sqliteInsertSQL(n)); err != nil {
+			return nil, mapErr(err)
+		}
+		if c.stmts == nil {
+			c.stmts = map[int]*sql.Stmt{}
+		}
+		c.stmts[n] = s
+	}
+	return tx.StmtContext(ctx, s), nil
+}
+
+// insertNew is the SQLite path: multi-row INSERTs with placeholders, each
+// prepared once (sqliteInserts), instead of bun's single statement with
+// every value inlined, which SQLite spends most of its time parsing. Values
+// are bound as bun would inline them (times as bun's text; uuids, attempts
+// as their Value), so what is stored is the same.
+func (c *sqliteInserts) insertNew(ctx context.Context, db *sql.DB, tx *sql.Tx, events []UsageEvent) ([]UsageEvent, error) {
 	ids := make([]uuid.UUID, 0, len(events))
-	var stmt *sql.Stmt
 	args := make([]any, 0, len(usageEventColumns)*min(sqliteChunk, len(events)))
 	shared := sqliteShared{uuids: map[uuid.UUID]any{}, texts: map[string]any{}}
-	for start := 0; start < len(events); start += sqliteChunk {
-		chunk := events[start:min(start+sqliteChunk, len(events))]
-		if stmt == nil || len(chunk) < sqliteChunk {
-			if stmt != nil {
-				stmt.Close()
-			}
-			var err error
-			if stmt, err = tx.PrepareContext(ctx, sqliteInsertSQL(len(chunk))); err != nil {
-				return nil, mapErr(err)
-			}
-			defer stmt.Close()
+	for start := 0; start < len(events); {
+		chunk := events[start : start+chunkSize(len(events)-start)]
+		start += len(chunk)
+		stmt, err := c.stmt(ctx, db, tx, len(chunk))
+		if err != nil {
+			return nil, err
 		}
 		args = args[:0]
 		for i := range chunk {
@@ -340,6 +375,9 @@ func sqliteInsertNew(ctx context.Context, tx *sql.Tx, events []UsageEvent) ([]Us
 		if err := rows.Err(); err != nil {
 			return nil, mapErr(err)
 		}
+		// The transaction's copy only: the prepared statement stays with
+		// its connection. (The transaction's end would close it too.)
+		stmt.Close()
 	}
 	if len(ids) < len(events) {
 		if err := sqliteAllThere(ctx, tx, events, ids); err != nil {
@@ -379,7 +417,7 @@ func sqliteAllThere(ctx context.Context, tx *sql.Tx, events []UsageEvent, ids []
 // statement journal, a copy of every page the statement changes, which
 // was a tenth of the usage writer's CPU. One that ignores every conflict
 // cannot abort and keeps none. Ignoring more than a repeated id is no
-// licence to lose an event: sqliteInsertNew checks that every event it
+// licence to lose an event: insertNew checks that every event it
 // did not store was there already.
 func sqliteInsertSQL(n int) string {
 	row := "(?" + strings.Repeat(", ?", len(usageEventColumns)-1) + ")"

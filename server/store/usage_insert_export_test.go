@@ -7,3 +7,13 @@ var (
 	UsageEventColumns    = usageEventColumns
 	ProvenanceID         = provenanceID
 )
+
+// ChunkSize and SQLiteInsertStatements show the SQLite path's chunks and
+// how many statements it keeps prepared.
+var ChunkSize = chunkSize
+
+func SQLiteInsertStatements(s *Store) int {
+	s.inserts.mu.Lock()
+	defer s.inserts.mu.Unlock()
+	return len(s.inserts.stmts)
+}
