@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,8 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/spend"
 )
@@ -261,40 +258,12 @@ func (j *BudgetJournal) compactLocked(now time.Time) error {
 // A journal line: counter, period start (Unix seconds), granted, used,
 // reserved, returned, acked, reported.
 func appendJournalLine(b []byte, s spend.CounterState) []byte {
-	b = appendCounterName(b, s.Counter)
+	b = s.Counter.AppendName(b)
 	for _, n := range [...]int64{s.Start.Unix(), s.Granted, s.Used, s.Reserved, s.Returned, s.Acked, s.Reported} {
 		b = append(b, ' ')
 		b = strconv.AppendInt(b, n, 10)
 	}
 	return append(b, '\n')
-}
-
-// appendCounterName appends c.String(): every reservation and settlement
-// writes a line per counter, and String's fmt.Sprintf and uuid strings
-// were three allocations and a reflective format each (issue 33).
-// TestAppendCounterNameIsString holds it to String.
-func appendCounterName(b []byte, c spend.Counter) []byte {
-	b = append(appendUUID(b, c.PolicyID), '/')
-	b = append(b, c.Period...)
-	if c.Aggregation == "per_key" {
-		return appendUUID(append(b, "/per_key/"...), c.KeyID)
-	}
-	return append(b, "/shared"...)
-}
-
-// appendUUID appends id as uuid.UUID.String writes it.
-func appendUUID(b []byte, id uuid.UUID) []byte {
-	var s [36]byte
-	hex.Encode(s[0:8], id[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], id[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], id[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], id[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], id[10:])
-	return append(b, s[:]...)
 }
 
 func parseJournalLine(line string) (spend.CounterState, error) {

@@ -46,10 +46,13 @@ func (a *admission) provenance(o *usageRecord, charged, overBound bool) *wire.Us
 				c.KeyID = a.key.id
 			}
 			amount := b.AmountUSD.Text
-			if n, _, err := catalog.BudgetNanoUSD(amount); err == nil && !catalog.ValidPrice(amount) {
-				// An amount an older version stored too long for an
-				// event: the one enforced.
-				amount = catalog.FormatNanoUSD(n)
+			// An amount an older version stored too long for an event:
+			// the one enforced. (Checked first without the decimal's
+			// regular expression: nearly every amount is a valid price.)
+			if !catalog.ValidPrice(amount) {
+				if n, _, err := catalog.BudgetNanoUSD(amount); err == nil {
+					amount = catalog.FormatNanoUSD(n)
+				}
 			}
 			p.Budgets = append(p.Budgets, wire.UsageBudget{PolicyID: b.PolicyID, PolicyName: b.PolicyName, Counter: c.String(),
 				Period: string(b.Period), Aggregation: string(b.Aggregation), AmountUSD: amount})

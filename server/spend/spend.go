@@ -25,6 +25,7 @@
 package spend
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -75,11 +76,38 @@ type Counter struct {
 	KeyID       uuid.UUID // per_key only
 }
 
+// String is the counter's name: <policy id>/<period>/shared, or
+// <policy id>/<period>/per_key/<key id>.
 func (c Counter) String() string {
+	var b [36 + 1 + 16 + 9 + 36]byte
+	return string(c.AppendName(b[:0]))
+}
+
+// AppendName appends c.String() without an allocation or fmt: every
+// usage event's provenance names its budgets' counters, and every budget
+// journal line its counter (issue 33).
+func (c Counter) AppendName(b []byte) []byte {
+	b = append(appendUUID(b, c.PolicyID), '/')
+	b = append(b, c.Period...)
 	if c.Aggregation == "per_key" {
-		return fmt.Sprintf("%s/%s/per_key/%s", c.PolicyID, c.Period, c.KeyID)
+		return appendUUID(append(b, "/per_key/"...), c.KeyID)
 	}
-	return fmt.Sprintf("%s/%s/shared", c.PolicyID, c.Period)
+	return append(b, "/shared"...)
+}
+
+// appendUUID appends id as uuid.UUID.String writes it.
+func appendUUID(b []byte, id uuid.UUID) []byte {
+	var s [36]byte
+	hex.Encode(s[0:8], id[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], id[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], id[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], id[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], id[10:])
+	return append(b, s[:]...)
 }
 
 // ErrCounterName is the error of a name that names no budget counter.

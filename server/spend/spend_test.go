@@ -1,6 +1,7 @@
 package spend
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -624,5 +625,41 @@ func TestTailOutlook(t *testing.T) {
 	}
 	if o := l.Outlook(now, []Claim{cl}, 6_000, true); o != OutlookFinal {
 		t.Fatalf("a request whose estimate does not fit: %v", o)
+	}
+}
+
+// A counter's name is written by hand (AppendName); it is the format
+// ParseCounter reads, for every kind of counter.
+func TestCounterName(t *testing.T) {
+	ids := []uuid.UUID{uuid.Nil, uuid.Max, uuid.MustParse("0193a5f0-7c1d-7e2b-9f00-abcdefABCDEF")}
+	for range 50 {
+		ids = append(ids, uuid.New())
+	}
+	for i, id := range ids {
+		key := ids[(i+1)%len(ids)]
+		for _, tc := range []struct {
+			c    Counter
+			want string
+		}{
+			{Counter{PolicyID: id, Period: Day, Aggregation: "shared"}, fmt.Sprintf("%s/day/shared", id)},
+			{Counter{PolicyID: id, Period: Month, Aggregation: "per_key", KeyID: key}, fmt.Sprintf("%s/month/per_key/%s", id, key)},
+			{Counter{PolicyID: id, Period: Day}, fmt.Sprintf("%s/day/shared", id)},
+		} {
+			if got := tc.c.String(); got != tc.want {
+				t.Fatalf("String %q, want %q", got, tc.want)
+			}
+			if got := string(tc.c.AppendName([]byte("x"))); got != "x"+tc.want {
+				t.Fatalf("AppendName %q, want %q", got, "x"+tc.want)
+			}
+			if tc.c.Aggregation != "" {
+				if back, err := ParseCounter(tc.want); err != nil || back != tc.c {
+					t.Fatalf("%q read back as %+v, %v", tc.want, back, err)
+				}
+			}
+		}
+	}
+	c := Counter{PolicyID: ids[3], Period: Month, Aggregation: "per_key", KeyID: ids[4]}
+	if n := testing.AllocsPerRun(100, func() { _ = c.String() }); n != 1 {
+		t.Fatalf("String allocates %v times, want once (its string)", n)
 	}
 }
