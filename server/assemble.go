@@ -392,12 +392,17 @@ func (s *Server) remoteDataPlane(_ context.Context, rp *remotePlane) error {
 	if err != nil {
 		return err
 	}
-	// The spool has an event on disk when Record returns: a request's
-	// journal slot is freed then. The plane spools the events of the
-	// requests a crash left, which ship with the rest.
-	requests, err := s.openRequestJournal(false)
+	// The spool writes the events of a few milliseconds together, and
+	// says when they are on disk: a request's journal slot is freed then.
+	// The plane spools the events of the requests a crash left, which
+	// ship with the rest. (Without a journal the spool writes each event
+	// before Record returns.)
+	requests, err := s.openRequestJournal(true)
 	if err != nil {
 		return err
+	}
+	if requests != nil {
+		rp.spool.GroupWrites(requests.Stored)
 	}
 	// Files and batches are the control plane's, reached as this enrolled
 	// plane; a file body (up to 200 MiB) gets longer than a poll.
