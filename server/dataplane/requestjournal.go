@@ -58,9 +58,10 @@ import (
 // torn ones; a torn part is read as never written.)
 //
 // The slot is free for another request once the usage event is durable:
-// at once for a sink that writes before Record returns (a remote plane's
-// spool), when the database has it for one that buffers (StoreSink,
-// AwaitStored; the sink's goroutine then marks it free on disk too). A
+// at once for a sink that writes before Record returns, when the database
+// or the file has it for one that buffers (StoreSink, a remote plane's
+// spool with GroupWrites; AwaitStored: the sink's goroutine then marks it
+// free on disk too). A
 // slot freed on the request's path is not written again until reused: a
 // crash leaves it finishing, and the next start records its event once
 // more, which ingestion, idempotent on the event id, stores once. An
