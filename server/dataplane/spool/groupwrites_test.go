@@ -114,3 +114,33 @@ func TestSpoolGroupWriteFails(t *testing.T) {
 		t.Fatalf("after a failed write: %d told stored, depth %d", len(stored), s.Depth())
 	}
 }
+
+// An event recorded while Close ships is written by Close, and told
+// stored: it ships at the next start.
+func TestSpoolGroupWritesAtClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "usage.spool")
+	var s *Spool
+	late := uuid.New()
+	s, err := Open(path, decoding(func(context.Context, []wire.UsageEventIn) error {
+		if late != uuid.Nil { // a request ending while the last ship is on its way
+			s.Record(wire.UsageEventIn{ID: late, Model: "m", CostUSD: "0", Status: "ok"})
+			late = uuid.Nil
+		}
+		return nil
+	}), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []wire.UsageEventIn
+	s.GroupWrites(func(evs []wire.UsageEventIn) { stored = append(stored, evs...) })
+	s.Record(wire.UsageEventIn{ID: uuid.New(), Model: "m", CostUSD: "0", Status: "ok"})
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != 2 {
+		t.Fatalf("%d events told stored by Close, want 2", len(stored))
+	}
+	if s, err = Open(path, decoding(nil), slog.New(slog.DiscardHandler)); err != nil || s.Depth() != 1 {
+		t.Fatalf("after Close: %v, depth %d, want the late event spooled", err, s.Depth())
+	}
+}

@@ -160,35 +160,32 @@ func (s *Spool) Record(e wire.UsageEventIn) {
 }
 
 // writeWaiting writes the lines in memory in one write(2) and tells
-// stored of their events. After a failed write the events are not
-// stored: their requests stay in the journal, which records them again
-// at the next start.
+// stored of their events.
 func (s *Spool) writeWaiting() {
 	s.mu.Lock()
-	events, err := s.writeWaitingLocked()
-	stored := s.stored
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	s.writeWaitingLocked()
+}
+
+// writeWaitingLocked writes the lines in memory and tells stored of their
+// events, under s.mu, so that no call of stored outlives Close (the
+// request journal closes after the spool). After a failed write the
+// events are not stored: their requests stay in the journal, which
+// records them again at the next start.
+func (s *Spool) writeWaitingLocked() {
+	s.due = false
+	events := s.waiting
+	if len(events) == 0 {
+		return
+	}
+	_, err := s.f.Write(s.lines)
+	s.lines, s.waiting = s.lines[:0], make([]wire.UsageEventIn, 0, cap(events))
 	if err != nil {
 		s.log.Error("usage spool: write events; they are recorded again at the next start", "events", len(events), "error", err)
 		return
 	}
-	if len(events) > 0 {
-		stored(events)
-	}
-}
-
-func (s *Spool) writeWaitingLocked() ([]wire.UsageEventIn, error) {
-	s.due = false
-	events := s.waiting
-	if len(events) == 0 {
-		return nil, nil
-	}
-	_, err := s.f.Write(s.lines)
-	s.lines, s.waiting = s.lines[:0], make([]wire.UsageEventIn, 0, cap(events))
-	if err == nil {
-		s.pending += int64(len(events))
-	}
-	return events, err
+	s.pending += int64(len(events))
+	s.stored(events)
 }
 
 // Depth is how many events wait to be shipped (for heartbeats), those
@@ -331,8 +328,10 @@ func (s *Spool) Close(ctx context.Context) error {
 	if err := s.Ship(ctx); err != nil {
 		s.log.Warn("usage left in the spool for the next start", "error", err, "events", s.Depth())
 	}
+	// Lines recorded since the ship stay in the file for the next start.
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.writeWaitingLocked()
 	return s.f.Close()
 }
 
