@@ -101,7 +101,7 @@ func (s *loaderEvents) next() wire.UsageEventIn {
 		id = uuid.Must(uuid.NewV7())
 	}
 	rid := telemetry.NewRequestID() // a caller that sends no X-Request-Id
-	if s.randomRequestIDs || !s.v7 {
+	if s.randomRequestIDs {
 		rid = uuid.NewString()
 	}
 	return wire.UsageEventIn{ID: id, OrgID: s.org, WorkspaceID: s.ws, InferenceKeyID: &s.key, OwnerID: &s.owner,
