@@ -10,7 +10,7 @@ import (
 // text (the caller's bytes may change after), forgets everything when
 // full, and never keeps a text past memoText.
 func TestCountMemo(t *testing.T) {
-	b := &bpe{enc: o200k.enc}
+	b := &bpe{raw: o200k.raw, split: o200k.split}
 	buf := []byte("You are a helpful assistant. Answer in French.")
 	text := string(buf)
 	// Counted as the floor scan counts: a string over the caller's bytes,
@@ -28,7 +28,7 @@ func TestCountMemo(t *testing.T) {
 		t.Fatalf("remembered count %d, counted %d", got, want)
 	}
 	other := "x y z"
-	if got, fresh := b.Count(other), (&bpe{enc: o200k.enc}).Count(other); got != fresh {
+	if got, fresh := b.Count(other), (&bpe{raw: o200k.raw, split: o200k.split}).Count(other); got != fresh {
 		t.Fatalf("count %d, a fresh counter's %d", got, fresh)
 	}
 

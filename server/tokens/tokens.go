@@ -2,21 +2,21 @@
 // without usage, a stream cut before its usage arrived, a caller who left.
 // gw never records less than it delivered (DESIGN §8), so where it must
 // count, it counts exactly with the model family's real tokenizer when a
-// well-kept Go one exists (OpenAI's o200k_base and cl100k_base), and
-// otherwise errs high on purpose (Estimate).
+// public one exists (OpenAI's o200k_base and cl100k_base, counted here
+// as tiktoken counts them: split.go, bpe.go), and otherwise errs high on
+// purpose (Estimate).
 //
 // The package is pure: no I/O, no clock (the counts it remembers, countMemo,
-// are the tokenizer's own, so they change no result). The BPE vocabularies are built on
-// first use (about 150 ms and 30 MB for o200k_base), so a gateway that
-// never needs to count pays nothing.
+// are the tokenizer's own, so they change no result). The BPE vocabularies are read on
+// first use (about 10 ms and 6 MiB for o200k_base, none of it scanned by
+// the garbage collector), so a gateway that never needs to count pays
+// nothing.
 package tokens
 
 import (
 	"strings"
 	"sync"
 	"unicode/utf8"
-
-	"github.com/tiktoken-go/tokenizer"
 )
 
 // Counter counts the tokens of text as one model family's tokenizer does,
@@ -57,7 +57,8 @@ func hasAnyPrefix(s string, prefixes ...string) bool {
 }
 
 // exactLimit bounds the text a BPE counter tokenizes: tokenizing costs
-// about 2 µs and 280 bytes of garbage a token (tiktoken-go), and a request
+// tens of nanoseconds a token (it cost 0.3 µs and 280 bytes of garbage
+// with tiktoken-go), and a request
 // body may hold tens of megabytes; 64 KiB is four times the largest
 // prompt of a realistic caller, counted exactly, and at most ≈ 16k
 // tokens (≈ 4 MB) a count past it. Past
@@ -69,21 +70,22 @@ const (
 	extrapolationMargin = 1.25
 )
 
-// bpe counts with one of OpenAI's encodings, built on first use.
+// bpe counts with one of OpenAI's encodings, its vocabulary read on
+// first use.
 type bpe struct {
-	enc   tokenizer.Encoding
+	raw   string                // the vocabulary, in vocabgen's form
+	split func(string, int) int // where the piece starting at i ends
 	once  sync.Once
-	codec tokenizer.Codec
+	vocab *vocab
 	memo  countMemo
 }
 
 // Texts of at most memoText bytes are remembered with their count, up to
 // memoBytes of them at once (then all are forgotten and the memo starts
 // again): a gateway counts the same texts over and over (a system prompt,
-// the request's floor on every answer), and tokenizing costs about 2 µs
-// and a handful of allocations a token (tiktoken-go's regular
-// expressions), a lookup neither. The count is the tokenizer's own, so
-// remembering it changes no figure.
+// the request's floor on every answer), and a lookup costs less than
+// tokenizing again. The count is the tokenizer's own, so remembering it
+// changes no figure.
 const (
 	memoText  = 4 << 10
 	memoBytes = 4 << 20
@@ -119,22 +121,25 @@ func (m *countMemo) put(text string, n int64) {
 }
 
 var (
-	o200k  = &bpe{enc: tokenizer.O200kBase}
-	cl100k = &bpe{enc: tokenizer.Cl100kBase}
+	o200k  = &bpe{raw: o200kVocab, split: o200kPiece}
+	cl100k = &bpe{raw: cl100kVocab, split: cl100kPiece}
 )
 
 func (b *bpe) Exact() bool { return true }
 
-func (b *bpe) Count(text string) int64 {
+// load reads the vocabulary, once.
+func (b *bpe) load() {
 	b.once.Do(func() {
-		c, err := tokenizer.Get(b.enc)
+		v, err := parseVocab(b.raw)
 		if err != nil {
-			// Both encodings are compiled into the library; Get fails
-			// only for an encoding it does not know.
+			// Both vocabularies are compiled in, and held by the tests.
 			panic("tokens: " + err.Error())
 		}
-		b.codec = c
+		b.vocab = v
 	})
+}
+
+func (b *bpe) Count(text string) int64 {
 	if len(text) <= exactLimit {
 		return b.count(text)
 	}
@@ -158,6 +163,7 @@ func extrapolate(n int64, counted, rest int) int64 {
 }
 
 func (b *bpe) count(text string) int64 {
+	b.load()
 	remember := len(text) <= memoText
 	if remember {
 		if n, ok := b.memo.get(text); ok {
@@ -165,20 +171,13 @@ func (b *bpe) count(text string) int64 {
 		}
 	}
 	// text is often a view of a request's body, not a copy (floorscan,
-	// CountRequest): a copy of at most exactLimit bytes is all the
-	// tokenizer (tiktoken-go over regexp2, which caches its runners)
-	// could keep, never the body; the memo keeps that same copy.
-	text = strings.Clone(text)
-	n, err := b.codec.Count(text)
-	if err != nil {
-		// Only a strict error mode fails (on invalid UTF-8); the default
-		// counts the bytes as they are. Fall back to the estimate.
-		return Estimate{}.Count(text)
-	}
+	// CountRequest); counting keeps nothing of it, and the memo keeps a
+	// copy of its own.
+	n := countTokens(b.vocab, b.split, text)
 	if remember {
-		b.memo.put(text, int64(n))
+		b.memo.put(strings.Clone(text), n)
 	}
-	return int64(n)
+	return n
 }
 
 // Estimate bounds the tokens of a family whose tokenizer gw does not
