@@ -26,17 +26,30 @@ func skipValue(b []byte, i int) int {
 	}
 	switch b[i] {
 	case '"':
-		for i++; i < len(b); i++ {
-			switch b[i] {
-			case '\\':
-				i++
-			case '"':
-				return i + 1
+		// The closing quote is the first one no backslash escapes: found
+		// with IndexByte (vectorized), not a byte at a time, since a
+		// prompt is kilobytes of string (issue 33, ninth round). q, the
+		// next quote, is kept while the escapes are before it.
+		i++
+		q := -1
+		for {
+			if q < i {
+				if q = bytes.IndexByte(b[i:], '"'); q < 0 {
+					// Unterminated: never past the end (the helpers
+					// assume valid JSON, but must not panic on other).
+					return len(b)
+				}
+				q += i
+			}
+			p := bytes.IndexByte(b[i:q], '\\')
+			if p < 0 {
+				return q + 1
+			}
+			// The escape and the byte it escapes.
+			if i += p + 2; i > len(b) {
+				return len(b)
 			}
 		}
-		// Unterminated: never past the end, even after a final backslash
-		// (the helpers assume valid JSON, but must not panic on other).
-		return min(i, len(b))
 	case '{', '[':
 		depth := 0
 		for ; i < len(b); i++ {
