@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -69,5 +70,32 @@ func TestParseStatCPU(t *testing.T) {
 	// This process can read its own.
 	if _, err := cpuTime(os.Getpid()); err != nil {
 		t.Fatalf("own CPU time: %v", err)
+	}
+}
+
+// TestUniquePrompt: -prompt-bytes gives every request a chat body of its
+// own, valid JSON, its user message about the size asked for.
+func TestUniquePrompt(t *testing.T) {
+	u := newUniquePrompt("openai/gpt-4o-mini", true, 4000)
+	seen := map[string]bool{}
+	for range 1001 {
+		b := u.next()
+		var body struct {
+			Stream   bool `json:"stream"`
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(b, &body); err != nil {
+			t.Fatalf("%v: %.80s", err, b)
+		}
+		user := body.Messages[1].Content
+		if !body.Stream || len(user) < 3000 || len(user) > 5000 {
+			t.Fatalf("stream %v, user message of %d bytes", body.Stream, len(user))
+		}
+		if seen[user] {
+			t.Fatalf("a user message repeated: %.40s", user)
+		}
+		seen[user] = true
 	}
 }

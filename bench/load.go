@@ -18,6 +18,8 @@ type target struct {
 	url   string
 	token string
 	body  []byte
+	// unique, when set, gives each request a body of its own instead.
+	unique *uniquePrompt
 	// headers are sent besides Content-Type and Authorization.
 	headers map[string]string
 	// expect, when set, must be in the answer's body (a JSON-RPC error
@@ -94,7 +96,11 @@ func newClient(conns int) *http.Client {
 // do sends one request and reads the whole answer; a request counts as
 // done when its last byte has arrived.
 func do(ctx context.Context, c *http.Client, t target, sink []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(t.body))
+	body := t.body
+	if t.unique != nil {
+		body = t.unique.next()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}

@@ -31,13 +31,16 @@ import (
 
 // config is one harness run.
 type config struct {
-	Duration    time.Duration // per system, per scenario, per round
-	Rounds      int
-	Conns       int
-	Rate        float64 // open loop, requests per second
-	PacedMS     int     // upstream delay of the open-loop scenario
-	Chunks      int     // content chunks per streamed answer
-	MaxRequests int     // bounds every run, whatever the duration
+	Duration time.Duration // per system, per scenario, per round
+	Rounds   int
+	Conns    int
+	Rate     float64 // open loop, requests per second
+	PacedMS  int     // upstream delay of the open-loop scenario
+	Chunks   int     // content chunks per streamed answer
+	// PromptBytes, when set, makes each chat request's user message
+	// prose of about that many bytes, unique to the request (uniquePrompt).
+	PromptBytes int
+	MaxRequests int // bounds every run, whatever the duration
 	Scenarios   []string
 	// Systems are the gw configurations measured beside the baselines:
 	// gw (all-in-one) and dataplane (a remote data plane of that gw).
@@ -105,6 +108,7 @@ func defineFlags(cfg *config, raw *textFlags) {
 	flag.Float64Var(&cfg.Rate, "rate", 2000, "requests per second of the open-loop scenario")
 	flag.IntVar(&cfg.PacedMS, "paced-ms", 20, "upstream delay (ms) in the open-loop scenario")
 	flag.IntVar(&cfg.Chunks, "chunks", 20, "content chunks per streamed answer")
+	flag.IntVar(&cfg.PromptBytes, "prompt-bytes", 0, "make each chat request's user message unique prose of about this many bytes (default: the same short message every time)")
 	flag.IntVar(&cfg.MaxRequests, "max-requests", 1_000_000, "upper bound on the requests of one run")
 	flag.StringVar(&raw.scenarios, "scenarios", "nonstream,stream,latency,open", "scenarios to run, comma-separated (also: sweep, usage)")
 	flag.StringVar(&raw.systems, "systems", "gw", "gw systems to measure beside the baselines, comma-separated: gw (all-in-one), dataplane (a remote data plane of that gw)")
@@ -359,8 +363,12 @@ func (h *harness) warmedUp() error {
 	return nil
 }
 
-func newTarget(name, base, path, token, model string, stream bool) target {
-	return target{name: name, url: base + path, token: token, body: chatBody(model, stream)}
+func newTarget(name, base, path, token, model string, stream bool, promptBytes int) target {
+	t := target{name: name, url: base + path, token: token, body: chatBody(model, stream)}
+	if promptBytes > 0 {
+		t.unique = newUniquePrompt(model, stream, promptBytes)
+	}
+	return t
 }
 
 // baseline is a target that bypasses gw: direct (the upstream itself) or
@@ -370,14 +378,14 @@ func (h *harness) baseline(name, prefix string, stream bool) target {
 	if name == "proxy" {
 		base = h.proxyURL
 	}
-	return newTarget(name, base, prefix+"/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", stream)
+	return newTarget(name, base, prefix+"/v1/chat/completions", "sk-upstream-bench", "gpt-4o-mini", stream, h.cfg.PromptBytes)
 }
 
 // withGW is the baselines and then every gw system, on workspace ws.
 func (h *harness) withGW(ws string, stream bool, base ...target) []target {
 	for _, name := range []string{"gw", "dataplane"} {
 		if u, ok := h.gws[name]; ok {
-			base = append(base, newTarget(name, u, "/inf/v1/chat/completions", h.g.keys[ws], "openai/gpt-4o-mini", stream))
+			base = append(base, newTarget(name, u, "/inf/v1/chat/completions", h.g.keys[ws], "openai/gpt-4o-mini", stream, h.cfg.PromptBytes))
 		}
 	}
 	return base

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,7 +12,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -361,9 +364,45 @@ func (g *gwSetup) usageRequests() (int64, error) {
 }
 
 func chatBody(model string, stream bool) []byte {
+	return chatBodyWith(model, stream, "Hello!")
+}
+
+func chatBodyWith(model string, stream bool, user string) []byte {
 	s := ""
 	if stream {
 		s = `,"stream":true`
 	}
-	return []byte(`{"model":"` + model + `","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello!"}],"temperature":0.7` + s + `}`)
+	return []byte(`{"model":"` + model + `","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"` + user + `"}],"temperature":0.7` + s + `}`)
+}
+
+// uniquePrompt makes chat bodies whose user message is prose unique to
+// each request (a counter leads it): a gateway sees each conversation's
+// messages once, while the fixed "Hello!" is a text whose count gw
+// remembers, which hides what counting a prompt costs.
+type uniquePrompt struct {
+	template []byte
+	at       int // where the counter's digits are
+	n        atomic.Uint64
+}
+
+const (
+	promptCounter = "000000000000"
+	promptProse   = "Summarize the following notes for the quarterly review, keeping every figure and name. " +
+		"The team shipped the billing export in March; latency fell from 240 ms to 95 ms after the cache moved " +
+		"next to the database. Open questions: who owns the on-call rota in Q3, and whether the EU region needs " +
+		"its own key store. "
+)
+
+func newUniquePrompt(model string, stream bool, size int) *uniquePrompt {
+	prose := strings.Repeat(promptProse, max(1, size/len(promptProse)))
+	body := chatBodyWith(model, stream, promptCounter+" "+prose)
+	return &uniquePrompt{template: body, at: bytes.Index(body, []byte(promptCounter))}
+}
+
+// next is a new body, its counter one more than the last.
+func (u *uniquePrompt) next() []byte {
+	b := bytes.Clone(u.template)
+	digits := strconv.AppendUint(nil, u.n.Add(1), 10)
+	copy(b[u.at+len(promptCounter)-len(digits):], digits)
+	return b
 }
