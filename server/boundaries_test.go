@@ -378,6 +378,24 @@ func TestBatchFileIsPure(t *testing.T) {
 	}
 }
 
+// TestGwLinksNoTiktoken keeps tiktoken-go (issue 33, ninth round) where it
+// belongs: server/tokens' tests (the reference its counts are held to) and
+// server/tokens/internal/vocabgen (which writes the vocabularies from its
+// copy). Linked into gw, its vocabularies would come back as code, and one
+// call of it as a map the collector scans at every cycle.
+func TestGwLinksNoTiktoken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	for _, p := range listPackages(t, module+"/cmd/gw") {
+		for _, dep := range p.Deps {
+			if strings.HasPrefix(dep, "github.com/tiktoken-go/") {
+				t.Errorf("%s links %s: gw counts OpenAI's encodings with server/tokens", p.ImportPath, dep)
+			}
+		}
+	}
+}
+
 // TestBatchStoreIsAnAdapter keeps server/batchstore (the control plane's
 // files and batches as a dataplane.BatchStore, issue 34) an adapter and
 // nothing more: no HTTP, no API, and only the all-in-one assembly
