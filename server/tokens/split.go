@@ -92,6 +92,24 @@ func run(s string, i int, classes uint8) int {
 	return i
 }
 
+// runMarking is run(s, i, classes), and where the last character of the
+// run that is also in mark ends (-1 if none is): what a greedy loop gives
+// back to when what follows it must start with such a character.
+func runMarking(s string, i int, classes, mark uint8) (end, lastMark int) {
+	lastMark = -1
+	for i < len(s) {
+		c, w := at(s, i)
+		if c&classes == 0 {
+			break
+		}
+		i += w
+		if c&mark != 0 {
+			lastMark = i
+		}
+	}
+	return i, lastMark
+}
+
 // prefix is the width of a character [^\r\n\p{L}\p{N}] at i, or 0.
 func prefix(s string, i int) int {
 	if i >= len(s) {
@@ -166,17 +184,7 @@ func o200kPiece(s string, i int) int {
 // it does not match. The upper run is given back a character at a time
 // (backtracking) until a lower character follows it.
 func o200kUpperLower(s string, j int) int {
-	k, lastLower := j, -1
-	for k < len(s) {
-		c, w := at(s, k)
-		if c&cUpper == 0 {
-			break
-		}
-		if c&cLower != 0 {
-			lastLower = k + w
-		}
-		k += w
-	}
+	k, lastLower := runMarking(s, j, cUpper, cLower)
 	if k < len(s) {
 		if c, _ := at(s, k); c&cLower != 0 {
 			return contraction(s, run(s, k, cLower))
@@ -253,17 +261,7 @@ func numberSpaceOther(s string, i int, slashes bool) int {
 		}
 	}
 	// Whitespace from here on (every other character was taken above).
-	k, lastLineEnd := i, -1
-	for k < len(s) {
-		c, w := at(s, k)
-		if c&cSpace == 0 {
-			break
-		}
-		if c&cLineEnd != 0 {
-			lastLineEnd = k + 1
-		}
-		k += w
-	}
+	k, lastLineEnd := runMarking(s, i, cSpace, cLineEnd)
 	if k == i {
 		// Not reached: a character is a letter, a number, whitespace or
 		// other. One character, so that a split always moves on.
