@@ -137,6 +137,9 @@ func inputShapeOf(body []byte) inputShape {
 				return s
 			}
 		}
+		if end-1 <= start {
+			break // a quote last, unterminated: no name in it
+		}
 		i = end
 		switch string(body[start+1 : end-1]) {
 		case "type":
@@ -197,6 +200,9 @@ func memberString(body []byte, i int) (string, bool) {
 		return "", false
 	}
 	end, escaped := stringEnd(body, i)
+	if end-1 <= i {
+		return "", false
+	}
 	if !escaped {
 		return string(body[i+1 : end-1]), true
 	}

@@ -77,17 +77,26 @@ func TestInputShapeMatchesSearch(t *testing.T) {
 			t.Errorf("%s: %+v, the search finds %+v", body, got, want)
 		}
 	}
+	// Not JSON (the parse stage refuses it first): read without a panic.
+	for _, body := range []string{`"`, `{"type":"`, `{"type":`, `{"ttl":"1h`, `{"a\`, `"\`, `{"type":"x\`} {
+		inputShapeOf([]byte(body))
+	}
 }
 
-// FuzzInputShape: for any valid JSON (what the parse stage passes on),
-// the one-pass scan finds what a search for each name finds.
+// FuzzInputShape: any bytes are read without a panic, and for valid JSON
+// (what the parse stage passes on) the one-pass scan finds what a search
+// for each name finds.
 func FuzzInputShape(f *testing.F) {
 	for _, s := range inputShapeSamples {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		shape := inputShapeOf(body) // any bytes: never a panic
 		if !json.Valid(body) {
 			return
+		}
+		if shape != inputShapeOf(body) {
+			t.Fatal("not a pure function")
 		}
 		if got, want := inputShapeOf(body), inputShapeBySearch(body); got != want {
 			t.Fatalf("%q: %+v, the search finds %+v", body, got, want)
