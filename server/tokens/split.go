@@ -11,8 +11,10 @@ import (
 // time and all of its garbage (a match object, a rune buffer, a string a
 // piece). Each function below follows its pattern's alternatives in order,
 // as the backtracking engine tries them, and returns where the piece
-// starting at i ends; TestSplitMatchesTiktoken and FuzzCountMatchesTiktoken
-// hold both to tiktoken-go's tokens.
+// starting at i ends; TestCountMatchesTiktoken and FuzzCountMatchesTiktoken
+// hold both to the patterns (regexp2's backtracking interpreter) and the
+// tokens to tiktoken-go's (tiktoken_test.go says where its matcher strays
+// from its own pattern, and gw follows the pattern).
 //
 // o200k_base:
 //
