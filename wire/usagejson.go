@@ -144,14 +144,19 @@ func AppendUsageProvenanceJSON(b []byte, p *UsageProvenance) []byte {
 // appendJSONUUID appends id as its quoted text, as uuid.UUID's
 // MarshalText writes it, without allocating it.
 func appendJSONUUID(b []byte, id uuid.UUID) []byte {
-	b = append(b, '"')
+	return append(AppendUUID(append(b, '"'), id), '"')
+}
+
+// AppendUUID appends id's text, as uuid.UUID's String writes it, without
+// allocating it.
+func AppendUUID(b []byte, id uuid.UUID) []byte {
 	for i, c := range id {
 		if i == 4 || i == 6 || i == 8 || i == 10 {
 			b = append(b, '-')
 		}
 		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
 	}
-	return append(b, '"')
+	return b
 }
 
 const hexDigits = "0123456789abcdef"

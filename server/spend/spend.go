@@ -25,7 +25,6 @@
 package spend
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -35,6 +34,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/gw-gateway/gw/wire"
 )
 
 // Period is a budget period: UTC calendar days or months.
@@ -87,27 +88,12 @@ func (c Counter) String() string {
 // usage event's provenance names its budgets' counters, and every budget
 // journal line its counter (issue 33).
 func (c Counter) AppendName(b []byte) []byte {
-	b = append(appendUUID(b, c.PolicyID), '/')
+	b = append(wire.AppendUUID(b, c.PolicyID), '/')
 	b = append(b, c.Period...)
 	if c.Aggregation == "per_key" {
-		return appendUUID(append(b, "/per_key/"...), c.KeyID)
+		return wire.AppendUUID(append(b, "/per_key/"...), c.KeyID)
 	}
 	return append(b, "/shared"...)
-}
-
-// appendUUID appends id as uuid.UUID.String writes it.
-func appendUUID(b []byte, id uuid.UUID) []byte {
-	var s [36]byte
-	hex.Encode(s[0:8], id[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], id[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], id[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], id[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], id[10:])
-	return append(b, s[:]...)
 }
 
 // ErrCounterName is the error of a name that names no budget counter.
