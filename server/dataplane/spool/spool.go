@@ -179,7 +179,10 @@ func (s *Spool) writeWaitingLocked() {
 		return
 	}
 	_, err := s.f.Write(s.lines)
-	s.lines, s.waiting = s.lines[:0], make([]wire.UsageEventIn, 0, cap(events))
+	s.lines = s.lines[:0]
+	// stored keeps no slice (GroupWrites): the array is the next group's,
+	// cleared so that it holds no event meanwhile.
+	defer func() { clear(events); s.waiting = events[:0] }()
 	if err != nil {
 		s.log.Error("usage spool: write events; they are recorded again at the next start", "events", len(events), "error", err)
 		return
