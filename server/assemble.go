@@ -87,7 +87,15 @@ func (s *Server) openStore(ctx context.Context, cp *controlPlane) error {
 	if db == nil {
 		return errors.New("the control plane needs a database")
 	}
-	s.flush = append(s.flush, func(context.Context) error { return db.Close() })
+	s.flush = append(s.flush, func(context.Context) error {
+		if cp.st != nil {
+			// The writers' connection goes back before the pool closes.
+			if err := cp.st.Close(); err != nil {
+				s.log.Warn("closing the database's writer connection", "error", err)
+			}
+		}
+		return db.Close()
+	})
 	s.metrics.DB(db.DB)
 	s.ready = func(ctx context.Context) error {
 		if err := db.PingContext(ctx); err != nil {

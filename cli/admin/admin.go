@@ -87,7 +87,9 @@ func createKeyRun(ctx context.Context, opts *CreateKeyOptions) error {
 	if _, err := store.Migrate(ctx, db); err != nil {
 		return err
 	}
-	k, token, err := backend.CreateRecoveryKey(ctx, store.New(db), backend.System("gw admin create-key"), opts.Email, opts.Permissions, opts.Label)
+	st := store.New(db)
+	defer st.Close() // before db.Close: the writers' connection goes back first
+	k, token, err := backend.CreateRecoveryKey(ctx, st, backend.System("gw admin create-key"), opts.Email, opts.Permissions, opts.Label)
 	if err != nil {
 		return err
 	}

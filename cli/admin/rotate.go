@@ -109,7 +109,9 @@ func rotateSecretKeyRun(ctx context.Context, opts *RotateSecretKeyOptions) error
 	// Values sealed with any key of the old ring (an interrupted earlier
 	// rotation included) still open.
 	ring := secrets.NewKeyring(next, old.Keys()...)
-	n, err := reseal.All(ctx, store.New(db), ring)
+	st := store.New(db)
+	defer st.Close() // before db.Close: the writers' connection goes back first
+	n, err := reseal.All(ctx, st, ring)
 	if err != nil {
 		return fmt.Errorf("re-seal: %w", err)
 	}

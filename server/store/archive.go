@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 )
 
 // GetUsageEvent is the organization's usage event id (ErrNotFound when it
@@ -55,8 +56,8 @@ func (c *ArchiveCheck) Scan(src any) error { return scanJSON(src, "ArchiveCheck"
 // (nil forgets it: no enabled archive). It touches no other column, so it
 // never races a settings update.
 func (s *Store) SetArchiveCheck(ctx context.Context, workspaceID uuid.UUID, c *ArchiveCheck) error {
-	return s.write(ctx, func() error {
-		_, err := s.db.NewUpdate().Model((*Workspace)(nil)).Set("archive_check = ?", c).Where("id = ?", workspaceID).Exec(ctx)
+	return s.write(ctx, func(db bun.IDB) error {
+		_, err := db.NewUpdate().Model((*Workspace)(nil)).Set("archive_check = ?", c).Where("id = ?", workspaceID).Exec(ctx)
 		return mapErr(err)
 	})
 }
@@ -67,8 +68,8 @@ func (s *Store) SetArchiveCheck(ctx context.Context, workspaceID uuid.UUID, c *A
 // it: the row's conflict is settled by the database.
 func (s *Store) TakeLease(ctx context.Context, name, holder string, ttl time.Duration, now time.Time) (bool, error) {
 	var n int64
-	err := s.write(ctx, func() error {
-		res, err := s.db.NewRaw("INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?) "+
+	err := s.write(ctx, func(db bun.IDB) error {
+		res, err := db.NewRaw("INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?) "+
 			"ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at "+
 			"WHERE leases.holder = excluded.holder OR leases.expires_at <= ?",
 			name, holder, now.Add(ttl).UTC(), now.UTC()).Exec(ctx)
@@ -83,8 +84,8 @@ func (s *Store) TakeLease(ctx context.Context, name, holder string, ttl time.Dur
 
 // ReleaseLease ends holder's lease on name, if it still has it.
 func (s *Store) ReleaseLease(ctx context.Context, name, holder string) error {
-	return s.write(ctx, func() error {
-		_, err := s.db.NewDelete().TableExpr("leases").Where("name = ?", name).Where("holder = ?", holder).Exec(ctx)
+	return s.write(ctx, func(db bun.IDB) error {
+		_, err := db.NewDelete().TableExpr("leases").Where("name = ?", name).Where("holder = ?", holder).Exec(ctx)
 		return mapErr(err)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 )
 
 // SetBundleSigningKey stores the signing key pair once; a replica that
@@ -32,8 +33,8 @@ func (s *Store) GetBundle(ctx context.Context, orgID uuid.UUID) (*Bundle, error)
 // moves forward, and a compiler that loses a race learns it and starts over.
 func (s *Store) SaveBundle(ctx context.Context, b *Bundle) (bool, error) {
 	var n int64
-	err := s.write(ctx, func() error {
-		res, err := s.db.NewInsert().Model(b).
+	err := s.write(ctx, func(db bun.IDB) error {
+		res, err := db.NewInsert().Model(b).
 			On("CONFLICT (org_id) DO UPDATE").
 			Set("version = EXCLUDED.version, hash = EXCLUDED.hash, signature = EXCLUDED.signature, body = EXCLUDED.body, compiled_at = EXCLUDED.compiled_at").
 			Where("?TableAlias.version < EXCLUDED.version").

@@ -21,6 +21,9 @@ type Store struct {
 	root *bun.DB
 	// gate queues the writers of an SQLite database (nil on PostgreSQL).
 	gate writeGate
+	// writer is the connection an SQLite database's writers use in their
+	// turn at the gate (nil on PostgreSQL).
+	writer *writerConn
 	// inserts keeps the usage insert's statements of an SQLite database
 	// prepared (nil on PostgreSQL).
 	inserts *sqliteInserts
@@ -32,9 +35,24 @@ func New(db *bun.DB) *Store {
 	s := &Store{db: db, root: db}
 	if db.Dialect().Name() == dialect.SQLite {
 		s.gate = make(writeGate, 1)
+		s.writer = newWriterConn(db)
 		s.inserts = &sqliteInserts{}
 	}
 	return s
+}
+
+// Close gives back the connection an SQLite database's writers hold; the
+// database itself is the caller's to close, after. A Store used after
+// Close takes a connection again at its next write.
+func (s *Store) Close() error {
+	if s.writer == nil {
+		return nil
+	}
+	if err := s.gate.enter(context.Background()); err != nil {
+		return err
+	}
+	defer s.gate.leave()
+	return s.writer.drop()
 }
 
 // writeGate makes the process's writers to an SQLite database take turns
@@ -86,17 +104,18 @@ func (g writeGate) leave() {
 	}
 }
 
-// write runs fn, a write outside any transaction, in its turn at the
-// gate (in a transaction, at once: the transaction had its turn).
-func (s *Store) write(ctx context.Context, fn func() error) error {
-	if _, ok := s.db.(bun.Tx); ok {
-		return fn()
+// write runs fn, a write outside any transaction, on db in its turn at
+// the gate: the writers' connection on SQLite (in a transaction, the
+// transaction, at once: it had its turn).
+func (s *Store) write(ctx context.Context, fn func(db bun.IDB) error) error {
+	if _, ok := s.db.(bun.Tx); ok || s.writer == nil {
+		return fn(s.db)
 	}
 	if err := s.gate.enter(ctx); err != nil {
 		return err
 	}
 	defer s.gate.leave()
-	return fn()
+	return s.writer.exec(ctx, fn)
 }
 
 // DB is the underlying database handle.
@@ -112,9 +131,13 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Store) error) error {
 		return err
 	}
 	defer s.gate.leave()
-	return s.root.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return fn(&Store{db: tx, root: s.root, gate: s.gate, inserts: s.inserts})
-	})
+	run := func(ctx context.Context, tx bun.Tx) error {
+		return fn(&Store{db: tx, root: s.root, gate: s.gate, writer: s.writer, inserts: s.inserts})
+	}
+	if s.writer == nil {
+		return s.root.RunInTx(ctx, nil, run)
+	}
+	return s.writer.inTx(ctx, run)
 }
 
 // PageKey is a sort position in a keyset-paginated collection.

@@ -358,8 +358,8 @@ func (s *Store) ListUsageEvents(ctx context.Context, f UsageFilter, p PageQuery)
 // RecordHeartbeat upserts a data plane's last heartbeat, in its turn at
 // the write gate.
 func (s *Store) RecordHeartbeat(ctx context.Context, d *DataPlane) error {
-	return s.write(ctx, func() error {
-		_, err := s.db.NewInsert().Model(d).On("CONFLICT (id) DO UPDATE").
+	return s.write(ctx, func(db bun.IDB) error {
+		_, err := db.NewInsert().Model(d).On("CONFLICT (id) DO UPDATE").
 			Set("version = EXCLUDED.version, bundle_versions = EXCLUDED.bundle_versions, spool_depth = EXCLUDED.spool_depth, last_seen_at = EXCLUDED.last_seen_at").
 			Exec(ctx)
 		return mapErr(err)
