@@ -110,6 +110,7 @@ func (m *mappedFile) grow() error {
 	if err != nil {
 		return fmt.Errorf("map %s: %w", m.what, err)
 	}
+	populate(mem)
 	m.segs = append(m.segs, mappedSegment{mem: mem, first: int(off - start)})
 	return nil
 }
