@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"runtime"
+	"strings"
 
 	"github.com/uptrace/bun"
 )
@@ -47,6 +48,14 @@ func newWriterConn(db *bun.DB) *writerConn {
 // inTx runs fn in a transaction on the connection, in the caller's turn
 // at the gate. A connection that broke is given back; when it broke
 // before the transaction began, the transaction begins again on another.
+//
+// A transaction whose BEGIN or COMMIT failed, or whose context ended
+// while it ran (SQLite interrupts the statement, a COMMIT too), may have
+// left SQLite's transaction open on the connection, holding the write
+// lock: the connection is closed then, not kept, and a BEGIN that finds
+// such a transaction begins again on a new one. (On the pool such a
+// connection went back to be reused; held for every write, it would fail
+// them all.)
 func (w *writerConn) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
 	for attempt := 0; ; attempt++ {
 		c, err := w.get(ctx)
@@ -54,13 +63,23 @@ func (w *writerConn) inTx(ctx context.Context, fn func(ctx context.Context, tx b
 			return err
 		}
 		began := false
+		var fnErr error
 		err = c.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			began = true
-			return fn(ctx, tx)
+			fnErr = fn(ctx, tx)
+			return fnErr
 		})
-		if broken(err) {
+		switch {
+		case err == nil:
+			return nil
+		case broken(err):
 			w.drop()
 			if !began && attempt == 0 {
+				continue
+			}
+		case !began || fnErr == nil || ctx.Err() != nil:
+			w.discard()
+			if !began && attempt == 0 && strings.Contains(err.Error(), "within a transaction") {
 				continue
 			}
 		}
@@ -104,6 +123,18 @@ func (w *writerConn) get(ctx context.Context) (bun.Conn, error) {
 // connection already given back.
 func broken(err error) bool {
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone)
+}
+
+// discard closes the connection instead of giving it back to the pool:
+// it may be inside a transaction, which closing rolls back.
+func (w *writerConn) discard() {
+	if w.conn == nil {
+		return
+	}
+	// A function that says the connection is bad has database/sql close it.
+	_ = w.conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = w.conn.Close()
+	w.conn = nil
 }
 
 // drop gives the connection back to the pool (which closes a broken one).

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/uptrace/bun"
@@ -114,5 +115,73 @@ func TestSQLiteWriterConnectionReplaced(t *testing.T) {
 		return err
 	}); err != nil {
 		t.Fatalf("a write alone after the connection broke: %v", err)
+	}
+}
+
+// A writers' connection left inside a transaction (a COMMIT that failed,
+// a context that ended while SQLite ran it) is closed, not kept: the next
+// transaction runs on a new one, and the stale one's write lock is gone,
+// so writers on other connections are not held up by it.
+func TestSQLiteWriterConnectionLeftInATransaction(t *testing.T) {
+	ctx := context.Background()
+	db := openTestSQLite(t)
+	st := New(db)
+	defer st.Close()
+	if _, err := db.NewRaw("CREATE TABLE writer_rows (n INTEGER)").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(ctx context.Context, n int) error {
+		return st.InTx(ctx, func(tx *Store) error {
+			_, err := tx.db.NewRaw("INSERT INTO writer_rows VALUES (?)", n).Exec(ctx)
+			return err
+		})
+	}
+	if err := insert(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	// A transaction SQLite still holds open on the writers' connection.
+	if _, err := st.writer.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	if err := insert(ctx, 2); err != nil {
+		t.Fatalf("a transaction after one left open: %v", err)
+	}
+
+	// A context that ends while the transaction runs.
+	cctx, cancel := context.WithCancel(ctx)
+	err := st.InTx(cctx, func(tx *Store) error {
+		if _, err := tx.db.NewRaw("INSERT INTO writer_rows VALUES (3)").Exec(cctx); err != nil {
+			return err
+		}
+		cancel()
+		_, err := tx.db.NewRaw("INSERT INTO writer_rows VALUES (4)").Exec(cctx)
+		return err
+	})
+	if err == nil {
+		t.Fatal("a transaction whose context ended committed")
+	}
+	if err := insert(ctx, 5); err != nil {
+		t.Fatalf("a transaction after one whose context ended: %v", err)
+	}
+
+	// No write lock is left behind: a write on another connection goes
+	// through at once.
+	other, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.ExecContext(ctx, "PRAGMA busy_timeout = 0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.ExecContext(ctx, "INSERT INTO writer_rows VALUES (6)"); err != nil {
+		t.Fatalf("a write on another connection: %v", err)
+	}
+	var got []int
+	if err := db.NewRaw("SELECT n FROM writer_rows ORDER BY n").Scan(ctx, &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{1, 2, 5, 6}; !slices.Equal(got, want) {
+		t.Fatalf("rows %v, want %v", got, want)
 	}
 }
