@@ -91,17 +91,8 @@ func atRune(s string, i int) (uint8, int) {
 
 // run is where the run of characters in any of classes starting at i ends.
 func run(s string, i int, classes uint8) int {
-	for i < len(s) {
-		c, w := asciiClass[s[i]&0x7f], 1
-		if s[i] >= utf8.RuneSelf {
-			c, w = atRune(s, i)
-		}
-		if c&classes == 0 {
-			break
-		}
-		i += w
-	}
-	return i
+	end, _ := runMarking(s, i, classes, 0)
+	return end
 }
 
 // runMarking is run(s, i, classes), and where the last character of the
