@@ -103,6 +103,9 @@ func (s *StoreSink) Record(e wire.UsageEventIn) {
 
 func (s *StoreSink) loop() {
 	defer close(s.stopped)
+	// The flushes are background work: they give the cores to requests
+	// first (a thread of their own at a lower priority, on Linux).
+	backgroundThread()
 	t := time.NewTicker(s.opts.FlushInterval)
 	defer t.Stop()
 	for {
