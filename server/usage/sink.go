@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gw-gateway/gw/server/background"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/wire"
 )
@@ -42,8 +43,10 @@ type StoreSinkOptions struct {
 // inserts are idempotent on event id, so a batch that was written although
 // the write reported an error is not counted twice.
 type StoreSink struct {
-	st   *store.Store
-	opts StoreSinkOptions
+	// insert stores a batch: the store's InsertUsageEvents (a test
+	// watches it).
+	insert func(context.Context, []store.UsageEvent) (int, error)
+	opts   StoreSinkOptions
 
 	mu      sync.Mutex
 	pending []wire.UsageEventIn
@@ -77,7 +80,7 @@ func NewStoreSink(st *store.Store, opts StoreSinkOptions) *StoreSink {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &StoreSink{st: st, opts: opts, wake: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+	s := &StoreSink{insert: st.InsertUsageEvents, opts: opts, wake: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 	go s.loop()
 	return s
 }
@@ -103,9 +106,6 @@ func (s *StoreSink) Record(e wire.UsageEventIn) {
 
 func (s *StoreSink) loop() {
 	defer close(s.stopped)
-	// The flushes are background work: they give the cores to requests
-	// first (a thread of their own at a lower priority, on Linux).
-	backgroundThread()
 	t := time.NewTicker(s.opts.FlushInterval)
 	defer t.Stop()
 	for {
@@ -155,13 +155,27 @@ func (s *StoreSink) Flush(ctx context.Context) error {
 	// pages it dirtied (the same index pages, again and again, in smaller
 	// transactions), and the store splits statements itself.
 	const perInsert = 10_000
-	for start := 0; start < len(rows); start += perInsert {
-		end := min(start+perInsert, len(rows))
-		if _, err := s.st.InsertUsageEvents(ctx, rows[start:end]); err != nil {
-			s.requeue(slices.Clone(events[start:]))
-			s.stored(events[:start])
-			return err
-		}
+	var err error
+	var start int
+	// The database's work can wait: it gives the cores to requests first
+	// (server/background). Stored, which takes the request journal's lock
+	// that every request takes, runs back here at this goroutine's
+	// priority. On SQLite the insert holds the write gate, which a request
+	// waits for only when it asks for a budget lease in process, now and
+	// then (docs/decisions.md).
+	if len(rows) > 0 {
+		background.Do(func() {
+			for ; start < len(rows); start += perInsert {
+				if _, err = s.insert(ctx, rows[start:min(start+perInsert, len(rows))]); err != nil {
+					return
+				}
+			}
+		})
+	}
+	if err != nil {
+		s.requeue(slices.Clone(events[start:]))
+		s.stored(events[:start])
+		return err
 	}
 	s.stored(batch)
 	return nil
