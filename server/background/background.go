@@ -1,7 +1,8 @@
 // Package background runs work that can wait, such as writing usage to the
-// database, so that it gives way to requests: on Linux, on a thread of its own at a lower scheduling priority
-// (nice 10), which the kernel runs on whatever cores the requests leave
-// free. Elsewhere it runs as any goroutine does.
+// database, so that it gives way to requests: on Linux, on a thread of its
+// own at a lower scheduling priority (nice 10), which the kernel runs on
+// whatever cores the requests leave free. Elsewhere it runs as any
+// goroutine does.
 //
 // Raising a thread's nice value needs no privilege and lowering it would,
 // so a thread is never given back: the goroutine that lowered it stays
