@@ -161,8 +161,8 @@ func (s *StoreSink) Flush(ctx context.Context) error {
 	// (server/background). Stored, which takes the request journal's lock
 	// that every request takes, runs back here at this goroutine's
 	// priority. On SQLite the insert holds the write gate, which a request
-	// waits for only when it asks for a budget lease in process, now and
-	// then (docs/decisions.md).
+	// waits for only when it asks for a lease in process, now and then
+	// (docs/decisions.md).
 	if len(rows) > 0 {
 		background.Do(func() {
 			for ; start < len(rows); start += perInsert {
