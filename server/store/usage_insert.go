@@ -360,24 +360,16 @@ func (c *sqliteInserts) insertNew(ctx context.Context, db *sql.DB, tx *sql.Tx, e
 				return nil, err
 			}
 		}
-		rows, err := stmt.QueryContext(ctx, args...)
-		if err != nil {
-			return nil, mapErr(err)
-		}
-		for rows.Next() {
-			var id uuid.UUID
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			ids = append(ids, id)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, mapErr(err)
-		}
+		res, err := stmt.ExecContext(ctx, args...)
 		// The transaction's copy only: the prepared statement stays with
 		// its connection. (The transaction's end would close it too.)
 		stmt.Close()
+		if err != nil {
+			return nil, mapErr(err)
+		}
+		if ids, err = appendInserted(ctx, tx, ids, chunk, res); err != nil {
+			return nil, err
+		}
 	}
 	if len(ids) < len(events) {
 		if err := sqliteAllThere(ctx, tx, events, ids); err != nil {
@@ -385,6 +377,56 @@ func (c *sqliteInserts) insertNew(ctx context.Context, db *sql.DB, tx *sql.Tx, e
 		}
 	}
 	return newlyStored(events, ids), nil
+}
+
+// appendInserted appends to ids those of chunk's events the insert res
+// stored. Most often that is all of them, told by the count alone: reading
+// them back (RETURNING) cost a result row and a scan an event. Otherwise
+// the rows it stored are the last it inserted: SQLite gives a new row the
+// rowid one past the table's largest, so one statement's rows have
+// consecutive rowids ending at the last one inserted (the ignored rows take
+// none), and those rows are read back by rowid. SQLite picks a rowid at
+// random only once the largest possible is taken; the count read back is
+// checked, so that case fails the batch rather than misreport it.
+func appendInserted(ctx context.Context, tx *sql.Tx, ids []uuid.UUID, chunk []UsageEvent, res sql.Result) ([]uuid.UUID, error) {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	if n == int64(len(chunk)) {
+		for i := range chunk {
+			ids = append(ids, chunk[i].ID)
+		}
+		return ids, nil
+	}
+	if n == 0 {
+		return ids, nil
+	}
+	last, err := res.LastInsertId()
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT id FROM usage_events WHERE rowid > ? AND rowid <= ?", last-n, last)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	read := int64(0)
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+		read++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapErr(err)
+	}
+	if read != n {
+		return nil, fmt.Errorf("usage events: the insert stored %d rows but %d were found by their rowids", n, read)
+	}
+	return ids, nil
 }
 
 // sqliteAllThere checks that the events an insert OR IGNORE did not store
@@ -429,7 +471,6 @@ func sqliteInsertSQL(n int) string {
 		}
 		b.WriteString(row)
 	}
-	b.WriteString(" RETURNING id")
 	return b.String()
 }
 
