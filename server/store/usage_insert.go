@@ -386,8 +386,9 @@ func (c *sqliteInserts) insertNew(ctx context.Context, db *sql.DB, tx *sql.Tx, e
 // rowid one past the table's largest, so one statement's rows have
 // consecutive rowids ending at the last one inserted (the ignored rows take
 // none), and those rows are read back by rowid. SQLite picks a rowid at
-// random only once the largest possible is taken; the count read back is
-// checked, so that case fails the batch rather than misreport it.
+// random only once the largest possible is taken; what is read back is
+// checked (as many rows, each an event of the chunk), so that case fails
+// the batch rather than misreport it.
 func appendInserted(ctx context.Context, tx *sql.Tx, ids []uuid.UUID, chunk []UsageEvent, res sql.Result) ([]uuid.UUID, error) {
 	n, err := res.RowsAffected()
 	if err != nil {
@@ -416,6 +417,9 @@ func appendInserted(ctx context.Context, tx *sql.Tx, ids []uuid.UUID, chunk []Us
 		var id uuid.UUID
 		if err := rows.Scan(&id); err != nil {
 			return nil, err
+		}
+		if !slices.ContainsFunc(chunk, func(e UsageEvent) bool { return e.ID == id }) {
+			return nil, fmt.Errorf("usage events: rowid %d..%d holds %s, not an event of the insert", last-n+1, last, id)
 		}
 		ids = append(ids, id)
 		read++
