@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -49,6 +50,17 @@ func startBudgetPlanes(t *testing.T, d storetest.Dialect, name string, env ...st
 	}
 	p.cpAddr = freeAddr(t)
 	p.cp = startServeAt(t, p.cpAddr, p.cpEnv...)
+	// A failure's cause may be in a process's log only (a handler's
+	// panic, which net/http logs and answers by closing the connection:
+	// the caller sees EOF). Runs after the data planes are stopped.
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i, dp := range p.dps {
+				dp.logNotable(t, fmt.Sprintf("data plane %d (%s)", i, dp.URL))
+			}
+			p.cp.logNotable(t, "control plane (the last one started)")
+		}
+	})
 	ctx := context.Background()
 	anon, _ := client.New(client.Options{Server: p.cp.URL})
 	boot, err := anon.Bootstrap(ctx, wire.Bootstrap{Token: "setup_" + name, Email: "ops@example.com", Password: "a long passphrase"})

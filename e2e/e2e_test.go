@@ -115,6 +115,23 @@ func startGW(tb testing.TB, args, env []string) *server {
 	return s
 }
 
+// logNotable logs, as name's, the lines of the process's log above
+// level INFO (the first 50), for a failed test.
+func (s *server) logNotable(tb testing.TB, name string) {
+	tb.Helper()
+	n := 0
+	for line := range strings.Lines(s.logs.String()) {
+		if strings.Contains(line, "level=INFO") || strings.Contains(line, `"level":"INFO"`) || strings.TrimSpace(line) == "" {
+			continue
+		}
+		if n++; n > 50 {
+			tb.Logf("%s: more lines not shown", name)
+			return
+		}
+		tb.Logf("%s: %s", name, strings.TrimSpace(line))
+	}
+}
+
 // stop sends SIGTERM and waits for a clean exit.
 func (s *server) stop(tb testing.TB) {
 	tb.Helper()
