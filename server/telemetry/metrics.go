@@ -86,6 +86,10 @@ type Metrics struct {
 	apiDuration       *prometheus.HistogramVec
 	targetState       *prometheus.GaugeVec
 	mcpOperation      *prometheus.HistogramVec
+
+	// The children every inference request observes (children.go).
+	requestsOf, tokensOf, costOf                       *children[prometheus.Counter]
+	durationOf, overheadOf, ttftOf, upstreamDurationOf *children[prometheus.Observer]
 }
 
 // Latency buckets: model calls take from tens of milliseconds to minutes.
@@ -141,6 +145,11 @@ func NewMetrics(version, role string) *Metrics {
 	m.mcpOperation = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcp_server_operation_duration_seconds",
 		Help: "MCP requests through gw (/inf/v1/mcp): the whole request, by method, gw's MCP server, tool (tools/call) and error type (empty: ok).", Buckets: requestBuckets},
 		[]string{"mcp_method_name", "gw_mcp_server", "gen_ai_tool_name", "error_type"})
+	m.requestsOf, m.tokensOf, m.costOf = newChildren(m.inferenceRequests.WithLabelValues), newChildren(m.tokens.WithLabelValues),
+		newChildren(m.cost.WithLabelValues)
+	m.durationOf, m.overheadOf, m.ttftOf = newChildren(m.inferenceDuration.WithLabelValues), newChildren(m.overhead.WithLabelValues),
+		newChildren(m.ttft.WithLabelValues)
+	m.upstreamDurationOf = newChildren(m.upstreamDuration.WithLabelValues)
 	for _, c := range []prometheus.Collector{m.inferenceRequests, m.inferenceDuration, m.overhead, m.ttft, m.upstreamDuration,
 		m.tokens, m.cost, m.fallbacks, m.budgetRefusals, m.rateRefusals, m.apiRequests, m.apiDuration, m.targetState, m.mcpOperation} {
 		f(c)
@@ -258,24 +267,24 @@ func (m *Metrics) ObserveInference(in *Inference) {
 		return
 	}
 	status := statusText(in.Status)
-	m.inferenceRequests.WithLabelValues(in.Endpoint, in.Model, in.Provider, status, in.Outcome).Inc()
-	m.inferenceDuration.WithLabelValues(in.Endpoint, in.Model, in.Provider, in.Outcome).Observe(in.Duration.Seconds())
+	m.requestsOf.of(in.Endpoint, in.Model, in.Provider, status, in.Outcome).Inc()
+	m.durationOf.of(in.Endpoint, in.Model, in.Provider, in.Outcome).Observe(in.Duration.Seconds())
 	if in.Model != "" {
-		m.overhead.WithLabelValues(in.Endpoint).Observe(max(in.Duration-in.Upstream, 0).Seconds())
+		m.overheadOf.of(in.Endpoint).Observe(max(in.Duration-in.Upstream, 0).Seconds())
 	}
 	if in.FirstToken > 0 {
-		m.ttft.WithLabelValues(in.Model, in.Provider).Observe(in.FirstToken.Seconds())
+		m.ttftOf.of(in.Model, in.Provider).Observe(in.FirstToken.Seconds())
 	}
 	for _, t := range [...]struct {
 		kind string
 		n    int64
 	}{{"input", in.InputTokens}, {"output", in.OutputTokens}, {"cache_read", in.CacheReadTokens}, {"cache_write", in.CacheWriteTokens}} {
 		if t.n > 0 {
-			m.tokens.WithLabelValues(in.Model, in.Provider, t.kind).Add(float64(t.n))
+			m.tokensOf.of(in.Model, in.Provider, t.kind).Add(float64(t.n))
 		}
 	}
 	if in.CostNanoUSD > 0 {
-		m.cost.WithLabelValues(in.Model, in.Provider).Add(float64(in.CostNanoUSD) / 1e9)
+		m.costOf.of(in.Model, in.Provider).Add(float64(in.CostNanoUSD) / 1e9)
 	}
 	switch in.Outcome {
 	case OutcomeDeniedBudget:
@@ -291,7 +300,7 @@ func (m *Metrics) ObserveAttempt(model, provider, outcome string, d time.Duratio
 	if m == nil {
 		return
 	}
-	m.upstreamDuration.WithLabelValues(model, provider, outcome).Observe(d.Seconds())
+	m.upstreamDurationOf.of(model, provider, outcome).Observe(d.Seconds())
 }
 
 // targetStates are the states of gw_upstream_target_state.
