@@ -3,6 +3,7 @@ package dataplane
 import (
 	"errors"
 	"net/http"
+	"sync"
 )
 
 // eventStream writes a chat completion stream the way OpenAI does:
@@ -13,7 +14,19 @@ type eventStream struct {
 	w   http.ResponseWriter
 	rc  *http.ResponseController
 	buf []byte
+	// pooled is the eventBufs entry buf came from, until last gives it
+	// back.
+	pooled *[]byte
 }
+
+// eventBufs are the event streams' buffers, kept from one stream to the
+// next: a buffer grows to what an upstream delivers together (a fast
+// upstream's whole short answer: 12 KiB of growth a stream, the streaming
+// path's largest allocation; issue 33). A buffer grown past
+// maxPooledEventBuf is left to the collector.
+var eventBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+const maxPooledEventBuf = 64 << 10
 
 var (
 	contentTypeEventStream = []string{"text/event-stream; charset=utf-8"}
@@ -29,9 +42,10 @@ func startEventStream(w http.ResponseWriter) *eventStream {
 	h["Cache-Control"] = noStore
 	h["X-Accel-Buffering"] = noBuffering
 	w.WriteHeader(http.StatusOK)
-	// The buffer starts at a few events' size, so that it grows once per
-	// stream at most, not over its first events.
-	return &eventStream{w: w, rc: http.NewResponseController(w), buf: make([]byte, 0, 2048)}
+	// A new buffer starts at a few events' size, so that it grows once
+	// per stream at most, not over its first events.
+	pooled := eventBufs.Get().(*[]byte)
+	return &eventStream{w: w, rc: http.NewResponseController(w), buf: (*pooled)[:0], pooled: pooled}
 }
 
 // add queues one event; the payload is compact JSON, which has no
@@ -73,12 +87,18 @@ func (s *eventStream) done() error {
 
 // last writes what is queued without a flush: the stream's end, which
 // net/http sends with the chunked terminator once the handler returns.
+// The buffer goes back to eventBufs (every writer copies what it is
+// given); an event queued after the end (a cost comment) takes a new one.
 func (s *eventStream) last() error {
-	if len(s.buf) == 0 {
-		return nil
+	var err error
+	if len(s.buf) > 0 {
+		_, err = s.w.Write(s.buf)
 	}
-	_, err := s.w.Write(s.buf)
-	s.buf = s.buf[:0]
+	if s.pooled != nil && cap(s.buf) <= maxPooledEventBuf {
+		*s.pooled = s.buf[:0]
+		eventBufs.Put(s.pooled)
+	}
+	s.buf, s.pooled = nil, nil
 	return err
 }
 
