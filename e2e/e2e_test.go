@@ -115,22 +115,42 @@ func startGW(tb testing.TB, args, env []string) *server {
 	return s
 }
 
-// logNotable logs, as name's, the lines of the process's log above
-// level INFO (the first 50), for a failed test.
+// logNotable logs, as name's, for a failed test: each line of the
+// process's log at level ERROR or that tells of a panic (the first 50),
+// then how many lines each WARN message had (a refusal's warnings come by
+// the hundred and would bury them).
 func (s *server) logNotable(tb testing.TB, name string) {
 	tb.Helper()
-	n := 0
+	shown := 0
+	warns := map[string]int{}
+	var order []string
 	for line := range strings.Lines(s.logs.String()) {
-		if strings.Contains(line, "level=INFO") || strings.Contains(line, `"level":"INFO"`) || strings.TrimSpace(line) == "" {
-			continue
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.Contains(line, "level=ERROR") || strings.Contains(line, "panic"):
+			if shown++; shown <= 50 {
+				tb.Logf("%s: %s", name, line)
+			}
+		case strings.Contains(line, "level=WARN"):
+			msg := line
+			if m := warnMessage.FindStringSubmatch(line); m != nil {
+				msg = m[1]
+			}
+			if warns[msg]++; warns[msg] == 1 {
+				order = append(order, msg)
+			}
 		}
-		if n++; n > 50 {
-			tb.Logf("%s: more lines not shown", name)
-			return
-		}
-		tb.Logf("%s: %s", name, strings.TrimSpace(line))
+	}
+	if shown > 50 {
+		tb.Logf("%s: %d more such lines not shown", name, shown-50)
+	}
+	for _, msg := range order {
+		tb.Logf("%s: %d× WARN %s", name, warns[msg], msg)
 	}
 }
+
+// warnMessage is a text log line's message.
+var warnMessage = regexp.MustCompile(`msg=("(?:[^"\\]|\\.)*"|\S+)`)
 
 // stop sends SIGTERM and waits for a clean exit.
 func (s *server) stop(tb testing.TB) {
