@@ -151,19 +151,20 @@ func finishes(m jsonMember) bool {
 // encode) was a non-streamed answer's largest cost in gw; this is one
 // compacting scan, a walk and a sort of the top-level members.
 func setMember(raw []byte, name string, value []byte, also string) (out, alsoValue []byte, ok, plain bool) {
-	if !validJSON(raw) {
+	valid, compact, html := scanJSON(raw)
+	if !valid {
 		return nil, nil, false, true
 	}
 	// Most upstreams write their answer compact already: then it is its
 	// own compact form, and neither scanned again nor copied.
 	b := raw
-	if !isCompact(raw) {
+	if !compact {
 		var buf bytes.Buffer
 		buf.Grow(len(raw) + len(value))
 		_ = json.Compact(&buf, raw) // valid: checked above
 		b = buf.Bytes()
 	}
-	if needsHTMLEscape(b) {
+	if html {
 		var esc bytes.Buffer
 		esc.Grow(len(b) + 16)
 		json.HTMLEscape(&esc, b)

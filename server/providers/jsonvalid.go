@@ -11,14 +11,30 @@ import "encoding/json"
 // validMaxDepth are handed to json.Valid, whose depth limit is its own.
 // TestValidJSONIsJSONValid and FuzzValidJSON hold it to json.Valid.
 func validJSON(b []byte) bool {
+	ok, _, _ := scanJSON(b)
+	return ok
+}
+
+// scanJSON is validJSON that also tells, of a valid document, whether it
+// is compact (no whitespace outside its strings, so json.Compact would
+// return it unchanged) and whether it holds a byte json.Marshal escapes in
+// a json.RawMessage (<, > or &, or the lead byte of U+2028 and U+2029; a
+// false alarm only costs an escaping pass). Both are learnt in the one
+// pass: whitespace outside strings is only ever skipped by space, and
+// those bytes only appear inside strings (setMember read the answer three
+// times for them, issue 33's thirteenth round).
+func scanJSON(b []byte) (ok, compact, html bool) {
 	v := jsonValidator{b: b}
 	v.space()
-	ok := v.value(0)
+	ok = v.value(0)
 	if v.deep {
-		return json.Valid(b)
+		if !json.Valid(b) {
+			return false, false, false
+		}
+		return true, isCompact(b), needsHTMLEscape(b)
 	}
 	v.space()
-	return ok && v.i == len(b)
+	return ok && v.i == len(b), !v.spaced, v.html
 }
 
 // validMaxDepth: deeper documents are json.Valid's to judge.
@@ -28,6 +44,9 @@ type jsonValidator struct {
 	b    []byte
 	i    int
 	deep bool
+	// spaced: space skipped some whitespace; html: a string held a byte
+	// of strHTML (scanJSON).
+	spaced, html bool
 }
 
 func (v *jsonValidator) space() {
@@ -35,6 +54,7 @@ func (v *jsonValidator) space() {
 		switch v.b[v.i] {
 		case ' ', '\t', '\n', '\r':
 			v.i++
+			v.spaced = true
 		default:
 			return
 		}
@@ -136,17 +156,45 @@ func (v *jsonValidator) next(closing byte) (more, ok bool) {
 	return false, false
 }
 
+// The classes of a string's bytes (strBytes); most are strPlain.
+const (
+	strPlain = iota
+	strQuote
+	strControl
+	strEscape
+	strHTML
+)
+
+// strBytes classes every byte for str, so that a plain byte, nearly all
+// of them, costs one load and one comparison.
+var strBytes = func() (t [256]uint8) {
+	for c := range 0x20 {
+		t[c] = strControl
+	}
+	t['"'], t['\\'] = strQuote, strEscape
+	for _, c := range []byte{'<', '>', '&', 0xE2} {
+		t[c] = strHTML
+	}
+	return t
+}()
+
 // str checks the string at v.i (its opening quote).
 func (v *jsonValidator) str() bool {
 	b := v.b
 	for i := v.i + 1; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"':
+		cls := strBytes[b[i]]
+		if cls == strPlain {
+			continue
+		}
+		switch cls {
+		case strQuote:
 			v.i = i + 1
 			return true
-		case c < 0x20:
+		case strControl:
 			return false
-		case c == '\\':
+		case strHTML:
+			v.html = true
+		case strEscape:
 			i++
 			if i >= len(b) {
 				return false

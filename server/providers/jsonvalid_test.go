@@ -15,6 +15,8 @@ var validDocs = []string{
 	``, ` `, `{`, `}`, `[`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `[,]`, `{,}`, `{"a" 1}`, `[1 2]`, `01`, `-`, `1.`, `.5`,
 	`1e`, `1e+`, `+1`, `tru`, `nul`, `True`, `"\x"`, `"\u12"`, `"\u12g4"`, "\"a\x01b\"", `"unterminated`, `{"a":1}x`,
 	`{"a":1} {}`, `[1]]`, `{'a':1}`, `NaN`, `Infinity`, "\"\\", `"\`, `{"a":1 `, `[1,2`, "\x00",
+	// What setMember learns of a valid answer (checkScanJSON):
+	`{"a":"<b>","c":"x & y"}`, "{\"a\":\"\u2028\"}", "[\"\xe2\"]", `{"a":"\u003c"}`, "{\"a\":\n1}", "[1,\t2]", `{"a":" "}`,
 }
 
 func TestValidJSONIsJSONValid(t *testing.T) {
@@ -24,6 +26,26 @@ func TestValidJSONIsJSONValid(t *testing.T) {
 		if got, want := validJSON([]byte(d)), json.Valid([]byte(d)); got != want {
 			t.Errorf("%.80q: %v, json.Valid %v", d, got, want)
 		}
+		checkScanJSON(t, d)
+	}
+}
+
+// checkScanJSON holds what scanJSON tells of a valid document to the
+// separate scans it replaced, and its validity to validJSON's.
+func checkScanJSON(t *testing.T, d string) {
+	t.Helper()
+	ok, compact, html := scanJSON([]byte(d))
+	if ok != json.Valid([]byte(d)) {
+		t.Fatalf("%.80q: scanJSON %v, json.Valid %v", d, ok, !ok)
+	}
+	if !ok {
+		return
+	}
+	if want := isCompact([]byte(d)); compact != want {
+		t.Errorf("%.80q: compact %v, isCompact %v", d, compact, want)
+	}
+	if want := needsHTMLEscape([]byte(d)); html != want {
+		t.Errorf("%.80q: html %v, needsHTMLEscape %v", d, html, want)
 	}
 }
 
@@ -35,6 +57,7 @@ func FuzzValidJSON(f *testing.F) {
 		if got, want := validJSON([]byte(d)), json.Valid([]byte(d)); got != want {
 			t.Fatalf("%q: %v, json.Valid %v", d, got, want)
 		}
+		checkScanJSON(t, d)
 	})
 }
 
