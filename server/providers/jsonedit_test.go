@@ -229,3 +229,40 @@ func TestOutlineRoutesAsWhole(t *testing.T) {
 		check("responses "+string(rune('a'+i)), ResponsesToChat, b)
 	}
 }
+
+// editBody is a chat request as a caller sends it, and editCases the
+// edits gw makes of it: its model and limit set, and for a stream, stream
+// and its options added.
+var editBody = []byte(`{"model":"gpt","messages":[{"role":"user","content":"Say hi."}],"max_tokens":64,"temperature":0.2}`)
+
+var editCases = []struct {
+	name  string
+	edits []Edit
+	// allocs: the result, and the quoted name of each member added.
+	allocs float64
+}{
+	{"set", []Edit{setTo("model", []byte(`"openai/gpt-4o-mini"`)), setTo("max_tokens", []byte("64"))}, 1},
+	{"stream", []Edit{setTo("model", []byte(`"openai/gpt-4o-mini"`)), setTo("max_tokens", []byte("64")),
+		setTo("stream", []byte("true")), setTo("stream_options", []byte(`{"include_usage":true}`))}, 3},
+}
+
+// TestEditObjectAllocations holds editObject to its result's allocation
+// and an added member's name.
+func TestEditObjectAllocations(t *testing.T) {
+	for _, c := range editCases {
+		if n := testing.AllocsPerRun(100, func() { editObject(editBody, c.edits) }); n != c.allocs {
+			t.Errorf("%s: %v allocations, want %v", c.name, n, c.allocs)
+		}
+	}
+}
+
+func BenchmarkEditObject(b *testing.B) {
+	for _, c := range editCases {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				editObject(editBody, c.edits)
+			}
+		})
+	}
+}

@@ -217,7 +217,8 @@ func (a *OpenAI) send(ctx context.Context, call *Call, stream streamMode) (*http
 // bytes (editObject), which are neither decoded nor copied.
 func (a *OpenAI) body(call *Call, stream streamMode) (rope, error) {
 	req := call.Request
-	edits := []Edit{setTo("model", jsonString(call.UpstreamModel)), removed("max_tokens"), removed("max_completion_tokens")}
+	// Room for the most edits a request takes here but the breakpoints'.
+	edits := append(make([]Edit, 0, 8), setTo("model", jsonString(call.UpstreamModel)), removed("max_tokens"), removed("max_completion_tokens"))
 	limit := req.MaxTokens
 	if call.MaxTokens > 0 {
 		limit = call.MaxTokens
