@@ -388,6 +388,13 @@ func TestMetricsAfterTraffic(t *testing.T) {
 				}
 				for _, e := range page.Data {
 					if e.RequestID != nil && *e.RequestID == "caller-id-1" {
+						// The access line names the event's organization
+						// and workspace (made once per bundle).
+						for _, want := range []string{"org_id=" + e.OrgID.String(), "workspace_id=" + e.WorkspaceID.String()} {
+							if !strings.Contains(line, want) {
+								t.Errorf("access log line lacks %q: %s", want, line)
+							}
+						}
 						return true
 					}
 				}

@@ -93,7 +93,7 @@ func (o *playgroundOrg) key(ws, user uuid.UUID) (*inferenceKey, *modelView) {
 	// keys: a workspace's guardrails (and those that select the person)
 	// are no less in force in the web UI (issue 32: no route left uncovered).
 	id := playground.KeyID(ws, user)
-	return &inferenceKey{org: o.routes, id: id, workspace: ws, owner: user,
+	return &inferenceKey{org: o.routes, id: id, workspace: ws, workspaceString: ws.String(), owner: user,
 		policies: o.routes.policies[ws], limits: keyLimits(o.limits[ws]), playground: true,
 		guards: o.routes.guardsFor(bundle.Key{ID: id, WorkspaceID: ws, OwnerID: user})}, view
 }

@@ -26,6 +26,9 @@ import (
 // only read afterwards, except for the secrets it opens on first use.
 type inferenceOrg struct {
 	orgID uuid.UUID
+	// orgIDString is orgID as text, made once (the metrics' and the access
+	// log's label).
+	orgIDString string
 	// guards are the bundle's guardrails, compiled (guard.go).
 	guards guardIndex
 	// archives are the workspaces' payload archives (archive.go).
@@ -79,7 +82,10 @@ type inferenceKey struct {
 	id        uuid.UUID
 	idString  string // policy targets name keys by their id as a string
 	workspace uuid.UUID
-	owner     uuid.UUID
+	// workspaceString is workspace as text, made once (a label, as
+	// orgIDString).
+	workspaceString string
+	owner           uuid.UUID
 	// policies are the key's workspace's; Evaluate applies their targets.
 	policies []policy.Policy
 	// limits are the key's effective rate limits (ratelimit.go).
@@ -109,6 +115,7 @@ type inferenceKey struct {
 func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 	o := &inferenceOrg{
 		orgID:        b.OrgID,
+		orgIDString:  b.OrgID.String(),
 		version:      b.Version,
 		models:       make(map[string]*routeModel, len(models)),
 		credentials:  newCredentialSet(b.Credentials),
@@ -199,7 +206,8 @@ func tagTarget(tb bundle.TagBudget, ws uuid.UUID, keys []bundle.Key) policy.Targ
 }
 
 func (o *inferenceOrg) key(k bundle.Key) *inferenceKey {
-	return &inferenceKey{org: o, id: k.ID, idString: k.ID.String(), workspace: k.WorkspaceID, owner: k.OwnerID, policies: o.policies[k.WorkspaceID],
+	return &inferenceKey{org: o, id: k.ID, idString: k.ID.String(), workspace: k.WorkspaceID, workspaceString: k.WorkspaceID.String(),
+		owner: k.OwnerID, policies: o.policies[k.WorkspaceID],
 		limits: keyLimits(k.RateLimits), tags: k.Tags, required: o.requiredTags[k.WorkspaceID], tagRules: o.tagRules[k.WorkspaceID],
 		guards: o.guardsFor(k), decisions: new(decisionCache)}
 }

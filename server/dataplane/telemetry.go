@@ -64,7 +64,7 @@ func (p *Plane) observe(a *admission) {
 		in.Status = http.StatusOK
 	}
 	if k := a.key; k != nil {
-		in.OrgID, in.WorkspaceID, in.KeyID = k.org.orgID.String(), k.workspace.String(), k.idString
+		in.OrgID, in.WorkspaceID, in.KeyID = k.org.orgIDString, k.workspaceString, k.idString
 	}
 	switch {
 	case a.finished:
