@@ -483,6 +483,7 @@ func (x *exchange) call(rt *route, baseURL, secret string) *providers.Call {
 	}
 	c := &providers.Call{
 		Request: req, UpstreamModel: m.UpstreamModel(), ResponseModel: m.ID,
+		UpstreamModelJSON: rt.model.upstreamJSON, ResponseModelJSON: rt.model.idJSON,
 		BaseURL: baseURL, Secret: secret, MaxTokens: rt.maxTokens, DefaultMaxTokens: m.MaxOutputTokens,
 		Header: x.forwardHeader(rt), Prepared: &rt.prepared, AnthropicVersion: m.AnthropicVersion(),
 		Translated: x.d.name() != endpointChatCompletions, PromptCache: x.promptCache(),

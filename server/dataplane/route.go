@@ -65,6 +65,9 @@ type routeModel struct {
 	// prices, the dearer of the base and that tier (boundFor).
 	bound      boundPrices
 	tierBounds map[string]boundPrices
+	// upstreamJSON and idJSON are the model's upstream id and its id as
+	// JSON strings, made once for every call (providers.Call).
+	upstreamJSON, idJSON []byte
 }
 
 // boundFor is the bound's prices for a request asking for tier ("" for
@@ -156,17 +159,18 @@ func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 		}
 		o.tagRules[w.ID] = r
 	}
-	providers := make(map[string]catalog.Provider, len(b.Catalog.Providers))
+	catalogProviders := make(map[string]catalog.Provider, len(b.Catalog.Providers))
 	for _, p := range b.Catalog.Providers {
-		providers[p.ID] = p
+		catalogProviders[p.ID] = p
 	}
 	for i, m := range b.Catalog.Models {
-		p := providers[m.Provider]
+		p := catalogProviders[m.Provider]
 		// Verification already checked every price (catalog.New), so
 		// parsing cannot fail here.
 		pricing, _ := m.Pricing.Parse()
 		o.models[m.ID] = &routeModel{model: m, kind: p.Kind, baseURL: p.BaseURL, input: models[i].input, output: models[i].output,
-			pricing: pricing, bound: boundPricesOf(pricing.Asked(""))}
+			pricing: pricing, bound: boundPricesOf(pricing.Asked("")),
+			upstreamJSON: providers.ModelIDJSON(m.UpstreamModel()), idJSON: providers.ModelIDJSON(m.ID)}
 		for _, tier := range catalog.ServiceTierNames() {
 			if pricing.ForServiceTier(tier).ServiceTier() != tier {
 				continue

@@ -260,3 +260,17 @@ func plainKey(key []byte) bool {
 	}
 	return true
 }
+
+// ModelIDJSON is a model id as a JSON string, what Call.UpstreamModelJSON
+// and Call.ResponseModelJSON hold; clipped, so an append to it never
+// writes into a copy shared by other requests.
+func ModelIDJSON(id string) []byte { return slices.Clip([]byte(jsonString(id))) }
+
+// modelJSON is a model id as a JSON string: made, the caller's copy
+// (Call.UpstreamModelJSON, Call.ResponseModelJSON), else made now.
+func modelJSON(made []byte, id string) []byte {
+	if made != nil {
+		return made
+	}
+	return jsonString(id)
+}

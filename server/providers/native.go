@@ -34,7 +34,7 @@ func forwardHeader(dst, src http.Header) {
 // neither decoded nor copied.
 func nativeBody(call *Call, limitName string, stream *bool, extra ...Edit) (rope, error) {
 	n := call.Native
-	edits := append(slices.Clip(n.Edits), setTo("model", jsonString(call.UpstreamModel)))
+	edits := append(slices.Clip(n.Edits), setTo("model", modelJSON(call.UpstreamModelJSON, call.UpstreamModel)))
 	if limitName != "" && call.MaxTokens > 0 {
 		var asked int64
 		if raw, ok := n.Members[limitName]; ok {
@@ -172,7 +172,7 @@ func anthropicNativeCompletion(resp *http.Response, call *Call) (*Completion, er
 	// not re-encoded: its thinking blocks and signatures reach the caller
 	// byte for byte (an encoder would escape <, > and & in their text).
 	body := mustMarshal(m)
-	if edited, ok := editObject(raw, []Edit{setTo("model", jsonString(call.ResponseModel))}); ok {
+	if edited, ok := editObject(raw, []Edit{setTo("model", modelJSON(call.ResponseModelJSON, call.ResponseModel))}); ok {
 		body = edited.bytes()
 	}
 	return &Completion{Body: body, Usage: estimate(u, call, answerTokens(raw))}, nil

@@ -78,7 +78,7 @@ func (a *OpenAI) Complete(ctx context.Context, call *Call) (*Completion, error) 
 	if a.Dialect == DialectAzure && answerFiltered(raw) {
 		return nil, errContentFilter()
 	}
-	body, rawUsage, err := rewriteAnswer(raw, jsonString(call.ResponseModel))
+	body, rawUsage, err := rewriteAnswer(raw, modelJSON(call.ResponseModelJSON, call.ResponseModel))
 	if err != nil {
 		return nil, &Error{Kind: Unavailable, Status: resp.StatusCode, Message: err.Error()}
 	}
@@ -218,7 +218,7 @@ func (a *OpenAI) send(ctx context.Context, call *Call, stream streamMode) (*http
 func (a *OpenAI) body(call *Call, stream streamMode) (rope, error) {
 	req := call.Request
 	// Room for the most edits a request takes here but the breakpoints'.
-	edits := append(make([]Edit, 0, 8), setTo("model", jsonString(call.UpstreamModel)), removed("max_tokens"), removed("max_completion_tokens"))
+	edits := append(make([]Edit, 0, 8), setTo("model", modelJSON(call.UpstreamModelJSON, call.UpstreamModel)), removed("max_tokens"), removed("max_completion_tokens"))
 	limit := req.MaxTokens
 	if call.MaxTokens > 0 {
 		limit = call.MaxTokens

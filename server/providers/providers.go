@@ -55,6 +55,11 @@ type Call struct {
 	// fallback chain answered.
 	UpstreamModel string
 	ResponseModel string
+	// UpstreamModelJSON and ResponseModelJSON, when set, are the two ids
+	// as JSON strings, made once by the caller (the data plane, per
+	// bundle) rather than for every request; read only, never written.
+	// Unset, they are made when needed (modelJSON).
+	UpstreamModelJSON, ResponseModelJSON []byte
 	// BaseURL is the API root, without a trailing slash (the credential's
 	// URL, else the catalog provider's).
 	BaseURL string
