@@ -629,6 +629,27 @@ func (d *memberDecoder) optional(name string, v any) error {
 }
 
 func (d *memberDecoder) decode(param string, raw json.RawMessage, v any) error {
+	// The scalars every request has (the model; a stream's flag) without
+	// encoding/json's reflection and decoder (two allocations and most of
+	// a parse's time for a request's model, issue 33's thirteenth round);
+	// anything else, and anything json.Unmarshal would read otherwise, the
+	// general way below. FuzzDecodeScalars holds the two to each other.
+	switch p := v.(type) {
+	case *string:
+		if s, ok := printableString(raw); ok {
+			*p = s
+			return nil
+		}
+	case *bool:
+		switch string(raw) {
+		case "true":
+			*p = true
+			return nil
+		case "false":
+			*p = false
+			return nil
+		}
+	}
 	err := json.Unmarshal(raw, v)
 	if err == nil {
 		return nil
@@ -700,4 +721,20 @@ func (r *ChatRequest) WithoutReasoningEffort() *ChatRequest {
 	// the effort.
 	c.body = nil
 	return &c
+}
+
+// printableString is the JSON string raw decoded, when raw is one whose bytes
+// are its text: quoted printable ASCII without escapes (so no decoding
+// changes a byte). ok is false for anything else.
+func printableString(raw []byte) (s string, ok bool) {
+	n := len(raw)
+	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
+		return "", false
+	}
+	for _, c := range raw[1 : n-1] {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(raw[1 : n-1]), true
 }
