@@ -47,3 +47,24 @@ func BenchmarkDecodeModel(b *testing.B) {
 		}
 	})
 }
+
+// TestStreamOptionsAsSent: the forms the SDKs send, read as they are,
+// mean what any other spelling of them does.
+func TestStreamOptionsAsSent(t *testing.T) {
+	for _, c := range []struct {
+		opts string
+		want bool
+	}{{`{"include_usage":true}`, true}, {`{"include_usage":false}`, false}, {`{ "include_usage" : true }`, true},
+		{`{"include_usage":false,"x":1}`, false}, {`{"Include_Usage":true}`, true}, {`{}`, false}, {`null`, false}} {
+		r, err := ParseChatRequest([]byte(`{"model":"m","stream":true,"stream_options":` + c.opts + `,"messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			t.Fatalf("%s: %v", c.opts, err)
+		}
+		if r.IncludeUsage != c.want || !r.Stream {
+			t.Errorf("%s: include usage %v, stream %v", c.opts, r.IncludeUsage, r.Stream)
+		}
+	}
+	if _, err := ParseChatRequest([]byte(`{"model":"m","stream_options":{"include_usage":1},"messages":[]}`)); err == nil {
+		t.Error("include_usage 1 accepted")
+	}
+}

@@ -273,13 +273,20 @@ func ParseChatRequest(body []byte) (*ChatRequest, error) {
 		return nil, err
 	}
 	if raw, ok := d.present("stream_options"); ok {
-		var so struct {
-			IncludeUsage *bool `json:"include_usage"`
+		// What the SDKs send, read as it is; anything else decoded.
+		switch string(raw) {
+		case `{"include_usage":true}`:
+			r.IncludeUsage = true
+		case `{"include_usage":false}`:
+		default:
+			var so struct {
+				IncludeUsage *bool `json:"include_usage"`
+			}
+			if err := d.decode("stream_options", raw, &so); err != nil {
+				return nil, err
+			}
+			r.IncludeUsage = so.IncludeUsage != nil && *so.IncludeUsage
 		}
-		if err := d.decode("stream_options", raw, &so); err != nil {
-			return nil, err
-		}
-		r.IncludeUsage = so.IncludeUsage != nil && *so.IncludeUsage
 	}
 	if err := r.parseMessages(&d); err != nil {
 		return nil, err
