@@ -236,7 +236,7 @@ func NewHTTPClient() *http.Client {
 // not configured to go.
 func NewGuardedHTTPClient(policy func() egress.Policy) *http.Client {
 	dialer := egress.NewDialer(policy)
-	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	return &http.Client{CheckRedirect: refuseRedirects,
 		Transport: &http.Transport{
 			Proxy:                 proxied(policy),
 			DialContext:           dialer.DialContext,

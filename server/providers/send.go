@@ -77,7 +77,7 @@ func send(ctx context.Context, client *http.Client, call *Call, p upstreamPost) 
 	if err := p.authorize(req, call, p.body); err != nil {
 		return nil, err
 	}
-	resp, err := client.Do(req)
+	resp, err := roundTrip(client, req)
 	if err != nil {
 		return nil, transportError(err)
 	}
