@@ -2,6 +2,8 @@ package providers
 
 import (
 	"crypto/tls"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -43,6 +45,19 @@ func roundTrip(client *http.Client, req *http.Request) (*http.Response, error) {
 		if tlsErr, ok := err.(tls.RecordHeaderError); ok && string(tlsErr.RecordHeader[:]) == "HTTP/" {
 			err = http.ErrSchemeMismatch
 		}
+		return nil, &url.Error{Op: urlErrorOp(req.Method), URL: req.URL.String(), Err: err}
+	}
+	// What Do makes of a transport that breaks the contract (test fakes,
+	// mostly): no answer, or one without a body.
+	switch {
+	case resp == nil:
+		err = fmt.Errorf("http: RoundTripper implementation (%T) returned a nil *Response with a nil error", rt)
+	case resp.Body == nil && resp.ContentLength > 0 && req.Method != http.MethodHead:
+		err = fmt.Errorf("http: RoundTripper implementation (%T) returned a *Response with content length %d but a nil Body", rt, resp.ContentLength)
+	case resp.Body == nil:
+		resp.Body = io.NopCloser(strings.NewReader(""))
+	}
+	if err != nil {
 		return nil, &url.Error{Op: urlErrorOp(req.Method), URL: req.URL.String(), Err: err}
 	}
 	return resp, nil

@@ -111,3 +111,34 @@ func BenchmarkRoundTrip(b *testing.B) {
 		}
 	})
 }
+
+// TestRoundTripBrokenTransport: a transport that answers nothing, or an
+// answer without a body, is read as Do reads it.
+func TestRoundTripBrokenTransport(t *testing.T) {
+	for _, resp := range []*http.Response{nil, {StatusCode: 200}, {StatusCode: 200, ContentLength: 5}} {
+		var answers [2]string
+		for i := range answers {
+			client := NewHTTPClient()
+			client.Transport = stubTransport{resp}
+			if resp != nil {
+				r := *resp
+				client.Transport = stubTransport{&r}
+			}
+			req, _ := http.NewRequest(http.MethodPost, "http://upstream.test/x", http.NoBody)
+			send := client.Do
+			if i == 1 {
+				send = func(r *http.Request) (*http.Response, error) { return roundTrip(client, r) }
+			}
+			got, err := send(req)
+			if err != nil {
+				answers[i] = "error: " + err.Error()
+				continue
+			}
+			body, _ := io.ReadAll(got.Body)
+			answers[i] = got.Status + " body " + string(body)
+		}
+		if answers[0] != answers[1] {
+			t.Errorf("%+v: Do %q, roundTrip %q", resp, answers[0], answers[1])
+		}
+	}
+}
