@@ -8,7 +8,7 @@ import (
 // FuzzDecodeScalars holds memberDecoder.decode's scalar fast paths to
 // json.Unmarshal: the same value, and an error exactly when it errs.
 func FuzzDecodeScalars(f *testing.F) {
-	for _, raw := range []string{`"openai/gpt-4o-mini"`, `""`, `"a\"b"`, `"é"`, "\"\xff\"", `"a"b"`, `"tab	"`, `true`, `false`,
+	for _, raw := range []string{`"openai/gpt-4o-mini"`, `""`, `"a\"b"`, `"é"`, "\"\xff\"", `"a"b"`, `"tab	"`, `"ünïcode"`, "\"\x7f\"", `true`, `false`,
 		`null`, `1`, `"true"`, ` true`, `"x" `, `"`, `tru`} {
 		f.Add(raw)
 	}

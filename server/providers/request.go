@@ -473,14 +473,22 @@ func knownRole(v []byte) (string, bool) {
 	return "", false
 }
 
-// plainString decodes a JSON string without escapes that is valid UTF-8
-// (encoding/json would change invalid bytes).
+// plainString decodes a JSON string whose bytes are its text: quoted,
+// without escapes, quotes or control characters inside, valid UTF-8
+// (encoding/json would change invalid bytes). ok is false for anything
+// else, JSON or not, which json.Unmarshal is left to read.
 func plainString(v []byte) (string, bool) {
-	if len(v) < 2 || v[0] != '"' {
+	n := len(v)
+	if n < 2 || v[0] != '"' || v[n-1] != '"' {
 		return "", false
 	}
-	inner := v[1 : len(v)-1]
-	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
+	inner := v[1 : n-1]
+	for _, c := range inner {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(inner) {
 		return "", false
 	}
 	return string(inner), true
@@ -643,7 +651,7 @@ func (d *memberDecoder) decode(param string, raw json.RawMessage, v any) error {
 	// general way below. FuzzDecodeScalars holds the two to each other.
 	switch p := v.(type) {
 	case *string:
-		if s, ok := printableString(raw); ok {
+		if s, ok := plainString(raw); ok {
 			*p = s
 			return nil
 		}
@@ -728,20 +736,4 @@ func (r *ChatRequest) WithoutReasoningEffort() *ChatRequest {
 	// the effort.
 	c.body = nil
 	return &c
-}
-
-// printableString is the JSON string raw decoded, when raw is one whose bytes
-// are its text: quoted printable ASCII without escapes (so no decoding
-// changes a byte). ok is false for anything else.
-func printableString(raw []byte) (s string, ok bool) {
-	n := len(raw)
-	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
-		return "", false
-	}
-	for _, c := range raw[1 : n-1] {
-		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			return "", false
-		}
-	}
-	return string(raw[1 : n-1]), true
 }
