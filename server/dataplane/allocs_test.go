@@ -28,19 +28,18 @@ import (
 //
 // The goal is ≤ 100 allocations per non-streaming request and
 // ≤ 150 per streaming request plus ≤ 2 per chunk. The budgets below are
-// what the fifth round reached (95 and 130 + 0.06 per chunk, from 95 and
-// 164 + 1.06: the stream_options gw adds built without a map and a
-// marshal, and each relayed chunk in a buffer of the stream's own;
-// docs/performance.md): both goals are met (190 at 20 chunks), and the
-// test fails the moment the path allocates more than it does now, give
-// or take one (a chunk: one allocation where it now makes none). Every
+// what the path allocates now, give or take one, lowered with each round
+// that cut some (the fifth: 95 and 130 + 0.06 per chunk; the thirteenth:
+// 84 and 106 at 20 chunks; docs/performance.md): both goals are met, and
+// the test fails the moment the path allocates more (a chunk: one
+// allocation where it now makes none). Every
 // request here sends the same texts, so the tokenizer's counts come from
 // its memo (tokens.countMemo); texts it has not seen cost tiktoken-go's
 // regular expressions about four allocations a token more (177 and
 // 311 + 5.1 per chunk measured so in the second round).
 const (
-	nonStreamAllocBudget = 85  // goal 100 (84 since the upstream body's edits, labels, model ids and scalars' decoding were cut)
-	streamAllocBudget    = 107 // 20 chunks (106 since the event buffers are pooled, and those four and stream_options cut); goal 150 + 2×20 = 190
+	nonStreamAllocBudget = 85  // 84 measured; goal 100
+	streamAllocBudget    = 107 // 20 chunks, 106 measured; goal 150 + 2×20 = 190
 	streamChunkBudget    = 1   // per chunk beyond the first 20; the goal 2
 )
 
