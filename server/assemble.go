@@ -277,10 +277,12 @@ func (s *Server) controlRoutes(_ context.Context, cp *controlPlane) error {
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", cp.api)
 	mux.Handle("/scim/v2/", cp.api.SCIM())
+	var plane http.Handler
 	if cp.plane != nil {
 		cp.plane.MarkReady()
-		mux.Handle("/inf/v1/", dataplane.NewCORS(s.cfg.CORSOrigins, cp.plane))
-		mux.Handle(dataplane.MCPResourceMetadataPath, dataplane.NewCORS(s.cfg.CORSOrigins, cp.plane))
+		plane = dataplane.NewCORS(s.cfg.CORSOrigins, cp.plane)
+		mux.Handle(inferencePattern, plane)
+		mux.Handle(dataplane.MCPResourceMetadataPath, plane)
 	}
 	// gw's OAuth authorization server (issue 31): its metadata and
 	// endpoints are the API's. A browser-based MCP client of a listed
@@ -294,7 +296,7 @@ func (s *Server) controlRoutes(_ context.Context, cp *controlPlane) error {
 	mux.Handle(api.OAuthMetadataPath, oauthCORS)
 	mux.Handle("/", web.HandlerWithSSO(s.log, cp.api.SetupDone, cp.api.SignInProviders))
 	s.handleHealth(mux)
-	s.handler = mux
+	s.handler = inferenceFirst{mux: mux, plane: plane}
 	return nil
 }
 
@@ -325,10 +327,11 @@ func (s *Server) assembleDataPlane(ctx context.Context) error {
 		{"poll bundles", s.pollBundles},
 		{"route HTTP", func(_ context.Context, rp *remotePlane) error {
 			mux := http.NewServeMux()
-			mux.Handle("/inf/v1/", dataplane.NewCORS(s.cfg.CORSOrigins, rp.plane))
-			mux.Handle(dataplane.MCPResourceMetadataPath, dataplane.NewCORS(s.cfg.CORSOrigins, rp.plane))
+			plane := dataplane.NewCORS(s.cfg.CORSOrigins, rp.plane)
+			mux.Handle(inferencePattern, plane)
+			mux.Handle(dataplane.MCPResourceMetadataPath, plane)
 			s.handleHealth(mux)
-			s.handler = mux
+			s.handler = inferenceFirst{mux: mux, plane: plane}
 			return nil
 		}},
 	})

@@ -41,6 +41,7 @@ import (
 type running struct {
 	URL        string
 	MetricsURL string
+	Handler    http.Handler
 	Owner      *client.Client
 	token      string
 	logs       *syncBuffer
@@ -103,6 +104,7 @@ func startServer(t *testing.T, cfg server.Config) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Handler = srv.Handler()
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(runCtx, ln) }()
