@@ -473,15 +473,51 @@ func (x *exchange) boundOf(rt *route) (int64, error) {
 // counted is the body counted by c, once per counter a request's routes
 // need (the bound and, for the exact counters, the floor).
 func (x *exchange) counted(c tokens.Counter) tokens.Request {
-	if r, ok := x.counts[c]; ok {
+	if r, ok := x.counts.of(c); ok {
 		return r
 	}
 	r := tokens.CountRequest(c, x.body)
-	if x.counts == nil {
-		x.counts = map[tokens.Counter]tokens.Request{}
-	}
-	x.counts[c] = r
+	x.counts.add(c, r)
 	return r
+}
+
+// bodyCounts is the body counted by each counter a request's routes
+// needed: one most often, two for an alias across families. They are kept
+// in the exchange itself (a map was two allocations a request) and looked
+// up by comparison; a third and more go to spill.
+type bodyCounts struct {
+	n     int
+	first [2]bodyCount
+	spill []bodyCount
+}
+
+type bodyCount struct {
+	c tokens.Counter
+	r tokens.Request
+}
+
+func (b *bodyCounts) of(c tokens.Counter) (tokens.Request, bool) {
+	for i := range min(b.n, len(b.first)) {
+		if b.first[i].c == c {
+			return b.first[i].r, true
+		}
+	}
+	for _, e := range b.spill {
+		if e.c == c {
+			return e.r, true
+		}
+	}
+	return tokens.Request{}, false
+}
+
+// add keeps c's count; c is not kept already.
+func (b *bodyCounts) add(c tokens.Counter, r tokens.Request) {
+	if b.n < len(b.first) {
+		b.first[b.n] = bodyCount{c, r}
+	} else {
+		b.spill = append(b.spill, bodyCount{c, r})
+	}
+	b.n++
 }
 
 // largeCacheBody is the body size past which afterLastCacheMarker does not

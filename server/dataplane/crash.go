@@ -321,7 +321,7 @@ func crashInput(s inputShape, kind catalog.Kind) int64 {
 // the bound's calibrated figure elsewhere: what the reservation holds),
 // else the estimate from the body's size.
 func (x *exchange) crashInput(rt *route) int64 {
-	if r, ok := x.counts[tokens.ForModel(rt.model.model.UpstreamModel())]; ok {
+	if r, ok := x.counts.of(tokens.ForModel(rt.model.model.UpstreamModel())); ok {
 		return x.input.framed(r.Bound, rt.model.kind)
 	}
 	return crashInput(x.input, rt.model.kind)

@@ -66,7 +66,7 @@ func (x *exchange) unanswered(f *providers.Error) providers.Usage {
 // upstream's count against; nil leaves the counting to the adapter.
 func (x *exchange) inputFloor(rt *route) *int64 {
 	c := tokens.ForModel(rt.model.model.UpstreamModel())
-	if r, ok := x.counts[c]; ok && c.Exact() {
+	if r, ok := x.counts.of(c); ok && c.Exact() {
 		return &r.Floor
 	}
 	return nil

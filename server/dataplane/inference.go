@@ -158,7 +158,7 @@ type exchange struct {
 	// input is what the budgets' cost bound needs of the body; counts the
 	// body counted by each counter its routes needed (counted).
 	input  inputShape
-	counts map[tokens.Counter]tokens.Request
+	counts bodyCounts
 
 	// requested is the visible model asked for; from then on the request
 	// is metered. targets are an alias's targets (the first is requested);
