@@ -40,6 +40,17 @@ func TestNewRequestIDSortsByTime(t *testing.T) {
 			}
 		}
 	}
+	// The last 12 digits are random: within one millisecond each of them
+	// takes more than one value (48 bits, none left constant).
+	for pos := 16; pos < 28; pos++ {
+		digits := map[byte]bool{}
+		for _, id := range ids[:200] {
+			digits[id[pos]] = true
+		}
+		if len(digits) < 2 {
+			t.Fatalf("digit %d is the same in 200 ids of a millisecond", pos)
+		}
+	}
 	// The first 12 digits are the time in milliseconds.
 	if got, want := newRequestID(start)[4:16], fmt.Sprintf("%012x", start.UnixMilli()); got != want {
 		t.Fatalf("time digits %q, want %q", got, want)
