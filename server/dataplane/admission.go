@@ -85,6 +85,9 @@ type admission struct {
 	// completion: the model asked for, then each fallback taken), for the
 	// provenance and the budgets.
 	decision *policy.Decision
+	// lists are the provenance lists of decision when it is a cached one
+	// (decisions.go): used only while they are decision's (provenance.go).
+	lists *provenanceLists
 	// budget holds the cost bound against the request's budgets; finish
 	// settles it to the exact cost.
 	budget *spend.Reservation

@@ -21,7 +21,14 @@ import (
 // plan only read them (TestCachedDecisionIsReadOnly holds them to it).
 type decisionCache struct {
 	mu sync.RWMutex
-	m  map[decisionKey]*policy.Decision
+	m  map[decisionKey]*cachedDecision
+}
+
+// cachedDecision is a cached decision and what its requests' usage events
+// name of it in their provenance (provenance.go), made once.
+type cachedDecision struct {
+	d     policy.Decision
+	lists provenanceLists
 }
 
 // decisionKey is what a decision depends on beyond the key: the model
@@ -60,28 +67,31 @@ func capsMask(caps []policy.Capability) (uint8, bool) {
 // cached for its model and facts, else evaluate's, cached. It must be
 // the key's own request (not a playground caller's, whose owner varies by
 // caller). A nil cache caches nothing.
-func (c *decisionCache) decision(k decisionKey, evaluate func() policy.Decision) *policy.Decision {
+// Its provenance lists are nil for a decision not cached.
+func (c *decisionCache) decision(k decisionKey, evaluate func() policy.Decision) (*policy.Decision, *provenanceLists) {
 	if c == nil {
 		d := evaluate()
-		return &d
+		return &d, nil
 	}
 	c.mu.RLock()
-	d := c.m[k]
+	e := c.m[k]
 	c.mu.RUnlock()
-	if d != nil {
-		return d
+	if e != nil {
+		return &e.d, &e.lists
 	}
-	fresh := evaluate()
-	d = &fresh
+	e = &cachedDecision{d: evaluate()}
+	e.lists.decision = &e.d
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if prev := c.m[k]; prev != nil {
-		d = prev
-	} else if len(c.m) < maxCachedDecisions {
-		if c.m == nil {
-			c.m = make(map[decisionKey]*policy.Decision)
-		}
-		c.m[k] = d
+		return &prev.d, &prev.lists
 	}
-	c.mu.Unlock()
-	return d
+	if len(c.m) >= maxCachedDecisions {
+		return &e.d, nil
+	}
+	if c.m == nil {
+		c.m = make(map[decisionKey]*cachedDecision)
+	}
+	c.m[k] = e
+	return &e.d, &e.lists
 }

@@ -63,9 +63,9 @@ func CheckCachedDecisions(p *Plane) (int, error) {
 				OwnerUserID: key.owner, Model: m.model.ID, Provider: m.model.Provider, InputPricePerMTok: m.input,
 				OutputPricePerMTok: m.output, Stream: dk.stream, Capabilities: caps,
 				CredentialScopes: key.org.credentials.eligible(key.workspace, m.model.Provider)})
-			if !reflect.DeepEqual(*cached, fresh) {
+			if !reflect.DeepEqual(cached.d, fresh) {
 				key.decisions.mu.RUnlock()
-				return n, fmt.Errorf("the cached decision for %s (stream %v) is %+v; evaluated now it is %+v", dk.model, dk.stream, *cached, fresh)
+				return n, fmt.Errorf("the cached decision for %s (stream %v) is %+v; evaluated now it is %+v", dk.model, dk.stream, cached.d, fresh)
 			}
 		}
 		key.decisions.mu.RUnlock()

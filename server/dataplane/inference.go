@@ -393,10 +393,11 @@ func (x *exchange) decideRoute(m *routeModel) (*policy.Decision, *response) {
 		req.CredentialScopes = key.org.credentials.eligible(key.workspace, m.model.Provider)
 		return x.decide(req)
 	}
-	d := key.decisions.decision(decisionKey{model: m.model.ID, stream: x.req.Stream, caps: caps}, func() policy.Decision {
+	d, lists := key.decisions.decision(decisionKey{model: m.model.ID, stream: x.req.Stream, caps: caps}, func() policy.Decision {
 		req.CredentialScopes = key.org.credentials.eligible(key.workspace, m.model.Provider)
 		return x.evaluate(req)
 	})
+	x.lists = lists
 	return x.decided(d)
 }
 
