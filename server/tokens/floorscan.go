@@ -60,7 +60,7 @@ func (s *floorScan) value(key []byte, depth int) error {
 		return s.array(key, depth)
 	case '"':
 		start := s.i + 1
-		raw, escaped, err := s.str()
+		raw, escaped, ascii, err := s.str()
 		if err != nil {
 			s.cutKey, s.cutStart = key, start
 			return err
@@ -70,8 +70,9 @@ func (s *floorScan) value(key []byte, depth int) error {
 			// counts them (the count memo keeps a copy of what it keeps).
 			v := unsafe.String(unsafe.SliceData(raw), len(raw))
 			// Escapes, and bytes that are not UTF-8 (read as U+FFFD), as
-			// encoding/json reads them.
-			if escaped || !utf8.Valid(raw) {
+			// encoding/json reads them. (ASCII, most strings, is UTF-8:
+			// str saw no byte past 0x7f.)
+			if escaped || !ascii && !utf8.Valid(raw) {
 				var u string
 				if json.Unmarshal(s.b[start-1:s.i], &u) != nil {
 					return errSyntax
@@ -187,7 +188,7 @@ func (s *floorScan) object(depth int) error {
 			return errSyntax
 		}
 		start := s.i
-		name, escaped, err := s.str()
+		name, escaped, ascii, err := s.str()
 		if err != nil {
 			return err
 		}
@@ -197,7 +198,7 @@ func (s *floorScan) object(depth int) error {
 				return errSyntax
 			}
 			name = []byte(n)
-		} else if s.bound && !utf8.Valid(name) {
+		} else if s.bound && !ascii && !utf8.Valid(name) {
 			// Read as U+FFFD, as encoding/json reads it.
 			var n string
 			if json.Unmarshal(s.b[start:s.i], &n) != nil {
@@ -249,22 +250,24 @@ func (s *floorScan) array(key []byte, depth int) error {
 
 // str reads a string at s.i (its opening quote): its bytes as written,
 // and whether it holds an escape.
-func (s *floorScan) str() (raw []byte, escaped bool, err error) {
+func (s *floorScan) str() (raw []byte, escaped, ascii bool, err error) {
 	start := s.i + 1
+	var high byte
 	for i := start; i < len(s.b); i++ {
-		switch s.b[i] {
+		switch c := s.b[i]; c {
 		case '\\':
 			escaped = true
 			i++
 		case '"':
 			s.i = i + 1
-			return s.b[start:i], escaped, nil
+			return s.b[start:i], escaped, high < utf8.RuneSelf, nil
 		default:
-			if s.bound && s.b[i] < 0x20 {
+			high |= c
+			if s.bound && c < 0x20 {
 				// Not allowed in a JSON string (the decoder refuses it).
-				return nil, false, errSyntax
+				return nil, false, false, errSyntax
 			}
 		}
 	}
-	return nil, false, io.ErrUnexpectedEOF
+	return nil, false, false, io.ErrUnexpectedEOF
 }

@@ -116,6 +116,17 @@ func BenchmarkCountRequest(b *testing.B) {
 	}
 }
 
+// BenchmarkCountRequestShort is the harness's request (go run ./bench):
+// a short system and user message, whose counts the memo keeps, so the
+// walk itself is most of it.
+func BenchmarkCountRequestShort(b *testing.B) {
+	doc := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello!"}],"temperature":0.7}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		CountRequest(o200k, doc)
+	}
+}
+
 // A body of many megabytes is walked as far as walkLimit and counted as
 // far as exactLimit: what counting allocates does not grow with the body
 // (a decoder holds what it reads: walking a body whole allocated over
