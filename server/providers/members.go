@@ -33,7 +33,10 @@ func ParseObject(body []byte) (map[string]json.RawMessage, error) {
 
 // objectMemberMap is ParseObject on text json.Valid accepted.
 func objectMemberMap(b []byte) (map[string]json.RawMessage, bool) {
-	members, ok := objectMembers(nil, b)
+	// A request's members, on the stack (from nil, the slice grew four
+	// times for a chat completion's five).
+	var stack [16]jsonMember
+	members, ok := objectMembers(stack[:0], b)
 	if !ok {
 		return nil, false
 	}
@@ -60,7 +63,8 @@ func memberName(key []byte) (string, bool) {
 // memberValue returns the value of the member name of the object b as a
 // slice of b (the last, if the name repeats), or nil.
 func memberValue(b []byte, name string) []byte {
-	members, _ := objectMembers(nil, b)
+	var stack [16]jsonMember
+	members, _ := objectMembers(stack[:0], b)
 	var v []byte
 	for _, m := range members {
 		if n, ok := memberName(m.key); ok && n == name {
