@@ -117,7 +117,8 @@ var upstreamURLs = urlCache{max: 4096}
 // urlCache maps a URL to the URL and Host http.NewRequest makes of it.
 // It keeps at most max; past that (URLs of credentials long replaced,
 // each still kept) a URL is parsed every time, as before. A URL that does
-// not parse is never kept.
+// not parse is never kept, nor one with user information: a password in
+// a base URL would outlive its credential here.
 type urlCache struct {
 	max int
 	n   atomic.Int64
@@ -138,7 +139,7 @@ func (c *urlCache) parse(s string) (*parsedURL, error) {
 		return nil, err
 	}
 	p := &parsedURL{url: req.URL, host: req.Host}
-	if c.n.Load() < int64(c.max) {
+	if req.URL.User == nil && c.n.Load() < int64(c.max) {
 		if _, loaded := c.m.LoadOrStore(s, p); !loaded {
 			c.n.Add(1)
 		}

@@ -12,7 +12,8 @@ import (
 // TestNewRequestIsNetHTTPs: an upstream request made from a URL parsed
 // once (urlCache) is the request http.NewRequestWithContext makes of the
 // URL, the first time and every time after, each with a URL of its own;
-// a URL that does not parse fails as it does there, and is not kept.
+// a URL that does not parse fails as it does there, and is not kept, nor
+// one with a password.
 func TestNewRequestIsNetHTTPs(t *testing.T) {
 	urls := []string{
 		"http://127.0.0.1:8080/v1/chat/completions",
@@ -46,6 +47,9 @@ func TestNewRequestIsNetHTTPs(t *testing.T) {
 			// Each request's URL is its own: changing one changes no other.
 			got.URL.Path += "/changed"
 		}
+	}
+	if _, kept := upstreamURLs.m.Load("http://user:secret@host.test/v1/x"); kept {
+		t.Fatal("a URL with a password is kept")
 	}
 	for _, bad := range []string{"http://host.test/%zz", "://nothing", "http://[::1/x"} {
 		_, want := http.NewRequest(http.MethodPost, bad, nil)
