@@ -299,16 +299,75 @@ func attemptsText(e *UsageEvent) string {
 const sqliteChunk = 100
 
 // sqliteInserts keeps the SQLite path's statements prepared for as long as
-// the database is open, one per chunk size: a batch runs chunks of
-// sqliteChunk rows and its remainder in chunks of powers of two (a batch
-// of 1,003 rows: ten of 100, one of 2, one of 1), so at most eight are
+// the database is open, one per chunk size and shape (sqliteShape): a
+// batch runs its lean events, then the others, each in chunks of
+// sqliteChunk rows and a remainder in chunks of powers of two (1,003 rows
+// of one shape: ten of 100, one of 2, one of 1), so at most sixteen are
 // kept. Preparing the 100-row statement (2,700 placeholders for SQLite to
 // parse) once or twice a batch was 5 % of the writer's CPU under the
 // harness's load (issue 33, eighth round). database/sql prepares a
 // statement again on each connection a transaction runs on, once.
 type sqliteInserts struct {
 	mu    sync.Mutex
-	stmts map[int]*sql.Stmt
+	stmts map[sqliteShape]*sql.Stmt
+}
+
+// sqliteShape is one prepared insert: n rows, each of every column or,
+// lean, of those an event does not leave at their default.
+type sqliteShape struct {
+	n    int
+	lean bool
+}
+
+// sqliteDefaults are the columns a lean insert leaves out, each with what
+// tells that an event holds the column's default there: NULL, or 0 where
+// the schema defaults the column to 0. Most events carry none of them (no
+// management key, reason, reasoning or one-hour cache tokens, inline
+// provenance, tags, guardrails, cache saving or batch), and SQLite fills a
+// column left out with its default, which is what binding the event's
+// value would store. Binding is per value (the driver copies each text
+// into C memory and takes the connection's mutex twice), so leaving ten of
+// 35 out was a sixth of the insert's CPU (issue 33, fifteenth round).
+var sqliteDefaults = []sqliteDefault{
+	{"management_key_id", func(e *UsageEvent) bool { return e.ManagementKeyID == nil }},
+	{"reason", func(e *UsageEvent) bool { return e.Reason == nil }},
+	{"reasoning_tokens", func(e *UsageEvent) bool { return e.ReasoningTokens == 0 }},
+	{"cache_write_1h_tokens", func(e *UsageEvent) bool { return e.CacheWrite1hTokens == 0 }},
+	{"provenance", func(e *UsageEvent) bool { return e.Provenance == nil || e.ProvenanceID != nil }},
+	{"tags", func(e *UsageEvent) bool { return len(e.Tags) == 0 }},
+	{"tag_set_id", func(e *UsageEvent) bool { return e.TagSetID == nil }},
+	{"guardrails", func(e *UsageEvent) bool { return len(e.Guardrails) == 0 }},
+	{"cache_saving_nano_usd", func(e *UsageEvent) bool { return e.CacheSavingNanoUSD == 0 }},
+	{"batch_id", func(e *UsageEvent) bool { return e.BatchID == nil }},
+}
+
+type sqliteDefault struct {
+	column    string
+	isDefault func(e *UsageEvent) bool
+}
+
+// sqliteLeanColumns are the columns of a lean insert, in
+// usageEventColumns' order, and sqliteLeanKept their indexes there.
+var sqliteLeanColumns, sqliteLeanKept = leanColumns()
+
+func leanColumns() (columns []string, kept []int) {
+	for i, c := range usageEventColumns {
+		if !slices.ContainsFunc(sqliteDefaults, func(d sqliteDefault) bool { return d.column == c }) {
+			columns, kept = append(columns, c), append(kept, i)
+		}
+	}
+	return columns, kept
+}
+
+// sqliteLean reports whether e holds the default in every column a lean
+// insert leaves out.
+func sqliteLean(e *UsageEvent) bool {
+	for _, d := range sqliteDefaults {
+		if !d.isDefault(e) {
+			return false
+		}
+	}
+	return true
 }
 
 // chunkSize is how many of n remaining rows the next statement inserts.
@@ -319,20 +378,24 @@ func chunkSize(n int) int {
 	return 1 << (bits.Len(uint(n)) - 1)
 }
 
-// stmt is the insert of n rows, within tx.
-func (c *sqliteInserts) stmt(ctx context.Context, db *sql.DB, tx *sql.Tx, n int) (*sql.Stmt, error) {
+// stmt is the insert of shape, within tx.
+func (c *sqliteInserts) stmt(ctx context.Context, db *sql.DB, tx *sql.Tx, shape sqliteShape) (*sql.Stmt, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := c.stmts[n]
+	s := c.stmts[shape]
 	if s == nil {
+		columns := usageEventColumns
+		if shape.lean {
+			columns = sqliteLeanColumns
+		}
 		var err error
-		if s, err = db.PrepareContext(ctx, sqliteInsertSQL(n)); err != nil {
+		if s, err = db.PrepareContext(ctx, sqliteInsertSQL(columns, shape.n)); err != nil {
 			return nil, mapErr(err)
 		}
 		if c.stmts == nil {
-			c.stmts = map[int]*sql.Stmt{}
+			c.stmts = map[sqliteShape]*sql.Stmt{}
 		}
-		c.stmts[n] = s
+		c.stmts[shape] = s
 	}
 	return tx.StmtContext(ctx, s), nil
 }
@@ -346,17 +409,24 @@ func (c *sqliteInserts) insertNew(ctx context.Context, db *sql.DB, tx *sql.Tx, e
 	ids := make([]uuid.UUID, 0, len(events))
 	args := make([]any, 0, len(usageEventColumns)*min(sqliteChunk, len(events)))
 	shared := sqliteShared{uuids: map[uuid.UUID]any{}, texts: map[string]any{}}
+	lean, rest := leanFirst(events)
 	for start := 0; start < len(events); {
-		chunk := events[start : start+chunkSize(len(events)-start)]
+		shape := sqliteShape{lean: start < lean}
+		left := len(events) - start
+		if shape.lean {
+			left = lean - start
+		}
+		shape.n = chunkSize(left)
+		chunk := rest[start : start+shape.n]
 		start += len(chunk)
-		stmt, err := c.stmt(ctx, db, tx, len(chunk))
+		stmt, err := c.stmt(ctx, db, tx, shape)
 		if err != nil {
 			return nil, err
 		}
 		args = args[:0]
 		for i := range chunk {
 			var err error
-			if args, err = shared.appendRow(args, &chunk[i]); err != nil {
+			if args, err = shared.appendRow(args, &chunk[i], shape.lean); err != nil {
 				return nil, err
 			}
 		}
@@ -377,6 +447,33 @@ func (c *sqliteInserts) insertNew(ctx context.Context, db *sql.DB, tx *sql.Tx, e
 		}
 	}
 	return newlyStored(events, ids), nil
+}
+
+// leanFirst returns events with the lean ones (sqliteLean) first, each
+// kind in its order, and how many are lean: events itself when they are
+// all of one kind, else a copy.
+func leanFirst(events []UsageEvent) (int, []UsageEvent) {
+	lean := 0
+	for i := range events {
+		if sqliteLean(&events[i]) {
+			lean++
+		}
+	}
+	if lean == 0 || lean == len(events) {
+		return lean, events
+	}
+	out := make([]UsageEvent, 0, len(events))
+	for i := range events {
+		if sqliteLean(&events[i]) {
+			out = append(out, events[i])
+		}
+	}
+	for i := range events {
+		if !sqliteLean(&events[i]) {
+			out = append(out, events[i])
+		}
+	}
+	return lean, out
 }
 
 // appendInserted appends to ids those of chunk's events the insert res
@@ -457,7 +554,7 @@ func sqliteAllThere(ctx context.Context, tx *sql.Tx, events []UsageEvent, ids []
 	return nil
 }
 
-// sqliteInsertSQL is the insert of n rows. OR IGNORE rather than ON
+// sqliteInsertSQL is the insert of n rows of columns. OR IGNORE rather than ON
 // CONFLICT (id) DO NOTHING: a statement that may abort half-way (on a NOT
 // NULL column, which DO NOTHING leaves to abort) makes SQLite keep a
 // statement journal, a copy of every page the statement changes, which
@@ -465,10 +562,10 @@ func sqliteAllThere(ctx context.Context, tx *sql.Tx, events []UsageEvent, ids []
 // cannot abort and keeps none. Ignoring more than a repeated id is no
 // licence to lose an event: insertNew checks that every event it
 // did not store was there already.
-func sqliteInsertSQL(n int) string {
-	row := "(?" + strings.Repeat(", ?", len(usageEventColumns)-1) + ")"
+func sqliteInsertSQL(columns []string, n int) string {
+	row := "(?" + strings.Repeat(", ?", len(columns)-1) + ")"
 	var b strings.Builder
-	b.WriteString("INSERT OR IGNORE INTO usage_events (" + strings.Join(usageEventColumns, ", ") + ") VALUES ")
+	b.WriteString("INSERT OR IGNORE INTO usage_events (" + strings.Join(columns, ", ") + ") VALUES ")
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
@@ -531,9 +628,10 @@ func (sh *sqliteShared) optText(s *string) any {
 	return sh.text(*s)
 }
 
-// appendRow appends e's values in usageEventColumns' order, bound so
-// SQLite stores exactly the text bun's inlined insert stores.
-func (sh *sqliteShared) appendRow(args []any, e *UsageEvent) ([]any, error) {
+// appendRow appends e's values in usageEventColumns' order, or when lean
+// those of sqliteLeanColumns, bound so SQLite stores exactly the text
+// bun's inlined insert stores.
+func (sh *sqliteShared) appendRow(args []any, e *UsageEvent, lean bool) ([]any, error) {
 	attempts, provenance := attemptsText(e), provenanceText(e)
 	tagsText, err := tagsText(e)
 	if err != nil {
@@ -549,7 +647,7 @@ func (sh *sqliteShared) appendRow(args []any, e *UsageEvent) ([]any, error) {
 			return nil, fmt.Errorf("usage event %s: string contains a NUL byte", e.ID)
 		}
 	}
-	return append(args,
+	row := [...]any{
 		e.ID.String(), sh.uuid(&e.OrgID), sh.uuid(&e.WorkspaceID), sh.uuid(e.InferenceKeyID), sh.uuid(e.ManagementKeyID), sh.uuid(e.OwnerID),
 		sh.text(e.Model), sh.text(e.Provider), sh.uuid(e.ProviderCredentialID),
 		e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens, e.CostNanoUSD,
@@ -558,7 +656,14 @@ func (sh *sqliteShared) appendRow(args []any, e *UsageEvent) ([]any, error) {
 		sh.text(e.UsageSource), e.ReasoningTokens, e.CacheWrite1hTokens, sqliteText(provenance), sqliteText(tagsText), sh.uuid(e.TagSetID),
 		sqliteText(guardrails),
 		e.CacheSavingNanoUSD, sh.optText(e.ServiceTier), sh.optText(e.BatchID), sh.uuid(e.ProvenanceID),
-	), nil
+	}
+	if !lean {
+		return append(args, row[:]...), nil
+	}
+	for _, i := range sqliteLeanKept {
+		args = append(args, row[i])
+	}
+	return args, nil
 }
 
 func sqliteText(s *string) any {

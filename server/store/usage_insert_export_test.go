@@ -6,7 +6,18 @@ var (
 	InsertNewUsageEvents = (*Store).insertNewUsageEvents
 	UsageEventColumns    = usageEventColumns
 	ProvenanceID         = provenanceID
+	SQLiteLeanColumns    = sqliteLeanColumns
+	SQLiteLean           = sqliteLean
 )
+
+// SQLiteDefaultColumns are the columns a lean SQLite insert leaves out.
+func SQLiteDefaultColumns() []string {
+	var out []string
+	for _, d := range sqliteDefaults {
+		out = append(out, d.column)
+	}
+	return out
+}
 
 // ChunkSize and SQLiteInsertStatements show the SQLite path's chunks and
 // how many statements it keeps prepared.

@@ -306,6 +306,12 @@ func TestInsertNewUsageEventsRoundTrip(t *testing.T) {
 			e := fullUsageEvent()
 			e.ID, e.InputTokens = uuid.Must(uuid.NewV7()), int64(i)
 			e.Provenance.Policies = slices.Repeat(e.Provenance.Policies, 1+i%7)
+			if i%3 == 0 {
+				// Lean: the SQLite path leaves these columns to their
+				// defaults, in a statement of its own.
+				e.ManagementKeyID, e.Reason, e.Tags, e.TagSetID, e.Guardrails, e.BatchID = nil, nil, nil, nil, nil, nil
+				e.ReasoningTokens, e.CacheWrite1hTokens, e.CacheSavingNanoUSD = 0, 0, 0
+			}
 			events = append(events, e)
 		}
 
@@ -483,4 +489,53 @@ func TestInsertNewUsageEventsConcurrent(t *testing.T) {
 			t.Fatalf("then saw %d ids (%d distinct), want %d", len(seen), len(slices.Compact(sortedIDs(seen))), total)
 		}
 	})
+}
+
+// The SQLite path's lean insert leaves out exactly the columns it names,
+// and takes an event as lean only when each of them is at its default:
+// one of them set, in turn, makes the event a full one.
+func TestSQLiteLeanColumns(t *testing.T) {
+	defaults := store.SQLiteDefaultColumns()
+	for _, c := range defaults {
+		if !slices.Contains(store.UsageEventColumns, c) || slices.Contains(store.SQLiteLeanColumns, c) {
+			t.Errorf("column %q: not a column, or a lean insert's too", c)
+		}
+	}
+	if len(defaults)+len(store.SQLiteLeanColumns) != len(store.UsageEventColumns) {
+		t.Fatalf("%d lean columns and %d left out, of %d", len(store.SQLiteLeanColumns), len(defaults), len(store.UsageEventColumns))
+	}
+	lean := func() store.UsageEvent {
+		e := fullUsageEvent()
+		e.ManagementKeyID, e.Reason, e.Tags, e.TagSetID, e.Guardrails, e.BatchID = nil, nil, nil, nil, nil, nil
+		e.ReasoningTokens, e.CacheWrite1hTokens, e.CacheSavingNanoUSD = 0, 0, 0
+		id := uuid.New()
+		e.ProvenanceID = &id // named by id: not inline
+		return e
+	}
+	if e := lean(); !store.SQLiteLean(&e) {
+		t.Fatal("an event at every default is not lean")
+	}
+	id, s := uuid.New(), ""
+	set := map[string]func(e *store.UsageEvent){
+		"management_key_id":     func(e *store.UsageEvent) { e.ManagementKeyID = &id },
+		"reason":                func(e *store.UsageEvent) { e.Reason = &s },
+		"reasoning_tokens":      func(e *store.UsageEvent) { e.ReasoningTokens = 1 },
+		"cache_write_1h_tokens": func(e *store.UsageEvent) { e.CacheWrite1hTokens = 1 },
+		"provenance":            func(e *store.UsageEvent) { e.ProvenanceID = nil },
+		"tags":                  func(e *store.UsageEvent) { e.Tags = store.Tags{"a": "b"} },
+		"tag_set_id":            func(e *store.UsageEvent) { e.TagSetID = &id },
+		"guardrails":            func(e *store.UsageEvent) { e.Guardrails = store.UsageGuardrails{{ID: "g"}} },
+		"cache_saving_nano_usd": func(e *store.UsageEvent) { e.CacheSavingNanoUSD = -1 },
+		"batch_id":              func(e *store.UsageEvent) { e.BatchID = &s },
+	}
+	if len(set) != len(defaults) {
+		t.Fatalf("the test sets %d columns; the insert leaves out %d", len(set), len(defaults))
+	}
+	for _, c := range defaults {
+		e := lean()
+		set[c](&e)
+		if store.SQLiteLean(&e) {
+			t.Errorf("an event with %s set is taken as lean", c)
+		}
+	}
 }
