@@ -8,6 +8,7 @@ var (
 	ProvenanceID         = provenanceID
 	SQLiteLeanColumns    = sqliteLeanColumns
 	SQLiteLean           = sqliteLean
+	SameProvenance       = sameProvenance
 )
 
 // SQLiteDefaultColumns are the columns a lean SQLite insert leaves out.

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +133,66 @@ func TestUsageProvenanceIDs(t *testing.T) {
 	}
 	if id == store.ProvenanceID(org2, body) || id == store.ProvenanceID(org1, append(body, ' ')) {
 		t.Fatal("different organizations or values share an id")
+	}
+}
+
+// sameProvenance, which spares a batch's events after the first of a value
+// writing their JSON, says two values are one exactly when their JSON is:
+// each member changed in turn, nil against empty lists, equal values
+// behind distinct pointers.
+func TestSameProvenanceIsTheJSON(t *testing.T) {
+	if n := reflect.TypeFor[wire.UsageProvenance]().NumField(); n != 6 {
+		t.Fatalf("wire.UsageProvenance has %d members; sameProvenance compares 6: compare the new one", n)
+	}
+	template := fullUsageEvent().Provenance
+	template.UpstreamUsage = &wire.UsageCounts{InputTokens: 1, OutputTokens: 2}
+	// base is a deep copy of the one template.
+	base := func() *store.UsageProvenance {
+		p := *template
+		prices, upstream := *p.Prices, *p.UpstreamUsage
+		p.Prices, p.UpstreamUsage = &prices, &upstream
+		p.Policies, p.Budgets = slices.Clone(p.Policies), slices.Clone(p.Budgets)
+		return &p
+	}
+	variants := map[string]func(p *store.UsageProvenance){
+		"same":                     func(*store.UsageProvenance) {},
+		"bundle version":           func(p *store.UsageProvenance) { p.BundleVersion++ },
+		"over bound":               func(p *store.UsageProvenance) { p.OverBound = true },
+		"no prices":                func(p *store.UsageProvenance) { p.Prices = nil },
+		"a price":                  func(p *store.UsageProvenance) { p.Prices.OutputPerMTok = "0.61" },
+		"the price class":          func(p *store.UsageProvenance) { p.Prices.PriceClass = "" },
+		"no upstream usage":        func(p *store.UsageProvenance) { p.UpstreamUsage = nil },
+		"upstream usage":           func(p *store.UsageProvenance) { p.UpstreamUsage.CacheReadTokens = 3 },
+		"policies nil":             func(p *store.UsageProvenance) { p.Policies = nil },
+		"policies empty":           func(p *store.UsageProvenance) { p.Policies = []wire.UsagePolicy{} },
+		"a policy's rule":          func(p *store.UsageProvenance) { p.Policies[0].RuleIndex = 3 },
+		"one more policy":          func(p *store.UsageProvenance) { p.Policies = append(p.Policies, p.Policies[0]) },
+		"budgets nil":              func(p *store.UsageProvenance) { p.Budgets = nil },
+		"budgets empty":            func(p *store.UsageProvenance) { p.Budgets = []wire.UsageBudget{} },
+		"a budget's amount":        func(p *store.UsageProvenance) { p.Budgets[0].AmountUSD = "1" },
+		"a budget's policy":        func(p *store.UsageProvenance) { p.Budgets[0].PolicyID = uuid.New() },
+		"prices copied, same":      func(p *store.UsageProvenance) { c := *p.Prices; p.Prices = &c },
+		"policies copied, same":    func(p *store.UsageProvenance) { p.Policies = slices.Clone(p.Policies) },
+		"upstream usage copied":    func(p *store.UsageProvenance) { c := *p.UpstreamUsage; p.UpstreamUsage = &c },
+		"budgets copied, same":     func(p *store.UsageProvenance) { p.Budgets = slices.Clone(p.Budgets) },
+		"prices' service tier set": func(p *store.UsageProvenance) { p.Prices.ServiceTier = "flex" },
+	}
+	json := func(p *store.UsageProvenance) string {
+		return string(wire.AppendUsageProvenanceJSON(nil, (*wire.UsageProvenance)(p)))
+	}
+	for name, change := range variants {
+		a, b := base(), base()
+		change(b)
+		for _, pair := range [][2]*store.UsageProvenance{{a, b}, {b, a}} {
+			if got, want := store.SameProvenance(pair[0], pair[1]), json(pair[0]) == json(pair[1]); got != want {
+				t.Errorf("%s: sameProvenance %v, the JSON equal %v", name, got, want)
+			}
+		}
+	}
+	// Both empty-list spellings against each other.
+	a, b := base(), base()
+	a.Policies, b.Policies = nil, []wire.UsagePolicy{}
+	if store.SameProvenance(a, b) {
+		t.Error("a nil policy list and an empty one taken as one value")
 	}
 }
