@@ -19,6 +19,8 @@ import (
 //
 // Thinking blocks and pings produce nothing.
 type anthropicStream struct {
+	// end is how it ended, for Close (closeStream).
+	end  streamEnd
 	body io.ReadCloser
 	sse  eventReader
 	call *Call
@@ -83,7 +85,9 @@ func (u *lenientUsage) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (s *anthropicStream) Recv() ([]byte, error) {
+func (s *anthropicStream) Recv() ([]byte, error) { return s.end.note(s.recv()) }
+
+func (s *anthropicStream) recv() ([]byte, error) {
 	for !s.done {
 		_, ev, err := nextAnthropicEvent(s.sse, s.call)
 		if err != nil {
@@ -252,7 +256,7 @@ func (r *relayed) anthropicEvent(ev *anthropicEvent) {
 	}
 }
 
-func (s *anthropicStream) Close() error { return s.body.Close() }
+func (s *anthropicStream) Close() error { return closeStream(s.body, s.end) }
 
 // streamChunk is OpenAI's chat.completion.chunk.
 type streamChunk struct {

@@ -121,6 +121,8 @@ type converseEvent struct {
 //
 // A structured-output call's arguments are the answer's content.
 type converseStream struct {
+	// end is how it ended, for Close (closeStream).
+	end     streamEnd
 	body    io.ReadCloser
 	events  *bedrockEvents
 	call    *Call
@@ -142,7 +144,7 @@ func newConverseStream(body io.ReadCloser, call *Call) *converseStream {
 		out: newChatOut("", call.ResponseModel), tools: map[int]int{}}
 }
 
-func (s *converseStream) Recv() ([]byte, error) { return s.queue.drain(&s.done, s.next) }
+func (s *converseStream) Recv() ([]byte, error) { return s.end.note(s.queue.drain(&s.done, s.next)) }
 
 func (s *converseStream) next() error {
 	typ, payload, err := s.events.nextEvent()
@@ -248,4 +250,4 @@ func (s *converseStream) Usage() Usage {
 	return estimate(s.relayed.checked(u), s.call, &s.relayed)
 }
 
-func (s *converseStream) Close() error { return s.body.Close() }
+func (s *converseStream) Close() error { return closeStream(s.body, s.end) }

@@ -18,6 +18,8 @@ import (
 // The stream has no terminal event: it ends after the event with a
 // finishReason, and one that ends before it was cut off.
 type geminiStream struct {
+	// end is how it ended, for Close (closeStream).
+	end     streamEnd
 	body    io.ReadCloser
 	sse     *sseReader
 	call    *Call
@@ -35,7 +37,7 @@ func newGeminiStream(body io.ReadCloser, call *Call) *geminiStream {
 	return &geminiStream{body: body, sse: newSSEReader(body), call: call}
 }
 
-func (s *geminiStream) Recv() ([]byte, error) { return s.queue.drain(&s.done, s.next) }
+func (s *geminiStream) Recv() ([]byte, error) { return s.end.note(s.queue.drain(&s.done, s.next)) }
 
 // next reads one event and queues its chunks.
 func (s *geminiStream) next() error {
@@ -121,4 +123,4 @@ func (s *geminiStream) Usage() Usage {
 	return estimate(s.relayed.checked(u), s.call, &s.relayed)
 }
 
-func (s *geminiStream) Close() error { return s.body.Close() }
+func (s *geminiStream) Close() error { return closeStream(s.body, s.end) }

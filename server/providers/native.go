@@ -252,6 +252,8 @@ func (a *AnthropicNative) CountTokens(ctx context.Context, call *Call) ([]byte, 
 }
 
 type anthropicNativeStream struct {
+	// end is how it ended, for Close (closeStream).
+	end                streamEnd
 	body               io.ReadCloser
 	sse                eventReader
 	call               *Call
@@ -261,7 +263,9 @@ type anthropicNativeStream struct {
 	done               bool
 }
 
-func (s *anthropicNativeStream) Recv() ([]byte, error) {
+func (s *anthropicNativeStream) Recv() ([]byte, error) { return s.end.note(s.recv()) }
+
+func (s *anthropicNativeStream) recv() ([]byte, error) {
 	if s.done {
 		return nil, io.EOF
 	}
@@ -316,7 +320,7 @@ func (s *anthropicNativeStream) Pending() bool {
 func (s *anthropicNativeStream) Usage() Usage {
 	return anthropicStreamUsage(s.usage, s.sawStart, s.sawDelta, s.call, &s.relayed)
 }
-func (s *anthropicNativeStream) Close() error { return s.body.Close() }
+func (s *anthropicNativeStream) Close() error { return closeStream(s.body, s.end) }
 
 // OpenAIResponses forwards Responses requests to OpenAI's /responses, or
 // to Azure OpenAI's (Dialect DialectAzure).
@@ -403,6 +407,8 @@ func decodeResponsesUsage(raw json.RawMessage) Usage {
 }
 
 type responsesNativeStream struct {
+	// end is how it ended, for Close (closeStream).
+	end         streamEnd
 	serviceTier string
 	body        io.ReadCloser
 	sse         *sseReader
@@ -412,7 +418,9 @@ type responsesNativeStream struct {
 	done        bool
 }
 
-func (s *responsesNativeStream) Recv() ([]byte, error) {
+func (s *responsesNativeStream) Recv() ([]byte, error) { return s.end.note(s.recv()) }
+
+func (s *responsesNativeStream) recv() ([]byte, error) {
 	if s.done {
 		return nil, io.EOF
 	}
@@ -475,7 +483,7 @@ func (s *responsesNativeStream) Usage() Usage {
 	u.ServiceTier = s.serviceTier
 	return u
 }
-func (s *responsesNativeStream) Close() error { return s.body.Close() }
+func (s *responsesNativeStream) Close() error { return closeStream(s.body, s.end) }
 
 // OpenAIEmbeddings calls an OpenAI-shaped /embeddings endpoint.
 type OpenAIEmbeddings struct {

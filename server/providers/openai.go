@@ -301,6 +301,8 @@ func (a *OpenAI) body(call *Call, stream streamMode) (rope, error) {
 // openAIStream relays an upstream's chunks with gw's model id, noting
 // usage as it passes.
 type openAIStream struct {
+	// end is how it ended, for Close (closeStream).
+	end streamEnd
 	// serviceTier is the last service_tier a chunk named.
 	serviceTier string
 	body        io.ReadCloser
@@ -336,10 +338,10 @@ func (s *openAIStream) Pending() bool { return !s.done && s.sse.ready() }
 
 // Recv returns the next chunk to relay: the upstream's bytes with gw's
 // model id, less the usage chunk gw asked for on a client's behalf.
-func (s *openAIStream) Recv() ([]byte, error) { return s.recv(false) }
+func (s *openAIStream) Recv() ([]byte, error) { return s.end.note(s.recv(false)) }
 
 // RecvView is Recv into the stream's own buffer (ViewStream).
-func (s *openAIStream) RecvView() ([]byte, error) { return s.recv(true) }
+func (s *openAIStream) RecvView() ([]byte, error) { return s.end.note(s.recv(true)) }
 
 func (s *openAIStream) recv(view bool) ([]byte, error) {
 	for !s.done {
@@ -514,7 +516,7 @@ func (s *openAIStream) Usage() Usage {
 	return u
 }
 
-func (s *openAIStream) Close() error { return s.body.Close() }
+func (s *openAIStream) Close() error { return closeStream(s.body, s.end) }
 
 // openAIUsage is Chat Completions' usage object; DeepSeek reports its cache
 // hits in members of its own.
