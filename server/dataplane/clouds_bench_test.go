@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -117,15 +116,6 @@ func BenchmarkChatCompletionsOverheadKinds(b *testing.B) {
 			b.ReportMetric(cpu/openAICPU, "cpu-ratio-to-openai")
 		})
 	}
-}
-
-// processCPU is the CPU time this process has used, user and system.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // benchServiceAccountKey is a fixed key of no account anywhere: a key

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -60,15 +59,6 @@ func guardBenchUpstream(b *testing.B) string {
 	}))
 	b.Cleanup(up.Close)
 	return up.URL
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkGuardOverhead measures what guardrails (issue 32) add to a
@@ -123,7 +113,7 @@ func BenchmarkGuardOverhead(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				send := func(h http.Handler, token string) (wall, cpu time.Duration) {
-					before, start := cpuTime(b), time.Now()
+					before, start := processCPU(), time.Now()
 					for range block {
 						req := httptest.NewRequest(http.MethodPost, "/inf/v1/chat/completions", bytes.NewReader(body))
 						req.Header.Set("Authorization", "Bearer "+token)
@@ -134,7 +124,7 @@ func BenchmarkGuardOverhead(b *testing.B) {
 							b.Fatalf("status %d: %s", w.Code, w.Body)
 						}
 					}
-					return time.Since(start), cpuTime(b) - before
+					return time.Since(start), processCPU() - before
 				}
 				var noneWall, noneCPU, threeWall, threeCPU time.Duration
 				n := 0

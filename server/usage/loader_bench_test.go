@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -113,15 +112,6 @@ func (s *loaderEvents) next() wire.UsageEventIn {
 			Policies: []wire.UsagePolicy{{PolicyID: s.policy, PolicyName: "allowlist", Action: "allow", Effect: "allow"},
 				{PolicyID: s.policy, PolicyName: "limits", Action: "limit", Effect: "limit"}},
 			Budgets: []wire.UsageBudget{{PolicyID: s.policy, PolicyName: "budget", Counter: "budget:shared", Period: "day", Aggregation: "shared", AmountUSD: "1000000"}}}}
-}
-
-// processCPU is this process's CPU time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // postgresCPU is the CPU time so far of this machine's processes named
