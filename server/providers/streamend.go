@@ -36,8 +36,9 @@ const (
 // protocol ends has read its last event, but the body's own end (HTTP/1.1's
 // last chunk, HTTP/2's end of stream) is written after it, often in a
 // packet of its own: closed at once, a stream lost its connection whenever
-// that packet had not yet come, which under load was most streams (issue
-// 33, fifteenth round). So an ended stream's body is read to its end first,
+// that packet had not yet come (under the harness's streaming load often
+// enough that dialling cost 2–3 µs a streamed request; issue 33, fifteenth
+// round). So an ended stream's body is read to its end first,
 // waiting at most streamDrainWait for at most streamDrainMax bytes (an
 // upstream that keeps its body open after the last event, or goes on
 // writing, costs that wait once, and its connection, as before). A stream

@@ -327,7 +327,8 @@ type sqliteShape struct {
 // column left out with its default, which is what binding the event's
 // value would store. Binding is per value (the driver copies each text
 // into C memory and takes the connection's mutex twice), so leaving ten of
-// 35 out was a sixth of the insert's CPU (issue 33, fifteenth round).
+// 35 out took the loader benchmark's CPU an event to 0.92× (issue 33,
+// fifteenth round, docs/performance.md).
 var sqliteDefaults = []sqliteDefault{
 	{"management_key_id", func(e *UsageEvent) bool { return e.ManagementKeyID == nil }},
 	{"reason", func(e *UsageEvent) bool { return e.Reason == nil }},
