@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -299,11 +300,10 @@ func attemptsText(e *UsageEvent) string {
 const sqliteChunk = 100
 
 // sqliteInserts keeps the SQLite path's statements prepared for as long as
-// the database is open, one per chunk size and shape (sqliteShape): a
-// batch runs its lean events, then the others, each in chunks of
-// sqliteChunk rows and a remainder in chunks of powers of two (1,003 rows
-// of one shape: ten of 100, one of 2, one of 1), so at most sixteen are
-// kept. Preparing the 100-row statement (2,700 placeholders for SQLite to
+// the database is open, one per chunk size and kind (sqliteShape): a
+// batch is planned in stretches of one kind (sqlitePlan), each inserted in
+// chunks of sqliteChunk rows and a remainder in chunks of powers of two
+// (1,003 rows: ten of 100, one of 2, one of 1), so at most 24 are kept. Preparing the 100-row statement (2,700 placeholders for SQLite to
 // parse) once or twice a batch was 5 % of the writer's CPU under the
 // harness's load (issue 33, eighth round). database/sql prepares a
 // statement again on each connection a transaction runs on, once.
@@ -312,12 +312,25 @@ type sqliteInserts struct {
 	stmts map[sqliteShape]*sql.Stmt
 }
 
-// sqliteShape is one prepared insert: n rows, each of every column or,
-// lean, of those an event does not leave at their default.
+// sqliteShape is one prepared insert: n rows of one kind.
 type sqliteShape struct {
 	n    int
-	lean bool
+	kind sqliteKind
 }
+
+// sqliteKind is which values an insert binds for its rows.
+type sqliteKind uint8
+
+const (
+	// sqliteFull binds every column of every row.
+	sqliteFull sqliteKind = iota
+	// sqliteLeanRows binds the lean columns (sqliteLeanColumns) of every
+	// row: its events hold the others at their default.
+	sqliteLeanRows
+	// sqliteRun is lean rows that also share every run column
+	// (sqliteRunColumns), bound once for the statement.
+	sqliteRun
+)
 
 // sqliteDefaults are the columns a lean insert leaves out, each with what
 // tells that an event holds the column's default there: NULL, or 0 where
@@ -371,6 +384,141 @@ func sqliteLean(e *UsageEvent) bool {
 	return true
 }
 
+// sqliteRunColumns are the lean columns a run of events shares: one key's
+// calls to one model, received in one batch, most often do. A run's insert
+// binds them once for its rows rather than once a row, and its rows bind
+// only the columns of their own (sqliteRunOwn): 14 and 11 of the 25 lean
+// columns, so a run of 100 rows binds 1,114 values where lean rows bind
+// 2,500.
+var sqliteRunColumns = []string{"org_id", "workspace_id", "inference_key_id", "owner_id", "model", "provider",
+	"provider_credential_id", "status", "received_at", "endpoint", "requested_model", "usage_source", "service_tier",
+	"provenance_id"}
+
+// sqliteRunShared and sqliteRunOwn are the indexes in usageEventColumns of
+// the run columns and of the other lean columns.
+var sqliteRunShared, sqliteRunOwn = runColumns()
+
+func runColumns() (shared, own []int) {
+	for _, c := range sqliteRunColumns {
+		shared = append(shared, slices.Index(usageEventColumns, c))
+	}
+	for _, i := range sqliteLeanKept {
+		if !slices.Contains(sqliteRunColumns, usageEventColumns[i]) {
+			own = append(own, i)
+		}
+	}
+	return shared, own
+}
+
+// sqliteRunMin is the fewest lean events sharing the run columns that are
+// inserted as a run; fewer go with the other lean rows, so a batch of many
+// keys' few calls each is not cut into many small statements.
+const sqliteRunMin = 16
+
+// sqliteRunKey is the run columns' values of an event: events with equal
+// keys bind the same values there. (received is the time's instant, which
+// is what its text says.)
+type sqliteRunKey struct {
+	org, workspace, key, owner, credential, provenance uuid.UUID
+	// has tells which of key, owner, credential, provenance, endpoint and
+	// service tier are set (bits 0 to 5): a nil one is NULL, not a zero.
+	has                                                        uint8
+	model, provider, status, endpoint, requested, source, tier string
+	received                                                   int64
+}
+
+func runKeyOf(e *UsageEvent) sqliteRunKey {
+	k := sqliteRunKey{org: e.OrgID, workspace: e.WorkspaceID, model: e.Model, provider: e.Provider, status: e.Status,
+		requested: e.RequestedModel, source: e.UsageSource, received: e.ReceivedAt.UnixNano()}
+	ids := [...]struct {
+		from *uuid.UUID
+		to   *uuid.UUID
+	}{{e.InferenceKeyID, &k.key}, {e.OwnerID, &k.owner}, {e.ProviderCredentialID, &k.credential}, {e.ProvenanceID, &k.provenance}}
+	for bit, id := range ids {
+		if id.from != nil {
+			k.has |= 1 << bit
+			*id.to = *id.from
+		}
+	}
+	for bit, text := range [...]struct {
+		from *string
+		to   *string
+	}{{e.Endpoint, &k.endpoint}, {e.ServiceTier, &k.tier}} {
+		if text.from != nil {
+			k.has |= 1 << (4 + bit)
+			*text.to = *text.from
+		}
+	}
+	return k
+}
+
+// sqliteSegment is a stretch of a planned batch inserted by statements of
+// one kind: the events before end, from the previous segment's end.
+type sqliteSegment struct {
+	kind sqliteKind
+	end  int
+}
+
+// sqlitePlan orders a batch for the SQLite insert: each run of at least
+// sqliteRunMin lean events sharing the run columns together, then the
+// other lean events, then the rest, each in the batch's order within. It
+// returns events itself when that is their order already (one key's run,
+// the usual batch), else a copy.
+func sqlitePlan(events []UsageEvent) ([]UsageEvent, []sqliteSegment) {
+	var (
+		runOf = map[sqliteRunKey]int{}
+		runs  [][]int // each run's events, the runs first seen first
+		full  []int
+	)
+	for i := range events {
+		e := &events[i]
+		if !sqliteLean(e) {
+			full = append(full, i)
+			continue
+		}
+		k := runKeyOf(e)
+		r, seen := runOf[k]
+		if !seen {
+			r = len(runs)
+			runOf[k], runs = r, append(runs, nil)
+		}
+		runs[r] = append(runs[r], i)
+	}
+	idx := make([]int, 0, len(events))
+	var segs []sqliteSegment
+	for _, r := range runs {
+		if len(r) >= sqliteRunMin {
+			idx = append(idx, r...)
+			segs = append(segs, sqliteSegment{sqliteRun, len(idx)})
+		}
+	}
+	before := len(idx)
+	for _, r := range runs {
+		if len(r) < sqliteRunMin {
+			idx = append(idx, r...)
+		}
+	}
+	if len(idx) > before {
+		segs = append(segs, sqliteSegment{sqliteLeanRows, len(idx)})
+	}
+	if len(full) > 0 {
+		idx = append(idx, full...)
+		segs = append(segs, sqliteSegment{sqliteFull, len(idx)})
+	}
+	inOrder := true
+	for i, j := range idx {
+		inOrder = inOrder && i == j
+	}
+	if inOrder {
+		return events, segs
+	}
+	out := make([]UsageEvent, len(idx))
+	for i, j := range idx {
+		out[i] = events[j]
+	}
+	return out, segs
+}
+
 // chunkSize is how many of n remaining rows the next statement inserts.
 func chunkSize(n int) int {
 	if n >= sqliteChunk {
@@ -385,12 +533,17 @@ func (c *sqliteInserts) stmt(ctx context.Context, db *sql.DB, tx *sql.Tx, shape 
 	defer c.mu.Unlock()
 	s := c.stmts[shape]
 	if s == nil {
-		columns := usageEventColumns
-		if shape.lean {
-			columns = sqliteLeanColumns
+		var text string
+		switch shape.kind {
+		case sqliteFull:
+			text = sqliteInsertSQL(usageEventColumns, shape.n)
+		case sqliteLeanRows:
+			text = sqliteInsertSQL(sqliteLeanColumns, shape.n)
+		default:
+			text = sqliteRunSQL(shape.n)
 		}
 		var err error
-		if s, err = db.PrepareContext(ctx, sqliteInsertSQL(columns, shape.n)); err != nil {
+		if s, err = db.PrepareContext(ctx, text); err != nil {
 			return nil, mapErr(err)
 		}
 		if c.stmts == nil {
@@ -410,24 +563,34 @@ func (c *sqliteInserts) insertNew(ctx context.Context, db *sql.DB, tx *sql.Tx, e
 	ids := make([]uuid.UUID, 0, len(events))
 	args := make([]any, 0, len(usageEventColumns)*min(sqliteChunk, len(events)))
 	shared := sqliteShared{uuids: map[uuid.UUID]any{}, texts: map[string]any{}}
-	lean, rest := leanFirst(events)
-	for start := 0; start < len(events); {
-		shape := sqliteShape{lean: start < lean}
-		left := len(events) - start
-		if shape.lean {
-			left = lean - start
+	planned, segs := sqlitePlan(events)
+	for start, seg := 0, 0; start < len(planned); {
+		if start == segs[seg].end {
+			seg++
 		}
-		shape.n = chunkSize(left)
-		chunk := rest[start : start+shape.n]
+		shape := sqliteShape{kind: segs[seg].kind, n: chunkSize(segs[seg].end - start)}
+		chunk := planned[start : start+shape.n]
 		start += len(chunk)
 		stmt, err := c.stmt(ctx, db, tx, shape)
 		if err != nil {
 			return nil, err
 		}
 		args = args[:0]
+		if shape.kind == sqliteRun {
+			// The run's values, once: every event of the chunk has them.
+			if args, err = shared.appendRow(args, &chunk[0], sqliteRunShared); err != nil {
+				return nil, err
+			}
+		}
 		for i := range chunk {
-			var err error
-			if args, err = shared.appendRow(args, &chunk[i], shape.lean); err != nil {
+			keep := sqliteRunOwn
+			switch shape.kind {
+			case sqliteFull:
+				keep = nil
+			case sqliteLeanRows:
+				keep = sqliteLeanKept
+			}
+			if args, err = shared.appendRow(args, &chunk[i], keep); err != nil {
 				return nil, err
 			}
 		}
@@ -448,33 +611,6 @@ func (c *sqliteInserts) insertNew(ctx context.Context, db *sql.DB, tx *sql.Tx, e
 		}
 	}
 	return newlyStored(events, ids), nil
-}
-
-// leanFirst returns events with the lean ones (sqliteLean) first, each
-// kind in its order, and how many are lean: events itself when they are
-// all of one kind, else a copy.
-func leanFirst(events []UsageEvent) (int, []UsageEvent) {
-	lean := 0
-	for i := range events {
-		if sqliteLean(&events[i]) {
-			lean++
-		}
-	}
-	if lean == 0 || lean == len(events) {
-		return lean, events
-	}
-	out := make([]UsageEvent, 0, len(events))
-	for i := range events {
-		if sqliteLean(&events[i]) {
-			out = append(out, events[i])
-		}
-	}
-	for i := range events {
-		if !sqliteLean(&events[i]) {
-			out = append(out, events[i])
-		}
-	}
-	return lean, out
 }
 
 // appendInserted appends to ids those of chunk's events the insert res
@@ -576,6 +712,38 @@ func sqliteInsertSQL(columns []string, n int) string {
 	return b.String()
 }
 
+// sqliteRunSQL is the insert of a run of n rows: the run columns bound
+// once, as ?1 to ?14, and each row's own columns from a VALUES list, whose
+// parameters SQLite numbers after those. Only the 14 are named, which the
+// driver reads back by their names (a Go string each) when it binds.
+func sqliteRunSQL(n int) string {
+	var b strings.Builder
+	b.WriteString("INSERT OR IGNORE INTO usage_events (" + strings.Join(sqliteRunColumns, ", "))
+	for _, i := range sqliteRunOwn {
+		b.WriteString(", " + usageEventColumns[i])
+	}
+	b.WriteString(") SELECT ")
+	for i := range sqliteRunShared {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("?" + strconv.Itoa(i+1))
+	}
+	for j := range sqliteRunOwn {
+		b.WriteString(", column" + strconv.Itoa(j+1))
+	}
+	b.WriteString(" FROM (VALUES ")
+	row := "(?" + strings.Repeat(", ?", len(sqliteRunOwn)-1) + ")"
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
 // bunTimeFormat is how bun writes a time.Time into SQL (in UTC).
 const bunTimeFormat = "2006-01-02 15:04:05.999999-07:00"
 
@@ -629,10 +797,10 @@ func (sh *sqliteShared) optText(s *string) any {
 	return sh.text(*s)
 }
 
-// appendRow appends e's values in usageEventColumns' order, or when lean
-// those of sqliteLeanColumns, bound so SQLite stores exactly the text
-// bun's inlined insert stores.
-func (sh *sqliteShared) appendRow(args []any, e *UsageEvent, lean bool) ([]any, error) {
+// appendRow appends e's values in usageEventColumns' order, or those at
+// the indexes keep lists, bound so SQLite stores exactly the text bun's
+// inlined insert stores.
+func (sh *sqliteShared) appendRow(args []any, e *UsageEvent, keep []int) ([]any, error) {
 	attempts, provenance := attemptsText(e), provenanceText(e)
 	tagsText, err := tagsText(e)
 	if err != nil {
@@ -658,10 +826,10 @@ func (sh *sqliteShared) appendRow(args []any, e *UsageEvent, lean bool) ([]any, 
 		sqliteText(guardrails),
 		e.CacheSavingNanoUSD, sh.optText(e.ServiceTier), sh.optText(e.BatchID), sh.uuid(e.ProvenanceID),
 	}
-	if !lean {
+	if keep == nil {
 		return append(args, row[:]...), nil
 	}
-	for _, i := range sqliteLeanKept {
+	for _, i := range keep {
 		args = append(args, row[i])
 	}
 	return args, nil

@@ -1,5 +1,7 @@
 package store
 
+import "strconv"
+
 // Exported for the tests of package store_test, which cannot be in package
 // store: storetest imports it.
 var (
@@ -28,4 +30,17 @@ func SQLiteInsertStatements(s *Store) int {
 	s.inserts.mu.Lock()
 	defer s.inserts.mu.Unlock()
 	return len(s.inserts.stmts)
+}
+
+// SQLitePlan is sqlitePlan's order (the events' ids), its segments as
+// "kind:end" and whether it copied the events.
+func SQLitePlan(events []UsageEvent) (ids []string, segs []string, copied bool) {
+	out, ss := sqlitePlan(events)
+	for _, e := range out {
+		ids = append(ids, e.ID.String())
+	}
+	for _, s := range ss {
+		segs = append(segs, [...]string{"full", "lean", "run"}[s.kind]+":"+strconv.Itoa(s.end))
+	}
+	return ids, segs, len(out) > 0 && &out[0] != &events[0]
 }

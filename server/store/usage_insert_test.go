@@ -314,6 +314,30 @@ func TestInsertNewUsageEventsRoundTrip(t *testing.T) {
 			}
 			events = append(events, e)
 		}
+		// Runs: lean events that share the run columns, which the SQLite
+		// path binds once for a statement. Two runs alike but for one
+		// column that is nil in one and set in the other (a nil key is
+		// NULL, not the zero uuid), a run too short to be one, and each
+		// event's own values varied.
+		runBase := fullUsageEvent()
+		runBase.ManagementKeyID, runBase.Reason, runBase.Tags, runBase.TagSetID, runBase.Guardrails, runBase.BatchID = nil, nil, nil, nil, nil, nil
+		runBase.ReasoningTokens, runBase.CacheWrite1hTokens = 0, 0
+		tier := "flex"
+		runBase.ServiceTier = &tier
+		for run, size := range []int{20, 16, 5} {
+			for i := range size {
+				e := runBase
+				e.ID, e.InputTokens, e.OutputTokens, e.LatencyMS = uuid.Must(uuid.NewV7()), int64(i), int64(run), int64(i*run)
+				e.OccurredAt = e.OccurredAt.Add(time.Duration(i) * time.Millisecond)
+				rid := fmt.Sprintf("req-run-%d-%d", run, i)
+				e.RequestID = &rid
+				e.Attempts = store.UsageAttempts{{Model: "m", Provider: "p", LatencyMS: int64(i)}}
+				if run == 1 {
+					e.InferenceKeyID = nil
+				}
+				events = append(events, e)
+			}
+		}
 
 		// The same events, under other ids, stored as bun does.
 		old := slices.Clone(events)
@@ -538,4 +562,50 @@ func TestSQLiteLeanColumns(t *testing.T) {
 			t.Errorf("an event with %s set is taken as lean", c)
 		}
 	}
+}
+
+// The SQLite insert's plan: runs of at least 16 lean events that share the
+// run columns first, each whole, then the other lean events, then the full
+// ones, each in the batch's order; the batch itself when that is its order.
+func TestSQLitePlan(t *testing.T) {
+	base := usageBatch(1)[0]
+	lean := func(org uuid.UUID) store.UsageEvent {
+		e := base
+		e.ID, e.OrgID = uuid.New(), org
+		return e
+	}
+	a, b := uuid.New(), uuid.New()
+	t.Run("one run", func(t *testing.T) {
+		events := usageBatch(20)
+		ids, segs, copied := store.SQLitePlan(events)
+		if copied || !slices.Equal(segs, []string{"run:20"}) || len(ids) != 20 {
+			t.Fatalf("segments %v, copied %v", segs, copied)
+		}
+	})
+	t.Run("mixed", func(t *testing.T) {
+		var events []store.UsageEvent
+		var wantRun, wantLean, wantFull []string
+		reason := "x"
+		for i := range 40 {
+			var e store.UsageEvent
+			switch {
+			case i%5 == 4:
+				e = lean(a)
+				e.Reason = &reason
+				wantFull = append(wantFull, e.ID.String())
+			case i%5 == 3:
+				e = lean(b) // 8 of these: too few for a run
+				wantLean = append(wantLean, e.ID.String())
+			default:
+				e = lean(a) // 24 of these, one run
+				wantRun = append(wantRun, e.ID.String())
+			}
+			events = append(events, e)
+		}
+		ids, segs, copied := store.SQLitePlan(events)
+		want := slices.Concat(wantRun, wantLean, wantFull)
+		if !copied || !slices.Equal(ids, want) || !slices.Equal(segs, []string{"run:24", "lean:32", "full:40"}) {
+			t.Fatalf("planned %v as %v; want %v", segs, ids, want)
+		}
+	})
 }
