@@ -1,3 +1,7 @@
+//go:build unix
+
+// The README's day one runs as bash scripts in a process group: unix only.
+
 package e2e
 
 import (
