@@ -447,3 +447,24 @@ func TestSCIMIsPure(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUTestOnlyInTests keeps server/cputest (the benchmarks' reading of
+// the process's CPU time) a test helper: it links no package of ours, and
+// no package that is built into gw imports it, only tests.
+func TestCPUTestOnlyInTests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	for _, p := range listPackages(t, module+"/server/cputest") {
+		for _, dep := range p.Deps {
+			if strings.HasPrefix(dep, module+"/") {
+				t.Errorf("server/cputest links %s: it is a leaf", dep)
+			}
+		}
+	}
+	for _, p := range listPackages(t, module+"/...") {
+		if slices.Contains(p.Imports, module+"/server/cputest") {
+			t.Errorf("%s imports server/cputest, which only tests may", p.ImportPath)
+		}
+	}
+}

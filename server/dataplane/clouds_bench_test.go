@@ -16,6 +16,7 @@ import (
 	"github.com/gw-gateway/gw/server/auth"
 	"github.com/gw-gateway/gw/server/bundle"
 	"github.com/gw-gateway/gw/server/catalog"
+	"github.com/gw-gateway/gw/server/cputest"
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/policy"
 	"github.com/gw-gateway/gw/server/reseal"
@@ -101,9 +102,9 @@ func BenchmarkChatCompletionsOverheadKinds(b *testing.B) {
 	for _, k := range kinds {
 		b.Run("kind="+k.kind, func(b *testing.B) {
 			b.ReportAllocs()
-			before := processCPU()
+			before := cputest.Process()
 			benchPost(b, client, gw.URL+"/inf/v1/chat/completions", token, `{"model":"`+k.model+`",`+messages+`}`)
-			cpu := float64(processCPU()-before) / float64(b.N)
+			cpu := float64(cputest.Process()-before) / float64(b.N)
 			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 			if k.kind == "openai" {
 				openAINs, openAICPU = ns, cpu

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/bundle"
+	"github.com/gw-gateway/gw/server/cputest"
 	"github.com/gw-gateway/gw/server/dataplane"
 	"github.com/gw-gateway/gw/server/guardrails"
 	"github.com/gw-gateway/gw/server/policy"
@@ -113,7 +114,7 @@ func BenchmarkGuardOverhead(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				send := func(h http.Handler, token string) (wall, cpu time.Duration) {
-					before, start := processCPU(), time.Now()
+					before, start := cputest.Process(), time.Now()
 					for range block {
 						req := httptest.NewRequest(http.MethodPost, "/inf/v1/chat/completions", bytes.NewReader(body))
 						req.Header.Set("Authorization", "Bearer "+token)
@@ -124,7 +125,7 @@ func BenchmarkGuardOverhead(b *testing.B) {
 							b.Fatalf("status %d: %s", w.Code, w.Body)
 						}
 					}
-					return time.Since(start), processCPU() - before
+					return time.Since(start), cputest.Process() - before
 				}
 				var noneWall, noneCPU, threeWall, threeCPU time.Duration
 				n := 0

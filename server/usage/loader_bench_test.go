@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gw-gateway/gw/server/cputest"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/store/storetest"
 	"github.com/gw-gateway/gw/server/telemetry"
@@ -54,7 +55,7 @@ func BenchmarkUsageLoader(b *testing.B) {
 					b.Fatal(err)
 				}
 				pg := d != storetest.SQLite
-				cpu0, pg0 := processCPU(), postgresCPU(pg)
+				cpu0, pg0 := cputest.Process(), postgresCPU(pg)
 				b.ResetTimer()
 				for b.Loop() {
 					sink.Record(src.next())
@@ -63,7 +64,7 @@ func BenchmarkUsageLoader(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StopTimer()
-				b.ReportMetric(float64(processCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/event")
+				b.ReportMetric(float64(cputest.Process()-cpu0)/1e3/float64(b.N), "cpu-µs/event")
 				if pg {
 					b.ReportMetric(float64(postgresCPU(pg)-pg0)/1e3/float64(b.N), "pg-cpu-µs/event")
 				}

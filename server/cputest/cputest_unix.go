@@ -1,16 +1,13 @@
 //go:build unix
 
-package usage_test
+package cputest
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is this process's CPU time so far, user and system, for the
-// benchmarks' CPU figures (cputime_other_test.go where there is no
-// getrusage(2)).
-func processCPU() time.Duration {
+func process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
