@@ -40,13 +40,7 @@ func (p *Plane) admitRate(w http.ResponseWriter, key *inferenceKey) (refusal *re
 			d.Tokens.Remaining = r.remaining(rateSlot{key.id, ratelimit.Tokens, win}, d.Tokens.Limit, usedTok)
 		}
 	}
-	h := w.Header()
-	if d.Requests.Limit > 0 {
-		setRateHeaders(h, "X-Ratelimit-Limit-Requests", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests", d.Requests)
-	}
-	if d.Tokens.Limit > 0 {
-		setRateHeaders(h, "X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens", d.Tokens)
-	}
+	setRateHeaders(w.Header(), d.Requests, d.Tokens)
 	if d.Allowed {
 		return nil, ""
 	}
@@ -70,22 +64,83 @@ func (a *admission) spendTokens(u providers.Usage) {
 	a.p.limiter.Spend(a.key.id, a.key.limits, u.InputTokens+u.CacheReadTokens+u.CacheWriteTokens+u.OutputTokens)
 }
 
-func setRateHeaders(h http.Header, limit, remaining, reset string, s ratelimit.Status) {
-	// The three values share one backing array (one allocation, not
-	// three), and the two counts one string.
-	var digits [40]byte
-	b := strconv.AppendInt(digits[:0], s.Limit, 10)
-	n := len(b)
-	both := string(strconv.AppendInt(b, s.Remaining, 10))
-	v := [...]string{both[:n], both[n:], resetDuration(s.Reset)}
+// setRateHeaders sets OpenAI's x-ratelimit headers of the limits a key
+// has (a limit of 0 is none). Their values share one string and one
+// backing array: two allocations an answer, not one a value (issue 33).
+func setRateHeaders(h http.Header, req, tok ratelimit.Status) {
+	var digits [128]byte
+	var ends [6]int
+	b := digits[:0]
+	for i, s := range [2]ratelimit.Status{req, tok} {
+		if s.Limit > 0 {
+			b = strconv.AppendInt(b, s.Limit, 10)
+			ends[3*i] = len(b)
+			b = strconv.AppendInt(b, s.Remaining, 10)
+			ends[3*i+1] = len(b)
+			b = appendResetDuration(b, s.Reset)
+			ends[3*i+2] = len(b)
+		}
+	}
+	if len(b) == 0 {
+		return
+	}
+	all := string(b)
+	var v [6]string
+	start := 0
+	for i, end := range ends {
+		if end != 0 {
+			v[i], start = all[start:end], end
+		}
+	}
 	vals := v[:]
-	h[limit], h[remaining], h[reset] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
+	if req.Limit > 0 {
+		h["X-Ratelimit-Limit-Requests"], h["X-Ratelimit-Remaining-Requests"], h["X-Ratelimit-Reset-Requests"] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
+	}
+	if tok.Limit > 0 {
+		h["X-Ratelimit-Limit-Tokens"], h["X-Ratelimit-Remaining-Tokens"], h["X-Ratelimit-Reset-Tokens"] = vals[3:4:4], vals[4:5:5], vals[5:6:6]
+	}
 }
 
-// resetDuration writes a reset time as OpenAI does ("1s", "6m0s",
-// "20ms"): Go's duration syntax, to the millisecond.
-func resetDuration(d time.Duration) string {
-	return d.Round(time.Millisecond).String()
+// appendResetDuration appends a reset time as OpenAI writes it ("1s",
+// "6m0s", "20ms"): rounded to the millisecond, in Go's duration syntax,
+// byte for byte what Duration.String writes (FuzzAppendResetDuration),
+// without the string it allocates.
+func appendResetDuration(b []byte, d time.Duration) []byte {
+	d = d.Round(time.Millisecond)
+	switch {
+	case d == 0:
+		return append(b, "0s"...)
+	case d%time.Millisecond != 0:
+		// Round saturates within a millisecond of the least and greatest
+		// durations: no reset is ever near them.
+		return append(b, d.String()...)
+	}
+	u := uint64(d)
+	if d < 0 {
+		b = append(b, '-')
+		u = -u // two's complement: right for the least duration too
+	}
+	ms := u / uint64(time.Millisecond)
+	if ms < 1000 {
+		return append(strconv.AppendUint(b, ms, 10), "ms"...)
+	}
+	secs, frac := ms/1000, ms%1000
+	if h := secs / 3600; h > 0 {
+		b = append(strconv.AppendUint(b, h, 10), 'h')
+		b = append(strconv.AppendUint(b, secs/60%60, 10), 'm')
+	} else if m := secs / 60; m > 0 {
+		b = append(strconv.AppendUint(b, m, 10), 'm')
+	}
+	b = strconv.AppendUint(b, secs%60, 10)
+	if frac > 0 {
+		digits := [3]byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+		n := 3
+		for digits[n-1] == '0' {
+			n--
+		}
+		b = append(append(b, '.'), digits[:n]...)
+	}
+	return append(b, 's')
 }
 
 // rateLimited is the 429 of a refused request, in OpenAI's shape, so the

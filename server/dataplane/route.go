@@ -68,6 +68,10 @@ type routeModel struct {
 	// upstreamJSON and idJSON are the model's upstream id and its id as
 	// JSON strings, made once for every call (providers.Call).
 	upstreamJSON, idJSON []byte
+	// idHeader is the model's id as the value of X-Gw-Model, made once
+	// for every answer (setAttemptHeaders); shared, so capped at its
+	// length: an Add to it copies.
+	idHeader []string
 }
 
 // boundFor is the bound's prices for a request asking for tier ("" for
@@ -170,7 +174,8 @@ func newInferenceOrg(b *bundle.Body, models []catalogModel) *inferenceOrg {
 		pricing, _ := m.Pricing.Parse()
 		o.models[m.ID] = &routeModel{model: m, kind: p.Kind, baseURL: p.BaseURL, input: models[i].input, output: models[i].output,
 			pricing: pricing, bound: boundPricesOf(pricing.Asked("")),
-			upstreamJSON: providers.ModelIDJSON(m.UpstreamModel()), idJSON: providers.ModelIDJSON(m.ID)}
+			upstreamJSON: providers.ModelIDJSON(m.UpstreamModel()), idJSON: providers.ModelIDJSON(m.ID),
+			idHeader: []string{m.ID}[:1:1]}
 		for _, tier := range catalog.ServiceTierNames() {
 			if pricing.ForServiceTier(tier).ServiceTier() != tier {
 				continue

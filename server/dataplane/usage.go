@@ -141,12 +141,28 @@ func (x *exchange) closeAttemptWith(failure string, o *outcome) {
 // many attempts, before the answer's status line is written.
 func (x *exchange) setAttemptHeaders(answered *routeModel) {
 	h := x.w.Header()
-	vals := []string{strconv.Itoa(len(x.attempts)), ""} // one allocation for both
-	h["X-Gw-Attempts"] = vals[0:1:1]
+	h["X-Gw-Attempts"] = attemptsHeader(len(x.attempts))
 	if answered != nil {
-		vals[1] = answered.model.ID
-		h["X-Gw-Model"] = vals[1:2:2]
+		h["X-Gw-Model"] = answered.idHeader
 	}
+}
+
+// attemptCounts are X-Gw-Attempts' values for the counts most answers
+// have, made once: shared and capped, as header values that nothing
+// writes into (an Add copies).
+var attemptCounts = func() (v [8][]string) {
+	for n := range v {
+		v[n] = []string{strconv.Itoa(n)}[:1:1]
+	}
+	return v
+}()
+
+// attemptsHeader is the value of X-Gw-Attempts for n attempts.
+func attemptsHeader(n int) []string {
+	if n >= 0 && n < len(attemptCounts) {
+		return attemptCounts[n]
+	}
+	return []string{strconv.Itoa(n)}
 }
 
 // reasonCode keeps a refusal's code as a reason only if it is a plain
