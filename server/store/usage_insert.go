@@ -713,9 +713,13 @@ func sqliteInsertSQL(columns []string, n int) string {
 }
 
 // sqliteRunSQL is the insert of a run of n rows: the run columns bound
-// once, as ?1 to ?14, and each row's own columns from a VALUES list, whose
-// parameters SQLite numbers after those. Only the 14 are named, which the
-// driver reads back by their names (a Go string each) when it binds.
+// once, as the first 14 parameters (SQLite numbers parameters in the
+// order the text has them, and the SELECT list comes first), and each
+// row's own columns from a VALUES list. Every parameter is a plain ?: the
+// driver asks SQLite each parameter's name as it binds it, and a
+// statement with any numbered one (?1) looks every parameter up in the
+// list of those, which cost 0.4 µs an event with ?1 to ?14 here
+// (VListNumToName; issue 33, sixteenth round).
 func sqliteRunSQL(n int) string {
 	var b strings.Builder
 	b.WriteString("INSERT OR IGNORE INTO usage_events (" + strings.Join(sqliteRunColumns, ", "))
@@ -723,12 +727,7 @@ func sqliteRunSQL(n int) string {
 		b.WriteString(", " + usageEventColumns[i])
 	}
 	b.WriteString(") SELECT ")
-	for i := range sqliteRunShared {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("?" + strconv.Itoa(i+1))
-	}
+	b.WriteString("?" + strings.Repeat(", ?", len(sqliteRunShared)-1))
 	for j := range sqliteRunOwn {
 		b.WriteString(", column" + strconv.Itoa(j+1))
 	}
