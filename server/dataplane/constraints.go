@@ -83,18 +83,25 @@ func nativeShape(endpoint string) string {
 // Claude on Bedrock or Vertex AI (Bedrock takes them as the body's
 // anthropic_beta); openai-beta for OpenAI and Azure OpenAI. Never to
 // another vendor, which would not know them, and to whom they would say
-// what client the caller runs.
-func vendorHeaders(r *http.Request, vendor betaVendor, h http.Header) {
+// what client the caller runs. They are added to h (made if nil).
+func vendorHeaders(r *http.Request, vendor betaVendor, h http.Header) http.Header {
+	name := ""
 	switch vendor {
 	case betaAnthropic:
-		if v := r.Header.Values("Anthropic-Beta"); len(v) > 0 {
-			h["Anthropic-Beta"] = v
-		}
+		name = "Anthropic-Beta"
 	case betaOpenAI:
-		if v := r.Header.Values("Openai-Beta"); len(v) > 0 {
-			h["Openai-Beta"] = v
-		}
+		name = "Openai-Beta"
 	}
+	if name == "" {
+		return h
+	}
+	if v := r.Header.Values(name); len(v) > 0 {
+		if h == nil {
+			h = make(http.Header, 1)
+		}
+		h[name] = v
+	}
+	return h
 }
 
 // betaVendor is whose beta flags an upstream takes.

@@ -120,26 +120,30 @@ func plausibleID(s string) bool {
 	return true
 }
 
-// forwardHeader is what an upstream call carries of the caller's request:
-// the request id and W3C trace context, and the caller's anthropic-beta
-// or openai-beta flags for an upstream of their vendor (vendorHeaders).
+// forwardHeader is what an upstream call carries of the caller's request
+// besides its id (providers.Call.RequestID): the W3C trace context, and
+// the caller's anthropic-beta or openai-beta flags for an upstream of
+// their vendor (vendorHeaders); nil when there is none of them, as for
+// most requests, which so allocate no map for it (issue 33).
 func (x *exchange) forwardHeader(rt *route) http.Header {
-	// Built once per exchange (a route's Check and each attempt's call
+	// Made once per exchange (a route's Check and each attempt's call
 	// all read it, none writes it): it depends on the request alone, and
 	// on whose beta flags the route's upstream takes.
 	vendor := betaVendorOf(x.d.name(), rt)
-	if x.fwdHeader != nil && x.fwdVendor == vendor {
+	if x.fwdMade && x.fwdVendor == vendor {
 		return x.fwdHeader
 	}
-	h := make(http.Header, 4)
-	h["X-Request-Id"] = []string{x.requestID}
+	var h http.Header
 	for _, name := range [...]string{"Traceparent", "Tracestate"} {
 		if v := x.r.Header.Values(name); len(v) > 0 {
+			if h == nil {
+				h = make(http.Header, 3)
+			}
 			h[name] = v
 		}
 	}
-	vendorHeaders(x.r, vendor, h)
-	x.fwdHeader, x.fwdVendor = h, vendor
+	h = vendorHeaders(x.r, vendor, h)
+	x.fwdHeader, x.fwdVendor, x.fwdMade = h, vendor, true
 	return h
 }
 

@@ -193,9 +193,11 @@ type exchange struct {
 	sentCall *providers.Call
 	trace    *writeTrace
 	// fwdHeader is what the upstream calls forward of the request's
-	// headers (forwardHeader), with the beta flags of fwdVendor's.
+	// headers (forwardHeader), with the beta flags of fwdVendor's, once
+	// fwdMade.
 	fwdHeader http.Header
 	fwdVendor betaVendor
+	fwdMade   bool
 	// guardBlock is the guardrails' block of the request's input, answered
 	// once its model is known (guardedStage).
 	guardBlock *response
@@ -486,7 +488,7 @@ func (x *exchange) call(rt *route, baseURL, secret string) *providers.Call {
 		Request: req, UpstreamModel: m.UpstreamModel(), ResponseModel: m.ID,
 		UpstreamModelJSON: rt.model.upstreamJSON, ResponseModelJSON: rt.model.idJSON,
 		BaseURL: baseURL, Secret: secret, MaxTokens: rt.maxTokens, DefaultMaxTokens: m.MaxOutputTokens,
-		Header: x.forwardHeader(rt), Prepared: &rt.prepared, AnthropicVersion: m.AnthropicVersion(),
+		RequestID: x.requestID, Header: x.forwardHeader(rt), Prepared: &rt.prepared, AnthropicVersion: m.AnthropicVersion(),
 		Translated: x.d.name() != endpointChatCompletions, PromptCache: x.promptCache(),
 	}
 	if rt.native {

@@ -84,8 +84,10 @@ type Call struct {
 	// forward it to an upstream speaking that dialect (native.go); the
 	// chat adapters ignore it.
 	Native *NativeRequest
-	// Header holds request headers to forward upstream (X-Request-Id,
-	// traceparent).
+	// RequestID, when set, is sent upstream as X-Request-Id.
+	RequestID string
+	// Header holds other request headers to forward upstream (the trace
+	// context, beta flags), or is nil.
 	Header http.Header
 	// InputFloor, when set, is the floor of the request's input tokens
 	// the caller already counted (tokens.CountRequest), which usage is

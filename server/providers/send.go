@@ -50,6 +50,9 @@ func send(ctx context.Context, client *http.Client, call *Call, p upstreamPost) 
 		return nil, err
 	}
 	forwardHeader(req.Header, call.Header)
+	if call.RequestID != "" {
+		req.Header["X-Request-Id"] = []string{call.RequestID}
+	}
 	// The upstream's call is a child of gw's attempt span, never of the
 	// caller's span: the forwarded trace context gives way to ctx's (the
 	// caller's own only when gw does not trace, as ctx then carries it

@@ -114,7 +114,7 @@ func TestSendEveryKind(t *testing.T) {
 	const gwTrace = "00-4bf92f3577b34da6a3ce929d0e0e4736-1111111111111111-01"
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			c.call.Header = http.Header{"X-Request-Id": {"req-" + c.name}, "Traceparent": {callerTrace}}
+			c.call.RequestID, c.call.Header = "req-"+c.name, http.Header{"Traceparent": {callerTrace}}
 			before := len(c.up.Requests())
 			if _, err := c.adapter.Complete(ctx, c.call); err != nil {
 				t.Fatalf("complete: %v", err)
