@@ -8,12 +8,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/uptrace/bun"
@@ -126,16 +128,20 @@ func sqlitePageSizeOf(path string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read database file: %w", err)
 	}
-	n, _ := f.ReadAt(header, 0)
+	n, err := f.ReadAt(header, 0)
 	f.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return 0, fmt.Errorf("read database file: %w", err)
+	}
 	if n == 0 {
-		raw, err := sql.Open("sqlite", "file:"+path)
+		// Another process making the same file at once waits its turn.
+		raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 		if err != nil {
 			return 0, fmt.Errorf("create database file: %w", err)
 		}
 		defer raw.Close()
 		for _, pragma := range []string{"PRAGMA page_size = " + strconv.Itoa(sqlitePageSize), "PRAGMA journal_mode = WAL"} {
-			if _, err := raw.Exec(pragma); err != nil {
+			if err := execWhileBusy(raw, pragma, 10*time.Second); err != nil {
 				return 0, fmt.Errorf("create database file: %s: %w", pragma, err)
 			}
 		}
@@ -147,6 +153,26 @@ func sqlitePageSizeOf(path string) (int, error) {
 	}
 	return sqliteHeaderPageSize(header[:n]), nil
 }
+
+// execWhileBusy runs a statement, again while another connection holds
+// the lock it needs, for up to patience: SQLite answers a change of
+// journal mode that finds the file locked at once (SQLITE_BUSY), without
+// the busy handler, and two processes may make the same new file at once.
+func execWhileBusy(db *sql.DB, stmt string, patience time.Duration) error {
+	deadline := time.Now().Add(patience)
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		_, err := db.Exec(stmt)
+		var coded interface{ Code() int }
+		if err == nil || !errors.As(err, &coded) || coded.Code()&0xff != sqliteBusy || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+	}
+}
+
+// sqliteBusy is SQLITE_BUSY, the primary code of an error whose extended
+// code says more.
+const sqliteBusy = 5
 
 // sqliteHeaderPageSize reads a page size from a database file's header
 // (its 16th and 17th bytes, big-endian, 1 meaning 65,536); anything that

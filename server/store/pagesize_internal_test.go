@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,6 +123,38 @@ func TestSQLiteHeaderPageSize(t *testing.T) {
 	} {
 		if got := sqliteHeaderPageSize(c.h); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// Processes making the same new file at once take turns: each opens it,
+// with gw's page size.
+func TestSQLiteNewDatabaseOpenedAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gw.db")
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			db, _, err := openSQLite(path, true)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer db.Close()
+			var size int
+			if err := db.QueryRow("PRAGMA page_size").Scan(&size); err != nil {
+				errs <- err
+				return
+			}
+			if size != sqlitePageSize {
+				errs <- fmt.Errorf("page size %d", size)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
 		}
 	}
 }
