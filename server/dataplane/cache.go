@@ -92,7 +92,7 @@ func (x *exchange) cacheable() bool {
 	if strings.EqualFold(x.r.Header.Get("X-Gw-Cache-Allow"), "true") {
 		return true
 	}
-	raw, ok := x.req.Members["temperature"]
+	raw, ok := x.req.Members.Get("temperature")
 	if !ok {
 		return false
 	}

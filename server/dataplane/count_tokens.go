@@ -98,7 +98,7 @@ func (p *Plane) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	// The request as parsed (system turns folded), less the nominal limit.
 	native := parsed.native
 	native.Edits = append(native.Edits, providers.Edit{Name: "max_tokens"})
-	delete(native.Members, "max_tokens")
+	native.Members.Delete("max_tokens")
 	req := parsed.req
 	x.req, x.whole, x.body, x.hold, x.native, x.translateErr = req, parsed.whole, withLimit, hold, native, parsed.translateErr
 	m := x.countedModel(req.Model)
@@ -157,10 +157,10 @@ func (x *exchange) countedModel(id string) *routeModel {
 // estimateTokens counts the prompt's members with the estimator for the
 // model's family (server/tokens), as usage does when an upstream reports
 // no counts.
-func estimateTokens(m *routeModel, members map[string]json.RawMessage) int64 {
+func estimateTokens(m *routeModel, members providers.Members) int64 {
 	prompt := make(map[string]json.RawMessage, 3)
 	for _, name := range []string{"system", "messages", "tools"} {
-		if v, ok := members[name]; ok {
+		if v, ok := members.Get(name); ok {
 			prompt[name] = v
 		}
 	}

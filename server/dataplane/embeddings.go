@@ -31,7 +31,7 @@ func (embeddingsDialect) parse(body []byte) (parsed, error) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return parsed{}, &providers.InvalidRequestError{Code: "invalid_type", Message: "The request is not an embeddings request: " + err.Error()}
 	}
-	req.Input = bytes.TrimSpace(members["input"])
+	req.Input = bytes.TrimSpace(members.Value("input"))
 	switch {
 	case req.Model == nil || *req.Model == "":
 		return parsed{}, &providers.InvalidRequestError{Param: "model", Code: "missing_required_parameter", Message: "Missing required parameter: 'model'."}
@@ -53,9 +53,9 @@ var embeddingsKnown = map[string]bool{"model": true, "input": true, "dimensions"
 
 func (embeddingsDialect) unknown(x *exchange, _ bool) []string {
 	var out []string
-	for name := range x.native.Members {
-		if !embeddingsKnown[name] {
-			out = append(out, name)
+	for _, m := range x.native.Members {
+		if !embeddingsKnown[m.Name] {
+			out = append(out, m.Name)
 		}
 	}
 	return sortedStrings(out)

@@ -64,7 +64,7 @@ func fallbackList(body []byte) ([]string, uint8, []byte, *response) {
 	var name string
 	var raw json.RawMessage
 	for i, m := range fallbackMembers {
-		v, ok := members[m]
+		v, ok := members.Get(m)
 		if !ok {
 			continue
 		}
@@ -87,7 +87,7 @@ func fallbackList(body []byte) ([]string, uint8, []byte, *response) {
 			name+" lists at most "+strconv.Itoa(maxRequestFallbacks)+" models; it has "+strconv.Itoa(len(list))+".")
 	}
 	body = providers.WithoutMember(body, name)
-	if _, ok := members["model"]; !ok && len(list) > 0 {
+	if _, ok := members.Get("model"); !ok && len(list) > 0 {
 		first, _ := json.Marshal(list[0])
 		body = providers.WithMember(body, "model", first)
 		list = list[1:]

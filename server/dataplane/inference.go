@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"github.com/gw-gateway/gw/server/guardrails/webhook"
 	"io"
@@ -441,10 +440,10 @@ func (x *exchange) lowEffort(rt *route) {
 // toolDropper is a dialect whose translation leaves out tools only its
 // own vendor runs.
 type toolDropper interface {
-	dropped(members map[string]json.RawMessage) []providers.DroppedTool
+	dropped(members providers.Members) []providers.DroppedTool
 	// translated names the tools the translation sends in another form
 	// (x-gw-translated-tools).
-	translated(members map[string]json.RawMessage) []string
+	translated(members providers.Members) []string
 }
 
 // dropTools names, in x-gw-dropped-tools, the tools a translation for
@@ -512,7 +511,7 @@ var capabilityParam = map[catalog.Capability]string{
 }
 
 func (x *exchange) maxTokensParam() string {
-	if _, ok := x.req.Members["max_completion_tokens"]; ok {
+	if _, ok := x.req.Members.Get("max_completion_tokens"); ok {
 		return "max_completion_tokens"
 	}
 	return "max_tokens"

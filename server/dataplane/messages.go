@@ -39,11 +39,11 @@ func (messagesDialect) translate(body []byte) (*providers.ChatRequest, int64, er
 	return translateWhole(body, providers.MessagesToChat)
 }
 
-func (messagesDialect) dropped(members map[string]json.RawMessage) []providers.DroppedTool {
+func (messagesDialect) dropped(members providers.Members) []providers.DroppedTool {
 	return providers.MessagesDroppedTools(members)
 }
 
-func (messagesDialect) translated(map[string]json.RawMessage) []string { return nil }
+func (messagesDialect) translated(providers.Members) []string { return nil }
 
 // parseTranslated reads a request of another dialect: its members, and
 // the Chat Completions request its outline translates to, which is what
@@ -85,7 +85,7 @@ func parseTranslated(body []byte, translate func([]byte) ([]byte, error), limit 
 		return parsed{}, terr
 	}
 	m := map[string]any{"model": bare.Model, "stream": bare.Stream, "messages": []any{map[string]any{"role": "user", "content": ""}}}
-	if raw, ok := members[limit]; ok {
+	if raw, ok := members.Get(limit); ok {
 		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil && n > 0 {
 			m["max_completion_tokens"] = n
 		}

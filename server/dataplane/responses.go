@@ -1,7 +1,6 @@
 package dataplane
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/gw-gateway/gw/server/catalog"
@@ -36,11 +35,11 @@ func (responsesDialect) translate(body []byte) (*providers.ChatRequest, int64, e
 	return translateWhole(body, providers.ResponsesToChat)
 }
 
-func (responsesDialect) dropped(members map[string]json.RawMessage) []providers.DroppedTool {
+func (responsesDialect) dropped(members providers.Members) []providers.DroppedTool {
 	return providers.ResponsesDroppedTools(members)
 }
 
-func (responsesDialect) translated(members map[string]json.RawMessage) []string {
+func (responsesDialect) translated(members providers.Members) []string {
 	return providers.ResponsesTranslatedTools(members)
 }
 

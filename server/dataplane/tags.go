@@ -110,7 +110,7 @@ func bodyTags(body []byte, key *inferenceKey) (map[string]string, []byte, *respo
 		// The dialect's parse says what is wrong with it.
 		return nil, body, nil
 	}
-	meta, ok := members["metadata"]
+	meta, ok := members.Get("metadata")
 	if !ok {
 		return nil, body, nil
 	}
@@ -118,7 +118,7 @@ func bodyTags(body []byte, key *inferenceKey) (map[string]string, []byte, *respo
 	if err != nil {
 		return nil, body, nil
 	}
-	raw, ok := metaMembers["tags"]
+	raw, ok := metaMembers.Get("tags")
 	if !ok || bytes.TrimSpace(raw)[0] != '[' {
 		return nil, body, nil
 	}

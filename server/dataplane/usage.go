@@ -242,10 +242,10 @@ func (x *exchange) serviceTier(u providers.Usage, m *routeModel) (string, catalo
 func (x *exchange) askedServiceTier() string {
 	var raw json.RawMessage
 	if x.req != nil {
-		raw = x.req.Members["service_tier"]
+		raw = x.req.Members.Value("service_tier")
 	}
 	if raw == nil && x.native != nil {
-		raw = x.native.Members["service_tier"]
+		raw = x.native.Members.Value("service_tier")
 	}
 	return providers.ServiceTierName(raw)
 }

@@ -15,16 +15,16 @@ import (
 // MessagesRequired checks the members every Messages request must have,
 // whatever upstream it goes to: a native upstream would refuse the request
 // anyway, after gw had spent a call on it.
-func MessagesRequired(members map[string]json.RawMessage) error {
+func MessagesRequired(members Members) error {
 	for _, name := range []string{"model", "max_tokens", "messages"} {
-		if raw, ok := members[name]; !ok || isNull(raw) {
+		if raw, ok := members.Get(name); !ok || isNull(raw) {
 			return invalid(name, "missing_required_parameter", "%s: Field required", name)
 		}
 	}
-	if valueKind(bytes.TrimSpace(members["messages"])) != "array" {
+	if valueKind(bytes.TrimSpace(members.Value("messages"))) != "array" {
 		return invalid("messages", "invalid_type", "messages: Input should be a valid list")
 	}
-	if n, err := strconv.ParseInt(string(bytes.TrimSpace(members["max_tokens"])), 10, 64); err != nil || n < 1 {
+	if n, err := strconv.ParseInt(string(bytes.TrimSpace(members.Value("max_tokens"))), 10, 64); err != nil || n < 1 {
 		return invalid("max_tokens", "invalid_value", "max_tokens: Input should be an integer greater than or equal to 1")
 	}
 	return nil
@@ -33,9 +33,9 @@ func MessagesRequired(members map[string]json.RawMessage) error {
 // ResponsesRequired checks the members every Responses request must have
 // through gw: model, and input, since gw keeps no responses for
 // previous_response_id, conversation or prompt to stand in for it.
-func ResponsesRequired(members map[string]json.RawMessage) error {
+func ResponsesRequired(members Members) error {
 	for _, name := range []string{"model", "input"} {
-		if raw, ok := members[name]; !ok || isNull(raw) {
+		if raw, ok := members.Get(name); !ok || isNull(raw) {
 			return invalid(name, "missing_required_parameter", "Missing required parameter: '%s'.", name)
 		}
 	}
@@ -59,9 +59,9 @@ func systemTurnRaw(content []byte, param string) ([]rope, error) {
 // turns; none when there are none. The turns kept and the blocks moved are
 // written as sent, not copied. cache_control on a system turn's blocks
 // travels with them.
-func FoldSystemTurns(members map[string]json.RawMessage) []Edit {
+func FoldSystemTurns(members Members) []Edit {
 	var kept, system []rope
-	arrayElements(bytes.TrimSpace(members["messages"]), func(turn []byte) {
+	arrayElements(bytes.TrimSpace(members.Value("messages")), func(turn []byte) {
 		// The role alone is decoded: a turn's content may be most of the
 		// body.
 		var role string
@@ -74,7 +74,7 @@ func FoldSystemTurns(members map[string]json.RawMessage) []Edit {
 	if len(system) == 0 {
 		return nil
 	}
-	head := systemBlocks(members["system"])
+	head := systemBlocks(members.Value("system"))
 	return []Edit{{Name: "system", Value: rawArray(append(head, system...))}, {Name: "messages", Value: rawArray(kept)}}
 }
 
@@ -106,7 +106,7 @@ type DroppedTool struct {
 // item): a translation to Chat Completions leaves them out. Functions and
 // custom tools, in namespaces or not, are translated
 // (ResponsesTranslatedTools).
-func ResponsesDroppedTools(members map[string]json.RawMessage) []DroppedTool {
+func ResponsesDroppedTools(members Members) []DroppedTool {
 	var out []DroppedTool
 	responsesToolLists(members, func(raw json.RawMessage, param string) {
 		out = append(out, droppedTools(raw, param, responsesExpressible)...)
@@ -120,7 +120,7 @@ func responsesExpressible(typ string) bool { return typ == "function" || typ == 
 // responsesToolLists calls f with each list of tools of a Responses
 // request: tools, each additional_tools input item's, and each
 // namespace's inside them, param the format of their members' names.
-func responsesToolLists(members map[string]json.RawMessage, f func(raw json.RawMessage, param string)) {
+func responsesToolLists(members Members, f func(raw json.RawMessage, param string)) {
 	var walk func(raw json.RawMessage, param string)
 	walk = func(raw json.RawMessage, param string) {
 		f(raw, param+".type")
@@ -132,9 +132,9 @@ func responsesToolLists(members map[string]json.RawMessage, f func(raw json.RawM
 			i++
 		})
 	}
-	walk(members["tools"], "tools[%d]")
+	walk(members.Value("tools"), "tools[%d]")
 	i := 0
-	arrayElements(bytes.TrimSpace(members["input"]), func(item []byte) {
+	arrayElements(bytes.TrimSpace(members.Value("input")), func(item []byte) {
 		if valueKind(item) == "object" && string(bytes.TrimSpace(memberValue(item, "type"))) == `"additional_tools"` {
 			walk(memberValue(item, "tools"), "input["+strconv.Itoa(i)+"].tools[%d]")
 		}
@@ -146,7 +146,7 @@ func responsesToolLists(members map[string]json.RawMessage, f func(raw json.RawM
 // sends in another form, for x-gw-translated-tools: each namespace whose
 // tools become plain functions (by its name), and each custom tool, which
 // becomes a function of one string argument (by its name).
-func ResponsesTranslatedTools(members map[string]json.RawMessage) []string {
+func ResponsesTranslatedTools(members Members) []string {
 	var out []string
 	responsesToolLists(members, func(raw json.RawMessage, _ string) {
 		arrayElements(bytes.TrimSpace(raw), func(b []byte) {
@@ -165,7 +165,7 @@ func ResponsesTranslatedTools(members map[string]json.RawMessage) []string {
 // ResponsesCustomTools names the custom tools of a Responses request,
 // whose calls a translated answer writes as custom_tool_call items; nil
 // when there are none.
-func ResponsesCustomTools(members map[string]json.RawMessage) map[string]bool {
+func ResponsesCustomTools(members Members) map[string]bool {
 	var out map[string]bool
 	responsesToolLists(members, func(raw json.RawMessage, _ string) {
 		arrayElements(bytes.TrimSpace(raw), func(b []byte) {
@@ -186,8 +186,8 @@ func ResponsesCustomTools(members map[string]json.RawMessage) map[string]bool {
 
 // MessagesDroppedTools lists the server tools of a Messages request
 // (web_search_20250305, …), which only Anthropic runs.
-func MessagesDroppedTools(members map[string]json.RawMessage) []DroppedTool {
-	return droppedTools(members["tools"], "tools.%d.type", func(typ string) bool { return typ == "" || typ == "custom" })
+func MessagesDroppedTools(members Members) []DroppedTool {
+	return droppedTools(members.Value("tools"), "tools.%d.type", func(typ string) bool { return typ == "" || typ == "custom" })
 }
 
 func droppedTools(raw json.RawMessage, param string, kept func(string) bool) []DroppedTool {

@@ -290,10 +290,10 @@ func translateAnthropic(call *Call, stream bool) (*anthropicRequest, bool, error
 		return nil, false, invalid("functions", "unsupported_parameter", "'functions' is not supported for Anthropic models; use 'tools'.")
 	}
 	out := &anthropicRequest{Model: call.UpstreamModel, Stream: stream, StopSequences: req.Stop, MaxTokens: anthropicMaxTokens(call)}
-	if raw, ok := req.Members["temperature"]; ok && !isNull(raw) {
+	if raw, ok := req.Members.Get("temperature"); ok && !isNull(raw) {
 		out.Temperature = raw
 	}
-	if raw, ok := req.Members["top_p"]; ok && !isNull(raw) {
+	if raw, ok := req.Members.Get("top_p"); ok && !isNull(raw) {
 		out.TopP = raw
 	}
 	if req.User != "" {

@@ -66,17 +66,17 @@ func (a Adaptation) Edits() []Edit {
 // Adapt decides what a request of shape, given by its top-level members,
 // needs changed for model m. A null member is as good as absent and is
 // left alone.
-func Adapt(members map[string]json.RawMessage, shape string, m catalog.Model) Adaptation {
+func Adapt(members Members, shape string, m catalog.Model) Adaptation {
 	var a Adaptation
 	if m.RefusesSampling() {
 		for _, name := range samplingMembers {
-			if raw, ok := members[name]; ok && !isNull(raw) {
+			if raw, ok := members.Get(name); ok && !isNull(raw) {
 				a.Dropped = append(a.Dropped, name)
 			}
 		}
 	}
 	if m.RefusesForcedToolChoice() {
-		if raw, ok := members["tool_choice"]; ok && !isNull(raw) {
+		if raw, ok := members.Get("tool_choice"); ok && !isNull(raw) {
 			a.ToolChoice = unforced(raw, shape)
 		}
 	}
@@ -146,15 +146,12 @@ func (r *ChatRequest) Adapted(a Adaptation) *ChatRequest {
 		return r
 	}
 	c := *r
-	c.Members = make(map[string]json.RawMessage, len(r.Members))
-	for name, raw := range r.Members {
-		c.Members[name] = raw
-	}
+	c.Members = r.Members.Clone()
 	for _, name := range a.Dropped {
-		delete(c.Members, name)
+		c.Members.Delete(name)
 	}
 	if a.ToolChoice != nil {
-		c.Members["tool_choice"] = a.ToolChoice
+		c.Members.Set("tool_choice", a.ToolChoice)
 		tc := ToolChoice{Mode: "auto"}
 		if r.ToolChoice != nil && r.ToolChoice.Mode == "allowed_tools" {
 			// The allowed tools' mode is auto now; the choice is still

@@ -50,7 +50,7 @@ func TestAdapt(t *testing.T) {
 		{"messages has no required string", refusesForced, providers.ShapeMessages, `{"tool_choice":"required"}`, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var members map[string]json.RawMessage
+			var members providers.Members
 			if err := json.Unmarshal([]byte(tc.body), &members); err != nil {
 				t.Fatal(err)
 			}
@@ -81,13 +81,13 @@ func TestChatRequestAdapted(t *testing.T) {
 	}
 	a := providers.Adapt(req.Members, providers.ShapeChat, constrained(false, false))
 	out := req.Adapted(a)
-	if _, ok := out.Members["temperature"]; ok || out.Members["top_p"] != nil {
+	if _, ok := out.Members.Get("temperature"); ok || out.Members.Value("top_p") != nil {
 		t.Fatalf("sampling kept: %v", out.Members)
 	}
-	if string(out.Members["tool_choice"]) != `"auto"` || out.ToolChoice == nil || out.ToolChoice.Mode != "auto" || out.ToolChoice.Function != "" {
-		t.Fatalf("tool choice %s %+v", out.Members["tool_choice"], out.ToolChoice)
+	if string(out.Members.Value("tool_choice")) != `"auto"` || out.ToolChoice == nil || out.ToolChoice.Mode != "auto" || out.ToolChoice.Function != "" {
+		t.Fatalf("tool choice %s %+v", out.Members.Value("tool_choice"), out.ToolChoice)
 	}
-	if req.Members["temperature"] == nil || req.ToolChoice.Mode != "function" {
+	if req.Members.Value("temperature") == nil || req.ToolChoice.Mode != "function" {
 		t.Fatal("the original request changed")
 	}
 	if req.Adapted(providers.Adaptation{}) != req {

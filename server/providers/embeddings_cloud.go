@@ -30,7 +30,7 @@ type embeddingsRequest struct {
 
 func readEmbeddingsRequest(call *Call) (embeddingsRequest, error) {
 	var r embeddingsRequest
-	raw := call.Native.Members["input"]
+	raw := call.Native.Members.Value("input")
 	var one string
 	if json.Unmarshal(raw, &one) == nil {
 		r.inputs = []string{one}
@@ -40,11 +40,11 @@ func readEmbeddingsRequest(call *Call) (embeddingsRequest, error) {
 	if len(r.inputs) == 0 || len(r.inputs) > maxEmbeddingInputs {
 		return r, invalid("input", "invalid_value", "This model takes 1 to %d inputs a request.", maxEmbeddingInputs)
 	}
-	if d, ok := call.Native.Members["dimensions"]; ok && !isNull(d) {
+	if d, ok := call.Native.Members.Get("dimensions"); ok && !isNull(d) {
 		_ = json.Unmarshal(d, &r.dimensions) // checked by the data plane
 	}
 	var format string
-	_ = json.Unmarshal(call.Native.Members["encoding_format"], &format)
+	_ = json.Unmarshal(call.Native.Members.Value("encoding_format"), &format)
 	r.base64 = format == "base64"
 	return r, nil
 }

@@ -16,9 +16,9 @@ import (
 func TestFloor(t *testing.T) {
 	prompt := strings.Repeat("The keeper lights the lamp and counts the waves. ", 5)
 	call := func(model string) *Call {
-		return &Call{UpstreamModel: model, Request: &ChatRequest{Members: map[string]json.RawMessage{
-			"model":    json.RawMessage(`"x"`),
-			"messages": json.RawMessage(`[{"role":"user","content":` + string(mustMarshal(prompt)) + `}]`),
+		return &Call{UpstreamModel: model, Request: &ChatRequest{Members: Members{
+			{Name: "model", Value: json.RawMessage(`"x"`)},
+			{Name: "messages", Value: json.RawMessage(`[{"role":"user","content":` + string(mustMarshal(prompt)) + `}]`)},
 		}}}
 	}
 	exact := tokens.ForModel("gpt-4o-mini")

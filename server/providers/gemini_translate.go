@@ -149,7 +149,7 @@ func refuseIgnored(req *ChatRequest, strict bool, ignored []string, vendor strin
 		return nil
 	}
 	for _, name := range ignored {
-		if raw, ok := req.Members[name]; ok && !neutral(name, raw) {
+		if raw, ok := req.Members.Get(name); ok && !neutral(name, raw) {
 			return invalid(name, "unsupported_parameter",
 				"'%s' is not supported by %s models, and a strict_parameters policy forbids dropping it.", name, vendor)
 		}
@@ -448,7 +448,7 @@ func (t *geminiTranslator) generation() error {
 
 // member is a request member that is set and not null.
 func member(req *ChatRequest, name string) json.RawMessage {
-	if raw, ok := req.Members[name]; ok && !isNull(raw) {
+	if raw, ok := req.Members.Get(name); ok && !isNull(raw) {
 		return raw
 	}
 	return nil

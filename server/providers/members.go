@@ -6,6 +6,8 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
+	"unicode/utf8"
 )
 
 // A request body is the largest thing an inference holds, and decoding
@@ -16,23 +18,113 @@ import (
 // slices of the body itself, which is read once and never changed, and
 // write an upstream body in one buffer of its final size.
 
+// Member is one member of a JSON object: its name, decoded, and its
+// value as written (a slice of the text it was read from).
+type Member struct {
+	Name  string
+	Value json.RawMessage
+}
+
+// Members are a JSON object's members, each name once (a name written
+// twice keeps its last value, as encoding/json fills a map), in the order
+// the names were first written. A request has five to twenty: a look
+// along them finds one sooner than a map would hash its name, and no map
+// is made for each request (issue 33, "typed members, no map of
+// members"). The values are shared: a change is made to a copy (Clone).
+type Members []Member
+
+// Get returns the value of the member name, and whether there is one.
+func (m Members) Get(name string) (json.RawMessage, bool) {
+	if i := m.index(name); i >= 0 {
+		return m[i].Value, true
+	}
+	return nil, false
+}
+
+// Value is the value of the member name, nil when there is none.
+func (m Members) Value(name string) json.RawMessage {
+	v, _ := m.Get(name)
+	return v
+}
+
+// Has reports whether there is a member name.
+func (m Members) Has(name string) bool { return m.index(name) >= 0 }
+
+func (m Members) index(name string) int {
+	for i := range m {
+		if m[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Set gives the member name the value v, adding it last if there is none.
+func (m *Members) Set(name string, v json.RawMessage) {
+	if i := m.index(name); i >= 0 {
+		(*m)[i].Value = v
+		return
+	}
+	*m = append(*m, Member{Name: name, Value: v})
+}
+
+// Delete removes the member name, if there is one.
+func (m *Members) Delete(name string) {
+	if i := m.index(name); i >= 0 {
+		*m = slices.Delete(*m, i, i+1)
+	}
+}
+
+// Clone is a copy of m that a Set or Delete leaves m as it is.
+func (m Members) Clone() Members { return slices.Clone(m) }
+
+// MarshalJSON writes the members as the object they are, in name order,
+// as encoding/json writes a map of them; nil is null.
+func (m Members) MarshalJSON() ([]byte, error) {
+	if m == nil {
+		return []byte("null"), nil
+	}
+	return encodeMembers(m)
+}
+
+// UnmarshalJSON reads an object's members (null: none), as encoding/json
+// fills a map.
+func (m *Members) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		*m = nil
+		return nil
+	}
+	list, ok := objectMemberList(nil, bytes.Clone(b))
+	if !ok {
+		return errors.New("providers: members are not a JSON object")
+	}
+	*m = list
+	return nil
+}
+
 // ParseObject returns the members of a JSON object body, each value a
 // slice of body (no copy), with the last of duplicate names kept, as
 // encoding/json fills a map. It fails with an *InvalidRequestError unless
 // body is a valid JSON object.
-func ParseObject(body []byte) (map[string]json.RawMessage, error) {
+func ParseObject(body []byte) (Members, error) {
+	return parseObjectInto(nil, body)
+}
+
+// parseObjectInto is ParseObject appending to dst.
+func parseObjectInto(dst Members, body []byte) (Members, error) {
 	if !validJSON(body) {
 		return nil, invalid("", "invalid_json", "The request body is not a JSON object.")
 	}
-	m, ok := objectMemberMap(body)
+	m, ok := objectMemberList(dst, body)
 	if !ok {
 		return nil, invalid("", "invalid_json", "The request body is not a JSON object.")
 	}
 	return m, nil
 }
 
-// objectMemberMap is ParseObject on text json.Valid accepted.
-func objectMemberMap(b []byte) (map[string]json.RawMessage, bool) {
+// objectMemberList is ParseObject on text json.Valid accepted, appending
+// to dst (empty).
+func objectMemberList(dst Members, b []byte) (Members, bool) {
 	// A request's members, on the stack (from nil, the slice grew four
 	// times for a chat completion's five).
 	var stack [16]jsonMember
@@ -40,20 +132,46 @@ func objectMemberMap(b []byte) (map[string]json.RawMessage, bool) {
 	if !ok {
 		return nil, false
 	}
-	m := make(map[string]json.RawMessage, len(members))
+	m := dst
+	if m == nil || cap(m) < len(members) {
+		m = make(Members, 0, len(members))
+	}
+	// Past a few dozen members a repeated name is found by a map, so
+	// that an object of very many members costs no more than the map
+	// did; a request has far fewer.
+	var seen map[string]int
+	if len(members) > 32 {
+		seen = make(map[string]int, len(members))
+	}
 	for _, mb := range members {
 		name, ok := memberName(mb.key)
 		if !ok {
 			return nil, false
 		}
-		m[name] = json.RawMessage(mb.value)
+		i := -1
+		if seen != nil {
+			if j, ok := seen[name]; ok {
+				i = j
+			} else {
+				seen[name] = len(m)
+			}
+		} else {
+			i = m.index(name)
+		}
+		if i >= 0 {
+			m[i].Value = json.RawMessage(mb.value)
+			continue
+		}
+		m = append(m, Member{Name: name, Value: json.RawMessage(mb.value)})
 	}
 	return m, true
 }
 
-// memberName decodes a member's key as written (quotes included).
+// memberName decodes a member's key as written (quotes included), as
+// encoding/json does: escapes decoded, and bytes that are not UTF-8 each
+// read as U+FFFD (FuzzParseObject).
 func memberName(key []byte) (string, bool) {
-	if bytes.IndexByte(key, '\\') < 0 {
+	if bytes.IndexByte(key, '\\') < 0 && utf8.Valid(key) {
 		return knownName(key[1 : len(key)-1]), true
 	}
 	var s string
@@ -78,35 +196,34 @@ func memberValue(b []byte, name string) []byte {
 // json.Marshal orders a map), into one buffer of its final size. The
 // values are written as they are, whitespace included; each must be valid
 // JSON.
-func encodeMembers(m map[string]json.RawMessage) ([]byte, error) {
-	var stack [24]string
-	names := stack[:0]
+func encodeMembers(m Members) ([]byte, error) {
+	var stack [24]Member
+	sorted := append(stack[:0], m...)
 	size := 2
-	for name, v := range m {
-		if !validJSON(v) {
-			return nil, errors.New("member " + name + " is not valid JSON")
+	for _, mb := range sorted {
+		if !validJSON(mb.Value) {
+			return nil, errors.New("member " + mb.Name + " is not valid JSON")
 		}
-		names = append(names, name)
-		size += len(name) + len(v) + 8
+		size += len(mb.Name) + len(mb.Value) + 8
 	}
-	slices.Sort(names)
+	slices.SortFunc(sorted, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
 	out := make([]byte, 0, size)
 	out = append(out, '{')
-	for i, name := range names {
+	for i, mb := range sorted {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		if plainName(name) {
+		if plainName(mb.Name) {
 			// json.Marshal's encoding of such a name is the name in quotes.
-			out = append(append(append(out, '"'), name...), '"')
+			out = append(append(append(out, '"'), mb.Name...), '"')
 		} else {
-			key, err := json.Marshal(name)
+			key, err := json.Marshal(mb.Name)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, key...)
 		}
-		out = append(append(out, ':'), m[name]...)
+		out = append(append(out, ':'), mb.Value...)
 	}
 	return append(out, '}'), nil
 }

@@ -3,6 +3,7 @@ package providers_test
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -108,8 +109,12 @@ func TestParseObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(m["a"]) != "2" || string(m["b"]) != `{"c":[1,2]}` || string(m["de"]) != `"x"` || len(m) != 3 {
+	if string(m.Value("a")) != "2" || string(m.Value("b")) != `{"c":[1,2]}` || string(m.Value("de")) != `"x"` || len(m) != 3 {
 		t.Fatalf("members %q", m)
+	}
+	// Each name once, where it was first written, with its last value.
+	if m[0].Name != "a" || m[1].Name != "b" || m[2].Name != "de" {
+		t.Fatalf("members in the order %q, %q, %q", m[0].Name, m[1].Name, m[2].Name)
 	}
 	for _, bad := range []string{`[]`, `{"a":`, `"x"`, ``, `{"a":1}{}`} {
 		if _, err := providers.ParseObject([]byte(bad)); err == nil {
@@ -288,4 +293,113 @@ func TestResponsesToChat(t *testing.T) {
 	if ratio := float64(n) / float64(len(big)); ratio > 1.5 {
 		t.Fatalf("translating a large Responses body allocated %.2f bytes per body byte", ratio)
 	}
+}
+
+// Members read as the map of members they replaced (issue 33): every name
+// once with its last value, a missing name absent, a change to a clone
+// not seen by the original, and the same JSON both ways, with few
+// members and with more than the look along them is used for.
+func TestMembersAreTheMap(t *testing.T) {
+	for _, n := range []int{0, 1, 5, 32, 33, 200} {
+		var b strings.Builder
+		want := map[string]json.RawMessage{}
+		b.WriteString("{")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			name := "m" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + strings.Repeat("y", i/26)
+			v := `[` + strings.Repeat("1,", i%3) + `0]`
+			b.WriteString(`"` + name + `":` + v)
+			want[name] = json.RawMessage(v)
+			if i%4 == 0 { // the same name again, later: its value wins
+				v = `{"again":` + v + `}`
+				b.WriteString(`,"` + name + `":` + v)
+				want[name] = json.RawMessage(v)
+			}
+		}
+		b.WriteString("}")
+		m, err := providers.ParseObject([]byte(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m) != len(want) {
+			t.Fatalf("%d members: %d, want %d", n, len(m), len(want))
+		}
+		for name, v := range want {
+			if got, ok := m.Get(name); !ok || string(got) != string(v) || !m.Has(name) || string(m.Value(name)) != string(v) {
+				t.Fatalf("%d members: %s = %s, %v; want %s", n, name, got, ok, v)
+			}
+		}
+		if _, ok := m.Get("absent"); ok || m.Has("absent") || m.Value("absent") != nil {
+			t.Fatalf("%d members: a member that is not there", n)
+		}
+		got, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantJSON, _ := json.Marshal(want)
+		if string(got) != string(wantJSON) {
+			t.Fatalf("%d members: JSON %s, want %s", n, got, wantJSON)
+		}
+		var back providers.Members
+		if err := json.Unmarshal(got, &back); err != nil || len(back) != len(want) {
+			t.Fatalf("%d members: read back %d, %v", n, len(back), err)
+		}
+		c := m.Clone()
+		c.Set("added", json.RawMessage(`true`))
+		if len(m) > 0 {
+			c.Delete(m[0].Name)
+		}
+		if len(m) > 1 {
+			c.Set(m[len(m)-1].Name, json.RawMessage(`null`))
+		}
+		if m.Has("added") || (len(m) > 0 && (!m.Has(m[0].Name) || string(m[len(m)-1].Value) == "null")) {
+			t.Fatalf("%d members: a change to the clone changed the original", n)
+		}
+		if !c.Has("added") || (len(m) > 0 && (c.Has(m[0].Name) || len(c) != len(m))) {
+			t.Fatalf("%d members: the clone's changes: %d members", n, len(c))
+		}
+	}
+	var none providers.Members
+	if got, _ := json.Marshal(none); string(got) != "null" {
+		t.Fatalf("no members: %s", got)
+	}
+	if err := json.Unmarshal([]byte(`[1]`), &none); err == nil {
+		t.Fatal("an array read as members")
+	}
+}
+
+// ParseObject reads what encoding/json reads into a map of members, and
+// refuses what it refuses: the same names with the same values (compared
+// as JSON), whatever the text.
+func FuzzParseObject(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1,"a":2}`, `{"d\u0065":"x", "b" : {"c":[1,2]}}`, `[]`, `{"a":`, `null`, ` {"x":null} `,
+		`{"\ud800":1}`, `{"a":1}{}`, `{"é":"\u00e9","e\u0301":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := providers.ParseObject(b)
+		var want map[string]json.RawMessage
+		wantErr := json.Unmarshal(b, &want)
+		if wantErr == nil && want == nil { // null: not an object
+			wantErr = errors.New("null")
+		}
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("%q: ParseObject %v, encoding/json %v", b, err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		if len(m) != len(want) {
+			t.Fatalf("%q: %d members, encoding/json %d", b, len(m), len(want))
+		}
+		for name, v := range want {
+			got, ok := m.Get(name)
+			var a, c any
+			if !ok || json.Unmarshal(got, &a) != nil || json.Unmarshal(v, &c) != nil || !reflect.DeepEqual(a, c) {
+				t.Fatalf("%q: %q = %s, encoding/json %s", b, name, got, v)
+			}
+		}
+	})
 }

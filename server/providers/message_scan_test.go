@@ -105,7 +105,11 @@ func TestEncodeMembersMatchesMarshal(t *testing.T) {
 			}
 			m[b.String()] = json.RawMessage(`[1,"x",{"k":null}]`)
 		}
-		got, err := encodeMembers(m)
+		var members Members
+		for name, v := range m {
+			members = append(members, Member{Name: name, Value: v})
+		}
+		got, err := encodeMembers(members)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -40,7 +40,7 @@ func nativeBody(call *Call, limitName string, stream *bool, extra ...Edit) (rope
 	edits := append(slices.Clip(n.Edits), setTo("model", modelJSON(call.UpstreamModelJSON, call.UpstreamModel)))
 	if limitName != "" && call.MaxTokens > 0 {
 		var asked int64
-		if raw, ok := n.Members[limitName]; ok {
+		if raw, ok := n.Members.Get(limitName); ok {
 			asked, _ = strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
 		}
 		if asked == 0 || asked > call.MaxTokens {

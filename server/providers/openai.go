@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -238,7 +237,7 @@ func (a *OpenAI) body(call *Call, stream streamMode) (rope, error) {
 		// Usage arrives in a final chunk only when asked for; gw always
 		// needs it, and drops that chunk again for a client that did not
 		// ask (openAIStream.Recv).
-		raw, ok := req.Members["stream_options"]
+		raw, ok := req.Members.Get("stream_options")
 		if !ok || isNull(raw) || onlyIncludeUsage(raw) {
 			// The common cases, and what the map's way below encodes for
 			// them: a constant, not a map and a marshal per stream.
@@ -257,7 +256,7 @@ func (a *OpenAI) body(call *Call, stream streamMode) (rope, error) {
 	if a.Dialect != DialectOpenAI && slices.ContainsFunc(req.Messages, func(msg Message) bool { return msg.Role == "developer" }) {
 		// Look-alike servers know the developer role's predecessor only.
 		var msgs []map[string]json.RawMessage
-		if err := json.Unmarshal(req.Members["messages"], &msgs); err != nil {
+		if err := json.Unmarshal(req.Members.Value("messages"), &msgs); err != nil {
 			return nil, invalid("messages", "invalid_value", "'messages' must be an array of message objects.")
 		}
 		for _, msg := range msgs {
@@ -274,15 +273,12 @@ func (a *OpenAI) body(call *Call, stream streamMode) (rope, error) {
 	if req.body == nil {
 		// A request made by hand rather than parsed: its members are all
 		// there is.
-		m := maps.Clone(req.Members)
-		if m == nil {
-			m = map[string]json.RawMessage{}
-		}
+		m := req.Members.Clone()
 		for _, e := range edits {
 			if e.Value == nil {
-				delete(m, e.Name)
+				m.Delete(e.Name)
 			} else {
-				m[e.Name] = e.Value.bytes()
+				m.Set(e.Name, e.Value.bytes())
 			}
 		}
 		body, err := encodeMembers(m)

@@ -147,10 +147,10 @@ func openAIBreakpointEdits(d Dialect, call *Call, edits []Edit) ([]Edit, error) 
 	if !call.Translated || openAIBreakpoints(d, call.UpstreamModel) {
 		return edits, nil
 	}
-	if _, ok := req.Members["prompt_cache_options"]; ok {
+	if _, ok := req.Members.Get("prompt_cache_options"); ok {
 		edits = append(edits, removed("prompt_cache_options"))
 	}
-	raw := []byte(req.Members["messages"])
+	raw := []byte(req.Members.Value("messages"))
 	at := slices.IndexFunc(edits, func(e Edit) bool { return e.Name == "messages" && e.Value != nil })
 	if at >= 0 {
 		raw = edits[at].Value.bytes()
@@ -277,7 +277,7 @@ func injectFor(call *Call) bool {
 		// Messages request is routed by may hold an outline of its long
 		// strings.
 		for _, name := range []string{"system", "tools"} {
-			if raw, ok := n.Members[name]; ok {
+			if raw, ok := n.Members.Get(name); ok {
 				prefix += tokens.CountJSON(c, raw)
 			}
 		}
@@ -299,7 +299,7 @@ func injectFor(call *Call) bool {
 			prefix += c.Count(p.Text)
 		}
 	}
-	if raw, ok := req.Members["tools"]; ok {
+	if raw, ok := req.Members.Get("tools"); ok {
 		prefix += tokens.CountJSON(c, raw)
 	}
 	return prefix > 0 && prefix >= inj.MinPrefixTokens && !chatHasBreakpoint(req)
@@ -308,7 +308,7 @@ func injectFor(call *Call) bool {
 // chatHasBreakpoint reports whether any message of a chat request carries
 // a breakpoint.
 func chatHasBreakpoint(req *ChatRequest) bool {
-	return bytes.Contains(req.Members["messages"], []byte(`"prompt_cache_breakpoint"`))
+	return bytes.Contains(req.Members.Value("messages"), []byte(`"prompt_cache_breakpoint"`))
 }
 
 // converseCaches reports whether a Bedrock model takes cachePoint blocks:
@@ -398,7 +398,7 @@ func messagesInjection(call *Call) []Edit {
 		return nil
 	}
 	var edits []Edit
-	sys := []byte(n.Members["system"])
+	sys := []byte(n.Members.Value("system"))
 	for _, e := range n.Edits {
 		if e.Name == "system" && e.Value != nil {
 			sys = e.Value.bytes()
@@ -407,7 +407,7 @@ func messagesInjection(call *Call) []Edit {
 	if v, ok := markLast(sys); ok {
 		edits = append(edits, setTo("system", v))
 	}
-	if v, ok := markLast(n.Members["tools"]); ok {
+	if v, ok := markLast(n.Members.Value("tools")); ok {
 		edits = append(edits, setTo("tools", v))
 	}
 	return edits

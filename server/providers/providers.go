@@ -16,7 +16,6 @@ package providers
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -115,7 +114,7 @@ type NativeRequest struct {
 	// Body is the request as the caller sent it.
 	Body []byte
 	// Members are its top-level members, slices of Body, to read.
-	Members map[string]json.RawMessage
+	Members Members
 	// Edits are what gw changed of it before an adapter (Claude Code's
 	// system turns folded into system, count_tokens' nominal limit
 	// removed): the adapter adds its own (the model, the limit, stream)

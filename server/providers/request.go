@@ -20,11 +20,14 @@ import (
 type ChatRequest struct {
 	// Members holds every top-level member exactly as sent. Adapters copy
 	// it; nobody edits it.
-	Members map[string]json.RawMessage
+	Members Members
 	// body is the text Members are slices of (nil for a request not
 	// parsed), which an upstream of the dialect gets with a few members
 	// written over it.
 	body []byte
+	// memberBuf holds a parsed request's Members when there are at most
+	// eight (most requests): in the request's own allocation.
+	memberBuf [8]Member
 
 	Model  string
 	Stream bool
@@ -193,9 +196,9 @@ var KnownMembers = []string{
 // KnownMembers.
 func (r *ChatRequest) UnknownMembers() []string {
 	var out []string
-	for name := range r.Members {
-		if !slices.Contains(KnownMembers, name) {
-			out = append(out, name)
+	for _, m := range r.Members {
+		if !slices.Contains(KnownMembers, m.Name) {
+			out = append(out, m.Name)
 		}
 	}
 	slices.Sort(out)
@@ -257,11 +260,12 @@ func (r *ChatRequest) Modalities() []catalog.Modality {
 // The request's members (Members) are slices of body, which the caller
 // must not change afterwards.
 func ParseChatRequest(body []byte) (*ChatRequest, error) {
-	members, err := ParseObject(body)
+	r := &ChatRequest{body: body}
+	members, err := parseObjectInto(r.memberBuf[:0], body)
 	if err != nil {
 		return nil, err
 	}
-	r := &ChatRequest{Members: members, body: body}
+	r.Members = members
 	d := memberDecoder{members: members}
 
 	if raw, ok := d.present("model"); !ok {
@@ -623,13 +627,13 @@ func (r *ChatRequest) parseResponseFormat(d *memberDecoder) error {
 // memberDecoder decodes members into Go values, turning encoding/json's
 // errors, which name Go types, into messages in the request's terms.
 type memberDecoder struct {
-	members map[string]json.RawMessage
+	members Members
 }
 
 // present returns a member unless it is absent or null: OpenAI treats an
 // explicit null as not set, and so do the adapters.
 func (d *memberDecoder) present(name string) (json.RawMessage, bool) {
-	raw, ok := d.members[name]
+	raw, ok := d.members.Get(name)
 	if !ok || string(bytes.TrimSpace(raw)) == "null" {
 		return nil, false
 	}
@@ -726,12 +730,8 @@ func (r *ChatRequest) LowEffort() bool {
 func (r *ChatRequest) WithoutReasoningEffort() *ChatRequest {
 	c := *r
 	c.ReasoningEffort = ""
-	c.Members = make(map[string]json.RawMessage, len(r.Members))
-	for name, raw := range r.Members {
-		if name != "reasoning_effort" {
-			c.Members[name] = raw
-		}
-	}
+	c.Members = r.Members.Clone()
+	c.Members.Delete("reasoning_effort")
 	// Written from its members (OpenAI.body), not over the body that has
 	// the effort.
 	c.body = nil

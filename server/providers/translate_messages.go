@@ -31,9 +31,10 @@ var messagesDropped = []string{"container", "context_management", "mcp_servers",
 // MessagesUnknown lists, sorted, the members a strict_parameters policy
 // refuses: unknown ones always, and with translate those the translation
 // drops.
-func MessagesUnknown(members map[string]json.RawMessage, translate bool) []string {
+func MessagesUnknown(members Members, translate bool) []string {
 	var out []string
-	for name, raw := range members {
+	for _, mb := range members {
+		name, raw := mb.Name, mb.Value
 		if !slices.Contains(MessagesKnownMembers, name) || (translate && slices.Contains(messagesDropped, name) && !isNull(raw)) {
 			out = append(out, name)
 		}
@@ -114,7 +115,7 @@ func readMessagesRequest(body []byte) (*messagesToChat, error) {
 	}
 	t := &messagesToChat{}
 	// The messages are read from the body in place (translate_messages_raw.go).
-	if raw, ok := members["messages"]; ok && !isNull(raw) {
+	if raw, ok := members.Get("messages"); ok && !isNull(raw) {
 		if valueKind(raw) != "array" {
 			return nil, invalid("messages", "invalid_type", "messages: Input should be a valid list")
 		}

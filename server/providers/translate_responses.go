@@ -31,9 +31,10 @@ var responsesDropped = []string{"include", "max_tool_calls", "metadata", "prompt
 
 // ResponsesUnknown lists, sorted, the members a strict_parameters policy
 // refuses: unknown ones, and with translate those the translation drops.
-func ResponsesUnknown(members map[string]json.RawMessage, translate bool) []string {
+func ResponsesUnknown(members Members, translate bool) []string {
 	var out []string
-	for name, raw := range members {
+	for _, mb := range members {
+		name, raw := mb.Name, mb.Value
 		if !slices.Contains(ResponsesKnownMembers, name) || (translate && slices.Contains(responsesDropped, name) && !isNull(raw)) {
 			out = append(out, name)
 		}
@@ -46,17 +47,17 @@ func ResponsesUnknown(members map[string]json.RawMessage, translate bool) []stri
 // keep: stored responses and conversations. Forwarded and translated
 // requests alike are refused, so a request's fate never depends on which
 // model of a fallback chain answers it.
-func CheckResponsesState(members map[string]json.RawMessage) error {
+func CheckResponsesState(members Members) error {
 	for _, name := range []string{"previous_response_id", "conversation", "prompt"} {
-		if raw, ok := members[name]; ok && !isNull(raw) {
+		if raw, ok := members.Get(name); ok && !isNull(raw) {
 			return invalid(name, "unsupported_parameter",
 				"'%s' needs responses stored by the gateway, which gw does not do; send the whole conversation in 'input' instead.", name)
 		}
 	}
-	if raw, ok := members["store"]; ok && string(bytes.TrimSpace(raw)) == "true" {
+	if raw, ok := members.Get("store"); ok && string(bytes.TrimSpace(raw)) == "true" {
 		return invalid("store", "unsupported_value", "gw does not store responses; send 'store': false, or leave it out.")
 	}
-	if raw, ok := members["background"]; ok && string(bytes.TrimSpace(raw)) == "true" {
+	if raw, ok := members.Get("background"); ok && string(bytes.TrimSpace(raw)) == "true" {
 		return invalid("background", "unsupported_value", "Background responses need stored responses, which gw does not keep.")
 	}
 	return nil
@@ -111,14 +112,14 @@ func ResponsesToChat(body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &responsesToChat{input: members["input"]}
+	t := &responsesToChat{input: members.Value("input")}
 	if err := json.Unmarshal(body, &t.req); err != nil {
 		return nil, invalid("", "invalid_request", "The request body is not a Responses request: %s", err.Error())
 	}
 	if t.req.Model == "" {
 		return nil, invalid("model", "missing_required_parameter", "Missing required parameter: 'model'.")
 	}
-	return t.translate(members["input"])
+	return t.translate(members.Value("input"))
 }
 
 // responsesToChat is one Responses request on its way to Chat

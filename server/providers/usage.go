@@ -136,16 +136,9 @@ func inputFloor(c tokens.Counter, call *Call) int64 {
 	if call.InputFloor != nil {
 		return *call.InputFloor
 	}
-	var members map[string]json.RawMessage
-	switch {
-	case call.Native != nil:
-		members = call.Native.Members
-	case call.Request != nil:
-		members = call.Request.Members
-	}
 	var n int64
-	for name, raw := range members {
-		n += tokens.FloorJSON(c, name, raw, tokens.RequestKeys)
+	for _, m := range callMembers(call) {
+		n += tokens.FloorJSON(c, m.Name, m.Value, tokens.RequestKeys)
 	}
 	return n
 }
@@ -163,23 +156,28 @@ func Unanswered(call *Call) Usage {
 // client sent them (the native dialect's, or Chat Completions'), which
 // carry the same text as the upstream request, whatever its shape.
 func requestTokens(c tokens.Counter, call *Call) int64 {
-	var members map[string]json.RawMessage
-	switch {
-	case call.Native != nil:
-		members = call.Native.Members
-	case call.Request != nil:
-		members = call.Request.Members
-	}
 	n := int64(0)
-	for name, raw := range members {
-		switch name {
+	for _, m := range callMembers(call) {
+		switch m.Name {
 		case "model", "stream", "stream_options", "max_tokens", "max_completion_tokens", "max_output_tokens":
 			// Parameters, not content.
 			continue
 		}
-		n += tokens.CountJSON(c, raw)
+		n += tokens.CountJSON(c, m.Value)
 	}
 	return n
+}
+
+// callMembers are the members of the call's request as the client sent
+// them: the native dialect's, or Chat Completions'.
+func callMembers(call *Call) Members {
+	switch {
+	case call.Native != nil:
+		return call.Native.Members
+	case call.Request != nil:
+		return call.Request.Members
+	}
+	return nil
 }
 
 // answerTokens is a whole answer, delivered at once: counted whole (its

@@ -385,7 +385,7 @@ func readVertexPrediction(call *Call, line []byte) (BatchResult, error) {
 	}
 	claude := isClaude(call.UpstreamModel)
 	id := l.CustomID
-	var request map[string]json.RawMessage
+	var request Members
 	if !claude {
 		var labels struct {
 			Labels map[string]string `json:"labels"`
