@@ -13,6 +13,7 @@ var answerCases = []string{
 	`{"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],"usage":{"prompt_tokens":19,"completion_tokens":10,"total_tokens":29,"prompt_tokens_details":{"cached_tokens":3}}}`,
 	"{ \"z\" : 1 ,\n\t\"a\" : [ 1 , 2 , { \"b\" : \"x y\" } ] , \"usage\" : { \"prompt_tokens\" : 5 } }\n",
 	`{"model":"a","model":"b","usage":{"prompt_tokens":1},"usage":{"prompt_tokens":2}}`,
+	`{"service_tier":"default","usage":{},"service_tier":"priority"}`, `{"service_tier":null}`, `{"service_tier":"flex"}`,
 	`{"a":1,"a!":2,"a ":3,"mode":4,"model ":5,"modelx":6,"mod":7,"M":8}`,
 	`{}`, `{"usage":null}`, `{"model":null}`,
 	`{"content":"<b>&amp;</b>","x":"\u2028\u2029","raw":"` + "\u2028 \u2029 \xe2\x80" + `"}`,
@@ -25,8 +26,8 @@ func checkRewriteAnswer(t *testing.T, raw []byte) {
 	t.Helper()
 	for _, model := range []string{"openai/gpt-4o-mini", "a<b>&c", "\u2028"} {
 		mv := jsonString(model)
-		want, wantUsage, wantErr := rewriteAnswerMap(raw, mv)
-		got, gotUsage, gotErr := rewriteAnswer(raw, mv)
+		want, wantUsage, wantTier, wantErr := rewriteAnswerMap(raw, mv)
+		got, gotUsage, gotTier, gotErr := rewriteAnswer(raw, mv)
 		if (wantErr == nil) != (gotErr == nil) {
 			t.Fatalf("%q: error %v, map's way %v", raw, gotErr, wantErr)
 		}
@@ -35,6 +36,9 @@ func checkRewriteAnswer(t *testing.T, raw []byte) {
 		}
 		if (wantUsage == nil) != (gotUsage == nil) || decodeOpenAIUsage(gotUsage) != decodeOpenAIUsage(wantUsage) {
 			t.Fatalf("%q: usage %s, map's way %s", raw, gotUsage, wantUsage)
+		}
+		if (wantTier == nil) != (gotTier == nil) || ServiceTierName(gotTier) != ServiceTierName(wantTier) {
+			t.Fatalf("%q: service tier %s, map's way %s", raw, gotTier, wantTier)
 		}
 	}
 }
@@ -69,13 +73,13 @@ func BenchmarkRewriteAnswer(b *testing.B) {
 	b.Run("map", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_, _, _ = rewriteAnswerMap(raw, model)
+			_, _, _, _ = rewriteAnswerMap(raw, model)
 		}
 	})
 	b.Run("walk", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_, _, _ = rewriteAnswer(raw, model)
+			_, _, _, _ = rewriteAnswer(raw, model)
 		}
 	})
 }

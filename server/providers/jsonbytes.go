@@ -142,7 +142,8 @@ func finishes(m jsonMember) bool {
 // map[string]json.RawMessage that json.Unmarshal makes of raw with that
 // member set: compact, <, > and & (and U+2028, U+2029) escaped, members
 // sorted by name, the last of duplicate names kept. It also returns the
-// member named also (nil if absent), in that encoding. ok is false when
+// members named in also (nil if absent), in that encoding, so that the
+// answer's usage and service tier are found by the same walk. ok is false when
 // raw is not a JSON object (invalid, or another value); plain is false
 // when a member's name is not plain ASCII without escapes, whose decoded
 // spelling differs from its bytes: the caller then takes the map's way.
@@ -150,10 +151,10 @@ func finishes(m jsonMember) bool {
 // It exists because the map's way (a decode into a map, a reflective
 // encode) was a non-streamed answer's largest cost in gw; this is one
 // compacting scan, a walk and a sort of the top-level members.
-func setMember(raw []byte, name string, value []byte, also string) (out, alsoValue []byte, ok, plain bool) {
+func setMember(raw []byte, name string, value []byte, also [2]string) (out []byte, alsoValues [2][]byte, ok, plain bool) {
 	valid, compact, html := scanJSON(raw)
 	if !valid {
-		return nil, nil, false, true
+		return nil, [2][]byte{}, false, true
 	}
 	// Most upstreams write their answer compact already: then it is its
 	// own compact form, and neither scanned again nor copied.
@@ -172,11 +173,11 @@ func setMember(raw []byte, name string, value []byte, also string) (out, alsoVal
 	}
 	members, isObject := objectMembers(make([]jsonMember, 0, 16), b)
 	if !isObject {
-		return nil, nil, false, true
+		return nil, [2][]byte{}, false, true
 	}
 	for _, m := range members {
 		if !plainKey(m.key) {
-			return nil, nil, true, false
+			return nil, [2][]byte{}, true, false
 		}
 	}
 	// By name as json.Marshal sorts a map's keys (the bytes between the
@@ -199,8 +200,10 @@ func setMember(raw []byte, name string, value []byte, also string) (out, alsoVal
 				continue
 			}
 		}
-		if k == also {
-			alsoValue = m.value
+		for i, a := range also {
+			if k == a {
+				alsoValues[i] = m.value
+			}
 		}
 		if len(out) > 1 {
 			out = append(out, ',')
@@ -210,7 +213,7 @@ func setMember(raw []byte, name string, value []byte, also string) (out, alsoVal
 	if !set {
 		out = appendMember(out, name, value)
 	}
-	return append(out, '}'), alsoValue, true, true
+	return append(out, '}'), alsoValues, true, true
 }
 
 func appendMember(out []byte, name string, value []byte) []byte {

@@ -77,7 +77,7 @@ func (a *OpenAI) Complete(ctx context.Context, call *Call) (*Completion, error) 
 	if a.Dialect == DialectAzure && answerFiltered(raw) {
 		return nil, errContentFilter()
 	}
-	body, rawUsage, err := rewriteAnswer(raw, modelJSON(call.ResponseModelJSON, call.ResponseModel))
+	body, rawUsage, rawTier, err := rewriteAnswer(raw, modelJSON(call.ResponseModelJSON, call.ResponseModel))
 	if err != nil {
 		return nil, &Error{Kind: Unavailable, Status: resp.StatusCode, Message: err.Error()}
 	}
@@ -86,41 +86,43 @@ func (a *OpenAI) Complete(ctx context.Context, call *Call) (*Completion, error) 
 		u = decodeOpenAIUsage(rawUsage)
 	}
 	u = estimate(u, call, answerTokens(raw))
-	u.ServiceTier = answerServiceTier(raw)
+	if rawTier != nil {
+		u.ServiceTier = ServiceTierName(rawTier)
+	}
 	return &Completion{Body: body, Usage: u}, nil
 }
 
 // rewriteAnswer sets a Chat Completions answer's model member and returns
 // the answer, encoded as json.Marshal encodes it as a map, with its usage
-// member, if any. An answer with a member name that is not plain ASCII
-// takes the map's way (rewriteAnswerMap), which setMember matches byte for
-// byte otherwise.
-func rewriteAnswer(raw []byte, model json.RawMessage) ([]byte, json.RawMessage, error) {
-	body, usage, ok, plain := setMember(raw, "model", model, "usage")
+// and service_tier members, if any (found by the same walk). An answer with
+// a member name that is not plain ASCII takes the map's way
+// (rewriteAnswerMap), which setMember matches byte for byte otherwise.
+func rewriteAnswer(raw []byte, model json.RawMessage) (body, usage, tier json.RawMessage, err error) {
+	body, also, ok, plain := setMember(raw, "model", model, [2]string{"usage", "service_tier"})
 	if !ok {
-		return nil, nil, errNotObject
+		return nil, nil, nil, errNotObject
 	}
 	if !plain {
 		return rewriteAnswerMap(raw, model)
 	}
-	return body, usage, nil
+	return body, also[0], also[1], nil
 }
 
 var errNotObject = errors.New("the upstream's answer is not a JSON object")
 
 // rewriteAnswerMap is rewriteAnswer by a decode into a map and an encode.
-func rewriteAnswerMap(raw []byte, model json.RawMessage) ([]byte, json.RawMessage, error) {
+func rewriteAnswerMap(raw []byte, model json.RawMessage) (body, usage, tier json.RawMessage, err error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return nil, nil, errNotObject
+		return nil, nil, nil, errNotObject
 	}
-	usage := m["usage"]
+	usage, tier = m["usage"], m["service_tier"]
 	m["model"] = model
-	body, err := json.Marshal(m)
+	body, err = json.Marshal(m)
 	if err != nil {
-		return nil, nil, errors.New("the upstream's answer is not valid JSON")
+		return nil, nil, nil, errors.New("the upstream's answer is not valid JSON")
 	}
-	return body, usage, nil
+	return body, usage, tier, nil
 }
 
 // Stream implements Adapter.

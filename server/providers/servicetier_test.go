@@ -47,10 +47,11 @@ func TestServiceTierName(t *testing.T) {
 			t.Errorf("ServiceTierName(%s) = %q; want %q", raw, got, want)
 		}
 	}
-	if got := answerServiceTier([]byte(`{"id":"x","service_tier":"priority","usage":{}}`)); got != "priority" {
-		t.Errorf("answerServiceTier = %q", got)
+	// An answer's, found by the walk that sets its model.
+	if _, _, tier, _ := rewriteAnswer([]byte(`{"id":"x","service_tier":"priority","usage":{}}`), jsonString("m")); ServiceTierName(tier) != "priority" {
+		t.Errorf("an answer's service tier: %s", tier)
 	}
-	if got := answerServiceTier([]byte(`{"id":"x","usage":{}}`)); got != "" {
-		t.Errorf("answerServiceTier without one = %q", got)
+	if _, _, tier, _ := rewriteAnswer([]byte(`{"id":"x","usage":{}}`), jsonString("m")); tier != nil {
+		t.Errorf("an answer's service tier, without one: %s", tier)
 	}
 }

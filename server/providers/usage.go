@@ -388,19 +388,3 @@ func ServiceTierName(raw []byte) string {
 	}
 	return string(name)
 }
-
-// answerServiceTier is the service_tier member of an answer object, by
-// the byte scanner (no decode).
-func answerServiceTier(raw []byte) string {
-	if !bytes.Contains(raw, []byte(`"service_tier"`)) {
-		return ""
-	}
-	var stack [16]jsonMember
-	members, _ := objectMembers(stack[:0], raw)
-	for _, m := range members {
-		if isKey(m.key, "service_tier") {
-			return ServiceTierName(m.value)
-		}
-	}
-	return ""
-}
