@@ -688,7 +688,7 @@ func (p *Plane) recordNativeLine(ctx context.Context, b *Batch, nc *nativeCall, 
 	m := nc.m
 	d, _ := a.decide(policy.Request{Model: m.model.ID, Provider: m.model.Provider, InputPricePerMTok: m.input, OutputPricePerMTok: m.output,
 		CredentialScopes: a.key.org.credentials.eligible(a.key.workspace, m.model.Provider)})
-	pricing, _ := batchPricing(rctx, m)
+	pricing, _ := batchPricing(a.batchLine, m)
 	tokens := u.Tokens()
 	nano, err := pricing.CostNanoUSD(tokens)
 	if err != nil || status != statusOK {

@@ -471,8 +471,9 @@ func outputLine(l BatchLine) map[string]any {
 // provider ran in a batch (ForBatch at the model's provider kind). A line
 // gw's runner sent is priced as the synchronous request its upstream
 // billed (never less than was delivered); its event still names the batch.
-func batchPricing(ctx context.Context, m *routeModel) (catalog.ParsedPricing, bool) {
-	if bl := batchLineOf(ctx); bl == nil || !bl.native {
+// bl is the request's batch line (admission.batchLine), nil for none.
+func batchPricing(bl *batchLineCtx, m *routeModel) (catalog.ParsedPricing, bool) {
+	if bl == nil || !bl.native {
 		return catalog.ParsedPricing{}, false
 	}
 	return m.pricing.ForBatch(m.kind), true

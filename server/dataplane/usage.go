@@ -221,7 +221,7 @@ func (x *exchange) finish(o outcome) {
 // prices it. "" is none named; a tier the catalog does not price (default,
 // scale) is billed at the base prices.
 func (x *exchange) serviceTier(u providers.Usage, m *routeModel) (string, catalog.ParsedPricing) {
-	if bp, ok := batchPricing(x.r.Context(), m); ok {
+	if bp, ok := batchPricing(x.batchLine, m); ok {
 		// A batch line: the batch prices, which have no service tier.
 		return "", bp
 	}
