@@ -68,10 +68,11 @@ func (m *Members) Set(name string, v json.RawMessage) {
 	*m = append(*m, Member{Name: name, Value: v})
 }
 
-// Delete removes the member name, if there is one.
+// Delete removes the member name, if there is one, into a new list: a
+// list shared with another holder (a parse's, say) is left whole for it.
 func (m *Members) Delete(name string) {
 	if i := m.index(name); i >= 0 {
-		*m = slices.Delete(*m, i, i+1)
+		*m = slices.Concat((*m)[:i], (*m)[i+1:])
 	}
 }
 

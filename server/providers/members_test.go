@@ -403,3 +403,19 @@ func FuzzParseObject(f *testing.F) {
 		}
 	})
 }
+
+// A Delete leaves another holder of the same list with the list it had.
+func TestMembersDeleteLeavesTheSharedList(t *testing.T) {
+	m, err := providers.ParseObject([]byte(`{"a":1,"b":2,"c":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := m
+	m.Delete("a")
+	if len(m) != 2 || m.Has("a") || string(m.Value("c")) != "3" {
+		t.Fatalf("after Delete: %v", m)
+	}
+	if len(shared) != 3 || string(shared.Value("a")) != "1" || string(shared.Value("b")) != "2" || string(shared.Value("c")) != "3" {
+		t.Fatalf("the other holder's list: %v", shared)
+	}
+}
