@@ -576,20 +576,18 @@ func (c *sqliteInserts) insertNew(ctx context.Context, db *sql.DB, tx *sql.Tx, e
 			return nil, err
 		}
 		args = args[:0]
-		if shape.kind == sqliteRun {
+		var keep []int // each row's columns: nil for every one
+		switch shape.kind {
+		case sqliteLeanRows:
+			keep = sqliteLeanKept
+		case sqliteRun:
+			keep = sqliteRunOwn
 			// The run's values, once: every event of the chunk has them.
 			if args, err = shared.appendRow(args, &chunk[0], sqliteRunShared); err != nil {
 				return nil, err
 			}
 		}
 		for i := range chunk {
-			keep := sqliteRunOwn
-			switch shape.kind {
-			case sqliteFull:
-				keep = nil
-			case sqliteLeanRows:
-				keep = sqliteLeanKept
-			}
 			if args, err = shared.appendRow(args, &chunk[i], keep); err != nil {
 				return nil, err
 			}
