@@ -137,17 +137,17 @@ func sqlitePageSizeOf(path string) (int, error) {
 		// Another process making the same file at once waits its turn.
 		raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 		if err != nil {
-			return 0, fmt.Errorf("create database file: %w", err)
+			return 0, fmt.Errorf("create database file %s: %w", path, err)
 		}
 		defer raw.Close()
 		for _, pragma := range []string{"PRAGMA page_size = " + strconv.Itoa(sqlitePageSize), "PRAGMA journal_mode = WAL"} {
 			if err := execWhileBusy(raw, pragma, 10*time.Second); err != nil {
-				return 0, fmt.Errorf("create database file: %s: %w", pragma, err)
+				return 0, fmt.Errorf("create database file %s: %s: %w", path, pragma, err)
 			}
 		}
 		var size int
 		if err := raw.QueryRow("PRAGMA page_size").Scan(&size); err != nil {
-			return 0, fmt.Errorf("create database file: %w", err)
+			return 0, fmt.Errorf("create database file %s: %w", path, err)
 		}
 		return size, nil
 	}
