@@ -48,23 +48,42 @@ type StoreSink struct {
 	insert func(context.Context, []store.UsageEvent) (int, error)
 	opts   StoreSinkOptions
 
-	mu      sync.Mutex
-	pending []wire.UsageEventIn
+	mu sync.Mutex
+	// pending holds the waiting events in the order recorded, in chunks of
+	// at most chunkLen: Record appends to the last chunk, or starts one.
+	// One growing slice had Record copy the whole backlog to a larger array
+	// whenever the database fell behind, holding mu, which every request
+	// takes (a fifth of the loader benchmark's CPU: issue 33, seventeenth
+	// round).
+	pending  [][]wire.UsageEventIn
+	npending int
+	chunkLen int
+	// free holds cleared chunks of chunkLen for Record to fill again, at
+	// most maxFreeChunks.
+	free    [][]wire.UsageEventIn
 	closed  bool
 	dropped int
 
 	// flushMu keeps one flush at a time, so a flush that fails puts its
 	// events back before the next takes any. It also guards the buffers a
-	// flush reuses, so that in steady state Record appends into a slice
-	// that is already grown and a flush allocates no slices.
+	// flush reuses, so that in steady state Record appends into a chunk
+	// that is already made and a flush allocates no slices.
 	flushMu sync.Mutex
-	spare   []wire.UsageEventIn
+	spare   [][]wire.UsageEventIn
 	events  []wire.UsageEventIn
 	rows    []store.UsageEvent
 	wake    chan struct{}
 	stop    chan struct{}
 	stopped chan struct{}
 }
+
+const (
+	// maxChunkLen bounds a chunk of pending events (400 bytes each).
+	maxChunkLen = 1024
+	// maxFreeChunks bounds the chunks kept for reuse: a steady flow
+	// needs two or three; a backlog's others go to the collector.
+	maxFreeChunks = 8
+)
 
 // NewStoreSink starts a sink writing to st.
 func NewStoreSink(st *store.Store, opts StoreSinkOptions) *StoreSink {
@@ -80,7 +99,8 @@ func NewStoreSink(st *store.Store, opts StoreSinkOptions) *StoreSink {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &StoreSink{insert: st.InsertUsageEvents, opts: opts, wake: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+	s := &StoreSink{insert: st.InsertUsageEvents, opts: opts, chunkLen: min(opts.BatchSize, maxChunkLen),
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 	go s.loop()
 	return s
 }
@@ -93,8 +113,14 @@ func (s *StoreSink) Record(e wire.UsageEventIn) {
 		s.opts.Logger.Error("usage event recorded after the sink closed; it is lost", "event_id", e.ID)
 		return
 	}
-	s.pending = append(s.pending, e)
-	full := len(s.pending) >= s.opts.BatchSize
+	last := len(s.pending) - 1
+	if last < 0 || len(s.pending[last]) == cap(s.pending[last]) {
+		s.pending = append(s.pending, s.newChunk())
+		last++
+	}
+	s.pending[last] = append(s.pending[last], e)
+	s.npending++
+	full := s.npending >= s.opts.BatchSize
 	s.mu.Unlock()
 	if full {
 		select {
@@ -123,33 +149,58 @@ func (s *StoreSink) loop() {
 	}
 }
 
+// newChunk is an empty chunk of chunkLen for pending, reused when one is
+// free. Call with mu held.
+func (s *StoreSink) newChunk() []wire.UsageEventIn {
+	if n := len(s.free); n > 0 {
+		c := s.free[n-1]
+		s.free[n-1] = nil
+		s.free = s.free[:n-1]
+		return c
+	}
+	return make([]wire.UsageEventIn, 0, s.chunkLen)
+}
+
 // Flush writes every waiting event now.
 func (s *StoreSink) Flush(ctx context.Context) error {
 	s.flushMu.Lock()
 	defer s.flushMu.Unlock()
 	s.mu.Lock()
-	batch := s.pending
-	s.pending = s.spare[:0]
+	chunks, n := s.pending, s.npending
+	s.pending, s.npending = s.spare[:0], 0
 	s.mu.Unlock()
 
 	received := store.Now()
 	// Grown once to the batch, not doubled (and copied) on the way.
-	events, rows := slices.Grow(s.events[:0], len(batch)), slices.Grow(s.rows[:0], len(batch))
+	events, rows := slices.Grow(s.events[:0], n), slices.Grow(s.rows[:0], n)
+	var refused []wire.UsageEventIn
 	defer func() {
 		// Every array is free once the flush is done (a failed flush
 		// requeues a copy), and cleared, so it holds no event meanwhile.
-		clear(batch)
 		clear(events)
 		clear(rows)
-		s.spare, s.events, s.rows = batch[:0], events[:0], rows[:0]
-	}()
-	for _, e := range batch {
-		row, err := Row(e, received)
-		if err != nil {
-			s.opts.Logger.Error("usage event cannot be stored; it is dropped", "event_id", e.ID, "error", err)
-			continue
+		s.events, s.rows = events[:0], rows[:0]
+		s.mu.Lock()
+		for i, c := range chunks {
+			clear(c)
+			if cap(c) == s.chunkLen && len(s.free) < maxFreeChunks {
+				s.free = append(s.free, c[:0])
+			}
+			chunks[i] = nil
 		}
-		events, rows = append(events, e), append(rows, row)
+		s.mu.Unlock()
+		s.spare = chunks[:0]
+	}()
+	for _, c := range chunks {
+		for i := range c {
+			row, err := Row(c[i], received)
+			if err != nil {
+				s.opts.Logger.Error("usage event cannot be stored; it is dropped", "event_id", c[i].ID, "error", err)
+				refused = append(refused, c[i])
+				continue
+			}
+			events, rows = append(events, c[i]), append(rows, row)
+		}
 	}
 	// One transaction per several thousand events: each commit writes the
 	// pages it dirtied (the same index pages, again and again, in smaller
@@ -172,12 +223,14 @@ func (s *StoreSink) Flush(ctx context.Context) error {
 			}
 		})
 	}
+	// An event refused as unstorable is given up on either way.
+	s.stored(refused)
 	if err != nil {
 		s.requeue(slices.Clone(events[start:]))
 		s.stored(events[:start])
 		return err
 	}
-	s.stored(batch)
+	s.stored(events)
 	return nil
 }
 
@@ -192,12 +245,29 @@ func (s *StoreSink) stored(events []wire.UsageEventIn) {
 func (s *StoreSink) requeue(events []wire.UsageEventIn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pending = append(events[:len(events):len(events)], s.pending...)
-	if over := len(s.pending) - s.opts.MaxPending; over > 0 {
-		s.stored(s.pending[:over])
-		s.pending = s.pending[over:]
-		s.dropped += over
-		s.opts.Logger.Error("usage events dropped: the database has refused them for too long", "dropped", over, "dropped_total", s.dropped)
+	if len(events) == 0 {
+		return
+	}
+	s.pending = slices.Insert(s.pending, 0, events[:len(events):len(events)])
+	s.npending += len(events)
+	over := s.npending - s.opts.MaxPending
+	if over <= 0 {
+		return
+	}
+	s.npending -= over
+	s.dropped += over
+	s.opts.Logger.Error("usage events dropped: the database has refused them for too long", "dropped", over, "dropped_total", s.dropped)
+	for over > 0 {
+		c := s.pending[0]
+		k := min(over, len(c))
+		s.stored(c[:k])
+		over -= k
+		if k < len(c) {
+			s.pending[0] = c[k:]
+			break
+		}
+		s.pending[0] = nil
+		s.pending = s.pending[1:]
 	}
 }
 
@@ -215,7 +285,7 @@ func (s *StoreSink) Close(ctx context.Context) error {
 	<-s.stopped
 	if err := s.Flush(ctx); err != nil {
 		s.mu.Lock()
-		lost := len(s.pending)
+		lost := s.npending
 		s.mu.Unlock()
 		return fmt.Errorf("usage: %d events could not be written: %w", lost, err)
 	}
@@ -227,5 +297,5 @@ func (s *StoreSink) Close(ctx context.Context) error {
 func (s *StoreSink) Pending() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.pending)
+	return s.npending
 }
