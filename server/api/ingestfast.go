@@ -59,6 +59,13 @@ type ingestDecoder struct {
 	// texts shares the strings a batch repeats in every event (models,
 	// providers, statuses, policy names): one allocation each per batch.
 	texts map[string]string
+	// lastProvenance is the last provenance read, as written and as read:
+	// a batch's events repeat it (one key's calls to one model on one
+	// bundle), and a value written the same way is read the same way.
+	lastProvenance struct {
+		raw   []byte
+		value *wire.UsageProvenance
+	}
 }
 
 const (
@@ -883,7 +890,28 @@ func (d *ingestDecoder) number() {
 // it, with names matched exactly (encoding/json also takes other cases)
 // and no null for a string, number or boolean (encoding/json leaves the
 // zero value).
+//
+// A provenance written byte for byte as the one before it is that value
+// again: the events share it, read once (decoding each afresh was 2.9 µs
+// an event of the control plane's CPU under a data plane's load, issue 33,
+// seventeenth round). A JSON object ends at its own closing brace, so the
+// same bytes at the start of the rest of the body are the whole value.
+// Nothing downstream writes into an event's provenance.
 func (d *ingestDecoder) provenance() *wire.UsageProvenance {
+	d.peek()
+	start := d.pos
+	if last := &d.lastProvenance; last.value != nil && bytes.HasPrefix(d.data[start:], last.raw) {
+		d.pos += len(last.raw)
+		return last.value
+	}
+	p := d.readProvenance()
+	if !d.fail {
+		d.lastProvenance.raw, d.lastProvenance.value = d.data[start:d.pos], p
+	}
+	return p
+}
+
+func (d *ingestDecoder) readProvenance() *wire.UsageProvenance {
 	p := new(wire.UsageProvenance)
 	if !d.openObject() {
 		return p

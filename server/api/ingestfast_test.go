@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -365,4 +366,77 @@ func BenchmarkUsageIngestDecode(b *testing.B) {
 			}
 		}
 	})
+	// One key's calls to one model: every event names the same provenance.
+	oneKey := oneKeyBatch(b, 1000)
+	b.Run("one-pass/one-key", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(oneKey)))
+		for b.Loop() {
+			if _, ok := decodeUsageIngest(oneKey); !ok {
+				b.Fatal("the one pass gave up on a shipped batch")
+			}
+		}
+	})
+}
+
+// oneKeyBatch is n shipped events of one key's calls to one model, on one
+// bundle: each with the provenance of the first, as a data plane ships
+// them.
+func oneKeyBatch(t testing.TB, n int) []byte {
+	events := make([]wire.UsageEventIn, n)
+	for i := range events {
+		events[i] = shippedEvent(i)
+		events[i].Provenance = events[0].Provenance
+	}
+	body, err := json.Marshal(wire.UsageIngest{Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
+// A provenance written byte for byte as the event before's is read once
+// and shared; one written otherwise (another value, or the same value
+// spaced otherwise) is read afresh; either way the events are what the
+// generic reading makes.
+func TestUsageIngestSharesARepeatedProvenance(t *testing.T) {
+	body := oneKeyBatch(t, 5)
+	// The second event's provenance spaced otherwise within, the fifth's
+	// another bundle's.
+	at := func(n int) int { // where the nth event's provenance starts
+		i := -1
+		for range n {
+			i += 1 + bytes.Index(body[i+1:], []byte(`"provenance":`))
+		}
+		return i
+	}
+	second, fifth := at(2), at(5)
+	edited := slices.Concat(body[:second],
+		bytes.Replace(body[second:fifth], []byte(`"bundle_version":7`), []byte(`"bundle_version": 7`), 1),
+		bytes.Replace(body[fifth:], []byte(`"bundle_version":7`), []byte(`"bundle_version":8`), 1))
+	if bytes.Equal(edited, body) || len(edited) != len(body)+1 {
+		t.Fatal("the edits did not apply")
+	}
+	if fast, err := checkFastPath(t, edited); !fast {
+		t.Fatalf("the edited batch took the generic reading (%v)", err)
+	}
+	events, _ := decodeUsageIngest(edited)
+	same := func(i, j int) bool { return events[i].Provenance == events[j].Provenance }
+	for _, c := range []struct {
+		i, j int
+		want bool
+	}{{0, 1, false}, {1, 2, false}, {2, 3, true}, {3, 4, false}} {
+		if got := same(c.i, c.j); got != c.want {
+			t.Errorf("events %d and %d share their provenance: %v, want %v", c.i, c.j, got, c.want)
+		}
+	}
+	if !reflect.DeepEqual(events[0].Provenance, events[1].Provenance) || events[3].Provenance.BundleVersion != 7 || events[4].Provenance.BundleVersion != 8 {
+		t.Errorf("the provenances read: %+v", events)
+	}
+	events, _ = decodeUsageIngest(body)
+	for i := 1; i < len(events); i++ {
+		if !same(0, i) {
+			t.Errorf("event %d has a provenance of its own, written as the first's", i)
+		}
+	}
 }
