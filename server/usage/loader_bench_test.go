@@ -2,6 +2,7 @@ package usage_test
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -99,18 +100,39 @@ type loaderEvents struct {
 	// that comes without one (telemetry.NewRequestID); random is also
 	// what gw made before issue 33's eighth round.
 	randomRequestIDs bool
+	// The provenance's parts a data plane shares between the events of
+	// one key's cached decision on one model (dataplane.provenance): each
+	// event has a provenance of its own naming them.
+	prices   *wire.UsagePrices
+	policies []wire.UsagePolicy
+	budgets  []wire.UsageBudget
+	// v7base and seq make time-ordered ids without crypto/rand: the data
+	// plane's request path mints them (uuid.NewV7), so their cost is the
+	// request's, not the usage path's, and was a tenth of this
+	// benchmark's figure.
+	v7base uuid.UUID
+	seq    uint64
 }
 
 func newLoaderEvents() *loaderEvents {
-	return &loaderEvents{org: uuid.New(), ws: uuid.New(), key: uuid.New(), owner: uuid.New(), cred: uuid.New(), policy: uuid.New(),
-		now: time.Now().UTC(), endpoint: "chat.completions", v7: true}
+	policy := uuid.New()
+	return &loaderEvents{org: uuid.New(), ws: uuid.New(), key: uuid.New(), owner: uuid.New(), cred: uuid.New(), policy: policy,
+		now: time.Now().UTC(), endpoint: "chat.completions", v7: true, v7base: uuid.Must(uuid.NewV7()),
+		prices: &wire.UsagePrices{InputPerMTok: "0.15", OutputPerMTok: "0.6", CacheReadPerMTok: "0.075", CacheWritePerMTok: "0", CacheWrite1hPerMTok: "0"},
+		policies: []wire.UsagePolicy{{PolicyID: policy, PolicyName: "allowlist", Action: "allow", Effect: "allow"},
+			{PolicyID: policy, PolicyName: "limits", Action: "limit", Effect: "limit"}},
+		budgets: []wire.UsageBudget{{PolicyID: policy, PolicyName: "budget", Counter: "budget:shared", Period: "day", Aggregation: "shared", AmountUSD: "1000000"}}}
 }
 
 func (s *loaderEvents) next() wire.UsageEventIn {
 	model := "openai/gpt-4o-mini"
 	id := uuid.New()
 	if s.v7 {
-		id = uuid.Must(uuid.NewV7())
+		// The base's time and version, its counter bits counting: unique
+		// and in order.
+		s.seq++
+		id = s.v7base
+		binary.BigEndian.PutUint64(id[8:], binary.BigEndian.Uint64(id[8:])&^(1<<48-1)|s.seq)
 	}
 	rid := telemetry.NewRequestID() // a caller that sends no X-Request-Id
 	if s.randomRequestIDs {
@@ -120,11 +142,7 @@ func (s *loaderEvents) next() wire.UsageEventIn {
 		Model: model, Provider: "openai", ProviderCredentialID: &s.cred, InputTokens: 19, OutputTokens: 10,
 		CostUSD: "0.00000885", Status: "ok", LatencyMS: 1, OccurredAt: s.now, RequestID: &rid, Endpoint: &s.endpoint,
 		RequestedModel: model, Attempts: []wire.UsageAttempt{{Model: model, Provider: "openai", LatencyMS: 1}},
-		Provenance: &wire.UsageProvenance{BundleVersion: 7,
-			Prices: &wire.UsagePrices{InputPerMTok: "0.15", OutputPerMTok: "0.6", CacheReadPerMTok: "0.075", CacheWritePerMTok: "0", CacheWrite1hPerMTok: "0"},
-			Policies: []wire.UsagePolicy{{PolicyID: s.policy, PolicyName: "allowlist", Action: "allow", Effect: "allow"},
-				{PolicyID: s.policy, PolicyName: "limits", Action: "limit", Effect: "limit"}},
-			Budgets: []wire.UsageBudget{{PolicyID: s.policy, PolicyName: "budget", Counter: "budget:shared", Period: "day", Aggregation: "shared", AmountUSD: "1000000"}}}}
+		Provenance: &wire.UsageProvenance{BundleVersion: 7, Prices: s.prices, Policies: s.policies, Budgets: s.budgets}}
 }
 
 // postgresCPU is the CPU time so far of this machine's processes named
