@@ -892,9 +892,9 @@ func (d *ingestDecoder) number() {
 // zero value).
 //
 // A provenance written byte for byte as the one before it is that value
-// again: the events share it, read once (decoding each afresh was 2.9 µs
-// an event of the control plane's CPU under a data plane's load, issue 33,
-// seventeenth round). A JSON object ends at its own closing brace, so the
+// again: the events share it, read once (decoding each afresh was 6.2 of
+// the 55 µs an event the control plane spent under a data plane's load,
+// issue 33, seventeenth round). A JSON object ends at its own closing brace, so the
 // same bytes at the start of the rest of the body are the whole value.
 // Nothing downstream writes into an event's provenance.
 func (d *ingestDecoder) provenance() *wire.UsageProvenance {
