@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -61,7 +62,10 @@ func (c *Client) IngestUsageLines(ctx context.Context, events []json.RawMessage)
 		}
 		body = append(body, e...)
 	}
-	return getData[wire.UsageIngestResult](ctx, c, "POST", "/api/v1/data-plane/usage-events", nil, append(body, tail...))
+	// A reader, not the bytes: resty copies a []byte body twice, into a
+	// buffer of its own and again into the request (a batch is about
+	// 400 KB). A POST is never retried (New), so the reader is read once.
+	return getData[wire.UsageIngestResult](ctx, c, "POST", "/api/v1/data-plane/usage-events", nil, bytes.NewReader(append(body, tail...)))
 }
 
 // ListDataPlanes lists data-plane instances and their state.
