@@ -195,6 +195,11 @@ func attemptOutcome(failure string) string {
 // annotateRequestSpan puts the request's GenAI attributes on its server
 // span (the middleware's), when one is recorded.
 func (a *admission) annotateRequestSpan(o *usageRecord) {
+	// Without tracing no span records: the context's chain is not walked
+	// for it (0.6 µs a request).
+	if !telemetry.Tracing() {
+		return
+	}
 	s := trace.SpanFromContext(a.r.Context())
 	if !s.IsRecording() {
 		return

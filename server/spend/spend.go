@@ -363,6 +363,9 @@ type Ledger struct {
 	changed chan struct{}
 	// noTails turns tail admissions off (benchmarks measure without).
 	noTails bool
+	// states is record's buffer for the journal, reused under mu (a
+	// request's reservation and settlement each allocated one).
+	states []CounterState
 }
 
 // AdmitTails turns tail admissions on (the default) or off.
@@ -381,7 +384,7 @@ func NewLedger() *Ledger { return &Ledger{counters: map[Counter]*counter{}} }
 // called under the ledger's lock after every change, in order, with the
 // state of the counters the change touched, before the ledger acts on it
 // (a reservation's request goes upstream, a give-back is sent); it must
-// not call the ledger.
+// not call the ledger, nor keep the slice (the ledger reuses it).
 type Journal interface {
 	Record([]CounterState)
 }
@@ -434,11 +437,12 @@ func (c *counter) state(id Counter) CounterState {
 // waiting for room when grow says room may have appeared.
 func (l *Ledger) record(grow bool, cs ...*counter) {
 	if l.journal != nil && len(cs) > 0 {
-		out := make([]CounterState, 0, len(cs))
+		out := l.states[:0]
 		for _, c := range cs {
 			out = append(out, c.state(c.claim.Counter))
 		}
 		l.journal.Record(out)
+		l.states = out
 	}
 	if grow && l.changed != nil {
 		close(l.changed)

@@ -425,6 +425,36 @@ func TestRestoreCountsOpenReservations(t *testing.T) {
 	}
 }
 
+// countingJournal counts the states it is told of and keeps none.
+type countingJournal struct{ n int }
+
+func (j *countingJournal) Record(states []CounterState) { j.n += len(states) }
+
+// A journal costs a reservation and its settlement no allocation: the
+// states handed to it are written into a buffer the ledger reuses.
+func TestJournalAllocatesNothing(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	claims := []Claim{{Counter: Counter{PolicyID: uuid.New(), Period: Day, Aggregation: "shared"}, LimitNano: 1 << 60, PolicyName: "p"}}
+	start, _ := Bounds(Day, now)
+	allocs := func(j Journal) float64 {
+		l := NewLedger()
+		if j != nil {
+			l.SetJournal(j)
+		}
+		l.Reserve(now, claims, 1)
+		l.Apply([]Grant{{Counter: claims[0].Counter, PeriodStart: start, Granted: 1 << 60}})
+		return testing.AllocsPerRun(100, func() {
+			r, _ := l.Reserve(now, claims, 1000)
+			r.Settle(500)
+		})
+	}
+	j := &countingJournal{}
+	without, with := allocs(nil), allocs(j)
+	if with != without || j.n < 2*100 {
+		t.Fatalf("a reservation and its settlement allocate %.0f times with a journal, %.0f without; the journal was told of %d states", with, without, j.n)
+	}
+}
+
 func BenchmarkReserveSettle(b *testing.B) {
 	l := NewLedger()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
