@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -199,4 +200,53 @@ func TestSpoolShipsFromTheFileWhenMemoryIsNotWhole(t *testing.T) {
 			t.Fatalf("%d bytes of lines kept (capacity %d) after the file grew past memLines", len(s.lines), cap(s.lines))
 		}
 	})
+}
+
+// Run ships as soon as a batch is written, without waiting for its
+// interval, so a busy plane's lines stay within memLines; after a failed
+// ship, batches written meanwhile send the control plane no retries
+// until the interval comes.
+func TestSpoolShipsABatchWithoutWaitingForTheInterval(t *testing.T) {
+	tries := make(chan int, 16)
+	down := true
+	s, err := Open(filepath.Join(t.TempDir(), "usage.spool"), func(_ context.Context, lines []json.RawMessage) error {
+		tries <- len(lines)
+		if down {
+			return errors.New("control plane unreachable")
+		}
+		return nil
+	}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.GroupWrites(func([]wire.UsageEventIn) {})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx, time.Hour); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	recordN(t, s, spoolBatch-1)
+	s.writeWaiting()
+	select {
+	case <-tries:
+		t.Fatal("shipped before a batch was written")
+	case <-time.After(50 * time.Millisecond):
+	}
+	recordN(t, s, 1)
+	select {
+	case got := <-tries:
+		if got != spoolBatch {
+			t.Fatalf("shipped %d events, want a batch of %d", got, spoolBatch)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a written batch was not shipped before the interval")
+	}
+	// The ship failed: another batch written does not try again.
+	recordN(t, s, spoolBatch)
+	s.writeWaiting()
+	select {
+	case got := <-tries:
+		t.Fatalf("a batch written after a failed ship was tried at once (%d events)", got)
+	case <-time.After(100 * time.Millisecond):
+	}
 }

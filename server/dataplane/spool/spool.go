@@ -49,6 +49,12 @@ type Spool struct {
 	lines   []byte
 	written int
 	whole   bool
+	// fresh counts the events written to the live file; full wakes Run
+	// once it holds a batch (or half of memLines), so that a busy plane
+	// ships a batch at a time instead of a poll interval's worth that
+	// memory would not hold.
+	fresh int
+	full  chan struct{}
 
 	// Group writes (GroupWrites): the events of the waiting lines, and
 	// whether a write is due.
@@ -63,9 +69,10 @@ type Spool struct {
 	spare      []byte
 }
 
-// memLines is the most of a file's lines kept in memory to ship from:
-// 8 MiB is the events of about two seconds at 10,000 requests a second,
-// more than one poll interval's by default. A larger file is read back.
+// memLines is the most of a file's lines kept in memory to ship from; a
+// larger file is read back. Run ships once a batch is written (about
+// 1.4 MB of the harness's events) or half of memLines, so a busy plane
+// stays well inside it.
 const memLines = 8 << 20
 
 // groupDelay is the longest a line waits in memory with group writes, and
@@ -86,7 +93,7 @@ type Ship func(ctx context.Context, events []json.RawMessage) error
 
 // OpenSpool opens (or creates) the spool at path; ship sends one batch.
 func Open(path string, ship Ship, log *slog.Logger) (*Spool, error) {
-	s := &Spool{path: path, ship: ship, log: log}
+	s := &Spool{path: path, ship: ship, log: log, full: make(chan struct{}, 1)}
 	// A data plane given its key, id and signing key in the environment
 	// writes nothing else to its state dir before the spool.
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -171,6 +178,7 @@ func (s *Spool) Record(e wire.UsageEventIn) {
 			return
 		}
 		s.pending++
+		s.wroteLocked(1)
 		return
 	}
 	s.waiting = append(s.waiting, e)
@@ -228,7 +236,19 @@ func (s *Spool) writeWaitingLocked() {
 		return
 	}
 	s.pending += int64(len(events))
+	s.wroteLocked(len(events))
 	s.stored(events)
+}
+
+// wroteLocked counts n events written to the live file and wakes Run
+// when a batch of them waits.
+func (s *Spool) wroteLocked(n int) {
+	if s.fresh += n; s.fresh >= spoolBatch || s.written >= memLines/2 {
+		select {
+		case s.full <- struct{}{}:
+		default: // Run is awake already
+		}
+	}
 }
 
 // Depth is how many events wait to be shipped (for heartbeats), those
@@ -369,23 +389,31 @@ func (s *Spool) rotate() error {
 		s.lines = append(s.spare[:0], s.lines[s.written:]...)
 		s.spare = nil
 	}
-	s.written, s.whole = 0, true
+	s.written, s.whole, s.fresh = 0, true, 0
 	return s.reopen()
 }
 
-// Run ships every interval until ctx ends. The last events are shipped by
-// Close, once the server has finished its requests.
+// Run ships every interval, and as soon as a batch has been written,
+// until ctx ends. After a failed ship it waits for the interval: a batch
+// written meanwhile does not send the control plane a retry. The last
+// events are shipped by Close, once the server has finished its requests.
 func (s *Spool) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	failing := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := s.Ship(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("usage shipping failed; kept in the spool", "error", err, "events", s.Depth())
+		case <-s.full:
+			if failing {
+				continue
 			}
+		}
+		err := s.Ship(ctx)
+		if failing = err != nil; failing && ctx.Err() == nil {
+			s.log.Warn("usage shipping failed; kept in the spool", "error", err, "events", s.Depth())
 		}
 	}
 }
