@@ -83,7 +83,7 @@ func (a *Anthropic) Complete(ctx context.Context, call *Call) (*Completion, erro
 // (Anthropic's API, and Claude on Vertex AI and Bedrock, answer alike).
 func anthropicCompletion(resp *http.Response, call *Call) (*Completion, error) {
 	defer resp.Body.Close()
-	raw, err := readAnswer(resp.Body)
+	raw, err := readAnswer(resp.Body, resp.ContentLength)
 	if err != nil {
 		return nil, transportError(err)
 	}

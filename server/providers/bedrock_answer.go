@@ -85,7 +85,7 @@ func converseFinish(stop string) string {
 // converseCompletion reads a Converse answer into a chat.completion.
 func converseCompletion(resp *http.Response, call *Call) (*Completion, error) {
 	defer resp.Body.Close()
-	raw, err := readAnswer(resp.Body)
+	raw, err := readAnswer(resp.Body, resp.ContentLength)
 	if err != nil {
 		return nil, transportError(err)
 	}

@@ -112,7 +112,7 @@ func (a *GeminiEmbeddings) Complete(ctx context.Context, call *Call) (*Completio
 		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := readAnswer(resp.Body)
+	raw, err := readAnswer(resp.Body, resp.ContentLength)
 	if err != nil {
 		return nil, transportError(err)
 	}
@@ -170,7 +170,7 @@ func (a *BedrockEmbeddings) Complete(ctx context.Context, call *Call) (*Completi
 		if err != nil {
 			return nil, err
 		}
-		raw, err := readAnswer(resp.Body)
+		raw, err := readAnswer(resp.Body, resp.ContentLength)
 		resp.Body.Close()
 		if err != nil {
 			return nil, transportError(err)

@@ -157,7 +157,7 @@ func geminiFinish(reason string, calls bool) string {
 // geminiCompletion reads a generateContent answer into a chat.completion.
 func geminiCompletion(resp *http.Response, call *Call) (*Completion, error) {
 	defer resp.Body.Close()
-	raw, err := readAnswer(resp.Body)
+	raw, err := readAnswer(resp.Body, resp.ContentLength)
 	if err != nil {
 		return nil, transportError(err)
 	}

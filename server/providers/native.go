@@ -151,7 +151,7 @@ func (c *urlCache) parse(s string) (*parsedURL, error) {
 // the answer as the upstream wrote it.
 func readObject(resp *http.Response, model string) (m map[string]json.RawMessage, raw []byte, err error) {
 	defer resp.Body.Close()
-	raw, err = readAnswer(resp.Body)
+	raw, err = readAnswer(resp.Body, resp.ContentLength)
 	if err != nil {
 		return nil, nil, transportError(err)
 	}

@@ -70,7 +70,7 @@ func (a *OpenAI) Complete(ctx context.Context, call *Call) (*Completion, error) 
 		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := readAnswer(resp.Body)
+	raw, err := readAnswer(resp.Body, resp.ContentLength)
 	if err != nil {
 		return nil, transportError(err)
 	}

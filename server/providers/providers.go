@@ -292,11 +292,43 @@ func proxied(policy func() egress.Policy) func(*http.Request) (*url.URL, error) 
 // misbehaving upstream cannot exhaust the shared data plane.
 const maxAnswerBody = 64 << 20
 
-// readAnswer reads an answer body up to maxAnswerBody.
-func readAnswer(r io.Reader) ([]byte, error) {
-	raw, err := io.ReadAll(io.LimitReader(r, maxAnswerBody+1))
-	if err == nil && len(raw) > maxAnswerBody {
-		return nil, &Error{Kind: Unavailable, Message: "the upstream's answer exceeds 64 MiB"}
+// answerAhead is the most readAnswer allocates ahead of the bytes on an
+// answer's declared length: an upstream may declare more than it sends
+// before it stalls.
+const answerAhead = 1 << 20
+
+// readAnswer reads an answer body up to maxAnswerBody, into one buffer of
+// its declared length (resp.ContentLength; below 0 when unknown, as for a
+// body the transport decompresses). io.ReadAll started at 512 bytes and
+// grew by copying, an answer of a few KB four or five times, behind an
+// io.LimitReader allocated for each answer (issue 33, eighteenth round).
+func readAnswer(r io.Reader, declared int64) ([]byte, error) {
+	if declared > maxAnswerBody {
+		return nil, errAnswerTooLarge()
 	}
-	return raw, err
+	size := 512 // io.ReadAll's first
+	if declared >= 0 {
+		// One byte more: the read that finds the end needs room.
+		size = int(min(declared, answerAhead)) + 1
+	}
+	b := make([]byte, 0, size)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):min(cap(b), maxAnswerBody+1)])
+		if b = b[:len(b)+n]; len(b) > maxAnswerBody {
+			return nil, errAnswerTooLarge()
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
+func errAnswerTooLarge() *Error {
+	return &Error{Kind: Unavailable, Message: "the upstream's answer exceeds 64 MiB"}
 }

@@ -151,7 +151,7 @@ func answerOf(resp *http.Response, err error) ([]byte, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := readAnswer(resp.Body)
+	raw, err := readAnswer(resp.Body, resp.ContentLength)
 	if err != nil {
 		return nil, transportError(err)
 	}
