@@ -202,11 +202,11 @@ func TestSpoolShipsFromTheFileWhenMemoryIsNotWhole(t *testing.T) {
 	})
 }
 
-// Run ships as soon as a batch is written, without waiting for its
+// Run ships as soon as shipEvents are written, without waiting for its
 // interval, so a busy plane's lines stay within memLines; after a failed
-// ship, batches written meanwhile send the control plane no retries
-// until the interval comes.
-func TestSpoolShipsABatchWithoutWaitingForTheInterval(t *testing.T) {
+// ship, events written meanwhile send the control plane no retries until
+// the interval comes.
+func TestSpoolShipsWithoutWaitingForTheInterval(t *testing.T) {
 	tries := make(chan int, 16)
 	down := true
 	s, err := Open(filepath.Join(t.TempDir(), "usage.spool"), func(_ context.Context, lines []json.RawMessage) error {
@@ -225,11 +225,11 @@ func TestSpoolShipsABatchWithoutWaitingForTheInterval(t *testing.T) {
 	go func() { s.Run(ctx, time.Hour); close(done) }()
 	defer func() { cancel(); <-done }()
 
-	recordN(t, s, spoolBatch-1)
+	recordN(t, s, shipEvents-1)
 	s.writeWaiting()
 	select {
 	case <-tries:
-		t.Fatal("shipped before a batch was written")
+		t.Fatal("shipped before shipEvents were written")
 	case <-time.After(50 * time.Millisecond):
 	}
 	recordN(t, s, 1)
@@ -239,14 +239,14 @@ func TestSpoolShipsABatchWithoutWaitingForTheInterval(t *testing.T) {
 			t.Fatalf("shipped %d events, want a batch of %d", got, spoolBatch)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("a written batch was not shipped before the interval")
+		t.Fatal("the events written were not shipped before the interval")
 	}
-	// The ship failed: another batch written does not try again.
-	recordN(t, s, spoolBatch)
+	// The ship failed: as many again written do not try again.
+	recordN(t, s, shipEvents)
 	s.writeWaiting()
 	select {
 	case got := <-tries:
-		t.Fatalf("a batch written after a failed ship was tried at once (%d events)", got)
+		t.Fatalf("events written after a failed ship were tried at once (%d events)", got)
 	case <-time.After(100 * time.Millisecond):
 	}
 }

@@ -50,9 +50,9 @@ type Spool struct {
 	written int
 	whole   bool
 	// fresh counts the events written to the live file; full wakes Run
-	// once it holds a batch (or half of memLines), so that a busy plane
-	// ships a batch at a time instead of a poll interval's worth that
-	// memory would not hold.
+	// once it holds shipEvents (or half of memLines), so that a busy
+	// plane ships a few batches at a time instead of a poll interval's
+	// worth that memory would not hold.
 	fresh int
 	full  chan struct{}
 
@@ -70,10 +70,15 @@ type Spool struct {
 }
 
 // memLines is the most of a file's lines kept in memory to ship from; a
-// larger file is read back. Run ships once a batch is written (about
-// 1.4 MB of the harness's events) or half of memLines, so a busy plane
-// stays well inside it.
-const memLines = 8 << 20
+// larger file is read back. Run ships once shipEvents or half of memLines
+// are written, so a busy plane stays well inside it. Not at each batch:
+// a ship's last batch is a part one, and the control plane's cost of a
+// post (authentication, the reach of its ids) is the same for 40 events
+// as for 1,000; at four batches most posts stay full.
+const (
+	memLines   = 8 << 20
+	shipEvents = 4 * spoolBatch
+)
 
 // groupDelay is the longest a line waits in memory with group writes, and
 // groupBytes the most lines wait before they are written at once.
@@ -241,9 +246,9 @@ func (s *Spool) writeWaitingLocked() {
 }
 
 // wroteLocked counts n events written to the live file and wakes Run
-// when a batch of them waits.
+// when enough of them wait (shipEvents).
 func (s *Spool) wroteLocked(n int) {
-	if s.fresh += n; s.fresh >= spoolBatch || s.written >= memLines/2 {
+	if s.fresh += n; s.fresh >= shipEvents || s.written >= memLines/2 {
 		select {
 		case s.full <- struct{}{}:
 		default: // Run is awake already
