@@ -63,8 +63,9 @@ func (c *Client) IngestUsageLines(ctx context.Context, events []json.RawMessage)
 		body = append(body, e...)
 	}
 	// A reader, not the bytes: resty copies a []byte body twice, into a
-	// buffer of its own and again into the request (a batch is about
-	// 400 KB). A POST is never retried (New), so the reader is read once.
+	// buffer of its own and again into the request (a batch of the
+	// harness's events is 1.4 MB). A POST is never retried (New), so the
+	// reader is read once.
 	return getData[wire.UsageIngestResult](ctx, c, "POST", "/api/v1/data-plane/usage-events", nil, bytes.NewReader(append(body, tail...)))
 }
 
