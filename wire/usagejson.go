@@ -220,6 +220,12 @@ func appendJSONString(b []byte, s string) []byte {
 // json.Marshal compacts and escapes; a time RFC 3339 cannot hold) is
 // appended as json.Marshal writes it, or refused as json.Marshal refuses it.
 func AppendUsageEventInJSON(b []byte, e *UsageEventIn) ([]byte, error) {
+	return appendUsageEventInJSON(b, e, nil)
+}
+
+// appendUsageEventInJSON is AppendUsageEventInJSON, the provenance
+// written through pc when there is one (ProvenanceCache).
+func appendUsageEventInJSON(b []byte, e *UsageEventIn, pc *ProvenanceCache) ([]byte, error) {
 	if y := e.OccurredAt.Year(); e.ToolArguments != nil || y < 0 || y > 9999 || offsetSeconds(e.OccurredAt)%60 != 0 {
 		raw, err := json.Marshal(e)
 		return append(b, raw...), err
@@ -274,7 +280,11 @@ func AppendUsageEventInJSON(b []byte, e *UsageEventIn) ([]byte, error) {
 	b = appendOptInt(b, `,"cache_write_1h_tokens":`, e.CacheWrite1hTokens)
 	if e.Provenance != nil {
 		b = append(b, `,"provenance":`...)
-		b = AppendUsageProvenanceJSON(b, e.Provenance)
+		if pc != nil {
+			b = pc.append(b, e.Provenance)
+		} else {
+			b = AppendUsageProvenanceJSON(b, e.Provenance)
+		}
 	}
 	b = appendOptString(b, `,"service_tier":`, e.ServiceTier)
 	b = appendOptString(b, `,"batch_id":`, e.BatchID)

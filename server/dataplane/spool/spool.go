@@ -34,6 +34,10 @@ type Spool struct {
 	ship Ship
 	log  *slog.Logger
 
+	// encoder writes the events' lines, a repeated provenance's JSON
+	// written once.
+	encoder wire.ProvenanceCache
+
 	mu      sync.Mutex
 	f       *os.File
 	pending int64 // events written and not yet shipped
@@ -143,7 +147,7 @@ func (s *Spool) reopen() error {
 }
 
 // lineBufs are reusable lines of the spool: an event's JSON and its
-// newline, as json.Marshal writes the event (wire.AppendUsageEventInJSON).
+// newline, as json.Marshal writes the event (wire.ProvenanceCache).
 var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
 // GroupWrites has Record keep lines in memory, written together within
@@ -167,7 +171,7 @@ func (s *Spool) GroupWrites(stored func([]wire.UsageEventIn)) {
 func (s *Spool) Record(e wire.UsageEventIn) {
 	l := lineBufs.Get().(*[]byte)
 	defer lineBufs.Put(l)
-	line, err := wire.AppendUsageEventInJSON((*l)[:0], &e)
+	line, err := s.encoder.AppendUsageEventInJSON((*l)[:0], &e)
 	if err != nil {
 		s.log.Error("usage spool: encode event", "error", err)
 		return
