@@ -253,20 +253,7 @@ func TestSpoolShipsTheLinesAsWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want []string
-	record := func(n int) {
-		for i := range n {
-			reason := strings.Repeat("<&>", i%5)
-			e := wire.UsageEventIn{ID: uuid.New(), Model: "openai/gpt-4o", CostUSD: "0.001", Status: "ok", Reason: &reason, InputTokens: int64(i)}
-			s.Record(e)
-			b, err := json.Marshal(e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want = append(want, string(b))
-		}
-	}
-	record(1500)
+	want := recordN(t, s, 1500) // recordN: memory_test.go
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o600)
 	_, _ = f.WriteString("{\"id\":\"torn\n[1,2]\n")
 	f.Close()
@@ -275,7 +262,7 @@ func TestSpoolShipsTheLinesAsWritten(t *testing.T) {
 	if s, err = Open(path, s.ship, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
-	record(700)
+	want = append(want, recordN(t, s, 700)...)
 	if err := s.Ship(context.Background()); err != nil {
 		t.Fatal(err)
 	}
