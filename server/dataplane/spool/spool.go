@@ -402,10 +402,11 @@ func (s *Spool) rotate() error {
 	return s.reopen()
 }
 
-// Run ships every interval, and as soon as a batch has been written,
-// until ctx ends. After a failed ship it waits for the interval: a batch
-// written meanwhile does not send the control plane a retry. The last
-// events are shipped by Close, once the server has finished its requests.
+// Run ships every interval, and as soon as shipEvents (or half of
+// memLines) have been written, until ctx ends. After a failed ship it
+// waits for the interval: events written meanwhile do not send the
+// control plane a retry. The last events are shipped by Close, once the
+// server has finished its requests.
 func (s *Spool) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
