@@ -71,7 +71,10 @@ func recordN(t *testing.T, s *Spool, n int) []string {
 func shipAll(t *testing.T, s *Spool, l *shipLog) bool {
 	t.Helper()
 	l.fromMem = l.fromMem[:0]
-	for s.Depth() > 0 {
+	for i := 0; s.Depth() > 0; i++ {
+		if i == 10 {
+			t.Fatalf("%d events left after ten ships", s.Depth())
+		}
 		if err := s.Ship(context.Background()); err != nil {
 			t.Fatal(err)
 		}
