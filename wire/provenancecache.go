@@ -44,7 +44,8 @@ func (c *ProvenanceCache) AppendUsageEventInJSON(b []byte, e *UsageEventIn) ([]b
 }
 
 // append appends p's JSON (AppendUsageProvenanceJSON), from the cache
-// when p is the provenance last written.
+// when p is the provenance its slot holds; otherwise p's JSON takes the
+// slot.
 func (c *ProvenanceCache) append(b []byte, p *UsageProvenance) []byte {
 	if p.UpstreamUsage != nil { // the request's own counts
 		return AppendUsageProvenanceJSON(b, p)
