@@ -211,13 +211,9 @@ func TestSpoolShipsFromTheFileWhenMemoryIsNotWhole(t *testing.T) {
 // the interval comes.
 func TestSpoolShipsWithoutWaitingForTheInterval(t *testing.T) {
 	tries := make(chan int, 16)
-	down := true
 	s, err := Open(filepath.Join(t.TempDir(), "usage.spool"), func(_ context.Context, lines []json.RawMessage) error {
 		tries <- len(lines)
-		if down {
-			return errors.New("control plane unreachable")
-		}
-		return nil
+		return errors.New("control plane unreachable")
 	}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

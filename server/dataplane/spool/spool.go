@@ -498,26 +498,25 @@ func eachSpoolBatch(path string, log *slog.Logger, fn func([]json.RawMessage) er
 
 // eachLineBatch hands fn the lines of a snapshot kept in memory
 // (asideLines) in batches of spoolBatch, as eachSpoolBatch does its
-// file's. Every line there was written whole by Record and ends in a
-// newline.
+// file's. Every line there was written whole by Record.
 func eachLineBatch(lines []byte, fn func([]json.RawMessage) error) error {
 	batch := make([]json.RawMessage, 0, spoolBatch)
-	for len(lines) > 0 {
-		line := lines
-		if end := bytes.IndexByte(lines, '\n'); end >= 0 {
-			line, lines = lines[:end:end], lines[end+1:]
-		} else { // a last line without its newline: Record writes none
-			lines = nil
-		}
-		batch = append(batch, line)
-		if len(batch) == spoolBatch || len(lines) == 0 {
-			err := fn(batch)
-			clear(batch)
-			batch = batch[:0]
-			if err != nil {
+	send := func() error {
+		err := fn(batch)
+		clear(batch)
+		batch = batch[:0]
+		return err
+	}
+	for line := range bytes.Lines(lines) {
+		n := len(line) - 1 // the newline
+		if batch = append(batch, line[:n:n]); len(batch) == spoolBatch {
+			if err := send(); err != nil {
 				return err
 			}
 		}
+	}
+	if len(batch) > 0 {
+		return send()
 	}
 	return nil
 }
