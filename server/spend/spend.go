@@ -300,6 +300,11 @@ func (c *counter) estimate(bound int64) int64 {
 // admissions are off or have no estimate below the bound yet, or the
 // reserve has nothing left to cover an over-run.
 func (c *counter) tail(bound int64) (estimate, reserve int64, ok bool) {
+	return c.tailFrom(bound, c.reserveAvail())
+}
+
+// tailFrom is tail with avail of the reserve to take from.
+func (c *counter) tailFrom(bound, avail int64) (estimate, reserve int64, ok bool) {
 	if bound <= c.roomLeft() {
 		return 0, 0, false
 	}
@@ -307,7 +312,7 @@ func (c *counter) tail(bound int64) (estimate, reserve int64, ok bool) {
 	if e >= bound {
 		return 0, 0, false
 	}
-	r := min(bound-e, c.reserveAvail())
+	r := min(bound-e, avail)
 	if r <= 0 {
 		return 0, 0, false
 	}
@@ -321,6 +326,23 @@ func (c *counter) need(bound int64) int64 {
 		return e + r
 	}
 	return bound
+}
+
+// needSettled is the least need could become once what is in flight here
+// settled: the reserve tail admissions hold comes back (what they
+// over-ran stays taken), and, before any request here settled, the first
+// to settle gives tail admissions their estimate (a quarter of the bound
+// at the least). A tail admission takes all the reserve there is, up to
+// its over-run, so while one is in flight the next needs its full bound;
+// judged by need alone, that request was refused for good though waiting
+// could admit it.
+func (c *counter) needSettled(bound int64) int64 {
+	settled := *c
+	settled.reserveHeld = 0
+	if settled.peakBound <= 0 && c.reserved > c.holding {
+		settled.peakCost, settled.peakBound = 0, 1
+	}
+	return settled.need(bound)
 }
 
 // hold is what a request of bound holds of c: the bound, or as a tail
@@ -838,12 +860,16 @@ func (l *Ledger) OutlookFrom(src Source, now time.Time, claims []Claim, bound in
 }
 
 func (c *counter) outlook(bound int64, reachable bool) Outlook {
-	// The least allowance that would admit it: the bound, or a tail
-	// admission's.
-	bound = c.need(bound)
+	// The least allowance that would admit it now: the bound, or a tail
+	// admission's; least, the smaller of that and what would admit it once
+	// what is in flight here settled (the reserve tail admissions hold
+	// comes back; with more of it, a tail takes more, so either may be
+	// the smaller).
+	need := c.need(bound)
+	least := min(need, c.needSettled(bound))
 	// What this holder's own reservations in flight would leave, were
 	// they all to settle at nothing.
-	local := c.reserved > 0 && bound <= c.granted-c.used
+	local := c.reserved > 0 && least <= c.granted-c.used
 	if !reachable {
 		if local {
 			return OutlookWait
@@ -853,7 +879,7 @@ func (c *counter) outlook(bound int64, reachable bool) Outlook {
 	if !c.known {
 		return OutlookAsk
 	}
-	if c.limit-c.others-c.granted >= bound-c.free() {
+	if c.limit-c.others-c.granted >= need-c.free() {
 		// The control plane had enough free for the shortfall (it grants
 		// nothing less, see GrantLease).
 		return OutlookAsk
@@ -863,7 +889,7 @@ func (c *counter) outlook(bound int64, reachable bool) Outlook {
 	// amount raised since the control plane last answered (the bundle has
 	// the new one) may leave more; the paced asks of a waiting request
 	// will learn it.
-	if local || bound <= max(c.limit, c.claim.LimitNano)-c.othersUsed-c.used {
+	if local || least <= max(c.limit, c.claim.LimitNano)-c.othersUsed-c.used {
 		return OutlookWait
 	}
 	return OutlookFinal

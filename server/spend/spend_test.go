@@ -658,6 +658,101 @@ func TestTailOutlook(t *testing.T) {
 	}
 }
 
+// TestTailOutlookWhileATailIsInFlight: a tail admission takes all the
+// reserve there is, so a second one cannot be admitted while the first is
+// in flight; it waits for the reserve to come back, and is refused for
+// good only when the reserve is spent for the period. Before, the second
+// request was judged by its full bound and refused for good a request's
+// bound early (TestBudgetUtilisation, 93.7% spent before the first
+// refusal in CI).
+func TestTailOutlookWhileATailIsInFlight(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	start, _ := Bounds(Day, now)
+	for _, c := range []struct {
+		name     string
+		tailCost int64 // what the tail in flight settles at (estimate 3,200)
+	}{
+		{"the tail settles at its estimate: the reserve comes back whole", 3_200},
+		{"the tail settles below its estimate", 1_000},
+		{"the tail over-runs by half the reserve", 3_250},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cl := Claim{Counter: Counter{PolicyID: uuid.New(), Period: Day, Aggregation: "shared"}, LimitNano: 10_000, PolicyName: "p"}
+			l := NewLedger()
+			l.Reserve(now, []Claim{cl}, 1)
+			l.Apply([]Grant{{Counter: cl.Counter, PeriodStart: start, Granted: 10_000, Limit: 10_000}})
+			first, _ := l.Reserve(now, []Claim{cl}, 8_000)
+			first.Settle(3_200) // 40% of its bound; 6,800 left
+			tail, _ := l.Reserve(now, []Claim{cl}, 8_000)
+			if tail == nil || tail.Holding() != 3_300 {
+				t.Fatalf("the first tail admission: %+v", l.States())
+			}
+			if r, _ := l.Reserve(now, []Claim{cl}, 8_000); r != nil {
+				t.Fatalf("a second tail admitted with the reserve held: %+v", l.States())
+			}
+			if o := l.Outlook(now, []Claim{cl}, 8_000, true); o != OutlookWait {
+				t.Fatalf("outlook with the reserve held: %v", o)
+			}
+			if o := l.Outlook(now, []Claim{cl}, 8_000, false); o != OutlookWait {
+				t.Fatalf("outlook with the reserve held, control plane unreachable: %v", o)
+			}
+			tail.Settle(c.tailCost)
+			if r, _ := l.Reserve(now, []Claim{cl}, 8_000); r == nil {
+				t.Fatalf("not admitted after the tail settled: %+v", l.States())
+			}
+		})
+	}
+	// The reserve spent for the period: nothing comes back, refused for good.
+	cl := Claim{Counter: Counter{PolicyID: uuid.New(), Period: Day, Aggregation: "shared"}, LimitNano: 10_000, PolicyName: "p"}
+	l := NewLedger()
+	l.Reserve(now, []Claim{cl}, 1)
+	l.Apply([]Grant{{Counter: cl.Counter, PeriodStart: start, Granted: 10_000, Limit: 10_000}})
+	first, _ := l.Reserve(now, []Claim{cl}, 8_000)
+	first.Settle(3_200)
+	tail, _ := l.Reserve(now, []Claim{cl}, 8_000)
+	tail.Settle(3_300) // 100 over its estimate: the whole reserve
+	if o := l.Outlook(now, []Claim{cl}, 8_000, true); o != OutlookFinal {
+		t.Fatalf("the reserve spent: %v", o)
+	}
+}
+
+// TestTailOutlookBeforeAnyRequestSettled: a plane no request has settled
+// at yet has no tail estimate, so a request past the room needs its full
+// bound; while a request of its own is in flight, whose settlement gives
+// the estimate, it waits rather than being refused for good. Once that
+// request settled, its share decides.
+func TestTailOutlookBeforeAnyRequestSettled(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	start, _ := Bounds(Day, now)
+	for _, c := range []struct {
+		name  string
+		cost  int64 // what the request in flight settles at, of its 3,000
+		after Outlook
+	}{
+		{"it cost a third of its bound: the estimate fits", 1_000, OutlookWait},
+		{"it cost its whole bound: no tail estimate below the bound", 3_000, OutlookFinal},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cl := Claim{Counter: Counter{PolicyID: uuid.New(), Period: Day, Aggregation: "shared"}, LimitNano: 10_000, PolicyName: "p"}
+			l := NewLedger()
+			l.Reserve(now, []Claim{cl}, 1)
+			// Two other planes have spent 5,000 and hold the rest.
+			l.Apply([]Grant{{Counter: cl.Counter, PeriodStart: start, Granted: 3_000, Limit: 10_000, Others: 7_000, OthersUsed: 5_000}})
+			first, _ := l.Reserve(now, []Claim{cl}, 3_000)
+			if first == nil {
+				t.Fatalf("the first request: %+v", l.States())
+			}
+			if o := l.Outlook(now, []Claim{cl}, 6_000, true); o != OutlookWait {
+				t.Fatalf("a request past the room, one in flight here: %v", o)
+			}
+			first.Settle(c.cost)
+			if o := l.Outlook(now, []Claim{cl}, 6_000, true); o != c.after {
+				t.Fatalf("after the first settled: %v, want %v", o, c.after)
+			}
+		})
+	}
+}
+
 // A counter's name is written by hand (AppendName); it is the format
 // ParseCounter reads, for every kind of counter.
 func TestCounterName(t *testing.T) {
