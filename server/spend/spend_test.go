@@ -663,11 +663,27 @@ func TestTailOutlook(t *testing.T) {
 // in flight; it waits for the reserve to come back, and is refused for
 // good only when the reserve is spent for the period. Before, the second
 // request was judged by its full bound and refused for good a request's
-// bound early (TestBudgetUtilisation, 93.7% spent before the first
-// refusal in CI).
+// bound early (found reading Outlook after TestBudgetUtilisation failed in
+// CI at 93.7% spent before the first refusal).
 func TestTailOutlookWhileATailIsInFlight(t *testing.T) {
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	start, _ := Bounds(Day, now)
+	// tailInFlight is a ledger of 10,000 whose first request cost 40%
+	// of its 8,000 bound (6,800 left), and the tail admission in flight
+	// after it (its estimate 3,200 and the whole reserve, 100).
+	tailInFlight := func(t *testing.T) (*Ledger, Claim, *Reservation) {
+		cl := Claim{Counter: Counter{PolicyID: uuid.New(), Period: Day, Aggregation: "shared"}, LimitNano: 10_000, PolicyName: "p"}
+		l := NewLedger()
+		l.Reserve(now, []Claim{cl}, 1)
+		l.Apply([]Grant{{Counter: cl.Counter, PeriodStart: start, Granted: 10_000, Limit: 10_000}})
+		first, _ := l.Reserve(now, []Claim{cl}, 8_000)
+		first.Settle(3_200)
+		tail, _ := l.Reserve(now, []Claim{cl}, 8_000)
+		if tail == nil || tail.Holding() != 3_300 {
+			t.Fatalf("the first tail admission: %+v", l.States())
+		}
+		return l, cl, tail
+	}
 	for _, c := range []struct {
 		name     string
 		tailCost int64 // what the tail in flight settles at (estimate 3,200)
@@ -677,16 +693,7 @@ func TestTailOutlookWhileATailIsInFlight(t *testing.T) {
 		{"the tail over-runs by half the reserve", 3_250},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cl := Claim{Counter: Counter{PolicyID: uuid.New(), Period: Day, Aggregation: "shared"}, LimitNano: 10_000, PolicyName: "p"}
-			l := NewLedger()
-			l.Reserve(now, []Claim{cl}, 1)
-			l.Apply([]Grant{{Counter: cl.Counter, PeriodStart: start, Granted: 10_000, Limit: 10_000}})
-			first, _ := l.Reserve(now, []Claim{cl}, 8_000)
-			first.Settle(3_200) // 40% of its bound; 6,800 left
-			tail, _ := l.Reserve(now, []Claim{cl}, 8_000)
-			if tail == nil || tail.Holding() != 3_300 {
-				t.Fatalf("the first tail admission: %+v", l.States())
-			}
+			l, cl, tail := tailInFlight(t)
 			if r, _ := l.Reserve(now, []Claim{cl}, 8_000); r != nil {
 				t.Fatalf("a second tail admitted with the reserve held: %+v", l.States())
 			}
@@ -702,18 +709,13 @@ func TestTailOutlookWhileATailIsInFlight(t *testing.T) {
 			}
 		})
 	}
-	// The reserve spent for the period: nothing comes back, refused for good.
-	cl := Claim{Counter: Counter{PolicyID: uuid.New(), Period: Day, Aggregation: "shared"}, LimitNano: 10_000, PolicyName: "p"}
-	l := NewLedger()
-	l.Reserve(now, []Claim{cl}, 1)
-	l.Apply([]Grant{{Counter: cl.Counter, PeriodStart: start, Granted: 10_000, Limit: 10_000}})
-	first, _ := l.Reserve(now, []Claim{cl}, 8_000)
-	first.Settle(3_200)
-	tail, _ := l.Reserve(now, []Claim{cl}, 8_000)
-	tail.Settle(3_300) // 100 over its estimate: the whole reserve
-	if o := l.Outlook(now, []Claim{cl}, 8_000, true); o != OutlookFinal {
-		t.Fatalf("the reserve spent: %v", o)
-	}
+	t.Run("the reserve spent for the period: nothing comes back, refused for good", func(t *testing.T) {
+		l, cl, tail := tailInFlight(t)
+		tail.Settle(3_300) // 100 over its estimate: the whole reserve
+		if o := l.Outlook(now, []Claim{cl}, 8_000, true); o != OutlookFinal {
+			t.Fatalf("the reserve spent: %v", o)
+		}
+	})
 }
 
 // TestTailOutlookBeforeAnyRequestSettled: a plane no request has settled
