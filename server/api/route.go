@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gw-gateway/gw/server/auth"
+	"github.com/gw-gateway/gw/server/bodyread"
 	"github.com/gw-gateway/gw/server/store"
 	"github.com/gw-gateway/gw/server/validate"
 	"github.com/gw-gateway/gw/wire"
@@ -370,21 +370,11 @@ func (r *Request) readBody() ([]byte, error) {
 // caller may declare a length and send nothing.
 const maxBodyAhead = 4 << 20
 
-// readAll is io.ReadAll into one buffer of the declared length (limitBody
-// has refused one over the route's limit, and a body longer than declared
-// still reads whole). io.ReadAll starts at 512 bytes and grows, copying:
-// a data plane's batch of usage events (a megabyte) was allocated twice
-// its size in 24 pieces, and took twice as long to read (issue 33,
-// seventeenth round).
+// readAll reads a request's body into one buffer of its declared length
+// (bodyread); limitBody has refused one over the route's limit, and its
+// MaxBytesReader keeps the limit as the body is read.
 func readAll(body io.Reader, declared int64) ([]byte, error) {
-	if declared <= 0 {
-		return io.ReadAll(body)
-	}
-	// MinRead beyond the length: ReadFrom wants that much room before each
-	// read, the last one (which finds the end) included.
-	b := bytes.NewBuffer(make([]byte, 0, min(declared, maxBodyAhead)+bytes.MinRead))
-	_, err := b.ReadFrom(body)
-	return b.Bytes(), err
+	return bodyread.Read(body, declared, maxBodyAhead, 0)
 }
 
 // body reads and strictly validates a JSON object body. read is called with

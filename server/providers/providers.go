@@ -16,11 +16,13 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/gw-gateway/gw/server/bodyread"
 	"github.com/gw-gateway/gw/server/catalog"
 	"github.com/gw-gateway/gw/server/egress"
 )
@@ -299,34 +301,13 @@ const answerAhead = 1 << 20
 
 // readAnswer reads an answer body up to maxAnswerBody, into one buffer of
 // its declared length (resp.ContentLength; below 0 when unknown, as for a
-// body the transport decompresses). io.ReadAll started at 512 bytes and
-// grew by copying, an answer of a few KB four or five times, behind an
-// io.LimitReader allocated for each answer (issue 33, eighteenth round).
+// body the transport decompresses).
 func readAnswer(r io.Reader, declared int64) ([]byte, error) {
-	if declared > maxAnswerBody {
+	b, err := bodyread.Read(r, declared, answerAhead, maxAnswerBody)
+	if errors.Is(err, bodyread.ErrTooLarge) {
 		return nil, errAnswerTooLarge()
 	}
-	size := 512 // io.ReadAll's first
-	if declared >= 0 {
-		// One byte more: the read that finds the end needs room.
-		size = int(min(declared, answerAhead)) + 1
-	}
-	b := make([]byte, 0, size)
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):min(cap(b), maxAnswerBody+1)])
-		if b = b[:len(b)+n]; len(b) > maxAnswerBody {
-			return nil, errAnswerTooLarge()
-		}
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-	}
+	return b, err
 }
 
 func errAnswerTooLarge() *Error {
