@@ -64,7 +64,10 @@ func TestUsageJSONString(t *testing.T) {
 }
 
 // TestUsageJSONCoversTheTypes fails when a type the hand-written JSON
-// writes gains, loses or renames a member: update usagejson.go with it.
+// writes gains, loses or renames a member: update usagejson.go with it,
+// and for UsageProvenance, UsagePrices or their lists also
+// provenancecache.go (cachedProvenance.is says when a provenance is the
+// cached one).
 func TestUsageJSONCoversTheTypes(t *testing.T) {
 	for typ, want := range map[reflect.Type][]string{
 		reflect.TypeFor[UsageAttempt]():    {"model", "provider", "failure", "latency_ms"},
@@ -87,7 +90,7 @@ func TestUsageJSONCoversTheTypes(t *testing.T) {
 			got = append(got, typ.Field(i).Tag.Get("json"))
 		}
 		if !slices.Equal(got, want) {
-			t.Errorf("%v's members are %q; usagejson.go writes %q", typ, got, want)
+			t.Errorf("%v's members are %q; usagejson.go writes %q (and provenancecache.go compares a provenance's)", typ, got, want)
 		}
 	}
 }
