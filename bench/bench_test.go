@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -14,7 +15,32 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "-role" {
 		os.Exit(childMain(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if gwBuild.dir != "" {
+		os.RemoveAll(gwBuild.dir)
+	}
+	os.Exit(code)
+}
+
+// gwBuild is the gw binary the harness tests share: built once, by the
+// first that needs it.
+var gwBuild struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+func testGW(t *testing.T) string {
+	t.Helper()
+	gwBuild.once.Do(func() {
+		if gwBuild.dir, gwBuild.err = os.MkdirTemp("", "gw-bench-test-"); gwBuild.err == nil {
+			gwBuild.bin, gwBuild.err = buildGW(gwBuild.dir)
+		}
+	})
+	if gwBuild.err != nil {
+		t.Fatalf("build gw: %v", gwBuild.err)
+	}
+	return gwBuild.bin
 }
 
 // TestHarnessSmoke runs every scenario for a moment with tiny counts: the
@@ -29,7 +55,7 @@ func TestHarnessSmoke(t *testing.T) {
 	traces := t.TempDir()
 	err := run(config{Duration: 200 * time.Millisecond, Rounds: 2, Conns: 2, Rate: 20, PacedMS: 1, Chunks: 3,
 		MaxRequests: 40, Scenarios: []string{"nonstream", "stream", "latency", "open", "sweep", "usage", "mcp"}, Out: &out,
-		Systems: []string{"gw", "dataplane"}, SweepConns: []int{1, 2}, SweepMS: 2, TraceDir: traces,
+		Systems: []string{"gw", "dataplane"}, SweepConns: []int{1, 2}, SweepMS: 2, TraceDir: traces, GWBinary: testGW(t),
 		Usage: usageConfig{Events: 3000, Checkpoint: []int{1000, 3000}, Conns: 2, Batch: 500, Reps: 2, Spread: 35 * 24 * time.Hour}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())

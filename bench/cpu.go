@@ -17,6 +17,9 @@ const clockTick = 10 * time.Millisecond
 type proc struct {
 	label string
 	pid   int
+	// pprof is the address serving the process's /debug/pprof, when it is
+	// profiled (-cpu-profiles).
+	pprof string
 }
 
 // cpuTime is a process's CPU time so far, every thread's user and system

@@ -47,6 +47,9 @@ type sample struct {
 	// cpu is each of the system's processes' CPU time over its runs (see
 	// harness.procsOf), by process label.
 	cpu map[string]time.Duration
+	// profiles are each process's CPU profiles of its runs, by label,
+	// with -cpu-profiles.
+	profiles map[string][]string
 }
 
 func (s *sample) add(o sample) {
@@ -63,6 +66,12 @@ func (s *sample) add(o sample) {
 			s.cpu = map[string]time.Duration{}
 		}
 		s.cpu[label] += t
+	}
+	for label, files := range o.profiles {
+		if s.profiles == nil {
+			s.profiles = map[string][]string{}
+		}
+		s.profiles[label] = append(s.profiles[label], files...)
 	}
 }
 
@@ -122,15 +131,21 @@ func do(ctx context.Context, c *http.Client, t target, sink []byte) error {
 			return err
 		}
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", resp.StatusCode)
+			return fmt.Errorf("status %d: %.300s", resp.StatusCode, body)
 		}
 		if !bytes.Contains(body, t.expect) {
 			return fmt.Errorf("the answer lacks %q: %.200s", t.expect, body)
 		}
 		return nil
 	}
+	// A failure's first bytes say why (gw's error message); an answer's
+	// are not kept.
+	var failure []byte
 	for {
-		_, err := resp.Body.Read(sink)
+		n, err := resp.Body.Read(sink)
+		if resp.StatusCode != http.StatusOK && len(failure) < 300 {
+			failure = append(failure, sink[:n]...)
+		}
 		if err == io.EOF {
 			break
 		}
@@ -139,7 +154,7 @@ func do(ctx context.Context, c *http.Client, t target, sink []byte) error {
 		}
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d", resp.StatusCode)
+		return fmt.Errorf("status %d: %.300s", resp.StatusCode, failure)
 	}
 	return nil
 }

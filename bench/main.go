@@ -52,9 +52,12 @@ type config struct {
 	SweepDuration time.Duration
 	// CPUSettle is how long after a gw system's run its processes' CPU
 	// time is read, so that the run is charged the usage it wrote.
-	CPUSettle   time.Duration
-	Pprof       bool // gw processes serve pprof on their metrics address
-	TraceDir    string
+	CPUSettle time.Duration
+	Pprof     bool // gw processes serve pprof on their metrics address
+	TraceDir  string
+	// CPUProfiles, when set, is the directory each process's CPU profile
+	// of each run goes to (cpuprofile.go).
+	CPUProfiles string
 	GWEnv       []string // extra environment of the gw processes (GOGC=…)
 	GWBinary    string
 	DatabaseURL string
@@ -119,6 +122,7 @@ func defineFlags(cfg *config, raw *textFlags) {
 	flag.BoolVar(&cfg.Pprof, "pprof", false, "run gw with --pprof (on its metrics address, printed at start)")
 	flag.StringVar(&raw.gwEnv, "gw-env", "", "extra environment of the gw processes, comma-separated K=V (e.g. GOGC=200,GOMEMLIMIT=512MiB)")
 	flag.StringVar(&raw.attributeOf, "attribute", "", "measure nothing: attribute the requests above p99 of each trace in this -trace-dir to their causes")
+	flag.StringVar(&cfg.CPUProfiles, "cpu-profiles", "", "CPU-profile every process of each run (the proxy, gw, a data plane and its control plane) into this directory, and report where each system's µs a request go beside the proxy's (implies -pprof; profiling costs each process a little)")
 	flag.StringVar(&cfg.TraceDir, "trace-dir", "", "write a runtime/trace of each gw system's latency (1-connection) run, and its requests' times, to this directory (implies -pprof)")
 	flag.IntVar(&cfg.Usage.Events, "events", 200_000, "usage scenario: events to ingest")
 	flag.StringVar(&raw.checkpoints, "report-at", "", "usage scenario: event counts at which to time reports, comma-separated (and at the end)")
@@ -155,8 +159,9 @@ func childMain(args []string) int {
 	role := fs.String("role", "", "upstream or proxy")
 	target := fs.String("target", "", "proxy: the upstream URL")
 	chunks := fs.Int("chunks", 20, "upstream: content chunks per streamed answer")
+	pprof := fs.Bool("pprof", false, "proxy: serve pprof on a listener of its own")
 	_ = fs.Parse(args)
-	if err := serveRole(*role, *target, *chunks); err != nil {
+	if err := serveRole(*role, *target, *chunks, *pprof); err != nil {
 		fmt.Fprintln(os.Stderr, "bench", *role+":", err)
 		return 1
 	}
@@ -203,6 +208,9 @@ func run(cfg config) error {
 	}
 	if len(chosen) > 0 {
 		reportAll(h.cfg.Out, chosen, m.results, h.procsOf)
+		if err := reportCPUParts(h.cfg.Out, chosen, m.results); err != nil {
+			return err
+		}
 	}
 	if h.mcp != nil {
 		mcpResults := map[int]map[string]*sample{}
@@ -279,13 +287,17 @@ func (h *harness) startBaselines() error {
 	}
 	h.stops = append(h.stops, up.stop)
 	h.upURL = "http://" + up.addr
-	px, err := startRole("proxy", "-target", h.upURL)
+	args := []string{"-target", h.upURL}
+	if h.cfg.CPUProfiles != "" {
+		args = append(args, "-pprof")
+	}
+	px, err := startRole("proxy", args...)
 	if err != nil {
 		return err
 	}
 	h.stops = append(h.stops, px.stop)
 	h.proxyURL = "http://" + px.addr
-	h.procsOf = map[string][]proc{"proxy": {{"proxy", px.cmd.Process.Pid}}}
+	h.procsOf = map[string][]proc{"proxy": {{label: "proxy", pid: px.cmd.Process.Pid, pprof: pprofAddr(px)}}}
 	return nil
 }
 
@@ -300,11 +312,13 @@ func (h *harness) startGW() error {
 		}
 	}
 	h.bin = bin
-	// A trace is fetched through gw's pprof endpoint.
-	if h.cfg.TraceDir != "" {
-		h.cfg.Pprof = true
-		if err := os.MkdirAll(h.cfg.TraceDir, 0o755); err != nil {
-			return err
+	// A trace and a profile are fetched through gw's pprof endpoint.
+	for _, dir := range []string{h.cfg.TraceDir, h.cfg.CPUProfiles} {
+		if dir != "" {
+			h.cfg.Pprof = true
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
 		}
 	}
 	paced := map[string]int{"default": 0, "paced": h.cfg.PacedMS, "sweep": h.cfg.SweepMS}
@@ -325,7 +339,7 @@ func (h *harness) startSystems() error {
 		switch strings.TrimSpace(name) {
 		case "gw":
 			h.gws["gw"], h.metricsOf["gw"] = h.g.url, h.g.metrics
-			h.procsOf["gw"] = []proc{{"gw", h.g.proc.cmd.Process.Pid}}
+			h.procsOf["gw"] = []proc{h.gwProc("gw", h.g.proc, h.g.metrics)}
 		case "dataplane":
 			dp, err := startDataPlane(h.bin, filepath.Join(h.dir, "dataplane-data"), h.g, h.cfg.Pprof, h.cfg.GWEnv)
 			if err != nil {
@@ -333,12 +347,22 @@ func (h *harness) startSystems() error {
 			}
 			h.stops = append(h.stops, dp.proc.stop)
 			h.gws["dataplane"], h.metricsOf["dataplane"] = dp.url, dp.metrics
-			h.procsOf["dataplane"] = []proc{{"dataplane", dp.proc.cmd.Process.Pid}, {"control plane", h.g.proc.cmd.Process.Pid}}
+			h.procsOf["dataplane"] = []proc{h.gwProc("dataplane", dp.proc, dp.metrics), h.gwProc("control plane", h.g.proc, h.g.metrics)}
 		default:
 			return fmt.Errorf("unknown system %q (gw, dataplane)", name)
 		}
 	}
 	return nil
+}
+
+// gwProc is a gw process as a system's: profiled through its metrics
+// listener when -cpu-profiles asks.
+func (h *harness) gwProc(label string, c *child, metrics string) proc {
+	p := proc{label: label, pid: c.cmd.Process.Pid}
+	if h.cfg.CPUProfiles != "" {
+		p.pprof = metrics
+	}
+	return p
 }
 
 // warmedUp waits for the warm-up requests of every gw system to be
@@ -500,15 +524,36 @@ func (h *harness) measure(c *http.Client, s scenario, t target, round int) (samp
 		}()
 	}
 	procs := h.procsOf[t.name]
+	_, isGW := h.gws[t.name]
+	var profiled func() (map[string]string, error)
+	if h.cfg.CPUProfiles != "" {
+		// Over the run and, for gw, the settling after it, as the CPU
+		// time is read.
+		d := h.runDuration(s)
+		if isGW {
+			d += h.cfg.CPUSettle
+		}
+		profiled = h.startProfiles(s, t, round, d)
+	}
 	before := cpuOf(procs)
 	r := h.load(c, s, t)
-	if _, isGW := h.gws[t.name]; isGW && h.cfg.CPUSettle > 0 {
+	if isGW && h.cfg.CPUSettle > 0 {
 		// Usage is written after the answers (gw's sink flushes every
 		// second, a data plane ships every second): the run is charged
 		// the writing of its own events.
 		time.Sleep(h.cfg.CPUSettle)
 	}
 	r.cpu = cpuSpent(before, cpuOf(procs))
+	if profiled != nil {
+		files, err := profiled()
+		if err != nil {
+			return r, err
+		}
+		r.profiles = map[string][]string{}
+		for label, f := range files {
+			r.profiles[label] = []string{f}
+		}
+	}
 	if traced == nil {
 		return r, nil
 	}
@@ -526,13 +571,17 @@ func (h *harness) traceFile(t target, round int, ext string) string {
 // connections, or open loop at a rate.
 func (h *harness) load(c *http.Client, s scenario, t target) sample {
 	if s.conns == 0 {
-		return openLoop(c, t, s.rate, h.cfg.Duration, 4096)
+		return openLoop(c, t, s.rate, h.runDuration(s), 4096)
 	}
-	d := h.cfg.Duration
+	return closedLoop(c, t, s.conns, h.runDuration(s), h.cfg.MaxRequests)
+}
+
+// runDuration is how long one run of s lasts.
+func (h *harness) runDuration(s scenario) time.Duration {
 	if s.added && h.cfg.SweepDuration > 0 {
-		d = h.cfg.SweepDuration
+		return h.cfg.SweepDuration
 	}
-	return closedLoop(c, t, s.conns, d, h.cfg.MaxRequests)
+	return h.cfg.Duration
 }
 
 // logRun shows progress on stderr, so that a long run can be watched.

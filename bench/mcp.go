@@ -76,7 +76,7 @@ func (h *harness) startMCP() error {
 	}
 	h.stops = append(h.stops, up.stop)
 	upURL := "http://" + up.addr + "/mcp"
-	h.procsOf["mcp upstream"] = []proc{{"mcp upstream", up.cmd.Process.Pid}}
+	h.procsOf["mcp upstream"] = []proc{{label: "mcp upstream", pid: up.cmd.Process.Pid}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// The policy first: once the server is in a bundle, so is the policy,

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,7 +105,7 @@ func startRole(role string, args ...string) (*child, error) {
 }
 
 // serveRole is the child side of startRole.
-func serveRole(role, upstreamURL string, chunks int) error {
+func serveRole(role, upstreamURL string, chunks int, pprof bool) error {
 	var h http.Handler
 	switch role {
 	case "upstream":
@@ -119,6 +120,15 @@ func serveRole(role, upstreamURL string, chunks int) error {
 		h = p
 	default:
 		return fmt.Errorf("unknown role %q", role)
+	}
+	if pprof {
+		// A listener of its own: the proxied requests go through no mux.
+		addr, err := servePprof()
+		if err != nil {
+			return err
+		}
+		// Printed before the listening line, which the parent waits for.
+		fmt.Printf("pprof %s\n", addr)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -138,6 +148,31 @@ func serveRole(role, upstreamURL string, chunks int) error {
 		return err
 	}
 	return nil
+}
+
+// servePprof serves net/http/pprof's handlers on a listener of their own,
+// returning its address.
+func servePprof() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	go func() { _ = http.Serve(ln, mux) }()
+	return ln.Addr().String(), nil
+}
+
+var pprofLine = regexp.MustCompile(`(?m)^pprof (\S+)$`)
+
+// pprofAddr is where a role started with -pprof serves pprof ("" when it
+// was not).
+func pprofAddr(c *child) string {
+	if m := pprofLine.FindStringSubmatch(c.logs.String()); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // buildGW builds the real binary, the one operators run, into dir.
