@@ -147,8 +147,11 @@ func TestHarnessCPUProfiles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
+	// A run this short takes few samples: which parts get any is chance,
+	// so only the table's frame is held here (TestCPUPartsTable holds its
+	// rows), and the profiles themselves.
 	for _, want := range []string{"### Where the CPU goes: nonstream, profiled µs a request", "| part | proxy | gw | gw − proxy | dataplane | dataplane − proxy |",
-		"| control plane (a data plane's ingest, leases, bundles) |", "| handler (all else a request's handler does) |", "| total profiled |"} {
+		"| total profiled |"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, out.String())
 		}
