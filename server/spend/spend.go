@@ -300,11 +300,6 @@ func (c *counter) estimate(bound int64) int64 {
 // admissions are off or have no estimate below the bound yet, or the
 // reserve has nothing left to cover an over-run.
 func (c *counter) tail(bound int64) (estimate, reserve int64, ok bool) {
-	return c.tailFrom(bound, c.reserveAvail())
-}
-
-// tailFrom is tail with avail of the reserve to take from.
-func (c *counter) tailFrom(bound, avail int64) (estimate, reserve int64, ok bool) {
 	if bound <= c.roomLeft() {
 		return 0, 0, false
 	}
@@ -312,7 +307,7 @@ func (c *counter) tailFrom(bound, avail int64) (estimate, reserve int64, ok bool
 	if e >= bound {
 		return 0, 0, false
 	}
-	r := min(bound-e, avail)
+	r := min(bound-e, c.reserveAvail())
 	if r <= 0 {
 		return 0, 0, false
 	}
