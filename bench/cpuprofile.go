@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,11 +85,8 @@ func partOf(label string, stack []string) int {
 				}
 			}
 		}
-		if len(p.frames) == 0 {
-			return i
-		}
 	}
-	return len(cpuParts) - 1
+	return len(cpuParts) - 1 // the last part names no frame: the rest
 }
 
 // addProfile charges the samples of one process's profile.
@@ -172,24 +168,7 @@ func (h *harness) startProfiles(s scenario, t target, round int, d time.Duration
 // for d (whole seconds, at least one: pprof's unit) into file.
 func fetchProfile(addr string, d time.Duration, file string) error {
 	secs := max(1, int(math.Ceil(d.Seconds())))
-	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs))
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
-	}
-	f, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return fetchPprof(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs), file)
 }
 
 // splitOf reads a system's profiles (by process label, each a list over

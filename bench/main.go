@@ -780,13 +780,22 @@ func reportSweep(w io.Writer, sweeps []scenario, results map[string]map[string]*
 // fetchTrace records a runtime/trace of a gw process for d through its
 // pprof endpoint into file.
 func fetchTrace(metricsAddr string, d time.Duration, file string) error {
-	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/trace?seconds=%g", metricsAddr, d.Seconds()))
-	if err != nil {
+	if err := fetchPprof(fmt.Sprintf("http://%s/debug/pprof/trace?seconds=%g", metricsAddr, d.Seconds()), file); err != nil {
 		return fmt.Errorf("trace: %w", err)
+	}
+	return nil
+}
+
+// fetchPprof writes what a pprof endpoint answers at url into file.
+func fetchPprof(url, file string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("trace: %s", resp.Status)
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
 	}
 	f, err := os.Create(file)
 	if err != nil {
@@ -794,7 +803,7 @@ func fetchTrace(metricsAddr string, d time.Duration, file string) error {
 	}
 	if _, err := io.Copy(f, resp.Body); err != nil {
 		f.Close()
-		return fmt.Errorf("trace: %w", err)
+		return err
 	}
 	return f.Close()
 }

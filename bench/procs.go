@@ -105,7 +105,7 @@ func startRole(role string, args ...string) (*child, error) {
 }
 
 // serveRole is the child side of startRole.
-func serveRole(role, upstreamURL string, chunks int, pprof bool) error {
+func serveRole(role, upstreamURL string, chunks int, withPprof bool) error {
 	var h http.Handler
 	switch role {
 	case "upstream":
@@ -121,7 +121,7 @@ func serveRole(role, upstreamURL string, chunks int, pprof bool) error {
 	default:
 		return fmt.Errorf("unknown role %q", role)
 	}
-	if pprof {
+	if withPprof {
 		// A listener of its own: the proxied requests go through no mux.
 		addr, err := servePprof()
 		if err != nil {
