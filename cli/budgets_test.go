@@ -98,8 +98,16 @@ func newBudgetsEnv(t *testing.T) *budgetsEnv {
 		t.Fatal(err)
 	}
 	// Recorded after the counters began, so their spend stays the
-	// data plane's: the usage only sets the forecasts' rate.
-	at := now.Add(-time.Hour).UTC().Format(time.RFC3339)
+	// data plane's: the usage only sets the forecasts' rate. An hour ago,
+	// or the day's start if that is later: within the day and the month
+	// the counters count (in a run's first hour of a month, an hour ago
+	// was last month's, and roomy, whose spend is the month's usage,
+	// showed none).
+	occurred := now.Add(-time.Hour)
+	if day, _ := spend.Bounds(spend.Day, now); occurred.Before(day) {
+		occurred = day
+	}
+	at := occurred.UTC().Format(time.RFC3339)
 	event := func(key *uuid.UUID, cost string) map[string]any {
 		ev := map[string]any{"id": uuid.NewString(), "org_id": org, "workspace_id": ws, "owner_id": e.boot.User.ID,
 			"model": "openai/gpt-4o-mini", "provider": "openai", "input_tokens": 10, "output_tokens": 1,
